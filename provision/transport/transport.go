@@ -1,0 +1,71 @@
+// Package transport defines how gpuform reaches a node: one interface, with
+// implementations for SSH (package provision/ssh), the local machine, and
+// simulated nodes. It is not where facts are parsed or changes decided; it
+// only runs commands and moves bytes.
+package transport
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// Command is one remote command. Script is handed to a POSIX shell on the
+// node exactly as written; callers build it only from quoted values (see
+// Quote) so that nothing from a spec reaches the shell unquoted.
+type Command struct {
+	// Script is the shell text to run, interpreted by /bin/sh -c.
+	Script string
+	// Stdin, when non-nil, is streamed to the command's standard input.
+	Stdin io.Reader
+	// Become runs the command with elevated privilege (sudo -n) when the
+	// transport was configured with a become method.
+	Become bool
+	// Env is added to the command's environment. Keys must be valid shell
+	// identifiers; values are quoted by the transport.
+	Env map[string]string
+}
+
+// Result is what a finished command left behind.
+type Result struct {
+	// Stdout is everything the command wrote to standard output.
+	Stdout []byte
+	// Stderr is everything the command wrote to standard error.
+	Stderr []byte
+	// ExitCode is the command's exit status; -1 when it was killed by a signal.
+	ExitCode int
+}
+
+// Transport runs commands on one node. Implementations reuse a single
+// connection for every command of a run and honour context cancellation by
+// ending the remote command.
+type Transport interface {
+	// Host is the name the operator used for the node (inventory entry).
+	Host() string
+	// Run executes cmd and waits for it to finish. A non-zero exit status is
+	// not an error: it is reported in Result.ExitCode. Errors mean the command
+	// could not be run or its connection failed.
+	Run(ctx context.Context, cmd Command) (Result, error)
+	// Close releases the connection. It is safe to call more than once.
+	Close() error
+}
+
+// HostError is a failure that belongs to one host (DNS, refused, auth, host
+// key, timeout, dropped connection). Fleet operations report it for that host
+// and carry on with the others.
+type HostError struct {
+	// Host is the node the error belongs to.
+	Host string
+	// Op says what was being done: "connect", "auth", "host key", "run", …
+	Op string
+	// Err is the underlying cause.
+	Err error
+}
+
+// Error renders the error as "HOST: OP: CAUSE".
+func (e *HostError) Error() string {
+	return fmt.Sprintf("%s: %s: %v", e.Host, e.Op, e.Err)
+}
+
+// Unwrap returns the underlying cause.
+func (e *HostError) Unwrap() error { return e.Err }
