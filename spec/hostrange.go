@@ -1,0 +1,124 @@
+package spec
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxHostsPerPattern bounds one pattern's expansion so that a typo like
+// "gpu[1-99999999]" is an error rather than an out-of-memory.
+const maxHostsPerPattern = 100000
+
+// ExpandHostPattern expands a Slurm-style host pattern: "gpu[001-032].dc1",
+// "gpu[1-4,7]", "rack[1-2]-gpu[01-08]" (several groups multiply). Leading
+// zeros on a range's start fix the width of every number in that range.
+func ExpandHostPattern(pattern string) ([]string, error) {
+	if strings.TrimSpace(pattern) != pattern || pattern == "" {
+		return nil, fmt.Errorf("host %q is empty or has surrounding spaces", pattern)
+	}
+	out := []string{""}
+	rest := pattern
+	for rest != "" {
+		open := strings.IndexByte(rest, '[')
+		closeIdx := strings.IndexByte(rest, ']')
+		if open < 0 {
+			if closeIdx >= 0 {
+				return nil, fmt.Errorf("host pattern %q has a ']' without a matching '['", pattern)
+			}
+			out = appendSuffix(out, rest)
+			break
+		}
+		if closeIdx >= 0 && closeIdx < open {
+			return nil, fmt.Errorf("host pattern %q has a ']' without a matching '['", pattern)
+		}
+		out = appendSuffix(out, rest[:open])
+		end := strings.IndexByte(rest[open:], ']')
+		if end < 0 {
+			return nil, fmt.Errorf("host pattern %q has a '[' that is never closed", pattern)
+		}
+		group := rest[open+1 : open+end]
+		if strings.ContainsRune(group, '[') {
+			return nil, fmt.Errorf("host pattern %q nests brackets", pattern)
+		}
+		items, err := expandRangeGroup(group)
+		if err != nil {
+			return nil, fmt.Errorf("host pattern %q: %w", pattern, err)
+		}
+		if len(out)*len(items) > maxHostsPerPattern {
+			return nil, fmt.Errorf("host pattern %q expands to more than %d hosts", pattern, maxHostsPerPattern)
+		}
+		next := make([]string, 0, len(out)*len(items))
+		for _, prefix := range out {
+			for _, it := range items {
+				next = append(next, prefix+it)
+			}
+		}
+		out = next
+		rest = rest[open+end+1:]
+	}
+	for _, h := range out {
+		if err := checkHostName(h); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func appendSuffix(hosts []string, s string) []string {
+	for i := range hosts {
+		hosts[i] += s
+	}
+	return hosts
+}
+
+func expandRangeGroup(group string) ([]string, error) {
+	if group == "" {
+		return nil, fmt.Errorf("empty range \"[]\"")
+	}
+	var out []string
+	for _, part := range strings.Split(group, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		if lo == "" || (isRange && hi == "") {
+			return nil, fmt.Errorf("range item %q must be a number or a range like 1-8", part)
+		}
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("range item %q is not a number", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < 0 {
+				return nil, fmt.Errorf("range item %q is not a number range", part)
+			}
+			if b < a {
+				return nil, fmt.Errorf("range %q runs backwards", part)
+			}
+		}
+		if b-a >= maxHostsPerPattern {
+			return nil, fmt.Errorf("range %q is larger than %d hosts", part, maxHostsPerPattern)
+		}
+		width := 0
+		if len(lo) > 1 && lo[0] == '0' {
+			width = len(lo)
+		}
+		for n := a; n <= b; n++ {
+			out = append(out, fmt.Sprintf("%0*d", width, n))
+		}
+	}
+	return out, nil
+}
+
+// checkHostName refuses characters that have no place in a host name or a
+// sim:// address, since host names are later handed to SSH and to logs.
+func checkHostName(h string) error {
+	if h == "" {
+		return fmt.Errorf("empty host name")
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@", r)) {
+			return fmt.Errorf("host %q contains %q, which is not allowed in a host name", h, r)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,276 @@
+package spec
+
+import (
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Node is a node block: the desired state of a group of identical hosts.
+type Node struct {
+	// Name is the node's label.
+	Name string
+	// Hosts are the expanded target hosts.
+	Hosts []Host
+	// HostsRange is the range of the hosts expression.
+	HostsRange hcl.Range
+	// Hardware is the declared topology, nil when not given.
+	Hardware *Hardware
+	// TensorParallel is the largest tensor-parallel group workloads use.
+	TensorParallel Attr[int]
+
+	Driver    *Driver
+	CUDA      *Component
+	NCCL      *Component
+	DCGM      *Component
+	Container *Container
+	Shm       *Shm
+	NUMA      *NUMA
+	Affinity  *Affinity
+	Hugepages *Hugepages
+	Verify    *Verify
+	Rollout   *Rollout
+
+	// Sysctl maps a sysctl key to its desired value, as text.
+	Sysctl map[string]Attr[string]
+	// SysctlRange is the range of the sysctl attribute.
+	SysctlRange hcl.Range
+	// KernelArgs are arguments the kernel command line must contain.
+	KernelArgs []Attr[string]
+	// KernelArgsRange is the range of the kernel_args attribute.
+	KernelArgsRange hcl.Range
+	// CPUGovernor is the cpufreq governor every CPU must use.
+	CPUGovernor Attr[string]
+
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Driver is the NVIDIA driver and the services that come with it.
+type Driver struct {
+	// Version is the exact driver release ("550.127.08") or a branch ("550").
+	Version Attr[Version]
+	// KernelModule is "open" or "proprietary".
+	KernelModule Attr[string]
+	// PersistenceMode keeps nvidia-persistenced running.
+	PersistenceMode Attr[bool]
+	// FabricManager installs and runs nvidia-fabricmanager (NVSwitch systems).
+	FabricManager Attr[bool]
+	// Peermem loads nvidia-peermem for GPUDirect RDMA.
+	Peermem Attr[bool]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Component is a versioned software component (CUDA toolkit, NCCL, DCGM).
+type Component struct {
+	// Version is the pinned version.
+	Version Attr[Version]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Container is the container runtime and its GPU-relevant defaults.
+type Container struct {
+	// Runtime is "docker" or "containerd".
+	Runtime Attr[string]
+	// NvidiaContainerToolkit is the nvidia-container-toolkit version.
+	NvidiaContainerToolkit Attr[Version]
+	// DefaultRuntime makes the NVIDIA runtime the default.
+	DefaultRuntime Attr[bool]
+	// DefaultShmSize is the default /dev/shm size of containers.
+	DefaultShmSize Attr[Size]
+	// Ulimits are default container ulimits by name (memlock, stack, nofile, nproc).
+	Ulimits map[string]Attr[Size]
+	// UlimitsRange is the range of the ulimits attribute.
+	UlimitsRange hcl.Range
+	// Images are container images workloads on this node use.
+	Images []Attr[string]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Shm is the host's /dev/shm.
+type Shm struct {
+	// Size is an absolute size or a share of RAM.
+	Size Attr[Size]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// NUMA is NUMA policy and the binding of GPUs to NUMA nodes.
+type NUMA struct {
+	// Balancing is kernel.numa_balancing.
+	Balancing Attr[bool]
+	// Binds assign GPUs to NUMA nodes.
+	Binds []*NUMABind
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// NUMABind binds a set of GPUs to one NUMA node.
+type NUMABind struct {
+	// GPUs are GPU indexes, each with its own range.
+	GPUs []Attr[int]
+	// Node is the NUMA node.
+	Node Attr[int]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Affinity pairs GPUs with NICs and derives the NCCL environment.
+type Affinity struct {
+	// GPUNIC maps a GPU index to the RDMA device name of its NIC.
+	GPUNIC map[int]Attr[string]
+	// GPUNICRange is the range of the gpu_nic attribute.
+	GPUNICRange hcl.Range
+	// NCCLEnv writes /etc/nccl.conf from the pairing.
+	NCCLEnv Attr[bool]
+	// NCCLIBHCA is NCCL_IB_HCA, the HCAs NCCL may use.
+	NCCLIBHCA []Attr[string]
+	// NCCLSocketIfname is NCCL_SOCKET_IFNAME.
+	NCCLSocketIfname Attr[string]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Hugepages reserves huge pages.
+type Hugepages struct {
+	// Size is the page size (2MiB or 1GiB).
+	Size Attr[Size]
+	// Count is the number of pages.
+	Count Attr[int]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Verify says what a healthy node looks like.
+type Verify struct {
+	// NVML holds NVML-level expectations, nil when not written.
+	NVML *VerifyNVML
+	// NCCLTests are the NCCL self-tests to run.
+	NCCLTests []*NCCLTest
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// VerifyNVML is the nvml block of verify.
+type VerifyNVML struct {
+	// GPUs is the expected GPU count.
+	GPUs Attr[int]
+	// ECC requires ECC mode on.
+	ECC Attr[bool]
+	// MinPCIeGen is the lowest acceptable PCIe generation.
+	MinPCIeGen Attr[int]
+	// MinPCIeWidth is the lowest acceptable PCIe width.
+	MinPCIeWidth Attr[int]
+	// NVLink is "all_active" or "none".
+	NVLink Attr[string]
+	// MaxTemperatureC is the highest acceptable GPU temperature.
+	MaxTemperatureC Attr[int]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// NCCLTest is one nccl-tests run with its pass floor.
+type NCCLTest struct {
+	// Name is the block label.
+	Name string
+	// Command is the nccl-tests command line.
+	Command Attr[string]
+	// MinBusBWGbps is the floor on the largest message's bus bandwidth, GB/s.
+	MinBusBWGbps Attr[float64]
+	// Timeout bounds the run, as a Go duration ("10m").
+	Timeout Attr[string]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Rollout controls how apply walks through the hosts of a node.
+type Rollout struct {
+	// Batch is how many hosts are changed at once.
+	Batch Attr[int]
+	// MaxFailures is the failure budget before no new batch starts.
+	MaxFailures Attr[int]
+	// Drain is the scheduler to drain through ("slurm" or "").
+	Drain Attr[string]
+	// Reboot is "allow" or "never".
+	Reboot Attr[string]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Hardware is a declared node topology, usually from a built-in module.
+type Hardware struct {
+	// Name is a human name ("HGX H100 8-GPU").
+	Name string
+	// GPUModel is the GPU model ("H100-SXM5-80GB").
+	GPUModel string
+	// GPUCount is the number of GPUs.
+	GPUCount int
+	// Interconnect is "nvswitch", "nvlink_bridge", "pcie" or "nvlink_c2c".
+	Interconnect string
+	// NVLinkDomain is how many GPUs reach each other over NVLink.
+	NVLinkDomain int
+	// CPUSockets is the number of CPU sockets.
+	CPUSockets int
+	// NUMANodes is the number of NUMA nodes.
+	NUMANodes int
+	// Memory is the host RAM.
+	Memory Size
+	// GPUs describe each GPU's placement.
+	GPUs []HardwareGPU
+	// NICs describe each network adapter port.
+	NICs []HardwareNIC
+	// Range is where the hardware value was assigned.
+	Range hcl.Range
+}
+
+// HardwareGPU is one GPU in a hardware profile.
+type HardwareGPU struct {
+	Index  int
+	PCI    string
+	NUMA   int
+	Switch string
+}
+
+// HardwareNIC is one NIC port in a hardware profile.
+type HardwareNIC struct {
+	// Name is the RDMA device name (mlx5_0) or netdev for plain Ethernet.
+	Name      string
+	Netdev    string
+	PCI       string
+	NUMA      int
+	Switch    string
+	Link      string
+	SpeedGbps int
+	RDMA      bool
+}
+
+// GPU returns the GPU with the given index.
+func (h *Hardware) GPU(index int) (HardwareGPU, bool) {
+	for _, g := range h.GPUs {
+		if g.Index == index {
+			return g, true
+		}
+	}
+	return HardwareGPU{}, false
+}
+
+// NIC returns the NIC with the given RDMA device or netdev name.
+func (h *Hardware) NIC(name string) (HardwareNIC, bool) {
+	for _, n := range h.NICs {
+		if n.Name == name || (n.Netdev != "" && n.Netdev == name) {
+			return n, true
+		}
+	}
+	return HardwareNIC{}, false
+}
+
+// HasRDMA reports whether any NIC is RDMA-capable.
+func (h *Hardware) HasRDMA() bool {
+	for _, n := range h.NICs {
+		if n.RDMA {
+			return true
+		}
+	}
+	return false
+}
