@@ -1,0 +1,17 @@
+// Package compat is gpuform's NVIDIA compatibility knowledge base: the tables
+// of driver branches, CUDA toolkit driver minimums, GPU models and
+// architectures, NCCL builds, NGC PyTorch images, container toolkit releases,
+// DCGM requirements and distro package names, embedded as TSV data files and
+// parsed once into typed, read-only answers.
+//
+// Every answer carries the Fact it rests on: the public source, the data file
+// and line, and a Status (confirmed, derived, secondary, unconfirmed). Lint
+// rules may raise an error only when Status.CanBeError reports true; anything
+// weaker is a warning that says so. Lookups return a found flag so that "not
+// in the knowledge base" (a version newer than the tables) is never confused
+// with "incompatible".
+//
+// compat is not a lint rule set and knows nothing of HCL or specs: it answers
+// questions about versions and hardware. It never reads the clock (callers pass
+// the date for end-of-life questions) and never touches the network.
+package compat
