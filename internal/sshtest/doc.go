@@ -1,0 +1,46 @@
+// Package sshtest starts a real OpenSSH sshd for tests: on 127.0.0.1, on a
+// free port, as the user running the tests (root included), with throwaway
+// ed25519 host and user keys generated in t.TempDir() and a private
+// sshd_config. It is what DESIGN.md's "real parts, not mocks" means for SSH:
+// every end-to-end test of gpuform talks to the same sshd a user runs.
+//
+// It is not an SSH client and holds no gpuform logic; tests dial the server
+// with provision/ssh (or any client) using the fields of Server.
+//
+// # Using it
+//
+//	srv := sshtest.Start(t, sshtest.Options{})
+//	// srv.Host, srv.Port, srv.Addr    where it listens (127.0.0.1:PORT)
+//	// srv.User                        the login user (the current user)
+//	// srv.UserKeyFile                 unencrypted private key authorised to log in
+//	// srv.KnownHostsFile              a known_hosts file holding srv.KnownHostsLine
+//	// srv.KnownHostsLine              "[127.0.0.1]:PORT ssh-ed25519 AAAA…"
+//	// srv.Sessions(), srv.Logins()    counted from sshd's own log
+//	// srv.Stop(), srv.Kill()          graceful stop / SIGKILL of every sshd process
+//	// srv.Pause(), srv.Resume()       SIGSTOP / SIGCONT: a host that stops answering
+//
+// The server is stopped by t.Cleanup, and its log (sshd -e, LogLevel
+// VERBOSE) is printed with t.Log when the test failed.
+//
+// Options cover the variations gpuform's tests need: a fixed Port (restart a
+// "host" on the same address with a new host key to test changed keys), a
+// given HostKey, a host certificate signed by HostCA (for @cert-authority
+// known_hosts lines), extra AuthorizedKeys, and ExtraConfig lines (for
+// example "SetEnv PATH=/my/stand-ins:/usr/bin:/bin" to put recording
+// stand-ins first on the remote PATH).
+//
+// # When sshd is missing
+//
+// Start looks for /usr/sbin/sshd (or sshd on PATH). When it is missing, the
+// test is skipped — unless the environment variable CI is set, in which case
+// it fails with "install openssh-server", because a CI run that silently
+// skips every SSH test proves nothing. The README's test command installs
+// openssh-server when it runs as root.
+//
+// # Running as root
+//
+// sshd refuses to start as root without its privilege-separation directory
+// (/run/sshd on Debian and Ubuntu, created by the init scripts that a
+// container never runs). When running as root, Start creates it (mode 0755)
+// if it is missing, as the distribution's service unit would.
+package sshtest
