@@ -1,0 +1,202 @@
+//go:build cgo
+
+package nvmlfacts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestCollectMocks(t *testing.T) {
+	tests := []struct {
+		mock      string
+		gpus      int
+		name      string
+		links     int
+		pcieGen   int
+		powerW    float64
+		migKnown  bool
+		nicLevel0 Level
+	}{
+		{MockDGXA100, 8, "NVIDIA A100-SXM4-40GB", 12, 4, 400, true, LevelPXB},
+		{MockDGXH100, 8, "NVIDIA H100 80GB HBM3", 18, 5, 700, true, LevelPIX},
+		{MockDGXH200, 8, "NVIDIA H200", 18, 5, 700, true, LevelPIX},
+		{MockDGXB200, 8, "NVIDIA B200", 18, 5, 1000, true, LevelPIX},
+		{MockL40SPCIe, 8, "NVIDIA L40S", 0, 4, 350, false, LevelPXB},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mock, func(t *testing.T) {
+			m, err := NewMock(tt.mock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Collect(context.Background(), m, Options{NICs: m.NICs(), Topology: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Warnings) != 0 {
+				t.Errorf("warnings: %v", rep.Warnings)
+			}
+			if len(rep.GPUs) != tt.gpus {
+				t.Fatalf("got %d GPUs, want %d", len(rep.GPUs), tt.gpus)
+			}
+			for _, g := range rep.GPUs {
+				if g.Name != tt.name || g.BusID == "" || g.UUID == "" {
+					t.Errorf("gpu%d identity: %q %q %q", g.Index, g.Name, g.BusID, g.UUID)
+				}
+				if len(g.NVLinks) != tt.links {
+					t.Errorf("gpu%d: %d NVLinks, want %d", g.Index, len(g.NVLinks), tt.links)
+				}
+				if g.PCIe == nil || g.PCIe.CurrentGen != tt.pcieGen || g.PCIe.CurrentWidth != 16 {
+					t.Errorf("gpu%d PCIe: %+v", g.Index, g.PCIe)
+				}
+				if g.PowerLimitW == nil || *g.PowerLimitW != tt.powerW {
+					t.Errorf("gpu%d power limit: %v", g.Index, g.PowerLimitW)
+				}
+				if (g.MIG != nil) != tt.migKnown {
+					t.Errorf("gpu%d MIG: %+v", g.Index, g.MIG)
+				}
+				if g.NUMANode == nil || g.ECC == nil || g.RemappedRows == nil || g.RetiredPages != nil || g.Throttle == nil {
+					t.Errorf("gpu%d: missing facts %+v", g.Index, g)
+				}
+			}
+			if got, want := len(rep.GPUTopology), tt.gpus*(tt.gpus-1)/2; got != want {
+				t.Errorf("%d GPU pairs, want %d", got, want)
+			}
+			if got, want := len(rep.NICTopology), tt.gpus*tt.gpus; got != want {
+				t.Errorf("%d NIC pairs, want %d", got, want)
+			}
+			if rep.NICTopology[0].Level != tt.nicLevel0 {
+				t.Errorf("gpu0–mlx5_0 level %s, want %s", rep.NICTopology[0].Level, tt.nicLevel0)
+			}
+		})
+	}
+}
+
+// TestInitFailure uses a bare moq mock whose only function is Init: any
+// other call would panic, which proves nothing runs after a failed Init.
+func TestInitFailure(t *testing.T) {
+	for _, ret := range []nvml.Return{nvml.ERROR_LIBRARY_NOT_FOUND, nvml.ERROR_DRIVER_NOT_LOADED, nvml.ERROR_UNKNOWN} {
+		t.Run(ret.String(), func(t *testing.T) {
+			lib := &mock.Interface{InitFunc: func() nvml.Return { return ret }}
+			_, err := Collect(context.Background(), lib, Options{})
+			var ie *InitError
+			if !errors.As(err, &ie) || ie.Ret != ret {
+				t.Fatalf("got %v, want InitError(%v)", err, ret)
+			}
+			if ret == nvml.ERROR_LIBRARY_NOT_FOUND && !bytes.Contains([]byte(err.Error()), []byte("libnvidia-ml.so.1")) {
+				t.Errorf("message does not name the library: %v", err)
+			}
+		})
+	}
+}
+
+func TestXIDWindow(t *testing.T) {
+	m, err := NewMock(MockDGXH100, Fault{Kind: FaultXID, GPU: 5, Value: 79})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Collect(context.Background(), m, Options{XIDWindow: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &XIDWatch{WindowMS: 30, Events: []XIDEvent{{GPU: 5, XID: 79}}}
+	if diff := cmp.Diff(want, rep.XID); diff != "" {
+		t.Errorf("XID (-want +got):\n%s", diff)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Collect(ctx, m, Options{XIDWindow: time.Hour}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled collect: %v", err)
+	}
+}
+
+func TestDropGPU(t *testing.T) {
+	m, err := NewMock(MockDGXB200, Fault{Kind: FaultDropGPU, GPU: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Collect(context.Background(), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.GPUs) != 7 {
+		t.Errorf("%d GPUs after dropping one of 8", len(rep.GPUs))
+	}
+}
+
+func TestRunAgentGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RunAgent(context.Background(), &buf, AgentOptions{Mock: MockDGXH100}); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "agent-dgxh100.json")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("agent output (-golden +got):\n%s", diff)
+	}
+	rep, err := Decode(buf.Bytes())
+	if err != nil || rep.Source != SourceMock || rep.Mock != MockDGXH100 {
+		t.Errorf("decode: %v %+v", err, rep)
+	}
+	if err := RunAgent(context.Background(), &buf, AgentOptions{Mock: "dgx-nope"}); err == nil {
+		t.Error("unknown mock accepted")
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	tests := map[string]struct {
+		words []uint
+		want  string
+	}{
+		"empty":      {nil, ""},
+		"one":        {[]uint{1}, "0"},
+		"range":      {[]uint{0xff}, "0-7"},
+		"two words":  {[]uint{1<<63 | 1, 1}, "0,63-64"},
+		"split node": {[]uint{0xf, 0, 0xf}, "0-3,128-131"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := cpuList(tt.words); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFault(t *testing.T) {
+	if f, err := ParseFault("nvlink_down:3"); err != nil || f != (Fault{Kind: FaultNVLinkDown, GPU: 3}) {
+		t.Errorf("got %+v %v", f, err)
+	}
+	if f, err := ParseFault("xid:2:79"); err != nil || f.Value != 79 {
+		t.Errorf("got %+v %v", f, err)
+	}
+	for _, bad := range []string{"", "nvlink_down", "melt:1", "ecc_off:x", "xid:1", "a:1:2:3"} {
+		if _, err := ParseFault(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := NewMock(MockDGXA100, Fault{Kind: FaultECCOff, GPU: 9}); err == nil {
+		t.Error("fault on a GPU that does not exist accepted")
+	}
+}

@@ -1,0 +1,144 @@
+package nvmlfacts
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options tune one Collect pass.
+type Options struct {
+	// XIDWindow is how long to listen for XID critical errors after the
+	// facts are read; 0 skips the listening window.
+	XIDWindow time.Duration
+	// NICs are the NICs whose common ancestor with every GPU is reported.
+	NICs []NIC
+	// Topology answers GPU–NIC common ancestors; nil reads /sys.
+	Topology PCITopology
+	// MaxCPUs bounds the CPU affinity mask read from NVML; 0 means 1024.
+	MaxCPUs int
+	// MaxNUMANodes bounds the memory affinity mask; 0 means 64.
+	MaxNUMANodes int
+}
+
+// NIC names a network device by the name operators use and its PCI address.
+type NIC struct {
+	// Name is the RDMA or netdev name, e.g. "mlx5_0".
+	Name string `json:"name"`
+	// BusID is the PCI address, e.g. "0000:1a:00.0".
+	BusID string `json:"pci_bus_id"`
+}
+
+// AgentOptions configure one run of `gpuform agent nvml --json`.
+type AgentOptions struct {
+	// Collect is passed to Collect. When Collect.NICs is empty the agent
+	// discovers RDMA NICs from /sys/class/infiniband (or, with Mock set,
+	// uses the simulated NICs).
+	Collect Options
+	// Mock names a simulated system (MockNames) to read instead of the real
+	// NVML; empty means the real libnvidia-ml.so.1. Sim nodes set it.
+	Mock string
+	// Faults are planted in the mock; ignored without Mock.
+	Faults []Fault
+	// SysRoot is prepended to /sys paths for NIC discovery and topology
+	// (tests and simulated root filesystems); "" means "/".
+	SysRoot string
+}
+
+// Mock system names accepted by NewMock and AgentOptions.Mock.
+const (
+	MockDGXA100  = "dgxa100"
+	MockDGXH100  = "dgxh100"
+	MockDGXH200  = "dgxh200"
+	MockDGXB200  = "dgxb200"
+	MockL40SPCIe = "l40s-pcie"
+)
+
+// MockNames lists the simulated systems, sorted.
+func MockNames() []string {
+	return []string{MockDGXA100, MockDGXB200, MockDGXH100, MockDGXH200, MockL40SPCIe}
+}
+
+// FaultKind names a fault that NewMock plants in a simulated system.
+type FaultKind string
+
+// Faults a simulated system can carry; each one should fail exactly one
+// verify check.
+const (
+	// FaultDropGPU removes a GPU from enumeration (fallen off the bus).
+	FaultDropGPU FaultKind = "drop_gpu"
+	// FaultECCOff turns ECC off on a GPU.
+	FaultECCOff FaultKind = "ecc_off"
+	// FaultUncorrectableECC adds uncorrectable ECC errors on a GPU.
+	FaultUncorrectableECC FaultKind = "ecc_uncorrectable"
+	// FaultRemapPending leaves a row remap pending on a GPU.
+	FaultRemapPending FaultKind = "remap_pending"
+	// FaultRemapFailure records a failed row remap on a GPU.
+	FaultRemapFailure FaultKind = "remap_failure"
+	// FaultPCIeX8 trains a GPU's link at x8 instead of its maximum width.
+	FaultPCIeX8 FaultKind = "pcie_x8"
+	// FaultPCIeGenDown trains a GPU's link one generation below the GPU's
+	// maximum (Gen4 instead of Gen5 on Hopper and Blackwell).
+	FaultPCIeGenDown FaultKind = "pcie_gen_down"
+	// FaultNVLinkDown takes NVLink link 0 of a GPU down.
+	FaultNVLinkDown FaultKind = "nvlink_down"
+	// FaultWrongNUMA moves a GPU to the other socket's NUMA node.
+	FaultWrongNUMA FaultKind = "wrong_numa"
+	// FaultNICAcrossSYS puts a GPU's paired NIC across the socket interconnect.
+	FaultNICAcrossSYS FaultKind = "nic_sys"
+	// FaultPersistenceOff disables persistence mode on a GPU.
+	FaultPersistenceOff FaultKind = "persistence_off"
+	// FaultHot raises a GPU's temperature to 95 °C with thermal slowdown active.
+	FaultHot FaultKind = "hot"
+	// FaultXID raises XID Value on a GPU during the listening window.
+	FaultXID FaultKind = "xid"
+)
+
+// Fault is one planted fault.
+type Fault struct {
+	// Kind is the fault.
+	Kind FaultKind
+	// GPU is the GPU index it applies to.
+	GPU int
+	// Value is the XID number for FaultXID.
+	Value uint64
+}
+
+// ParseFault reads "kind:gpu" or "xid:gpu:value", e.g. "nvlink_down:3".
+func ParseFault(s string) (Fault, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Fault{}, fmt.Errorf("fault %q: want KIND:GPU or xid:GPU:XID", s)
+	}
+	f := Fault{Kind: FaultKind(parts[0])}
+	if !knownFault(f.Kind) {
+		return Fault{}, fmt.Errorf("fault %q: unknown kind %q", s, parts[0])
+	}
+	gpu, err := strconv.Atoi(parts[1])
+	if err != nil || gpu < 0 {
+		return Fault{}, fmt.Errorf("fault %q: GPU must be an index", s)
+	}
+	f.GPU = gpu
+	if len(parts) == 3 {
+		v, err := strconv.ParseUint(parts[2], 10, 64)
+		if err != nil {
+			return Fault{}, fmt.Errorf("fault %q: XID must be a number", s)
+		}
+		f.Value = v
+	}
+	if f.Kind == FaultXID && f.Value == 0 {
+		return Fault{}, fmt.Errorf("fault %q: xid needs a value, e.g. xid:%d:79", s, gpu)
+	}
+	return f, nil
+}
+
+func knownFault(k FaultKind) bool {
+	switch k {
+	case FaultDropGPU, FaultECCOff, FaultUncorrectableECC, FaultRemapPending, FaultRemapFailure,
+		FaultPCIeX8, FaultPCIeGenDown, FaultNVLinkDown, FaultWrongNUMA, FaultNICAcrossSYS,
+		FaultPersistenceOff, FaultHot, FaultXID:
+		return true
+	}
+	return false
+}

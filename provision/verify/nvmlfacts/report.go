@@ -1,0 +1,300 @@
+package nvmlfacts
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// FormatVersion is the version of the Report JSON document. It changes only
+// when a field is removed or changes meaning; new optional fields keep it.
+const FormatVersion = "1"
+
+// Source values say which path produced a Report.
+const (
+	// SourceNVML is a Report read through libnvidia-ml by the agent.
+	SourceNVML = "nvml"
+	// SourceNvidiaSMI is a Report parsed from `nvidia-smi -q -x`, the
+	// fallback when the agent cannot run on the node.
+	SourceNvidiaSMI = "nvidia-smi"
+	// SourceMock is a Report read from one of the simulated NVML servers.
+	SourceMock = "mock"
+)
+
+// Report is everything NVML said about one node. Pointer and slice fields are
+// nil when the driver answered ERROR_NOT_SUPPORTED (or the fallback source
+// does not carry the value): absent, not failed.
+type Report struct {
+	// FormatVersion is FormatVersion at the time of writing.
+	FormatVersion string `json:"format_version"`
+	// Source says how the facts were read: SourceNVML, SourceNvidiaSMI or SourceMock.
+	Source string `json:"source"`
+	// Mock names the simulated system when Source is SourceMock.
+	Mock string `json:"mock,omitempty"`
+	// DriverVersion is the kernel driver version, e.g. "550.54.15".
+	DriverVersion string `json:"driver_version"`
+	// CUDADriverVersion is the CUDA version the driver supports, e.g. "12.4".
+	CUDADriverVersion string `json:"cuda_driver_version,omitempty"`
+	// NVMLVersion is the NVML library version, e.g. "12.550.54.15".
+	NVMLVersion string `json:"nvml_version,omitempty"`
+	// GPUs lists every GPU NVML enumerated, in NVML index order.
+	GPUs []GPU `json:"gpus"`
+	// GPUTopology holds the topology common ancestor of every GPU pair.
+	GPUTopology []GPUPair `json:"gpu_topology,omitempty"`
+	// NICTopology holds the common ancestor of every GPU with every NIC the
+	// caller asked about.
+	NICTopology []NICPair `json:"nic_topology,omitempty"`
+	// XID is the result of the XID listening window; nil when it was skipped.
+	XID *XIDWatch `json:"xid,omitempty"`
+	// Warnings lists NVML calls that failed with something other than
+	// ERROR_NOT_SUPPORTED; the value they would have filled is absent.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// GPU is what NVML reports for one device.
+type GPU struct {
+	// Index is the NVML device index.
+	Index int `json:"index"`
+	// UUID is the GPU's UUID, "GPU-…".
+	UUID string `json:"uuid"`
+	// Name is the product name as the driver reports it, e.g. "NVIDIA H100 80GB HBM3".
+	Name string `json:"name"`
+	// BusID is the PCI address, "00000000:18:00.0" as NVML prints it.
+	BusID string `json:"pci_bus_id"`
+	// PCIDeviceID is the combined device/vendor id, e.g. "0x233010DE".
+	PCIDeviceID string `json:"pci_device_id,omitempty"`
+	// NUMANode is the NUMA node closest to the GPU (host memory affinity,
+	// or the GPU's own node on coherent platforms).
+	NUMANode *int `json:"numa_node,omitempty"`
+	// CPUAffinity is the ideal CPU set of the GPU as a cpulist, e.g. "0-47,96-143".
+	CPUAffinity string `json:"cpu_affinity,omitempty"`
+	// PersistenceMode is true when persistence mode is enabled.
+	PersistenceMode *bool `json:"persistence_mode,omitempty"`
+	// ECC is the ECC mode and uncorrectable error counts.
+	ECC *ECC `json:"ecc,omitempty"`
+	// RetiredPages is the page-retirement state (pre-Ampere GPUs).
+	RetiredPages *RetiredPages `json:"retired_pages,omitempty"`
+	// RemappedRows is the row-remapper state (Ampere and later).
+	RemappedRows *RemappedRows `json:"remapped_rows,omitempty"`
+	// PCIe is the PCIe link state.
+	PCIe *PCIeLink `json:"pcie,omitempty"`
+	// NVLinks lists the NVLink links NVML knows for this GPU; nil without NVLink.
+	NVLinks []NVLink `json:"nvlinks,omitempty"`
+	// TemperatureC is the GPU core temperature in degrees Celsius.
+	TemperatureC *int `json:"temperature_c,omitempty"`
+	// PowerLimitW is the enforced power limit in watts.
+	PowerLimitW *float64 `json:"power_limit_w,omitempty"`
+	// Throttle is the set of active clocks event (throttle) reasons.
+	Throttle *Throttle `json:"throttle,omitempty"`
+	// MIG is the MIG mode; nil on GPUs without MIG.
+	MIG *MIG `json:"mig,omitempty"`
+}
+
+// ECC is the ECC state of one GPU.
+type ECC struct {
+	// Enabled is the current ECC mode.
+	Enabled bool `json:"enabled"`
+	// PendingEnabled is the ECC mode after the next reboot.
+	PendingEnabled bool `json:"pending_enabled"`
+	// VolatileUncorrected counts uncorrectable errors since the driver loaded.
+	VolatileUncorrected *uint64 `json:"volatile_uncorrected,omitempty"`
+	// AggregateUncorrected counts uncorrectable errors over the GPU's life.
+	AggregateUncorrected *uint64 `json:"aggregate_uncorrected,omitempty"`
+}
+
+// RetiredPages is the dynamic page retirement state of pre-Ampere GPUs.
+type RetiredPages struct {
+	// MultipleSingleBit is the number of pages retired for repeated single-bit errors.
+	MultipleSingleBit int `json:"multiple_single_bit"`
+	// DoubleBit is the number of pages retired for double-bit errors.
+	DoubleBit int `json:"double_bit"`
+	// Pending is true when a retirement waits for the next reset.
+	Pending bool `json:"pending"`
+}
+
+// RemappedRows is the row-remapper state of Ampere and later GPUs.
+type RemappedRows struct {
+	// Corrected is the number of rows remapped for correctable errors.
+	Corrected int `json:"corrected"`
+	// Uncorrected is the number of rows remapped for uncorrectable errors.
+	Uncorrected int `json:"uncorrected"`
+	// Pending is true when a remap waits for a GPU reset.
+	Pending bool `json:"pending"`
+	// Failure is true when a remap failed (NVIDIA: the GPU needs service).
+	Failure bool `json:"failure"`
+}
+
+// PCIeLink is the PCIe link state of one GPU.
+type PCIeLink struct {
+	// CurrentGen is the generation the link runs at now (drops at idle).
+	CurrentGen int `json:"current_gen"`
+	// MaxGen is the highest generation the GPU and its slot both support.
+	MaxGen int `json:"max_gen"`
+	// GPUMaxGen is the highest generation the GPU itself supports; 0 when unknown.
+	GPUMaxGen int `json:"gpu_max_gen,omitempty"`
+	// CurrentWidth is the number of lanes the link runs with now.
+	CurrentWidth int `json:"current_width"`
+	// MaxWidth is the widest link the GPU and slot support.
+	MaxWidth int `json:"max_width"`
+}
+
+// NVLink is one NVLink link of a GPU.
+type NVLink struct {
+	// Link is the link number.
+	Link int `json:"link"`
+	// Active is true when the link state is enabled.
+	Active bool `json:"active"`
+	// RemoteBusID is the PCI address of the far end (a peer GPU or an NVSwitch).
+	RemoteBusID string `json:"remote_pci_bus_id,omitempty"`
+	// RemoteType is "gpu", "switch", "ibmnpu" or "unknown".
+	RemoteType string `json:"remote_type,omitempty"`
+}
+
+// Throttle is the clocks event reason bitmask and its decoded names.
+type Throttle struct {
+	// Mask is the raw NVML clocks event reason bitmask.
+	Mask uint64 `json:"mask"`
+	// Active names the reasons set in Mask (see ThrottleReasonNames).
+	Active []string `json:"active"`
+}
+
+// MIG is the MIG mode of a GPU.
+type MIG struct {
+	// Enabled is the current MIG mode.
+	Enabled bool `json:"enabled"`
+	// PendingEnabled is the MIG mode after the next GPU reset.
+	PendingEnabled bool `json:"pending_enabled"`
+}
+
+// GPUPair is the topology common ancestor of two GPUs.
+type GPUPair struct {
+	// A is the lower GPU index.
+	A int `json:"a"`
+	// B is the higher GPU index.
+	B int `json:"b"`
+	// Level is the common ancestor.
+	Level Level `json:"level"`
+}
+
+// NICPair is the topology common ancestor of a GPU and a NIC.
+type NICPair struct {
+	// GPU is the GPU index.
+	GPU int `json:"gpu"`
+	// NIC is the NIC's name as given by the caller (e.g. "mlx5_0").
+	NIC string `json:"nic"`
+	// NICBusID is the NIC's PCI address.
+	NICBusID string `json:"nic_pci_bus_id"`
+	// Level is the common ancestor.
+	Level Level `json:"level"`
+}
+
+// XIDWatch is the outcome of listening for XID events.
+type XIDWatch struct {
+	// WindowMS is how long the agent listened, in milliseconds.
+	WindowMS int64 `json:"window_ms"`
+	// Events lists the XIDs seen, in arrival order.
+	Events []XIDEvent `json:"events"`
+}
+
+// XIDEvent is one XID critical error reported during the window.
+type XIDEvent struct {
+	// GPU is the index of the GPU that raised it; -1 when unknown.
+	GPU int `json:"gpu"`
+	// XID is the XID number (NVIDIA's "XID errors" catalogue).
+	XID uint64 `json:"xid"`
+}
+
+// Throttle reason names, one per NVML clocks event reason bit, in the
+// wording nvidia-smi uses for `clocks_event_reasons` so that the agent and
+// the nvidia-smi fallback produce the same names.
+const (
+	ThrottleGPUIdle              = "gpu_idle"
+	ThrottleApplicationsClocks   = "applications_clocks_setting"
+	ThrottleSWPowerCap           = "sw_power_cap"
+	ThrottleHWSlowdown           = "hw_slowdown"
+	ThrottleSyncBoost            = "sync_boost"
+	ThrottleSWThermalSlowdown    = "sw_thermal_slowdown"
+	ThrottleHWThermalSlowdown    = "hw_thermal_slowdown"
+	ThrottleHWPowerBrakeSlowdown = "hw_power_brake_slowdown"
+	ThrottleDisplayClocks        = "display_clocks_setting"
+)
+
+// throttleBits maps NVML's nvmlClocksEventReason* bits (nvml.h) to names.
+type throttleBit struct {
+	bit  uint64
+	name string
+}
+
+func throttleBits() []throttleBit {
+	return []throttleBit{
+		{0x1, ThrottleGPUIdle},
+		{0x2, ThrottleApplicationsClocks},
+		{0x4, ThrottleSWPowerCap},
+		{0x8, ThrottleHWSlowdown},
+		{0x10, ThrottleSyncBoost},
+		{0x20, ThrottleSWThermalSlowdown},
+		{0x40, ThrottleHWThermalSlowdown},
+		{0x80, ThrottleHWPowerBrakeSlowdown},
+		{0x100, ThrottleDisplayClocks},
+	}
+}
+
+// ThrottleReasonNames decodes an NVML clocks event reason bitmask into names.
+// Bits without a name are reported as "0x…" so nothing is silently dropped.
+func ThrottleReasonNames(mask uint64) []string {
+	names := []string{}
+	rest := mask
+	for _, b := range throttleBits() {
+		if mask&b.bit != 0 {
+			names = append(names, b.name)
+			rest &^= b.bit
+		}
+	}
+	if rest != 0 {
+		names = append(names, fmt.Sprintf("0x%x", rest))
+	}
+	return names
+}
+
+// ThrottleMask is the inverse of ThrottleReasonNames for known names.
+func ThrottleMask(names []string) uint64 {
+	var m uint64
+	for _, n := range names {
+		for _, b := range throttleBits() {
+			if b.name == n {
+				m |= b.bit
+			}
+		}
+	}
+	return m
+}
+
+// GPUByIndex returns the GPU with NVML index i, or nil.
+func (r *Report) GPUByIndex(i int) *GPU {
+	for k := range r.GPUs {
+		if r.GPUs[k].Index == i {
+			return &r.GPUs[k]
+		}
+	}
+	return nil
+}
+
+// Encode writes r as indented JSON followed by a newline.
+func (r *Report) Encode(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Decode reads a Report and refuses a format it does not understand, so a
+// controller never judges a node from fields it misread.
+func Decode(data []byte) (*Report, error) {
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("decoding NVML report: %w", err)
+	}
+	if r.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("NVML report has format_version %q, this gpuform reads %q (agent and controller differ in version)", r.FormatVersion, FormatVersion)
+	}
+	return &r, nil
+}
