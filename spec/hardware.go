@@ -1,0 +1,201 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// pciAddressPattern is a full PCI address: domain:bus:device.function.
+var pciAddressPattern = regexp.MustCompile(`^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
+
+// hardwareReader walks a hardware object value, reporting problems with
+// the path inside the object, since the value may come from a module whose
+// source lines are not the user's.
+type hardwareReader struct {
+	rng   hcl.Range
+	diags hcl.Diagnostics
+}
+
+func (r *hardwareReader) fail(path, format string, args ...any) {
+	r.diags = append(r.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid hardware description",
+		Detail:   fmt.Sprintf("hardware.%s: %s", path, fmt.Sprintf(format, args...)),
+		Subject:  r.rng.Ptr(),
+	})
+}
+
+func (r *hardwareReader) keys(path string, v cty.Value, allowed []string) bool {
+	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+		r.fail(path, "an object is required")
+		return false
+	}
+	for k := range v.Type().AttributeTypes() {
+		if !contains(allowed, k) {
+			r.fail(strings.TrimPrefix(path+"."+k, "."), "unknown attribute.%s Known attributes: %s.", didYouMeanSuffix(k, allowed), strings.Join(allowed, ", "))
+		}
+	}
+	return true
+}
+
+func (r *hardwareReader) get(obj cty.Value, path, key string, ty cty.Type, required bool) (cty.Value, bool) {
+	if !obj.Type().HasAttribute(key) {
+		if required {
+			r.fail(path+key, "missing required attribute")
+		}
+		return cty.NilVal, false
+	}
+	v := obj.GetAttr(key)
+	if v.IsNull() {
+		if required {
+			r.fail(path+key, "must not be null")
+		}
+		return cty.NilVal, false
+	}
+	cv, err := convert.Convert(v, ty)
+	if err != nil {
+		r.fail(path+key, "%s is required", ty.FriendlyName())
+		return cty.NilVal, false
+	}
+	return cv, true
+}
+
+func (r *hardwareReader) str(obj cty.Value, path, key string, required bool) string {
+	v, ok := r.get(obj, path, key, cty.String, required)
+	if !ok {
+		return ""
+	}
+	return v.AsString()
+}
+
+func (r *hardwareReader) num(obj cty.Value, path, key string, required bool) int {
+	v, ok := r.get(obj, path, key, cty.Number, required)
+	if !ok {
+		return 0
+	}
+	n, ok := wholeNumber(v)
+	if !ok || n < 0 {
+		r.fail(path+key, "a whole number ≥ 0 is required")
+	}
+	return n
+}
+
+func (r *hardwareReader) boolean(obj cty.Value, path, key string) bool {
+	v, ok := r.get(obj, path, key, cty.Bool, false)
+	return ok && v.True()
+}
+
+var (
+	hardwareKeys = []string{"name", "gpu_model", "gpu_count", "interconnect", "nvlink_domain", "cpu_sockets", "numa_nodes", "memory", "gpus", "nics"}
+	hwGPUKeys    = []string{"index", "pci", "numa", "switch"}
+	hwNICKeys    = []string{"name", "netdev", "pci", "numa", "switch", "link", "speed_gbps", "rdma"}
+)
+
+// decodeHardware turns a hardware object into a Hardware and checks that it
+// is self-consistent (indexes unique, counts agree, NUMA nodes in range).
+func decodeHardware(v cty.Value, rng hcl.Range) (*Hardware, hcl.Diagnostics) {
+	r := &hardwareReader{rng: rng}
+	if v.IsNull() || !r.keys("", v, hardwareKeys) {
+		if v.IsNull() {
+			r.fail("", "must not be null")
+		}
+		return nil, r.diags
+	}
+	hw := &Hardware{Range: rng}
+	hw.Name = r.str(v, "", "name", false)
+	hw.GPUModel = r.str(v, "", "gpu_model", true)
+	hw.GPUCount = r.num(v, "", "gpu_count", true)
+	hw.Interconnect = r.str(v, "", "interconnect", true)
+	if hw.Interconnect != "" && !contains([]string{"nvswitch", "nvlink_bridge", "pcie", "nvlink_c2c"}, hw.Interconnect) {
+		r.fail("interconnect", "%q is not one of \"nvswitch\", \"nvlink_bridge\", \"pcie\", \"nvlink_c2c\"", hw.Interconnect)
+	}
+	hw.NVLinkDomain = r.num(v, "", "nvlink_domain", false)
+	if hw.NVLinkDomain == 0 {
+		hw.NVLinkDomain = 1
+		if hw.Interconnect == "nvswitch" {
+			hw.NVLinkDomain = hw.GPUCount
+		}
+	}
+	hw.CPUSockets = r.num(v, "", "cpu_sockets", false)
+	hw.NUMANodes = r.num(v, "", "numa_nodes", false)
+	if hw.NUMANodes == 0 {
+		hw.NUMANodes = max(hw.CPUSockets, 1)
+	}
+	if s := r.str(v, "", "memory", false); s != "" {
+		sz, err := ParseSize(s)
+		if err != nil || sz.IsPercent() || sz.Unlimited {
+			r.fail("memory", "%q is not an absolute size like \"2TiB\"", s)
+		}
+		hw.Memory = sz
+	}
+	if gv, ok := r.get(v, "", "gpus", cty.List(cty.DynamicPseudoType), false); ok {
+		seen := map[int]bool{}
+		for i, g := range gv.AsValueSlice() {
+			p := fmt.Sprintf("gpus[%d].", i)
+			if !r.keys(strings.TrimSuffix(p, "."), g, hwGPUKeys) {
+				continue
+			}
+			gpu := HardwareGPU{
+				Index:  r.num(g, p, "index", true),
+				PCI:    r.str(g, p, "pci", false),
+				NUMA:   r.num(g, p, "numa", false),
+				Switch: r.str(g, p, "switch", false),
+			}
+			if seen[gpu.Index] {
+				r.fail(p+"index", "GPU index %d is listed twice", gpu.Index)
+			}
+			seen[gpu.Index] = true
+			r.checkPlacement(p, gpu.PCI, gpu.NUMA, hw.NUMANodes)
+			hw.GPUs = append(hw.GPUs, gpu)
+		}
+		if len(hw.GPUs) > 0 && hw.GPUCount != len(hw.GPUs) {
+			r.fail("gpu_count", "is %d but %d GPUs are described", hw.GPUCount, len(hw.GPUs))
+		}
+	}
+	if nv, ok := r.get(v, "", "nics", cty.List(cty.DynamicPseudoType), false); ok {
+		seen := map[string]bool{}
+		for i, n := range nv.AsValueSlice() {
+			p := fmt.Sprintf("nics[%d].", i)
+			if !r.keys(strings.TrimSuffix(p, "."), n, hwNICKeys) {
+				continue
+			}
+			nic := HardwareNIC{
+				Name:      r.str(n, p, "name", true),
+				Netdev:    r.str(n, p, "netdev", false),
+				PCI:       r.str(n, p, "pci", false),
+				NUMA:      r.num(n, p, "numa", false),
+				Switch:    r.str(n, p, "switch", false),
+				Link:      r.str(n, p, "link", false),
+				SpeedGbps: r.num(n, p, "speed_gbps", false),
+				RDMA:      r.boolean(n, p, "rdma"),
+			}
+			if nic.Name != "" && !deviceNamePattern.MatchString(nic.Name) {
+				r.fail(p+"name", "%q is not a device name like \"mlx5_0\"", nic.Name)
+			}
+			if nic.Link != "" && !contains([]string{"infiniband", "ethernet", "roce"}, nic.Link) {
+				r.fail(p+"link", "%q is not one of \"infiniband\", \"ethernet\", \"roce\"", nic.Link)
+			}
+			if seen[nic.Name] {
+				r.fail(p+"name", "NIC %q is listed twice", nic.Name)
+			}
+			seen[nic.Name] = true
+			r.checkPlacement(p, nic.PCI, nic.NUMA, hw.NUMANodes)
+			hw.NICs = append(hw.NICs, nic)
+		}
+	}
+	return hw, r.diags
+}
+
+func (r *hardwareReader) checkPlacement(p, pci string, numa, numaNodes int) {
+	if pci != "" && !pciAddressPattern.MatchString(pci) {
+		r.fail(p+"pci", "%q is not a PCI address like \"0000:18:00.0\"", pci)
+	}
+	if numa >= numaNodes {
+		r.fail(p+"numa", "NUMA node %d does not exist on a machine with %d NUMA nodes", numa, numaNodes)
+	}
+}

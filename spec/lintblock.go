@@ -1,0 +1,90 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// LintConfigFile is the name of the per-directory lint configuration.
+const LintConfigFile = ".gpuform-lint.hcl"
+
+var lintBlockSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{{Type: "rule", LabelNames: []string{"name"}}},
+}
+
+var lintRuleSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "enabled"}, {Name: "severity"}},
+}
+
+var lintFileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{{Type: "lint"}},
+}
+
+// DecodeLintBlock decodes a lint block. Rule names are not checked here:
+// spec does not know the rules, so lint reports unknown names itself.
+func DecodeLintBlock(b *hcl.Block) (*LintConfig, hcl.Diagnostics) {
+	lc := &LintConfig{DeclRange: b.DefRange}
+	content, diags := b.Body.Content(lintBlockSchema)
+	for _, rb := range content.Blocks {
+		rc := &LintRuleConfig{Name: rb.Labels[0], NameRange: rb.LabelRanges[0]}
+		rcontent, d := rb.Body.Content(lintRuleSchema)
+		diags = append(diags, d...)
+		if a, ok := rcontent.Attributes["enabled"]; ok {
+			v, d := literalBool(a)
+			diags = append(diags, d...)
+			rc.Enabled = Attr[bool]{V: v, Set: !d.HasErrors(), Range: a.Expr.Range()}
+		}
+		if a, ok := rcontent.Attributes["severity"]; ok {
+			s, d := literalString(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				switch s {
+				case "error", "warning", "info":
+					rc.Severity = Attr[string]{V: s, Set: true, Range: a.Expr.Range()}
+				default:
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid severity",
+						Detail:   fmt.Sprintf("%q is not a severity; use \"error\", \"warning\" or \"info\".", s),
+						Subject:  a.Expr.Range().Ptr(),
+					})
+				}
+			}
+		}
+		lc.Rules = append(lc.Rules, rc)
+	}
+	return lc, diags
+}
+
+// LoadLintFile reads a .gpuform-lint.hcl file: one top-level lint block.
+// It returns the parsed file too, so that its diagnostics can show snippets.
+func LoadLintFile(path string) (*LintConfig, *hcl.File, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read lint configuration",
+			Detail:   err.Error(),
+		}}
+	}
+	f, diags := hclparse.NewParser().ParseHCL(src, path)
+	if f == nil || diags.HasErrors() {
+		return nil, f, diags
+	}
+	content, d := f.Body.Content(lintFileSchema)
+	diags = append(diags, d...)
+	var lc *LintConfig
+	for i, b := range content.Blocks {
+		if i > 0 {
+			diags = append(diags, duplicateDiag("lint", "", b.DefRange, content.Blocks[0].DefRange))
+			continue
+		}
+		c, d := DecodeLintBlock(b)
+		diags = append(diags, d...)
+		lc = c
+	}
+	return lc, f, diags
+}

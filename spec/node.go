@@ -1,0 +1,487 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/dynblock"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+var nodeBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "hosts", Required: true},
+		{Name: "hardware"},
+		{Name: "tensor_parallel"},
+		{Name: "sysctl"},
+		{Name: "kernel_args"},
+		{Name: "cpu_governor"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "driver"}, {Type: "cuda"}, {Type: "nccl"}, {Type: "dcgm"},
+		{Type: "container"}, {Type: "shm"}, {Type: "numa"}, {Type: "affinity"},
+		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"},
+	},
+}
+
+var (
+	driverSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "version", Required: true}, {Name: "kernel_module"}, {Name: "persistence_mode"},
+		{Name: "fabric_manager"}, {Name: "peermem"},
+	}}
+	componentSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
+	containerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "runtime"}, {Name: "nvidia_container_toolkit"}, {Name: "default_runtime"},
+		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"},
+	}}
+	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
+	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
+	numaBindSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpus", Required: true}, {Name: "node", Required: true}}}
+	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}}}
+	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
+	verifySchema    = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
+	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"},
+	}}
+	ncclTestSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "command", Required: true}, {Name: "min_busbw_gbps"}, {Name: "timeout"}}}
+	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}}}
+)
+
+// Patterns for values that end up in files or command lines on a node.
+var (
+	sysctlKeyPattern   = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
+	sysctlValuePattern = regexp.MustCompile(`^[0-9A-Za-z_.:\- ]{1,128}$`)
+	kernelArgPattern   = regexp.MustCompile(`^[a-zA-Z0-9_.\-]+(=[a-zA-Z0-9_.,:\-/]+)?$`)
+	deviceNamePattern  = regexp.MustCompile(`^[a-zA-Z0-9_.\-]{1,32}$`)
+	imagePattern       = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9._\-]{1,128})?(@sha256:[a-f0-9]{64})?$`)
+	// ncclCommandPattern allows the arguments nccl-tests takes and nothing
+	// that a shell would treat as syntax.
+	ncclCommandPattern = regexp.MustCompile(`^[A-Za-z0-9_./=, \-]+$`)
+)
+
+var ulimitNames = []string{"memlock", "stack", "nofile", "nproc", "core"}
+
+// decodeNodeBlock expands dynamic blocks in a node body and decodes it.
+func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics) {
+	n := &Node{Name: b.Labels[0], DeclRange: b.DefRange}
+	body := dynblock.Expand(b.Body, ctx)
+	content, diags := body.Content(nodeBlockSchema)
+	dec := &attrDecoder{ctx: ctx, attrs: content.Attributes, block: b.DefRange}
+
+	if a, ok := content.Attributes["hosts"]; ok {
+		n.HostsRange = a.Expr.Range()
+		v, d := a.Expr.Value(ctx)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			hosts, d := hostsFromValue(v, a.Expr)
+			diags = append(diags, d...)
+			n.Hosts = hosts
+		}
+	}
+	if a, ok := content.Attributes["hardware"]; ok {
+		v, d := a.Expr.Value(ctx)
+		diags = append(diags, d...)
+		if !d.HasErrors() && v.IsWhollyKnown() {
+			hw, d := decodeHardware(v, a.Expr.Range())
+			diags = append(diags, d...)
+			n.Hardware = hw
+		}
+	}
+	n.TensorParallel = dec.int("tensor_parallel", 1, 1<<16)
+	n.Sysctl, n.SysctlRange = dec.stringMap("sysctl")
+	for _, k := range sortedKeys(n.Sysctl) {
+		if !sysctlKeyPattern.MatchString(k) || !sysctlValuePattern.MatchString(n.Sysctl[k].V) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid sysctl",
+				Detail:   fmt.Sprintf("%q = %q is not a sysctl setting gpuform can write: keys look like \"vm.swappiness\", values are numbers or words.", k, n.Sysctl[k].V),
+				Subject:  n.Sysctl[k].Range.Ptr(),
+			})
+			delete(n.Sysctl, k)
+		}
+	}
+	n.KernelArgs, n.KernelArgsRange = dec.stringList("kernel_args")
+	n.KernelArgs = filterPattern(&diags, n.KernelArgs, kernelArgPattern, "Invalid kernel argument", "Kernel arguments look like \"iommu=pt\" or \"intel_iommu=on\".")
+	n.CPUGovernor = dec.enum("cpu_governor", "performance", "powersave", "ondemand", "schedutil", "conservative", "userspace")
+	diags = append(diags, dec.diags...)
+
+	seen := map[string]hcl.Range{}
+	for _, blk := range content.Blocks {
+		if prev, dup := seen[blk.Type]; dup {
+			diags = append(diags, duplicateDiag(blk.Type, "", blk.DefRange, prev))
+			continue
+		}
+		seen[blk.Type] = blk.DefRange
+		var d hcl.Diagnostics
+		switch blk.Type {
+		case "driver":
+			n.Driver, d = decodeDriver(blk, ctx)
+		case "cuda":
+			n.CUDA, d = decodeComponent(blk, ctx)
+		case "nccl":
+			n.NCCL, d = decodeComponent(blk, ctx)
+		case "dcgm":
+			n.DCGM, d = decodeComponent(blk, ctx)
+		case "container":
+			n.Container, d = decodeContainer(blk, ctx)
+		case "shm":
+			n.Shm, d = decodeShm(blk, ctx)
+		case "numa":
+			n.NUMA, d = decodeNUMA(blk, ctx)
+		case "affinity":
+			n.Affinity, d = decodeAffinity(blk, ctx)
+		case "hugepages":
+			n.Hugepages, d = decodeHugepages(blk, ctx)
+		case "verify":
+			n.Verify, d = decodeVerify(blk, ctx)
+		case "rollout":
+			n.Rollout, d = decodeRollout(blk, ctx)
+		}
+		diags = append(diags, d...)
+	}
+	return n, diags
+}
+
+func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *regexp.Regexp, summary, hint string) []Attr[string] {
+	var out []Attr[string]
+	for _, a := range in {
+		if !re.MatchString(a.V) {
+			*diags = append(*diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  summary,
+				Detail:   fmt.Sprintf("%q is not accepted. %s", a.V, hint),
+				Subject:  a.Range.Ptr(),
+			})
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func blockDecoder(blk *hcl.Block, schema *hcl.BodySchema, ctx *hcl.EvalContext) (*attrDecoder, *hcl.BodyContent) {
+	content, diags := blk.Body.Content(schema)
+	return &attrDecoder{ctx: ctx, attrs: content.Attributes, block: blk.DefRange, diags: diags}, content
+}
+
+func decodeDriver(blk *hcl.Block, ctx *hcl.EvalContext) (*Driver, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, driverSchema, ctx)
+	d := &Driver{DeclRange: blk.DefRange}
+	d.Version = dec.version("version")
+	d.KernelModule = dec.enum("kernel_module", "open", "proprietary")
+	d.PersistenceMode = dec.bool("persistence_mode")
+	d.FabricManager = dec.bool("fabric_manager")
+	d.Peermem = dec.bool("peermem")
+	return d, dec.diags
+}
+
+func decodeComponent(blk *hcl.Block, ctx *hcl.EvalContext) (*Component, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, componentSchema, ctx)
+	return &Component{Version: dec.version("version"), DeclRange: blk.DefRange}, dec.diags
+}
+
+func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, containerSchema, ctx)
+	c := &Container{DeclRange: blk.DefRange}
+	c.Runtime = dec.enum("runtime", "docker", "containerd")
+	c.NvidiaContainerToolkit = dec.version("nvidia_container_toolkit")
+	c.DefaultRuntime = dec.bool("default_runtime")
+	c.DefaultShmSize = dec.size("default_shm_size", false)
+	ul, rng := dec.stringMap("ulimits")
+	c.UlimitsRange = rng
+	if ul != nil {
+		c.Ulimits = map[string]Attr[Size]{}
+	}
+	for _, k := range sortedKeys(ul) {
+		a := ul[k]
+		if !contains(ulimitNames, k) {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unknown ulimit",
+				Detail:   fmt.Sprintf("%q is not a ulimit gpuform manages; use one of %s.%s", k, quoteList(ulimitNames), didYouMeanSuffix(k, ulimitNames)),
+				Subject:  a.Range.Ptr(),
+			})
+			continue
+		}
+		var sz Size
+		var err error
+		if k == "nofile" || k == "nproc" {
+			// Counts, not sizes: no unit suffixes.
+			sz, err = parseCount(a.V)
+		} else {
+			sz, err = ParseSize(a.V)
+			if err == nil && sz.IsPercent() {
+				err = fmt.Errorf("a percentage is not a ulimit")
+			}
+		}
+		if err != nil {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid ulimit",
+				Detail:   fmt.Sprintf("ulimit %s: %s.", k, err),
+				Subject:  a.Range.Ptr(),
+			})
+			continue
+		}
+		c.Ulimits[k] = Attr[Size]{V: sz, Set: true, Range: a.Range}
+	}
+	c.Images, _ = dec.stringList("images")
+	c.Images = filterPattern(&dec.diags, c.Images, imagePattern, "Invalid container image", "Images are written like \"nvcr.io/nvidia/pytorch:24.05-py3\".")
+	return c, dec.diags
+}
+
+func parseCount(s string) (Size, error) {
+	if s == "unlimited" || s == "-1" {
+		return Size{Unlimited: true}, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 63)
+	if err != nil {
+		return Size{}, fmt.Errorf("%q is not a whole number or \"unlimited\"", s)
+	}
+	return Size{Bytes: n}, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeShm(blk *hcl.Block, ctx *hcl.EvalContext) (*Shm, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, shmSchema, ctx)
+	return &Shm{Size: dec.size("size", true), DeclRange: blk.DefRange}, dec.diags
+}
+
+func decodeNUMA(blk *hcl.Block, ctx *hcl.EvalContext) (*NUMA, hcl.Diagnostics) {
+	dec, content := blockDecoder(blk, numaSchema, ctx)
+	n := &NUMA{DeclRange: blk.DefRange}
+	n.Balancing = dec.bool("balancing")
+	for _, bb := range content.Blocks {
+		bd, _ := blockDecoder(bb, numaBindSchema, ctx)
+		bind := &NUMABind{DeclRange: bb.DefRange}
+		bind.GPUs, _ = bd.intList("gpus", 0, 1023)
+		bind.Node = bd.int("node", 0, 1023)
+		dec.diags = append(dec.diags, bd.diags...)
+		n.Binds = append(n.Binds, bind)
+	}
+	return n, dec.diags
+}
+
+func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, affinitySchema, ctx)
+	a := &Affinity{DeclRange: blk.DefRange}
+	m, rng := dec.stringMap("gpu_nic")
+	a.GPUNICRange = rng
+	if m != nil {
+		a.GPUNIC = map[int]Attr[string]{}
+	}
+	for _, k := range sortedKeys(m) {
+		idx, err := strconv.Atoi(k)
+		if err != nil || idx < 0 || idx > 1023 {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid GPU index",
+				Detail:   fmt.Sprintf("gpu_nic keys are GPU indexes (0, 1, …); %q is not one.", k),
+				Subject:  m[k].Range.Ptr(),
+			})
+			continue
+		}
+		if !deviceNamePattern.MatchString(m[k].V) {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid NIC name",
+				Detail:   fmt.Sprintf("%q is not a device name like \"mlx5_0\".", m[k].V),
+				Subject:  m[k].Range.Ptr(),
+			})
+			continue
+		}
+		a.GPUNIC[idx] = m[k]
+	}
+	a.NCCLEnv = dec.bool("nccl_env")
+	a.NCCLIBHCA, _ = dec.stringList("nccl_ib_hca")
+	a.NCCLIBHCA = filterPattern(&dec.diags, a.NCCLIBHCA, regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`), "Invalid NCCL_IB_HCA entry", "Entries look like \"mlx5_0\" or \"mlx5_0:1\".")
+	a.NCCLSocketIfname = dec.string("nccl_socket_ifname")
+	if a.NCCLSocketIfname.Set && !regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`).MatchString(a.NCCLSocketIfname.V) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid NCCL_SOCKET_IFNAME",
+			Detail:   fmt.Sprintf("%q is not an interface list like \"eth0\" or \"^docker,lo\".", a.NCCLSocketIfname.V),
+			Subject:  a.NCCLSocketIfname.Range.Ptr(),
+		})
+		a.NCCLSocketIfname = Attr[string]{Range: a.NCCLSocketIfname.Range}
+	}
+	return a, dec.diags
+}
+
+func decodeHugepages(blk *hcl.Block, ctx *hcl.EvalContext) (*Hugepages, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, hugepagesSchema, ctx)
+	h := &Hugepages{DeclRange: blk.DefRange}
+	h.Size = dec.size("size", false)
+	if h.Size.Set && h.Size.V.Bytes != 2<<20 && h.Size.V.Bytes != 1<<30 {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid huge page size",
+			Detail:   "x86-64 and Arm64 Linux offer \"2MiB\" and \"1GiB\" huge pages.",
+			Subject:  h.Size.Range.Ptr(),
+		})
+		h.Size.Set = false
+	}
+	h.Count = dec.int("count", 0, 1<<30)
+	return h, dec.diags
+}
+
+func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostics) {
+	dec, content := blockDecoder(blk, verifySchema, ctx)
+	v := &Verify{DeclRange: blk.DefRange}
+	names := map[string]hcl.Range{}
+	for _, bb := range content.Blocks {
+		switch bb.Type {
+		case "nvml":
+			if v.NVML != nil {
+				dec.diags = append(dec.diags, duplicateDiag("nvml", "", bb.DefRange, v.NVML.DeclRange))
+				continue
+			}
+			nd, _ := blockDecoder(bb, nvmlSchema, ctx)
+			v.NVML = &VerifyNVML{DeclRange: bb.DefRange}
+			v.NVML.GPUs = nd.int("gpus", 0, 1024)
+			v.NVML.ECC = nd.bool("ecc")
+			v.NVML.MinPCIeGen = nd.int("min_pcie_gen", 1, 7)
+			v.NVML.MinPCIeWidth = nd.int("min_pcie_width", 1, 32)
+			v.NVML.NVLink = nd.enum("nvlink", "all_active", "none")
+			v.NVML.MaxTemperatureC = nd.int("max_temperature_c", 20, 120)
+			dec.diags = append(dec.diags, nd.diags...)
+		case "nccl_test":
+			name := bb.Labels[0]
+			if prev, dup := names[name]; dup {
+				dec.diags = append(dec.diags, duplicateDiag("nccl_test", name, bb.LabelRanges[0], prev))
+				continue
+			}
+			names[name] = bb.DefRange
+			td, _ := blockDecoder(bb, ncclTestSchema, ctx)
+			t := &NCCLTest{Name: name, DeclRange: bb.DefRange}
+			t.Command = td.string("command")
+			if t.Command.Set && !ncclCommandPattern.MatchString(t.Command.V) {
+				td.diags = append(td.diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid nccl-tests command",
+					Detail:   "The command may contain only the program name and its arguments (letters, digits, spaces and - _ . / = ,); shell syntax such as ; | $ or quotes is refused because the command runs on the node.",
+					Subject:  t.Command.Range.Ptr(),
+				})
+				t.Command.Set = false
+			}
+			t.MinBusBWGbps = td.float("min_busbw_gbps", 0, 100000)
+			t.Timeout = td.string("timeout")
+			if t.Timeout.Set {
+				if dur, err := time.ParseDuration(t.Timeout.V); err != nil || dur <= 0 {
+					td.diags = append(td.diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid timeout",
+						Detail:   fmt.Sprintf("%q is not a duration like \"90s\" or \"10m\".", t.Timeout.V),
+						Subject:  t.Timeout.Range.Ptr(),
+					})
+					t.Timeout.Set = false
+				}
+			}
+			dec.diags = append(dec.diags, td.diags...)
+			v.NCCLTests = append(v.NCCLTests, t)
+		}
+	}
+	return v, dec.diags
+}
+
+func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, rolloutSchema, ctx)
+	r := &Rollout{DeclRange: blk.DefRange}
+	r.Batch = dec.int("batch", 1, 100000)
+	r.MaxFailures = dec.int("max_failures", 0, 100000)
+	r.Drain = dec.enum("drain", "slurm", "none")
+	r.Reboot = dec.enum("reboot", "allow", "never")
+	return r, dec.diags
+}
+
+// hostsFromValue accepts what a node's hosts attribute may hold: an
+// inventory, a host pattern, or a list mixing both.
+func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	rng := expr.Range()
+	if !v.IsWhollyKnown() {
+		return nil, nil
+	}
+	if v.IsNull() {
+		return nil, hcl.Diagnostics{typeDiag("hosts", "an inventory or a list of hosts", rng)}
+	}
+	var items []cty.Value
+	var ranges []hcl.Range
+	ty := v.Type()
+	switch {
+	case ty.IsObjectType() || ty == cty.String:
+		items = []cty.Value{v}
+		ranges = []hcl.Range{rng}
+	case ty.IsTupleType() || ty.IsListType() || ty.IsSetType():
+		items = v.AsValueSlice()
+		ranges = elementRanges(expr)
+	default:
+		return nil, hcl.Diagnostics{typeDiag("hosts", "an inventory or a list of hosts", rng)}
+	}
+	var out []Host
+	seen := map[string]bool{}
+	add := func(h Host) {
+		if seen[h.Name] {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate host",
+				Detail:   fmt.Sprintf("Host %q appears more than once in this node's hosts.", h.Name),
+				Subject:  h.Range.Ptr(),
+			})
+			return
+		}
+		seen[h.Name] = true
+		out = append(out, h)
+	}
+	for i, it := range items {
+		r := pick(ranges, i, rng)
+		if it.Type().IsObjectType() && it.Type().HasAttribute("hosts") && it.Type().HasAttribute("name") {
+			inv := func(k string) string {
+				x := it.GetAttr(k)
+				if x.IsNull() || !x.Type().Equals(cty.String) {
+					return ""
+				}
+				return x.AsString()
+			}
+			port := 0
+			if p := it.GetAttr("port"); p.Type() == cty.Number && !p.IsNull() {
+				port, _ = wholeNumber(p)
+			}
+			for _, hv := range it.GetAttr("hosts").AsValueSlice() {
+				add(Host{Name: hv.AsString(), User: inv("user"), Port: port, Jump: inv("jump"), Become: inv("become"), Inventory: inv("name"), Range: r})
+			}
+			continue
+		}
+		s, err := convert.Convert(it, cty.String)
+		if err != nil || s.IsNull() {
+			diags = append(diags, typeDiag("hosts", "an inventory or a host name", r))
+			continue
+		}
+		names, perr := ExpandHostPattern(s.AsString())
+		if perr != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid host pattern",
+				Detail:   perr.Error() + ".",
+				Subject:  r.Ptr(),
+			})
+			continue
+		}
+		for _, name := range names {
+			add(Host{Name: name, Range: r})
+		}
+	}
+	return out, diags
+}
