@@ -1,0 +1,69 @@
+# gpuform/stack-cuda12-8: a driver / CUDA / NCCL / DCGM / container-toolkit set
+# that works together, every version taken from gpuform's reference tables
+# (/work/shared/reference/*.tsv, embedded in lint/compat/data), row by row:
+#
+#   driver 580.95.05   R580 is a Long Term Support Branch, end of life June-August 2028
+#                      (driver-branches.tsv row R580). 580.95.05 is the driver that CUDA
+#                      13.0 Update 2 ships with (cuda-driver.tsv row "13.0 Update 2",
+#                      toolkit driver >=580.95.05), so it is a released R580 build.
+#   CUDA 12.8.1        cuda-driver.tsv row "12.8 Update 1": toolkit needs >=570.124.06;
+#                      580.95.05 is newer, and cuda-mvc.tsv row 12.x says newer drivers run
+#                      12.x through backward compatibility.
+#   NCCL 2.25.1        nccl-cuda.tsv row 2.25.1: CUDA 12.8.0 and 12.8.1 images pin
+#                      2.25.1-1+cuda12.8 (confirmed), so the build matches CUDA 12.8.
+#   DCGM 4.6.0         packages.tsv rows "DCGM 4.x": datacenter-gpu-manager-4-cuda12 packages;
+#                      GPU Operator 26.7.0 ships 1:4.6.0-1 (confirmed).
+#   toolkit 1.17.8     container-toolkit.tsv row 1.17.8 (2025-05-30, confirmed), apt
+#                      1.17.8-1, rpm 1.17.8-1.
+#   image pytorch:25.03-py3
+#                      ngc-pytorch.tsv row 25.03: CUDA 12.8.1, NCCL 2.25.1 (secondary:
+#                      NVIDIA TensorRT-LLM install script aligned with the rel-25-03 notes);
+#                      same CUDA and NCCL as the host stack above.
+#
+# Public sources of those rows:
+#   https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html (Tables 2 and 3)
+#   https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+#   https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html
+#   https://github.com/NVIDIA/nccl/tags and https://developer.download.nvidia.com/compute/redist/nccl
+#   https://github.com/NVIDIA/nvidia-container-toolkit/tags
+#   https://github.com/NVIDIA/DCGM/blob/72fa3feaa67d716a75323a8f47c34ff3ee73f824/cmake/packaging.cmake
+#   https://github.com/NVIDIA/TensorRT-LLM/blob/0237cabd8564e20bf7790db5df17bb631412011c/docker/common/install_tensorrt.sh
+#
+# Kernel module flavour: "open" - the default flavour from R560 and required on
+# GH200 (facts.tsv rows open-modules-default, open-modules-gh200, confirmed);
+# every GPU of the built-in hardware profiles is Turing or newer (gpu-models.tsv).
+
+output "driver_version" {
+  description = "NVIDIA driver release (R580 LTSB)."
+  value       = "580.95.05"
+}
+
+output "kernel_module" {
+  description = "Driver kernel module flavour."
+  value       = "open"
+}
+
+output "cuda_version" {
+  description = "CUDA toolkit release."
+  value       = "12.8.1"
+}
+
+output "nccl_version" {
+  description = "NCCL release, built for CUDA 12.8."
+  value       = "2.25.1"
+}
+
+output "dcgm_version" {
+  description = "DCGM release (4.x packages)."
+  value       = "4.6.0"
+}
+
+output "container_toolkit_version" {
+  description = "NVIDIA Container Toolkit release."
+  value       = "1.17.8"
+}
+
+output "pytorch_image" {
+  description = "NGC PyTorch image built on the same CUDA and NCCL."
+  value       = "nvcr.io/nvidia/pytorch:25.03-py3"
+}
