@@ -1,6 +1,9 @@
 package modules_test
 
 import (
+	"bufio"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +12,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // moduleDirs lists every built-in module: each directory of this package
@@ -38,6 +45,8 @@ func moduleDirs(t *testing.T) []string {
 	return dirs
 }
 
+func isStack(dir string) bool { return strings.HasPrefix(dir, "stack-") }
+
 // moduleSchema is what a module file may contain at the top level: modules
 // describe hardware or software sets and never target hosts themselves.
 var moduleSchema = &hcl.BodySchema{
@@ -49,47 +58,273 @@ var moduleSchema = &hcl.BodySchema{
 	},
 }
 
-func TestModulesParse(t *testing.T) {
+func TestModulesHoldOnlyModuleBlocks(t *testing.T) {
 	for _, dir := range moduleDirs(t) {
 		t.Run(dir, func(t *testing.T) {
 			files, _ := filepath.Glob(filepath.Join(dir, "*.gpuform.hcl"))
 			p := hclparse.NewParser()
-			outputs := map[string]bool{}
 			for _, f := range files {
 				file, diags := p.ParseHCLFile(f)
 				if diags.HasErrors() {
 					t.Fatalf("%s: %s", f, diags.Error())
 				}
-				content, diags := file.Body.Content(moduleSchema)
-				if diags.HasErrors() {
+				if _, diags := file.Body.Content(moduleSchema); diags.HasErrors() {
 					t.Errorf("%s: only variable, locals, output and module blocks belong in a module: %s", f, diags.Error())
-					continue
-				}
-				for _, b := range content.Blocks {
-					if b.Type == "output" {
-						outputs[b.Labels[0]] = true
-					}
-				}
-			}
-			// A hardware profile exports "hardware"; a stack baseline exports versions.
-			switch {
-			case strings.HasPrefix(dir, "stack-"):
-				for _, want := range []string{"driver_version", "kernel_module", "cuda_version", "nccl_version", "container_toolkit_version"} {
-					if !outputs[want] {
-						t.Errorf("stack module %s has no output %q", dir, want)
-					}
-				}
-			default:
-				if !outputs["hardware"] {
-					t.Errorf("hardware module %s has no output \"hardware\"", dir)
 				}
 			}
 		})
 	}
 }
 
+// TestEmbeddedModulesMatchFolders guards the //go:embed pattern: every folder
+// here must reach the binary, file for file.
+func TestEmbeddedModulesMatchFolders(t *testing.T) {
+	for _, dir := range moduleDirs(t) {
+		onDisk, _ := filepath.Glob(filepath.Join(dir, "*.gpuform.hcl"))
+		for _, f := range onDisk {
+			want, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fs.ReadFile(modules.FS(), filepath.ToSlash(f))
+			if err != nil {
+				t.Errorf("%s is not embedded: %v", f, err)
+				continue
+			}
+			if string(got) != string(want) {
+				t.Errorf("embedded %s differs from the file on disk", f)
+			}
+		}
+	}
+}
+
+// loadThroughRoot evaluates a built-in module the way a user's spec does:
+// a root spec calls it by its gpuform/ source and, for hardware profiles,
+// hands its hardware output to a node, so the loader's hardware checks run.
+func loadThroughRoot(t *testing.T, dir, inputs string) (*spec.Config, hcl.Diagnostics) {
+	t.Helper()
+	src := fmt.Sprintf("module \"m\" {\n  source = \"gpuform/%s\"\n%s}\n", dir, inputs)
+	if !isStack(dir) {
+		src += "node \"n\" {\n  hosts    = [\"gpu001.example.com\"]\n  hardware = module.m.hardware\n}\n"
+	}
+	return spec.LoadFiles(map[string][]byte{"root.gpuform.hcl": []byte(src)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+}
+
+func TestModulesLoad(t *testing.T) {
+	for _, dir := range moduleDirs(t) {
+		t.Run(dir, func(t *testing.T) {
+			cfg, diags := loadThroughRoot(t, dir, "")
+			for _, d := range diags {
+				t.Errorf("%s", d.Error())
+			}
+			mc := cfg.Modules["m"]
+			if mc == nil {
+				t.Fatal("module call not recorded")
+			}
+			if isStack(dir) {
+				for _, want := range []string{"driver_version", "kernel_module", "cuda_version", "nccl_version", "dcgm_version", "container_toolkit_version", "pytorch_image"} {
+					v, ok := mc.Outputs[want]
+					if !ok || !v.IsKnown() || v.IsNull() {
+						t.Errorf("stack module has no known output %q", want)
+					}
+				}
+				return
+			}
+			if len(cfg.Nodes) != 1 || cfg.Nodes[0].Hardware == nil {
+				t.Fatal("hardware output did not decode into the node")
+			}
+			checkHardware(t, cfg.Nodes[0].Hardware)
+			checkNUMABindsOutput(t, mc.Outputs, cfg.Nodes[0].Hardware)
+		})
+	}
+}
+
+// checkHardware asserts the facts every profile must get right, beyond what
+// the loader checks: one entry per GPU index 0..n-1, every GPU in exactly one
+// existing NUMA node, unique PCI addresses, interconnect consistent with the
+// NVLink domain, and a model gpuform's GPU table knows.
+func checkHardware(t *testing.T, hw *spec.Hardware) {
+	t.Helper()
+	if hw.GPUCount != len(hw.GPUs) {
+		t.Errorf("gpu_count %d but %d GPUs described", hw.GPUCount, len(hw.GPUs))
+	}
+	for i, g := range hw.GPUs {
+		if g.Index != i {
+			t.Errorf("gpus[%d] has index %d; list GPUs in index order from 0", i, g.Index)
+		}
+		if g.NUMA < 0 || g.NUMA >= hw.NUMANodes {
+			t.Errorf("GPU %d on NUMA node %d of %d", g.Index, g.NUMA, hw.NUMANodes)
+		}
+	}
+	pcis := map[string]string{}
+	for _, g := range hw.GPUs {
+		if g.PCI == "" {
+			continue
+		}
+		if prev, dup := pcis[g.PCI]; dup {
+			t.Errorf("PCI address %s used by GPU %d and %s", g.PCI, g.Index, prev)
+		}
+		pcis[g.PCI] = fmt.Sprintf("GPU %d", g.Index)
+	}
+	for _, n := range hw.NICs {
+		if n.PCI == "" {
+			continue
+		}
+		if prev, dup := pcis[n.PCI]; dup {
+			t.Errorf("PCI address %s used by NIC %s and %s", n.PCI, n.Name, prev)
+		}
+		pcis[n.PCI] = "NIC " + n.Name
+		if n.SpeedGbps <= 0 {
+			t.Errorf("NIC %s has no link speed", n.Name)
+		}
+	}
+	switch hw.Interconnect {
+	case "nvswitch":
+		if hw.NVLinkDomain != hw.GPUCount {
+			t.Errorf("NVSwitch board with nvlink_domain %d of %d GPUs", hw.NVLinkDomain, hw.GPUCount)
+		}
+	case "pcie", "nvlink_c2c":
+		if hw.NVLinkDomain != 1 {
+			t.Errorf("%s system with nvlink_domain %d; no GPU peer is reachable over NVLink", hw.Interconnect, hw.NVLinkDomain)
+		}
+	case "nvlink_bridge":
+		if hw.NVLinkDomain < 2 || hw.NVLinkDomain >= hw.GPUCount {
+			t.Errorf("NVLink-bridge system with nvlink_domain %d of %d GPUs", hw.NVLinkDomain, hw.GPUCount)
+		}
+	}
+	// A GPU and a NIC under one named switch must be on the same NUMA node:
+	// a PCIe switch hangs off one root port of one socket.
+	switchNUMA := map[string]int{}
+	place := func(sw string, numa int, what string) {
+		if sw == "" {
+			return
+		}
+		if prev, ok := switchNUMA[sw]; ok && prev != numa {
+			t.Errorf("%s under switch %s on NUMA %d, but the switch is on NUMA %d", what, sw, numa, prev)
+		}
+		switchNUMA[sw] = numa
+	}
+	for _, g := range hw.GPUs {
+		place(g.Switch, g.NUMA, fmt.Sprintf("GPU %d", g.Index))
+	}
+	for _, n := range hw.NICs {
+		place(n.Switch, n.NUMA, "NIC "+n.Name)
+	}
+	if !knownGPUModels(t)[hw.GPUModel] {
+		t.Errorf("gpu_model %q is not a model of testdata/gpu-models.txt (gpu-models.tsv)", hw.GPUModel)
+	}
+}
+
+// checkNUMABindsOutput verifies the numa_binds convenience output: it must put
+// each GPU on the NUMA node the hardware object says, exactly once.
+func checkNUMABindsOutput(t *testing.T, outs map[string]cty.Value, hw *spec.Hardware) {
+	t.Helper()
+	v, ok := outs["numa_binds"]
+	if !ok {
+		t.Error("hardware profile has no numa_binds output")
+		return
+	}
+	seen := map[int]int{}
+	for _, b := range v.AsValueSlice() {
+		node, _ := b.GetAttr("node").AsBigFloat().Int64()
+		for _, g := range b.GetAttr("gpus").AsValueSlice() {
+			idx, _ := g.AsBigFloat().Int64()
+			seen[int(idx)]++
+			gpu, ok := hw.GPU(int(idx))
+			if !ok {
+				t.Errorf("numa_binds names GPU %d, which the hardware lacks", idx)
+				continue
+			}
+			if gpu.NUMA != int(node) {
+				t.Errorf("numa_binds puts GPU %d on node %d, hardware says %d", idx, node, gpu.NUMA)
+			}
+		}
+	}
+	for _, g := range hw.GPUs {
+		if seen[g.Index] != 1 {
+			t.Errorf("numa_binds lists GPU %d %d times", g.Index, seen[g.Index])
+		}
+	}
+}
+
+// knownGPUModels reads the model column of the reference GPU table, copied to
+// testdata (see testdata/README.md).
+func knownGPUModels(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "gpu-models.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	models := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			models[line] = true
+		}
+	}
+	return models
+}
+
+// TestModuleInputs exercises each input variable: a valid value loads and
+// changes the output, an invalid one is refused by the module's validation.
+func TestModuleInputs(t *testing.T) {
+	tests := []struct {
+		name, dir, inputs string
+		wantErr           string
+		check             func(t *testing.T, hw *spec.Hardware)
+	}{
+		{
+			name: "hgx roce 200G", dir: "hgx-h100-8gpu", inputs: "  nic_link = \"roce\"\n  nic_speed_gbps = 200\n",
+			check: func(t *testing.T, hw *spec.Hardware) {
+				for _, n := range hw.NICs {
+					if n.Link != "roce" || n.SpeedGbps != 200 {
+						t.Errorf("NIC %s: link %s speed %d, want roce 200", n.Name, n.Link, n.SpeedGbps)
+					}
+				}
+			},
+		},
+		// 100G is not a speed a DGX H100 compute port runs at.
+		{name: "hgx bad speed", dir: "hgx-h100-8gpu", inputs: "  nic_speed_gbps = 100\n", wantErr: "200 or 400"},
+		{
+			name: "dgx a100 40GB", dir: "dgx-a100", inputs: "  gpu_memory_gb = 40\n",
+			check: func(t *testing.T, hw *spec.Hardware) {
+				if hw.GPUModel != "A100 SXM4 40GB (HGX/DGX A100)" || hw.Memory.String() != "1TiB" {
+					t.Errorf("got %s with %s RAM", hw.GPUModel, hw.Memory)
+				}
+			},
+		},
+		{name: "dgx a100 bad memory", dir: "dgx-a100", inputs: "  gpu_memory_gb = 64\n", wantErr: "40 or 80"},
+		{name: "l40s bad link", dir: "l40s-8gpu-pcie", inputs: "  nic_link = \"omnipath\"\n", wantErr: "nic_link"},
+		{
+			name: "gh200 with a NIC", dir: "gh200",
+			inputs: "  nics = [{ name = \"mlx5_0\", netdev = \"ibp3s0\", pci = \"0000:03:00.0\", numa = 0, switch = \"\", link = \"infiniband\", speed_gbps = 400, rdma = true }]\n",
+			check: func(t *testing.T, hw *spec.Hardware) {
+				if len(hw.NICs) != 1 || !hw.HasRDMA() {
+					t.Errorf("NICs %+v, want the one RDMA NIC passed in", hw.NICs)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, diags := loadThroughRoot(t, tt.dir, tt.inputs)
+			if tt.wantErr != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.wantErr) {
+					t.Fatalf("want an error mentioning %q, got %v", tt.wantErr, diags)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			tt.check(t, cfg.Nodes[0].Hardware)
+		})
+	}
+}
+
 // TestModulesHaveSources checks that every module names where its facts come
-// from: a URL in the file's leading comment.
+// from: a URL in its comments.
 func TestModulesHaveSources(t *testing.T) {
 	for _, dir := range moduleDirs(t) {
 		t.Run(dir, func(t *testing.T) {
