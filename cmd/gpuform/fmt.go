@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/rogpeppe/go-internal/diff"
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/internal/diagtext"
+)
+
+// fmtSuffixes are the files gpuform fmt rewrites.
+var fmtSuffixes = []string{".gpuform.hcl", ".gpuvars.hcl", ".gpuform-lint.hcl", ".gpuform.lock.hcl"}
+
+func isFmtTarget(name string) bool {
+	for _, s := range fmtSuffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+type fmtOptions struct {
+	check     bool
+	diff      bool
+	recursive bool
+	list      bool
+	write     bool
+}
+
+func newFmtCommand(s Streams) *cobra.Command {
+	var o fmtOptions
+	cmd := &cobra.Command{
+		Use:   "fmt [PATH]",
+		Short: "Rewrite spec files in the canonical format",
+		Long: `Fmt rewrites *.gpuform.hcl and *.gpuvars.hcl files in the canonical layout
+(hclwrite's, as terraform fmt). PATH is a file, a directory (default: the
+current one) or "-" for standard input.
+
+Exit status: 0 when every file was already formatted or was rewritten; 1 on a
+syntax error or unreadable file; 2 with -check when a file is not formatted.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := dirArg(args)
+			if path == "-" {
+				return fmtStdin(s, o)
+			}
+			return fmtPath(s, path, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.check, "check", false, "do not write; exit 2 if any file is not formatted")
+	cmd.Flags().BoolVar(&o.diff, "diff", false, "print the changes as a unified diff")
+	cmd.Flags().BoolVar(&o.recursive, "recursive", false, "also process subdirectories")
+	cmd.Flags().BoolVar(&o.list, "list", true, "print the names of files whose formatting differs")
+	cmd.Flags().BoolVar(&o.write, "write", true, "write the result back to the file")
+	return cmd
+}
+
+func fmtStdin(s Streams, o fmtOptions) error {
+	src, err := io.ReadAll(s.In)
+	if err != nil {
+		return err
+	}
+	out, diags := formatSource(src, "<stdin>")
+	if diags.HasErrors() {
+		_ = diagtext.Write(s.Err, diags, map[string]*hcl.File{"<stdin>": {Bytes: src}}, diagtext.Options{Color: s.Color(s.Err)})
+		return exitError{ExitFailed}
+	}
+	if o.check {
+		if !bytes.Equal(src, out) {
+			return exitError{ExitReport}
+		}
+		return nil
+	}
+	_, err = s.Out.Write(out)
+	return err
+}
+
+func fmtPath(s Streams, root string, o fmtOptions) error {
+	info, err := os.Stat(root)
+	if err != nil {
+		fmt.Fprintf(s.Err, "Error: %s\n", err)
+		return exitError{ExitFailed}
+	}
+	var files []string
+	if !info.IsDir() {
+		files = []string{root}
+	} else {
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if p != root && (!o.recursive || strings.HasPrefix(d.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if isFmtTarget(d.Name()) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(s.Err, "Error: %s\n", err)
+			return exitError{ExitFailed}
+		}
+	}
+	failed, unformatted := false, false
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(s.Err, "Error: %s\n", err)
+			failed = true
+			continue
+		}
+		out, diags := formatSource(src, f)
+		if diags.HasErrors() {
+			_ = diagtext.Write(s.Err, diags, map[string]*hcl.File{f: {Bytes: src}}, diagtext.Options{Color: s.Color(s.Err)})
+			failed = true
+			continue
+		}
+		if bytes.Equal(src, out) {
+			continue
+		}
+		unformatted = true
+		if o.list {
+			fmt.Fprintln(s.Out, f)
+		}
+		if o.diff {
+			s.Out.Write(diff.Diff("old/"+strings.TrimPrefix(filepath.ToSlash(f), "/"), src, "new/"+strings.TrimPrefix(filepath.ToSlash(f), "/"), out))
+		}
+		if o.write && !o.check {
+			if err := writeFileAtomic(f, out); err != nil {
+				fmt.Fprintf(s.Err, "Error: %s\n", err)
+				failed = true
+			}
+		}
+	}
+	switch {
+	case failed:
+		return exitError{ExitFailed}
+	case o.check && unformatted:
+		return exitError{ExitReport}
+	}
+	return nil
+}
+
+// formatSource checks the syntax first (hclwrite formats invalid input
+// without complaint) and then formats.
+func formatSource(src []byte, name string) ([]byte, hcl.Diagnostics) {
+	_, diags := hclwrite.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return hclwrite.Format(src), nil
+}
+
+// writeFileAtomic replaces path by a fully written temporary file, keeping
+// its permissions, so an interrupted fmt never leaves half a file.
+func writeFileAtomic(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Version is this build's version, checked against required_version.
+const Version = "0.1.0"
+
+// Exit codes: one contract for every command (DESIGN.md "Contracts").
+const (
+	// ExitOK means clean: nothing to report.
+	ExitOK = 0
+	// ExitFailed means gpuform could not do its job.
+	ExitFailed = 1
+	// ExitReport means it ran and has something to report (findings,
+	// changes with -detailed-exitcode, failed checks).
+	ExitReport = 2
+)
+
+// Streams are the process's standard streams and environment, injected so
+// that tests run the CLI in-process.
+type Streams struct {
+	In      io.Reader
+	Out     io.Writer
+	Err     io.Writer
+	Environ []string
+}
+
+// Getenv looks a variable up in the injected environment.
+func (s Streams) Getenv(key string) string {
+	for _, kv := range s.Environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// Color reports whether w should get ANSI colour: a terminal, and NO_COLOR
+// unset (https://no-color.org).
+func (s Streams) Color(w io.Writer) bool {
+	if _, set := lookupEnv(s.Environ, "NO_COLOR"); set {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// IsTerminal reports whether w is a terminal (for live progress lines).
+func (s Streams) IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func lookupEnv(env []string, key string) (string, bool) {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// exitError carries an exit code through cobra without printing anything
+// more: the command has already said what went wrong.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Run executes the CLI with args and returns the process exit code.
+func Run(ctx context.Context, args []string, s Streams) int {
+	root := newRootCommand(s)
+	root.SetArgs(normalizeArgs(args))
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(s.Err, "Error: %s\n", err)
+	return ExitFailed
+}
+
+func newRootCommand(s Streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gpuform",
+		Short: "Declare, plan, apply and verify the software and tuning of GPU servers",
+		Long: `gpuform does for GPU servers what Terraform does for cloud resources.
+
+Describe the node you want in HCL (*.gpuform.hcl): NVIDIA driver, CUDA, NCCL,
+container runtime, /dev/shm, NUMA binding, GPU-to-NIC affinity. Then:
+
+  gpuform lint      check the spec before anything is touched
+  gpuform plan      show what would change on every host
+  gpuform apply     change it over SSH
+  gpuform verify    prove the node works (NVML checks, NCCL self-tests)
+
+Flags may be written Terraform-style with one dash (-json) or with two (--json).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetVersionTemplate("gpuform v{{.Version}}\n")
+	root.AddCommand(
+		newVersionCommand(s),
+		newValidateCommand(s),
+		newFmtCommand(s),
+	)
+	return root
+}
+
+var singleDashLong = regexp.MustCompile(`^-[a-z][a-z0-9-]+(=.*)?$`)
+
+// normalizeArgs lets users write Terraform's single-dash long flags
+// (-json, -var x=1, -detailed-exitcode) by doubling the dash; pflag would
+// otherwise read "-json" as the shorthands j, s, o, n.
+func normalizeArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if singleDashLong.MatchString(a) {
+			a = "-" + a
+		}
+		out = append(out, a)
+	}
+	return out
+}

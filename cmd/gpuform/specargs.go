@@ -1,0 +1,64 @@
+package main
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// varArgs collects -var and -var-file into one ordered list, because
+// Terraform applies them in command-line order, later ones winning.
+type varArgs struct{ list *[]spec.VarArg }
+
+// varFlag is a pflag.Value that appends to the shared list.
+type varFlag struct {
+	list *[]spec.VarArg
+	file bool
+}
+
+func (f varFlag) String() string { return "" }
+func (f varFlag) Type() string {
+	if f.file {
+		return "file"
+	}
+	return "name=value"
+}
+func (f varFlag) Set(v string) error {
+	*f.list = append(*f.list, spec.VarArg{File: f.file, Value: v})
+	return nil
+}
+
+// specFlags are the flags every command that reads a spec takes.
+type specFlags struct {
+	vars []spec.VarArg
+}
+
+func (f *specFlags) register(fs *pflag.FlagSet) {
+	fs.Var(varFlag{list: &f.vars}, "var", "set a variable: -var NAME=VALUE (repeatable)")
+	fs.Var(varFlag{list: &f.vars, file: true}, "var-file", "read variable values from a *.gpuvars.hcl file (repeatable)")
+}
+
+// load reads the spec in dir with the flags' variables, the environment's
+// GPUFORM_VAR_ values and the built-in modules.
+func (f *specFlags) load(s Streams, dir string) (*spec.Config, hcl.Diagnostics) {
+	return spec.Load(dir, spec.LoadOptions{
+		VarArgs:        f.vars,
+		Environ:        s.Environ,
+		BuiltinModules: modules.FS(),
+		BinaryVersion:  Version,
+	})
+}
+
+// dirArg returns the spec directory argument, "." when omitted.
+func dirArg(args []string) string {
+	if len(args) == 0 {
+		return "."
+	}
+	return args[0]
+}
+
+// maxOneDir is cobra's argument check for commands taking an optional DIR.
+var maxOneDir = cobra.MaximumNArgs(1)
