@@ -19,7 +19,7 @@ func newVersionCommand(s Streams) *cobra.Command {
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]string{
-					"format_version": "1.0",
+					"format_version":  "1.0",
 					"gpuform_version": Version,
 					"go_version":      runtime.Version(),
 					"platform":        runtime.GOOS + "_" + runtime.GOARCH,
