@@ -1,0 +1,14 @@
+// Package lint judges an evaluated gpuform spec before any host is touched:
+// it runs a catalogue of rules over a spec.Config and returns findings, each
+// anchored at the exact source range of the attribute that causes it.
+//
+// The engine (Run) applies inline suppressions (# gpuform-ignore: rule --
+// reason), the lint block of the spec and an optional .gpuform-lint.hcl, and
+// sorts and deduplicates what the rules report. Rules read version facts only
+// from the embedded knowledge base in lint/compat, never from literals.
+//
+// It is not a loader (package spec parses and evaluates HCL; its
+// diagnostics are never findings and can never be suppressed) and it never
+// opens a connection or reads a host: it judges the wish, not the node.
+// Rendering lives in lint/format.
+package lint

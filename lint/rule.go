@@ -1,0 +1,129 @@
+package lint
+
+import (
+	"sort"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/spec"
+)
+
+// DocsPath is where every rule's documentation lives, relative to the
+// repository root; a rule's Link is DocsPath + "#" + its name.
+const DocsPath = "docs/rules.md"
+
+// Rule is one check over an evaluated spec. Rules are plain values so that
+// the catalogue can be listed, documented and configured without running them.
+type Rule struct {
+	// Name is the rule's snake_case identifier, used in suppressions,
+	// configuration and every output format.
+	Name string
+	// Severity is the severity of a finding that rests on confirmed facts.
+	Severity Severity
+	// Summary is a one-line statement of what the rule checks.
+	Summary string
+	// Link points at the rule's documentation section.
+	Link string
+	// Check inspects ctx.Config and reports findings through ctx. It must
+	// tolerate partial configs: any block may be nil, any Attr unset.
+	Check func(ctx *Context)
+}
+
+// Context is what a rule's Check sees: the config, the lint-time inputs and
+// a way to report findings. A Context is used by one rule at a time.
+type Context struct {
+	// Config is the spec being linted; never nil inside a Check.
+	Config *spec.Config
+	// Now is the moment end-of-life dates are compared against.
+	Now time.Time
+
+	pins     Pins
+	rule     *Rule
+	findings []Finding
+}
+
+// Report records a finding at the rule's own severity.
+func (c *Context) Report(rng hcl.Range, summary, detail string) {
+	c.ReportAs(c.rule.Severity, rng, summary, detail)
+}
+
+// ReportAs records a finding at a severity lower than the rule's, for
+// findings that rest on secondary or unconfirmed data. A severity above the
+// rule's is lowered to it, so a rule can never out-shout its declaration.
+func (c *Context) ReportAs(sev Severity, rng hcl.Range, summary, detail string) {
+	if sev > c.rule.Severity || sev == 0 {
+		sev = c.rule.Severity
+	}
+	c.findings = append(c.findings, Finding{
+		Rule:     c.rule.Name,
+		Severity: sev,
+		Summary:  summary,
+		Detail:   detail,
+		Link:     c.rule.Link,
+		Range:    rng,
+	})
+}
+
+// Nodes returns the config's non-nil node blocks.
+func (c *Context) Nodes() []*spec.Node {
+	out := make([]*spec.Node, 0, len(c.Config.Nodes))
+	for _, n := range c.Config.Nodes {
+		if n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Pinned returns the exact version the lock file records for a node's
+// component ("driver", "cuda", "nccl", "dcgm", "nvidia_container_toolkit").
+func (c *Context) Pinned(node, component string) (string, bool) {
+	v, ok := c.pins[PinKey{Node: node, Component: component}]
+	return v, ok && v != ""
+}
+
+// PinKey names one component of one node in a lock file.
+type PinKey struct {
+	// Node is the node block's label.
+	Node string
+	// Component is the versioned component: "driver", "cuda", "nccl",
+	// "dcgm" or "nvidia_container_toolkit".
+	Component string
+}
+
+// Pins are the exact releases a lock file records, by node and component.
+type Pins map[PinKey]string
+
+// Rules returns the whole rule catalogue, sorted by name. Each call builds
+// fresh values, so callers may not affect one another.
+func Rules() []Rule {
+	var rs []Rule
+	for _, group := range [][]Rule{
+		metaRules(),
+		driverRules(),
+		fabricRules(),
+		containerRules(),
+		hostRules(),
+		topologyRules(),
+		verifyRules(),
+		hygieneRules(),
+	} {
+		rs = append(rs, group...)
+	}
+	for i := range rs {
+		rs[i].Link = DocsPath + "#" + rs[i].Name
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
+	return rs
+}
+
+// RuleByName returns the named rule from the catalogue.
+func RuleByName(name string) (Rule, bool) {
+	for _, r := range Rules() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
