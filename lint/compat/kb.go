@@ -1,0 +1,75 @@
+package compat
+
+import (
+	"sync"
+)
+
+// KB is the parsed knowledge base. It is built by Load and never changed
+// afterwards, so one KB may be shared by any number of goroutines. Slices in
+// the answers it returns (Fact.Sources, build lists) share its storage and
+// must not be modified.
+type KB struct {
+	cuda     []CUDARelease
+	mvc      map[int]MVCRange
+	branches map[int]Branch
+	archs    []Architecture
+	gpus     []GPUModel
+	aliases  map[string][]int // normalised alias → indexes into gpus
+	nccl     []NCCLRelease
+	ngc      map[string]NGCImage // image reference → image
+	toolkit  []ToolkitRelease
+	features map[string]ToolkitFeature
+	runtimes []RuntimeConfig
+	dcgm     []DCGMRequirement
+	packages []packageRow
+	facts    map[string]HostFact
+	nccltest []NCCLThreshold
+}
+
+// Load parses every embedded table. An error names the data file and line
+// of the first row that does not parse; the tables are part of the binary,
+// so an error is a bug in gpuform, caught by the package tests.
+func Load() (*KB, error) {
+	kb := &KB{
+		mvc:      map[int]MVCRange{},
+		branches: map[int]Branch{},
+		aliases:  map[string][]int{},
+		ngc:      map[string]NGCImage{},
+		features: map[string]ToolkitFeature{},
+		facts:    map[string]HostFact{},
+	}
+	for _, load := range []func() error{
+		kb.loadCUDA,
+		kb.loadBranches,
+		kb.loadArchitectures,
+		kb.loadGPUs,
+		kb.loadNCCL,
+		kb.loadNGC,
+		kb.loadToolkit,
+		kb.loadDCGM,
+		kb.loadPackages,
+		kb.loadFacts,
+	} {
+		if err := load(); err != nil {
+			return nil, err
+		}
+	}
+	return kb, nil
+}
+
+// Default returns the knowledge base parsed from the embedded tables, built
+// on first use and shared afterwards. The tables are compiled into gpuform
+// and TestLoad parses every row, so a failure here is a broken invariant of
+// gpuform itself, never something a user or host can cause: Default panics
+// with Load's error rather than hand every rule an impossible error.
+func Default() *KB {
+	kb, err := defaultKB()
+	if err != nil {
+		panic("compat: embedded knowledge base does not parse: " + err.Error())
+	}
+	return kb
+}
+
+// defaultKB is the one package-level value of compat: a lazily built KB that
+// is immutable once loaded, so sharing it is safe.
+var defaultKB = sync.OnceValues(Load)
