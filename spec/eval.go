@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 )
@@ -53,7 +54,11 @@ func (ld *loader) evaluate() hcl.Diagnostics {
 		o.Value = v
 	}
 	if len(ld.nodeBlocks) > 0 {
-		ctx, d := e.fullContext()
+		var used []hcl.Traversal
+		for _, b := range ld.nodeBlocks {
+			used = append(used, bodyTraversals(b.Body)...)
+		}
+		ctx, d := e.fullContext(used)
 		diags = append(diags, d...)
 		for _, b := range ld.nodeBlocks {
 			n, d := decodeNodeBlock(b, ctx)
@@ -161,6 +166,14 @@ func (e *evaluator) declaredNames(kind string) []string {
 // contextFor builds an evaluation context holding just the values the given
 // traversals name, resolving each on demand.
 func (e *evaluator) contextFor(traversals []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnostics) {
+	objs, diags := e.referencedValues(traversals)
+	return e.buildContext(objs), diags
+}
+
+// referencedValues resolves the values the traversals name. Undeclared
+// names get an unknown placeholder, so that hcl does not report them a
+// second time, less helpfully, as "Unsupported attribute".
+func (e *evaluator) referencedValues(traversals []hcl.Traversal) (map[string]map[string]cty.Value, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	objs := map[string]map[string]cty.Value{}
 	for kind := range referenceKinds {
@@ -210,7 +223,7 @@ func (e *evaluator) contextFor(traversals []hcl.Traversal) (*hcl.EvalContext, hc
 		diags = append(diags, d...)
 		objs[kind][name] = v
 	}
-	return e.buildContext(objs), diags
+	return objs, diags
 }
 
 func (e *evaluator) buildContext(objs map[string]map[string]cty.Value) *hcl.EvalContext {
@@ -228,9 +241,8 @@ func (e *evaluator) buildContext(objs map[string]map[string]cty.Value) *hcl.Eval
 
 // fullContext resolves every named value, for node bodies, which may use
 // anything and which nothing refers to.
-func (e *evaluator) fullContext() (*hcl.EvalContext, hcl.Diagnostics) {
-	var diags hcl.Diagnostics
-	objs := map[string]map[string]cty.Value{"var": {}, "local": {}, "inventory": {}, "module": {}}
+func (e *evaluator) fullContext(used []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnostics) {
+	objs, diags := e.referencedValues(used)
 	for name, v := range e.ld.cfg.Variables {
 		if v.Value == cty.NilVal {
 			objs["var"][name] = cty.DynamicVal
@@ -265,4 +277,23 @@ func (e *evaluator) bodyContext(attrs hcl.Attributes) (*hcl.EvalContext, hcl.Dia
 
 func (ld *loader) rootDir() string {
 	return ld.cfg.Dir
+}
+
+// bodyTraversals lists every variable reference inside a body, nested blocks
+// included.
+func bodyTraversals(body hcl.Body) []hcl.Traversal {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	var out []hcl.Traversal
+	_ = hclsyntax.VisitAll(sb, func(n hclsyntax.Node) hcl.Diagnostics {
+		if ex, ok := n.(hclsyntax.Expression); ok {
+			if st, ok := ex.(*hclsyntax.ScopeTraversalExpr); ok {
+				out = append(out, st.Traversal)
+			}
+		}
+		return nil
+	})
+	return out
 }

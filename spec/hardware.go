@@ -17,16 +17,27 @@ var pciAddressPattern = regexp.MustCompile(`^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-
 // the path inside the object, since the value may come from a module whose
 // source lines are not the user's.
 type hardwareReader struct {
-	rng   hcl.Range
-	diags hcl.Diagnostics
+	rng hcl.Range
+	// keyRanges holds the range of each top-level key when the value is
+	// written as a literal object, so errors point at the right line.
+	keyRanges map[string]hcl.Range
+	diags     hcl.Diagnostics
 }
 
 func (r *hardwareReader) fail(path, format string, args ...any) {
+	subject := r.rng
+	top := path
+	if i := strings.IndexAny(top, ".["); i >= 0 {
+		top = top[:i]
+	}
+	if kr, ok := r.keyRanges[top]; ok {
+		subject = kr
+	}
 	r.diags = append(r.diags, &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Invalid hardware description",
 		Detail:   fmt.Sprintf("hardware.%s: %s", path, fmt.Sprintf(format, args...)),
-		Subject:  r.rng.Ptr(),
+		Subject:  subject.Ptr(),
 	})
 }
 
@@ -98,8 +109,9 @@ var (
 
 // decodeHardware turns a hardware object into a Hardware and checks that it
 // is self-consistent (indexes unique, counts agree, NUMA nodes in range).
-func decodeHardware(v cty.Value, rng hcl.Range) (*Hardware, hcl.Diagnostics) {
-	r := &hardwareReader{rng: rng}
+func decodeHardware(v cty.Value, expr hcl.Expression) (*Hardware, hcl.Diagnostics) {
+	rng := expr.Range()
+	r := &hardwareReader{rng: rng, keyRanges: itemRanges(expr)}
 	if v.IsNull() || !r.keys("", v, hardwareKeys) {
 		if v.IsNull() {
 			r.fail("", "must not be null")

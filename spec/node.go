@@ -86,7 +86,7 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		v, d := a.Expr.Value(ctx)
 		diags = append(diags, d...)
 		if !d.HasErrors() && v.IsWhollyKnown() {
-			hw, d := decodeHardware(v, a.Expr.Range())
+			hw, d := decodeHardware(v, a.Expr)
 			diags = append(diags, d...)
 			n.Hardware = hw
 		}

@@ -97,12 +97,10 @@ func writeSnippet(buf *bytes.Buffer, d *hcl.Diagnostic, files map[string]*hcl.Fi
 	buf.WriteString(":\n")
 	lines := strings.Split(string(f.Bytes), "\n")
 	first, last := ctxRange.Start.Line, ctxRange.End.Line
-	if last-first > 6 {
-		// A long context (a whole block) is cut down to the subject.
-		first, last = s.Start.Line, s.End.Line
-		if last-first > 6 {
-			last = first + 6
-		}
+	if last-first > 2 {
+		// A long context (a whole block) is cut down to the subject's
+		// first line; the underline runs to its end.
+		first, last = s.Start.Line, s.Start.Line
 	}
 	for ln := first; ln <= last && ln <= len(lines); ln++ {
 		if ln < 1 {
@@ -117,6 +115,11 @@ func writeSnippet(buf *bytes.Buffer, d *hcl.Diagnostic, files map[string]*hcl.Fi
 			}
 			if ln == s.End.Line {
 				end = s.End.Column
+			}
+			if ln > s.Start.Line {
+				// Continuation lines of a multi-line subject are shown
+				// without underlining, to keep the snippet readable.
+				continue
 			}
 			if end <= start {
 				end = start + 1

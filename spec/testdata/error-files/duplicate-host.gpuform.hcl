@@ -1,0 +1,6 @@
+inventory "train" {
+  hosts = [
+    "gpu[1-4]",
+    "gpu3", # ERROR: Duplicate host
+  ]
+}

@@ -1,0 +1,5 @@
+node "a" {
+  hosts = ["gpu1"]
+  cuda { # ERROR: Missing required argument
+  }
+}

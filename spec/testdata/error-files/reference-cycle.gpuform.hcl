@@ -1,0 +1,4 @@
+locals {
+  driver = local.branch # ERROR: Cycle in references
+  branch = local.driver
+}

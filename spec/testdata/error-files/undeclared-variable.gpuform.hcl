@@ -1,0 +1,6 @@
+node "a" {
+  hosts = ["gpu1"]
+  driver {
+    version = var.drvier # ERROR: Reference to undeclared input variable
+  }
+}

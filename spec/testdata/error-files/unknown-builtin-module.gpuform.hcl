@@ -1,0 +1,3 @@
+module "hw" {
+  source = "gpuform/hgx-h100" # ERROR: Cannot load module
+}
