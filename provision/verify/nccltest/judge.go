@@ -1,0 +1,93 @@
+package nccltest
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Verdict is the judgement of one run against a busbw floor.
+type Verdict struct {
+	// Pass is true when every rule held.
+	Pass bool `json:"pass"`
+	// Size is the largest message size in bytes (0 without rows).
+	Size int64 `json:"size"`
+	// BusBW is the smaller of out-of-place and in-place busbw at Size, GB/s.
+	BusBW float64 `json:"busbw"`
+	// Floor is the floor judged against, GB/s (0 = bandwidth not judged).
+	Floor float64 `json:"floor"`
+	// Reasons says why the run failed, one entry per broken rule.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Largest returns the row with the largest message size (the last one on a
+// tie) and false when the run has no rows.
+func (r *Run) Largest() (Row, bool) {
+	if len(r.Rows) == 0 {
+		return Row{}, false
+	}
+	best := r.Rows[0]
+	for _, row := range r.Rows[1:] {
+		if row.Size >= best.Size {
+			best = row
+		}
+	}
+	return best, true
+}
+
+// Judge applies the pass rules to one run: no failure lines, at least one
+// row, the out-of-bounds footer present with 0 and OK, #wrong 0 in every row
+// where it was counted, and (when floor > 0) the largest size's busbw, the
+// smaller of out-of-place and in-place, at or above floor.
+func Judge(r Run, floor float64) Verdict {
+	v := Verdict{Floor: floor}
+	for _, f := range r.Failures {
+		v.Reasons = append(v.Reasons, f)
+	}
+	row, ok := r.Largest()
+	if !ok {
+		v.Reasons = append(v.Reasons, "no result rows: the test stopped before measuring anything")
+	} else {
+		v.Size = row.Size
+		v.BusBW = math.Min(row.OutOfPlace.BusBW, row.InPlace.BusBW)
+		if floor > 0 && v.BusBW < floor {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("busbw %.2f GB/s at %s is below the floor %.2f GB/s", v.BusBW, FormatSize(row.Size), floor))
+		}
+	}
+	var wrong []string
+	for _, row := range r.Rows {
+		for _, h := range []struct {
+			name string
+			w    *int64
+		}{{"out-of-place", row.OutOfPlace.Wrong}, {"in-place", row.InPlace.Wrong}} {
+			if h.w != nil && *h.w != 0 {
+				wrong = append(wrong, fmt.Sprintf("%s %s: %d", FormatSize(row.Size), h.name, *h.w))
+			}
+		}
+	}
+	if len(wrong) > 0 {
+		v.Reasons = append(v.Reasons, "#wrong is not 0 (data corruption): "+strings.Join(wrong, ", "))
+	}
+	switch {
+	case r.OutOfBounds == nil && ok:
+		v.Reasons = append(v.Reasons, `no "Out of bounds values" footer: the run did not finish`)
+	case r.OutOfBounds != nil && (!r.OutOfBounds.OK || r.OutOfBounds.Count != 0):
+		v.Reasons = append(v.Reasons, fmt.Sprintf("out of bounds values: %d (FAILED)", r.OutOfBounds.Count))
+	}
+	v.Pass = len(v.Reasons) == 0
+	return v
+}
+
+// FormatSize renders a byte count the way nccl-tests options take it
+// (8G, 128M, 1K), exact powers of 1024 only; other sizes stay in bytes.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		div  int64
+		unit string
+	}{{1 << 40, "T"}, {1 << 30, "G"}, {1 << 20, "M"}, {1 << 10, "K"}} {
+		if n >= u.div && n%u.div == 0 {
+			return fmt.Sprintf("%d%s", n/u.div, u.unit)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
+}

@@ -1,0 +1,215 @@
+package nccltest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// Result is what one nccl-tests command left behind on a node.
+type Result struct {
+	// Command is the command line as configured.
+	Command string `json:"command"`
+	// ExitCode is the command's exit status (124 when the timeout fired).
+	ExitCode int `json:"exit_code"`
+	// Duration is how long the command ran.
+	Duration time.Duration `json:"duration_ns"`
+	// Runs are the runs parsed from standard output.
+	Runs []Run `json:"runs,omitempty"`
+	// Failure is set when the command itself failed: binary missing,
+	// timeout/hang, non-zero exit. Empty when it ran to completion.
+	Failure string `json:"failure,omitempty"`
+	// StderrTail is the last lines of standard error, for the report.
+	StderrTail string `json:"stderr_tail,omitempty"`
+}
+
+// Judge judges a Result: a command failure fails it, and otherwise every
+// parsed run must pass Judge. An output without any run fails.
+func (res Result) Judge(floor float64) Verdict {
+	var v Verdict
+	if len(res.Runs) == 0 {
+		v = Verdict{Floor: floor, Reasons: []string{"no nccl-tests output"}}
+	} else {
+		// The last run is the one a configured command produced; earlier
+		// runs only appear when the command itself loops.
+		v = Judge(res.Runs[len(res.Runs)-1], floor)
+		for _, r := range res.Runs[:len(res.Runs)-1] {
+			if pv := Judge(r, 0); !pv.Pass {
+				v.Reasons = append(v.Reasons, pv.Reasons...)
+			}
+		}
+	}
+	if res.Failure != "" {
+		v.Reasons = append([]string{res.Failure}, v.Reasons...)
+	}
+	v.Pass = len(v.Reasons) == 0
+	return v
+}
+
+// Exit statuses with a meaning for RunTest.
+const (
+	exitTimeout  = 124 // coreutils timeout(1) when the limit fired
+	exitNotFound = 127 // POSIX shells when the command is not found
+)
+
+// RunTest runs an nccl-tests command line on the node behind t with a hard
+// wall-clock limit and parses its output. The command line is split into
+// words without any shell expansion and every word is quoted, so nothing in
+// it reaches the remote shell unquoted; environment assignments in front
+// (NCCL_ALGO=RING all_reduce_perf …) are passed through env(1).
+//
+// The limit is enforced twice: timeout(1) on the node kills the test (and
+// mpirun's children through its process group) even if the connection
+// drops, and ctx is cancelled a little later so a wedged connection cannot
+// hold the controller. A missing binary, a timeout, a non-zero exit or NCCL
+// failure lines make a Result whose Judge fails; the error return is kept
+// for transport failures and malformed command lines.
+func RunTest(ctx context.Context, t transport.Transport, cmd string, timeout time.Duration) (Result, error) {
+	res := Result{Command: cmd}
+	words, err := SplitCommand(cmd)
+	if err != nil {
+		return res, err
+	}
+	env, argv := splitEnv(words)
+	if len(argv) == 0 {
+		return res, fmt.Errorf("nccl test command %q names no program", cmd)
+	}
+	if timeout <= 0 {
+		return res, errors.New("nccl test needs a positive timeout")
+	}
+	secs := int64((timeout + time.Second - 1) / time.Second)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "command -v %s >/dev/null 2>&1 || { echo %s >&2; exit %d; }\n",
+		transport.Quote(argv[0]), transport.Quote("gpuform: "+argv[0]+": command not found"), exitNotFound)
+	sb.WriteString("exec timeout -k 10 " + fmt.Sprint(secs) + " env")
+	for _, w := range append(env, argv...) {
+		sb.WriteString(" " + transport.Quote(w))
+	}
+	sb.WriteString("\n")
+
+	rctx, cancel := context.WithTimeout(ctx, timeout+20*time.Second)
+	defer cancel()
+	start := time.Now()
+	out, err := t.Run(rctx, transport.Command{Script: sb.String()})
+	res.Duration = time.Since(start)
+	if err != nil {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			res.Failure = fmt.Sprintf("no answer within %s: the test hung and the connection did not end it", timeout+20*time.Second)
+			return res, nil
+		}
+		return res, err
+	}
+	res.ExitCode = out.ExitCode
+	res.StderrTail = tail(out.Stderr, 10)
+	res.Runs, _ = Parse(bytes.NewReader(out.Stdout)) // reading a byte slice cannot fail
+	switch out.ExitCode {
+	case 0:
+	case exitTimeout, 137:
+		res.Failure = fmt.Sprintf("timed out after %s (the test hung or is too slow for its limit)", timeout)
+	case exitNotFound:
+		res.Failure = fmt.Sprintf("%s not found on the node (is nccl-tests installed and on PATH?)", argv[0])
+	default:
+		// nccl-tests exit codes (src/common.h testResult_t).
+		meaning := map[int]string{1: "internal error", 2: "CUDA error", 3: "NCCL error", 4: "timeout", 5: "not implemented", 6: "invalid usage", 7: "out-of-bounds values or bandwidth check failed"}[out.ExitCode]
+		if meaning == "" {
+			meaning = "failed"
+		}
+		res.Failure = fmt.Sprintf("exit status %d (%s)", out.ExitCode, meaning)
+	}
+	return res, nil
+}
+
+func tail(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// splitEnv separates leading NAME=value words from the program and its arguments.
+func splitEnv(words []string) (env, argv []string) {
+	for i, w := range words {
+		name, _, ok := strings.Cut(w, "=")
+		if !ok || !validEnvName(name) {
+			return words[:i], words[i:]
+		}
+	}
+	return words, nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// SplitCommand splits a command line into words the way a POSIX shell
+// splits simple words and quotes, without expansion: single quotes, double
+// quotes and backslash escapes are honoured; $, `, ;, |, &, <, >, (, ) are
+// refused so that a spec cannot smuggle shell syntax into a remote command.
+func SplitCommand(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated single quote in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`"\`, s[i+1]) >= 0 {
+					i++
+				} else if s[i] == '$' || s[i] == '`' {
+					return nil, fmt.Errorf("shell expansion (%c) is not allowed in %q", s[i], s)
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated double quote in %q", s)
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 < len(s) {
+				i++
+				cur.WriteByte(s[i])
+			}
+			inWord = true
+		case strings.IndexByte("$`;|&<>()", c) >= 0:
+			return nil, fmt.Errorf("shell syntax %q is not allowed in a test command (%q); write the command as plain words", c, s)
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
