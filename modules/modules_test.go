@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuform/gpuform/modules"
@@ -211,7 +212,7 @@ func checkHardware(t *testing.T, hw *spec.Hardware) {
 		place(n.Switch, n.NUMA, "NIC "+n.Name)
 	}
 	if !knownGPUModels(t)[hw.GPUModel] {
-		t.Errorf("gpu_model %q is not a model of testdata/gpu-models.txt (gpu-models.tsv)", hw.GPUModel)
+		t.Errorf("gpu_model %q is not a model name of gpu-models.tsv (testdata/gpu-models.txt), written without the parenthesised remark", hw.GPUModel)
 	}
 }
 
@@ -247,8 +248,8 @@ func checkNUMABindsOutput(t *testing.T, outs map[string]cty.Value, hw *spec.Hard
 	}
 }
 
-// knownGPUModels reads the model column of the reference GPU table, copied to
-// testdata (see testdata/README.md).
+// knownGPUModels reads the model names of the reference GPU table, copied to
+// testdata (see testdata/README.md), as lint/compat keys them.
 func knownGPUModels(t *testing.T) map[string]bool {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "gpu-models.txt"))
@@ -259,9 +260,16 @@ func knownGPUModels(t *testing.T) map[string]bool {
 	models := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-			models[line] = true
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
 		}
+		// The table's key is the model without its parenthesised remark:
+		// "H100 SXM5 80GB (HGX/DGX H100)" is looked up as "H100 SXM5 80GB".
+		if i := strings.IndexByte(line, '('); i > 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		models[line] = true
 	}
 	return models
 }
@@ -289,7 +297,7 @@ func TestModuleInputs(t *testing.T) {
 		{
 			name: "dgx a100 40GB", dir: "dgx-a100", inputs: "  gpu_memory_gb = 40\n",
 			check: func(t *testing.T, hw *spec.Hardware) {
-				if hw.GPUModel != "A100 SXM4 40GB (HGX/DGX A100)" || hw.Memory.String() != "1TiB" {
+				if hw.GPUModel != "A100 SXM4 40GB" || hw.Memory.String() != "1TiB" {
 					t.Errorf("got %s with %s RAM", hw.GPUModel, hw.Memory)
 				}
 			},
@@ -355,6 +363,23 @@ func TestReadmeListsEveryModule(t *testing.T) {
 	for _, dir := range moduleDirs(t) {
 		if !strings.Contains(string(readme), "gpuform/"+dir) {
 			t.Errorf("README.md does not document gpuform/%s", dir)
+		}
+	}
+}
+
+// TestModulesAreFormatted keeps every module in canonical HCL form, so
+// `gpuform fmt -check` passes on a copied module.
+func TestModulesAreFormatted(t *testing.T) {
+	for _, dir := range moduleDirs(t) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.gpuform.hcl"))
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hclwrite.Format(src); string(got) != string(src) {
+				t.Errorf("%s is not in canonical HCL format (run gpuform fmt)", f)
+			}
 		}
 	}
 }

@@ -31,8 +31,8 @@ output "hardware" {
     gpu_count     = 4
     interconnect  = "nvlink_bridge" # 12 NVLinks per GPU over a bridge [TOPO][CPU]
     nvlink_domain = 2
-    cpu_sockets   = 2 # [CPU]
-    numa_nodes    = 4 # [TOPO]
+    cpu_sockets   = 2        # [CPU]
+    numa_nodes    = 4        # [TOPO]
     memory        = "880GiB" # [SIZE]
 
     gpus = [

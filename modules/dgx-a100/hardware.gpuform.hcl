@@ -38,7 +38,7 @@ variable "gpu_memory_gb" {
 }
 
 locals {
-  gpu_model = var.gpu_memory_gb == 80 ? "A100 SXM4 80GB (HGX/DGX A100)" : "A100 SXM4 40GB (HGX/DGX A100)"
+  gpu_model = var.gpu_memory_gb == 80 ? "A100 SXM4 80GB" : "A100 SXM4 40GB"
   # DGX A100 320GB ships with 1 TB of system memory, DGX A100 640GB with 2 TB [UG].
   memory = var.gpu_memory_gb == 80 ? "2TiB" : "1TiB"
   # 200 Gb/s HDR ConnectX-6 compute ports [UG][XML: speed="200000"].

@@ -55,11 +55,11 @@ variable "nic_speed_gbps" {
 
 variable "gpu_model" {
   type        = string
-  default     = "H100 SXM5 80GB (HGX/DGX H100)"
+  default     = "H100 SXM5 80GB"
   description = "GPU model as named in gpuform's GPU table; the H200 board keeps this topology."
 
   validation {
-    condition     = contains(["H100 SXM5 80GB (HGX/DGX H100)", "H200 SXM 141GB (HGX/DGX H200)"], var.gpu_model)
+    condition     = contains(["H100 SXM5 80GB", "H200 SXM 141GB"], var.gpu_model)
     error_message = "This profile describes the HGX H100/H200 8-GPU board only."
   }
 }
