@@ -1,14 +1,17 @@
 package examples_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
+	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -318,6 +321,30 @@ func TestExampleVariables(t *testing.T) {
 				t.Fatalf("%d nodes", len(cfg.Nodes))
 			}
 			tt.check(t, cfg.Nodes[0])
+		})
+	}
+}
+
+// TestExamplesLint runs every lint rule over every example: what users copy
+// must not carry an error-level finding. Warnings are logged, not failed,
+// because they may rest on unconfirmed knowledge-base rows.
+func TestExamplesLint(t *testing.T) {
+	for _, dir := range exampleDirs(t) {
+		t.Run(dir, func(t *testing.T) {
+			cfg := load(t, dir)
+			// A fixed instant keeps end-of-life findings from changing with the calendar.
+			res, diags := lint.Run(cfg, lint.Options{Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+			for _, d := range diags {
+				t.Errorf("lint: %s", d.Error())
+			}
+			for _, f := range res.Findings {
+				msg := fmt.Sprintf("%s:%d:%d: %s %s: %s", f.Range.Filename, f.Range.Start.Line, f.Range.Start.Column, f.Severity, f.Rule, f.Summary)
+				if f.Severity >= lint.Error {
+					t.Error(msg)
+				} else {
+					t.Log(msg)
+				}
+			}
 		})
 	}
 }
