@@ -120,6 +120,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newVersionCommand(s),
 		newValidateCommand(s),
 		newFmtCommand(s),
+		newLintCommand(s),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/internal/diagtext"
+	"github.com/gpuform/gpuform/lint/format"
 )
 
 func newValidateCommand(s Streams) *cobra.Command {
@@ -24,7 +25,7 @@ Exit status: 0 valid, 1 invalid.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, diags := flags.load(s, dirArg(args))
 			if asJSON {
-				if err := writeDiagnosticsJSON(s.Out, diags, cfg.Files); err != nil {
+				if err := format.WriteJSON(s.Out, diags, nil, cfg.Files); err != nil {
 					return err
 				}
 			} else {

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/lint"
+	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/spec"
+)
+
+func newLintCommand(s Streams) *cobra.Command {
+	var flags specFlags
+	var outFormat, minSeverity, configPath string
+	cmd := &cobra.Command{
+		Use:   "lint [DIR]",
+		Short: "Find mistakes that make a GPU node slow or broken, before anything is touched",
+		Long: `Lint loads the spec in DIR and checks it against gpuform's rules: driver and
+CUDA compatibility from NVIDIA's tables, fabric manager and NVSwitch, container
+shm and ulimits, NUMA binding and GPU-to-NIC affinity, verification floors and
+version pinning. Every rule is documented in docs/rules.md.
+
+Silence a finding with a comment on its line or the line above:
+  # gpuform-ignore: rule_name -- reason
+Disable or re-grade rules in a lint block or in DIR/.gpuform-lint.hcl.
+
+Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
+--min-severity (default error).`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			min, ok := lint.ParseSeverity(minSeverity)
+			if !ok {
+				return fmt.Errorf("--min-severity must be error, warning or info, not %q", minSeverity)
+			}
+			cfg, diags := flags.load(s, dir)
+			opts := lint.Options{MinSeverity: min}
+			if configPath == "" {
+				if _, err := os.Stat(filepath.Join(dir, spec.LintConfigFile)); err == nil {
+					configPath = filepath.Join(dir, spec.LintConfigFile)
+				}
+			} else if _, err := os.Stat(configPath); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("lint configuration %s does not exist", configPath)
+			}
+			if configPath != "" {
+				lc, f, d := spec.LoadLintFile(configPath)
+				diags = append(diags, d...)
+				if f != nil {
+					cfg.Files[configPath] = f
+				}
+				opts.Config = lc
+			}
+			res, d := lint.Run(cfg, opts)
+			diags = append(diags, d...)
+			if err := writeLint(s, outFormat, dir, diags, res, cfg.Files); err != nil {
+				return err
+			}
+			if code := lint.ExitCode(res, diags); code != ExitOK {
+				return exitError{code}
+			}
+			return nil
+		},
+	}
+	flags.register(cmd.Flags())
+	cmd.Flags().StringVar(&outFormat, "format", "text", "output format: text, compact, json or sarif")
+	cmd.Flags().StringVar(&minSeverity, "min-severity", "error", "lowest severity that makes the exit status 2: error, warning or info")
+	cmd.Flags().StringVar(&configPath, "config", "", "lint configuration file (default DIR/"+spec.LintConfigFile+" when present)")
+	return cmd
+}
+
+func writeLint(s Streams, outFormat, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
+	switch outFormat {
+	case "text":
+		if err := format.WriteText(s.Out, diags, res.Findings, files, format.TextOptions{Color: s.Color(s.Out)}); err != nil {
+			return err
+		}
+		if len(diags) == 0 && len(res.Findings) == 0 {
+			fmt.Fprintln(s.Out, "No problems found.")
+			return nil
+		}
+		fmt.Fprintf(s.Out, "%d error%s, %d warning%s, %d info", res.Count(lint.Error)+errorCount(diags), plural(res.Count(lint.Error)+errorCount(diags)),
+			res.Count(lint.Warning), plural(res.Count(lint.Warning)), res.Count(lint.Info))
+		if n := len(res.Suppressed); n > 0 {
+			fmt.Fprintf(s.Out, " (%d suppressed)", n)
+		}
+		fmt.Fprintln(s.Out, ".")
+		return nil
+	case "compact":
+		return format.WriteCompact(s.Out, diags, res.Findings)
+	case "json":
+		return format.WriteJSON(s.Out, diags, res.Findings, files)
+	case "sarif":
+		return format.WriteSARIF(s.Out, diags, res.Findings, format.SARIFOptions{BaseDir: dir, ToolVersion: Version})
+	}
+	return fmt.Errorf("--format must be text, compact, json or sarif, not %q", outFormat)
+}
+
+func errorCount(diags hcl.Diagnostics) int {
+	n := 0
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			n++
+		}
+	}
+	return n
+}
