@@ -110,11 +110,6 @@ func nicNames(h *spec.Hardware) string {
 	return "the hardware declares " + strings.Join(names, ", ")
 }
 
-// humanBytes renders a byte count for messages.
-func humanBytes(b uint64) string {
-	const gib = 1 << 30
-	if b >= gib && b%(gib/4) == 0 {
-		return fmt.Sprintf("%gGiB", float64(b)/gib)
-	}
-	return spec.FormatBytes(b)
-}
+// humanBytes renders a byte count for messages, in the largest binary
+// unit that divides it exactly.
+func humanBytes(b uint64) string { return spec.FormatBytes(b) }

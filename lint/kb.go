@@ -1,54 +1,194 @@
 package lint
 
-// TEMPORARY: replaced by the lint/compat adapter once compat compiles.
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
-import "fmt"
+	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/spec"
+)
 
-type kbFact struct {
-	status  int // 4 confirmed
-	source  string
-	ok      bool
-	statusS string
-}
+// This file is the bridge between rules and the knowledge base: it turns
+// spec values into compat queries and compat facts into severities and
+// citations, so that every rule applies the status rule the same way
+// (issue 3: errors only on confirmed or derived facts).
 
-func (f kbFact) severity(max Severity) Severity {
-	if f.status >= 3 {
+// severityFor caps a finding's severity by the status of the fact it rests
+// on: confirmed and derived facts may carry the rule's full severity;
+// secondary and unconfirmed facts give at most a warning.
+func severityFor(f compat.Fact, max Severity) Severity {
+	if f.Status.CanBeError() {
 		return max
 	}
 	return min(max, Warning)
 }
 
-func (f kbFact) cite() string {
-	if f.status >= 3 {
-		return f.source
+// cite names the public source of a fact, and for facts that cannot carry
+// an error says so, so a reader sees why a finding is only a warning.
+func cite(f compat.Fact) string {
+	src := f.Source()
+	if src == "" {
+		src = "gpuform knowledge base " + f.Where()
 	}
-	return fmt.Sprintf("%s; %s in gpuform's knowledge base, so this is not an error", f.source, f.statusS)
+	if f.Status.CanBeError() {
+		return src
+	}
+	return fmt.Sprintf("%s; this fact is %s in gpuform's knowledge base (%s), so the finding is a warning", src, f.Status, f.Where())
 }
 
-func (f kbFact) caveat() string {
-	if f.status >= 3 {
+// caveat is a sentence for details of findings on weak facts; empty for
+// confirmed and derived facts.
+func caveat(f compat.Fact) string {
+	if f.Status.CanBeError() {
 		return ""
 	}
-	return fmt.Sprintf("(This rests on %s data in gpuform's knowledge base: %s.)", f.statusS, f.source)
+	return fmt.Sprintf("This rests on %s data in gpuform's knowledge base (%s, %s), so it is a warning, not an error.", f.Status, f.Where(), orNone(f.Source()))
 }
 
-func kbShmFloor() (uint64, kbFact) {
-	return 1 << 30, kbFact{status: 4, source: "https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst"}
-}
-func kbDockerShmDefault() (uint64, kbFact) {
-	return 64 << 20, kbFact{status: 4, source: "https://github.com/docker/cli/blob/28f756087eea5fa301f3fbf12b01ae62f91521c2/man/docker-run.1.md"}
-}
-func kbNGCStack() (uint64, kbFact) {
-	return 67108864, kbFact{status: 4, source: "https://github.com/awslabs/benchmark-ai/issues/17"}
-}
-func kbNCCLStackUnlimited() kbFact {
-	return kbFact{status: 4, source: "https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst"}
-}
-func kbNUMABalancing() kbFact {
-	return kbFact{status: 1, statusS: "unconfirmed", source: "x"}
-}
-func kbIOMMU() kbFact {
-	return kbFact{status: 4, source: "https://docs.nvidia.com/maxine/triton/latest/Appendicies/PCIeMultiGPUSystems.html"}
+func orNone(s string) string {
+	if s == "" {
+		return "no public source recorded"
+	}
+	return s
 }
 
-func nccLAdjustsStack(v interface{}) bool { return false }
+// kb returns the knowledge base a run uses.
+func (c *Context) kb() *compat.KB { return c.KB }
+
+// driverVersion converts a spec driver version to the compat form.
+func driverVersion(v spec.Version) (compat.Version, bool) {
+	if v.IsZero() || len(v.Parts) == 0 {
+		return compat.Version{}, false
+	}
+	cv, err := compat.ParseDriverVersion(joinParts(v.Raw, v.Parts))
+	return cv, err == nil
+}
+
+// releaseVersion converts a CUDA, NCCL, DCGM or toolkit version; a package
+// revision suffix ("2.21.5-1") is dropped.
+func releaseVersion(v spec.Version) (compat.Version, bool) {
+	if v.IsZero() || len(v.Parts) == 0 {
+		return compat.Version{}, false
+	}
+	cv, err := compat.ParseVersion(joinParts(v.Raw, v.Parts))
+	return cv, err == nil
+}
+
+// joinParts rebuilds the dotted part of a version as written (keeping
+// "08" in driver versions) without its "-revision" suffix.
+func joinParts(raw string, parts []int) string {
+	if i := strings.IndexByte(raw, '-'); i >= 0 {
+		return raw[:i]
+	}
+	if raw != "" {
+		return raw
+	}
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ".")
+}
+
+// nodeDriver returns a node's driver version when written.
+func nodeDriver(n *spec.Node) (compat.Version, bool) {
+	if n.Driver == nil || !n.Driver.Version.Set {
+		return compat.Version{}, false
+	}
+	return driverVersion(n.Driver.Version.V)
+}
+
+// nodeComponent returns a component's version when written.
+func nodeComponent(c *spec.Component) (compat.Version, bool) {
+	if c == nil || !c.Version.Set {
+		return compat.Version{}, false
+	}
+	return releaseVersion(c.Version.V)
+}
+
+// hostFact looks up a facts.tsv row; rules skip their check when a fact is
+// missing rather than invent a number.
+func (c *Context) hostFact(id string) (compat.HostFact, bool) {
+	return c.kb().HostFact(id)
+}
+
+var (
+	shmSizeFlag = regexp.MustCompile(`--shm-size=([0-9]+[a-zA-Z]*)`)
+	stackFlag   = regexp.MustCompile(`stack=([0-9]+)`)
+	ncclSeries  = regexp.MustCompile(`NCCL ([0-9]+\.[0-9]+)\+`)
+)
+
+// kbShmFloor is the /dev/shm size NVIDIA's NCCL guide runs containers with
+// (facts.tsv nccl-docker-shm: "--shm-size=1g").
+func (c *Context) kbShmFloor() (uint64, compat.Fact, bool) {
+	f, ok := c.hostFact("nccl-docker-shm")
+	if !ok {
+		return 0, compat.Fact{}, false
+	}
+	m := shmSizeFlag.FindStringSubmatch(f.Value)
+	if m == nil {
+		return 0, compat.Fact{}, false
+	}
+	s, err := spec.ParseSize(m[1])
+	if err != nil || s.Bytes == 0 {
+		return 0, compat.Fact{}, false
+	}
+	return s.Bytes, f.Fact, true
+}
+
+// kbDockerShmDefault is Docker's default /dev/shm (facts.tsv
+// docker-shm-default: "64m (67108864 bytes)").
+func (c *Context) kbDockerShmDefault() (uint64, compat.Fact, bool) {
+	f, ok := c.hostFact("docker-shm-default")
+	if !ok {
+		return 0, compat.Fact{}, false
+	}
+	fields := strings.Fields(f.Value)
+	if len(fields) == 0 {
+		return 0, compat.Fact{}, false
+	}
+	s, err := spec.ParseSize(fields[0])
+	if err != nil || s.Bytes == 0 {
+		return 0, compat.Fact{}, false
+	}
+	return s.Bytes, f.Fact, true
+}
+
+// kbNGCStack is the stack ulimit NGC images recommend at start-up
+// (facts.tsv ngc-banner-flags: "--ulimit stack=67108864").
+func (c *Context) kbNGCStack() (uint64, compat.Fact, bool) {
+	f, ok := c.hostFact("ngc-banner-flags")
+	if !ok {
+		return 0, compat.Fact{}, false
+	}
+	m := stackFlag.FindStringSubmatch(f.Value)
+	if m == nil {
+		return 0, compat.Fact{}, false
+	}
+	n, err := strconv.ParseUint(m[1], 10, 64)
+	if err != nil || n == 0 {
+		return 0, compat.Fact{}, false
+	}
+	return n, f.Fact, true
+}
+
+// kbNCCLStackFix returns the NCCL series from which NCCL sizes its own
+// thread stacks, so an unlimited stack ulimit is harmless (facts.tsv
+// nccl-stack-unlimited: "NCCL 2.28+ resets its own thread stack size").
+func (c *Context) kbNCCLStackFix() (compat.Version, compat.Fact, bool) {
+	f, ok := c.hostFact("nccl-stack-unlimited")
+	if !ok {
+		return compat.Version{}, compat.Fact{}, false
+	}
+	m := ncclSeries.FindStringSubmatch(f.Statement)
+	if m == nil {
+		return compat.Version{}, f.Fact, true
+	}
+	v, err := compat.ParseVersion(m[1])
+	if err != nil {
+		return compat.Version{}, f.Fact, true
+	}
+	return v, f.Fact, true
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -37,6 +38,8 @@ type Context struct {
 	Config *spec.Config
 	// Now is the moment end-of-life dates are compared against.
 	Now time.Time
+	// KB is the compatibility knowledge base every version fact comes from.
+	KB *compat.KB
 
 	pins     Pins
 	rule     *Rule

@@ -3,8 +3,6 @@ package lint
 import (
 	"fmt"
 	"strings"
-
-	"github.com/gpuform/gpuform/spec"
 )
 
 func containerRules() []Rule {
@@ -37,8 +35,11 @@ func containerRules() []Rule {
 }
 
 func checkContainerShmSize(ctx *Context) {
-	floor, floorFact := kbShmFloor()
-	def, defFact := kbDockerShmDefault()
+	floor, floorFact, ok1 := ctx.kbShmFloor()
+	def, defFact, ok2 := ctx.kbDockerShmDefault()
+	if !ok1 || !ok2 {
+		return
+	}
 	for _, n := range ctx.Nodes() {
 		c := n.Container
 		if c == nil {
@@ -46,10 +47,10 @@ func checkContainerShmSize(ctx *Context) {
 		}
 		gpus := gpuCount(n.Hardware)
 		if !c.DefaultShmSize.Set {
-			ctx.ReportAs(floorFact.severity(Error), c.DeclRange,
+			ctx.ReportAs(severityFor(floorFact, Error), c.DeclRange,
 				fmt.Sprintf("%s: containers will get the default %s /dev/shm", nodeRef(n), humanBytes(def)),
 				fmt.Sprintf("Without default_shm_size every container starts with a %s /dev/shm (%s). NCCL places its intra-node buffers there and fails with \"failed to extend /dev/shm\"; PyTorch DataLoader workers die with bus errors. NVIDIA's NCCL guide asks for at least %s (%s). Set default_shm_size = \"%s\" or more; a common choice is 1GiB per GPU.",
-					humanBytes(def), defFact.cite(), humanBytes(floor), floorFact.cite(), humanBytes(floor)))
+					humanBytes(def), cite(defFact), humanBytes(floor), cite(floorFact), humanBytes(floor)))
 			continue
 		}
 		size := c.DefaultShmSize.V
@@ -64,21 +65,24 @@ func checkContainerShmSize(ctx *Context) {
 		switch {
 		case size.Unlimited:
 		case b < floor:
-			ctx.ReportAs(floorFact.severity(Error), c.DefaultShmSize.Range,
+			ctx.ReportAs(severityFor(floorFact, Error), c.DefaultShmSize.Range,
 				fmt.Sprintf("%s: default_shm_size %s is below the %s NCCL needs", nodeRef(n), size, humanBytes(floor)),
 				fmt.Sprintf("NCCL and DataLoader workers need a large /dev/shm; NVIDIA's NCCL guide suggests at least %s (%s), and Docker's own default is %s. Raise default_shm_size to %s or more (1GiB per GPU scales with the node).",
-					humanBytes(floor), floorFact.cite(), humanBytes(def), humanBytes(floor)))
+					humanBytes(floor), cite(floorFact), humanBytes(def), humanBytes(floor)))
 		case gpus > 1 && b < floor*uint64(gpus):
 			ctx.ReportAs(Info, c.DefaultShmSize.Range,
 				fmt.Sprintf("%s: default_shm_size %s is less than %s per GPU for %d GPUs", nodeRef(n), size, humanBytes(floor), gpus),
 				fmt.Sprintf("NCCL's %s suggestion (%s) is for one process; with one rank per GPU each process maps its own segments. Consider %s.",
-					humanBytes(floor), floorFact.cite(), humanBytes(floor*uint64(gpus))))
+					humanBytes(floor), cite(floorFact), humanBytes(floor*uint64(gpus))))
 		}
 	}
 }
 
 func checkContainerMemlock(ctx *Context) {
-	_, fact := kbShmFloor()
+	_, fact, ok := ctx.kbShmFloor()
+	if !ok {
+		return
+	}
 	for _, n := range ctx.Nodes() {
 		c := n.Container
 		if c == nil || len(rdmaNICs(n.Hardware)) == 0 {
@@ -95,15 +99,18 @@ func checkContainerMemlock(ctx *Context) {
 		} else if c.UlimitsRange.Filename != "" {
 			rng = c.UlimitsRange
 		}
-		ctx.ReportAs(fact.severity(Error), rng,
+		ctx.ReportAs(severityFor(fact, Error), rng,
 			fmt.Sprintf("%s: %s, but the node has RDMA NICs", nodeRef(n), what),
-			fmt.Sprintf("RDMA (InfiniBand, RoCE, GPUDirect) registers pinned memory; with a bounded memlock limit NCCL's IB transport fails to register buffers or falls back to sockets. NVIDIA's NCCL guide runs containers with --ulimit memlock=-1 (%s). Set ulimits = { memlock = \"unlimited\" }.", fact.cite()))
+			fmt.Sprintf("RDMA (InfiniBand, RoCE, GPUDirect) registers pinned memory; with a bounded memlock limit NCCL's IB transport fails to register buffers or falls back to sockets. NVIDIA's NCCL guide runs containers with --ulimit memlock=-1 (%s). Set ulimits = { memlock = \"unlimited\" }.", cite(fact)))
 	}
 }
 
 func checkContainerStack(ctx *Context) {
-	want, fact := kbNGCStack()
-	unlimitedFact := kbNCCLStackUnlimited()
+	want, fact, ok := ctx.kbNGCStack()
+	if !ok {
+		return
+	}
+	fixedIn, unlimitedFact, unlimitedOK := ctx.kbNCCLStackFix()
 	for _, n := range ctx.Nodes() {
 		c := n.Container
 		if c == nil {
@@ -115,16 +122,19 @@ func checkContainerStack(ctx *Context) {
 		}
 		switch {
 		case st.V.Unlimited:
-			if v, ok := componentVersion(n.NCCL); ok && nccLAdjustsStack(v) {
+			if !unlimitedOK {
 				continue
 			}
-			ctx.ReportAs(unlimitedFact.severity(Warning), st.Range,
+			if v, ok := nodeComponent(n.NCCL); ok && !fixedIn.IsZero() && v.Truncate(2).Compare(fixedIn) >= 0 {
+				continue
+			}
+			ctx.ReportAs(severityFor(unlimitedFact, Warning), st.Range,
 				fmt.Sprintf("%s: stack ulimit is unlimited", nodeRef(n)),
-				fmt.Sprintf("With an unlimited stack glibc gives new threads only 2 MB, and NCCL has crashed in that setting (%s); NCCL 2.28 and later size their own thread stacks. Use stack = \"%s\" as NGC images recommend.", unlimitedFact.cite(), humanBytes(want)))
+				fmt.Sprintf("With an unlimited stack glibc gives new threads only 2 MB, and NCCL has crashed in that setting (%s); NCCL 2.28 and later size their own thread stacks. Use stack = \"%s\" as NGC images recommend.", cite(unlimitedFact), humanBytes(want)))
 		case !st.V.IsPercent() && st.V.Bytes < want:
-			ctx.ReportAs(fact.severity(Warning), st.Range,
+			ctx.ReportAs(severityFor(fact, Warning), st.Range,
 				fmt.Sprintf("%s: stack ulimit %s is below the %s NGC images ask for", nodeRef(n), st.V, humanBytes(want)),
-				fmt.Sprintf("NVIDIA's NGC framework images print a warning at start-up and recommend --ulimit stack=%d (%s). Set ulimits = { stack = \"%s\" }.", want, fact.cite(), humanBytes(want)))
+				fmt.Sprintf("NVIDIA's NGC framework images print a warning at start-up and recommend --ulimit stack=%d (%s). Set ulimits = { stack = \"%s\" }.", want, cite(fact), humanBytes(want)))
 		}
 	}
 }
@@ -140,14 +150,6 @@ func checkContainerRuntime(ctx *Context) {
 			fmt.Sprintf("%s: image %s is declared but nvidia_container_toolkit is not", nodeRef(n), img.V),
 			"Without the NVIDIA Container Toolkit the container engine has no NVIDIA runtime or CDI devices, so containers start without GPUs (\"could not select device driver with capabilities: [[gpu]]\"). Set nvidia_container_toolkit = \"<version>\" in the container block (see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html).")
 	}
-}
-
-// componentVersion returns a component's written version.
-func componentVersion(c *spec.Component) (spec.Version, bool) {
-	if c == nil || !c.Version.Set || c.Version.V.IsZero() {
-		return spec.Version{}, false
-	}
-	return c.Version.V, true
 }
 
 // imageRepoTag splits "nvcr.io/nvidia/pytorch:24.05-py3" into repository

@@ -58,7 +58,11 @@ func checkHostShm(ctx *Context) {
 }
 
 func checkNUMABalancing(ctx *Context) {
-	fact := kbNUMABalancing()
+	hf, ok := ctx.hostFact("nccl-numa-balancing")
+	if !ok {
+		return
+	}
+	fact := hf.Fact
 	for _, n := range ctx.Nodes() {
 		if !multiSocket(n.Hardware) {
 			continue
@@ -74,9 +78,9 @@ func checkNUMABalancing(ctx *Context) {
 				what = "numa { balancing = true }"
 			}
 		}
-		ctx.ReportAs(fact.severity(Warning), rng,
+		ctx.ReportAs(severityFor(fact, Warning), rng,
 			fmt.Sprintf("%s: automatic NUMA balancing is on for a %d-NUMA-node machine", nodeRef(n), max(len(numaNodes(n.Hardware)), n.Hardware.CPUSockets)),
-			fmt.Sprintf("%s. Kernel NUMA balancing migrates pages of pinned, GPU-bound processes between sockets and adds page faults to the data path; NVIDIA's CUDA best-practices and Grace tuning guides bind processes and turn it off (https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#numa-best-practices). %s Set numa { balancing = false }.", what, fact.caveat()))
+			fmt.Sprintf("%s. Kernel NUMA balancing migrates pages of pinned, GPU-bound processes between sockets and adds page faults to the data path; NVIDIA's CUDA best-practices and Grace tuning guides bind processes and turn it off (https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#numa-best-practices). %s Set numa { balancing = false }.", what, caveat(fact)))
 	}
 }
 
@@ -85,7 +89,11 @@ func checkNUMABalancing(ctx *Context) {
 var iommuPassthroughArgs = []string{"iommu=pt", "iommu.passthrough=1", "intel_iommu=off", "amd_iommu=off", "iommu=off"}
 
 func checkIOMMU(ctx *Context) {
-	fact := kbIOMMU()
+	hf, ok := ctx.hostFact("iommu-pt")
+	if !ok {
+		return
+	}
+	fact := hf.Fact
 	for _, n := range ctx.Nodes() {
 		if !gpuDirectIntended(n) {
 			continue
@@ -108,9 +116,9 @@ func checkIOMMU(ctx *Context) {
 				rng = n.Driver.Peermem.Range
 			}
 		}
-		ctx.ReportAs(fact.severity(Warning), rng,
+		ctx.ReportAs(severityFor(fact, Warning), rng,
 			fmt.Sprintf("%s: GPUDirect RDMA is set up but kernel_args has no iommu=pt", nodeRef(n)),
-			fmt.Sprintf("With the IOMMU translating DMA, peer-to-peer traffic between GPUs and NICs is redirected through the CPU root complex or fails; NVIDIA's documentation asks for passthrough on bare metal (%s). Add \"iommu=pt\" to kernel_args (it needs a reboot).", fact.cite()))
+			fmt.Sprintf("With the IOMMU translating DMA, peer-to-peer traffic between GPUs and NICs is redirected through the CPU root complex or fails; NVIDIA's documentation asks for passthrough on bare metal (%s). Add \"iommu=pt\" to kernel_args (it needs a reboot).", cite(fact)))
 	}
 }
 
