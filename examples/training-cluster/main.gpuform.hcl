@@ -96,6 +96,8 @@ node "train" {
     }
     nccl_env    = true
     nccl_ib_hca = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+    # NCCL bootstraps over IPoIB on the compute ports (ibp24s0 ... ibp220s0).
+    nccl_socket_ifname = "ibp"
   }
 
   sysctl = {
