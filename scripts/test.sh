@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs gpuform's whole test suite on a fresh machine: installs what the
+# end-to-end tests need (a real OpenSSH sshd, flock), then `go test ./...`.
+# Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v flock >/dev/null 2>&1 || need+=(util-linux)
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing ${need[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "scripts/test.sh: the tests need: ${need[*]}" >&2
+    echo "  install them with: sudo apt-get install -y ${need[*]}   (or your distribution's equivalent)" >&2
+    exit 1
+  fi
+fi
+
+# go-nvml and its mock servers need cgo.
+export CGO_ENABLED=1
+exec go test -count=1 "$@" ./...
