@@ -71,7 +71,7 @@ type MVCRange struct {
 }
 
 func (kb *KB) loadCUDA() error {
-	t, err := readTable(dataFS, "data/cuda-driver.tsv", "cuda_release", "major_minor", "toolkit_driver_min_linux_x86_64",
+	t, err := readTable(kb.fsys, "data/cuda-driver.tsv", "cuda_release", "major_minor", "toolkit_driver_min_linux_x86_64",
 		"mvc_driver_min_linux", "mvc_driver_max_exclusive_linux", "status", "source", "notes", "kb_version")
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func (kb *KB) loadCUDA() error {
 	}
 	sort.Slice(kb.cuda, func(i, j int) bool { return kb.cuda[i].Version.Less(kb.cuda[j].Version) })
 
-	t, err = readTable(dataFS, "data/cuda-mvc.tsv", "cuda_major", "mvc_driver_min_linux", "mvc_driver_max_exclusive_linux",
+	t, err = readTable(kb.fsys, "data/cuda-mvc.tsv", "cuda_major", "mvc_driver_min_linux", "mvc_driver_max_exclusive_linux",
 		"lowest_toolkit_driver_in_family_linux", "status", "source", "notes")
 	if err != nil {
 		return err

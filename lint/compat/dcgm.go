@@ -17,7 +17,7 @@ type DCGMRequirement struct {
 }
 
 func (kb *KB) loadDCGM() error {
-	t, err := readTable(dataFS, "data/dcgm-driver.tsv", "dcgm_major", "package_flavor", "min_driver_linux",
+	t, err := readTable(kb.fsys, "data/dcgm-driver.tsv", "dcgm_major", "package_flavor", "min_driver_linux",
 		"min_driver_nvswitch_linux", "status", "sources", "notes")
 	if err != nil {
 		return err

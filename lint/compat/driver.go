@@ -132,7 +132,7 @@ func parseBranchType(cell string) BranchType {
 }
 
 func (kb *KB) loadBranches() error {
-	t, err := readTable(dataFS, "data/driver-branches.tsv", "branch", "designation", "designation_status", "end_of_life",
+	t, err := readTable(kb.fsys, "data/driver-branches.tsv", "branch", "designation", "designation_status", "end_of_life",
 		"eol_status", "nvidia_smi_cuda_version", "smi_cuda_status", "sources", "notes")
 	if err != nil {
 		return err

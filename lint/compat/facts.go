@@ -32,7 +32,7 @@ type NCCLThreshold struct {
 }
 
 func (kb *KB) loadFacts() error {
-	t, err := readTable(dataFS, "data/facts.tsv", "fact_id", "topic", "fact", "value", "status", "sources")
+	t, err := readTable(kb.fsys, "data/facts.tsv", "fact_id", "topic", "fact", "value", "status", "sources")
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (kb *KB) loadFacts() error {
 		kb.facts[f.ID] = f
 	}
 
-	t, err = readTable(dataFS, "data/nccl-thresholds.tsv", "platform", "gpus", "interconnect", "collective", "message_size",
+	t, err = readTable(kb.fsys, "data/nccl-thresholds.tsv", "platform", "gpus", "interconnect", "collective", "message_size",
 		"busbw_gbps", "kind", "status", "source")
 	if err != nil {
 		return err

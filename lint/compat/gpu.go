@@ -150,7 +150,7 @@ func modelKey(cell string) string {
 }
 
 func (kb *KB) loadArchitectures() error {
-	t, err := readTable(dataFS, "data/gpu-arch.tsv", "architecture", "compute_capability", "first_cuda_toolkit",
+	t, err := readTable(kb.fsys, "data/gpu-arch.tsv", "architecture", "compute_capability", "first_cuda_toolkit",
 		"last_cuda_toolkit", "last_driver_branch", "status", "source", "notes")
 	if err != nil {
 		return err
@@ -235,7 +235,7 @@ func (kb *KB) ArchitectureNamed(name string) (Architecture, bool) {
 }
 
 func (kb *KB) loadGPUs() error {
-	t, err := readTable(dataFS, "data/gpu-models.tsv", "model", "architecture", "compute_capability", "cc_status",
+	t, err := readTable(kb.fsys, "data/gpu-models.tsv", "model", "architecture", "compute_capability", "cc_status",
 		"min_cuda_toolkit", "min_driver_linux", "min_driver_status", "memory_per_gpu", "memory_status",
 		"nvlink_generation", "nvlink_bw_per_gpu", "nvlink_status", "nvswitch_on_hgx_dgx_8gpu_board",
 		"fabric_manager_needed", "kernel_module_flavor", "kernel_module_status", "notes", "sources",
@@ -252,7 +252,7 @@ func (kb *KB) loadGPUs() error {
 		kb.addAlias(modelKey(g.Name), len(kb.gpus)-1)
 	}
 
-	t, err = readTable(dataFS, "data/gpu-aliases.tsv", "alias", "model", "status", "sources", "notes")
+	t, err = readTable(kb.fsys, "data/gpu-aliases.tsv", "alias", "model", "status", "sources", "notes")
 	if err != nil {
 		return err
 	}

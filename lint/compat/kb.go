@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"io/fs"
 	"sync"
 )
 
@@ -9,6 +10,7 @@ import (
 // the answers it returns (Fact.Sources, build lists) share its storage and
 // must not be modified.
 type KB struct {
+	fsys     fs.FS // the data files the KB was loaded from
 	cuda     []CUDARelease
 	mvc      map[int]MVCRange
 	branches map[int]Branch
@@ -29,8 +31,13 @@ type KB struct {
 // Load parses every embedded table. An error names the data file and line
 // of the first row that does not parse; the tables are part of the binary,
 // so an error is a bug in gpuform, caught by the package tests.
-func Load() (*KB, error) {
+func Load() (*KB, error) { return load(dataFS) }
+
+// load parses the tables of fsys, laid out as data/*.tsv; tests pass
+// corrupted copies to check that errors name the file and line.
+func load(fsys fs.FS) (*KB, error) {
 	kb := &KB{
+		fsys:     fsys,
 		mvc:      map[int]MVCRange{},
 		branches: map[int]Branch{},
 		aliases:  map[string][]int{},

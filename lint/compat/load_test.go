@@ -1,14 +1,175 @@
 package compat
 
-import "testing"
+import (
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
 
-func TestLoad(t *testing.T) {
+// dataRows counts the non-empty data lines of an embedded table.
+func dataRows(t *testing.T, name string) int {
+	t.Helper()
+	b, err := fs.ReadFile(dataFS, "data/"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if i > 0 && strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLoadEveryRow checks that every row of every table parsed into an
+// answer: a row silently skipped would be a fact lint never sees.
+func TestLoadEveryRow(t *testing.T) {
 	kb, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	aliasRows := dataRows(t, "gpu-aliases.tsv")
+	tests := []struct {
+		file string
+		got  int
+	}{
+		{"cuda-driver.tsv", len(kb.cuda)},
+		{"cuda-mvc.tsv", len(kb.mvc)},
+		{"driver-branches.tsv", len(kb.branches)},
+		{"gpu-arch.tsv", len(kb.archs)},
+		{"gpu-models.tsv", len(kb.gpus)},
+		{"nccl-cuda.tsv", len(kb.nccl)},
+		{"ngc-pytorch.tsv", len(kb.ngc)},
+		{"container-toolkit.tsv", len(kb.toolkit)},
+		{"container-toolkit-features.tsv", len(kb.features)},
+		{"nvidia-ctk.tsv", len(kb.runtimes)},
+		{"dcgm-driver.tsv", len(kb.dcgm)},
+		{"facts.tsv", len(kb.facts)},
+		{"nccl-thresholds.tsv", len(kb.nccltest)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			if want := dataRows(t, tt.file); tt.got != want {
+				t.Errorf("parsed %d rows of %s, file has %d", tt.got, tt.file, want)
+			}
+		})
+	}
+	t.Run("packages.tsv", func(t *testing.T) {
+		// Rows without kb_ columns (keyring, helper, Canonical archive) are
+		// documentation only; every kb_ row must load.
+		b, _ := fs.ReadFile(dataFS, "data/packages.tsv")
+		want := 0
+		for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n")[1:] {
+			if c := strings.Split(l, "\t"); len(c) > 8 && c[8] != "" {
+				want++
+			}
+		}
+		if len(kb.packages) != want || want == 0 {
+			t.Errorf("parsed %d package rows, file has %d with kb_ columns", len(kb.packages), want)
+		}
+	})
+	t.Run("gpu-aliases.tsv", func(t *testing.T) {
+		n := 0
+		for _, idx := range kb.aliases {
+			n += len(idx)
+		}
+		// Each model adds its own name as an alias; explicit aliases may
+		// repeat those, so there are at most rows + models entries.
+		if n < aliasRows || n > aliasRows+len(kb.gpus) {
+			t.Errorf("%d alias entries for %d alias rows and %d models", n, aliasRows, len(kb.gpus))
+		}
+	})
 	if Default() == nil {
 		t.Fatal("Default() = nil")
 	}
-	_ = kb
+	if Default() != Default() {
+		t.Error("Default() built twice")
+	}
+}
+
+// TestLoadErrorsNameFileAndLine corrupts one cell of a copy of the data and
+// checks that Load's error points at it.
+func TestLoadErrorsNameFileAndLine(t *testing.T) {
+	tests := []struct {
+		name     string
+		file     string
+		edit     func(string) string
+		wantLine string
+	}{
+		{
+			name:     "bad status word",
+			file:     "data/cuda-mvc.tsv",
+			edit:     func(s string) string { return strings.Replace(s, "\tconfirmed\t", "\tprobably\t", 1) },
+			wantLine: "data/cuda-mvc.tsv:2:",
+		},
+		{
+			name:     "missing tab",
+			file:     "data/nvidia-ctk.tsv",
+			edit:     func(s string) string { return strings.Replace(s, "docker\tnvidia-ctk", "docker nvidia-ctk", 1) },
+			wantLine: "data/nvidia-ctk.tsv:2:",
+		},
+		{
+			name:     "unparsable driver",
+			file:     "data/cuda-driver.tsv",
+			edit:     func(s string) string { return strings.Replace(s, ">=595.58.03", ">=595,58", 1) },
+			wantLine: "data/cuda-driver.tsv:7:",
+		},
+		{
+			name:     "alias of an unknown model",
+			file:     "data/gpu-aliases.tsv",
+			edit:     func(s string) string { return strings.Replace(s, "\tH100 NVL\t", "\tH100 NVX\t", 1) },
+			wantLine: "data/gpu-aliases.tsv:",
+		},
+		{
+			name:     "kb_builds not in the prose",
+			file:     "data/nccl-cuda.tsv",
+			edit:     func(s string) string { return strings.Replace(s, "12.1@confirmed\tno", "12.7@confirmed\tno", 1) },
+			wantLine: "data/nccl-cuda.tsv:2:",
+		},
+		{
+			name:     "missing column",
+			file:     "data/dcgm-driver.tsv",
+			edit:     func(s string) string { return strings.Replace(s, "dcgm_major", "dcgm", 1) },
+			wantLine: "data/dcgm-driver.tsv:1:",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			entries, err := fs.ReadDir(dataFS, "data")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				b, err := fs.ReadFile(dataFS, "data/"+e.Name())
+				if err != nil {
+					t.Fatal(err)
+				}
+				fsys["data/"+e.Name()] = &fstest.MapFile{Data: b}
+			}
+			orig := string(fsys[tt.file].Data)
+			edited := tt.edit(orig)
+			if edited == orig {
+				t.Fatal("edit changed nothing; the test data moved")
+			}
+			fsys[tt.file] = &fstest.MapFile{Data: []byte(edited)}
+			_, err = load(fsys)
+			if err == nil {
+				t.Fatal("load succeeded on corrupted data")
+			}
+			if !strings.HasPrefix(err.Error(), tt.wantLine) {
+				t.Errorf("error %q does not start with %q", err, tt.wantLine)
+			}
+		})
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

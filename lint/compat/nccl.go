@@ -42,7 +42,7 @@ type NCCLBuildAnswer struct {
 }
 
 func (kb *KB) loadNCCL() error {
-	t, err := readTable(dataFS, "data/nccl-cuda.tsv", "nccl_version", "git_tag", "tag_date", "cuda_builds_observed",
+	t, err := readTable(kb.fsys, "data/nccl-cuda.tsv", "nccl_version", "git_tag", "tag_date", "cuda_builds_observed",
 		"cuda_builds_status", "notes", "sources", "kb_builds", "kb_builds_complete")
 	if err != nil {
 		return err

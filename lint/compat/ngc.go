@@ -38,7 +38,7 @@ type NGCImage struct {
 var exceptionToken = regexp.MustCompile(`([0-9]+\.[0-9]+)\+`)
 
 func (kb *KB) loadNGC() error {
-	t, err := readTable(dataFS, "data/ngc-pytorch.tsv", "release", "image", "cuda", "nccl", "min_driver_branch",
+	t, err := readTable(kb.fsys, "data/ngc-pytorch.tsv", "release", "image", "cuda", "nccl", "min_driver_branch",
 		"datacenter_fwd_compat_exceptions", "status", "notes", "sources")
 	if err != nil {
 		return err

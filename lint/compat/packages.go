@@ -86,7 +86,7 @@ type packageRow struct {
 }
 
 func (kb *KB) loadPackages() error {
-	t, err := readTable(dataFS, "data/packages.tsv", "distro_family", "component", "package_name_pattern", "status",
+	t, err := readTable(kb.fsys, "data/packages.tsv", "distro_family", "component", "package_name_pattern", "status",
 		"sources", "kb_component", "kb_family", "kb_flavour", "kb_name", "kb_pin", "kb_version_format")
 	if err != nil {
 		return err
@@ -166,10 +166,20 @@ func (kb *KB) Package(q PackageQuery) (Package, bool) {
 
 // PackageName is Package for callers that need only the name:
 // kb.PackageName(ComponentFabricManager, Debian, "", driver) →
-// "nvidia-fabricmanager-550". The Fact's status is StatusUnknown when no
-// name is known.
+// "nvidia-fabricmanager-550". flavour is "open" or "proprietary" for the
+// driver and "cuda11", "cuda12" or "cuda13" for DCGM 4 packages. The Fact's
+// status is StatusUnknown when no name is known.
 func (kb *KB) PackageName(c Component, family DistroFamily, flavour string, v Version) (string, Fact) {
-	p, ok := kb.Package(PackageQuery{Component: c, Family: family, Flavour: flavour, Version: v, CUDA: v})
+	q := PackageQuery{Component: c, Family: family, Flavour: flavour, Version: v}
+	// DCGM 4 package names carry the CUDA major: flavour "cuda12" picks it.
+	if c == ComponentDCGM && strings.HasPrefix(flavour, "cuda") {
+		cv, err := ParseVersion(strings.TrimPrefix(flavour, "cuda"))
+		if err != nil {
+			return "", Fact{}
+		}
+		q.Flavour, q.CUDA = "", cv
+	}
+	p, ok := kb.Package(q)
 	if !ok {
 		return "", Fact{}
 	}

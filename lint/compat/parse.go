@@ -63,6 +63,11 @@ func leadingVersion(cell string, driver bool) (v Version, ok bool, err error) {
 	if tok == "" {
 		return Version{}, false, fmt.Errorf("cell %q does not start with a version", cell)
 	}
+	// The version must end at a word boundary: "595,58" is a typo, not
+	// branch 595.
+	if rest := c[len(tok):]; rest != "" && rest[0] != ' ' && rest[0] != '(' {
+		return Version{}, false, fmt.Errorf("cell %q: version %q is followed by %q", cell, tok, rest[:1])
+	}
 	if driver {
 		v, err = ParseDriverVersion(tok)
 	} else {

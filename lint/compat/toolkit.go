@@ -43,7 +43,7 @@ type RuntimeConfig struct {
 }
 
 func (kb *KB) loadToolkit() error {
-	t, err := readTable(dataFS, "data/container-toolkit.tsv", "version", "git_tag", "tagged_commit_date",
+	t, err := readTable(kb.fsys, "data/container-toolkit.tsv", "version", "git_tag", "tagged_commit_date",
 		"apt_version_string", "rpm_version_release", "notes", "status", "source")
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func (kb *KB) loadToolkit() error {
 	}
 	sort.Slice(kb.toolkit, func(i, j int) bool { return kb.toolkit[i].Version.Less(kb.toolkit[j].Version) })
 
-	t, err = readTable(dataFS, "data/container-toolkit-features.tsv", "feature", "min_toolkit_version", "value", "status", "sources", "notes")
+	t, err = readTable(kb.fsys, "data/container-toolkit-features.tsv", "feature", "min_toolkit_version", "value", "status", "sources", "notes")
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (kb *KB) loadToolkit() error {
 		kb.features[f.Name] = f
 	}
 
-	t, err = readTable(dataFS, "data/nvidia-ctk.tsv", "runtime", "command", "config_written", "restart", "notes", "status", "source")
+	t, err = readTable(kb.fsys, "data/nvidia-ctk.tsv", "runtime", "command", "config_written", "restart", "notes", "status", "source")
 	if err != nil {
 		return err
 	}
