@@ -16,9 +16,10 @@
 #   [MLP]  NVIDIA's MLPerf Inference v3.1 system note: "Each H100 GPU in the system is
 #          connected to an NVIDIA CX-7 InfiniBand 400 NDR NIC through a PCIe Gen5x16 connection":
 #          https://github.com/mlcommons/inference_results_v3.1/blob/main/closed/NVIDIA/documentation/start_from_device/dgx-h100.md
-#   [SMI]  nvidia-smi of a DGX H100 (Xeon 8480C, driver 535.161.08) listing the GPU bus ids
-#          1B, 43, 52, 61, 9D, C3, D1, DF in GPU order (public system dump); the same ids are
-#          used for DGX H100 by NVIDIA's bare-metal test fixtures in public repositories.
+#   [SMI]  nvidia-smi of a DGX H100 (2x Xeon 8480C, driver 535.161.08) in a public system
+#          dump lists the GPU bus ids 1B, 43, 52, 61, 9D, C3, D1, DF in GPU order; NVIDIA's
+#          bare-metal provisioning code (Carbide, public fork github.com/krish-nvidia/carbide-fork)
+#          uses the same eight ids for its 8x "NVIDIA H100 80GB HBM3" test machine.
 #   [TOPO] nvidia-smi topo -m / ibdev2netdev of a DGX H200 (same board): GPUs 0-3 on NUMA 0,
 #          4-7 on NUMA 1, NV18 between every GPU pair, each GPU's compute HCA at PXB
 #          (same PCIe switch), NUMA 0 CPUs 0-55,112-167 and NUMA 1 CPUs 56-111,168-223.
