@@ -20,7 +20,7 @@ func literalString(a *hcl.Attribute) (string, hcl.Diagnostics) {
 		return "", diags
 	}
 	v, err := convert.Convert(v, cty.String)
-	if err != nil || v.IsNull() {
+	if err != nil || v.IsNull() || !v.IsKnown() {
 		return "", hcl.Diagnostics{typeDiag(a.Name, "a string", a.Expr.Range())}
 	}
 	return v.AsString(), nil
@@ -33,7 +33,7 @@ func literalBool(a *hcl.Attribute) (bool, hcl.Diagnostics) {
 		return false, diags
 	}
 	v, err := convert.Convert(v, cty.Bool)
-	if err != nil || v.IsNull() {
+	if err != nil || v.IsNull() || !v.IsKnown() {
 		return false, hcl.Diagnostics{typeDiag(a.Name, "true or false", a.Expr.Range())}
 	}
 	return v.True(), nil
