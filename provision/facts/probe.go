@@ -1,0 +1,76 @@
+package facts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	_ "embed"
+
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// Script is the facts probe: one POSIX sh script that reads, under the root
+// prefix in $GPUFORM_ROOT, everything a Node holds and prints it as marked
+// records. It is exported so the CLI can show it (and an operator can audit
+// exactly what gpuform runs on their nodes).
+//
+//go:embed probe.sh
+var Script string
+
+// Options tune one probe run.
+type Options struct {
+	// Root is the root prefix to probe under; "" probes the node itself
+	// (or, on a sim transport, the simulated root it was created with).
+	Root string
+	// Become runs the probe with the transport's privilege escalation.
+	// Everything the probe reads is world-readable on stock distributions;
+	// Become is for hardened nodes (e.g. /etc/docker mode 0700).
+	Become bool
+}
+
+// Probe runs the facts probe on the node behind t in exactly one command and
+// parses its output. A transport failure, a non-zero exit, or output that
+// does not parse is returned as a *transport.HostError for t.Host().
+func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, error) {
+	nonce, err := newNonce()
+	if err != nil {
+		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
+	}
+	env := map[string]string{"GPUFORM_PROBE_NONCE": nonce}
+	if opts.Root != "" {
+		env["GPUFORM_ROOT"] = opts.Root
+	}
+	res, err := t.Run(ctx, transport.Command{Script: Script, Become: opts.Become, Env: env})
+	if err != nil {
+		if he := (*transport.HostError)(nil); errors.As(err, &he) {
+			return nil, err
+		}
+		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
+	}
+	if res.ExitCode != 0 {
+		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: fmt.Errorf("probe exited %d: %s", res.ExitCode, firstLine(string(res.Stderr)))}
+	}
+	n, err := Parse(res.Stdout)
+	if err != nil {
+		if msg := strings.TrimSpace(string(res.Stderr)); msg != "" {
+			err = fmt.Errorf("%w (stderr: %s)", err, firstLine(msg))
+		}
+		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
+	}
+	n.Host = t.Host()
+	return n, nil
+}
+
+// newNonce returns a random marker prefix, so that no file content the probe
+// prints can be mistaken for a record boundary.
+func newNonce() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random nonce: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -1,0 +1,628 @@
+// Package sim provides simulated GPU nodes: root filesystems of fixture
+// files (procfs, sysfs, package databases, configuration) shipped inside the
+// gpuform binary, materialised into a state directory, and a transport that
+// runs commands locally against such a root. The real facts probe and the
+// real apply steps act on a simulated node exactly as on a real one, because
+// both address every file as "$GPUFORM_ROOT/…" and the stand-in package
+// managers, systemctl, modprobe and friends found first on PATH change the
+// root the way the real tools would change a node.
+//
+// Package sim is not a container or a VM: nothing is isolated, and commands
+// that do not go through $GPUFORM_ROOT or the stand-ins act on the real
+// machine. It is for demos, tests and first steps, not for untrusted specs.
+package sim
+
+import (
+	"bufio"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// roots holds one txtar archive per profile and the hardware layers they
+// build on. Archives rather than directory trees, because sysfs paths hold
+// colons (not allowed in Go module file paths) and symlinks (go:embed
+// cannot store them); see roots/README.md for the format.
+//
+//go:embed roots/*.txtar roots/hw/*.txtar
+var roots embed.FS
+
+// standins are the recording stand-ins for package managers and system
+// tools, installed into every root's usr/lib/gpuform-sim/bin.
+//
+//go:embed standins/*
+var standins embed.FS
+
+// Scheme is the inventory host prefix that selects a simulated node.
+const Scheme = "sim://"
+
+// BinDir is where the stand-ins live inside a root; the sim transport puts
+// it first on PATH.
+const BinDir = "usr/lib/gpuform-sim/bin"
+
+// stateFile marks a materialised root and names its profile.
+const stateFile = "var/lib/gpuform-sim/profile"
+
+// Names returns the profiles that can be simulated, sorted.
+func Names() []string {
+	entries, err := roots.ReadDir("roots")
+	if err != nil {
+		// The embedded directory always exists; an error is a broken build.
+		panic("sim: embedded roots missing: " + err.Error())
+	}
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".txtar"); ok && !e.IsDir() {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Description returns the first paragraph of the profile's archive comment.
+func Description(name string) (string, error) {
+	a, err := load("roots/" + name + ".txtar")
+	if err != nil {
+		return "", err
+	}
+	para, _, _ := strings.Cut(strings.TrimSpace(string(a.Comment)), "\n\n")
+	return strings.Join(strings.Fields(para), " "), nil
+}
+
+// ParseHost splits an inventory host "sim://PROFILE[/INSTANCE]" into its
+// profile and instance ("" when absent). ok is false for any other host,
+// and for a malformed sim host (empty profile, extra slashes, names with
+// characters outside [A-Za-z0-9._-]).
+func ParseHost(s string) (profile, instance string, ok bool) {
+	rest, found := strings.CutPrefix(s, Scheme)
+	if !found {
+		return "", "", false
+	}
+	profile, instance, _ = strings.Cut(rest, "/")
+	if !validName(profile) || (instance != "" && !validName(instance)) || strings.Contains(instance, "/") {
+		return "", "", false
+	}
+	return profile, instance, true
+}
+
+func validName(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Materialize extracts profile name into stateDir/name and returns that
+// root. A root that is already there is left as it is, so what apply
+// changed persists between runs; Reset starts it over.
+func Materialize(name, stateDir string) (string, error) {
+	return materialize(name, filepath.Join(stateDir, name))
+}
+
+// MaterializeHost is Materialize for an inventory host: "sim://P" lives in
+// stateDir/P and "sim://P/I" in stateDir/P@I, so many simulated hosts can
+// share one profile with separate state.
+func MaterializeHost(host, stateDir string) (string, error) {
+	profile, instance, ok := ParseHost(host)
+	if !ok {
+		return "", fmt.Errorf("%q is not a simulated host (want %sPROFILE[/INSTANCE])", host, Scheme)
+	}
+	dir := profile
+	if instance != "" {
+		dir += "@" + instance
+	}
+	return materialize(profile, filepath.Join(stateDir, dir))
+}
+
+// Reset removes a materialised root so the next Materialize starts from
+// the embedded profile. It refuses a directory that is not a sim root.
+func Reset(root string) error {
+	if _, err := os.Stat(filepath.Join(root, stateFile)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("%s is not a simulated node root (no %s); not removing it", root, stateFile)
+		}
+		return err
+	}
+	return os.RemoveAll(root)
+}
+
+func materialize(name, root string) (string, error) {
+	if !validName(name) {
+		return "", fmt.Errorf("bad simulated profile name %q", name)
+	}
+	if _, err := roots.Open("roots/" + name + ".txtar"); err != nil {
+		return "", fmt.Errorf("unknown simulated profile %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	if b, err := os.ReadFile(filepath.Join(root, stateFile)); err == nil {
+		if got := strings.TrimSpace(string(b)); got != name {
+			return "", fmt.Errorf("%s holds simulated profile %q, not %q", root, got, name)
+		}
+		return root, nil
+	}
+	// Build into a temporary sibling and rename, so an interrupted
+	// extraction never leaves a half root that a later run would reuse.
+	parent := filepath.Dir(root)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(root)+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	if err := build(name, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("materialising %s: %w", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, stateFile), []byte(name+"\n"), 0o644); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, root); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return root, nil
+	}
+	return abs, nil
+}
+
+// build writes profile name (and the layers it names) into dir.
+func build(name, dir string) error {
+	if err := applyArchive("roots/"+name+".txtar", dir, 0); err != nil {
+		return err
+	}
+	bin := filepath.Join(dir, filepath.FromSlash(BinDir))
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	entries, err := standins.ReadDir("standins")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		b, err := standins.ReadFile("standins/" + e.Name())
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(bin, e.Name()), b, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func load(name string) (*txtar.Archive, error) {
+	b, err := roots.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return txtar.Parse(b), nil
+}
+
+// applyArchive writes one archive into dir, its @base layer first.
+func applyArchive(name, dir string, depth int) error {
+	if depth > 4 {
+		return fmt.Errorf("%s: @base nesting too deep", name)
+	}
+	a, err := load(name)
+	if err != nil {
+		return err
+	}
+	var specials []txtar.File
+	for _, f := range a.Files {
+		if f.Name == "@base" {
+			base := strings.TrimSpace(string(f.Data))
+			if !validName(base) {
+				return fmt.Errorf("%s: bad @base %q", name, base)
+			}
+			if err := applyArchive("roots/hw/"+base+".txtar", dir, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range a.Files {
+		switch {
+		case f.Name == "@base":
+		case strings.HasPrefix(f.Name, "@"):
+			specials = append(specials, f)
+		default:
+			p, err := inRoot(dir, f.Name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if err := writeFile(p, f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range specials {
+		var err error
+		switch f.Name {
+		case "@links":
+			err = eachLine(f.Data, func(line string) error { return addLink(dir, line) })
+		case "@dirs":
+			err = eachLine(f.Data, func(line string) error {
+				p, err := inRoot(dir, line)
+				if err != nil {
+					return err
+				}
+				return os.MkdirAll(p, 0o755)
+			})
+		case "@pci":
+			err = eachLine(f.Data, func(line string) error { return addPCI(dir, line) })
+		case "@ib":
+			err = eachLine(f.Data, func(line string) error { return addIBPort(dir, line) })
+		case "@cpus":
+			err = addCPUs(dir, f.Data)
+		case "@governor":
+			err = eachLine(f.Data, func(line string) error { return setGovernor(dir, line) })
+		case "@remove":
+			err = eachLine(f.Data, func(line string) error {
+				p, err := inRoot(dir, line)
+				if err != nil {
+					return err
+				}
+				return os.RemoveAll(p)
+			})
+		default:
+			err = fmt.Errorf("unknown section %s", f.Name)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", name, f.Name, err)
+		}
+	}
+	return nil
+}
+
+// inRoot joins a slash path from an archive to dir, refusing anything that
+// would land outside it.
+func inRoot(dir, p string) (string, error) {
+	clean := path.Clean("/" + p)
+	if clean == "/" || strings.Contains(p, "..") {
+		return "", fmt.Errorf("bad path %q", p)
+	}
+	return filepath.Join(dir, filepath.FromSlash(clean)), nil
+}
+
+func writeFile(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o644)
+}
+
+func eachLine(data []byte, fn func(string) error) error {
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if err := fn(line); err != nil {
+			return fmt.Errorf("%q: %w", line, err)
+		}
+	}
+	return sc.Err()
+}
+
+// addLink reads "PATH -> TARGET" and creates the symlink; TARGET is kept as
+// written (relative targets resolve inside the root, as on the real node).
+func addLink(dir, line string) error {
+	from, to, ok := strings.Cut(line, " -> ")
+	if !ok {
+		return errors.New("want PATH -> TARGET")
+	}
+	p, err := inRoot(dir, strings.TrimSpace(from))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	os.Remove(p)
+	return os.Symlink(strings.TrimSpace(to), p)
+}
+
+// fields splits "key=value key="quoted value"" into a map; the first word
+// without '=' is returned as the head.
+func fields(line string) (head string, kv map[string]string, err error) {
+	kv = map[string]string{}
+	for line = strings.TrimSpace(line); line != ""; line = strings.TrimSpace(line) {
+		var word string
+		end := strings.IndexAny(line, " \t")
+		if eq := strings.IndexByte(line, '='); eq >= 0 && (end < 0 || eq < end) && eq+1 < len(line) && line[eq+1] == '"' {
+			close := strings.IndexByte(line[eq+2:], '"')
+			if close < 0 {
+				return "", nil, errors.New("unclosed quote")
+			}
+			word = line[:eq+2+close+1]
+		} else if end < 0 {
+			word = line
+		} else {
+			word = line[:end]
+		}
+		line = line[len(word):]
+		k, v, ok := strings.Cut(word, "=")
+		if !ok {
+			if head != "" {
+				return "", nil, fmt.Errorf("unexpected word %q", word)
+			}
+			head = word
+			continue
+		}
+		kv[k] = strings.Trim(v, `"`)
+	}
+	return head, kv, nil
+}
+
+// addPCI models one PCI function the way Linux lays it out: a directory
+// under /sys/devices/pciDDDD:BB/<bridge>/…/<function> with attribute files,
+// a /sys/bus/pci/devices/<function> symlink to it, a driver symlink, and
+// net/ and infiniband/ entries (with /sys/class links) for NICs.
+//
+//	pci0000:17/0000:17:01.0/0000:18:00.0 class=0x020700 vendor=0x15b3 … net=ibp24s0 ib=mlx5_0
+func addPCI(dir, line string) error {
+	devPath, kv, err := fields(line)
+	if err != nil {
+		return err
+	}
+	parts := strings.Split(devPath, "/")
+	addr := parts[len(parts)-1]
+	if len(parts) < 2 || !strings.HasPrefix(parts[0], "pci") {
+		return errors.New("path must start at a host bridge (pciDDDD:BB)")
+	}
+	sysDev := "sys/devices/" + devPath
+	base, err := inRoot(dir, sysDev)
+	if err != nil {
+		return err
+	}
+	attrs := map[string]string{
+		"class": "class", "vendor": "vendor", "device": "device",
+		"subsystem_vendor": "subsystem_vendor", "subsystem_device": "subsystem_device",
+		"numa": "numa_node", "speed": "current_link_speed", "max_speed": "max_link_speed",
+		"width": "current_link_width", "max_width": "max_link_width",
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return err
+	}
+	for k, v := range kv {
+		switch k {
+		case "driver", "net", "ib":
+			continue
+		}
+		file, ok := attrs[k]
+		if !ok {
+			return fmt.Errorf("unknown attribute %q", k)
+		}
+		if err := writeFile(filepath.Join(base, file), []byte(v+"\n")); err != nil {
+			return err
+		}
+	}
+	// /sys/bus/pci/devices/X -> ../../../devices/<devPath>
+	if err := addLink(dir, "sys/bus/pci/devices/"+addr+" -> ../../../devices/"+devPath); err != nil {
+		return err
+	}
+	up := strings.Repeat("../", len(parts)+2)
+	if d := kv["driver"]; d != "" {
+		if err := addLink(dir, sysDev+"/driver -> "+up+"bus/pci/drivers/"+d); err != nil {
+			return err
+		}
+	}
+	for _, n := range splitList(kv["net"]) {
+		if err := os.MkdirAll(filepath.Join(base, "net", n), 0o755); err != nil {
+			return err
+		}
+		if err := addLink(dir, "sys/class/net/"+n+" -> ../../devices/"+devPath+"/net/"+n); err != nil {
+			return err
+		}
+	}
+	for _, ib := range splitList(kv["ib"]) {
+		if err := os.MkdirAll(filepath.Join(base, "infiniband", ib, "ports"), 0o755); err != nil {
+			return err
+		}
+		if err := addLink(dir, sysDev+"/infiniband/"+ib+"/device -> ../../../"+addr); err != nil {
+			return err
+		}
+		if err := addLink(dir, "sys/class/infiniband/"+ib+" -> ../../devices/"+devPath+"/infiniband/"+ib); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// addIBPort writes one RDMA port's attributes:
+//
+//	mlx5_0 port=1 link_layer=InfiniBand rate="400 Gb/sec (4X NDR)" state="4: ACTIVE" phys_state="5: LinkUp"
+func addIBPort(dir, line string) error {
+	dev, kv, err := fields(line)
+	if err != nil {
+		return err
+	}
+	if !validName(dev) || kv["port"] == "" {
+		return errors.New("want DEVICE port=N …")
+	}
+	link := filepath.Join(dir, "sys", "class", "infiniband", dev)
+	target, err := os.Readlink(link)
+	if err != nil {
+		return fmt.Errorf("RDMA device %s not declared by an @pci ib= entry", dev)
+	}
+	portDir := filepath.Join(filepath.Dir(link), target, "ports", kv["port"])
+	for _, a := range []string{"link_layer", "rate", "state", "phys_state"} {
+		if v, ok := kv[a]; ok {
+			if err := writeFile(filepath.Join(portDir, a), []byte(v+"\n")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addCPUs writes per-CPU sysfs entries and /proc/cpuinfo from an @cpus
+// section, one line per socket:
+//
+//	socket=0 cpus=0-55,112-167 model="Intel(R) Xeon(R) Platinum 8480C"
+//	socket=0 cpus=0-71 implementer=0x41 part=0xd4f
+//
+// cpuinfo carries only the fields the probe reads (processor, model name,
+// physical id; CPU implementer/part for Arm, whose cpuinfo has no model
+// name or physical id and whose package comes from sysfs topology).
+func addCPUs(dir string, data []byte) error {
+	entries := map[int]string{}
+	err := eachLine(data, func(line string) error {
+		_, kv, err := fields(line)
+		if err != nil {
+			return err
+		}
+		cpus, err := parseCPUList(kv["cpus"])
+		if err != nil {
+			return err
+		}
+		if _, err := strconv.Atoi(kv["socket"]); err != nil {
+			return errors.New("want socket=N")
+		}
+		for _, c := range cpus {
+			cdir := filepath.Join(dir, "sys", "devices", "system", "cpu", "cpu"+strconv.Itoa(c))
+			var entry strings.Builder
+			fmt.Fprintf(&entry, "processor\t: %d\n", c)
+			if m := kv["model"]; m != "" {
+				fmt.Fprintf(&entry, "model name\t: %s\nphysical id\t: %s\n", m, kv["socket"])
+			} else {
+				fmt.Fprintf(&entry, "CPU implementer\t: %s\nCPU part\t: %s\n", kv["implementer"], kv["part"])
+			}
+			entries[c] = entry.String() + "\n"
+			if err := writeFile(filepath.Join(cdir, "topology", "physical_package_id"), []byte(kv["socket"]+"\n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	ids := make([]int, 0, len(entries))
+	for c := range entries {
+		ids = append(ids, c)
+	}
+	sort.Ints(ids)
+	var all strings.Builder
+	for _, c := range ids {
+		all.WriteString(entries[c])
+	}
+	return writeFile(filepath.Join(dir, "proc", "cpuinfo"), []byte(all.String()))
+}
+
+// setGovernor writes the cpufreq scaling governor of every CPU that an
+// @cpus section created.
+func setGovernor(dir, governor string) error {
+	if !validName(governor) {
+		return fmt.Errorf("bad governor %q", governor)
+	}
+	cpus, err := filepath.Glob(filepath.Join(dir, "sys", "devices", "system", "cpu", "cpu[0-9]*"))
+	if err != nil {
+		return err
+	}
+	if len(cpus) == 0 {
+		return errors.New("no CPUs declared (an @cpus section must come first, in the @base layer)")
+	}
+	for _, c := range cpus {
+		if err := writeFile(filepath.Join(c, "cpufreq", "scaling_governor"), []byte(governor+"\n")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseCPUList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("bad cpus %q", s)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("bad cpus %q", s)
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// Transport runs commands against a simulated root.
+type Transport struct {
+	inner *local.Transport
+	root  string
+}
+
+// New returns a transport for host whose commands run locally with
+// GPUFORM_ROOT=root and the root's stand-ins first on PATH. Become is
+// ignored: the simulated node belongs to the user running gpuform.
+func New(host, root string) *Transport {
+	env := map[string]string{
+		"GPUFORM_ROOT": root,
+		"GPUFORM_SIM":  "1",
+		"PATH":         filepath.Join(root, filepath.FromSlash(BinDir)) + string(os.PathListSeparator) + os.Getenv("PATH"),
+	}
+	return &Transport{inner: local.New(host, local.WithEnv(env)), root: root}
+}
+
+// Host returns the inventory name given to New.
+func (t *Transport) Host() string { return t.inner.Host() }
+
+// Root returns the simulated root directory.
+func (t *Transport) Root() string { return t.root }
+
+// Run runs cmd against the simulated root.
+func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	cmd.Become = false
+	if _, ok := cmd.Env["GPUFORM_ROOT"]; ok {
+		// The root is the simulated node's identity; a caller asking for
+		// another root prefix gets it under the simulated root.
+		env := map[string]string{}
+		for k, v := range cmd.Env {
+			env[k] = v
+		}
+		env["GPUFORM_ROOT"] = filepath.Join(t.root, filepath.FromSlash(path.Clean("/"+cmd.Env["GPUFORM_ROOT"])))
+		cmd.Env = env
+	}
+	return t.inner.Run(ctx, cmd)
+}
+
+// Close does nothing; it exists to satisfy transport.Transport.
+func (t *Transport) Close() error { return nil }
