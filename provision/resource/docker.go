@@ -1,0 +1,212 @@
+package resource
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// nvidiaRuntimePath is what nvidia-ctk runtime configure registers as the
+// nvidia runtime's path in daemon.json.
+const nvidiaRuntimePath = "nvidia-container-runtime"
+
+// dockerResource merges the NVIDIA runtime and the container defaults into
+// /etc/docker/daemon.json, keeping every other key the operator set, and
+// restarts Docker if it is running.
+type dockerResource struct {
+	base
+	c *spec.Container
+}
+
+func dockerDaemon(c *spec.Container) *dockerResource {
+	if !c.DefaultRuntime.Set && !c.DefaultShmSize.Set && len(c.Ulimits) == 0 && !c.NvidiaContainerToolkit.Set {
+		return nil
+	}
+	return &dockerResource{base: base{name: DockerDaemon}, c: c}
+}
+
+// dockerSize renders bytes the way Docker's go-units parses them, binary
+// single-letter units ("16G"), the form nvidia and Docker docs use.
+func dockerSize(n uint64) string {
+	for _, u := range []struct {
+		s string
+		m uint64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatUint(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+func (r *dockerResource) wanted() map[string]string {
+	w := attrs{}
+	if r.c.NvidiaContainerToolkit.Set || r.c.DefaultRuntime.V {
+		w["runtimes.nvidia"] = nvidiaRuntimePath
+	}
+	if r.c.DefaultRuntime.Set {
+		if r.c.DefaultRuntime.V {
+			w["default-runtime"] = "nvidia"
+		}
+	}
+	if r.c.DefaultShmSize.Set {
+		w["default-shm-size"] = dockerSize(r.c.DefaultShmSize.V.Bytes)
+	}
+	for _, k := range sortedKeys(r.c.Ulimits) {
+		w["default-ulimits."+k] = ulimitText(r.c.Ulimits[k].V)
+	}
+	return w
+}
+
+func ulimitText(s spec.Size) string {
+	if s.Unlimited {
+		return "-1"
+	}
+	return strconv.FormatUint(s.Bytes, 10)
+}
+
+// actual reads the same attributes from daemon.json.
+func (r *dockerResource) actual(d map[string]any) map[string]string {
+	out := attrs{}
+	if rt, ok := d["runtimes"].(map[string]any); ok {
+		if nv, ok := rt["nvidia"].(map[string]any); ok {
+			if p, ok := nv["path"].(string); ok {
+				out["runtimes.nvidia"] = p
+			}
+		}
+	}
+	if s, ok := d["default-runtime"].(string); ok {
+		out["default-runtime"] = s
+	}
+	if s, ok := d["default-shm-size"].(string); ok {
+		out["default-shm-size"] = s
+		if sz, err := spec.ParseSize(s); err == nil && !sz.IsPercent() && !sz.Unlimited {
+			// "16GiB" and "16G" are the same size to Docker.
+			out["default-shm-size"] = dockerSize(sz.Bytes)
+		}
+	}
+	if ul, ok := d["default-ulimits"].(map[string]any); ok {
+		for name, v := range ul {
+			m, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			soft, hard := fmt.Sprint(m["Soft"]), fmt.Sprint(m["Hard"])
+			if soft == hard {
+				out["default-ulimits."+name] = soft
+			} else {
+				out["default-ulimits."+name] = soft + "/" + hard
+			}
+		}
+	}
+	return out
+}
+
+func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
+	d := n.Docker
+	if d.Present && d.Error != "" {
+		return Change{}, fmt.Errorf("%s: %s is not a JSON object (%s); gpuform will not rewrite a file it cannot read: fix it, then plan again", r.name, DaemonJSON, d.Error)
+	}
+	want := r.wanted()
+	var before map[string]string
+	if d.Present {
+		before = attrs{}
+		act := r.actual(d.Daemon)
+		// Show only the keys gpuform manages; the others are kept as they are.
+		for k := range want {
+			if v, ok := act[k]; ok {
+				before[k] = v
+			}
+		}
+	}
+	c := r.change(before, want)
+	if c.Action == NoOp {
+		return c, nil
+	}
+	merged, err := r.merge(d.Daemon)
+	if err != nil {
+		return Change{}, err
+	}
+	expect := "absent"
+	if d.Present {
+		sum := sha256.Sum256([]byte(d.Raw))
+		expect = hex.EncodeToString(sum[:])
+	}
+	s, err := contentStep(DaemonJSON, "0644", merged, expect)
+	if err != nil {
+		return Change{}, err
+	}
+	rs, err := restartStep("docker.service")
+	if err != nil {
+		return Change{}, err
+	}
+	c.Steps = []Step{s, rs}
+	c.Restarts = []string{"docker.service"}
+	return c, nil
+}
+
+// merge sets gpuform's keys in a copy of daemon.json and renders it. Keys
+// it does not manage, and sibling entries of the maps it edits (other
+// runtimes, other ulimits), are kept; numbers keep their text.
+func (r *dockerResource) merge(cur map[string]any) (string, error) {
+	out := map[string]any{}
+	for k, v := range cur {
+		out[k] = v
+	}
+	subMap := func(key string) map[string]any {
+		m := map[string]any{}
+		if old, ok := out[key].(map[string]any); ok {
+			for k, v := range old {
+				m[k] = v
+			}
+		}
+		out[key] = m
+		return m
+	}
+	if r.c.NvidiaContainerToolkit.Set || r.c.DefaultRuntime.V {
+		rt := subMap("runtimes")
+		nv := map[string]any{}
+		if old, ok := rt["nvidia"].(map[string]any); ok {
+			for k, v := range old {
+				nv[k] = v
+			}
+		}
+		nv["path"] = nvidiaRuntimePath
+		if _, ok := nv["args"]; !ok {
+			nv["args"] = []any{}
+		}
+		rt["nvidia"] = nv
+	}
+	if r.c.DefaultRuntime.Set {
+		if r.c.DefaultRuntime.V {
+			out["default-runtime"] = "nvidia"
+		} else if out["default-runtime"] == "nvidia" {
+			delete(out, "default-runtime")
+		}
+	}
+	if r.c.DefaultShmSize.Set {
+		out["default-shm-size"] = dockerSize(r.c.DefaultShmSize.V.Bytes)
+	}
+	if len(r.c.Ulimits) > 0 {
+		ul := subMap("default-ulimits")
+		for name, a := range r.c.Ulimits {
+			v := json.Number(ulimitText(a.V))
+			ul[name] = map[string]any{"Name": name, "Soft": v, "Hard": v}
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "    ")
+	if err := enc.Encode(out); err != nil {
+		return "", fmt.Errorf("%s: render %s: %w", r.name, DaemonJSON, err)
+	}
+	return strings.TrimRight(buf.String(), "\n") + "\n", nil
+}

@@ -1,0 +1,133 @@
+package resource
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+)
+
+// managedHeader starts every file gpuform writes in full, so an operator
+// who finds it knows where it came from.
+const managedHeader = "# Managed by gpuform.\n"
+
+// fileResource converges one configuration file and, optionally, the live
+// state the file configures (a sysctl value, a loaded module).
+type fileResource struct {
+	base
+	path string
+	mode string
+	// content is the desired file; "" means the file must not exist.
+	content string
+	// current reads the file from facts; ok is false when it is absent.
+	current func(n *facts.Node) (string, bool)
+	// attrs reads the attributes shown in the plan from a file content
+	// (absent file: ""), and live state where the resource has one.
+	attrs func(n *facts.Node, content string, exists bool) map[string]string
+	// desired are the attributes after the change.
+	desired map[string]string
+	// live reports whether the running system already matches; nil means
+	// there is no live state beyond the file.
+	live func(n *facts.Node) bool
+	// post are the steps that make the running system follow the file;
+	// they run whenever the file or the live state changes.
+	post []Step
+	// reboot marks a change that only takes effect at the next boot; then
+	// live is what the running kernel shows and a mismatch after the file
+	// is in place means "reboot pending", not "not converged".
+	reboot   bool
+	restarts []string
+}
+
+func managedFile(path string) func(n *facts.Node) (string, bool) {
+	return func(n *facts.Node) (string, bool) { return n.ManagedFile(path) }
+}
+
+func (r *fileResource) Diff(n *facts.Node) (Change, error) {
+	cur, exists := r.current(n)
+	fileOK := exists == (r.content != "") && (!exists || cur == r.content)
+	liveOK := r.live == nil || r.live(n)
+	before := map[string]string(nil)
+	if exists || (r.live != nil && !liveOK) {
+		before = r.attrs(n, cur, exists)
+	}
+	after := map[string]string(nil)
+	if r.content != "" {
+		after = r.desired
+	}
+	if exists && r.content != "" && cur != r.content && diffAction(before, after) == NoOp {
+		// Same settings, different text (comments, order): show why.
+		before = copyAttrs(before)
+		after = copyAttrs(after)
+		before["content"] = "sha256:" + shortSum(cur)
+		after["content"] = "sha256:" + shortSum(r.content)
+	}
+	c := r.change(before, after)
+	if fileOK && (liveOK || r.reboot) {
+		c.Action = NoOp
+		c.After = c.Before
+		c.RebootPending = r.reboot && !liveOK && r.content != ""
+		return c, nil
+	}
+	switch {
+	case r.content == "" && exists:
+		c.Action = Delete
+	case !exists:
+		c.Action = Create
+	default:
+		c.Action = Update
+	}
+	c.RebootRequired = r.reboot
+	c.Restarts = r.restarts
+	if !fileOK {
+		var s Step
+		var err error
+		if r.content == "" {
+			s, err = removeFileStep(r.path)
+		} else {
+			s, err = contentStep(r.path, r.mode, r.content, "")
+		}
+		if err != nil {
+			return Change{}, err
+		}
+		c.Steps = append(c.Steps, s)
+	}
+	if r.content != "" || exists {
+		c.Steps = append(c.Steps, r.post...)
+	}
+	return c, nil
+}
+
+func copyAttrs(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func shortSum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// normSpace collapses runs of blanks, so "4096\t87380" equals "4096 87380".
+func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// keyValueLines reads "key = value" / "key=value" lines, skipping comments.
+func keyValueLines(content string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(content, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		out[strings.TrimSpace(k)] = normSpace(v)
+	}
+	return out
+}

@@ -1,0 +1,308 @@
+package resource
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+)
+
+// Package families.
+const (
+	// FamilyDebian is apt/dpkg (Debian, Ubuntu).
+	FamilyDebian = "debian"
+	// FamilyRHEL is dnf/rpm (RHEL, Rocky, Alma, Amazon Linux).
+	FamilyRHEL = "rhel"
+)
+
+// pkgSet is a group of packages installed together at one version.
+type pkgSet struct {
+	// names are installed together; the first is the one shown in a plan.
+	names []string
+	// accept are other names that, when installed at the wanted version,
+	// count as the first name being installed (the same driver from
+	// Canonical's archive rather than NVIDIA's CUDA repository).
+	accept []string
+	// want is the upstream version the installed package must have; a
+	// bare number is a branch ("550") and any release of it matches.
+	want string
+	// pins maps each name to the version given to the package manager
+	// (apt "name=pin", dnf "name-pin"); "" installs the newest.
+	pins map[string]string
+	// hold holds the versions after install (apt-mark hold / dnf
+	// versionlock), so an unattended upgrade cannot move them.
+	hold bool
+}
+
+// pkgResource converges one pkgSet.
+type pkgResource struct {
+	base
+	family   string
+	set      pkgSet
+	reboot   bool
+	restarts []string
+	// services are enabled and started after install.
+	services []string
+	// loaded, when set, reads the version the running system uses (the
+	// loaded kernel module), to flag a reboot as pending when it differs.
+	loaded func(n *facts.Node) (string, bool)
+}
+
+// upstream strips an epoch and a package revision: "1:4.6.0-1" → "4.6.0",
+// "2.21.5-1+cuda12.4" → "2.21.5".
+func upstream(v string) string {
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		v = v[i+1:]
+	}
+	if i := strings.LastIndexByte(v, '-'); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+// versionMatches reports whether installed satisfies want: the same
+// upstream release, or, for a bare branch number, any release of the branch.
+// A want with a revision ("2.21.5-1") must match the installed version up to
+// where want ends.
+func versionMatches(installed, want string) bool {
+	if want == "" {
+		return true
+	}
+	v := installed
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		v = v[i+1:]
+	}
+	if !strings.ContainsAny(want, ".-") {
+		major, _, _ := strings.Cut(v, ".")
+		return major == want
+	}
+	if strings.Contains(want, "-") {
+		return v == want || strings.HasPrefix(v, want) && strings.ContainsRune("+~.", rune(v[len(want)]))
+	}
+	return upstream(installed) == want
+}
+
+// installedAs returns which of the names (primary first, then accepted
+// alternatives) is installed, and its package.
+func (s pkgSet) installedAs(n *facts.Node) (string, facts.Package, bool) {
+	for _, name := range append([]string{s.names[0]}, s.accept...) {
+		if p, ok := n.Packages.Installed[name]; ok {
+			return name, p, true
+		}
+	}
+	return "", facts.Package{}, false
+}
+
+func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
+	if err := r.validate(); err != nil {
+		return Change{}, err
+	}
+	if fam := n.OS.Family(); fam != r.family {
+		return Change{}, fmt.Errorf("%s: the node runs %s, which gpuform cannot install packages on (it knows apt on Debian/Ubuntu and dnf on the RHEL family)", r.name, osName(n))
+	}
+	after := attrs{"package": r.set.names[0], "version": r.set.want}
+	if r.set.hold {
+		after["held"] = "true"
+	}
+	var before attrs
+	converged := true
+	if name, p, ok := r.set.installedAs(n); ok {
+		before = attrs{"package": name, "version": upstream(p.Version)}
+		if r.set.hold {
+			before["held"] = boolStr(p.Held)
+		}
+		if versionMatches(p.Version, r.set.want) {
+			// Show the installed release when a branch was asked for, so an
+			// unchanged resource reads as unchanged.
+			after["version"] = before["version"]
+			after["package"] = name
+		}
+		converged = versionMatches(p.Version, r.set.want) && (!r.set.hold || p.Held)
+	} else {
+		converged = false
+	}
+	// Every other package of the set must be there at the wanted version.
+	var missing []string
+	for _, name := range r.set.names[1:] {
+		p, ok := n.Packages.Installed[name]
+		if !ok || !versionMatches(p.Version, r.set.want) || (r.set.hold && !p.Held) {
+			missing = append(missing, name)
+		}
+	}
+	if len(r.set.names) > 1 {
+		after["packages"] = strings.Join(r.set.names, ", ")
+		if before != nil {
+			present := []string{}
+			for _, name := range r.set.names {
+				if p, ok := n.Packages.Installed[name]; ok && versionMatches(p.Version, r.set.want) {
+					present = append(present, name)
+				} else if ok {
+					present = append(present, name+" "+upstream(p.Version))
+				}
+			}
+			before["packages"] = strings.Join(present, ", ")
+		}
+		if len(missing) > 0 {
+			converged = false
+		}
+	}
+	for _, svc := range r.services {
+		st := n.Unit(svc)
+		after["service "+svc] = "enabled, active"
+		if before != nil || st.Enabled != "not-found" {
+			if before == nil {
+				before = attrs{}
+			}
+			before["service "+svc] = st.Enabled + ", " + st.Active
+		}
+		if st.Enabled != "enabled" || st.Active != "active" {
+			converged = false
+		}
+	}
+	c := r.change(before, after)
+	if converged {
+		c.Action = NoOp
+		c.After = before
+	} else if c.Action == NoOp {
+		c.Action = Update
+	}
+	if r.loaded != nil {
+		if v, ok := r.loaded(n); !ok || !versionMatches(v, r.set.want) || c.Action != NoOp {
+			c.RebootRequired = c.Action != NoOp && r.reboot
+			c.RebootPending = c.Action == NoOp && r.reboot
+		}
+	} else if c.Action != NoOp {
+		c.RebootRequired = r.reboot
+	}
+	if c.Action == NoOp {
+		return c, nil
+	}
+	c.Restarts = r.restarts
+	steps, err := r.steps(n)
+	if err != nil {
+		return Change{}, err
+	}
+	c.Steps = steps
+	return c, nil
+}
+
+func (r *pkgResource) validate() error {
+	for _, name := range append(append([]string(nil), r.set.names...), r.set.accept...) {
+		if err := check(packageNamePattern, "package name", name); err != nil {
+			return err
+		}
+	}
+	for _, pin := range r.set.pins {
+		if pin != "" {
+			if err := check(pinPattern, "version", pin); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// steps installs the set at its pinned versions and holds it. Holds are
+// released first only on the packages that are held, because apt refuses
+// to change a held package and dnf to replace a locked one.
+func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
+	var steps []Step
+	needInstall := false
+	for _, name := range r.set.names {
+		p, ok := n.Packages.Installed[name]
+		if !ok || !versionMatches(p.Version, r.set.want) {
+			needInstall = true
+		}
+	}
+	if needInstall {
+		var held []string
+		for _, name := range r.set.names {
+			if n.PackageHeld(name) {
+				held = append(held, name)
+			}
+		}
+		steps = append(steps, r.installStep(held))
+	}
+	if r.set.hold {
+		var unheld []string
+		for _, name := range r.set.names {
+			if needInstall || !n.PackageHeld(name) {
+				unheld = append(unheld, name)
+			}
+		}
+		if len(unheld) > 0 {
+			steps = append(steps, r.holdStep(unheld))
+		}
+	}
+	for _, svc := range r.services {
+		st := n.Unit(svc)
+		if st.Enabled == "enabled" && st.Active == "active" && !needInstall {
+			continue
+		}
+		s, err := serviceStep(svc)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, s)
+	}
+	return steps, nil
+}
+
+func (r *pkgResource) installStep(held []string) Step {
+	var specs []string
+	for _, name := range r.set.names {
+		pin := r.set.pins[name]
+		switch {
+		case pin == "":
+			specs = append(specs, name)
+		case r.family == FamilyDebian:
+			specs = append(specs, name+"="+pin)
+		default:
+			specs = append(specs, name+"-"+pin)
+		}
+	}
+	var lines []string
+	desc := "install " + strings.Join(specs, " ")
+	if r.family == FamilyDebian {
+		lines = append(lines, "export DEBIAN_FRONTEND=noninteractive")
+		if len(held) > 0 {
+			lines = append(lines, "apt-mark unhold "+words(held...)+" >/dev/null")
+		}
+		// confold keeps a configuration file the operator edited; the
+		// held-packages switch lets a pinned downgrade or upgrade through.
+		lines = append(lines, "apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages -o Dpkg::Options::=--force-confold "+words(specs...))
+	} else {
+		if len(held) > 0 {
+			lines = append(lines, "dnf -q versionlock delete "+words(held...)+" >/dev/null 2>&1 || true")
+		}
+		lines = append(lines, "dnf install -y -q --allowerasing "+words(specs...))
+	}
+	return commandStep(desc, lines...)
+}
+
+func (r *pkgResource) holdStep(names []string) Step {
+	if r.family == FamilyDebian {
+		return commandStep("hold "+strings.Join(names, " "), "apt-mark hold "+words(names...)+" >/dev/null")
+	}
+	return commandStep("version-lock "+strings.Join(names, " "), "dnf -q versionlock add "+words(names...))
+}
+
+func osName(n *facts.Node) string {
+	if n.OS.Pretty != "" {
+		return n.OS.Pretty
+	}
+	if n.OS.ID != "" {
+		return n.OS.ID + " " + n.OS.VersionID
+	}
+	return "an unknown distribution"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,160 @@
+package resource
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+)
+
+// Resource is one node concern that gpuform converges.
+type Resource interface {
+	// Name is the resource's address in a plan ("driver_package", "sysctl").
+	Name() string
+	// DependsOn names the resources whose steps must run first.
+	DependsOn() []string
+	// Diff compares the desired value with what n says and returns the
+	// change that converges it, steps included. An error means the resource
+	// cannot be planned on this node (unknown distribution, a daemon.json
+	// that is not JSON); the plan reports it for the host.
+	Diff(n *facts.Node) (Change, error)
+}
+
+// Change is a planned change of one resource on one host.
+type Change struct {
+	// Resource is the resource's Name.
+	Resource string `json:"resource"`
+	// Action is what the change does; NoOp when converged.
+	Action Action `json:"-"`
+	// Before is the actual value, attribute by attribute; nil when the
+	// resource is absent.
+	Before map[string]string `json:"before"`
+	// After is the desired value; nil when the resource will be deleted.
+	After map[string]string `json:"after"`
+	// RebootRequired is true when the change takes full effect only after a
+	// reboot (driver, kernel command line, boot-time huge pages).
+	RebootRequired bool `json:"reboot_required"`
+	// RebootPending is true when the configuration is in place but the
+	// running system still differs until the next boot (a new driver
+	// installed while the old one is loaded).
+	RebootPending bool `json:"reboot_pending,omitempty"`
+	// Restarts are the services the change restarts.
+	Restarts []string `json:"restarts,omitempty"`
+	// DependsOn are the resources that converge first.
+	DependsOn []string `json:"depends_on,omitempty"`
+	// Steps converge the resource, in order. Empty for NoOp.
+	Steps []Step `json:"-"`
+}
+
+// Step is one idempotent remote action. Each step is atomic on its own:
+// a file is either the old or the new content, a package is either the
+// old or the new version.
+type Step struct {
+	// Description says what the step does, for progress and errors.
+	Description string `json:"description"`
+	// Script is the POSIX sh script run on the node. It addresses every file
+	// as "$R/…" with R=${GPUFORM_ROOT:-}, so it works on simulated roots.
+	Script string `json:"script"`
+	// Input, when not empty, is given to Script on standard input (file
+	// content), so that content never has to be quoted into the script.
+	Input string `json:"input,omitempty"`
+	// Become runs the step with the transport's privilege escalation.
+	Become bool `json:"become"`
+}
+
+// attrs is a helper for building Before/After maps.
+type attrs map[string]string
+
+// diffAction derives the action from before and after values.
+func diffAction(before, after map[string]string) Action {
+	switch {
+	case before == nil && after == nil:
+		return NoOp
+	case before == nil:
+		return Create
+	case after == nil:
+		return Delete
+	}
+	if len(before) != len(after) {
+		return Update
+	}
+	for k, v := range after {
+		if b, ok := before[k]; !ok || b != v {
+			return Update
+		}
+	}
+	return NoOp
+}
+
+// Order sorts resources so that each comes after everything it depends
+// on, keeping the given order otherwise. A dependency on a resource that
+// is not in rs is ignored (the resource is simply not managed). A cycle is
+// a bug in this package and is reported as an error.
+func Order(rs []Resource) ([]Resource, error) {
+	index := map[string]int{}
+	for i, r := range rs {
+		if _, dup := index[r.Name()]; dup {
+			return nil, fmt.Errorf("resource %s declared twice", r.Name())
+		}
+		index[r.Name()] = i
+	}
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := make([]int, len(rs))
+	var out []Resource
+	var visit func(i int, path []string) error
+	visit = func(i int, path []string) error {
+		switch state[i] {
+		case done:
+			return nil
+		case visiting:
+			return fmt.Errorf("dependency cycle: %s", strings.Join(append(path, rs[i].Name()), " → "))
+		}
+		state[i] = visiting
+		deps := append([]string(nil), rs[i].DependsOn()...)
+		sort.SliceStable(deps, func(a, b int) bool { return index[deps[a]] < index[deps[b]] })
+		for _, d := range deps {
+			j, ok := index[d]
+			if !ok {
+				continue
+			}
+			if err := visit(j, append(path, rs[i].Name())); err != nil {
+				return err
+			}
+		}
+		state[i] = done
+		out = append(out, rs[i])
+		return nil
+	}
+	for i := range rs {
+		if err := visit(i, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// base carries the name and dependencies every resource has.
+type base struct {
+	name string
+	deps []string
+}
+
+func (b base) Name() string        { return b.name }
+func (b base) DependsOn() []string { return b.deps }
+
+// change starts a Change for b from before and after.
+func (b base) change(before, after map[string]string) Change {
+	return Change{Resource: b.name, Action: diffAction(before, after), Before: before, After: after, DependsOn: b.deps}
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

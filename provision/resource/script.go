@@ -1,0 +1,181 @@
+package resource
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// Patterns every value must match before it is placed in a script. They
+// repeat (and narrow) the spec's own validation, so that a value that got
+// past it by any route still cannot reach a shell as anything but a word.
+var (
+	packageNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9.+\-]{0,127}$`)
+	// pinPattern is a package version as apt (after '=') or dnf (after '-')
+	// takes it: an optional epoch, then upstream and revision, optionally
+	// ending in '*' for apt's prefix match.
+	pinPattern      = regexp.MustCompile(`^([0-9]{1,4}:)?[0-9][0-9A-Za-z.+~\-]{0,63}\*?$`)
+	unitPattern     = regexp.MustCompile(`^[a-zA-Z0-9_.@\-]{1,64}\.service$`)
+	modulePattern   = regexp.MustCompile(`^[a-z0-9_\-]{1,64}$`)
+	filePathPattern = regexp.MustCompile(`^/(etc|run|var/lib/gpuform)(/[A-Za-z0-9_.\-]+)+$`)
+	shmSizePattern  = regexp.MustCompile(`^[0-9]{1,20}(\.[0-9]{1,4})?[kmg%]?$`)
+	governorPattern = regexp.MustCompile(`^[a-z]{1,32}$`)
+)
+
+// ErrUnsafeValue is wrapped by every error about a value that failed its
+// pattern; it means a step was not built.
+type ErrUnsafeValue struct {
+	// What names the kind of value ("package name", "version").
+	What string
+	// Value is the offending value.
+	Value string
+}
+
+func (e *ErrUnsafeValue) Error() string {
+	return fmt.Sprintf("refusing to build a command from %s %q: it does not match %s's strict pattern", e.What, e.Value, e.What)
+}
+
+func check(re *regexp.Regexp, what, v string) error {
+	if !re.MatchString(v) || strings.Contains(v, "..") {
+		return &ErrUnsafeValue{What: what, Value: v}
+	}
+	return nil
+}
+
+// q quotes a value for the shell. Every interpolation goes through it, even
+// of values that passed their pattern.
+func q(s string) string { return transport.Quote(s) }
+
+// scriptHead starts every step: fail on the first error, and address files
+// under the root prefix ("" on a real node).
+const scriptHead = "set -eu\nR=${GPUFORM_ROOT:-}\n"
+
+// backupDir is where a file's previous content is kept, one timestamped
+// directory per write, mirroring the file's path. Backups live outside the
+// configuration directories on purpose: sysctl.d, modprobe.d and apt's
+// preferences.d read files there by pattern, and a backup must never be
+// read as configuration.
+const backupDir = "/var/lib/gpuform/backup"
+
+// writeFileStep returns a step that replaces path atomically: the new
+// content is produced into a temporary file in the same directory, synced,
+// and renamed over the old one, whose content is first copied to a
+// timestamped backup. produce is a shell fragment writing the new content
+// to stdout; it may read the current file as "$p" and standard input. When
+// the result equals the current file nothing is written, so the step is
+// idempotent. expectSHA, when not empty, is the sha256 the current file
+// must have ("absent" for no file): the step refuses to overwrite a file
+// that changed since the plan that computed its new content.
+func writeFileStep(desc, path, mode, produce, input, expectSHA string) (Step, error) {
+	if err := check(filePathPattern, "file path", path); err != nil {
+		return Step{}, err
+	}
+	if !regexp.MustCompile(`^0[0-7]{3}$`).MatchString(mode) {
+		return Step{}, &ErrUnsafeValue{What: "file mode", Value: mode}
+	}
+	if expectSHA != "" && expectSHA != "absent" && !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(expectSHA) {
+		return Step{}, &ErrUnsafeValue{What: "sha256", Value: expectSHA}
+	}
+	var b strings.Builder
+	b.WriteString(scriptHead)
+	fmt.Fprintf(&b, "p=\"$R\"%s\n", q(path))
+	b.WriteString(`d=${p%/*}
+mkdir -p -- "$d"
+tmp=$(mktemp "$d/.gpuform-tmp.XXXXXX")
+trap 'rm -f -- "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP
+{
+`)
+	b.WriteString(produce)
+	b.WriteString("\n} >\"$tmp\"\n")
+	fmt.Fprintf(&b, "chmod %s \"$tmp\"\n", mode)
+	b.WriteString(`if [ -f "$p" ] && cmp -s -- "$tmp" "$p"; then
+	exit 0
+fi
+`)
+	if expectSHA != "" {
+		fmt.Fprintf(&b, `cur=absent
+if [ -e "$p" ]; then cur=$(sha256sum <"$p"); cur=${cur%%%% *}; fi
+if [ "$cur" != %s ]; then
+	echo "gpuform: ${p#"$R"} changed since this change was planned; run gpuform plan again" >&2
+	exit 1
+fi
+`, q(expectSHA))
+	}
+	// fsync the new content before the rename makes it visible, so a crash
+	// leaves the old file or the new one, never an empty one.
+	b.WriteString(`sync -- "$tmp" 2>/dev/null || sync
+if [ -e "$p" ]; then
+	b="$R"` + q(backupDir) + `/$(date -u +%Y%m%dT%H%M%SZ)${p#"$R"}
+	mkdir -p -- "${b%/*}"
+	cp -p -- "$p" "$b"
+fi
+mv -f -- "$tmp" "$p"
+trap - EXIT
+`)
+	return Step{Description: desc, Script: b.String(), Input: input, Become: true}, nil
+}
+
+// contentStep writes content (given on standard input) to path.
+func contentStep(path, mode, content, expectSHA string) (Step, error) {
+	return writeFileStep("write "+path, path, mode, "cat", content, expectSHA)
+}
+
+// removeFileStep removes path after backing it up; removing a missing file
+// succeeds.
+func removeFileStep(path string) (Step, error) {
+	if err := check(filePathPattern, "file path", path); err != nil {
+		return Step{}, err
+	}
+	var b strings.Builder
+	b.WriteString(scriptHead)
+	fmt.Fprintf(&b, "p=\"$R\"%s\n", q(path))
+	b.WriteString(`[ -e "$p" ] || exit 0
+b="$R"` + q(backupDir) + `/$(date -u +%Y%m%dT%H%M%SZ)${p#"$R"}
+mkdir -p -- "${b%/*}"
+cp -p -- "$p" "$b"
+rm -f -- "$p"
+`)
+	return Step{Description: "remove " + path, Script: b.String(), Become: true}, nil
+}
+
+// commandStep is a step running one fixed command line built by the caller
+// from quoted words.
+func commandStep(desc string, lines ...string) Step {
+	return Step{Description: desc, Script: scriptHead + strings.Join(lines, "\n") + "\n", Become: true}
+}
+
+// words quotes each word and joins them with spaces.
+func words(ws ...string) string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = q(w)
+	}
+	return strings.Join(out, " ")
+}
+
+// serviceStep enables and starts a systemd unit.
+func serviceStep(unit string) (Step, error) {
+	if err := check(unitPattern, "unit name", unit); err != nil {
+		return Step{}, err
+	}
+	return commandStep("enable and start "+unit, "systemctl enable --now "+q(unit)), nil
+}
+
+// restartStep restarts a unit if it is running; a stopped unit stays
+// stopped and picks up the change when it starts.
+func restartStep(unit string) (Step, error) {
+	if err := check(unitPattern, "unit name", unit); err != nil {
+		return Step{}, err
+	}
+	return commandStep("restart "+unit+" if running", "systemctl try-restart "+q(unit)), nil
+}
+
+// Patterns for host settings, matching spec's validation.
+var (
+	sysctlKeyPattern   = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
+	sysctlValuePattern = regexp.MustCompile(`^[0-9A-Za-z_.:\- ]{1,128}$`)
+	kernelArgPattern   = regexp.MustCompile(`^[a-zA-Z0-9_.\-]+(=[a-zA-Z0-9_.,:\-/]+)?$`)
+)

@@ -1,0 +1,136 @@
+package resource
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// shmResource sizes /dev/shm: the fstab line for the next boot and a live
+// remount now. NCCL's shared-memory transport and PyTorch DataLoader
+// workers live in /dev/shm.
+type shmResource struct {
+	base
+	size spec.Size
+	opt  string
+}
+
+func newShmResource(size spec.Size) (*shmResource, error) {
+	opt := tmpfsSize(size)
+	if err := check(shmSizePattern, "tmpfs size", opt); err != nil {
+		return nil, err
+	}
+	return &shmResource{base: base{name: ShmMount}, size: size, opt: opt}, nil
+}
+
+// shmResource is Build's constructor.
+func shmResourceFor(size spec.Size) (Resource, error) { return newShmResource(size) }
+
+// tmpfsSize renders a size as tmpfs's size= option: a percentage of RAM,
+// or bytes in the largest of k, m, g that divides them.
+func tmpfsSize(s spec.Size) string {
+	if s.IsPercent() {
+		return strconv.FormatFloat(s.Percent, 'f', -1, 64) + "%"
+	}
+	for _, u := range []struct {
+		s string
+		m uint64
+	}{{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}} {
+		if s.Bytes >= u.m && s.Bytes%u.m == 0 {
+			return strconv.FormatUint(s.Bytes/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatUint(s.Bytes, 10)
+}
+
+// fstabSize returns the size= option of an fstab line, "" when none.
+func fstabSize(line string) string {
+	f := strings.Fields(line)
+	if len(f) < 4 {
+		return ""
+	}
+	for _, o := range strings.Split(f[3], ",") {
+		if v, ok := strings.CutPrefix(o, "size="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// sameSize compares two tmpfs size options by what they mean on this node.
+func sameSize(a, b string, ram uint64) bool {
+	if a == b {
+		return true
+	}
+	pa, ea := parseTmpfsSize(a, ram)
+	pb, eb := parseTmpfsSize(b, ram)
+	return ea && eb && pa == pb
+}
+
+func parseTmpfsSize(s string, ram uint64) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	sz, err := spec.ParseSize(s)
+	if err != nil {
+		return 0, false
+	}
+	return sz.Resolve(ram), true
+}
+
+func (r *shmResource) Diff(n *facts.Node) (Change, error) {
+	want := r.size.Resolve(n.MemoryBytes)
+	after := attrs{"fstab": "size=" + r.opt, "mounted_size": spec.FormatBytes(roundKiB(want))}
+	var before map[string]string
+	if n.Shm.Mounted || n.Shm.FstabLine != "" {
+		before = attrs{}
+		if n.Shm.FstabLine != "" {
+			before["fstab"] = "size=" + fstabSize(n.Shm.FstabLine)
+			if fstabSize(n.Shm.FstabLine) == "" {
+				before["fstab"] = "(no size)"
+			}
+		}
+		if n.Shm.Mounted {
+			before["mounted_size"] = spec.FormatBytes(roundKiB(n.Shm.SizeBytes))
+		}
+	}
+	fstabOK := sameSize(fstabSize(n.Shm.FstabLine), r.opt, n.MemoryBytes)
+	// tmpfs rounds the size to whole pages; a MiB of slack absorbs that.
+	liveOK := n.Shm.Mounted && absDiff(n.Shm.SizeBytes, want) <= 1<<20
+	c := r.change(before, after)
+	if fstabOK && liveOK {
+		c.Action = NoOp
+		c.After = c.Before
+		return c, nil
+	}
+	if c.Action == NoOp {
+		c.Action = Update
+	}
+	if !fstabOK {
+		line := "tmpfs /dev/shm tmpfs defaults,nosuid,nodev,size=" + r.opt + " 0 0"
+		// Keep every other fstab line; drop the old /dev/shm entry (the
+		// same pattern the facts probe reads it with) and append ours.
+		produce := `if [ -f "$p" ]; then grep -v -E '^[[:space:]]*[^#[:space:]]+[[:space:]]+/dev/shm[[:space:]]' "$p" || true; fi
+printf '%s\n' ` + q(line)
+		s, err := writeFileStep("set /dev/shm size="+r.opt+" in /etc/fstab", FstabFile, "0644", produce, "", "")
+		if err != nil {
+			return Change{}, err
+		}
+		c.Steps = append(c.Steps, s)
+	}
+	if !liveOK {
+		c.Steps = append(c.Steps, commandStep("remount /dev/shm with size="+r.opt, "mount -o "+q("remount,size="+r.opt)+" /dev/shm"))
+	}
+	return c, nil
+}
+
+func roundKiB(n uint64) uint64 { return n / 1024 * 1024 }
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
