@@ -1,7 +1,6 @@
 package modules_test
 
 import (
-	"bufio"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,12 +8,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -143,7 +144,7 @@ func TestModulesLoad(t *testing.T) {
 // checkHardware asserts the facts every profile must get right, beyond what
 // the loader checks: one entry per GPU index 0..n-1, every GPU in exactly one
 // existing NUMA node, unique PCI addresses, interconnect consistent with the
-// NVLink domain, and a model gpuform's GPU table knows.
+// NVLink domain. (TestHardwareModelsAreKnownToLint checks the model name.)
 func checkHardware(t *testing.T, hw *spec.Hardware) {
 	t.Helper()
 	if hw.GPUCount != len(hw.GPUs) {
@@ -211,9 +212,6 @@ func checkHardware(t *testing.T, hw *spec.Hardware) {
 	for _, n := range hw.NICs {
 		place(n.Switch, n.NUMA, "NIC "+n.Name)
 	}
-	if !knownGPUModels(t)[hw.GPUModel] {
-		t.Errorf("gpu_model %q is not a model name of gpu-models.tsv (testdata/gpu-models.txt), written without the parenthesised remark", hw.GPUModel)
-	}
 }
 
 // checkNUMABindsOutput verifies the numa_binds convenience output: it must put
@@ -246,32 +244,6 @@ func checkNUMABindsOutput(t *testing.T, outs map[string]cty.Value, hw *spec.Hard
 			t.Errorf("numa_binds lists GPU %d %d times", g.Index, seen[g.Index])
 		}
 	}
-}
-
-// knownGPUModels reads the model names of the reference GPU table, copied to
-// testdata (see testdata/README.md), as lint/compat keys them.
-func knownGPUModels(t *testing.T) map[string]bool {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "gpu-models.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	models := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		// The table's key is the model without its parenthesised remark:
-		// "H100 SXM5 80GB (HGX/DGX H100)" is looked up as "H100 SXM5 80GB".
-		if i := strings.IndexByte(line, '('); i > 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		models[line] = true
-	}
-	return models
 }
 
 // TestModuleInputs exercises each input variable: a valid value loads and
@@ -380,6 +352,90 @@ func TestModulesAreFormatted(t *testing.T) {
 			if got := hclwrite.Format(src); string(got) != string(src) {
 				t.Errorf("%s is not in canonical HCL format (run gpuform fmt)", f)
 			}
+		}
+	}
+}
+
+// TestStackBaselinesAreCompatible checks every stack baseline against the
+// compatibility knowledge base lint uses (the reference tables embedded in
+// lint/compat): the driver runs the CUDA toolkit, its branch is supported,
+// NCCL has a build for that CUDA, the toolkit is a known release, and the
+// container image carries the same CUDA and NCCL and accepts the driver.
+func TestStackBaselinesAreCompatible(t *testing.T) {
+	kb, err := compat.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fixed instant keeps end-of-life checks from changing with the calendar.
+	asOf := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	for _, dir := range moduleDirs(t) {
+		if !isStack(dir) {
+			continue
+		}
+		t.Run(dir, func(t *testing.T) {
+			cfg, diags := loadThroughRoot(t, dir, "")
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			out := func(name string) string { return cfg.Modules["m"].Outputs[name].AsString() }
+			mustV := func(parse func(string) (compat.Version, error), s string) compat.Version {
+				v, err := parse(s)
+				if err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+				return v
+			}
+			driver := mustV(compat.ParseDriverVersion, out("driver_version"))
+			cuda := mustV(compat.ParseVersion, out("cuda_version"))
+			nccl := mustV(compat.ParseVersion, out("nccl_version"))
+			toolkit := mustV(compat.ParseVersion, out("container_toolkit_version"))
+
+			if min, ok := kb.CUDAMinDriver(cuda); !ok || min.Check(driver) != compat.Yes {
+				t.Errorf("CUDA %s needs driver %v; %s does not meet it (known: %v)", cuda, min.Driver, driver, ok)
+			}
+			if b, ok := kb.DriverBranch(driver); !ok {
+				t.Errorf("driver branch of %s is not in the knowledge base", driver)
+			} else if eol, _ := b.IsEOL(asOf); eol != compat.No {
+				t.Errorf("driver branch of %s is end of life (or unknown) as of %s", driver, asOf.Format("2006-01-02"))
+			}
+			if a, ok := kb.NCCLBuildFor(nccl, cuda); !ok || a.Available != compat.Yes {
+				t.Errorf("no NCCL %s build for CUDA %s in the knowledge base", nccl, cuda)
+			}
+			if _, ok := kb.ContainerToolkit(toolkit); !ok {
+				t.Errorf("container toolkit %s is not a known release", toolkit)
+			}
+			img, ok := kb.NGCImage(out("pytorch_image"))
+			if !ok {
+				t.Fatalf("image %s is not in the NGC table", out("pytorch_image"))
+			}
+			if img.CUDA.Truncate(3).Compare(cuda) != 0 || img.NCCL.Compare(nccl) != 0 {
+				t.Errorf("image %s carries CUDA %s / NCCL %s, the host stack pins %s / %s", img.Image, img.CUDA, img.NCCL, cuda, nccl)
+			}
+			if ok, _ := img.DriverCheck(driver, true); ok == compat.No {
+				t.Errorf("image %s refuses driver %s", img.Image, driver)
+			}
+		})
+	}
+}
+
+// TestHardwareModelsAreKnownToLint resolves every profile's gpu_model through
+// lint's knowledge base, so model-specific rules can look the board up.
+func TestHardwareModelsAreKnownToLint(t *testing.T) {
+	kb, err := compat.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range moduleDirs(t) {
+		if isStack(dir) {
+			continue
+		}
+		cfg, diags := loadThroughRoot(t, dir, "")
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		model := cfg.Nodes[0].Hardware.GPUModel
+		if _, ok := kb.GPU(model); !ok {
+			t.Errorf("%s: gpu_model %q does not resolve to exactly one model of lint/compat", dir, model)
 		}
 	}
 }
