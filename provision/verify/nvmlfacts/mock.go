@@ -380,7 +380,10 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	}
 	temp, mask := uint32(35), uint64(0)
 	if _, hot := s.has(i, FaultHot); hot {
-		temp, mask = 95, 0x40 // HW thermal slowdown
+		temp = 95
+	}
+	if _, slow := s.has(i, FaultThermalSlowdown); slow {
+		mask = 0x40 // nvmlClocksEventReasonHwThermalSlowdown
 	}
 	d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return temp, nvml.SUCCESS }
 	d.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return uint32(m.powerW * 1000), nvml.SUCCESS }

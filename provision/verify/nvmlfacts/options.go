@@ -89,8 +89,10 @@ const (
 	FaultNICAcrossSYS FaultKind = "nic_sys"
 	// FaultPersistenceOff disables persistence mode on a GPU.
 	FaultPersistenceOff FaultKind = "persistence_off"
-	// FaultHot raises a GPU's temperature to 95 °C with thermal slowdown active.
+	// FaultHot raises a GPU's temperature to 95 °C.
 	FaultHot FaultKind = "hot"
+	// FaultThermalSlowdown sets the hardware thermal slowdown throttle reason.
+	FaultThermalSlowdown FaultKind = "thermal_slowdown"
 	// FaultXID raises XID Value on a GPU during the listening window.
 	FaultXID FaultKind = "xid"
 )
@@ -137,7 +139,7 @@ func knownFault(k FaultKind) bool {
 	switch k {
 	case FaultDropGPU, FaultECCOff, FaultUncorrectableECC, FaultRemapPending, FaultRemapFailure,
 		FaultPCIeX8, FaultPCIeGenDown, FaultNVLinkDown, FaultWrongNUMA, FaultNICAcrossSYS,
-		FaultPersistenceOff, FaultHot, FaultXID:
+		FaultPersistenceOff, FaultHot, FaultThermalSlowdown, FaultXID:
 		return true
 	}
 	return false
