@@ -249,6 +249,7 @@ func (kb *KB) loadGPUs() error {
 			return err
 		}
 		kb.gpus = append(kb.gpus, g)
+		kb.addAlias(g.Name, len(kb.gpus)-1)
 		kb.addAlias(modelKey(g.Name), len(kb.gpus)-1)
 	}
 
