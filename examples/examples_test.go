@@ -348,3 +348,20 @@ func TestExamplesLint(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainingClusterOutput checks the output job scripts copy agrees with
+// the HCAs the node block pins.
+func TestTrainingClusterOutput(t *testing.T) {
+	cfg := load(t, "training-cluster")
+	o, ok := cfg.Outputs["nccl_ib_hca"]
+	if !ok {
+		t.Fatal("no nccl_ib_hca output")
+	}
+	var hcas []string
+	for _, h := range cfg.Nodes[0].Affinity.NCCLIBHCA {
+		hcas = append(hcas, h.V)
+	}
+	if got, want := o.Value.AsString(), strings.Join(hcas, ","); got != want {
+		t.Errorf("output %q, node pins %q", got, want)
+	}
+}

@@ -132,3 +132,9 @@ node "train" {
     reboot       = "allow"
   }
 }
+
+# Job scripts that set NCCL themselves should use the same HCAs the node pins.
+output "nccl_ib_hca" {
+  description = "NCCL_IB_HCA value matching the compute HCAs of every node."
+  value       = join(",", module.hgx.nccl_ib_hca)
+}
