@@ -1,0 +1,202 @@
+package ssh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+)
+
+// EncryptedKeyError says that a passphrase-protected key file was needed
+// and the agent does not hold it. gpuform never asks for passphrases: a
+// fleet run has no one to answer, and a prompt per host would hang it.
+type EncryptedKeyError struct {
+	// Files are the protected key files that were skipped.
+	Files []string
+}
+
+// Error tells the operator to use ssh-agent.
+func (e *EncryptedKeyError) Error() string {
+	return fmt.Sprintf("key file %s is protected by a passphrase and gpuform never prompts for one: "+
+		"load it into ssh-agent (ssh-add %s) and make sure SSH_AUTH_SOCK is set",
+		strings.Join(e.Files, ", "), strings.Join(e.Files, " "))
+}
+
+// keyring holds what a Dial authenticates with: the agent's keys and key
+// files, loaded once per Dial and shared by its hops.
+type keyring struct {
+	agent       agent.ExtendedAgent
+	agentConn   net.Conn
+	agentKeys   []gossh.Signer
+	agentErr    error // why the agent could not be used, for the auth error
+	files       map[string]fileKey
+	agentHolds  map[string]bool // marshalled public keys the agent holds
+	socketIsSet bool
+}
+
+type fileKey struct {
+	signer    gossh.Signer
+	encrypted bool
+	err       error // unreadable or unparsable (never includes key bytes)
+}
+
+func newKeyring(ctx context.Context, e env) *keyring {
+	k := &keyring{files: map[string]fileKey{}, agentHolds: map[string]bool{}}
+	sock := e.getenv("SSH_AUTH_SOCK")
+	if sock == "" {
+		return k
+	}
+	k.socketIsSet = true
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", sock)
+	if err != nil {
+		k.agentErr = fmt.Errorf("ssh-agent at SSH_AUTH_SOCK is not reachable: %w", err)
+		return k
+	}
+	k.agentConn = conn
+	k.agent = agent.NewClient(conn)
+	signers, err := k.agent.Signers()
+	if err != nil {
+		k.agentErr = fmt.Errorf("ssh-agent: list keys: %w", err)
+		return k
+	}
+	k.agentKeys = signers
+	for _, s := range signers {
+		k.agentHolds[string(s.PublicKey().Marshal())] = true
+	}
+	return k
+}
+
+// Close ends the agent connection; it is needed only during
+// authentication.
+func (k *keyring) Close() {
+	if k.agentConn != nil {
+		k.agentConn.Close()
+	}
+}
+
+func (k *keyring) load(path string) fileKey {
+	if fk, ok := k.files[path]; ok {
+		return fk
+	}
+	var fk fileKey
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fk.err = err
+	} else {
+		signer, err := gossh.ParsePrivateKey(data)
+		var missing *gossh.PassphraseMissingError
+		switch {
+		case errors.As(err, &missing):
+			fk.encrypted = true
+			pub := missing.PublicKey
+			if pub == nil {
+				pub = readPublicKey(path + ".pub")
+			}
+			// A protected key the agent holds is no problem: the agent
+			// signs with it.
+			if pub != nil && k.agentHolds[string(pub.Marshal())] {
+				fk.encrypted = false
+			}
+		case err != nil:
+			// ParsePrivateKey's errors describe the format, not the bytes.
+			fk.err = fmt.Errorf("not a usable private key: %v", err)
+		default:
+			fk.signer = signer
+		}
+	}
+	k.files[path] = fk
+	return fk
+}
+
+func readPublicKey(path string) gossh.PublicKey {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	pub, _, _, _, err := gossh.ParseAuthorizedKey(data)
+	if err != nil {
+		return nil
+	}
+	return pub
+}
+
+// authFor is the ordered key list for one hop and the notes that explain
+// an authentication failure.
+type authFor struct {
+	signers   []gossh.Signer
+	encrypted []string
+	notes     []string
+}
+
+// forEndpoint orders keys as documented: explicit key files, then the
+// agent, then default key files; each public key once.
+func (k *keyring) forEndpoint(ep endpoint) authFor {
+	var a authFor
+	seen := map[string]bool{}
+	add := func(s gossh.Signer) {
+		m := string(s.PublicKey().Marshal())
+		if !seen[m] {
+			seen[m] = true
+			a.signers = append(a.signers, s)
+		}
+	}
+	files := func(explicit bool) {
+		for _, f := range ep.identityFiles {
+			if f.explicit != explicit {
+				continue
+			}
+			fk := k.load(f.path)
+			switch {
+			case fk.signer != nil:
+				add(fk.signer)
+			case fk.encrypted:
+				a.encrypted = append(a.encrypted, f.path)
+			case fk.err != nil && (explicit || !errors.Is(fk.err, os.ErrNotExist)):
+				// Missing default key files are normal; anything else is
+				// worth saying when authentication fails.
+				a.notes = append(a.notes, fmt.Sprintf("key file %s: %v", f.path, fk.err))
+			}
+		}
+	}
+	files(true)
+	for _, s := range k.agentKeys {
+		add(s)
+	}
+	files(false)
+	switch {
+	case k.agentErr != nil:
+		a.notes = append(a.notes, k.agentErr.Error())
+	case !k.socketIsSet:
+		a.notes = append(a.notes, "no ssh-agent (SSH_AUTH_SOCK is not set)")
+	case len(k.agentKeys) == 0:
+		a.notes = append(a.notes, "ssh-agent holds no keys")
+	}
+	return a
+}
+
+// failure explains why authentication failed or cannot start.
+func (a authFor) failure(ep endpoint, cause error) error {
+	if len(a.encrypted) > 0 {
+		return &EncryptedKeyError{Files: a.encrypted}
+	}
+	var msg strings.Builder
+	if len(a.signers) == 0 {
+		fmt.Fprintf(&msg, "no key to log in to %s as %s with", ep.alias, ep.user)
+	} else {
+		fmt.Fprintf(&msg, "%s refused all %d keys offered for user %s", ep.alias, len(a.signers), ep.user)
+	}
+	for _, n := range a.notes {
+		msg.WriteString("; ")
+		msg.WriteString(n)
+	}
+	if cause != nil {
+		return fmt.Errorf("%s: %w", msg.String(), cause)
+	}
+	return errors.New(msg.String())
+}

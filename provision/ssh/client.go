@@ -1,0 +1,546 @@
+package ssh
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// Client is an open, verified and authenticated connection to one host. It
+// implements transport.Transport; every Run opens a new session on the same
+// connection. It is safe for concurrent use.
+type Client struct {
+	host           string
+	become         string
+	commandTimeout time.Duration
+
+	client *gossh.Client
+	hops   []*gossh.Client // jump hosts, nearest first
+
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	dead     chan struct{} // closed when the connection is known to be gone
+	deadOnce sync.Once
+	deadErr  *transport.HostError
+}
+
+var _ transport.Transport = (*Client)(nil)
+
+// Dial connects to host ("alias", "host", "user@host:port") through any
+// jump hosts, verifies every host key and logs in. It returns a
+// *transport.HostError on failure.
+func Dial(ctx context.Context, host string, opts Options) (*Client, error) {
+	hostErr := func(op string, err error) error {
+		return &transport.HostError{Host: host, Op: op, Err: err}
+	}
+	if opts.Become != "" && opts.Become != BecomeSudo {
+		return nil, hostErr("resolve", fmt.Errorf("unsupported become method %q (only %q is)", opts.Become, BecomeSudo))
+	}
+	e := newEnv(opts.Getenv)
+	cfg, err := loadConfig(opts.SSHConfigPath, e)
+	if err != nil {
+		return nil, hostErr("resolve", err)
+	}
+	r := &resolver{opts: opts, cfg: cfg, env: e}
+	target, err := r.resolve(host, true)
+	if err != nil {
+		return nil, hostErr("resolve", err)
+	}
+	chain := make([]endpoint, 0, len(target.proxyJump)+1)
+	for _, spec := range target.proxyJump {
+		hop, err := r.resolve(spec, false)
+		if err != nil {
+			return nil, hostErr("resolve", fmt.Errorf("jump host %s: %w", spec, err))
+		}
+		chain = append(chain, hop)
+	}
+	chain = append(chain, target)
+
+	keys := newKeyring(ctx, e)
+	defer keys.Close()
+
+	var clients []*gossh.Client
+	closeAll := func() {
+		for i := len(clients) - 1; i >= 0; i-- {
+			clients[i].Close()
+		}
+	}
+	for i, ep := range chain {
+		var via *gossh.Client
+		if i > 0 {
+			via = clients[i-1]
+		}
+		c, op, err := connect(ctx, ep, via, keys)
+		if err != nil {
+			closeAll()
+			if i < len(chain)-1 {
+				err = fmt.Errorf("jump host %s: %w", ep.alias, err)
+			} else if via != nil {
+				err = fmt.Errorf("via %s: %w", chain[i-1].alias, err)
+			}
+			return nil, hostErr(op, err)
+		}
+		clients = append(clients, c)
+	}
+
+	c := &Client{
+		host:           host,
+		become:         opts.Become,
+		commandTimeout: opts.CommandTimeout,
+		client:         clients[len(clients)-1],
+		hops:           clients[:len(clients)-1],
+		closed:         make(chan struct{}),
+		dead:           make(chan struct{}),
+	}
+	go func() {
+		err := c.client.Wait()
+		if err == nil {
+			err = errors.New("connection closed by the server")
+		}
+		c.markDead("run", fmt.Errorf("connection lost: %w", err))
+	}()
+	if target.keepalive > 0 {
+		go c.keepalive(target.keepalive, target.keepaliveMax)
+	}
+	return c, nil
+}
+
+// connect opens one hop: TCP (directly or through via), handshake with host
+// key verification, authentication. It returns the HostError op to use on
+// failure.
+func connect(ctx context.Context, ep endpoint, via *gossh.Client, keys *keyring) (*gossh.Client, string, error) {
+	auth := keys.forEndpoint(ep)
+	if len(auth.signers) == 0 {
+		return nil, "auth", auth.failure(ep, nil)
+	}
+	address := ep.address()
+	hk := newHostKeys(ep)
+	callback, algos, err := hk.callback(address)
+	if err != nil {
+		return nil, "host key", err
+	}
+	var hostKeyErr error
+	config := &gossh.ClientConfig{
+		User: ep.user,
+		Auth: []gossh.AuthMethod{gossh.PublicKeys(auth.signers...)},
+		HostKeyCallback: func(hostname string, remote net.Addr, key gossh.PublicKey) error {
+			err := callback(hostname, remote, key)
+			hostKeyErr = err
+			return err
+		},
+		HostKeyAlgorithms: algos,
+		ClientVersion:     "SSH-2.0-gpuform",
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, ep.connectTimeout)
+	defer cancel()
+	timeoutOp := func(err error) (string, error) {
+		if ctx.Err() != nil {
+			return "connect", ctx.Err()
+		}
+		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() != nil {
+			return "timeout", fmt.Errorf("connect to %s: no answer within %s: %w", address, ep.connectTimeout, context.DeadlineExceeded)
+		}
+		return "", nil
+	}
+
+	var conn net.Conn
+	if via == nil {
+		var d net.Dialer
+		conn, err = d.DialContext(cctx, "tcp", address)
+	} else {
+		conn, err = via.DialContext(cctx, "tcp", address)
+	}
+	if err != nil {
+		if op, terr := timeoutOp(err); op != "" {
+			return nil, op, terr
+		}
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) {
+			return nil, "resolve", fmt.Errorf("look up %s: %w", ep.hostname, err)
+		}
+		return nil, "connect", err
+	}
+
+	type result struct {
+		conn  gossh.Conn
+		chans <-chan gossh.NewChannel
+		reqs  <-chan *gossh.Request
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, chans, reqs, err := gossh.NewClientConn(conn, address, config)
+		done <- result{c, chans, reqs, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-cctx.Done():
+		// Closing the connection makes the handshake return at once.
+		conn.Close()
+		res = <-done
+		if res.err == nil {
+			res.conn.Close()
+		}
+		op, err := timeoutOp(cctx.Err())
+		return nil, op, err
+	}
+	if res.err != nil {
+		conn.Close()
+		switch {
+		case hostKeyErr != nil:
+			return nil, "host key", hostKeyErr
+		case strings.Contains(res.err.Error(), "unable to authenticate"):
+			return nil, "auth", auth.failure(ep, nil)
+		default:
+			return nil, "connect", fmt.Errorf("ssh handshake with %s: %w", address, res.err)
+		}
+	}
+	return gossh.NewClient(res.conn, res.chans, res.reqs), "", nil
+}
+
+// keepalive sends keepalive@openssh.com requests every interval and closes
+// the connection after max unanswered ones in a row, so that commands on a
+// host that vanished end with an error instead of waiting forever.
+func (c *Client) keepalive(interval time.Duration, max int) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	missed := 0
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-c.dead:
+			return
+		case <-ticker.C:
+		}
+		reply := make(chan error, 1)
+		go func() {
+			// sshd answers unknown global requests with a failure, which
+			// proves it is alive just as well.
+			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+			reply <- err
+		}()
+		select {
+		case err := <-reply:
+			if err != nil {
+				c.markDead("run", fmt.Errorf("connection lost: %w", err))
+				return
+			}
+			missed = 0
+		case <-time.After(interval):
+			missed++
+			if missed >= max {
+				c.markDead("timeout", fmt.Errorf("host stopped answering: %d keepalives %s apart went unanswered", missed, interval))
+				c.client.Close()
+				return
+			}
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+func (c *Client) markDead(op string, err error) {
+	c.deadOnce.Do(func() {
+		c.deadErr = &transport.HostError{Host: c.host, Op: op, Err: err}
+		close(c.dead)
+	})
+}
+
+// Host returns the host name as given to Dial.
+func (c *Client) Host() string { return c.host }
+
+// Close closes the connection and those to the jump hosts. It is safe to
+// call more than once.
+func (c *Client) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		err = c.client.Close()
+		for i := len(c.hops) - 1; i >= 0; i-- {
+			c.hops[i].Close()
+		}
+		if errors.Is(err, net.ErrClosed) {
+			err = nil
+		}
+	})
+	return err
+}
+
+// commandTimeoutError is the cause of a context ended by CommandTimeout.
+type commandTimeoutError struct{ d time.Duration }
+
+func (e *commandTimeoutError) Error() string {
+	return fmt.Sprintf("command did not finish within %s", e.d)
+}
+
+// Unwrap makes errors.Is(err, context.DeadlineExceeded) hold.
+func (e *commandTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// Run runs cmd in a new session on the connection. A non-zero exit status
+// is reported in Result.ExitCode, not as an error.
+func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	select {
+	case <-c.dead:
+		return transport.Result{}, c.deadErr
+	case <-c.closed:
+		return transport.Result{}, c.hostErr("run", errors.New("connection already closed"))
+	default:
+	}
+	script, err := buildScript(cmd, c.become)
+	if err != nil {
+		return transport.Result{}, c.hostErr("run", err)
+	}
+	if c.commandTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.commandTimeout, &commandTimeoutError{c.commandTimeout})
+		defer cancel()
+	}
+
+	var stdout, stderr bytes.Buffer
+	pids := newPIDFilter(&stderr)
+	type started struct {
+		sess *gossh.Session
+		err  error
+	}
+	startCh := make(chan started, 1)
+	waitCh := make(chan error, 1)
+	go func() {
+		sess, err := c.client.NewSession()
+		if err != nil {
+			startCh <- started{err: fmt.Errorf("open session: %w", err)}
+			return
+		}
+		sess.Stdin = cmd.Stdin
+		sess.Stdout = &stdout
+		sess.Stderr = pids
+		if err := sess.Start(script); err != nil {
+			sess.Close()
+			startCh <- started{err: fmt.Errorf("start command: %w", err)}
+			return
+		}
+		startCh <- started{sess: sess}
+		waitCh <- sess.Wait()
+	}()
+
+	var sess *gossh.Session
+	select {
+	case st := <-startCh:
+		if st.err != nil {
+			if c.isDead() {
+				return transport.Result{}, c.deadErr
+			}
+			return transport.Result{}, c.hostErr("run", st.err)
+		}
+		sess = st.sess
+	case <-ctx.Done():
+		// The session may still open; end it when it does.
+		go func() {
+			if st := <-startCh; st.sess != nil {
+				c.stop(st.sess, pids)
+			}
+		}()
+		return transport.Result{}, c.ctxErr(ctx)
+	case <-c.dead:
+		return transport.Result{}, c.deadErr
+	}
+
+	var waitErr error
+	select {
+	case waitErr = <-waitCh:
+	case <-ctx.Done():
+		c.stop(sess, pids)
+		return transport.Result{}, c.ctxErr(ctx)
+	case <-c.dead:
+		sess.Close()
+		return transport.Result{}, c.deadErr
+	}
+	sess.Close()
+	pids.flush()
+
+	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	var exitErr *gossh.ExitError
+	var missing *gossh.ExitMissingError
+	switch {
+	case waitErr == nil:
+	case errors.As(waitErr, &exitErr):
+		res.ExitCode = exitErr.ExitStatus()
+		if exitErr.Signal() != "" {
+			res.ExitCode = -1
+		}
+	case errors.As(waitErr, &missing):
+		if c.waitDead(100 * time.Millisecond) {
+			return res, c.deadErr
+		}
+		return res, c.hostErr("run", errors.New("connection lost while the command was running (no exit status)"))
+	default:
+		if c.waitDead(100 * time.Millisecond) {
+			return res, c.deadErr
+		}
+		return res, c.hostErr("run", waitErr)
+	}
+	if cmd.Become && c.become == BecomeSudo {
+		if err := sudoFailure(res); err != nil {
+			return res, c.hostErr("auth", err)
+		}
+	}
+	return res, nil
+}
+
+// stopTimeout bounds the clean-up of a cancelled command.
+const stopTimeout = 3 * time.Second
+
+// stop ends a running remote command and closes its session. The
+// supervising shell (see buildScript) told us its pid; a second session
+// sends it SIGTERM, and its trap passes that on to the command's whole
+// process group. The SSH "signal" request would be simpler, but sshd
+// ignores it for root logins ("session signalling requires privilege
+// separation"), and root is how many GPU nodes are reached.
+func (c *Client) stop(sess *gossh.Session, pids *pidFilter) {
+	defer sess.Close()
+	pid := pids.wait(stopTimeout)
+	if pid <= 0 {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s, err := c.client.NewSession()
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		_ = s.Run(fmt.Sprintf("kill -TERM %d 2>/dev/null", pid))
+	}()
+	select {
+	case <-done:
+	case <-c.dead:
+	case <-time.After(stopTimeout):
+	}
+}
+
+func (c *Client) isDead() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitDead gives the connection watcher a moment to notice a lost
+// connection, so a dropped host is reported as such rather than as a
+// failed command.
+func (c *Client) waitDead(d time.Duration) bool {
+	select {
+	case <-c.dead:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+func (c *Client) hostErr(op string, err error) *transport.HostError {
+	return &transport.HostError{Host: c.host, Op: op, Err: err}
+}
+
+func (c *Client) ctxErr(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	var cto *commandTimeoutError
+	if errors.As(cause, &cto) {
+		return c.hostErr("timeout", cto)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return c.hostErr("timeout", ctx.Err())
+	}
+	return c.hostErr("run", ctx.Err())
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// buildScript wraps cmd for the remote login shell.
+//
+// The login shell may not be POSIX (fish, tcsh), so it only execs /bin/sh
+// with one quoted argument. That shell supervises: it runs the script in a
+// background subshell reading the original stdin, and on SIGTERM (sent
+// by Run when the context ends, see stop) or SIGHUP it signals its whole
+// process group. It first prints its pid on stderr for stop to use; Run
+// removes that line.
+// sshd signals only the process it started; without this a cancelled
+// `apt-get install` would go on running on the node.
+//
+// Env values are exported with quoting, since servers usually refuse the
+// SSH "env" request (AcceptEnv). With become, the script runs under
+// `sudo -n -- /bin/sh -c`, so sudo never waits for a password.
+func buildScript(cmd transport.Command, become string) (string, error) {
+	var inner strings.Builder
+	keys := make([]string, 0, len(cmd.Env))
+	for k := range cmd.Env {
+		if !envName.MatchString(k) {
+			return "", fmt.Errorf("environment variable name %q is not a shell identifier", k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&inner, "export %s=%s\n", k, transport.Quote(cmd.Env[k]))
+	}
+	inner.WriteString(cmd.Script)
+	script := inner.String()
+	if cmd.Become && become == BecomeSudo {
+		script = "sudo -n -- /bin/sh -c " + transport.Quote(script)
+	}
+	supervisor := "trap 'trap - TERM HUP; kill -TERM 0' TERM HUP\n" +
+		"echo " + pidMarker + "$$ >&2\n" +
+		"exec 3<&0\n" +
+		"(\n" + script + "\n) <&3 3<&- &\n" +
+		"wait $!\n"
+	return "exec /bin/sh -c " + transport.Quote(supervisor), nil
+}
+
+// SudoPasswordError says that sudo wanted a password. gpuform runs sudo
+// with -n and never types passwords.
+type SudoPasswordError struct {
+	// Message is what sudo printed.
+	Message string
+}
+
+// Error tells the operator what to configure.
+func (e *SudoPasswordError) Error() string {
+	return fmt.Sprintf("sudo asked for a password (%q): gpuform never enters one; allow the login user "+
+		"to run gpuform's commands without a password (a NOPASSWD rule in /etc/sudoers.d/) or log in as root",
+		e.Message)
+}
+
+// sudoFailure recognises sudo -n refusing to run because it needs a
+// password or a terminal, and sudo not being installed.
+func sudoFailure(res transport.Result) error {
+	for _, line := range strings.Split(string(res.Stderr), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case res.ExitCode == 1 && strings.HasPrefix(line, "sudo:") &&
+			(strings.Contains(line, "a password is required") ||
+				strings.Contains(line, "a terminal is required") ||
+				strings.Contains(line, "no tty present")):
+			return &SudoPasswordError{Message: line}
+		case res.ExitCode == 127 && strings.Contains(line, "sudo") &&
+			(strings.Contains(line, "not found") || strings.Contains(line, "No such file")):
+			return fmt.Errorf("become = %q but sudo is not installed on the host (%s)", BecomeSudo, line)
+		}
+	}
+	return nil
+}
