@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the CLI in-process with injected streams.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Environ: []string{"NO_COLOR=1"}})
+	return code, out.String(), errb.String()
+}
+
+func exampleDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("../../examples/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out = append(out, d)
+		}
+	}
+	if len(out) < 4 {
+		t.Fatalf("want at least 4 examples, found %v", out)
+	}
+	return out
+}
+
+func TestValidateExamples(t *testing.T) {
+	for _, dir := range exampleDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "validate", dir)
+			if code != ExitOK || !strings.Contains(out, "Success!") {
+				t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestValidateUnknownAttribute(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "validate", "testdata/unknown-attr")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		"Error: Unsupported argument",
+		"testdata/unknown-attr/main.gpuform.hcl line 5, column 5",
+		"Did you mean\n\"kernel_module\"?",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("text output lacks %q:\n%s", want, errOut)
+		}
+	}
+
+	code, out, _ := runCLI(t, "", "validate", "-json", "testdata/unknown-attr")
+	if code != ExitFailed {
+		t.Fatalf("-json exit %d, want 1", code)
+	}
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Valid         bool   `json:"valid"`
+		ErrorCount    int    `json:"error_count"`
+		Diagnostics   []struct {
+			Severity, Summary string
+			Range            struct {
+				Filename string
+				Start    struct{ Line, Column, Byte int }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if doc.Valid || doc.ErrorCount != 1 || doc.FormatVersion == "" || len(doc.Diagnostics) != 1 {
+		t.Fatalf("document: %+v", doc)
+	}
+	d := doc.Diagnostics[0]
+	if d.Severity != "error" || d.Range.Filename != "testdata/unknown-attr/main.gpuform.hcl" || d.Range.Start.Line != 5 || d.Range.Start.Column != 5 {
+		t.Errorf("diagnostic: %+v", d)
+	}
+}
+
+// TestFmtIdempotentOnExamples formats each example's files and checks that
+// they are already canonical, and that formatting the output changes nothing.
+func TestFmtIdempotentOnExamples(t *testing.T) {
+	for _, dir := range exampleDirs(t) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.hcl"))
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			once, diags := formatSource(src, f)
+			if diags.HasErrors() {
+				t.Fatalf("%s: %s", f, diags.Error())
+			}
+			twice, _ := formatSource(once, f)
+			if !bytes.Equal(once, twice) {
+				t.Errorf("%s: fmt is not idempotent", f)
+			}
+			if !bytes.Equal(src, once) {
+				t.Errorf("%s is not in canonical format (run gpuform fmt)", f)
+			}
+		}
+		if code, out, errOut := runCLI(t, "", "fmt", "-check", dir); code != ExitOK {
+			t.Errorf("fmt -check %s: exit %d\n%s%s", dir, code, out, errOut)
+		}
+	}
+}
+
+func TestFmtRewritesAndChecks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.gpuform.hcl")
+	ugly := "node \"a\" {\nhosts = [\"h\"]\n  cuda {\n version = \"12.8.1\"\n}\n}\n"
+	if err := os.WriteFile(path, []byte(ugly), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runCLI(t, "", "fmt", "-check", "-diff", dir); code != ExitReport || !strings.Contains(out, "+  hosts = [\"h\"]") {
+		t.Fatalf("fmt -check -diff: exit %d\n%s", code, out)
+	}
+	if got, _ := os.ReadFile(path); string(got) != ugly {
+		t.Fatal("-check wrote the file")
+	}
+	if code, _, _ := runCLI(t, "", "fmt", dir); code != ExitOK {
+		t.Fatalf("fmt exit %d", code)
+	}
+	got, _ := os.ReadFile(path)
+	want := "node \"a\" {\n  hosts = [\"h\"]\n  cuda {\n    version = \"12.8.1\"\n  }\n}\n"
+	if string(got) != want {
+		t.Errorf("formatted:\n%s", got)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("fmt changed the file mode to %v", fi.Mode().Perm())
+	}
+	// A syntax error is reported, exit 1, and the file is left alone.
+	bad := "node \"a\" {\n"
+	os.WriteFile(path, []byte(bad), 0o600)
+	if code, _, errOut := runCLI(t, "", "fmt", dir); code != ExitFailed || !strings.Contains(errOut, "Unclosed configuration block") {
+		t.Errorf("fmt of bad file: exit %d\n%s", code, errOut)
+	}
+	if got, _ := os.ReadFile(path); string(got) != bad {
+		t.Error("fmt rewrote a file with a syntax error")
+	}
+	// Standard input.
+	if code, out, _ := runCLI(t, ugly, "fmt", "-"); code != ExitOK || out != want {
+		t.Errorf("fmt -: exit %d\n%s", code, out)
+	}
+}
+
+func TestSingleDashFlags(t *testing.T) {
+	got := normalizeArgs([]string{"plan", "-json", "-var", "a=-b", "-h", "--x", "--", "-json"})
+	want := []string{"plan", "--json", "--var", "a=-b", "-h", "--x", "--", "-json"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v", got)
+	}
+	if code, out, _ := runCLI(t, "", "version", "-json"); code != ExitOK || !strings.Contains(out, `"gpuform_version": "`+Version) {
+		t.Errorf("version -json: %d %s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "", "validate", "-nosuchflag"); code != ExitFailed || !strings.Contains(errOut, "unknown flag") {
+		t.Errorf("bad flag: %d %s", code, errOut)
+	}
+}
