@@ -1,0 +1,170 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/spec"
+)
+
+func fabricRules() []Rule {
+	return []Rule{
+		{
+			Name:     "fabric_manager_required",
+			Severity: Error,
+			Summary:  "NVSwitch hardware without fabric_manager = true (or Fabric Manager on hardware without NVSwitch).",
+			Check:    checkFabricManagerRequired,
+		},
+		{
+			Name:     "fabric_manager_version",
+			Severity: Error,
+			Summary:  "Fabric Manager would not be the exact version of the driver.",
+			Check:    checkFabricManagerVersion,
+		},
+		{
+			Name:     "peermem_without_rdma",
+			Severity: Warning,
+			Summary:  "nvidia-peermem is requested on a node without RDMA NICs.",
+			Check:    checkPeermemWithoutRDMA,
+		},
+		{
+			Name:     "gpudirect_without_peermem",
+			Severity: Warning,
+			Summary:  "GPUs are paired with RDMA NICs but neither nvidia-peermem nor the open modules' DMA-BUF path is enabled.",
+			Check:    checkGPUDirectWithoutPeermem,
+		},
+	}
+}
+
+func fmOn(d *spec.Driver) bool { return d != nil && d.FabricManager.Set && d.FabricManager.V }
+
+func checkFabricManagerRequired(ctx *Context) {
+	scope, ok := ctx.hostFact("fm-scope")
+	if !ok {
+		return
+	}
+	for _, n := range ctx.Nodes() {
+		if n.Driver == nil || n.Hardware == nil || n.Hardware.Interconnect == "" {
+			continue
+		}
+		nvswitch := n.Hardware.Interconnect == "nvswitch"
+		switch {
+		case nvswitch && !fmOn(n.Driver):
+			ctx.ReportAs(severityFor(scope.Fact, Error), at(n.Driver.FabricManager, n.Driver.DeclRange),
+				fmt.Sprintf("%s: %s has NVSwitch but fabric_manager is not enabled", nodeRef(n), hwName(n.Hardware)),
+				fmt.Sprintf("On NVSwitch systems the GPUs cannot reach each other over NVLink until nvidia-fabricmanager has trained the fabric: CUDA returns \"system not yet initialized\" (cudaErrorSystemNotReady) and NCCL fails or falls back to PCIe (%s). Set fabric_manager = true in the driver block. %s", cite(scope.Fact), caveat(scope.Fact)))
+		case !nvswitch && fmOn(n.Driver):
+			ctx.ReportAs(Warning, n.Driver.FabricManager.Range,
+				fmt.Sprintf("%s: fabric_manager = true on %s hardware without NVSwitch", nodeRef(n), n.Hardware.Interconnect),
+				fmt.Sprintf("Fabric Manager is only for NVSwitch systems (%s); elsewhere the service fails to start and the unit shows as failed on every boot. Remove fabric_manager or set it to false.", cite(scope.Fact)))
+		}
+	}
+}
+
+func hwName(h *spec.Hardware) string {
+	if h.Name != "" {
+		return h.Name
+	}
+	return "the hardware"
+}
+
+func checkFabricManagerVersion(ctx *Context) {
+	match, ok := ctx.hostFact("fm-version-match")
+	if !ok {
+		return
+	}
+	for _, n := range ctx.Nodes() {
+		if !fmOn(n.Driver) || !n.Driver.Version.Set {
+			continue
+		}
+		drv, ok := nodeDriver(n)
+		if !ok {
+			continue
+		}
+		pinnedDrv, hasDrvPin := ctx.Pinned(n.Name, "driver")
+		if pinnedFM, ok := ctx.Pinned(n.Name, "fabric_manager"); ok {
+			want := drv.String()
+			if hasDrvPin {
+				want = pinnedDrv
+			}
+			if !sameDriverRelease(pinnedFM, want) {
+				ctx.ReportAs(severityFor(match.Fact, Error), n.Driver.FabricManager.Range,
+					fmt.Sprintf("%s: the lock file pins Fabric Manager %s but the driver %s", nodeRef(n), pinnedFM, want),
+					fmt.Sprintf("%s (%s); with a mismatch nvidia-fabricmanager refuses to start and NVLink stays down. Re-run `gpuform lock` so both resolve to the same release. %s", match.Statement, cite(match.Fact), caveat(match.Fact)))
+			}
+			continue
+		}
+		if drv.IsExact() || hasDrvPin {
+			continue
+		}
+		ctx.ReportAs(Warning, n.Driver.Version.Range,
+			fmt.Sprintf("%s: driver %q floats, so Fabric Manager and the driver can resolve to different releases", nodeRef(n), n.Driver.Version.V.Raw),
+			fmt.Sprintf("%s (%s). With a branch-only version the driver and nvidia-fabricmanager packages are resolved separately and can land on different releases after a repository update; Fabric Manager then refuses to start. Pin the exact driver release or lock it with `gpuform lock`.", match.Statement, cite(match.Fact)))
+	}
+}
+
+// sameDriverRelease compares two driver versions as package versions: the
+// numeric release must match; a package revision suffix is ignored.
+func sameDriverRelease(a, b string) bool {
+	strip := func(s string) string {
+		if i := strings.IndexAny(s, "-+"); i >= 0 {
+			s = s[:i]
+		}
+		return strings.TrimSpace(s)
+	}
+	va, errA := compat.ParseDriverVersion(strip(a))
+	vb, errB := compat.ParseDriverVersion(strip(b))
+	if errA != nil || errB != nil {
+		return strip(a) == strip(b)
+	}
+	return va.Compare(vb) == 0 && va.Len() == vb.Len()
+}
+
+func checkPeermemWithoutRDMA(ctx *Context) {
+	fact, ok := ctx.hostFact("peermem-needed")
+	if !ok {
+		return
+	}
+	for _, n := range ctx.Nodes() {
+		d := n.Driver
+		if d == nil || !d.Peermem.Set || !d.Peermem.V || n.Hardware == nil || len(rdmaNICs(n.Hardware)) > 0 {
+			continue
+		}
+		ctx.Report(d.Peermem.Range,
+			fmt.Sprintf("%s: peermem = true but %s has no RDMA NIC", nodeRef(n), hwName(n.Hardware)),
+			fmt.Sprintf("nvidia-peermem exists to let RDMA NICs (InfiniBand/RoCE) read and write GPU memory (%s). Without an RDMA NIC the module has nothing to serve, and on hosts without the RDMA core stack modprobe fails at every boot. Set peermem = false, or declare the RDMA NICs (rdma = true) in the hardware profile.", cite(fact.Fact)))
+	}
+}
+
+func checkGPUDirectWithoutPeermem(ctx *Context) {
+	needed, ok := ctx.hostFact("peermem-needed")
+	if !ok {
+		return
+	}
+	dmabuf, _ := ctx.hostFact("dmabuf-alternative")
+	for _, n := range ctx.Nodes() {
+		d := n.Driver
+		if d == nil || n.Affinity == nil || n.Hardware == nil || (d.Peermem.Set && d.Peermem.V) {
+			continue
+		}
+		paired := false
+		for _, nic := range n.Affinity.GPUNIC {
+			if hw, ok := n.Hardware.NIC(nic.V); ok && hw.RDMA {
+				paired = true
+			}
+		}
+		if !paired {
+			continue
+		}
+		drv, _ := nodeDriver(n)
+		if flavour, ok := effectiveFlavour(ctx, d, drv); ok && flavour == "open" {
+			// NCCL uses DMA-BUF on its own with the open modules
+			// (facts.tsv dmabuf-alternative), so peermem is optional.
+			continue
+		}
+		ctx.Report(at(d.Peermem, d.DeclRange),
+			fmt.Sprintf("%s: GPUs are paired with RDMA NICs but GPUDirect RDMA is not enabled", nodeRef(n)),
+			fmt.Sprintf("With the proprietary kernel modules GPUDirect RDMA needs nvidia-peermem loaded (%s); without it NCCL logs \"GPU Direct RDMA Disabled\" and stages every network transfer through host memory, costing inter-node bandwidth. Set peermem = true, or use kernel_module = \"open\" so NCCL can use DMA-BUF (%s).", cite(needed.Fact), orNone(dmabuf.Source())))
+	}
+}
