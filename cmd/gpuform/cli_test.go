@@ -72,7 +72,7 @@ func TestValidateUnknownAttribute(t *testing.T) {
 		ErrorCount    int    `json:"error_count"`
 		Diagnostics   []struct {
 			Severity, Summary string
-			Range            struct {
+			Range             struct {
 				Filename string
 				Start    struct{ Line, Column, Byte int }
 			}
