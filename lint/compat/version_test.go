@@ -142,3 +142,23 @@ func FuzzParseVersion(f *testing.F) {
 		}
 	})
 }
+
+func FuzzNormalizeGPUName(f *testing.F) {
+	for _, s := range []string{"NVIDIA H100 80GB HBM3", "H100-SXM5-80GB", "Tesla V100-SXM2-32GB", "", "  nvidia  "} {
+		f.Add(s)
+	}
+	kb := Default()
+	f.Fuzz(func(t *testing.T, s string) {
+		n := NormalizeGPUName(s)
+		// Normalising is idempotent, so aliases and inputs meet in one form.
+		if m := NormalizeGPUName(n); m != n {
+			t.Fatalf("NormalizeGPUName(%q) = %q, again %q", s, n, m)
+		}
+		// Lookups of arbitrary names never panic and a unique hit is
+		// consistent with the candidate list.
+		g, ok := kb.GPU(s)
+		if c := kb.GPUCandidates(s); ok && (len(c) != 1 || c[0].Name != g.Name) {
+			t.Fatalf("GPU(%q) = %q but candidates %d", s, g.Name, len(c))
+		}
+	})
+}
