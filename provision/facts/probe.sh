@@ -34,6 +34,19 @@ f() {
 	done
 }
 
+# v PATH...: f for one-line files (sysfs attributes, sysctls), read with the
+# shell's own read so that a node with hundreds of CPUs costs no forks. A
+# file that is empty, unreadable or lacks its newline goes through f.
+v() {
+	for _p in "$@"; do
+		if [ -f "$R$_p" ] && IFS= read -r _v 2>/dev/null <"$R$_p"; then
+			printf '%s file %s\n%s\n\n%s eof\n' "$M" "$_p" "$_v" "$M"
+		else
+			f "$_p"
+		fi
+	done
+}
+
 # g PATTERN PATH: only the lines of PATH matching the extended regexp, for
 # files that are large on real nodes (dpkg status, cpuinfo, mounts).
 g() {
@@ -74,9 +87,10 @@ c() {
 # Identity and kernel.
 f /etc/os-release
 [ -f "$R/etc/os-release" ] || f /usr/lib/os-release
-f /proc/sys/kernel/osrelease /proc/cmdline /proc/driver/nvidia/version /proc/modules
+v /proc/sys/kernel/osrelease /proc/cmdline
+f /proc/driver/nvidia/version /proc/modules
 if [ -f "$R/proc/sys/kernel/arch" ]; then
-	f /proc/sys/kernel/arch
+	v /proc/sys/kernel/arch
 elif [ -z "$R" ]; then
 	c uname-m uname -m
 fi
@@ -105,12 +119,12 @@ f /etc/docker/daemon.json /etc/nvidia-container-runtime/config.toml /etc/nccl.co
 g '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo
 g '^[^ ]+ /dev/shm ' /proc/mounts
 g '^[[:space:]]*[^#[:space:]]+[[:space:]]+/dev/shm[[:space:]]' /etc/fstab
-f /sys/kernel/mm/transparent_hugepage/enabled
+v /sys/kernel/mm/transparent_hugepage/enabled
 for s in kernel/numa_balancing vm/swappiness vm/overcommit_memory vm/max_map_count \
 	vm/zone_reclaim_mode vm/nr_hugepages kernel/shmmax kernel/shmall kernel/pid_max \
 	net/core/rmem_max net/core/wmem_max net/core/netdev_max_backlog \
 	net/ipv4/tcp_rmem net/ipv4/tcp_wmem fs/file-max; do
-	[ -f "$R/proc/sys/$s" ] && f "/proc/sys/$s"
+	[ -f "$R/proc/sys/$s" ] && v "/proc/sys/$s"
 done
 f /etc/security/limits.conf
 for p in "$R"/etc/security/limits.d/*.conf; do
@@ -119,20 +133,20 @@ done
 
 # CPU and NUMA.
 g '^(processor|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
-f /sys/devices/system/cpu/online
+v /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! grep -q '^physical id' "$R/proc/cpuinfo" 2>/dev/null; then
 	for p in "$R"/sys/devices/system/cpu/cpu[0-9]*/topology/physical_package_id; do
-		[ -f "$p" ] && f "${p#"$R"}"
+		[ -f "$p" ] && v "${p#"$R"}"
 	done
 fi
 for p in "$R"/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do
-	[ -f "$p" ] && f "${p#"$R"}"
+	[ -f "$p" ] && v "${p#"$R"}"
 done
 for p in "$R"/sys/devices/system/node/node[0-9]*; do
 	[ -d "$p" ] || continue
 	p=${p#"$R"}
-	f "$p/cpulist" "$p/distance"
+	v "$p/cpulist" "$p/distance"
 	g 'MemTotal' "$p/meminfo"
 done
 
@@ -167,7 +181,7 @@ for p in "$R"/sys/bus/pci/devices/*; do
 	l "$q" "$q/driver"
 	for a in class vendor device subsystem_vendor subsystem_device numa_node \
 		current_link_speed max_link_speed current_link_width max_link_width; do
-		[ -f "$p/$a" ] && f "$q/$a"
+		[ -f "$p/$a" ] && v "$q/$a"
 	done
 	e "$p"/net/* "$p"/infiniband/*
 done
@@ -181,7 +195,7 @@ for p in "$R"/sys/class/infiniband/*; do
 	for port in "$p"/ports/*; do
 		[ -d "$port" ] || continue
 		port=${port#"$R"}
-		f "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
+		v "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
 	done
 done
 

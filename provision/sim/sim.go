@@ -515,12 +515,16 @@ func addCPUs(dir string, data []byte) error {
 			cdir := filepath.Join(dir, "sys", "devices", "system", "cpu", "cpu"+strconv.Itoa(c))
 			var entry strings.Builder
 			fmt.Fprintf(&entry, "processor\t: %d\n", c)
+			// x86 cpuinfo names the package; only Arm needs sysfs topology.
 			if m := kv["model"]; m != "" {
 				fmt.Fprintf(&entry, "model name\t: %s\nphysical id\t: %s\n", m, kv["socket"])
 			} else {
 				fmt.Fprintf(&entry, "CPU implementer\t: %s\nCPU part\t: %s\n", kv["implementer"], kv["part"])
 			}
 			entries[c] = entry.String() + "\n"
+			if kv["model"] != "" {
+				continue
+			}
 			if err := writeFile(filepath.Join(cdir, "topology", "physical_package_id"), []byte(kv["socket"]+"\n")); err != nil {
 				return err
 			}
@@ -542,21 +546,23 @@ func addCPUs(dir string, data []byte) error {
 	return writeFile(filepath.Join(dir, "proc", "cpuinfo"), []byte(all.String()))
 }
 
-// setGovernor writes the cpufreq scaling governor of every CPU that an
-// @cpus section created.
+// setGovernor writes the cpufreq scaling governor of every online CPU
+// (sys/devices/system/cpu/online, which the hardware layer provides).
 func setGovernor(dir, governor string) error {
 	if !validName(governor) {
 		return fmt.Errorf("bad governor %q", governor)
 	}
-	cpus, err := filepath.Glob(filepath.Join(dir, "sys", "devices", "system", "cpu", "cpu[0-9]*"))
+	online, err := os.ReadFile(filepath.Join(dir, "sys", "devices", "system", "cpu", "online"))
+	if err != nil {
+		return fmt.Errorf("no online CPU list in the @base layer: %w", err)
+	}
+	cpus, err := parseCPUList(strings.TrimSpace(string(online)))
 	if err != nil {
 		return err
 	}
-	if len(cpus) == 0 {
-		return errors.New("no CPUs declared (an @cpus section must come first, in the @base layer)")
-	}
 	for _, c := range cpus {
-		if err := writeFile(filepath.Join(c, "cpufreq", "scaling_governor"), []byte(governor+"\n")); err != nil {
+		p := filepath.Join(dir, "sys", "devices", "system", "cpu", "cpu"+strconv.Itoa(c), "cpufreq", "scaling_governor")
+		if err := writeFile(p, []byte(governor+"\n")); err != nil {
 			return err
 		}
 	}

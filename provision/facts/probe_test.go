@@ -1,0 +1,168 @@
+package facts_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the current probe results")
+
+// normalise removes what differs between runs of the same root: the
+// temporary directory it was materialised in and the transport's host name.
+func normalise(n *facts.Node, name string) *facts.Node {
+	c := *n
+	c.Host = ""
+	c.Root = "/sim/" + name
+	return &c
+}
+
+func marshal(t *testing.T, n *facts.Node) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(n, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// TestProbeSimRoots runs the real probe script over every simulated root,
+// once through the sim transport and once through the local transport with
+// a root prefix (what `gpuform facts --root` does), and compares the parsed
+// facts with the golden JSON.
+func TestProbeSimRoots(t *testing.T) {
+	state := t.TempDir()
+	for _, name := range sim.Names() {
+		t.Run(name, func(t *testing.T) {
+			root, err := sim.Materialize(name, state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			viaSim, err := facts.Probe(ctx, sim.New("sim://"+name, root), facts.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if viaSim.Host != "sim://"+name {
+				t.Errorf("Host = %q, want the transport's host", viaSim.Host)
+			}
+			// rpm roots need the rpm stand-in on PATH even through the local
+			// transport, since this machine's rpm (if any) cannot read them.
+			lt := local.New("localhost", local.WithEnv(map[string]string{
+				"PATH": filepath.Join(root, sim.BinDir) + ":" + os.Getenv("PATH"),
+			}))
+			viaLocal, err := facts.Probe(ctx, lt, facts.Options{Root: root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := marshal(t, normalise(viaSim, name))
+			if diff := cmp.Diff(string(got), string(marshal(t, normalise(viaLocal, name)))); diff != "" {
+				t.Errorf("sim and local transports disagree (-sim +local):\n%s", diff)
+			}
+			golden := filepath.Join("testdata", "golden", name+".json")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("facts differ from %s (-want +got):\n%s", golden, diff)
+			}
+			if len(viaSim.Warnings) > 0 {
+				t.Errorf("unexpected warnings: %q", viaSim.Warnings)
+			}
+		})
+	}
+}
+
+// TestProbeLiveRoot runs the probe on the machine running the tests: the
+// script must work on a real Linux root, whatever it holds.
+func TestProbeLiveRoot(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/kernel/osrelease"); err != nil {
+		t.Skip("not Linux")
+	}
+	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Kernel.Release == "" || n.Arch == "" || n.MemoryBytes == 0 || n.CPU.LogicalCPUs == 0 {
+		t.Errorf("live facts incomplete: kernel %q arch %q memory %d cpus %d", n.Kernel.Release, n.Arch, n.MemoryBytes, n.CPU.LogicalCPUs)
+	}
+	if n.Root != "/" {
+		t.Errorf("Root = %q, want /", n.Root)
+	}
+}
+
+// fakeTransport answers every command with a fixed result.
+type fakeTransport struct {
+	res  transport.Result
+	err  error
+	seen []transport.Command
+}
+
+func (f *fakeTransport) Host() string { return "node1" }
+func (f *fakeTransport) Close() error { return nil }
+func (f *fakeTransport) Run(_ context.Context, c transport.Command) (transport.Result, error) {
+	f.seen = append(f.seen, c)
+	return f.res, f.err
+}
+
+// TestProbeErrors checks that every way a probe can fail comes back as a
+// HostError for that host, with a message that says what happened.
+func TestProbeErrors(t *testing.T) {
+	tests := map[string]struct {
+		res  transport.Result
+		err  error
+		want string
+	}{
+		"transport failure": {err: os.ErrDeadlineExceeded, want: "node1: probe: i/o timeout"},
+		"non-zero exit":     {res: transport.Result{ExitCode: 127, Stderr: []byte("sh: not found\n")}, want: "probe exited 127: sh: not found"},
+		"garbage output":    {res: transport.Result{Stdout: []byte("Welcome to node1\nlast login ...\n")}, want: "not gpuform probe output"},
+		// A login shell that prints to stderr is worth showing next to the parse error.
+		"truncated with stderr": {res: transport.Result{Stdout: []byte("@@gpuform-probe v1 begin abc\n@@abc root /\n"), Stderr: []byte("Connection reset\n")}, want: "truncated after 42 bytes: no end marker (stderr: Connection reset)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ft := &fakeTransport{res: tc.res, err: tc.err}
+			_, err := facts.Probe(context.Background(), ft, facts.Options{Root: "/mnt/img", Become: true})
+			var he *transport.HostError
+			if !errorsAs(err, &he) || he.Host != "node1" {
+				t.Fatalf("error %v is not a HostError for node1", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+			if len(ft.seen) != 1 {
+				t.Fatalf("probe ran %d commands, want exactly 1", len(ft.seen))
+			}
+			c := ft.seen[0]
+			if !c.Become || c.Env["GPUFORM_ROOT"] != "/mnt/img" || c.Env["GPUFORM_PROBE_NONCE"] == "" || c.Script != facts.Script {
+				t.Errorf("probe command = become %v env %v, want become, root and nonce", c.Become, c.Env)
+			}
+		})
+	}
+}
+
+func errorsAs(err error, target **transport.HostError) bool {
+	he, ok := err.(*transport.HostError)
+	if ok {
+		*target = he
+	}
+	return ok
+}
