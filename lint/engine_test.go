@@ -1,0 +1,289 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/spec"
+)
+
+// engineSpec has one warning (persistence_mode, line 8) and one error
+// (container_shm_size, line 11) so that suppression, configuration and
+// thresholds can be observed.
+const engineSpec = `module "hgx" { source = "gpuform/hgx-h100-8gpu" }
+
+node "n" {
+  hosts    = ["h1"]
+  hardware = { name = "box", gpu_model = "L40S", gpu_count = 1, interconnect = "pcie", cpu_sockets = 1, memory = "256GiB" }
+  driver {
+    version          = "580.95.05"
+    persistence_mode = false%s
+  }
+  container {%s
+    default_shm_size = "64MiB"%s
+    ulimits          = { memlock = "unlimited" }
+  }
+}
+%s`
+
+func lintSource(t *testing.T, src string, opts Options) Result {
+	t.Helper()
+	if opts.Now.IsZero() {
+		opts.Now = testNow
+	}
+	cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": src})
+	res, diags := Run(cfg, opts)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return res
+}
+
+// ruleLines summarises findings as "line rule severity".
+func ruleLines(fs []Finding) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, strings.Join([]string{itoaTest(f.Range.Start.Line), f.Rule, f.Severity.String()}, " "))
+	}
+	return out
+}
+
+func itoaTest(n int) string { return fmt.Sprintf("%02d", n) }
+
+func TestSuppressionAndConfig(t *testing.T) {
+	tests := map[string]struct {
+		persist, above, shm, extra string
+		opts                       Options
+		want                       []string
+		suppressed                 int
+	}{
+		"no suppression": {
+			want: []string{"08 persistence_mode warning", "11 container_shm_size error"},
+		},
+		"same-line hash comment with reason": {
+			persist:    " # gpuform-ignore: persistence_mode -- nvidia-persistenced runs from our image",
+			want:       []string{"11 container_shm_size error"},
+			suppressed: 1,
+		},
+		"slash comment naming two rules": {
+			// The comment on line 8 covers lines 8 and 9 only: it silences
+			// persistence_mode there, while container_shm_size on line 11
+			// is out of its reach.
+			persist:    " // gpuform-ignore: container_shm_size, persistence_mode",
+			want:       []string{"11 container_shm_size error"},
+			suppressed: 1,
+		},
+		"comment on the line above": {
+			// A comment at the end of line 10 covers line 11 below it.
+			above:      " # gpuform-ignore: container_shm_size -- jobs run with --ipc=host",
+			want:       []string{"08 persistence_mode warning"},
+			suppressed: 1,
+		},
+		"all": {
+			shm:        " # gpuform-ignore: all -- jobs use --ipc=host",
+			want:       []string{"08 persistence_mode warning"},
+			suppressed: 1,
+		},
+		"unknown rule in a suppression is a finding": {
+			shm:  " # gpuform-ignore: container_shm_sizes",
+			want: []string{"08 persistence_mode warning", "11 container_shm_size error", "11 lint_unknown_rule warning"},
+		},
+		"lint block disables and re-grades": {
+			extra: `
+lint {
+  rule "persistence_mode" { enabled = false }
+  rule "container_shm_size" { severity = "warning" }
+}
+`,
+			want: []string{"11 container_shm_size warning"},
+		},
+		"lint block names an unknown rule": {
+			extra: `
+lint {
+  rule "persistance_mode" { enabled = false }
+}
+`,
+			want: []string{"08 persistence_mode warning", "11 container_shm_size error", "17 lint_unknown_rule warning"},
+		},
+		"lint file wins over the lint block": {
+			extra: `
+lint {
+  rule "persistence_mode" { enabled = false }
+}
+`,
+			opts: Options{Config: &spec.LintConfig{Rules: []*spec.LintRuleConfig{
+				{Name: "persistence_mode", Enabled: spec.Attr[bool]{V: true, Set: true}, Severity: spec.Attr[string]{V: "error", Set: true}},
+			}}},
+			want: []string{"08 persistence_mode error", "11 container_shm_size error"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			src := fmt.Sprintf(engineSpec, tc.persist, tc.above, tc.shm, tc.extra)
+			res := lintSource(t, src, tc.opts)
+			var mine []Finding
+			for _, f := range res.Findings {
+				switch f.Rule {
+				case "persistence_mode", "container_shm_size", ruleUnknownRule:
+					mine = append(mine, f)
+				}
+			}
+			if d := cmp.Diff(tc.want, ruleLines(mine)); d != "" {
+				t.Errorf("findings (-want +got):\n%s", d)
+			}
+			if len(res.Suppressed) != tc.suppressed {
+				t.Errorf("suppressed %d, want %d", len(res.Suppressed), tc.suppressed)
+			}
+		})
+	}
+}
+
+func TestUnknownRuleDidYouMean(t *testing.T) {
+	res := lintSource(t, fmt.Sprintf(engineSpec, "", "", " # gpuform-ignore: container_shm_sise", ""), Options{})
+	for _, f := range res.Findings {
+		if f.Rule == ruleUnknownRule {
+			if !strings.Contains(f.Detail, `Did you mean "container_shm_size"?`) {
+				t.Errorf("detail %q lacks the suggestion", f.Detail)
+			}
+			// The range is the misspelt name inside the comment.
+			if f.Range.Start.Line != 11 || f.Range.End.Column-f.Range.Start.Column != len("container_shm_sise") {
+				t.Errorf("range %v does not cover the name", f.Range)
+			}
+			return
+		}
+	}
+	t.Fatal("no lint_unknown_rule finding")
+}
+
+func TestInvalidSeverityIsDiagnostic(t *testing.T) {
+	cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": fmt.Sprintf(engineSpec, "", "", "", "")})
+	_, diags := Run(cfg, Options{Now: testNow, Config: &spec.LintConfig{Rules: []*spec.LintRuleConfig{
+		{Name: "persistence_mode", Severity: spec.Attr[string]{V: "fatal", Set: true, Range: hcl.Range{Filename: ".gpuform-lint.hcl"}}},
+	}}})
+	if !diags.HasErrors() {
+		t.Fatal("an invalid severity must be an error diagnostic")
+	}
+}
+
+func TestMinSeverityAndExitCode(t *testing.T) {
+	src := fmt.Sprintf(engineSpec, "", "", " # gpuform-ignore: container_shm_size", "")
+	tests := map[string]struct {
+		min      Severity
+		diags    hcl.Diagnostics
+		wantFail bool
+		wantExit int
+	}{
+		"default threshold is error; only a warning left": {wantExit: 0},
+		"warning threshold": {min: Warning, wantFail: true, wantExit: 2},
+		"HCL errors win":    {min: Warning, wantFail: true, diags: hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "x"}}, wantExit: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			res := lintSource(t, src, Options{MinSeverity: tc.min})
+			if res.Failed() != tc.wantFail {
+				t.Errorf("Failed() = %v, want %v", res.Failed(), tc.wantFail)
+			}
+			if got := ExitCode(res, tc.diags); got != tc.wantExit {
+				t.Errorf("ExitCode = %d, want %d", got, tc.wantExit)
+			}
+			if !res.HasAtOrAbove(Warning) || res.HasAtOrAbove(Error) {
+				t.Errorf("HasAtOrAbove: findings %v", ruleLines(res.Findings))
+			}
+		})
+	}
+}
+
+// TestPinsSilenceFloatingVersions: a branch-only driver is a warning unless
+// the lock file pins it; a lock file that pins Fabric Manager to another
+// release than the driver is an error.
+func TestPins(t *testing.T) {
+	src := strings.Replace(fmt.Sprintf(engineSpec, "\n    fabric_manager = true", "", "", ""), `"580.95.05"`, `"580"`, 1)
+	count := func(res Result, rule string) int {
+		n := 0
+		for _, f := range res.Findings {
+			if f.Rule == rule {
+				n++
+			}
+		}
+		return n
+	}
+	res := lintSource(t, src, Options{})
+	if count(res, "version_not_pinned") != 1 || count(res, "fabric_manager_version") != 1 {
+		t.Fatalf("unpinned: %v", ruleLines(res.Findings))
+	}
+	res = lintSource(t, src, Options{Pins: Pins{{Node: "n", Component: "driver"}: "580.95.05", {Node: "n", Component: "fabric_manager"}: "580.95.05"}})
+	if count(res, "version_not_pinned") != 0 || count(res, "fabric_manager_version") != 0 {
+		t.Fatalf("pinned: %v", ruleLines(res.Findings))
+	}
+	res = lintSource(t, src, Options{Pins: Pins{{Node: "n", Component: "driver"}: "580.95.05", {Node: "n", Component: "fabric_manager"}: "580.82.07"}})
+	if count(res, "fabric_manager_version") != 1 || !res.HasAtOrAbove(Error) {
+		t.Fatalf("mismatched pins: %v", ruleLines(res.Findings))
+	}
+}
+
+// TestPartialConfigs runs every rule over configs with nil and empty parts,
+// as the loader returns them next to errors: no rule may panic.
+func TestPartialConfigs(t *testing.T) {
+	configs := map[string]*spec.Config{
+		"empty":         {},
+		"nil node":      {Nodes: []*spec.Node{nil}},
+		"bare node":     {Nodes: []*spec.Node{{Name: "n"}}},
+		"empty blocks":  {Nodes: []*spec.Node{{Name: "n", Driver: &spec.Driver{}, CUDA: &spec.Component{}, NCCL: &spec.Component{}, DCGM: &spec.Component{}, Container: &spec.Container{}, Shm: &spec.Shm{}, NUMA: &spec.NUMA{Binds: []*spec.NUMABind{nil, {}}}, Affinity: &spec.Affinity{GPUNIC: map[int]spec.Attr[string]{0: {}}}, Hugepages: &spec.Hugepages{}, Verify: &spec.Verify{NVML: &spec.VerifyNVML{}, NCCLTests: []*spec.NCCLTest{nil, {}}}, Rollout: &spec.Rollout{}, Hardware: &spec.Hardware{}}}},
+		"nil inventory": {Inventories: map[string]*spec.Inventory{"a": nil}, Modules: map[string]*spec.ModuleCall{"m": nil}},
+		"set but zero":  {Nodes: []*spec.Node{{Name: "n", Driver: &spec.Driver{Version: spec.Attr[spec.Version]{Set: true}, FabricManager: spec.Attr[bool]{V: true, Set: true}}, CUDA: &spec.Component{Version: spec.Attr[spec.Version]{Set: true}}, Hugepages: &spec.Hugepages{Size: spec.Attr[spec.Size]{Set: true}, Count: spec.Attr[int]{V: 1 << 40, Set: true}}, Hardware: &spec.Hardware{Memory: spec.Size{Bytes: 1}, Interconnect: "nvswitch"}}}},
+	}
+	for name, cfg := range configs {
+		t.Run(name, func(t *testing.T) {
+			_, diags := Run(cfg, Options{Now: testNow})
+			for _, d := range diags {
+				if strings.HasPrefix(d.Summary, "Internal error") {
+					t.Errorf("%s: %s", d.Summary, d.Detail)
+				}
+			}
+		})
+	}
+	if res, diags := Run(nil, Options{}); len(res.Findings) != 0 || diags.HasErrors() {
+		t.Error("nil config")
+	}
+}
+
+func TestSortAndDedup(t *testing.T) {
+	r := func(file string, line, col int) hcl.Range {
+		return hcl.Range{Filename: file, Start: hcl.Pos{Line: line, Column: col}, End: hcl.Pos{Line: line, Column: col + 1}}
+	}
+	in := []Finding{
+		{Rule: "b", Severity: Warning, Summary: "s", Range: r("b.hcl", 1, 1)},
+		{Rule: "b", Severity: Error, Summary: "s", Range: r("a.hcl", 2, 1)},
+		{Rule: "a", Severity: Error, Summary: "s", Range: r("a.hcl", 2, 1)},
+		{Rule: "b", Severity: Warning, Summary: "s", Range: r("a.hcl", 2, 1)},
+		{Rule: "c", Severity: Info, Summary: "s", Range: r("a.hcl", 1, 9)},
+	}
+	got := ruleLines(sortFindings(in))
+	want := []string{"01 c info", "02 a error", "02 b error", "01 b warning"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestAdvisoriesParse checks every row of lint's own advisory table.
+func TestAdvisoriesParse(t *testing.T) {
+	advs, err := parseAdvisories()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(advs) == 0 {
+		t.Fatal("no advisories")
+	}
+	for _, a := range advs {
+		if !strings.HasPrefix(a.id, "CVE-") || a.fact.Source() == "" || !a.fact.Status.CanBeError() {
+			t.Errorf("advisory %+v: want a CVE id, a source and a confirmed status", a)
+		}
+		if _, ok := kbToolkitRelease(a.fixed); !ok {
+			t.Errorf("%s: fixed release %s is not a container toolkit release in lint/compat", a.id, a.fixed)
+		}
+	}
+}
