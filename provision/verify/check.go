@@ -264,6 +264,20 @@ func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	}
 	out = append(out, checkNUMA(exp, rep)...)
 	out = append(out, checkNIC(exp, rep)...)
+	// The nvidia-smi fallback cannot see some facts: say so instead of
+	// failing the node on a blind spot of the fallback.
+	for i := range out {
+		for _, blind := range []struct{ fact, prefix string }{
+			{nvmlfacts.FactNVLink, "nvml.nvlink["},
+			{nvmlfacts.FactNUMA, "nvml.numa_node["},
+			{nvmlfacts.FactTopology, "nvml.gpu_nic["},
+		} {
+			if !rep.Collected(blind.fact) && strings.HasPrefix(out[i].ID, blind.prefix) {
+				out[i] = CheckResult{ID: out[i].ID, Status: StatusSkip, Expected: out[i].Expected,
+					Message: "not available from " + rep.Source + " (the NVML agent could not run)"}
+			}
+		}
+	}
 	return out
 }
 

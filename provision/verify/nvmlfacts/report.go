@@ -46,9 +46,30 @@ type Report struct {
 	NICTopology []NICPair `json:"nic_topology,omitempty"`
 	// XID is the result of the XID listening window; nil when it was skipped.
 	XID *XIDWatch `json:"xid,omitempty"`
+	// NotCollected lists facts the source cannot provide (Fact* names), so
+	// that checks on them are skipped instead of failed.
+	NotCollected []string `json:"not_collected,omitempty"`
 	// Warnings lists NVML calls that failed with something other than
 	// ERROR_NOT_SUPPORTED; the value they would have filled is absent.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Fact names for Report.NotCollected.
+const (
+	FactNVLink   = "nvlink"
+	FactNUMA     = "numa_node"
+	FactTopology = "topology"
+	FactXID      = "xid"
+)
+
+// Collected reports whether the source of r could provide fact.
+func (r *Report) Collected(fact string) bool {
+	for _, f := range r.NotCollected {
+		if f == fact {
+			return false
+		}
+	}
+	return true
 }
 
 // GPU is what NVML reports for one device.

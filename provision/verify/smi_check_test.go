@@ -1,0 +1,45 @@
+package verify
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/provision/verify/smi"
+)
+
+// TestFallbackReport judges real nvidia-smi captures: the T4's link really
+// runs at x8 of x16, and the fallback's blind spots are skipped, not failed.
+func TestFallbackReport(t *testing.T) {
+	data, err := os.ReadFile("smi/testdata/nvidia-smi-q-x-TeslaT4-driver515-v11.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := smi.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	exp := Expectation{GPUCount: 1, GPUModel: "T4", DriverVersion: "515.105.01", ECC: &on, NVLink: NVLinkNone,
+		NUMANode: map[int]int{0: 0}, NIC: map[int]NICExpectation{0: {NIC: "mlx5_0"}}}
+	got := map[string]CheckResult{}
+	for _, r := range Check(exp, rep, HostFacts{}) {
+		got[r.ID] = r
+	}
+	if r := got["nvml.facts"]; r.Status != StatusPass || !strings.Contains(r.Observed, "nvidia-smi") {
+		t.Errorf("facts: %+v", r)
+	}
+	if r := got["nvml.pcie_link[gpu0]"]; r.Status != StatusFail || r.Observed != "Gen3 x8" || r.Expected != "Gen3 x16" || !strings.Contains(r.Message, "00000000:00:1E.0") {
+		t.Errorf("pcie: %+v", r)
+	}
+	for _, id := range []string{"nvml.nvlink[gpu0]", "nvml.numa_node[gpu0]", "nvml.gpu_nic[gpu0]"} {
+		if r := got[id]; r.Status != StatusSkip || !strings.Contains(r.Message, "nvidia-smi") {
+			t.Errorf("%s: %+v", id, r)
+		}
+	}
+	for _, id := range []string{"nvml.gpu_count", "nvml.gpu_model", "nvml.driver_version", "nvml.ecc_mode[gpu0]", "nvml.ecc_uncorrectable[gpu0]", "nvml.row_remap[gpu0]", "nvml.throttle[gpu0]"} {
+		if r := got[id]; r.Status != StatusPass {
+			t.Errorf("%s: %+v", id, r)
+		}
+	}
+}
