@@ -1,0 +1,396 @@
+package facts
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// probeOutput builds probe output with nonce "n1" from records, each a
+// marker line's tail ("file /x") optionally followed by a body.
+func probeOutput(records ...string) string {
+	var b strings.Builder
+	b.WriteString("@@gpuform-probe v1 begin n1\n@@n1 root /\n")
+	for _, r := range records {
+		b.WriteString(r)
+	}
+	return b.String()
+}
+
+func file(path, body string) string {
+	return "@@n1 file " + path + "\n" + body + "\n@@n1 eof\n"
+}
+
+func missing(path string) string { return "@@n1 missing " + path + "\n" }
+
+// minimal holds every record Parse requires.
+func minimal() []string {
+	// os-release and arch are present so that only the record under test
+	// produces warnings.
+	r := []string{file("/etc/os-release", "ID=ubuntu\n"), file("/proc/sys/kernel/arch", "x86_64\n")}
+	for _, p := range requiredPaths {
+		r = append(r, missing(p))
+	}
+	return r
+}
+
+const end = "@@n1 end\n"
+
+func TestParseErrors(t *testing.T) {
+	valid := probeOutput(append(minimal(), end)...)
+	tests := map[string]struct {
+		out  string
+		want error
+		msg  string
+	}{
+		"empty":        {out: "", want: ErrNotProbeOutput, msg: "starts with nothing"},
+		"garbage":      {out: "Permission denied (publickey).\n", want: ErrNotProbeOutput},
+		"binary noise": {out: "\x00\xff\xfe@@gpuform\x1b[0m\n\x00", want: ErrNotProbeOutput},
+		// A future probe format must be refused, not half read.
+		"other version":    {out: strings.Replace(valid, " v1 ", " v2 ", 1), want: ErrNotProbeOutput, msg: `format "v2"`},
+		"bad nonce":        {out: strings.Replace(valid, "begin n1", "begin n-1", 1), want: ErrNotProbeOutput},
+		"header only":      {out: "@@gpuform-probe v1 begin n1\n", want: ErrTruncated, msg: "no end marker"},
+		"no end marker":    {out: strings.TrimSuffix(valid, end), want: ErrTruncated},
+		"cut inside file":  {out: probeOutput(file("/proc/cmdline", "ro quiet")[:30]), want: ErrTruncated, msg: "file /proc/cmdline has no eof marker"},
+		"cut in link":      {out: probeOutput("@@n1 link /usr/local/cuda"), want: ErrTruncated, msg: "link /usr/local/cuda has no target"},
+		"text between":     {out: probeOutput(missing("/x"), "stray text\n", end), want: ErrGarbled, msg: `got "stray text"`},
+		"other nonce":      {out: probeOutput("@@n2 missing /x\n", end), want: ErrGarbled},
+		"unknown record":   {out: probeOutput("@@n1 frobnicate /x\n", end), want: ErrGarbled, msg: "unknown record"},
+		"bad exit status":  {out: probeOutput("@@n1 cmd rpm x\n\n@@n1 eof\n", end), want: ErrGarbled, msg: "bad exit status"},
+		"missing sections": {out: probeOutput(missing("/etc/os-release"), end), want: ErrGarbled, msg: "no record for /proc/sys/kernel/osrelease"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n, err := Parse([]byte(tc.out))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Parse error = %v, want %v", err, tc.want)
+			}
+			if n != nil {
+				t.Errorf("Parse returned a node with an error")
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %q does not say %q", err, tc.msg)
+			}
+		})
+	}
+	t.Run("valid minimal", func(t *testing.T) {
+		n, err := Parse([]byte("Last login: yesterday\n" + valid))
+		if err != nil {
+			t.Fatalf("minimal output after a login banner: %v", err)
+		}
+		if n.Driver != nil || len(n.PCI) != 0 || n.Root != "/" {
+			t.Errorf("minimal node = %+v", n)
+		}
+	})
+}
+
+// TestParseRecords checks the record syntax: bodies with and without a
+// final newline, empty bodies, bodies that contain marker-like text.
+func TestParseRecords(t *testing.T) {
+	out := probeOutput(append(minimal(),
+		file("/a", "no newline"),
+		file("/b", "one newline\n"),
+		file("/c", ""),
+		file("/d", "@@n2 end\n@@gpuform-probe v1 begin n2\n@@n1 eofx"),
+		"@@n1 link /usr/local/cuda\ncuda-12.4\n",
+		"@@n1 cmd rpm 0\nx\t1:2-3\tx86_64\n@@n1 eof\n",
+		end)...)
+	raw, err := split([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"/a": "no newline", "/b": "one newline\n", "/c": "", "/d": "@@n2 end\n@@gpuform-probe v1 begin n2\n@@n1 eofx"}
+	for p, w := range want {
+		if raw.files[p] != w {
+			t.Errorf("file %s = %q, want %q", p, raw.files[p], w)
+		}
+	}
+	if raw.links["/usr/local/cuda"] != "cuda-12.4" {
+		t.Errorf("link = %q", raw.links["/usr/local/cuda"])
+	}
+	if c := raw.cmds["rpm"]; c.rc != 0 || c.out != "x\t1:2-3\tx86_64" {
+		t.Errorf("cmd = %+v", c)
+	}
+}
+
+func parseOne(t *testing.T, records ...string) *Node {
+	t.Helper()
+	m := minimal()
+	// Later records for the same path win, so records here override minimal.
+	n, err := Parse([]byte(probeOutput(append(m, append(records, end)...)...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestParseDriver(t *testing.T) {
+	tests := map[string]struct {
+		text string
+		want Driver
+	}{
+		// Formats from open-gpu-kernel-modules utils.mk and nixGL issue 186.
+		"open x86_64": {
+			"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build  (dvs-builder@U16-A24-9-2)  Thu Oct 10 12:15:00 UTC 2024\nGCC version:  gcc version 13.3.0\n",
+			Driver{Version: "565.57.01", Flavor: FlavorOpen, NVRM: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build  (dvs-builder@U16-A24-9-2)  Thu Oct 10 12:15:00 UTC 2024"},
+		},
+		"proprietary": {
+			"NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023\n",
+			Driver{Version: "535.129.03", Flavor: FlavorProprietary, NVRM: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023"},
+		},
+		"two-part version": {
+			"NVRM version: NVIDIA UNIX aarch64 Kernel Module  560.35  Mon\n",
+			Driver{Version: "560.35", Flavor: FlavorProprietary, NVRM: "NVRM version: NVIDIA UNIX aarch64 Kernel Module  560.35  Mon"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := parseOne(t, file("/proc/driver/nvidia/version", tc.text))
+			if diff := cmp.Diff(&tc.want, n.Driver); diff != "" {
+				t.Errorf("driver (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("unreadable version", func(t *testing.T) {
+		n := parseOne(t, file("/proc/driver/nvidia/version", "NVRM version: something else\n"))
+		if n.Driver == nil || n.Driver.Version != "" || len(n.Warnings) != 1 {
+			t.Errorf("driver %+v warnings %q: want a driver without version and a warning", n.Driver, n.Warnings)
+		}
+	})
+}
+
+func TestParsePackages(t *testing.T) {
+	status := "Package: a\nStatus: install ok installed\nVersion: 1.0-1\nArchitecture: amd64\n\n" +
+		"Package: held\nStatus: hold ok installed\nVersion: 1:4.6.0-1\nArchitecture: amd64\n\n" +
+		// Removed but not purged: dpkg keeps the stanza with config-files.
+		"Package: gone\nStatus: deinstall ok config-files\nVersion: 2\nArchitecture: amd64\n"
+	n := parseOne(t, file("/var/lib/dpkg/status", status))
+	want := Packages{Manager: ManagerDpkg, Installed: map[string]Package{
+		"a":    {Version: "1.0-1", Arch: "amd64"},
+		"held": {Version: "1:4.6.0-1", Arch: "amd64", Held: true},
+	}}
+	if diff := cmp.Diff(want, n.Packages); diff != "" {
+		t.Errorf("dpkg (-want +got):\n%s", diff)
+	}
+	n = parseOne(t,
+		file("/etc/dnf/plugins/versionlock.list", "# comment\nnvidia-driver-3:550.90.07-1.el9.*\n!libnccl-2.21.5-1+cuda12.4.*\n"),
+		"@@n1 cmd rpm 0\nnvidia-driver\t3:550.90.07-1.el9\tx86_64\nlibnccl\t(none):2.21.5-1+cuda12.4\tx86_64\nbroken line\n@@n1 eof\n")
+	want = Packages{Manager: ManagerRPM, Locks: []string{"nvidia-driver-3:550.90.07-1.el9.*", "!libnccl-2.21.5-1+cuda12.4.*"}, Installed: map[string]Package{
+		"nvidia-driver": {Version: "3:550.90.07-1.el9", Arch: "x86_64", Held: true},
+		// An exclusion ("!") is not a lock.
+		"libnccl": {Version: "2.21.5-1+cuda12.4", Arch: "x86_64"},
+	}}
+	if diff := cmp.Diff(want, n.Packages); diff != "" {
+		t.Errorf("rpm (-want +got):\n%s", diff)
+	}
+	n = parseOne(t, "@@n1 cmd rpm 1\nerror: rpmdb open failed\n@@n1 eof\n")
+	if n.Packages.Manager != "" || len(n.Warnings) != 1 || !strings.Contains(n.Warnings[0], "rpmdb open failed") {
+		t.Errorf("failed rpm: manager %q warnings %q", n.Packages.Manager, n.Warnings)
+	}
+}
+
+func TestParseShmAndMemory(t *testing.T) {
+	meminfo := file("/proc/meminfo", "MemTotal:       1000 kB\nHugePages_Total:   4\nHugePages_Free:    2\nHugepagesize:       2048 kB\n")
+	tests := map[string]struct {
+		mounts      string
+		wantSize    uint64
+		wantDefault bool
+	}{
+		"default size":    {"tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n", 512000, true},
+		"k size":          {"tmpfs /dev/shm tmpfs rw,size=65536k 0 0\n", 64 << 20, false},
+		"percent":         {"tmpfs /dev/shm tmpfs rw,size=50% 0 0\n", 512000, false},
+		"last mount wins": {"tmpfs /dev/shm tmpfs rw,size=1k 0 0\ntmpfs /dev/shm tmpfs rw,size=2g 0 0\n", 2 << 30, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := parseOne(t, meminfo, file("/proc/mounts", tc.mounts))
+			if n.Shm.SizeBytes != tc.wantSize || n.Shm.SizeFromDefault != tc.wantDefault || !n.Shm.Mounted {
+				t.Errorf("shm = %+v, want size %d default %v", n.Shm, tc.wantSize, tc.wantDefault)
+			}
+			if n.MemoryBytes != 1024000 || n.HugePages.Total != 4 || n.HugePages.PageSizeBytes != 2<<20 {
+				t.Errorf("memory %d hugepages %+v", n.MemoryBytes, n.HugePages)
+			}
+		})
+	}
+	n := parseOne(t, meminfo, file("/proc/mounts", "tmpfs /dev/shm tmpfs rw,size=lots 0 0\n"))
+	if len(n.Warnings) != 1 {
+		t.Errorf("bad size= gave warnings %q, want one", n.Warnings)
+	}
+}
+
+func TestParseGrub(t *testing.T) {
+	n := parseOne(t,
+		file("/etc/default/grub", "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet splash\"\nGRUB_CMDLINE_LINUX=\"\"\n"),
+		file("/etc/default/grub.d/50-cloudimg-settings.cfg", "GRUB_CMDLINE_LINUX_DEFAULT=\"console=tty1 console=ttyS0\"\n"),
+		file("/etc/default/grub.d/90-gpuform.cfg", "# Managed by gpuform.\nGRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX} iommu=pt\"\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX amd_iommu=on\"\n"),
+		// update-grub sources only *.cfg drop-ins.
+		file("/etc/default/grub.d/README", "GRUB_CMDLINE_LINUX=ignored\n"))
+	if diff := cmp.Diff([]string{"iommu=pt", "amd_iommu=on"}, n.Grub.CmdlineLinux); diff != "" {
+		t.Errorf("GRUB_CMDLINE_LINUX (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"console=tty1", "console=ttyS0"}, n.Grub.CmdlineLinuxDefault); diff != "" {
+		t.Errorf("GRUB_CMDLINE_LINUX_DEFAULT (-want +got):\n%s", diff)
+	}
+	if n.Grub.File != "/etc/default/grub.d/90-gpuform.cfg" || len(n.Grub.DropIns) != 3 {
+		t.Errorf("grub file %q drop-ins %d", n.Grub.File, len(n.Grub.DropIns))
+	}
+}
+
+func TestParseOther(t *testing.T) {
+	n := parseOne(t,
+		file("/etc/os-release", "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID='9.4'\nPRETTY_NAME=\"Rocky \\\"Linux\\\" 9.4\" # comment\n"),
+		file("/proc/cmdline", "BOOT_IMAGE=/vmlinuz ro quiet param=\"a b\" iommu=pt iommu=off\n"),
+		file("/etc/docker/daemon.json", "{\"default-shm-size\": \"16G\", \"big\": 12345678901234567890}"),
+		file("/etc/nvidia-container-runtime/config.toml", "top = 1 # c\n[nvidia-container-runtime]\nmode = \"cdi\"\n#mode = \"legacy\"\n[nvidia-container-cli]\nldconfig = '@/sbin/ldconfig'\n"),
+		file("/etc/security/limits.d/90-gpuform.conf", "* soft memlock unlimited # why\n# skipped\nbad line\n"),
+		file("/sys/devices/system/cpu/online", "0-3,8\n"),
+		file("/proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n"),
+		file("/sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n"),
+	)
+	if n.OS.Family() != "rhel" || n.OS.VersionID != "9.4" || n.OS.Pretty != "Rocky \"Linux\" 9.4" {
+		t.Errorf("os = %+v family %q", n.OS, n.OS.Family())
+	}
+	if v, ok := n.Kernel.Arg("iommu"); !ok || v != "off" {
+		t.Errorf("iommu = %q %v, want the last occurrence", v, ok)
+	}
+	if v, ok := n.Kernel.Arg("param"); !ok || v != "a b" {
+		t.Errorf("quoted param = %q", v)
+	}
+	if _, ok := n.Kernel.Arg("quiet"); !ok {
+		t.Errorf("bare flag quiet not found in %q", n.Kernel.Cmdline)
+	}
+	if n.Docker.ShmSize() != "16G" {
+		t.Errorf("docker shm = %q", n.Docker.ShmSize())
+	}
+	b, _ := json.Marshal(n.Docker.Daemon)
+	if !strings.Contains(string(b), "12345678901234567890") {
+		t.Errorf("daemon.json number lost precision: %s", b)
+	}
+	wantKeys := map[string]string{"top": "1", "nvidia-container-runtime.mode": "cdi", "nvidia-container-cli.ldconfig": "@/sbin/ldconfig"}
+	if diff := cmp.Diff(wantKeys, n.ContainerRuntime.Keys); diff != "" {
+		t.Errorf("toml keys (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]LimitEntry{{File: "/etc/security/limits.d/90-gpuform.conf", Domain: "*", Type: "soft", Item: "memlock", Value: "unlimited"}}, n.Limits); diff != "" {
+		t.Errorf("limits (-want +got):\n%s", diff)
+	}
+	if n.CPU.LogicalCPUs != 5 || n.CPU.Sockets != 1 || n.CPU.Model != "ARM implementer 0x41 part 0xd4f" {
+		t.Errorf("cpu = %+v", n.CPU)
+	}
+	n = parseOne(t, file("/etc/docker/daemon.json", "[1, 2]"))
+	if n.Docker.Error == "" || !n.Docker.Present || len(n.Warnings) != 1 {
+		t.Errorf("non-object daemon.json: %+v warnings %q", n.Docker, n.Warnings)
+	}
+}
+
+func TestParsePCI(t *testing.T) {
+	base := "/sys/bus/pci/devices/0000:1b:00.0"
+	n := parseOne(t,
+		"@@n1 link "+base+"\n../../../devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:1b:00.0\n",
+		"@@n1 link "+base+"/driver\n../../../../bus/pci/drivers/nvidia\n",
+		file(base+"/class", "0x030200\n"), file(base+"/vendor", "0x10de\n"), file(base+"/device", "0x2330\n"),
+		file(base+"/numa_node", "-1\n"), file(base+"/current_link_speed", "2.5 GT/s PCIe\n"),
+		file(base+"/max_link_speed", "32.0 GT/s PCIe\n"), file(base+"/current_link_width", "16\n"), file(base+"/max_link_width", "16\n"),
+		// A NIC under the same switch, with its RDMA device and netdev.
+		"@@n1 link /sys/bus/pci/devices/0000:18:00.0\n../../../devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0\n",
+		file("/sys/bus/pci/devices/0000:18:00.0/class", "0x020700\n"), file("/sys/bus/pci/devices/0000:18:00.0/vendor", "0x15b3\n"),
+		"@@n1 exists /sys/bus/pci/devices/0000:18:00.0/net/ibp24s0\n",
+		"@@n1 exists /sys/bus/pci/devices/0000:18:00.0/infiniband/mlx5_0\n",
+		// A device class the probe should never send is ignored, not guessed at.
+		file("/sys/bus/pci/devices/0000:00:14.0/class", "0x0c0330\n"),
+		"@@n1 link /sys/class/infiniband/mlx5_0/device\n../../../0000:18:00.0\n",
+		"@@n1 exists /sys/class/infiniband/mlx5_0/device/net/ibp24s0\n",
+		file("/sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n"),
+		file("/sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)\n"),
+	)
+	if len(n.PCI) != 2 {
+		t.Fatalf("got %d PCI devices, want 2: %+v", len(n.PCI), n.PCI)
+	}
+	gpu, nic := n.PCI[1], n.PCI[0]
+	want := PCIDevice{Address: "0000:1b:00.0", Kind: KindGPU, Class: "0x030200", Vendor: "0x10de", Device: "0x2330", NUMANode: -1,
+		CurrentLinkSpeed: "2.5 GT/s PCIe", MaxLinkSpeed: "32.0 GT/s PCIe", CurrentLinkWidth: 16, MaxLinkWidth: 16,
+		Parents: []string{"0000:15:01.0", "0000:16:00.0", "0000:17:01.0"}, Driver: "nvidia"}
+	if diff := cmp.Diff(want, gpu); diff != "" {
+		t.Errorf("gpu (-want +got):\n%s", diff)
+	}
+	if got := CommonParent(gpu, nic); got != "0000:16:00.0" {
+		t.Errorf("CommonParent = %q, want the switch upstream port", got)
+	}
+	if LinkGen(gpu.MaxLinkSpeed) != 5 || LinkGen(gpu.CurrentLinkSpeed) != 1 || LinkGen("Unknown") != 0 {
+		t.Errorf("LinkGen wrong")
+	}
+	if len(n.NVIDIAGPUs()) != 1 || len(n.NICs()) != 1 || nic.NetDevs[0] != "ibp24s0" || nic.RDMADevs[0] != "mlx5_0" {
+		t.Errorf("helpers: gpus %d nics %d nic %+v", len(n.NVIDIAGPUs()), len(n.NICs()), nic)
+	}
+	r, ok := n.RDMADevice("mlx5_0")
+	wantR := RDMADevice{Name: "mlx5_0", Address: "0000:18:00.0", NetDevs: []string{"ibp24s0"}, Ports: []RDMAPort{{Port: 1, LinkLayer: "InfiniBand", Rate: "400 Gb/sec (4X NDR)"}}}
+	if diff := cmp.Diff(wantR, r); !ok || diff != "" {
+		t.Errorf("rdma (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseUnits(t *testing.T) {
+	n := parseOne(t,
+		// Live root: systemctl output.
+		"@@n1 cmd is-enabled:docker.service 0\nenabled\n@@n1 eof\n",
+		"@@n1 cmd is-active:docker.service 3\ninactive\n@@n1 eof\n",
+		"@@n1 cmd is-enabled:nvidia-dcgm.service 1\nFailed to get unit file state for nvidia-dcgm.service: No such file or directory\n@@n1 eof\n",
+		// Root prefix: files.
+		"@@n1 exists /lib/systemd/system/nvidia-persistenced.service\n",
+		"@@n1 exists /etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service\n",
+		"@@n1 exists /run/systemd/units/invocation:nvidia-persistenced.service\n",
+		"@@n1 exists /usr/lib/systemd/system/nvidia-fabricmanager.service\n",
+		"@@n1 link /etc/systemd/system/containerd.service\n/dev/null\n",
+	)
+	want := map[string]UnitState{
+		"docker.service":               {Enabled: "enabled", Active: "inactive"},
+		"nvidia-dcgm.service":          {Enabled: "not-found", Active: "inactive"},
+		"nvidia-persistenced.service":  {Enabled: "enabled", Active: "active"},
+		"nvidia-fabricmanager.service": {Enabled: "disabled", Active: "inactive"},
+		"containerd.service":           {Enabled: "masked", Active: "inactive"},
+	}
+	if diff := cmp.Diff(want, n.Units); diff != "" {
+		t.Errorf("units (-want +got):\n%s", diff)
+	}
+	if n.Unit("nvidia-persistenced").Active != "active" || n.Unit("nope").Enabled != "not-found" {
+		t.Errorf("Unit helper wrong")
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a := parseOne(t, file("/proc/cmdline", "ro\n"))
+	b := parseOne(t, file("/proc/cmdline", "ro\n"))
+	b.Host = "elsewhere"
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Errorf("fingerprint depends on Host")
+	}
+	c := parseOne(t, file("/proc/cmdline", "ro iommu=pt\n"))
+	if a.Fingerprint() == c.Fingerprint() || len(a.Fingerprint()) != 64 {
+		t.Errorf("fingerprint %q does not change with facts", a.Fingerprint())
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	tests := map[string]struct {
+		in   string
+		want int
+		err  bool
+	}{
+		"range and single": {"0-55,112-167", 112, false},
+		"empty":            {"", 0, false},
+		"reversed":         {"5-1", 0, true},
+		"junk":             {"a-b", 0, true},
+		// A huge range from a corrupted file must not allocate gigabytes.
+		"huge": {"0-999999999", 0, true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n, err := CountCPUList(tc.in)
+			if (err != nil) != tc.err || n != tc.want {
+				t.Errorf("CountCPUList(%q) = %d, %v", tc.in, n, err)
+			}
+		})
+	}
+}
