@@ -6,11 +6,13 @@ import (
 	"strings"
 )
 
-// NGCImage is one row of ngc-pytorch.tsv: an NGC framework container tag and
-// the stack inside it.
+// NGCImage is one row of ngc-pytorch.tsv or ngc-triton.tsv: an NGC
+// container tag and the stack inside it.
 type NGCImage struct {
 	// Image is the full reference, "nvcr.io/nvidia/pytorch:24.05-py3".
 	Image string
+	// Repository is the image without its tag ("nvcr.io/nvidia/pytorch").
+	Repository string
 	// Release is the YY.MM release ("24.05").
 	Release string
 	// CUDA is the CUDA version in the image (zero when unknown); it may carry
@@ -32,13 +34,30 @@ type NGCImage struct {
 	// ExceptionsKnown is false when the table does not say which exceptions
 	// apply (then an older data-center driver may or may not work).
 	ExceptionsKnown bool
+	// MinComputeCapability is the lowest GPU compute capability the release
+	// supports (7.5 from Triton 25.03: no Pascal or Volta); zero when unknown.
+	MinComputeCapability Version
+	MinCCFact            Fact
 	Fact
 }
 
 var exceptionToken = regexp.MustCompile(`([0-9]+\.[0-9]+)\+`)
 
+// ngcFiles are the NGC image tables; they share one layout (ngc-triton.tsv
+// adds min_compute_capability).
+var ngcFiles = [...]string{"data/ngc-pytorch.tsv", "data/ngc-triton.tsv"}
+
 func (kb *KB) loadNGC() error {
-	t, err := readTable(kb.fsys, "data/ngc-pytorch.tsv", "release", "image", "cuda", "nccl", "min_driver_branch",
+	for _, name := range ngcFiles {
+		if err := kb.loadNGCFile(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (kb *KB) loadNGCFile(name string) error {
+	t, err := readTable(kb.fsys, name, "release", "image", "cuda", "nccl", "min_driver_branch",
 		"datacenter_fwd_compat_exceptions", "status", "notes", "sources")
 	if err != nil {
 		return err
@@ -51,6 +70,17 @@ func (kb *KB) loadNGC() error {
 		img := NGCImage{Image: r.get("image"), Release: r.get("release"), Fact: r.fact(st, "sources", "notes")}
 		if !strings.HasSuffix(img.Image, ":"+img.Release+"-py3") {
 			return r.errorf("image %q does not carry release %s", img.Image, img.Release)
+		}
+		img.Repository = strings.TrimSuffix(img.Image, ":"+img.Release+"-py3")
+		img.MinCCFact = img.Fact.withStatus(StatusUnknown)
+		if cell := r.get("min_compute_capability"); cell != "" {
+			cc, ok, err := leadingVersion(cell, false)
+			if err != nil {
+				return r.errorf("min_compute_capability: %v", err)
+			}
+			if ok {
+				img.MinComputeCapability, img.MinCCFact = cc, img.Fact.withStatus(cellStatus(cell, st))
+			}
 		}
 		for _, c := range []struct {
 			col  string
@@ -122,10 +152,10 @@ func IsNGCImage(ref string) bool {
 	return strings.HasPrefix(normalizeImage(ref), "nvcr.io/nvidia/")
 }
 
-// NGCImage finds an NGC framework image by reference
-// ("nvcr.io/nvidia/pytorch:24.05-py3", a digest suffix is ignored). The
-// knowledge base covers NGC PyTorch only; TensorFlow and Triton tags are not
-// in it and return ok=false.
+// NGCImage finds an NGC image by reference ("nvcr.io/nvidia/pytorch:24.05-py3",
+// "nvcr.io/nvidia/tritonserver:24.05-py3"; a digest suffix is ignored). The
+// knowledge base covers the NGC PyTorch and Triton "-py3" tags; other tags
+// (TensorFlow, Triton's -trtllm-python-py3 variants) return ok=false.
 func (kb *KB) NGCImage(ref string) (NGCImage, bool) {
 	img, ok := kb.ngc[normalizeImage(ref)]
 	return img, ok
@@ -168,4 +198,33 @@ func (img NGCImage) DriverCheck(driver Version, datacenter bool) (Tri, Fact) {
 		}
 	}
 	return No, img.MinDriverFact.withStatus(img.MinDriverFact.Status.Weaker(img.DatacenterExceptions[0].Status))
+}
+
+// ImageDriverCheck is DriverCheck plus the CUDA floor of the image: on a GPU
+// that is not a data-center GPU there is no forward compatibility, so a
+// driver below the minor-version-compatibility floor of the image's CUDA
+// major (cuda-mvc.tsv, confirmed) cannot run it whatever the release notes
+// say. Triton 25.08-25.12 state "575 or later" for CUDA 13, below CUDA 13's
+// R580 floor; this is where that floor still applies.
+func (kb *KB) ImageDriverCheck(img NGCImage, driver Version, datacenter bool) (Tri, Fact) {
+	ans, f := img.DriverCheck(driver, datacenter)
+	if datacenter || img.CUDA.IsZero() || driver.IsZero() {
+		return ans, f
+	}
+	if m, ok := kb.MVC(img.CUDA.Major()); ok && m.Min.Check(driver) == No {
+		return No, m.Fact
+	}
+	return ans, f
+}
+
+// ImageSupportsGPU says whether the image supports a GPU of compute
+// capability cc (Yes/No), or Unknown when the table has no minimum.
+func (img NGCImage) ImageSupportsGPU(cc Version) (Tri, Fact) {
+	if img.MinComputeCapability.IsZero() || cc.IsZero() {
+		return Unknown, img.MinCCFact
+	}
+	if cc.Less(img.MinComputeCapability) {
+		return No, img.MinCCFact
+	}
+	return Yes, img.MinCCFact
 }

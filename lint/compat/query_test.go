@@ -357,7 +357,7 @@ func TestNGCImage(t *testing.T) {
 	if got, f := old.DriverCheck(drv(t, "525.85.12"), false); got != No || f.Status != Derived {
 		t.Errorf("23.10 on workstation R525: %s/%s, want no/derived", got, f.Status)
 	}
-	for _, ref := range []string{"nvcr.io/nvidia/pytorch:99.01-py3", "nvcr.io/nvidia/tensorflow:24.05-tf2-py3", "nvcr.io/nvidia/tritonserver:24.05-py3"} {
+	for _, ref := range []string{"nvcr.io/nvidia/pytorch:99.01-py3", "nvcr.io/nvidia/tensorflow:24.05-tf2-py3", "nvcr.io/nvidia/tritonserver:24.07-trtllm-python-py3"} {
 		if _, ok := kb.NGCImage(ref); ok {
 			t.Errorf("NGCImage(%s) found", ref)
 		}
@@ -367,6 +367,57 @@ func TestNGCImage(t *testing.T) {
 	}
 	if IsNGCImage("docker.io/pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime") {
 		t.Error("Docker Hub image taken for NGC")
+	}
+}
+
+func TestTritonImages(t *testing.T) {
+	kb := mustKB(t)
+	get := func(ref string) NGCImage {
+		img, ok := kb.NGCImage(ref)
+		if !ok {
+			t.Fatalf("%s not found", ref)
+		}
+		return img
+	}
+	tests := []struct {
+		name       string
+		ref        string
+		driver     string
+		datacenter bool
+		want       Tri
+		wantStatus Status
+	}{
+		{"release notes minimum", "nvcr.io/nvidia/tritonserver:23.05-py3", "530.30.02", false, Yes, Confirmed},
+		{"below minimum, workstation", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", false, No, Confirmed},
+		{"forward-compat exception", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", true, Yes, Confirmed},
+		// The page says 575 for CUDA 13; CUDA 13's MVC floor R580 wins.
+		{"CUDA 13 floor over the page", "nvcr.io/nvidia/tritonserver:25.10-py3", "575.57.08", false, No, Confirmed},
+		{"CUDA 13 floor met", "nvcr.io/nvidia/tritonserver:25.10-py3", "580.95.05", false, Yes, Unconfirmed},
+		// The exception list contradicts its own page for CUDA 12.6: never
+		// error-grade.
+		{"contradicted exception", "nvcr.io/nvidia/tritonserver:24.10-py3", "545.23.08", true, Yes, Unconfirmed},
+		{"no minimum named", "nvcr.io/nvidia/tritonserver:26.08-py3", "610.43.02", false, Unknown, StatusUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, f := kb.ImageDriverCheck(get(tt.ref), drv(t, tt.driver), tt.datacenter)
+			if got != tt.want || f.Status != tt.wantStatus {
+				t.Errorf("ImageDriverCheck(%s, %s, %v) = %s/%s, want %s/%s", tt.ref, tt.driver, tt.datacenter, got, f.Status, tt.want, tt.wantStatus)
+			}
+		})
+	}
+	img := get("nvcr.io/nvidia/tritonserver:25.03-py3")
+	if got, f := img.ImageSupportsGPU(ver(t, "7.0")); got != No || f.Status != Confirmed {
+		t.Errorf("25.03 on Volta: %s/%s, want no/confirmed", got, f.Status)
+	}
+	if got, _ := img.ImageSupportsGPU(ver(t, "9.0")); got != Yes {
+		t.Errorf("25.03 on Hopper: %s", got)
+	}
+	if got, _ := get("nvcr.io/nvidia/pytorch:24.05-py3").ImageSupportsGPU(ver(t, "7.0")); got != Unknown {
+		t.Errorf("PyTorch 24.05 has no CC minimum in the data, got %s", got)
+	}
+	if img.Repository != "nvcr.io/nvidia/tritonserver" {
+		t.Errorf("Repository = %q", img.Repository)
 	}
 }
 
