@@ -1,0 +1,114 @@
+// Package report renders verify results for people and machines: a text
+// report in the look of Terraform's human output (per host, per check,
+// observed against expected), a versioned JSON document (the shape DESIGN.md
+// promises: per-host checks with id, status, observed, expected) and JUnit
+// XML with one testcase per host × check so CI systems show a node's
+// failures natively.
+//
+// It does not judge anything: the checks come from provision/verify.
+package report
+
+import (
+	"time"
+
+	"github.com/gpuform/gpuform/provision/verify"
+)
+
+// FormatVersion is the version of the JSON document.
+const FormatVersion = "1"
+
+// Document is one verify run over one or more hosts.
+type Document struct {
+	// FormatVersion is FormatVersion.
+	FormatVersion string `json:"format_version"`
+	// Tier is the verification tier that ran.
+	Tier verify.Tier `json:"tier,omitempty"`
+	// Hosts are the hosts in the order they were given.
+	Hosts []Host `json:"hosts"`
+	// Summary counts hosts and checks by outcome.
+	Summary Summary `json:"summary"`
+}
+
+// Host is one host's checks.
+type Host struct {
+	// Host is the inventory name of the node.
+	Host string `json:"host"`
+	// Source says where the NVML facts came from ("NVML agent",
+	// "nvidia-smi -q -x …", "simulated NVML (dgxh100)"); empty when none.
+	Source string `json:"nvml_source,omitempty"`
+	// Duration is how long the host took; 0 is omitted.
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Checks are the judged checks, in verify.Check's order.
+	Checks []verify.CheckResult `json:"checks"`
+}
+
+// Summary counts outcomes.
+type Summary struct {
+	// Hosts is the number of hosts.
+	Hosts int `json:"hosts"`
+	// HostsFailed counts hosts with at least one failed or errored check.
+	HostsFailed int `json:"hosts_failed"`
+	// Passed counts passed checks over all hosts.
+	Passed int `json:"passed"`
+	// Failed counts failed checks.
+	Failed int `json:"failed"`
+	// Errors counts checks gpuform could not judge.
+	Errors int `json:"errors"`
+	// Skipped counts skipped checks.
+	Skipped int `json:"skipped"`
+}
+
+// NewHost builds a Host from checks; the NVML source is taken from the
+// nvml.facts check when present.
+func NewHost(host string, checks []verify.CheckResult, took time.Duration) Host {
+	h := Host{Host: host, Checks: checks, Duration: took}
+	for _, c := range checks {
+		if c.ID == "nvml.facts" && c.Status == verify.StatusPass {
+			h.Source = c.Observed
+		}
+	}
+	return h
+}
+
+// UnreachableHost is a host gpuform could not reach: one failed check, so
+// that an unreachable node fails verify like a broken one (DESIGN.md: "an
+// unreachable host is a failed check").
+func UnreachableHost(host string, err error, took time.Duration) Host {
+	return Host{Host: host, Duration: took, Checks: []verify.CheckResult{{
+		ID: "host.reachable", Status: verify.StatusFail, Expected: "reachable", Observed: "unreachable", Message: err.Error(),
+	}}}
+}
+
+// New assembles a Document and its summary.
+func New(tier verify.Tier, hosts []Host) *Document {
+	d := &Document{FormatVersion: FormatVersion, Tier: tier, Hosts: hosts}
+	if d.Hosts == nil {
+		d.Hosts = []Host{}
+	}
+	d.Summary.Hosts = len(hosts)
+	for _, h := range hosts {
+		bad := false
+		for _, c := range h.Checks {
+			switch c.Status {
+			case verify.StatusPass:
+				d.Summary.Passed++
+			case verify.StatusFail:
+				d.Summary.Failed++
+				bad = true
+			case verify.StatusError:
+				d.Summary.Errors++
+				bad = true
+			default:
+				d.Summary.Skipped++
+			}
+		}
+		if bad {
+			d.Summary.HostsFailed++
+		}
+	}
+	return d
+}
+
+// OK reports whether every check of every host passed or was skipped; the
+// CLI exits 2 when it is false (DESIGN.md exit codes).
+func (d *Document) OK() bool { return d.Summary.Failed == 0 && d.Summary.Errors == 0 }
