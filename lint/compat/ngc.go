@@ -43,12 +43,10 @@ type NGCImage struct {
 
 var exceptionToken = regexp.MustCompile(`([0-9]+\.[0-9]+)\+`)
 
-// ngcFiles are the NGC image tables; they share one layout (ngc-triton.tsv
-// adds min_compute_capability).
-var ngcFiles = [...]string{"data/ngc-pytorch.tsv", "data/ngc-triton.tsv"}
-
 func (kb *KB) loadNGC() error {
-	for _, name := range ngcFiles {
+	// The NGC image tables share one layout (ngc-triton.tsv adds
+	// min_compute_capability).
+	for _, name := range []string{"data/ngc-pytorch.tsv", "data/ngc-triton.tsv"} {
 		if err := kb.loadNGCFile(name); err != nil {
 			return err
 		}
