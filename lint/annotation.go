@@ -69,11 +69,7 @@ func collectAnnotations(cfg *spec.Config, rules []Rule) (annotations, []Finding)
 		if f == nil || !bytes.Contains(f.Bytes, []byte("gpuform-ignore")) {
 			continue
 		}
-		tokens, _ := hclsyntax.LexConfig(f.Bytes, name, hcl.InitialPos)
-		for _, tok := range tokens {
-			if tok.Type != hclsyntax.TokenComment {
-				continue
-			}
+		for _, tok := range commentTokens(f.Bytes, name) {
 			a, fs := parseAnnotation(tok, known, names)
 			findings = append(findings, fs...)
 			if a != nil {
@@ -148,4 +144,45 @@ func parseAnnotation(tok hclsyntax.Token, known map[string]bool, names []string)
 		})
 	}
 	return a, findings
+}
+
+var ignoreMarker = []byte("gpuform-ignore")
+
+// commentTokens returns the comment tokens that may hold a suppression.
+// Lexing a large generated spec costs more than all rules together, so when
+// the file has no heredoc and no block comment (the only constructs whose
+// meaning spans lines) only the lines that mention gpuform-ignore are
+// lexed, each with its true position; otherwise the whole file is.
+func commentTokens(src []byte, filename string) []hclsyntax.Token {
+	var out []hclsyntax.Token
+	keep := func(tokens hclsyntax.Tokens) {
+		for _, tok := range tokens {
+			if tok.Type == hclsyntax.TokenComment && bytes.Contains(tok.Bytes, ignoreMarker) {
+				out = append(out, tok)
+			}
+		}
+	}
+	if bytes.Contains(src, []byte("<<")) || bytes.Contains(src, []byte("/*")) {
+		tokens, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+		keep(tokens)
+		return out
+	}
+	line, start := 1, 0
+	for start <= len(src) {
+		end := bytes.IndexByte(src[start:], '\n')
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += start
+		}
+		if bytes.Contains(src[start:end], ignoreMarker) {
+			// Keep the newline: the lexer makes it part of a line comment.
+			stop := min(end+1, len(src))
+			tokens, _ := hclsyntax.LexConfig(src[start:stop], filename, hcl.Pos{Line: line, Column: 1, Byte: start})
+			keep(tokens)
+		}
+		line++
+		start = end + 1
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/gpuform/gpuform/spec"
 )
@@ -286,4 +287,58 @@ func TestAdvisoriesParse(t *testing.T) {
 			t.Errorf("%s: fixed release %s is not a container toolkit release in lint/compat", a.id, a.fixed)
 		}
 	}
+}
+
+// TestCommentTokensFastPath: the per-line lexing used for plain files finds
+// the same suppression comments, at the same positions, as lexing the
+// whole file.
+func TestCommentTokensFastPath(t *testing.T) {
+	src := []byte("a = \"# gpuform-ignore: x\" # gpuform-ignore: y\n\n  b = 1 // gpuform-ignore: z -- why\nc = [\n  1, # gpuform-ignore: all\n]\n")
+	fast := commentTokens(src, "f.hcl")
+	full, _ := hclsyntax.LexConfig(src, "f.hcl", hcl.InitialPos)
+	var want []string
+	for _, tok := range full {
+		if tok.Type == hclsyntax.TokenComment && strings.Contains(string(tok.Bytes), "gpuform-ignore") {
+			want = append(want, fmt.Sprintf("%v %q", tok.Range, tok.Bytes))
+		}
+	}
+	var got []string
+	for _, tok := range fast {
+		got = append(got, fmt.Sprintf("%v %q", tok.Range, tok.Bytes))
+	}
+	if len(want) != 3 {
+		t.Fatalf("full lex found %d comments: %v", len(want), want)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-full +fast):\n%s", d)
+	}
+}
+
+// FuzzCommentTokens feeds arbitrary text to the suppression scanner: it
+// must not panic, and every annotation it parses must point into the text.
+func FuzzCommentTokens(f *testing.F) {
+	for _, seed := range []string{
+		"# gpuform-ignore: a, b -- why\nx = 1\n",
+		"x = 1 // gpuform-ignore: all\n",
+		"x = <<EOT\n# gpuform-ignore: a\nEOT\n",
+		"/* gpuform-ignore: a */ x = 1",
+		"# gpuform-ignore:",
+		"# gpuform-ignore: ,,, -- # ",
+	} {
+		f.Add(seed)
+	}
+	known := map[string]bool{"a": true, "all": true}
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, tok := range commentTokens([]byte(src), "f.hcl") {
+			if tok.Range.Start.Byte < 0 || tok.Range.End.Byte > len(src) {
+				t.Fatalf("token %v outside the source", tok.Range)
+			}
+			_, fs := parseAnnotation(tok, known, []string{"a"})
+			for _, f := range fs {
+				if f.Range.End.Byte > len(src) || f.Range.Start.Byte > f.Range.End.Byte {
+					t.Fatalf("finding range %v outside the source", f.Range)
+				}
+			}
+		}
+	})
 }
