@@ -275,7 +275,9 @@ func sysctlResource(n *spec.Node) (*fileResource, error) {
 			}
 			return true
 		},
-		post: []Step{commandStep("apply "+SysctlFile, `[ ! -f "$R"`+q(SysctlFile)+` ] || sysctl -q -p "$R"`+q(SysctlFile))},
+		// Tools take paths as the node sees them; only the shell's own
+		// file operations go through "$R".
+		post: []Step{commandStep("apply "+SysctlFile, `[ ! -f "$R"`+q(SysctlFile)+` ] || sysctl -q -p `+q(SysctlFile))},
 	}, nil
 }
 
@@ -313,7 +315,7 @@ func hugepagesResource(n *spec.Node) (*fileResource, []string, error) {
 		live: func(f *facts.Node) bool {
 			return f.HugePages.Total == uint64(h.Count.V) && (f.HugePages.PageSizeBytes == 0 || f.HugePages.PageSizeBytes == 2<<20)
 		},
-		post: []Step{commandStep("reserve huge pages", `sysctl -q -p "$R"`+q(HugePagesFile))},
+		post: []Step{commandStep("reserve huge pages", `sysctl -q -p `+q(HugePagesFile))},
 	}, nil, nil
 }
 

@@ -41,7 +41,7 @@ func aptPin(v string) string {
 // driver when it is already installed at the wanted release.
 func driverSet(family, flavour, version string) pkgSet {
 	branch := branchOf(version)
-	s := pkgSet{want: version, hold: true, pins: map[string]string{}}
+	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: []string{"cuda-drivers-", "nvidia-driver-", "nvidia-open"}}
 	switch {
 	case flavour == "open":
 		s.names = []string{"nvidia-open"}
@@ -63,14 +63,14 @@ func driverSet(family, flavour, version string) pkgSet {
 // fabricManagerSet is nvidia-fabricmanager-<branch> at the driver's exact
 // version: Fabric Manager refuses to start against a different driver.
 func fabricManagerSet(family, driver string) pkgSet {
-	s := pkgSet{names: []string{"nvidia-fabricmanager-" + branchOf(driver)}, want: driver, hold: true, pins: map[string]string{}}
+	// Fabric Manager has its own package revision, so only the driver's
+	// upstream release carries over.
+	driver, _, _ = strings.Cut(driver, "-")
+	s := pkgSet{names: []string{"nvidia-fabricmanager-" + branchOf(driver)}, want: driver, hold: true, pins: map[string]string{}, related: []string{"nvidia-fabricmanager-"}}
 	if exactRelease(driver) {
 		if family == FamilyDebian {
 			// packages.tsv: fabric-manager version format {driver}-1.
 			s.pins[s.names[0]] = driver + "-1"
-			if strings.Contains(driver, "-") {
-				s.pins[s.names[0]] = driver
-			}
 		} else {
 			s.pins[s.names[0]] = driver
 		}
@@ -86,7 +86,7 @@ func cudaSet(family, version string) pkgSet {
 		minor = p[1]
 	}
 	name := "cuda-toolkit-" + p[0] + "-" + minor
-	s := pkgSet{names: []string{name}, want: version, pins: map[string]string{}}
+	s := pkgSet{names: []string{name}, want: version, pins: map[string]string{}, related: []string{"cuda-toolkit-"}}
 	if len(p) > 2 {
 		if family == FamilyDebian {
 			s.pins[name] = aptPin(version)
@@ -134,17 +134,20 @@ func dcgmSet(family, version, cuda string) pkgSet {
 		}
 		return s
 	}
-	name := "datacenter-gpu-manager-4-core"
+	// The CUDA-specific package depends on -core; both are pinned so that
+	// apt cannot pair the pinned one with a newer core.
+	s.names = []string{"datacenter-gpu-manager-4-core"}
 	if cuda != "" {
-		name = "datacenter-gpu-manager-4-cuda" + versionParts(cuda)[0]
+		s.names = []string{"datacenter-gpu-manager-4-cuda" + versionParts(cuda)[0], "datacenter-gpu-manager-4-core"}
 	}
-	s.names = []string{name}
 	if exactRelease(version) {
 		pin := "1:" + version + "-1"
 		if strings.Contains(version, "-") {
 			pin = "1:" + version
 		}
-		s.pins[name] = pin
+		for _, n := range s.names {
+			s.pins[n] = pin
+		}
 	}
 	return s
 }

@@ -30,6 +30,10 @@ type pkgSet struct {
 	// pins maps each name to the version given to the package manager
 	// (apt "name=pin", dnf "name-pin"); "" installs the newest.
 	pins map[string]string
+	// related are name prefixes of packages that play the same role in
+	// another branch or flavour ("cuda-drivers-" for the 535 driver when
+	// 550 is wanted); they are shown as the value before the change.
+	related []string
 	// hold holds the versions after install (apt-mark hold / dnf
 	// versionlock), so an unattended upgrade cannot move them.
 	hold bool
@@ -121,6 +125,16 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		converged = versionMatches(p.Version, r.set.want) && (!r.set.hold || p.Held)
 	} else {
 		converged = false
+		for _, prefix := range r.set.related {
+			if names := n.PackagesMatching(prefix); len(names) > 0 {
+				p := n.Packages.Installed[names[0]]
+				before = attrs{"package": names[0], "version": upstream(p.Version)}
+				if r.set.hold {
+					before["held"] = boolStr(p.Held)
+				}
+				break
+			}
+		}
 	}
 	// Every other package of the set must be there at the wanted version.
 	var missing []string
@@ -168,7 +182,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		c.Action = Update
 	}
 	if r.loaded != nil {
-		if v, ok := r.loaded(n); !ok || !versionMatches(v, r.set.want) || c.Action != NoOp {
+		// The running module reports the upstream release only.
+		wantLoaded, _, _ := strings.Cut(r.set.want, "-")
+		if v, ok := r.loaded(n); !ok || !versionMatches(v, wantLoaded) || c.Action != NoOp {
 			c.RebootRequired = c.Action != NoOp && r.reboot
 			c.RebootPending = c.Action == NoOp && r.reboot
 		}

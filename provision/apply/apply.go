@@ -1,0 +1,435 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// FormatVersion is the version of the JSON apply report.
+const FormatVersion = "1.0"
+
+// Status is where a host stands after apply.
+type Status string
+
+const (
+	// Succeeded means every resource converged (or nothing had to change).
+	Succeeded Status = "succeeded"
+	// RebootPending means everything is configured and converged, and the
+	// host needs a reboot that the rollout does not allow apply to do.
+	RebootPending Status = "reboot pending"
+	// Rebooted means apply rebooted the host and it came back converged.
+	Rebooted Status = "rebooted"
+	// Failed means a step failed, a resource did not converge, or the host
+	// could not be reached or locked.
+	Failed Status = "failed"
+	// Skipped means apply never started on the host (failure budget
+	// exhausted, or interrupted).
+	Skipped Status = "skipped"
+)
+
+// HostResult is one host's outcome.
+type HostResult struct {
+	// Host is the inventory name.
+	Host string `json:"host"`
+	// Node is the node block.
+	Node string `json:"node"`
+	// Batch is the 1-based rollout batch the host was in.
+	Batch int `json:"batch"`
+	// Status is the outcome.
+	Status Status `json:"status"`
+	// Error says why the host failed or was skipped.
+	Error string `json:"error,omitempty"`
+	// StepsRun counts the steps that ran to completion.
+	StepsRun int `json:"steps_run"`
+	// StepsPlanned counts the steps the plan had for the host.
+	StepsPlanned int `json:"steps_planned"`
+	// FailedStep is the description of the step that failed.
+	FailedStep string `json:"failed_step,omitempty"`
+	// NotConverged are resources that still differ after the steps.
+	NotConverged []string `json:"not_converged,omitempty"`
+}
+
+// OK reports whether the host counts as converged for the exit code.
+func (r HostResult) OK() bool {
+	return r.Status == Succeeded || r.Status == RebootPending || r.Status == Rebooted
+}
+
+// Report is the outcome of an apply.
+type Report struct {
+	// FormatVersion is FormatVersion.
+	FormatVersion string `json:"format_version"`
+	// Hosts are the per-host results, in plan order.
+	Hosts []HostResult `json:"hosts"`
+	// Stopped says why apply stopped starting hosts early; "" when it did not.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// Converged reports whether every host converged: apply's exit code is 0
+// exactly then.
+func (r *Report) Converged() bool {
+	for _, h := range r.Hosts {
+		if !h.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Count returns how many hosts have status s.
+func (r *Report) Count(s Status) int {
+	n := 0
+	for _, h := range r.Hosts {
+		if h.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Event is a progress report for one host.
+type Event struct {
+	// Host is the host.
+	Host string
+	// Message says what happens ("step 3/12: install …", "succeeded").
+	Message string
+}
+
+// Options configure Apply.
+type Options struct {
+	// Connect opens a transport to a host.
+	Connect plan.Connector
+	// Parallelism bounds how many hosts of a batch run at once (default 10).
+	Parallelism int
+	// Progress, when set, receives an Event as each host moves on.
+	Progress func(Event)
+	// Owner names this apply in the host lock; default "USER@HOST pid N".
+	Owner string
+	// Now returns the current time (tests pin it); default time.Now.
+	Now func() time.Time
+	// RebootTimeout bounds waiting for a rebooted host (default 15m).
+	RebootTimeout time.Duration
+	// RebootPoll is the interval between reconnect attempts (default 10s).
+	RebootPoll time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Parallelism < 1 {
+		o.Parallelism = 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Owner == "" {
+		o.Owner = DefaultOwner()
+	}
+	if o.RebootTimeout == 0 {
+		o.RebootTimeout = 15 * time.Minute
+	}
+	if o.RebootPoll == 0 {
+		o.RebootPoll = 10 * time.Second
+	}
+}
+
+// DefaultOwner describes this process for the host lock.
+func DefaultOwner() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host + " pid " + strconv.Itoa(os.Getpid())
+}
+
+// Apply executes p on its hosts, node by node in rollout batches. cfg is
+// the spec p was made from; apply re-diffs each host against it after the
+// steps to check convergence. When ctx ends (Ctrl-C), no new host starts
+// and hosts in flight stop after their current step.
+func Apply(ctx context.Context, cfg *spec.Config, p *plan.Plan, opts Options) *Report {
+	opts.defaults()
+	rep := &Report{FormatVersion: FormatVersion}
+	nodes := map[string]*spec.Node{}
+	for _, n := range cfg.Nodes {
+		nodes[n.Name] = n
+	}
+	results := map[string]*HostResult{}
+	for _, h := range p.Hosts {
+		results[h.Host] = &HostResult{Host: h.Host, Node: h.Node, Status: Skipped, StepsPlanned: stepCount(h)}
+	}
+	for _, nr := range p.Nodes {
+		batch := nr.Batch
+		if batch <= 0 || batch > len(nr.Hosts) {
+			batch = len(nr.Hosts)
+		}
+		failures := 0
+		for start, num := 0, 1; start < len(nr.Hosts); start, num = start+batch, num+1 {
+			end := min(start+batch, len(nr.Hosts))
+			hosts := nr.Hosts[start:end]
+			for _, h := range hosts {
+				results[h].Batch = num
+			}
+			if ctx.Err() != nil {
+				for _, h := range hosts {
+					results[h].Error = "not started: apply was interrupted"
+				}
+				if rep.Stopped == "" {
+					rep.Stopped = "interrupted: no new hosts were started"
+				}
+				continue
+			}
+			if nr.MaxFailures >= 0 && failures > nr.MaxFailures {
+				for _, h := range hosts {
+					results[h].Error = fmt.Sprintf("not started: node %q exceeded its failure budget (%d failed, max_failures = %d)", nr.Name, failures, nr.MaxFailures)
+				}
+				if rep.Stopped == "" {
+					rep.Stopped = fmt.Sprintf("node %q: %d hosts failed, more than max_failures = %d; batch %d and later were not started", nr.Name, failures, nr.MaxFailures, num)
+				}
+				continue
+			}
+			runBatch(ctx, p, hosts, nodes, nr, results, opts)
+			for _, h := range hosts {
+				if !results[h].OK() {
+					failures++
+				}
+			}
+		}
+	}
+	for _, h := range p.Hosts {
+		rep.Hosts = append(rep.Hosts, *results[h.Host])
+	}
+	return rep
+}
+
+func stepCount(h *plan.HostPlan) int {
+	n := 0
+	for _, rc := range h.ResourceChanges {
+		n += len(rc.Steps)
+	}
+	return n
+}
+
+func runBatch(ctx context.Context, p *plan.Plan, hosts []string, nodes map[string]*spec.Node, nr plan.NodeRollout, results map[string]*HostResult, opts Options) {
+	sem := make(chan struct{}, opts.Parallelism)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, name := range hosts {
+		if ctx.Err() != nil {
+			mu.Lock()
+			results[name].Error = "not started: apply was interrupted"
+			mu.Unlock()
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(name string) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			hp := p.Host(name)
+			r := applyHost(ctx, hp, nodes[hp.Node], nr, opts)
+			mu.Lock()
+			r.Batch = results[name].Batch
+			*results[name] = r
+			mu.Unlock()
+			emit(opts, name, string(r.Status)+errSuffix(r.Error))
+		}(name)
+	}
+	wg.Wait()
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}
+
+func emit(opts Options, host, msg string) {
+	if opts.Progress != nil {
+		opts.Progress(Event{Host: host, Message: msg})
+	}
+}
+
+// applyHost converges one host.
+func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, opts Options) HostResult {
+	r := HostResult{Host: hp.Host, Node: hp.Node, StepsPlanned: stepCount(hp)}
+	fail := func(format string, args ...any) HostResult {
+		r.Status = Failed
+		r.Error = fmt.Sprintf(format, args...)
+		return r
+	}
+	if hp.Error != "" {
+		return fail("%s", hp.Error)
+	}
+	if node == nil {
+		return fail("node %q is not in the spec", hp.Node)
+	}
+	if !hp.HasChanges() && !hp.RebootPending {
+		// Nothing to do: no connection, no lock, no probe beyond the plan's.
+		r.Status = Succeeded
+		return r
+	}
+	if r.StepsPlanned == 0 && hp.RebootPending && nr.Reboot != "allow" {
+		r.Status = RebootPending
+		return r
+	}
+	emit(opts, hp.Host, "connecting")
+	tr, err := opts.Connect(ctx, hp.Spec)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer func() { tr.Close() }()
+	if r.StepsPlanned > 0 {
+		lock, err := AcquireLock(ctx, tr, opts.Owner, opts.Now())
+		if err != nil {
+			return fail("%v", err)
+		}
+		stepErr := runSteps(ctx, tr, hp, &r, opts)
+		lock.Release()
+		if stepErr != nil {
+			r.Status = Failed
+			r.Error = stepErr.Error()
+			return r
+		}
+	}
+	// Re-probe: a step that exited 0 without doing its job must not pass.
+	emit(opts, hp.Host, "re-probing")
+	f, err := facts.Probe(context.WithoutCancel(ctx), tr, facts.Options{Become: hp.Spec.Become != ""})
+	if err != nil {
+		return fail("re-probe after apply: %v", err)
+	}
+	changes, _, err := plan.Diff(node, f)
+	if err != nil {
+		return fail("re-plan after apply: %v", err)
+	}
+	pending := false
+	for _, c := range changes {
+		if c.Action() != resource.NoOp {
+			r.NotConverged = append(r.NotConverged, c.Resource)
+		}
+		pending = pending || c.RebootPending
+	}
+	if len(r.NotConverged) > 0 {
+		return fail("not converged after apply: %s", strings.Join(r.NotConverged, ", "))
+	}
+	if !pending {
+		r.Status = Succeeded
+		return r
+	}
+	if nr.Reboot != "allow" {
+		r.Status = RebootPending
+		return r
+	}
+	if ctx.Err() != nil {
+		r.Status = RebootPending
+		r.Error = "reboot not started: apply was interrupted"
+		return r
+	}
+	return reboot(ctx, tr, hp, node, r, opts)
+}
+
+// runSteps runs the host's steps in plan order, stopping at the first
+// failure. Each step runs to its end even after ctx ends, because a step is
+// the unit that leaves the host consistent; ctx is checked between steps.
+func runSteps(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, r *HostResult, opts Options) error {
+	i := 0
+	for _, rc := range hp.ResourceChanges {
+		for _, st := range rc.Steps {
+			i++
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted after %d of %d steps; next was %s: %s", r.StepsRun, r.StepsPlanned, rc.Resource, st.Description)
+			}
+			emit(opts, hp.Host, fmt.Sprintf("step %d/%d: %s: %s", i, r.StepsPlanned, rc.Resource, st.Description))
+			cmd := transport.Command{Script: st.Script, Become: st.Become}
+			if st.Input != "" {
+				cmd.Stdin = strings.NewReader(st.Input)
+			}
+			res, err := tr.Run(context.WithoutCancel(ctx), cmd)
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit status %d: %s", res.ExitCode, lastLines(string(res.Stderr)+string(res.Stdout), 3))
+			}
+			if err != nil {
+				r.FailedStep = rc.Resource + ": " + st.Description
+				return fmt.Errorf("step %d/%d (%s: %s) failed: %w", i, r.StepsPlanned, rc.Resource, st.Description, err)
+			}
+			r.StepsRun++
+		}
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}
+
+// reboot restarts the host and waits until it answers with every resource
+// converged and nothing pending.
+func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node *spec.Node, r HostResult, opts Options) HostResult {
+	emit(opts, hp.Host, "rebooting")
+	// The connection may drop before reboot reports back; that is success.
+	res, err := tr.Run(context.WithoutCancel(ctx), transport.Command{Script: "reboot", Become: true})
+	if err == nil && res.ExitCode != 0 {
+		r.Status = Failed
+		r.Error = fmt.Sprintf("reboot: exit status %d: %s", res.ExitCode, lastLines(string(res.Stderr), 2))
+		return r
+	}
+	tr.Close()
+	deadline := time.Now().Add(opts.RebootTimeout)
+	var last error
+	for first := true; time.Now().Before(deadline); first = false {
+		if !first {
+			select {
+			case <-time.After(opts.RebootPoll):
+			case <-ctx.Done():
+				r.Status = Failed
+				r.Error = "interrupted while waiting for the host to come back from its reboot"
+				return r
+			}
+		}
+		t2, err := opts.Connect(ctx, hp.Spec)
+		if err != nil {
+			last = err
+			continue
+		}
+		f, err := facts.Probe(ctx, t2, facts.Options{Become: hp.Spec.Become != ""})
+		t2.Close()
+		if err != nil {
+			last = err
+			continue
+		}
+		changes, _, err := plan.Diff(node, f)
+		if err != nil {
+			last = err
+			continue
+		}
+		ok := true
+		for _, c := range changes {
+			if c.Action() != resource.NoOp || c.RebootPending {
+				ok = false
+			}
+		}
+		if ok {
+			r.Status = Rebooted
+			return r
+		}
+		last = errors.New("the host is back but still differs from the spec")
+	}
+	r.Status = Failed
+	r.Error = fmt.Sprintf("host did not come back converged within %s after reboot: %v", opts.RebootTimeout, last)
+	return r
+}

@@ -1,0 +1,10 @@
+// Package plan decides what apply would change on every host of a spec:
+// it probes each host once, diffs the node's resources against the facts,
+// and renders the result as a Terraform-style text plan, as versioned JSON,
+// or as a plan file that apply can later execute only if no host changed
+// in between.
+//
+// Package plan does not change hosts (provision/apply does) and does not
+// know how to reach them: the caller passes a Connector that returns a
+// transport for a host (SSH, local or simulated).
+package plan

@@ -1,0 +1,390 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// FormatVersion is the version of the JSON plan and plan file shape. A
+// minor bump only adds fields; a major bump means readers must refuse it.
+const FormatVersion = "1.0"
+
+// Connector opens a transport to a host. The CLI's connector picks the
+// simulated transport for sim:// hosts and SSH for the rest.
+type Connector func(ctx context.Context, h spec.Host) (transport.Transport, error)
+
+// Plan is the planned changes for every targeted host.
+type Plan struct {
+	// FormatVersion is FormatVersion when the plan was made.
+	FormatVersion string `json:"format_version"`
+	// Applyable is true when at least one host has changes and no host
+	// failed to plan.
+	Applyable bool `json:"applyable"`
+	// Errored is true when some host could not be probed or planned.
+	Errored bool `json:"errored"`
+	// Hosts are the per-host plans in spec order.
+	Hosts []*HostPlan `json:"hosts"`
+	// Nodes are the node blocks the hosts belong to, with their rollout.
+	Nodes []NodeRollout `json:"nodes"`
+	// Summary totals the hosts' summaries.
+	Summary Summary `json:"summary"`
+}
+
+// NodeRollout is how apply walks the hosts of one node block.
+type NodeRollout struct {
+	// Name is the node block's label.
+	Name string `json:"name"`
+	// Hosts are the node's targeted hosts in spec order.
+	Hosts []string `json:"hosts"`
+	// Batch is how many hosts are changed at once; 0 means all at once.
+	Batch int `json:"batch"`
+	// MaxFailures is the failure budget; -1 means none is set (carry on).
+	MaxFailures int `json:"max_failures"`
+	// Reboot is "allow" when apply may reboot a host that needs it.
+	Reboot string `json:"reboot"`
+}
+
+// HostPlan is the plan for one host.
+type HostPlan struct {
+	// Host is the inventory name.
+	Host string `json:"host"`
+	// Node is the node block the host belongs to.
+	Node string `json:"node"`
+	// FactsFingerprint is facts.Node.Fingerprint of the facts the plan was
+	// made from; apply refuses a saved plan when it no longer matches.
+	FactsFingerprint string `json:"facts_fingerprint,omitempty"`
+	// Error is why the host could not be probed or planned.
+	Error string `json:"error,omitempty"`
+	// Warnings are settings gpuform leaves alone on this host.
+	Warnings []string `json:"warnings,omitempty"`
+	// ResourceChanges are the resources in the order apply converges them;
+	// unchanged resources are listed with action no-op.
+	ResourceChanges []ResourceChange `json:"resource_changes"`
+	// RebootRequired is true when some change needs a reboot.
+	RebootRequired bool `json:"reboot_required"`
+	// RebootPending is true when the host already waits for a reboot to
+	// run what is configured.
+	RebootPending bool `json:"reboot_pending"`
+	// Summary counts the changes.
+	Summary Summary `json:"summary"`
+
+	// Facts are the facts the plan was made from (not serialised).
+	Facts *facts.Node `json:"-"`
+	// Spec is the host's connection settings (not serialised).
+	Spec spec.Host `json:"-"`
+}
+
+// ResourceChange is one resource's planned change, in the JSON shape of
+// DESIGN.md ("resource", "actions", "before", "after", "reboot_required").
+type ResourceChange struct {
+	// Resource is the resource's name.
+	Resource string `json:"resource"`
+	// Actions is ["create"], ["update"], ["delete"] or ["no-op"].
+	Actions []string `json:"actions"`
+	// Before is the actual value; null when absent.
+	Before map[string]string `json:"before"`
+	// After is the desired value; null when it will be deleted.
+	After map[string]string `json:"after"`
+	// RebootRequired is true when the change needs a reboot to take effect.
+	RebootRequired bool `json:"reboot_required"`
+	// RebootPending is true when the resource is configured but the running
+	// system needs a reboot to use it.
+	RebootPending bool `json:"reboot_pending,omitempty"`
+	// Restarts are services the change restarts.
+	Restarts []string `json:"restarts,omitempty"`
+	// DependsOn are resources converged before this one.
+	DependsOn []string `json:"depends_on,omitempty"`
+	// Steps are what apply runs (not part of -json; kept in memory).
+	Steps []resource.Step `json:"-"`
+}
+
+// Action returns the change's action.
+func (rc ResourceChange) Action() resource.Action {
+	if len(rc.Actions) == 0 {
+		return resource.NoOp
+	}
+	a, _ := resource.ParseAction(rc.Actions[0])
+	return a
+}
+
+// Summary counts changes like Terraform's "Plan:" line.
+type Summary struct {
+	// Add counts creates.
+	Add int `json:"add"`
+	// Change counts in-place updates.
+	Change int `json:"change"`
+	// Destroy counts deletes.
+	Destroy int `json:"destroy"`
+}
+
+// Total is the number of changes.
+func (s Summary) Total() int { return s.Add + s.Change + s.Destroy }
+
+func (s *Summary) add(o Summary) {
+	s.Add += o.Add
+	s.Change += o.Change
+	s.Destroy += o.Destroy
+}
+
+// HasChanges reports whether any host has a change.
+func (p *Plan) HasChanges() bool { return p.Summary.Total() > 0 }
+
+// Host returns the plan of the named host.
+func (p *Plan) Host(name string) *HostPlan {
+	for _, h := range p.Hosts {
+		if h.Host == name {
+			return h
+		}
+	}
+	return nil
+}
+
+// HasChanges reports whether the host has any change.
+func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
+
+// Target is one host to plan, with the node block it belongs to.
+type Target struct {
+	// Host is the host and its connection settings.
+	Host spec.Host
+	// Node is the node block.
+	Node *spec.Node
+}
+
+// Targets lists the hosts of cfg in spec order, keeping only those named
+// in only when it is not empty. A name in only that no node has is an
+// error, so a typo in -target does not silently plan nothing.
+func Targets(cfg *spec.Config, only []string) ([]Target, error) {
+	want := map[string]bool{}
+	for _, h := range only {
+		want[h] = false
+	}
+	var out []Target
+	seen := map[string]string{}
+	for _, n := range cfg.Nodes {
+		for _, h := range n.Hosts {
+			if prev, dup := seen[h.Name]; dup {
+				return nil, fmt.Errorf("host %s is in node %q and node %q; a host can follow only one node block", h.Name, prev, n.Name)
+			}
+			seen[h.Name] = n.Name
+			if len(only) > 0 {
+				if _, ok := want[h.Name]; !ok {
+					continue
+				}
+				want[h.Name] = true
+			}
+			out = append(out, Target{Host: h, Node: n})
+		}
+	}
+	var missing []string
+	for h, found := range want {
+		if !found {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("-target %v: no node of the spec has these hosts", missing)
+	}
+	return out, nil
+}
+
+// Probed is the outcome of probing one host.
+type Probed struct {
+	// Facts are the host's facts, nil on error.
+	Facts *facts.Node
+	// Err is why the host could not be probed.
+	Err error
+}
+
+// Probe connects to every target (at most parallelism at once) and runs
+// the facts probe once on each. Transports are closed afterwards. A host
+// that fails is reported in its Probed.Err; Probe itself fails only when
+// ctx ends.
+func Probe(ctx context.Context, targets []Target, connect Connector, parallelism int) (map[string]Probed, error) {
+	if parallelism < 1 {
+		parallelism = 10
+	}
+	out := make(map[string]Probed, len(targets))
+	var mu sync.Mutex
+	sem := make(chan struct{}, parallelism)
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return out, ctx.Err()
+		}
+		wg.Add(1)
+		go func(t Target) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			n, err := ProbeHost(ctx, t.Host, connect)
+			mu.Lock()
+			out[t.Host.Name] = Probed{Facts: n, Err: err}
+			mu.Unlock()
+		}(t)
+	}
+	wg.Wait()
+	return out, ctx.Err()
+}
+
+// ProbeHost connects to one host and probes it.
+func ProbeHost(ctx context.Context, h spec.Host, connect Connector) (*facts.Node, error) {
+	tr, err := connect(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	return facts.Probe(ctx, tr, facts.Options{Become: h.Become != ""})
+}
+
+// Make diffs every target against its probed facts. It does not touch the
+// network, so a plan can be made again from the same facts and come out
+// identical.
+func Make(cfg *spec.Config, targets []Target, probed map[string]Probed) *Plan {
+	p := &Plan{FormatVersion: FormatVersion}
+	nodeIdx := map[string]int{}
+	for _, t := range targets {
+		i, ok := nodeIdx[t.Node.Name]
+		if !ok {
+			i = len(p.Nodes)
+			nodeIdx[t.Node.Name] = i
+			p.Nodes = append(p.Nodes, rolloutOf(t.Node))
+		}
+		p.Nodes[i].Hosts = append(p.Nodes[i].Hosts, t.Host.Name)
+		hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Spec: t.Host, ResourceChanges: []ResourceChange{}}
+		p.Hosts = append(p.Hosts, hp)
+		pr, ok := probed[t.Host.Name]
+		switch {
+		case !ok:
+			hp.Error = "not probed"
+		case pr.Err != nil:
+			hp.Error = pr.Err.Error()
+		default:
+			hp.Facts = pr.Facts
+			hp.FactsFingerprint = pr.Facts.Fingerprint()
+			if err := planHost(hp, t.Node, pr.Facts); err != nil {
+				hp.Error = err.Error()
+			}
+		}
+		if hp.Error != "" {
+			p.Errored = true
+		}
+		p.Summary.add(hp.Summary)
+	}
+	p.Applyable = !p.Errored && p.HasChanges()
+	return p
+}
+
+func rolloutOf(n *spec.Node) NodeRollout {
+	r := NodeRollout{Name: n.Name, MaxFailures: -1, Reboot: "never"}
+	if n.Rollout != nil {
+		if n.Rollout.Batch.Set {
+			r.Batch = n.Rollout.Batch.V
+		}
+		// A rollout block without max_failures stops at the first failure:
+		// whoever writes a rollout block wants a budget, and zero is the
+		// safe one.
+		r.MaxFailures = 0
+		if n.Rollout.MaxFailures.Set {
+			r.MaxFailures = n.Rollout.MaxFailures.V
+		}
+		if n.Rollout.Reboot.Set {
+			r.Reboot = n.Rollout.Reboot.V
+		}
+	}
+	return r
+}
+
+// planHost fills hp from the node's resources diffed against f.
+func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
+	changes, warnings, err := Diff(n, f)
+	if err != nil {
+		return err
+	}
+	hp.Warnings = warnings
+	hp.ResourceChanges = changes
+	for _, rc := range changes {
+		switch rc.Action() {
+		case resource.Create:
+			hp.Summary.Add++
+		case resource.Update:
+			hp.Summary.Change++
+		case resource.Delete:
+			hp.Summary.Destroy++
+		}
+		hp.RebootRequired = hp.RebootRequired || rc.RebootRequired
+		hp.RebootPending = hp.RebootPending || rc.RebootPending
+	}
+	return nil
+}
+
+// Diff returns the resource changes of node n on a host with facts f, in
+// apply order. Resources that neither exist nor are wanted are left out.
+func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
+	rs, warnings, err := resource.Build(n, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []ResourceChange
+	var errs []error
+	for _, r := range rs {
+		c, err := r.Diff(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if c.Action == resource.NoOp && c.Before == nil && c.After == nil {
+			continue
+		}
+		out = append(out, ResourceChange{
+			Resource:       c.Resource,
+			Actions:        []string{c.Action.String()},
+			Before:         c.Before,
+			After:          c.After,
+			RebootRequired: c.RebootRequired,
+			RebootPending:  c.RebootPending,
+			Restarts:       c.Restarts,
+			DependsOn:      c.DependsOn,
+			Steps:          c.Steps,
+		})
+	}
+	if out == nil {
+		out = []ResourceChange{}
+	}
+	return out, warnings, errors.Join(errs...)
+}
+
+// Options configure Run.
+type Options struct {
+	// Targets limits the plan to these hosts (-target); empty means all.
+	Targets []string
+	// Connect opens a transport to a host.
+	Connect Connector
+	// Parallelism bounds how many hosts are probed at once (default 10).
+	Parallelism int
+}
+
+// Run probes the targeted hosts of cfg and makes the plan. Host failures
+// are part of the plan (Errored); the error is for a bad target list or a
+// cancelled context.
+func Run(ctx context.Context, cfg *spec.Config, opts Options) (*Plan, error) {
+	targets, err := Targets(cfg, opts.Targets)
+	if err != nil {
+		return nil, err
+	}
+	probed, err := Probe(ctx, targets, opts.Connect, opts.Parallelism)
+	if err != nil {
+		return nil, err
+	}
+	return Make(cfg, targets, probed), nil
+}
