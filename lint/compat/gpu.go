@@ -431,6 +431,25 @@ func parseGPURow(r row) (GPUModel, error) {
 	// The row has no status of its own; it stands or falls with the
 	// identity of the model, i.e. its compute capability.
 	g.Fact.Status = g.CCFact.Status
+
+	// Cite, for each field, the page it comes from (compat.md section 2).
+	g.CCFact = g.CCFact.preferSource("developer.nvidia.com/cuda-gpus", "cuda-legacy-gpus")
+	g.MinCUDAFact = g.MinCUDAFact.preferSource("cuda-toolkit-driver-and-architecture-matrix")
+	g.MinDriver.Fact = g.MinDriver.Fact.preferSource("cuda-toolkit-release-notes", "platform-support")
+	if strings.Contains(r.get("min_driver_linux"), "GPU Operator") && !strings.Contains(r.get("min_driver_linux"), "CUDA 12.8 GA") {
+		g.MinDriver.Fact = g.MinDriver.Fact.preferSource("platform-support")
+	}
+	g.MemoryFact = g.MemoryFact.preferSource("system_descriptions", "mlcommons", "release-notes")
+	g.NVLinkFact = g.NVLinkFact.preferSource("system_descriptions", "mlcommons", "nvlinkinfo")
+	g.NVSwitchFact = g.NVSwitchFact.preferSource("nvswitch.html", "platform-support")
+	g.FabricManagerFact = g.FabricManagerFact.preferSource("fabric-manager-user-guide")
+	if g.KernelModulesFact.Status.CanBeError() {
+		g.KernelModulesFact = g.KernelModulesFact.preferSource("kernel-modules.html", "platform-support")
+	} else {
+		g.KernelModulesFact = g.KernelModulesFact.preferSource("open-source-gpu-kernel-modules", "slicast")
+	}
+	g.PCIeFact = g.PCIeFact.preferSource("system_descriptions", "mlcommons")
+	g.PowerFact = g.PowerFact.preferSource("system_descriptions", "mlcommons")
 	return g, nil
 }
 

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -226,6 +227,26 @@ func TestGPUFacts(t *testing.T) {
 	}
 	if a, ok := kb.ArchitectureOf(v.ComputeCapability); !ok || a.LastDriverBranch != 580 || a.LastCUDAMajor != 12 {
 		t.Errorf("Volta last driver R%d last CUDA %d, want R580 and 12", a.LastDriverBranch, a.LastCUDAMajor)
+	}
+	// Each field cites the page it comes from, not the row's first URL.
+	for _, tt := range []struct {
+		field string
+		f     Fact
+		want  string
+	}{
+		{"H100 NVSwitch", h.NVSwitchFact, "nvswitch.html"},
+		{"H100 Fabric Manager", h.FabricManagerFact, "fabric-manager-user-guide"},
+		{"H100 NVLink", h.NVLinkFact, "mlcommons"},
+		{"H100 CC", h.CCFact, "developer.nvidia.com/cuda-gpus"},
+		{"V100 kernel modules", v.KernelModulesFact, "kernel-modules.html"},
+		{"GH200 kernel modules", gh.KernelModulesFact, "platform-support"},
+		{"B200 kernel modules", b.KernelModulesFact, "open-source-gpu-kernel-modules"},
+		{"B200 min driver", b.MinDriver.Fact, "cuda-toolkit-release-notes"},
+		{"RTX PRO min driver", get("RTX PRO 6000 Blackwell").MinDriver.Fact, "platform-support"},
+	} {
+		if !strings.Contains(tt.f.Source(), tt.want) {
+			t.Errorf("%s cites %q, want a %s page", tt.field, tt.f.Source(), tt.want)
+		}
 	}
 	if get("L40S").KernelModules.Supports("vfio") != Unknown {
 		t.Error("unknown flavour answered")

@@ -147,6 +147,29 @@ func (f Fact) Known() bool { return f.Status != StatusUnknown }
 // Where returns "file:line" for messages and test failures.
 func (f Fact) Where() string { return fmt.Sprintf("%s:%d", f.File, f.Line) }
 
+// preferSource returns f with the first source that contains one of the
+// given substrings (tried in order) moved to the front, so that Source()
+// cites the page a field comes from rather than the row's first URL. The
+// gpu-models rows list a dozen sources for a dozen columns.
+func (f Fact) preferSource(subs ...string) Fact {
+	for _, sub := range subs {
+		for i, s := range f.Sources {
+			if strings.Contains(s, sub) {
+				if i == 0 {
+					return f
+				}
+				out := make([]string, 0, len(f.Sources))
+				out = append(out, s)
+				out = append(out, f.Sources[:i]...)
+				out = append(out, f.Sources[i+1:]...)
+				f.Sources = out
+				return f
+			}
+		}
+	}
+	return f
+}
+
 // withStatus returns f with its status replaced.
 func (f Fact) withStatus(s Status) Fact {
 	f.Status = s
