@@ -12,11 +12,17 @@ type Component string
 
 // Components with package names in packages.tsv.
 const (
-	ComponentDriver           Component = "driver"
-	ComponentFabricManager    Component = "fabric-manager"
-	ComponentCUDAToolkit      Component = "cuda-toolkit"
-	ComponentNCCL             Component = "nccl"
-	ComponentDCGM             Component = "dcgm"
+	// ComponentDriver is the NVIDIA driver (flavour "open" or "proprietary").
+	ComponentDriver Component = "driver"
+	// ComponentFabricManager is Fabric Manager, versioned like the driver.
+	ComponentFabricManager Component = "fabric-manager"
+	// ComponentCUDAToolkit is the CUDA toolkit, named by major and minor.
+	ComponentCUDAToolkit Component = "cuda-toolkit"
+	// ComponentNCCL is the NCCL runtime, built per CUDA major.minor.
+	ComponentNCCL Component = "nccl"
+	// ComponentDCGM is DCGM (3.x, or 4.x built per CUDA major).
+	ComponentDCGM Component = "dcgm"
+	// ComponentContainerToolkit is the NVIDIA Container Toolkit.
 	ComponentContainerToolkit Component = "container-toolkit"
 )
 
@@ -47,8 +53,10 @@ func ParseDistroFamily(id string) (DistroFamily, bool) {
 
 // PackageQuery asks for the package of a component.
 type PackageQuery struct {
+	// Component is what to install.
 	Component Component
-	Family    DistroFamily
+	// Family is the distribution family whose repositories hold it.
+	Family DistroFamily
 	// Flavour: for the driver "open" or "proprietary"; for DCGM 4 nothing
 	// (CUDA picks the package); empty otherwise.
 	Flavour string
@@ -64,11 +72,14 @@ type PackageQuery struct {
 // format is known, and an extra package or module stream that holds the
 // driver branch (nvidia-driver-pinning-550, nvidia-driver:550-open).
 type Package struct {
+	// Name is the package to install ("libnccl2").
 	Name string
 	// VersionString is "" when the table gives no confirmed format.
 	VersionString string
 	// Pin is "" when the component needs none.
-	Pin         string
+	Pin string
+	// NameFact and VersionFact are the facts behind the name (and pin) and
+	// behind the version string.
 	NameFact    Fact
 	VersionFact Fact
 }
