@@ -76,3 +76,8 @@ func (kb *KB) DCGMMinDriver(dcgm Version, flavor string, nvswitch bool) (DriverM
 	}
 	return pick.MinDriver, true
 }
+
+// DCGMRequirements returns every row of dcgm-driver.tsv.
+func (kb *KB) DCGMRequirements() []DCGMRequirement {
+	return append([]DCGMRequirement(nil), kb.dcgm...)
+}

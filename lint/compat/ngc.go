@@ -215,9 +215,9 @@ func (kb *KB) ImageDriverCheck(img NGCImage, driver Version, datacenter bool) (T
 	return ans, f
 }
 
-// ImageSupportsGPU says whether the image supports a GPU of compute
+// SupportsGPU says whether the image supports a GPU of compute
 // capability cc (Yes/No), or Unknown when the table has no minimum.
-func (img NGCImage) ImageSupportsGPU(cc Version) (Tri, Fact) {
+func (img NGCImage) SupportsGPU(cc Version) (Tri, Fact) {
 	if img.MinComputeCapability.IsZero() || cc.IsZero() {
 		return Unknown, img.MinCCFact
 	}

@@ -428,13 +428,13 @@ func TestTritonImages(t *testing.T) {
 		})
 	}
 	img := get("nvcr.io/nvidia/tritonserver:25.03-py3")
-	if got, f := img.ImageSupportsGPU(ver(t, "7.0")); got != No || f.Status != Confirmed {
+	if got, f := img.SupportsGPU(ver(t, "7.0")); got != No || f.Status != Confirmed {
 		t.Errorf("25.03 on Volta: %s/%s, want no/confirmed", got, f.Status)
 	}
-	if got, _ := img.ImageSupportsGPU(ver(t, "9.0")); got != Yes {
+	if got, _ := img.SupportsGPU(ver(t, "9.0")); got != Yes {
 		t.Errorf("25.03 on Hopper: %s", got)
 	}
-	if got, _ := get("nvcr.io/nvidia/pytorch:24.05-py3").ImageSupportsGPU(ver(t, "7.0")); got != Unknown {
+	if got, _ := get("nvcr.io/nvidia/pytorch:24.05-py3").SupportsGPU(ver(t, "7.0")); got != Unknown {
 		t.Errorf("PyTorch 24.05 has no CC minimum in the data, got %s", got)
 	}
 	if img.Repository != "nvcr.io/nvidia/tritonserver" {
