@@ -121,6 +121,9 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newValidateCommand(s),
 		newFmtCommand(s),
 		newLintCommand(s),
+		newFactsCommand(s),
+		newPlanCommand(s),
+		newApplyCommand(s),
 	)
 	return root
 }

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/provision/apply"
+	"github.com/gpuform/gpuform/provision/plan"
+)
+
+func newApplyCommand(s Streams) *cobra.Command {
+	var flags specFlags
+	var conn connectFlags
+	var targets []string
+	var autoApprove, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "apply [DIR|PLANFILE]",
+		Short: "Change the hosts to match the spec",
+		Long: `Apply makes the hosts of the spec in DIR match it. It first makes and shows
+the plan, asks for confirmation (unless -auto-approve), then on each host:
+takes a lock (/run/gpuform.lock; a second apply on the same host fails at
+once), runs the changes in dependency order, writing every file atomically
+with a timestamped backup under /var/lib/gpuform/backup, stops at the first
+failed step, and probes the host again to check that everything converged.
+
+Hosts are changed in batches of the node's rollout { batch }; no new batch
+starts once more than rollout { max_failures } hosts failed. A host that
+needs a reboot is rebooted only with rollout { reboot = "allow" }; otherwise
+it is reported as "reboot pending". Ctrl-C starts no new host and lets each
+host in flight finish its current step.
+
+Given a PLANFILE saved by "gpuform plan -out", apply runs that plan without
+asking, and refuses it when a host or the spec changed since.
+
+Exit status: 0 every host converged; 1 otherwise.`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			dir := dirArg(args)
+			var saved *plan.File
+			if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+				f, err := plan.ReadFile(dir)
+				if err != nil {
+					return fmt.Errorf("%s: %w", dir, err)
+				}
+				if len(flags.vars) > 0 || len(targets) > 0 {
+					return fmt.Errorf("a saved plan carries its own variables and targets; -var, -var-file and -target do not apply")
+				}
+				saved = f
+				dir = f.SpecDir
+				flags.vars = f.VarArgs
+				targets = f.Targets
+			}
+			cfg, diags := flags.load(s, dir)
+			if len(diags) > 0 {
+				writeDiags(s, diags, cfg)
+			}
+			if diags.HasErrors() {
+				return exitError{ExitFailed}
+			}
+			p, err := makePlan(ctx, s, cfg, dir, targets, conn, !asJSON)
+			if err != nil {
+				return err
+			}
+			if saved != nil {
+				if err := plan.CheckSaved(saved.Plan, p); err != nil {
+					fmt.Fprintf(s.Err, "Error: %s\n", err)
+					return exitError{ExitFailed}
+				}
+			}
+			if !asJSON {
+				if err := plan.RenderText(s.Out, p, plan.RenderOptions{Color: s.Color(s.Out)}); err != nil {
+					return err
+				}
+			}
+			if p.Errored {
+				fmt.Fprintln(s.Err, "Error: some hosts could not be planned (see above); nothing was changed.")
+				return exitError{ExitFailed}
+			}
+			if !p.HasChanges() && !hasPendingReboot(p) {
+				if asJSON {
+					return writeApplyJSON(s.Out, apply.Apply(ctx, cfg, p, apply.Options{}))
+				}
+				return nil
+			}
+			if saved == nil && !autoApprove && p.HasChanges() {
+				if !confirm(s, p) {
+					fmt.Fprintln(s.Out, "\nApply cancelled.")
+					return exitError{ExitFailed}
+				}
+			}
+			opts, err := conn.options(s, dir)
+			if err != nil {
+				return err
+			}
+			progress := func(e apply.Event) {}
+			if !asJSON {
+				progress = func(e apply.Event) { fmt.Fprintf(s.Err, "%s: %s\n", e.Host, e.Message) }
+			}
+			rep := apply.Apply(ctx, cfg, p, apply.Options{Connect: connectorFor(opts), Parallelism: conn.parallelism, Progress: progress})
+			if asJSON {
+				if err := writeApplyJSON(s.Out, rep); err != nil {
+					return err
+				}
+			} else {
+				writeApplyText(s.Out, rep)
+			}
+			if !rep.Converged() {
+				return exitError{ExitFailed}
+			}
+			return nil
+		},
+	}
+	flags.register(cmd.Flags())
+	conn.register(cmd.Flags())
+	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
+	cmd.Flags().BoolVar(&autoApprove, "auto-approve", false, "apply without asking for confirmation")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the apply report as JSON (implies no prompt: combine with -auto-approve or a plan file)")
+	return cmd
+}
+
+func hasPendingReboot(p *plan.Plan) bool {
+	for _, h := range p.Hosts {
+		if h.RebootPending {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm asks the operator, Terraform's way: only "yes" approves.
+func confirm(s Streams, p *plan.Plan) bool {
+	n := 0
+	for _, h := range p.Hosts {
+		if h.HasChanges() {
+			n++
+		}
+	}
+	fmt.Fprintf(s.Out, "\nDo you want to perform these actions on %d %s?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", n, map[bool]string{true: "host", false: "hosts"}[n == 1])
+	if s.In == nil {
+		return false
+	}
+	line, err := bufio.NewReader(s.In).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return false
+	}
+	return strings.TrimSpace(line) == "yes"
+}
+
+func writeApplyJSON(w io.Writer, rep *apply.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// writeApplyText prints each host's result and the totals.
+func writeApplyText(w io.Writer, rep *apply.Report) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, h := range rep.Hosts {
+		detail := ""
+		switch {
+		case h.Error != "":
+			detail = h.Error
+		case h.Status == apply.RebootPending:
+			detail = "applied; reboot the host (or set rollout { reboot = \"allow\" }) to finish"
+		case h.StepsRun > 0:
+			detail = fmt.Sprintf("%d %s", h.StepsRun, map[bool]string{true: "step", false: "steps"}[h.StepsRun == 1])
+		default:
+			detail = "no changes"
+		}
+		fmt.Fprintf(tw, "  %s\tbatch %d\t%s\t%s\n", h.Host, h.Batch, h.Status, detail)
+	}
+	tw.Flush()
+	if rep.Stopped != "" {
+		fmt.Fprintf(w, "\nStopped early: %s.\n", rep.Stopped)
+	}
+	fmt.Fprintf(w, "\nApply finished: %d succeeded, %d reboot pending, %d rebooted, %d failed, %d skipped.\n",
+		rep.Count(apply.Succeeded), rep.Count(apply.RebootPending), rep.Count(apply.Rebooted), rep.Count(apply.Failed), rep.Count(apply.Skipped))
+}
