@@ -1,0 +1,77 @@
+//go:build cgo
+
+package verify
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/internal/sshtest"
+	"github.com/gpuform/gpuform/provision/ssh"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+)
+
+// TestAgentOverSSH copies a real agent binary to a node over a real
+// OpenSSH sshd on 127.0.0.1: the first run uploads it, the second reuses it
+// (no second upload), the checksum is verified, and the agent's report
+// (simulated DGX H100 with a downgraded PCIe link) is judged.
+func TestAgentOverSSH(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an agent binary and starts sshd")
+	}
+	home := t.TempDir()
+	// sshd's SetEnv overrides HOME for the session, so the agent cache goes
+	// to a temporary directory, not the home of whoever runs the tests.
+	srv := sshtest.Start(t, sshtest.Options{ExtraConfig: []string{"SetEnv HOME=" + home}})
+
+	agent := filepath.Join(t.TempDir(), "gpuform-agent")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", agent, "./internal/testagent")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the test agent: %v\n%s", err, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := ssh.Dial(ctx, srv.Host, ssh.Options{
+		User: srv.User, Port: srv.Port, IdentityFiles: []string{srv.UserKeyFile},
+		KnownHostsFiles: []string{srv.KnownHostsFile}, SSHConfigPath: ssh.NoConfig,
+		Getenv: func(string) string { return "" }, ConnectTimeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer c.Close()
+
+	path, uploaded, err := EnsureAgent(ctx, c, agent)
+	if err != nil || !uploaded {
+		t.Fatalf("first EnsureAgent: %q %v %v", path, uploaded, err)
+	}
+	if !strings.HasPrefix(path, filepath.Join(home, AgentCacheDir, "agent-")) {
+		t.Errorf("agent stored at %s, want under %s", path, filepath.Join(home, AgentCacheDir))
+	}
+	again, uploaded, err := EnsureAgent(ctx, c, agent)
+	if err != nil || uploaded || again != path {
+		t.Fatalf("second EnsureAgent uploaded again: %q %v %v", again, uploaded, err)
+	}
+
+	rep, err := FetchNVML(ctx, c, FetchOptions{
+		LocalBinary: agent,
+		AgentArgs:   []string{"agent", "nvml", "--json", "--mock", nvmlfacts.MockDGXH100, "--fault", "pcie_x8:3"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Source != nvmlfacts.SourceMock || len(rep.GPUs) != 8 || len(rep.NICTopology) != 64 {
+		t.Fatalf("report: source %q, %d GPUs, %d NIC pairs", rep.Source, len(rep.GPUs), len(rep.NICTopology))
+	}
+	on := true
+	exp := Expectation{GPUCount: 8, GPUModel: "H100", ECC: &on, NVLink: NVLinkAllActive, NIC: map[int]NICExpectation{3: {NIC: "mlx5_3"}}}
+	if got := failed(Check(exp, rep, HostFacts{})); strings.Join(got, ",") != "nvml.pcie_link[gpu3]" {
+		t.Errorf("failed checks %v, want only nvml.pcie_link[gpu3]", got)
+	}
+}
