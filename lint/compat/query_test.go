@@ -114,7 +114,10 @@ func TestDriverBranchAndEOL(t *testing.T) {
 		// Pages disagree (August vs June 2028); the earlier date wins.
 		{"R580 conflicting dates", "580", "2028-07-01", LongTermSupportBranch, Confirmed, Yes, Confirmed},
 		{"R580 before", "580.95.05", "2028-06-30", LongTermSupportBranch, Confirmed, No, Confirmed},
-		{"R470 unknown", "470.57.02", "2030-01-01", LongTermSupportBranch, Secondary, Unknown, StatusUnknown},
+		// Ended per NVIDIA's forum only: a warning, never an error.
+		{"R470 ended, secondary", "470.57.02", "2030-01-01", LongTermSupportBranch, Secondary, Yes, Secondary},
+		// New feature branches have no end-of-life date.
+		{"R520 unknown", "520.61.05", "2030-01-01", NewFeatureBranch, Secondary, Unknown, StatusUnknown},
 		// Evaluation branches have no support lifecycle.
 		{"R455 not applicable", "455.23", "2030-01-01", EvaluationBranch, Confirmed, No, Confirmed},
 		{"R545 undesignated", "545.23.08", "2020-01-01", BranchTypeUnknown, StatusUnknown, Unknown, StatusUnknown},
