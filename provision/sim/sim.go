@@ -309,6 +309,12 @@ func inRoot(dir, p string) (string, error) {
 }
 
 func writeFile(p string, data []byte) error {
+	// Try the write first: most files land in a directory that exists, and
+	// MkdirAll on a deep sysfs path costs a stat per component.
+	err := os.WriteFile(p, data, 0o644)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}

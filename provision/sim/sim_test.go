@@ -1,0 +1,330 @@
+package sim_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+var _ transport.Transport = (*sim.Transport)(nil)
+
+func TestNames(t *testing.T) {
+	want := []string{"dgx-a100", "gh200", "hgx-h100-converged", "hgx-h100-stale", "l40s-rocky9", "no-driver"}
+	if diff := cmp.Diff(want, sim.Names()); diff != "" {
+		t.Errorf("Names (-want +got):\n%s", diff)
+	}
+	for _, n := range want {
+		if d, err := sim.Description(n); err != nil || d == "" {
+			t.Errorf("Description(%s) = %q, %v", n, d, err)
+		}
+	}
+}
+
+func TestParseHost(t *testing.T) {
+	tests := map[string]struct {
+		profile, instance string
+		ok                bool
+	}{
+		"sim://hgx-h100-stale":        {"hgx-h100-stale", "", true},
+		"sim://hgx-h100-stale/node07": {"hgx-h100-stale", "node07", true},
+		"gpu01.example.com":           {"", "", false},
+		"sim://":                      {"", "", false},
+		// Instances name directories: nothing that could climb out.
+		"sim://hgx-h100-stale/..":    {"", "", false},
+		"sim://hgx-h100-stale/a/b":   {"", "", false},
+		"sim://hgx h100":             {"", "", false},
+		"ssh://sim://hgx-h100-stale": {"", "", false},
+	}
+	for in, tc := range tests {
+		t.Run(in, func(t *testing.T) {
+			p, i, ok := sim.ParseHost(in)
+			if p != tc.profile || i != tc.instance || ok != tc.ok {
+				t.Errorf("ParseHost(%q) = %q, %q, %v", in, p, i, ok)
+			}
+		})
+	}
+}
+
+// newNode materialises a profile in a fresh state directory.
+func newNode(t *testing.T, profile string) (*sim.Transport, string) {
+	t.Helper()
+	root, err := sim.Materialize(profile, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim.New("sim://"+profile, root), root
+}
+
+// run runs a script on the node and fails the test on a transport error.
+func run(t *testing.T, tr transport.Transport, script string, env ...string) transport.Result {
+	t.Helper()
+	cmd := transport.Command{Script: script, Env: map[string]string{}}
+	for i := 0; i+1 < len(env); i += 2 {
+		cmd.Env[env[i]] = env[i+1]
+	}
+	res, err := tr.Run(context.Background(), cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func probe(t *testing.T, tr transport.Transport) *facts.Node {
+	t.Helper()
+	n, err := facts.Probe(context.Background(), tr, facts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestMaterializeKeepsState(t *testing.T) {
+	state := t.TempDir()
+	root, err := sim.Materialize("gh200", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(root, "etc", "gpuform-test")
+	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := sim.Materialize("gh200", state)
+	if err != nil || again != root {
+		t.Fatalf("second Materialize = %q, %v", again, err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("a change to the root did not survive Materialize: %v", err)
+	}
+	if err := sim.Reset(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Materialize("gh200", state); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("Reset kept a change")
+	}
+	// Reset must never remove a directory that is not a simulated root.
+	other := t.TempDir()
+	if err := sim.Reset(other); err == nil || !strings.Contains(err.Error(), "not a simulated node root") {
+		t.Errorf("Reset of a plain directory: %v", err)
+	}
+	if _, err := sim.Materialize("nope", state); err == nil || !strings.Contains(err.Error(), "unknown simulated profile") {
+		t.Errorf("unknown profile: %v", err)
+	}
+}
+
+func TestMaterializeHostInstances(t *testing.T) {
+	state := t.TempDir()
+	a, err := sim.MaterializeHost("sim://gh200/node01", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sim.MaterializeHost("sim://gh200/node02", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || filepath.Dir(a) != filepath.Dir(b) {
+		t.Errorf("instances share or scatter roots: %s %s", a, b)
+	}
+	if _, err := sim.MaterializeHost("gpu01", state); err == nil {
+		t.Error("MaterializeHost accepted a non-sim host")
+	}
+}
+
+// TestAptInstall installs the converged driver stack on the stale node with
+// the stand-ins and reads the result back through the real probe.
+func TestAptInstall(t *testing.T) {
+	tr, root := newNode(t, "hgx-h100-stale")
+	res := run(t, tr, "apt-get install -y nvidia-driver-550=550.127.08-0ubuntu1 cuda-toolkit-12-4 && apt-mark hold nvidia-driver-550")
+	if res.ExitCode != 0 {
+		t.Fatalf("install failed: %s", res.Stderr)
+	}
+	n := probe(t, tr)
+	if v, ok := n.Package("nvidia-driver-550"); !ok || v != "550.127.08-0ubuntu1" || !n.PackageHeld("nvidia-driver-550") {
+		t.Errorf("nvidia-driver-550 = %q %v held %v", v, ok, n.PackageHeld("nvidia-driver-550"))
+	}
+	if tk, ok := n.CUDAToolkit("12.4"); !ok || !tk.Default || tk.Path != "/usr/local/cuda-12.4" {
+		t.Errorf("cuda toolkit = %+v %v", tk, ok)
+	}
+	// A new driver is live only after a reboot.
+	if n.Driver.Version != "535.183.06" || !n.PendingReboot {
+		t.Errorf("after install: driver %s pending reboot %v, want the old driver and a pending reboot", n.Driver.Version, n.PendingReboot)
+	}
+	if res := run(t, tr, "reboot"); res.ExitCode != 0 {
+		t.Fatalf("reboot: %s", res.Stderr)
+	}
+	n = probe(t, tr)
+	if n.Driver.Version != "550.127.08" || n.PendingReboot {
+		t.Errorf("after reboot: driver %s pending %v", n.Driver.Version, n.PendingReboot)
+	}
+	log, err := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+	if err != nil || !strings.HasPrefix(string(log), "apt-get install -y nvidia-driver-550=550.127.08-0ubuntu1 cuda-toolkit-12-4\napt-mark hold nvidia-driver-550\n") {
+		t.Errorf("calls.log = %q, %v", log, err)
+	}
+}
+
+func TestStandInRefusals(t *testing.T) {
+	tests := map[string]struct {
+		profile, script string
+		env             []string
+		wantCode        int
+		wantErr         string
+	}{
+		"unknown version": {
+			profile: "hgx-h100-stale", script: "apt-get install -y nvidia-driver-550=550.0.0-1",
+			wantCode: 100, wantErr: "E: Version '550.0.0-1' for 'nvidia-driver-550' was not found",
+		},
+		"unknown package": {
+			profile: "hgx-h100-stale", script: "apt-get install -y nvidia-driver-999",
+			wantCode: 100, wantErr: "E: Unable to locate package nvidia-driver-999",
+		},
+		"held package": {
+			profile: "hgx-h100-converged", script: "apt-get install -y libnccl2=2.25.1-1+cuda12.8",
+			wantCode: 100, wantErr: "--allow-change-held-packages",
+		},
+		"dnf versionlock": {
+			profile: "l40s-rocky9", script: "dnf -y install nvidia-driver-3:560.35.03-1.el9",
+			wantCode: 1, wantErr: "excluded by versionlock",
+		},
+		"fail switch env": {
+			profile: "hgx-h100-stale", script: "systemctl start docker", env: []string{"GPUFORM_SIM_FAIL", "apt-get,systemctl"},
+			wantCode: 100, wantErr: "systemctl: simulated failure",
+		},
+		"fail switch file": {
+			profile: "hgx-h100-stale", script: "mkdir -p $GPUFORM_ROOT/var/lib/gpuform-sim/fail && echo 'E: dpkg was interrupted' > $GPUFORM_ROOT/var/lib/gpuform-sim/fail/apt-get && apt-get update",
+			wantCode: 100, wantErr: "E: dpkg was interrupted",
+		},
+		"module without driver": {
+			profile: "no-driver", script: "modprobe nvidia-peermem",
+			wantCode: 1, wantErr: "Module nvidia-peermem not found",
+		},
+		"missing unit": {
+			profile: "no-driver", script: "systemctl enable --now nvidia-fabricmanager",
+			wantCode: 1, wantErr: "Unit file nvidia-fabricmanager.service does not exist",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tr, _ := newNode(t, tc.profile)
+			before := probe(t, tr)
+			res := run(t, tr, tc.script, tc.env...)
+			if res.ExitCode != tc.wantCode || !strings.Contains(string(res.Stderr), tc.wantErr) {
+				t.Errorf("exit %d stderr %q, want %d and %q", res.ExitCode, res.Stderr, tc.wantCode, tc.wantErr)
+			}
+			// A refused command changes nothing the probe can see.
+			if diff := cmp.Diff(before, probe(t, tr)); diff != "" {
+				t.Errorf("refused command changed the node:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestServicesModulesSysctlShm(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-stale")
+	script := `set -e
+apt-get install -y nvidia-fabricmanager-550=550.127.08-1
+systemctl enable --now nvidia-fabricmanager nvidia-persistenced
+modprobe nvidia-peermem
+sysctl -w kernel.numa_balancing=0
+mount -o remount,size=16G /dev/shm
+systemctl disable --now docker.service
+`
+	if res := run(t, tr, script); res.ExitCode != 0 {
+		t.Fatalf("script failed: %s", res.Stderr)
+	}
+	n := probe(t, tr)
+	want := map[string]facts.UnitState{
+		"nvidia-fabricmanager.service": {Enabled: "enabled", Active: "active"},
+		"nvidia-persistenced.service":  {Enabled: "enabled", Active: "active"},
+		"docker.service":               {Enabled: "disabled", Active: "inactive"},
+	}
+	for u, w := range want {
+		if got := n.Unit(u); got != w {
+			t.Errorf("%s = %+v, want %+v", u, got, w)
+		}
+	}
+	if !n.HasModule("nvidia-peermem") {
+		t.Error("nvidia_peermem not loaded")
+	}
+	if v, _ := n.Sysctl("kernel.numa_balancing"); v != "0" {
+		t.Errorf("numa_balancing = %q", v)
+	}
+	if n.Shm.SizeBytes != 16<<30 || n.Shm.SizeFromDefault {
+		t.Errorf("shm = %+v", n.Shm)
+	}
+	res := run(t, tr, "systemctl is-active nvidia-fabricmanager; systemctl is-enabled docker")
+	if string(res.Stdout) != "active\ndisabled\n" || res.ExitCode != 1 {
+		t.Errorf("is-active/is-enabled: %q exit %d", res.Stdout, res.ExitCode)
+	}
+}
+
+func TestRPMAndDnf(t *testing.T) {
+	tr, _ := newNode(t, "l40s-rocky9")
+	script := `set -e
+dnf versionlock delete nvidia-driver
+dnf -y install nvidia-driver-3:560.35.03-1.el9 libnccl-2.25.1-1+cuda12.8
+dnf versionlock add nvidia-driver
+rpm -q nvidia-driver
+`
+	res := run(t, tr, script)
+	if res.ExitCode != 0 {
+		t.Fatalf("dnf failed: %s", res.Stderr)
+	}
+	if !strings.Contains(string(res.Stdout), "nvidia-driver-560.35.03-1.el9.x86_64\n") {
+		t.Errorf("rpm -q printed %q", res.Stdout)
+	}
+	n := probe(t, tr)
+	if n.Packages.Manager != facts.ManagerRPM {
+		t.Fatalf("manager = %q", n.Packages.Manager)
+	}
+	if v, _ := n.Package("nvidia-driver"); v != "3:560.35.03-1.el9" || !n.PackageHeld("nvidia-driver") {
+		t.Errorf("nvidia-driver = %q held %v locks %q", v, n.PackageHeld("nvidia-driver"), n.Packages.Locks)
+	}
+	if v, _ := n.Package("libnccl"); v != "2.25.1-1+cuda12.8" || n.PackageHeld("libnccl") {
+		t.Errorf("libnccl = %q", v)
+	}
+}
+
+func TestGrub(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-stale")
+	script := `set -e
+mkdir -p "$GPUFORM_ROOT/etc/default/grub.d"
+printf 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX iommu=pt"\n' > "$GPUFORM_ROOT/etc/default/grub.d/90-gpuform.cfg"
+update-grub
+`
+	if res := run(t, tr, script); res.ExitCode != 0 {
+		t.Fatalf("update-grub: %s", res.Stderr)
+	}
+	n := probe(t, tr)
+	if _, ok := n.Kernel.Arg("iommu"); ok {
+		t.Error("kernel command line changed before reboot")
+	}
+	if diff := cmp.Diff([]string{"iommu=pt"}, n.Grub.CmdlineLinux); diff != "" {
+		t.Errorf("grub (-want +got):\n%s", diff)
+	}
+	run(t, tr, "reboot")
+	n = probe(t, tr)
+	if v, ok := n.Kernel.Arg("iommu"); !ok || v != "pt" {
+		t.Errorf("after reboot cmdline = %q", n.Kernel.Cmdline)
+	}
+}
+
+// TestStandInOutsideRoot: a stand-in run without a simulated root must
+// refuse rather than touch the real machine.
+func TestStandInOutsideRoot(t *testing.T) {
+	_, root := newNode(t, "gh200")
+	out, err := runPlain(filepath.Join(root, sim.BinDir, "apt-get"), "GPUFORM_ROOT="+t.TempDir())
+	if err == nil || !strings.Contains(out, "outside a simulated root") {
+		t.Errorf("stand-in outside a root: %q %v", out, err)
+	}
+}
