@@ -28,7 +28,7 @@ func severityFor(f compat.Fact, max Severity) Severity {
 // cite names the public source of a fact, and for facts that cannot carry
 // an error says so, so a reader sees why a finding is only a warning.
 func cite(f compat.Fact) string {
-	src := f.Source()
+	src := preferredSource(f)
 	if src == "" {
 		src = "gpuform knowledge base " + f.Where()
 	}
@@ -38,13 +38,25 @@ func cite(f compat.Fact) string {
 	return fmt.Sprintf("%s; this fact is %s in gpuform's knowledge base (%s), so the finding is a warning", src, f.Status, f.Where())
 }
 
+// preferredSource picks the source to cite in one line: NVIDIA's own
+// documentation when the row has it (rows often list a third-party page
+// first for one column and NVIDIA's page for another), else the first.
+func preferredSource(f compat.Fact) string {
+	for _, s := range f.Sources {
+		if strings.Contains(s, "docs.nvidia.com") && !strings.HasPrefix(s, "not read") {
+			return s
+		}
+	}
+	return f.Source()
+}
+
 // caveat is a sentence for details of findings on weak facts; empty for
 // confirmed and derived facts.
 func caveat(f compat.Fact) string {
 	if f.Status.CanBeError() {
 		return ""
 	}
-	return fmt.Sprintf("This rests on %s data in gpuform's knowledge base (%s, %s), so it is a warning, not an error.", f.Status, f.Where(), orNone(f.Source()))
+	return fmt.Sprintf("This rests on %s data in gpuform's knowledge base (%s, %s), so it is a warning, not an error.", f.Status, f.Where(), orNone(preferredSource(f)))
 }
 
 func orNone(s string) string {

@@ -139,8 +139,19 @@ func TestRuleCatalogue(t *testing.T) {
 		if r.Link != "docs/rules.md#"+r.Name {
 			t.Errorf("rule %s: link %q", r.Name, r.Link)
 		}
-		if !strings.Contains(docs, "\n## "+r.Name+"\n") {
+		i := strings.Index(docs, "\n## "+r.Name+"\n")
+		if i < 0 {
 			t.Errorf("rule %s has no section \"## %s\" in docs/rules.md", r.Name, r.Name)
+			continue
+		}
+		section := docs[i+1:]
+		if j := strings.Index(section[3:], "\n## "); j >= 0 {
+			section = section[:j+3]
+		}
+		for _, want := range []string{"**What.**", "**Why.**", "https://", "**Fix.**", "**Example.**", "```hcl"} {
+			if !strings.Contains(section, want) {
+				t.Errorf("docs/rules.md section %s lacks %q", r.Name, want)
+			}
 		}
 	}
 }

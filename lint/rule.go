@@ -2,6 +2,7 @@ package lint
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -62,7 +63,7 @@ func (c *Context) ReportAs(sev Severity, rng hcl.Range, summary, detail string) 
 		Rule:     c.rule.Name,
 		Severity: sev,
 		Summary:  summary,
-		Detail:   detail,
+		Detail:   strings.TrimSpace(detail),
 		Link:     c.rule.Link,
 		Range:    rng,
 	})

@@ -100,9 +100,12 @@ func checkIOMMU(ctx *Context) {
 		}
 		found := false
 		for _, a := range n.KernelArgs {
-			for _, want := range iommuPassthroughArgs {
-				if strings.EqualFold(strings.TrimSpace(a.V), want) {
-					found = true
+			// One element may carry several arguments ("intel_iommu=on iommu=pt").
+			for _, arg := range strings.Fields(a.V) {
+				for _, want := range iommuPassthroughArgs {
+					if strings.EqualFold(arg, want) {
+						found = true
+					}
 				}
 			}
 		}

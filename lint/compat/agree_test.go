@@ -13,12 +13,9 @@ import (
 
 // knownMissingCUDA are CUDA releases other tables name that cuda-driver.tsv
 // lacks.
-var knownMissingCUDA = map[string]string{
-	// NGC PyTorch 24.02 is on CUDA 12.3.2 (TensorRT-LLM release notes), but
-	// the CUDA Table 3 rows read for cuda-driver.tsv stop at 12.3 Update 1;
-	// NVIDIA's 12.3 Update 2 driver was not read, so none is invented.
-	"12.3.2": "CUDA 12.3 Update 2 missing from cuda-driver.tsv",
-}
+// None now: CUDA 12.3 Update 2, missing from the reference copy of Table 3,
+// was added from NVIDIA's runfile name as a secondary row (data/README.md).
+var knownMissingCUDA = map[string]string{}
 
 // knownMissingBranches are driver branches that cuda-driver.tsv implies (a
 // toolkit bundles a driver of that branch) but driver-branches.tsv lacks:

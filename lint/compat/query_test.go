@@ -21,8 +21,10 @@ func TestCUDAMinDriver(t *testing.T) {
 		// NGC writes CUDA with a build number.
 		{name: "four components", cuda: "12.5.0.23", wantOK: true, wantDriver: "555.42.02", wantStatus: Confirmed},
 		{name: "two-part driver", cuda: "12.8.0", wantOK: true, wantDriver: "570.26", wantStatus: Confirmed},
-		// 13.3's driver is a lead only: known, but not error-grade.
-		{name: "unconfirmed value", cuda: "13.3.0", wantOK: true, wantDriver: "610.43.02", wantStatus: Unconfirmed},
+		// 13.3's driver comes from NVIDIA's runfile name, not Table 3:
+		// known, but not error-grade.
+		{name: "secondary value", cuda: "13.3.0", wantOK: true, wantDriver: "610.43.02", wantStatus: Secondary},
+		{name: "added release", cuda: "12.3.2", wantOK: true, wantDriver: "545.23.08", wantStatus: Secondary},
 		// 13.4 is in the table without a driver value.
 		{name: "release without value", cuda: "13.4.1", wantOK: false, wantStatus: StatusUnknown},
 		{name: "newer than the table", cuda: "13.5.0", wantOK: false},
