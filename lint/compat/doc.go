@@ -1,6 +1,7 @@
 // Package compat is gpuform's NVIDIA compatibility knowledge base: the tables
 // of driver branches, CUDA toolkit driver minimums, GPU models and
-// architectures, NCCL builds, NGC PyTorch images, container toolkit releases,
+// architectures, NCCL builds, NGC PyTorch and Triton images, container toolkit
+// releases,
 // DCGM requirements and distro package names, embedded as TSV data files and
 // parsed once into typed, read-only answers.
 //
