@@ -176,3 +176,33 @@ func TestSARIFSchema(t *testing.T) {
 		t.Fatal("schema accepted an invalid level; the validation above proves nothing")
 	}
 }
+
+func TestParseFormatAndWrite(t *testing.T) {
+	diags, findings, files := fixture(t)
+	for _, name := range []string{"text", "compact", "json", "sarif", "default", "JSON"} {
+		f, err := ParseFormat(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var direct, viaWrite bytes.Buffer
+		switch f {
+		case Text:
+			_ = WriteText(&direct, diags, findings, files, TextOptions{})
+		case Compact:
+			_ = WriteCompact(&direct, diags, findings)
+		case JSON:
+			_ = WriteJSON(&direct, diags, findings, files)
+		case SARIF:
+			_ = WriteSARIF(&direct, diags, findings, SARIFOptions{})
+		}
+		if err := Write(&viaWrite, f, Input{Diags: diags, Findings: findings, Files: files}); err != nil {
+			t.Fatal(err)
+		}
+		if direct.String() != viaWrite.String() || direct.Len() == 0 {
+			t.Errorf("%s: Write differs from the format's own writer", name)
+		}
+	}
+	if _, err := ParseFormat("checkstyle"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
