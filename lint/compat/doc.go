@@ -1,9 +1,8 @@
 // Package compat is gpuform's NVIDIA compatibility knowledge base: the tables
 // of driver branches, CUDA toolkit driver minimums, GPU models and
-// architectures, NCCL builds, NGC PyTorch and Triton images, container toolkit
-// releases,
-// DCGM requirements and distro package names, embedded as TSV data files and
-// parsed once into typed, read-only answers.
+// architectures, NCCL builds, NGC PyTorch and Triton images, container
+// toolkit releases, DCGM requirements and distro package names, embedded as
+// TSV data files and parsed once into typed, read-only answers.
 //
 // Every answer carries the Fact it rests on: the public source, the data file
 // and line, and a Status (confirmed, derived, secondary, unconfirmed). Lint
