@@ -170,3 +170,10 @@ func TestSingleDashFlags(t *testing.T) {
 		t.Errorf("bad flag: %d %s", code, errOut)
 	}
 }
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/internal/diagtext"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -62,3 +63,12 @@ func dirArg(args []string) string {
 
 // maxOneDir is cobra's argument check for commands taking an optional DIR.
 var maxOneDir = cobra.MaximumNArgs(1)
+
+// writeDiags prints diagnostics to stderr in the human format.
+func writeDiags(s Streams, diags hcl.Diagnostics, cfg *spec.Config) {
+	files := map[string]*hcl.File{}
+	if cfg != nil {
+		files = cfg.Files
+	}
+	_ = diagtext.Write(s.Err, diags, files, diagtext.Options{Color: s.Color(s.Err)})
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// factsFormatVersion versions the JSON document of gpuform facts.
+const factsFormatVersion = "1.0"
+
+type factsHostJSON struct {
+	Host  string      `json:"host"`
+	Node  string      `json:"node,omitempty"`
+	Facts *facts.Node `json:"facts,omitempty"`
+	Error string      `json:"error,omitempty"`
+}
+
+type factsJSON struct {
+	FormatVersion string          `json:"format_version"`
+	Hosts         []factsHostJSON `json:"hosts"`
+}
+
+func newFactsCommand(s Streams) *cobra.Command {
+	var flags specFlags
+	var conn connectFlags
+	var targets []string
+	var asJSON bool
+	var root string
+	cmd := &cobra.Command{
+		Use:   "facts [DIR]",
+		Short: "Show what the hosts of a spec run today",
+		Long: `Facts probes every host of the spec in DIR — one SSH exec per host — and prints
+what it found: OS and kernel, loaded driver, installed packages, CUDA
+toolkits, Docker and NVIDIA runtime configuration, /dev/shm, sysctls,
+limits, huge pages, CPU governor, systemd units, NUMA nodes, PCI devices with
+their PCIe path, and RDMA devices.
+
+With --root PATH it probes an unpacked root filesystem on this machine
+instead (a node image), and needs no spec.
+
+Exit status: 0 every host probed; 1 a host could not be probed or the spec is
+invalid.`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if root != "" {
+				if len(args) > 0 || len(targets) > 0 {
+					return fmt.Errorf("--root probes a root filesystem and takes no spec directory or -target")
+				}
+				if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+					return fmt.Errorf("--root %s is not a directory", root)
+				}
+				abs, err := filepath.Abs(root)
+				if err != nil {
+					return err
+				}
+				n, err := facts.Probe(ctx, local.New("root:"+abs), facts.Options{Root: abs})
+				results := []factsHostJSON{{Host: root, Facts: n}}
+				if err != nil {
+					results[0].Error = err.Error()
+				}
+				return writeFacts(s, asJSON, results)
+			}
+			dir := dirArg(args)
+			cfg, diags := flags.load(s, dir)
+			if diags.HasErrors() {
+				writeDiags(s, diags, cfg)
+				return exitError{ExitFailed}
+			}
+			hosts, err := selectHosts(cfg, targets)
+			if err != nil {
+				return err
+			}
+			if len(hosts) == 0 {
+				return fmt.Errorf("the spec in %s has no hosts", dir)
+			}
+			opts, err := conn.options(s, dir)
+			if err != nil {
+				return err
+			}
+			results := probeHosts(ctx, s, hosts, opts, conn.parallelism, !asJSON)
+			return writeFacts(s, asJSON, results)
+		},
+	}
+	flags.register(cmd.Flags())
+	conn.register(cmd.Flags())
+	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print facts as JSON")
+	cmd.Flags().StringVar(&root, "root", "", "probe the root filesystem at PATH on this machine instead of the spec's hosts")
+	return cmd
+}
+
+// probeHosts probes every host concurrently; each host's failure is its own.
+func probeHosts(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, parallelism int, progress bool) []factsHostJSON {
+	byName := map[string]targetHost{}
+	var names []string
+	for _, h := range hosts {
+		if _, dup := byName[h.Host.Name]; !dup {
+			names = append(names, h.Host.Name)
+		}
+		byName[h.Host.Name] = h
+	}
+	var mu sync.Mutex
+	got := map[string]*facts.Node{}
+	var p fleet.Progress = fleet.Nop{}
+	if progress {
+		p = fleet.NewProgress(s.Err, "probing")
+	}
+	errs := fleet.Run(ctx, names, parallelism, func(ctx context.Context, name string) error {
+		th := byName[name]
+		t, err := connect.Open(ctx, th.Host, opts)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		n, err := facts.Probe(ctx, t, facts.Options{})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		got[name] = n
+		mu.Unlock()
+		return nil
+	}, p)
+	out := make([]factsHostJSON, 0, len(names))
+	for _, name := range names {
+		r := factsHostJSON{Host: name, Node: byName[name].Node.Name, Facts: got[name]}
+		if err := errs[name]; err != nil {
+			r.Error = hostErrorText(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// hostErrorText strips the host name a HostError starts with, since output
+// already shows it beside the error.
+func hostErrorText(err error) string {
+	var he *transport.HostError
+	if errors.As(err, &he) {
+		return he.Op + ": " + he.Err.Error()
+	}
+	return err.Error()
+}
+
+func writeFacts(s Streams, asJSON bool, results []factsHostJSON) error {
+	failed := false
+	for _, r := range results {
+		if r.Error != "" {
+			failed = true
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(factsJSON{FormatVersion: factsFormatVersion, Hosts: results}); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			writeFactsText(s.Out, r)
+		}
+	}
+	if failed {
+		return exitError{ExitFailed}
+	}
+	return nil
+}
+
+func writeFactsText(w io.Writer, r factsHostJSON) {
+	fmt.Fprintf(w, "%s\n", r.Host)
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n\n", r.Error)
+		return
+	}
+	n := r.Facts
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "  %-18s %s\n", k, v)
+		}
+	}
+	row("os", strings.TrimSpace(n.OS.Pretty+" ("+n.Arch+")"))
+	row("kernel", n.Kernel.Release)
+	if n.Driver != nil {
+		row("driver", n.Driver.Version+" ("+n.Driver.Flavor+")")
+	} else {
+		row("driver", "not loaded")
+	}
+	row("cpu", fmt.Sprintf("%s, %d socket(s)", n.CPU.Model, n.CPU.Sockets))
+	row("memory", humanBytes(n.MemoryBytes))
+	row("numa nodes", fmt.Sprint(len(n.NUMA)))
+	row("pci", fmt.Sprintf("%d GPU(s), %d NVSwitch(es), %d NIC(s), %d RDMA device(s)", len(n.NVIDIAGPUs()), len(n.NVSwitches()), len(n.NICs()), len(n.RDMA)))
+	if n.Shm.Mounted {
+		row("/dev/shm", humanBytes(n.Shm.SizeBytes))
+	}
+	if n.Docker.Present {
+		row("docker runtime", n.Docker.DefaultRuntime())
+		row("docker shm", n.Docker.ShmSize())
+	}
+	var pkgs []string
+	for name, p := range n.Packages.Installed {
+		if strings.Contains(name, "nvidia") || strings.Contains(name, "cuda") || strings.Contains(name, "nccl") || strings.Contains(name, "dcgm") {
+			held := ""
+			if p.Held {
+				held = " (held)"
+			}
+			pkgs = append(pkgs, name+" "+p.Version+held)
+		}
+	}
+	sort.Strings(pkgs)
+	for i, p := range pkgs {
+		k := ""
+		if i == 0 {
+			k = "packages"
+		}
+		fmt.Fprintf(w, "  %-18s %s\n", k, p)
+	}
+	for _, warn := range n.Warnings {
+		row("warning", warn)
+	}
+	fmt.Fprintln(w)
+}
+
+// humanBytes renders a byte count with one decimal in the largest binary
+// unit, for reading rather than for copying into a spec.
+func humanBytes(n uint64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}

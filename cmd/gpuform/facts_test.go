@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/provision/sim"
+)
+
+func runCLIEnv(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Environ: append([]string{"NO_COLOR=1"}, env...)})
+	return code, out.String(), errb.String()
+}
+
+func TestFactsOnSimulatedNode(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	code, out, errOut := runCLIEnv(t, env, "facts", "-json", "../../examples/quickstart")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc factsJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.FormatVersion != factsFormatVersion || len(doc.Hosts) != 1 || doc.Hosts[0].Facts == nil {
+		t.Fatalf("document: %+v", doc)
+	}
+	n := doc.Hosts[0].Facts
+	if n.Driver == nil || !strings.HasPrefix(n.Driver.Version, "535.") || len(n.NVIDIAGPUs()) != 8 {
+		t.Errorf("facts of sim://hgx-h100-stale: driver %+v, %d GPUs", n.Driver, len(n.NVIDIAGPUs()))
+	}
+
+	code, out, _ = runCLIEnv(t, env, "facts", "../../examples/quickstart")
+	if code != ExitOK || !strings.Contains(out, "sim://hgx-h100-stale") || !strings.Contains(out, "8 GPU(s)") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+
+	code, _, errOut = runCLIEnv(t, env, "facts", "-target", "gpu999", "../../examples/quickstart")
+	if code != ExitFailed || !strings.Contains(errOut, `no node in the spec has host "gpu999"`) {
+		t.Errorf("unknown target: exit %d %s", code, errOut)
+	}
+}
+
+func TestFactsRoot(t *testing.T) {
+	root, err := sim.Materialize("l40s-rocky9", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLIEnv(t, nil, "facts", "--root", root, "-json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc factsJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if f := doc.Hosts[0].Facts; f == nil || f.OS.ID != "rocky" {
+		t.Errorf("facts --root: %+v", doc.Hosts[0])
+	}
+}
+
+// A spec whose host cannot be reached reports that host and exits 1.
+func TestFactsUnreachableHost(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir+"/main.gpuform.hcl", `node "a" { hosts = ["sim://no-such-profile"] }`)
+	code, out, _ := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "facts", dir)
+	if code != ExitFailed || !strings.Contains(out, "sim://no-such-profile") || !strings.Contains(out, "error:") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpuform/gpuform/provision/fleet"
+)
+
+func (f *connectFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.acceptNew, "accept-new-host-keys", false, "record the host key of hosts not yet in known_hosts (like StrictHostKeyChecking=accept-new); a changed key is always refused")
+	fs.StringArrayVar(&f.knownHosts, "known-hosts", nil, "known_hosts file to use instead of ssh_config's (repeatable)")
+	fs.StringArrayVar(&f.identities, "identity", nil, "private key file to try before ssh-agent and ssh_config's keys (repeatable)")
+	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file (default ~/.ssh/config; \"none\" reads none)")
+	fs.IntVar(&f.parallelism, "parallelism", fleet.DefaultParallelism, "how many hosts to work on at once")
+	fs.StringVar(&f.connectTimeout, "connect-timeout", "", "time allowed to connect and log in to each host (default 30s)")
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration like \"30s\"", s)
+	}
+	return d, nil
+}

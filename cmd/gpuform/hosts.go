@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// targetHost is a host with the node block it belongs to.
+type targetHost struct {
+	Host spec.Host
+	Node *spec.Node
+}
+
+// selectHosts lists the hosts of every node, in spec order, restricted to
+// targets when any are given. A target that matches no host is an error, so
+// a typo never silently does nothing. A host in two nodes is listed once
+// per node; commands that act per host reject that (lint reports it).
+func selectHosts(cfg *spec.Config, targets []string) ([]targetHost, error) {
+	var all []targetHost
+	known := map[string]bool{}
+	for _, n := range cfg.Nodes {
+		for _, h := range n.Hosts {
+			all = append(all, targetHost{Host: h, Node: n})
+			known[h.Name] = true
+		}
+	}
+	if len(targets) == 0 {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, t := range targets {
+		for _, p := range strings.Split(t, ",") {
+			expanded, err := spec.ExpandHostPattern(strings.TrimSpace(p))
+			if err != nil {
+				return nil, fmt.Errorf("-target %s: %w", t, err)
+			}
+			for _, h := range expanded {
+				if !known[h] {
+					names := make([]string, 0, len(known))
+					for k := range known {
+						names = append(names, k)
+					}
+					sort.Strings(names)
+					if len(names) > 5 {
+						names = append(names[:5], "…")
+					}
+					return nil, fmt.Errorf("-target %s: no node in the spec has host %q (hosts: %s)", t, h, strings.Join(names, ", "))
+				}
+				want[h] = true
+			}
+		}
+	}
+	var out []targetHost
+	for _, th := range all {
+		if want[th.Host.Name] {
+			out = append(out, th)
+		}
+	}
+	return out, nil
+}
+
+// connectFlags are the connection flags of every command that reaches hosts.
+type connectFlags struct {
+	acceptNew      bool
+	knownHosts     []string
+	identities     []string
+	sshConfig      string
+	parallelism    int
+	connectTimeout string
+}
+
+func (f *connectFlags) options(s Streams, specDir string) (connect.Options, error) {
+	o := connect.Options{
+		SimStateDir:       connect.SimStateDir(specDir, s.Getenv),
+		AcceptNewHostKeys: f.acceptNew,
+		KnownHostsFiles:   f.knownHosts,
+		IdentityFiles:     f.identities,
+		SSHConfigPath:     f.sshConfig,
+		Getenv:            s.Getenv,
+	}
+	if f.connectTimeout != "" {
+		d, err := parseDuration(f.connectTimeout)
+		if err != nil {
+			return o, fmt.Errorf("--connect-timeout: %w", err)
+		}
+		o.ConnectTimeout = d
+	}
+	return o, nil
+}
