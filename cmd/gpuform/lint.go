@@ -35,6 +35,10 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
+			outF, err := format.ParseFormat(outFormat)
+			if err != nil {
+				return fmt.Errorf("-format: %w", err)
+			}
 			min, ok := lint.ParseSeverity(minSeverity)
 			if !ok {
 				return fmt.Errorf("--min-severity must be error, warning or info, not %q", minSeverity)
@@ -58,7 +62,7 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 			}
 			res, d := lint.Run(cfg, opts)
 			diags = append(diags, d...)
-			if err := writeLint(s, outFormat, dir, diags, res, cfg.Files); err != nil {
+			if err := writeLint(s, outF, dir, diags, res, cfg.Files); err != nil {
 				return err
 			}
 			if code := lint.ExitCode(res, diags); code != ExitOK {
@@ -74,31 +78,28 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 	return cmd
 }
 
-func writeLint(s Streams, outFormat, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
-	switch outFormat {
-	case "text":
-		if err := format.WriteText(s.Out, diags, res.Findings, files, format.TextOptions{Color: s.Color(s.Out)}); err != nil {
-			return err
-		}
-		if len(diags) == 0 && len(res.Findings) == 0 {
-			fmt.Fprintln(s.Out, "No problems found.")
-			return nil
-		}
-		fmt.Fprintf(s.Out, "%d error%s, %d warning%s, %d info", res.Count(lint.Error)+errorCount(diags), plural(res.Count(lint.Error)+errorCount(diags)),
-			res.Count(lint.Warning), plural(res.Count(lint.Warning)), res.Count(lint.Info))
-		if n := len(res.Suppressed); n > 0 {
-			fmt.Fprintf(s.Out, " (%d suppressed)", n)
-		}
-		fmt.Fprintln(s.Out, ".")
-		return nil
-	case "compact":
-		return format.WriteCompact(s.Out, diags, res.Findings)
-	case "json":
-		return format.WriteJSON(s.Out, diags, res.Findings, files)
-	case "sarif":
-		return format.WriteSARIF(s.Out, diags, res.Findings, format.SARIFOptions{BaseDir: dir, ToolVersion: Version})
+func writeLint(s Streams, f format.Format, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
+	err := format.Write(s.Out, f, format.Input{
+		Diags:    diags,
+		Findings: res.Findings,
+		Files:    files,
+		Text:     format.TextOptions{Color: s.Color(s.Out)},
+		SARIF:    format.SARIFOptions{BaseDir: dir, ToolVersion: Version},
+	})
+	if err != nil || f != format.Text {
+		return err
 	}
-	return fmt.Errorf("--format must be text, compact, json or sarif, not %q", outFormat)
+	if len(diags) == 0 && len(res.Findings) == 0 {
+		fmt.Fprintln(s.Out, "No problems found.")
+		return nil
+	}
+	errs := res.Count(lint.Error) + errorCount(diags)
+	fmt.Fprintf(s.Out, "%d error%s, %d warning%s, %d info", errs, plural(errs), res.Count(lint.Warning), plural(res.Count(lint.Warning)), res.Count(lint.Info))
+	if n := len(res.Suppressed); n > 0 {
+		fmt.Fprintf(s.Out, " (%d suppressed)", n)
+	}
+	fmt.Fprintln(s.Out, ".")
+	return nil
 }
 
 func errorCount(diags hcl.Diagnostics) int {
