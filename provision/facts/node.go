@@ -59,7 +59,7 @@ type Node struct {
 	// MemoryBytes is MemTotal from /proc/meminfo.
 	MemoryBytes uint64 `json:"memory_bytes"`
 	// Units maps a systemd unit name (e.g. "nvidia-persistenced.service") to
-	// its state, for every unit in WatchedUnits.
+	// its state, for every unit in WatchedUnits().
 	Units map[string]UnitState `json:"units"`
 	// NUMA are the NUMA nodes, sorted by ID.
 	NUMA []NUMANode `json:"numa_nodes"`
@@ -73,7 +73,7 @@ type Node struct {
 	// Grub is the kernel command line configured for the next boot.
 	Grub Grub `json:"grub"`
 	// ManagedFiles are the files gpuform itself writes (any file whose name
-	// contains "gpuform" in the directories listed in ManagedDirs), keyed by
+	// contains "gpuform" in the directories listed in ManagedDirs()), keyed by
 	// absolute path on the node, so plan can diff their contents.
 	ManagedFiles map[string]File `json:"managed_files"`
 	// PendingReboot is true when the node says a reboot is required
@@ -298,13 +298,16 @@ type CPU struct {
 	Governors []string `json:"governors,omitempty"`
 }
 
-// WatchedUnits are the systemd units whose state the probe reads.
-var WatchedUnits = []string{
-	"nvidia-persistenced.service",
-	"nvidia-fabricmanager.service",
-	"nvidia-dcgm.service",
-	"docker.service",
-	"containerd.service",
+// WatchedUnits returns the systemd units whose state the probe reads
+// (probe.sh lists the same names).
+func WatchedUnits() []string {
+	return []string{
+		"nvidia-persistenced.service",
+		"nvidia-fabricmanager.service",
+		"nvidia-dcgm.service",
+		"docker.service",
+		"containerd.service",
+	}
 }
 
 // UnitState is the state of one systemd unit.
@@ -459,23 +462,26 @@ func NewFile(content string) File {
 	return File{Content: content, SHA256: hex.EncodeToString(sum[:])}
 }
 
-// ManagedDirs are the directories whose files with "gpuform" in their name
-// the probe reads into Node.ManagedFiles. Apply writes its own files there
-// with such names so that plan can diff them.
-var ManagedDirs = []string{
-	"/etc/gpuform",
-	"/etc/sysctl.d",
-	"/etc/modules-load.d",
-	"/etc/modprobe.d",
-	"/etc/security/limits.d",
-	"/etc/default/grub.d",
-	"/etc/systemd/system",
-	"/etc/systemd/system/docker.service.d",
-	"/etc/systemd/logind.conf.d",
-	"/etc/profile.d",
-	"/etc/apt/preferences.d",
-	"/etc/udev/rules.d",
-	"/etc/tmpfiles.d",
+// ManagedDirs returns the directories whose files with "gpuform" in their
+// name the probe reads into Node.ManagedFiles (every file of /etc/gpuform is
+// read). Apply writes its own files there with such names so that plan can
+// diff them; probe.sh lists the same directories.
+func ManagedDirs() []string {
+	return []string{
+		"/etc/gpuform",
+		"/etc/sysctl.d",
+		"/etc/modules-load.d",
+		"/etc/modprobe.d",
+		"/etc/security/limits.d",
+		"/etc/default/grub.d",
+		"/etc/systemd/system",
+		"/etc/systemd/system/docker.service.d",
+		"/etc/systemd/logind.conf.d",
+		"/etc/profile.d",
+		"/etc/apt/preferences.d",
+		"/etc/udev/rules.d",
+		"/etc/tmpfiles.d",
+	}
 }
 
 // Package returns the installed version of the named package.

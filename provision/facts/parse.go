@@ -836,7 +836,7 @@ func (p *interpreter) numa() {
 }
 
 func (p *interpreter) units() {
-	for _, u := range WatchedUnits {
+	for _, u := range WatchedUnits() {
 		if c, ok := p.raw.cmds["is-enabled:"+u]; ok {
 			st := UnitState{Enabled: firstLine(c.out), Active: "inactive"}
 			// systemctl is-enabled prints an error, not a state, for a unit
@@ -844,8 +844,13 @@ func (p *interpreter) units() {
 			if st.Enabled == "" || strings.Contains(st.Enabled, " ") {
 				st.Enabled = "not-found"
 			}
+			// Without a running systemd (a container) systemctl prints an
+			// error sentence instead of a state.
 			if a, ok := p.raw.cmds["is-active:"+u]; ok && firstLine(a.out) != "" {
 				st.Active = firstLine(a.out)
+				if strings.Contains(st.Active, " ") {
+					st.Active = "unknown"
+				}
 			}
 			p.n.Units[u] = st
 			continue

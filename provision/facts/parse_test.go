@@ -337,6 +337,8 @@ func TestParseUnits(t *testing.T) {
 		"@@n1 cmd is-enabled:docker.service 0\nenabled\n@@n1 eof\n",
 		"@@n1 cmd is-active:docker.service 3\ninactive\n@@n1 eof\n",
 		"@@n1 cmd is-enabled:nvidia-dcgm.service 1\nFailed to get unit file state for nvidia-dcgm.service: No such file or directory\n@@n1 eof\n",
+		// In a container without systemd, is-active prints a sentence.
+		"@@n1 cmd is-active:nvidia-dcgm.service 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@n1 eof\n",
 		// Root prefix: files.
 		"@@n1 exists /lib/systemd/system/nvidia-persistenced.service\n",
 		"@@n1 exists /etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service\n",
@@ -346,7 +348,7 @@ func TestParseUnits(t *testing.T) {
 	)
 	want := map[string]UnitState{
 		"docker.service":               {Enabled: "enabled", Active: "inactive"},
-		"nvidia-dcgm.service":          {Enabled: "not-found", Active: "inactive"},
+		"nvidia-dcgm.service":          {Enabled: "not-found", Active: "unknown"},
 		"nvidia-persistenced.service":  {Enabled: "enabled", Active: "active"},
 		"nvidia-fabricmanager.service": {Enabled: "disabled", Active: "inactive"},
 		"containerd.service":           {Enabled: "masked", Active: "inactive"},
@@ -392,5 +394,24 @@ func TestParseCPUList(t *testing.T) {
 				t.Errorf("CountCPUList(%q) = %d, %v", tc.in, n, err)
 			}
 		})
+	}
+}
+
+// TestProbeScriptLists keeps probe.sh and the Go lists it mirrors in step.
+func TestProbeScriptLists(t *testing.T) {
+	for _, u := range WatchedUnits() {
+		if !strings.Contains(Script, u) {
+			t.Errorf("probe.sh does not read unit %s", u)
+		}
+	}
+	for _, d := range ManagedDirs() {
+		if !strings.Contains(Script, d+" ") && !strings.Contains(Script, d+"/") && !strings.Contains(Script, d+"; do") {
+			t.Errorf("probe.sh does not read managed directory %s", d)
+		}
+	}
+	for _, p := range requiredPaths {
+		if !strings.Contains(Script, p) {
+			t.Errorf("probe.sh does not report required path %s", p)
+		}
 	}
 }
