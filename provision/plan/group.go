@@ -68,7 +68,16 @@ func FoldHosts(names []string) string {
 	runs := map[string]*run{}
 	var order []string
 	for _, n := range names {
-		m := numbered.FindStringSubmatch(n)
+		// Number the first DNS label (gpu001 in gpu001.dc1.example.com),
+		// the part a Slurm-style range varies.
+		label, rest := n, ""
+		if i := strings.IndexByte(n, '.'); i > 0 && !strings.Contains(n, "/") {
+			label, rest = n[:i], n[i:]
+		}
+		m := numbered.FindStringSubmatch(label)
+		if m != nil {
+			m[3] += rest
+		}
 		if m == nil {
 			plain = append(plain, n)
 			continue

@@ -339,11 +339,13 @@ func kernelCmdline(n *spec.Node, family string, extra []string) (*fileResource, 
 		// /etc/default/grub by update-grub on Debian and Ubuntu.
 		content = managedHeader + `GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX ` + strings.Join(args, " ") + `"` + "\n"
 	}
-	regen := commandStep("regenerate the GRUB configuration", "update-grub")
+	// The generated boot configuration is not probed, so regenerating it
+	// is part of the step that writes the drop-in.
+	regen := "update-grub"
 	if family == FamilyRHEL {
 		// RHEL's grub2-mkconfig does not read grub.d drop-ins; grubby edits
 		// every installed kernel's boot entry instead.
-		regen = commandStep("add kernel arguments to every boot entry", "grubby --update-kernel=ALL --args="+q(strings.Join(args, " ")))
+		regen = "grubby --update-kernel=ALL --args=" + q(strings.Join(args, " "))
 	}
 	return &fileResource{
 		base:    base{name: KernelCmdline},
@@ -373,7 +375,7 @@ func kernelCmdline(n *spec.Node, family string, extra []string) (*fileResource, 
 			}
 			return true
 		},
-		post:   []Step{regen},
+		then:   regen,
 		reboot: true,
 	}, nil
 }

@@ -139,15 +139,14 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 		sum := sha256.Sum256([]byte(d.Raw))
 		expect = hex.EncodeToString(sum[:])
 	}
-	s, err := contentStep(DaemonJSON, "0644", merged, expect)
+	// Docker reads daemon.json only at start, and whether the running
+	// daemon uses it cannot be probed, so the write and the restart are one
+	// step: a failed restart restores the old file.
+	s, err := writeFileStep("write "+DaemonJSON+" and restart docker.service if running", DaemonJSON, "0644", "cat", merged, expect, "systemctl try-restart docker.service")
 	if err != nil {
 		return Change{}, err
 	}
-	rs, err := restartStep("docker.service")
-	if err != nil {
-		return Change{}, err
-	}
-	c.Steps = []Step{s, rs}
+	c.Steps = []Step{s}
 	c.Restarts = []string{"docker.service"}
 	return c, nil
 }

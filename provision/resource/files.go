@@ -30,6 +30,9 @@ type fileResource struct {
 	// live reports whether the running system already matches; nil means
 	// there is no live state beyond the file.
 	live func(n *facts.Node) bool
+	// then puts the file into effect in the same step as the write, for
+	// effects facts cannot see (see writeFileStep).
+	then string
 	// post are the steps that make the running system follow the file;
 	// they run whenever the file or the live state changes.
 	post []Step
@@ -85,8 +88,16 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		var err error
 		if r.content == "" {
 			s, err = removeFileStep(r.path)
+			if err == nil && r.then != "" {
+				c.Steps = append(c.Steps, s)
+				s = commandStep("run "+r.then, r.then)
+			}
 		} else {
-			s, err = contentStep(r.path, r.mode, r.content, "")
+			desc := "write " + r.path
+			if r.then != "" {
+				desc += " and run " + r.then
+			}
+			s, err = writeFileStep(desc, r.path, r.mode, "cat", r.content, "", r.then)
 		}
 		if err != nil {
 			return Change{}, err

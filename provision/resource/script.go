@@ -68,7 +68,13 @@ const backupDir = "/var/lib/gpuform/backup"
 // idempotent. expectSHA, when not empty, is the sha256 the current file
 // must have ("absent" for no file): the step refuses to overwrite a file
 // that changed since the plan that computed its new content.
-func writeFileStep(desc, path, mode, produce, input, expectSHA string) (Step, error) {
+//
+// then, when not empty, is one command (or an && chain) that puts the new
+// file into effect (update-grub, a service restart). It runs in the same
+// step; if it fails the previous file is restored (or the new one removed),
+// so a failure never leaves a file in place whose effect did not happen —
+// a later plan could not see the difference and would not retry.
+func writeFileStep(desc, path, mode, produce, input, expectSHA, then string) (Step, error) {
 	if err := check(filePathPattern, "file path", path); err != nil {
 		return Step{}, err
 	}
@@ -107,7 +113,9 @@ fi
 	// fsync the new content before the rename makes it visible, so a crash
 	// leaves the old file or the new one, never an empty one.
 	b.WriteString(`sync -- "$tmp" 2>/dev/null || sync
+had=false
 if [ -e "$p" ]; then
+	had=true
 	b="$R"` + q(backupDir) + `/$(date -u +%Y%m%dT%H%M%SZ)${p#"$R"}
 	mkdir -p -- "${b%/*}"
 	cp -p -- "$p" "$b"
@@ -115,12 +123,24 @@ fi
 mv -f -- "$tmp" "$p"
 trap - EXIT
 `)
+	if then != "" {
+		b.WriteString("if ! " + then + `; then
+	if $had; then
+		cp -p -- "$b" "$d/.gpuform-restore" && mv -f -- "$d/.gpuform-restore" "$p"
+	else
+		rm -f -- "$p"
+	fi
+	echo "gpuform: ${p#"$R"} was not put into effect; the previous file is back in place" >&2
+	exit 1
+fi
+`)
+	}
 	return Step{Description: desc, Script: b.String(), Input: input, Become: true}, nil
 }
 
 // contentStep writes content (given on standard input) to path.
 func contentStep(path, mode, content, expectSHA string) (Step, error) {
-	return writeFileStep("write "+path, path, mode, "cat", content, expectSHA)
+	return writeFileStep("write "+path, path, mode, "cat", content, expectSHA, "")
 }
 
 // removeFileStep removes path after backing it up; removing a missing file
@@ -162,15 +182,6 @@ func serviceStep(unit string) (Step, error) {
 		return Step{}, err
 	}
 	return commandStep("enable and start "+unit, "systemctl enable --now "+q(unit)), nil
-}
-
-// restartStep restarts a unit if it is running; a stopped unit stays
-// stopped and picks up the change when it starts.
-func restartStep(unit string) (Step, error) {
-	if err := check(unitPattern, "unit name", unit); err != nil {
-		return Step{}, err
-	}
-	return commandStep("restart "+unit+" if running", "systemctl try-restart "+q(unit)), nil
 }
 
 // Patterns for host settings, matching spec's validation.

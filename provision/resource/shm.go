@@ -114,7 +114,7 @@ func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 		// same pattern the facts probe reads it with) and append ours.
 		produce := `if [ -f "$p" ]; then grep -v -E '^[[:space:]]*[^#[:space:]]+[[:space:]]+/dev/shm[[:space:]]' "$p" || true; fi
 printf '%s\n' ` + q(line)
-		s, err := writeFileStep("set /dev/shm size="+r.opt+" in /etc/fstab", FstabFile, "0644", produce, "", "")
+		s, err := writeFileStep("set /dev/shm size="+r.opt+" in /etc/fstab", FstabFile, "0644", produce, "", "", "")
 		if err != nil {
 			return Change{}, err
 		}
