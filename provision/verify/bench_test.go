@@ -15,7 +15,7 @@ import (
 // well under 100 ms per host on the controller side.
 func BenchmarkVerifyPass(b *testing.B) {
 	c := mockCases()[1]
-	exp := expectationFor(c)
+	exp := expectationFor(b, c)
 	host := healthyHost(c)
 	m, err := nvmlfacts.NewMock(c.mock)
 	if err != nil {
@@ -46,7 +46,7 @@ func BenchmarkVerifyPass(b *testing.B) {
 // BenchmarkCheck is the controller's share alone: judging a decoded report.
 func BenchmarkCheck(b *testing.B) {
 	c := mockCases()[1]
-	exp := expectationFor(c)
+	exp := expectationFor(b, c)
 	host := healthyHost(c)
 	rep := collectMock(b, c.mock)
 	b.ReportAllocs()

@@ -21,30 +21,54 @@ type mockCase struct {
 	driver string
 	nvlink NVLinkExpectation
 	fm     bool
+	numa   []int // NUMA node per GPU, from the hardware module the mock follows
+	pcie   bool  // the platform reports a PCIe link
+	nics   bool
 }
 
 func mockCases() []mockCase {
+	twoSockets := []int{0, 0, 0, 0, 1, 1, 1, 1}
 	return []mockCase{
-		{nvmlfacts.MockDGXA100, "A100", "550.54.15", NVLinkAllActive, true},
-		{nvmlfacts.MockDGXH100, "H100", "550.54.15", NVLinkAllActive, true},
-		{nvmlfacts.MockDGXH200, "H200", "550.54.15", NVLinkAllActive, true},
-		{nvmlfacts.MockDGXB200, "B200", "560.28.03", NVLinkAllActive, true},
-		{nvmlfacts.MockL40SPCIe, "L40S", "550.54.15", NVLinkNone, false},
+		// modules/dgx-a100: NPS4, GPU pairs on NUMA 3, 1, 7, 5.
+		{nvmlfacts.MockDGXA100, "A100", "550.54.15", NVLinkAllActive, true, []int{3, 3, 1, 1, 7, 7, 5, 5}, true, true},
+		{nvmlfacts.MockDGXH100, "H100", "550.54.15", NVLinkAllActive, true, twoSockets, true, true},
+		{nvmlfacts.MockDGXH200, "H200", "550.54.15", NVLinkAllActive, true, twoSockets, true, true},
+		{nvmlfacts.MockDGXB200, "B200", "560.28.03", NVLinkAllActive, true, twoSockets, true, true},
+		{nvmlfacts.MockL40SPCIe, "L40S", "550.54.15", NVLinkNone, false, twoSockets, true, true},
+		// One superchip: no PCIe link to judge, no NVLink peers, no NICs.
+		{nvmlfacts.MockGH200, "GH200", "550.54.15", NVLinkNone, false, []int{0}, false, false},
 	}
 }
 
 // expectationFor is the spec a healthy simulated node satisfies: every
 // check kind is switched on.
-func expectationFor(c mockCase) Expectation {
+func expectationFor(t testing.TB, c mockCase) Expectation {
 	on, off := true, false
 	exp := Expectation{
-		GPUCount: 8, GPUModel: c.model, DriverVersion: c.driver,
+		GPUCount: len(c.numa), GPUModel: c.model, DriverVersion: c.driver,
 		PersistenceMode: &on, ECC: &on, NVLink: c.nvlink, MaxTemperatureC: 85, MIG: &off,
 		NUMANode: map[int]int{}, NIC: map[int]NICExpectation{}, Peermem: &on, FabricManager: &c.fm,
 	}
-	for i := 0; i < 8; i++ {
-		exp.NUMANode[i] = i / 4
-		exp.NIC[i] = NICExpectation{NIC: fmt.Sprintf("mlx5_%d", i)}
+	for i, n := range c.numa {
+		exp.NUMANode[i] = n
+	}
+	if c.nics {
+		m, err := nvmlfacts.NewMock(c.mock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range m.PairedNICs() {
+			var allowed []nvmlfacts.Level
+			if p.Level == nvmlfacts.LevelNode {
+				// Direct-attach PCIe boxes have no switch: the NIC on
+				// the GPU's own socket is the best there is.
+				allowed = []nvmlfacts.Level{nvmlfacts.LevelNode}
+			}
+			exp.NIC[i] = NICExpectation{NIC: p.NIC, Allowed: allowed}
+		}
+		if len(exp.NIC) != len(c.numa) {
+			t.Fatalf("%s: %d GPUs paired with a NIC", c.mock, len(exp.NIC))
+		}
 	}
 	return exp
 }
@@ -83,48 +107,62 @@ func healthyHost(c mockCase) HostFacts {
 // system must pass every check.
 func TestFaultsFailExactlyTheirCheck(t *testing.T) {
 	faults := []struct {
-		fault nvmlfacts.Fault
-		want  string
+		kind nvmlfacts.FaultKind
+		gpu  int
+		want string // %d is the GPU index
+		// needs says which platform feature the fault acts on.
+		needs string
 	}{
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultDropGPU, GPU: 7}, "nvml.gpu_count"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultECCOff, GPU: 2}, "nvml.ecc_mode[gpu2]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultUncorrectableECC, GPU: 3}, "nvml.ecc_uncorrectable[gpu3]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultRemapPending, GPU: 1}, "nvml.row_remap[gpu1]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultRemapFailure, GPU: 6}, "nvml.row_remap[gpu6]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeX8, GPU: 4}, "nvml.pcie_link[gpu4]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeGenDown, GPU: 5}, "nvml.pcie_link[gpu5]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6}, "nvml.nvlink[gpu6]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultWrongNUMA, GPU: 0}, "nvml.numa_node[gpu0]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultNICAcrossSYS, GPU: 3}, "nvml.gpu_nic[gpu3]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultPersistenceOff, GPU: 2}, "nvml.persistence_mode[gpu2]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultHot, GPU: 1}, "nvml.temperature[gpu1]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultThermalSlowdown, GPU: 1}, "nvml.throttle[gpu1]"},
-		{nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 0, Value: 79}, "nvml.xid"},
+		{nvmlfacts.FaultDropGPU, 7, "nvml.gpu_count", ""},
+		{nvmlfacts.FaultECCOff, 2, "nvml.ecc_mode[gpu%d]", ""},
+		{nvmlfacts.FaultUncorrectableECC, 3, "nvml.ecc_uncorrectable[gpu%d]", ""},
+		{nvmlfacts.FaultRemapPending, 1, "nvml.row_remap[gpu%d]", ""},
+		{nvmlfacts.FaultRemapFailure, 6, "nvml.row_remap[gpu%d]", ""},
+		{nvmlfacts.FaultPCIeX8, 4, "nvml.pcie_link[gpu%d]", "pcie"},
+		{nvmlfacts.FaultPCIeGenDown, 5, "nvml.pcie_link[gpu%d]", "pcie"},
+		{nvmlfacts.FaultNVLinkDown, 6, "nvml.nvlink[gpu%d]", "nvlink"},
+		{nvmlfacts.FaultWrongNUMA, 0, "nvml.numa_node[gpu%d]", ""},
+		{nvmlfacts.FaultNICAcrossSYS, 3, "nvml.gpu_nic[gpu%d]", "nics"},
+		{nvmlfacts.FaultPersistenceOff, 2, "nvml.persistence_mode[gpu%d]", ""},
+		{nvmlfacts.FaultHot, 1, "nvml.temperature[gpu%d]", ""},
+		{nvmlfacts.FaultThermalSlowdown, 1, "nvml.throttle[gpu%d]", ""},
+		{nvmlfacts.FaultXID, 0, "nvml.xid", ""},
 	}
 	for _, c := range mockCases() {
-		exp := expectationFor(c)
+		exp := expectationFor(t, c)
 		t.Run(c.mock+"/healthy", func(t *testing.T) {
 			res := Check(exp, collectMock(t, c.mock), healthyHost(c))
 			for _, r := range res {
-				if r.Status != StatusPass {
+				// A platform without a PCIe link to the GPU (GH200's
+				// NVLink-C2C) skips that check; nothing else may not pass.
+				if r.Status != StatusPass && !(r.Status == StatusSkip && !c.pcie && strings.HasPrefix(r.ID, "nvml.pcie_link[")) {
 					t.Errorf("%s: %s (%s)", r.ID, r.Status, r.Message)
 				}
 			}
-			// 1 facts + count + model + driver + xid + 9 per-GPU kinds
-			// (persistence, ecc mode, ecc errors, row remap, pcie,
-			// nvlink, temperature, throttle, mig) x 8 + numa x 8 + nic
-			// x 8 + fabric manager + peermem.
-			if want := 5 + 9*8 + 8 + 8 + 2; len(res) != want {
+			// facts + count + model + driver + xid, 9 per-GPU kinds
+			// (persistence, ecc mode, ecc errors, row remap, pcie, nvlink,
+			// temperature, throttle, mig), numa and nic per GPU, fabric
+			// manager and peermem.
+			n := len(c.numa)
+			want := 5 + 9*n + n + len(exp.NIC) + 2
+			if len(res) != want {
 				t.Errorf("%d checks, want %d", len(res), want)
 			}
 		})
 		for _, f := range faults {
-			if f.fault.Kind == nvmlfacts.FaultNVLinkDown && c.nvlink == NVLinkNone {
-				continue // no NVLink to take down on a PCIe-only box
+			switch {
+			case f.needs == "pcie" && !c.pcie, f.needs == "nvlink" && c.nvlink != NVLinkAllActive, f.needs == "nics" && !c.nics:
+				continue // the platform has nothing for this fault to break
 			}
-			t.Run(c.mock+"/"+string(f.fault.Kind), func(t *testing.T) {
-				got := failed(Check(exp, collectMock(t, c.mock, f.fault), healthyHost(c)))
-				if diff := cmp.Diff([]string{f.want}, got); diff != "" {
+			gpu := f.gpu % len(c.numa)
+			want := f.want
+			if strings.Contains(want, "%d") {
+				want = fmt.Sprintf(want, gpu)
+			}
+			t.Run(c.mock+"/"+string(f.kind), func(t *testing.T) {
+				fault := nvmlfacts.Fault{Kind: f.kind, GPU: gpu, Value: 79}
+				got := failed(Check(exp, collectMock(t, c.mock, fault), healthyHost(c)))
+				if diff := cmp.Diff([]string{want}, got); diff != "" {
 					t.Errorf("failed checks (-want +got):\n%s", diff)
 				}
 			})
@@ -134,7 +172,7 @@ func TestFaultsFailExactlyTheirCheck(t *testing.T) {
 
 func TestHostAndNVMLErrors(t *testing.T) {
 	c := mockCases()[1]
-	exp := expectationFor(c)
+	exp := expectationFor(t, c)
 	off := false
 	rep := collectMock(t, c.mock)
 	got := failed(Check(exp, rep, HostFacts{FabricManagerActive: &off, PeermemLoaded: &off}))

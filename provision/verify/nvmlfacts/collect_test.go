@@ -23,18 +23,21 @@ func TestCollectMocks(t *testing.T) {
 	tests := []struct {
 		mock      string
 		gpus      int
+		nics      int
 		name      string
 		links     int
 		pcieGen   int
 		powerW    float64
 		migKnown  bool
-		nicLevel0 Level
+		nicLevel0 Level // gpu0 to the first NIC
+		cpus0     string
 	}{
-		{MockDGXA100, 8, "NVIDIA A100-SXM4-40GB", 12, 4, 400, true, LevelPXB},
-		{MockDGXH100, 8, "NVIDIA H100 80GB HBM3", 18, 5, 700, true, LevelPIX},
-		{MockDGXH200, 8, "NVIDIA H200", 18, 5, 700, true, LevelPIX},
-		{MockDGXB200, 8, "NVIDIA B200", 18, 5, 1000, true, LevelPIX},
-		{MockL40SPCIe, 8, "NVIDIA L40S", 0, 4, 350, false, LevelPXB},
+		{MockDGXA100, 8, 8, "NVIDIA A100-SXM4-40GB", 12, 4, 400, true, LevelPXB, "48-63,176-191"},
+		{MockDGXH100, 8, 8, "NVIDIA H100 80GB HBM3", 18, 5, 700, true, LevelPXB, "0-55,112-167"},
+		{MockDGXH200, 8, 8, "NVIDIA H200", 18, 5, 700, true, LevelPXB, "0-55,112-167"},
+		{MockDGXB200, 8, 8, "NVIDIA B200", 18, 5, 1000, true, LevelPXB, "0-63"},
+		{MockL40SPCIe, 8, 4, "NVIDIA L40S", 0, 4, 350, false, LevelNode, "0-31"},
+		{MockGH200, 1, 0, "NVIDIA GH200 480GB", 0, 0, 0, true, "", "0-71"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mock, func(t *testing.T) {
@@ -59,11 +62,18 @@ func TestCollectMocks(t *testing.T) {
 				if len(g.NVLinks) != tt.links {
 					t.Errorf("gpu%d: %d NVLinks, want %d", g.Index, len(g.NVLinks), tt.links)
 				}
-				if g.PCIe == nil || g.PCIe.CurrentGen != tt.pcieGen || g.PCIe.CurrentWidth != 16 {
-					t.Errorf("gpu%d PCIe: %+v", g.Index, g.PCIe)
-				}
-				if g.PowerLimitW == nil || *g.PowerLimitW != tt.powerW {
-					t.Errorf("gpu%d power limit: %v", g.Index, g.PowerLimitW)
+				if tt.pcieGen == 0 {
+					// NOT_SUPPORTED must leave the fact absent.
+					if g.PCIe != nil || g.PowerLimitW != nil {
+						t.Errorf("gpu%d: unsupported facts reported: %+v %v", g.Index, g.PCIe, g.PowerLimitW)
+					}
+				} else {
+					if g.PCIe == nil || g.PCIe.CurrentGen != tt.pcieGen || g.PCIe.CurrentWidth != 16 {
+						t.Errorf("gpu%d PCIe: %+v", g.Index, g.PCIe)
+					}
+					if g.PowerLimitW == nil || *g.PowerLimitW != tt.powerW {
+						t.Errorf("gpu%d power limit: %v", g.Index, g.PowerLimitW)
+					}
 				}
 				if (g.MIG != nil) != tt.migKnown {
 					t.Errorf("gpu%d MIG: %+v", g.Index, g.MIG)
@@ -75,11 +85,14 @@ func TestCollectMocks(t *testing.T) {
 			if got, want := len(rep.GPUTopology), tt.gpus*(tt.gpus-1)/2; got != want {
 				t.Errorf("%d GPU pairs, want %d", got, want)
 			}
-			if got, want := len(rep.NICTopology), tt.gpus*tt.gpus; got != want {
+			if got, want := len(rep.NICTopology), tt.gpus*tt.nics; got != want {
 				t.Errorf("%d NIC pairs, want %d", got, want)
 			}
-			if rep.NICTopology[0].Level != tt.nicLevel0 {
-				t.Errorf("gpu0–mlx5_0 level %s, want %s", rep.NICTopology[0].Level, tt.nicLevel0)
+			if tt.nics > 0 && rep.NICTopology[0].Level != tt.nicLevel0 {
+				t.Errorf("gpu0 to %s level %s, want %s", rep.NICTopology[0].NIC, rep.NICTopology[0].Level, tt.nicLevel0)
+			}
+			if rep.GPUs[0].CPUAffinity != tt.cpus0 {
+				t.Errorf("gpu0 CPUs %q, want %q", rep.GPUs[0].CPUAffinity, tt.cpus0)
 			}
 		})
 	}
@@ -181,6 +194,46 @@ func TestCPUList(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	got, err := ParseCPUList("0-2,7, 9-10")
+	if err != nil || !cmp.Equal(got, []int{0, 1, 2, 7, 9, 10}) {
+		t.Errorf("got %v %v", got, err)
+	}
+	for _, bad := range []string{"a", "3-1", "1-", "-1", "0-999999"} {
+		if _, err := ParseCPUList(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestMockLayout simulates a spec's own hardware on the H100 model.
+func TestMockLayout(t *testing.T) {
+	layout := MockLayout{
+		SameSwitch: LevelPIX,
+		CPUs:       map[int]string{0: "0-3", 1: "4-7"},
+		GPUs:       []MockDevice{{BusID: "0000:10:00.0", NUMA: 0, Switch: "a"}, {BusID: "0000:90:00.0", NUMA: 1, Switch: "b"}},
+		NICs:       []MockDevice{{Name: "ib0", BusID: "0000:11:00.0", NUMA: 0, Switch: "a"}},
+	}
+	m, err := NewMockLayout(MockDGXH100, layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Collect(context.Background(), m, Options{NICs: m.NICs(), Topology: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []NICPair{{GPU: 0, NIC: "ib0", NICBusID: "0000:11:00.0", Level: LevelPIX}, {GPU: 1, NIC: "ib0", NICBusID: "0000:11:00.0", Level: LevelSys}}
+	if len(rep.GPUs) != 2 || rep.GPUs[1].BusID != "00000000:90:00.0" || rep.GPUs[1].CPUAffinity != "4-7" || !cmp.Equal(rep.NICTopology, want) {
+		t.Errorf("report: %+v", rep)
+	}
+	if _, err := NewMockLayout(MockDGXH100, MockLayout{}); err == nil {
+		t.Error("empty layout accepted")
+	}
+	if _, err := NewMockLayout(MockDGXH100, MockLayout{GPUs: []MockDevice{{BusID: "nope"}}}); err == nil {
+		t.Error("bad address accepted")
 	}
 }
 

@@ -4,6 +4,7 @@ package nvmlfacts
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,40 +22,28 @@ import (
 
 // mockModel describes one simulated system. go-nvml's dgx* servers wire
 // identity, versions and MIG only; everything Collect reads beyond that is
-// filled from here.
+// filled from here. A zero pcieGen, powerW or nvlinks means the real
+// platform does not report it (or no public source says what it reports),
+// and the mock answers ERROR_NOT_SUPPORTED.
 //
-// Sources of the values:
-//   - GPU PCI bus ids are those printed by real nccl-tests runs on the same
-//     GPU model (shared/fixtures/nccl-tests: A100 OCI BM.GPU4.8, H100
-//     node005, H200 dgx-2d, B200 GCP A4), sorted into NVML index order.
-//   - NVLink count, PCIe generation/width and power limit per model come
-//     from shared/reference/gpu-models.tsv (A100 SXM4: 12 NVLink3 links
-//     (secondary: 600 GB/s at 50 GB/s per link), Gen4 x16, 400 W; H100/H200
-//     SXM: 18 links, Gen5 x16, 700 W; B200: 18 links, Gen5 x16, 1000 W;
-//     L40S: no NVLink, Gen4 x16, 350 W).
-//   - Real drivers name the H200 and B200 "NVIDIA H200" / "NVIDIA B200" and
-//     the A100 "NVIDIA A100-SXM4-40GB" (nccl-tests fixtures), not go-nvml's
-//     mock strings, so the names are overridden.
-//
-// Modelled, not measured (no public per-system source was found): the
-// two-socket NUMA split (first half of the GPUs on node 0), the CPU numbering
-// of each node, the NIC addresses (one NIC per GPU, "mlx5_<i>", on the
-// GPU's PCIe switch), the PCIe switch grouping (two GPUs per switch on the
-// A100 board as in shared/fixtures/nvidia-smi/topo-m-8xA100-nv12-17nic.txt,
-// one per switch elsewhere), NVSwitch PCI addresses and the 35 °C idle
-// temperature.
+// NVLink count, PCIe generation/width and power limit per GPU model come
+// from shared/reference/gpu-models.tsv: A100 SXM4 12 NVLink3 links (600 GB/s
+// at 50 GB/s per link, secondary), Gen4 x16, 400 W; H100/H200 SXM 18 links,
+// Gen5 x16, 700 W; B200 18 links, Gen5 x16, 1000 W; L40S no NVLink, Gen4
+// x16, 350 W. Real drivers name the A100, H200 and B200 "NVIDIA
+// A100-SXM4-40GB", "NVIDIA H200" and "NVIDIA B200" (nccl-tests fixtures), so
+// go-nvml's mock names are overridden. The PCI/NUMA layouts are documented
+// at each layout function.
 type mockModel struct {
-	name          string
-	newServer     func() *server.Server
-	gpuName       string
-	busIDs        []string
-	nvlinks       int
-	pcieGen       int
-	pcieWidth     int
-	powerW        float64
-	gpusPerSwitch int
-	nicLevel      Level
-	noMIG         bool
+	name      string
+	newServer func(n int) *server.Server
+	gpuName   string
+	layout    func() MockLayout
+	nvlinks   int
+	pcieGen   int
+	pcieWidth int
+	powerW    float64
+	noMIG     bool
 }
 
 // mockModels returns the simulated systems by name (a function, not a
@@ -62,59 +51,158 @@ type mockModel struct {
 func mockModels() map[string]mockModel {
 	return map[string]mockModel{
 		MockDGXA100: {
-			name: MockDGXA100, newServer: dgxa100.New, gpuName: "NVIDIA A100-SXM4-40GB",
-			busIDs:  []string{"0f", "15", "51", "54", "8d", "92", "d6", "da"},
-			nvlinks: 12, pcieGen: 4, pcieWidth: 16, powerW: 400, gpusPerSwitch: 2, nicLevel: LevelPXB,
+			name: MockDGXA100, gpuName: "NVIDIA A100-SXM4-40GB", layout: dgxA100Layout,
+			newServer: func(n int) *server.Server { return dgxa100.NewWithGPUs(gpus.Multiple(n, gpus.A100_SXM4_40GB)...) },
+			nvlinks:   12, pcieGen: 4, pcieWidth: 16, powerW: 400,
 		},
 		MockDGXH100: {
-			name: MockDGXH100, newServer: dgxh100.New, gpuName: "NVIDIA H100 80GB HBM3",
-			busIDs:  []string{"18", "19", "6c", "6d", "96", "97", "c0", "c1"},
-			nvlinks: 18, pcieGen: 5, pcieWidth: 16, powerW: 700, gpusPerSwitch: 1, nicLevel: LevelPIX,
+			name: MockDGXH100, gpuName: "NVIDIA H100 80GB HBM3", layout: dgxH100Layout,
+			newServer: func(n int) *server.Server { return dgxh100.NewWithGPUs(gpus.Multiple(n, gpus.H100_SXM5_80GB)...) },
+			nvlinks:   18, pcieGen: 5, pcieWidth: 16, powerW: 700,
 		},
 		MockDGXH200: {
-			name: MockDGXH200, newServer: dgxh200.New, gpuName: "NVIDIA H200",
-			busIDs:  []string{"1b", "43", "52", "61", "9d", "c3", "d1", "df"},
-			nvlinks: 18, pcieGen: 5, pcieWidth: 16, powerW: 700, gpusPerSwitch: 1, nicLevel: LevelPIX,
+			name: MockDGXH200, gpuName: "NVIDIA H200", layout: dgxH100Layout,
+			newServer: func(n int) *server.Server { return dgxh200.NewWithGPUs(gpus.Multiple(n, gpus.H200_SXM5_141GB)...) },
+			nvlinks:   18, pcieGen: 5, pcieWidth: 16, powerW: 700,
 		},
 		MockDGXB200: {
-			name: MockDGXB200, newServer: dgxb200.New, gpuName: "NVIDIA B200",
-			busIDs:  []string{"8f", "90", "96", "97", "c4", "c5", "cb", "cc"},
-			nvlinks: 18, pcieGen: 5, pcieWidth: 16, powerW: 1000, gpusPerSwitch: 1, nicLevel: LevelPIX,
+			name: MockDGXB200, gpuName: "NVIDIA B200", layout: dgxB200Layout,
+			newServer: func(n int) *server.Server { return dgxb200.NewWithGPUs(gpus.Multiple(n, gpus.B200_SXM5_180GB)...) },
+			nvlinks:   18, pcieGen: 5, pcieWidth: 16, powerW: 1000,
 		},
 		MockL40SPCIe: {
-			name: MockL40SPCIe, newServer: newL40SServer, gpuName: "NVIDIA L40S",
-			// 0x61 is the L40S address in the nccl-tests L40S fixture; the
-			// other seven are modelled.
-			busIDs:  []string{"1a", "1b", "3d", "3e", "61", "62", "ce", "cf"},
-			nvlinks: 0, pcieGen: 4, pcieWidth: 16, powerW: 350, gpusPerSwitch: 2, nicLevel: LevelPXB, noMIG: true,
+			name: MockL40SPCIe, gpuName: "NVIDIA L40S", layout: l40sLayout,
+			newServer: func(n int) *server.Server { return newServer(n, l40sConfig()) },
+			pcieGen:   4, pcieWidth: 16, powerW: 350, noMIG: true,
+		},
+		MockGH200: {
+			name: MockGH200, gpuName: "NVIDIA GH200 480GB", layout: gh200Layout,
+			newServer: func(n int) *server.Server { return newServer(n, gh200Config()) },
 		},
 	}
 }
 
-// l40sConfig is an 8x L40S PCIe server (no NVLink, no MIG). go-nvml ships no L40S
-// config; the PCI device id 0x26B9 is the L40S entry of the PCI ID
-// repository (https://pci-ids.ucw.cz/read/PC/10de/26b9), compute capability
-// 8.9 and 48 GB GDDR6 are from shared/reference/gpu-models.tsv.
-func l40sConfig() gpus.Config {
-	return gpus.Config{
-		Name:         "NVIDIA L40S",
-		Architecture: nvml.DEVICE_ARCH_ADA,
-		Brand:        nvml.BRAND_NVIDIA,
-		MemoryMB:     46068,
-		CudaMajor:    8,
-		CudaMinor:    9,
-		PciDeviceId:  0x26B910DE,
+// dgxA100Layout is gpuform's modules/dgx-a100 profile: GPU bus ids 07, 0F,
+// 47, 4E, 87, 90, B7, BD; NPS4 NUMA nodes 3, 1, 7, 5 for the GPU pairs; two
+// GPUs and two compute HCAs (mlx5_0/1, 2/3, 6/7, 8/9) per PCIe switch at
+// PXB; CPUs per node as its `nvidia-smi topo -m`. The module's header cites
+// the public sources (DGX A100 user guide, NVIDIA/deepops, NVIDIA/nccl#1505,
+// rapidsai/dask-cuda#1358).
+func dgxA100Layout() MockLayout {
+	l := MockLayout{SameSwitch: LevelPXB, CPUs: map[int]string{}}
+	for n := 0; n < 8; n++ {
+		// EPYC 7742 NPS4: node n holds cores 16n..16n+15 and their SMT siblings.
+		l.CPUs[n] = fmt.Sprintf("%d-%d,%d-%d", 16*n, 16*n+15, 128+16*n, 128+16*n+15)
+	}
+	gpu := func(bus string, numa int, sw string) MockDevice {
+		return MockDevice{BusID: "0000:" + bus + ":00.0", NUMA: numa, Switch: sw}
+	}
+	nic := func(name, bus string, numa int, sw string) MockDevice {
+		return MockDevice{Name: name, BusID: "0000:" + bus + ":00.0", NUMA: numa, Switch: sw}
+	}
+	l.GPUs = []MockDevice{gpu("07", 3, "sw0"), gpu("0f", 3, "sw0"), gpu("47", 1, "sw1"), gpu("4e", 1, "sw1"),
+		gpu("87", 7, "sw2"), gpu("90", 7, "sw2"), gpu("b7", 5, "sw3"), gpu("bd", 5, "sw3")}
+	l.NICs = []MockDevice{nic("mlx5_0", "0c", 3, "sw0"), nic("mlx5_1", "12", 3, "sw0"), nic("mlx5_2", "4b", 1, "sw1"), nic("mlx5_3", "54", 1, "sw1"),
+		nic("mlx5_6", "8d", 7, "sw2"), nic("mlx5_7", "94", 7, "sw2"), nic("mlx5_8", "ba", 5, "sw3"), nic("mlx5_9", "cc", 5, "sw3")}
+	return l
+}
+
+// dgxH100Layout is gpuform's modules/hgx-h100-8gpu profile (the DGX H100 and
+// DGX H200 share the board): GPU bus ids 1B, 43, 52, 61, 9D, C3, D1, DF,
+// GPUs 0-3 on NUMA 0 (CPUs 0-55,112-167) and 4-7 on NUMA 1 (56-111,168-223),
+// one PCIe switch per GPU holding its compute HCA at PXB (mlx5_0, 3, 4, 5,
+// 6, 9, 10, 11 at buses 18, 40, 4F, 5E, 9A, C0, CE, DC). Sources in the
+// module's header: DGX H100/H200 user guide, DGX BasePOD guides, NVIDIA's
+// MLPerf system notes.
+func dgxH100Layout() MockLayout {
+	l := MockLayout{SameSwitch: LevelPXB, CPUs: map[int]string{0: "0-55,112-167", 1: "56-111,168-223"}}
+	gpus := []string{"1b", "43", "52", "61", "9d", "c3", "d1", "df"}
+	nics := []struct{ name, bus string }{{"mlx5_0", "18"}, {"mlx5_3", "40"}, {"mlx5_4", "4f"}, {"mlx5_5", "5e"},
+		{"mlx5_6", "9a"}, {"mlx5_9", "c0"}, {"mlx5_10", "ce"}, {"mlx5_11", "dc"}}
+	for i := range gpus {
+		sw := fmt.Sprintf("sw%d", i)
+		l.GPUs = append(l.GPUs, MockDevice{BusID: "0000:" + gpus[i] + ":00.0", NUMA: i / 4, Switch: sw})
+		l.NICs = append(l.NICs, MockDevice{Name: nics[i].name, BusID: "0000:" + nics[i].bus + ":00.0", NUMA: i / 4, Switch: sw})
+	}
+	return l
+}
+
+// dgxB200Layout has no gpuform module behind it: the GPU bus ids 8F, 90, 96,
+// 97, C4, C5, CB, CC are those a real 8x B200 node (GCP A4) printed in the
+// nccl-tests fixture all_gather_perf-16xB200-2node-gcp-a4-roce.txt; the
+// NUMA split, CPU numbering, NIC names/addresses and switch grouping are
+// modelled (one HCA per GPU switch, as on the H100 board), not measured.
+func dgxB200Layout() MockLayout {
+	l := MockLayout{SameSwitch: LevelPXB, CPUs: map[int]string{0: "0-63", 1: "64-127"}}
+	for i, bus := range []string{"8f", "90", "96", "97", "c4", "c5", "cb", "cc"} {
+		b, _ := strconv.ParseUint(bus, 16, 8)
+		sw := fmt.Sprintf("sw%d", i)
+		l.GPUs = append(l.GPUs, MockDevice{BusID: "0000:" + bus + ":00.0", NUMA: i / 4, Switch: sw})
+		l.NICs = append(l.NICs, MockDevice{Name: fmt.Sprintf("mlx5_%d", i), BusID: fmt.Sprintf("0000:%02x:00.0", b-3), NUMA: i / 4, Switch: sw})
+	}
+	return l
+}
+
+// l40sLayout is gpuform's modules/l40s-8gpu-pcie profile (ASUS ESC8000A-E12
+// class, 2x EPYC 9004): every GPU on its own CPU root port (no PCIe switch,
+// so GPU–NIC is NODE or SYS), two dual-port ConnectX-7 at 21:00.0/.1 (NUMA
+// 0) and 81:00.0/.1 (NUMA 1), CPUs 0-31 and 32-63. GPU addresses 01, 41, C1
+// and E1 are from the public lspci dump the module cites; the four slots it
+// left empty are modelled (21+n, 61, 81+n, A1 style addresses are avoided so
+// that no GPU shares a NIC's bus).
+func l40sLayout() MockLayout {
+	l := MockLayout{SameSwitch: LevelPIX, CPUs: map[int]string{0: "0-31", 1: "32-63"}}
+	for i, bus := range []string{"01", "11", "41", "51", "c1", "d1", "e1", "f1"} {
+		l.GPUs = append(l.GPUs, MockDevice{BusID: "0000:" + bus + ":00.0", NUMA: i / 4})
+	}
+	l.NICs = []MockDevice{
+		{Name: "mlx5_0", BusID: "0000:21:00.0", NUMA: 0}, {Name: "mlx5_1", BusID: "0000:21:00.1", NUMA: 0},
+		{Name: "mlx5_2", BusID: "0000:81:00.0", NUMA: 1}, {Name: "mlx5_3", BusID: "0000:81:00.1", NUMA: 1},
+	}
+	return l
+}
+
+// gh200Layout is gpuform's modules/gh200 profile: one GH200 at
+// 0009:01:00.0 whose CPU affinity is NUMA node 0 (the Grace CPU, 72 cores);
+// the GPU's own memory and MIG nodes are nodes 1-8. NICs differ between
+// GH200 servers, so none is simulated.
+func gh200Layout() MockLayout {
+	return MockLayout{
+		SameSwitch: LevelPIX,
+		CPUs:       map[int]string{0: "0-71"},
+		GPUs:       []MockDevice{{BusID: "0009:01:00.0", NUMA: 0}},
 	}
 }
 
-func newL40SServer() *server.Server {
+func newServer(n int, cfg gpus.Config) *server.Server {
 	s, _ := server.New(
-		server.WithGPUs(gpus.Multiple(8, l40sConfig())...),
+		server.WithGPUs(gpus.Multiple(n, cfg)...),
 		server.WithDriverVersion("550.54.15"),
 		server.WithNVMLVersion("12.550.54.15"),
 		server.WithCUDADriverVersion(12040),
 	)
 	return s
+}
+
+// l40sConfig is the L40S. go-nvml ships no L40S config; the PCI device id
+// 0x26B9 is the L40S entry of the PCI ID repository
+// (https://pci-ids.ucw.cz/read/PC/10de/26b9), compute capability 8.9 and 48
+// GB GDDR6 are from shared/reference/gpu-models.tsv.
+func l40sConfig() gpus.Config {
+	return gpus.Config{
+		Name: "NVIDIA L40S", Architecture: nvml.DEVICE_ARCH_ADA, Brand: nvml.BRAND_NVIDIA,
+		MemoryMB: 46068, CudaMajor: 8, CudaMinor: 9, PciDeviceId: 0x26B910DE,
+	}
+}
+
+// gh200Config is the GH200's GPU: Hopper, compute capability 9.0
+// (gpu-models.tsv), 97871 MiB as nvidia-smi shows it on GH200 480GB nodes
+// (modules/gh200 [SMI]). No PCI device id is claimed.
+func gh200Config() gpus.Config {
+	return gpus.Config{
+		Name: "NVIDIA GH200 480GB", Architecture: nvml.DEVICE_ARCH_HOPPER, Brand: nvml.BRAND_NVIDIA,
+		MemoryMB: 97871, CudaMajor: 9, CudaMinor: 0,
+	}
 }
 
 // MockSystem is a simulated node: an nvml.Interface built on go-nvml's
@@ -123,48 +211,45 @@ func newL40SServer() *server.Server {
 type MockSystem struct {
 	*server.Server
 	model  mockModel
+	layout MockLayout
 	faults []Fault
-	gpus   []mockGPU
-	nics   []NIC
+	sysNIC map[int]bool
 }
 
-type mockGPU struct {
-	busID  string
-	numa   int
-	sw     int
-	sysNIC bool
-}
-
-const mockCPUsPerNode = 64
-
-// NewMock builds the named simulated system with the given faults planted.
+// NewMock builds the named simulated system with its built-in layout and
+// the given faults planted.
 func NewMock(name string, faults ...Fault) (*MockSystem, error) {
 	m, ok := mockModels()[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown NVML mock %q (known: %s)", name, strings.Join(MockNames(), ", "))
 	}
-	s := &MockSystem{Server: m.newServer(), model: m, faults: faults}
-	n := len(s.Devices)
-	for i := 0; i < n; i++ {
-		numa := 0
-		if i >= n/2 {
-			numa = 1
-		}
-		s.gpus = append(s.gpus, mockGPU{
-			busID: fmt.Sprintf("00000000:%s:00.0", strings.ToUpper(m.busIDs[i])),
-			numa:  numa,
-			sw:    i / m.gpusPerSwitch,
-		})
-		// The NIC sits on the GPU's switch: same bus range, next bus.
-		b, _ := strconv.ParseUint(m.busIDs[i], 16, 8)
-		s.nics = append(s.nics, NIC{Name: fmt.Sprintf("mlx5_%d", i), BusID: fmt.Sprintf("0000:%02x:00.0", (b+0x40)&0xff)})
+	return NewMockLayout(name, m.layout(), faults...)
+}
+
+// NewMockLayout builds the named simulated system (its GPU model, driver,
+// NVLink and PCIe) with another PCI/NUMA layout, e.g. the hardware a spec
+// declares for a simulated node.
+func NewMockLayout(name string, layout MockLayout, faults ...Fault) (*MockSystem, error) {
+	m, ok := mockModels()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown NVML mock %q (known: %s)", name, strings.Join(MockNames(), ", "))
 	}
+	n := len(layout.GPUs)
+	if n == 0 {
+		return nil, fmt.Errorf("NVML mock %s: the layout has no GPUs", name)
+	}
+	for _, d := range append(append([]MockDevice(nil), layout.GPUs...), layout.NICs...) {
+		if _, err := NormalizeBusID(d.BusID); err != nil {
+			return nil, fmt.Errorf("NVML mock %s: %w", name, err)
+		}
+	}
+	s := &MockSystem{Server: m.newServer(n), model: m, layout: layout, faults: faults, sysNIC: map[int]bool{}}
 	for _, f := range faults {
 		if f.GPU < 0 || f.GPU >= n {
 			return nil, fmt.Errorf("fault %s: GPU %d does not exist on %s (%d GPUs)", f.Kind, f.GPU, name, n)
 		}
 		if f.Kind == FaultNICAcrossSYS {
-			s.gpus[f.GPU].sysNIC = true
+			s.sysNIC[f.GPU] = true
 		}
 	}
 	events := &xidQueue{}
@@ -186,8 +271,38 @@ func NewMock(name string, faults ...Fault) (*MockSystem, error) {
 // Name is the simulated system's name, e.g. "dgxh100".
 func (s *MockSystem) Name() string { return s.model.name }
 
-// NICs lists the simulated NICs, one per GPU, paired by index.
-func (s *MockSystem) NICs() []NIC { return append([]NIC(nil), s.nics...) }
+// NICs lists the simulated NICs.
+func (s *MockSystem) NICs() []NIC {
+	var out []NIC
+	for _, n := range s.layout.NICs {
+		out = append(out, NIC{Name: n.Name, BusID: n.BusID})
+	}
+	return out
+}
+
+// PairedNICs maps each GPU index to its nearest NIC (same PCIe switch,
+// else same NUMA node) and the level between them: what a spec's gpu_nic
+// pairing for this layout says.
+func (s *MockSystem) PairedNICs() map[int]NICPair {
+	out := map[int]NICPair{}
+	for i, g := range s.layout.GPUs {
+		for _, pass := range []func(MockDevice) bool{
+			func(n MockDevice) bool { return g.Switch != "" && n.Switch == g.Switch },
+			func(n MockDevice) bool { return n.NUMA == g.NUMA },
+		} {
+			if _, done := out[i]; done {
+				break
+			}
+			for _, n := range s.layout.NICs {
+				if pass(n) {
+					out[i] = NICPair{GPU: i, NIC: n.Name, NICBusID: n.BusID, Level: s.level(g, n)}
+					break
+				}
+			}
+		}
+	}
+	return out
+}
 
 func (s *MockSystem) has(i int, k FaultKind) (Fault, bool) {
 	for _, f := range s.faults {
@@ -198,91 +313,98 @@ func (s *MockSystem) has(i int, k FaultKind) (Fault, bool) {
 	return Fault{}, false
 }
 
-// CommonAncestor answers GPU–NIC topology from the modelled switch layout.
+// CommonAncestor answers topology from the layout: same switch →
+// layout.SameSwitch, same NUMA node → NODE, else SYS. A GPU with the
+// nic_sys fault reaches every NIC through SYS.
 func (s *MockSystem) CommonAncestor(a, b string) (Level, error) {
-	ga, na := s.find(a)
-	gb, nb := s.find(b)
-	switch {
-	case ga < 0 && na < 0:
-		return "", fmt.Errorf("no simulated PCI device at %s", a)
-	case gb < 0 && nb < 0:
-		return "", fmt.Errorf("no simulated PCI device at %s", b)
+	da, ga, err := s.find(a)
+	if err != nil {
+		return "", err
 	}
-	// Normalise to (GPU, NIC) when one side is a GPU.
-	if ga < 0 {
-		ga, na, gb, nb = gb, nb, ga, na
+	db, gb, err := s.find(b)
+	if err != nil {
+		return "", err
 	}
-	if ga >= 0 && nb >= 0 {
-		if s.gpus[ga].sysNIC && nb == ga {
-			return LevelSys, nil
-		}
-		return s.level(s.gpus[ga].sw, s.gpus[nb].sw, s.gpus[ga].numa, s.gpus[nb].numa, s.model.nicLevel), nil
+	if (ga >= 0 && gb < 0 && s.sysNIC[ga]) || (gb >= 0 && ga < 0 && s.sysNIC[gb]) {
+		return LevelSys, nil
 	}
-	if ga >= 0 && gb >= 0 {
-		return s.level(s.gpus[ga].sw, s.gpus[gb].sw, s.gpus[ga].numa, s.gpus[gb].numa, LevelPXB), nil
-	}
-	return s.level(s.gpus[na].sw, s.gpus[nb].sw, s.gpus[na].numa, s.gpus[nb].numa, LevelPIX), nil
+	return s.level(da, db), nil
 }
 
-func (s *MockSystem) level(swA, swB, numaA, numaB int, same Level) Level {
+func (s *MockSystem) level(a, b MockDevice) Level {
 	switch {
-	case swA == swB:
-		return same
-	case numaA == numaB:
+	case a.Switch != "" && a.Switch == b.Switch:
+		return s.layout.SameSwitch
+	case a.NUMA == b.NUMA:
 		return LevelNode
 	}
 	return LevelSys
 }
 
-// find returns the GPU or NIC index at a PCI address.
-func (s *MockSystem) find(addr string) (gpu, nic int) {
+// find returns the device at a PCI address and its GPU index (-1 for a NIC).
+func (s *MockSystem) find(addr string) (MockDevice, int, error) {
 	a, err := NormalizeBusID(addr)
 	if err != nil {
-		return -1, -1
+		return MockDevice{}, -1, err
 	}
-	for i, g := range s.gpus {
-		if b, _ := NormalizeBusID(g.busID); b == a {
-			return i, -1
+	for i, g := range s.layout.GPUs {
+		if b, _ := NormalizeBusID(g.BusID); b == a {
+			return g, i, nil
 		}
 	}
-	for i, n := range s.nics {
+	for _, n := range s.layout.NICs {
 		if b, _ := NormalizeBusID(n.BusID); b == a {
-			return -1, i
+			return n, -1, nil
 		}
 	}
-	return -1, -1
+	return MockDevice{}, -1, fmt.Errorf("no simulated PCI device at %s", addr)
+}
+
+// nvmlBusID renders a layout address the way NVML prints it: 8-digit
+// domain, upper case ("00000000:1B:00.0").
+func nvmlBusID(addr string) string {
+	a, _ := NormalizeBusID(addr)
+	dom, rest, _ := strings.Cut(a, ":")
+	d, _ := strconv.ParseUint(dom, 16, 32)
+	return fmt.Sprintf("%08X:%s", d, strings.ToUpper(rest))
 }
 
 func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	m := s.model
-	g := s.gpus[i]
+	g := s.layout.GPUs[i]
+	busID := nvmlBusID(g.BusID)
 	// go-nvml draws a random UUID per construction; a fixed one keeps
 	// reports and golden files stable.
 	d.UUID = fmt.Sprintf("GPU-%08x-0000-4000-8000-%012x", crc(m.name), i)
-	d.PciBusID = g.busID
+	d.PciBusID = busID
 	d.GetNameFunc = func() (string, nvml.Return) { return m.gpuName, nvml.SUCCESS }
 	d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
 		p := nvml.PciInfo{PciDeviceId: d.Config.PciDeviceId}
-		bus, _ := strconv.ParseUint(m.busIDs[i], 16, 8)
-		p.Bus = uint32(bus)
-		putCString(p.BusId[:], g.busID)
+		putCString(p.BusId[:], busID)
 		return p, nvml.SUCCESS
 	}
-	numa := g.numa
+	numa := g.NUMA
 	if _, bad := s.has(i, FaultWrongNUMA); bad {
-		numa = 1 - numa
+		numa = s.otherNUMA(numa)
 	}
+	cpus, _ := ParseCPUList(s.layout.CPUs[numa])
 	d.GetMemoryAffinityFunc = func(nodes int, _ nvml.AffinityScope) ([]uint, nvml.Return) {
 		set := make([]uint, (nodes+63)/64)
-		set[numa/64] |= 1 << uint(numa%64)
+		if numa/64 < len(set) {
+			set[numa/64] |= 1 << uint(numa%64)
+		}
 		return set, nvml.SUCCESS
 	}
-	// x86 drivers answer NOT_SUPPORTED here; only coherent platforms use it.
+	// x86 drivers answer NOT_SUPPORTED here. Coherent platforms answer the
+	// GPU memory's own node, which no public GH200 output pins down, so the
+	// mock does not claim one there either.
 	d.GetNumaNodeIdFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 	d.GetCpuAffinityFunc = func(n int) ([]uint, nvml.Return) {
 		set := make([]uint, (n+63)/64)
-		for c := numa * mockCPUsPerNode; c < (numa+1)*mockCPUsPerNode && c < len(set)*64; c++ {
-			set[c/64] |= 1 << uint(c%64)
+		for _, c := range cpus {
+			if c/64 < len(set) {
+				set[c/64] |= 1 << uint(c%64)
+			}
 		}
 		return set, nvml.SUCCESS
 	}
@@ -335,11 +457,17 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	if _, bad := s.has(i, FaultPCIeX8); bad {
 		width = 8
 	}
-	d.GetCurrPcieLinkGenerationFunc = func() (int, nvml.Return) { return gen, nvml.SUCCESS }
-	d.GetMaxPcieLinkGenerationFunc = func() (int, nvml.Return) { return maxGen, nvml.SUCCESS }
-	d.GetGpuMaxPcieLinkGenerationFunc = func() (int, nvml.Return) { return m.pcieGen, nvml.SUCCESS }
-	d.GetCurrPcieLinkWidthFunc = func() (int, nvml.Return) { return width, nvml.SUCCESS }
-	d.GetMaxPcieLinkWidthFunc = func() (int, nvml.Return) { return m.pcieWidth, nvml.SUCCESS }
+	pcie := func(v int) (int, nvml.Return) {
+		if m.pcieGen == 0 {
+			return 0, nvml.ERROR_NOT_SUPPORTED
+		}
+		return v, nvml.SUCCESS
+	}
+	d.GetCurrPcieLinkGenerationFunc = func() (int, nvml.Return) { return pcie(gen) }
+	d.GetMaxPcieLinkGenerationFunc = func() (int, nvml.Return) { return pcie(maxGen) }
+	d.GetGpuMaxPcieLinkGenerationFunc = func() (int, nvml.Return) { return pcie(m.pcieGen) }
+	d.GetCurrPcieLinkWidthFunc = func() (int, nvml.Return) { return pcie(width) }
+	d.GetMaxPcieLinkWidthFunc = func() (int, nvml.Return) { return pcie(m.pcieWidth) }
 	_, linkDown := s.has(i, FaultNVLinkDown)
 	d.GetNvLinkStateFunc = func(l int) (nvml.EnableState, nvml.Return) {
 		switch {
@@ -357,7 +485,8 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 		if l < 0 || l >= m.nvlinks {
 			return p, nvml.ERROR_INVALID_ARGUMENT
 		}
-		// Links spread over the NVSwitches round-robin (modelled addresses).
+		// Links spread over the NVSwitches round-robin; the switch
+		// addresses are modelled, not taken from a real system.
 		putCString(p.BusId[:], fmt.Sprintf("00000000:%02X:00.0", 0xE0+l%4))
 		return p, nvml.SUCCESS
 	}
@@ -372,7 +501,10 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 		if !ok {
 			return 0, nvml.ERROR_INVALID_ARGUMENT
 		}
-		lvl, _ := s.CommonAncestor(g.busID, o.PciBusID)
+		lvl, err := s.CommonAncestor(busID, o.PciBusID)
+		if err != nil {
+			return 0, nvml.ERROR_INVALID_ARGUMENT
+		}
 		return map[Level]nvml.GpuTopologyLevel{
 			LevelPIX: nvml.TOPOLOGY_SINGLE, LevelPXB: nvml.TOPOLOGY_MULTIPLE,
 			LevelNode: nvml.TOPOLOGY_NODE, LevelSys: nvml.TOPOLOGY_SYSTEM,
@@ -386,7 +518,12 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 		mask = 0x40 // nvmlClocksEventReasonHwThermalSlowdown
 	}
 	d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return temp, nvml.SUCCESS }
-	d.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return uint32(m.powerW * 1000), nvml.SUCCESS }
+	d.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) {
+		if m.powerW == 0 {
+			return 0, nvml.ERROR_NOT_SUPPORTED
+		}
+		return uint32(m.powerW * 1000), nvml.SUCCESS
+	}
 	d.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { return mask, nvml.SUCCESS }
 	d.GetCurrentClocksThrottleReasonsFunc = d.GetCurrentClocksEventReasonsFunc
 	if m.noMIG {
@@ -396,6 +533,22 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	if f, ok := s.has(i, FaultXID); ok {
 		events.push(nvml.EventData{Device: d, EventType: nvml.EventTypeXidCriticalError, EventData: f.Value})
 	}
+}
+
+// otherNUMA picks the node a misplaced GPU reports: the first node of the
+// layout that is not n (or n+1 when the layout lists only one).
+func (s *MockSystem) otherNUMA(n int) int {
+	nodes := make([]int, 0, len(s.layout.CPUs))
+	for k := range s.layout.CPUs {
+		nodes = append(nodes, k)
+	}
+	sort.Ints(nodes)
+	for _, k := range nodes {
+		if k != n {
+			return k
+		}
+	}
+	return n + 1
 }
 
 // xidQueue hands planted XID events to the event set, then behaves like an

@@ -53,11 +53,12 @@ const (
 	MockDGXH200  = "dgxh200"
 	MockDGXB200  = "dgxb200"
 	MockL40SPCIe = "l40s-pcie"
+	MockGH200    = "gh200"
 )
 
 // MockNames lists the simulated systems, sorted.
 func MockNames() []string {
-	return []string{MockDGXA100, MockDGXB200, MockDGXH100, MockDGXH200, MockL40SPCIe}
+	return []string{MockDGXA100, MockDGXB200, MockDGXH100, MockDGXH200, MockGH200, MockL40SPCIe}
 }
 
 // FaultKind names a fault that NewMock plants in a simulated system.
@@ -143,4 +144,33 @@ func knownFault(k FaultKind) bool {
 		return true
 	}
 	return false
+}
+
+// MockLayout is the PCI and NUMA layout a simulated system reports: where
+// each GPU and NIC sits and which CPUs belong to each NUMA node. The
+// built-in systems carry the layouts of gpuform's hardware modules; a
+// caller can pass its own (NewMockLayout) to simulate a spec's hardware.
+type MockLayout struct {
+	// GPUs in NVML index order.
+	GPUs []MockDevice
+	// NICs are the RDMA NICs.
+	NICs []MockDevice
+	// CPUs maps a NUMA node to its cpulist, e.g. 0 → "0-55,112-167".
+	CPUs map[int]string
+	// SameSwitch is the level of two devices under one PCIe switch: PIX
+	// or PXB, as the platform's `nvidia-smi topo -m` shows it.
+	SameSwitch Level
+}
+
+// MockDevice is one simulated PCI device.
+type MockDevice struct {
+	// Name is the RDMA device name of a NIC ("mlx5_0"); empty for GPUs.
+	Name string
+	// BusID is the PCI address, "0000:1b:00.0".
+	BusID string
+	// NUMA is the device's NUMA node.
+	NUMA int
+	// Switch names the PCIe switch the device sits under; "" means a CPU
+	// root port of its own.
+	Switch string
 }
