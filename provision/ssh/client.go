@@ -19,7 +19,8 @@ import (
 
 // Client is an open, verified and authenticated connection to one host. It
 // implements transport.Transport; every Run opens a new session on the same
-// connection. It is safe for concurrent use.
+// connection. It is safe for concurrent use; at most 8 commands run at once
+// on one connection (sshd's MaxSessions defaults to 10), others wait.
 type Client struct {
 	host           string
 	become         string
@@ -31,12 +32,22 @@ type Client struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
+	// sessions bounds concurrent Runs. sshd refuses sessions beyond its
+	// MaxSessions (default 10) on one connection; stop needs one more.
+	sessions chan struct{}
+
 	dead     chan struct{} // closed when the connection is known to be gone
 	deadOnce sync.Once
 	deadErr  *transport.HostError
 }
 
 var _ transport.Transport = (*Client)(nil)
+
+// maxConcurrentSessions is how many Runs may be under way on one
+// connection at once; more wait. It stays below OpenSSH's default
+// MaxSessions of 10, leaving room for the session that stops a cancelled
+// command.
+const maxConcurrentSessions = 8
 
 // Dial connects to host ("alias", "host", "user@host:port") through any
 // jump hosts, verifies every host key and logs in. It returns a
@@ -103,6 +114,7 @@ func Dial(ctx context.Context, host string, opts Options) (*Client, error) {
 		hops:           clients[:len(clients)-1],
 		closed:         make(chan struct{}),
 		dead:           make(chan struct{}),
+		sessions:       make(chan struct{}, maxConcurrentSessions),
 	}
 	go func() {
 		err := c.client.Wait()
@@ -309,6 +321,17 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.commandTimeout, &commandTimeoutError{c.commandTimeout})
 		defer cancel()
+	}
+	if ctx.Err() != nil {
+		return transport.Result{}, c.ctxErr(ctx)
+	}
+	select {
+	case c.sessions <- struct{}{}:
+		defer func() { <-c.sessions }()
+	case <-ctx.Done():
+		return transport.Result{}, c.ctxErr(ctx)
+	case <-c.dead:
+		return transport.Result{}, c.deadErr
 	}
 
 	var stdout, stderr bytes.Buffer

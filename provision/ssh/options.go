@@ -171,11 +171,8 @@ func splitSpec(spec string) (userName, host string, port int, err error) {
 			return "", "", 0, fmt.Errorf("bad host %q: %v", spec, splitErr)
 		}
 		host = h
-		if p != "" {
-			port, err = parsePort(p)
-			if err != nil {
-				return "", "", 0, err
-			}
+		if port, err = parsePort(p); err != nil {
+			return "", "", 0, err
 		}
 	}
 	if host == "" {

@@ -517,19 +517,21 @@ func TestRunFaults(t *testing.T) {
 	t.Run("command timeout ends the remote command", func(t *testing.T) {
 		srv := sshtest.Start(t, sshtest.Options{})
 		opts := optsFor(srv)
-		opts.CommandTimeout = time.Second
+		// Generous numbers: a loaded 2-core CI machine takes hundreds of
+		// milliseconds to start an sshd session.
+		opts.CommandTimeout = 2 * time.Second
 		c := dial(t, srv, opts)
 		marker := filepath.Join(t.TempDir(), "still-running")
 		start := time.Now()
-		_, err := c.Run(context.Background(), transport.Command{Script: "sleep 2; touch " + transport.Quote(marker)})
+		_, err := c.Run(context.Background(), transport.Command{Script: "sleep 4; touch " + transport.Quote(marker)})
 		he := hostErr(t, err, "timeout")
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(he.Error(), "1s") {
-			t.Errorf("error %v does not say the command timed out after 1s", err)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(he.Error(), "2s") {
+			t.Errorf("error %v does not say the command timed out after 2s", err)
 		}
-		if d := time.Since(start); d > 1900*time.Millisecond {
-			t.Errorf("Run returned after %s with a 1s command timeout", d)
+		if d := time.Since(start); d > 3500*time.Millisecond {
+			t.Errorf("Run returned after %s with a 2s command timeout", d)
 		}
-		time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
+		time.Sleep(time.Until(start.Add(4500 * time.Millisecond)))
 		if _, err := os.Stat(marker); err == nil {
 			t.Error("the remote command went on running after its timeout")
 		}

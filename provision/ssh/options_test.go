@@ -1,0 +1,226 @@
+package ssh
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kevinburke/ssh_config"
+)
+
+const testConfig = `
+Host gpu-*
+  HostName %h.cluster.example
+  User ops
+  Port 2222
+  IdentityFile ~/.ssh/gpu_%r
+  ProxyJump bastion1, ops@bastion2:2200
+  ConnectTimeout 7
+  ServerAliveInterval 1m
+  ServerAliveCountMax 5
+  UserKnownHostsFile ~/.ssh/known_gpu /etc/gpu_known
+  StrictHostKeyChecking accept-new
+
+Host quiet
+  ServerAliveInterval 0
+  ProxyJump none
+
+Host *
+  User fallback
+`
+
+func TestResolvePrecedence(t *testing.T) {
+	cfg, err := ssh_config.Decode(strings.NewReader(testConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env{getenv: hermetic(nil), home: "/home/me", localUser: "me"}
+	tests := map[string]struct {
+		spec   string
+		target bool
+		opts   Options
+		want   endpoint
+	}{
+		"from ssh_config": {
+			spec: "gpu-01", target: true,
+			want: endpoint{
+				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 2222, user: "ops",
+				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_ops", explicit: true}},
+				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				acceptNew:      true,
+				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
+				proxyJump: []string{"bastion1", "ops@bastion2:2200"},
+			},
+		},
+		// Options are the command line: they win over the file.
+		"options win": {
+			spec: "gpu-01", target: true,
+			opts: Options{User: "root", Port: 22, IdentityFiles: []string{"/k"}, KnownHostsFiles: []string{"/kh"},
+				ConnectTimeout: time.Second, KeepaliveInterval: -1, KeepaliveCountMax: 2, ProxyJump: []string{"j"}},
+			want: endpoint{
+				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 22, user: "root",
+				identityFiles: []identityFile{{path: "/k", explicit: true}, {path: "/home/me/.ssh/gpu_root", explicit: true}},
+				knownHosts:    []string{"/kh"}, acceptNew: true,
+				connectTimeout: time.Second, keepalive: -1, keepaliveMax: 2,
+				proxyJump: []string{"j"},
+			},
+		},
+		// What is written in the host string wins over everything.
+		"host string wins": {
+			spec: "admin@gpu-01:2022", target: true,
+			opts: Options{User: "root", Port: 22},
+			want: endpoint{
+				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 2022, user: "admin",
+				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_admin", explicit: true}},
+				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				acceptNew:      true,
+				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
+				proxyJump: []string{"bastion1", "ops@bastion2:2200"},
+			},
+		},
+		// Jump hosts do not take the target's user, port or ProxyJump.
+		"jump host": {
+			spec: "gpu-bastion", target: false,
+			opts: Options{User: "root", Port: 22, ProxyJump: []string{"j"}},
+			want: endpoint{
+				alias: "gpu-bastion", hostname: "gpu-bastion.cluster.example", port: 2222, user: "ops",
+				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_ops", explicit: true}},
+				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				acceptNew:      true,
+				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
+			},
+		},
+		"defaults": {
+			spec: "quiet", target: true,
+			want: endpoint{
+				alias: "quiet", hostname: "quiet", port: 22, user: "fallback",
+				identityFiles: []identityFile{
+					{path: "/home/me/.ssh/id_ed25519"}, {path: "/home/me/.ssh/id_ecdsa"}, {path: "/home/me/.ssh/id_rsa"},
+				},
+				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/etc/ssh/ssh_known_hosts"},
+				connectTimeout: DefaultConnectTimeout, keepalive: -1, keepaliveMax: DefaultKeepaliveCountMax,
+			},
+		},
+		"ipv6": {
+			spec: "[fd00::1]:2200", target: true, opts: Options{KeepaliveInterval: time.Second},
+			want: endpoint{
+				alias: "fd00::1", hostname: "fd00::1", port: 2200, user: "fallback",
+				identityFiles: []identityFile{
+					{path: "/home/me/.ssh/id_ed25519"}, {path: "/home/me/.ssh/id_ecdsa"}, {path: "/home/me/.ssh/id_rsa"},
+				},
+				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/etc/ssh/ssh_known_hosts"},
+				connectTimeout: DefaultConnectTimeout, keepalive: time.Second, keepaliveMax: DefaultKeepaliveCountMax,
+			},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := &resolver{opts: tt.opts, cfg: cfg, env: e}
+			got, err := r.resolve(tt.spec, tt.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(endpoint{}, identityFile{})); diff != "" {
+				t.Errorf("resolve(%q) (-want +got):\n%s", tt.spec, diff)
+			}
+		})
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	tests := map[string]struct {
+		config, spec string
+	}{
+		"bad port in config": {"Host x\n  Port http\n", "x"},
+		"bad timeout":        {"Host x\n  ConnectTimeout soon\n", "x"},
+		"bad count":          {"Host x\n  ServerAliveCountMax 0\n", "x"},
+		"bad port in spec":   {"", "x:99999"},
+		"empty host":         {"", "user@"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := ssh_config.Decode(strings.NewReader(tt.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &resolver{cfg: cfg, env: env{getenv: hermetic(nil), localUser: "me"}}
+			if _, err := r.resolve(tt.spec, true); err == nil {
+				t.Errorf("resolve(%q) with %q: no error", tt.spec, tt.config)
+			}
+		})
+	}
+}
+
+func TestSplitSpec(t *testing.T) {
+	tests := map[string]struct {
+		user, host string
+		port       int
+	}{
+		"node":                     {"", "node", 0},
+		"root@node":                {"root", "node", 0},
+		"root@node:2222":           {"root", "node", 2222},
+		"ssh://root@node:2222":     {"root", "node", 2222},
+		"[fd00::1]:22":             {"", "fd00::1", 22},
+		"[fd00::1]":                {"", "fd00::1", 0},
+		"fd00::1":                  {"", "fd00::1", 0},
+		"a@b@node":                 {"a@b", "node", 0},
+		"10.0.0.1":                 {"", "10.0.0.1", 0},
+		"user@10.0.0.1:65535":      {"user", "10.0.0.1", 65535},
+		"gpu-01.cluster.example:1": {"", "gpu-01.cluster.example", 1},
+	}
+	for spec, tt := range tests {
+		t.Run(spec, func(t *testing.T) {
+			u, h, p, err := splitSpec(spec)
+			if err != nil || u != tt.user || h != tt.host || p != tt.port {
+				t.Errorf("splitSpec(%q) = %q, %q, %d, %v; want %q, %q, %d", spec, u, h, p, err, tt.user, tt.host, tt.port)
+			}
+		})
+	}
+	for _, bad := range []string{"", "node:", "node:0", "node:x", "[::1"} {
+		if _, _, _, err := splitSpec(bad); err == nil {
+			t.Errorf("splitSpec(%q): no error", bad)
+		}
+	}
+}
+
+func TestExpandTokens(t *testing.T) {
+	tokens := map[byte]string{'h': "node", 'r': "root"}
+	tests := map[string]string{
+		"~/.ssh/%h_%r": "~/.ssh/node_root",
+		"100%%":        "100%",
+		"%x stays":     "%x stays",
+		"trailing %":   "trailing %",
+	}
+	for in, want := range tests {
+		if got := expandTokens(in, tokens); got != want {
+			t.Errorf("expandTokens(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	e := env{getenv: hermetic(nil), home: dir}
+	if cfg, err := loadConfig("", e); cfg != nil || err != nil {
+		t.Errorf("missing ~/.ssh/config: got %v, %v; want no config and no error", cfg, err)
+	}
+	if cfg, err := loadConfig(NoConfig, e); cfg != nil || err != nil {
+		t.Errorf("NoConfig: got %v, %v", cfg, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".ssh", "config"), []byte("Host a\n  Port 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig("", e)
+	if err != nil || cfg == nil {
+		t.Fatalf("~/.ssh/config: %v, %v", cfg, err)
+	}
+	if v, _ := cfg.Get("a", "Port"); v != "2" {
+		t.Errorf("Port = %q", v)
+	}
+}

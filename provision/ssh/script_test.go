@@ -1,0 +1,238 @@
+package ssh
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// runLocally runs a built script the way sshd does: a login shell's -c in a
+// new session.
+func runLocally(t *testing.T, script string, stdin string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = newPIDFilter(&stderr)
+	return cmd, &stdout, &stderr
+}
+
+func TestBuildScript(t *testing.T) {
+	tests := map[string]struct {
+		cmd      transport.Command
+		stdin    string
+		wantOut  string
+		wantExit int
+	}{
+		"stdin reaches the command": {cmd: transport.Command{Script: "cat; echo done"}, stdin: "abc\n", wantOut: "abc\ndone\n"},
+		"exit status":               {cmd: transport.Command{Script: "exit 42"}, wantExit: 42},
+		// Newlines, quotes and globs in values stay literal.
+		"env quoting": {cmd: transport.Command{Script: `printf '[%s]' "$V"`, Env: map[string]string{"V": "a\nb 'c' * $(x)"}}, wantOut: "[a\nb 'c' * $(x)]"},
+		"heredoc":     {cmd: transport.Command{Script: "cat <<'EOF'\nx $y\nEOF"}, wantOut: "x $y\n"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			script, err := buildScript(tt.cmd, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd, stdout, _ := runLocally(t, script, tt.stdin)
+			err = cmd.Run()
+			var exitErr *exec.ExitError
+			code := 0
+			if errors.As(err, &exitErr) {
+				code = exitErr.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.wantExit || stdout.String() != tt.wantOut {
+				t.Errorf("got exit %d, stdout %q; want %d, %q", code, stdout, tt.wantExit, tt.wantOut)
+			}
+		})
+	}
+}
+
+func TestBuildScriptBecome(t *testing.T) {
+	script, err := buildScript(transport.Command{Script: "id -u", Become: true}, BecomeSudo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(script, "sudo -n -- /bin/sh -c") {
+		t.Errorf("script %q does not use sudo -n", script)
+	}
+	plain, _ := buildScript(transport.Command{Script: "id -u", Become: true}, "")
+	if strings.Contains(plain, "sudo") {
+		t.Errorf("without a become method, script %q uses sudo", plain)
+	}
+}
+
+// TestSupervisorKillsProcessGroup checks what stop relies on: SIGTERM to
+// the pid the supervisor reports ends the command and its children.
+func TestSupervisorKillsProcessGroup(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "survived")
+	script, err := buildScript(transport.Command{Script: "sh -c 'sleep 2; touch " + marker + "' & sleep 2; touch " + marker}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, _ := runLocally(t, script, "")
+	filter := cmd.Stderr.(*pidFilter)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := filter.wait(5 * time.Second)
+	if pid != cmd.Process.Pid {
+		t.Fatalf("supervisor reported pid %d, want %d", pid, cmd.Process.Pid)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("supervisor still running 3s after SIGTERM")
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a child of the command survived SIGTERM to the supervisor")
+	}
+}
+
+func TestPIDFilter(t *testing.T) {
+	tests := map[string]struct {
+		writes  []string
+		wantOut string
+		wantPID int
+	}{
+		"marker then output":   {writes: []string{pidMarker + "123\nerr\n"}, wantOut: "err\n", wantPID: 123},
+		"marker in pieces":     {writes: []string{"gpuform-", "pid:4", "56\n", "x"}, wantOut: "x", wantPID: 456},
+		"no marker":            {writes: []string{"sudo: a password is required\n"}, wantOut: "sudo: a password is required\n"},
+		"prefix only, no line": {writes: []string{"gpuform-pid:"}, wantOut: "gpuform-pid:"},
+		// A marker that is not a number is passed on, not trusted.
+		"bad pid": {writes: []string{pidMarker + "12x\nrest"}, wantOut: pidMarker + "12x\nrest"},
+		"long":    {writes: []string{strings.Repeat("y", 100)}, wantOut: strings.Repeat("y", 100)},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			f := newPIDFilter(&buf)
+			for _, w := range tt.writes {
+				if n, err := f.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			f.flush()
+			if buf.String() != tt.wantOut || f.wait(0) != tt.wantPID {
+				t.Errorf("output %q, pid %d; want %q, %d", buf.String(), f.wait(0), tt.wantOut, tt.wantPID)
+			}
+		})
+	}
+}
+
+// FuzzPIDFilter feeds the filter what a remote host may write on stderr:
+// whatever the bytes and however they are split, nothing is lost except one
+// well-formed marker line at the very start.
+func FuzzPIDFilter(f *testing.F) {
+	f.Add([]byte(pidMarker+"42\nhello\n"), uint8(3))
+	f.Add([]byte("plain stderr"), uint8(1))
+	f.Add([]byte(pidMarker), uint8(5))
+	f.Add([]byte(pidMarker+"-1\n"), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
+		var buf bytes.Buffer
+		p := newPIDFilter(&buf)
+		step := int(split%16) + 1
+		for i := 0; i < len(data); i += step {
+			end := min(i+step, len(data))
+			if n, err := p.Write(data[i:end]); n != end-i || err != nil {
+				t.Fatalf("Write = %d, %v", n, err)
+			}
+		}
+		p.flush()
+		pid := p.wait(0)
+		want := data
+		if pid > 0 {
+			line := []byte(pidMarker + strconv.Itoa(pid) + "\n")
+			if !bytes.HasPrefix(data, line) && !bytes.HasPrefix(data, []byte(pidMarker)) {
+				t.Fatalf("pid %d found in %q", pid, data)
+			}
+			want = data[bytes.IndexByte(data, '\n')+1:]
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("output %q, want %q", buf.Bytes(), want)
+		}
+	})
+}
+
+func TestKnownAlgorithms(t *testing.T) {
+	rsaLine := "node ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDdJvYTbzymSlvHh7wahMAp9RqvvSOfnC9l76Vyk8o5bdP9yXfjIi0Nh4CzCPGl+XAqFdvOh/IHtpXgv4gW9w0ByKbDjNQ6fxNvQuMhgM2j+UySIFbO5xwWn8a4hzJ07/RpSP0q2b2lbWTbaR7GHy4pJOXVaaTprVfzFD9vypK3Rw=="
+	ca := sshtestKey(t)
+	tests := map[string]struct {
+		content string
+		first   []string
+	}{
+		"rsa known": {content: rsaLine + "\n", first: []string{gossh.KeyAlgoRSASHA512, gossh.KeyAlgoRSASHA256, gossh.KeyAlgoRSA}},
+		// Only an authority: keep the default order (certificates first).
+		"authority only": {content: "@cert-authority node " + string(gossh.MarshalAuthorizedKey(ca))},
+		"unknown host":   {content: "other " + strings.TrimPrefix(rsaLine, "node ") + "\n"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			kh := filepath.Join(t.TempDir(), "known_hosts")
+			if err := os.WriteFile(kh, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			h := &hostKeys{files: []string{kh}}
+			db, err := knownhosts.New(kh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := h.knownAlgorithms(db, "node:22")
+			if tt.first == nil {
+				if got != nil {
+					t.Errorf("algorithms = %v, want the default (nil)", got)
+				}
+				return
+			}
+			if len(got) < len(tt.first) || strings.Join(got[:len(tt.first)], " ") != strings.Join(tt.first, " ") {
+				t.Errorf("algorithms = %v, want %v first", got, tt.first)
+			}
+			if !contains(got, gossh.KeyAlgoED25519) {
+				t.Errorf("algorithms %v drop ed25519: a host that lost its RSA key would fail to negotiate instead of being reported as changed", got)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sshtestKey(t *testing.T) gossh.PublicKey {
+	t.Helper()
+	pub, err := probeKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub
+}
