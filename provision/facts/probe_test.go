@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,4 +166,47 @@ func errorsAs(err error, target **transport.HostError) bool {
 		*target = he
 	}
 	return ok
+}
+
+// TestProbeShells runs the probe under every POSIX shell found on this
+// machine (nodes run dash, bash, or busybox ash) and checks each reads the
+// same facts as the golden file. Shells that are not installed are skipped.
+func TestProbeShells(t *testing.T) {
+	shells := map[string][]string{"dash": {"dash"}, "bash-posix": {"bash", "--posix"}, "busybox-ash": {"busybox", "sh"}}
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	for _, profile := range []string{"hgx-h100-converged", "l40s-rocky9"} {
+		root, err := sim.Materialize(profile, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("testdata", "golden", profile+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, argv := range shells {
+			t.Run(profile+"/"+name, func(t *testing.T) {
+				if _, err := exec.LookPath(argv[0]); err != nil {
+					t.Skipf("%s not installed", argv[0])
+				}
+				cmd := exec.Command(argv[0], append(argv[1:], script)...)
+				cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=sh1",
+					"PATH="+filepath.Join(root, sim.BinDir)+":"+os.Getenv("PATH"))
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := facts.Parse(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(want), string(marshal(t, normalise(n, profile)))); diff != "" {
+					t.Errorf("facts under %s differ from golden (-want +got):\n%s", name, diff)
+				}
+			})
+		}
+	}
 }
