@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -172,6 +173,9 @@ type HostFacts struct {
 	// NCCL holds nccl-tests results by NCCLExpectation.Name; a test not in
 	// the map was not run (tier) and is skipped.
 	NCCL map[string]nccltest.Result
+	// DCGM is the `dcgmi diag` run of the quick tier and deeper; nil when
+	// it was not run (probe tier), which emits no DCGM check.
+	DCGM *dcgm.Result
 	// Catalogue supplies NCCL floors; nil means the embedded catalogue.
 	Catalogue *Catalogue
 }
@@ -183,7 +187,7 @@ func gpuID(check string, gpu int) string { return fmt.Sprintf("nvml.%s[gpu%d]", 
 // then nvml.facts fails with extra.NVMLError and the NVML checks are
 // skipped, while host and NCCL checks still run. The result order is
 // stable: node-wide NVML checks, per-GPU checks grouped by check and sorted
-// by GPU, then host checks, then NCCL checks.
+// by GPU, then host checks, then DCGM checks, then NCCL checks.
 func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResult {
 	var out []CheckResult
 	if rep == nil {
@@ -197,7 +201,55 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 		out = append(out, checkNVML(exp, rep)...)
 	}
 	out = append(out, checkHost(exp, extra)...)
+	out = append(out, checkDCGM(extra.DCGM)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
+	return out
+}
+
+// checkDCGM turns a dcgmi diag run into one check per DCGM test, id
+// "dcgm.<test>" (lower case, spaces as underscores). DCGM's Warn passes
+// with its warning as the message: DCGM itself does not fail the run on it.
+func checkDCGM(res *dcgm.Result) []CheckResult {
+	if res == nil {
+		return nil
+	}
+	level := fmt.Sprintf("dcgmi diag -r %d", res.Level)
+	switch {
+	case res.NotInstalled:
+		return []CheckResult{{ID: "dcgm.diag", Status: StatusSkip, Expected: level + " passes", Message: "dcgmi is not installed on the node"}}
+	case res.Diag == nil || (res.Failure != "" && len(res.Diag.Tests) == 0):
+		return []CheckResult{{ID: "dcgm.diag", Status: StatusError, Expected: level + " passes", Message: res.Failure}}
+	}
+	var out []CheckResult
+	if res.Failure != "" {
+		out = append(out, CheckResult{ID: "dcgm.diag", Status: StatusError, Expected: level + " passes", Message: res.Failure})
+	}
+	for _, t := range res.Diag.Tests {
+		r := CheckResult{ID: "dcgm." + strings.ReplaceAll(strings.ToLower(t.Name), " ", "_"), Observed: t.Status, Expected: "Pass"}
+		switch t.Status {
+		case "Pass", "Warn":
+			r.Status = StatusPass
+		case "Skip", "":
+			r.Status, r.Message = StatusSkip, "DCGM skipped this test"
+		default:
+			r.Status = StatusFail
+			var gpus []string
+			for _, id := range t.FailedGPUs() {
+				gpus = append(gpus, fmt.Sprintf("gpu%d", id))
+			}
+			r.Message = "DCGM " + t.Category + " test " + t.Name + " failed"
+			if len(gpus) > 0 {
+				r.Message += " on " + strings.Join(gpus, ", ")
+			}
+		}
+		if len(t.Warnings) > 0 && r.Status != StatusSkip {
+			if r.Message != "" {
+				r.Message += ": "
+			}
+			r.Message += strings.Join(t.Warnings, "; ")
+		}
+		out = append(out, r)
+	}
 	return out
 }
 

@@ -1,0 +1,47 @@
+package verify
+
+import (
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gpuform/gpuform/provision/verify/dcgm"
+)
+
+func TestDCGMChecks(t *testing.T) {
+	data, err := os.ReadFile("dcgm/testdata/dcgmi-diag-deployment-only-dcgm4.1.1-8xV100.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := dcgm.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := &dcgm.Diag{Tests: []dcgm.Test{
+		{Category: "Integration", Name: "PCIe", Status: "Fail", GPUs: map[int]string{0: "Pass", 3: "Fail"}, Warnings: []string{"bandwidth below threshold"}},
+		{Category: "Hardware", Name: "memory", Status: "Warn", GPUs: map[int]string{0: "Warn"}, Warnings: []string{"retry"}},
+		{Category: "Stress", Name: "targeted power", Status: "Skip"},
+	}}
+	tests := []struct {
+		name string
+		res  *dcgm.Result
+		want []CheckResult
+	}{
+		{"not run", nil, nil},
+		{"real pass", &dcgm.Result{Level: 1, Diag: real}, []CheckResult{{ID: "dcgm.software", Status: StatusPass, Observed: "Pass", Expected: "Pass"}}},
+		{"not installed", &dcgm.Result{Level: 1, NotInstalled: true}, []CheckResult{{ID: "dcgm.diag", Status: StatusSkip, Expected: "dcgmi diag -r 1 passes", Message: "dcgmi is not installed on the node"}}},
+		{"hang", &dcgm.Result{Level: 1, Failure: "dcgmi diag -r 1 did not finish within 3m0s"}, []CheckResult{{ID: "dcgm.diag", Status: StatusError, Expected: "dcgmi diag -r 1 passes", Message: "dcgmi diag -r 1 did not finish within 3m0s"}}},
+		{"failures", &dcgm.Result{Level: 1, Diag: failing}, []CheckResult{
+			{ID: "dcgm.pcie", Status: StatusFail, Observed: "Fail", Expected: "Pass", Message: "DCGM Integration test PCIe failed on gpu3: bandwidth below threshold"},
+			{ID: "dcgm.memory", Status: StatusPass, Observed: "Warn", Expected: "Pass", Message: "retry"},
+			{ID: "dcgm.targeted_power", Status: StatusSkip, Observed: "Skip", Expected: "Pass", Message: "DCGM skipped this test"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, checkDCGM(tt.res)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
