@@ -5,7 +5,6 @@ package verify
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -84,17 +83,6 @@ func collectMock(t testing.TB, name string, faults ...nvmlfacts.Fault) *nvmlfact
 		t.Fatal(err)
 	}
 	return rep
-}
-
-func failed(results []CheckResult) []string {
-	var ids []string
-	for _, r := range results {
-		if r.Status == StatusFail || r.Status == StatusError {
-			ids = append(ids, r.ID)
-		}
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 func healthyHost(c mockCase) HostFacts {

@@ -3,6 +3,7 @@ package verify
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -22,4 +23,16 @@ func parseFixture(t testing.TB, name string) []nccltest.Run {
 		t.Fatal(err)
 	}
 	return runs
+}
+
+// failed lists the ids of failed and errored checks, sorted.
+func failed(results []CheckResult) []string {
+	var ids []string
+	for _, r := range results {
+		if r.Status == StatusFail || r.Status == StatusError {
+			ids = append(ids, r.ID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
 }
