@@ -671,7 +671,8 @@ func parseTmpfsSize(v string, mem uint64) (uint64, error) {
 		if err != nil || pct > 100 {
 			return 0, fmt.Errorf("bad size=%s", v)
 		}
-		return mem / 100 * pct, nil
+		// Multiply before dividing, as the kernel does, without overflowing.
+		return mem/100*pct + mem%100*pct/100, nil
 	}
 	n, err := strconv.ParseUint(num, 10, 64)
 	if err != nil || n > (1<<63)/mult {

@@ -328,3 +328,24 @@ func TestStandInOutsideRoot(t *testing.T) {
 		t.Errorf("stand-in outside a root: %q %v", out, err)
 	}
 }
+
+// TestNestedCallsNotLogged: a stand-in that runs another (reboot applying
+// sysctl.d) records only the outer call, so call logs read like what the
+// operator's tool ran.
+func TestNestedCallsNotLogged(t *testing.T) {
+	tr, root := newNode(t, "hgx-h100-converged")
+	before := probe(t, tr)
+	if res := run(t, tr, "reboot && dpkg -s libnccl2 >/dev/null"); res.ExitCode != 0 {
+		t.Fatalf("reboot: %s", res.Stderr)
+	}
+	log, err := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+	if err != nil || string(log) != "reboot \ndpkg -s libnccl2\n" {
+		t.Errorf("calls.log = %q, %v", log, err)
+	}
+	// A converged node comes back from reboot exactly as it was: its boot
+	// configuration (modules-load.d, sysctl.d, fstab, enabled units)
+	// reproduces its running state.
+	if diff := cmp.Diff(before, probe(t, tr)); diff != "" {
+		t.Errorf("reboot changed a converged node (-before +after):\n%s", diff)
+	}
+}

@@ -14,6 +14,12 @@ SIM=$R/var/lib/gpuform-sim
 TOOL=${0##*/}
 
 sim_begin() {
+	# A stand-in run by another stand-in (reboot applying sysctl.d, dpkg
+	# delegating to dpkg-query) is part of that call: not logged again and
+	# not subject to fault injection.
+	if [ "${GPUFORM_SIM_NESTED:-}" = 1 ]; then
+		return 0
+	fi
 	mkdir -p "$R/var/log/gpuform-sim"
 	printf '%s\n' "$TOOL $*" >>"$R/var/log/gpuform-sim/calls.log"
 	case ",${GPUFORM_SIM_FAIL:-}," in
