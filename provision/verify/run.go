@@ -1,0 +1,70 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify/dcgm"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+)
+
+// HostOptions say how RunHost gathers a host's facts.
+type HostOptions struct {
+	// Fetch says how NVML facts are read (agent binary, its arguments).
+	Fetch FetchOptions
+	// Node is the facts probe's result for the host, for fabric manager
+	// and peermem state; nil leaves those checks unjudged (error).
+	Node *facts.Node
+}
+
+// RunHost verifies one host at a tier within the tier's hard budget: NVML
+// facts (agent, else nvidia-smi), DCGM diagnostics from the quick tier on,
+// the nccl-tests of the tier, then Check. Anything that fails to run
+// becomes a failed or errored check, never a Go error: a broken host must
+// still produce its report.
+func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier Tier, opts HostOptions) ([]CheckResult, error) {
+	plan, err := Plan(tier, exp)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, plan.Budget)
+	defer cancel()
+
+	extra := HostFactsFromNode(opts.Node)
+	rep, err := FetchNVML(ctx, t, opts.Fetch)
+	if err != nil {
+		extra.NVMLError = err.Error()
+		rep = nil
+	}
+	if plan.DCGMDiag > 0 {
+		// DCGM's quick diagnostic gets the quick tier's share of the budget.
+		res, err := dcgm.Run(ctx, t, plan.DCGMDiag, TierQuick.Budget()-TierProbe.Budget())
+		if err != nil {
+			res.Failure = budgetOr(ctx, plan, err)
+		}
+		extra.DCGM = &res
+	}
+	for _, n := range plan.NCCL {
+		res, err := nccltest.RunTest(ctx, t, n.Command, n.Timeout)
+		if err != nil {
+			res.Failure = budgetOr(ctx, plan, err)
+		}
+		if extra.NCCL == nil {
+			extra.NCCL = map[string]nccltest.Result{}
+		}
+		extra.NCCL[n.Name] = res
+	}
+	return Check(exp, rep, extra), nil
+}
+
+// budgetOr explains a run error, naming the tier budget when that is what
+// ended it.
+func budgetOr(ctx context.Context, plan TierPlan, err error) string {
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Sprintf("the %s tier's budget of %s ran out", plan.Tier, plan.Budget.Round(time.Second))
+	}
+	return err.Error()
+}

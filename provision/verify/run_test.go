@@ -1,0 +1,66 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gpuform/gpuform/provision/local"
+)
+
+// TestRunHost verifies a node through a real shell with stand-ins that
+// print real captures: nvidia-smi (Tesla T4), dcgmi (V100 deployment run)
+// and all_reduce_perf (8x H100).
+func TestRunHost(t *testing.T) {
+	bin := t.TempDir()
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	standins := map[string]string{
+		"nvidia-smi":      abs("smi/testdata/nvidia-smi-q-x-TeslaT4-driver515-v11.xml"),
+		"dcgmi":           abs("dcgm/testdata/dcgmi-diag-deployment-only-dcgm4.1.1-8xV100.txt"),
+		"all_reduce_perf": abs("nccltest/testdata/all_reduce_perf-8xH100-nvswitch-1node.txt"),
+	}
+	for name, file := range standins {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\ncat "+file+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := local.New("node1", local.WithEnv(map[string]string{"PATH": bin + ":/usr/bin:/bin"}))
+	exp := Expectation{GPUCount: 1, GPUModel: "T4", NCCL: []NCCLExpectation{{Name: "allreduce", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 400}}}
+	tests := []struct {
+		tier Tier
+		want map[string]Status
+	}{
+		{TierProbe, map[string]Status{"nvml.facts": StatusPass, "nvml.gpu_count": StatusPass, "nccl.allreduce": StatusSkip}},
+		{TierFull, map[string]Status{"nvml.facts": StatusPass, "dcgm.software": StatusPass, "nccl.allreduce": StatusPass, "nvml.pcie_link[gpu0]": StatusFail}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.tier), func(t *testing.T) {
+			res, err := RunHost(context.Background(), tr, exp, tt.tier, HostOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]CheckResult{}
+			for _, r := range res {
+				got[r.ID] = r
+			}
+			for id, st := range tt.want {
+				if got[id].Status != st {
+					t.Errorf("%s: %+v, want %s", id, got[id], st)
+				}
+			}
+			if _, ran := got["dcgm.software"]; ran != (tt.tier != TierProbe) {
+				t.Errorf("DCGM ran at tier %s: %v", tt.tier, ran)
+			}
+		})
+	}
+	if _, err := RunHost(context.Background(), tr, exp, "deep", HostOptions{}); err == nil {
+		t.Error("unknown tier accepted")
+	}
+}
