@@ -236,7 +236,10 @@ apt-get install -y nvidia-fabricmanager-550=550.127.08-1
 systemctl enable --now nvidia-fabricmanager nvidia-persistenced
 modprobe nvidia-peermem
 sysctl -w kernel.numa_balancing=0
-mount -o remount,size=16G /dev/shm
+mkdir -p "$GPUFORM_ROOT/etc/sysctl.d"
+printf 'vm.nr_hugepages = 16\n' > "$GPUFORM_ROOT/etc/sysctl.d/91-gpuform-hugepages.conf"
+sysctl -q -p /etc/sysctl.d/91-gpuform-hugepages.conf
+mount -o 'remount,size=16G' /dev/shm
 systemctl disable --now docker.service
 `
 	if res := run(t, tr, script); res.ExitCode != 0 {
@@ -255,6 +258,9 @@ systemctl disable --now docker.service
 	}
 	if !n.HasModule("nvidia-peermem") {
 		t.Error("nvidia_peermem not loaded")
+	}
+	if v, _ := n.Sysctl("vm.nr_hugepages"); v != "16" || n.HugePages.Total != 16 {
+		t.Errorf("nr_hugepages = %q, HugePages_Total = %d, want 16", v, n.HugePages.Total)
 	}
 	if v, _ := n.Sysctl("kernel.numa_balancing"); v != "0" {
 		t.Errorf("numa_balancing = %q", v)
@@ -347,5 +353,30 @@ func TestNestedCallsNotLogged(t *testing.T) {
 	// reproduces its running state.
 	if diff := cmp.Diff(before, probe(t, tr)); diff != "" {
 		t.Errorf("reboot changed a converged node (-before +after):\n%s", diff)
+	}
+}
+
+func TestGrubby(t *testing.T) {
+	tr, _ := newNode(t, "l40s-rocky9")
+	res := run(t, tr, `grubby --update-kernel=ALL --args="iommu=pt crashkernel=auto" && grubby --update-kernel=ALL --remove-args=resume && grubby --info=ALL`)
+	if res.ExitCode != 0 {
+		t.Fatalf("grubby: %s", res.Stderr)
+	}
+	if !strings.Contains(string(res.Stdout), "iommu=pt crashkernel=auto") || strings.Contains(string(res.Stdout), "resume=") {
+		t.Errorf("grubby --info = %q", res.Stdout)
+	}
+	if _, ok := probe(t, tr).Kernel.Arg("iommu"); ok {
+		t.Error("kernel arguments changed before reboot")
+	}
+	run(t, tr, "reboot")
+	n := probe(t, tr)
+	if v, _ := n.Kernel.Arg("crashkernel"); v != "auto" {
+		t.Errorf("crashkernel = %q: an added key must replace the old value", v)
+	}
+	if _, ok := n.Kernel.Arg("resume"); ok {
+		t.Error("removed argument still present")
+	}
+	if v, _ := n.Kernel.Arg("iommu"); v != "pt" {
+		t.Errorf("after reboot cmdline = %q", n.Kernel.Cmdline)
 	}
 }
