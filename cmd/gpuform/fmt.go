@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/gpuform/gpuform/lint/format"
 	"io"
 	"io/fs"
 	"os"
@@ -13,8 +14,6 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/spf13/cobra"
-
-	"github.com/gpuform/gpuform/internal/diagtext"
 )
 
 // fmtSuffixes are the files gpuform fmt rewrites.
@@ -72,7 +71,7 @@ func fmtStdin(s Streams, o fmtOptions) error {
 	}
 	out, diags := formatSource(src, "<stdin>")
 	if diags.HasErrors() {
-		_ = diagtext.Write(s.Err, diags, map[string]*hcl.File{"<stdin>": {Bytes: src}}, diagtext.Options{Color: s.Color(s.Err)})
+		_ = format.WriteText(s.Err, diags, nil, map[string]*hcl.File{"<stdin>": {Bytes: src}}, format.TextOptions{Color: s.Color(s.Err)})
 		return exitError{ExitFailed}
 	}
 	if o.check {
@@ -125,7 +124,7 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 		}
 		out, diags := formatSource(src, f)
 		if diags.HasErrors() {
-			_ = diagtext.Write(s.Err, diags, map[string]*hcl.File{f: {Bytes: src}}, diagtext.Options{Color: s.Color(s.Err)})
+			_ = format.WriteText(s.Err, diags, nil, map[string]*hcl.File{f: {Bytes: src}}, format.TextOptions{Color: s.Color(s.Err)})
 			failed = true
 			continue
 		}

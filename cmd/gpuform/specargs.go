@@ -5,7 +5,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuform/gpuform/internal/diagtext"
+	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -70,5 +70,5 @@ func writeDiags(s Streams, diags hcl.Diagnostics, cfg *spec.Config) {
 	if cfg != nil {
 		files = cfg.Files
 	}
-	_ = diagtext.Write(s.Err, diags, files, diagtext.Options{Color: s.Color(s.Err)})
+	_ = format.WriteText(s.Err, diags, nil, files, format.TextOptions{Color: s.Color(s.Err)})
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/internal/diagtext"
 	"github.com/gpuform/gpuform/lint/format"
 )
 
@@ -29,7 +28,7 @@ Exit status: 0 valid, 1 invalid.`,
 					return err
 				}
 			} else {
-				if err := diagtext.Write(s.Err, diags, cfg.Files, diagtext.Options{Color: s.Color(s.Err)}); err != nil {
+				if err := format.WriteText(s.Err, diags, nil, cfg.Files, format.TextOptions{Color: s.Color(s.Err)}); err != nil {
 					return err
 				}
 				if !diags.HasErrors() {

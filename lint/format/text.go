@@ -49,7 +49,7 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding, file
 		}
 		if hasFile(it.subject) {
 			s, ok := makeSnippet(files, it.subject, it.context)
-			fmt.Fprintf(&b, "\n  on %s line %d", it.subject.Filename, it.subject.Start.Line)
+			fmt.Fprintf(&b, "\n  on %s line %d, column %d", it.subject.Filename, it.subject.Start.Line, it.subject.Start.Column)
 			if ok && s.context != "" {
 				fmt.Fprintf(&b, ", in %s", s.context)
 			}
