@@ -268,8 +268,9 @@ systemctl disable --now docker.service
 	if n.Shm.SizeBytes != 16<<30 || n.Shm.SizeFromDefault {
 		t.Errorf("shm = %+v", n.Shm)
 	}
-	res := run(t, tr, "systemctl is-active nvidia-fabricmanager; systemctl is-enabled docker")
-	if string(res.Stdout) != "active\ndisabled\n" || res.ExitCode != 1 {
+	// try-restart leaves a stopped unit stopped.
+	res := run(t, tr, "systemctl try-restart docker.service; systemctl is-active nvidia-fabricmanager; systemctl is-enabled docker; systemctl is-active docker")
+	if string(res.Stdout) != "active\ndisabled\ninactive\n" || res.ExitCode != 3 {
 		t.Errorf("is-active/is-enabled: %q exit %d", res.Stdout, res.ExitCode)
 	}
 }
