@@ -89,8 +89,10 @@ type FetchOptions struct {
 	// LocalBinary is the agent to copy to the node (normally the running
 	// gpuform executable); "" goes straight to the nvidia-smi fallback.
 	LocalBinary string
-	// AgentArgs are the agent's arguments; nil means
-	// ["agent", "nvml", "--json"].
+	// Agent is rendered as the agent's flags (nvmlfacts.AgentCommand()
+	// followed by Agent.Args()) when AgentArgs is nil.
+	Agent nvmlfacts.AgentOptions
+	// AgentArgs, when set, are the agent's whole argument list instead.
 	AgentArgs []string
 	// CacheDir is passed to EnsureAgentIn.
 	CacheDir string
@@ -137,7 +139,7 @@ func runAgent(ctx context.Context, t transport.Transport, opts FetchOptions) (*n
 	}
 	args := opts.AgentArgs
 	if args == nil {
-		args = []string{"agent", "nvml", "--json"}
+		args = append(nvmlfacts.AgentCommand(), opts.Agent.Args()...)
 	}
 	script := transport.Quote(path)
 	for _, a := range args {

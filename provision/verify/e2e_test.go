@@ -61,12 +61,13 @@ func TestAgentOverSSH(t *testing.T) {
 
 	rep, err := FetchNVML(ctx, c, FetchOptions{
 		LocalBinary: agent,
-		AgentArgs:   []string{"agent", "nvml", "--json", "--mock", nvmlfacts.MockDGXH100, "--fault", "pcie_x8:3"},
+		Agent: nvmlfacts.AgentOptions{Mock: nvmlfacts.MockDGXH100, Faults: []nvmlfacts.Fault{{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}},
+			Collect: nvmlfacts.Options{XIDWindow: 50 * time.Millisecond}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Source != nvmlfacts.SourceMock || len(rep.GPUs) != 8 || len(rep.NICTopology) != 64 {
+	if rep.Source != nvmlfacts.SourceMock || len(rep.GPUs) != 8 || len(rep.NICTopology) != 64 || rep.XID == nil || rep.XID.WindowMS != 50 {
 		t.Fatalf("report: source %q, %d GPUs, %d NIC pairs", rep.Source, len(rep.GPUs), len(rep.NICTopology))
 	}
 	on := true

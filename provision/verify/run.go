@@ -34,7 +34,11 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 	defer cancel()
 
 	extra := HostFactsFromNode(opts.Node)
-	rep, err := FetchNVML(ctx, t, opts.Fetch)
+	fetch := opts.Fetch
+	if fetch.Agent.Collect.XIDWindow == 0 {
+		fetch.Agent.Collect.XIDWindow = plan.XIDWindow
+	}
+	rep, err := FetchNVML(ctx, t, fetch)
 	if err != nil {
 		extra.NVMLError = err.Error()
 		rep = nil
