@@ -209,21 +209,22 @@ func checkImageDriver(ctx *Context) {
 			if !okD {
 				continue
 			}
-			if im.MinDriverBranch > 0 {
-				if drv.Branch() >= im.MinDriverBranch {
-					continue
-				}
-				if exc, ok := datacenterException(im, drv); ok {
-					_ = exc
+			if im.MinDriverBranch > 0 && drv.Branch() < im.MinDriverBranch {
+				if _, ok := datacenterException(im, drv); ok {
+					// NVIDIA lists this older data-center driver as able to
+					// run the image through forward compatibility.
 					continue
 				}
 				f := im.MinDriverFact
 				ctx.ReportAs(severityFor(f, Error), img.Range,
 					fmt.Sprintf("%s: image %s needs driver R%d or later; driver %s is older", nodeRef(n), img.V, im.MinDriverBranch, drv),
-					fmt.Sprintf("NGC PyTorch %s is built on CUDA %s and NVIDIA's release notes ask for driver %d or later%s (%s). Older drivers fail at the first CUDA call with \"driver version is insufficient\". Upgrade the driver or use an older image. %s",
-						im.Release, orDash(im.CUDA), im.MinDriverBranch, exceptionText(im), cite(f), caveat(f)))
+					fmt.Sprintf("%s %s is built on CUDA %s and NVIDIA's release notes ask for driver %d or later%s (%s). Older drivers fail at the first CUDA call with \"driver version is insufficient\". Upgrade the driver or use an older image. %s",
+						imageFamily(im), im.Release, orDash(im.CUDA), im.MinDriverBranch, exceptionText(im), cite(f), caveat(f)))
 				continue
 			}
+			// Even when the release notes' branch sentence is met, the
+			// image's CUDA has its own floor: a page that says "575 or
+			// later" for a CUDA 13 image cannot lower CUDA 13's R580 floor.
 			// No branch sentence in the table: judge by the CUDA in the image.
 			if im.CUDA.IsZero() {
 				continue
@@ -493,4 +494,15 @@ func checkToolkitVersion(ctx *Context) {
 			}
 		}
 	}
+}
+
+// imageFamily names the NGC container family of an image for messages.
+func imageFamily(im compat.NGCImage) string {
+	switch {
+	case strings.HasSuffix(im.Repository, "/tritonserver"):
+		return "NGC Triton Inference Server"
+	case strings.HasSuffix(im.Repository, "/pytorch"):
+		return "NGC PyTorch"
+	}
+	return "NGC image"
 }

@@ -52,3 +52,13 @@ node "train" {
     }
   }
 }
+
+# Triton 25.10's release notes say "driver 575 or later", but the image ships
+# CUDA 13, whose own floor is R580: the CUDA floor must still apply.
+node "infer" {
+  hosts = ["gpu002.example.com"]
+  driver { version = "575.57.08" }
+  container {
+    images = ["nvcr.io/nvidia/tritonserver:25.10-py3"]
+  }
+}
