@@ -16,12 +16,26 @@ import (
 // after nothing was written, so the command can print it on stderr and exit
 // non-zero; the controller turns that into a failed check.
 func RunAgent(ctx context.Context, w io.Writer, opts AgentOptions) error {
+	rep, err := CollectAgent(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := rep.Encode(w); err != nil {
+		return fmt.Errorf("writing NVML report: %w", err)
+	}
+	return nil
+}
+
+// CollectAgent is RunAgent without the JSON: the in-process path for
+// `gpuform verify --local` (real NVML on the node itself) and for sim nodes
+// (opts.Mock), where nothing needs to be copied or decoded.
+func CollectAgent(ctx context.Context, opts AgentOptions) (*Report, error) {
 	var lib nvml.Interface
 	copts := opts.Collect
 	if opts.Mock != "" {
 		m, err := NewMock(opts.Mock, opts.Faults...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		lib = m
 		if copts.Topology == nil {
@@ -38,21 +52,18 @@ func RunAgent(ctx context.Context, w io.Writer, opts AgentOptions) error {
 		if len(copts.NICs) == 0 {
 			nics, err := DiscoverNICs(opts.SysRoot)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			copts.NICs = nics
 		}
 	}
 	rep, err := Collect(ctx, lib, copts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if opts.Mock != "" {
 		rep.Source = SourceMock
 		rep.Mock = opts.Mock
 	}
-	if err := rep.Encode(w); err != nil {
-		return fmt.Errorf("writing NVML report: %w", err)
-	}
-	return nil
+	return rep, nil
 }

@@ -15,3 +15,6 @@ var ErrNoCgo = errors.New("this gpuform was built without cgo and cannot read NV
 
 // RunAgent always fails with ErrNoCgo in a build without cgo.
 func RunAgent(ctx context.Context, w io.Writer, opts AgentOptions) error { return ErrNoCgo }
+
+// CollectAgent always fails with ErrNoCgo in a build without cgo.
+func CollectAgent(ctx context.Context, opts AgentOptions) (*Report, error) { return nil, ErrNoCgo }
