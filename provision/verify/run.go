@@ -9,6 +9,7 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
 // HostOptions say how RunHost gathers a host's facts.
@@ -18,6 +19,10 @@ type HostOptions struct {
 	// Node is the facts probe's result for the host, for fabric manager
 	// and peermem state; nil leaves those checks unjudged (error).
 	Node *facts.Node
+	// Report, when set, is used instead of fetching NVML facts over the
+	// transport: `verify --local` and sim nodes collect in process with
+	// nvmlfacts.CollectAgent.
+	Report *nvmlfacts.Report
 }
 
 // RunHost verifies one host at a tier within the tier's hard budget: NVML
@@ -38,10 +43,13 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 	if fetch.Agent.Collect.XIDWindow == 0 {
 		fetch.Agent.Collect.XIDWindow = plan.XIDWindow
 	}
-	rep, err := FetchNVML(ctx, t, fetch)
-	if err != nil {
-		extra.NVMLError = err.Error()
-		rep = nil
+	rep := opts.Report
+	if rep == nil {
+		var err error
+		if rep, err = FetchNVML(ctx, t, fetch); err != nil {
+			extra.NVMLError = err.Error()
+			rep = nil
+		}
 	}
 	if plan.DCGMDiag > 0 {
 		// DCGM's quick diagnostic gets the quick tier's share of the budget.

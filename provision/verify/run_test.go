@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
 // TestRunHost verifies a node through a real shell with stand-ins that
@@ -59,6 +60,12 @@ func TestRunHost(t *testing.T) {
 				t.Errorf("DCGM ran at tier %s: %v", tt.tier, ran)
 			}
 		})
+	}
+	// A report collected in process (verify --local, sim) is used as is.
+	own := &nvmlfacts.Report{FormatVersion: nvmlfacts.FormatVersion, Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, Name: "Tesla T4"}, {Index: 1, Name: "Tesla T4"}}}
+	res, err := RunHost(context.Background(), tr, exp, TierProbe, HostOptions{Report: own})
+	if err != nil || res[0].Observed != "NVML agent" || res[1].ID != "nvml.gpu_count" || res[1].Status != StatusFail {
+		t.Errorf("in-process report not used: %+v %v", res[:2], err)
 	}
 	if _, err := RunHost(context.Background(), tr, exp, "deep", HostOptions{}); err == nil {
 		t.Error("unknown tier accepted")
