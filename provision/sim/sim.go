@@ -498,8 +498,10 @@ func addIBPort(dir, line string) error {
 // section, one line per socket:
 //
 //	socket=0 cpus=0-55,112-167 model="Intel(R) Xeon(R) Platinum 8480C"
-//	socket=0 cpus=0-71 implementer=0x41 part=0xd4f
+//	socket=0 cpus=0-71 implementer=0x41 part=0xd4f governor=performance
 //
+// governor= sets the cpufreq governor (an @governor section in a profile
+// overrides it).
 // cpuinfo carries only the fields the probe reads (processor, model name,
 // physical id; CPU implementer/part for Arm, whose cpuinfo has no model
 // name or physical id and whose package comes from sysfs topology).
@@ -528,6 +530,11 @@ func addCPUs(dir string, data []byte) error {
 				fmt.Fprintf(&entry, "CPU implementer\t: %s\nCPU part\t: %s\n", kv["implementer"], kv["part"])
 			}
 			entries[c] = entry.String() + "\n"
+			if g := kv["governor"]; g != "" {
+				if err := writeFile(filepath.Join(cdir, "cpufreq", "scaling_governor"), []byte(g+"\n")); err != nil {
+					return err
+				}
+			}
 			if kv["model"] != "" {
 				continue
 			}
