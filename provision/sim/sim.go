@@ -181,6 +181,11 @@ func materialize(name, root string) (string, error) {
 	}
 	if err := os.Rename(tmp, root); err != nil {
 		os.RemoveAll(tmp)
+		// Another process or goroutine materialised the same root first
+		// (a fleet run probing one host twice): use theirs.
+		if b, rerr := os.ReadFile(filepath.Join(root, stateFile)); rerr == nil && strings.TrimSpace(string(b)) == name {
+			return filepath.Abs(root)
+		}
 		return "", err
 	}
 	abs, err := filepath.Abs(root)

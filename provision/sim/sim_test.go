@@ -381,3 +381,34 @@ func TestGrubby(t *testing.T) {
 		t.Errorf("after reboot cmdline = %q", n.Kernel.Cmdline)
 	}
 }
+
+// TestMaterializeConcurrent: hosts of a fleet are probed in parallel, and
+// two of them may be the same simulated node.
+func TestMaterializeConcurrent(t *testing.T) {
+	state := t.TempDir()
+	errs := make(chan error, 4)
+	roots := make(chan string, 4)
+	for range 4 {
+		go func() {
+			r, err := sim.Materialize("gh200", state)
+			errs <- err
+			roots <- r
+		}()
+	}
+	first := ""
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+		r := <-roots
+		if first == "" {
+			first = r
+		} else if r != first {
+			t.Errorf("roots differ: %s %s", r, first)
+		}
+	}
+	entries, _ := os.ReadDir(state)
+	if len(entries) != 1 {
+		t.Errorf("state dir holds %d entries, want only the root (no leftover temporaries)", len(entries))
+	}
+}
