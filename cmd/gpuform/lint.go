@@ -60,6 +60,12 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 				}
 				opts.Config = lc
 			}
+			lock, lf, d := spec.LoadLockFile(filepath.Join(dir, spec.LockFileName))
+			diags = append(diags, d...)
+			if lf != nil {
+				cfg.Files[lf.Body.MissingItemRange().Filename] = lf
+			}
+			opts.Pins = lintPins(lock)
 			res, d := lint.Run(cfg, opts)
 			diags = append(diags, d...)
 			if err := writeLint(s, outF, dir, diags, res, cfg.Files); err != nil {
@@ -110,4 +116,19 @@ func errorCount(diags hcl.Diagnostics) int {
 		}
 	}
 	return n
+}
+
+// lintPins turns a lock file into the pins lint checks floating versions
+// against.
+func lintPins(l *spec.Lock) lint.Pins {
+	if l == nil {
+		return nil
+	}
+	pins := lint.Pins{}
+	for node, comps := range l.Nodes {
+		for comp, v := range comps {
+			pins[lint.PinKey{Node: node, Component: comp}] = v.V.Raw
+		}
+	}
+	return pins
 }

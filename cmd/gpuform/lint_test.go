@@ -72,3 +72,20 @@ func TestLintMinSeverityAndConfigFile(t *testing.T) {
 		t.Errorf("bad -format: exit %d %s", code, errOut)
 	}
 }
+
+// A floating driver branch is a warning unless the lock file pins it.
+func TestLintReadsLockFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu1\"]\n  cuda {\n    version = \"12.8\"\n  }\n}\n")
+	if code, out, _ := runCLI(t, "", "lint", "-format", "compact", "-min-severity", "warning", dir); code != ExitReport || !strings.Contains(out, "version_not_pinned") {
+		t.Fatalf("without lock: exit %d\n%s", code, out)
+	}
+	writeFile(t, filepath.Join(dir, ".gpuform.lock.hcl"), "node \"n\" {\n  cuda = \"12.8.1\"\n}\n")
+	if code, out, _ := runCLI(t, "", "lint", "-format", "compact", "-min-severity", "warning", dir); strings.Contains(out, "version_not_pinned") {
+		t.Errorf("with lock: exit %d\n%s", code, out)
+	}
+	writeFile(t, filepath.Join(dir, ".gpuform.lock.hcl"), "node \"n\" {\n  cuda = \"12\"\n}\n")
+	if code, out, _ := runCLI(t, "", "lint", dir); code != ExitFailed || !strings.Contains(out, "Invalid locked version") {
+		t.Errorf("bad lock: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,132 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// LockFileName is the lock file in a spec directory, committed with it.
+const LockFileName = ".gpuform.lock.hcl"
+
+// LockComponents are the versioned components a lock file may pin, in the
+// order they are written.
+var lockComponents = []string{"driver", "fabric_manager", "cuda", "nccl", "dcgm", "nvidia_container_toolkit"}
+
+// LockComponents returns the names of the components a lock file may pin.
+func LockComponents() []string { return append([]string(nil), lockComponents...) }
+
+// Lock is the content of a lock file: the exact release of every versioned
+// component of every node, so a spec that says "580" installs the same
+// 580.x.y on every host until the lock file is updated.
+type Lock struct {
+	// Nodes maps a node name to component → exact version.
+	Nodes map[string]map[string]Attr[Version]
+}
+
+// Pinned returns the exact version locked for a node's component.
+func (l *Lock) Pinned(node, component string) (Version, bool) {
+	if l == nil {
+		return Version{}, false
+	}
+	v, ok := l.Nodes[node][component]
+	return v.V, ok
+}
+
+var lockFileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{{Type: "node", LabelNames: []string{"name"}}},
+}
+
+// LoadLockFile reads a lock file. A missing file is not an error: it
+// returns nil, nil, nil.
+func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read lock file", Detail: err.Error()}}
+	}
+	f, diags := hclparse.NewParser().ParseHCL(src, path)
+	if f == nil || diags.HasErrors() {
+		return nil, f, diags
+	}
+	content, d := f.Body.Content(lockFileSchema)
+	diags = append(diags, d...)
+	lock := &Lock{Nodes: map[string]map[string]Attr[Version]{}}
+	for _, b := range content.Blocks {
+		name := b.Labels[0]
+		if _, dup := lock.Nodes[name]; dup {
+			diags = append(diags, duplicateDiag("node", name, b.LabelRanges[0], b.DefRange))
+			continue
+		}
+		attrs, d := b.Body.JustAttributes()
+		diags = append(diags, d...)
+		pins := map[string]Attr[Version]{}
+		for _, k := range sortedKeys(attrs) {
+			a := attrs[k]
+			if !contains(lockComponents, k) {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported argument",
+					Detail:   fmt.Sprintf("A lock file pins %s; %q is not one of them.%s", strings.Join(lockComponents, ", "), k, didYouMeanSuffix(k, lockComponents)),
+					Subject:  a.NameRange.Ptr(),
+				})
+				continue
+			}
+			s, d := literalString(a)
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				continue
+			}
+			v, err := ParseVersion(s)
+			if err == nil && len(v.Parts) < 2 {
+				err = fmt.Errorf("%q is a branch, not an exact release", s)
+			}
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid locked version",
+					Detail:   err.Error() + ". Run gpuform lock to rewrite the lock file.",
+					Subject:  a.Expr.Range().Ptr(),
+				})
+				continue
+			}
+			pins[k] = Attr[Version]{V: v, Set: true, Range: a.Expr.Range()}
+		}
+		lock.Nodes[name] = pins
+	}
+	return lock, f, diags
+}
+
+// FormatLock renders a lock file canonically: nodes and components sorted,
+// so that re-locking an unchanged fleet produces no diff.
+func FormatLock(l *Lock) []byte {
+	f := hclwrite.NewEmptyFile()
+	body := f.Body()
+	body.AppendUnstructuredTokens(hclwrite.Tokens{
+		{Type: hclsyntax.TokenComment, Bytes: []byte("# This file is maintained by \"gpuform lock\". Commit it with the spec;\n# it records the exact releases each node runs.\n")},
+	})
+	names := make([]string, 0, len(l.Nodes))
+	for n := range l.Nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		body.AppendNewline()
+		b := body.AppendNewBlock("node", []string{n}).Body()
+		for _, c := range lockComponents {
+			if v, ok := l.Nodes[n][c]; ok {
+				b.SetAttributeValue(c, cty.StringVal(v.V.Raw))
+			}
+		}
+	}
+	return hclwrite.Format(f.Bytes())
+}
