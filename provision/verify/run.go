@@ -23,11 +23,17 @@ type HostOptions struct {
 	// transport: `verify --local` and sim nodes collect in process with
 	// nvmlfacts.CollectAgent.
 	Report *nvmlfacts.Report
+	// NCCL holds results of runs made elsewhere: a multi-node test is run
+	// once per host group (nccltest.RunTest from one host, through mpirun)
+	// and its result given to every host of the group. RunHost never runs
+	// a MultiNode test itself.
+	NCCL map[string]nccltest.Result
 }
 
 // RunHost verifies one host at a tier within the tier's hard budget: NVML
 // facts (agent, else nvidia-smi), DCGM diagnostics from the quick tier on,
-// the nccl-tests of the tier, then Check. Anything that fails to run
+// the single-node nccl-tests of the tier (multi-node results come in
+// through opts.NCCL), then Check. Anything that fails to run
 // becomes a failed or errored check, never a Go error: a broken host must
 // still produce its report.
 func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier Tier, opts HostOptions) ([]CheckResult, error) {
@@ -59,7 +65,16 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		}
 		extra.DCGM = &res
 	}
+	for name, res := range opts.NCCL {
+		if extra.NCCL == nil {
+			extra.NCCL = map[string]nccltest.Result{}
+		}
+		extra.NCCL[name] = res
+	}
 	for _, n := range plan.NCCL {
+		if _, done := extra.NCCL[n.Name]; done || n.MultiNode {
+			continue
+		}
 		res, err := nccltest.RunTest(ctx, t, n.Command, n.Timeout)
 		if err != nil {
 			res.Failure = budgetOr(ctx, plan, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -33,13 +34,17 @@ func TestRunHost(t *testing.T) {
 		}
 	}
 	tr := local.New("node1", local.WithEnv(map[string]string{"PATH": bin + ":/usr/bin:/bin"}))
-	exp := Expectation{GPUCount: 1, GPUModel: "T4", NCCL: []NCCLExpectation{{Name: "allreduce", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 400}}}
+	exp := Expectation{GPUCount: 1, GPUModel: "T4", NCCL: []NCCLExpectation{
+		{Name: "allreduce", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 400},
+		// Run once per group by the caller, never by RunHost.
+		{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -g 1", MinBusBWGBps: 100, MultiNode: true},
+	}}
 	tests := []struct {
 		tier Tier
 		want map[string]Status
 	}{
 		{TierProbe, map[string]Status{"nvml.facts": StatusPass, "nvml.gpu_count": StatusPass, "nccl.allreduce": StatusSkip}},
-		{TierFull, map[string]Status{"nvml.facts": StatusPass, "dcgm.software": StatusPass, "nccl.allreduce": StatusPass, "nvml.pcie_link[gpu0]": StatusFail}},
+		{TierFull, map[string]Status{"nvml.facts": StatusPass, "dcgm.software": StatusPass, "nccl.allreduce": StatusPass, "nvml.pcie_link[gpu0]": StatusFail, "nccl.fleet": StatusSkip}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.tier), func(t *testing.T) {
@@ -61,9 +66,23 @@ func TestRunHost(t *testing.T) {
 			}
 		})
 	}
+	// A multi-node result made elsewhere is judged on every host of the group.
+	res, err := RunHost(context.Background(), tr, exp, TierFleet, HostOptions{NCCL: map[string]nccltest.Result{"fleet": {Failure: "exit status 3 (NCCL error)"}}})
+	found := false
+	for _, r := range res {
+		if r.ID == "nccl.fleet" {
+			found = true
+			if r.Status != StatusFail || err != nil {
+				t.Errorf("fleet result: %+v %v", r, err)
+			}
+		}
+	}
+	if !found {
+		t.Error("no nccl.fleet check")
+	}
 	// A report collected in process (verify --local, sim) is used as is.
 	own := &nvmlfacts.Report{FormatVersion: nvmlfacts.FormatVersion, Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, Name: "Tesla T4"}, {Index: 1, Name: "Tesla T4"}}}
-	res, err := RunHost(context.Background(), tr, exp, TierProbe, HostOptions{Report: own})
+	res, err = RunHost(context.Background(), tr, exp, TierProbe, HostOptions{Report: own})
 	if err != nil || res[0].Observed != "NVML agent" || res[1].ID != "nvml.gpu_count" || res[1].Status != StatusFail {
 		t.Errorf("in-process report not used: %+v %v", res[:2], err)
 	}
