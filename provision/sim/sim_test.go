@@ -412,3 +412,20 @@ func TestMaterializeConcurrent(t *testing.T) {
 		t.Errorf("state dir holds %d entries, want only the root (no leftover temporaries)", len(entries))
 	}
 }
+
+// TestRebootAppliesTmpfiles: a governor set through tmpfiles.d is what the
+// node runs after a reboot.
+func TestRebootAppliesTmpfiles(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-stale")
+	script := `set -e
+mkdir -p "$GPUFORM_ROOT/etc/tmpfiles.d"
+printf 'w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - performance\n' > "$GPUFORM_ROOT/etc/tmpfiles.d/90-gpuform-governor.conf"
+reboot
+`
+	if res := run(t, tr, script); res.ExitCode != 0 {
+		t.Fatalf("reboot: %s", res.Stderr)
+	}
+	if g := probe(t, tr).CPU.Governors; len(g) != 1 || g[0] != "performance" {
+		t.Errorf("governors after reboot = %q", g)
+	}
+}
