@@ -26,6 +26,9 @@ type Transport struct {
 	shell string
 	// env is added to every command's environment before Command.Env.
 	env map[string]string
+	// geteuid reports the effective user; tests replace it to exercise
+	// the sudo path while running as root.
+	geteuid func() int
 }
 
 // Option configures a Transport.
@@ -45,7 +48,7 @@ func WithEnv(env map[string]string) Option {
 // New returns a transport that runs commands on this machine and reports
 // them as host (e.g. "localhost").
 func New(host string, opts ...Option) *Transport {
-	t := &Transport{host: host, shell: "/bin/sh", env: map[string]string{}}
+	t := &Transport{host: host, shell: "/bin/sh", env: map[string]string{}, geteuid: os.Geteuid}
 	for _, o := range opts {
 		o(t)
 	}
@@ -85,7 +88,8 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	sort.Strings(keys)
 
 	var c *exec.Cmd
-	if cmd.Become && os.Geteuid() != 0 {
+	sudo := cmd.Become && t.geteuid() != 0
+	if sudo {
 		// sudo resets the environment (env_reset), so variables travel as
 		// quoted exports at the top of the script instead.
 		var pre strings.Builder
@@ -122,6 +126,11 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		res.ExitCode = 0
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitCode()
+		// sudo -n refuses instead of prompting; say so rather than
+		// reporting a failed command.
+		if sudo && res.ExitCode == 1 && bytes.Contains(res.Stderr, []byte("sudo: a password is required")) {
+			return res, &transport.HostError{Host: t.host, Op: "become", Err: errors.New("sudo needs a password for this user; allow it with NOPASSWD in sudoers or run gpuform as root")}
+		}
 	default:
 		return res, &transport.HostError{Host: t.host, Op: "run", Err: err}
 	}

@@ -115,3 +115,36 @@ func TestBecome(t *testing.T) {
 		t.Errorf("as root, Become ran %q, %v; want it run directly as uid 0", res.Stdout, err)
 	}
 }
+
+// TestBecomeSudo runs Become through a fake sudo that records how it was
+// called: non-interactive (-n), the environment carried inside the script
+// because sudo resets it, and a password requirement reported as such.
+func TestBecomeSudo(t *testing.T) {
+	bin := t.TempDir()
+	fake := `#!/bin/sh
+echo "sudo $1 $2 $3 $4" >&2
+[ "$1" = -n ] || exit 9
+if [ -n "$FAKE_SUDO_PASSWORD" ]; then echo "sudo: a password is required" >&2; exit 1; fi
+shift 2
+exec "$@"
+`
+	if err := os.WriteFile(bin+"/sudo", []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	tr := local.New("h")
+	local.NotRoot(tr)
+	res, err := tr.Run(context.Background(), transport.Command{Script: `printf '%s' "$X"`, Become: true, Env: map[string]string{"X": "a 'b'"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Stdout) != "a 'b'" || !strings.HasPrefix(string(res.Stderr), "sudo -n -- /bin/sh -c") {
+		t.Errorf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	t.Setenv("FAKE_SUDO_PASSWORD", "1")
+	_, err = tr.Run(context.Background(), transport.Command{Script: "true", Become: true})
+	var he *transport.HostError
+	if !errors.As(err, &he) || he.Op != "become" || !strings.Contains(err.Error(), "needs a password") {
+		t.Errorf("password required: err = %v", err)
+	}
+}
