@@ -634,11 +634,13 @@ func CommonParent(a, b PCIDevice) string {
 const VendorNVIDIA = "0x10de"
 
 // Fingerprint returns the hex sha256 of the node's canonical JSON, with
-// Host left out so that identical nodes have identical fingerprints. Saved
-// plans record it to refuse applying a plan made from facts that changed.
+// Host and Root left out (they say where the facts were read, not what they
+// are) so that identical nodes have identical fingerprints. Saved plans
+// record it to refuse applying a plan made from facts that changed.
 func (n *Node) Fingerprint() string {
 	c := *n
 	c.Host = ""
+	c.Root = ""
 	// encoding/json writes struct fields in declaration order and map keys
 	// sorted, so the encoding is canonical for a given FormatVersion.
 	b, err := json.Marshal(&c)

@@ -365,8 +365,9 @@ func TestFingerprint(t *testing.T) {
 	a := parseOne(t, file("/proc/cmdline", "ro\n"))
 	b := parseOne(t, file("/proc/cmdline", "ro\n"))
 	b.Host = "elsewhere"
+	b.Root = "/srv/sim/elsewhere"
 	if a.Fingerprint() != b.Fingerprint() {
-		t.Errorf("fingerprint depends on Host")
+		t.Errorf("fingerprint depends on Host or Root")
 	}
 	c := parseOne(t, file("/proc/cmdline", "ro iommu=pt\n"))
 	if a.Fingerprint() == c.Fingerprint() || len(a.Fingerprint()) != 64 {
