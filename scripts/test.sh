@@ -9,6 +9,7 @@ need=()
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v flock >/dev/null 2>&1 || need+=(util-linux)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
+command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

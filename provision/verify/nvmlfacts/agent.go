@@ -37,6 +37,10 @@ func CollectAgent(ctx context.Context, opts AgentOptions) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if opts.DriverVersion != "" {
+			v := opts.DriverVersion
+			m.SystemGetDriverVersionFunc = func() (string, nvml.Return) { return v, nvml.SUCCESS }
+		}
 		lib = m
 		if copts.Topology == nil {
 			copts.Topology = m

@@ -35,6 +35,9 @@ func (o AgentOptions) Args() []string {
 	if o.SysRoot != "" {
 		args = append(args, "--sys-root", o.SysRoot)
 	}
+	if o.DriverVersion != "" {
+		args = append(args, "--driver-version", o.DriverVersion)
+	}
 	return args
 }
 
@@ -82,6 +85,8 @@ func ParseAgentFlags(args []string) (AgentOptions, error) {
 			o.Faults = append(o.Faults, f)
 		case "--sys-root":
 			o.SysRoot = val
+		case "--driver-version":
+			o.DriverVersion = val
 		default:
 			return o, fmt.Errorf("unknown flag %s", name)
 		}

@@ -13,9 +13,11 @@ func TestAgentFlagsRoundTrip(t *testing.T) {
 		Mock:    MockDGXH100,
 		Faults:  []Fault{{Kind: FaultNVLinkDown, GPU: 3}, {Kind: FaultXID, GPU: 1, Value: 79}},
 		SysRoot: "/tmp/root",
+		// A simulated node reports the driver its root has loaded.
+		DriverVersion: "580.95.05",
 	}
 	args := o.Args()
-	want := []string{"--xid-window", "2s", "--nic", "mlx5_0=0000:18:00.0", "--mock", "dgxh100", "--fault", "nvlink_down:3", "--fault", "xid:1:79", "--sys-root", "/tmp/root"}
+	want := []string{"--xid-window", "2s", "--nic", "mlx5_0=0000:18:00.0", "--mock", "dgxh100", "--fault", "nvlink_down:3", "--fault", "xid:1:79", "--sys-root", "/tmp/root", "--driver-version", "580.95.05"}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}

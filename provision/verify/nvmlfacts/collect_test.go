@@ -253,3 +253,13 @@ func TestParseFault(t *testing.T) {
 		t.Error("fault on a GPU that does not exist accepted")
 	}
 }
+
+func TestMockDriverVersionOverride(t *testing.T) {
+	rep, err := CollectAgent(context.Background(), AgentOptions{Mock: MockDGXH100, DriverVersion: "535.183.06"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.DriverVersion != "535.183.06" {
+		t.Errorf("driver version = %q", rep.DriverVersion)
+	}
+}

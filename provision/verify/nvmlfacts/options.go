@@ -44,6 +44,11 @@ type AgentOptions struct {
 	// SysRoot is prepended to /sys paths for NIC discovery and topology
 	// (tests and simulated root filesystems); "" means "/".
 	SysRoot string
+	// DriverVersion, with Mock, is the driver version the simulated system
+	// reports instead of the mock's own: a simulated node's loaded driver
+	// is the one in its root's /proc/driver/nvidia/version, which apply
+	// and reboot change.
+	DriverVersion string
 }
 
 // Mock system names accepted by NewMock and AgentOptions.Mock.
