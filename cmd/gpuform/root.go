@@ -122,6 +122,8 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newFmtCommand(s),
 		newLintCommand(s),
 		newFactsCommand(s),
+		newVerifyCommand(s),
+		newAgentCommand(s),
 		newPlanCommand(s),
 		newApplyCommand(s),
 	)

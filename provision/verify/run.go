@@ -28,6 +28,10 @@ type HostOptions struct {
 	// and its result given to every host of the group. RunHost never runs
 	// a MultiNode test itself.
 	NCCL map[string]nccltest.Result
+	// NVMLError, when set with no Report, says why NVML facts cannot be
+	// had on this host (a simulated node without a driver); nothing is
+	// fetched and nvml.facts fails with this reason.
+	NVMLError string
 }
 
 // RunHost verifies one host at a tier within the tier's hard budget: NVML
@@ -50,7 +54,9 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		fetch.Agent.Collect.XIDWindow = plan.XIDWindow
 	}
 	rep := opts.Report
-	if rep == nil {
+	if rep == nil && opts.NVMLError != "" {
+		extra.NVMLError = opts.NVMLError
+	} else if rep == nil {
 		var err error
 		if rep, err = FetchNVML(ctx, t, fetch); err != nil {
 			extra.NVMLError = err.Error()

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/provision/verify/runner"
+	"github.com/gpuform/gpuform/spec"
+)
+
+type verifyFlags struct {
+	targets  []string
+	tier     string
+	format   string
+	out      string
+	verbose  bool
+	local    bool
+	nccl     bool
+	node     string
+	mockNVML string
+}
+
+func newVerifyCommand(s Streams) *cobra.Command {
+	var flags specFlags
+	var conn connectFlags
+	var vf verifyFlags
+	cmd := &cobra.Command{
+		Use:   "verify [DIR]",
+		Short: "Prove the hosts are what the spec says and their GPUs work at full speed",
+		Long: `Verify checks every host of the spec in DIR against what the spec implies:
+GPU count and model, the pinned driver, persistence mode, ECC and its error
+counters, row remapping, PCIe generation and width, NVLink state, NUMA node
+of each GPU, the GPU-to-NIC path, temperatures and throttling, fabric
+manager and nvidia-peermem, and, from the full tier on, nccl-tests floors.
+
+NVML facts are read on the node by this same binary, copied over the SSH
+connection when missing or different (checksum); where it cannot run, verify
+falls back to nvidia-smi -q -x and says so.
+
+Tiers, each with a hard time budget per host:
+  probe   NVML and sysfs only, seconds; safe as Slurm's HealthCheckProgram
+  quick   adds DCGM diagnostics level 1
+  full    adds single-node nccl-tests
+  fleet   adds multi-node nccl-tests (mpirun/srun commands)
+
+--local verifies this machine without SSH (fit for HealthCheckProgram).
+
+Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
+failed check); 1 verify could not run (invalid spec, bad flag).`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			tier, err := verify.ParseTier(vf.tier)
+			if err != nil {
+				return err
+			}
+			if vf.local && vf.nccl && !tier.Includes(verify.TierFull) {
+				tier = verify.TierFull
+			}
+			switch vf.format {
+			case "text", "json", "junit":
+			default:
+				return fmt.Errorf("-format must be text, json or junit, not %q", vf.format)
+			}
+			cfg, diags := flags.load(s, dir)
+			if diags.HasErrors() {
+				writeDiags(s, diags, cfg)
+				return exitError{ExitFailed}
+			}
+			lock, _, d := spec.LoadLockFile(filepath.Join(dir, spec.LockFileName))
+			if d.HasErrors() {
+				writeDiags(s, d, cfg)
+				return exitError{ExitFailed}
+			}
+			opts := runner.Options{Tier: tier, Parallelism: conn.parallelism, Lock: lock, Local: vf.local, MockNVML: vf.mockNVML}
+			if opts.Connect, err = conn.options(s, dir); err != nil {
+				return err
+			}
+			if exe, err := os.Executable(); err == nil {
+				opts.AgentBinary = exe
+			}
+			var targets []runner.Target
+			if vf.local {
+				tg, err := localTarget(cfg, vf.node)
+				if err != nil {
+					return err
+				}
+				targets = []runner.Target{tg}
+			} else {
+				hosts, err := selectHosts(cfg, vf.targets)
+				if err != nil {
+					return err
+				}
+				for _, h := range hosts {
+					targets = append(targets, runner.Target{Host: h.Host, Node: h.Node})
+				}
+			}
+			if len(targets) == 0 {
+				return fmt.Errorf("the spec in %s has no hosts to verify", dir)
+			}
+			if vf.format == "text" && vf.out == "" && len(targets) > 1 {
+				opts.Progress = fleet.NewProgress(s.Err, "verifying")
+			}
+			doc := runner.Run(cmd.Context(), targets, opts)
+
+			w := s.Out
+			if vf.out != "" {
+				f, err := os.Create(vf.out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w = f
+			}
+			if err := writeVerify(w, vf, doc, s.Color(w) && vf.out == ""); err != nil {
+				return err
+			}
+			if vf.out != "" {
+				fmt.Fprintf(s.Out, "Verify: %d host(s), %d failed; %d checks passed, %d failed, %d errors, %d skipped. Report written to %s.\n",
+					doc.Summary.Hosts, doc.Summary.HostsFailed, doc.Summary.Passed, doc.Summary.Failed, doc.Summary.Errors, doc.Summary.Skipped, vf.out)
+			}
+			if !doc.OK() {
+				return exitError{ExitReport}
+			}
+			return nil
+		},
+	}
+	flags.register(cmd.Flags())
+	conn.register(cmd.Flags())
+	cmd.Flags().StringArrayVar(&vf.targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
+	cmd.Flags().StringVar(&vf.tier, "tier", "probe", "probe, quick, full or fleet")
+	cmd.Flags().StringVar(&vf.format, "format", "text", "text, json or junit")
+	cmd.Flags().StringVar(&vf.out, "out", "", "write the report to FILE instead of standard output")
+	cmd.Flags().BoolVar(&vf.verbose, "verbose", false, "list passed checks too")
+	cmd.Flags().BoolVar(&vf.local, "local", false, "verify this machine, without SSH")
+	cmd.Flags().BoolVar(&vf.nccl, "nccl", false, "with --local, also run the spec's nccl-tests (full tier)")
+	cmd.Flags().StringVar(&vf.node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
+	cmd.Flags().StringVar(&vf.mockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
+	_ = cmd.Flags().MarkHidden("mock-nvml")
+	return cmd
+}
+
+func writeVerify(w io.Writer, vf verifyFlags, doc *report.Document, color bool) error {
+	switch vf.format {
+	case "json":
+		return report.WriteJSON(w, doc)
+	case "junit":
+		return report.WriteJUnit(w, doc)
+	}
+	return report.WriteText(w, doc, report.TextOptions{Color: color, Verbose: vf.verbose})
+}
+
+// localTarget picks the node block this machine belongs to.
+func localTarget(cfg *spec.Config, name string) (runner.Target, error) {
+	hostname, _ := os.Hostname()
+	host := spec.Host{Name: "local://" + hostname}
+	if name != "" {
+		for _, n := range cfg.Nodes {
+			if n.Name == name {
+				return runner.Target{Host: host, Node: n}, nil
+			}
+		}
+		return runner.Target{}, fmt.Errorf("--node %s: the spec has no node of that name", name)
+	}
+	for _, n := range cfg.Nodes {
+		for _, h := range n.Hosts {
+			if h.Name == hostname || strings.HasPrefix(h.Name, hostname+".") {
+				return runner.Target{Host: host, Node: n}, nil
+			}
+		}
+	}
+	if len(cfg.Nodes) == 1 {
+		return runner.Target{Host: host, Node: cfg.Nodes[0]}, nil
+	}
+	return runner.Target{}, fmt.Errorf("no node of the spec lists this host (%s); name one with --node", hostname)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestVerifySimulatedNodes(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+
+	// The stale node runs an old driver with no fabric manager: verify
+	// fails those checks by id, and exits 2.
+	code, out, errOut := runCLIEnv(t, env, "verify", "-format", "json", "../../examples/quickstart")
+	if code != ExitReport {
+		t.Fatalf("quickstart: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Hosts         []struct {
+			Host   string
+			Checks []struct{ ID, Status, Observed, Expected string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]string{}
+	for _, c := range doc.Hosts[0].Checks {
+		if c.Status == "fail" {
+			failed[c.ID] = c.Observed
+		}
+	}
+	if doc.FormatVersion == "" || failed["nvml.driver_version"] != "535.183.06" || failed["host.fabric_manager"] == "" || len(failed) != 3 {
+		t.Errorf("failed checks: %v", failed)
+	}
+
+	// DGX A100 sim node as ci-preflight declares it: everything passes.
+	code, out, _ = runCLIEnv(t, env, "verify", "../../examples/ci-preflight")
+	if code != ExitOK || !strings.Contains(out, "Verify passed") {
+		t.Errorf("ci-preflight: exit %d\n%s", code, out)
+	}
+	// JUnit to a file, with a summary line on stdout.
+	junit := filepath.Join(t.TempDir(), "verify.xml")
+	code, out, _ = runCLIEnv(t, env, "verify", "-format", "junit", "-out", junit, "../../examples/ci-preflight")
+	if b, err := os.ReadFile(junit); code != ExitOK || err != nil || !strings.Contains(string(b), "<testsuites") || !strings.Contains(out, "Report written to") {
+		t.Errorf("junit -out: exit %d %v\n%s", code, err, out)
+	}
+}
+
+func TestVerifyFailures(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := t.TempDir()
+	// A node without an NVIDIA driver has no NVML; a host that refuses SSH
+	// is unreachable. Both are failed checks of their own host.
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `
+inventory "dead" {
+  hosts = ["127.0.0.1"]
+  port  = 1
+}
+node "nodriver" {
+  hosts = ["sim://no-driver"]
+}
+node "dead" {
+  hosts = inventory.dead
+}
+`)
+	code, out, _ := runCLIEnv(t, env, "verify", "-ssh-config", "none", dir)
+	if code != ExitReport {
+		t.Fatalf("exit %d, want 2\n%s", code, out)
+	}
+	for _, want := range []string{"no NVIDIA driver is loaded on sim://no-driver", "host.reachable", "Host 127.0.0.1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := runCLIEnv(t, env, "verify", "-tier", "deep", dir); code != ExitFailed || !strings.Contains(errOut, "deep") {
+		t.Errorf("bad tier: exit %d %s", code, errOut)
+	}
+}
+
+func TestAgentCommand(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "agent", "nvml", "--json", "--mock", "dgxh100", "--fault", "pcie_x8:3")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Source string
+		GPUs   []struct {
+			Index int
+			PCIe  *struct {
+				CurrentWidth int `json:"current_width"`
+			} `json:"pcie"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Source != "mock" || len(rep.GPUs) != 8 {
+		t.Fatalf("agent output: %v\n%.300s", err, out)
+	}
+	if code, _, errOut := runCLI(t, "", "agent", "nvml", "--json", "--bogus", "1"); code != ExitFailed || errOut == "" {
+		t.Errorf("bad agent flag: exit %d", code)
+	}
+}

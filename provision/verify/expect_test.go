@@ -1,0 +1,69 @@
+package verify
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/spec"
+)
+
+func TestExpectationFor(t *testing.T) {
+	src := `
+module "hgx" { source = "gpuform/hgx-h100-8gpu" }
+node "n" {
+  hosts    = ["gpu1"]
+  hardware = module.hgx.hardware
+  driver {
+    version          = "580"
+    persistence_mode = true
+    peermem          = true
+  }
+  numa {
+    bind {
+      gpus = [0, 1]
+      node = 0
+    }
+  }
+  affinity { gpu_nic = { 0 = "mlx5_0" } }
+  verify {
+    nvml {
+      ecc          = true
+      min_pcie_gen = 5
+    }
+    nccl_test "local" {
+      command        = "all_reduce_perf -b 8 -e 8G -g 8"
+      min_busbw_gbps = 400
+      timeout        = "5m"
+    }
+    nccl_test "fleet" { command = "mpirun -np 16 all_reduce_perf -b 8 -e 8G" }
+  }
+}`
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(src)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	got := ExpectationFor(cfg.Nodes[0], "580.95.05")
+	tr := true
+	want := Expectation{
+		GPUCount: 8, GPUModel: "H100", Interconnect: InterconnectNVSwitch,
+		// A branch in the spec is checked against the lock file's release.
+		DriverVersion:   "580.95.05",
+		PersistenceMode: &tr, ECC: &tr, MinPCIeGen: 5,
+		// NVSwitch hardware implies all NVLinks up and fabric manager running.
+		NVLink: NVLinkAllActive, FabricManager: &tr, Peermem: &tr,
+		NUMANode: map[int]int{0: 0, 1: 0},
+		NIC:      map[int]NICExpectation{0: {NIC: "mlx5_0"}},
+		NCCL: []NCCLExpectation{
+			{Name: "local", Command: "all_reduce_perf -b 8 -e 8G -g 8", MinBusBWGBps: 400, Timeout: 5 * 60e9},
+			{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -b 8 -e 8G", MultiNode: true},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if e := ExpectationFor(cfg.Nodes[0], ""); e.DriverVersion != "" {
+		t.Errorf("a floating driver without a lock pin is checked as %q", e.DriverVersion)
+	}
+}

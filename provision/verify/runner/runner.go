@@ -1,0 +1,275 @@
+// Package runner verifies the hosts of a spec: for each host it connects,
+// runs the facts probe, gathers NVML facts (the agent on the node, the
+// simulated NVML of a sim node, or NVML in this process for --local), runs
+// the tier's workloads and judges the result against what the spec
+// expects. It returns a report.Document; it renders nothing and decides no
+// exit code, which are the CLI's.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// Target is one host to verify and the node block it must match.
+type Target struct {
+	// Host is the host and how to reach it.
+	Host spec.Host
+	// Node is the node block whose expectations apply.
+	Node *spec.Node
+}
+
+// Options say how to run verification.
+type Options struct {
+	// Tier selects the checks and the time budget per host.
+	Tier verify.Tier
+	// Connect are the connection settings for hosts.
+	Connect connect.Options
+	// Parallelism is how many hosts are verified at once.
+	Parallelism int
+	// AgentBinary is this gpuform binary, copied to nodes of the same
+	// architecture to collect NVML facts; "" uses nvidia-smi only.
+	AgentBinary string
+	// Lock supplies exact drivers for specs that name a branch.
+	Lock *spec.Lock
+	// Progress is told about each host; nil shows nothing.
+	Progress fleet.Progress
+	// Local verifies this machine in process, without a transport: NVML
+	// through the library loaded here (Slurm's HealthCheckProgram mode).
+	Local bool
+	// MockNVML, with Local, answers NVML from a simulated system instead
+	// (for trying --local without a GPU).
+	MockNVML string
+}
+
+// Run verifies every target and returns the report.
+func Run(ctx context.Context, targets []Target, o Options) *report.Document {
+	byName := map[string]Target{}
+	var names []string
+	for _, t := range targets {
+		if _, dup := byName[t.Host.Name]; !dup {
+			names = append(names, t.Host.Name)
+		}
+		byName[t.Host.Name] = t
+	}
+	multi := runMultiNode(ctx, targets, o)
+
+	var mu sync.Mutex
+	results := map[string]report.Host{}
+	errs := fleet.Run(ctx, names, o.Parallelism, func(ctx context.Context, name string) error {
+		start := time.Now()
+		h, err := verifyHost(ctx, byName[name], o, multi[byName[name].Node])
+		if err != nil {
+			h = report.UnreachableHost(name, withoutHost(err), time.Since(start))
+		}
+		mu.Lock()
+		results[name] = h
+		mu.Unlock()
+		if hostFailed(h) {
+			return fmt.Errorf("%d check(s) failed", failedChecks(h))
+		}
+		return nil
+	}, o.Progress)
+	hosts := make([]report.Host, 0, len(names))
+	for _, name := range names {
+		h, ok := results[name]
+		if !ok {
+			// Never started (interrupted): still a failed check.
+			h = report.UnreachableHost(name, errs[name], 0)
+		}
+		hosts = append(hosts, h)
+	}
+	return report.New(o.Tier, hosts)
+}
+
+func hostFailed(h report.Host) bool { return failedChecks(h) > 0 }
+
+func failedChecks(h report.Host) int {
+	n := 0
+	for _, c := range h.Checks {
+		if c.Status == verify.StatusFail || c.Status == verify.StatusError {
+			n++
+		}
+	}
+	return n
+}
+
+// verifyHost runs one host. An error means the host could not be reached
+// or probed at all; everything after that is a check result.
+func verifyHost(ctx context.Context, tg Target, o Options, multi map[string]nccltest.Result) (report.Host, error) {
+	start := time.Now()
+	var t transport.Transport
+	var err error
+	if o.Local {
+		t = local.New(tg.Host.Name)
+	} else if t, err = connect.Open(ctx, tg.Host, o.Connect); err != nil {
+		return report.Host{}, err
+	}
+	defer t.Close()
+
+	node, err := facts.Probe(ctx, t, facts.Options{})
+	if err != nil {
+		return report.Host{}, err
+	}
+	pinned := ""
+	if v, ok := o.Lock.Pinned(tg.Node.Name, "driver"); ok {
+		pinned = v.Raw
+	}
+	exp := verify.ExpectationFor(tg.Node, pinned)
+
+	hopts := verify.HostOptions{Node: node, NCCL: multi}
+	hopts.Fetch.LocalBinary = agentFor(o.AgentBinary, node)
+	hopts.Fetch.Agent.Collect.NICs = nicsOf(tg.Node)
+	var nvmlErr error
+	switch st := t.(type) {
+	case *sim.Transport:
+		hopts.Report, nvmlErr = simulatedNVML(ctx, tg.Host.Name, st.Root(), node)
+	default:
+		if o.Local {
+			hopts.Report, nvmlErr = nvmlfacts.CollectAgent(ctx, nvmlfacts.AgentOptions{Mock: o.MockNVML, Collect: nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs}})
+		}
+	}
+	if nvmlErr != nil {
+		hopts.NVMLError = nvmlErr.Error()
+	}
+	checks, err := verify.RunHost(ctx, t, exp, o.Tier, hopts)
+	if err != nil {
+		return report.Host{}, err
+	}
+	return report.NewHost(tg.Host.Name, checks, time.Since(start)), nil
+}
+
+// simulatedNVML answers NVML for a simulated node: the go-nvml mock of its
+// hardware, reporting the driver its root has loaded. A root without a
+// loaded driver has no NVML, as a real node would not.
+func simulatedNVML(ctx context.Context, host, root string, node *facts.Node) (*nvmlfacts.Report, error) {
+	profile, _, _ := sim.ParseHost(host)
+	if node.Driver == nil {
+		return nil, fmt.Errorf("NVML cannot initialise: no NVIDIA driver is loaded on %s (/proc/driver/nvidia/version is absent)", host)
+	}
+	mock := mockFor(profile)
+	if mock == "" {
+		return nil, fmt.Errorf("no simulated NVML for profile %q", profile)
+	}
+	return nvmlfacts.CollectAgent(ctx, nvmlfacts.AgentOptions{Mock: mock, SysRoot: root, DriverVersion: node.Driver.Version})
+}
+
+// mockFor maps a simulated node profile to the NVML mock of its hardware.
+func mockFor(profile string) string {
+	switch {
+	case strings.HasPrefix(profile, "hgx-h100"):
+		return nvmlfacts.MockDGXH100
+	case strings.HasPrefix(profile, "dgx-a100"):
+		return nvmlfacts.MockDGXA100
+	case strings.HasPrefix(profile, "l40s"):
+		return nvmlfacts.MockL40SPCIe
+	case strings.HasPrefix(profile, "gh200"):
+		return nvmlfacts.MockGH200
+	}
+	return ""
+}
+
+// agentFor returns the agent binary to copy to a node, or "" when this
+// binary cannot run there (another CPU architecture); verify then falls
+// back to nvidia-smi and says so.
+func agentFor(binary string, node *facts.Node) string {
+	if binary == "" || node == nil {
+		return binary
+	}
+	arch := map[string]string{"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "amd64": "amd64"}[node.Arch]
+	if arch != "" && arch != runtime.GOARCH {
+		return ""
+	}
+	return binary
+}
+
+// nicsOf lists the NICs the spec pairs GPUs with, with their PCI address
+// from the hardware profile, so the agent can compute GPU–NIC topology.
+func nicsOf(n *spec.Node) []nvmlfacts.NIC {
+	if n.Hardware == nil || n.Affinity == nil {
+		return nil
+	}
+	var out []nvmlfacts.NIC
+	seen := map[string]bool{}
+	for _, nic := range n.Affinity.GPUNIC {
+		hn, ok := n.Hardware.NIC(nic.V)
+		if !ok || hn.PCI == "" || seen[hn.Name] {
+			continue
+		}
+		seen[hn.Name] = true
+		out = append(out, nvmlfacts.NIC{Name: hn.Name, BusID: strings.ToLower(hn.PCI)})
+	}
+	return out
+}
+
+// runMultiNode runs, at the fleet tier, each node's multi-node nccl-tests
+// once from its first host and returns the results per node, to be judged
+// on every host of the node.
+func runMultiNode(ctx context.Context, targets []Target, o Options) map[*spec.Node]map[string]nccltest.Result {
+	out := map[*spec.Node]map[string]nccltest.Result{}
+	if !o.Tier.Includes(verify.TierFleet) || o.Local {
+		return out
+	}
+	first := map[*spec.Node]Target{}
+	var order []*spec.Node
+	for _, t := range targets {
+		if _, ok := first[t.Node]; !ok {
+			first[t.Node] = t
+			order = append(order, t.Node)
+		}
+	}
+	for _, n := range order {
+		exp := verify.ExpectationFor(n, "")
+		for _, nt := range exp.NCCL {
+			if !nt.MultiNode {
+				continue
+			}
+			if out[n] == nil {
+				out[n] = map[string]nccltest.Result{}
+			}
+			timeout := nt.Timeout
+			if timeout == 0 {
+				timeout = o.Tier.Budget()
+			}
+			t, err := connect.Open(ctx, first[n].Host, o.Connect)
+			if err != nil {
+				out[n][nt.Name] = nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first[n].Host.Name, err)}
+				continue
+			}
+			res, err := nccltest.RunTest(ctx, t, nt.Command, timeout)
+			t.Close()
+			if err != nil && res.Failure == "" {
+				res.Failure = err.Error()
+			}
+			out[n][nt.Name] = res
+		}
+	}
+	return out
+}
+
+// withoutHost drops the host name a transport error starts with: the
+// report already shows the error under its host.
+func withoutHost(err error) error {
+	var he *transport.HostError
+	if errors.As(err, &he) {
+		return fmt.Errorf("%s: %w", he.Op, he.Err)
+	}
+	return err
+}
