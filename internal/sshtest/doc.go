@@ -22,12 +22,15 @@
 // The server is stopped by t.Cleanup, and its log (sshd -e, LogLevel
 // VERBOSE) is printed with t.Log when the test failed.
 //
+// Sessions run with HOME set to an empty directory (Server.Home), so that the
+// machine's own dotfiles (Debian's bash reads ~/.bashrc for every ssh
+// command) neither slow nor pollute the tests.
+//
 // Options cover the variations gpuform's tests need: a fixed Port (restart a
 // "host" on the same address with a new host key to test changed keys), a
 // given HostKey, a host certificate signed by HostCA (for @cert-authority
-// known_hosts lines), extra AuthorizedKeys, and ExtraConfig lines (for
-// example "SetEnv PATH=/my/stand-ins:/usr/bin:/bin" to put recording
-// stand-ins first on the remote PATH).
+// known_hosts lines), extra AuthorizedKeys, session environment (Env, for
+// example PATH with recording stand-ins first) and ExtraConfig lines.
 //
 // # When sshd is missing
 //

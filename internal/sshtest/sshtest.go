@@ -13,6 +13,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,8 +48,12 @@ type Options struct {
 	// UserKey is the key written to UserKeyFile and authorised to log in;
 	// nil generates one. Tests that start several servers share one this way.
 	UserKey ed25519.PrivateKey
+	// Env is set in every session (sshd's SetEnv), after HOME, which is
+	// always a fresh directory (see Server.Home). Use it, for example, to
+	// put recording stand-ins first: Env: {"PATH": bin + ":/usr/bin:/bin"}.
+	Env map[string]string
 	// ExtraConfig lines are appended to sshd_config as written, for example
-	// "SetEnv PATH=/stand-ins:/usr/bin:/bin" or "MaxSessions 2".
+	// "MaxSessions 2". sshd honours only its first SetEnv line: use Env.
 	ExtraConfig []string
 }
 
@@ -81,6 +86,11 @@ type Server struct {
 	Dir string
 	// ConfigFile is the sshd_config the server runs with.
 	ConfigFile string
+	// Home is HOME in every session: an empty directory in Dir. The login
+	// user's real home is not used, because Debian's bash reads ~/.bashrc
+	// for every ssh command, and whatever the machine's rc files do (print,
+	// take locks, take seconds) must not leak into the tests.
+	Home string
 
 	t       testing.TB
 	cmd     *exec.Cmd
@@ -127,8 +137,12 @@ func Start(t testing.TB, opts Options) *Server {
 		Dir:           dir,
 		ConfigFile:    filepath.Join(dir, "sshd_config"),
 		UserKeyFile:   filepath.Join(dir, "id_ed25519"),
+		Home:          filepath.Join(dir, "home"),
 		t:             t,
 		log:           &lockedBuffer{},
+	}
+	if err := os.Mkdir(s.Home, 0o700); err != nil {
+		t.Fatalf("sshtest: %v", err)
 	}
 	hostKeyFile := filepath.Join(dir, "ssh_host_ed25519_key")
 	writePrivateKey(t, hostKeyFile, hostKey)
@@ -198,6 +212,7 @@ func Start(t testing.TB, opts Options) *Server {
 		"MaxStartups 1000",
 		"MaxSessions 100",
 	}
+	config = append(config, setEnv(s.Home, opts.Env))
 	config = append(config, opts.ExtraConfig...)
 	writeFile(t, s.ConfigFile, []byte(strings.Join(config, "\n")+"\n"))
 
@@ -222,6 +237,24 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 	})
 	return s
+}
+
+// setEnv renders the one SetEnv line sshd honours.
+func setEnv(home string, env map[string]string) string {
+	vars := map[string]string{"HOME": home}
+	for k, v := range env {
+		vars[k] = v
+	}
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	line := "SetEnv"
+	for _, k := range names {
+		line += " " + strconv.Quote(k+"="+vars[k])
+	}
+	return line
 }
 
 var privsepRE = regexp.MustCompile(`Missing privilege separation directory: (\S+)`)

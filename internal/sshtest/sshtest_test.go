@@ -127,3 +127,20 @@ func TestParseStat(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionEnvironment(t *testing.T) {
+	s := Start(t, Options{Env: map[string]string{"GPUFORM_TEST": "a b", "PATH": "/usr/bin:/bin"}})
+	c := dial(t, s)
+	defer c.Close()
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sess.Output(`printf '%s|%s|%s' "$HOME" "$GPUFORM_TEST" "$PATH"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := s.Home + "|a b|/usr/bin:/bin"; string(out) != want {
+		t.Errorf("session environment = %q, want %q", out, want)
+	}
+}

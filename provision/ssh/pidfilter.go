@@ -8,27 +8,46 @@ import (
 	"time"
 )
 
-// pidMarker starts the first line of stderr written by the supervising
-// shell: "gpuform-pid:1234".
+// pidMarker starts the line of stderr written by the supervising shell:
+// "gpuform-pid:1234".
 const pidMarker = "gpuform-pid:"
 
-// maxMarkerLine bounds how much stderr is held back while looking for the
-// marker line.
-const maxMarkerLine = 64
+// maxMarkerSearch bounds how much stderr is looked through for the marker.
+// Anything the login shell's rc files print comes before it (Debian's bash
+// reads ~/.bashrc for ssh commands); a few KiB of that is already a lot.
+const maxMarkerSearch = 4096
 
 // pidFilter passes a session's stderr to w, minus the supervisor's marker
-// line, whose pid it keeps for stop.
+// line, whose pid it keeps for stop. Lines before the marker are passed on
+// as they complete.
 type pidFilter struct {
-	w    io.Writer
-	mu   sync.Mutex
-	head []byte
-	done bool // marker seen, or known absent
-	pid  int
-	got  chan struct{}
+	w        io.Writer
+	mu       sync.Mutex
+	head     []byte // an incomplete line, held until its newline
+	searched int    // bytes looked through so far
+	done     bool   // marker found, or search given up
+	pid      int
+	got      chan struct{}
 }
 
 func newPIDFilter(w io.Writer) *pidFilter {
 	return &pidFilter{w: w, got: make(chan struct{})}
+}
+
+// parseMarker reads "gpuform-pid:N" with N a positive decimal of at most
+// ten digits and nothing else: what `echo gpuform-pid:$$` prints.
+func parseMarker(line []byte) (int, bool) {
+	digits, ok := bytes.CutPrefix(line, []byte(pidMarker))
+	if !ok || len(digits) == 0 || len(digits) > 10 || digits[0] == '0' {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	pid, err := strconv.Atoi(string(digits))
+	return pid, err == nil && pid > 0
 }
 
 // Write implements io.Writer.
@@ -40,26 +59,45 @@ func (f *pidFilter) Write(p []byte) (int, error) {
 	}
 	n := len(p)
 	f.head = append(f.head, p...)
-	i := bytes.IndexByte(f.head, '\n')
-	if i < 0 && len(f.head) <= maxMarkerLine && bytes.HasPrefix([]byte(pidMarker), f.head[:min(len(f.head), len(pidMarker))]) {
-		return n, nil // the marker may still be arriving
-	}
-	f.done = true
-	close(f.got)
-	rest := f.head
-	if i >= 0 && bytes.HasPrefix(f.head, []byte(pidMarker)) {
-		if pid, err := strconv.Atoi(string(f.head[len(pidMarker):i])); err == nil && pid > 0 {
-			f.pid = pid
-			rest = f.head[i+1:]
+	for !f.done {
+		i := bytes.IndexByte(f.head, '\n')
+		if i < 0 {
+			if f.searched+len(f.head) > maxMarkerSearch {
+				f.finish()
+				if _, err := f.w.Write(f.head); err != nil {
+					return 0, err
+				}
+				f.head = nil
+			}
+			break
 		}
-	}
-	f.head = nil
-	if len(rest) > 0 {
-		if _, err := f.w.Write(rest); err != nil {
+		line := f.head[:i+1]
+		f.head = f.head[i+1:]
+		if pid, ok := parseMarker(line[:i]); ok {
+			f.pid = pid
+			f.finish()
+			break
+		}
+		f.searched += len(line)
+		if _, err := f.w.Write(line); err != nil {
 			return 0, err
 		}
+		if f.searched > maxMarkerSearch {
+			f.finish()
+		}
+	}
+	if f.done && len(f.head) > 0 {
+		if _, err := f.w.Write(f.head); err != nil {
+			return 0, err
+		}
+		f.head = nil
 	}
 	return n, nil
+}
+
+func (f *pidFilter) finish() {
+	f.done = true
+	close(f.got)
 }
 
 // flush passes on anything held back; Run calls it when the command ends.
@@ -67,8 +105,7 @@ func (f *pidFilter) flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.done {
-		f.done = true
-		close(f.got)
+		f.finish()
 		_, _ = f.w.Write(f.head)
 		f.head = nil
 	}

@@ -774,7 +774,7 @@ exec "$@"
 	if err := os.WriteFile(filepath.Join(bin, "sudo"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	srv := sshtest.Start(t, sshtest.Options{ExtraConfig: []string{"SetEnv PATH=" + bin + ":/usr/bin:/bin"}})
+	srv := sshtest.Start(t, sshtest.Options{Env: map[string]string{"PATH": bin + ":/usr/bin:/bin"}})
 	opts := optsFor(srv)
 	opts.Become = BecomeSudo
 	c := dial(t, srv, opts)
