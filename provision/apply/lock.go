@@ -107,7 +107,9 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 		pr.Close()
 		holder <- held{res, err}
 	}()
-	awaitCtx, cancel := context.WithCancel(ctx)
+	// The await script gives up after 30 s on its own; the context bounds
+	// a connection that stops answering altogether.
+	awaitCtx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
 	awaited := make(chan error, 1)
 	go func() {
@@ -132,9 +134,12 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 			return l, nil
 		}
 		pw.Close()
-		h := <-holder
-		if herr := holderError(t.Host(), h.res, h.err); errors.As(herr, new(*LockBusyError)) {
-			return nil, herr
+		select {
+		case h := <-holder:
+			if herr := holderError(t.Host(), h.res, h.err); errors.As(herr, new(*LockBusyError)) {
+				return nil, herr
+			}
+		case <-time.After(10 * time.Second):
 		}
 		return nil, &transport.HostError{Host: t.Host(), Op: "lock", Err: err}
 	}

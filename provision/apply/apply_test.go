@@ -1,0 +1,374 @@
+package apply_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/provision/apply"
+	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/plan/plantest"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// loadSpec loads a testdata spec with its hosts variable (and, for
+// node.gpuform.hcl, the default) replaced by hosts.
+func loadSpec(t testing.TB, file string, hosts []string, edits ...string) *spec.Config {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := `["` + strings.Join(hosts, `", "`) + `"]`
+	text := strings.Replace(string(src), `default = ["sim://hgx-h100-stale/1"]`, "default = "+list, 1)
+	text = strings.Replace(text, "  type = list(string)\n}", "  type = list(string)\n  default = "+list+"\n}", 1)
+	for i := 0; i+1 < len(edits); i += 2 {
+		text = strings.Replace(text, edits[i], edits[i+1], 1)
+	}
+	return plantest.LoadSpec(t, map[string]string{file: text})
+}
+
+func mustPlan(t testing.TB, f *plantest.Fleet, cfg *spec.Config) *plan.Plan {
+	t.Helper()
+	p, err := plan.Run(context.Background(), cfg, plan.Options{Connect: f.Connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range p.Hosts {
+		if h.Error != "" {
+			t.Fatalf("plan %s: %s", h.Host, h.Error)
+		}
+	}
+	return p
+}
+
+func opts(f *plantest.Fleet) apply.Options {
+	return apply.Options{Connect: f.Connect, Owner: "test@ctl pid 1", RebootPoll: time.Millisecond, RebootTimeout: time.Minute}
+}
+
+func statuses(rep *apply.Report) map[string]apply.Status {
+	out := map[string]apply.Status{}
+	for _, h := range rep.Hosts {
+		out[h.Host] = h.Status
+	}
+	return out
+}
+
+const stale = "sim://hgx-h100-stale/1"
+
+func TestApplyConvergesAndIsIdempotent(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale})
+	ctx := context.Background()
+
+	p := mustPlan(t, f, cfg)
+	if !p.HasChanges() {
+		t.Fatal("the stale node has no changes")
+	}
+	rep := apply.Apply(ctx, cfg, p, opts(f))
+	h := rep.Hosts[0]
+	if h.Status != apply.RebootPending || h.Error != "" || h.StepsRun != h.StepsPlanned {
+		t.Fatalf("first apply: %+v", h)
+	}
+	if !rep.Converged() {
+		t.Error("report not converged")
+	}
+	// What the stand-ins were asked to do, in dependency order: the driver
+	// before fabric manager, the toolkit before Docker's restart.
+	calls := f.Calls(stale)
+	order := []string{"apt-get install", "apt-mark hold cuda-drivers-550", "apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages -o Dpkg::Options::=--force-confold nvidia-fabricmanager-550=550.127.08-1", "systemctl enable --now nvidia-fabricmanager.service", "modprobe nvidia_peermem", "systemctl try-restart docker.service", "update-grub"}
+	i := 0
+	for _, c := range calls {
+		if i < len(order) && strings.HasPrefix(c, order[i]) {
+			i++
+		}
+	}
+	if i != len(order) {
+		t.Errorf("stand-in calls out of order or missing %q:\n%s", order[i], strings.Join(calls, "\n"))
+	}
+	if !strings.Contains(f.ReadFile(stale, "/var/lib/dpkg/status"), "Package: cuda-drivers-550\nStatus: hold ok installed") {
+		t.Error("driver package not held after apply")
+	}
+
+	// The next plan has nothing to change; only the reboot is pending.
+	p2 := mustPlan(t, f, cfg)
+	if p2.HasChanges() {
+		var b strings.Builder
+		plan.RenderText(&b, p2, plan.RenderOptions{})
+		t.Fatalf("plan after apply has changes:\n%s", b.String())
+	}
+	if !p2.Hosts[0].RebootPending {
+		t.Error("driver and kernel arguments should wait for a reboot")
+	}
+
+	// Applying again runs no step and no command at all beyond the plan's probe.
+	before, execs := len(f.Calls(stale)), f.Execs()
+	rep = apply.Apply(ctx, cfg, p2, opts(f))
+	if rep.Hosts[0].StepsRun != 0 || rep.Hosts[0].Status != apply.RebootPending {
+		t.Errorf("second apply: %+v", rep.Hosts[0])
+	}
+	if got := f.Calls(stale)[before:]; len(got) != 0 {
+		t.Errorf("second apply called stand-ins: %q", got)
+	}
+	if d := f.Execs() - execs; d != 0 {
+		t.Errorf("second apply ran %d remote commands, want 0", d)
+	}
+}
+
+func TestApplyRebootWhenAllowed(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"allow\"")
+	rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), opts(f))
+	if h := rep.Hosts[0]; h.Status != apply.Rebooted {
+		t.Fatalf("status %q (%s), want rebooted", h.Status, h.Error)
+	}
+	if v := f.ReadFile(stale, "/proc/driver/nvidia/version"); !strings.Contains(v, "550.127.08") {
+		t.Errorf("after reboot the loaded driver is %q", v)
+	}
+	if p := mustPlan(t, f, cfg); p.HasChanges() || p.Hosts[0].RebootPending {
+		t.Error("after the reboot the host still differs")
+	}
+}
+
+func TestDaemonJSONKeepsUserKeys(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale})
+	user := `{
+  "log-driver": "json-file",
+  "log-opts": {"max-size": "100m", "max-file": "3"},
+  "registry-mirrors": ["https://mirror.example.com"],
+  "max-concurrent-downloads": 12,
+  "runtimes": {"crun": {"path": "/usr/bin/crun"}},
+  "default-ulimits": {"nofile": {"Name": "nofile", "Soft": 65536, "Hard": 65536}}
+}
+`
+	f.WriteFile(stale, "/etc/docker/daemon.json", user)
+	rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), opts(f))
+	if !rep.Converged() {
+		t.Fatalf("apply: %+v", rep.Hosts[0])
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(f.ReadFile(stale, "/etc/docker/daemon.json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	json.Unmarshal([]byte(user), &want)
+	for _, k := range []string{"log-driver", "log-opts", "registry-mirrors", "max-concurrent-downloads"} {
+		if diff := cmp.Diff(want[k], got[k]); diff != "" {
+			t.Errorf("user key %s changed (-want +got):\n%s", k, diff)
+		}
+	}
+	rt := got["runtimes"].(map[string]any)
+	if rt["crun"] == nil || rt["nvidia"] == nil {
+		t.Errorf("runtimes = %v, want crun kept and nvidia added", rt)
+	}
+	ul := got["default-ulimits"].(map[string]any)
+	if ul["nofile"] == nil || ul["memlock"] == nil || ul["stack"] == nil {
+		t.Errorf("default-ulimits = %v, want nofile kept, memlock and stack added", ul)
+	}
+	if got["default-runtime"] != "nvidia" || got["default-shm-size"] != "16G" {
+		t.Errorf("default-runtime %v, default-shm-size %v", got["default-runtime"], got["default-shm-size"])
+	}
+	// The previous file is kept as a timestamped backup.
+	backups, _ := filepath.Glob(filepath.Join(f.Root(stale), "var/lib/gpuform/backup/*/etc/docker/daemon.json"))
+	if len(backups) != 1 {
+		t.Fatalf("backups of daemon.json: %v", backups)
+	}
+	if b, _ := os.ReadFile(backups[0]); string(b) != user {
+		t.Errorf("backup holds %q, want the user's file", b)
+	}
+}
+
+// leftovers lists temporary files a write step would leave if it were cut
+// short.
+func leftovers(t *testing.T, root string) []string {
+	var out []string
+	filepath.WalkDir(filepath.Join(root, "etc"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".gpuform-") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestFailedStepLeavesNoPartialFileAndNextApplyConverges(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale})
+	// update-grub fails midway through the steps, after daemon.json,
+	// fstab and the sysctl drop-in were written.
+	f.Fail(stale, "update-grub", "update-grub: /boot/grub/grub.cfg: Read-only file system")
+	rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), opts(f))
+	h := rep.Hosts[0]
+	if h.Status != apply.Failed || !strings.HasPrefix(h.FailedStep, "kernel_cmdline: ") || !strings.Contains(h.Error, "Read-only file system") {
+		t.Fatalf("apply: %+v", h)
+	}
+	if h.StepsRun == 0 || h.StepsRun >= h.StepsPlanned {
+		t.Errorf("steps run %d of %d: the failure should be midway", h.StepsRun, h.StepsPlanned)
+	}
+	root := f.Root(stale)
+	if l := leftovers(t, root); len(l) != 0 {
+		t.Errorf("temporary files left behind: %v", l)
+	}
+	// The drop-in whose update-grub failed was taken back; later files were
+	// never written; earlier ones are complete.
+	for _, p := range []string{"etc/default/grub.d/90-gpuform.cfg", "etc/security/limits.d/90-gpuform.conf", "etc/nccl.conf"} {
+		if _, err := os.Stat(filepath.Join(root, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("/%s exists after the failed step (err %v)", p, err)
+		}
+	}
+	var daemon map[string]any
+	if err := json.Unmarshal([]byte(f.ReadFile(stale, "/etc/docker/daemon.json")), &daemon); err != nil || daemon["default-runtime"] != "nvidia" {
+		t.Errorf("daemon.json after the failure: %v, %v", daemon, err)
+	}
+	// A failed host is not reported as converged.
+	if rep.Converged() {
+		t.Error("report converged despite the failure")
+	}
+
+	f.Unfail(stale, "update-grub")
+	p := mustPlan(t, f, cfg)
+	var left []string
+	for _, rc := range p.Hosts[0].ResourceChanges {
+		if rc.Action() != 0 {
+			left = append(left, rc.Resource)
+		}
+	}
+	if diff := cmp.Diff([]string{"kernel_cmdline", "limits", "cpu_governor", "nccl_conf"}, left); diff != "" {
+		t.Errorf("changes left after the failed apply (-want +got):\n%s", diff)
+	}
+	rep = apply.Apply(context.Background(), cfg, p, opts(f))
+	if !rep.Converged() {
+		t.Fatalf("second apply: %+v", rep.Hosts[0])
+	}
+	if p := mustPlan(t, f, cfg); p.HasChanges() {
+		t.Error("not converged after the second apply")
+	}
+}
+
+func TestConcurrentApplyFailsFast(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale})
+	ctx := context.Background()
+	p := mustPlan(t, f, cfg)
+
+	// Another apply holds the host: the same lock apply takes.
+	tr, err := f.Connect(ctx, spec.Host{Name: stale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	since := time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
+	other, err := apply.AcquireLock(ctx, tr, "alice@ctl-2 pid 4242", since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rep := apply.Apply(ctx, cfg, p, opts(f))
+	elapsed := time.Since(start)
+	h := rep.Hosts[0]
+	want := "another gpuform apply holds the lock on " + stale + " since 2026-11-30T01:02:03Z (alice@ctl-2 pid 4242)"
+	if h.Status != apply.Failed || !strings.Contains(h.Error, want) {
+		t.Fatalf("apply under another's lock: %+v\nwant error containing %q", h, want)
+	}
+	if elapsed > 10*time.Second {
+		t.Errorf("took %s to give up; a held lock must fail fast", elapsed)
+	}
+	if h.StepsRun != 0 || len(f.Calls(stale)) != 0 {
+		t.Errorf("steps ran under another apply's lock: %d, calls %q", h.StepsRun, f.Calls(stale))
+	}
+	// Two applies racing: exactly one gets the lock.
+	if err := other.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l1, err1 := apply.AcquireLock(ctx, tr, "a", since)
+	tr2, _ := f.Connect(ctx, spec.Host{Name: stale})
+	defer tr2.Close()
+	_, err2 := apply.AcquireLock(ctx, tr2, "b", since)
+	var busy *apply.LockBusyError
+	if err1 != nil || !errors.As(err2, &busy) {
+		t.Errorf("first lock: %v; second lock: %v (want LockBusyError)", err1, err2)
+	}
+	l1.Release()
+	// Released: the apply goes through.
+	if rep := apply.Apply(ctx, cfg, p, opts(f)); !rep.Converged() {
+		t.Errorf("apply after release: %+v", rep.Hosts[0])
+	}
+}
+
+func TestRolloutStopsAtFailureBudget(t *testing.T) {
+	f := plantest.Start(t)
+	var hosts []string
+	for i := 1; i <= 12; i++ {
+		hosts = append(hosts, "sim://hgx-h100-stale/"+string(rune('0'+i/10))+string(rune('0'+i%10)))
+	}
+	cfg := loadSpec(t, "sysctl.gpuform.hcl", hosts)
+	// One rigged host in the first batch, one in the second: two failures
+	// exceed max_failures = 1, so the third batch never starts.
+	f.Fail(hosts[1], "sysctl", "sysctl: permission denied on key vm.swappiness")
+	f.Fail(hosts[5], "sysctl", "sysctl: permission denied on key vm.swappiness")
+	p := mustPlan(t, f, cfg)
+	rep := apply.Apply(context.Background(), cfg, p, opts(f))
+	want := map[string]apply.Status{}
+	for i, h := range hosts {
+		switch {
+		case i == 1 || i == 5:
+			want[h] = apply.Failed
+		case i >= 8:
+			want[h] = apply.Skipped
+		default:
+			want[h] = apply.Succeeded
+		}
+	}
+	if diff := cmp.Diff(want, statuses(rep)); diff != "" {
+		t.Errorf("host statuses (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(rep.Stopped, "batch 3 and later were not started") {
+		t.Errorf("Stopped = %q, want it to say batch 3 was not started", rep.Stopped)
+	}
+	for _, h := range rep.Hosts[8:] {
+		if h.Batch != 3 || !strings.Contains(h.Error, "failure budget") {
+			t.Errorf("%s: batch %d, error %q", h.Host, h.Batch, h.Error)
+		}
+		if len(f.Calls(h.Host)) != 0 {
+			t.Errorf("%s was touched: %q", h.Host, f.Calls(h.Host))
+		}
+	}
+	if rep.Converged() {
+		t.Error("rollout with failures reported converged")
+	}
+}
+
+func TestInterruptStartsNoNewHost(t *testing.T) {
+	f := plantest.Start(t)
+	hosts := []string{"sim://hgx-h100-stale/1", "sim://hgx-h100-stale/2", "sim://hgx-h100-stale/3"}
+	cfg := loadSpec(t, "sysctl.gpuform.hcl", hosts, "batch        = 4", "batch        = 1")
+	p := mustPlan(t, f, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := opts(f)
+	// Ctrl-C while the first host runs its first step.
+	o.Progress = func(e apply.Event) {
+		if strings.HasPrefix(e.Message, "step 1/") {
+			cancel()
+		}
+	}
+	rep := apply.Apply(ctx, cfg, p, o)
+	got := statuses(rep)
+	// The first host's step in flight finished; nothing started after it.
+	if rep.Hosts[0].StepsRun != 1 || got[hosts[1]] != apply.Skipped || got[hosts[2]] != apply.Skipped {
+		t.Errorf("after interrupt: %+v", rep.Hosts)
+	}
+	if !strings.Contains(rep.Stopped, "interrupted") {
+		t.Errorf("Stopped = %q", rep.Stopped)
+	}
+	if !strings.Contains(f.ReadFile(hosts[0], "/etc/sysctl.d/90-gpuform.conf"), "vm.swappiness = 1") {
+		t.Error("the step in flight did not complete")
+	}
+}
