@@ -35,7 +35,8 @@
 // # When sshd is missing
 //
 // Start looks for /usr/sbin/sshd (or sshd on PATH). When it is missing, the
-// test is skipped — unless the environment variable CI is set, in which case
+// test is skipped — unless the environment variable CI is set (to anything
+// but "", "false" or "0"), in which case
 // it fails with "install openssh-server", because a CI run that silently
 // skips every SSH test proves nothing. The README's test command installs
 // openssh-server when it runs as root.

@@ -510,7 +510,7 @@ func findSSHD(t testing.TB) string {
 			return abs
 		}
 	}
-	if os.Getenv("CI") != "" {
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
 		t.Fatalf("sshtest: OpenSSH sshd not found: install openssh-server (apt-get install openssh-server / dnf install openssh-server)")
 	}
 	t.Skip("sshtest: OpenSSH sshd not found; install openssh-server to run SSH tests")

@@ -417,8 +417,8 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 		return res, c.hostErr("run", waitErr)
 	}
 	if cmd.Become && c.become == BecomeSudo {
-		if err := sudoFailure(res); err != nil {
-			return res, c.hostErr("auth", err)
+		if op, err := sudoFailure(res); err != nil {
+			return res, c.hostErr(op, err)
 		}
 	}
 	return res, nil
@@ -550,8 +550,8 @@ func (e *SudoPasswordError) Error() string {
 }
 
 // sudoFailure recognises sudo -n refusing to run because it needs a
-// password or a terminal, and sudo not being installed.
-func sudoFailure(res transport.Result) error {
+// password or a terminal ("auth"), and sudo not being installed ("run").
+func sudoFailure(res transport.Result) (string, error) {
 	for _, line := range strings.Split(string(res.Stderr), "\n") {
 		line = strings.TrimSpace(line)
 		switch {
@@ -559,11 +559,11 @@ func sudoFailure(res transport.Result) error {
 			(strings.Contains(line, "a password is required") ||
 				strings.Contains(line, "a terminal is required") ||
 				strings.Contains(line, "no tty present")):
-			return &SudoPasswordError{Message: line}
+			return "auth", &SudoPasswordError{Message: line}
 		case res.ExitCode == 127 && strings.Contains(line, "sudo") &&
 			(strings.Contains(line, "not found") || strings.Contains(line, "No such file")):
-			return fmt.Errorf("become = %q but sudo is not installed on the host (%s)", BecomeSudo, line)
+			return "run", fmt.Errorf("become = %q but sudo is not installed on the host (%s)", BecomeSudo, line)
 		}
 	}
-	return nil
+	return "", nil
 }

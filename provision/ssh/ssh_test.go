@@ -808,4 +808,91 @@ exec "$@"
 	if !errors.As(err, &sp) || !strings.Contains(he.Error(), "NOPASSWD") {
 		t.Errorf("error %v does not explain the sudo password prompt", err)
 	}
+
+	t.Run("sudo not installed", func(t *testing.T) {
+		// An empty PATH: no sudo, whatever this machine has installed.
+		bare := sshtest.Start(t, sshtest.Options{Env: map[string]string{"PATH": t.TempDir()}})
+		opts := optsFor(bare)
+		opts.Become = BecomeSudo
+		c := dial(t, bare, opts)
+		_, err := c.Run(context.Background(), transport.Command{Script: "true", Become: true})
+		he := hostErr(t, err, "run")
+		if !strings.Contains(he.Error(), "sudo is not installed") {
+			t.Errorf("error %q does not say sudo is missing", he.Error())
+		}
+	})
+}
+
+func TestKnownHostsVariants(t *testing.T) {
+	srv := sshtest.Start(t, sshtest.Options{})
+
+	t.Run("revoked key", func(t *testing.T) {
+		kh := filepath.Join(t.TempDir(), "known_hosts")
+		content := srv.KnownHostsLine + "\n@revoked * " + string(gossh.MarshalAuthorizedKey(srv.HostPublicKey))
+		if err := os.WriteFile(kh, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		opts := optsFor(srv)
+		opts.KnownHostsFiles = []string{kh}
+		opts.AcceptNewHostKeys = true
+		_, err := Dial(context.Background(), srv.Host, opts)
+		hostErr(t, err, "host key")
+		var rev *RevokedHostKeyError
+		if !errors.As(err, &rev) || rev.Revoked.Line != 2 {
+			t.Errorf("error %v is not a RevokedHostKeyError naming line 2", err)
+		}
+	})
+
+	t.Run("hashed when ssh_config says HashKnownHosts", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "config")
+		if err := os.WriteFile(cfg, []byte("Host *\n  HashKnownHosts yes\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		kh := filepath.Join(dir, "known_hosts")
+		opts := optsFor(srv)
+		opts.SSHConfigPath = cfg
+		opts.KnownHostsFiles = []string{kh}
+		opts.AcceptNewHostKeys = true
+		dial(t, srv, opts).Close()
+		data, err := os.ReadFile(kh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(data), "|1|") || strings.Contains(string(data), "127.0.0.1") {
+			t.Errorf("known_hosts line is not hashed: %q", data)
+		}
+		opts.AcceptNewHostKeys = false
+		dial(t, srv, opts).Close()
+	})
+
+	t.Run("keepalives answered keep the connection", func(t *testing.T) {
+		opts := optsFor(srv)
+		// Several keepalives go out and come back during the sleep; the
+		// margins allow for a loaded test machine.
+		opts.KeepaliveInterval = 100 * time.Millisecond
+		opts.KeepaliveCountMax = 5
+		c := dial(t, srv, opts)
+		time.Sleep(700 * time.Millisecond)
+		if _, err := c.Run(context.Background(), transport.Command{Script: "true"}); err != nil {
+			t.Errorf("Run after keepalives: %v", err)
+		}
+	})
+
+	t.Run("target refused behind a bastion", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		opts := optsFor(srv)
+		opts.Port = closed
+		opts.ProxyJump = []string{srv.User + "@" + srv.Addr}
+		_, err = Dial(context.Background(), "127.0.0.1", opts)
+		he := hostErr(t, err, "connect")
+		if !strings.Contains(he.Error(), "via 127.0.0.1") {
+			t.Errorf("error %q does not say which bastion it went through", he.Error())
+		}
+	})
 }
