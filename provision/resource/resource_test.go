@@ -1,0 +1,253 @@
+package resource
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+func TestVersionMatches(t *testing.T) {
+	tests := []struct {
+		installed, want string
+		match           bool
+	}{
+		{"550.127.08-0ubuntu1", "550.127.08", true},
+		{"550.127.08-1", "550.127.08", true},
+		{"550.127.081-1", "550.127.08", false}, // a prefix of digits is another release
+		{"2.21.5-1+cuda12.4", "2.21.5", true},
+		{"2.21.5-1+cuda12.4", "2.21.5-1", true}, // revision given, build suffix free
+		{"2.21.5-2+cuda12.4", "2.21.5-1", false},
+		{"1:4.6.0-1", "4.6.0", true}, // epoch ignored
+		{"550.54.15-1", "550", true}, // a bare branch matches any release of it
+		{"535.183.06-1", "550", false},
+		{"12.4.1-1", "12.4.1-1", true},
+		{"550.127.08", "550.127.08", true}, // a loaded module reports no revision
+	}
+	for _, tc := range tests {
+		if got := versionMatches(tc.installed, tc.want); got != tc.match {
+			t.Errorf("versionMatches(%q, %q) = %v, want %v", tc.installed, tc.want, got, tc.match)
+		}
+	}
+}
+
+func TestPackageNames(t *testing.T) {
+	tests := map[string]struct {
+		set   pkgSet
+		names []string
+		pins  map[string]string
+	}{
+		"debian proprietary driver": {driverSet(FamilyDebian, "proprietary", "550.127.08"), []string{"cuda-drivers-550"}, map[string]string{"cuda-drivers-550": "550.127.08-*"}},
+		"debian open driver":        {driverSet(FamilyDebian, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05-*"}},
+		"rhel open driver":          {driverSet(FamilyRHEL, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05"}},
+		// A branch installs the newest release of the branch.
+		"driver branch": {driverSet(FamilyDebian, "proprietary", "550"), []string{"cuda-drivers-550"}, map[string]string{}},
+		// Fabric Manager follows the driver's release with its own revision.
+		"fabric manager": {fabricManagerSet(FamilyDebian, "550.127.08-0ubuntu1"), []string{"nvidia-fabricmanager-550"}, map[string]string{"nvidia-fabricmanager-550": "550.127.08-1"}},
+		"nccl debian":    {ncclSet(FamilyDebian, "2.21.5", "12.4.1"), []string{"libnccl2", "libnccl-dev"}, map[string]string{"libnccl2": "2.21.5-1+cuda12.4", "libnccl-dev": "2.21.5-1+cuda12.4"}},
+		"nccl rhel":      {ncclSet(FamilyRHEL, "2.21.5", "12.4.1"), []string{"libnccl", "libnccl-devel"}, map[string]string{"libnccl": "2.21.5-1+cuda12.4", "libnccl-devel": "2.21.5-1+cuda12.4"}},
+		"cuda":           {cudaSet(FamilyDebian, "12.8.1"), []string{"cuda-toolkit-12-8"}, map[string]string{"cuda-toolkit-12-8": "12.8.1-*"}},
+		"dcgm 4":         {dcgmSet(FamilyDebian, "4.6.0", "12.8.1"), []string{"datacenter-gpu-manager-4-cuda12", "datacenter-gpu-manager-4-core"}, map[string]string{"datacenter-gpu-manager-4-cuda12": "1:4.6.0-1", "datacenter-gpu-manager-4-core": "1:4.6.0-1"}},
+		"toolkit": {containerToolkitSet("1.17.8"), []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"},
+			map[string]string{"nvidia-container-toolkit": "1.17.8-1", "nvidia-container-toolkit-base": "1.17.8-1", "libnvidia-container-tools": "1.17.8-1", "libnvidia-container1": "1.17.8-1"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.names, tc.set.names); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.pins, tc.set.pins); diff != "" {
+				t.Errorf("pins (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSizes(t *testing.T) {
+	for in, want := range map[string]string{"16GiB": "16G", "64MiB": "64M", "1536MiB": "1536M", "1000": "1000"} {
+		s, err := spec.ParseSize(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dockerSize(s.Bytes); got != want {
+			t.Errorf("dockerSize(%s) = %s, want %s", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"50%": "50%", "12.5%": "12.5%", "64GiB": "64g", "1536MiB": "1536m", "4KiB": "4k"} {
+		s, _ := spec.ParseSize(in)
+		if got := tmpfsSize(s); got != want {
+			t.Errorf("tmpfsSize(%s) = %s, want %s", in, got, want)
+		}
+	}
+	if !sameSize("50%", "1024g", 2048<<30) || sameSize("50%", "1024g", 1024<<30) {
+		t.Error("sameSize does not compare by meaning on the node")
+	}
+}
+
+type fakeRes struct {
+	name string
+	deps []string
+}
+
+func (f fakeRes) Name() string                     { return f.name }
+func (f fakeRes) DependsOn() []string              { return f.deps }
+func (f fakeRes) Diff(*facts.Node) (Change, error) { return Change{}, nil }
+
+func TestOrder(t *testing.T) {
+	rs := []Resource{fakeRes{"docker", []string{"toolkit"}}, fakeRes{"toolkit", []string{"driver"}}, fakeRes{"sysctl", nil}, fakeRes{"driver", nil}}
+	got, err := Order(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Name())
+	}
+	if diff := cmp.Diff([]string{"driver", "toolkit", "docker", "sysctl"}, names); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	if _, err := Order([]Resource{fakeRes{"a", []string{"b"}}, fakeRes{"b", []string{"a"}}}); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("cycle: err = %v", err)
+	}
+}
+
+// debianNode is a minimal Debian facts node.
+func debianNode() *facts.Node {
+	return &facts.Node{OS: facts.OS{ID: "ubuntu", IDLike: []string{"debian"}, VersionID: "22.04"}, Packages: facts.Packages{Manager: facts.ManagerDpkg, Installed: map[string]facts.Package{}}}
+}
+
+// TestHostileVersionIsRefused builds a driver resource from a version that
+// bypassed spec validation: the resource refuses to build a command.
+func TestHostileVersionIsRefused(t *testing.T) {
+	r := &pkgResource{base: base{name: DriverPackage}, family: FamilyDebian, set: driverSet(FamilyDebian, "proprietary", "550.1; rm -rf /")}
+	_, err := r.Diff(debianNode())
+	var unsafe *ErrUnsafeValue
+	if !errors.As(err, &unsafe) || unsafe.Value != "550.1; rm -rf /" {
+		t.Fatalf("Diff = %v, want ErrUnsafeValue for the version", err)
+	}
+	// The spec refuses it first, at load time.
+	_, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`node "n" {
+  hosts = ["sim://x"]
+  driver { version = "550.1; rm -rf /" }
+}
+`)}, spec.LoadOptions{})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "is not a version") {
+		t.Errorf("spec accepted a hostile version: %v", diags)
+	}
+}
+
+// TestQuotingHoldsWithoutValidation builds every kind of command step from
+// hostile values with the pattern checks skipped, runs the scripts with
+// recording stand-ins on PATH, and checks that each value reached the tool
+// as one argument and that nothing it smuggled in ran.
+func TestQuotingHoldsWithoutValidation(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	argv := filepath.Join(dir, "argv")
+	for _, tool := range []string{"apt-get", "apt-mark", "dnf", "systemctl", "modprobe", "mount", "sysctl", "grubby"} {
+		// Each stand-in writes its arguments one per line, NUL-free.
+		script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >>" + argv + "\n"
+		if err := os.WriteFile(filepath.Join(bin, tool), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pwned := filepath.Join(dir, "PWNED")
+	hostile := "550.1; touch " + pwned + "; $(touch " + pwned + ") `touch " + pwned + "` ' \" \\"
+	steps := map[string]Step{}
+	// Package steps, apt and dnf, straight from the builders.
+	deb := &pkgResource{base: base{name: DriverPackage}, family: FamilyDebian, set: pkgSet{names: []string{"cuda-drivers-550"}, pins: map[string]string{"cuda-drivers-550": hostile}}}
+	steps["apt install"] = deb.installStep([]string{hostile})
+	steps["apt hold"] = deb.holdStep([]string{hostile})
+	rpm := &pkgResource{base: base{name: DriverPackage}, family: FamilyRHEL, set: pkgSet{names: []string{"nvidia-open"}, pins: map[string]string{"nvidia-open": hostile}}}
+	steps["dnf install"] = rpm.installStep([]string{hostile})
+	steps["dnf lock"] = rpm.holdStep([]string{hostile})
+	steps["service"] = commandStep("", "systemctl enable --now "+q(hostile))
+	steps["modprobe"] = commandStep("", "modprobe "+q(hostile))
+	steps["remount"] = commandStep("", "mount -o "+q("remount,size="+hostile)+" /dev/shm")
+	steps["grubby"] = commandStep("", "grubby --update-kernel=ALL --args="+q(hostile))
+	for name, st := range steps {
+		t.Run(name, func(t *testing.T) {
+			os.Remove(argv)
+			cmd := exec.Command("/bin/sh", "-c", st.Script)
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "GPUFORM_ROOT=" + dir}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("script failed: %v\n%s\n%s", err, out, st.Script)
+			}
+			if _, err := os.Stat(pwned); err == nil {
+				t.Fatalf("the hostile value ran a command:\n%s", st.Script)
+			}
+			b, _ := os.ReadFile(argv)
+			if !strings.Contains("\n"+string(b), "\n"+hostile+"\n") && !strings.Contains(string(b), "="+hostile+"\n") && !strings.Contains(string(b), "-"+hostile+"\n") && !strings.Contains(string(b), "remount,size="+hostile+"\n") && !strings.Contains(string(b), "--args="+hostile+"\n") {
+				t.Errorf("the value did not arrive as one argument; the tool saw:\n%s", b)
+			}
+		})
+	}
+	// File writes never put content in the script: it travels on stdin.
+	st, err := contentStep("/etc/nccl.conf", "0644", hostile+"\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(st.Script, "touch") {
+		t.Errorf("file content leaked into the script:\n%s", st.Script)
+	}
+	// And a hostile path is refused outright.
+	if _, err := contentStep("/etc/x; touch "+pwned, "0644", "", ""); err == nil {
+		t.Error("hostile path accepted")
+	}
+}
+
+// TestWriteFileStepIsAtomic runs the write step against a scratch root.
+func TestWriteFileStepIsAtomic(t *testing.T) {
+	root := t.TempDir()
+	run := func(st Step) error {
+		cmd := exec.Command("/bin/sh", "-c", st.Script)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "GPUFORM_ROOT=" + root}
+		cmd.Stdin = strings.NewReader(st.Input)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return errors.New(string(out))
+		}
+		return nil
+	}
+	p := filepath.Join(root, "etc/sysctl.d/90-gpuform.conf")
+	st, _ := contentStep("/etc/sysctl.d/90-gpuform.conf", "0644", "a = 1\n", "")
+	if err := run(st); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = contentStep("/etc/sysctl.d/90-gpuform.conf", "0644", "a = 2\n", "")
+	if err := run(st); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "a = 2\n" {
+		t.Errorf("content %q", b)
+	}
+	backups, _ := filepath.Glob(filepath.Join(root, "var/lib/gpuform/backup/*/etc/sysctl.d/90-gpuform.conf"))
+	if len(backups) != 1 {
+		t.Fatalf("backups %v", backups)
+	}
+	// A step whose activation fails puts the old file back.
+	st, _ = writeFileStep("", "/etc/sysctl.d/90-gpuform.conf", "0644", "cat", "a = 3\n", "", "false")
+	if err := run(st); err == nil || !strings.Contains(err.Error(), "previous file is back") {
+		t.Errorf("failed activation: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "a = 2\n" {
+		t.Errorf("after a failed activation the file is %q, want the previous content", b)
+	}
+	// A file changed since the plan is not overwritten.
+	st, _ = writeFileStep("", "/etc/sysctl.d/90-gpuform.conf", "0644", "cat", "a = 4\n", strings.Repeat("0", 64), "")
+	if err := run(st); err == nil || !strings.Contains(err.Error(), "changed since") {
+		t.Errorf("stale write: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the file (no temporary leftovers)", len(entries))
+	}
+}
