@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLIEnv runs the CLI in-process with extra environment.
+func runPA(t *testing.T, env []string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Environ: append([]string{"NO_COLOR=1"}, env...)})
+	return code, out.String(), errb.String()
+}
+
+// TestPlanApplyPlan walks the quickstart journey on a simulated node:
+// plan shows changes, a refused prompt changes nothing, apply converges,
+// the next plan is empty, and a saved plan is refused once the host moved.
+func TestPlanApplyPlan(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := "testdata/planapply"
+	root := filepath.Join(state, "hgx-h100-stale")
+
+	code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", dir)
+	if code != ExitReport || !strings.Contains(out, "Plan: 9 to add, 6 to change, 0 to destroy. Reboot required.") {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runPA(t, env, "", "plan", "-json", dir)
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Hosts         []struct {
+			ResourceChanges []struct {
+				Resource string   `json:"resource"`
+				Actions  []string `json:"actions"`
+			} `json:"resource_changes"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || doc.FormatVersion != "1.0" || len(doc.Hosts) != 1 || len(doc.Hosts[0].ResourceChanges) == 0 {
+		t.Fatalf("plan -json: exit %d, %v\n%s", code, err, out)
+	}
+
+	code, out, _ = runPA(t, env, "no\n", "apply", dir)
+	if code != ExitFailed || !strings.Contains(out, "Only 'yes' will be accepted") || !strings.Contains(out, "Apply cancelled.") {
+		t.Fatalf("apply answered no: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "var/log/gpuform-sim/calls.log")); err == nil {
+		t.Fatal("a refused apply changed the node")
+	}
+
+	code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir)
+	if code != ExitOK || !strings.Contains(out, "reboot pending") || !strings.Contains(out, "Apply finished: 0 succeeded, 1 reboot pending, 0 rebooted, 0 failed, 0 skipped.") {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	code, out, _ = runPA(t, env, "", "plan", "-detailed-exitcode", dir)
+	if code != ExitOK || !strings.Contains(out, "No changes.") {
+		t.Fatalf("plan after apply: exit %d\n%s", code, out)
+	}
+
+	planFile := filepath.Join(t.TempDir(), "gpuform.plan")
+	code, out, _ = runPA(t, env, "", "plan", "-out", planFile, dir)
+	if code != ExitOK || !strings.Contains(out, "gpuform apply "+planFile) {
+		t.Fatalf("plan -out: exit %d\n%s", code, out)
+	}
+	// The operator tunes the host by hand after the plan was saved.
+	if err := os.WriteFile(filepath.Join(root, "proc/sys/vm/swappiness"), []byte("30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runPA(t, env, "", "apply", planFile)
+	if code != ExitFailed || !strings.Contains(errOut, "saved plan is stale: sim://hgx-h100-stale: the host changed since the plan was made") {
+		t.Fatalf("apply of a stale plan: exit %d\n%s", code, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "proc/sys/vm/swappiness")); string(b) != "30\n" {
+		t.Error("a stale plan changed the host")
+	}
+
+	// A fresh saved plan applies without a prompt.
+	runPA(t, env, "", "plan", "-out", planFile, dir)
+	code, out, errOut = runPA(t, env, "", "apply", planFile)
+	if code != ExitOK || !strings.Contains(out, "reboot pending") {
+		t.Fatalf("apply of a fresh plan file: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "proc/sys/vm/swappiness")); string(b) != "1\n" {
+		t.Errorf("swappiness after apply = %q", b)
+	}
+}
+
+func TestPlanUnknownTarget(t *testing.T) {
+	code, _, errOut := runPA(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "", "plan", "-target", "gpu999", "testdata/planapply")
+	if code != ExitFailed || !strings.Contains(errOut, "gpu999") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
