@@ -19,6 +19,14 @@
 //	// srv.Stop(), srv.Kill()          graceful stop / SIGKILL of every sshd process
 //	// srv.Pause(), srv.Resume()       SIGSTOP / SIGCONT: a host that stops answering
 //
+// For many hosts at once, StartFleet starts a few servers and writes an
+// ssh_config with one alias per "host" (node-000, node-001, …) and a
+// known_hosts file for all of them:
+//
+//	fl := sshtest.StartFleet(t, 4, 50, sshtest.Options{})
+//	// ssh.Options{SSHConfigPath: fl.ConfigFile, KnownHostsFiles: []string{fl.KnownHostsFile}}
+//	// dials any of fl.Hosts; fl.AddHost adds failing ones; fl.Sessions() sums the logs.
+//
 // The server is stopped by t.Cleanup, and its log (sshd -e, LogLevel
 // VERBOSE) is printed with t.Log when the test failed.
 //

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -21,71 +20,27 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
-// sshFleet is a set of "hosts" for fleet tests over real sshd: aliases in
-// an ssh_config file that map onto a few local sshd servers (each alias its
-// own connection), plus whatever extra entries a test adds.
-type sshFleet struct {
-	servers []*sshtest.Server
-	hosts   []string
-	opts    ssh.Options
-	config  strings.Builder
-	dir     string
-	known   strings.Builder
-}
-
-// newSSHFleet starts servers sshds and names n hosts node-000… spread over
-// them round-robin.
-func newSSHFleet(tb testing.TB, servers, n int) *sshFleet {
-	tb.Helper()
-	f := &sshFleet{dir: tb.TempDir()}
-	userKey := sshtest.NewKey(tb)
-	for i := 0; i < servers; i++ {
-		srv := sshtest.Start(tb, sshtest.Options{UserKey: userKey})
-		f.servers = append(f.servers, srv)
-		f.known.WriteString(srv.KnownHostsLine + "\n")
+// fleetOptions dials any host of fl with nothing from the machine running
+// the tests: no agent, HOME or USER.
+func fleetOptions(fl *sshtest.Fleet) ssh.Options {
+	return ssh.Options{
+		SSHConfigPath:   fl.ConfigFile,
+		KnownHostsFiles: []string{fl.KnownHostsFile},
+		Getenv:          func(string) string { return "" },
 	}
-	for i := 0; i < n; i++ {
-		srv := f.servers[i%servers]
-		name := fmt.Sprintf("node-%03d", i)
-		f.add(name, srv.Port)
-		f.hosts = append(f.hosts, name)
-	}
-	f.opts = ssh.Options{
-		User:          f.servers[0].User,
-		IdentityFiles: []string{f.servers[0].UserKeyFile},
-		// No agent, HOME or USER from the machine running the tests.
-		Getenv: func(string) string { return "" },
-	}
-	return f
-}
-
-func (f *sshFleet) add(alias string, port int) {
-	fmt.Fprintf(&f.config, "Host %s\n  HostName 127.0.0.1\n  Port %d\n\n", alias, port)
-}
-
-// write writes the ssh_config and known_hosts files and returns the options
-// to dial any host of the fleet with.
-func (f *sshFleet) write(tb testing.TB) ssh.Options {
-	tb.Helper()
-	cfg := filepath.Join(f.dir, "config")
-	kh := filepath.Join(f.dir, "known_hosts")
-	if err := os.WriteFile(cfg, []byte(f.config.String()), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(kh, []byte(f.known.String()), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	o := f.opts
-	o.SSHConfigPath = cfg
-	o.KnownHostsFiles = []string{kh}
-	return o
 }
 
 // perHost connects to host, calls do with the open transport, and closes
-// it: what probe, plan and apply do for each host of a fleet.
-func perHost(opts ssh.Options, do func(ctx context.Context, t transport.Transport) error) Func {
+// it: what probe, plan and apply do for each host of a fleet. One Dialer
+// serves every host, as in the CLI.
+func perHost(tb testing.TB, opts ssh.Options, do func(ctx context.Context, t transport.Transport) error) Func {
+	tb.Helper()
+	d, err := ssh.NewDialer(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return func(ctx context.Context, host string) error {
-		c, err := ssh.Dial(ctx, host, opts)
+		c, err := d.Dial(ctx, host)
 		if err != nil {
 			return err
 		}
@@ -107,7 +62,7 @@ func runTrue(ctx context.Context, t transport.Transport) error {
 }
 
 func TestFleetOverSSH(t *testing.T) {
-	f := newSSHFleet(t, 2, 6)
+	fl := sshtest.StartFleet(t, 2, 6, sshtest.Options{})
 
 	// A port nothing listens on.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -116,11 +71,11 @@ func TestFleetOverSSH(t *testing.T) {
 	}
 	refused := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	f.add("node-refused", refused)
+	fl.AddHost("node-refused", refused)
 
 	// A host whose key is in no known_hosts file.
-	stranger := sshtest.Start(t, sshtest.Options{UserKey: f.servers[0].UserKey})
-	f.add("node-stranger", stranger.Port)
+	stranger := sshtest.Start(t, sshtest.Options{UserKey: fl.Servers[0].UserKey})
+	fl.AddHost("node-stranger", stranger.Port)
 
 	// A host that accepts connections and never answers.
 	hang, err := net.Listen("tcp", "127.0.0.1:0")
@@ -137,19 +92,18 @@ func TestFleetOverSSH(t *testing.T) {
 			go func() { defer c.Close(); time.Sleep(2 * time.Second) }()
 		}
 	}()
-	f.add("node-hung", hang.Addr().(*net.TCPAddr).Port)
 	// Its own connect timeout, from ssh_config; the others keep the
 	// default, so a loaded test machine does not time them out.
-	f.config.WriteString("Host node-hung\n  ConnectTimeout 1\n\n")
+	fl.AddHost("node-hung", hang.Addr().(*net.TCPAddr).Port, "ConnectTimeout 1")
 
 	// A host that runs the command and reports failure.
-	f.add("node-exit", f.servers[1].Port)
+	fl.AddHost("node-exit", fl.Servers[1].Port)
 
-	opts := f.write(t)
-	hosts := append(append([]string{}, f.hosts...), "node-refused", "node-stranger", "node-hung", "node-exit")
+	opts := fleetOptions(fl)
+	hosts := append(append([]string{}, fl.Hosts...), "node-refused", "node-stranger", "node-hung", "node-exit")
 	var out strings.Builder
 	var outMu sync.Mutex
-	results := Run(context.Background(), hosts, 4, perHost(opts, func(ctx context.Context, tr transport.Transport) error {
+	results := Run(context.Background(), hosts, 4, perHost(t, opts, func(ctx context.Context, tr transport.Transport) error {
 		if tr.Host() == "node-exit" {
 			res, err := tr.Run(ctx, transport.Command{Script: "exit 7"})
 			if err != nil {
@@ -213,21 +167,16 @@ func BenchmarkFleetTrue50(b *testing.B) {
 // assumed. A benchmark for another per-host command (the facts probe)
 // calls it with its own perHost.
 func benchmarkFleet(b *testing.B, n, parallelism int, perHost func(ctx context.Context, t transport.Transport) error) {
-	f := newSSHFleet(b, 4, n)
-	opts := f.write(b)
-	fn := perHostFunc(opts, perHost)
+	fl := sshtest.StartFleet(b, 4, n, sshtest.Options{})
+	fn := perHostFunc(b, fleetOptions(fl), perHost)
 
 	// One untimed pass warms the servers and checks that every host works.
-	for h, err := range Run(context.Background(), f.hosts, parallelism, fn, nil) {
+	for h, err := range Run(context.Background(), fl.Hosts, parallelism, fn, nil) {
 		if err != nil {
 			b.Fatalf("%s: %v", h, err)
 		}
 	}
-	logins0, sessions0 := 0, 0
-	for _, s := range f.servers {
-		logins0 += s.Logins()
-		sessions0 += s.Sessions()
-	}
+	logins0, sessions0 := fl.Logins(), fl.Sessions()
 
 	var peak atomic.Uint64
 	stop := make(chan struct{})
@@ -254,7 +203,7 @@ func benchmarkFleet(b *testing.B, n, parallelism int, perHost func(ctx context.C
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for h, err := range Run(context.Background(), f.hosts, parallelism, fn, nil) {
+		for h, err := range Run(context.Background(), fl.Hosts, parallelism, fn, nil) {
 			if err != nil {
 				b.Fatalf("%s: %v", h, err)
 			}
@@ -269,11 +218,7 @@ func benchmarkFleet(b *testing.B, n, parallelism int, perHost func(ctx context.C
 	deadline := time.Now().Add(5 * time.Second)
 	logins, sessions := 0, 0
 	for {
-		logins, sessions = 0, 0
-		for _, s := range f.servers {
-			logins += s.Logins()
-			sessions += s.Sessions()
-		}
+		logins, sessions = fl.Logins(), fl.Sessions()
 		if sessions >= want || time.Now().After(deadline) {
 			break
 		}
@@ -285,8 +230,8 @@ func benchmarkFleet(b *testing.B, n, parallelism int, perHost func(ctx context.C
 	b.ReportMetric(float64(logins-logins0)/float64(b.N*n), "logins/host")
 }
 
-func perHostFunc(opts ssh.Options, do func(ctx context.Context, t transport.Transport) error) Func {
-	return perHost(opts, do)
+func perHostFunc(tb testing.TB, opts ssh.Options, do func(ctx context.Context, t transport.Transport) error) Func {
+	return perHost(tb, opts, do)
 }
 
 // peakRSSkB reads the process's peak resident set size (VmHWM) on Linux; 0

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
@@ -27,14 +28,58 @@ func (e *EncryptedKeyError) Error() string {
 		strings.Join(e.Files, ", "), strings.Join(e.Files, " "))
 }
 
+// keyFileCache holds parsed key files for a Dialer's connections.
+type keyFileCache struct {
+	mu    sync.Mutex
+	files map[string]parsedKey
+}
+
+// parsedKey is what a key file turned out to be.
+type parsedKey struct {
+	signer    gossh.Signer
+	encrypted bool
+	public    gossh.PublicKey // of an encrypted key, when known
+	err       error           // unreadable or unparsable (never includes key bytes)
+}
+
+func (c *keyFileCache) load(path string) parsedKey {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if pk, ok := c.files[path]; ok {
+		return pk
+	}
+	var pk parsedKey
+	data, err := os.ReadFile(path)
+	if err != nil {
+		pk.err = err
+	} else {
+		signer, err := gossh.ParsePrivateKey(data)
+		var missing *gossh.PassphraseMissingError
+		switch {
+		case errors.As(err, &missing):
+			pk.encrypted = true
+			pk.public = missing.PublicKey
+			if pk.public == nil {
+				pk.public = readPublicKey(path + ".pub")
+			}
+		case err != nil:
+			// ParsePrivateKey's errors describe the format, not the bytes.
+			pk.err = fmt.Errorf("not a usable private key: %v", err)
+		default:
+			pk.signer = signer
+		}
+	}
+	c.files[path] = pk
+	return pk
+}
+
 // keyring holds what a Dial authenticates with: the agent's keys and key
-// files, loaded once per Dial and shared by its hops.
+// files, shared by its hops.
 type keyring struct {
-	agent       agent.ExtendedAgent
 	agentConn   net.Conn
 	agentKeys   []gossh.Signer
 	agentErr    error // why the agent could not be used, for the auth error
-	files       map[string]fileKey
+	files       *keyFileCache
 	agentHolds  map[string]bool // marshalled public keys the agent holds
 	socketIsSet bool
 }
@@ -42,11 +87,11 @@ type keyring struct {
 type fileKey struct {
 	signer    gossh.Signer
 	encrypted bool
-	err       error // unreadable or unparsable (never includes key bytes)
+	err       error
 }
 
-func newKeyring(ctx context.Context, e env) *keyring {
-	k := &keyring{files: map[string]fileKey{}, agentHolds: map[string]bool{}}
+func newKeyring(ctx context.Context, e env, files *keyFileCache) *keyring {
+	k := &keyring{files: files, agentHolds: map[string]bool{}}
 	sock := e.getenv("SSH_AUTH_SOCK")
 	if sock == "" {
 		return k
@@ -59,8 +104,7 @@ func newKeyring(ctx context.Context, e env) *keyring {
 		return k
 	}
 	k.agentConn = conn
-	k.agent = agent.NewClient(conn)
-	signers, err := k.agent.Signers()
+	signers, err := agent.NewClient(conn).Signers()
 	if err != nil {
 		k.agentErr = fmt.Errorf("ssh-agent: list keys: %w", err)
 		return k
@@ -81,36 +125,13 @@ func (k *keyring) Close() {
 }
 
 func (k *keyring) load(path string) fileKey {
-	if fk, ok := k.files[path]; ok {
-		return fk
+	pk := k.files.load(path)
+	fk := fileKey{signer: pk.signer, encrypted: pk.encrypted, err: pk.err}
+	// A protected key the agent holds is no problem: the agent signs with
+	// it.
+	if pk.encrypted && pk.public != nil && k.agentHolds[string(pk.public.Marshal())] {
+		fk.encrypted = false
 	}
-	var fk fileKey
-	data, err := os.ReadFile(path)
-	if err != nil {
-		fk.err = err
-	} else {
-		signer, err := gossh.ParsePrivateKey(data)
-		var missing *gossh.PassphraseMissingError
-		switch {
-		case errors.As(err, &missing):
-			fk.encrypted = true
-			pub := missing.PublicKey
-			if pub == nil {
-				pub = readPublicKey(path + ".pub")
-			}
-			// A protected key the agent holds is no problem: the agent
-			// signs with it.
-			if pub != nil && k.agentHolds[string(pub.Marshal())] {
-				fk.encrypted = false
-			}
-		case err != nil:
-			// ParsePrivateKey's errors describe the format, not the bytes.
-			fk.err = fmt.Errorf("not a usable private key: %v", err)
-		default:
-			fk.signer = signer
-		}
-	}
-	k.files[path] = fk
 	return fk
 }
 

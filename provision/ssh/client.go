@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kevinburke/ssh_config"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/gpuform/gpuform/provision/transport"
@@ -49,22 +50,51 @@ var _ transport.Transport = (*Client)(nil)
 // command.
 const maxConcurrentSessions = 8
 
-// Dial connects to host ("alias", "host", "user@host:port") through any
-// jump hosts, verifies every host key and logs in. It returns a
-// *transport.HostError on failure.
-func Dial(ctx context.Context, host string, opts Options) (*Client, error) {
-	hostErr := func(op string, err error) error {
-		return &transport.HostError{Host: host, Op: op, Err: err}
-	}
+// Dialer makes the connections of one run. It reads ssh_config once and
+// caches parsed key files, so a fleet of hundreds of hosts does not parse
+// them hundreds of times. It is safe for concurrent use.
+type Dialer struct {
+	opts  Options
+	env   env
+	cfg   *ssh_config.Config
+	files *keyFileCache
+}
+
+// NewDialer checks opts and reads the ssh_config file. Its error concerns
+// every host (a malformed config, an unknown become method), so it is a
+// plain error, not a HostError.
+func NewDialer(opts Options) (*Dialer, error) {
 	if opts.Become != "" && opts.Become != BecomeSudo {
-		return nil, hostErr("resolve", fmt.Errorf("unsupported become method %q (only %q is)", opts.Become, BecomeSudo))
+		return nil, fmt.Errorf("unsupported become method %q (only %q is)", opts.Become, BecomeSudo)
 	}
 	e := newEnv(opts.Getenv)
 	cfg, err := loadConfig(opts.SSHConfigPath, e)
 	if err != nil {
-		return nil, hostErr("resolve", err)
+		return nil, err
 	}
-	r := &resolver{opts: opts, cfg: cfg, env: e}
+	return &Dialer{opts: opts, env: e, cfg: cfg, files: &keyFileCache{files: map[string]parsedKey{}}}, nil
+}
+
+// Dial connects to host ("alias", "host", "user@host:port") through any
+// jump hosts, verifies every host key and logs in. It is NewDialer followed
+// by Dialer.Dial; use a Dialer for many hosts. It returns a
+// *transport.HostError on failure.
+func Dial(ctx context.Context, host string, opts Options) (*Client, error) {
+	d, err := NewDialer(opts)
+	if err != nil {
+		return nil, &transport.HostError{Host: host, Op: "resolve", Err: err}
+	}
+	return d.Dial(ctx, host)
+}
+
+// Dial connects to host as the package-level Dial does. It returns a
+// *transport.HostError on failure.
+func (d *Dialer) Dial(ctx context.Context, host string) (*Client, error) {
+	hostErr := func(op string, err error) error {
+		return &transport.HostError{Host: host, Op: op, Err: err}
+	}
+	opts := d.opts
+	r := &resolver{opts: opts, cfg: d.cfg, env: d.env}
 	target, err := r.resolve(host, true)
 	if err != nil {
 		return nil, hostErr("resolve", err)
@@ -79,7 +109,7 @@ func Dial(ctx context.Context, host string, opts Options) (*Client, error) {
 	}
 	chain = append(chain, target)
 
-	keys := newKeyring(ctx, e)
+	keys := newKeyring(ctx, d.env, d.files)
 	defer keys.Close()
 
 	var clients []*gossh.Client

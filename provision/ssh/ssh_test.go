@@ -487,6 +487,10 @@ func TestConnectFaults(t *testing.T) {
 		opts.Become = "doas"
 		_, err := Dial(context.Background(), srv.Host, opts)
 		hostErr(t, err, "resolve")
+		// A Dialer reports it once, for every host, as a plain error.
+		if _, err := NewDialer(opts); err == nil || errors.As(err, new(*transport.HostError)) {
+			t.Errorf("NewDialer with become doas: %v, want a plain error", err)
+		}
 	})
 }
 
