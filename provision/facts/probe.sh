@@ -22,11 +22,28 @@ export LC_ALL
 printf '@@gpuform-probe v1 begin %s\n' "$N"
 printf '%s root %s\n' "$M" "${R:-/}"
 
+# rp PATH sets _r to where PATH really is under the root. Under a root
+# prefix an absolute symlink (/etc/os-release -> /usr/lib/os-release) must
+# resolve inside the root, not on the machine running the probe.
+rp() {
+	_r=$R$1
+	_i=0
+	while [ -n "$R" ] && [ -h "$_r" ] && [ $_i -lt 8 ]; do
+		_t=$(readlink "$_r" 2>/dev/null) || break
+		case $_t in
+		/*) _r=$R$_t ;;
+		*) _r=${_r%/*}/$_t ;;
+		esac
+		_i=$((_i + 1))
+	done
+}
+
 f() {
 	for _p in "$@"; do
-		if [ -f "$R$_p" ] && [ -r "$R$_p" ]; then
+		rp "$_p"
+		if [ -f "$_r" ] && [ -r "$_r" ]; then
 			printf '%s file %s\n' "$M" "$_p"
-			cat "$R$_p" 2>/dev/null
+			cat "$_r" 2>/dev/null
 			printf '\n%s eof\n' "$M"
 		else
 			printf '%s missing %s\n' "$M" "$_p"
@@ -39,7 +56,8 @@ f() {
 # file that is empty, unreadable or lacks its newline goes through f.
 v() {
 	for _p in "$@"; do
-		if [ -f "$R$_p" ] && IFS= read -r _v 2>/dev/null <"$R$_p"; then
+		rp "$_p"
+		if [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
 			printf '%s file %s\n%s\n\n%s eof\n' "$M" "$_p" "$_v" "$M"
 		else
 			f "$_p"
@@ -50,9 +68,10 @@ v() {
 # g PATTERN PATH: only the lines of PATH matching the extended regexp, for
 # files that are large on real nodes (dpkg status, cpuinfo, mounts).
 g() {
-	if [ -f "$R$2" ] && [ -r "$R$2" ]; then
+	rp "$2"
+	if [ -f "$_r" ] && [ -r "$_r" ]; then
 		printf '%s file %s\n' "$M" "$2"
-		grep -E "$1" "$R$2" 2>/dev/null
+		grep -E "$1" "$_r" 2>/dev/null
 		printf '\n%s eof\n' "$M"
 	else
 		printf '%s missing %s\n' "$M" "$2"
@@ -86,7 +105,8 @@ c() {
 
 # Identity and kernel.
 f /etc/os-release
-[ -f "$R/etc/os-release" ] || f /usr/lib/os-release
+rp /etc/os-release
+[ -f "$_r" ] || f /usr/lib/os-release
 v /proc/sys/kernel/osrelease /proc/cmdline
 f /proc/driver/nvidia/version /proc/modules
 if [ -f "$R/proc/sys/kernel/arch" ]; then
@@ -109,8 +129,11 @@ for d in "$R"/usr/local/cuda*; do
 	# Debian) whose absolute target only resolves on the live root.
 	[ -d "$d" ] || [ -h "$d" ] || continue
 	d=${d#"$R"}
-	l "$d"
-	f "$d/version.json"
+	if [ -h "$R$d" ]; then
+		l "$d"
+	else
+		f "$d/version.json"
+	fi
 done
 l /etc/alternatives/cuda
 f /etc/docker/daemon.json /etc/nvidia-container-runtime/config.toml /etc/nccl.conf

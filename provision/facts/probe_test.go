@@ -210,3 +210,44 @@ func TestProbeShells(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeAbsoluteSymlinks: under a root prefix, an absolute symlink in the
+// image must resolve inside the image, never to the machine running gpuform.
+func TestProbeAbsoluteSymlinks(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("usr/lib/os-release", "ID=imageos\nVERSION_ID=\"1\"\n")
+	write("etc/hostname", "ro image=1\n")
+	write("proc/sys/kernel/arch", "riscv64\n")
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "proc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// /etc/hostname exists on this machine too: following the link outside
+	// the image would read the wrong file.
+	for link, target := range map[string]string{"etc/os-release": "/usr/lib/os-release", "proc/cmdline": "/etc/hostname"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := facts.Probe(context.Background(), local.New("image"), facts.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.OS.ID != "imageos" || n.Arch != "riscv64" || strings.Join(n.Kernel.Cmdline, " ") != "ro image=1" {
+		t.Errorf("read os %q arch %q cmdline %q: want the image's, not this machine's", n.OS.ID, n.Arch, n.Kernel.Cmdline)
+	}
+	if n.Driver != nil || len(n.PCI) != 0 || n.MemoryBytes != 0 {
+		t.Errorf("an empty image has no driver, devices or memory: %+v %d %d", n.Driver, len(n.PCI), n.MemoryBytes)
+	}
+}
