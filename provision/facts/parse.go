@@ -255,6 +255,7 @@ func interpret(raw *rawFacts) *Node {
 	p.driver()
 	p.modules()
 	p.packages()
+	p.archFromPackages()
 	p.cuda()
 	p.docker()
 	p.containerRuntime()
@@ -334,9 +335,37 @@ func (p *interpreter) kernel() {
 		p.n.Arch = strings.TrimSpace(s)
 	} else if c, ok := p.raw.cmds["uname-m"]; ok && c.rc == 0 {
 		p.n.Arch = strings.TrimSpace(c.out)
-	} else {
-		p.warnf("architecture unknown: no /proc/sys/kernel/arch under the root")
 	}
+}
+
+// archFromPackages fills Arch for an unpacked image, whose /proc is empty:
+// the package manager's architecture of the installed packages says it.
+func (p *interpreter) archFromPackages() {
+	if p.n.Arch != "" {
+		return
+	}
+	debian := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "ppc64el": "ppc64le", "s390x": "s390x"}
+	counts := map[string]int{}
+	for _, pkg := range p.n.Packages.Installed {
+		a := pkg.Arch
+		if p.n.Packages.Manager == ManagerDpkg {
+			a = debian[a]
+		}
+		if a != "" && a != "noarch" && a != "all" {
+			counts[a]++
+		}
+	}
+	best := ""
+	for a, c := range counts {
+		if best == "" || c > counts[best] || c == counts[best] && a < best {
+			best = a
+		}
+	}
+	if best == "" {
+		p.warnf("architecture unknown: no /proc/sys/kernel/arch under the root and no package architecture")
+		return
+	}
+	p.n.Arch = best
 }
 
 // splitCmdline splits a kernel command line into arguments. The kernel

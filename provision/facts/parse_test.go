@@ -192,6 +192,28 @@ func TestParsePackages(t *testing.T) {
 	}
 }
 
+// TestParseArchFromPackages: an unpacked image has no /proc; the installed
+// packages' architecture stands in.
+func TestParseArchFromPackages(t *testing.T) {
+	var recs []string
+	for _, p := range requiredPaths {
+		recs = append(recs, missing(p))
+	}
+	recs = append(recs, file("/etc/os-release", "ID=debian\n"),
+		file("/var/lib/dpkg/status", "Package: a\nStatus: install ok installed\nVersion: 1\nArchitecture: arm64\n\nPackage: b\nStatus: install ok installed\nVersion: 1\nArchitecture: all\n"), end)
+	n, err := Parse([]byte(probeOutput(recs...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Arch != "aarch64" || len(n.Warnings) != 0 {
+		t.Errorf("arch %q warnings %q", n.Arch, n.Warnings)
+	}
+	recs[len(recs)-2] = missing("/var/lib/dpkg/status")
+	if n, _ := Parse([]byte(probeOutput(recs...))); n.Arch != "" || len(n.Warnings) != 1 {
+		t.Errorf("no packages: arch %q warnings %q, want a warning", n.Arch, n.Warnings)
+	}
+}
+
 func TestParseShmAndMemory(t *testing.T) {
 	meminfo := file("/proc/meminfo", "MemTotal:       1000 kB\nHugePages_Total:   4\nHugePages_Free:    2\nHugepagesize:       2048 kB\n")
 	tests := map[string]struct {
