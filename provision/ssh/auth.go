@@ -52,6 +52,12 @@ func (c *keyFileCache) load(path string) parsedKey {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		pk.err = err
+		// IdentityFile may name a key that only the agent holds, with its
+		// public half on disk (as OpenSSH allows).
+		pk.public = readPublicKey(path + ".pub")
+		if pk.public == nil && strings.HasSuffix(path, ".pub") {
+			pk.public = readPublicKey(path)
+		}
 	} else {
 		signer, err := gossh.ParsePrivateKey(data)
 		var missing *gossh.PassphraseMissingError
@@ -67,6 +73,7 @@ func (c *keyFileCache) load(path string) parsedKey {
 			pk.err = fmt.Errorf("not a usable private key: %v", err)
 		default:
 			pk.signer = signer
+			pk.public = signer.PublicKey()
 		}
 	}
 	c.files[path] = pk
@@ -178,6 +185,8 @@ func (k *keyring) forEndpoint(ep endpoint) authFor {
 				add(fk.signer)
 			case fk.encrypted:
 				a.encrypted = append(a.encrypted, f.path)
+			case fk.err != nil && errors.Is(fk.err, os.ErrNotExist) && k.files.load(f.path).public != nil:
+				// Only the public half is on disk: the agent has to hold it.
 			case fk.err != nil && (explicit || !errors.Is(fk.err, os.ErrNotExist)):
 				// Missing default key files are normal; anything else is
 				// worth saying when authentication fails.
@@ -186,7 +195,21 @@ func (k *keyring) forEndpoint(ep endpoint) authFor {
 		}
 	}
 	files(true)
+	// IdentitiesOnly: offer only the agent keys that match an identity
+	// file, so that an agent full of keys does not exhaust the server's
+	// MaxAuthTries before the right one is tried.
+	allowed := map[string]bool{}
+	if ep.identitiesOnly {
+		for _, f := range ep.identityFiles {
+			if pk := k.files.load(f.path); pk.public != nil {
+				allowed[string(pk.public.Marshal())] = true
+			}
+		}
+	}
 	for _, s := range k.agentKeys {
+		if ep.identitiesOnly && !allowed[string(s.PublicKey().Marshal())] {
+			continue
+		}
 		add(s)
 	}
 	files(false)

@@ -9,7 +9,9 @@
 //
 //   - ~/.ssh/config is read (Host, HostName, User, Port, IdentityFile,
 //     ProxyJump, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax,
-//     UserKnownHostsFile, StrictHostKeyChecking, HashKnownHosts).
+//     UserKnownHostsFile, StrictHostKeyChecking, HashKnownHosts,
+//     IdentitiesOnly). Other keywords are ignored; Match blocks are read as
+//     far as github.com/kevinburke/ssh_config supports them.
 //   - Authentication uses ssh-agent (SSH_AUTH_SOCK) and key files. A
 //     passphrase-protected key is never prompted for: when it is needed and
 //     the agent does not hold it, the error says to load it with ssh-add.

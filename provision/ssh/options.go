@@ -82,6 +82,7 @@ type endpoint struct {
 	port           int
 	user           string
 	identityFiles  []identityFile
+	identitiesOnly bool
 	knownHosts     []string // the first is where accepted keys are written
 	acceptNew      bool
 	hashKnownHosts bool
@@ -288,6 +289,8 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 			ep.identityFiles = append(ep.identityFiles, identityFile{path: filepath.Join(r.env.home, ".ssh", name)})
 		}
 	}
+
+	ep.identitiesOnly = strings.EqualFold(r.get(alias, "IdentitiesOnly"), "yes")
 
 	switch {
 	case len(r.opts.KnownHostsFiles) > 0:

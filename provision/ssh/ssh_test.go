@@ -731,12 +731,15 @@ func TestAgentAuth(t *testing.T) {
 	})
 }
 
-// serveAgent serves an in-process ssh-agent holding key on a unix socket.
-func serveAgent(t *testing.T, key any) string {
+// serveAgent serves an in-process ssh-agent holding keys, in that order,
+// on a unix socket.
+func serveAgent(t *testing.T, keys ...any) string {
 	t.Helper()
 	keyring := agent.NewKeyring()
-	if err := keyring.Add(agent.AddedKey{PrivateKey: key}); err != nil {
-		t.Fatal(err)
+	for _, key := range keys {
+		if err := keyring.Add(agent.AddedKey{PrivateKey: key}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sock := filepath.Join(t.TempDir(), "agent.sock")
 	l, err := net.Listen("unix", sock)
@@ -899,4 +902,53 @@ func TestKnownHostsVariants(t *testing.T) {
 			t.Errorf("error %q does not say which bastion it went through", he.Error())
 		}
 	})
+}
+
+func TestIdentitiesOnly(t *testing.T) {
+	good := sshtest.NewKey(t)
+	goodSigner, err := gossh.NewSignerFromKey(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sshd gives up after two refused keys, as a server with a low
+	// MaxAuthTries does with an agent full of keys.
+	srv := sshtest.Start(t, sshtest.Options{
+		AuthorizedKeys: []gossh.PublicKey{goodSigner.PublicKey()},
+		ExtraConfig:    []string{"MaxAuthTries 2"},
+	})
+	sock := serveAgent(t, sshtest.NewKey(t), sshtest.NewKey(t), sshtest.NewKey(t), good)
+	dir := t.TempDir()
+	// Only the public half on disk: the agent holds the private key.
+	pubFile := filepath.Join(dir, "id_good.pub")
+	if err := os.WriteFile(pubFile, gossh.MarshalAuthorizedKey(goodSigner.PublicKey()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, only := range []string{"yes", "no"} {
+		t.Run("IdentitiesOnly "+only, func(t *testing.T) {
+			cfg := filepath.Join(dir, "config-"+only)
+			text := fmt.Sprintf("Host *\n  IdentityFile %s\n  IdentitiesOnly %s\n", filepath.Join(dir, "id_good"), only)
+			if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			opts := optsFor(srv)
+			opts.IdentityFiles = nil
+			opts.SSHConfigPath = cfg
+			opts.Getenv = hermetic(map[string]string{"SSH_AUTH_SOCK": sock})
+			c, err := Dial(context.Background(), srv.Host, opts)
+			if only == "yes" {
+				if err != nil {
+					t.Fatalf("Dial: %v", err)
+				}
+				c.Close()
+				return
+			}
+			// Without it the three wrong keys come first and use up the
+			// server's tries: this is what IdentitiesOnly is for.
+			if err == nil {
+				c.Close()
+				t.Fatal("Dial succeeded although sshd allows two tries and the right key was fourth")
+			}
+			hostErr(t, err, "auth")
+		})
+	}
 }
