@@ -247,6 +247,10 @@ func connect(ctx context.Context, ep endpoint, via *gossh.Client, keys *keyring)
 			return nil, "host key", hostKeyErr
 		case strings.Contains(res.err.Error(), "unable to authenticate"):
 			return nil, "auth", auth.failure(ep, nil)
+		case strings.Contains(res.err.Error(), "Too many authentication failures"):
+			auth.notes = append(auth.notes, "the server hung up after too many refused keys (its MaxAuthTries); "+
+				"name the right key with IdentityFile and set IdentitiesOnly yes for this host in ssh config")
+			return nil, "auth", auth.failure(ep, nil)
 		default:
 			return nil, "connect", fmt.Errorf("ssh handshake with %s: %w", address, res.err)
 		}

@@ -948,7 +948,10 @@ func TestIdentitiesOnly(t *testing.T) {
 				c.Close()
 				t.Fatal("Dial succeeded although sshd allows two tries and the right key was fourth")
 			}
-			hostErr(t, err, "auth")
+			he := hostErr(t, err, "auth")
+			if !strings.Contains(he.Error(), "IdentitiesOnly") {
+				t.Errorf("error %q does not suggest IdentitiesOnly", he.Error())
+			}
 		})
 	}
 }
