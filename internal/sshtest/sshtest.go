@@ -174,17 +174,7 @@ func Start(t testing.TB, opts Options) *Server {
 		certLine = "HostCertificate " + certFile
 	}
 
-	s.Port = opts.Port
-	if s.Port == 0 {
-		s.Port = freePort(t)
-	}
-	s.Addr = net.JoinHostPort(s.Host, strconv.Itoa(s.Port))
-	s.KnownHostsLine = knownhosts.Line([]string{knownhosts.Normalize(s.Addr)}, s.HostPublicKey)
-	s.KnownHostsFile = filepath.Join(dir, "known_hosts")
-	writeFile(t, s.KnownHostsFile, []byte(s.KnownHostsLine+"\n"))
-
-	config := []string{
-		"Port " + strconv.Itoa(s.Port),
+	staticConfig := []string{
 		"ListenAddress 127.0.0.1",
 		"HostKey " + hostKeyFile,
 		certLine,
@@ -211,23 +201,41 @@ func Start(t testing.TB, opts Options) *Server {
 		// MaxStartups 10:30:100 would drop some of them at random.
 		"MaxStartups 1000",
 		"MaxSessions 100",
+		setEnv(s.Home, opts.Env),
 	}
-	config = append(config, setEnv(s.Home, opts.Env))
-	config = append(config, opts.ExtraConfig...)
-	writeFile(t, s.ConfigFile, []byte(strings.Join(config, "\n")+"\n"))
+	staticConfig = append(staticConfig, opts.ExtraConfig...)
+	s.KnownHostsFile = filepath.Join(dir, "known_hosts")
 
-	if err := s.start(sshd); err != nil {
-		// As root, sshd needs its privilege-separation directory, which
-		// only the distribution's service unit creates; make it and retry.
-		if dir, ok := missingPrivsepDir(s.log.String()); ok && os.Geteuid() == 0 {
+	port := opts.Port
+	for attempt := 1; ; attempt++ {
+		if port == 0 {
+			port = freePort(t)
+		}
+		s.setPort(port)
+		config := append([]string{"Port " + strconv.Itoa(port)}, staticConfig...)
+		writeFile(t, s.ConfigFile, []byte(strings.Join(config, "\n")+"\n"))
+		err := s.start(sshd)
+		if err == nil {
+			break
+		}
+		log := s.log.String()
+		s.log.Reset()
+		switch {
+		case attempt >= 5:
+			t.Fatalf("sshtest: %v\nsshd log:\n%s", err, log)
+		case os.Geteuid() == 0 && privsepRE.MatchString(log):
+			// As root, sshd needs its privilege-separation directory,
+			// which only the distribution's service unit creates.
+			dir, _ := missingPrivsepDir(log)
 			if mkErr := os.MkdirAll(dir, 0o755); mkErr != nil {
 				t.Fatalf("sshtest: create sshd privilege-separation directory %s: %v", dir, mkErr)
 			}
-			s.log.Reset()
-			err = s.start(sshd)
-		}
-		if err != nil {
-			t.Fatalf("sshtest: %v\nsshd log:\n%s", err, s.log.String())
+		case opts.Port == 0 && strings.Contains(log, "Address already in use"):
+			// Another test took the free port between our probe and
+			// sshd's bind (tests running in parallel); pick another.
+			port = 0
+		default:
+			t.Fatalf("sshtest: %v\nsshd log:\n%s", err, log)
 		}
 	}
 	t.Cleanup(func() {
@@ -255,6 +263,15 @@ func setEnv(home string, env map[string]string) string {
 		line += " " + strconv.Quote(k+"="+vars[k])
 	}
 	return line
+}
+
+// setPort sets the fields that depend on the port and writes the
+// known_hosts file.
+func (s *Server) setPort(port int) {
+	s.Port = port
+	s.Addr = net.JoinHostPort(s.Host, strconv.Itoa(port))
+	s.KnownHostsLine = knownhosts.Line([]string{knownhosts.Normalize(s.Addr)}, s.HostPublicKey)
+	writeFile(s.t, s.KnownHostsFile, []byte(s.KnownHostsLine+"\n"))
 }
 
 var privsepRE = regexp.MustCompile(`Missing privilege separation directory: (\S+)`)
@@ -312,7 +329,10 @@ func (s *Server) start(sshd string) error {
 			return fmt.Errorf("sshd exited during start-up")
 		default:
 		}
-		if bannerOK(s.Addr) {
+		// The log line proves that this sshd bound the port; the banner,
+		// that it answers. A banner alone could come from another
+		// process that holds the port.
+		if strings.Contains(s.log.String(), fmt.Sprintf("Server listening on %s port %d.", s.Host, s.Port)) && bannerOK(s.Addr) {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)

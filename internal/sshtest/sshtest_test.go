@@ -1,6 +1,7 @@
 package sshtest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,18 @@ func TestSessionEnvironment(t *testing.T) {
 	}
 	if want := s.Home + "|a b|/usr/bin:/bin"; string(out) != want {
 		t.Errorf("session environment = %q, want %q", out, want)
+	}
+}
+
+// TestParallelServersAreDistinct starts servers from parallel tests, as
+// other packages' tests do; each client must reach its own server (the
+// host key check in dial fails otherwise).
+func TestParallelServersAreDistinct(t *testing.T) {
+	for i := 0; i < 6; i++ {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			s := Start(t, Options{})
+			dial(t, s).Close()
+		})
 	}
 }
