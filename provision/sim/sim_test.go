@@ -144,13 +144,16 @@ func TestMaterializeHostInstances(t *testing.T) {
 // the stand-ins and reads the result back through the real probe.
 func TestAptInstall(t *testing.T) {
 	tr, root := newNode(t, "hgx-h100-stale")
-	res := run(t, tr, "apt-get install -y nvidia-driver-550=550.127.08-0ubuntu1 cuda-toolkit-12-4 && apt-mark hold nvidia-driver-550")
+	res := run(t, tr, "apt-get install -y nvidia-driver-550=550.127.08-0ubuntu1 cuda-toolkit-12-4 && apt-mark hold nvidia-driver-550 && apt-get install -y 'nvidia-fabricmanager-550=550.127.08-*'")
 	if res.ExitCode != 0 {
 		t.Fatalf("install failed: %s", res.Stderr)
 	}
 	n := probe(t, tr)
 	if v, ok := n.Package("nvidia-driver-550"); !ok || v != "550.127.08-0ubuntu1" || !n.PackageHeld("nvidia-driver-550") {
 		t.Errorf("nvidia-driver-550 = %q %v held %v", v, ok, n.PackageHeld("nvidia-driver-550"))
+	}
+	if v, _ := n.Package("nvidia-fabricmanager-550"); v != "550.127.08-1" {
+		t.Errorf("version glob installed fabric manager %q", v)
 	}
 	if tk, ok := n.CUDAToolkit("12.4"); !ok || !tk.Default || tk.Path != "/usr/local/cuda-12.4" {
 		t.Errorf("cuda toolkit = %+v %v", tk, ok)
@@ -167,7 +170,7 @@ func TestAptInstall(t *testing.T) {
 		t.Errorf("after reboot: driver %s pending %v", n.Driver.Version, n.PendingReboot)
 	}
 	log, err := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
-	if err != nil || !strings.HasPrefix(string(log), "apt-get install -y nvidia-driver-550=550.127.08-0ubuntu1 cuda-toolkit-12-4\napt-mark hold nvidia-driver-550\n") {
+	if err != nil || !strings.HasPrefix(string(log), "apt-get install -y nvidia-driver-550=550.127.08-0ubuntu1 cuda-toolkit-12-4\napt-mark hold nvidia-driver-550\napt-get install -y nvidia-fabricmanager-550=550.127.08-*\n") {
 		t.Errorf("calls.log = %q, %v", log, err)
 	}
 }
@@ -179,6 +182,10 @@ func TestStandInRefusals(t *testing.T) {
 		wantCode        int
 		wantErr         string
 	}{
+		"unknown version glob": {
+			profile: "hgx-h100-stale", script: "apt-get install -y 'nvidia-open=999.1-*'",
+			wantCode: 100, wantErr: "E: Version '999.1-*' for 'nvidia-open' was not found",
+		},
 		"unknown version": {
 			profile: "hgx-h100-stale", script: "apt-get install -y nvidia-driver-550=550.0.0-1",
 			wantCode: 100, wantErr: "E: Version '550.0.0-1' for 'nvidia-driver-550' was not found",
