@@ -105,6 +105,11 @@ func ParseFile(b []byte) (*File, error) {
 	if err := json.Unmarshal(b, &f); err != nil || f.Kind != FileKind || f.Plan == nil {
 		return nil, ErrNotPlanFile
 	}
+	for _, h := range f.Plan.Hosts {
+		if h == nil || h.Host == "" {
+			return nil, fmt.Errorf("%w: a host entry is empty", ErrNotPlanFile)
+		}
+	}
 	major, _, _ := strings.Cut(f.FormatVersion, ".")
 	want, _, _ := strings.Cut(FormatVersion, ".")
 	if major != want {

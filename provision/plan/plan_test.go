@@ -3,6 +3,7 @@ package plan_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -195,7 +196,7 @@ func TestPlanFileRoundTripAndStale(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), host+": the host changed since the plan was made") {
 		t.Fatalf("CheckSaved after a change = %v, want a stale error naming the host", err)
 	}
-	if _, err := plan.ParseFile([]byte(`{"format_version":"1.0","hosts":[]}`)); err != plan.ErrNotPlanFile {
+	if _, err := plan.ParseFile([]byte(`{"format_version":"1.0","hosts":[]}`)); !errors.Is(err, plan.ErrNotPlanFile) {
 		t.Errorf("plain plan JSON read as a plan file: %v", err)
 	}
 	if _, err := plan.ParseFile([]byte(`{"kind":"gpuform-plan","format_version":"2.0","plan":{}}`)); err == nil {
