@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"regexp"
 	"sort"
@@ -382,7 +383,21 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 			startCh <- started{err: fmt.Errorf("open session: %w", err)}
 			return
 		}
-		sess.Stdin = cmd.Stdin
+		if cmd.Stdin != nil {
+			// Not sess.Stdin: Session.Wait would wait for that copy to
+			// end, and a reader that never ends (a terminal, a pipe
+			// left open) would hang Run after the command has exited.
+			w, err := sess.StdinPipe()
+			if err != nil {
+				sess.Close()
+				startCh <- started{err: fmt.Errorf("open session stdin: %w", err)}
+				return
+			}
+			go func() {
+				_, _ = io.Copy(w, cmd.Stdin)
+				w.Close()
+			}()
+		}
 		sess.Stdout = &stdout
 		sess.Stderr = pids
 		if err := sess.Start(script); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -114,6 +115,26 @@ func TestRun(t *testing.T) {
 				t.Errorf("exit code = %d, want %d", res.ExitCode, tt.wantExit)
 			}
 		})
+	}
+	// A stdin that never ends must not keep Run waiting once the command
+	// has exited.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(context.Background(), transport.Command{Script: "head -c 3", Stdin: pr})
+		done <- err
+	}()
+	if _, err := pw.Write([]byte("abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run with an open stdin: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still waiting on stdin 10s after the command read what it needed")
 	}
 	if _, err := c.Run(context.Background(), transport.Command{Script: "true", Env: map[string]string{"A;rm": "x"}}); err == nil {
 		t.Error("an environment name that is not a shell identifier was accepted")
