@@ -189,6 +189,9 @@ func connect(ctx context.Context, ep endpoint, via *gossh.Client, keys *keyring)
 	cctx, cancel := context.WithTimeout(ctx, ep.connectTimeout)
 	defer cancel()
 	timeoutOp := func(err error) (string, error) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return "timeout", ctx.Err()
+		}
 		if ctx.Err() != nil {
 			return "connect", ctx.Err()
 		}
