@@ -46,8 +46,9 @@
 // test is skipped — unless the environment variable CI is set (to anything
 // but "", "false" or "0"), in which case
 // it fails with "install openssh-server", because a CI run that silently
-// skips every SSH test proves nothing. The README's test command installs
-// openssh-server when it runs as root.
+// skips every SSH test proves nothing. CI and the README's test command are
+// expected to install openssh-server (Debian/Ubuntu: apt-get install -y
+// openssh-server) before running go test.
 //
 // # Running as root
 //

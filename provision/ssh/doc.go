@@ -26,12 +26,15 @@
 //     authenticated the same way.
 //   - Keepalives (keepalive@openssh.com) declare a silent connection dead
 //     after ServerAliveCountMax misses; connect and command timeouts; a
-//     cancelled context ends the remote command (SIGTERM to its process
-//     group, then the session is closed) and returns the context's error.
+//     cancelled context or a command timeout ends the remote command (a
+//     second session sends SIGTERM to the shell supervising it, which passes
+//     it to the command's whole process group; sshd ignores the SSH
+//     "signal" request for root logins) and returns the context's error.
 //   - Become "sudo" runs commands under `sudo -n`; a sudo that wants a
 //     password is reported as such instead of hanging.
 //   - One connection per host, reused by every Run (each Run is one
-//     session, one exec).
+//     session, one exec). For a fleet, NewDialer reads ssh_config and key
+//     files once and its Dial serves every host.
 //
 // Every error from Dial and Run is a *transport.HostError whose Op is one
 // of "resolve", "connect", "auth", "host key", "run" or "timeout". Key
