@@ -108,7 +108,7 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 	}
 	if c := n.Container; c != nil {
 		if c.NvidiaContainerToolkit.Set {
-			rs = append(rs, &pkgResource{base: base{name: ContainerToolkit, deps: optional(driverVersion != "", DriverPackage)}, family: family, set: containerToolkitSet(c.NvidiaContainerToolkit.V.Raw)})
+			rs = append(rs, &pkgResource{base: base{name: ContainerToolkit, deps: optional(driverVersion != "", DriverPackage)}, family: family, set: containerToolkitSet(family, c.NvidiaContainerToolkit.V.Raw)})
 		}
 		if c.Runtime.V == "containerd" {
 			warnings = append(warnings, "container runtime containerd: gpuform does not manage containerd's configuration yet; run nvidia-ctk runtime configure --runtime=containerd on the host")

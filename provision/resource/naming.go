@@ -3,13 +3,60 @@ package resource
 import (
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/lint/compat"
 )
 
-// Package names and version formats per distribution family, from the
-// kb_ columns of lint/compat/data/packages.tsv (each row there carries its
-// public source: NVIDIA's CUDA repository layout, the NCCL and DCGM
-// packaging files, the container toolkit install guide). They live here
-// until lint/compat exposes that table through an API; keep both in step.
+// Package names and version formats come from lint/compat's knowledge base
+// (lint/compat/data/packages.tsv, each row with its public source: NVIDIA's
+// CUDA repository layout, the NCCL and DCGM packaging files, the container
+// toolkit install guide). What the table does not hold (the -dev package of
+// NCCL, the toolkit's sibling packages, Canonical's names accepted as
+// already installed) is filled in here, each with its reason.
+
+// kbPackage asks the knowledge base for a component's package name and, when
+// the table has a confirmed version format, the full version string.
+// version and cuda may carry a package revision; only the release is used.
+func kbPackage(c compat.Component, family, flavour, version, cuda string) (name, versionString string, ok bool) {
+	fam := compat.Debian
+	if family == FamilyRHEL {
+		fam = compat.RHEL
+	}
+	release, _, _ := strings.Cut(version, "-")
+	parse := compat.ParseVersion
+	if c == compat.ComponentDriver || c == compat.ComponentFabricManager {
+		parse = compat.ParseDriverVersion
+	}
+	v, err := parse(release)
+	if err != nil {
+		return "", "", false
+	}
+	q := compat.PackageQuery{Component: c, Family: fam, Flavour: flavour, Version: v}
+	if cuda != "" {
+		cr, _, _ := strings.Cut(cuda, "-")
+		if cv, err := compat.ParseVersion(cr); err == nil {
+			q.CUDA = cv
+		}
+	}
+	p, ok := compat.Default().Package(q)
+	if !ok {
+		return "", "", false
+	}
+	return p.Name, p.VersionString, true
+}
+
+// pinFor returns the version to give the package manager: the spec's
+// version as written when it carries a package revision, else the
+// knowledge base's version string, else fallback.
+func pinFor(version, kbVersion, fallback string) string {
+	switch {
+	case strings.Contains(version, "-"):
+		return version
+	case kbVersion != "":
+		return kbVersion
+	}
+	return fallback
+}
 
 // versionParts splits "12.4.1" into its numeric strings.
 func versionParts(v string) []string {
@@ -42,19 +89,28 @@ func aptPin(v string) string {
 func driverSet(family, flavour, version string) pkgSet {
 	branch := branchOf(version)
 	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: []string{"cuda-drivers-", "nvidia-driver-", "nvidia-open"}}
+	if flavour != "open" {
+		flavour = "proprietary"
+	}
+	name, kbVer, ok := kbPackage(compat.ComponentDriver, family, flavour, version, "")
 	switch {
 	case flavour == "open":
-		s.names = []string{"nvidia-open"}
+		if !ok {
+			name = "nvidia-open"
+		}
 		s.accept = []string{"nvidia-driver-" + branch + "-open", "nvidia-driver-" + branch + "-server-open"}
 	default:
-		s.names = []string{"cuda-drivers-" + branch}
+		if !ok {
+			name = "cuda-drivers-" + branch
+		}
 		s.accept = []string{"nvidia-driver-" + branch, "nvidia-driver-" + branch + "-server"}
 	}
+	s.names = []string{name}
 	if exactRelease(version) {
 		if family == FamilyDebian {
-			s.pins[s.names[0]] = aptPin(version)
+			s.pins[name] = pinFor(version, kbVer, aptPin(version))
 		} else {
-			s.pins[s.names[0]] = version
+			s.pins[name] = pinFor(version, kbVer, version)
 		}
 	}
 	return s
@@ -66,13 +122,16 @@ func fabricManagerSet(family, driver string) pkgSet {
 	// Fabric Manager has its own package revision, so only the driver's
 	// upstream release carries over.
 	driver, _, _ = strings.Cut(driver, "-")
-	s := pkgSet{names: []string{"nvidia-fabricmanager-" + branchOf(driver)}, want: driver, hold: true, pins: map[string]string{}, related: []string{"nvidia-fabricmanager-"}}
+	name, kbVer, ok := kbPackage(compat.ComponentFabricManager, family, "", driver, "")
+	if !ok {
+		name = "nvidia-fabricmanager-" + branchOf(driver)
+	}
+	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: []string{"nvidia-fabricmanager-"}}
 	if exactRelease(driver) {
 		if family == FamilyDebian {
-			// packages.tsv: fabric-manager version format {driver}-1.
-			s.pins[s.names[0]] = driver + "-1"
+			s.pins[name] = pinFor(driver, kbVer, aptPin(driver))
 		} else {
-			s.pins[s.names[0]] = driver
+			s.pins[name] = pinFor(driver, kbVer, driver)
 		}
 	}
 	return s
@@ -85,13 +144,16 @@ func cudaSet(family, version string) pkgSet {
 	if len(p) > 1 {
 		minor = p[1]
 	}
-	name := "cuda-toolkit-" + p[0] + "-" + minor
+	name, kbVer, ok := kbPackage(compat.ComponentCUDAToolkit, family, "", version, "")
+	if !ok {
+		name = "cuda-toolkit-" + p[0] + "-" + minor
+	}
 	s := pkgSet{names: []string{name}, want: version, pins: map[string]string{}, related: []string{"cuda-toolkit-"}}
 	if len(p) > 2 {
 		if family == FamilyDebian {
-			s.pins[name] = aptPin(version)
+			s.pins[name] = pinFor(version, kbVer, aptPin(version))
 		} else {
-			s.pins[name] = version
+			s.pins[name] = pinFor(version, kbVer, version)
 		}
 	}
 	return s
@@ -100,21 +162,23 @@ func cudaSet(family, version string) pkgSet {
 // ncclSet is libnccl2 + libnccl-dev (apt) or libnccl + libnccl-devel (dnf),
 // version "<nccl>-1+cuda<major>.<minor>" when the CUDA release is known.
 func ncclSet(family, version, cuda string) pkgSet {
+	// The development package (headers, for building nccl-tests and
+	// extensions) is not in the knowledge base; NCCL's packaging names it
+	// libnccl-dev (deb) and libnccl-devel (rpm), same version as the runtime.
 	names := []string{"libnccl2", "libnccl-dev"}
 	if family == FamilyRHEL {
 		names = []string{"libnccl", "libnccl-devel"}
 	}
-	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
-	pin := ""
-	switch {
-	case strings.Contains(version, "-"):
-		pin = version
-	case cuda != "" && len(versionParts(cuda)) > 1:
-		cp := versionParts(cuda)
-		pin = version + "-1+cuda" + cp[0] + "." + cp[1]
-	case family == FamilyDebian:
-		pin = aptPin(version)
+	name, kbVer, ok := kbPackage(compat.ComponentNCCL, family, "", version, cuda)
+	if ok {
+		names[0] = name
 	}
+	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
+	fallback := ""
+	if family == FamilyDebian {
+		fallback = aptPin(version)
+	}
+	pin := pinFor(version, kbVer, fallback)
 	for _, n := range names {
 		s.pins[n] = pin
 	}
@@ -137,14 +201,19 @@ func dcgmSet(family, version, cuda string) pkgSet {
 	// The CUDA-specific package depends on -core; both are pinned so that
 	// apt cannot pair the pinned one with a newer core.
 	s.names = []string{"datacenter-gpu-manager-4-core"}
+	pin := pinFor(version, "", "1:"+version+"-1")
+	if strings.Contains(version, "-") {
+		pin = "1:" + version
+	}
 	if cuda != "" {
-		s.names = []string{"datacenter-gpu-manager-4-cuda" + versionParts(cuda)[0], "datacenter-gpu-manager-4-core"}
+		name, kbVer, ok := kbPackage(compat.ComponentDCGM, family, "", version, cuda)
+		if !ok {
+			name = "datacenter-gpu-manager-4-cuda" + versionParts(cuda)[0]
+		}
+		s.names = []string{name, "datacenter-gpu-manager-4-core"}
+		pin = pinFor(version, kbVer, pin)
 	}
 	if exactRelease(version) {
-		pin := "1:" + version + "-1"
-		if strings.Contains(version, "-") {
-			pin = "1:" + version
-		}
 		for _, n := range s.names {
 			s.pins[n] = pin
 		}
@@ -156,13 +225,14 @@ func dcgmSet(family, version, cuda string) pkgSet {
 // packages it needs at exactly its own version, pinned together as NVIDIA's
 // install guide does (apt does not pull matching versions of the others
 // when the toolkit is pinned).
-func containerToolkitSet(version string) pkgSet {
+func containerToolkitSet(family, version string) pkgSet {
 	names := []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"}
-	s := pkgSet{names: names, want: version, pins: map[string]string{}}
-	pin := version + "-1"
-	if strings.Contains(version, "-") {
-		pin = version
+	name, kbVer, ok := kbPackage(compat.ComponentContainerToolkit, family, "", version, "")
+	if ok {
+		names[0] = name
 	}
+	s := pkgSet{names: names, want: version, pins: map[string]string{}}
+	pin := pinFor(version, kbVer, version+"-1")
 	for _, n := range names {
 		s.pins[n] = pin
 	}

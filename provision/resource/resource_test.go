@@ -55,7 +55,7 @@ func TestPackageNames(t *testing.T) {
 		"nccl rhel":      {ncclSet(FamilyRHEL, "2.21.5", "12.4.1"), []string{"libnccl", "libnccl-devel"}, map[string]string{"libnccl": "2.21.5-1+cuda12.4", "libnccl-devel": "2.21.5-1+cuda12.4"}},
 		"cuda":           {cudaSet(FamilyDebian, "12.8.1"), []string{"cuda-toolkit-12-8"}, map[string]string{"cuda-toolkit-12-8": "12.8.1-*"}},
 		"dcgm 4":         {dcgmSet(FamilyDebian, "4.6.0", "12.8.1"), []string{"datacenter-gpu-manager-4-cuda12", "datacenter-gpu-manager-4-core"}, map[string]string{"datacenter-gpu-manager-4-cuda12": "1:4.6.0-1", "datacenter-gpu-manager-4-core": "1:4.6.0-1"}},
-		"toolkit": {containerToolkitSet("1.17.8"), []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"},
+		"toolkit": {containerToolkitSet(FamilyDebian, "1.17.8"), []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"},
 			map[string]string{"nvidia-container-toolkit": "1.17.8-1", "nvidia-container-toolkit-base": "1.17.8-1", "libnvidia-container-tools": "1.17.8-1", "libnvidia-container1": "1.17.8-1"}},
 	}
 	for name, tc := range tests {
