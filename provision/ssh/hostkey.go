@@ -78,6 +78,7 @@ func (e *RevokedHostKeyError) Error() string {
 // hostKeys verifies one hop's host key.
 type hostKeys struct {
 	files     []string // all configured files; missing ones are skipped
+	recordTo  string   // where AcceptNewHostKeys writes; "" for nowhere
 	acceptNew bool
 	hash      bool
 
@@ -86,7 +87,7 @@ type hostKeys struct {
 }
 
 func newHostKeys(ep endpoint) *hostKeys {
-	return &hostKeys{files: ep.knownHosts, acceptNew: ep.acceptNew, hash: ep.hashKnownHosts}
+	return &hostKeys{files: ep.knownHosts, recordTo: ep.recordTo, acceptNew: ep.acceptNew, hash: ep.hashKnownHosts}
 }
 
 // existing returns the configured files that exist; knownhosts.New fails on
@@ -180,14 +181,15 @@ func (h *hostKeys) classify(hostname string, key gossh.PublicKey, err error) err
 	}
 }
 
-// record appends the key of a host new to known_hosts to the first file,
+// record appends the key of a host new to known_hosts to the user's file,
 // under a lock so that a fleet accepting many hosts at once (or two gpuform
 // processes) neither interleaves lines nor records one host twice.
 func (h *hostKeys) record(hostname string, key gossh.PublicKey) error {
-	if len(h.files) == 0 {
-		return fmt.Errorf("no known_hosts file to record the key of %s in", hostname)
+	if h.recordTo == "" {
+		return fmt.Errorf("host key of %s (%s) is not known and there is no user known_hosts file to record it in (HOME is not set)",
+			knownhosts.Normalize(hostname), gossh.FingerprintSHA256(key))
 	}
-	path := h.files[0]
+	path := h.recordTo
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("record host key: %w", err)
 	}

@@ -83,7 +83,8 @@ type endpoint struct {
 	user           string
 	identityFiles  []identityFile
 	identitiesOnly bool
-	knownHosts     []string // the first is where accepted keys are written
+	knownHosts     []string // files to check
+	recordTo       string   // where accepted keys are written; "" for nowhere
 	acceptNew      bool
 	hashKnownHosts bool
 	connectTimeout time.Duration
@@ -305,7 +306,12 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 		if r.env.home != "" {
 			ep.knownHosts = append(ep.knownHosts, filepath.Join(r.env.home, ".ssh", "known_hosts"))
 		}
+		// The system-wide file is read, never written (OpenSSH's
+		// GlobalKnownHostsFile).
 		ep.knownHosts = append(ep.knownHosts, "/etc/ssh/ssh_known_hosts")
+	}
+	if len(ep.knownHosts) > 0 && ep.knownHosts[0] != "/etc/ssh/ssh_known_hosts" {
+		ep.recordTo = ep.knownHosts[0]
 	}
 
 	switch strings.ToLower(r.get(alias, "StrictHostKeyChecking")) {

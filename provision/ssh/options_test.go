@@ -50,6 +50,7 @@ func TestResolvePrecedence(t *testing.T) {
 				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 2222, user: "ops",
 				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_ops", explicit: true}},
 				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				recordTo:       "/home/me/.ssh/known_gpu",
 				acceptNew:      true,
 				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
 				proxyJump: []string{"bastion1", "ops@bastion2:2200"},
@@ -63,7 +64,7 @@ func TestResolvePrecedence(t *testing.T) {
 			want: endpoint{
 				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 22, user: "root",
 				identityFiles: []identityFile{{path: "/k", explicit: true}, {path: "/home/me/.ssh/gpu_root", explicit: true}},
-				knownHosts:    []string{"/kh"}, acceptNew: true,
+				knownHosts:    []string{"/kh"}, recordTo: "/kh", acceptNew: true,
 				connectTimeout: time.Second, keepalive: -1, keepaliveMax: 2,
 				proxyJump: []string{"j"},
 			},
@@ -76,6 +77,7 @@ func TestResolvePrecedence(t *testing.T) {
 				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 2022, user: "admin",
 				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_admin", explicit: true}},
 				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				recordTo:       "/home/me/.ssh/known_gpu",
 				acceptNew:      true,
 				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
 				proxyJump: []string{"bastion1", "ops@bastion2:2200"},
@@ -89,6 +91,7 @@ func TestResolvePrecedence(t *testing.T) {
 				alias: "gpu-bastion", hostname: "gpu-bastion.cluster.example", port: 2222, user: "ops",
 				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_ops", explicit: true}},
 				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				recordTo:       "/home/me/.ssh/known_gpu",
 				acceptNew:      true,
 				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
 			},
@@ -101,6 +104,7 @@ func TestResolvePrecedence(t *testing.T) {
 					{path: "/home/me/.ssh/id_ed25519"}, {path: "/home/me/.ssh/id_ecdsa"}, {path: "/home/me/.ssh/id_rsa"},
 				},
 				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/etc/ssh/ssh_known_hosts"},
+				recordTo:       "/home/me/.ssh/known_hosts",
 				connectTimeout: DefaultConnectTimeout, keepalive: -1, keepaliveMax: DefaultKeepaliveCountMax,
 			},
 		},
@@ -112,6 +116,7 @@ func TestResolvePrecedence(t *testing.T) {
 					{path: "/home/me/.ssh/id_ed25519"}, {path: "/home/me/.ssh/id_ecdsa"}, {path: "/home/me/.ssh/id_rsa"},
 				},
 				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/etc/ssh/ssh_known_hosts"},
+				recordTo:       "/home/me/.ssh/known_hosts",
 				connectTimeout: DefaultConnectTimeout, keepalive: time.Second, keepaliveMax: DefaultKeepaliveCountMax,
 			},
 		},
@@ -127,6 +132,18 @@ func TestResolvePrecedence(t *testing.T) {
 				t.Errorf("resolve(%q) (-want +got):\n%s", tt.spec, diff)
 			}
 		})
+	}
+}
+
+// Without HOME only the system-wide file is left, and it is never written.
+func TestNoHomeRecordsNowhere(t *testing.T) {
+	r := &resolver{env: env{getenv: hermetic(nil), localUser: "me"}}
+	ep, err := r.resolve("node", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.recordTo != "" || len(ep.knownHosts) != 1 || ep.knownHosts[0] != "/etc/ssh/ssh_known_hosts" {
+		t.Errorf("knownHosts %v, recordTo %q", ep.knownHosts, ep.recordTo)
 	}
 }
 
