@@ -58,6 +58,9 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				flags.vars = f.VarArgs
 				targets = f.Targets
 			}
+			if asJSON && saved == nil && !autoApprove {
+				return fmt.Errorf("-json cannot ask for confirmation: add -auto-approve, or apply a saved plan file")
+			}
 			cfg, diags := flags.load(s, dir)
 			if len(diags) > 0 {
 				writeDiags(s, diags, cfg)
