@@ -297,6 +297,32 @@ func TestConcurrentApplyFailsFast(t *testing.T) {
 		t.Errorf("first lock: %v; second lock: %v (want LockBusyError)", err1, err2)
 	}
 	l1.Release()
+
+	// Two whole applies at once: the second starts while the first holds
+	// the lock (its progress callback runs between steps, under the lock).
+	var second *apply.Report
+	var secondTook time.Duration
+	first := opts(f)
+	first.Progress = func(e apply.Event) {
+		if second == nil && strings.HasPrefix(e.Message, "step 1/") {
+			t0 := time.Now()
+			second = apply.Apply(ctx, cfg, p, opts(f))
+			secondTook = time.Since(t0)
+		}
+	}
+	rep1 := apply.Apply(ctx, cfg, p, first)
+	if second == nil {
+		t.Fatal("the first apply ran no step")
+	}
+	if h := second.Hosts[0]; h.Status != apply.Failed || !strings.Contains(h.Error, "another gpuform apply holds the lock on "+stale+" since ") || h.StepsRun != 0 {
+		t.Errorf("second concurrent apply: %+v", h)
+	}
+	if secondTook > 10*time.Second {
+		t.Errorf("second apply took %s to give up", secondTook)
+	}
+	if !rep1.Converged() {
+		t.Errorf("first concurrent apply: %+v", rep1.Hosts[0])
+	}
 	// Released: the apply goes through.
 	if rep := apply.Apply(ctx, cfg, p, opts(f)); !rep.Converged() {
 		t.Errorf("apply after release: %+v", rep.Hosts[0])
