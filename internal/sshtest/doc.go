@@ -50,6 +50,15 @@
 // expected to install openssh-server (Debian/Ubuntu: apt-get install -y
 // openssh-server) before running go test.
 //
+// # Which user
+//
+// The login user is the user running the tests. sshd runs with UsePAM no
+// (PAM needs root and a service file) and then refuses accounts it takes
+// to be locked: system accounts such as nobody, and users whose password
+// field in /etc/shadow starts with "!". Its log, printed when a test
+// fails, says "User X not allowed because account is locked". Run the
+// tests as root (as CI does) or as an ordinary login user.
+//
 // # Running as root
 //
 // sshd refuses to start as root without its privilege-separation directory
