@@ -82,7 +82,7 @@ func parseTmpfsSize(s string, ram uint64) (uint64, bool) {
 
 func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 	want := r.size.Resolve(n.MemoryBytes)
-	after := attrs{"fstab": "size=" + r.opt, "mounted_size": spec.FormatBytes(roundKiB(want))}
+	after := attrs{"fstab": "size=" + r.opt, "mounted_size": sizeText(want)}
 	var before map[string]string
 	if n.Shm.Mounted || n.Shm.FstabLine != "" {
 		before = attrs{}
@@ -93,7 +93,7 @@ func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 			}
 		}
 		if n.Shm.Mounted {
-			before["mounted_size"] = spec.FormatBytes(roundKiB(n.Shm.SizeBytes))
+			before["mounted_size"] = sizeText(n.Shm.SizeBytes)
 		}
 	}
 	fstabOK := sameSize(fstabSize(n.Shm.FstabLine), r.opt, n.MemoryBytes)
@@ -126,7 +126,23 @@ printf '%s\n' ` + q(line)
 	return c, nil
 }
 
-func roundKiB(n uint64) uint64 { return n / 1024 * 1024 }
+// sizeText renders a size for people: exact binary units when they fit
+// ("16GiB"), else one decimal of the largest unit ("1007.8GiB"), since
+// tmpfs sizes of a percentage of RAM are rarely round.
+func sizeText(n uint64) string {
+	for _, u := range []struct {
+		s string
+		m uint64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.m {
+			if n%u.m == 0 {
+				return strconv.FormatUint(n/u.m, 10) + u.s
+			}
+			return strconv.FormatFloat(float64(n)/float64(u.m), 'f', 1, 64) + u.s
+		}
+	}
+	return strconv.FormatUint(n, 10) + "B"
+}
 
 func absDiff(a, b uint64) uint64 {
 	if a > b {
