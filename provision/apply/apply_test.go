@@ -398,3 +398,24 @@ func TestInterruptStartsNoNewHost(t *testing.T) {
 		t.Error("the step in flight did not complete")
 	}
 }
+
+func TestApplyRHEL(t *testing.T) {
+	f := plantest.Start(t)
+	const host = "sim://l40s-rocky9"
+	cfg := loadSpec(t, "rocky.gpuform.hcl", []string{host})
+	rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), opts(f))
+	if h := rep.Hosts[0]; !h.OK() {
+		t.Fatalf("apply: %+v\ncalls:\n%s", h, strings.Join(f.Calls(host), "\n"))
+	}
+	calls := strings.Join(f.Calls(host), "\n")
+	for _, want := range []string{"dnf install -y -q --allowerasing nvidia-open-580.95.05", "dnf -q versionlock add nvidia-open", "libnccl-2.25.1-1+cuda12.8 libnccl-devel-2.25.1-1+cuda12.8"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("no %q in the stand-in calls:\n%s", want, calls)
+		}
+	}
+	if p := mustPlan(t, f, cfg); p.HasChanges() {
+		var b strings.Builder
+		plan.RenderText(&b, p, plan.RenderOptions{})
+		t.Errorf("not converged:\n%s", b.String())
+	}
+}

@@ -104,6 +104,11 @@ func driverSet(family, flavour, version string) pkgSet {
 			name = "cuda-drivers-" + branch
 		}
 		s.accept = []string{"nvidia-driver-" + branch, "nvidia-driver-" + branch + "-server"}
+		if family == FamilyRHEL {
+			// NVIDIA's RHEL repository installs the driver as the
+			// unversioned nvidia-driver package from a branch module stream.
+			s.accept = append(s.accept, "nvidia-driver")
+		}
 	}
 	s.names = []string{name}
 	if exactRelease(version) {
