@@ -107,11 +107,14 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	var pt []plan.Target
 	byName := map[string]spec.Host{}
 	var names []string
+	nodeOf := map[string]string{}
 	for _, h := range hosts {
-		pt = append(pt, plan.Target{Host: h.Host, Node: h.Node})
-		if _, dup := byName[h.Host.Name]; !dup {
-			names = append(names, h.Host.Name)
+		if prev, dup := nodeOf[h.Host.Name]; dup {
+			return nil, fmt.Errorf("host %s is in node %q and node %q; a host can follow only one node block", h.Host.Name, prev, h.Node.Name)
 		}
+		nodeOf[h.Host.Name] = h.Node.Name
+		pt = append(pt, plan.Target{Host: h.Host, Node: h.Node})
+		names = append(names, h.Host.Name)
 		byName[h.Host.Name] = h.Host
 	}
 	var p fleet.Progress = fleet.Nop{}

@@ -419,3 +419,32 @@ func TestApplyRHEL(t *testing.T) {
 		t.Errorf("not converged:\n%s", b.String())
 	}
 }
+
+func TestDeleteWhatTheSpecNoLongerAsks(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "sysctl.gpuform.hcl", []string{stale})
+	// An earlier spec set the CPU governor; this one does not.
+	f.WriteFile(stale, "/etc/tmpfiles.d/90-gpuform-governor.conf", "# Managed by gpuform.\nw /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - performance\n")
+	p := mustPlan(t, f, cfg)
+	var actions []string
+	for _, rc := range p.Hosts[0].ResourceChanges {
+		actions = append(actions, rc.Resource+" "+rc.Actions[0])
+	}
+	if diff := cmp.Diff([]string{"sysctl create", "cpu_governor delete"}, actions); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	var b strings.Builder
+	plan.RenderText(&b, p, plan.RenderOptions{})
+	if !strings.Contains(b.String(), "  # cpu_governor will be destroyed\n  - cpu_governor {") || !strings.Contains(b.String(), "1 to add, 0 to change, 1 to destroy") {
+		t.Errorf("plan text:\n%s", b.String())
+	}
+	if rep := apply.Apply(context.Background(), cfg, p, opts(f)); !rep.Converged() {
+		t.Fatalf("apply: %+v", rep.Hosts[0])
+	}
+	if _, err := os.Stat(filepath.Join(f.Root(stale), "etc/tmpfiles.d/90-gpuform-governor.conf")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("governor file still there: %v", err)
+	}
+	if p := mustPlan(t, f, cfg); p.HasChanges() {
+		t.Error("changes left after the delete")
+	}
+}

@@ -87,6 +87,8 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 				return nil, nil, err
 			}
 			rs = append(rs, r)
+		} else {
+			rs = append(rs, absentFile(NvidiaPeermem, ModulesLoadFile))
 		}
 		if n.Driver.PersistenceMode.V {
 			rs = append(rs, &serviceResource{base: base{name: NvidiaPersistenced, deps: []string{DriverPackage}}, unit: "nvidia-persistenced.service"})
@@ -152,12 +154,23 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 			return nil, nil, err
 		}
 		rs = append(rs, g)
+	} else {
+		// No governor wanted any more: drop the boot-time setting gpuform
+		// wrote; the running governor stays until the next boot.
+		rs = append(rs, absentFile(CPUGovernor, GovernorFile))
 	}
 	if nc := ncclConf(n); nc != nil {
 		rs = append(rs, nc)
 	}
 	ordered, err := Order(rs)
 	return ordered, warnings, err
+}
+
+// absentFile is a resource whose file gpuform wrote earlier and the spec no
+// longer asks for: it plans a delete when the file is there, nothing else.
+func absentFile(name, path string) *fileResource {
+	return &fileResource{base: base{name: name}, path: path, mode: "0644", current: managedFile(path),
+		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string { return attrs{"file": path, "content": "sha256:" + shortSum(cur)} }}
 }
 
 func optional(ok bool, name string) []string {

@@ -142,12 +142,16 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	// Docker reads daemon.json only at start, and whether the running
 	// daemon uses it cannot be probed, so the write and the restart are one
 	// step: a failed restart restores the old file.
-	s, err := writeFileStep("write "+DaemonJSON+" and restart docker.service if running", DaemonJSON, "0644", "cat", merged, expect, "systemctl try-restart docker.service")
+	desc, then := "write "+DaemonJSON, ""
+	if n.Unit("docker.service").Enabled != "not-found" {
+		desc, then = desc+" and restart docker.service if running", "systemctl try-restart docker.service"
+		c.Restarts = []string{"docker.service"}
+	}
+	s, err := writeFileStep(desc, DaemonJSON, "0644", "cat", merged, expect, then)
 	if err != nil {
 		return Change{}, err
 	}
 	c.Steps = []Step{s}
-	c.Restarts = []string{"docker.service"}
 	return c, nil
 }
 
