@@ -170,7 +170,9 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 // longer asks for: it plans a delete when the file is there, nothing else.
 func absentFile(name, path string) *fileResource {
 	return &fileResource{base: base{name: name}, path: path, mode: "0644", current: managedFile(path),
-		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string { return attrs{"file": path, "content": "sha256:" + shortSum(cur)} }}
+		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
+			return attrs{"file": path, "content": "sha256:" + shortSum(cur)}
+		}}
 }
 
 func optional(ok bool, name string) []string {
