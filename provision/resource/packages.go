@@ -102,7 +102,7 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	if err := r.validate(); err != nil {
 		return Change{}, err
 	}
-	if fam := n.OS.Family(); fam != r.family {
+	if fam := n.OS.Family(); fam == "" || fam != r.family {
 		return Change{}, fmt.Errorf("%s: the node runs %s, which gpuform cannot install packages on (it knows apt on Debian/Ubuntu and dnf on the RHEL family)", r.name, osName(n))
 	}
 	after := attrs{"package": r.set.names[0], "version": r.set.want}

@@ -251,3 +251,80 @@ func TestWriteFileStepIsAtomic(t *testing.T) {
 		t.Errorf("directory holds %d entries, want only the file (no temporary leftovers)", len(entries))
 	}
 }
+
+func loadNode(t *testing.T, body string) *spec.Node {
+	t.Helper()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte("node \"n\" {\n  hosts = [\"sim://x\"]\n" + body + "\n}\n")}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg.Nodes[0]
+}
+
+func diffAll(t *testing.T, n *spec.Node, f *facts.Node) (map[string]Change, []string) {
+	t.Helper()
+	rs, warnings, err := Build(n, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Change{}
+	for _, r := range rs {
+		c, err := r.Diff(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[r.Name()] = c
+	}
+	return out, warnings
+}
+
+func TestHugepages(t *testing.T) {
+	f := debianNode()
+	f.HugePages = facts.HugePages{Total: 0, PageSizeBytes: 2 << 20}
+	got, _ := diffAll(t, loadNode(t, "hugepages {\n size = \"2MiB\"\n count = 1024\n}"), f)
+	c := got[HugePages]
+	if c.Action != Create || c.After["count"] != "1024" || len(c.Steps) != 2 || !strings.Contains(c.Steps[1].Script, "sysctl -q -p /etc/sysctl.d/91-gpuform-hugepages.conf") {
+		t.Errorf("2 MiB pages: %+v", c)
+	}
+	// Reserved and persisted: nothing to do.
+	f.HugePages.Total = 1024
+	f.ManagedFiles = map[string]facts.File{HugePagesFile: facts.NewFile(managedHeader + "vm.nr_hugepages = 1024\n")}
+	got, _ = diffAll(t, loadNode(t, "hugepages {\n size = \"2MiB\"\n count = 1024\n}"), f)
+	if c := got[HugePages]; c.Action != NoOp {
+		t.Errorf("reserved pages: %+v", c)
+	}
+	// 1 GiB pages are boot-time kernel arguments, and need a reboot.
+	got, _ = diffAll(t, loadNode(t, "kernel_args = [\"iommu=pt\"]\nhugepages {\n size = \"1GiB\"\n count = 16\n}"), debianNode())
+	k := got[KernelCmdline]
+	if k.After["args"] != "iommu=pt default_hugepagesz=1G hugepagesz=1G hugepages=16" || !k.RebootRequired || k.Action != Create {
+		t.Errorf("1 GiB pages: %+v", k)
+	}
+	if !strings.Contains(k.Steps[0].Script, "update-grub") {
+		t.Errorf("kernel arguments without update-grub:\n%s", k.Steps[0].Script)
+	}
+}
+
+func TestContainerdIsLeftAlone(t *testing.T) {
+	got, warnings := diffAll(t, loadNode(t, "container {\n runtime = \"containerd\"\n default_shm_size = \"8GiB\"\n}"), debianNode())
+	if _, ok := got[DockerDaemon]; ok || len(warnings) != 1 || !strings.Contains(warnings[0], "containerd") {
+		t.Errorf("containerd: resources %v, warnings %q", got, warnings)
+	}
+}
+
+func TestUnknownDistribution(t *testing.T) {
+	f := debianNode()
+	f.OS = facts.OS{ID: "arch", Pretty: "Arch Linux"}
+	rs, _, err := Build(loadNode(t, "driver {\n version = \"550.127.08\"\n}\nsysctl = { \"vm.swappiness\" = \"1\" }"), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		_, err := r.Diff(f)
+		if r.Name() == DriverPackage && (err == nil || !strings.Contains(err.Error(), "Arch Linux")) {
+			t.Errorf("driver on Arch: %v", err)
+		}
+		if r.Name() == Sysctl && err != nil {
+			t.Errorf("sysctl on Arch should still plan: %v", err)
+		}
+	}
+}
