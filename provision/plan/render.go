@@ -223,7 +223,17 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 		return
 	}
 	if !p.HasChanges() && failed == 0 {
-		fmt.Fprintf(b, "%s Every host matches the spec (%d %s).\n", pt.paint("1;32", "No changes."), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"))
+		fmt.Fprintf(b, "%s Every host matches the spec (%d %s)", pt.paint("1;32", "No changes."), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"))
+		pending := 0
+		for _, h := range p.Hosts {
+			if h.RebootPending {
+				pending++
+			}
+		}
+		if pending > 0 {
+			fmt.Fprintf(b, "; %d %s for a reboot to finish", pending, plural(pending, "waits", "wait"))
+		}
+		b.WriteString(".\n")
 		return
 	}
 	fmt.Fprintf(b, "%s %d %s in %d %s: %d to change, %d unchanged, %d failed to plan",
