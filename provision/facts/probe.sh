@@ -16,6 +16,11 @@
 N=${GPUFORM_PROBE_NONCE:-0}
 R=${GPUFORM_ROOT:-${1:-}}
 while [ "${R%/}" != "$R" ]; do R=${R%/}; done
+# The root's physical path, so that links resolved with cd -P (s below)
+# still start with it.
+if [ -n "$R" ]; then
+	R=$(cd -P "$R" 2>/dev/null && pwd -P) || R=${GPUFORM_ROOT:-${1:-}}
+fi
 M="@@$N"
 LC_ALL=C
 export LC_ALL
@@ -84,6 +89,22 @@ l() {
 			_t=$(readlink "$R$_p" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_p" "$_t"
 		fi
 	done
+}
+
+# s PATH...: l for sysfs links to directories, resolved with cd -P instead
+# of readlink: readlink is one exec per link, and a node has hundreds of
+# PCI and RDMA links. The printed target is the physical path under the
+# root; the parser reads only its path components.
+s() {
+	for _p in "$@"; do
+		[ -h "$R$_p" ] || continue
+		if cd -P "$R$_p" 2>/dev/null; then
+			printf '%s link %s\n%s\n' "$M" "$_p" "${PWD#"$R"}"
+		else
+			l "$_p"
+		fi
+	done
+	cd /
 }
 
 # e DIR/GLOB...: list the entries that exist, relative to the root.
@@ -159,12 +180,23 @@ g '^(processor|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /p
 v /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! grep -q '^physical id' "$R/proc/cpuinfo" 2>/dev/null; then
+	# Only the distinct package ids matter (the parser counts sockets).
+	_seen=" "
 	for p in "$R"/sys/devices/system/cpu/cpu[0-9]*/topology/physical_package_id; do
-		[ -f "$p" ] && v "${p#"$R"}"
+		[ -f "$p" ] && IFS= read -r _x 2>/dev/null <"$p" || continue
+		case $_seen in *" $_x "*) continue ;; esac
+		_seen="$_seen$_x "
+		v "${p#"$R"}"
 	done
 fi
+# Only the distinct governors matter: a 224-CPU node would otherwise send
+# 224 identical records.
+_seen=" "
 for p in "$R"/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do
-	[ -f "$p" ] && v "${p#"$R"}"
+	[ -f "$p" ] && IFS= read -r _x 2>/dev/null <"$p" || continue
+	case $_seen in *" $_x "*) continue ;; esac
+	_seen="$_seen$_x "
+	v "${p#"$R"}"
 done
 for p in "$R"/sys/devices/system/node/node[0-9]*; do
 	[ -d "$p" ] || continue
@@ -201,7 +233,7 @@ for p in "$R"/sys/bus/pci/devices/*; do
 	*) continue ;;
 	esac
 	q=${p#"$R"}
-	l "$q" "$q/driver"
+	s "$q" "$q/driver"
 	for a in class vendor device subsystem_vendor subsystem_device numa_node \
 		current_link_speed max_link_speed current_link_width max_link_width; do
 		[ -f "$p/$a" ] && v "$q/$a"
@@ -213,7 +245,7 @@ done
 for p in "$R"/sys/class/infiniband/*; do
 	[ -e "$p" ] || [ -h "$p" ] || continue
 	q=${p#"$R"}
-	l "$q" "$q/device"
+	s "$q" "$q/device"
 	e "$p"/device/net/*
 	for port in "$p"/ports/*; do
 		[ -d "$port" ] || continue
