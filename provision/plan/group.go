@@ -54,15 +54,17 @@ func (g Group) Names() []string {
 var numbered = regexp.MustCompile(`^(.*?)([0-9]+)([^0-9]*)$`)
 
 // FoldHosts writes host names compactly, Slurm style: gpu001, gpu002,
-// gpu003 and gpu007 become "gpu[001-003,007]". Names that do not share a
-// prefix, suffix and digit width stay as they are.
+// gpu003 and gpu007 become "gpu[001-003,007]". Names fold when they share
+// the text around their number and the numbers are written alike (all the
+// same width, or none zero-padded); other names stay as they are.
 func FoldHosts(names []string) string {
-	type key struct{ pre, suf string }
+	type num struct {
+		n      int
+		digits string
+	}
 	type run struct {
-		k     key
-		width int
-		nums  []int
-		order int
+		pre, suf string
+		nums     []num
 	}
 	var plain []string
 	runs := map[string]*run{}
@@ -75,55 +77,75 @@ func FoldHosts(names []string) string {
 			label, rest = n[:i], n[i:]
 		}
 		m := numbered.FindStringSubmatch(label)
-		if m != nil {
-			m[3] += rest
-		}
 		if m == nil {
 			plain = append(plain, n)
 			continue
 		}
-		// Zero-padded numbers keep their width; unpadded ones have none,
-		// so node9 and node10 fold together.
-		width := 0
-		if len(m[2]) > 1 && m[2][0] == '0' {
-			width = len(m[2])
-		}
-		id := m[1] + "\x00" + m[3] + "\x00" + strconv.Itoa(width)
-		num, err := strconv.Atoi(m[2])
+		v, err := strconv.Atoi(m[2])
 		if err != nil {
 			plain = append(plain, n)
 			continue
 		}
+		id := m[1] + "\x00" + m[3] + rest
 		r, ok := runs[id]
 		if !ok {
-			r = &run{k: key{m[1], m[3]}, width: width}
+			r = &run{pre: m[1], suf: m[3] + rest}
 			runs[id] = r
 			order = append(order, id)
 		}
-		r.nums = append(r.nums, num)
+		r.nums = append(r.nums, num{v, m[2]})
 	}
 	var parts []string
 	for _, id := range order {
 		r := runs[id]
-		if len(r.nums) == 1 {
-			parts = append(parts, r.k.pre+pad(r.nums[0], r.width)+r.k.suf)
-			continue
-		}
-		sort.Ints(r.nums)
-		var ranges []string
-		for i := 0; i < len(r.nums); {
-			j := i
-			for j+1 < len(r.nums) && r.nums[j+1] == r.nums[j]+1 {
-				j++
+		// Split the run by how its numbers are written: one width for all,
+		// or no padding anywhere; otherwise each width on its own.
+		groups := map[int][]int{}
+		var widths []int
+		same, padded := true, false
+		for _, x := range r.nums {
+			if len(x.digits) != len(r.nums[0].digits) {
+				same = false
 			}
-			if j == i {
-				ranges = append(ranges, pad(r.nums[i], r.width))
-			} else {
-				ranges = append(ranges, pad(r.nums[i], r.width)+"-"+pad(r.nums[j], r.width))
+			if len(x.digits) > 1 && x.digits[0] == '0' {
+				padded = true
 			}
-			i = j + 1
 		}
-		parts = append(parts, r.k.pre+"["+strings.Join(ranges, ",")+"]"+r.k.suf)
+		for _, x := range r.nums {
+			w := len(x.digits)
+			switch {
+			case same:
+				w = len(r.nums[0].digits)
+			case !padded:
+				w = 0
+			}
+			if _, ok := groups[w]; !ok {
+				widths = append(widths, w)
+			}
+			groups[w] = append(groups[w], x.n)
+		}
+		for _, w := range widths {
+			nums := groups[w]
+			if len(nums) == 1 {
+				parts = append(parts, r.pre+pad(nums[0], w)+r.suf)
+				continue
+			}
+			sort.Ints(nums)
+			var ranges []string
+			for i := 0; i < len(nums); {
+				j := i
+				for j+1 < len(nums) && nums[j+1] <= nums[j]+1 {
+					j++
+				}
+				if j == i {
+					ranges = append(ranges, pad(nums[i], w))
+				} else {
+					ranges = append(ranges, pad(nums[i], w)+"-"+pad(nums[j], w))
+				}
+				i = j + 1
+			}
+			parts = append(parts, r.pre+"["+strings.Join(ranges, ",")+"]"+r.suf)
+		}
 	}
 	parts = append(parts, plain...)
 	return strings.Join(parts, ", ")
