@@ -280,6 +280,19 @@ func (r *pkgResource) installStep(held []string) Step {
 	}
 	var lines []string
 	desc := "install " + strings.Join(specs, " ")
+	// Refresh the package lists once per half hour, not once per package
+	// resource: a pinned release published after the last refresh would
+	// otherwise be "not found".
+	refresh := "apt-get update -q >/dev/null"
+	if r.family != FamilyDebian {
+		refresh = "dnf makecache -q >/dev/null"
+	}
+	lines = append(lines,
+		`stamp="$R`+stateDir+`/lists-refreshed"`,
+		`if [ -z "$(find "$stamp" -mmin -30 2>/dev/null)" ]; then`,
+		"	"+refresh,
+		`	mkdir -p -- "${stamp%/*}" && : >"$stamp"`,
+		"fi")
 	if r.family == FamilyDebian {
 		lines = append(lines, "export DEBIAN_FRONTEND=noninteractive")
 		if len(held) > 0 {

@@ -57,7 +57,10 @@ const scriptHead = "set -eu\nR=${GPUFORM_ROOT:-}\n"
 // configuration directories on purpose: sysctl.d, modprobe.d and apt's
 // preferences.d read files there by pattern, and a backup must never be
 // read as configuration.
-const backupDir = "/var/lib/gpuform/backup"
+const backupDir = stateDir + "/backup"
+
+// stateDir is where gpuform keeps its own state on a node.
+const stateDir = "/var/lib/gpuform"
 
 // writeFileStep returns a step that replaces path atomically: the new
 // content is produced into a temporary file in the same directory, synced,
