@@ -52,7 +52,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	fileOK := exists == (r.content != "") && (!exists || cur == r.content)
 	liveOK := r.live == nil || r.live(n)
 	before := map[string]string(nil)
-	if exists || (r.live != nil && !liveOK) {
+	if exists || (r.live != nil && r.content != "") {
 		before = r.attrs(n, cur, exists)
 	}
 	after := map[string]string(nil)
