@@ -86,4 +86,10 @@ node "quickstart" {
       max_temperature_c = 85
     }
   }
+
+  # A new driver is live only after a reboot. The simulated node reboots in
+  # an instant, so the quickstart allows it; on a real fleet, decide per node.
+  rollout {
+    reboot = "allow"
+  }
 }
