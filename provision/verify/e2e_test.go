@@ -24,10 +24,10 @@ func TestAgentOverSSH(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an agent binary and starts sshd")
 	}
-	home := t.TempDir()
-	// sshd's SetEnv overrides HOME for the session, so the agent cache goes
-	// to a temporary directory, not the home of whoever runs the tests.
-	srv := sshtest.Start(t, sshtest.Options{ExtraConfig: []string{"SetEnv HOME=" + home}})
+	// The harness gives every session a temporary HOME, so the agent cache
+	// goes there, not to the home of whoever runs the tests.
+	srv := sshtest.Start(t, sshtest.Options{})
+	home := srv.Home
 
 	agent := filepath.Join(t.TempDir(), "gpuform-agent")
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", agent, "./internal/testagent")
