@@ -641,6 +641,9 @@ func (n *Node) Fingerprint() string {
 	c := *n
 	c.Host = ""
 	c.Root = ""
+	// Free huge pages change with every job that maps one; a saved plan must
+	// not go stale because a training job started.
+	c.HugePages.Free = 0
 	// encoding/json writes struct fields in declaration order and map keys
 	// sorted, so the encoding is canonical for a given FormatVersion.
 	b, err := json.Marshal(&c)
