@@ -130,3 +130,80 @@ func FormatLock(l *Lock) []byte {
 	}
 	return hclwrite.Format(f.Bytes())
 }
+
+// ExactParts is how many numeric parts make a version an exact release
+// ("580.95.05", "12.8.1", "2.25.1"); fewer is a floating branch or series.
+const ExactParts = 3
+
+// IsExact reports whether v names one release rather than a branch.
+func (v Version) IsExact() bool { return len(v.Parts) >= ExactParts }
+
+// Within reports whether v lies inside the branch or series b: "580.95.05"
+// is within "580", "12.8.1" within "12.8".
+func (v Version) Within(b Version) bool {
+	if len(b.Parts) > len(v.Parts) {
+		return false
+	}
+	for i, p := range b.Parts {
+		if v.Parts[i] != p {
+			return false
+		}
+	}
+	return true
+}
+
+// NodeVersions returns the versioned components a node pins, by lock-file
+// component name, with the attribute that sets each.
+func NodeVersions(n *Node) map[string]*Attr[Version] {
+	out := map[string]*Attr[Version]{}
+	if n.Driver != nil && n.Driver.Version.Set {
+		out["driver"] = &n.Driver.Version
+	}
+	if n.CUDA != nil && n.CUDA.Version.Set {
+		out["cuda"] = &n.CUDA.Version
+	}
+	if n.NCCL != nil && n.NCCL.Version.Set {
+		out["nccl"] = &n.NCCL.Version
+	}
+	if n.DCGM != nil && n.DCGM.Version.Set {
+		out["dcgm"] = &n.DCGM.Version
+	}
+	if n.Container != nil && n.Container.NvidiaContainerToolkit.Set {
+		out["nvidia_container_toolkit"] = &n.Container.NvidiaContainerToolkit
+	}
+	return out
+}
+
+// ApplyLock replaces every floating version in the config's nodes by the
+// release the lock file records, so plan and apply install exactly what was
+// locked. A pin outside the spec's branch (the spec moved from "570" to
+// "580" since the lock was written) is an error at the spec's attribute.
+// Exact versions in the spec are left alone: the spec wins.
+func ApplyLock(cfg *Config, l *Lock) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if l == nil {
+		return nil
+	}
+	for _, n := range cfg.Nodes {
+		for comp, a := range NodeVersions(n) {
+			if a.V.IsExact() {
+				continue
+			}
+			pin, ok := l.Nodes[n.Name][comp]
+			if !ok {
+				continue
+			}
+			if !pin.V.Within(a.V) {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Lock file is out of date",
+					Detail:   fmt.Sprintf("The lock file pins %s %s for node %q, which is not a release of %s as the spec now asks. Run gpuform lock to record the release to use.", comp, pin.V, n.Name, a.V),
+					Subject:  a.Range.Ptr(),
+				})
+				continue
+			}
+			a.V = pin.V
+		}
+	}
+	return diags
+}

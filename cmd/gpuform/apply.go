@@ -61,7 +61,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if asJSON && saved == nil && !autoApprove {
 				return fmt.Errorf("-json cannot ask for confirmation: add -auto-approve, or apply a saved plan file")
 			}
-			cfg, diags := flags.load(s, dir)
+			cfg, diags := flags.loadPinned(s, dir)
 			if len(diags) > 0 {
 				writeDiags(s, diags, cfg)
 			}

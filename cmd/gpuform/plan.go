@@ -40,7 +40,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
-			cfg, diags := flags.load(s, dir)
+			cfg, diags := flags.loadPinned(s, dir)
 			if len(diags) > 0 {
 				writeDiags(s, diags, cfg)
 			}

@@ -122,6 +122,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newFmtCommand(s),
 		newLintCommand(s),
 		newFactsCommand(s),
+		newLockCommand(s),
 		newVerifyCommand(s),
 		newAgentCommand(s),
 		newPlanCommand(s),

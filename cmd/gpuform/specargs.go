@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/hashicorp/hcl/v2"
+	"path/filepath"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -71,4 +73,20 @@ func writeDiags(s Streams, diags hcl.Diagnostics, cfg *spec.Config) {
 		files = cfg.Files
 	}
 	_ = format.WriteText(s.Err, diags, nil, files, format.TextOptions{Color: s.Color(s.Err)})
+}
+
+// loadPinned loads the spec and puts the lock file's releases in place of
+// its floating versions, for the commands that act on hosts (plan, apply,
+// verify). lint and validate look at the spec as written.
+func (f *specFlags) loadPinned(s Streams, dir string) (*spec.Config, hcl.Diagnostics) {
+	cfg, diags := f.load(s, dir)
+	lock, lf, d := spec.LoadLockFile(filepath.Join(dir, spec.LockFileName))
+	diags = append(diags, d...)
+	if lf != nil {
+		cfg.Files[lf.Body.MissingItemRange().Filename] = lf
+	}
+	if !diags.HasErrors() {
+		diags = append(diags, spec.ApplyLock(cfg, lock)...)
+	}
+	return cfg, diags
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,17 +69,12 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			default:
 				return fmt.Errorf("-format must be text, json or junit, not %q", vf.format)
 			}
-			cfg, diags := flags.load(s, dir)
+			cfg, diags := flags.loadPinned(s, dir)
 			if diags.HasErrors() {
 				writeDiags(s, diags, cfg)
 				return exitError{ExitFailed}
 			}
-			lock, _, d := spec.LoadLockFile(filepath.Join(dir, spec.LockFileName))
-			if d.HasErrors() {
-				writeDiags(s, d, cfg)
-				return exitError{ExitFailed}
-			}
-			opts := runner.Options{Tier: tier, Parallelism: conn.parallelism, Lock: lock, Local: vf.local, MockNVML: vf.mockNVML}
+			opts := runner.Options{Tier: tier, Parallelism: conn.parallelism, Local: vf.local, MockNVML: vf.mockNVML}
 			if opts.Connect, err = conn.options(s, dir); err != nil {
 				return err
 			}

@@ -11,9 +11,9 @@ import (
 // spec: the verify block, and what the rest of the node implies (the
 // hardware's GPU count, model and interconnect; NUMA binds; GPU–NIC pairs;
 // the pinned driver; fabric manager on NVSwitch; peermem when requested).
-// pinnedDriver is the lock file's exact driver when the spec names only a
-// branch; "" leaves a floating driver unchecked.
-func ExpectationFor(n *spec.Node, pinnedDriver string) Expectation {
+// A driver given as a branch ("580") is not checked: callers put the lock
+// file's release in its place first (spec.ApplyLock).
+func ExpectationFor(n *spec.Node) Expectation {
 	var exp Expectation
 	t := true
 	if hw := n.Hardware; hw != nil {
@@ -33,11 +33,8 @@ func ExpectationFor(n *spec.Node, pinnedDriver string) Expectation {
 		}
 	}
 	if d := n.Driver; d != nil {
-		switch {
-		case d.Version.Set && len(d.Version.V.Parts) >= 2:
+		if d.Version.Set && d.Version.V.IsExact() {
 			exp.DriverVersion = d.Version.V.Raw
-		case pinnedDriver != "":
-			exp.DriverVersion = pinnedDriver
 		}
 		if d.PersistenceMode.Set {
 			v := d.PersistenceMode.V

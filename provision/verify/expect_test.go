@@ -44,7 +44,14 @@ node "n" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	got := ExpectationFor(cfg.Nodes[0], "580.95.05")
+	lock := &spec.Lock{Nodes: map[string]map[string]spec.Attr[spec.Version]{"n": {"driver": {V: mustVersion(t, "580.95.05")}}}}
+	if e := ExpectationFor(cfg.Nodes[0]); e.DriverVersion != "" {
+		t.Errorf("a floating driver without a lock pin is checked as %q", e.DriverVersion)
+	}
+	if d := spec.ApplyLock(cfg, lock); d.HasErrors() {
+		t.Fatal(d.Error())
+	}
+	got := ExpectationFor(cfg.Nodes[0])
 	tr := true
 	want := Expectation{
 		GPUCount: 8, GPUModel: "H100", Interconnect: InterconnectNVSwitch,
@@ -63,7 +70,13 @@ node "n" {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if e := ExpectationFor(cfg.Nodes[0], ""); e.DriverVersion != "" {
-		t.Errorf("a floating driver without a lock pin is checked as %q", e.DriverVersion)
+}
+
+func mustVersion(t *testing.T, s string) spec.Version {
+	t.Helper()
+	v, err := spec.ParseVersion(s)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return v
 }

@@ -47,8 +47,6 @@ type Options struct {
 	// AgentBinary is this gpuform binary, copied to nodes of the same
 	// architecture to collect NVML facts; "" uses nvidia-smi only.
 	AgentBinary string
-	// Lock supplies exact drivers for specs that name a branch.
-	Lock *spec.Lock
 	// Progress is told about each host; nil shows nothing.
 	Progress fleet.Progress
 	// Local verifies this machine in process, without a transport: NVML
@@ -128,11 +126,7 @@ func verifyHost(ctx context.Context, tg Target, o Options, multi map[string]nccl
 	if err != nil {
 		return report.Host{}, err
 	}
-	pinned := ""
-	if v, ok := o.Lock.Pinned(tg.Node.Name, "driver"); ok {
-		pinned = v.Raw
-	}
-	exp := verify.ExpectationFor(tg.Node, pinned)
+	exp := verify.ExpectationFor(tg.Node)
 
 	hopts := verify.HostOptions{Node: node, NCCL: multi}
 	hopts.Fetch.LocalBinary = agentFor(o.AgentBinary, node)
@@ -236,7 +230,7 @@ func runMultiNode(ctx context.Context, targets []Target, o Options) map[*spec.No
 		}
 	}
 	for _, n := range order {
-		exp := verify.ExpectationFor(n, "")
+		exp := verify.ExpectationFor(n)
 		for _, nt := range exp.NCCL {
 			if !nt.MultiNode {
 				continue

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/lockfile"
+	"github.com/gpuform/gpuform/spec"
+)
+
+func newLockCommand(s Streams) *cobra.Command {
+	var flags specFlags
+	var conn connectFlags
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "lock [DIR]",
+		Short: "Record the exact release of every pinned component in .gpuform.lock.hcl",
+		Long: `Lock writes DIR/.gpuform.lock.hcl: the exact release of the driver, fabric
+manager, CUDA, NCCL, DCGM and container toolkit of every node. Commit it with
+the spec, so that a version bump is a reviewed diff of the lock file.
+
+An exact version in the spec ("580.95.05") is recorded as it is. A floating
+one ("580", "12.8") is resolved to the release the node's hosts run now,
+probed over SSH; the hosts must agree, or lock stops and says which host runs
+what. plan, apply and verify then use the locked release wherever the spec
+names a branch, and lint no longer warns that it is not pinned.
+
+Exit status: 0 the lock file is written (or, with -check, up to date);
+1 a version could not be locked; 2 with -check, the lock file would change.`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			cfg, diags := flags.load(s, dir)
+			if diags.HasErrors() {
+				writeDiags(s, diags, cfg)
+				return exitError{ExitFailed}
+			}
+			var hosts []targetHost
+			for _, n := range cfg.Nodes {
+				if !lockfile.NeedsFacts(n) {
+					continue
+				}
+				for _, h := range n.Hosts {
+					hosts = append(hosts, targetHost{Host: h, Node: n})
+				}
+			}
+			got := map[string]*facts.Node{}
+			if len(hosts) > 0 {
+				opts, err := conn.options(s, dir)
+				if err != nil {
+					return err
+				}
+				var failed bool
+				got, failed = probeForLock(cmd.Context(), s, hosts, opts, conn.parallelism)
+				if failed {
+					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must be probed to lock it; nothing was written.")
+					return exitError{ExitFailed}
+				}
+			}
+			lock, diags := lockfile.Resolve(cfg, got)
+			if diags.HasErrors() {
+				writeDiags(s, diags, cfg)
+				return exitError{ExitFailed}
+			}
+			path := filepath.Join(dir, spec.LockFileName)
+			old, _ := os.ReadFile(path)
+			content := spec.FormatLock(lock)
+			if bytes.Equal(old, content) {
+				fmt.Fprintf(s.Out, "%s is up to date.\n", path)
+				return nil
+			}
+			prev, _, _ := spec.LoadLockFile(path)
+			writeLockChanges(s, prev, lock)
+			if check {
+				return exitError{ExitReport}
+			}
+			if err := writeNewFile(path, content); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "Wrote %s.\n", path)
+			return nil
+		},
+	}
+	flags.register(cmd.Flags())
+	conn.register(cmd.Flags())
+	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change")
+	return cmd
+}
+
+func probeForLock(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, parallelism int) (map[string]*facts.Node, bool) {
+	var mu sync.Mutex
+	got := map[string]*facts.Node{}
+	byName := map[string]targetHost{}
+	var names []string
+	for _, h := range hosts {
+		if _, dup := byName[h.Host.Name]; !dup {
+			names = append(names, h.Host.Name)
+		}
+		byName[h.Host.Name] = h
+	}
+	errs := fleet.Run(ctx, names, parallelism, func(ctx context.Context, name string) error {
+		t, err := connect.Open(ctx, byName[name].Host, opts)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		n, err := facts.Probe(ctx, t, facts.Options{})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		got[name] = n
+		mu.Unlock()
+		return nil
+	}, fleet.NewProgress(s.Err, "probing"))
+	failed := false
+	for _, name := range names {
+		if err := errs[name]; err != nil {
+			fmt.Fprintf(s.Err, "Error: %s: %s\n", name, hostErrorText(err))
+			failed = true
+		}
+	}
+	return got, failed
+}
+
+// writeLockChanges prints what moves, as a reviewer will see it in the diff.
+func writeLockChanges(s Streams, prev, next *spec.Lock) {
+	var nodes []string
+	seen := map[string]bool{}
+	for _, l := range []*spec.Lock{prev, next} {
+		if l == nil {
+			continue
+		}
+		for n := range l.Nodes {
+			if !seen[n] {
+				seen[n] = true
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		for _, c := range spec.LockComponents() {
+			before, hadBefore := prev.Pinned(n, c)
+			after, hasAfter := next.Pinned(n, c)
+			switch {
+			case hadBefore && hasAfter && before.Raw != after.Raw:
+				fmt.Fprintf(s.Out, "  ~ node %q %s: %s -> %s\n", n, c, before, after)
+			case !hadBefore && hasAfter:
+				fmt.Fprintf(s.Out, "  + node %q %s: %s\n", n, c, after)
+			case hadBefore && !hasAfter:
+				fmt.Fprintf(s.Out, "  - node %q %s: %s\n", n, c, before)
+			}
+		}
+	}
+}
+
+// writeNewFile writes path atomically, creating it if needed.
+func writeNewFile(path string, data []byte) error {
+	if _, err := os.Stat(path); err == nil {
+		return writeFileAtomic(path, data)
+	}
+	return os.WriteFile(path, data, 0o644)
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyQuickstart copies the quickstart example with its driver version
+// replaced, into a fresh directory.
+func copyQuickstart(t *testing.T, driver string) string {
+	t.Helper()
+	src, err := os.ReadFile("../../examples/quickstart/main.gpuform.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(src), "version          = module.stack.driver_version", "version          = \""+driver+"\"", 1)
+	if s == string(src) {
+		t.Fatal("quickstart no longer takes the driver from the stack module")
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), s)
+	return dir
+}
+
+func TestLockResolvesFloatingVersionsFromHosts(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+
+	// The stale node runs 535: a "580" cannot be locked before apply.
+	dir := copyQuickstart(t, "580")
+	code, _, errOut := runCLIEnv(t, env, "lock", dir)
+	if code != ExitFailed || !strings.Contains(errOut, "Cannot lock a floating version") || !strings.Contains(errOut, "line 27") {
+		t.Fatalf("lock before apply: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".gpuform.lock.hcl")); err == nil {
+		t.Fatal("a failed lock wrote the lock file")
+	}
+
+	// "535" is the branch the node runs: lock records its exact release.
+	dir = copyQuickstart(t, "535")
+	code, out, errOut := runCLIEnv(t, env, "lock", dir)
+	if code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s%s", code, out, errOut)
+	}
+	lock, err := os.ReadFile(filepath.Join(dir, ".gpuform.lock.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`driver                   = "535.183.06"`, `fabric_manager           = "535.183.06"`, `cuda                     = "12.8.1"`} {
+		if !strings.Contains(string(lock), want) {
+			t.Errorf("lock file lacks %s:\n%s", want, lock)
+		}
+	}
+	if !strings.Contains(out, `+ node "quickstart" driver: 535.183.06`) {
+		t.Errorf("lock output:\n%s", out)
+	}
+	if code, out, _ := runCLIEnv(t, env, "lock", "-check", dir); code != ExitOK || !strings.Contains(out, "up to date") {
+		t.Errorf("lock -check: exit %d\n%s", code, out)
+	}
+
+	// The spec moves to another branch: plan refuses the stale lock file.
+	src, _ := os.ReadFile(filepath.Join(dir, "main.gpuform.hcl"))
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), strings.Replace(string(src), `"535"`, `"580"`, 1))
+	if code, _, errOut := runCLIEnv(t, env, "plan", dir); code != ExitFailed || !strings.Contains(errOut, "Lock file is out of date") {
+		t.Errorf("plan with a stale lock: exit %d\n%s", code, errOut)
+	}
+	if code, out, _ := runCLIEnv(t, env, "lock", "-check", dir); code != ExitFailed {
+		t.Errorf("lock -check after the spec moved: exit %d\n%s", code, out)
+	}
+}

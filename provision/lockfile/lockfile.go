@@ -1,0 +1,186 @@
+// Package lockfile works out what a spec's lock file must record: the exact
+// release of every versioned component of every node. Exact versions come
+// from the spec; a floating one ("580", "12.8") is resolved to the release
+// the node's hosts actually run, and all of them must agree. It reads facts;
+// it reaches no host itself and writes no file.
+package lockfile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// NeedsFacts reports whether a node has a floating version, so that its
+// hosts must be probed to lock it.
+func NeedsFacts(n *spec.Node) bool {
+	for _, a := range spec.NodeVersions(n) {
+		if !a.V.IsExact() {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve builds the lock for cfg. hostFacts holds the probed facts of the
+// hosts of every node with a floating version, by host name. A floating
+// version that no host runs, or that the hosts run in different releases,
+// is an error at the spec's attribute: gpuform will not guess which release
+// to pin.
+func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	lock := &spec.Lock{Nodes: map[string]map[string]spec.Attr[spec.Version]{}}
+	for _, n := range cfg.Nodes {
+		pins := map[string]spec.Attr[spec.Version]{}
+		versions := spec.NodeVersions(n)
+		for _, comp := range spec.LockComponents() {
+			a, ok := versions[comp]
+			if !ok {
+				continue
+			}
+			if a.V.IsExact() {
+				pins[comp] = *a
+				continue
+			}
+			seen := map[string][]string{}
+			for _, h := range n.Hosts {
+				f := hostFacts[h.Name]
+				if f == nil {
+					continue
+				}
+				v := Installed(f, comp, a.V)
+				if v == "" {
+					v = "(none)"
+				}
+				seen[v] = append(seen[v], h.Name)
+			}
+			v, d := agree(n, comp, a, seen)
+			diags = append(diags, d...)
+			if v.Raw != "" {
+				pins[comp] = spec.Attr[spec.Version]{V: v, Set: true, Range: a.Range}
+			}
+		}
+		if v, ok := pins["driver"]; ok && n.Driver != nil && n.Driver.FabricManager.V {
+			// nvidia-fabricmanager must be the driver's exact release.
+			pins["fabric_manager"] = v
+		}
+		if len(pins) > 0 {
+			lock.Nodes[n.Name] = pins
+		}
+	}
+	return lock, diags
+}
+
+func agree(n *spec.Node, comp string, a *spec.Attr[spec.Version], seen map[string][]string) (spec.Version, hcl.Diagnostics) {
+	if len(seen) == 0 {
+		return spec.Version{}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot lock a floating version",
+			Detail:   fmt.Sprintf("Node %q asks for %s %s, and no host of it could be probed to see which release it runs.", n.Name, comp, a.V),
+			Subject:  a.Range.Ptr(),
+		}}
+	}
+	if len(seen) > 1 || seen["(none)"] != nil {
+		var parts []string
+		for _, v := range sortedKeys(seen) {
+			parts = append(parts, fmt.Sprintf("%s on %s", v, strings.Join(seen[v], ", ")))
+		}
+		why := "the hosts run different releases"
+		if len(seen) == 1 {
+			why = "no host runs a release of it"
+		}
+		return spec.Version{}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot lock a floating version",
+			Detail:   fmt.Sprintf("Node %q asks for %s %s, but %s: %s. Write the exact release to use in the spec (gpuform apply installs it), or converge the hosts first.", n.Name, comp, a.V, why, strings.Join(parts, "; ")),
+			Subject:  a.Range.Ptr(),
+		}}
+	}
+	for raw := range seen {
+		v, err := spec.ParseVersion(raw)
+		if err != nil || !v.IsExact() {
+			return spec.Version{}, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Cannot lock a floating version",
+				Detail:   fmt.Sprintf("Node %q runs %s %q, which is not an exact release gpuform can pin.", n.Name, comp, raw),
+				Subject:  a.Range.Ptr(),
+			}}
+		}
+		return v, nil
+	}
+	return spec.Version{}, nil
+}
+
+// Installed returns the release of a component a host runs within the
+// branch or series want, or "" when it runs none. The driver is the loaded
+// kernel module's version when one is loaded (what the GPUs use), else the
+// installed package's.
+func Installed(f *facts.Node, comp string, want spec.Version) string {
+	var candidates []string
+	switch comp {
+	case "driver":
+		if f.Driver != nil {
+			candidates = append(candidates, f.Driver.Version)
+		}
+		for _, p := range f.PackagesMatching("nvidia-driver") {
+			candidates = append(candidates, packageVersion(f, p))
+		}
+		for _, p := range append(f.PackagesMatching("cuda-drivers"), f.PackagesMatching("nvidia-open")...) {
+			candidates = append(candidates, packageVersion(f, p))
+		}
+	case "cuda":
+		for _, t := range f.CUDAToolkits {
+			candidates = append(candidates, t.Version)
+		}
+	case "nccl":
+		candidates = append(candidates, packageVersion(f, "libnccl2"), packageVersion(f, "libnccl"))
+	case "dcgm":
+		for _, p := range f.PackagesMatching("datacenter-gpu-manager") {
+			candidates = append(candidates, packageVersion(f, p))
+		}
+	case "nvidia_container_toolkit":
+		candidates = append(candidates, packageVersion(f, "nvidia-container-toolkit"))
+	}
+	best := spec.Version{}
+	for _, c := range candidates {
+		v, err := spec.ParseVersion(c)
+		if err != nil || !v.Within(want) {
+			continue
+		}
+		if best.Raw == "" || v.Compare(best) > 0 {
+			best = v
+		}
+	}
+	return best.Raw
+}
+
+// packageVersion is the upstream release of an installed package: without
+// the epoch ("1:"), the package revision ("-1") and build suffixes
+// ("+cuda12.8").
+func packageVersion(f *facts.Node, name string) string {
+	v, ok := f.Package(name)
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		v = v[i+1:]
+	}
+	if i := strings.IndexAny(v, "-+~"); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+func sortedKeys(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
