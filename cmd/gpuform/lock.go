@@ -7,13 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
-	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/lockfile"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -97,38 +95,18 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 	return cmd
 }
 
+// probeForLock probes the hosts and reports every one that failed; lock
+// needs all of them.
 func probeForLock(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, parallelism int) (map[string]*facts.Node, bool) {
-	var mu sync.Mutex
 	got := map[string]*facts.Node{}
-	byName := map[string]targetHost{}
-	var names []string
-	for _, h := range hosts {
-		if _, dup := byName[h.Host.Name]; !dup {
-			names = append(names, h.Host.Name)
-		}
-		byName[h.Host.Name] = h
-	}
-	errs := fleet.Run(ctx, names, parallelism, func(ctx context.Context, name string) error {
-		t, err := connect.Open(ctx, byName[name].Host, opts)
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		n, err := facts.Probe(ctx, t, facts.Options{})
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		got[name] = n
-		mu.Unlock()
-		return nil
-	}, fleet.NewProgress(s.Err, "probing"))
 	failed := false
-	for _, name := range names {
-		if err := errs[name]; err != nil {
-			fmt.Fprintf(s.Err, "Error: %s: %s\n", name, hostErrorText(err))
+	for _, r := range probeHosts(ctx, s, hosts, opts, parallelism, true) {
+		if r.Error != "" {
+			fmt.Fprintf(s.Err, "Error: %s: %s\n", r.Host, r.Error)
 			failed = true
+			continue
 		}
+		got[r.Host] = r.Facts
 	}
 	return got, failed
 }
