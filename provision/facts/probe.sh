@@ -48,7 +48,14 @@ f() {
 		rp "$_p"
 		if [ -f "$_r" ] && [ -r "$_r" ]; then
 			printf '%s file %s\n' "$M" "$_p"
-			cat "$_r" 2>/dev/null
+			# cat without the fork: every line as read, and a last line
+			# without its newline printed without one, as cat would.
+			_l=
+			while IFS= read -r _l; do
+				printf '%s\n' "$_l"
+				_l=
+			done <"$_r" 2>/dev/null
+			[ -n "$_l" ] && printf '%s' "$_l"
 			printf '\n%s eof\n' "$M"
 		else
 			printf '%s missing %s\n' "$M" "$_p"

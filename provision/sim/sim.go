@@ -437,8 +437,15 @@ func addPCI(dir, line string) error {
 	if err := addLink(dir, "sys/bus/pci/devices/"+addr+" -> ../../../devices/"+devPath); err != nil {
 		return err
 	}
-	up := strings.Repeat("../", len(parts)+2)
+	// From sys/devices/<parts> up to sys/, as the kernel links it
+	// (../../../bus/pci/drivers/i915 for sys/devices/pci0000:00/0000:00:02.0).
+	up := strings.Repeat("../", len(parts)+1)
 	if d := kv["driver"]; d != "" {
+		// The driver's directory exists on a real node; a dangling link
+		// would also cost the probe a readlink fork per device.
+		if err := os.MkdirAll(filepath.Join(dir, "sys/bus/pci/drivers", d), 0o755); err != nil {
+			return err
+		}
 		if err := addLink(dir, sysDev+"/driver -> "+up+"bus/pci/drivers/"+d); err != nil {
 			return err
 		}
