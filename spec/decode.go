@@ -69,6 +69,21 @@ type attrDecoder struct {
 	attrs hcl.Attributes
 	diags hcl.Diagnostics
 	block hcl.Range
+	// schema, when set, names the required attributes: HCL checks that
+	// they are present, but a present null would otherwise pass as unset.
+	schema *hcl.BodySchema
+}
+
+func (d *attrDecoder) required(name string) bool {
+	if d.schema == nil {
+		return false
+	}
+	for _, a := range d.schema.Attributes {
+		if a.Name == name {
+			return a.Required
+		}
+	}
+	return false
 }
 
 func (d *attrDecoder) value(name string, ty cty.Type) (cty.Value, *hcl.Attribute, bool) {
@@ -82,6 +97,14 @@ func (d *attrDecoder) value(name string, ty cty.Type) (cty.Value, *hcl.Attribute
 		return cty.NilVal, a, false
 	}
 	if v.IsNull() {
+		if d.required(name) {
+			d.diags = append(d.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Missing required argument",
+				Detail:   fmt.Sprintf("The argument %q is required, and null is not a value for it.", name),
+				Subject:  a.Expr.Range().Ptr(),
+			})
+		}
 		return cty.NilVal, a, false
 	}
 	cv, err := convert.Convert(v, ty)

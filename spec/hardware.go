@@ -41,17 +41,52 @@ func (r *hardwareReader) fail(path, format string, args ...any) {
 	})
 }
 
-func (r *hardwareReader) keys(path string, v cty.Value, allowed []string) bool {
-	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
-		r.fail(path, "an object is required")
-		return false
+// keys checks that v is an object with only allowed attributes and returns
+// it as an object value. A map (from tomap(), a map-typed variable, or a
+// list of objects whose shapes differ, which HCL unifies into maps) is read
+// as the object it spells, so its keys are checked the same way.
+func (r *hardwareReader) keys(path string, v cty.Value, allowed []string) (cty.Value, bool) {
+	if v.IsNull() {
+		r.fail(path, "must not be null")
+		return cty.NilVal, false
 	}
-	for k := range v.Type().AttributeTypes() {
+	if v.Type().IsMapType() {
+		if v.LengthInt() == 0 {
+			v = cty.EmptyObjectVal
+		} else {
+			v = cty.ObjectVal(v.AsValueMap())
+		}
+	}
+	if !v.Type().IsObjectType() {
+		r.fail(path, "an object is required")
+		return cty.NilVal, false
+	}
+	for _, k := range sortedKeys(v.Type().AttributeTypes()) {
 		if !contains(allowed, k) {
 			r.fail(strings.TrimPrefix(path+"."+k, "."), "unknown attribute.%s Known attributes: %s.", didYouMeanSuffix(k, allowed), strings.Join(allowed, ", "))
 		}
 	}
-	return true
+	return v, true
+}
+
+// list returns the elements of a list, tuple or set attribute. Tuples are
+// read element by element rather than converted to a list, because a
+// conversion fails as soon as two elements have different shapes, and the
+// error would then blame the whole list instead of the element at fault.
+func (r *hardwareReader) list(obj cty.Value, key string) ([]cty.Value, bool) {
+	if !obj.Type().HasAttribute(key) {
+		return nil, false
+	}
+	v := obj.GetAttr(key)
+	if v.IsNull() {
+		return nil, false
+	}
+	ty := v.Type()
+	if !ty.IsListType() && !ty.IsTupleType() && !ty.IsSetType() {
+		r.fail(key, "a list of objects is required")
+		return nil, false
+	}
+	return v.AsValueSlice(), true
 }
 
 func (r *hardwareReader) get(obj cty.Value, path, key string, ty cty.Type, required bool) (cty.Value, bool) {
@@ -112,10 +147,8 @@ var (
 func decodeHardware(v cty.Value, expr hcl.Expression) (*Hardware, hcl.Diagnostics) {
 	rng := expr.Range()
 	r := &hardwareReader{rng: rng, keyRanges: itemRanges(expr)}
-	if v.IsNull() || !r.keys("", v, hardwareKeys) {
-		if v.IsNull() {
-			r.fail("", "must not be null")
-		}
+	v, ok := r.keys("", v, hardwareKeys)
+	if !ok {
 		return nil, r.diags
 	}
 	hw := &Hardware{Range: rng}
@@ -145,11 +178,12 @@ func decodeHardware(v cty.Value, expr hcl.Expression) (*Hardware, hcl.Diagnostic
 		}
 		hw.Memory = sz
 	}
-	if gv, ok := r.get(v, "", "gpus", cty.List(cty.DynamicPseudoType), false); ok {
+	if gv, ok := r.list(v, "gpus"); ok {
 		seen := map[int]bool{}
-		for i, g := range gv.AsValueSlice() {
+		for i, g := range gv {
 			p := fmt.Sprintf("gpus[%d].", i)
-			if !r.keys(strings.TrimSuffix(p, "."), g, hwGPUKeys) {
+			g, ok := r.keys(strings.TrimSuffix(p, "."), g, hwGPUKeys)
+			if !ok {
 				continue
 			}
 			gpu := HardwareGPU{
@@ -169,11 +203,12 @@ func decodeHardware(v cty.Value, expr hcl.Expression) (*Hardware, hcl.Diagnostic
 			r.fail("gpu_count", "is %d but %d GPUs are described", hw.GPUCount, len(hw.GPUs))
 		}
 	}
-	if nv, ok := r.get(v, "", "nics", cty.List(cty.DynamicPseudoType), false); ok {
+	if nv, ok := r.list(v, "nics"); ok {
 		seen := map[string]bool{}
-		for i, n := range nv.AsValueSlice() {
+		for i, n := range nv {
 			p := fmt.Sprintf("nics[%d].", i)
-			if !r.keys(strings.TrimSuffix(p, "."), n, hwNICKeys) {
+			n, ok := r.keys(strings.TrimSuffix(p, "."), n, hwNICKeys)
+			if !ok {
 				continue
 			}
 			nic := HardwareNIC{

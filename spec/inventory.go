@@ -26,7 +26,7 @@ func (e *evaluator) evalInventory(b *hcl.Block) (*Inventory, cty.Value, hcl.Diag
 	content, diags := b.Body.Content(inventoryBlockSchema)
 	ctx, d := e.bodyContext(content.Attributes)
 	diags = append(diags, d...)
-	dec := &attrDecoder{ctx: ctx, attrs: content.Attributes, block: b.DefRange}
+	dec := &attrDecoder{ctx: ctx, attrs: content.Attributes, block: b.DefRange, schema: inventoryBlockSchema}
 	patterns, _ := dec.stringList("hosts")
 	inv.User = dec.string("user")
 	inv.Port = dec.int("port", 1, 65535)

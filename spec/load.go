@@ -324,10 +324,20 @@ func duplicateDiag(kind, name string, subject, prev hcl.Range) *hcl.Diagnostic {
 	if name == "" {
 		what = kind + " block"
 	}
+	article := "A"
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		article = "An"
+	}
+	detail := fmt.Sprintf("%s %s was already declared at %s. Each name may be declared once per spec directory.", article, what, prev)
+	if name == "" {
+		// Unnamed blocks (driver, nvml, lint, …) are limited to one per
+		// enclosing block; "each name" would send the reader looking for one.
+		detail = fmt.Sprintf("Only one %s is allowed here; the first is at %s.", what, prev)
+	}
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  fmt.Sprintf("Duplicate %s", what),
-		Detail:   fmt.Sprintf("A %s was already declared at %s. Each name may be declared once per spec directory.", what, prev),
+		Detail:   detail,
 		Subject:  subject.Ptr(),
 	}
 }

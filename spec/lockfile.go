@@ -61,12 +61,16 @@ func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
 	content, d := f.Body.Content(lockFileSchema)
 	diags = append(diags, d...)
 	lock := &Lock{Nodes: map[string]map[string]Attr[Version]{}}
+	first := map[string]hcl.Range{}
 	for _, b := range content.Blocks {
 		name := b.Labels[0]
-		if _, dup := lock.Nodes[name]; dup {
-			diags = append(diags, duplicateDiag("node", name, b.LabelRanges[0], b.DefRange))
+		if prev, dup := first[name]; dup {
+			d := duplicateDiag("node", name, b.LabelRanges[0], prev)
+			d.Detail = fmt.Sprintf("The lock file already has a node %q block at %s. Run gpuform lock to rewrite the file.", name, prev)
+			diags = append(diags, d)
 			continue
 		}
+		first[name] = b.DefRange
 		attrs, d := b.Body.JustAttributes()
 		diags = append(diags, d...)
 		pins := map[string]Attr[Version]{}

@@ -70,7 +70,7 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 	n := &Node{Name: b.Labels[0], DeclRange: b.DefRange}
 	body := dynblock.Expand(b.Body, ctx)
 	content, diags := body.Content(nodeBlockSchema)
-	dec := &attrDecoder{ctx: ctx, attrs: content.Attributes, block: b.DefRange}
+	dec := &attrDecoder{ctx: ctx, attrs: content.Attributes, block: b.DefRange, schema: nodeBlockSchema}
 
 	if a, ok := content.Attributes["hosts"]; ok {
 		n.HostsRange = a.Expr.Range()
@@ -165,7 +165,7 @@ func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *regexp.Regexp,
 
 func blockDecoder(blk *hcl.Block, schema *hcl.BodySchema, ctx *hcl.EvalContext) (*attrDecoder, *hcl.BodyContent) {
 	content, diags := blk.Body.Content(schema)
-	return &attrDecoder{ctx: ctx, attrs: content.Attributes, block: blk.DefRange, diags: diags}, content
+	return &attrDecoder{ctx: ctx, attrs: content.Attributes, block: blk.DefRange, diags: diags, schema: schema}, content
 }
 
 func decodeDriver(blk *hcl.Block, ctx *hcl.EvalContext) (*Driver, hcl.Diagnostics) {

@@ -145,6 +145,12 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 	if ld.depth > 0 {
 		return diags // module variables come from the module block
 	}
+	// badValue names variables that were given a value that could not be
+	// used; they already have an error, and "no value" would mislead.
+	// badFile is set when a variables file could not be read at all, so
+	// which variables it would have set is unknown.
+	badValue := map[string]bool{}
+	badFile := false
 	envs := append([]string(nil), ld.opts.Environ...)
 	sort.Strings(envs)
 	for _, kv := range envs {
@@ -157,10 +163,14 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 		if !declared {
 			continue // like Terraform: the environment may hold values for other specs
 		}
-		diags = append(diags, ld.setFromString(v, val, "environment variable "+k, v.DeclRange)...)
+		d := ld.setFromString(v, val, "environment variable "+k, v.DeclRange)
+		if d.HasErrors() {
+			badValue[name] = true
+		}
+		diags = append(diags, d...)
 	}
 	for _, f := range autoFiles {
-		diags = append(diags, ld.applyVarsFile(f)...)
+		diags = append(diags, ld.applyVarsFile(f, badValue)...)
 	}
 	for _, arg := range ld.opts.VarArgs {
 		if arg.File {
@@ -171,12 +181,15 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 					Summary:  "Cannot read variables file",
 					Detail:   fmt.Sprintf("-var-file=%s: %s", arg.Value, err),
 				})
+				badFile = true
 				continue
 			}
 			f, d := ld.parser.ParseHCL(src, arg.Value)
 			diags = append(diags, d...)
 			if f != nil && !d.HasErrors() {
-				diags = append(diags, ld.applyVarsFile(f)...)
+				diags = append(diags, ld.applyVarsFile(f, badValue)...)
+			} else {
+				badFile = true
 			}
 			continue
 		}
@@ -187,6 +200,7 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 				Summary:  "Invalid -var option",
 				Detail:   fmt.Sprintf("The -var option takes NAME=VALUE; got %q.", arg.Value),
 			})
+			badValue[arg.Value] = true
 			continue
 		}
 		v, declared := ld.cfg.Variables[name]
@@ -198,10 +212,18 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 			})
 			continue
 		}
-		diags = append(diags, ld.setFromString(v, val, "-var", v.DeclRange)...)
+		d := ld.setFromString(v, val, "-var "+name, v.DeclRange)
+		if d.HasErrors() {
+			badValue[name] = true
+		}
+		diags = append(diags, d...)
 	}
 	for _, name := range sortedKeys(ld.cfg.Variables) {
 		v := ld.cfg.Variables[name]
+		if v.Value == cty.NilVal && (badValue[name] || badFile) {
+			v.Value = cty.UnknownVal(v.Type)
+			continue
+		}
 		if v.Value == cty.NilVal {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -216,7 +238,9 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 	return diags
 }
 
-func (ld *loader) applyVarsFile(f *hcl.File) hcl.Diagnostics {
+// applyVarsFile sets the variables a values file names, recording in
+// badValue each one whose value could not be used.
+func (ld *loader) applyVarsFile(f *hcl.File, badValue map[string]bool) hcl.Diagnostics {
 	attrs, diags := f.Body.JustAttributes()
 	for _, name := range sortedKeys(attrs) {
 		a := attrs[name]
@@ -233,9 +257,14 @@ func (ld *loader) applyVarsFile(f *hcl.File) hcl.Diagnostics {
 		val, d := a.Expr.Value(nil)
 		diags = append(diags, d...)
 		if d.HasErrors() {
+			badValue[name] = true
 			continue
 		}
-		diags = append(diags, ld.setValue(v, val, a.Expr.Range().Filename, a.Expr.Range())...)
+		d = ld.setValue(v, val, a.Expr.Range().Filename, a.Expr.Range())
+		if d.HasErrors() {
+			badValue[name] = true
+		}
+		diags = append(diags, d...)
 	}
 	return diags
 }

@@ -1,0 +1,183 @@
+package spec_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// TestHostileInput loads specs and values that a careless or hurried user
+// writes, the worst cases found by attacking the CLI by hand. Each must load
+// without a panic and give exactly the error summaries listed (in any
+// order), each pointing at a line of the spec when the case says so; no
+// follow-on error may appear that blames something the user did not do.
+func TestHostileInput(t *testing.T) {
+	badVars := filepath.Join(t.TempDir(), "bad.gpuvars.hcl")
+	if err := os.WriteFile(badVars, []byte("x = [1,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const node = "node \"a\" {\n  hosts = [\"h1\"]\n"
+	cases := []struct {
+		name    string
+		src     string
+		vars    []spec.VarArg
+		env     []string
+		want    []string // error summaries, as a multiset
+		detail  string   // a substring one error's detail must contain
+		located bool     // every error has a subject in the spec file
+	}{{
+		name: "hardware GPUs of different shapes",
+		src: node + `  hardware = { gpu_model = "H100 SXM5 80GB", gpu_count = 2, interconnect = "pcie",
+    gpus = [{ index = 0 }, { index = 1, numa = "x" }] }
+}`,
+		want:    []string{"Invalid hardware description"},
+		detail:  "hardware.gpus[1].numa: number is required",
+		located: true,
+	}, {
+		name:    "hardware written as a map",
+		src:     node + "  hardware = tomap({ gpu_model = \"x\", gpu_count = \"1\", interconnect = \"pcie\", gpus = \"x\" })\n}",
+		want:    []string{"Invalid hardware description"},
+		detail:  "hardware.gpus: a list of objects is required",
+		located: true,
+	}, {
+		name: "hardware from a map variable",
+		src: `variable "hw" {
+  type    = map(string)
+  default = { gpu_model = "x", gpu_count = "1", interconnect = "pcie", colour = "red" }
+}
+` + node + "  hardware = var.hw\n}",
+		want:    []string{"Invalid hardware description"},
+		detail:  "hardware.colour: unknown attribute",
+		located: true,
+	}, {
+		name:    "hardware NIC of the wrong kind",
+		src:     node + "  hardware = { gpu_model = \"x\", gpu_count = 0, interconnect = \"pcie\", nics = [null, 3] }\n}",
+		want:    []string{"Invalid hardware description", "Invalid hardware description"},
+		detail:  "hardware.nics[1]: an object is required",
+		located: true,
+	}, {
+		name: "required versions set to null",
+		src: node + `  driver { version = null }
+  cuda { version = null }
+  shm { size = null }
+  hugepages {
+    size  = null
+    count = null
+  }
+}`,
+		want:    []string{"Missing required argument", "Missing required argument", "Missing required argument", "Missing required argument", "Missing required argument"},
+		located: true,
+	}, {
+		name:    "inventory hosts null",
+		src:     "inventory \"i\" {\n  hosts = null\n}\n",
+		want:    []string{"Missing required argument"},
+		located: true,
+	}, {
+		name:   "unparsable -var is the only error",
+		src:    "variable \"x\" {\n  type = list(number)\n}\n",
+		vars:   []spec.VarArg{{Value: "x=[1,2"}},
+		want:   []string{"Unterminated tuple constructor expression"},
+		detail: "no corresponding closing bracket",
+	}, {
+		name:    "-var of the wrong type is the only error",
+		src:     "variable \"x\" {\n  type = list(number)\n}\n",
+		vars:    []spec.VarArg{{Value: "x={a=1}"}},
+		want:    []string{"Invalid value for variable"},
+		detail:  "from -var x does not match",
+		located: true,
+	}, {
+		name: "-var without a value is the only error",
+		src:  "variable \"x\" {\n  type = list(number)\n}\n",
+		vars: []spec.VarArg{{Value: "x"}},
+		want: []string{"Invalid -var option"},
+	}, {
+		name: "unparsable -var-file is the only error",
+		src:  "variable \"x\" {\n  type = list(number)\n}\n",
+		vars: []spec.VarArg{{File: true, Value: badVars}},
+		want: []string{"Missing expression"},
+	}, {
+		name: "unreadable -var-file is the only error",
+		src:  "variable \"x\" {\n  type = list(number)\n}\n",
+		vars: []spec.VarArg{{File: true, Value: filepath.Dir(badVars)}},
+		want: []string{"Cannot read variables file"},
+	}, {
+		name: "unparsable environment value is the only error",
+		src:  "variable \"x\" {\n  type = list(number)\n}\n",
+		env:  []string{"GPUFORM_VAR_x=[1,"},
+		want: []string{"Missing expression"},
+	}, {
+		name:    "a missing variable is still reported",
+		src:     "variable \"x\" {\n  type = list(number)\n}\nvariable \"y\" {}\n",
+		vars:    []spec.VarArg{{Value: "x=[1]"}},
+		want:    []string{"No value for required variable"},
+		located: true,
+	}, {
+		name: "two driver blocks from a dynamic block",
+		src: node + `  dynamic "driver" {
+    for_each = [1, 2]
+    content {
+      version = "580.95.05"
+    }
+  }
+}`,
+		want:    []string{"Duplicate driver block"},
+		detail:  "Only one driver block is allowed here",
+		located: true,
+	}, {
+		name:    "duplicate inventory names the article right",
+		src:     "inventory \"i\" {\n  hosts = [\"h\"]\n}\ninventory \"i\" {\n  hosts = [\"g\"]\n}\n",
+		want:    []string{"Duplicate inventory \"i\""},
+		detail:  "An inventory \"i\" was already declared",
+		located: true,
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var cfg *spec.Config
+			var diags hcl.Diagnostics
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("panic: %v", r)
+					}
+				}()
+				cfg, diags = spec.LoadFiles(map[string][]byte{"main.gpuform.hcl": []byte(c.src)}, spec.LoadOptions{
+					VarArgs:        c.vars,
+					Environ:        c.env,
+					BuiltinModules: modules.FS(),
+				})
+			}()
+			if cfg == nil {
+				t.Fatal("LoadFiles returned no config")
+			}
+			got := map[string]int{}
+			var details []string
+			for _, d := range diags {
+				if d.Severity != hcl.DiagError {
+					continue
+				}
+				got[d.Summary]++
+				details = append(details, d.Detail)
+				if c.located && (d.Subject == nil || d.Subject.Filename != "main.gpuform.hcl" || d.Subject.Start.Line == 0) {
+					t.Errorf("%q has no place in the spec: %v", d.Summary, d.Subject)
+				}
+			}
+			want := map[string]int{}
+			for _, s := range c.want {
+				want[s]++
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("error summaries = %v, want %v\ndetails:\n%s", got, want, strings.Join(details, "\n"))
+			}
+			if c.detail != "" && !strings.Contains(strings.Join(details, "\n"), c.detail) {
+				t.Errorf("no error detail contains %q; got:\n%s", c.detail, strings.Join(details, "\n"))
+			}
+		})
+	}
+}
