@@ -177,3 +177,56 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestFmtOddPaths runs fmt on paths that are not plain spec files: each
+// must end with a clear error and exit 1, or do the right thing, and never
+// hang, replace a link by a copy, or parse a file that is not a spec.
+func TestFmtOddPaths(t *testing.T) {
+	dir := t.TempDir()
+	ugly := "node \"a\" {\nhosts = [\"h\"]\n}\n"
+	want := "node \"a\" {\n  hosts = [\"h\"]\n}\n"
+	real := filepath.Join(dir, "shared.gpuform.hcl")
+	writeFile(t, real, ugly)
+	specDir := filepath.Join(dir, "spec")
+	if err := os.Mkdir(specDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(specDir, "main.gpuform.hcl")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	readme := filepath.Join(dir, "README.md")
+	writeFile(t, readme, "# `not` HCL\n")
+
+	cases := []struct {
+		name     string
+		path     string
+		wantCode int
+		wantErr  string
+	}{
+		{"missing path", filepath.Join(dir, "nope"), ExitFailed, "no such file"},
+		{"a file that is not a spec", readme, ExitFailed, "is not a gpuform file"},
+		{"a device", os.DevNull, ExitFailed, "neither a regular file nor a directory"},
+		{"a directory with a symlinked spec", specDir, ExitOK, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", "fmt", c.path)
+			if code != c.wantCode || !strings.Contains(errOut, c.wantErr) {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, c.wantCode, errOut)
+			}
+			if strings.Contains(errOut, "goroutine") {
+				t.Errorf("stack trace:\n%s", errOut)
+			}
+		})
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("fmt replaced the symlink %s by a file (%v)", link, err)
+	}
+	if got, _ := os.ReadFile(real); string(got) != want {
+		t.Errorf("the link's target was not formatted:\n%s", got)
+	}
+	if got, _ := os.ReadFile(readme); string(got) != "# `not` HCL\n" {
+		t.Errorf("fmt touched README.md")
+	}
+}

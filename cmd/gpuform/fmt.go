@@ -41,9 +41,10 @@ func newFmtCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fmt [PATH]",
 		Short: "Rewrite spec files in the canonical format",
-		Long: `Fmt rewrites *.gpuform.hcl and *.gpuvars.hcl files in the canonical layout
-(hclwrite's, as terraform fmt). PATH is a file, a directory (default: the
-current one) or "-" for standard input.
+		Long: `Fmt rewrites *.gpuform.hcl, *.gpuvars.hcl, .gpuform-lint.hcl and
+.gpuform.lock.hcl files in the canonical layout (hclwrite's, as terraform
+fmt). PATH is a file, a directory (default: the current one) or "-" for
+standard input. A symlinked file is rewritten where it points.
 
 Exit status: 0 when every file was already formatted or was rewritten; 1 on a
 syntax error or unreadable file; 2 with -check when a file is not formatted.`,
@@ -91,9 +92,22 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 		return exitError{ExitFailed}
 	}
 	var files []string
-	if !info.IsDir() {
+	switch {
+	case info.Mode().IsRegular():
+		// A file named on the command line must be one fmt knows: the
+		// HCL parser's complaints about a README or a YAML file would
+		// suggest the file is a broken spec.
+		if !isFmtTarget(filepath.Base(root)) {
+			fmt.Fprintf(s.Err, "Error: %s is not a gpuform file: fmt rewrites files ending in %s\n", root, strings.Join(fmtSuffixes, ", "))
+			return exitError{ExitFailed}
+		}
 		files = []string{root}
-	} else {
+	case !info.IsDir():
+		// A device or pipe (/dev/zero, a FIFO) would be read forever or
+		// replaced by a regular file.
+		fmt.Fprintf(s.Err, "Error: %s is neither a regular file nor a directory; use \"-\" to format standard input\n", root)
+		return exitError{ExitFailed}
+	default:
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -165,8 +179,14 @@ func formatSource(src []byte, name string) ([]byte, hcl.Diagnostics) {
 }
 
 // writeFileAtomic replaces path by a fully written temporary file, keeping
-// its permissions, so an interrupted fmt never leaves half a file.
+// its permissions, so an interrupted fmt never leaves half a file. A
+// symlink is followed and its target rewritten, as terraform fmt does, so
+// a spec file shared through a link stays shared.
 func writeFileAtomic(path string, data []byte) error {
+	path, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
