@@ -81,9 +81,11 @@ func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 		t.Error("report not converged")
 	}
 	// What the stand-ins were asked to do, in dependency order: the driver
-	// before fabric manager, the toolkit before Docker's restart.
+	// before fabric manager, the toolkit before Docker's restart. Fabric
+	// manager is only enabled and nvidia-peermem not loaded: both need the
+	// new driver, which runs after the reboot.
 	calls := f.Calls(stale)
-	order := []string{"apt-get install", "apt-mark hold cuda-drivers-550", "apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages -o Dpkg::Options::=--force-confold nvidia-fabricmanager-550=550.127.08-1", "systemctl enable --now nvidia-fabricmanager.service", "modprobe nvidia_peermem", "systemctl try-restart docker.service", "update-grub"}
+	order := []string{"apt-get install", "apt-mark hold cuda-drivers-550", "apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages -o Dpkg::Options::=--force-confold nvidia-fabricmanager-550=550.127.08-1", "systemctl enable nvidia-fabricmanager.service", "systemctl try-restart docker.service", "update-grub"}
 	i := 0
 	for _, c := range calls {
 		if i < len(order) && strings.HasPrefix(c, order[i]) {
@@ -92,6 +94,11 @@ func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 	}
 	if i != len(order) {
 		t.Errorf("stand-in calls out of order or missing %q:\n%s", order[i], strings.Join(calls, "\n"))
+	}
+	for _, c := range calls {
+		if strings.HasPrefix(c, "modprobe nvidia_peermem") || strings.HasPrefix(c, "systemctl enable --now nvidia-") {
+			t.Errorf("%q ran against the old driver", c)
+		}
 	}
 	if !strings.Contains(f.ReadFile(stale, "/var/lib/dpkg/status"), "Package: cuda-drivers-550\nStatus: hold ok installed") {
 		t.Error("driver package not held after apply")
@@ -446,5 +453,42 @@ func TestDeleteWhatTheSpecNoLongerAsks(t *testing.T) {
 	}
 	if p := mustPlan(t, f, cfg); p.HasChanges() {
 		t.Error("changes left after the delete")
+	}
+}
+
+// A node without any NVIDIA driver gets one installed; the driver's
+// companions (nvidia-peermem, fabric manager, persistenced) cannot run
+// before the new driver is loaded, so they must wait for the reboot rather
+// than fail the apply, and the node converges with or without the reboot.
+func TestNoDriverNodeConverges(t *testing.T) {
+	const host = "sim://no-driver"
+	for _, tc := range []struct {
+		name, reboot string
+		want         apply.Status
+	}{
+		{"reboot allowed", "allow", apply.Rebooted},
+		{"reboot never", "never", apply.RebootPending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := plantest.Start(t)
+			cfg := loadSpec(t, "node.gpuform.hcl", []string{host}, "max_failures = 1", "max_failures = 1\n    reboot = \""+tc.reboot+"\"")
+			rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), opts(f))
+			if h := rep.Hosts[0]; h.Status != tc.want || !rep.Converged() {
+				t.Fatalf("apply: status %q, want %q (%s)\ncalls:\n%s", h.Status, tc.want, h.Error, strings.Join(f.Calls(host), "\n"))
+			}
+			p := mustPlan(t, f, cfg)
+			if p.HasChanges() {
+				var b strings.Builder
+				plan.RenderText(&b, p, plan.RenderOptions{})
+				t.Fatalf("plan after apply has changes:\n%s", b.String())
+			}
+			if got := p.Hosts[0].RebootPending; got != (tc.reboot == "never") {
+				t.Errorf("reboot pending = %v after apply with reboot %q", got, tc.reboot)
+			}
+			rep = apply.Apply(context.Background(), cfg, p, opts(f))
+			if h := rep.Hosts[0]; h.StepsRun != 0 || !rep.Converged() {
+				t.Errorf("second apply: %+v", h)
+			}
+		})
 	}
 }

@@ -59,6 +59,15 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 	if n.CUDA != nil && n.CUDA.Version.Set {
 		cudaVersion = n.CUDA.Version.V.Raw
 	}
+	// afterReboot reports that the driver being installed is not the one
+	// running: its companions (nvidia-peermem, fabric manager,
+	// persistenced) cannot start against the old module or none, so they
+	// are set up for the next boot instead of failing the apply.
+	var afterReboot func(*facts.Node) bool
+	if n.Driver != nil && driverVersion != "" {
+		wantLoaded, _, _ := strings.Cut(driverVersion, "-")
+		afterReboot = func(f *facts.Node) bool { return f.Driver == nil || !versionMatches(f.Driver.Version, wantLoaded) }
+	}
 	if n.Driver != nil && driverVersion != "" {
 		flavour := n.Driver.KernelModule.V
 		rs = append(rs, &pkgResource{
@@ -79,10 +88,12 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 				family:   family,
 				set:      fabricManagerSet(family, driverVersion),
 				services: []string{"nvidia-fabricmanager.service"},
+				// Fabric manager refuses to run against another driver release.
+				afterReboot: afterReboot,
 			})
 		}
 		if n.Driver.Peermem.V {
-			r, err := peermem()
+			r, err := peermem(afterReboot)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -91,7 +102,7 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 			rs = append(rs, absentFile(NvidiaPeermem, ModulesLoadFile))
 		}
 		if n.Driver.PersistenceMode.V {
-			rs = append(rs, &serviceResource{base: base{name: NvidiaPersistenced, deps: []string{DriverPackage}}, unit: "nvidia-persistenced.service"})
+			rs = append(rs, &serviceResource{base: base{name: NvidiaPersistenced, deps: []string{DriverPackage}}, unit: "nvidia-persistenced.service", afterReboot: afterReboot})
 		}
 	}
 	if cudaVersion != "" {
@@ -106,6 +117,9 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 			family:   family,
 			set:      dcgmSet(family, n.DCGM.Version.V.Raw, cudaVersion),
 			services: []string{"nvidia-dcgm.service"},
+			// nv-hostengine fails on NVML's "driver/library version
+			// mismatch" until the new driver is loaded.
+			afterReboot: afterReboot,
 		})
 	}
 	if c := n.Container; c != nil {
@@ -186,6 +200,9 @@ func optional(ok bool, name string) []string {
 type serviceResource struct {
 	base
 	unit string
+	// afterReboot, when it reports true, means the unit can only start at
+	// the next boot: it is enabled now and left stopped.
+	afterReboot func(*facts.Node) bool
 }
 
 func (r *serviceResource) Diff(n *facts.Node) (Change, error) {
@@ -199,10 +216,18 @@ func (r *serviceResource) Diff(n *facts.Node) (Change, error) {
 	if c.Action == NoOp {
 		return c, nil
 	}
+	deferred := r.afterReboot != nil && r.afterReboot(n)
+	if deferred && st.Enabled == "enabled" {
+		c.Action = NoOp
+		c.After = c.Before
+		c.RebootPending = true
+		return c, nil
+	}
 	if before != nil {
 		c.Action = Update
 	}
-	s, err := serviceStep(r.unit)
+	c.RebootRequired = deferred
+	s, err := unitStep(r.unit, !deferred)
 	if err != nil {
 		return Change{}, err
 	}
@@ -212,7 +237,7 @@ func (r *serviceResource) Diff(n *facts.Node) (Change, error) {
 
 // peermem loads nvidia-peermem now and at every boot (modules-load.d), for
 // GPUDirect RDMA. /proc/modules spells it nvidia_peermem.
-func peermem() (*fileResource, error) {
+func peermem(afterReboot func(*facts.Node) bool) (*fileResource, error) {
 	const module = "nvidia_peermem"
 	if err := check(modulePattern, "module name", module); err != nil {
 		return nil, err
@@ -226,9 +251,10 @@ func peermem() (*fileResource, error) {
 		attrs: func(n *facts.Node, content string, exists bool) map[string]string {
 			return attrs{"loaded": boolStr(n.HasModule(module)), "load_at_boot": boolStr(exists && strings.Contains(content, module))}
 		},
-		desired: attrs{"loaded": "true", "load_at_boot": "true"},
-		live:    func(n *facts.Node) bool { return n.HasModule(module) },
-		post:    []Step{commandStep("load "+module, "modprobe "+q(module))},
+		desired:     attrs{"loaded": "true", "load_at_boot": "true"},
+		live:        func(n *facts.Node) bool { return n.HasModule(module) },
+		post:        []Step{commandStep("load "+module, "modprobe "+q(module))},
+		afterReboot: afterReboot,
 	}, nil
 }
 

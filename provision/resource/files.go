@@ -41,6 +41,10 @@ type fileResource struct {
 	// is in place means "reboot pending", not "not converged".
 	reboot   bool
 	restarts []string
+	// afterReboot, when it reports true, turns a live change into one for
+	// the next boot: the file is written, post steps do not run (they
+	// would load a module of a driver that is not running yet).
+	afterReboot func(n *facts.Node) bool
 }
 
 func managedFile(path string) func(n *facts.Node) (string, bool) {
@@ -67,10 +71,12 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		after["content"] = "sha256:" + shortSum(r.content)
 	}
 	c := r.change(before, after)
-	if fileOK && (liveOK || r.reboot) {
+	deferred := r.afterReboot != nil && r.content != "" && r.afterReboot(n)
+	reboot := r.reboot || deferred
+	if fileOK && (liveOK || reboot) {
 		c.Action = NoOp
 		c.After = c.Before
-		c.RebootPending = r.reboot && !liveOK && r.content != ""
+		c.RebootPending = reboot && !liveOK && r.content != ""
 		return c, nil
 	}
 	switch {
@@ -81,7 +87,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	default:
 		c.Action = Update
 	}
-	c.RebootRequired = r.reboot
+	c.RebootRequired = r.reboot || deferred && !liveOK
 	c.Restarts = r.restarts
 	if !fileOK {
 		var s Step
@@ -104,7 +110,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		}
 		c.Steps = append(c.Steps, s)
 	}
-	if r.content != "" || exists {
+	if (r.content != "" || exists) && !deferred {
 		c.Steps = append(c.Steps, r.post...)
 	}
 	return c, nil

@@ -51,6 +51,14 @@ type pkgResource struct {
 	// loaded, when set, reads the version the running system uses (the
 	// loaded kernel module), to flag a reboot as pending when it differs.
 	loaded func(n *facts.Node) (string, bool)
+	// afterReboot, when it reports true, means the services can only start
+	// at the next boot (the driver they need is installed, not running):
+	// they are enabled and left stopped.
+	afterReboot func(n *facts.Node) bool
+}
+
+func (r *pkgResource) deferred(n *facts.Node) bool {
+	return r.afterReboot != nil && r.afterReboot(n)
 }
 
 // upstream strips an epoch and a package revision: "1:4.6.0-1" → "4.6.0",
@@ -161,6 +169,8 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 			converged = false
 		}
 	}
+	deferred := r.deferred(n)
+	waiting := false
 	for _, svc := range r.services {
 		st := n.Unit(svc)
 		after["service "+svc] = "enabled, active"
@@ -170,7 +180,12 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 			}
 			before["service "+svc] = st.Enabled + ", " + st.Active
 		}
-		if st.Enabled != "enabled" || st.Active != "active" {
+		switch {
+		case st.Enabled != "enabled":
+			converged = false
+		case st.Active != "active" && deferred:
+			waiting = true
+		case st.Active != "active":
 			converged = false
 		}
 	}
@@ -189,7 +204,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 			c.RebootPending = c.Action == NoOp && r.reboot
 		}
 	} else if c.Action != NoOp {
-		c.RebootRequired = r.reboot
+		c.RebootRequired = r.reboot || waiting || deferred && len(r.services) > 0
+	} else if waiting {
+		c.RebootPending = true
 	}
 	if c.Action == NoOp {
 		return c, nil
@@ -251,12 +268,13 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 			steps = append(steps, r.holdStep(unheld))
 		}
 	}
+	deferred := r.deferred(n)
 	for _, svc := range r.services {
 		st := n.Unit(svc)
-		if st.Enabled == "enabled" && st.Active == "active" && !needInstall {
+		if st.Enabled == "enabled" && (st.Active == "active" || deferred) && !needInstall {
 			continue
 		}
-		s, err := serviceStep(svc)
+		s, err := unitStep(svc, !deferred)
 		if err != nil {
 			return nil, err
 		}

@@ -180,9 +180,16 @@ func words(ws ...string) string {
 }
 
 // serviceStep enables and starts a systemd unit.
-func serviceStep(unit string) (Step, error) {
+func serviceStep(unit string) (Step, error) { return unitStep(unit, true) }
+
+// unitStep enables a systemd unit, and starts it when now is true (a unit
+// that needs a driver not yet loaded only starts at the next boot).
+func unitStep(unit string, now bool) (Step, error) {
 	if err := check(unitPattern, "unit name", unit); err != nil {
 		return Step{}, err
+	}
+	if !now {
+		return commandStep("enable "+unit+" (starts at the next boot)", "systemctl enable "+q(unit)), nil
 	}
 	return commandStep("enable and start "+unit, "systemctl enable --now "+q(unit)), nil
 }
