@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/provision/apply"
@@ -41,7 +43,7 @@ asking, and refuses it when a host or the spec changed since.
 
 Exit status: 0 every host converged; 1 otherwise.`,
 		Args: maxOneDir,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			dir := dirArg(args)
 			var saved *plan.File
@@ -62,11 +64,8 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				return fmt.Errorf("-json cannot ask for confirmation: add -auto-approve, or apply a saved plan file")
 			}
 			cfg, diags := flags.loadPinned(s, dir)
-			if len(diags) > 0 {
-				writeDiags(s, diags, cfg)
-			}
-			if diags.HasErrors() {
-				return exitError{ExitFailed}
+			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
+				return err
 			}
 			p, err := makePlan(ctx, s, cfg, dir, targets, conn, !asJSON)
 			if err != nil {
@@ -74,8 +73,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			}
 			if saved != nil {
 				if err := plan.CheckSaved(saved.Plan, p); err != nil {
-					fmt.Fprintf(s.Err, "Error: %s\n", err)
-					return exitError{ExitFailed}
+					return err
 				}
 			}
 			if !asJSON {
@@ -84,6 +82,15 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				}
 			}
 			if p.Errored {
+				if asJSON {
+					var diags hcl.Diagnostics
+					for _, h := range p.Hosts {
+						if h.Error != "" {
+							diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot plan host " + h.Host, Detail: h.Error})
+						}
+					}
+					return failJSON(s, diags, cfg, errors.New("some hosts could not be planned; nothing was changed"))
+				}
 				fmt.Fprintln(s.Err, "Error: some hosts could not be planned (see above); nothing was changed.")
 				return exitError{ExitFailed}
 			}
@@ -119,7 +126,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				return exitError{ExitFailed}
 			}
 			return nil
-		},
+		}),
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())

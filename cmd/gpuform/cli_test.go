@@ -230,3 +230,59 @@ func TestFmtOddPaths(t *testing.T) {
 		t.Errorf("fmt touched README.md")
 	}
 }
+
+// TestMachineOutputOnFailure checks the JSON contract when a command fails
+// before it has its own document to print: stdout still holds exactly one
+// JSON document with format_version and the error, and the exit status is
+// 1, so a pipeline that asked for JSON never finds stdout empty.
+func TestMachineOutputOnFailure(t *testing.T) {
+	bad := t.TempDir()
+	writeFile(t, filepath.Join(bad, "main.gpuform.hcl"), "inventory \"i\" {\n  hosts = null\n}\n")
+	quick := "../../examples/quickstart"
+	cases := []struct {
+		name string
+		args []string
+		want string // a substring of a diagnostic summary
+	}{
+		{"plan, invalid spec", []string{"plan", "-json", bad}, "Missing required argument"},
+		{"plan, unknown target", []string{"plan", "-json", "-target", "nope", quick}, `no node in the spec has host "nope"`},
+		{"plan, zero parallelism", []string{"plan", "-json", "-parallelism", "0", quick}, "-parallelism must be 1 or more"},
+		{"facts, invalid spec", []string{"facts", "-json", bad}, "Missing required argument"},
+		{"facts, missing root", []string{"facts", "-json", "-root", filepath.Join(bad, "nope")}, "is not a directory"},
+		{"verify, invalid spec", []string{"verify", "-format", "json", bad}, "Missing required argument"},
+		{"verify, unknown tier", []string{"verify", "-format", "json", "-tier", "bogus", quick}, `unknown tier "bogus"`},
+		{"verify, negative parallelism", []string{"verify", "-format", "json", "-parallelism", "-3", quick}, "-parallelism must be 1 or more"},
+		{"apply, invalid spec", []string{"apply", "-json", "-auto-approve", bad}, "Missing required argument"},
+		{"apply, no approval", []string{"apply", "-json", quick}, "-json cannot ask for confirmation"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", c.args...)
+			if code != ExitFailed {
+				t.Errorf("exit %d, want 1\nstderr: %s", code, errOut)
+			}
+			var doc struct {
+				FormatVersion string `json:"format_version"`
+				Valid         bool   `json:"valid"`
+				Diagnostics   []struct{ Severity, Summary string }
+			}
+			dec := json.NewDecoder(strings.NewReader(out))
+			if err := dec.Decode(&doc); err != nil {
+				t.Fatalf("stdout is not a JSON document: %v\nstdout: %q\nstderr: %s", err, out, errOut)
+			}
+			if dec.More() {
+				t.Errorf("stdout holds more than one document:\n%s", out)
+			}
+			if doc.FormatVersion == "" || doc.Valid {
+				t.Errorf("document: %+v", doc)
+			}
+			found := false
+			for _, d := range doc.Diagnostics {
+				found = found || (d.Severity == "error" && strings.Contains(d.Summary, c.want))
+			}
+			if !found {
+				t.Errorf("no error diagnostic says %q:\n%s", c.want, out)
+			}
+		})
+	}
+}

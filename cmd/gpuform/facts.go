@@ -57,7 +57,7 @@ instead (a node image), and needs no spec.
 Exit status: 0 every host probed; 1 a host could not be probed or the spec is
 invalid.`,
 		Args: maxOneDir,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if root != "" {
 				if len(args) > 0 || len(targets) > 0 {
@@ -79,9 +79,8 @@ invalid.`,
 			}
 			dir := dirArg(args)
 			cfg, diags := flags.load(s, dir)
-			if diags.HasErrors() {
-				writeDiags(s, diags, cfg)
-				return exitError{ExitFailed}
+			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
+				return err
 			}
 			hosts, err := selectHosts(cfg, targets)
 			if err != nil {
@@ -96,7 +95,7 @@ invalid.`,
 			}
 			results := probeHosts(ctx, s, hosts, opts, conn.parallelism, !asJSON)
 			return writeFacts(s, asJSON, results)
-		},
+		}),
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())

@@ -82,6 +82,11 @@ func (f *connectFlags) options(s Streams, specDir string) (connect.Options, erro
 		SSHConfigPath:     f.sshConfig,
 		Getenv:            s.Getenv,
 	}
+	if f.parallelism < 1 {
+		// fleet.Run would quietly read 0 or less as the default of 32:
+		// the opposite of what someone lowering it meant.
+		return o, fmt.Errorf("-parallelism must be 1 or more, not %d", f.parallelism)
+	}
 	if f.connectTimeout != "" {
 		d, err := parseDuration(f.connectTimeout)
 		if err != nil {

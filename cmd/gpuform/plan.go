@@ -38,14 +38,11 @@ when a host changed since.
 Exit status: 0 success; 1 error (invalid spec, a host could not be probed);
 with -detailed-exitcode, 2 when there are changes.`,
 		Args: maxOneDir,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
 			cfg, diags := flags.loadPinned(s, dir)
-			if len(diags) > 0 {
-				writeDiags(s, diags, cfg)
-			}
-			if diags.HasErrors() {
-				return exitError{ExitFailed}
+			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
+				return err
 			}
 			p, err := makePlan(cmd.Context(), s, cfg, dir, targets, conn, !asJSON)
 			if err != nil {
@@ -79,7 +76,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 				return exitError{ExitReport}
 			}
 			return nil
-		},
+		}),
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())

@@ -1,8 +1,10 @@
 package main
 
 import (
-	"github.com/hashicorp/hcl/v2"
+	"errors"
 	"path/filepath"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -89,4 +91,52 @@ func (f *specFlags) loadPinned(s Streams, dir string) (*spec.Config, hcl.Diagnos
 		diags = append(diags, spec.ApplyLock(cfg, lock)...)
 	}
 	return cfg, diags
+}
+
+// failJSON writes what stopped the command as one diagnostics JSON
+// document (the validate -json shape) on standard output and returns exit
+// status 1: a pipeline that asked for JSON parses a document whether or
+// not gpuform could do its job, instead of finding stdout empty.
+func failJSON(s Streams, diags hcl.Diagnostics, cfg *spec.Config, err error) error {
+	if err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: err.Error()})
+	}
+	files := map[string]*hcl.File{}
+	if cfg != nil {
+		files = cfg.Files
+	}
+	if werr := format.WriteJSON(s.Out, diags, nil, files); werr != nil {
+		return werr
+	}
+	return exitError{ExitFailed}
+}
+
+// reportLoad prints the diagnostics of loading a spec — as the JSON
+// document on stdout when asJSON and the spec did not load, otherwise in
+// text on stderr — and returns the exit error when the spec did not load.
+func reportLoad(s Streams, diags hcl.Diagnostics, cfg *spec.Config, asJSON bool) error {
+	if diags.HasErrors() && asJSON {
+		return failJSON(s, diags, cfg, nil)
+	}
+	if len(diags) > 0 {
+		writeDiags(s, diags, cfg)
+	}
+	if diags.HasErrors() {
+		return exitError{ExitFailed}
+	}
+	return nil
+}
+
+// jsonErrors wraps a command's RunE so that an error it returns (a bad
+// flag value, an unknown -target) becomes the JSON document when asJSON
+// reports that JSON was asked for on standard output.
+func jsonErrors(s Streams, asJSON func() bool, run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := run(cmd, args)
+		var ee exitError
+		if err == nil || errors.As(err, &ee) || !asJSON() {
+			return err
+		}
+		return failJSON(s, nil, nil, err)
+	}
 }

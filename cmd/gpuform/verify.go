@@ -55,7 +55,7 @@ Tiers, each with a hard time budget per host:
 Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
 		Args: maxOneDir,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: jsonErrors(s, func() bool { return vf.format == "json" && vf.out == "" }, func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
 			tier, err := verify.ParseTier(vf.tier)
 			if err != nil {
@@ -70,9 +70,8 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				return fmt.Errorf("-format must be text, json or junit, not %q", vf.format)
 			}
 			cfg, diags := flags.loadPinned(s, dir)
-			if diags.HasErrors() {
-				writeDiags(s, diags, cfg)
-				return exitError{ExitFailed}
+			if err := reportLoad(s, diags, cfg, vf.format == "json" && vf.out == ""); err != nil {
+				return err
 			}
 			opts := runner.Options{Tier: tier, Parallelism: conn.parallelism, Local: vf.local, MockNVML: vf.mockNVML}
 			if opts.Connect, err = conn.options(s, dir); err != nil {
@@ -125,7 +124,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				return exitError{ExitReport}
 			}
 			return nil
-		},
+		}),
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
