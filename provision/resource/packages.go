@@ -153,16 +153,23 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		}
 	}
 	if len(r.set.names) > 1 {
-		after["packages"] = strings.Join(r.set.names, ", ")
-		if before != nil {
-			present := []string{}
-			for _, name := range r.set.names {
-				if p, ok := n.Packages.Installed[name]; ok && versionMatches(p.Version, r.set.want) {
-					present = append(present, name)
-				} else if ok {
-					present = append(present, name+" "+upstream(p.Version))
-				}
+		// Each package with its release on both sides: the plan must say
+		// from which version to which every member of the set moves.
+		var present, wanted []string
+		for _, name := range r.set.names {
+			p, ok := n.Packages.Installed[name]
+			if ok {
+				present = append(present, strings.TrimSpace(name+" "+upstream(p.Version)))
 			}
+			switch {
+			case ok && versionMatches(p.Version, r.set.want):
+				wanted = append(wanted, strings.TrimSpace(name+" "+upstream(p.Version)))
+			default:
+				wanted = append(wanted, strings.TrimSpace(name+" "+r.set.want))
+			}
+		}
+		after["packages"] = strings.Join(wanted, ", ")
+		if before != nil {
 			before["packages"] = strings.Join(present, ", ")
 		}
 		if len(missing) > 0 {

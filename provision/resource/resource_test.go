@@ -328,3 +328,35 @@ func TestUnknownDistribution(t *testing.T) {
 		}
 	}
 }
+
+// The "packages" attribute of a set shows each package with its release on
+// both sides, so a plan reads what moves from which version to which.
+func TestPackageSetShowsVersions(t *testing.T) {
+	tk := loadNode(t, "container {\n runtime = \"docker\"\n nvidia_container_toolkit = \"1.17.8\"\n}")
+	for _, tc := range []struct {
+		name          string
+		installed     map[string]string
+		before, after string
+	}{
+		{"upgrade", map[string]string{"nvidia-container-toolkit": "1.14.3-1", "nvidia-container-toolkit-base": "1.14.3-1", "libnvidia-container-tools": "1.14.3-1", "libnvidia-container1": "1.14.3-1"},
+			"nvidia-container-toolkit 1.14.3, nvidia-container-toolkit-base 1.14.3, libnvidia-container-tools 1.14.3, libnvidia-container1 1.14.3",
+			"nvidia-container-toolkit 1.17.8, nvidia-container-toolkit-base 1.17.8, libnvidia-container-tools 1.17.8, libnvidia-container1 1.17.8"},
+		{"one missing", map[string]string{"nvidia-container-toolkit": "1.17.8-1", "nvidia-container-toolkit-base": "1.17.8-1", "libnvidia-container1": "1.17.8-1"},
+			"nvidia-container-toolkit 1.17.8, nvidia-container-toolkit-base 1.17.8, libnvidia-container1 1.17.8",
+			"nvidia-container-toolkit 1.17.8, nvidia-container-toolkit-base 1.17.8, libnvidia-container-tools 1.17.8, libnvidia-container1 1.17.8"},
+		{"none", nil, "",
+			"nvidia-container-toolkit 1.17.8, nvidia-container-toolkit-base 1.17.8, libnvidia-container-tools 1.17.8, libnvidia-container1 1.17.8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := debianNode()
+			for name, v := range tc.installed {
+				f.Packages.Installed[name] = facts.Package{Version: v}
+			}
+			got, _ := diffAll(t, tk, f)
+			c := got[ContainerToolkit]
+			if c.Before["packages"] != tc.before || c.After["packages"] != tc.after {
+				t.Errorf("packages\nbefore %q\n want  %q\nafter  %q\n want  %q", c.Before["packages"], tc.before, c.After["packages"], tc.after)
+			}
+		})
+	}
+}
