@@ -136,6 +136,12 @@ func TestHostileInput(t *testing.T) {
 		want:    []string{"Duplicate inventory \"i\""},
 		detail:  "An inventory \"i\" was already declared",
 		located: true,
+	}, {
+		name:    "one lint rule configured twice",
+		src:     "lint {\n  rule \"persistence_mode\" {\n    enabled = false\n  }\n  rule \"persistence_mode\" {\n    severity = \"error\"\n  }\n}\n",
+		want:    []string{"Duplicate rule \"persistence_mode\""},
+		detail:  "is already configured at main.gpuform.hcl:2",
+		located: true,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -28,7 +28,17 @@ var lintFileSchema = &hcl.BodySchema{
 func DecodeLintBlock(b *hcl.Block) (*LintConfig, hcl.Diagnostics) {
 	lc := &LintConfig{DeclRange: b.DefRange}
 	content, diags := b.Body.Content(lintBlockSchema)
+	seen := map[string]hcl.Range{}
 	for _, rb := range content.Blocks {
+		// Two blocks for one rule would leave which one wins to the
+		// reader's guess.
+		if prev, dup := seen[rb.Labels[0]]; dup {
+			d := duplicateDiag("rule", rb.Labels[0], rb.LabelRanges[0], prev)
+			d.Detail = fmt.Sprintf("The rule %q is already configured at %s; merge the two blocks.", rb.Labels[0], prev)
+			diags = append(diags, d)
+			continue
+		}
+		seen[rb.Labels[0]] = rb.DefRange
 		rc := &LintRuleConfig{Name: rb.Labels[0], NameRange: rb.LabelRanges[0]}
 		rcontent, d := rb.Body.Content(lintRuleSchema)
 		diags = append(diags, d...)
