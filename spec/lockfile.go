@@ -182,15 +182,27 @@ func NodeVersions(n *Node) map[string]*Attr[Version] {
 // release the lock file records, so plan and apply install exactly what was
 // locked. A pin outside the spec's branch (the spec moved from "570" to
 // "580" since the lock was written) is an error at the spec's attribute.
-// Exact versions in the spec are left alone: the spec wins.
+// Exact versions in the spec are left alone: the spec wins, with a warning
+// when the lock file pins another release, since reviewers read version
+// bumps in the lock file's diff and would miss this one.
 func ApplyLock(cfg *Config, l *Lock) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	if l == nil {
 		return nil
 	}
 	for _, n := range cfg.Nodes {
-		for comp, a := range NodeVersions(n) {
+		versions := NodeVersions(n)
+		for _, comp := range sortedKeys(versions) {
+			a := versions[comp]
 			if a.V.IsExact() {
+				if pin, ok := l.Nodes[n.Name][comp]; ok && pin.V.Raw != a.V.Raw {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagWarning,
+						Summary:  "Lock file is out of date",
+						Detail:   fmt.Sprintf("The lock file pins %s %s for node %q, but the spec asks for exactly %s; gpuform uses %s. Run gpuform lock so the lock file says so too.", comp, pin.V, n.Name, a.V, a.V),
+						Subject:  a.Range.Ptr(),
+					})
+				}
 				continue
 			}
 			pin, ok := l.Nodes[n.Name][comp]

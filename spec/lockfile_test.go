@@ -51,3 +51,53 @@ node "infer" {
 		t.Errorf("bad lock file: %v", diags)
 	}
 }
+
+// TestApplyLockStale checks what plan, apply and verify say about a lock
+// file that no longer matches the spec: a pin outside the spec's branch is
+// an error, a pin other than the spec's exact version a warning (the spec
+// wins), and a matching pin nothing.
+func TestApplyLockStale(t *testing.T) {
+	cases := []struct {
+		name, spec, lock string
+		want             string // "", "error" or "warning"
+		wantDriver       string
+	}{
+		{"exact, pinned the same", "580.95.05", "580.95.05", "", "580.95.05"},
+		{"exact, pinned another", "580.95.05", "570.86.15", "warning", "580.95.05"},
+		{"branch, pinned inside", "580", "580.95.05", "", "580.95.05"},
+		{"branch, pinned outside", "580", "570.86.15", "error", "580"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := "node \"n\" {\n  hosts = [\"h\"]\n  driver {\n    version = \"" + c.spec + "\"\n  }\n}\n"
+			cfg, diags := LoadFiles(map[string][]byte{"main.gpuform.hcl": []byte(src)}, LoadOptions{})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			path := filepath.Join(t.TempDir(), LockFileName)
+			if err := os.WriteFile(path, []byte("node \"n\" {\n  driver = \""+c.lock+"\"\n}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lock, _, d := LoadLockFile(path)
+			if d.HasErrors() {
+				t.Fatal(d.Error())
+			}
+			diags = ApplyLock(cfg, lock)
+			got := ""
+			if len(diags) == 1 {
+				got = map[bool]string{true: "error", false: "warning"}[diags.HasErrors()]
+				if diags[0].Subject == nil || diags[0].Subject.Start.Line != 4 {
+					t.Errorf("diagnostic does not point at the version: %v", diags[0].Subject)
+				}
+			} else if len(diags) > 1 {
+				got = diags.Error()
+			}
+			if got != c.want {
+				t.Errorf("diagnostics %q, want %q (%v)", got, c.want, diags)
+			}
+			if v := cfg.Nodes[0].Driver.Version.V.Raw; v != c.wantDriver {
+				t.Errorf("driver = %s, want %s", v, c.wantDriver)
+			}
+		})
+	}
+}
