@@ -151,7 +151,9 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 }
 
 // renderAttrs writes changed attributes as "~ key = before -> after", added
-// ones with "+", removed ones with "-", and counts the unchanged ones.
+// ones with "+", removed ones with "-", and counts the unchanged ones. Under
+// a resource that is created every line is "+", with the live value it
+// replaces as a trailing comment.
 func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 	keys := map[string]bool{}
 	for k := range rc.Before {
@@ -179,6 +181,14 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 		case inB && inA && bv == av:
 			unchanged++
 			continue
+		case inB && inA && rc.Action() == resource.Create:
+			// A "+" block holds only "+" lines, as in Terraform; the
+			// live value the new file replaces is still worth saying.
+			v := strconv.Quote(av)
+			if bv != "" {
+				v += " # now " + strconv.Quote(bv)
+			}
+			lines = append(lines, line{resource.Create, k, v})
 		case inB && inA:
 			lines = append(lines, line{resource.Update, k, strconv.Quote(bv) + " -> " + strconv.Quote(av)})
 		case inA:
