@@ -31,6 +31,7 @@ func TestHostileInput(t *testing.T) {
 		env     []string
 		want    []string // error summaries, as a multiset
 		detail  string   // a substring one error's detail must contain
+		secret  string   // text no summary or detail may contain
 		located bool     // every error has a subject in the spec file
 	}{{
 		name: "hardware GPUs of different shapes",
@@ -142,6 +143,25 @@ func TestHostileInput(t *testing.T) {
 		want:    []string{"Duplicate rule \"persistence_mode\""},
 		detail:  "is already configured at main.gpuform.hcl:2",
 		located: true,
+	}, {
+		name: "a sensitive value in the wrong attributes",
+		src: `variable "token" {
+  sensitive = true
+  default   = "hunter2;x"
+}
+inventory "i" {
+  hosts = ["h1"]
+  user  = var.token
+}
+` + node + `  kernel_args = [var.token]
+  driver {
+    version = var.token
+  }
+}`,
+		want:    []string{"Invalid user name", "Invalid kernel argument", "Invalid version"},
+		detail:  "(sensitive value)",
+		secret:  "hunter2",
+		located: true,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -170,6 +190,9 @@ func TestHostileInput(t *testing.T) {
 				}
 				got[d.Summary]++
 				details = append(details, d.Detail)
+				if c.secret != "" && strings.Contains(d.Summary+d.Detail, c.secret) {
+					t.Errorf("%q prints the sensitive value: %s", d.Summary, d.Detail)
+				}
 				if c.located && (d.Subject == nil || d.Subject.Filename != "main.gpuform.hcl" || d.Subject.Start.Line == 0) {
 					t.Errorf("%q has no place in the spec: %v", d.Summary, d.Subject)
 				}
