@@ -286,3 +286,33 @@ func TestMachineOutputOnFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestOutCheckedBeforeWork checks that plan -out and verify -out refuse a
+// destination that cannot be written before they probe or verify any host:
+// a fleet-wide run must not be thrown away at the end for a typo.
+func TestOutCheckedBeforeWork(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-dir", "report")
+	env := []string{"NO_COLOR=1", "GPUFORM_SIM_STATE=" + t.TempDir()}
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"plan", []string{"plan", "-out", missing, "../../examples/quickstart"}},
+		{"verify", []string{"verify", "-out", missing, "../../examples/quickstart"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := Run(context.Background(), c.args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Environ: env})
+			if code != ExitFailed {
+				t.Errorf("exit %d, want 1", code)
+			}
+			if !strings.HasPrefix(errb.String(), "Error: -out") {
+				t.Errorf("stderr does not start with the -out error (did it probe first?):\n%s", errb.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout:\n%s", out.String())
+			}
+		})
+	}
+}

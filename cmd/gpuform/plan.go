@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -43,6 +45,12 @@ with -detailed-exitcode, 2 when there are changes.`,
 			cfg, diags := flags.loadPinned(s, dir)
 			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
 				return err
+			}
+			// Check where the plan goes before probing a fleet for it.
+			if out != "" {
+				if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
+					return fmt.Errorf("-out %s: the directory %s does not exist", out, filepath.Dir(out))
+				}
 			}
 			p, err := makePlan(cmd.Context(), s, cfg, dir, targets, conn, !asJSON)
 			if err != nil {

@@ -102,17 +102,19 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			if vf.format == "text" && vf.out == "" && len(targets) > 1 {
 				opts.Progress = fleet.NewProgress(s.Err, "verifying")
 			}
-			doc := runner.Run(cmd.Context(), targets, opts)
-
+			// Open the report file before the checks run: a full-tier run
+			// takes minutes, and its report must not be lost to a typo.
 			w := s.Out
 			if vf.out != "" {
 				f, err := os.Create(vf.out)
 				if err != nil {
-					return err
+					return fmt.Errorf("-out: %w", err)
 				}
 				defer f.Close()
 				w = f
 			}
+			doc := runner.Run(cmd.Context(), targets, opts)
+
 			if err := writeVerify(w, vf, doc, s.Color(w) && vf.out == ""); err != nil {
 				return err
 			}
