@@ -210,3 +210,29 @@ inventory "i" {
 		})
 	}
 }
+
+// TestModuleArgumentWrongType checks that a module argument of the wrong
+// type is reported once, and not a second time as missing.
+func TestModuleArgumentWrongType(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"main.gpuform.hcl":  "module \"m\" {\n  source = \"./mod\"\n  n      = \"eight\"\n}\n",
+		"mod/m.gpuform.hcl": "variable \"n\" {\n  type = number\n}\noutput \"twice\" {\n  value = var.n * 2\n}\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, diags := spec.Load(dir, spec.LoadOptions{})
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.Summary)
+	}
+	if len(got) != 1 || got[0] != "Invalid value for module argument" {
+		t.Errorf("diagnostics = %q, want only \"Invalid value for module argument\"", got)
+	}
+}

@@ -124,6 +124,9 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 				Detail:   fmt.Sprintf("The module's variable %q needs %s: %s.", name, v.Type.FriendlyName(), err),
 				Subject:  a.Expr.Range().Ptr(),
 			})
+			// Unknown, not unset: the argument is there, and a second
+			// error calling it missing would send the reader astray.
+			v.Value = cty.UnknownVal(v.Type)
 			continue
 		}
 		v.Value, v.ValueSource = conv, "module "+mc.Name
