@@ -10,11 +10,13 @@ import (
 	"testing"
 )
 
-// runCLI runs the CLI in-process with injected streams.
+// runCLI runs the CLI in-process with injected streams. Simulated nodes
+// keep their state in a temporary directory, so that no test leaves state
+// under examples/ however far a command gets.
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = Run(context.Background(), args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Environ: []string{"NO_COLOR=1"}})
+	code = Run(context.Background(), args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Environ: []string{"NO_COLOR=1", "GPUFORM_SIM_STATE=" + t.TempDir()}})
 	return code, out.String(), errb.String()
 }
 
@@ -312,6 +314,31 @@ func TestOutCheckedBeforeWork(t *testing.T) {
 			}
 			if out.Len() != 0 {
 				t.Errorf("stdout:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestVerifyLocalOnlyFlags checks that verify refuses the flags that only
+// mean something with --local when --local is absent, instead of running
+// a lesser verification than the one asked for and passing it.
+func TestVerifyLocalOnlyFlags(t *testing.T) {
+	quick := "../../examples/quickstart"
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"nccl without local", []string{"verify", "-nccl", quick}, "-nccl works only with --local"},
+		{"node without local", []string{"verify", "-node", "quickstart", quick}, "-node works only with --local"},
+		{"mock without local", []string{"verify", "-mock-nvml", "dgxh100", quick}, "-mock-nvml works only with --local"},
+		{"unknown mock", []string{"verify", "-local", "-mock-nvml", "hgx-h100", quick}, `unknown simulated system "hgx-h100"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", c.args...)
+			if code != ExitFailed || !strings.Contains(errOut, c.want) {
+				t.Errorf("exit %d, want 1 with %q; stderr:\n%s", code, c.want, errOut)
 			}
 		})
 	}

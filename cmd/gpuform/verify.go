@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,6 +61,22 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			tier, err := verify.ParseTier(vf.tier)
 			if err != nil {
 				return err
+			}
+			// Flags that only mean something with --local are refused
+			// without it: a silently ignored -nccl would pass a run that
+			// never started nccl-tests.
+			if !vf.local {
+				switch {
+				case vf.nccl:
+					return fmt.Errorf("-nccl works only with --local; to run nccl-tests on the spec's hosts use -tier full")
+				case vf.node != "":
+					return fmt.Errorf("-node works only with --local; to verify some hosts use -target")
+				case vf.mockNVML != "":
+					return fmt.Errorf("-mock-nvml works only with --local")
+				}
+			}
+			if vf.mockNVML != "" && !slices.Contains(nvmlMockNames(), vf.mockNVML) {
+				return fmt.Errorf("-mock-nvml: unknown simulated system %q (known: %s)", vf.mockNVML, strings.Join(nvmlMockNames(), ", "))
 			}
 			if vf.local && vf.nccl && !tier.Includes(verify.TierFull) {
 				tier = verify.TierFull
