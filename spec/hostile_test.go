@@ -162,6 +162,12 @@ inventory "i" {
 		detail:  "(sensitive value)",
 		secret:  "hunter2",
 		located: true,
+	}, {
+		name:    "a host that reads as an option",
+		src:     "inventory \"i\" {\n  hosts = [\"-oProxyCommand\"]\n  jump  = \"-J\"\n}\n",
+		want:    []string{"Invalid host pattern", "Invalid jump host"},
+		detail:  "starts with '-'",
+		located: true,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -115,6 +115,11 @@ func checkHostName(h string) error {
 	if h == "" {
 		return fmt.Errorf("empty host name")
 	}
+	// A leading dash reads as an option to ssh, scp or srun wherever a
+	// host name ends up on a command line; no DNS name starts with one.
+	if strings.HasPrefix(h, "-") {
+		return fmt.Errorf("host %q starts with '-', which is not allowed in a host name", h)
+	}
 	for _, r := range h {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@", r)) {
 			return fmt.Errorf("host %q contains %q, which is not allowed in a host name", h, r)
