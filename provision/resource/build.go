@@ -383,10 +383,41 @@ func kernelCmdline(n *spec.Node, family string, extra []string) (*fileResource, 
 	// The generated boot configuration is not probed, so regenerating it
 	// is part of the step that writes the drop-in.
 	regen := "update-grub"
+	var regenFor func(cur string, exists bool) (string, error)
 	if family == FamilyRHEL {
 		// RHEL's grub2-mkconfig does not read grub.d drop-ins; grubby edits
-		// every installed kernel's boot entry instead.
-		regen = "grubby --update-kernel=ALL --args=" + q(strings.Join(args, " "))
+		// every installed kernel's boot entry instead, so arguments the
+		// previous drop-in added and the spec dropped are removed there
+		// by name (the drop-in is gpuform's record of what it added).
+		regen = ""
+		regenFor = func(cur string, exists bool) (string, error) {
+			want := map[string]bool{}
+			for _, a := range args {
+				want[a] = true
+			}
+			var removed []string
+			if exists {
+				for _, a := range strings.Fields(dropInArgs(cur)) {
+					if err := check(kernelArgPattern, "kernel argument", a); err != nil {
+						return "", err
+					}
+					if !want[a] {
+						removed = append(removed, a)
+					}
+				}
+			}
+			cmd := "grubby --update-kernel=ALL"
+			if len(removed) > 0 {
+				cmd += " --remove-args=" + q(strings.Join(removed, " "))
+			}
+			if len(args) > 0 {
+				cmd += " --args=" + q(strings.Join(args, " "))
+			}
+			if len(removed) == 0 && len(args) == 0 {
+				return "", nil
+			}
+			return cmd, nil
+		}
 	}
 	return &fileResource{
 		base:    base{name: KernelCmdline},
@@ -398,12 +429,7 @@ func kernelCmdline(n *spec.Node, family string, extra []string) (*fileResource, 
 			if !exists {
 				return attrs{"args": ""}
 			}
-			v := cur
-			if i := strings.Index(v, "$GRUB_CMDLINE_LINUX "); i >= 0 {
-				v = v[i+len("$GRUB_CMDLINE_LINUX "):]
-			}
-			v, _, _ = strings.Cut(v, `"`)
-			return attrs{"args": strings.TrimSpace(v)}
+			return attrs{"args": dropInArgs(cur)}
 		},
 		desired: attrs{"args": strings.Join(args, " ")},
 		live: func(f *facts.Node) bool {
@@ -416,9 +442,20 @@ func kernelCmdline(n *spec.Node, family string, extra []string) (*fileResource, 
 			}
 			return true
 		},
-		then:   regen,
-		reboot: true,
+		then:    regen,
+		thenFor: regenFor,
+		reboot:  true,
 	}, nil
+}
+
+// dropInArgs reads the arguments gpuform's GRUB drop-in appends.
+func dropInArgs(content string) string {
+	v := content
+	if i := strings.Index(v, "$GRUB_CMDLINE_LINUX "); i >= 0 {
+		v = v[i+len("$GRUB_CMDLINE_LINUX "):]
+	}
+	v, _, _ = strings.Cut(v, `"`)
+	return strings.TrimSpace(v)
 }
 
 // limitsResource mirrors the container ulimits on the host through

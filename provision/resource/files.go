@@ -33,6 +33,9 @@ type fileResource struct {
 	// then puts the file into effect in the same step as the write, for
 	// effects facts cannot see (see writeFileStep).
 	then string
+	// thenFor, when set, builds then from the file as it is now (grubby
+	// must be told which arguments of the old file to take away).
+	thenFor func(cur string, exists bool) (string, error)
 	// post are the steps that make the running system follow the file;
 	// they run whenever the file or the live state changes.
 	post []Step
@@ -90,20 +93,27 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	c.RebootRequired = r.reboot || deferred && !liveOK
 	c.Restarts = r.restarts
 	if !fileOK {
+		then := r.then
+		if r.thenFor != nil {
+			var err error
+			if then, err = r.thenFor(cur, exists); err != nil {
+				return Change{}, err
+			}
+		}
 		var s Step
 		var err error
 		if r.content == "" {
 			s, err = removeFileStep(r.path)
-			if err == nil && r.then != "" {
+			if err == nil && then != "" {
 				c.Steps = append(c.Steps, s)
-				s = commandStep("run "+r.then, r.then)
+				s = commandStep("run "+then, then)
 			}
 		} else {
 			desc := "write " + r.path
-			if r.then != "" {
-				desc += " and run " + r.then
+			if then != "" {
+				desc += " and run " + then
 			}
-			s, err = writeFileStep(desc, r.path, r.mode, "cat", r.content, "", r.then)
+			s, err = writeFileStep(desc, r.path, r.mode, "cat", r.content, "", then)
 		}
 		if err != nil {
 			return Change{}, err

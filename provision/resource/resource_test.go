@@ -360,3 +360,44 @@ func TestPackageSetShowsVersions(t *testing.T) {
 		})
 	}
 }
+
+// On the RHEL family grubby edits the boot entries directly, so arguments
+// the spec no longer lists must be removed from them explicitly; a drop-in
+// change alone would leave them on the kernel command line for good.
+func TestGrubbyRemovesDroppedArguments(t *testing.T) {
+	rhel := func() *facts.Node {
+		f := debianNode()
+		f.OS = facts.OS{ID: "rocky", IDLike: []string{"rhel", "centos", "fedora"}, VersionID: "9.4"}
+		f.Packages.Manager = facts.ManagerRPM
+		f.ManagedFiles = map[string]facts.File{GrubDropIn: facts.NewFile(managedHeader + `GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX iommu=pt intel_iommu=on"` + "\n")}
+		return f
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+		not        []string
+	}{
+		{"one dropped", `kernel_args = ["iommu=pt"]`, []string{"grubby --update-kernel=ALL --remove-args=intel_iommu=on --args=iommu=pt"}, nil},
+		{"all dropped", ``, []string{"grubby --update-kernel=ALL --remove-args='iommu=pt intel_iommu=on'"}, []string{"--args="}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := diffAll(t, loadNode(t, tc.body), rhel())
+			c := got[KernelCmdline]
+			var scripts []string
+			for _, s := range c.Steps {
+				scripts = append(scripts, s.Script)
+			}
+			all := strings.Join(scripts, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("no %q in the steps:\n%s", w, all)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(all, w) {
+					t.Errorf("%q in the steps:\n%s", w, all)
+				}
+			}
+		})
+	}
+}
