@@ -250,6 +250,8 @@ func TestMachineOutputOnFailure(t *testing.T) {
 		{"plan, unknown target", []string{"plan", "-json", "-target", "nope", quick}, `no node in the spec has host "nope"`},
 		{"plan, zero parallelism", []string{"plan", "-json", "-parallelism", "0", quick}, "-parallelism must be 1 or more"},
 		{"facts, invalid spec", []string{"facts", "-json", bad}, "Missing required argument"},
+		{"facts, missing ssh_config", []string{"facts", "-json", "-ssh-config", filepath.Join(bad, "nope"), quick}, "-ssh-config: stat"},
+		{"facts, missing identity", []string{"facts", "-json", "-identity", filepath.Join(bad, "nope"), quick}, "-identity: stat"},
 		{"facts, missing root", []string{"facts", "-json", "-root", filepath.Join(bad, "nope")}, "is not a directory"},
 		{"verify, invalid spec", []string{"verify", "-format", "json", bad}, "Missing required argument"},
 		{"verify, unknown tier", []string{"verify", "-format", "json", "-tier", "bogus", quick}, `unknown tier "bogus"`},

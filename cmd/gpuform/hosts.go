@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -86,6 +87,19 @@ func (f *connectFlags) options(s Streams, specDir string) (connect.Options, erro
 		// fleet.Run would quietly read 0 or less as the default of 32:
 		// the opposite of what someone lowering it meant.
 		return o, fmt.Errorf("-parallelism must be 1 or more, not %d", f.parallelism)
+	}
+	// Files named on the command line must exist, as with ssh -F and -i:
+	// a typo would otherwise fall back to other keys or no ssh_config and
+	// show up as one login failure per host.
+	if f.sshConfig != "" && f.sshConfig != "none" {
+		if _, err := os.Stat(f.sshConfig); err != nil {
+			return o, fmt.Errorf("-ssh-config: %w", err)
+		}
+	}
+	for _, id := range f.identities {
+		if _, err := os.Stat(id); err != nil {
+			return o, fmt.Errorf("-identity: %w", err)
+		}
 	}
 	if f.connectTimeout != "" {
 		d, err := parseDuration(f.connectTimeout)
