@@ -345,3 +345,30 @@ func TestVerifyLocalOnlyFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestHostInTwoNodes checks that plan and verify both refuse a host that
+// two node blocks claim, instead of verifying it against one of them.
+func TestHostInTwoNodes(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `node "a" {
+  hosts = ["sim://hgx-h100-stale"]
+  driver {
+    version = "535.183.06"
+  }
+}
+node "b" {
+  hosts = ["sim://hgx-h100-stale"]
+  driver {
+    version = "580.95.05"
+  }
+}
+`)
+	for _, cmd := range []string{"plan", "verify"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", cmd, dir)
+			if code != ExitFailed || !strings.Contains(errOut, `is in node "a" and node "b"`) {
+				t.Errorf("exit %d, want 1 naming both nodes; stderr:\n%s", code, errOut)
+			}
+		})
+	}
+}

@@ -109,7 +109,14 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				if err != nil {
 					return err
 				}
+				nodeOf := map[string]string{}
 				for _, h := range hosts {
+					// As plan does: verifying a host against one of two
+					// node blocks would pass or fail it at random.
+					if prev, dup := nodeOf[h.Host.Name]; dup {
+						return fmt.Errorf("host %s is in node %q and node %q; a host can follow only one node block", h.Host.Name, prev, h.Node.Name)
+					}
+					nodeOf[h.Host.Name] = h.Node.Name
 					targets = append(targets, runner.Target{Host: h.Host, Node: h.Node})
 				}
 			}
