@@ -173,7 +173,11 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 		// wrote; the running governor stays until the next boot.
 		rs = append(rs, absentFile(CPUGovernor, GovernorFile))
 	}
-	if nc := ncclConf(n); nc != nil {
+	nc, err := ncclConf(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nc != nil {
 		rs = append(rs, nc)
 	}
 	ordered, err := Order(rs)
@@ -540,10 +544,10 @@ func governorResource(gov string) (*fileResource, error) {
 // ncclConf writes /etc/nccl.conf from the affinity block: NCCL_IB_HCA lists
 // the NICs paired with GPUs in GPU order (or the explicit list), and
 // NCCL_SOCKET_IFNAME when given. NCCL reads this file at init.
-func ncclConf(n *spec.Node) *fileResource {
+func ncclConf(n *spec.Node) (*fileResource, error) {
 	a := n.Affinity
 	if a == nil || !a.NCCLEnv.V {
-		return nil
+		return nil, nil
 	}
 	var hcas []string
 	if len(a.NCCLIBHCA) > 0 {
@@ -564,6 +568,18 @@ func ncclConf(n *spec.Node) *fileResource {
 			}
 		}
 	}
+	// The spec checks these too; a value with a newline must never reach
+	// the file, where it would be a setting of its own for every job.
+	for _, h := range hcas {
+		if err := check(ncclHCAPattern, "NCCL_IB_HCA entry", h); err != nil {
+			return nil, err
+		}
+	}
+	if a.NCCLSocketIfname.Set {
+		if err := check(ncclIfnamePattern, "NCCL_SOCKET_IFNAME", a.NCCLSocketIfname.V); err != nil {
+			return nil, err
+		}
+	}
 	want := attrs{}
 	var b strings.Builder
 	if len(hcas) > 0 {
@@ -575,7 +591,7 @@ func ncclConf(n *spec.Node) *fileResource {
 		b.WriteString("NCCL_SOCKET_IFNAME=" + a.NCCLSocketIfname.V + "\n")
 	}
 	if b.Len() == 0 {
-		return nil
+		return nil, nil
 	}
 	return &fileResource{
 		base:    base{name: NCCLConf},
@@ -592,5 +608,5 @@ func ncclConf(n *spec.Node) *fileResource {
 			return keyValueLines(cur)
 		},
 		desired: want,
-	}
+	}, nil
 }

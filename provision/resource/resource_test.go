@@ -401,3 +401,25 @@ func TestGrubbyRemovesDroppedArguments(t *testing.T) {
 		})
 	}
 }
+
+// /etc/nccl.conf is read line by line by every NCCL job: a value that got
+// past the spec with a newline in it must not add a line of its own.
+func TestNCCLConfRefusesHostileValues(t *testing.T) {
+	for _, tc := range []struct{ name, hca, ifname string }{
+		{"hca with newline", "mlx5_0\nNCCL_NET_PLUGIN=/tmp/evil.so", ""},
+		{"ifname with newline", "mlx5_0", "eth0\nNCCL_NET_PLUGIN=/tmp/evil.so"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := loadNode(t, "affinity {\n nccl_env = true\n nccl_ib_hca = [\"mlx5_0\"]\n nccl_socket_ifname = \"eth0\"\n}")
+			n.Affinity.NCCLIBHCA[0].V = tc.hca
+			if tc.ifname != "" {
+				n.Affinity.NCCLSocketIfname.V = tc.ifname
+			}
+			_, _, err := Build(n, debianNode())
+			var unsafe *ErrUnsafeValue
+			if !errors.As(err, &unsafe) {
+				t.Errorf("Build: %v, want ErrUnsafeValue", err)
+			}
+		})
+	}
+}

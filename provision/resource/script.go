@@ -199,4 +199,8 @@ var (
 	sysctlKeyPattern   = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
 	sysctlValuePattern = regexp.MustCompile(`^[0-9A-Za-z_.:\- ]{1,128}$`)
 	kernelArgPattern   = regexp.MustCompile(`^[a-zA-Z0-9_.\-]+(=[a-zA-Z0-9_.,:\-/]+)?$`)
+	// NCCL_IB_HCA entries and NCCL_SOCKET_IFNAME lists, as the spec takes
+	// them ("mlx5_0:1", "^docker,lo").
+	ncclHCAPattern    = regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`)
+	ncclIfnamePattern = regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`)
 )
