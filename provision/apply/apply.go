@@ -323,6 +323,12 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 	if len(r.NotConverged) > 0 {
 		return fail("not converged after apply: %s", strings.Join(r.NotConverged, ", "))
 	}
+	// A change the plan marked "reboot required" needs the reboot even
+	// when the re-probe cannot show it pending: kernel arguments whose
+	// drop-in was removed stay on the running command line until a boot.
+	for _, rc := range hp.ResourceChanges {
+		pending = pending || rc.RebootRequired && len(rc.Steps) > 0
+	}
 	if !pending {
 		r.Status = Succeeded
 		return r

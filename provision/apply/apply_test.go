@@ -492,3 +492,21 @@ func TestNoDriverNodeConverges(t *testing.T) {
 		})
 	}
 }
+
+// Kernel arguments the spec no longer lists leave the command line only at
+// the next boot: the plan says so, and apply with reboot = "allow" must
+// reboot even though the re-probe cannot see what the old drop-in added.
+func TestRemovedKernelArgumentsReboot(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "sysctl.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"allow\"")
+	f.WriteFile(stale, "/etc/default/grub.d/90-gpuform.cfg", "# Managed by gpuform.\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX iommu=pt\"\n")
+	f.WriteFile(stale, "/proc/cmdline", strings.TrimSpace(f.ReadFile(stale, "/proc/cmdline"))+" iommu=pt\n")
+	p := mustPlan(t, f, cfg)
+	rep := apply.Apply(context.Background(), cfg, p, opts(f))
+	if h := rep.Hosts[0]; h.Status != apply.Rebooted {
+		t.Fatalf("status %q (%s), want rebooted", h.Status, h.Error)
+	}
+	if c := f.ReadFile(stale, "/proc/cmdline"); strings.Contains(c, "iommu=pt") {
+		t.Errorf("after the reboot the command line still has iommu=pt: %q", c)
+	}
+}
