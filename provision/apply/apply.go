@@ -387,6 +387,9 @@ func lastLines(s string, n int) string {
 // converged and nothing pending.
 func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node *spec.Node, r HostResult, opts Options) HostResult {
 	emit(opts, hp.Host, "rebooting")
+	// reboot returns before the host goes down and sshd answers a moment
+	// longer; the kernel's boot id tells the old boot from the new one.
+	bootBefore := bootID(ctx, tr)
 	// The connection may drop before reboot reports back; that is success.
 	res, err := tr.Run(context.WithoutCancel(ctx), transport.Command{Script: "reboot", Become: true})
 	if err == nil && res.ExitCode != 0 {
@@ -410,6 +413,11 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 		t2, err := opts.Connect(ctx, hp.Spec)
 		if err != nil {
 			last = err
+			continue
+		}
+		if bootBefore != "" && bootID(ctx, t2) == bootBefore {
+			t2.Close()
+			last = errors.New("the host has not restarted yet (same boot id)")
 			continue
 		}
 		f, err := facts.Probe(ctx, t2, facts.Options{Become: hp.Spec.Become != ""})
@@ -438,4 +446,13 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 	r.Status = Failed
 	r.Error = fmt.Sprintf("host did not come back converged within %s after reboot: %v", opts.RebootTimeout, last)
 	return r
+}
+
+// bootID reads the kernel's random boot id, "" when it cannot be read.
+func bootID(ctx context.Context, tr transport.Transport) string {
+	res, err := tr.Run(ctx, transport.Command{Script: `cat -- "${GPUFORM_ROOT:-}/proc/sys/kernel/random/boot_id" 2>/dev/null || true`})
+	if err != nil || res.ExitCode != 0 {
+		return ""
+	}
+	return strings.TrimSpace(string(res.Stdout))
 }

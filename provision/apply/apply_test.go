@@ -510,3 +510,22 @@ func TestRemovedKernelArgumentsReboot(t *testing.T) {
 		t.Errorf("after the reboot the command line still has iommu=pt: %q", c)
 	}
 }
+
+// "reboot" returns before the host goes down, and sshd answers for a
+// moment longer: a probe in that window must not count as the host being
+// back. Here the reboot never happens; apply must not report "rebooted".
+func TestRebootThatDidNotHappenIsNoReboot(t *testing.T) {
+	f := plantest.Start(t)
+	cfg := loadSpec(t, "sysctl.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"allow\"")
+	f.WriteFile(stale, "/etc/default/grub.d/90-gpuform.cfg", "# Managed by gpuform.\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX iommu=pt\"\n")
+	// A reboot that is accepted and then never happens.
+	if err := os.WriteFile(filepath.Join(f.Root(stale), "usr/lib/gpuform-sim/bin/reboot"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := opts(f)
+	o.RebootTimeout = 300 * time.Millisecond
+	rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), o)
+	if h := rep.Hosts[0]; h.Status != apply.Failed || !strings.Contains(h.Error, "did not come back") {
+		t.Errorf("status %q (%s), want failed: the host never rebooted", h.Status, h.Error)
+	}
+}
