@@ -168,6 +168,16 @@ inventory "i" {
 		want:    []string{"Invalid host pattern", "Invalid jump host"},
 		detail:  "starts with '-'",
 		located: true,
+	}, {
+		name:    "a default of the wrong type is the only error",
+		src:     "variable \"b\" {\n  type    = number\n  default = \"x\"\n}\n",
+		want:    []string{"Invalid default value for variable"},
+		located: true,
+	}, {
+		name:    "a validation that refers to something else is one error",
+		src:     "variable \"d\" {\n  default = 1\n  validation {\n    condition     = var.d > local.x\n    error_message = \"no\"\n  }\n}\n",
+		want:    []string{"Invalid reference in variable validation"},
+		located: true,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

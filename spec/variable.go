@@ -69,7 +69,11 @@ func decodeVariableBlock(b *hcl.Block) (*Variable, hcl.Diagnostics) {
 	if a, ok := content.Attributes["default"]; ok {
 		val, d := a.Expr.Value(nil)
 		diags = append(diags, d...)
-		if !d.HasErrors() {
+		// A default that is there but wrong is unknown from here on, so
+		// that no later error says the variable has no default.
+		if d.HasErrors() {
+			v.Default = cty.UnknownVal(v.Type)
+		} else {
 			if defaults != nil {
 				val = defaults.Apply(val)
 			}
@@ -81,6 +85,7 @@ func decodeVariableBlock(b *hcl.Block) (*Variable, hcl.Diagnostics) {
 					Detail:   fmt.Sprintf("The default does not match the variable's type: %s.", err),
 					Subject:  a.Expr.Range().Ptr(),
 				})
+				v.Default = cty.UnknownVal(v.Type)
 			} else {
 				v.Default = conv
 			}
@@ -103,6 +108,8 @@ func decodeVariableBlock(b *hcl.Block) (*Variable, hcl.Diagnostics) {
 		if a, ok := vc.Attributes["condition"]; ok {
 			val.Condition = a.Expr
 			for _, tr := range a.Expr.Variables() {
+				// A condition with a reference it may not make is not
+				// evaluated: that would only repeat the error in other words.
 				if tr.RootName() != "var" || len(tr) < 2 || attrName(tr[1]) != v.Name {
 					diags = append(diags, &hcl.Diagnostic{
 						Severity: hcl.DiagError,
@@ -110,6 +117,7 @@ func decodeVariableBlock(b *hcl.Block) (*Variable, hcl.Diagnostics) {
 						Detail:   fmt.Sprintf("A validation condition may refer only to the variable it validates, var.%s.", v.Name),
 						Subject:  tr.SourceRange().Ptr(),
 					})
+					val.Condition = nil
 				}
 			}
 		}
