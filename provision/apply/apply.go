@@ -290,13 +290,17 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		return fail("%v", err)
 	}
 	defer func() { tr.Close() }()
+	// The lock is held from the first step until the reboot is issued (or
+	// apply is done with the host): another apply must neither run steps
+	// between ours and our re-probe, nor be rebooted in the middle of its
+	// own steps. A reboot ends the holder with the connection.
+	lock, err := AcquireLock(ctx, tr, opts.Owner, opts.Now())
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer lock.Release()
 	if r.StepsPlanned > 0 {
-		lock, err := AcquireLock(ctx, tr, opts.Owner, opts.Now())
-		if err != nil {
-			return fail("%v", err)
-		}
 		stepErr := runSteps(ctx, tr, hp, &r, opts)
-		lock.Release()
 		if stepErr != nil {
 			r.Status = Failed
 			r.Error = stepErr.Error()

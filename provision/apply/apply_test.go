@@ -529,3 +529,40 @@ func TestRebootThatDidNotHappenIsNoReboot(t *testing.T) {
 		t.Errorf("status %q (%s), want failed: the host never rebooted", h.Status, h.Error)
 	}
 }
+
+// A host that only waits for its reboot is rebooted under the host lock:
+// another apply in the middle of its steps (a dpkg run) must not have the
+// machine restarted under it.
+func TestRebootOnlyApplyTakesTheLock(t *testing.T) {
+	f := plantest.Start(t)
+	ctx := context.Background()
+	never := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"never\"")
+	if rep := apply.Apply(ctx, never, mustPlan(t, f, never), opts(f)); rep.Hosts[0].Status != apply.RebootPending {
+		t.Fatalf("first apply: %+v", rep.Hosts[0])
+	}
+	allow := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"allow\"")
+	p := mustPlan(t, f, allow)
+	if p.HasChanges() || !p.Hosts[0].RebootPending {
+		t.Fatalf("want only a pending reboot, got changes=%v pending=%v", p.HasChanges(), p.Hosts[0].RebootPending)
+	}
+	tr, err := f.Connect(ctx, spec.Host{Name: stale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	other, err := apply.AcquireLock(ctx, tr, "alice@ctl-2 pid 4242", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release()
+	before := len(f.Calls(stale))
+	rep := apply.Apply(ctx, allow, p, opts(f))
+	if h := rep.Hosts[0]; h.Status != apply.Failed || !strings.Contains(h.Error, "holds the lock") {
+		t.Errorf("reboot under another apply's lock: %+v", h)
+	}
+	for _, c := range f.Calls(stale)[before:] {
+		if strings.HasPrefix(c, "reboot") {
+			t.Errorf("rebooted while another apply held the lock")
+		}
+	}
+}
