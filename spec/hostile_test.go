@@ -178,6 +178,18 @@ inventory "i" {
 		src:     "variable \"d\" {\n  default = 1\n  validation {\n    condition     = var.d > local.x\n    error_message = \"no\"\n  }\n}\n",
 		want:    []string{"Invalid reference in variable validation"},
 		located: true,
+	}, {
+		// Deeper nesting overflows the Go stack inside the HCL parser:
+		// a fatal error that no recover catches.
+		name:    "brackets nested 200000 deep",
+		src:     "locals {\n  a = " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n}\n",
+		want:    []string{"Nesting too deep"},
+		located: true,
+	}, {
+		name: "a -var nested 200000 deep",
+		src:  "variable \"x\" {\n  type = list(any)\n}\n",
+		vars: []spec.VarArg{{Value: "x=" + strings.Repeat("[", 200000) + strings.Repeat("]", 200000)}},
+		want: []string{"Nesting too deep"},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

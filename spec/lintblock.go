@@ -80,6 +80,9 @@ func LoadLintFile(path string) (*LintConfig, *hcl.File, hcl.Diagnostics) {
 			Detail:   err.Error(),
 		}}
 	}
+	if d := CheckNesting(src, path); d.HasErrors() {
+		return nil, nil, d
+	}
 	f, diags := hclparse.NewParser().ParseHCL(src, path)
 	if f == nil || diags.HasErrors() {
 		return nil, f, diags

@@ -152,6 +152,10 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 
 	var specFiles, autoVarFiles []*hcl.File
 	for _, n := range names {
+		if d := CheckNesting(files[n], n); d.HasErrors() {
+			diags = append(diags, d...)
+			continue
+		}
 		f, d := parser.ParseHCL(files[n], n)
 		diags = append(diags, d...)
 		if f == nil {

@@ -54,6 +54,9 @@ func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read lock file", Detail: err.Error()}}
 	}
+	if d := CheckNesting(src, path); d.HasErrors() {
+		return nil, nil, d
+	}
 	f, diags := hclparse.NewParser().ParseHCL(src, path)
 	if f == nil || diags.HasErrors() {
 		return nil, f, diags

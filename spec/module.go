@@ -88,6 +88,10 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 	}
 	var files []*hcl.File
 	for _, n := range sortedKeys(sources) {
+		if d := CheckNesting(sources[n], n); d.HasErrors() {
+			diags = append(diags, d...)
+			continue
+		}
 		f, d := child.parser.ParseHCL(sources[n], n)
 		diags = append(diags, d...)
 		if f != nil {

@@ -192,6 +192,11 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 				badFile = true
 				continue
 			}
+			if d := CheckNesting(src, arg.Value); d.HasErrors() {
+				diags = append(diags, d...)
+				badFile = true
+				continue
+			}
 			f, d := ld.parser.ParseHCL(src, arg.Value)
 			diags = append(diags, d...)
 			if f != nil && !d.HasErrors() {
@@ -282,6 +287,9 @@ func (ld *loader) applyVarsFile(f *hcl.File, badValue map[string]bool) hcl.Diagn
 func (ld *loader) setFromString(v *Variable, s, source string, rng hcl.Range) hcl.Diagnostics {
 	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
 		return ld.setValue(v, cty.StringVal(s), source, rng)
+	}
+	if d := CheckNesting([]byte(s), source); d.HasErrors() {
+		return d
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(s), source, hcl.InitialPos)
 	if diags.HasErrors() {

@@ -372,3 +372,13 @@ node "b" {
 		})
 	}
 }
+
+// TestFmtDeepNesting checks that fmt refuses text nested deeply enough to
+// overflow the parser's stack, instead of crashing.
+func TestFmtDeepNesting(t *testing.T) {
+	src := "locals {\n  a = " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n}\n"
+	code, _, errOut := runCLI(t, src, "fmt", "-")
+	if code != ExitFailed || !strings.Contains(errOut, "Nesting too deep") {
+		t.Errorf("exit %d, want 1 with \"Nesting too deep\"; stderr:\n%.300s", code, errOut)
+	}
+}

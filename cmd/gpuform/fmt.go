@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/spec"
 	"io"
 	"io/fs"
 	"os"
@@ -171,6 +172,9 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 // formatSource checks the syntax first (hclwrite formats invalid input
 // without complaint) and then formats.
 func formatSource(src []byte, name string) ([]byte, hcl.Diagnostics) {
+	if d := spec.CheckNesting(src, name); d.HasErrors() {
+		return nil, d
+	}
 	_, diags := hclwrite.ParseConfig(src, name, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, diags
