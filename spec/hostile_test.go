@@ -2,6 +2,7 @@ package spec_test
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,5 +263,44 @@ func TestModuleArgumentWrongType(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != "Invalid value for module argument" {
 		t.Errorf("diagnostics = %q, want only \"Invalid value for module argument\"", got)
+	}
+}
+
+// TestVendoredBuiltinModule checks that a built-in module and a local copy
+// of it under ./gpuform/NAME (the path its source string suggests) are two
+// modules: the HCL parser caches files by name, and when both were named
+// gpuform/NAME/FILE one silently got the other's text, depending on the
+// working directory.
+func TestVendoredBuiltinModule(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "gpuform", "hgx-h100-8gpu")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stock, err := fs.ReadFile(modules.FS(), "hgx-h100-8gpu/hardware.gpuform.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The local copy's hardware output is broken on purpose.
+	edited := strings.Replace(string(stock), "output \"hardware\" {", "output \"broken\" {\n  value = 1\n}\n\noutput \"hardware_x\" {", 1)
+	if edited == string(stock) {
+		t.Fatal("the built-in module has no hardware output to edit")
+	}
+	if err := os.WriteFile(filepath.Join(mod, "hardware.gpuform.hcl"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, use := range []string{"stock", "mine"} {
+		src := "module \"mine\" {\n  source = \"./gpuform/hgx-h100-8gpu\"\n}\nmodule \"stock\" {\n  source = \"gpuform/hgx-h100-8gpu\"\n}\n" +
+			"node \"a\" {\n  hosts    = [\"h1\"]\n  hardware = module." + use + ".hardware\n}\n"
+		if err := os.WriteFile(filepath.Join(dir, "main.gpuform.hcl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(use, func(t *testing.T) {
+			t.Chdir(dir) // as when gpuform runs in the spec directory
+			_, diags := spec.Load(".", spec.LoadOptions{BuiltinModules: modules.FS()})
+			if got, want := diags.HasErrors(), use == "mine"; got != want {
+				t.Errorf("errors = %v, want %v: %v", got, want, diags)
+			}
+		})
 	}
 }

@@ -104,7 +104,7 @@ func (osReader) readDir(dir string) (map[string][]byte, error) {
 
 type fsReader struct {
 	fsys   fs.FS
-	prefix string // shown in file names, e.g. "gpuform"
+	prefix string // shown in file names, e.g. "gpuform:/"
 }
 
 func (r fsReader) readDir(dir string) (map[string][]byte, error) {

@@ -16,6 +16,13 @@ import (
 // BuiltinModulePrefix marks module sources shipped inside the binary.
 const BuiltinModulePrefix = "gpuform/"
 
+// builtinFilePrefix starts the file names of built-in modules' files
+// ("gpuform://hgx-h100-8gpu/hardware.gpuform.hcl"). A cleaned path on disk
+// never holds "//", so a local copy vendored under ./gpuform/NAME cannot
+// share a name with the built-in, which matters because the HCL parser
+// caches files by name.
+const builtinFilePrefix = "gpuform:/"
+
 // maxModuleDepth bounds module nesting; real specs use one or two levels.
 const maxModuleDepth = 8
 
@@ -178,7 +185,7 @@ func (ld *loader) moduleLocation(source string, rng hcl.Range) (fileReader, stri
 				Subject:  rng.Ptr(),
 			}}
 		}
-		return fsReader{fsys: ld.opts.BuiltinModules, prefix: "gpuform"}, name, source, nil
+		return fsReader{fsys: ld.opts.BuiltinModules, prefix: builtinFilePrefix}, name, source, nil
 	case strings.HasPrefix(source, "./") || strings.HasPrefix(source, "../"):
 		if r, ok := ld.reader.(fsReader); ok {
 			// A built-in module refers to a sibling inside the binary.
