@@ -102,3 +102,24 @@ func TestAgentCommand(t *testing.T) {
 		t.Errorf("bad agent flag: exit %d", code)
 	}
 }
+
+// sim://no-driver has no NVML until apply installs a driver and the node
+// reboots; then verify passes like on any other simulated HGX H100.
+func TestVerifyNoDriverAfterApply(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	src, err := os.ReadFile("../../examples/quickstart/main.gpuform.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), strings.ReplaceAll(string(src), "sim://hgx-h100-stale", "sim://no-driver"))
+	if code, out, errOut := runCLIEnv(t, env, "verify", dir); code != ExitReport || !strings.Contains(out, "no NVIDIA driver is loaded") {
+		t.Fatalf("before apply: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := runCLIEnv(t, env, "verify", dir); code != ExitOK {
+		t.Errorf("after apply: exit %d\n%s", code, out)
+	}
+}

@@ -168,7 +168,9 @@ func simulatedNVML(ctx context.Context, host, root string, node *facts.Node) (*n
 // mockFor maps a simulated node profile to the NVML mock of its hardware.
 func mockFor(profile string) string {
 	switch {
-	case strings.HasPrefix(profile, "hgx-h100"):
+	case strings.HasPrefix(profile, "hgx-h100"), profile == "no-driver":
+		// no-driver is the HGX H100 hardware with no NVIDIA software; once
+		// apply installs a driver and it reboots, it answers like the others.
 		return nvmlfacts.MockDGXH100
 	case strings.HasPrefix(profile, "dgx-a100"):
 		return nvmlfacts.MockDGXA100
