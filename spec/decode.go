@@ -93,6 +93,10 @@ func (d *attrDecoder) value(name string, ty cty.Type) (cty.Value, *hcl.Attribute
 	}
 	v, diags := a.Expr.Value(d.ctx)
 	d.diags = append(d.diags, diags...)
+	if dk := duplicateKeys(a.Expr); dk.HasErrors() {
+		d.diags = append(d.diags, dk...)
+		return cty.NilVal, a, false
+	}
 	if diags.HasErrors() || !v.IsWhollyKnown() {
 		return cty.NilVal, a, false
 	}
@@ -369,6 +373,43 @@ func itemRanges(e hcl.Expression) map[string]hcl.Range {
 		out[k.AsString()] = hcl.RangeBetween(it.KeyExpr.Range(), it.ValueExpr.Range())
 	}
 	return out
+}
+
+// duplicateKeys reports a key written twice in a literal object, at any
+// depth: HCL keeps the last value without a word, so of
+// { "vm.swappiness" = 1, "vm.swappiness" = 60 } one setting would vanish.
+func duplicateKeys(e hcl.Expression) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	switch x := e.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		seen := map[string]hcl.Range{}
+		for _, it := range x.Items {
+			diags = append(diags, duplicateKeys(it.ValueExpr)...)
+			k, d := it.KeyExpr.Value(nil)
+			if d.HasErrors() || !k.IsKnown() || k.IsNull() {
+				continue
+			}
+			k, err := convert.Convert(k, cty.String)
+			if err != nil {
+				continue
+			}
+			if prev, dup := seen[k.AsString()]; dup {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate key",
+					Detail:   fmt.Sprintf("The key %q is already set at %s; only one value can win, so write it once.", k.AsString(), prev),
+					Subject:  it.KeyExpr.Range().Ptr(),
+				})
+				continue
+			}
+			seen[k.AsString()] = it.KeyExpr.Range()
+		}
+	case *hclsyntax.TupleConsExpr:
+		for _, el := range x.Exprs {
+			diags = append(diags, duplicateKeys(el)...)
+		}
+	}
+	return diags
 }
 
 func sortedInts[V any](m map[int]V) []int {

@@ -180,6 +180,20 @@ inventory "i" {
 		want:    []string{"Invalid reference in variable validation"},
 		located: true,
 	}, {
+		name: "keys written twice in literal maps",
+		src: node + `  sysctl   = { "vm.swappiness" = 1, "vm.swappiness" = 60 }
+  hardware = { gpu_model = "x", gpu_count = 1, interconnect = "pcie", gpus = [{ index = 0, index = 1 }] }
+  affinity {
+    gpu_nic = { 0 = "mlx5_0", "0" = "mlx5_1" }
+  }
+  container {
+    ulimits = { memlock = "unlimited", memlock = "64KiB" }
+  }
+}`,
+		want:    []string{"Duplicate key", "Duplicate key", "Duplicate key", "Duplicate key"},
+		detail:  `The key "vm.swappiness" is already set at main.gpuform.hcl:3`,
+		located: true,
+	}, {
 		// Deeper nesting overflows the Go stack inside the HCL parser:
 		// a fatal error that no recover catches.
 		name:    "brackets nested 200000 deep",

@@ -84,6 +84,7 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 	}
 	if a, ok := content.Attributes["hardware"]; ok {
 		v, d := a.Expr.Value(ctx)
+		d = append(d, duplicateKeys(a.Expr)...)
 		diags = append(diags, d...)
 		if !d.HasErrors() && v.IsWhollyKnown() {
 			hw, d := decodeHardware(v, a.Expr)
