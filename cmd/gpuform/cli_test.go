@@ -382,3 +382,24 @@ func TestFmtDeepNesting(t *testing.T) {
 		t.Errorf("exit %d, want 1 with \"Nesting too deep\"; stderr:\n%.300s", code, errOut)
 	}
 }
+
+// TestBadFlagValues checks that a flag value of the wrong kind is exit 1
+// with a message in words, not the Go parser's.
+func TestBadFlagValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "-parallelism", "1.5"}, `invalid argument "1.5" for "--parallelism" flag: a whole number is required`},
+		{[]string{"plan", "-json=maybe"}, `invalid argument "maybe" for "--json" flag: true or false is required`},
+		{[]string{"verify", "-parallelism", "99999999999999999999"}, "a whole number is required"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", c.args...)
+			if code != ExitFailed || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "strconv") {
+				t.Errorf("exit %d, want 1 with %q; stderr:\n%s", code, c.want, errOut)
+			}
+		})
+	}
+}

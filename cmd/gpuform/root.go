@@ -116,6 +116,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		Version:       Version,
 	}
 	root.SetVersionTemplate("gpuform v{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cleanFlagError(err) })
 	root.AddCommand(
 		newVersionCommand(s),
 		newValidateCommand(s),
@@ -129,6 +130,21 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newApplyCommand(s),
 	)
 	return root
+}
+
+// strconvNoise is the Go parser's part of pflag's message for a flag value
+// of the wrong kind ("strconv.ParseInt: parsing \"abc\": invalid syntax").
+var strconvNoise = regexp.MustCompile(`strconv\.Parse(Int|Uint|Bool|Float): parsing "[^"]*": (invalid syntax|value out of range)`)
+
+// cleanFlagError says what a bad flag value should have been, in words,
+// instead of the Go function that refused it.
+func cleanFlagError(err error) error {
+	msg := err.Error()
+	if m := strconvNoise.FindStringSubmatch(msg); m != nil {
+		want := map[string]string{"Int": "a whole number", "Uint": "a whole number", "Bool": "true or false", "Float": "a number"}[m[1]]
+		msg = strings.Replace(msg, m[0], want+" is required", 1)
+	}
+	return errors.New(msg)
 }
 
 var singleDashLong = regexp.MustCompile(`^-[a-z][a-z0-9-]+(=.*)?$`)
