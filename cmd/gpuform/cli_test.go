@@ -403,3 +403,24 @@ func TestBadFlagValues(t *testing.T) {
 		})
 	}
 }
+
+// TestNoColorFlag checks that every command takes Terraform's -no-color.
+// (That it turns colour off on a terminal needs a terminal; Run turns it
+// into NO_COLOR, which Streams.Color reads.)
+func TestNoColorFlag(t *testing.T) {
+	quick := "../../examples/quickstart"
+	for _, args := range [][]string{
+		{"validate", "-no-color", quick},
+		{"lint", "-no-color", quick},
+		{"fmt", "-no-color", "-check", quick},
+		{"version", "-no-color"},
+		{"plan", "-no-color", "-target", "nope", quick},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			_, _, errOut := runCLI(t, "", args...)
+			if strings.Contains(errOut, "unknown flag") {
+				t.Errorf("%v: %s", args, errOut)
+			}
+		})
+	}
+}

@@ -79,8 +79,19 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 // Run executes the CLI with args and returns the process exit code.
 func Run(ctx context.Context, args []string, s Streams) int {
+	args = normalizeArgs(args)
+	// -no-color (Terraform's flag) is NO_COLOR for this run: every
+	// command already asks Streams.Color before writing colour.
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--no-color" || a == "--no-color=true" {
+			s.Environ = append(append([]string(nil), s.Environ...), "NO_COLOR=1")
+		}
+	}
 	root := newRootCommand(s)
-	root.SetArgs(normalizeArgs(args))
+	root.SetArgs(args)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -117,6 +128,9 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 	}
 	root.SetVersionTemplate("gpuform v{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cleanFlagError(err) })
+	// Read in Run, before the commands are built; declared here so that
+	// every command accepts it and lists it in its help.
+	root.PersistentFlags().Bool("no-color", false, "never colour the output (as NO_COLOR=1)")
 	root.AddCommand(
 		newVersionCommand(s),
 		newValidateCommand(s),
