@@ -123,6 +123,10 @@ type Options struct {
 	RebootTimeout time.Duration
 	// RebootPoll is the interval between reconnect attempts (default 10s).
 	RebootPoll time.Duration
+	// DrainTimeout bounds waiting for a drained host's jobs (default 2h).
+	DrainTimeout time.Duration
+	// DrainPoll is the interval between Slurm state reads (default 30s).
+	DrainPoll time.Duration
 }
 
 func (o *Options) defaults() {
@@ -140,6 +144,12 @@ func (o *Options) defaults() {
 	}
 	if o.RebootPoll == 0 {
 		o.RebootPoll = 10 * time.Second
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = 2 * time.Hour
+	}
+	if o.DrainPoll == 0 {
+		o.DrainPoll = 30 * time.Second
 	}
 }
 
@@ -299,6 +309,60 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		return fail("%v", err)
 	}
 	defer lock.Release()
+	if nr.Drain == "slurm" {
+		emit(opts, hp.Host, "draining in Slurm")
+		if err := drainHost(ctx, tr, "apply by "+opts.Owner, opts); err != nil {
+			return fail("%v", err)
+		}
+		r = applyDrained(ctx, tr, hp, node, nr, r, opts)
+		switch r.Status {
+		case Succeeded, Rebooted:
+			// The host reconnects after a reboot; a fresh transport
+			// resumes it if the old one is gone.
+			t := reconnect(ctx, tr, hp, opts)
+			if t != tr {
+				defer t.Close()
+			}
+			if err := resumeHost(ctx, t); err != nil {
+				r.Status = Failed
+				r.Error = err.Error() + " (the host converged but stays drained)"
+			}
+		case RebootPending:
+			keepDrained(ctx, tr, "reboot pending after apply")
+		default:
+			keepDrained(ctx, tr, "apply failed: "+firstLine(r.Error))
+		}
+		return r
+	}
+	return applyDrained(ctx, tr, hp, node, nr, r, opts)
+}
+
+// reconnect returns tr when it still answers, else a new connection (after
+// a reboot the old one is gone); tr is returned when neither works, so the
+// caller's command fails with its error.
+func reconnect(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, opts Options) transport.Transport {
+	if res, err := tr.Run(ctx, transport.Command{Script: "true"}); err == nil && res.ExitCode == 0 {
+		return tr
+	}
+	if t2, err := opts.Connect(ctx, hp.Spec); err == nil {
+		return t2
+	}
+	return tr
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// applyDrained runs the steps, checks convergence and reboots when needed
+// and allowed: everything apply does to a host once it may be changed.
+func applyDrained(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, r HostResult, opts Options) HostResult {
+	fail := func(format string, args ...any) HostResult {
+		r.Status = Failed
+		r.Error = fmt.Sprintf(format, args...)
+		return r
+	}
 	if r.StepsPlanned > 0 {
 		stepErr := runSteps(ctx, tr, hp, &r, opts)
 		if stepErr != nil {

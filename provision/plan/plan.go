@@ -50,6 +50,9 @@ type NodeRollout struct {
 	MaxFailures int `json:"max_failures"`
 	// Reboot is "allow" when apply may reboot a host that needs it.
 	Reboot string `json:"reboot"`
+	// Drain is "slurm" when apply drains each host in Slurm before
+	// changing it and resumes it once it has converged.
+	Drain string `json:"drain,omitempty"`
 }
 
 // HostPlan is the plan for one host.
@@ -300,6 +303,9 @@ func rolloutOf(n *spec.Node) NodeRollout {
 		}
 		if n.Rollout.Reboot.Set {
 			r.Reboot = n.Rollout.Reboot.V
+		}
+		if n.Rollout.Drain.V == "slurm" {
+			r.Drain = "slurm"
 		}
 	}
 	return r
