@@ -194,6 +194,16 @@ inventory "i" {
 		detail:  `The key "vm.swappiness" is already set at main.gpuform.hcl:3`,
 		located: true,
 	}, {
+		name: "numa balancing set twice",
+		src: node + `  sysctl = { "kernel.numa_balancing" = 1 }
+  numa {
+    balancing = false
+  }
+}`,
+		want:    []string{"Conflicting settings"},
+		detail:  "numa { balancing } at main.gpuform.hcl:5",
+		located: true,
+	}, {
 		// Deeper nesting overflows the Go stack inside the HCL parser:
 		// a fatal error that no recover catches.
 		name:    "brackets nested 200000 deep",

@@ -144,6 +144,16 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		}
 		diags = append(diags, d...)
 	}
+	// numa { balancing } is written as kernel.numa_balancing, in the same
+	// sysctl file: with both, one would silently override the other.
+	if s, ok := n.Sysctl["kernel.numa_balancing"]; ok && n.NUMA != nil && n.NUMA.Balancing.Set {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting settings",
+			Detail:   fmt.Sprintf("sysctl sets kernel.numa_balancing and numa { balancing } at %s sets it too. Keep numa { balancing } and remove the sysctl.", n.NUMA.Balancing.Range),
+			Subject:  s.Range.Ptr(),
+		})
+	}
 	return n, diags
 }
 
