@@ -204,6 +204,17 @@ inventory "i" {
 		detail:  "numa { balancing } at main.gpuform.hcl:5",
 		located: true,
 	}, {
+		name: "huge pages reserved twice",
+		src: node + `  sysctl = { "vm.nr_hugepages" = 1024 }
+  hugepages {
+    size  = "2MiB"
+    count = 512
+  }
+}`,
+		want:    []string{"Conflicting settings"},
+		detail:  "the hugepages block at main.gpuform.hcl:4",
+		located: true,
+	}, {
 		// Deeper nesting overflows the Go stack inside the HCL parser:
 		// a fatal error that no recover catches.
 		name:    "brackets nested 200000 deep",

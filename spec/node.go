@@ -154,6 +154,16 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			Subject:  s.Range.Ptr(),
 		})
 	}
+	// hugepages { } reserves pages through vm.nr_hugepages in its own
+	// sysctl file, which is read after the sysctl attribute's.
+	if s, ok := n.Sysctl["vm.nr_hugepages"]; ok && n.Hugepages != nil {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting settings",
+			Detail:   fmt.Sprintf("sysctl sets vm.nr_hugepages and the hugepages block at %s reserves huge pages too. Keep the hugepages block and remove the sysctl.", n.Hugepages.DeclRange),
+			Subject:  s.Range.Ptr(),
+		})
+	}
 	return n, diags
 }
 
