@@ -215,6 +215,17 @@ inventory "i" {
 		detail:  "the hugepages block at main.gpuform.hcl:4",
 		located: true,
 	}, {
+		name: "kernel arguments that contradict each other or the hugepages block",
+		src: node + `  kernel_args = ["iommu=pt", "iommu=off", "iommu=pt", "hugepages=8"]
+  hugepages {
+    size  = "1GiB"
+    count = 4
+  }
+}`,
+		want:    []string{"Conflicting kernel arguments", "Conflicting settings"},
+		detail:  `"iommu=off" contradicts "iommu=pt" at main.gpuform.hcl:3`,
+		located: true,
+	}, {
 		// Deeper nesting overflows the Go stack inside the HCL parser:
 		// a fatal error that no recover catches.
 		name:    "brackets nested 200000 deep",

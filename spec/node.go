@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -154,6 +155,7 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			Subject:  s.Range.Ptr(),
 		})
 	}
+	diags = append(diags, conflictingKernelArgs(n)...)
 	// hugepages { } reserves pages through vm.nr_hugepages in its own
 	// sysctl file, which is read after the sysctl attribute's.
 	if s, ok := n.Sysctl["vm.nr_hugepages"]; ok && n.Hugepages != nil {
@@ -165,6 +167,40 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		})
 	}
 	return n, diags
+}
+
+// conflictingKernelArgs reports a kernel argument given twice with
+// different values (the kernel keeps one, so the spec would claim both),
+// and one that a 1 GiB hugepages block sets itself.
+func conflictingKernelArgs(n *Node) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	seen := map[string]Attr[string]{}
+	for _, a := range n.KernelArgs {
+		key, _, _ := strings.Cut(a.V, "=")
+		if prev, ok := seen[key]; ok && prev.V != a.V {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Conflicting kernel arguments",
+				Detail:   fmt.Sprintf("%q contradicts %q at %s; the kernel keeps only one of them.", a.V, prev.V, prev.Range),
+				Subject:  a.Range.Ptr(),
+			})
+			continue
+		}
+		seen[key] = a
+	}
+	if n.Hugepages != nil && n.Hugepages.Size.Set && n.Hugepages.Size.V.Bytes == 1<<30 {
+		for _, key := range []string{"hugepages", "hugepagesz", "default_hugepagesz"} {
+			if a, ok := seen[key]; ok {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Conflicting settings",
+					Detail:   fmt.Sprintf("The hugepages block at %s reserves 1 GiB pages on the kernel command line and sets %s itself; remove %q from kernel_args.", n.Hugepages.DeclRange, key, a.V),
+					Subject:  a.Range.Ptr(),
+				})
+			}
+		}
+	}
+	return diags
 }
 
 func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *regexp.Regexp, summary, hint string) []Attr[string] {
