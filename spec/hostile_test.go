@@ -216,7 +216,7 @@ inventory "i" {
 		located: true,
 	}, {
 		name: "kernel arguments that contradict each other or the hugepages block",
-		src: node + `  kernel_args = ["iommu=pt", "iommu=off", "iommu=pt", "hugepages=8"]
+		src: node + `  kernel_args = ["iommu=pt", "iommu=off", "iommu=pt", "console=tty0", "console=ttyS0,115200", "hugepagesz=2M", "hugepages=512", "default_hugepagesz=2M"]
   hugepages {
     size  = "1GiB"
     count = 4

@@ -169,14 +169,27 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 	return n, diags
 }
 
-// conflictingKernelArgs reports a kernel argument given twice with
-// different values (the kernel keeps one, so the spec would claim both),
-// and one that a 1 GiB hugepages block sets itself.
+// singleValuedKernelArgs are kernel parameters that take one value, so
+// giving two is a contradiction. Many others may repeat on purpose
+// (console=, hugepagesz= with hugepages= per size, rd.* options), so only
+// these are checked.
+var singleValuedKernelArgs = map[string]bool{
+	"iommu": true, "intel_iommu": true, "amd_iommu": true, "default_hugepagesz": true,
+	"transparent_hugepage": true, "numa_balancing": true, "pcie_aspm": true, "mitigations": true,
+	"processor.max_cstate": true, "intel_idle.max_cstate": true, "intel_pstate": true, "init_on_alloc": true,
+}
+
+// conflictingKernelArgs reports a single-valued kernel argument given twice
+// with different values (the kernel keeps one, so the spec would claim
+// both), and a default_hugepagesz when a 1 GiB hugepages block sets it.
 func conflictingKernelArgs(n *Node) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	seen := map[string]Attr[string]{}
 	for _, a := range n.KernelArgs {
 		key, _, _ := strings.Cut(a.V, "=")
+		if !singleValuedKernelArgs[key] {
+			continue
+		}
 		if prev, ok := seen[key]; ok && prev.V != a.V {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -188,17 +201,13 @@ func conflictingKernelArgs(n *Node) hcl.Diagnostics {
 		}
 		seen[key] = a
 	}
-	if n.Hugepages != nil && n.Hugepages.Size.Set && n.Hugepages.Size.V.Bytes == 1<<30 {
-		for _, key := range []string{"hugepages", "hugepagesz", "default_hugepagesz"} {
-			if a, ok := seen[key]; ok {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Conflicting settings",
-					Detail:   fmt.Sprintf("The hugepages block at %s reserves 1 GiB pages on the kernel command line and sets %s itself; remove %q from kernel_args.", n.Hugepages.DeclRange, key, a.V),
-					Subject:  a.Range.Ptr(),
-				})
-			}
-		}
+	if a, ok := seen["default_hugepagesz"]; ok && n.Hugepages != nil && n.Hugepages.Size.Set && n.Hugepages.Size.V.Bytes == 1<<30 {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting settings",
+			Detail:   fmt.Sprintf("The hugepages block at %s reserves 1 GiB pages on the kernel command line and sets default_hugepagesz=1G itself; remove %q from kernel_args.", n.Hugepages.DeclRange, a.V),
+			Subject:  a.Range.Ptr(),
+		})
 	}
 	return diags
 }
