@@ -55,6 +55,9 @@ type Options struct {
 	// MockNVML, with Local, answers NVML from a simulated system instead
 	// (for trying --local without a GPU).
 	MockNVML string
+	// Budget is the hard wall-clock limit per host, connecting and
+	// probing included; zero means the tier's Budget.
+	Budget time.Duration
 }
 
 // Run verifies every target and returns the report.
@@ -71,10 +74,22 @@ func Run(ctx context.Context, targets []Target, o Options) *report.Document {
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
+	budget := o.Budget
+	if budget == 0 {
+		budget = o.Tier.Budget()
+	}
 	errs := fleet.Run(ctx, names, o.Parallelism, func(ctx context.Context, name string) error {
 		start := time.Now()
-		h, err := verifyHost(ctx, byName[name], o, multi[byName[name].Node])
+		// The tier's budget is hard for the whole host: a node whose
+		// sshd, probe or NVML hangs (a wedged GPU) must not hold verify,
+		// or Slurm's HealthCheckProgram, past it.
+		hctx, cancel := context.WithTimeout(ctx, budget)
+		defer cancel()
+		h, err := verifyHost(hctx, byName[name], o, multi[byName[name].Node])
 		if err != nil {
+			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+				err = fmt.Errorf("the %s tier's budget of %s ran out before the checks could run (%w)", o.Tier, budget.Round(time.Millisecond), withoutHost(err))
+			}
 			h = report.UnreachableHost(name, withoutHost(err), time.Since(start))
 		}
 		mu.Lock()

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// TestBudgetCoversConnecting checks that the tier's budget is hard for the
+// whole host: a host that accepts the TCP connection and then says nothing
+// (a hung sshd, a wedged node) fails when the budget runs out, not when
+// the much longer connect timeout does.
+func TestBudgetCoversConnecting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+
+	dir := t.TempDir()
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	port := ln.Addr().(*net.TCPAddr).Port
+	node := &spec.Node{Name: "n"}
+	targets := []Target{{Host: spec.Host{Name: "127.0.0.1", Port: port, User: "ops"}, Node: node}}
+	o := Options{
+		Tier:        verify.TierProbe,
+		Parallelism: 1,
+		Budget:      500 * time.Millisecond,
+		Connect: connect.Options{
+			ConnectTimeout:  time.Minute,
+			SSHConfigPath:   "none",
+			IdentityFiles:   []string{keyFile},
+			KnownHostsFiles: []string{filepath.Join(dir, "known_hosts")},
+			Getenv:          func(string) string { return "" },
+		},
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	doc := Run(ctx, targets, o)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("verify took %s; the 500ms budget did not bound connecting", took)
+	}
+	if doc.OK() || len(doc.Hosts) != 1 || len(doc.Hosts[0].Checks) != 1 {
+		t.Fatalf("report: %+v", doc)
+	}
+	c := doc.Hosts[0].Checks[0]
+	if c.ID != "host.reachable" || c.Status != verify.StatusFail || !strings.Contains(c.Message, "tier's budget of 500ms ran out") {
+		t.Errorf("check: %+v", c)
+	}
+}
