@@ -77,7 +77,12 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				fmt.Fprintf(s.Out, "%s is up to date.\n", path)
 				return nil
 			}
-			prev, _, _ := spec.LoadLockFile(path)
+			prev, _, d := spec.LoadLockFile(path)
+			if d.HasErrors() {
+				// A broken lock file is what lock repairs, but nobody
+				// should learn of the breakage from a diff of every pin.
+				fmt.Fprintf(s.Err, "Warning: %s is not a valid lock file (%s); it is written anew from the spec and the hosts.\n", path, d.Errs()[0])
+			}
 			writeLockChanges(s, prev, lock)
 			if check {
 				return exitError{ExitReport}

@@ -69,3 +69,27 @@ func TestLockResolvesFloatingVersionsFromHosts(t *testing.T) {
 		t.Errorf("lock -check after the spec moved: exit %d\n%s", code, out)
 	}
 }
+
+// TestLockBrokenLockFile checks that lock says so when the lock file it is
+// about to replace does not parse, with and without -check.
+func TestLockBrokenLockFile(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := copyQuickstart(t, "580.95.05")
+	path := filepath.Join(dir, ".gpuform.lock.hcl")
+	for _, c := range []struct {
+		args     []string
+		wantCode int
+	}{
+		{[]string{"lock", "-check", dir}, ExitReport},
+		{[]string{"lock", dir}, ExitOK},
+	} {
+		writeFile(t, path, "node \"quickstart\" {\n")
+		code, _, errOut := runCLIEnv(t, env, c.args...)
+		if code != c.wantCode || !strings.Contains(errOut, "is not a valid lock file") {
+			t.Errorf("%v: exit %d, want %d with a warning; stderr:\n%s", c.args, code, c.wantCode, errOut)
+		}
+	}
+	if code, out, _ := runCLIEnv(t, env, "lock", "-check", dir); code != ExitOK || !strings.Contains(out, "up to date") {
+		t.Errorf("after lock: exit %d\n%s", code, out)
+	}
+}
