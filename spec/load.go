@@ -195,7 +195,7 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 // redactSensitive replaces the values of sensitive variables in diagnostic
 // texts: a check that quotes the value it refused ("… is not a valid login
 // name") must not print a secret that reached the wrong attribute.
-// Values shorter than 4 characters are left alone, since replacing "1" or
+// Values shorter than 6 characters are left alone, since replacing "1024" or
 // "on" everywhere would garble every message and hide nothing.
 func redactSensitive(cfg *Config, diags hcl.Diagnostics) hcl.Diagnostics {
 	var secrets []string
@@ -215,7 +215,7 @@ func redactSensitive(cfg *Config, diags hcl.Diagnostics) hcl.Diagnostics {
 			case cty.Number:
 				s = x.AsBigFloat().Text('f', -1)
 			}
-			if len(s) >= 4 {
+			if len(s) >= 6 {
 				secrets = append(secrets, s)
 			}
 			return true, nil
