@@ -117,9 +117,11 @@ func agree(n *spec.Node, comp string, a *spec.Attr[spec.Version], seen map[strin
 }
 
 // Installed returns the release of a component a host runs within the
-// branch or series want, or "" when it runs none. The driver is the loaded
-// kernel module's version when one is loaded (what the GPUs use), else the
-// installed package's.
+// branch or series want, or "" when it runs none. For the driver, the
+// loaded kernel module and the installed packages are all candidates and
+// the newest within the branch wins: after an upgrade that waits for a
+// reboot, the installed package is what the host will run, and pinning the
+// older loaded module would make plan downgrade the package.
 func Installed(f *facts.Node, comp string, want spec.Version) string {
 	var candidates []string
 	switch comp {
