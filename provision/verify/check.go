@@ -32,10 +32,11 @@ type CheckResult struct {
 	ID string `json:"id"`
 	// Status is pass, fail, skip or error.
 	Status Status `json:"status"`
-	// Observed is what the node showed.
-	Observed string `json:"observed,omitempty"`
-	// Expected is what the spec asked for.
-	Expected string `json:"expected,omitempty"`
+	// Observed is what the node showed; "" when nothing was observed. Always
+	// present in JSON, so consumers read one shape.
+	Observed string `json:"observed"`
+	// Expected is what the spec asked for; always present in JSON.
+	Expected string `json:"expected"`
 	// Message explains a failure, skip or error in words.
 	Message string `json:"message,omitempty"`
 }
@@ -133,6 +134,9 @@ type Expectation struct {
 	FabricManager *bool
 	// Peermem, when set, says whether nvidia-peermem must be loaded.
 	Peermem *bool
+	// DCGM is true when the spec pins DCGM: then a node without dcgmi
+	// fails dcgm.diag at the quick tier instead of skipping it.
+	DCGM bool
 	// NCCL lists the nccl-tests runs.
 	NCCL []NCCLExpectation
 }
@@ -201,7 +205,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 		out = append(out, checkNVML(exp, rep)...)
 	}
 	out = append(out, checkHost(exp, extra)...)
-	out = append(out, checkDCGM(extra.DCGM)...)
+	out = append(out, checkDCGM(extra.DCGM, exp.DCGM)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	return out
 }
@@ -209,12 +213,17 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 // checkDCGM turns a dcgmi diag run into one check per DCGM test, id
 // "dcgm.<test>" (lower case, spaces as underscores). DCGM's Warn passes
 // with its warning as the message: DCGM itself does not fail the run on it.
-func checkDCGM(res *dcgm.Result) []CheckResult {
+//
+// A node without dcgmi is skipped, unless the spec pins DCGM (required):
+// then the missing tool is itself the failure.
+func checkDCGM(res *dcgm.Result, required bool) []CheckResult {
 	if res == nil {
 		return nil
 	}
 	level := fmt.Sprintf("dcgmi diag -r %d", res.Level)
 	switch {
+	case res.NotInstalled && required:
+		return []CheckResult{{ID: "dcgm.diag", Status: StatusFail, Observed: "dcgmi not installed", Expected: level + " passes", Message: "the spec pins DCGM, but dcgmi is not installed on the node"}}
 	case res.NotInstalled:
 		return []CheckResult{{ID: "dcgm.diag", Status: StatusSkip, Expected: level + " passes", Message: "dcgmi is not installed on the node"}}
 	case res.Diag == nil || (res.Failure != "" && len(res.Diag.Tests) == 0):

@@ -23,15 +23,18 @@ func TestDCGMChecks(t *testing.T) {
 		{Category: "Stress", Name: "targeted power", Status: "Skip"},
 	}}
 	tests := []struct {
-		name string
-		res  *dcgm.Result
-		want []CheckResult
+		name     string
+		res      *dcgm.Result
+		required bool
+		want     []CheckResult
 	}{
-		{"not run", nil, nil},
-		{"real pass", &dcgm.Result{Level: 1, Diag: real}, []CheckResult{{ID: "dcgm.software", Status: StatusPass, Observed: "Pass", Expected: "Pass"}}},
-		{"not installed", &dcgm.Result{Level: 1, NotInstalled: true}, []CheckResult{{ID: "dcgm.diag", Status: StatusSkip, Expected: "dcgmi diag -r 1 passes", Message: "dcgmi is not installed on the node"}}},
-		{"hang", &dcgm.Result{Level: 1, Failure: "dcgmi diag -r 1 did not finish within 3m0s"}, []CheckResult{{ID: "dcgm.diag", Status: StatusError, Expected: "dcgmi diag -r 1 passes", Message: "dcgmi diag -r 1 did not finish within 3m0s"}}},
-		{"failures", &dcgm.Result{Level: 1, Diag: failing}, []CheckResult{
+		{"not run", nil, false, nil},
+		{"real pass", &dcgm.Result{Level: 1, Diag: real}, false, []CheckResult{{ID: "dcgm.software", Status: StatusPass, Observed: "Pass", Expected: "Pass"}}},
+		{"not installed", &dcgm.Result{Level: 1, NotInstalled: true}, false, []CheckResult{{ID: "dcgm.diag", Status: StatusSkip, Expected: "dcgmi diag -r 1 passes", Message: "dcgmi is not installed on the node"}}},
+		// The spec pins DCGM: its absence is the failure, not a skip.
+		{"required but not installed", &dcgm.Result{Level: 1, NotInstalled: true}, true, []CheckResult{{ID: "dcgm.diag", Status: StatusFail, Observed: "dcgmi not installed", Expected: "dcgmi diag -r 1 passes", Message: "the spec pins DCGM, but dcgmi is not installed on the node"}}},
+		{"hang", &dcgm.Result{Level: 1, Failure: "dcgmi diag -r 1 did not finish within 3m0s"}, false, []CheckResult{{ID: "dcgm.diag", Status: StatusError, Expected: "dcgmi diag -r 1 passes", Message: "dcgmi diag -r 1 did not finish within 3m0s"}}},
+		{"failures", &dcgm.Result{Level: 1, Diag: failing}, false, []CheckResult{
 			{ID: "dcgm.pcie", Status: StatusFail, Observed: "Fail", Expected: "Pass", Message: "DCGM Integration test PCIe failed on gpu3: bandwidth below threshold"},
 			{ID: "dcgm.memory", Status: StatusPass, Observed: "Warn", Expected: "Pass", Message: "retry"},
 			{ID: "dcgm.targeted_power", Status: StatusSkip, Observed: "Skip", Expected: "Pass", Message: "DCGM skipped this test"},
@@ -39,7 +42,7 @@ func TestDCGMChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, checkDCGM(tt.res)); diff != "" {
+			if diff := cmp.Diff(tt.want, checkDCGM(tt.res, tt.required)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -47,6 +47,7 @@ func ExpectationFor(n *spec.Node) Expectation {
 			exp.Peermem = &t
 		}
 	}
+	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
 	if n.NUMA != nil {
 		for _, b := range n.NUMA.Binds {
 			for _, g := range b.GPUs {
