@@ -97,3 +97,13 @@ func TestPlanUnknownTarget(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+// apply does not change the machine gpuform runs on without -allow-local.
+func TestApplyRefusesLocalHostUnlessAllowed(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"self\" {\n  hosts = [\"local://ci-runner\"]\n  sysctl = { \"vm.swappiness\" = 1 }\n}\n")
+	code, _, errOut := runCLI(t, "", "apply", "-auto-approve", dir)
+	if code != ExitFailed || !strings.Contains(errOut, "pass -allow-local") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+}

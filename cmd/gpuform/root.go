@@ -49,7 +49,8 @@ func (s Streams) Getenv(key string) string {
 // Color reports whether w should get ANSI colour: a terminal, and NO_COLOR
 // unset (https://no-color.org).
 func (s Streams) Color(w io.Writer) bool {
-	if _, set := lookupEnv(s.Environ, "NO_COLOR"); set {
+	// https://no-color.org: present and not empty disables colour.
+	if v, _ := lookupEnv(s.Environ, "NO_COLOR"); v != "" {
 		return false
 	}
 	f, ok := w.(*os.File)
