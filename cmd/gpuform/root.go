@@ -139,6 +139,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newLintCommand(s),
 		newFactsCommand(s),
 		newLockCommand(s),
+		newImportCommand(s),
 		newVerifyCommand(s),
 		newAgentCommand(s),
 		newPlanCommand(s),

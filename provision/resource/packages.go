@@ -119,6 +119,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	}
 	var before attrs
 	converged := true
+	// holdOnly stays true while everything differing is a missing hold:
+	// holding a package changes nothing that runs, so it needs no reboot.
+	holdOnly := true
 	if name, p, ok := r.set.installedAs(n); ok {
 		before = attrs{"package": name, "version": upstream(p.Version)}
 		if r.set.hold {
@@ -131,8 +134,10 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 			after["package"] = name
 		}
 		converged = versionMatches(p.Version, r.set.want) && (!r.set.hold || p.Held)
+		holdOnly = versionMatches(p.Version, r.set.want)
 	} else {
 		converged = false
+		holdOnly = false
 		for _, prefix := range r.set.related {
 			if names := n.PackagesMatching(prefix); len(names) > 0 {
 				p := n.Packages.Installed[names[0]]
@@ -150,6 +155,7 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		p, ok := n.Packages.Installed[name]
 		if !ok || !versionMatches(p.Version, r.set.want) || (r.set.hold && !p.Held) {
 			missing = append(missing, name)
+			holdOnly = holdOnly && ok && versionMatches(p.Version, r.set.want)
 		}
 	}
 	if len(r.set.names) > 1 {
@@ -207,7 +213,8 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		// The running module reports the upstream release only.
 		wantLoaded, _, _ := strings.Cut(r.set.want, "-")
 		if v, ok := r.loaded(n); !ok || !versionMatches(v, wantLoaded) || c.Action != NoOp {
-			c.RebootRequired = c.Action != NoOp && r.reboot
+			running := ok && versionMatches(v, wantLoaded)
+			c.RebootRequired = c.Action != NoOp && r.reboot && !(running && holdOnly)
 			c.RebootPending = c.Action == NoOp && r.reboot
 		}
 	} else if c.Action != NoOp {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/provision/sim"
+)
+
+// TestImportRoundTrip imports every simulated node and plans the imported
+// spec against the same node: nothing the node runs may change. What plan
+// may still add is gpuform's own persistence of the same state (package
+// holds, boot-time files), never another version or setting.
+func TestImportRoundTrip(t *testing.T) {
+	for _, profile := range sim.Names() {
+		t.Run(profile, func(t *testing.T) {
+			env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+			dir := t.TempDir()
+			out := filepath.Join(dir, "main.gpuform.hcl")
+			if code, _, errOut := runCLIEnv(t, env, "import", "-out", out, "sim://"+profile); code != ExitOK {
+				t.Fatalf("import: exit %d\n%s", code, errOut)
+			}
+			if code, _, errOut := runCLIEnv(t, env, "validate", dir); code != ExitOK {
+				t.Fatalf("imported spec does not validate:\n%s", errOut)
+			}
+			code, js, errOut := runCLIEnv(t, env, "plan", "-json", dir)
+			if code != ExitOK {
+				t.Fatalf("plan: exit %d\n%s", code, errOut)
+			}
+			var doc struct {
+				Hosts []struct {
+					Error           string
+					ResourceChanges []struct {
+						Resource       string
+						Before, After  map[string]string
+						RebootRequired bool `json:"reboot_required"`
+					} `json:"resource_changes"`
+				}
+			}
+			if err := json.Unmarshal([]byte(js), &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range doc.Hosts {
+				if h.Error != "" {
+					t.Fatalf("plan error: %s", h.Error)
+				}
+				for _, rc := range h.ResourceChanges {
+					// Holding a package or persisting a setting for the next
+					// boot changes nothing that runs: no reboot.
+					persistOnly := true
+					for k, after := range rc.After {
+						if rc.Before[k] != after && k != "held" && k != "set_at_boot" && k != "load_at_boot" {
+							persistOnly = false
+						}
+					}
+					if persistOnly && rc.RebootRequired {
+						t.Errorf("%s: holding or persisting what runs is marked 'reboot required'", rc.Resource)
+					}
+					for k, after := range rc.After {
+						before, ok := rc.Before[k]
+						if ok && before != after && k != "held" && k != "set_at_boot" && k != "load_at_boot" && k != "package" && k != "packages" {
+							t.Errorf("%s.%s would change %q -> %q", rc.Resource, k, before, after)
+						}
+					}
+				}
+			}
+		})
+	}
+	// The converged node imports to a spec it already matches exactly.
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := t.TempDir()
+	_, src, _ := runCLIEnv(t, env, "import", "sim://hgx-h100-converged")
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), src)
+	if code, out, _ := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Errorf("converged node: exit %d\n%s", code, out)
+	}
+	// import never overwrites a file.
+	if code, _, errOut := runCLIEnv(t, env, "import", "-out", filepath.Join(dir, "main.gpuform.hcl"), "sim://hgx-h100-converged"); code != ExitFailed || !strings.Contains(errOut, "never overwrites") {
+		t.Errorf("overwrite: exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "main.gpuform.hcl")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNodeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"gpu001.dc1.example.com":  "gpu001",
+		"sim://hgx-h100-stale/n1": "hgx-h100-stale-n1",
+		"local://ci-runner":       "ci-runner",
+		"10.0.0.7":                "node-10-0-0-7",
+		"sim://dgx-a100":          "dgx-a100",
+	} {
+		if got := nodeName(in); got != want {
+			t.Errorf("nodeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

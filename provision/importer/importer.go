@@ -1,0 +1,234 @@
+// Package importer writes the spec of what a node runs today: a node block
+// whose every value comes from the node's facts, so an operator adopting
+// gpuform on an existing fleet starts from the truth and plan shows drift
+// from it. It reads facts only; it reaches no host and judges nothing.
+package importer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/lockfile"
+	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// Options say where the node was read from.
+type Options struct {
+	// Name is the node block's label.
+	Name string
+	// Host is the host as the spec will list it, with its connection
+	// settings (written as an inventory when any is set).
+	Host spec.Host
+	// Now stamps the header comment.
+	Now time.Time
+}
+
+// kernelArgsOfInterest are the kernel arguments GPU tuning depends on;
+// import writes those the node has and leaves the rest (root=, quiet, …)
+// to the distribution.
+var kernelArgsOfInterest = []string{"iommu", "intel_iommu", "amd_iommu", "default_hugepagesz", "hugepagesz", "hugepages", "pci", "pcie_aspm", "processor.max_cstate", "intel_idle.max_cstate"}
+
+// Spec renders the node block (and its inventory) describing f.
+func Spec(f *facts.Node, o Options) []byte {
+	file := hclwrite.NewEmptyFile()
+	root := file.Body()
+	root.AppendUnstructuredTokens(comment(fmt.Sprintf("# Written by gpuform import from %s on %s: what the node runs now.\n# Review it, then keep what you want gpuform to hold the node to.\n", o.Host.Name, o.Now.UTC().Format("2006-01-02"))))
+
+	hostsExpr := hclwrite.TokensForValue(cty.ListVal([]cty.Value{cty.StringVal(o.Host.Name)}))
+	if o.Host.User != "" || o.Host.Port != 0 || o.Host.Jump != "" || o.Host.Become != "" {
+		inv := root.AppendNewBlock("inventory", []string{o.Name}).Body()
+		inv.SetAttributeValue("hosts", cty.ListVal([]cty.Value{cty.StringVal(o.Host.Name)}))
+		setIf(inv, "user", o.Host.User)
+		if o.Host.Port != 0 {
+			inv.SetAttributeValue("port", cty.NumberIntVal(int64(o.Host.Port)))
+		}
+		setIf(inv, "jump", o.Host.Jump)
+		setIf(inv, "become", o.Host.Become)
+		root.AppendNewline()
+		hostsExpr = hclwrite.TokensForTraversal(traversal("inventory", o.Name))
+	}
+
+	node := root.AppendNewBlock("node", []string{o.Name}).Body()
+	node.SetAttributeRaw("hosts", hostsExpr)
+
+	any := spec.Version{}
+	if f.Driver != nil || lockfile.Installed(f, "driver", any) != "" {
+		node.AppendNewline()
+		d := node.AppendNewBlock("driver", nil).Body()
+		// The loaded driver is what the GPUs run; a newer installed one
+		// waits for a reboot.
+		v := lockfile.Installed(f, "driver", any)
+		if f.Driver != nil && f.Driver.Version != "" {
+			v = f.Driver.Version
+		}
+		d.SetAttributeValue("version", cty.StringVal(v))
+		if f.Driver != nil && f.Driver.Flavor != "" {
+			d.SetAttributeValue("kernel_module", cty.StringVal(f.Driver.Flavor))
+		}
+		d.SetAttributeValue("persistence_mode", cty.BoolVal(running(f, "nvidia-persistenced.service")))
+		d.SetAttributeValue("fabric_manager", cty.BoolVal(running(f, "nvidia-fabricmanager.service")))
+		d.SetAttributeValue("peermem", cty.BoolVal(f.HasModule("nvidia_peermem")))
+	}
+	for _, c := range []struct{ block, comp string }{{"cuda", "cuda"}, {"nccl", "nccl"}, {"dcgm", "dcgm"}} {
+		if v := lockfile.Installed(f, c.comp, any); v != "" {
+			if c.comp == "cuda" {
+				v = defaultCUDA(f, v)
+			}
+			node.AppendNewline()
+			node.AppendNewBlock(c.block, nil).Body().SetAttributeValue("version", cty.StringVal(v))
+		}
+	}
+	if tk := lockfile.Installed(f, "nvidia_container_toolkit", any); tk != "" || f.Docker.Present {
+		node.AppendNewline()
+		c := node.AppendNewBlock("container", nil).Body()
+		if f.Docker.Present || running(f, "docker.service") {
+			c.SetAttributeValue("runtime", cty.StringVal("docker"))
+		}
+		setIf(c, "nvidia_container_toolkit", tk)
+		if f.Docker.Present {
+			c.SetAttributeValue("default_runtime", cty.BoolVal(f.Docker.DefaultRuntime() == "nvidia"))
+			if sz := f.Docker.ShmSize(); sz != "" {
+				if parsed, err := spec.ParseSize(sz); err == nil {
+					c.SetAttributeValue("default_shm_size", cty.StringVal(parsed.String()))
+				}
+			}
+			if ul := dockerUlimits(f); len(ul) > 0 {
+				c.SetAttributeValue("ulimits", cty.ObjectVal(ul))
+			}
+		}
+	}
+	if f.Shm.Mounted && !f.Shm.SizeFromDefault && f.Shm.SizeBytes > 0 {
+		node.AppendNewline()
+		node.AppendNewBlock("shm", nil).Body().SetAttributeValue("size", cty.StringVal(spec.FormatBytes(f.Shm.SizeBytes)))
+	}
+	if v, ok := f.Sysctl("kernel.numa_balancing"); ok {
+		node.AppendNewline()
+		node.AppendNewBlock("numa", nil).Body().SetAttributeValue("balancing", cty.BoolVal(strings.TrimSpace(v) != "0"))
+	}
+	if f.HugePages.Total > 0 && f.HugePages.PageSizeBytes > 0 {
+		node.AppendNewline()
+		h := node.AppendNewBlock("hugepages", nil).Body()
+		h.SetAttributeValue("size", cty.StringVal(spec.FormatBytes(f.HugePages.PageSizeBytes)))
+		h.SetAttributeValue("count", cty.NumberUIntVal(f.HugePages.Total))
+	}
+	if sc := managedSysctls(f); len(sc) > 0 {
+		node.AppendNewline()
+		node.SetAttributeValue("sysctl", cty.ObjectVal(sc))
+	}
+	var args []cty.Value
+	for _, a := range f.Kernel.Cmdline {
+		name, _, _ := strings.Cut(a, "=")
+		for _, want := range kernelArgsOfInterest {
+			if name == want {
+				args = append(args, cty.StringVal(a))
+			}
+		}
+	}
+	if len(f.CPU.Governors) == 1 || len(args) > 0 {
+		node.AppendNewline()
+	}
+	if len(args) > 0 {
+		node.SetAttributeValue("kernel_args", cty.ListVal(args))
+	}
+	if len(f.CPU.Governors) == 1 {
+		node.SetAttributeValue("cpu_governor", cty.StringVal(f.CPU.Governors[0]))
+	}
+	return hclwrite.Format(file.Bytes())
+}
+
+// managedSysctls are the sysctls an earlier gpuform apply wrote to its
+// drop-in, with the values the kernel has now. numa_balancing and
+// nr_hugepages have blocks of their own.
+func managedSysctls(f *facts.Node) map[string]cty.Value {
+	content, ok := f.ManagedFile(resource.SysctlFile)
+	if !ok {
+		return nil
+	}
+	out := map[string]cty.Value{}
+	for _, line := range strings.Split(content, "\n") {
+		k, _, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.HasPrefix(k, "#") || k == "kernel.numa_balancing" || k == "vm.nr_hugepages" {
+			continue
+		}
+		if v, ok := f.Sysctl(k); ok {
+			out[k] = cty.StringVal(strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// running reports whether a unit is enabled and active.
+func running(f *facts.Node, unit string) bool {
+	u := f.Unit(unit)
+	return u.Enabled == "enabled" && u.Active == "active"
+}
+
+// defaultCUDA prefers the toolkit /usr/local/cuda points at.
+func defaultCUDA(f *facts.Node, newest string) string {
+	for _, t := range f.CUDAToolkits {
+		if t.Default && t.Version != "" {
+			return t.Version
+		}
+	}
+	return newest
+}
+
+// dockerUlimits reads daemon.json's default-ulimits for the limits gpuform
+// manages, as a spec writes them.
+func dockerUlimits(f *facts.Node) map[string]cty.Value {
+	raw, ok := f.Docker.Daemon["default-ulimits"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := map[string]cty.Value{}
+	names := make([]string, 0, len(raw))
+	for k := range raw {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		entry, ok := raw[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		soft := fmt.Sprint(entry["Soft"])
+		switch name {
+		case "memlock", "stack", "core":
+			if soft == "-1" {
+				out[name] = cty.StringVal("unlimited")
+			} else if sz, err := spec.ParseSize(soft); err == nil {
+				out[name] = cty.StringVal(sz.String())
+			}
+		case "nofile", "nproc":
+			if soft == "-1" {
+				soft = "unlimited"
+			}
+			out[name] = cty.StringVal(soft)
+		}
+	}
+	return out
+}
+
+func setIf(b *hclwrite.Body, name, v string) {
+	if v != "" {
+		b.SetAttributeValue(name, cty.StringVal(v))
+	}
+}
+
+func comment(s string) hclwrite.Tokens {
+	return hclwrite.Tokens{{Type: hclsyntax.TokenComment, Bytes: []byte(s)}}
+}
+
+func traversal(root, attr string) hcl.Traversal {
+	return hcl.Traversal{hcl.TraverseRoot{Name: root}, hcl.TraverseAttr{Name: attr}}
+}
