@@ -41,12 +41,27 @@ func hostRules() []Rule {
 }
 
 func checkHostShm(ctx *Context) {
+	floor, floorFact, hasFloor := ctx.kbShmFloor()
 	for _, n := range ctx.Nodes() {
-		if n.Shm == nil || !n.Shm.Size.Set || n.Hardware == nil || n.Hardware.Memory.Bytes == 0 {
+		if n.Shm == nil || !n.Shm.Size.Set {
 			continue
 		}
-		size, ram := n.Shm.Size.V, n.Hardware.Memory.Bytes
-		if size.Unlimited || size.IsPercent() {
+		size := n.Shm.Size.V
+		var ram uint64
+		if n.Hardware != nil {
+			ram = n.Hardware.Memory.Bytes
+		}
+		// The same floor as containers': processes started on the host
+		// (bare-metal mpirun, Slurm without containers) put NCCL's
+		// intra-node buffers in the host's /dev/shm.
+		if hasFloor && !size.Unlimited && (!size.IsPercent() || ram > 0) && size.Resolve(ram) < floor {
+			ctx.ReportAs(severityFor(floorFact, Error), n.Shm.Size.Range,
+				fmt.Sprintf("%s: /dev/shm size %s is below the %s NCCL needs", nodeRef(n), humanBytes(size.Resolve(ram)), humanBytes(floor)),
+				fmt.Sprintf("Jobs started on the host itself (mpirun or srun without containers) keep NCCL's intra-node buffers in /dev/shm and fail with \"failed to extend /dev/shm\" when it is this small; NVIDIA's NCCL guide asks for at least %s (%s). Use a share of RAM, e.g. size = \"50%%\". %s",
+					humanBytes(floor), cite(floorFact), caveat(floorFact)))
+			continue
+		}
+		if ram == 0 || size.Unlimited || size.IsPercent() {
 			continue
 		}
 		if size.Bytes > ram {

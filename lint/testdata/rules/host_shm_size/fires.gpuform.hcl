@@ -52,3 +52,9 @@ node "train" {
     }
   }
 }
+
+# A host /dev/shm far below what NCCL needs for jobs run outside containers.
+node "tiny" {
+  hosts = ["gpu002.example.com"]
+  shm { size = "64MiB" }
+}
