@@ -151,7 +151,11 @@ func verifyHost(ctx context.Context, tg Target, o Options, multi map[string]nccl
 	case *sim.Transport:
 		hopts.Report, nvmlErr = simulatedNVML(ctx, tg.Host.Name, st.Root(), node)
 	default:
-		if o.Local {
+		// A simulated system answers in process. Real NVML on --local runs
+		// in the agent subprocess like on a remote node, so a hang inside
+		// the driver's C library is killed with the process when the tier's
+		// budget runs out (Slurm kills a HealthCheckProgram after 60 s).
+		if o.Local && o.MockNVML != "" {
 			hopts.Report, nvmlErr = nvmlfacts.CollectAgent(ctx, nvmlfacts.AgentOptions{Mock: o.MockNVML, Collect: nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs}})
 		}
 	}
