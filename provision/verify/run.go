@@ -20,8 +20,8 @@ type HostOptions struct {
 	// and peermem state; nil leaves those checks unjudged (error).
 	Node *facts.Node
 	// Report, when set, is used instead of fetching NVML facts over the
-	// transport: `verify --local` and sim nodes collect in process with
-	// nvmlfacts.CollectAgent.
+	// transport: sim nodes and `verify --local --mock-nvml` collect in
+	// process with nvmlfacts.CollectAgent.
 	Report *nvmlfacts.Report
 	// NCCL holds results of runs made elsewhere: a multi-node test is run
 	// once per host group (nccltest.RunTest from one host, through mpirun)

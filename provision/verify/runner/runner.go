@@ -1,6 +1,7 @@
 // Package runner verifies the hosts of a spec: for each host it connects,
 // runs the facts probe, gathers NVML facts (the agent on the node, the
-// simulated NVML of a sim node, or NVML in this process for --local), runs
+// simulated NVML of a sim node, or the agent as a local subprocess for
+// --local), runs
 // the tier's workloads and judges the result against what the spec
 // expects. It returns a report.Document; it renders nothing and decides no
 // exit code, which are the CLI's.
@@ -49,8 +50,8 @@ type Options struct {
 	AgentBinary string
 	// Progress is told about each host; nil shows nothing.
 	Progress fleet.Progress
-	// Local verifies this machine in process, without a transport: NVML
-	// through the library loaded here (Slurm's HealthCheckProgram mode).
+	// Local verifies this machine without SSH: the probe and the NVML
+	// agent run as local subprocesses (Slurm's HealthCheckProgram mode).
 	Local bool
 	// MockNVML, with Local, answers NVML from a simulated system instead
 	// (for trying --local without a GPU).
