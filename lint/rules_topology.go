@@ -309,7 +309,18 @@ func deviceMatches(pattern, name string, exact bool) bool {
 func checkNCCLEnvNICs(ctx *Context) {
 	for _, n := range ctx.Nodes() {
 		a := n.Affinity
-		if a == nil || n.Hardware == nil || len(n.Hardware.NICs) == 0 {
+		if a == nil || n.Hardware == nil {
+			continue
+		}
+		if len(n.Hardware.NICs) == 0 {
+			// Nothing to check the names against: say so rather than pass
+			// silently (the GH200 module, for one, takes its NICs as input).
+			for _, item := range a.NCCLIBHCA {
+				ctx.ReportAs(Warning, item.Range,
+					fmt.Sprintf("%s: NCCL_IB_HCA names %q, but the hardware profile lists no NICs", nodeRef(n), item.V),
+					"gpuform cannot tell whether this HCA exists: a name that matches nothing makes NCCL fall back to TCP sockets without an error. Declare the node's NICs in its hardware (the gpuform/gh200 module takes them as the nics input).")
+				break
+			}
 			continue
 		}
 		var included []string

@@ -54,3 +54,13 @@ node "train" {
     }
   }
 }
+
+# NICs not declared: NCCL_IB_HCA cannot be checked, which is a warning.
+module "gh" { source = "gpuform/gh200" }
+node "gh" {
+  hosts    = ["gh001.example.com"]
+  hardware = module.gh.hardware
+  affinity {
+    nccl_ib_hca = ["mlx5_0"]
+  }
+}
