@@ -424,3 +424,12 @@ func TestNoColorFlag(t *testing.T) {
 		})
 	}
 }
+
+func TestHelpTopics(t *testing.T) {
+	if code, out, _ := runCLI(t, "", "help", "plan"); code != ExitOK || !strings.Contains(out, "gpuform plan") {
+		t.Errorf("help plan: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "", "help", "bogus"); code != ExitFailed || !strings.Contains(errOut, "unknown help topic") {
+		t.Errorf("help bogus: exit %d %s", code, errOut)
+	}
+}

@@ -132,6 +132,19 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 	// Read in Run, before the commands are built; declared here so that
 	// every command accepts it and lists it in its help.
 	root.PersistentFlags().Bool("no-color", false, "never colour the output (as NO_COLOR=1)")
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				// An unknown topic is a usage error (exit 1), as an unknown
+				// command is; cobra's default help exits 0.
+				return fmt.Errorf("unknown help topic %q: run gpuform help for the commands", strings.Join(args, " "))
+			}
+			return target.Help()
+		},
+	})
 	root.AddCommand(
 		newVersionCommand(s),
 		newValidateCommand(s),
