@@ -126,6 +126,12 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 			}
 		}
 	}
+	// An earlier apply that wrote daemon.json was cut off before Docker
+	// restarted (its marker is still there): restart it now.
+	if _, pending := n.ManagedFile(PendingMarker(DaemonJSON)); pending && n.Unit("docker.service").Enabled != "not-found" {
+		before, want = copyAttrs(before), copyAttrs(want)
+		before["in effect"], want["in effect"] = "false", "true"
+	}
 	c := r.change(before, want)
 	if c.Action == NoOp {
 		return c, nil

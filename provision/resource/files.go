@@ -66,6 +66,13 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	if r.content != "" {
 		after = r.desired
 	}
+	// An earlier apply wrote the file but was cut off before putting it
+	// into effect (its marker is still there): the step must run again.
+	if _, pending := n.ManagedFile(PendingMarker(r.path)); pending && (r.then != "" || r.thenFor != nil) && r.content != "" {
+		fileOK = false
+		before, after = copyAttrs(before), copyAttrs(after)
+		before["in effect"], after["in effect"] = "false", "true"
+	}
 	if exists && r.content != "" && cur != r.content && diffAction(before, after) == NoOp {
 		// Same settings, different text (comments, order): show why.
 		before = copyAttrs(before)

@@ -100,10 +100,23 @@ trap 'exit 130' INT TERM HUP
 	b.WriteString(produce)
 	b.WriteString("\n} >\"$tmp\"\n")
 	fmt.Fprintf(&b, "chmod %s \"$tmp\"\n", mode)
-	b.WriteString(`if [ -f "$p" ] && cmp -s -- "$tmp" "$p"; then
+	if then != "" {
+		// The marker says "written but not yet put into effect". It is
+		// created before the rename and removed only after then succeeds,
+		// so an apply killed in between (a dropped connection) leaves it
+		// behind, the next plan sees it in /etc/gpuform, and this step runs
+		// then again even though the file is already in place.
+		fmt.Fprintf(&b, "m=\"$R\"%s\n", q(PendingMarker(path)))
+		b.WriteString(`if [ -f "$p" ] && cmp -s -- "$tmp" "$p" && [ ! -e "$m" ]; then
 	exit 0
 fi
 `)
+	} else {
+		b.WriteString(`if [ -f "$p" ] && cmp -s -- "$tmp" "$p"; then
+	exit 0
+fi
+`)
+	}
 	if expectSHA != "" {
 		fmt.Fprintf(&b, `cur=absent
 if [ -e "$p" ]; then cur=$(sha256sum <"$p"); cur=${cur%%%% *}; fi
@@ -117,25 +130,40 @@ fi
 	// leaves the old file or the new one, never an empty one.
 	b.WriteString(`sync -- "$tmp" 2>/dev/null || sync
 had=false
-if [ -e "$p" ]; then
+same=false
+if [ -f "$p" ] && cmp -s -- "$tmp" "$p"; then
+	same=true
+elif [ -e "$p" ]; then
 	had=true
 	b="$R"` + q(backupDir) + `/$(date -u +%Y%m%dT%H%M%SZ)${p#"$R"}
 	mkdir -p -- "${b%/*}"
 	cp -p -- "$p" "$b"
 fi
-mv -f -- "$tmp" "$p"
+`)
+	if then != "" {
+		b.WriteString(`mkdir -p -- "${m%/*}" && : >"$m"
+`)
+	}
+	b.WriteString(`if $same; then rm -f -- "$tmp"; else mv -f -- "$tmp" "$p"; fi
 trap - EXIT
 `)
 	if then != "" {
 		b.WriteString("if ! " + then + `; then
+	if $same; then
+		# Already in place from an interrupted run: still pending.
+		echo "gpuform: ${p#"$R"} is in place but could not be put into effect" >&2
+		exit 1
+	fi
 	if $had; then
 		cp -p -- "$b" "$d/.gpuform-restore" && mv -f -- "$d/.gpuform-restore" "$p"
 	else
 		rm -f -- "$p"
 	fi
+	rm -f -- "$m"
 	echo "gpuform: ${p#"$R"} was not put into effect; the previous file is back in place" >&2
 	exit 1
 fi
+rm -f -- "$m"
 `)
 	}
 	return Step{Description: desc, Script: b.String(), Input: input, Become: true}, nil
@@ -204,3 +232,11 @@ var (
 	ncclHCAPattern    = regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`)
 	ncclIfnamePattern = regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`)
 )
+
+// PendingMarker is the file that records, while a step runs, that path has
+// been written but not yet put into effect (update-grub, a Docker restart).
+// It lives in /etc/gpuform, which the facts probe reads whole.
+func PendingMarker(path string) string {
+	name := strings.ReplaceAll(strings.Trim(path, "/"), "/", "_")
+	return "/etc/gpuform/pending-" + name
+}
