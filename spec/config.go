@@ -124,10 +124,13 @@ type Inventory struct {
 type Host struct {
 	// Name is the host name (or sim:// address).
 	Name string
-	// User, Port, Jump and Become come from the inventory.
-	User   string
-	Port   int
-	Jump   string
+	// User is the SSH login user from the inventory.
+	User string
+	// Port is the SSH port from the inventory; 0 means the default.
+	Port int
+	// Jump is the ProxyJump chain from the inventory.
+	Jump string
+	// Become is the privilege method from the inventory ("" or "sudo").
 	Become string
 	// Inventory names the inventory the host came from, if any.
 	Inventory string

@@ -17,17 +17,28 @@ type Node struct {
 	// TensorParallel is the largest tensor-parallel group workloads use.
 	TensorParallel Attr[int]
 
-	Driver    *Driver
-	CUDA      *Component
-	NCCL      *Component
-	DCGM      *Component
+	// Driver is the driver block; nil when not written (likewise below).
+	Driver *Driver
+	// CUDA is the cuda block (the CUDA toolkit).
+	CUDA *Component
+	// NCCL is the nccl block.
+	NCCL *Component
+	// DCGM is the dcgm block.
+	DCGM *Component
+	// Container is the container block.
 	Container *Container
-	Shm       *Shm
-	NUMA      *NUMA
-	Affinity  *Affinity
+	// Shm is the shm block (the host's /dev/shm).
+	Shm *Shm
+	// NUMA is the numa block.
+	NUMA *NUMA
+	// Affinity is the affinity block.
+	Affinity *Affinity
+	// Hugepages is the hugepages block.
 	Hugepages *Hugepages
-	Verify    *Verify
-	Rollout   *Rollout
+	// Verify is the verify block.
+	Verify *Verify
+	// Rollout is the rollout block.
+	Rollout *Rollout
 
 	// Sysctl maps a sysctl key to its desired value, as text.
 	Sysctl map[string]Attr[string]
@@ -226,23 +237,34 @@ type Hardware struct {
 
 // HardwareGPU is one GPU in a hardware profile.
 type HardwareGPU struct {
-	Index  int
-	PCI    string
-	NUMA   int
+	// Index is the GPU's NVML index.
+	Index int
+	// PCI is its PCI address ("0000:18:00.0"); "" when not public.
+	PCI string
+	// NUMA is the NUMA node it is attached to.
+	NUMA int
+	// Switch names the PCIe switch above it; "" for a CPU root port.
 	Switch string
 }
 
 // HardwareNIC is one NIC port in a hardware profile.
 type HardwareNIC struct {
 	// Name is the RDMA device name (mlx5_0) or netdev for plain Ethernet.
-	Name      string
-	Netdev    string
-	PCI       string
-	NUMA      int
-	Switch    string
-	Link      string
+	Name string
+	// Netdev is the network interface name ("ibp24s0").
+	Netdev string
+	// PCI is its PCI address.
+	PCI string
+	// NUMA is the NUMA node it is attached to.
+	NUMA int
+	// Switch names the PCIe switch above it; "" for a CPU root port.
+	Switch string
+	// Link is "infiniband", "ethernet" or "roce".
+	Link string
+	// SpeedGbps is the port speed in Gb/s.
 	SpeedGbps int
-	RDMA      bool
+	// RDMA is true for an RDMA-capable port.
+	RDMA bool
 }
 
 // GPU returns the GPU with the given index.
