@@ -1,12 +1,14 @@
 package nccltest
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
 
-// FuzzParse checks that no input makes Parse or Judge panic and that every
-// parsed row keeps the invariants Judge relies on.
+// FuzzParse checks that no input makes Parse or Judge panic, that every
+// parsed row keeps the invariants Judge relies on, and that what Parse
+// returns can always be written into the JSON report.
 func FuzzParse(f *testing.F) {
 	f.Add("# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n" +
 		"           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n" +
@@ -17,6 +19,9 @@ func FuzzParse(f *testing.F) {
 		runs, err := Parse(strings.NewReader(s))
 		if err != nil {
 			return // lines over the scanner's limit
+		}
+		if _, err := json.Marshal(runs); err != nil {
+			t.Fatalf("parsed runs cannot be written as JSON: %v", err)
 		}
 		for _, r := range runs {
 			for _, row := range r.Rows {

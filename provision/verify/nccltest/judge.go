@@ -36,7 +36,7 @@ func (r *Run) Largest() (Row, bool) {
 }
 
 // Judge applies the pass rules to one run: no failure lines, at least one
-// row, the out-of-bounds footer present with 0 and OK, #wrong 0 in every row
+// row, every time and bandwidth a finite number, the out-of-bounds footer present with 0 and OK, #wrong 0 in every row
 // where it was counted, and (when floor > 0) the largest size's busbw, the
 // smaller of out-of-place and in-place, at or above floor.
 func Judge(r Run, floor float64) Verdict {
@@ -53,6 +53,20 @@ func Judge(r Run, floor float64) Verdict {
 		if floor > 0 && v.BusBW < floor {
 			v.Reasons = append(v.Reasons, fmt.Sprintf("busbw %.2f GB/s at %s is below the floor %.2f GB/s", v.BusBW, FormatSize(row.Size), floor))
 		}
+	}
+	var bad []string
+	for _, row := range r.Rows {
+		for _, h := range []struct {
+			name string
+			text string
+		}{{"out-of-place", row.OutOfPlace.NotFinite}, {"in-place", row.InPlace.NotFinite}} {
+			if h.text != "" {
+				bad = append(bad, fmt.Sprintf("%s %s: %s", FormatSize(row.Size), h.name, h.text))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		v.Reasons = append(v.Reasons, "time or bandwidth is not a number (the measurement is invalid): "+strings.Join(bad, ", "))
 	}
 	var wrong []string
 	for _, row := range r.Rows {

@@ -3,6 +3,7 @@ package nccltest
 import (
 	"bufio"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -78,6 +79,11 @@ type Half struct {
 	// Wrong is the #wrong count; nil when printed as N/A or in the old
 	// format, whose `error` column is a deviation, not a count.
 	Wrong *int64 `json:"wrong,omitempty"`
+	// NotFinite holds the printed text ("nan", "-nan", "inf") of a time or
+	// bandwidth column that was not a finite number; that column reads 0.
+	// Judge fails such a row: NaN compares false with every floor, and
+	// encoding/json cannot write it.
+	NotFinite string `json:"not_finite,omitempty"`
 }
 
 // OutOfBounds is the "# Out of bounds values : N OK|FAILED" footer.
@@ -150,7 +156,7 @@ func Parse(r io.Reader) ([]Run, error) {
 			}
 		case strings.HasPrefix(trimmed, "# Avg bus bandwidth"):
 			if f := strings.Fields(afterColon(trimmed)); len(f) >= 1 {
-				if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+				if v, err := strconv.ParseFloat(f[0], 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
 					cur().AvgBusBW = &v
 				}
 			}
@@ -233,15 +239,18 @@ func parseRow(line string) (Row, bool) {
 
 func parseHalf(t []string) (Half, bool) {
 	var h Half
-	var err error
-	if h.TimeUS, err = strconv.ParseFloat(t[0], 64); err != nil {
-		return h, false
-	}
-	if h.AlgBW, err = strconv.ParseFloat(t[1], 64); err != nil {
-		return h, false
-	}
-	if h.BusBW, err = strconv.ParseFloat(t[2], 64); err != nil {
-		return h, false
+	for i, dst := range []*float64{&h.TimeUS, &h.AlgBW, &h.BusBW} {
+		v, ok := parseMeasure(t[i])
+		if !ok {
+			return h, false
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if h.NotFinite == "" {
+				h.NotFinite = t[i]
+			}
+			v = 0
+		}
+		*dst = v
 	}
 	if t[3] != "N/A" {
 		// 2.13+ prints an integer count; pre-2.13 prints a deviation like
@@ -255,10 +264,22 @@ func parseHalf(t []string) (Half, bool) {
 	return h, true
 }
 
+// parseMeasure parses a time or bandwidth column. glibc's printf writes a
+// negative NaN as "-nan", which strconv does not take; it is read as NaN so
+// the row is kept (and failed by Judge) rather than silently dropped, which
+// would make a smaller size the "largest" one.
+func parseMeasure(s string) (float64, bool) {
+	if strings.EqualFold(s, "-nan") || strings.EqualFold(s, "+nan") {
+		return math.NaN(), true
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
+}
+
 func numeric(s string) bool {
 	if s == "N/A" {
 		return true
 	}
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
+	_, ok := parseMeasure(s)
+	return ok
 }

@@ -1,6 +1,7 @@
 package nccltest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,6 +173,31 @@ func TestDerivedVariants(t *testing.T) {
 			want: `no "Out of bounds values" footer`, busbw: 468.57,
 		},
 		{
+			// printf("%7.2f") of a NaN or an infinite bandwidth (a zero or
+			// broken timer) prints nan, -nan or inf; the largest size must
+			// not pass on a value that compares false with every floor.
+			name: "nan-busbw",
+			text: strings.Replace(src, lastRow, "  4294967296    1073741824     float     sum      -1    15870     nan     nan      0    15773  272.30  476.53      0", 1),
+			want: "not a number", busbw: 0,
+		},
+		{
+			name: "minus-nan-busbw",
+			text: strings.Replace(src, lastRow, "  4294967296    1073741824     float     sum      -1    15870    -nan    -nan      0    15773  272.30  476.53      0", 1),
+			want: "not a number", busbw: 0,
+		},
+		{
+			name: "inf-busbw",
+			text: strings.Replace(src, lastRow, "  4294967296    1073741824     float     sum      -1     0.00     inf     inf      0     0.00     inf     inf      0", 1),
+			want: "not a number", busbw: 0,
+		},
+		{
+			// A smaller size with nan fails the run too, although the
+			// largest size is fine.
+			name: "nan-small-size",
+			text: strings.Replace(src, "   134217728      33554432     float     sum      -1    613.3  218.85  382.99", "   134217728      33554432     float     sum      -1    613.3     nan     nan", 1),
+			want: "not a number", busbw: 473.60,
+		},
+		{
 			// OpenMPI --tag-output prefixes every line.
 			name: "ompi-tag",
 			text: "[1,0]<stdout>:" + strings.ReplaceAll(strings.TrimSuffix(src, "\n"), "\n", "\n[1,0]<stdout>:") + "\n",
@@ -225,5 +251,23 @@ func TestFormatSize(t *testing.T) {
 		if got := FormatSize(n); got != want {
 			t.Errorf("%d: %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestNonFiniteJSON checks that nan/inf in an output cannot make the JSON
+// report unencodable (encoding/json refuses NaN and Inf).
+func TestNonFiniteJSON(t *testing.T) {
+	in := "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n" +
+		"           8             2     float     sum      -1     0.00     inf     nan      0     0.00    -nan    -inf      0\n" +
+		"# Out of bounds values : 0 OK\n# Avg bus bandwidth    : nan\n"
+	runs, err := Parse(strings.NewReader(in))
+	if err != nil || len(runs) != 1 || len(runs[0].Rows) != 1 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if _, err := json.Marshal(runs); err != nil {
+		t.Errorf("marshal: %v", err)
+	}
+	if v := Judge(runs[0], 0); v.Pass {
+		t.Errorf("passed: %+v", v)
 	}
 }
