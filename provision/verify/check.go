@@ -504,6 +504,14 @@ func checkPCIe(exp Expectation, g *nvmlfacts.GPU) *CheckResult {
 	if len(bad) > 0 {
 		r.Status = StatusFail
 		r.Message = "downgraded PCIe link on " + g.BusID + ": " + strings.Join(bad, ", ") + " (reseat the GPU or check the riser/slot)"
+		if gen >= p.MaxGen && p.CurrentWidth >= wantWidth && exp.MinPCIeGen == 0 {
+			// The link runs at its maximum and that maximum, the lower of
+			// GPU and host, is below the GPU's own: a Gen5 GPU in a Gen4
+			// server, or a slot capped in the BIOS. Reseating fixes neither.
+			r.Message = fmt.Sprintf("PCIe link on %s: the slot or host supports Gen%d, the GPU Gen%d "+
+				"(check the BIOS slot setting and the riser; if the platform itself is Gen%d, set min_pcie_gen = %d)",
+				g.BusID, p.MaxGen, wantGen, p.MaxGen, p.MaxGen)
+		}
 	}
 	return r
 }
