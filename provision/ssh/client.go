@@ -538,7 +538,8 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // buildScript wraps cmd for the remote login shell.
 //
 // The login shell may not be POSIX (fish, tcsh), so it only execs /bin/sh
-// with one quoted argument. That shell supervises: it runs the script in a
+// with one argument written so that every shell reads it alike (see
+// loginShellLine). That shell supervises: it runs the script in a
 // background subshell reading the original stdin, and on SIGTERM (sent
 // by Run when the context ends, see stop) or SIGHUP it signals its whole
 // process group. It first prints its pid on stderr for stop to use; Run
@@ -572,7 +573,34 @@ func buildScript(cmd transport.Command, become string) (string, error) {
 		"exec 3<&0\n" +
 		"(\n" + script + "\n) <&3 3<&- &\n" +
 		"wait $!\n"
-	return "exec /bin/sh -c " + transport.Quote(supervisor), nil
+	return loginShellLine(supervisor), nil
+}
+
+// loginShellLine turns a POSIX sh script into one command line that every
+// login shell sshd may start (sh, bash, zsh, fish, tcsh/csh) parses the same
+// way. Quoting the script is not enough: fish reads \\ and \' inside single
+// quotes as escapes, and csh refuses a newline inside quotes ("Unmatched
+// '"). So the line holds one single-quoted string in which newlines,
+// quotes, backslashes, $, ` and ! (csh history) are written as printf octal
+// escapes: /bin/sh's builtin printf rebuilds the script and eval runs it.
+// A backslash is never followed by another backslash or a quote, so fish
+// keeps it literal; nothing outside the shell's builtins is needed, so an
+// odd PATH cannot turn the script into a silent no-op.
+func loginShellLine(script string) string {
+	var b strings.Builder
+	b.WriteString(`exec /bin/sh -c 'eval "$(printf "`)
+	for i := 0; i < len(script); i++ {
+		switch c := script[i]; c {
+		case '\n', '\'', '"', '\\', '$', '`', '!':
+			fmt.Fprintf(&b, `\%03o`, c)
+		case '%':
+			b.WriteString("%%")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString(`")"'`)
+	return b.String()
 }
 
 // SudoPasswordError says that sudo wanted a password. gpuform runs sudo

@@ -65,16 +65,58 @@ func TestBuildScript(t *testing.T) {
 	}
 }
 
+// TestBuildScriptLoginShells runs built scripts under every login shell a
+// user may have (sshd runs the command with the user's shell -c): fish reads
+// \\ and \' inside single quotes as escapes and csh refuses newlines inside
+// quotes, so a script must reach /bin/sh intact whatever the shell is.
+// Shells not installed here are skipped; the line's shape is checked always.
+func TestBuildScriptLoginShells(t *testing.T) {
+	tests := map[string]struct {
+		cmd     transport.Command
+		wantOut string
+	}{
+		"multi-line":          {cmd: transport.Command{Script: "echo a\necho b"}, wantOut: "a\nb\n"},
+		"quotes, backslashes": {cmd: transport.Command{Script: `printf '%s|' 'it'\''s' "a\\b" x\\y; echo`}, wantOut: `it's|a\b|x\y|` + "\n"},
+		"env":                 {cmd: transport.Command{Script: `printf '[%s]' "$V"`, Env: map[string]string{"V": "a\nb 'c' \\ $(x) !1"}}, wantOut: "[a\nb 'c' \\ $(x) !1]"},
+		"subshell, history":   {cmd: transport.Command{Script: "(echo '!!' \"!x\")"}, wantOut: "!! !x\n"},
+	}
+	for name, tt := range tests {
+		script, err := buildScript(tt.cmd, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(script, "\n") || strings.Contains(script, `\\`) || strings.Contains(script, `\'`) || strings.Count(script, "'") != 2 {
+			t.Errorf("%s: the command line %q holds a newline, an escaped backslash or quote, or inner quotes, which fish or csh read differently", name, script)
+		}
+		for _, sh := range []string{"sh", "bash", "dash", "zsh", "fish", "tcsh", "csh"} {
+			path, err := exec.LookPath(sh)
+			if err != nil {
+				continue
+			}
+			t.Run(name+"/"+sh, func(t *testing.T) {
+				cmd := exec.Command(path, "-c", script)
+				cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no rc files of this machine's user
+				var stdout bytes.Buffer
+				cmd.Stdout = &stdout
+				cmd.Stderr = newPIDFilter(&bytes.Buffer{})
+				if err := cmd.Run(); err != nil || stdout.String() != tt.wantOut {
+					t.Errorf("%s -c: %v, stdout %q, want %q", sh, err, stdout.String(), tt.wantOut)
+				}
+			})
+		}
+	}
+}
+
 func TestBuildScriptBecome(t *testing.T) {
 	script, err := buildScript(transport.Command{Script: "id -u", Become: true}, BecomeSudo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(script, "sudo -n -- /bin/sh -c") {
+	if !strings.Contains(decodeLine(t, script), "sudo -n -- /bin/sh -c") {
 		t.Errorf("script %q does not use sudo -n", script)
 	}
 	plain, _ := buildScript(transport.Command{Script: "id -u", Become: true}, "")
-	if strings.Contains(plain, "sudo") {
+	if strings.Contains(decodeLine(t, plain), "sudo") {
 		t.Errorf("without a become method, script %q uses sudo", plain)
 	}
 }
@@ -254,4 +296,20 @@ func sshtestKey(t *testing.T) gossh.PublicKey {
 		t.Fatal(err)
 	}
 	return pub
+}
+
+// decodeLine returns the sh script inside a loginShellLine command line,
+// rebuilt by running its printf.
+func decodeLine(t *testing.T, line string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(line, `$(printf "`)
+	format, _, ok2 := strings.Cut(rest, `")"'`)
+	if !ok || !ok2 {
+		t.Fatalf("not a login-shell line: %q", line)
+	}
+	out, err := exec.Command("/bin/sh", "-c", `printf "`+format+`"`).Output()
+	if err != nil {
+		t.Fatalf("printf %q: %v", format, err)
+	}
+	return string(out)
 }
