@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +60,8 @@ type rawFacts struct {
 	exists  map[string]bool
 	cmds    map[string]cmdOutput
 	managed []string
+	// unreadable are the paths that exist but the probe could not read.
+	unreadable []string
 }
 
 // Parse reads the output of the facts probe into a Node. Output that is not
@@ -125,6 +128,11 @@ func split(out []byte) (*rawFacts, error) {
 			raw.root = arg
 		case "missing":
 			raw.missing[arg] = true
+		case "unreadable":
+			// Read as missing by every fact, except that a warning says so
+			// and files gpuform would rewrite are marked (see docker).
+			raw.missing[arg] = true
+			raw.unreadable = append(raw.unreadable, arg)
 		case "exists":
 			raw.exists[arg] = true
 		case "managed":
@@ -250,6 +258,9 @@ func interpret(raw *rawFacts) *Node {
 		n.Root = "/"
 	}
 	p := &interpreter{raw: raw, n: n}
+	for _, path := range raw.unreadable {
+		p.warnf("%s exists but cannot be read by the login user: its facts are unknown (set become on the host)", path)
+	}
 	p.osRelease()
 	p.kernel()
 	p.driver()
@@ -574,11 +585,18 @@ func (p *interpreter) cuda() {
 }
 
 func (p *interpreter) docker() {
+	d := &p.n.Docker
+	if slices.Contains(p.raw.unreadable, "/etc/docker/daemon.json") {
+		// It exists: absent would let plan write a fresh one over it;
+		// with Error set, plan refuses to touch it.
+		d.Present = true
+		d.Error = "exists but cannot be read by the login user (set become on the host)"
+		return
+	}
 	s, ok := p.file("/etc/docker/daemon.json")
 	if !ok {
 		return
 	}
-	d := &p.n.Docker
 	d.Present = true
 	d.Raw = s
 	if strings.TrimSpace(s) == "" {

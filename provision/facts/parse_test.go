@@ -3,6 +3,8 @@ package facts
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,5 +440,48 @@ func TestProbeScriptLists(t *testing.T) {
 		if !strings.Contains(Script, p) {
 			t.Errorf("probe.sh does not report required path %s", p)
 		}
+	}
+}
+
+// TestParseUnreadable: a file that exists but the login user cannot read
+// (/etc/docker mode 0700 on a hardened node, probed without become) must not
+// read as absent, or plan would offer to create a daemon.json that exists.
+func TestParseUnreadable(t *testing.T) {
+	tests := []struct {
+		name    string
+		records []string
+		check   func(*Node) string
+	}{
+		{"daemon.json", []string{"@@n1 unreadable /etc/docker/daemon.json\n"}, func(n *Node) string {
+			if !n.Docker.Present || n.Docker.Error == "" || n.Docker.Daemon != nil {
+				return fmt.Sprintf("docker %+v: want present, with an error, no settings", n.Docker)
+			}
+			return ""
+		}},
+		{"required path", []string{"@@n1 unreadable /proc/driver/nvidia/version\n"}, func(n *Node) string {
+			if n.Driver != nil {
+				return fmt.Sprintf("driver %+v from an unreadable file", n.Driver)
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := minimal()
+			if tt.name == "required path" {
+				// The unreadable record stands in for the required one.
+				m = slices.DeleteFunc(m, func(r string) bool { return strings.Contains(r, "/proc/driver/nvidia/version") })
+			}
+			n, err := Parse([]byte(probeOutput(append(m, append(tt.records, end)...)...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tt.check(n); msg != "" {
+				t.Error(msg)
+			}
+			if len(n.Warnings) != 1 || !strings.Contains(n.Warnings[0], "cannot be read") {
+				t.Errorf("warnings %q: want one saying the file cannot be read", n.Warnings)
+			}
+		})
 	}
 }

@@ -5,7 +5,8 @@
 # a marker line "@@<nonce> <kind> <path>", where the nonce comes from
 # $GPUFORM_PROBE_NONCE so that file contents cannot forge a marker:
 #   file PATH      the file's bytes follow, then "\n@@<nonce> eof"
-#   missing PATH   the path does not exist or cannot be read
+#   missing PATH   the path does not exist
+#   unreadable PATH  the file exists but this user cannot read it
 #   link PATH      the next line is the symlink's target
 #   exists PATH    the path exists (used for directory entries)
 #   cmd NAME RC    a command's output follows, then "\n@@<nonce> eof"
@@ -58,9 +59,18 @@ f() {
 			[ -n "$_l" ] && printf '%s' "$_l"
 			printf '\n%s eof\n' "$M"
 		else
-			printf '%s missing %s\n' "$M" "$_p"
+			nr "$_p"
 		fi
 	done
+}
+
+# nr PATH: the record for a file f or g could not read; _r is set.
+nr() {
+	if [ -f "$_r" ]; then
+		printf '%s unreadable %s\n' "$M" "$1"
+	else
+		printf '%s missing %s\n' "$M" "$1"
+	fi
 }
 
 # v PATH...: f for one-line files (sysfs attributes, sysctls), read with the
@@ -86,7 +96,7 @@ g() {
 		grep -E "$1" "$_r" 2>/dev/null
 		printf '\n%s eof\n' "$M"
 	else
-		printf '%s missing %s\n' "$M" "$2"
+		nr "$2"
 	fi
 }
 

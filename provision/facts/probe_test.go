@@ -251,3 +251,60 @@ func TestProbeAbsoluteSymlinks(t *testing.T) {
 		t.Errorf("an empty image has no driver, devices or memory: %+v %d %d", n.Driver, len(n.PCI), n.MemoryBytes)
 	}
 }
+
+// TestProbeUnreadableFile runs the probe as a user who cannot read
+// /etc/docker/daemon.json (mode 0600): the probe must say the file is
+// unreadable, not missing. Root reads everything, so under root the probe
+// is run through setpriv as nobody; without either the test is skipped.
+func TestProbeUnreadableFile(t *testing.T) {
+	root := t.TempDir()
+	// t.TempDir and its parent are 0700; open them for nobody.
+	for _, d := range []string{root, filepath.Dir(root)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(root, "etc", "docker")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Join(root, "etc"), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte(`{"data-root": "/data/docker"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(root, "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{"/bin/sh", script}
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv: cannot drop privileges")
+		}
+		// The temp dir's parents must be searchable for nobody.
+		for d := filepath.Dir(root); d != "/"; d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o001 == 0 {
+				t.Skipf("%s is not searchable by nobody", d)
+			}
+		}
+		argv = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=un1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := facts.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !n.Docker.Present || n.Docker.Error == "" {
+		t.Errorf("docker %+v: an unreadable daemon.json read as absent", n.Docker)
+	}
+}
