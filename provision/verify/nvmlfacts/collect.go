@@ -205,11 +205,20 @@ func (c *collector) numaNode(where string, d nvml.Device) *int {
 	// Host memory affinity is what `bind` in a spec means (the CPUs and
 	// memory a GPU's process should use); x86 drivers answer it.
 	if m, ret := d.GetMemoryAffinity(nodes, nvml.AFFINITY_SCOPE_NODE); c.ok(ret, where, "GetMemoryAffinity") {
+		var set []int
 		for w, word := range m {
-			if word != 0 {
-				n := w*bits.UintSize + bits.TrailingZeros(word)
-				return &n
+			for ; word != 0; word &= word - 1 {
+				set = append(set, w*bits.UintSize+bits.TrailingZeros(word))
 			}
+		}
+		switch {
+		case len(set) == 1:
+			return &set[0]
+		case len(set) > 1:
+			// More than one node: the platform does not say which node
+			// the GPU is near (or it is equidistant). Taking the first
+			// would be a guess that passes or fails a spec's bind by luck.
+			c.rep.Warnings = append(c.rep.Warnings, fmt.Sprintf("%s: memory affinity spans NUMA nodes %v: the platform does not say which node the GPU is near", where, set))
 		}
 	}
 	// Coherent platforms (Grace) answer GetNumaNodeId instead.

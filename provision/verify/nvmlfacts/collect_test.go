@@ -14,6 +14,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -263,3 +264,46 @@ func TestMockDriverVersionOverride(t *testing.T) {
 		t.Errorf("driver version = %q", rep.DriverVersion)
 	}
 }
+
+// TestNUMANodeAmbiguous: when the platform does not say which NUMA node a
+// GPU is near (sysfs numa_node -1 in a VM, or NPS settings that make it
+// equidistant), NVML's memory affinity spans several nodes. Taking the
+// first of them would be a confident wrong fact: a spec binding the GPU to
+// node 0 would pass and one binding it to node 1 would fail.
+func TestNUMANodeAmbiguous(t *testing.T) {
+	tests := []struct {
+		name string
+		mask []uint
+		want *int
+	}{
+		{"one node", []uint{1 << 1}, ptr(1)},
+		{"node 64", []uint{0, 1}, ptr(64)},
+		{"two nodes", []uint{1<<0 | 1<<1}, nil},
+		{"nodes in two words", []uint{1, 1}, nil},
+		{"no node", []uint{0}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewMock(MockDGXH100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, ret := m.DeviceGetHandleByIndex(0)
+			if ret != nvml.SUCCESS {
+				t.Fatal(ret)
+			}
+			d.(*server.Device).GetMemoryAffinityFunc = func(nodes int, _ nvml.AffinityScope) ([]uint, nvml.Return) {
+				return append([]uint(nil), tt.mask...), nvml.SUCCESS
+			}
+			rep, err := Collect(context.Background(), m, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, rep.GPUs[0].NUMANode); diff != "" {
+				t.Errorf("numa node (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
