@@ -228,6 +228,52 @@ func TestPCIeHostCapMessage(t *testing.T) {
 	}
 }
 
+// TestNCCLShortSweep: a sweep that stops below the catalogue floor's
+// message size is not judged against that floor, whichever side of it the
+// smaller size's busbw lands (busbw grows with size, so a short sweep
+// usually lands below). Other rules still fail it.
+func TestNCCLShortSweep(t *testing.T) {
+	c := mockCases()[1]
+	exp := Expectation{GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
+		{Name: "short", Command: "all_reduce_perf -b 128M -e 512M -g 8"},
+	}}
+	full := parseFixture(t, "all_reduce_perf-8xH100-nvswitch-1node.txt")[0]
+	// Keep the rows up to 512M (431.81/430.69 GB/s, under the catalogue's
+	// 460 GB/s at 16G) and the footer: a complete run of a shorter sweep.
+	short := full
+	short.Rows = full.Rows[:3]
+	corrupt := short
+	corrupt.Rows = append([]nccltest.Row(nil), short.Rows...)
+	three := int64(3)
+	corrupt.Rows[1].InPlace.Wrong = &three
+	tests := []struct {
+		name   string
+		run    nccltest.Run
+		status Status
+		want   string
+	}{
+		{"short sweep", short, StatusError, "-e 16G"},
+		{"short sweep with #wrong", corrupt, StatusFail, "#wrong"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			extra := HostFacts{NCCL: map[string]nccltest.Result{"short": {Runs: []nccltest.Run{tt.run}}}}
+			var got *CheckResult
+			for _, r := range Check(exp, collectMock(t, c.mock), extra) {
+				if r.ID == "nccl.short" {
+					got = &r
+				}
+			}
+			if got == nil || got.Status != tt.status || !strings.Contains(got.Message, tt.want) {
+				t.Errorf("%+v: want %s with %q", got, tt.status, tt.want)
+			}
+			if got != nil && strings.Contains(got.Message, "below the floor") {
+				t.Errorf("%+v: judged against a floor measured at a larger size", got)
+			}
+		})
+	}
+}
+
 func TestNCCLChecks(t *testing.T) {
 	c := mockCases()[1]
 	exp := Expectation{GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
