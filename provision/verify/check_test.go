@@ -274,6 +274,36 @@ func TestNCCLShortSweep(t *testing.T) {
 	}
 }
 
+// TestNCCLNotValidated: a run with -c 0 counts no #wrong; a pass must not
+// read as "#wrong 0" checked.
+func TestNCCLNotValidated(t *testing.T) {
+	c := mockCases()[1]
+	exp := Expectation{NCCL: []NCCLExpectation{{Name: "c0", Command: "all_reduce_perf -c 0", MinBusBWGBps: 1}}}
+	tests := []struct {
+		fixture string
+		want    string
+	}{
+		{"all_reduce_perf-16xH100-2node-ib-srun-label-check0-degraded.txt", "not validated"},
+		{"all_reduce_perf-8xH100-nvswitch-1node.txt", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			extra := HostFacts{NCCL: map[string]nccltest.Result{"c0": {Runs: parseFixture(t, tt.fixture)}}}
+			for _, r := range Check(exp, collectMock(t, c.mock), extra) {
+				if r.ID != "nccl.c0" {
+					continue
+				}
+				if r.Status != StatusPass {
+					t.Fatalf("%+v: want a pass", r)
+				}
+				if got := strings.Contains(r.Observed, "not validated"); got != (tt.want != "") {
+					t.Errorf("observed %q: want mention of no validation = %v", r.Observed, tt.want != "")
+				}
+			}
+		})
+	}
+}
+
 func TestNCCLChecks(t *testing.T) {
 	c := mockCases()[1]
 	exp := Expectation{GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
