@@ -489,7 +489,9 @@ func checkPCIe(exp Expectation, g *nvmlfacts.GPU) *CheckResult {
 	// negotiated maximum, so an idle GPU is judged on MaxGen.
 	gen, genNote := p.CurrentGen, ""
 	if g.Throttle != nil && g.Throttle.Mask&nvmlfacts.ThrottleMask([]string{nvmlfacts.ThrottleGPUIdle}) != 0 && p.MaxGen > gen {
-		gen, genNote = p.MaxGen, " (idle; negotiated maximum)"
+		// Say so: the idle link's trained speed is not measured, and a
+		// riser that trains low under load shows only in the NCCL checks.
+		gen, genNote = p.MaxGen, fmt.Sprintf(" (idle at Gen%d: the link's maximum is shown; its speed under load is not measured)", p.CurrentGen)
 	}
 	r.Observed = fmt.Sprintf("Gen%d x%d%s", gen, p.CurrentWidth, genNote)
 	r.Expected = fmt.Sprintf("Gen%d x%d", wantGen, wantWidth)

@@ -187,8 +187,8 @@ func TestIdleGPUKeepsPCIePass(t *testing.T) {
 	g := nvmlfacts.GPU{Index: 0, BusID: "00000000:18:00.0",
 		PCIe:     &nvmlfacts.PCIeLink{CurrentGen: 1, MaxGen: 5, GPUMaxGen: 5, CurrentWidth: 16, MaxWidth: 16},
 		Throttle: &nvmlfacts.Throttle{Mask: 1, Active: []string{nvmlfacts.ThrottleGPUIdle}}}
-	if r := checkPCIe(Expectation{}, &g); r.Status != StatusPass {
-		t.Errorf("idle: %+v", r)
+	if r := checkPCIe(Expectation{}, &g); r.Status != StatusPass || !strings.Contains(r.Observed, "idle at Gen1") || !strings.Contains(r.Observed, "not measured") {
+		t.Errorf("idle: %+v (want a pass that says the speed was not measured)", r)
 	}
 	g.Throttle = &nvmlfacts.Throttle{Active: []string{}}
 	if r := checkPCIe(Expectation{}, &g); r.Status != StatusFail || !strings.Contains(r.Message, "00000000:18:00.0") {
