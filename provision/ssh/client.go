@@ -581,8 +581,8 @@ func buildScript(cmd transport.Command, become string) (string, error) {
 // way. Quoting the script is not enough: fish reads \\ and \' inside single
 // quotes as escapes, and csh refuses a newline inside quotes ("Unmatched
 // '"). So the line holds one single-quoted string in which newlines,
-// quotes, backslashes, $, ` and ! (csh history) are written as printf octal
-// escapes: /bin/sh's builtin printf rebuilds the script and eval runs it.
+// quotes, backslashes, $, ` and ! (csh history), control bytes and
+// non-ASCII bytes are written as printf octal escapes: /bin/sh's builtin printf rebuilds the script and eval runs it.
 // A backslash is never followed by another backslash or a quote, so fish
 // keeps it literal; nothing outside the shell's builtins is needed, so an
 // odd PATH cannot turn the script into a silent no-op.
@@ -590,10 +590,13 @@ func loginShellLine(script string) string {
 	var b strings.Builder
 	b.WriteString(`exec /bin/sh -c 'eval "$(printf "`)
 	for i := 0; i < len(script); i++ {
-		switch c := script[i]; c {
-		case '\n', '\'', '"', '\\', '$', '`', '!':
+		switch c := script[i]; {
+		case c == '\n', c == '\'', c == '"', c == '\\', c == '$', c == '`', c == '!',
+			// Control bytes and non-ASCII too: old csh uses the high bit
+			// internally for quoting.
+			c < ' ' && c != '\t', c >= 0x7f:
 			fmt.Fprintf(&b, `\%03o`, c)
-		case '%':
+		case c == '%':
 			b.WriteString("%%")
 		default:
 			b.WriteByte(c)

@@ -79,6 +79,7 @@ func TestBuildScriptLoginShells(t *testing.T) {
 		"quotes, backslashes": {cmd: transport.Command{Script: `printf '%s|' 'it'\''s' "a\\b" x\\y; echo`}, wantOut: `it's|a\b|x\y|` + "\n"},
 		"env":                 {cmd: transport.Command{Script: `printf '[%s]' "$V"`, Env: map[string]string{"V": "a\nb 'c' \\ $(x) !1"}}, wantOut: "[a\nb 'c' \\ $(x) !1]"},
 		"subshell, history":   {cmd: transport.Command{Script: "(echo '!!' \"!x\")"}, wantOut: "!! !x\n"},
+		"utf-8, control":      {cmd: transport.Command{Script: "printf '%s' 'Grüße \x01\r\t%d'"}, wantOut: "Grüße \x01\r\t%d"},
 	}
 	for name, tt := range tests {
 		script, err := buildScript(tt.cmd, "")
