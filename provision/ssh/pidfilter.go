@@ -73,10 +73,19 @@ func (f *pidFilter) Write(p []byte) (int, error) {
 		}
 		line := f.head[:i+1]
 		f.head = f.head[i+1:]
-		if pid, ok := parseMarker(line[:i]); ok {
-			f.pid = pid
-			f.finish()
-			break
+		// The marker may end a line an rc file left without its newline
+		// ("Welcome" + "gpuform-pid:12"): that text is passed on.
+		if k := bytes.LastIndex(line[:i], []byte(pidMarker)); k >= 0 {
+			if pid, ok := parseMarker(line[k:i]); ok {
+				if k > 0 {
+					if _, err := f.w.Write(append(line[:k:k], '\n')); err != nil {
+						return 0, err
+					}
+				}
+				f.pid = pid
+				f.finish()
+				break
+			}
 		}
 		f.searched += len(line)
 		if _, err := f.w.Write(line); err != nil {

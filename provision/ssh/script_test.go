@@ -172,6 +172,9 @@ func TestPIDFilter(t *testing.T) {
 		"long":    {writes: []string{strings.Repeat("y", 100)}, wantOut: strings.Repeat("y", 100)},
 		// What a login shell's rc file prints comes first.
 		"rc noise first": {writes: []string{"stty: not a tty\n", "pyenv: cannot rehash\n" + pidMarker + "77\nerr\n"}, wantOut: "stty: not a tty\npyenv: cannot rehash\nerr\n", wantPID: 77},
+		// An rc file whose last message lacks its newline (printf "Welcome")
+		// puts the marker at the end of its line.
+		"rc noise without newline": {writes: []string{"Welcome", pidMarker + "91\nerr\n"}, wantOut: "Welcome\nerr\n", wantPID: 91},
 		// Only the first marker is the supervisor's; the command may print one.
 		"second marker kept": {writes: []string{pidMarker + "5\n" + pidMarker + "6\n"}, wantOut: pidMarker + "6\n", wantPID: 5},
 		"marker too late":    {writes: []string{strings.Repeat("z\n", maxMarkerSearch), pidMarker + "8\n"}, wantOut: strings.Repeat("z\n", maxMarkerSearch) + pidMarker + "8\n"},
