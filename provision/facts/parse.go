@@ -88,6 +88,12 @@ func Parse(output []byte) (*Node, error) {
 func split(out []byte) (*rawFacts, error) {
 	start := findLine(out, probeHeader)
 	if start < 0 {
+		// An rc file's last message without its newline ("Welcome")
+		// puts the header mid-line; nothing the probe prints comes
+		// before the header, so its first occurrence is it.
+		start = bytes.Index(out, []byte(probeHeader))
+	}
+	if start < 0 {
 		return nil, fmt.Errorf("%w (starts with %s)", ErrNotProbeOutput, preview(out))
 	}
 	first, rest := cutLine(out[start:])
