@@ -196,6 +196,21 @@ func Parse(data []byte) (*Diag, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		return ParseJSON(t)
 	}
+	// dcgmi runs through the user's login shell, whose rc files may print
+	// to stdout first (a banner, sometimes without its newline): the JSON
+	// document is the first '{' from which the rest is valid JSON.
+	off := 0
+	for tries := 0; tries < 32; tries++ {
+		i := bytes.IndexByte(data[off:], '{')
+		if i < 0 {
+			break
+		}
+		off += i
+		if t := bytes.TrimSpace(data[off:]); json.Valid(t) {
+			return ParseJSON(t)
+		}
+		off++
+	}
 	return ParseText(data)
 }
 

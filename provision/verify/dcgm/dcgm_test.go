@@ -140,3 +140,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseAfterNoise: dcgmi runs through the user's login shell, whose rc
+// files may print to stdout first; the JSON after them must still parse.
+func TestParseAfterNoise(t *testing.T) {
+	doc := envelope(t, string(read(t, "dcgmi-diag-json-dcgm4-fragment-8gpu-diagnostic-test.txt")))
+	for name, noise := range map[string]string{
+		"lines":           "Loading modules {gcc}\nWelcome\n",
+		"without newline": "Welcome ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := Parse(append([]byte(noise), doc...))
+			if err != nil || len(d.Tests) != 1 || d.Tests[0].Status != "Pass" {
+				t.Errorf("parse: %v %+v", err, d)
+			}
+		})
+	}
+}

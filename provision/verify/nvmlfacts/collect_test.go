@@ -307,3 +307,28 @@ func TestNUMANodeAmbiguous(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestDecodeAfterNoise: the agent runs through the user's login shell, whose
+// rc files may print to stdout first ("Loading modules", a banner without
+// its newline); the report after them must still decode.
+func TestDecodeAfterNoise(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RunAgent(context.Background(), &buf, AgentOptions{Mock: MockDGXH100}); err != nil {
+		t.Fatal(err)
+	}
+	for name, noise := range map[string]string{
+		"none":            "",
+		"lines":           "Loading modules {gcc, cuda}\nWelcome\n",
+		"without newline": "Welcome {to} node1 ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep, err := Decode(append([]byte(noise), buf.Bytes()...))
+			if err != nil || rep.Mock != MockDGXH100 || len(rep.GPUs) != 8 {
+				t.Errorf("decode: %v", err)
+			}
+		})
+	}
+	if _, err := Decode([]byte("Welcome\nnot a report {\n")); err == nil {
+		t.Error("noise without a report decoded")
+	}
+}

@@ -1,6 +1,7 @@
 package nvmlfacts
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -311,11 +312,35 @@ func (r *Report) Encode(w io.Writer) error {
 // controller never judges a node from fields it misread.
 func Decode(data []byte) (*Report, error) {
 	var r Report
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := unmarshalAfterNoise(data, &r); err != nil {
 		return nil, fmt.Errorf("decoding NVML report: %w", err)
 	}
 	if r.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("NVML report has format_version %q, this gpuform reads %q (agent and controller differ in version)", r.FormatVersion, FormatVersion)
 	}
 	return &r, nil
+}
+
+// unmarshalAfterNoise decodes the JSON object in data into v. The agent runs
+// through the user's login shell, whose rc files may print to stdout before
+// it (a banner, "Loading modules", sometimes without a newline): when data
+// does not decode whole, each later '{' is tried as the object's start, the
+// first few dozen only, and the first error is returned if none decodes.
+func unmarshalAfterNoise(data []byte, v any) error {
+	first := json.Unmarshal(data, v)
+	if first == nil {
+		return nil
+	}
+	off := 0
+	for tries := 0; tries < 32; tries++ {
+		i := bytes.IndexByte(data[off+1:], '{')
+		if i < 0 {
+			break
+		}
+		off += 1 + i
+		if json.Valid(data[off:]) {
+			return json.Unmarshal(data[off:], v)
+		}
+	}
+	return first
 }
