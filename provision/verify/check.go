@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -96,8 +97,9 @@ type NCCLExpectation struct {
 type Expectation struct {
 	// GPUCount is the number of GPUs NVML must enumerate.
 	GPUCount int
-	// GPUModel must appear in every GPU's name, case-insensitively
-	// (e.g. "H100"; real drivers print "NVIDIA H100 80GB HBM3").
+	// GPUModel must appear in every GPU's name as whole words,
+	// case-insensitively (e.g. "H100"; real drivers print "NVIDIA H100
+	// 80GB HBM3"): "A10" does not match an A100, nor "L4" an L40S.
 	GPUModel string
 	// Interconnect selects catalogue floors for NCCL tests.
 	Interconnect Interconnect
@@ -291,7 +293,7 @@ func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		var wrong []string
 		for _, g := range rep.GPUs {
 			names[g.Name] = true
-			if !strings.Contains(strings.ToLower(g.Name), strings.ToLower(exp.GPUModel)) {
+			if !nameHasModel(g.Name, exp.GPUModel) {
 				wrong = append(wrong, fmt.Sprintf("gpu%d", g.Index))
 			}
 		}
@@ -762,6 +764,27 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 		out = append(out, r)
 	}
 	return out
+}
+
+// nameHasModel reports whether model's words appear, in order and next to
+// each other, among name's words; words are runs of letters and digits,
+// compared case-insensitively.
+func nameHasModel(name, model string) bool {
+	words := func(s string) []string {
+		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		})
+	}
+	n, m := words(name), words(model)
+	if len(m) == 0 {
+		return true
+	}
+	for i := 0; i+len(m) <= len(n); i++ {
+		if slices.Equal(n[i:i+len(m)], m) {
+			return true
+		}
+	}
+	return false
 }
 
 // modelOf picks the GPU model for catalogue lookups: the spec's, else the
