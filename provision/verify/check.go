@@ -611,9 +611,17 @@ func checkMIG(exp Expectation, g *nvmlfacts.GPU) *CheckResult {
 		cur = &g.MIG.Enabled
 	}
 	r := boolCheck(gpuID("mig_mode", g.Index), cur, *exp.MIG, "enabled", "disabled")
-	if r.Status == StatusSkip && !*exp.MIG {
+	switch {
+	case r.Status == StatusSkip && !*exp.MIG:
 		// A GPU without MIG support satisfies "MIG off".
 		r.Status, r.Observed, r.Message = StatusPass, "not supported", ""
+	case r.Status == StatusSkip:
+		// ... and fails "MIG on": NVML reports no MIG mode on GPUs
+		// without MIG (a failed query is a warning in nvml.facts).
+		r.Status, r.Observed = StatusFail, "not supported"
+		r.Message = "the spec wants MIG enabled, but " + g.BusID + " reports no MIG mode (a GPU without MIG support?)"
+	case r.Status == StatusFail && *exp.MIG && g.MIG.PendingEnabled:
+		r.Message += " (enabling is pending: reset the GPU)"
 	}
 	return r
 }
