@@ -223,18 +223,20 @@ func FuzzPIDFilter(f *testing.F) {
 			}
 			return
 		}
-		// Some whole line of data was the marker for pid; removing it gives
-		// the output.
+		// Some line of data ended with the marker for pid; removing the
+		// marker gives the output (text before it on its line keeps the
+		// line's newline).
 		for k := 0; k < len(data); k++ {
-			if k > 0 && data[k-1] != '\n' {
-				continue
-			}
 			end := bytes.IndexByte(data[k:], '\n')
 			if end < 0 {
 				break
 			}
 			if n, ok := parseMarker(data[k : k+end]); ok && n == pid {
-				want := append(append([]byte{}, data[:k]...), data[k+end+1:]...)
+				want := append([]byte{}, data[:k]...)
+				if k > 0 && data[k-1] != '\n' {
+					want = append(want, '\n')
+				}
+				want = append(want, data[k+end+1:]...)
 				if bytes.Equal(got, want) {
 					return
 				}
