@@ -621,7 +621,8 @@ func (e *SudoPasswordError) Error() string {
 }
 
 // sudoFailure recognises sudo -n refusing to run because it needs a
-// password or a terminal ("auth"), and sudo not being installed ("run").
+// password or a terminal, or because of requiretty ("auth"), and sudo not
+// being installed ("run").
 func sudoFailure(res transport.Result) (string, error) {
 	for _, line := range strings.Split(string(res.Stderr), "\n") {
 		line = strings.TrimSpace(line)
@@ -631,6 +632,11 @@ func sudoFailure(res transport.Result) (string, error) {
 				strings.Contains(line, "a terminal is required") ||
 				strings.Contains(line, "no tty present")):
 			return "auth", &SudoPasswordError{Message: line}
+		case res.ExitCode == 1 && strings.HasPrefix(line, "sudo:") && strings.Contains(line, "must have a tty"):
+			// "Defaults requiretty" (RHEL 7's default): no NOPASSWD rule
+			// helps, and gpuform never allocates a terminal.
+			return "auth", fmt.Errorf("sudo refuses to run without a terminal (%q): gpuform runs commands without one; "+
+				"add \"Defaults:<login user> !requiretty\" to a file in /etc/sudoers.d/", line)
 		case res.ExitCode == 127 && strings.Contains(line, "sudo") &&
 			(strings.Contains(line, "not found") || strings.Contains(line, "No such file")):
 			return "run", fmt.Errorf("become = %q but sudo is not installed on the host (%s)", BecomeSudo, line)

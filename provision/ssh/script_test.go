@@ -319,3 +319,31 @@ func decodeLine(t *testing.T, line string) string {
 	}
 	return string(out)
 }
+
+// TestSudoFailure: what sudo -n prints when it will not run a command is
+// told apart from the command's own failure, and each refusal says what to
+// configure. RHEL 7's default "Defaults requiretty" refuses without a
+// terminal, which no NOPASSWD rule fixes.
+func TestSudoFailure(t *testing.T) {
+	tests := []struct {
+		name   string
+		exit   int
+		stderr string
+		op     string
+		want   string
+	}{
+		{"password", 1, "sudo: a password is required\n", "auth", "NOPASSWD"},
+		{"requiretty", 1, "sudo: sorry, you must have a tty to run sudo\n", "auth", "requiretty"},
+		{"not installed", 127, "sh: 1: sudo: not found\n", "run", "sudo is not installed"},
+		{"lecture-free noise", 1, "sudo: unable to resolve host node1: Name or service not known\n", "", ""},
+		{"command failed", 1, "grep: x: No such file or directory\n", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			op, err := sudoFailure(transport.Result{ExitCode: tt.exit, Stderr: []byte(tt.stderr)})
+			if op != tt.op || (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("got %q, %v; want %q with %q", op, err, tt.op, tt.want)
+			}
+		})
+	}
+}
