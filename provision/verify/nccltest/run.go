@@ -114,6 +114,11 @@ func RunTest(ctx context.Context, t transport.Transport, cmd string, timeout tim
 		res.Failure = fmt.Sprintf("timed out after %s (the test hung or is too slow for its limit)", timeout)
 	case exitNotFound:
 		res.Failure = fmt.Sprintf("%s not found on the node (is nccl-tests installed and on PATH?)", argv[0])
+		if !bytes.Contains(out.Stderr, []byte("gpuform: "+argv[0]+": command not found")) {
+			// The binary passed command -v: what was missing is
+			// timeout(1) or env(1), or a program the test itself runs.
+			res.Failure = fmt.Sprintf("exit status 127: a command was not found (timeout(1) and env(1) from coreutils must be on the node's PATH): %s", tail(out.Stderr, 1))
+		}
 	default:
 		// nccl-tests exit codes (src/common.h testResult_t).
 		meaning := map[int]string{1: "internal error", 2: "CUDA error", 3: "NCCL error", 4: "timeout", 5: "not implemented", 6: "invalid usage", 7: "out-of-bounds values or bandwidth check failed"}[out.ExitCode]

@@ -92,3 +92,29 @@ func TestRunTest(t *testing.T) {
 		t.Error("shell syntax accepted")
 	}
 }
+
+// TestRunTestNoTimeout: a node without timeout(1) fails with exit 127 too;
+// the message must not blame the test binary, which is there.
+func TestRunTestNoTimeout(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "all_reduce_perf"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, cmd, want, not string
+	}{
+		{"binary there, no timeout", bin, "all_reduce_perf -g 1", "timeout", "all_reduce_perf not found"},
+		{"binary missing", bin, "no_such_perf -g 1", "no_such_perf not found", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := RunTest(context.Background(), shellTransport{path: tt.path}, tt.cmd, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != 127 || !strings.Contains(res.Failure, tt.want) || (tt.not != "" && strings.Contains(res.Failure, tt.not)) {
+				t.Errorf("exit %d, failure %q: want %q, not %q", res.ExitCode, res.Failure, tt.want, tt.not)
+			}
+		})
+	}
+}
