@@ -1,13 +1,17 @@
 // Package connect turns a host of a spec into a transport: a simulated node
-// for sim:// hosts, this machine for local://, and SSH for everything else.
+// for sim:// hosts, this machine for local:// (only with Options.AllowLocal),
+// and SSH for everything else.
 // It is the one place that choice is made, so plan, apply, facts and verify
 // reach hosts the same way. It does not probe or change anything itself.
 package connect
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -21,15 +25,19 @@ import (
 // LocalScheme names this machine as a host: "local://" or "local://NAME".
 const LocalScheme = "local://"
 
-// StateDirName is where simulated nodes keep their state, under the spec
-// directory, unless Options.SimStateDir says otherwise.
-const StateDirName = ".gpuform/sim"
-
 // Options are the connection settings that come from the command line and
 // the environment rather than from the spec.
 type Options struct {
-	// SimStateDir holds materialised simulated roots.
+	// SimStateDir holds materialised simulated roots (see SimStateDir).
 	SimStateDir string
+	// SpecDir is the spec directory of the command, "" when there is none;
+	// a SimStateDir inside it is refused, since a spec directory may come
+	// from someone else (a pull request) and simulated roots hold programs
+	// gpuform runs.
+	SpecDir string
+	// AllowLocal lets local:// hosts run commands on this machine (the
+	// -allow-local flag); without it Open refuses them.
+	AllowLocal bool
 	// AcceptNewHostKeys records unknown SSH host keys (accept-new).
 	AcceptNewHostKeys bool
 	// KnownHostsFiles overrides ssh_config's known_hosts files.
@@ -46,15 +54,66 @@ type Options struct {
 	Getenv func(string) string
 }
 
-// SimStateDir returns the state directory for a spec directory: the
-// GPUFORM_SIM_STATE environment variable when set, else DIR/.gpuform/sim.
+// SimStateDir returns where the simulated nodes of the spec in specDir
+// keep their state: $GPUFORM_SIM_STATE when set (used as it is, shared by
+// every spec), else a directory of their own under the per-user state
+// directory, $XDG_STATE_HOME/gpuform/sim or ~/.local/state/gpuform/sim,
+// named after the spec directory and a hash of its absolute path, so two
+// specs never share a node. It returns "" when neither HOME nor an
+// absolute XDG_STATE_HOME is set. Nothing is created or checked here;
+// sim.Materialize does that.
 func SimStateDir(specDir string, getenv func(string) string) string {
-	if getenv != nil {
-		if d := getenv("GPUFORM_SIM_STATE"); d != "" {
-			return d
-		}
+	if getenv == nil {
+		return ""
 	}
-	return filepath.Join(specDir, StateDirName)
+	if d := getenv("GPUFORM_SIM_STATE"); d != "" {
+		return d
+	}
+	base := ""
+	if x := getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		// The XDG spec says to ignore a relative value.
+		base = filepath.Join(x, "gpuform", "sim")
+	} else if h := getenv("HOME"); filepath.IsAbs(h) {
+		base = filepath.Join(h, ".local", "state", "gpuform", "sim")
+	} else {
+		return ""
+	}
+	abs, err := filepath.Abs(specDir)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(abs))
+	name := strings.Trim(nonName.ReplaceAllString(filepath.Base(abs), "-"), "-")
+	if name == "" {
+		name = "spec"
+	}
+	return filepath.Join(base, name+"-"+hex.EncodeToString(sum[:6]))
+}
+
+var nonName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// LocalRefusal is the error for a local:// host used without -allow-local;
+// what says what would happen ("apply would change the machine gpuform
+// runs on").
+func LocalRefusal(host, what string) error {
+	return fmt.Errorf("host %s is this machine: %s; pass -allow-local if that is what you mean", host, what)
+}
+
+// inside reports whether path is dir or below it, after making both
+// absolute and resolving the links that exist.
+func inside(path, dir string) bool {
+	resolve := func(p string) string {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		return abs
+	}
+	rel, err := filepath.Rel(resolve(dir), resolve(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // IsSim reports whether host names a simulated node.
@@ -69,7 +128,10 @@ func Open(ctx context.Context, h spec.Host, o Options) (transport.Transport, err
 	switch {
 	case IsSim(h.Name):
 		if o.SimStateDir == "" {
-			return nil, &transport.HostError{Host: h.Name, Op: "connect", Err: fmt.Errorf("no state directory for simulated nodes")}
+			return nil, &transport.HostError{Host: h.Name, Op: "connect", Err: fmt.Errorf("no state directory for simulated nodes: set HOME, XDG_STATE_HOME or GPUFORM_SIM_STATE")}
+		}
+		if o.SpecDir != "" && inside(o.SimStateDir, o.SpecDir) {
+			return nil, &transport.HostError{Host: h.Name, Op: "connect", Err: fmt.Errorf("refusing simulated node state %s: it is inside the spec directory %s, which may come from someone else; point GPUFORM_SIM_STATE elsewhere", o.SimStateDir, o.SpecDir)}
 		}
 		root, err := sim.MaterializeHost(h.Name, o.SimStateDir)
 		if err != nil {
@@ -77,6 +139,9 @@ func Open(ctx context.Context, h spec.Host, o Options) (transport.Transport, err
 		}
 		return sim.New(h.Name, root), nil
 	case IsLocal(h.Name):
+		if !o.AllowLocal {
+			return nil, &transport.HostError{Host: h.Name, Op: "connect", Err: LocalRefusal(h.Name, "gpuform would run commands on the machine it runs on")}
+		}
 		return local.New(h.Name), nil
 	}
 	so := ssh.Options{

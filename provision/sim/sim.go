@@ -10,6 +10,13 @@
 // Package sim is not a container or a VM: nothing is isolated, and commands
 // that do not go through $GPUFORM_ROOT or the stand-ins act on the real
 // machine. It is for demos, tests and first steps, not for untrusted specs.
+//
+// Because the stand-ins in a root are executed, a root is used only when
+// gpuform made it: it carries a marker written at materialisation, and it
+// and its state directory must be real directories (no symlinks) owned by
+// the user running gpuform and writable by no one else. Anything else is
+// refused before a command runs, so state brought in by someone else (a
+// pull request, another user of a shared /tmp) is never executed.
 package sim
 
 import (
@@ -25,6 +32,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -53,8 +61,14 @@ const Scheme = "sim://"
 // it first on PATH.
 const BinDir = "usr/lib/gpuform-sim/bin"
 
-// stateFile marks a materialised root and names its profile.
-const stateFile = "var/lib/gpuform-sim/profile"
+// MarkerFile, at the top of a root, marks it as materialised by gpuform
+// and names its profile. It sits outside every path the probe and the
+// stand-ins address, so a simulated node cannot change it by its own
+// commands.
+const MarkerFile = ".gpuform-sim-root"
+
+// markerHeader is the marker's first line; the second is "profile NAME".
+const markerHeader = "gpuform simulated node root, version 1"
 
 // Names returns the profiles that can be simulated, sorted.
 func Names() []string {
@@ -134,18 +148,101 @@ func MaterializeHost(host, stateDir string) (string, error) {
 }
 
 // Reset removes a materialised root so the next Materialize starts from
-// the embedded profile. It refuses a directory that is not a sim root.
+// the embedded profile. It refuses a directory that is not a sim root
+// (no marker) and a root that is a symbolic link.
 func Reset(root string) error {
-	if _, err := os.Stat(filepath.Join(root, stateFile)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return fmt.Errorf("%s is not a simulated node root (no %s); not removing it", root, stateFile)
-		}
+	fi, err := os.Lstat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link, not a simulated node root; not removing it", root)
+	}
+	if _, err := os.Lstat(filepath.Join(root, MarkerFile)); err != nil {
+		return fmt.Errorf("%s is not a simulated node root (no %s); not removing it", root, MarkerFile)
+	}
 	return os.RemoveAll(root)
+}
+
+// CheckStateDir creates dir (mode 0700) when it is missing and refuses it
+// unless it is a real directory owned by the user running gpuform and
+// writable by no one else: the roots in it hold programs gpuform runs.
+func CheckStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("simulated node state: %w", err)
+	}
+	if err := checkOwned(dir, true); err != nil {
+		return refused(dir, err)
+	}
+	return nil
+}
+
+// refused explains why state was not used and how to start over.
+func refused(p string, err error) error {
+	return fmt.Errorf("refusing simulated node state %s: %w; gpuform runs simulated nodes only from state it created itself (remove %s to start over)", p, err, p)
+}
+
+// checkOwned checks that p is a directory (dir) or regular file that is
+// not a symbolic link, is owned by the effective user, and is not
+// writable by group or others.
+func checkOwned(p string, dir bool) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return errors.New("it is a symbolic link")
+	case dir && !fi.IsDir():
+		return errors.New("it is not a directory")
+	case !dir && !fi.Mode().IsRegular():
+		return errors.New("it is not a regular file")
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("it is writable by other users (mode %04o)", fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("it is owned by uid %d, not by the user running gpuform (uid %d)", st.Uid, os.Geteuid())
+	}
+	return nil
+}
+
+// checkRoot accepts an existing root only when gpuform made it for profile
+// name: owned and private as CheckStateDir demands, with gpuform's marker
+// naming the profile, and with real directories all the way down to the
+// stand-ins that go first on PATH.
+func checkRoot(root, name string) error {
+	if err := checkOwned(root, true); err != nil {
+		return refused(root, err)
+	}
+	marker := filepath.Join(root, MarkerFile)
+	if err := checkOwned(marker, false); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return refused(root, fmt.Errorf("it has no %s marker, so gpuform did not make it", MarkerFile))
+		}
+		return refused(root, fmt.Errorf("its marker %s: %w", MarkerFile, err))
+	}
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		return refused(root, err)
+	}
+	header, rest, _ := strings.Cut(string(b), "\n")
+	if header != markerHeader {
+		return refused(root, fmt.Errorf("its %s marker was not written by this gpuform", MarkerFile))
+	}
+	if got := strings.TrimSpace(strings.TrimPrefix(rest, "profile ")); got != name {
+		return fmt.Errorf("%s holds simulated profile %q, not %q", root, got, name)
+	}
+	p := root
+	for _, c := range strings.Split(BinDir, "/") {
+		p = filepath.Join(p, c)
+		if err := checkOwned(p, true); err != nil {
+			return refused(root, fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	return nil
 }
 
 func materialize(name, root string) (string, error) {
@@ -155,18 +252,25 @@ func materialize(name, root string) (string, error) {
 	if _, err := roots.Open("roots/" + name + ".txtar"); err != nil {
 		return "", fmt.Errorf("unknown simulated profile %q (have %s)", name, strings.Join(Names(), ", "))
 	}
-	if b, err := os.ReadFile(filepath.Join(root, stateFile)); err == nil {
-		if got := strings.TrimSpace(string(b)); got != name {
-			return "", fmt.Errorf("%s holds simulated profile %q, not %q", root, got, name)
-		}
-		return root, nil
-	}
-	// Build into a temporary sibling and rename, so an interrupted
-	// extraction never leaves a half root that a later run would reuse.
-	parent := filepath.Dir(root)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	root, err := filepath.Abs(root)
+	if err != nil {
 		return "", err
 	}
+	parent := filepath.Dir(root)
+	if err := CheckStateDir(parent); err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(root); err == nil {
+		if err := checkRoot(root, name); err != nil {
+			return "", err
+		}
+		return root, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	// Build into a temporary sibling and rename, so an interrupted
+	// extraction never leaves a half root that a later run would reuse;
+	// the marker goes in last. MkdirTemp makes the root 0700.
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(root)+".tmp-")
 	if err != nil {
 		return "", err
@@ -175,24 +279,21 @@ func materialize(name, root string) (string, error) {
 		os.RemoveAll(tmp)
 		return "", fmt.Errorf("materialising %s: %w", name, err)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, stateFile), []byte(name+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, MarkerFile), []byte(markerHeader+"\nprofile "+name+"\n"), 0o600); err != nil {
 		os.RemoveAll(tmp)
 		return "", err
 	}
 	if err := os.Rename(tmp, root); err != nil {
 		os.RemoveAll(tmp)
 		// Another process or goroutine materialised the same root first
-		// (a fleet run probing one host twice): use theirs.
-		if b, rerr := os.ReadFile(filepath.Join(root, stateFile)); rerr == nil && strings.TrimSpace(string(b)) == name {
-			return filepath.Abs(root)
+		// (a fleet run probing one host twice): use theirs, if it passes
+		// the same checks as any existing root.
+		if cerr := checkRoot(root, name); cerr == nil {
+			return root, nil
 		}
 		return "", err
 	}
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return root, nil
-	}
-	return abs, nil
+	return root, nil
 }
 
 // build writes profile name (and the layers it names) into dir.
@@ -623,14 +724,28 @@ type Transport struct {
 
 // New returns a transport for host whose commands run locally with
 // GPUFORM_ROOT=root and the root's stand-ins first on PATH. Become is
-// ignored: the simulated node belongs to the user running gpuform.
+// ignored: the simulated node belongs to the user running gpuform. root
+// must come from Materialize, which checked that gpuform made it.
 func New(host, root string) *Transport {
 	env := map[string]string{
 		"GPUFORM_ROOT": root,
 		"GPUFORM_SIM":  "1",
-		"PATH":         filepath.Join(root, filepath.FromSlash(BinDir)) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH":         filepath.Join(root, filepath.FromSlash(BinDir)) + string(os.PathListSeparator) + absolutePath(os.Getenv("PATH")),
 	}
 	return &Transport{inner: local.New(host, local.WithEnv(env)), root: root}
+}
+
+// absolutePath drops the empty and relative entries of a PATH value: they
+// name the working directory, which may be a spec directory, and nothing
+// found there may run as a simulated node's tool.
+func absolutePath(path string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(path) {
+		if filepath.IsAbs(d) {
+			keep = append(keep, d)
+		}
+	}
+	return strings.Join(keep, string(os.PathListSeparator))
 }
 
 // Host returns the inventory name given to New.

@@ -436,3 +436,101 @@ reboot
 		t.Errorf("governors after reboot = %q", g)
 	}
 }
+
+// TestMaterializeRefusesForeignState: a root or state directory gpuform
+// did not make — no marker, a symlink, writable by others, a planted
+// stand-in directory — is refused, and nothing in it is run.
+func TestMaterializeRefusesForeignState(t *testing.T) {
+	const profile = "gh200"
+	tests := map[string]struct {
+		// prepare damages a fresh state directory holding a good root.
+		prepare func(t *testing.T, state, root string) string
+		want    string
+	}{
+		"marker missing": {
+			prepare: func(t *testing.T, state, root string) string {
+				must(t, os.Remove(filepath.Join(root, sim.MarkerFile)))
+				return state
+			},
+			want: "no .gpuform-sim-root marker",
+		},
+		"marker forged": {
+			prepare: func(t *testing.T, state, root string) string {
+				must(t, os.WriteFile(filepath.Join(root, sim.MarkerFile), []byte("gh200\n"), 0o600))
+				return state
+			},
+			want: "was not written by this gpuform",
+		},
+		"marker is a symlink": {
+			prepare: func(t *testing.T, state, root string) string {
+				m := filepath.Join(root, sim.MarkerFile)
+				must(t, os.Rename(m, m+".real"))
+				must(t, os.Symlink(m+".real", m))
+				return state
+			},
+			want: "is a symbolic link",
+		},
+		"root is a symlink": {
+			prepare: func(t *testing.T, state, root string) string {
+				elsewhere := filepath.Join(t.TempDir(), "r")
+				must(t, os.Rename(root, elsewhere))
+				must(t, os.Symlink(elsewhere, root))
+				return state
+			},
+			want: "is a symbolic link",
+		},
+		"state dir is a symlink": {
+			prepare: func(t *testing.T, state, root string) string {
+				link := filepath.Join(t.TempDir(), "state")
+				must(t, os.Symlink(state, link))
+				return link
+			},
+			want: "is a symbolic link",
+		},
+		"root writable by others": {
+			prepare: func(t *testing.T, state, root string) string {
+				must(t, os.Chmod(root, 0o777))
+				return state
+			},
+			want: "writable by other users",
+		},
+		"state dir writable by group": {
+			prepare: func(t *testing.T, state, root string) string {
+				must(t, os.Chmod(state, 0o770))
+				return state
+			},
+			want: "writable by other users",
+		},
+		"stand-ins replaced by a link": {
+			prepare: func(t *testing.T, state, root string) string {
+				bin := filepath.Join(root, filepath.FromSlash(sim.BinDir))
+				other := t.TempDir()
+				must(t, os.RemoveAll(bin))
+				must(t, os.Symlink(other, bin))
+				return state
+			},
+			want: "is a symbolic link",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			state := t.TempDir()
+			root, err := sim.Materialize(profile, state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			state = tc.prepare(t, state, root)
+			_, err = sim.Materialize(profile, state)
+			if err == nil || !strings.Contains(err.Error(), "refusing simulated node state") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Materialize of damaged state = %v, want a refusal naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,7 +5,7 @@
 # environment, or a file var/lib/gpuform-sim/fail/<tool> in the root whose
 # content is the error message), and changes files under $GPUFORM_ROOT the
 # way the real tool changes a node.
-if [ -z "${GPUFORM_ROOT:-}" ] || [ ! -f "$GPUFORM_ROOT/var/lib/gpuform-sim/profile" ]; then
+if [ -z "${GPUFORM_ROOT:-}" ] || [ ! -f "$GPUFORM_ROOT/.gpuform-sim-root" ]; then
 	echo "${0##*/}: gpuform-sim stand-in run outside a simulated root (GPUFORM_ROOT=${GPUFORM_ROOT:-unset})" >&2
 	exit 127
 fi
