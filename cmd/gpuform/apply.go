@@ -14,16 +14,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/provision/apply"
-	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/plan"
-	"github.com/gpuform/gpuform/spec"
+	"github.com/gpuform/gpuform/provision/transport"
 )
 
 func newApplyCommand(s Streams) *cobra.Command {
 	var flags specFlags
 	var conn connectFlags
 	var targets []string
-	var autoApprove, asJSON, allowLocal bool
+	var autoApprove, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "apply [DIR|PLANFILE]",
 		Short: "Change the hosts to match the spec",
@@ -69,10 +68,12 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
 				return err
 			}
-			if !allowLocal {
-				if err := refuseLocalHosts(cfg, targets); err != nil {
-					return err
-				}
+			hosts, err := selectHosts(cfg, targets)
+			if err != nil {
+				return err
+			}
+			if err := conn.refuseLocal(hosts, "apply would change the machine gpuform runs on"); err != nil {
+				return err
 			}
 			p, err := makePlan(ctx, s, cfg, dir, targets, conn, !asJSON)
 			if err != nil {
@@ -119,7 +120,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			}
 			progress := func(e apply.Event) {}
 			if !asJSON {
-				progress = func(e apply.Event) { fmt.Fprintf(s.Err, "%s: %s\n", e.Host, e.Message) }
+				progress = func(e apply.Event) { fmt.Fprintf(s.Err, "%s: %s\n", e.Host, transport.HostText(e.Message)) }
 			}
 			rep := apply.Apply(ctx, cfg, p, apply.Options{Connect: connectorFor(opts), Parallelism: conn.parallelism, Progress: progress})
 			if asJSON {
@@ -139,7 +140,6 @@ Exit status: 0 every host converged; 1 otherwise.`,
 	conn.register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	cmd.Flags().BoolVar(&autoApprove, "auto-approve", false, "apply without asking for confirmation")
-	cmd.Flags().BoolVar(&allowLocal, "allow-local", false, "let apply change this machine when the spec lists a local:// host")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the apply report as JSON (implies no prompt: combine with -auto-approve or a plan file)")
 	return cmd
 }
@@ -194,7 +194,7 @@ func writeApplyText(w io.Writer, rep *apply.Report) {
 		default:
 			detail = "no changes"
 		}
-		fmt.Fprintf(tw, "  %s\tbatch %d\t%s\t%s\n", h.Host, h.Batch, h.Status, detail)
+		fmt.Fprintf(tw, "  %s\tbatch %d\t%s\t%s\n", h.Host, h.Batch, h.Status, transport.HostText(detail))
 	}
 	tw.Flush()
 	if rep.Stopped != "" {
@@ -202,20 +202,4 @@ func writeApplyText(w io.Writer, rep *apply.Report) {
 	}
 	fmt.Fprintf(w, "\nApply finished: %d succeeded, %d reboot pending, %d rebooted, %d failed, %d skipped.\n",
 		rep.Count(apply.Succeeded), rep.Count(apply.RebootPending), rep.Count(apply.Rebooted), rep.Count(apply.Failed), rep.Count(apply.Skipped))
-}
-
-// refuseLocalHosts stops apply from changing the machine gpuform runs on
-// unless asked: a spec from an untrusted pull request, applied in CI, must
-// not be able to install packages on the CI runner by listing local://.
-func refuseLocalHosts(cfg *spec.Config, targets []string) error {
-	hosts, err := selectHosts(cfg, targets)
-	if err != nil {
-		return err
-	}
-	for _, h := range hosts {
-		if connect.IsLocal(h.Host.Name) {
-			return fmt.Errorf("host %s is this machine: apply would change the machine gpuform runs on; pass -allow-local if that is what you mean", h.Host.Name)
-		}
-	}
-	return nil
 }

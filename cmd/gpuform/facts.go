@@ -89,6 +89,9 @@ invalid.`,
 			if len(hosts) == 0 {
 				return fmt.Errorf("the spec in %s has no hosts", dir)
 			}
+			if err := conn.refuseLocal(hosts, "facts would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
+				return err
+			}
 			opts, err := conn.options(s, dir)
 			if err != nil {
 				return err
@@ -153,9 +156,9 @@ func probeHosts(ctx context.Context, s Streams, hosts []targetHost, opts connect
 func hostErrorText(err error) string {
 	var he *transport.HostError
 	if errors.As(err, &he) {
-		return he.Op + ": " + he.Err.Error()
+		return he.Detail()
 	}
-	return err.Error()
+	return transport.HostText(err.Error())
 }
 
 func writeFacts(s Streams, asJSON bool, results []factsHostJSON) error {
@@ -189,9 +192,11 @@ func writeFactsText(w io.Writer, r factsHostJSON) {
 		return
 	}
 	n := r.Facts
+	// Every value was read on the host: HostText keeps one from forging
+	// or erasing lines of this listing.
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(w, "  %-18s %s\n", k, v)
+			fmt.Fprintf(w, "  %-18s %s\n", k, transport.HostText(v))
 		}
 	}
 	row("os", strings.TrimSpace(n.OS.Pretty+" ("+n.Arch+")"))
@@ -228,7 +233,7 @@ func writeFactsText(w io.Writer, r factsHostJSON) {
 		if i == 0 {
 			k = "packages"
 		}
-		fmt.Fprintf(w, "  %-18s %s\n", k, p)
+		fmt.Fprintf(w, "  %-18s %s\n", k, transport.HostText(p))
 	}
 	for _, warn := range n.Warnings {
 		row("warning", warn)

@@ -16,6 +16,7 @@ func (f *connectFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file (default ~/.ssh/config; \"none\" reads none)")
 	fs.IntVar(&f.parallelism, "parallelism", fleet.DefaultParallelism, "how many hosts to work on at once")
 	fs.StringVar(&f.connectTimeout, "connect-timeout", "", "time allowed to connect and log in to each host (default 30s)")
+	fs.BoolVar(&f.allowLocal, "allow-local", false, "let gpuform run commands on this machine: for local:// hosts, and for verify's nccl-tests on sim:// hosts")
 }
 
 func parseDuration(s string) (time.Duration, error) {

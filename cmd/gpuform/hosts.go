@@ -72,11 +72,30 @@ type connectFlags struct {
 	sshConfig      string
 	parallelism    int
 	connectTimeout string
+	allowLocal     bool
+}
+
+// refuseLocal stops a command before it reaches any host when one of them
+// is this machine (local://) and -allow-local was not given: a spec from an
+// untrusted pull request, planned or verified in CI, must not run commands
+// on the CI runner by listing local://. what says what would happen.
+func (f *connectFlags) refuseLocal(hosts []targetHost, what string) error {
+	if f.allowLocal {
+		return nil
+	}
+	for _, h := range hosts {
+		if connect.IsLocal(h.Host.Name) {
+			return connect.LocalRefusal(h.Host.Name, what)
+		}
+	}
+	return nil
 }
 
 func (f *connectFlags) options(s Streams, specDir string) (connect.Options, error) {
 	o := connect.Options{
 		SimStateDir:       connect.SimStateDir(specDir, s.Getenv),
+		SpecDir:           specDir,
+		AllowLocal:        f.allowLocal,
 		AcceptNewHostKeys: f.acceptNew,
 		KnownHostsFiles:   f.knownHosts,
 		IdentityFiles:     f.identities,

@@ -43,10 +43,16 @@ Exit status: 0 written; 1 the host could not be probed.`,
 			if name == "" {
 				name = nodeName(h.Name)
 			}
+			if err := conn.refuseLocal([]targetHost{{Host: h}}, "import would run its probe on the machine gpuform runs on"); err != nil {
+				return err
+			}
 			opts, err := conn.options(s, ".")
 			if err != nil {
 				return err
 			}
+			// import reads no spec: its simulated state is keyed by the
+			// working directory, which no one else supplied.
+			opts.SpecDir = ""
 			t, err := connect.Open(cmd.Context(), h, opts)
 			if err != nil {
 				return fmt.Errorf("%s", hostErrorText(err))

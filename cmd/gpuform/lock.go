@@ -54,6 +54,9 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 			}
 			got := map[string]*facts.Node{}
 			if len(hosts) > 0 {
+				if err := conn.refuseLocal(hosts, "lock would run its probe on the machine gpuform runs on"); err != nil {
+					return err
+				}
 				opts, err := conn.options(s, dir)
 				if err != nil {
 					return err

@@ -104,6 +104,9 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("the spec in %s has no hosts", dir)
 	}
+	if err := conn.refuseLocal(hosts, "plan would run its probe on the machine gpuform runs on"); err != nil {
+		return nil, err
+	}
 	opts, err := conn.options(s, dir)
 	if err != nil {
 		return nil, err

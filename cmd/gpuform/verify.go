@@ -123,6 +123,22 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			if len(targets) == 0 {
 				return fmt.Errorf("the spec in %s has no hosts to verify", dir)
 			}
+			if !vf.local {
+				// --local is the operator's own request to check this
+				// machine; a local:// or sim:// host in a spec is not.
+				var hosts []targetHost
+				for _, tg := range targets {
+					hosts = append(hosts, targetHost{Host: tg.Host, Node: tg.Node})
+				}
+				if err := conn.refuseLocal(hosts, "verify would run its checks on the machine gpuform runs on"); err != nil {
+					return err
+				}
+				for _, tg := range targets {
+					if err := runner.RefuseLocalNCCL(tg, opts); err != nil {
+						return err
+					}
+				}
+			}
 			if vf.format == "text" && vf.out == "" && len(targets) > 1 {
 				opts.Progress = fleet.NewProgress(s.Err, "verifying")
 			}

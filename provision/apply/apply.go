@@ -448,7 +448,9 @@ func lastLines(s string, n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return strings.Join(lines, " / ")
+	// The excerpt is the host's output: it must not carry escapes or a
+	// CR that rewrite the report it is printed in.
+	return transport.HostText(strings.Join(lines, " / "))
 }
 
 // reboot restarts the host and waits until it answers with every resource

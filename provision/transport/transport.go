@@ -62,9 +62,16 @@ type HostError struct {
 	Err error
 }
 
-// Error renders the error as "HOST: OP: CAUSE".
+// Error renders the error as "HOST: OP: CAUSE", the cause made safe to
+// print with HostText since it often quotes the host's own output.
 func (e *HostError) Error() string {
-	return fmt.Sprintf("%s: %s: %v", e.Host, e.Op, e.Err)
+	return e.Host + ": " + e.Detail()
+}
+
+// Detail renders the error without its host, as "OP: CAUSE", for output
+// that already shows the host beside it; the cause goes through HostText.
+func (e *HostError) Detail() string {
+	return e.Op + ": " + HostText(fmt.Sprint(e.Err))
 }
 
 // Unwrap returns the underlying cause.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 )
 
@@ -105,15 +106,18 @@ func (p *printer) check(c verify.CheckResult, width int) {
 	default:
 		tag = p.paint(ansiDim, "skip ")
 	}
+	// Observed values and messages carry what hosts reported (GPU names,
+	// nccl-tests and dcgmi output): HostText keeps them from moving the
+	// cursor or starting a line of their own.
 	var vals []string
 	if c.Observed != "" {
-		vals = append(vals, c.Observed)
+		vals = append(vals, transport.HostText(c.Observed))
 	}
 	if c.Expected != "" && c.Status != verify.StatusPass {
-		vals = append(vals, "expected "+c.Expected)
+		vals = append(vals, "expected "+transport.HostText(c.Expected))
 	}
 	p.line(strings.TrimRight(fmt.Sprintf("  %s  %-*s  %s", tag, width, c.ID, strings.Join(vals, ", ")), " "))
 	if c.Message != "" && c.Status != verify.StatusPass {
-		p.line(fmt.Sprintf("  %s  %s", strings.Repeat(" ", 5), c.Message))
+		p.line(fmt.Sprintf("  %s  %s", strings.Repeat(" ", 5), transport.HostText(c.Message)))
 	}
 }

@@ -86,7 +86,11 @@ func Run(ctx context.Context, targets []Target, o Options) *report.Document {
 		// or Slurm's HealthCheckProgram, past it.
 		hctx, cancel := context.WithTimeout(ctx, budget)
 		defer cancel()
-		h, err := verifyHost(hctx, byName[name], o, multi[byName[name].Node])
+		err := RefuseLocalNCCL(byName[name], o)
+		var h report.Host
+		if err == nil {
+			h, err = verifyHost(hctx, byName[name], o, multi[byName[name].Node])
+		}
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 				err = fmt.Errorf("the %s tier's budget of %s ran out before the checks could run (%w)", o.Tier, budget.Round(time.Millisecond), withoutHost(err))
@@ -264,6 +268,10 @@ func runMultiNode(ctx context.Context, targets []Target, o Options) map[*spec.No
 			if timeout == 0 {
 				timeout = o.Tier.Budget()
 			}
+			if err := RefuseLocalNCCL(first[n], o); err != nil {
+				out[n][nt.Name] = nccltest.Result{Failure: err.Error()}
+				continue
+			}
 			t, err := connect.Open(ctx, first[n].Host, o.Connect)
 			if err != nil {
 				out[n][nt.Name] = nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first[n].Host.Name, err)}
@@ -280,12 +288,28 @@ func runMultiNode(ctx context.Context, targets []Target, o Options) map[*spec.No
 	return out
 }
 
+// RefuseLocalNCCL refuses a target whose tier would run the spec's
+// nccl_test commands on this machine — a sim:// or local:// host outside
+// --local — unless o.Connect.AllowLocal: those commands are whatever the
+// spec says, and the spec may come from someone else. The CLI refuses
+// before anything runs; this keeps every other caller of Run as safe.
+func RefuseLocalNCCL(tg Target, o Options) error {
+	if o.Local || o.Connect.AllowLocal || !(connect.IsSim(tg.Host.Name) || connect.IsLocal(tg.Host.Name)) {
+		return nil
+	}
+	p, err := verify.Plan(o.Tier, verify.ExpectationFor(tg.Node))
+	if err != nil || len(p.NCCL) == 0 {
+		return nil
+	}
+	return connect.LocalRefusal(tg.Host.Name, fmt.Sprintf("verify -tier %s would run the spec's nccl_test command %q on the machine gpuform runs on", o.Tier, p.NCCL[0].Command))
+}
+
 // withoutHost drops the host name a transport error starts with: the
 // report already shows the error under its host.
 func withoutHost(err error) error {
 	var he *transport.HostError
 	if errors.As(err, &he) {
-		return fmt.Errorf("%s: %w", he.Op, he.Err)
+		return errors.New(he.Detail())
 	}
 	return err
 }
