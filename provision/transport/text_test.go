@@ -37,6 +37,13 @@ func TestHostErrorSanitisesCause(t *testing.T) {
 	}
 }
 
+func TestHostErrorIsOneLine(t *testing.T) {
+	e := &HostError{Host: "gpu1", Op: "run", Err: errString("exit 1:\nOK: all checks passed\n")}
+	if got, want := e.Error(), "gpu1: run: exit 1: OK: all checks passed"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
 type errString string
 
 func (e errString) Error() string { return string(e) }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Command is one remote command. Script is handed to a POSIX shell on the
@@ -69,9 +70,10 @@ func (e *HostError) Error() string {
 }
 
 // Detail renders the error without its host, as "OP: CAUSE", for output
-// that already shows the host beside it; the cause goes through HostText.
+// that already shows the host beside it. The cause goes through HostText
+// and is kept on one line, as an error is: its lines are joined by spaces.
 func (e *HostError) Detail() string {
-	return e.Op + ": " + HostText(fmt.Sprint(e.Err))
+	return e.Op + ": " + strings.ReplaceAll(HostText(fmt.Sprint(e.Err)), "\n"+hostLinePrefix, " ")
 }
 
 // Unwrap returns the underlying cause.
