@@ -15,6 +15,9 @@ type Attr[T any] struct {
 	// Range is the range of the attribute's expression (or of the enclosing
 	// block's header when the value is a default).
 	Range hcl.Range
+	// Sensitive is true when the value was derived from a sensitive
+	// variable or output: outputs print Redacted instead of V.
+	Sensitive bool
 }
 
 // Config is an evaluated spec directory.
@@ -39,6 +42,9 @@ type Config struct {
 	Outputs map[string]*Output
 	// Lint is the in-spec lint configuration, if a lint block was written.
 	Lint *LintConfig
+
+	// sensitiveStrings are the texts of sensitive values, for Redactor.
+	sensitiveStrings []string
 }
 
 // Variable is a declared input variable and the value it resolved to.

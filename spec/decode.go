@@ -48,6 +48,15 @@ func typeDiag(name, want string, rng hcl.Range) *hcl.Diagnostic {
 	}
 }
 
+// didYouMeanSuffix is didYouMeanSuffix when ok; a suggestion close to a
+// sensitive value would tell how it is spelled.
+func didYouMeanSuffixIf(ok bool, name string, candidates []string) string {
+	if !ok {
+		return ""
+	}
+	return didYouMeanSuffix(name, candidates)
+}
+
 func didYouMeanSuffix(name string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
@@ -124,7 +133,8 @@ func (d *attrDecoder) string(name string) Attr[string] {
 	if !ok {
 		return Attr[string]{Range: rangeOr(a, d.block)}
 	}
-	return Attr[string]{V: v.AsString(), Set: true, Range: a.Expr.Range()}
+	u, sens := unmarkAll(v)
+	return Attr[string]{V: u.AsString(), Set: true, Range: a.Expr.Range(), Sensitive: sens}
 }
 
 func (d *attrDecoder) enum(name string, allowed ...string) Attr[string] {
@@ -140,10 +150,10 @@ func (d *attrDecoder) enum(name string, allowed ...string) Attr[string] {
 	d.diags = append(d.diags, &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  fmt.Sprintf("Invalid value for %q", name),
-		Detail:   fmt.Sprintf("%q is not one of %s.%s", s.V, quoteList(allowed), didYouMeanSuffix(s.V, allowed)),
+		Detail:   fmt.Sprintf("%s is not one of %s.%s", s.Show(), quoteList(allowed), didYouMeanSuffixIf(!s.Sensitive, s.V, allowed)),
 		Subject:  s.Range.Ptr(),
 	})
-	return Attr[string]{Range: s.Range}
+	return Attr[string]{Range: s.Range, Sensitive: s.Sensitive}
 }
 
 func quoteList(xs []string) string {
@@ -159,7 +169,8 @@ func (d *attrDecoder) bool(name string) Attr[bool] {
 	if !ok {
 		return Attr[bool]{Range: rangeOr(a, d.block)}
 	}
-	return Attr[bool]{V: v.True(), Set: true, Range: a.Expr.Range()}
+	u, sens := unmarkAll(v)
+	return Attr[bool]{V: u.True(), Set: true, Range: a.Expr.Range(), Sensitive: sens}
 }
 
 func (d *attrDecoder) int(name string, min, max int) Attr[int] {
@@ -167,6 +178,7 @@ func (d *attrDecoder) int(name string, min, max int) Attr[int] {
 	if !ok {
 		return Attr[int]{Range: rangeOr(a, d.block)}
 	}
+	v, sens := unmarkAll(v)
 	n, ok := wholeNumber(v)
 	if !ok || n < min || n > max {
 		d.diags = append(d.diags, &hcl.Diagnostic{
@@ -175,9 +187,9 @@ func (d *attrDecoder) int(name string, min, max int) Attr[int] {
 			Detail:   fmt.Sprintf("%q must be a whole number from %d to %d.", name, min, max),
 			Subject:  a.Expr.Range().Ptr(),
 		})
-		return Attr[int]{Range: a.Expr.Range()}
+		return Attr[int]{Range: a.Expr.Range(), Sensitive: sens}
 	}
-	return Attr[int]{V: n, Set: true, Range: a.Expr.Range()}
+	return Attr[int]{V: n, Set: true, Range: a.Expr.Range(), Sensitive: sens}
 }
 
 func wholeNumber(v cty.Value) (int, bool) {
@@ -197,6 +209,7 @@ func (d *attrDecoder) float(name string, min, max float64) Attr[float64] {
 	if !ok {
 		return Attr[float64]{Range: rangeOr(a, d.block)}
 	}
+	v, sens := unmarkAll(v)
 	f, _ := v.AsBigFloat().Float64()
 	if f < min || f > max {
 		d.diags = append(d.diags, &hcl.Diagnostic{
@@ -205,27 +218,32 @@ func (d *attrDecoder) float(name string, min, max float64) Attr[float64] {
 			Detail:   fmt.Sprintf("%q must be between %g and %g.", name, min, max),
 			Subject:  a.Expr.Range().Ptr(),
 		})
-		return Attr[float64]{Range: a.Expr.Range()}
+		return Attr[float64]{Range: a.Expr.Range(), Sensitive: sens}
 	}
-	return Attr[float64]{V: f, Set: true, Range: a.Expr.Range()}
+	return Attr[float64]{V: f, Set: true, Range: a.Expr.Range(), Sensitive: sens}
 }
 
 func (d *attrDecoder) version(name string) Attr[Version] {
 	s := d.string(name)
 	if !s.Set {
-		return Attr[Version]{Range: s.Range}
+		return Attr[Version]{Range: s.Range, Sensitive: s.Sensitive}
 	}
 	v, err := ParseVersion(s.V)
 	if err != nil {
+		detail := err.Error() + "."
+		if s.Sensitive {
+			// The parser's message quotes the text it refused.
+			detail = Redacted + " is not a version like \"550.127.08\" or \"12.4\"."
+		}
 		d.diags = append(d.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid version",
-			Detail:   err.Error() + ".",
+			Detail:   detail,
 			Subject:  s.Range.Ptr(),
 		})
-		return Attr[Version]{Range: s.Range}
+		return Attr[Version]{Range: s.Range, Sensitive: s.Sensitive}
 	}
-	return Attr[Version]{V: v, Set: true, Range: s.Range}
+	return Attr[Version]{V: v, Set: true, Range: s.Range, Sensitive: s.Sensitive}
 }
 
 func (d *attrDecoder) size(name string, allowPercent bool) Attr[Size] {
@@ -233,16 +251,22 @@ func (d *attrDecoder) size(name string, allowPercent bool) Attr[Size] {
 	if !ok {
 		return Attr[Size]{Range: d.block}
 	}
-	v, _, ok := d.value(name, cty.String)
+	mv, _, ok := d.value(name, cty.String)
 	if !ok {
 		return Attr[Size]{Range: a.Expr.Range()}
 	}
+	v, sens := unmarkAll(mv)
+	text := Quote(v.AsString(), sens)
 	sz, err := ParseSize(v.AsString())
+	if err != nil && sens {
+		// The parser's message quotes the text it refused.
+		err = fmt.Errorf("%s is not a size like \"16GiB\" or \"50%%\"", text)
+	}
 	if err == nil && sz.IsPercent() && !allowPercent {
-		err = fmt.Errorf("%q: a percentage of RAM is not allowed here; give an absolute size like \"16GiB\"", v.AsString())
+		err = fmt.Errorf("%s: a percentage of RAM is not allowed here; give an absolute size like \"16GiB\"", text)
 	}
 	if err == nil && sz.Unlimited {
-		err = fmt.Errorf("%q: \"unlimited\" is not allowed here", v.AsString())
+		err = fmt.Errorf("%s: \"unlimited\" is not allowed here", text)
 	}
 	if err != nil {
 		d.diags = append(d.diags, &hcl.Diagnostic{
@@ -251,9 +275,9 @@ func (d *attrDecoder) size(name string, allowPercent bool) Attr[Size] {
 			Detail:   err.Error() + ".",
 			Subject:  a.Expr.Range().Ptr(),
 		})
-		return Attr[Size]{Range: a.Expr.Range()}
+		return Attr[Size]{Range: a.Expr.Range(), Sensitive: sens}
 	}
-	return Attr[Size]{V: sz, Set: true, Range: a.Expr.Range()}
+	return Attr[Size]{V: sz, Set: true, Range: a.Expr.Range(), Sensitive: sens}
 }
 
 // stringList decodes a list of strings, giving each element its own range
@@ -265,12 +289,14 @@ func (d *attrDecoder) stringList(name string) ([]Attr[string], hcl.Range) {
 	}
 	ranges := elementRanges(a.Expr)
 	var out []Attr[string]
+	v, all := unmarkTop(v)
 	for i, ev := range v.AsValueSlice() {
 		if ev.IsNull() {
 			d.diags = append(d.diags, typeDiag(name, "a list of strings without nulls", a.Expr.Range()))
 			continue
 		}
-		out = append(out, Attr[string]{V: ev.AsString(), Set: true, Range: pick(ranges, i, a.Expr.Range())})
+		ev, sens := unmarkAll(ev)
+		out = append(out, Attr[string]{V: ev.AsString(), Set: true, Range: pick(ranges, i, a.Expr.Range()), Sensitive: all || sens})
 	}
 	return out, a.Expr.Range()
 }
@@ -283,8 +309,11 @@ func (d *attrDecoder) intList(name string, min, max int) ([]Attr[int], hcl.Range
 	}
 	ranges := elementRanges(a.Expr)
 	var out []Attr[int]
+	v, all := unmarkTop(v)
 	for i, ev := range v.AsValueSlice() {
 		r := pick(ranges, i, a.Expr.Range())
+		ev, sens := unmarkAll(ev)
+		sens = sens || all
 		n, ok := 0, false
 		if !ev.IsNull() {
 			n, ok = wholeNumber(ev)
@@ -298,7 +327,7 @@ func (d *attrDecoder) intList(name string, min, max int) ([]Attr[int], hcl.Range
 			})
 			continue
 		}
-		out = append(out, Attr[int]{V: n, Set: true, Range: r})
+		out = append(out, Attr[int]{V: n, Set: true, Range: r, Sensitive: sens})
 	}
 	return out, a.Expr.Range()
 }
@@ -312,6 +341,13 @@ func (d *attrDecoder) stringMap(name string) (map[string]Attr[string], hcl.Range
 	}
 	ranges := itemRanges(a.Expr)
 	out := map[string]Attr[string]{}
+	v, all := unmarkTop(v)
+	if all {
+		// The keys are sensitive too, and a map key cannot be hidden
+		// (it names the sysctl, the ulimit, the GPU).
+		d.diags = append(d.diags, sensitiveKeysDiag(name, a.Expr.Range()))
+		return nil, a.Expr.Range()
+	}
 	for k, ev := range v.AsValueMap() {
 		r, ok := ranges[k]
 		if !ok {
@@ -321,7 +357,8 @@ func (d *attrDecoder) stringMap(name string) (map[string]Attr[string], hcl.Range
 			d.diags = append(d.diags, typeDiag(name, "a map without null values", r))
 			continue
 		}
-		out[k] = Attr[string]{V: ev.AsString(), Set: true, Range: r}
+		ev, sens := unmarkAll(ev)
+		out[k] = Attr[string]{V: ev.AsString(), Set: true, Range: r, Sensitive: sens}
 	}
 	return out, a.Expr.Range()
 }

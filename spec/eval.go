@@ -51,6 +51,9 @@ func (ld *loader) evaluate() hcl.Diagnostics {
 		}
 		v, d := e.evalExpr(o.Expr)
 		diags = append(diags, d...)
+		if o.Sensitive {
+			v = markSensitive(v)
+		}
 		o.Value = v
 	}
 	if len(ld.nodeBlocks) > 0 {
@@ -117,6 +120,18 @@ func (e *evaluator) resolve(kind, name string, ref *hcl.Range) (cty.Value, hcl.D
 	}
 	e.memo[addr] = v
 	return v, diags
+}
+
+// evalValue is the variable's value as expressions see it: marked when
+// the variable is sensitive, so that everything computed from it is too.
+func (v *Variable) evalValue() cty.Value {
+	if v.Value == cty.NilVal {
+		return cty.DynamicVal
+	}
+	if v.Sensitive {
+		return markSensitive(v.Value)
+	}
+	return v.Value
 }
 
 func (e *evaluator) declRange(kind, name string) hcl.Range {
@@ -212,10 +227,7 @@ func (e *evaluator) referencedValues(traversals []hcl.Traversal) (map[string]map
 		var v cty.Value
 		var d hcl.Diagnostics
 		if kind == "var" {
-			v = e.ld.cfg.Variables[name].Value
-			if v == cty.NilVal {
-				v = cty.DynamicVal
-			}
+			v = e.ld.cfg.Variables[name].evalValue()
 		} else {
 			rng := tr.SourceRange()
 			v, d = e.resolve(kind, name, &rng)
@@ -244,11 +256,7 @@ func (e *evaluator) buildContext(objs map[string]map[string]cty.Value) *hcl.Eval
 func (e *evaluator) fullContext(used []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnostics) {
 	objs, diags := e.referencedValues(used)
 	for name, v := range e.ld.cfg.Variables {
-		if v.Value == cty.NilVal {
-			objs["var"][name] = cty.DynamicVal
-		} else {
-			objs["var"][name] = v.Value
-		}
+		objs["var"][name] = v.evalValue()
 	}
 	for _, kind := range []string{"local", "inventory", "module"} {
 		for _, name := range e.declaredNames(kind) {

@@ -33,10 +33,36 @@ func (e *evaluator) evalInventory(b *hcl.Block) (*Inventory, cty.Value, hcl.Diag
 	inv.Jump = dec.string("jump")
 	inv.Become = dec.enum("become", "sudo", "")
 	diags = append(diags, dec.diags...)
+	// Connection settings are printed (plans, reports, ssh errors), so
+	// none may be sensitive; one that is invalid anyway gets that error.
+	var kept []Attr[string]
+	for _, p := range patterns {
+		if p.Sensitive {
+			diags = append(diags, sensitiveNotAllowedDiag("This host", p.Range))
+			continue
+		}
+		kept = append(kept, p)
+	}
+	patterns = kept
 	if inv.User.Set {
 		if d := checkUserName(inv.User); d != nil {
 			diags = append(diags, d)
+		} else if inv.User.Sensitive {
+			diags = append(diags, sensitiveNotAllowedDiag("The user", inv.User.Range))
 		}
+		if inv.User.Sensitive {
+			inv.User = Attr[string]{Range: inv.User.Range}
+		}
+	}
+	for _, a := range []*Attr[string]{&inv.Jump, &inv.Become} {
+		if a.Set && a.Sensitive {
+			diags = append(diags, sensitiveNotAllowedDiag("This connection setting", a.Range))
+			*a = Attr[string]{Range: a.Range}
+		}
+	}
+	if inv.Port.Set && inv.Port.Sensitive {
+		diags = append(diags, sensitiveNotAllowedDiag("The port", inv.Port.Range))
+		inv.Port = Attr[int]{Range: inv.Port.Range}
 	}
 	if inv.Jump.Set {
 		for _, hop := range strings.Split(inv.Jump.V, ",") {
@@ -120,7 +146,7 @@ func checkUserName(u Attr[string]) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Invalid user name",
-		Detail:   fmt.Sprintf("%q is not a valid login name.", u.V),
+		Detail:   fmt.Sprintf("%s is not a valid login name.", u.Show()),
 		Subject:  u.Range.Ptr(),
 	}
 }

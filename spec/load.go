@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // SpecFileSuffix marks spec files in a directory.
@@ -189,50 +188,8 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 	diags = append(diags, ld.resolveVariables(autoVarFiles)...)
 	diags = append(diags, ld.evaluate()...)
 	cfg.Files = parser.Files()
-	return cfg, redactSensitive(cfg, diags)
-}
-
-// redactSensitive replaces the values of sensitive variables in diagnostic
-// texts: a check that quotes the value it refused ("… is not a valid login
-// name") must not print a secret that reached the wrong attribute.
-// Values shorter than 6 characters are left alone, since replacing "1024" or
-// "on" everywhere would garble every message and hide nothing.
-func redactSensitive(cfg *Config, diags hcl.Diagnostics) hcl.Diagnostics {
-	var secrets []string
-	for _, name := range sortedKeys(cfg.Variables) {
-		v := cfg.Variables[name]
-		if !v.Sensitive || v.Value == cty.NilVal {
-			continue
-		}
-		_ = cty.Walk(v.Value, func(_ cty.Path, x cty.Value) (bool, error) {
-			if !x.IsKnown() || x.IsNull() {
-				return false, nil
-			}
-			var s string
-			switch x.Type() {
-			case cty.String:
-				s = x.AsString()
-			case cty.Number:
-				s = x.AsBigFloat().Text('f', -1)
-			}
-			if len(s) >= 6 {
-				secrets = append(secrets, s)
-			}
-			return true, nil
-		})
-	}
-	if len(secrets) == 0 {
-		return diags
-	}
-	// Longer first, so a secret that contains another is hidden whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, d := range diags {
-		for _, s := range secrets {
-			d.Summary = strings.ReplaceAll(d.Summary, s, "(sensitive value)")
-			d.Detail = strings.ReplaceAll(d.Detail, s, "(sensitive value)")
-		}
-	}
-	return diags
+	collectSensitive(cfg)
+	return cfg, redactDiagnostics(cfg.Redactor(), diags)
 }
 
 // loader carries the state of one load: the config being filled in and the

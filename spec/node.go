@@ -87,8 +87,10 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		v, d := a.Expr.Value(ctx)
 		d = append(d, duplicateKeys(a.Expr)...)
 		diags = append(diags, d...)
-		if !d.HasErrors() && v.IsWhollyKnown() {
-			hw, d := decodeHardware(v, a.Expr)
+		if u, sens := unmarkAll(v); sens && !d.HasErrors() {
+			diags = append(diags, sensitiveNotAllowedDiag("The hardware description", a.Expr.Range()))
+		} else if !d.HasErrors() && v.IsWhollyKnown() {
+			hw, d := decodeHardware(u, a.Expr)
 			diags = append(diags, d...)
 			n.Hardware = hw
 		}
@@ -100,7 +102,7 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid sysctl",
-				Detail:   fmt.Sprintf("%q = %q is not a sysctl setting gpuform can write: keys look like \"vm.swappiness\", values are numbers or words.", k, n.Sysctl[k].V),
+				Detail:   fmt.Sprintf("%q = %s is not a sysctl setting gpuform can write: keys look like \"vm.swappiness\", values are numbers or words.", k, n.Sysctl[k].Show()),
 				Subject:  n.Sysctl[k].Range.Ptr(),
 			})
 			delete(n.Sysctl, k)
@@ -194,7 +196,7 @@ func conflictingKernelArgs(n *Node) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Conflicting kernel arguments",
-				Detail:   fmt.Sprintf("%q contradicts %q at %s; the kernel keeps only one of them.", a.V, prev.V, prev.Range),
+				Detail:   fmt.Sprintf("%s contradicts %s at %s; the kernel keeps only one of them.", a.Show(), prev.Show(), prev.Range),
 				Subject:  a.Range.Ptr(),
 			})
 			continue
@@ -205,7 +207,7 @@ func conflictingKernelArgs(n *Node) hcl.Diagnostics {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Conflicting settings",
-			Detail:   fmt.Sprintf("The hugepages block at %s reserves 1 GiB pages on the kernel command line and sets default_hugepagesz=1G itself; remove %q from kernel_args.", n.Hugepages.DeclRange, a.V),
+			Detail:   fmt.Sprintf("The hugepages block at %s reserves 1 GiB pages on the kernel command line and sets default_hugepagesz=1G itself; remove %s from kernel_args.", n.Hugepages.DeclRange, a.Show()),
 			Subject:  a.Range.Ptr(),
 		})
 	}
@@ -219,7 +221,7 @@ func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *regexp.Regexp,
 			*diags = append(*diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  summary,
-				Detail:   fmt.Sprintf("%q is not accepted. %s", a.V, hint),
+				Detail:   fmt.Sprintf("%s is not accepted. %s", a.Show(), hint),
 				Subject:  a.Range.Ptr(),
 			})
 			continue
@@ -285,6 +287,9 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 			}
 		}
 		if err != nil {
+			if a.Sensitive {
+				err = fmt.Errorf("%s is not a size or a count", Redacted)
+			}
 			dec.diags = append(dec.diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid ulimit",
@@ -293,7 +298,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 			})
 			continue
 		}
-		c.Ulimits[k] = Attr[Size]{V: sz, Set: true, Range: a.Range}
+		c.Ulimits[k] = Attr[Size]{V: sz, Set: true, Range: a.Range, Sensitive: a.Sensitive}
 	}
 	c.Images, _ = dec.stringList("images")
 	c.Images = filterPattern(&dec.diags, c.Images, imagePattern, "Invalid container image", "Images are written like \"nvcr.io/nvidia/pytorch:24.05-py3\".")
@@ -363,7 +368,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 			dec.diags = append(dec.diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid NIC name",
-				Detail:   fmt.Sprintf("%q is not a device name like \"mlx5_0\".", m[k].V),
+				Detail:   fmt.Sprintf("%s is not a device name like \"mlx5_0\".", m[k].Show()),
 				Subject:  m[k].Range.Ptr(),
 			})
 			continue
@@ -378,7 +383,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid NCCL_SOCKET_IFNAME",
-			Detail:   fmt.Sprintf("%q is not an interface list like \"eth0\" or \"^docker,lo\".", a.NCCLSocketIfname.V),
+			Detail:   fmt.Sprintf("%s is not an interface list like \"eth0\" or \"^docker,lo\".", a.NCCLSocketIfname.Show()),
 			Subject:  a.NCCLSocketIfname.Range.Ptr(),
 		})
 		a.NCCLSocketIfname = Attr[string]{Range: a.NCCLSocketIfname.Range}
@@ -449,7 +454,7 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 					td.diags = append(td.diags, &hcl.Diagnostic{
 						Severity: hcl.DiagError,
 						Summary:  "Invalid timeout",
-						Detail:   fmt.Sprintf("%q is not a duration like \"90s\" or \"10m\".", t.Timeout.V),
+						Detail:   fmt.Sprintf("%s is not a duration like \"90s\" or \"10m\".", t.Timeout.Show()),
 						Subject:  t.Timeout.Range.Ptr(),
 					})
 					t.Timeout.Set = false
@@ -479,6 +484,10 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 	rng := expr.Range()
 	if !v.IsWhollyKnown() {
 		return nil, nil
+	}
+	v, sens := unmarkAll(v)
+	if sens {
+		return nil, hcl.Diagnostics{sensitiveNotAllowedDiag("A host name", rng)}
 	}
 	if v.IsNull() {
 		return nil, hcl.Diagnostics{typeDiag("hosts", "an inventory or a list of hosts", rng)}

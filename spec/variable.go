@@ -324,7 +324,7 @@ func (ld *loader) validateVariables() hcl.Diagnostics {
 			continue
 		}
 		ctx := &hcl.EvalContext{
-			Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{name: v.Value})},
+			Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{name: v.evalValue()})},
 			Functions: functions(),
 		}
 		for _, val := range v.Validations {
@@ -333,6 +333,9 @@ func (ld *loader) validateVariables() hcl.Diagnostics {
 				diags = append(diags, d...)
 				continue
 			}
+			// A condition on a sensitive value is marked too; true or
+			// false says nothing the error message would not.
+			res, _ = res.UnmarkDeep()
 			res, err := convert.Convert(res, cty.Bool)
 			if err != nil || res.IsNull() || !res.IsKnown() {
 				diags = append(diags, &hcl.Diagnostic{
