@@ -70,7 +70,7 @@ func TestSensitiveDerivedValues(t *testing.T) {
 		},
 	}, {
 		name: "a sensitive output of a module stays sensitive",
-		src: "module \"m\" {\n  source = \"./m\"\n}\nnode \"a\" {\n  hosts = [\"h1\"]\n  driver {\n    version = module.m.v\n  }\n}\n",
+		src:  "module \"m\" {\n  source = \"./m\"\n}\nnode \"a\" {\n  hosts = [\"h1\"]\n  driver {\n    version = module.m.v\n  }\n}\n",
 		check: func(t *testing.T, cfg *spec.Config) {
 			if d := cfg.Nodes[0].Driver; d == nil || !d.Version.Sensitive || d.Version.V.Raw != "550.1.2" {
 				t.Errorf("driver = %+v, want a sensitive 550.1.2", d)
