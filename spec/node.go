@@ -474,6 +474,10 @@ func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnost
 	r.MaxFailures = dec.int("max_failures", 0, 100000)
 	r.Drain = dec.enum("drain", "slurm", "none")
 	r.Reboot = dec.enum("reboot", "allow", "never")
+	// The rollout is printed in every plan and in apply's progress.
+	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive {
+		dec.diags = append(dec.diags, sensitiveNotAllowedDiag("A rollout setting", blk.DefRange))
+	}
 	return r, dec.diags
 }
 

@@ -356,3 +356,13 @@ func walkAttrs(v reflect.Value, out *[]string, depth int) {
 		}
 	}
 }
+
+// Redactor returns a Redactor for the sensitive values decoded into n.
+func (n *Node) Redactor() *Redactor {
+	if n == nil {
+		return nil
+	}
+	var out []string
+	walkAttrs(reflect.ValueOf(n), &out, 0)
+	return NewRedactor(out)
+}

@@ -431,7 +431,7 @@ func runSteps(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, r 
 			}
 			res, err := tr.Run(context.WithoutCancel(ctx), cmd)
 			if err == nil && res.ExitCode != 0 {
-				err = fmt.Errorf("exit status %d: %s", res.ExitCode, lastLines(string(res.Stderr)+string(res.Stdout), 3))
+				err = fmt.Errorf("exit status %d: %s", res.ExitCode, hp.Redact(lastLines(string(res.Stderr)+string(res.Stdout), 3)))
 			}
 			if err != nil {
 				r.FailedStep = rc.Resource + ": " + st.Description

@@ -15,7 +15,7 @@ import (
 
 // FormatVersion is the version of the JSON plan and plan file shape. A
 // minor bump only adds fields; a major bump means readers must refuse it.
-const FormatVersion = "1.0"
+const FormatVersion = "1.1"
 
 // Connector opens a transport to a host. The CLI's connector picks the
 // simulated transport for sim:// hosts and SSH for the rest.
@@ -83,6 +83,16 @@ type HostPlan struct {
 	Facts *facts.Node `json:"-"`
 	// Spec is the host's connection settings (not serialised).
 	Spec spec.Host `json:"-"`
+
+	// redactor hides the node's sensitive values in text the host sends
+	// back (a failing step's output may quote a package version).
+	redactor *spec.Redactor
+}
+
+// Redact returns text from or about the host with the node's sensitive
+// values replaced by spec.Redacted.
+func (h *HostPlan) Redact(text string) string {
+	return h.redactor.Redact(text)
 }
 
 // ResourceChange is one resource's planned change, in the JSON shape of
@@ -96,6 +106,12 @@ type ResourceChange struct {
 	Before map[string]string `json:"before"`
 	// After is the desired value; null when it will be deleted.
 	After map[string]string `json:"after"`
+	// BeforeSensitive names the attributes of Before whose value comes
+	// from a sensitive spec value and reads spec.Redacted, as Terraform's
+	// before_sensitive does.
+	BeforeSensitive map[string]bool `json:"before_sensitive,omitempty"`
+	// AfterSensitive is BeforeSensitive for After.
+	AfterSensitive map[string]bool `json:"after_sensitive,omitempty"`
 	// RebootRequired is true when the change needs a reboot to take effect.
 	RebootRequired bool `json:"reboot_required"`
 	// RebootPending is true when the resource is configured but the running
@@ -107,6 +123,10 @@ type ResourceChange struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Steps are what apply runs (not part of -json; kept in memory).
 	Steps []resource.Step `json:"-"`
+
+	// sensitiveChanged names the hidden attributes whose value changes,
+	// which their redacted text no longer tells (kept in memory only).
+	sensitiveChanged map[string]bool
 }
 
 // Action returns the change's action.
@@ -313,6 +333,7 @@ func rolloutOf(n *spec.Node) NodeRollout {
 
 // planHost fills hp from the node's resources diffed against f.
 func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
+	hp.redactor = n.Redactor()
 	changes, warnings, err := Diff(n, f)
 	if err != nil {
 		return err
@@ -337,10 +358,15 @@ func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
 // Diff returns the resource changes of node n on a host with facts f, in
 // apply order. Resources that neither exist nor are wanted are left out.
 func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
+	red := n.Redactor()
 	rs, warnings, err := resource.Build(n, f)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, redactErr(red, err)
 	}
+	for i, w := range warnings {
+		warnings[i] = red.Redact(w)
+	}
+	sens := sensitiveAttrs(n)
 	var out []ResourceChange
 	var errs []error
 	for _, r := range rs {
@@ -352,7 +378,7 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 		if c.Action == resource.NoOp && c.Before == nil && c.After == nil {
 			continue
 		}
-		out = append(out, ResourceChange{
+		rc := ResourceChange{
 			Resource:       c.Resource,
 			Actions:        []string{c.Action.String()},
 			Before:         c.Before,
@@ -362,12 +388,36 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 			Restarts:       c.Restarts,
 			DependsOn:      c.DependsOn,
 			Steps:          c.Steps,
-		})
+		}
+		hideSensitive(&rc, sens[rc.Resource])
+		if !red.Empty() && len(rc.Steps) > 0 {
+			// Descriptions are printed by apply; the scripts keep the
+			// values, which they need.
+			steps := make([]resource.Step, len(rc.Steps))
+			for i, st := range rc.Steps {
+				st.Description = red.Redact(st.Description)
+				steps[i] = st
+			}
+			rc.Steps = steps
+		}
+		out = append(out, rc)
 	}
 	if out == nil {
 		out = []ResourceChange{}
 	}
-	return out, warnings, errors.Join(errs...)
+	return out, warnings, redactErr(red, errors.Join(errs...))
+}
+
+// redactErr hides sensitive values in err's text (resource checks quote
+// the value they refuse).
+func redactErr(red *spec.Redactor, err error) error {
+	if err == nil || red.Empty() {
+		return err
+	}
+	if s := red.Redact(err.Error()); s != err.Error() {
+		return errors.New(s)
+	}
+	return err
 }
 
 // Options configure Run.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // RenderOptions tune the human plan.
@@ -177,24 +178,32 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 	for _, k := range sorted {
 		bv, inB := rc.Before[k]
 		av, inA := rc.After[k]
+		// A hidden value reads the same before and after; whether it
+		// changes is kept aside.
+		hiddenChange := rc.sensitiveChanged[k]
 		switch {
-		case inB && inA && bv == av:
+		case inB && inA && bv == av && !hiddenChange:
 			unchanged++
 			continue
 		case inB && inA && rc.Action() == resource.Create:
 			// A "+" block holds only "+" lines, as in Terraform; the
 			// live value the new file replaces is still worth saying.
-			v := strconv.Quote(av)
+			v := quoteValue(av, rc.AfterSensitive[k])
 			if bv != "" {
-				v += " # now " + strconv.Quote(bv)
+				v += " # now " + quoteValue(bv, rc.BeforeSensitive[k])
 			}
 			lines = append(lines, line{resource.Create, k, v})
 		case inB && inA:
-			lines = append(lines, line{resource.Update, k, strconv.Quote(bv) + " -> " + strconv.Quote(av)})
+			if rc.BeforeSensitive[k] && rc.AfterSensitive[k] {
+				// As Terraform: "~ key = (sensitive value)".
+				lines = append(lines, line{resource.Update, k, spec.Redacted})
+				break
+			}
+			lines = append(lines, line{resource.Update, k, quoteValue(bv, rc.BeforeSensitive[k]) + " -> " + quoteValue(av, rc.AfterSensitive[k])})
 		case inA:
-			lines = append(lines, line{resource.Create, k, strconv.Quote(av)})
+			lines = append(lines, line{resource.Create, k, quoteValue(av, rc.AfterSensitive[k])})
 		default:
-			lines = append(lines, line{resource.Delete, k, strconv.Quote(bv) + " -> null"})
+			lines = append(lines, line{resource.Delete, k, quoteValue(bv, rc.BeforeSensitive[k]) + " -> null"})
 		}
 		if len(k) > width {
 			width = len(k)
@@ -210,6 +219,15 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 		}
 		fmt.Fprintf(b, "        # (%d unchanged attribute%s hidden)\n", unchanged, s)
 	}
+}
+
+// quoteValue quotes an attribute value, or writes spec.Redacted bare for a
+// hidden one, as Terraform does.
+func quoteValue(v string, sensitive bool) string {
+	if sensitive {
+		return spec.Redacted
+	}
+	return strconv.Quote(v)
 }
 
 func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
