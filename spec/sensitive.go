@@ -86,7 +86,7 @@ type Redactor struct {
 }
 
 // NewRedactor returns a Redactor for the given sensitive strings; empty
-// strings are ignored.
+// strings are ignored. With none it returns nil, which redacts nothing.
 func NewRedactor(secrets []string) *Redactor {
 	seen := map[string]bool{}
 	r := &Redactor{}
@@ -96,6 +96,9 @@ func NewRedactor(secrets []string) *Redactor {
 		}
 		seen[s] = true
 		r.secrets = append(r.secrets, s)
+	}
+	if len(r.secrets) == 0 {
+		return nil
 	}
 	sort.Slice(r.secrets, func(i, j int) bool {
 		if len(r.secrets[i]) != len(r.secrets[j]) {

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // Status is the outcome of one check.
@@ -141,6 +142,14 @@ type Expectation struct {
 	DCGM bool
 	// NCCL lists the nccl-tests runs.
 	NCCL []NCCLExpectation
+
+	// Sensitive names the checks (IDs without the "[gpuN]" suffix) whose
+	// expectation comes from a sensitive spec value: their expected and
+	// observed values and message read spec.Redacted, since an observed
+	// value that matches is the secret.
+	Sensitive map[string]bool
+	// Redactor hides the node's sensitive values in every other message.
+	Redactor *spec.Redactor
 }
 
 // DefaultForbiddenThrottle is the set of throttle reasons that mean a
@@ -209,6 +218,29 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkHost(exp, extra)...)
 	out = append(out, checkDCGM(extra.DCGM, exp.DCGM)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
+	return redactResults(exp, out)
+}
+
+// redactResults hides sensitive expectations and what was compared with
+// them; the status still says whether the node matched.
+func redactResults(exp Expectation, out []CheckResult) []CheckResult {
+	hide := func(s string) string {
+		if s == "" {
+			return s
+		}
+		return spec.Redacted
+	}
+	for i := range out {
+		r := &out[i]
+		base, _, _ := strings.Cut(r.ID, "[")
+		if exp.Sensitive[base] {
+			r.Expected, r.Observed, r.Message = hide(r.Expected), hide(r.Observed), hide(r.Message)
+			continue
+		}
+		r.Expected = exp.Redactor.Redact(r.Expected)
+		r.Observed = exp.Redactor.Redact(r.Observed)
+		r.Message = exp.Redactor.Redact(r.Message)
+	}
 	return out
 }
 

@@ -15,6 +15,8 @@ import (
 // file's release in its place first (spec.ApplyLock).
 func ExpectationFor(n *spec.Node) Expectation {
 	var exp Expectation
+	exp.Sensitive = sensitiveChecks(n)
+	exp.Redactor = n.Redactor()
 	t := true
 	if hw := n.Hardware; hw != nil {
 		exp.GPUCount = hw.GPUCount
@@ -116,4 +118,50 @@ func isMultiNode(cmd string) bool {
 		return true
 	}
 	return false
+}
+
+// sensitiveChecks names the checks whose expectation comes from a
+// sensitive spec value.
+func sensitiveChecks(n *spec.Node) map[string]bool {
+	out := map[string]bool{}
+	if d := n.Driver; d != nil {
+		out["nvml.driver_version"] = d.Version.Sensitive
+		out["nvml.persistence_mode"] = d.PersistenceMode.Sensitive
+		out["host.fabric_manager"] = d.FabricManager.Sensitive
+		out["host.peermem"] = d.Peermem.Sensitive
+	}
+	if n.NUMA != nil {
+		for _, b := range n.NUMA.Binds {
+			out["nvml.numa_node"] = out["nvml.numa_node"] || b.Node.Sensitive
+			for _, g := range b.GPUs {
+				out["nvml.numa_node"] = out["nvml.numa_node"] || g.Sensitive
+			}
+		}
+	}
+	if n.Affinity != nil {
+		for _, nic := range n.Affinity.GPUNIC {
+			out["nvml.gpu_nic"] = out["nvml.gpu_nic"] || nic.Sensitive
+		}
+	}
+	if v := n.Verify; v != nil {
+		if m := v.NVML; m != nil {
+			out["nvml.gpu_count"] = m.GPUs.Sensitive
+			out["nvml.ecc_mode"] = m.ECC.Sensitive
+			out["nvml.pcie_link"] = m.MinPCIeGen.Sensitive || m.MinPCIeWidth.Sensitive
+			out["nvml.nvlink"] = m.NVLink.Sensitive
+			out["nvml.temperature"] = m.MaxTemperatureC.Sensitive
+		}
+		for _, t := range v.NCCLTests {
+			out["nccl."+t.Name] = t.Command.Sensitive || t.MinBusBWGbps.Sensitive || t.Timeout.Sensitive
+		}
+	}
+	for k, v := range out {
+		if !v {
+			delete(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
