@@ -134,7 +134,11 @@ func Run(cfg *spec.Config, opts Options) (Result, hcl.Diagnostics) {
 		findings = append(findings, annFindings...)
 	}
 
+	// Rules quote the values they judge; those derived from a sensitive
+	// variable are replaced, whatever their length.
+	red := cfg.Redactor()
 	for _, f := range findings {
+		f.Summary, f.Detail = red.Redact(f.Summary), red.Redact(f.Detail)
 		s := settings[f.Rule]
 		f.Severity = s.effective(f.Severity)
 		if f.Rule != ruleUnknownRule && annotations.suppresses(f) {
