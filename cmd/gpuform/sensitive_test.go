@@ -104,8 +104,8 @@ func TestSensitiveSysctlInPlan(t *testing.T) {
 	// Now the live value is the secret: the next plan hides it too.
 	code, out, errOut = runPA(t, env, "", "plan", "-json", "-var-file", vf, dir)
 	noSecret(t, "plan after apply", []string{out, errOut}, secret)
-	if code != ExitOK {
-		t.Errorf("plan after apply: exit %d\n%s", code, errOut)
+	if code != ExitOK || !strings.Contains(out, `"before_sensitive"`) {
+		t.Errorf("plan after apply: exit %d, want the live value hidden\n%s%s", code, out, errOut)
 	}
 }
 
