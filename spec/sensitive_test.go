@@ -113,3 +113,29 @@ func TestSensitiveDerivedValues(t *testing.T) {
 		})
 	}
 }
+
+// TestRedactor pins where the second line of defence replaces a sensitive
+// text: quoted at any length, bare only as a whole token of 3 characters
+// or more, never inside a longer word, number or version.
+func TestRedactor(t *testing.T) {
+	cases := []struct {
+		name, secret, in, want string
+	}{
+		{"quoted short value", "on", `value "on" is wrong; one of "only"`, `value (sensitive value) is wrong; one of "only"`},
+		{"bare short value is left", "12", "main.gpuform.hcl:12,3-5", "main.gpuform.hcl:12,3-5"},
+		{"bare token", "abq", "driver abq. Use abq2 or xabq", "driver (sensitive value). Use abq2 or xabq"},
+		{"inside a version", "550", "driver 550.54.15 (R550) and 550", "driver 550.54.15 (R550) and (sensitive value)"},
+		{"at both ends", "abq", "abq-abq", "abq-abq"},
+		{"whole text", "abq", "abq", "(sensitive value)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := spec.NewRedactor([]string{c.secret}).Redact(c.in); got != c.want {
+				t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+	if got := spec.NewRedactor(nil).Redact("abq"); got != "abq" {
+		t.Errorf("an empty Redactor changed the text: %q", got)
+	}
+}
