@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -76,6 +79,15 @@ type Node struct {
 	// contains "gpuform" in the directories listed in ManagedDirs()), keyed by
 	// absolute path on the node, so plan can diff their contents.
 	ManagedFiles map[string]File `json:"managed_files"`
+	// ConfigFiles are the files gpuform rewrites (fstab, daemon.json,
+	// nccl.conf and its own drop-ins), read byte for byte with their mode,
+	// owner and where their path leads, keyed by path; an absent file is
+	// here with Exists false.
+	ConfigFiles map[string]ConfigFile `json:"config_files"`
+	// SysctlNames are the sysctls the kernel has (every file under
+	// /proc/sys), dotted and sorted; nil when /proc/sys could not be
+	// listed (an unpacked image has none).
+	SysctlNames []string `json:"sysctl_names,omitempty"`
 	// PendingReboot is true when the node says a reboot is required
 	// (/var/run/reboot-required on Debian/Ubuntu).
 	PendingReboot bool `json:"pending_reboot"`
@@ -462,6 +474,84 @@ func NewFile(content string) File {
 	return File{Content: content, SHA256: hex.EncodeToString(sum[:])}
 }
 
+// ConfigFile is a file gpuform rewrites, as the probe read it: byte for
+// byte (od), with the mode, owner, group and SELinux context of the file
+// its path leads to.
+type ConfigFile struct {
+	// Exists is true when the path leads to something (even one that
+	// could not be read: then Error says why).
+	Exists bool `json:"exists"`
+	// Data is the file's bytes; not in JSON, where SHA256 stands for it
+	// (JSON strings cannot carry bytes that are not UTF-8).
+	Data []byte `json:"-"`
+	// SHA256 is the hex sha256 of Data.
+	SHA256 string `json:"sha256,omitempty"`
+	// Size is len(Data).
+	Size int `json:"size,omitempty"`
+	// Mode is the file's mode as ls -l prints it ("-rw-------").
+	Mode string `json:"mode,omitempty"`
+	// UID and GID are the numeric owner and group.
+	UID string `json:"uid,omitempty"`
+	// GID is the numeric group.
+	GID string `json:"gid,omitempty"`
+	// Context is the SELinux context, "" when the node has none.
+	Context string `json:"selinux_context,omitempty"`
+	// Resolved is the path the file really is at, when a symlink is on
+	// the way (the file itself or a directory above it); "" otherwise.
+	// A write goes there.
+	Resolved string `json:"resolved,omitempty"`
+	// Error says why gpuform must not rewrite the file (it cannot be
+	// read, resolved, or is not a regular file).
+	Error string `json:"error,omitempty"`
+}
+
+// Octal returns the permission bits of Mode as chmod takes them ("0600",
+// "4755").
+func (c ConfigFile) Octal() (string, error) {
+	m := c.Mode
+	if len(m) < 10 || m[0] != '-' {
+		return "", fmt.Errorf("mode %q is not a regular file's", m)
+	}
+	var perm, special int
+	for i, ch := range m[1:10] {
+		bit := 1 << (8 - i)
+		switch {
+		case ch == rune("rwxrwxrwx"[i]):
+			perm |= bit
+		case ch == '-':
+		case i == 2 && (ch == 's' || ch == 'S'), i == 5 && (ch == 's' || ch == 'S'), i == 8 && (ch == 't' || ch == 'T'):
+			special |= map[int]int{2: 4, 5: 2, 8: 1}[i]
+			if ch != 'S' && ch != 'T' {
+				perm |= bit
+			}
+		default:
+			return "", fmt.Errorf("mode %q has an unknown letter %q", m, ch)
+		}
+	}
+	return fmt.Sprintf("%d%03o", special, perm), nil
+}
+
+// setMeta reads the "MODE UID GID CONTEXT" line of a meta record.
+func (c *ConfigFile) setMeta(line string) error {
+	f := strings.Fields(line)
+	if len(f) != 4 {
+		return fmt.Errorf("meta %q is not MODE UID GID CONTEXT", line)
+	}
+	for _, id := range f[1:3] {
+		if _, err := strconv.ParseUint(id, 10, 32); err != nil {
+			return fmt.Errorf("meta %q: %q is not a numeric id", line, id)
+		}
+	}
+	c.Mode, c.UID, c.GID = f[0], f[1], f[2]
+	if f[3] != "-" && f[3] != "?" {
+		c.Context = f[3]
+	}
+	if _, err := c.Octal(); err != nil {
+		return err
+	}
+	return nil
+}
+
 // ManagedDirs returns the directories whose files with "gpuform" in their
 // name the probe reads into Node.ManagedFiles (every file of /etc/gpuform is
 // read). Apply writes its own files there with such names so that plan can
@@ -608,6 +698,24 @@ func (n *Node) CUDAToolkit(version string) (CUDAToolkit, bool) {
 		}
 	}
 	return CUDAToolkit{}, false
+}
+
+// ConfigFile returns what the probe read of a file gpuform rewrites; ok is
+// false when the probe did not read path byte-exact (then nothing about it
+// is known).
+func (n *Node) ConfigFile(path string) (ConfigFile, bool) {
+	c, ok := n.ConfigFiles[path]
+	return c, ok
+}
+
+// HasSysctl reports whether the kernel has the named sysctl; known is false
+// when the facts do not say (no /proc/sys listing).
+func (n *Node) HasSysctl(name string) (exists, known bool) {
+	if n.SysctlNames == nil {
+		return false, false
+	}
+	_, found := slices.BinarySearch(n.SysctlNames, name)
+	return found, true
 }
 
 // ManagedFile returns the content of a file gpuform wrote, by absolute path.

@@ -2,6 +2,8 @@ package facts
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -62,6 +64,13 @@ type rawFacts struct {
 	managed []string
 	// unreadable are the paths that exist but the probe could not read.
 	unreadable []string
+	// configs are the paths read byte-exact (x in probe.sh), with what
+	// was recorded about them besides their bytes.
+	configs map[string]*ConfigFile
+	// errors are the paths that could not be resolved, and why.
+	errors map[string]string
+	// names are listings (find) keyed by the directory listed.
+	names map[string][]string
 }
 
 // Parse reads the output of the facts probe into a Node. Output that is not
@@ -116,6 +125,9 @@ func split(out []byte) (*rawFacts, error) {
 		links:   map[string]string{},
 		exists:  map[string]bool{},
 		cmds:    map[string]cmdOutput{},
+		configs: map[string]*ConfigFile{},
+		errors:  map[string]string{},
+		names:   map[string][]string{},
 	}
 	consumed := len(out) - len(rest)
 	for {
@@ -143,6 +155,48 @@ func split(out []byte) (*rawFacts, error) {
 			raw.exists[arg] = true
 		case "managed":
 			raw.managed = append(raw.managed, arg)
+		case "config":
+			raw.configs[arg] = &ConfigFile{}
+		case "error", "resolved", "meta":
+			value, next := cutLine(after)
+			if len(after) == 0 {
+				return nil, fmt.Errorf("%w after %d bytes: %s %s has no value", ErrTruncated, consumed, kind, arg)
+			}
+			after = next
+			cf := raw.configs[arg]
+			switch kind {
+			case "error":
+				raw.missing[arg] = true
+				delete(raw.files, arg)
+				raw.errors[arg] = string(value)
+			case "resolved":
+				if cf == nil {
+					return nil, fmt.Errorf("%w at byte %d: %s outside a config record", ErrGarbled, consumed, preview(line))
+				}
+				cf.Resolved = string(value)
+			case "meta":
+				if cf == nil {
+					return nil, fmt.Errorf("%w at byte %d: %s outside a config record", ErrGarbled, consumed, preview(line))
+				}
+				if err := cf.setMeta(string(value)); err != nil {
+					return nil, fmt.Errorf("%w at byte %d: %s: %v", ErrGarbled, consumed, arg, err)
+				}
+			}
+		case "data", "names":
+			body, next, ok := cutBody(after, eof)
+			if !ok {
+				return nil, fmt.Errorf("%w after %d bytes: %s %s has no eof marker", ErrTruncated, consumed, kind, arg)
+			}
+			after = next
+			if kind == "names" {
+				raw.names[arg] = strings.Split(strings.TrimSpace(string(body)), "\n")
+				break
+			}
+			data, err := decodeHex(body)
+			if err != nil {
+				return nil, fmt.Errorf("%w at byte %d: data of %s: %v", ErrGarbled, consumed, arg, err)
+			}
+			raw.files[arg] = string(data)
 		case "link":
 			target, next := cutLine(after)
 			if len(after) == 0 {
@@ -188,6 +242,23 @@ func cutBody(b, eof []byte) (body, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	return b[:i], b[i+len(eof):], true
+}
+
+// decodeHex reads od -An -v -tx1 output: lines of blank-separated
+// two-digit hex bytes.
+func decodeHex(b []byte) ([]byte, error) {
+	out := make([]byte, 0, len(b)/3+1)
+	for _, f := range bytes.Fields(b) {
+		if len(f) != 2 {
+			return nil, fmt.Errorf("%s is not a hex byte", preview(f))
+		}
+		var v [1]byte
+		if _, err := hex.Decode(v[:], f); err != nil {
+			return nil, fmt.Errorf("%s is not a hex byte", preview(f))
+		}
+		out = append(out, v[0])
+	}
+	return out, nil
 }
 
 // findLine returns the offset of the first line that starts with prefix, or
@@ -259,6 +330,7 @@ func interpret(raw *rawFacts) *Node {
 		PCI:           []PCIDevice{},
 		RDMA:          []RDMADevice{},
 		ManagedFiles:  map[string]File{},
+		ConfigFiles:   map[string]ConfigFile{},
 	}
 	if n.Root == "" {
 		n.Root = "/"
@@ -266,6 +338,9 @@ func interpret(raw *rawFacts) *Node {
 	p := &interpreter{raw: raw, n: n}
 	for _, path := range raw.unreadable {
 		p.warnf("%s exists but cannot be read by the login user: its facts are unknown (set become on the host)", path)
+	}
+	for _, path := range sortedKeys(raw.errors) {
+		p.warnf("%s cannot be read: %s", path, raw.errors[path])
 	}
 	p.osRelease()
 	p.kernel()
@@ -287,6 +362,10 @@ func interpret(raw *rawFacts) *Node {
 	p.rdma()
 	p.grub()
 	p.managed()
+	p.configFiles()
+	if names, ok := raw.names["/proc/sys"]; ok {
+		n.SysctlNames = sysctlNames(names)
+	}
 	if c, ok := raw.files["/etc/nccl.conf"]; ok {
 		f := NewFile(c)
 		n.NCCLConf = &f
@@ -1104,6 +1183,56 @@ func (p *interpreter) managed() {
 			p.n.ManagedFiles[m] = NewFile(c)
 		}
 	}
+}
+
+// configFiles fills ConfigFiles from the byte-exact records.
+func (p *interpreter) configFiles() {
+	for path, cf := range p.raw.configs {
+		c := *cf
+		if data, ok := p.raw.files[path]; ok {
+			c.Exists = true
+			c.Data = []byte(data)
+			sum := sha256.Sum256(c.Data)
+			c.SHA256 = hex.EncodeToString(sum[:])
+			c.Size = len(c.Data)
+			if c.Mode == "" {
+				c.Error = "its mode and owner could not be read"
+			}
+		}
+		if slices.Contains(p.raw.unreadable, path) {
+			c.Exists = true
+			c.Error = "exists but cannot be read by the login user (set become on the host)"
+		}
+		if msg, ok := p.raw.errors[path]; ok {
+			c.Exists = true
+			c.Error = msg
+		}
+		p.n.ConfigFiles[path] = c
+	}
+}
+
+// sysctlNames turns find's paths under /proc/sys ("./vm/swappiness") into
+// sorted dotted names.
+func sysctlNames(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, f := range paths {
+		f = strings.TrimPrefix(f, "./")
+		if f == "" || f == "." {
+			continue
+		}
+		out = append(out, strings.ReplaceAll(f, "/", "."))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func firstLine(s string) string {

@@ -16,10 +16,20 @@ import (
 // Script is the facts probe: one POSIX sh script that reads, under the root
 // prefix in $GPUFORM_ROOT, everything a Node holds and prints it as marked
 // records. It is exported so the CLI can show it (and an operator can audit
-// exactly what gpuform runs on their nodes).
-//
+// exactly what gpuform runs on their nodes). It is Resolver followed by
+// probe.sh.
+var Script = Resolver + probeBody
+
 //go:embed probe.sh
-var Script string
+var probeBody string
+
+// Resolver is the POSIX sh code (resolve.sh) that resolves a path inside
+// the root prefix $R as chroot would: the probe reads, and every step that
+// writes a file writes, only what it resolves to. It defines the shell
+// functions rw, rp and rd and the variables they use (all starting "_").
+//
+//go:embed resolve.sh
+var Resolver string
 
 // Options tune one probe run.
 type Options struct {

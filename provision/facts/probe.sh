@@ -1,24 +1,36 @@
-# gpuform facts probe, format v1. POSIX sh; reads only.
+# gpuform facts probe, format v1. POSIX sh; reads only. It runs after
+# resolve.sh (rw, rp, rd), which facts.Script puts in front of it.
 #
 # Everything is read under the root prefix $GPUFORM_ROOT (or $1), "" or "/"
-# meaning the live system. Output is a stream of records, each introduced by
-# a marker line "@@<nonce> <kind> <path>", where the nonce comes from
-# $GPUFORM_PROBE_NONCE so that file contents cannot forge a marker:
+# meaning the live system. Under a root prefix every path is resolved inside
+# the root (resolve.sh), so no read leaves it. Output is a stream of
+# records, each introduced by a marker line "@@<nonce> <kind> <path>",
+# where the nonce comes from $GPUFORM_PROBE_NONCE so that file contents
+# cannot forge a marker:
 #   file PATH      the file's bytes follow, then "\n@@<nonce> eof"
 #   missing PATH   the path does not exist
 #   unreadable PATH  the file exists but this user cannot read it
+#   error PATH     the path cannot be resolved; the next line says why
 #   link PATH      the next line is the symlink's target
 #   exists PATH    the path exists (used for directory entries)
 #   cmd NAME RC    a command's output follows, then "\n@@<nonce> eof"
-#   managed PATH   PATH is a file gpuform wrote (its file record follows)
+#   managed PATH   PATH is a file gpuform wrote (its records follow)
+#   config PATH    PATH is a file gpuform rewrites: its records follow,
+#                  byte-exact (resolved, meta, data)
+#   resolved PATH  the next line is where PATH leads (a symlink is on the way)
+#   meta PATH      the next line is "MODE UID GID CONTEXT" as ls -lnZ prints
+#                  them ("-" for no SELinux context)
+#   data PATH      lines of hex bytes (od -An -v -tx1) follow, then
+#                  "@@<nonce> eof"
+#   names PATH     the paths of the regular files under PATH follow, one a
+#                  line, then "@@<nonce> eof"
 #   root PATH      the root prefix in use
 # The first line is "@@gpuform-probe v1 begin <nonce>" and the last
 # "@@<nonce> end", so a truncated stream is detectable.
 N=${GPUFORM_PROBE_NONCE:-0}
 R=${GPUFORM_ROOT:-${1:-}}
 while [ "${R%/}" != "$R" ]; do R=${R%/}; done
-# The root's physical path, so that links resolved with cd -P (s below)
-# still start with it.
+# The root's physical path: resolve.sh builds physical paths on it.
 if [ -n "$R" ]; then
 	R=$(cd -P "$R" 2>/dev/null && pwd -P) || R=${GPUFORM_ROOT:-${1:-}}
 fi
@@ -28,25 +40,17 @@ export LC_ALL
 printf '@@gpuform-probe v1 begin %s\n' "$N"
 printf '%s root %s\n' "$M" "${R:-/}"
 
-# rp PATH sets _r to where PATH really is under the root. Under a root
-# prefix an absolute symlink (/etc/os-release -> /usr/lib/os-release) must
-# resolve inside the root, not on the machine running the probe.
-rp() {
-	_r=$R$1
-	_i=0
-	while [ -n "$R" ] && [ -h "$_r" ] && [ $_i -lt 8 ]; do
-		_t=$(readlink "$_r" 2>/dev/null) || break
-		case $_t in
-		/*) _r=$R$_t ;;
-		*) _r=${_r%/*}/$_t ;;
-		esac
-		_i=$((_i + 1))
-	done
+# er PATH: the record for a path rp could not resolve (_e says why).
+er() {
+	printf '%s error %s\n%s\n' "$M" "$1" "$_e"
 }
 
 f() {
 	for _p in "$@"; do
-		rp "$_p"
+		if ! rp "$_p"; then
+			er "$_p"
+			continue
+		fi
 		if [ -f "$_r" ] && [ -r "$_r" ]; then
 			printf '%s file %s\n' "$M" "$_p"
 			# cat without the fork: every line as read, and a last line
@@ -78,8 +82,7 @@ nr() {
 # file that is empty, unreadable or lacks its newline goes through f.
 v() {
 	for _p in "$@"; do
-		rp "$_p"
-		if [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
+		if rp "$_p" && [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
 			printf '%s file %s\n%s\n\n%s eof\n' "$M" "$_p" "$_v" "$M"
 		else
 			f "$_p"
@@ -90,7 +93,10 @@ v() {
 # g PATTERN PATH: only the lines of PATH matching the extended regexp, for
 # files that are large on real nodes (dpkg status, cpuinfo, mounts).
 g() {
-	rp "$2"
+	if ! rp "$2"; then
+		er "$2"
+		return
+	fi
 	if [ -f "$_r" ] && [ -r "$_r" ]; then
 		printf '%s file %s\n' "$M" "$2"
 		grep -E "$1" "$_r" 2>/dev/null
@@ -100,23 +106,98 @@ g() {
 	fi
 }
 
-l() {
+# x PATH...: the files gpuform rewrites, byte for byte (od's hex, which no
+# byte can upset: the shell's read drops NUL bytes), with mode, owner,
+# group and SELinux context, and where the path leads. Resolved on a live
+# root too: a write goes through a symlink to its target, and plan shows
+# where that is.
+x() {
 	for _p in "$@"; do
-		if [ -h "$R$_p" ]; then
-			_t=$(readlink "$R$_p" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_p" "$_t"
+		printf '%s config %s\n' "$M" "$_p"
+		if ! rw "$_p"; then
+			er "$_p"
+			continue
+		fi
+		[ "${_r#"$R"}" = "$_p" ] || printf '%s resolved %s\n%s\n' "$M" "$_p" "${_r#"$R"}"
+		if [ ! -e "$_r" ]; then
+			printf '%s missing %s\n' "$M" "$_p"
+			continue
+		fi
+		if [ ! -f "$_r" ]; then
+			_e="not a regular file"
+			er "$_p"
+			continue
+		fi
+		if [ ! -r "$_r" ]; then
+			printf '%s unreadable %s\n' "$M" "$_p"
+			continue
+		fi
+		# GNU ls prints "?" as the context without SELinux; ls without -Z
+		# support (busybox) fails and is asked again without it.
+		if _s=$(ls -lndZ "$_r" 2>/dev/null); then _z=1; else
+			_s=$(ls -lnd "$_r" 2>/dev/null)
+			_z=
+		fi
+		set -f
+		# shellcheck disable=SC2086 # split into fields on purpose
+		set -- $_s
+		set +f
+		if [ $# -ge 5 ]; then
+			_x=-
+			[ -z "$_z" ] || _x=$5
+			printf '%s meta %s\n%s %s %s %s\n' "$M" "$_p" "$1" "$3" "$4" "$_x"
+		fi
+		printf '%s data %s\n' "$M" "$_p"
+		if od -An -v -tx1 <"$_r"; then
+			printf '%s eof\n' "$M"
+		else
+			printf '%s eof\n' "$M"
+			_e="read failed"
+			er "$_p"
 		fi
 	done
 }
 
-# s PATH...: l for sysfs links to directories, resolved with cd -P instead
-# of readlink: readlink is one exec per link, and a node has hundreds of
-# PCI and RDMA links. The printed target is the physical path under the
-# root; the parser reads only its path components.
+# gx PATH: whether x reads PATH (the files gpuform writes in full).
+gx() {
+	case $1 in
+	/etc/sysctl.d/90-gpuform.conf | /etc/sysctl.d/91-gpuform-hugepages.conf | \
+		/etc/default/grub.d/90-gpuform.cfg | /etc/security/limits.d/90-gpuform.conf | \
+		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf) return 0 ;;
+	esac
+	return 1
+}
+
+# l PATH...: the target of each PATH that is a symlink, as written.
+l() {
+	for _p in "$@"; do
+		rp "${_p%/*}" || continue
+		_q=$_r/${_p##*/}
+		if [ -h "$_q" ]; then
+			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_p" "$_t"
+		fi
+	done
+}
+
+# s PATH...: l for sysfs links to directories, printing where they lead:
+# on a live root with cd -P instead of readlink (readlink is one exec per
+# link, and a node has hundreds of PCI and RDMA links), under a root with
+# rp. The printed target is the physical path under the root; the parser
+# reads only its path components.
 s() {
 	for _p in "$@"; do
-		[ -h "$R$_p" ] || continue
-		if cd -P "$R$_p" 2>/dev/null; then
-			printf '%s link %s\n%s\n' "$M" "$_p" "${PWD#"$R"}"
+		if [ -z "$R" ]; then
+			[ -h "$_p" ] || continue
+			if cd -P "$_p" 2>/dev/null; then
+				printf '%s link %s\n%s\n' "$M" "$_p" "$PWD"
+			else
+				l "$_p"
+			fi
+			continue
+		fi
+		rp "${_p%/*}" && [ -h "$_r/${_p##*/}" ] || continue
+		if rp "$_p" && [ -d "$_r" ]; then
+			printf '%s link %s\n%s\n' "$M" "$_p" "${_r#"$R"}"
 		else
 			l "$_p"
 		fi
@@ -124,12 +205,22 @@ s() {
 	cd /
 }
 
-# e DIR/GLOB...: list the entries that exist, relative to the root.
+# e PATH...: the paths that exist (a dangling symlink counts).
 e() {
 	for _p in "$@"; do
-		if [ -e "$_p" ] || [ -h "$_p" ]; then
-			printf '%s exists %s\n' "$M" "${_p#"$R"}"
+		rp "${_p%/*}" || continue
+		if [ -h "$_r/${_p##*/}" ] || [ -e "$_r/${_p##*/}" ]; then
+			printf '%s exists %s\n' "$M" "$_p"
 		fi
+	done
+}
+
+# en DIR: e for every entry of DIR.
+en() {
+	rp "$1" && [ -d "$_r" ] || return 0
+	for _y in "$_r"/*; do
+		[ -h "$_y" ] || [ -e "$_y" ] || continue
+		printf '%s exists %s\n' "$M" "$1/${_y##*/}"
 	done
 }
 
@@ -147,7 +238,7 @@ rp /etc/os-release
 [ -f "$_r" ] || f /usr/lib/os-release
 v /proc/sys/kernel/osrelease /proc/cmdline
 f /proc/driver/nvidia/version /proc/modules
-if [ -f "$R/proc/sys/kernel/arch" ]; then
+if rp /proc/sys/kernel/arch && [ -f "$_r" ]; then
 	v /proc/sys/kernel/arch
 elif [ -z "$R" ]; then
 	c uname-m uname -m
@@ -157,70 +248,88 @@ f /var/run/reboot-required
 # Packages: dpkg status is large on real nodes, keep the fields parsed.
 g '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
 f /etc/dnf/plugins/versionlock.list
-if command -v rpm >/dev/null 2>&1 && { [ -e "$R/var/lib/rpm" ] || [ -e "$R/usr/lib/sysimage/rpm" ]; }; then
+if command -v rpm >/dev/null 2>&1 && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
 	c rpm rpm --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'
 fi
 
 # CUDA toolkits and container runtime configuration.
-for d in "$R"/usr/local/cuda*; do
-	# /usr/local/cuda is usually a symlink (via /etc/alternatives on
-	# Debian) whose absolute target only resolves on the live root.
-	[ -d "$d" ] || [ -h "$d" ] || continue
-	d=${d#"$R"}
-	if [ -h "$R$d" ]; then
-		l "$d"
-	else
-		f "$d/version.json"
-	fi
-done
+if rd /usr/local; then
+	for d in "$_r"/cuda*; do
+		# /usr/local/cuda is usually a symlink (via /etc/alternatives on
+		# Debian) whose absolute target only resolves on the live root.
+		if [ -h "$d" ]; then
+			l "/usr/local/${d##*/}"
+		elif [ -d "$d" ]; then
+			f "/usr/local/${d##*/}/version.json"
+		fi
+	done
+fi
 l /etc/alternatives/cuda
-f /etc/docker/daemon.json /etc/nvidia-container-runtime/config.toml /etc/nccl.conf
+x /etc/docker/daemon.json /etc/nccl.conf
+f /etc/nvidia-container-runtime/config.toml
 
 # Memory, /dev/shm, sysctls, limits, hugepages.
 g '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo
 g '^[^ ]+ /dev/shm ' /proc/mounts
-g '^[[:space:]]*[^#[:space:]]+[[:space:]]+/dev/shm[[:space:]]' /etc/fstab
+x /etc/fstab
 v /sys/kernel/mm/transparent_hugepage/enabled
 for s in kernel/numa_balancing vm/swappiness vm/overcommit_memory vm/max_map_count \
 	vm/zone_reclaim_mode vm/nr_hugepages kernel/shmmax kernel/shmall kernel/pid_max \
 	net/core/rmem_max net/core/wmem_max net/core/netdev_max_backlog \
 	net/ipv4/tcp_rmem net/ipv4/tcp_wmem fs/file-max; do
-	[ -f "$R/proc/sys/$s" ] && v "/proc/sys/$s"
+	rp "/proc/sys/$s" && [ -f "$_r" ] && v "/proc/sys/$s"
 done
+# Every sysctl the kernel has, by name, so that plan can refuse a key that
+# sysctl -p would reject. find does not follow symlinks.
+if rp /proc/sys && [ -d "$_r" ]; then
+	printf '%s names /proc/sys\n' "$M"
+	(cd "$_r" && find . -type f 2>/dev/null)
+	printf '%s eof\n' "$M"
+fi
 f /etc/security/limits.conf
-for p in "$R"/etc/security/limits.d/*.conf; do
-	[ -f "$p" ] && f "${p#"$R"}"
-done
+if rd /etc/security/limits.d; then
+	for p in "$_r"/*.conf; do
+		[ -h "$p" ] || [ -f "$p" ] || continue
+		p=/etc/security/limits.d/${p##*/}
+		gx "$p" || f "$p"
+	done
+fi
 
 # CPU and NUMA.
 g '^(processor|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
 v /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
-if ! grep -q '^physical id' "$R/proc/cpuinfo" 2>/dev/null; then
+if ! { rp /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && rd /sys/devices/system/cpu; then
 	# Only the distinct package ids matter (the parser counts sockets).
 	_seen=" "
-	for p in "$R"/sys/devices/system/cpu/cpu[0-9]*/topology/physical_package_id; do
-		[ -f "$p" ] && IFS= read -r _x 2>/dev/null <"$p" || continue
+	for p in "$_r"/cpu[0-9]*; do
+		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
+		rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r" || continue
 		case $_seen in *" $_x "*) continue ;; esac
 		_seen="$_seen$_x "
-		v "${p#"$R"}"
+		v "$p"
 	done
 fi
 # Only the distinct governors matter: a 224-CPU node would otherwise send
 # 224 identical records.
 _seen=" "
-for p in "$R"/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do
-	[ -f "$p" ] && IFS= read -r _x 2>/dev/null <"$p" || continue
-	case $_seen in *" $_x "*) continue ;; esac
-	_seen="$_seen$_x "
-	v "${p#"$R"}"
-done
-for p in "$R"/sys/devices/system/node/node[0-9]*; do
-	[ -d "$p" ] || continue
-	p=${p#"$R"}
-	v "$p/cpulist" "$p/distance"
-	g 'MemTotal' "$p/meminfo"
-done
+if rd /sys/devices/system/cpu; then
+	for p in "$_r"/cpu[0-9]*; do
+		p=/sys/devices/system/cpu/${p##*/}/cpufreq/scaling_governor
+		rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r" || continue
+		case $_seen in *" $_x "*) continue ;; esac
+		_seen="$_seen$_x "
+		v "$p"
+	done
+fi
+if rd /sys/devices/system/node; then
+	for p in "$_r"/node[0-9]*; do
+		p=/sys/devices/system/node/${p##*/}
+		rp "$p" && [ -d "$_r" ] || continue
+		v "$p/cpulist" "$p/distance"
+		g 'MemTotal' "$p/meminfo"
+	done
+fi
 
 # systemd units. On a live root ask systemctl; under a root prefix read the
 # unit files, the .wants symlinks that "enable" creates, and the invocation
@@ -231,64 +340,92 @@ for u in nvidia-persistenced.service nvidia-fabricmanager.service nvidia-dcgm.se
 		c "is-enabled:$u" systemctl is-enabled "$u"
 		c "is-active:$u" systemctl is-active "$u"
 	else
-		e "$R/etc/systemd/system/$u" "$R/lib/systemd/system/$u" "$R/usr/lib/systemd/system/$u" \
-			"$R"/etc/systemd/system/*.wants/"$u" "$R/run/systemd/units/invocation:$u"
+		e "/etc/systemd/system/$u" "/lib/systemd/system/$u" "/usr/lib/systemd/system/$u" \
+			"/run/systemd/units/invocation:$u"
+		if rd /etc/systemd/system; then
+			for w in "$_r"/*.wants; do
+				e "/etc/systemd/system/${w##*/}/$u"
+			done
+		fi
 		l "/etc/systemd/system/$u"
 	fi
 done
 
-# PCI devices of the classes gpuform cares about.
-for p in "$R"/sys/bus/pci/devices/*; do
-	[ -e "$p/class" ] || continue
-	read -r cls 2>/dev/null <"$p/class" || continue
-	case $cls in
-	0x0300* | 0x0302* | 0x0207* | 0x0200*) ;;
-	0x0680*)
-		read -r ven 2>/dev/null <"$p/vendor"
-		[ "$ven" = 0x10de ] || continue
-		;;
-	*) continue ;;
-	esac
-	q=${p#"$R"}
-	s "$q" "$q/driver"
-	for a in class vendor device subsystem_vendor subsystem_device numa_node \
-		current_link_speed max_link_speed current_link_width max_link_width; do
-		[ -f "$p/$a" ] && v "$q/$a"
+# PCI devices of the classes gpuform cares about. Under a root each
+# device's directory is resolved once (rd), its attributes from there.
+if rd /sys/bus/pci/devices; then
+	for p in "$_r"/*; do
+		q=/sys/bus/pci/devices/${p##*/}
+		rd "$q" && [ -d "$_r" ] || continue
+		rp "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r" || continue
+		case $cls in
+		0x0300* | 0x0302* | 0x0207* | 0x0200*) ;;
+		0x0680*)
+			rp "$q/vendor" && read -r ven 2>/dev/null <"$_r"
+			[ "$ven" = 0x10de ] || continue
+			;;
+		*) continue ;;
+		esac
+		s "$q" "$q/driver"
+		for a in class vendor device subsystem_vendor subsystem_device numa_node \
+			current_link_speed max_link_speed current_link_width max_link_width; do
+			rp "$q/$a" && [ -f "$_r" ] && v "$q/$a"
+		done
+		en "$q/net"
+		en "$q/infiniband"
 	done
-	e "$p"/net/* "$p"/infiniband/*
-done
+fi
 
 # RDMA devices, their ports and network interfaces.
-for p in "$R"/sys/class/infiniband/*; do
-	[ -e "$p" ] || [ -h "$p" ] || continue
-	q=${p#"$R"}
-	s "$q" "$q/device"
-	e "$p"/device/net/*
-	for port in "$p"/ports/*; do
-		[ -d "$port" ] || continue
-		port=${port#"$R"}
-		v "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
+if rd /sys/class/infiniband; then
+	for p in "$_r"/*; do
+		[ -e "$p" ] || [ -h "$p" ] || continue
+		q=/sys/class/infiniband/${p##*/}
+		rd "$q" || continue
+		s "$q" "$q/device"
+		en "$q/device/net"
+		rp "$q/ports" && [ -d "$_r" ] || continue
+		for port in "$_r"/*; do
+			port=$q/ports/${port##*/}
+			rp "$port" && [ -d "$_r" ] || continue
+			v "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
+		done
 	done
-done
+fi
 
 # Boot configuration.
 f /etc/default/grub
-for p in "$R"/etc/default/grub.d/*; do
-	[ -f "$p" ] && f "${p#"$R"}"
-done
+if rd /etc/default/grub.d; then
+	for p in "$_r"/*; do
+		[ -h "$p" ] || [ -f "$p" ] || continue
+		p=/etc/default/grub.d/${p##*/}
+		gx "$p" || f "$p"
+	done
+fi
 
-# Files gpuform writes: any file with "gpuform" in its name in these dirs,
-# and everything in /etc/gpuform.
+# Files gpuform writes: the ones it writes in full (x, byte-exact), any
+# other file with "gpuform" in its name in these dirs, and everything in
+# /etc/gpuform.
+for p in /etc/sysctl.d/90-gpuform.conf /etc/sysctl.d/91-gpuform-hugepages.conf \
+	/etc/default/grub.d/90-gpuform.cfg /etc/security/limits.d/90-gpuform.conf \
+	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf; do
+	printf '%s managed %s\n' "$M" "$p"
+	x "$p"
+done
 for d in /etc/sysctl.d /etc/modules-load.d /etc/modprobe.d /etc/security/limits.d \
 	/etc/default/grub.d /etc/systemd/system /etc/systemd/system/docker.service.d \
 	/etc/systemd/logind.conf.d /etc/profile.d /etc/apt/preferences.d /etc/udev/rules.d \
-	/etc/tmpfiles.d; do
-	for p in "$R$d"/*gpuform*; do
-		[ -f "$p" ] && printf '%s managed %s\n' "$M" "${p#"$R"}" && f "${p#"$R"}"
+	/etc/tmpfiles.d /etc/gpuform; do
+	rd "$d" || continue
+	_dr=$_r
+	for p in "$_dr"/*; do
+		case $d:${p##*/} in /etc/gpuform:* | *:*gpuform*) ;; *) continue ;; esac
+		[ -h "$p" ] || [ -f "$p" ] || continue
+		p=$d/${p##*/}
+		gx "$p" && continue
+		printf '%s managed %s\n' "$M" "$p"
+		f "$p"
 	done
-done
-for p in "$R"/etc/gpuform/*; do
-	[ -f "$p" ] && printf '%s managed %s\n' "$M" "${p#"$R"}" && f "${p#"$R"}"
 done
 
 printf '%s end\n' "$M"

@@ -26,6 +26,12 @@ func normalise(n *facts.Node, name string) *facts.Node {
 	c := *n
 	c.Host = ""
 	c.Root = "/sim/" + name
+	// Whoever runs the tests owns the materialised files.
+	c.ConfigFiles = map[string]facts.ConfigFile{}
+	for k, f := range n.ConfigFiles {
+		f.UID, f.GID = "", ""
+		c.ConfigFiles[k] = f
+	}
 	return &c
 }
 

@@ -1,0 +1,91 @@
+# gpuform root-confined path resolution. POSIX sh (dash, busybox ash).
+# Shared by the facts probe and by every step that writes a file, so that
+# what the probe reads and what a step writes are the same file.
+#
+# rw PATH resolves PATH (absolute, as the node sees it) under the root
+# prefix $R the way the kernel resolves it inside chroot "$R": every
+# component, relative and absolute symlinks, ".." clamped at the root, at
+# most 40 links (Linux's limit) so that a loop ends. It sets _r to the
+# physical path ("$R" followed by the resolved path) and returns 0, or sets
+# _e to why not and returns 1. A component that does not exist ends the
+# lookup of links: the rest is appended as it is. Only a symlink costs a
+# fork (readlink); $R must be a physical path (cd -P; pwd -P).
+#
+# rp PATH is rw under a root prefix and plain "$R$PATH" on a live root,
+# where the kernel resolves it: real nodes pay nothing for reads.
+#
+# rd DIR resolves DIR with rp and remembers it, so that rw of paths under
+# DIR (hundreds of sysfs attributes) starts from there.
+_cl=
+_cp=
+rw() {
+	_e=
+	_k=${1#/}
+	_c=
+	if [ -n "$_cl" ]; then
+		case $1 in "$_cl" | "$_cl"/*)
+			_k=${1#"$_cl"}
+			_c=$_cp
+			;;
+		esac
+	fi
+	_n=0
+	while [ -n "$_k" ]; do
+		case $_k in
+		*/*)
+			_h=${_k%%/*}
+			_k=${_k#*/}
+			;;
+		*)
+			_h=$_k
+			_k=
+			;;
+		esac
+		case $_h in
+		'' | .) continue ;;
+		..)
+			_c=${_c%/*}
+			continue
+			;;
+		esac
+		if [ -h "$R$_c/$_h" ]; then
+			_n=$((_n + 1))
+			if [ "$_n" -gt 40 ]; then
+				_e="too many levels of symbolic links"
+				_r=
+				return 1
+			fi
+			if ! _t=$(readlink "$R$_c/$_h" 2>/dev/null) || [ -z "$_t" ]; then
+				_e="unreadable symbolic link"
+				_r=
+				return 1
+			fi
+			case $_t in /*) _c= ;; esac
+			_k=$_t${_k:+/$_k}
+		else
+			_c=$_c/$_h
+		fi
+	done
+	_r=$R$_c
+	[ -n "$_r" ] || _r=/
+	return 0
+}
+
+rp() {
+	if [ -n "$R" ]; then
+		rw "$1"
+	else
+		_e=
+		_r=$1
+	fi
+}
+
+rd() {
+	_cl=
+	rp "$1" || return 1
+	if [ -n "$R" ]; then
+		_cl=$1
+		_cp=${_r#"$R"}
+	fi
+	return 0
+}
