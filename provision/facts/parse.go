@@ -690,6 +690,11 @@ func (p *interpreter) docker() {
 		return
 	}
 	m, err := decodeObject(s)
+	if err == nil && !utf8.ValidString(s) {
+		// encoding/json reads such bytes as U+FFFD: rewriting the file
+		// would change text gpuform does not own.
+		err = errors.New("not valid UTF-8 (JSON must be)")
+	}
 	if err != nil {
 		d.Error = err.Error()
 		p.warnf("/etc/docker/daemon.json: %v", err)

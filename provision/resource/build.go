@@ -312,6 +312,14 @@ func sysctlResource(n *spec.Node) (*fileResource, error) {
 			return out
 		},
 		desired: want,
+		precheck: func(f *facts.Node) error {
+			for _, k := range keys {
+				if exists, known := f.HasSysctl(k); known && !exists {
+					return fmt.Errorf("sysctl %s does not exist on this node (no /proc/sys/%s): sysctl -p would reject the drop-in; check the name in the spec", k, strings.ReplaceAll(k, ".", "/"))
+				}
+			}
+			return nil
+		},
 		live: func(f *facts.Node) bool {
 			for _, k := range keys {
 				if v, ok := f.Sysctl(k); ok && normSpace(v) != want[k] {
@@ -533,10 +541,14 @@ func governorResource(gov string) (*fileResource, error) {
 			// No cpufreq (VMs, some BIOS settings): nothing to set.
 			return len(f.CPU.Governors) == 0 || len(f.CPU.Governors) == 1 && f.CPU.Governors[0] == gov
 		},
+		// Each CPU's file is resolved inside the root, as every write is.
 		post: []Step{commandStep("set the "+gov+" governor on every CPU",
-			`for f in "$R"/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do`,
-			`	[ -f "$f" ] || continue`,
-			`	printf '%s\n' `+q(gov)+` >"$f"`,
+			`if [ -n "$R" ]; then R=$(cd -P -- "$R" && pwd -P); fi`,
+			facts.Resolver,
+			`rd /sys/devices/system/cpu || exit 0`,
+			`for c in "$_r"/cpu[0-9]*; do`,
+			`	rp "/sys/devices/system/cpu/${c##*/}/cpufreq/scaling_governor" && [ -f "$_r" ] || continue`,
+			`	printf '%s\n' `+q(gov)+` >"$_r"`,
 			`done`)},
 	}, nil
 }
@@ -581,32 +593,91 @@ func ncclConf(n *spec.Node) (*fileResource, error) {
 		}
 	}
 	want := attrs{}
-	var b strings.Builder
+	var keys []string
 	if len(hcas) > 0 {
 		want["NCCL_IB_HCA"] = strings.Join(hcas, ",")
-		b.WriteString("NCCL_IB_HCA=" + want["NCCL_IB_HCA"] + "\n")
+		keys = append(keys, "NCCL_IB_HCA")
 	}
 	if a.NCCLSocketIfname.Set {
 		want["NCCL_SOCKET_IFNAME"] = a.NCCLSocketIfname.V
-		b.WriteString("NCCL_SOCKET_IFNAME=" + a.NCCLSocketIfname.V + "\n")
+		keys = append(keys, "NCCL_SOCKET_IFNAME")
 	}
-	if b.Len() == 0 {
+	if len(keys) == 0 {
 		return nil, nil
 	}
 	return &fileResource{
-		base:    base{name: NCCLConf},
-		path:    NCCLConfFile,
-		mode:    "0644",
-		content: b.String(),
+		base: base{name: NCCLConf},
+		path: NCCLConfFile,
+		mode: "0644",
+		// Not empty: the file is wanted; edit computes it.
+		content: "wanted",
+		edit: func(cur []byte, _ bool) (string, error) {
+			return setKeyLines(cur, keys, want)
+		},
 		current: func(f *facts.Node) (string, bool) {
 			if f.NCCLConf == nil {
 				return "", false
 			}
 			return f.NCCLConf.Content, true
 		},
+		// Only gpuform's keys: the operator's other settings stay as they are.
 		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
-			return keyValueLines(cur)
+			out := attrs{}
+			all := keyValueLines(cur)
+			for _, k := range keys {
+				if v, ok := all[k]; ok {
+					out[k] = v
+				}
+			}
+			return out
 		},
 		desired: want,
 	}, nil
+}
+
+// setKeyLines sets KEY=value lines of a file such as nccl.conf: the line
+// of each key in keys is replaced where it is, or appended; every other
+// byte is kept. A key set twice is an error, since which line wins is the
+// reader's business.
+func setKeyLines(cur []byte, keys []string, want map[string]string) (string, error) {
+	lines := fstabLines(cur)
+	at := map[string]int{}
+	for i, line := range lines {
+		t := strings.TrimLeft(string(line), " \t")
+		k, _, ok := strings.Cut(t, "=")
+		if !ok || strings.HasPrefix(t, "#") {
+			continue
+		}
+		k = strings.TrimSpace(k)
+		if _, managed := want[k]; !managed {
+			continue
+		}
+		if j, dup := at[k]; dup {
+			return "", fmt.Errorf("%s is set twice (lines %d and %d); remove one, then plan again", k, j+1, i+1)
+		}
+		at[k] = i
+	}
+	var b strings.Builder
+	for i, line := range lines {
+		replaced := false
+		for k, j := range at {
+			if j == i {
+				b.WriteString(k + "=" + want[k] + "\n")
+				replaced = true
+			}
+		}
+		if replaced {
+			continue
+		}
+		b.Write(line)
+		if i < len(lines)-1 || cur[len(cur)-1] == '\n' || len(at) < len(keys) {
+			b.WriteByte('\n')
+		}
+	}
+	for _, k := range keys {
+		if _, ok := at[k]; !ok {
+			b.WriteString(k + "=" + want[k] + "\n")
+		}
+	}
+	return b.String(), nil
 }

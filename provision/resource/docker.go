@@ -2,8 +2,6 @@ package resource
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -140,11 +138,6 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
-	expect := "absent"
-	if d.Present {
-		sum := sha256.Sum256([]byte(d.Raw))
-		expect = hex.EncodeToString(sum[:])
-	}
 	// Docker reads daemon.json only at start, and whether the running
 	// daemon uses it cannot be probed, so the write and the restart are one
 	// step: a failed restart restores the old file.
@@ -153,7 +146,7 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 		desc, then = desc+" and restart docker.service if running", "systemctl try-restart docker.service"
 		c.Restarts = []string{"docker.service"}
 	}
-	s, err := writeFileStep(desc, DaemonJSON, "0644", "cat", merged, expect, then)
+	s, err := fileWrite{desc: desc, path: DaemonJSON, content: merged, cur: currentFile(n, DaemonJSON), then: then}.step()
 	if err != nil {
 		return Change{}, err
 	}

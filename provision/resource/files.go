@@ -3,6 +3,7 @@ package resource
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
@@ -48,6 +49,13 @@ type fileResource struct {
 	// the next boot: the file is written, post steps do not run (they
 	// would load a module of a driver that is not running yet).
 	afterReboot func(n *facts.Node) bool
+	// edit, when set, computes the desired file from the current one
+	// (a file whose other lines belong to the operator); content then
+	// only says whether the file is wanted at all.
+	edit func(cur []byte, exists bool) (string, error)
+	// precheck refuses to plan on a node where the file would be wrong
+	// (a sysctl the kernel does not have).
+	precheck func(n *facts.Node) error
 }
 
 func managedFile(path string) func(n *facts.Node) (string, bool) {
@@ -55,8 +63,24 @@ func managedFile(path string) func(n *facts.Node) (string, bool) {
 }
 
 func (r *fileResource) Diff(n *facts.Node) (Change, error) {
+	if r.precheck != nil {
+		if err := r.precheck(n); err != nil {
+			return Change{}, err
+		}
+	}
 	cur, exists := r.current(n)
-	fileOK := exists == (r.content != "") && (!exists || cur == r.content)
+	content := r.content
+	if r.edit != nil && content != "" {
+		cf := currentFile(n, r.path)
+		if cf.Error != "" {
+			return Change{}, fmt.Errorf("%s: gpuform will not rewrite it: %s", r.path, cf.Error)
+		}
+		var err error
+		if content, err = r.edit(cf.Data, cf.Exists); err != nil {
+			return Change{}, fmt.Errorf("%s: %w", r.path, err)
+		}
+	}
+	fileOK := exists == (content != "") && (!exists || cur == content)
 	liveOK := r.live == nil || r.live(n)
 	before := map[string]string(nil)
 	if exists || (r.live != nil && r.content != "") {
@@ -73,12 +97,12 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		before, after = copyAttrs(before), copyAttrs(after)
 		before["in effect"], after["in effect"] = "false", "true"
 	}
-	if exists && r.content != "" && cur != r.content && diffAction(before, after) == NoOp {
+	if exists && content != "" && cur != content && diffAction(before, after) == NoOp {
 		// Same settings, different text (comments, order): show why.
 		before = copyAttrs(before)
 		after = copyAttrs(after)
 		before["content"] = "sha256:" + shortSum(cur)
-		after["content"] = "sha256:" + shortSum(r.content)
+		after["content"] = "sha256:" + shortSum(content)
 	}
 	c := r.change(before, after)
 	deferred := r.afterReboot != nil && r.content != "" && r.afterReboot(n)
@@ -110,7 +134,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		var s Step
 		var err error
 		if r.content == "" {
-			s, err = removeFileStep(r.path)
+			s, err = removeFileStep(r.path, currentFile(n, r.path))
 			if err == nil && then != "" {
 				c.Steps = append(c.Steps, s)
 				s = commandStep("run "+then, then)
@@ -120,7 +144,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 			if then != "" {
 				desc += " and run " + then
 			}
-			s, err = writeFileStep(desc, r.path, r.mode, "cat", r.content, "", then)
+			s, err = fileWrite{desc: desc, path: r.path, content: content, cur: currentFile(n, r.path), then: then}.step()
 		}
 		if err != nil {
 			return Change{}, err

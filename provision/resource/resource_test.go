@@ -191,7 +191,7 @@ func TestQuotingHoldsWithoutValidation(t *testing.T) {
 		})
 	}
 	// File writes never put content in the script: it travels on stdin.
-	st, err := contentStep("/etc/nccl.conf", "0644", hostile+"\n", "")
+	st, err := fileWrite{path: "/etc/nccl.conf", content: hostile + "\n"}.step()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestQuotingHoldsWithoutValidation(t *testing.T) {
 		t.Errorf("file content leaked into the script:\n%s", st.Script)
 	}
 	// And a hostile path is refused outright.
-	if _, err := contentStep("/etc/x; touch "+pwned, "0644", "", ""); err == nil {
+	if _, err := (fileWrite{path: "/etc/x; touch " + pwned}).step(); err == nil {
 		t.Error("hostile path accepted")
 	}
 }
@@ -218,11 +218,12 @@ func TestWriteFileStepIsAtomic(t *testing.T) {
 		return nil
 	}
 	p := filepath.Join(root, "etc/sysctl.d/90-gpuform.conf")
-	st, _ := contentStep("/etc/sysctl.d/90-gpuform.conf", "0644", "a = 1\n", "")
+	const path = "/etc/sysctl.d/90-gpuform.conf"
+	st, _ := fileWrite{path: path, content: "a = 1\n"}.step()
 	if err := run(st); err != nil {
 		t.Fatal(err)
 	}
-	st, _ = contentStep("/etc/sysctl.d/90-gpuform.conf", "0644", "a = 2\n", "")
+	st, _ = fileWrite{path: path, content: "a = 2\n", cur: probeFile(t, root, path)}.step()
 	if err := run(st); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestWriteFileStepIsAtomic(t *testing.T) {
 		t.Fatalf("backups %v", backups)
 	}
 	// A step whose activation fails puts the old file back.
-	st, _ = writeFileStep("", "/etc/sysctl.d/90-gpuform.conf", "0644", "cat", "a = 3\n", "", "false")
+	st, _ = fileWrite{path: path, content: "a = 3\n", cur: probeFile(t, root, path), then: "false"}.step()
 	if err := run(st); err == nil || !strings.Contains(err.Error(), "previous file is back") {
 		t.Errorf("failed activation: %v", err)
 	}
@@ -242,7 +243,9 @@ func TestWriteFileStepIsAtomic(t *testing.T) {
 		t.Errorf("after a failed activation the file is %q, want the previous content", b)
 	}
 	// A file changed since the plan is not overwritten.
-	st, _ = writeFileStep("", "/etc/sysctl.d/90-gpuform.conf", "0644", "cat", "a = 4\n", strings.Repeat("0", 64), "")
+	stale := probeFile(t, root, path)
+	stale.SHA256 = strings.Repeat("0", 64)
+	st, _ = fileWrite{path: path, content: "a = 4\n", cur: stale}.step()
 	if err := run(st); err == nil || !strings.Contains(err.Error(), "changed since") {
 		t.Errorf("stale write: %v", err)
 	}

@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -83,12 +85,20 @@ func parseTmpfsSize(s string, ram uint64) (uint64, bool) {
 func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 	want := r.size.Resolve(n.MemoryBytes)
 	after := attrs{"fstab": "size=" + r.opt, "mounted_size": sizeText(want)}
+	cf := currentFile(n, FstabFile)
+	if cf.Error != "" {
+		return Change{}, fmt.Errorf("%s: gpuform will not rewrite it: %s", FstabFile, cf.Error)
+	}
+	entry, err := fstabShmEntry(cf.Data)
+	if err != nil {
+		return Change{}, err
+	}
 	var before map[string]string
-	if n.Shm.Mounted || n.Shm.FstabLine != "" {
+	if n.Shm.Mounted || entry >= 0 {
 		before = attrs{}
-		if n.Shm.FstabLine != "" {
-			before["fstab"] = "size=" + fstabSize(n.Shm.FstabLine)
-			if fstabSize(n.Shm.FstabLine) == "" {
+		if entry >= 0 {
+			before["fstab"] = "size=" + fstabSize(fstabLine(cf.Data, entry))
+			if fstabSize(fstabLine(cf.Data, entry)) == "" {
 				before["fstab"] = "(no size)"
 			}
 		}
@@ -96,7 +106,7 @@ func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 			before["mounted_size"] = sizeText(n.Shm.SizeBytes)
 		}
 	}
-	fstabOK := sameSize(fstabSize(n.Shm.FstabLine), r.opt, n.MemoryBytes)
+	fstabOK := entry >= 0 && sameSize(fstabSize(fstabLine(cf.Data, entry)), r.opt, n.MemoryBytes)
 	// tmpfs rounds the size to whole pages; a MiB of slack absorbs that.
 	liveOK := n.Shm.Mounted && absDiff(n.Shm.SizeBytes, want) <= 1<<20
 	c := r.change(before, after)
@@ -110,11 +120,12 @@ func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 	}
 	if !fstabOK {
 		line := "tmpfs /dev/shm tmpfs defaults,nosuid,nodev,size=" + r.opt + " 0 0"
-		// Keep every other fstab line; drop the old /dev/shm entry (the
-		// same pattern the facts probe reads it with) and append ours.
-		produce := `if [ -f "$p" ]; then grep -v -E '^[[:space:]]*[^#[:space:]]+[[:space:]]+/dev/shm[[:space:]]' "$p" || true; fi
-printf '%s\n' ` + q(line)
-		s, err := writeFileStep("set /dev/shm size="+r.opt+" in /etc/fstab", FstabFile, "0644", produce, "", "", "")
+		s, err := fileWrite{
+			desc:    "set /dev/shm size=" + r.opt + " in /etc/fstab",
+			path:    FstabFile,
+			content: string(setFstabLine(cf.Data, entry, line)),
+			cur:     cf,
+		}.step()
 		if err != nil {
 			return Change{}, err
 		}
@@ -124,6 +135,77 @@ printf '%s\n' ` + q(line)
 		c.Steps = append(c.Steps, commandStep("remount /dev/shm with size="+r.opt, "mount -o "+q("remount,size="+r.opt)+" /dev/shm"))
 	}
 	return c, nil
+}
+
+// fstabLines splits fstab into its lines, each without its newline; a
+// last line without a newline is a line too.
+func fstabLines(data []byte) [][]byte {
+	if len(data) == 0 {
+		return nil
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// fstabFields splits an fstab line at blanks and tabs, as mount(8) does;
+// nil for a comment or a blank line.
+func fstabFields(line []byte) [][]byte {
+	f := bytes.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(f) == 0 || f[0][0] == '#' {
+		return nil
+	}
+	return f
+}
+
+// fstabShmEntry returns the index of the /dev/shm line of fstab, -1 when
+// there is none. Two of them are an error: which one the next boot uses
+// is not gpuform's to guess, and rewriting one would leave the other.
+func fstabShmEntry(data []byte) (int, error) {
+	found := -1
+	for i, line := range fstabLines(data) {
+		f := fstabFields(line)
+		if len(f) < 2 || string(f[1]) != "/dev/shm" {
+			continue
+		}
+		if found >= 0 {
+			return 0, fmt.Errorf("%s has two /dev/shm entries (lines %d and %d); gpuform will not guess which one counts: remove one, then plan again", FstabFile, found+1, i+1)
+		}
+		found = i
+	}
+	return found, nil
+}
+
+// fstabLine returns line i of fstab as text, "" for -1.
+func fstabLine(data []byte, i int) string {
+	if i < 0 {
+		return ""
+	}
+	return string(fstabLines(data)[i])
+}
+
+// setFstabLine returns fstab with line i replaced by line, or line
+// appended when i is -1. Every other byte stays as it was; a last line
+// without a newline gets one when line goes after it.
+func setFstabLine(data []byte, i int, line string) []byte {
+	lines := fstabLines(data)
+	var out bytes.Buffer
+	for j, l := range lines {
+		if j == i {
+			out.WriteString(line + "\n")
+			continue
+		}
+		out.Write(l)
+		if j < len(lines)-1 || data[len(data)-1] == '\n' || i < 0 {
+			out.WriteByte('\n')
+		}
+	}
+	if i < 0 {
+		out.WriteString(line + "\n")
+	}
+	return out.Bytes()
 }
 
 // sizeText renders a size for people: exact binary units when they fit
