@@ -187,7 +187,7 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 // absentFile is a resource whose file gpuform wrote earlier and the spec no
 // longer asks for: it plans a delete when the file is there, nothing else.
 func absentFile(name, path string) *fileResource {
-	return &fileResource{base: base{name: name}, path: path, mode: "0644", current: managedFile(path),
+	return &fileResource{base: base{name: name}, path: path, current: managedFile(path),
 		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
 			return attrs{"file": path, "content": "sha256:" + shortSum(cur)}
 		}}
@@ -249,7 +249,6 @@ func peermem(afterReboot func(*facts.Node) bool) (*fileResource, error) {
 	return &fileResource{
 		base:    base{name: NvidiaPeermem, deps: []string{DriverPackage}},
 		path:    ModulesLoadFile,
-		mode:    "0644",
 		content: managedHeader + module + "\n",
 		current: managedFile(ModulesLoadFile),
 		attrs: func(n *facts.Node, content string, exists bool) map[string]string {
@@ -291,7 +290,6 @@ func sysctlResource(n *spec.Node) (*fileResource, error) {
 	return &fileResource{
 		base:    base{name: Sysctl},
 		path:    SysctlFile,
-		mode:    "0644",
 		content: content,
 		current: managedFile(SysctlFile),
 		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
@@ -340,7 +338,7 @@ func sysctlResource(n *spec.Node) (*fileResource, error) {
 func hugepagesResource(n *spec.Node) (*fileResource, []string, error) {
 	h := n.Hugepages
 	if h == nil || !h.Count.Set {
-		return &fileResource{base: base{name: HugePages}, path: HugePagesFile, mode: "0644", current: managedFile(HugePagesFile),
+		return &fileResource{base: base{name: HugePages}, path: HugePagesFile, current: managedFile(HugePagesFile),
 			attrs: func(*facts.Node, string, bool) map[string]string { return attrs{"file": HugePagesFile} }}, nil, nil
 	}
 	size := h.Size.V.Bytes
@@ -358,7 +356,6 @@ func hugepagesResource(n *spec.Node) (*fileResource, []string, error) {
 	return &fileResource{
 		base:    base{name: HugePages},
 		path:    HugePagesFile,
-		mode:    "0644",
 		content: content,
 		current: managedFile(HugePagesFile),
 		attrs: func(f *facts.Node, _ string, _ bool) map[string]string {
@@ -434,7 +431,6 @@ func kernelCmdline(n *spec.Node, family string, extra []string) (*fileResource, 
 	return &fileResource{
 		base:    base{name: KernelCmdline},
 		path:    GrubDropIn,
-		mode:    "0644",
 		content: content,
 		current: managedFile(GrubDropIn),
 		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
@@ -476,7 +472,7 @@ func dropInArgs(content string) string {
 // and stack in KiB.
 func limitsResource(n *spec.Node) *fileResource {
 	if n.Container == nil || len(n.Container.Ulimits) == 0 {
-		return &fileResource{base: base{name: Limits}, path: LimitsFile, mode: "0644", current: managedFile(LimitsFile),
+		return &fileResource{base: base{name: Limits}, path: LimitsFile, current: managedFile(LimitsFile),
 			attrs: func(f *facts.Node, cur string, _ bool) map[string]string { return limitAttrs(f) }}
 	}
 	var b strings.Builder
@@ -501,7 +497,6 @@ func limitsResource(n *spec.Node) *fileResource {
 	return &fileResource{
 		base:    base{name: Limits},
 		path:    LimitsFile,
-		mode:    "0644",
 		content: b.String(),
 		current: managedFile(LimitsFile),
 		attrs:   func(f *facts.Node, _ string, _ bool) map[string]string { return limitAttrs(f) },
@@ -530,7 +525,6 @@ func governorResource(gov string) (*fileResource, error) {
 	return &fileResource{
 		base:    base{name: CPUGovernor},
 		path:    GovernorFile,
-		mode:    "0644",
 		content: content,
 		current: managedFile(GovernorFile),
 		attrs: func(f *facts.Node, _ string, exists bool) map[string]string {
@@ -608,7 +602,6 @@ func ncclConf(n *spec.Node) (*fileResource, error) {
 	return &fileResource{
 		base: base{name: NCCLConf},
 		path: NCCLConfFile,
-		mode: "0644",
 		// Not empty: the file is wanted; edit computes it.
 		content: "wanted",
 		edit: func(cur []byte, _ bool) (string, error) {

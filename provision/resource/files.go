@@ -18,7 +18,6 @@ const managedHeader = "# Managed by gpuform.\n"
 type fileResource struct {
 	base
 	path string
-	mode string
 	// content is the desired file; "" means the file must not exist.
 	content string
 	// current reads the file from facts; ok is false when it is absent.
