@@ -129,7 +129,9 @@ if ! flock -n 8; then
 	exit 75
 fi
 exec 8>&-
-printf '%s\n' "$GPUFORM_LOCK_OWNER" >"$L" || exit 71
+# tee, not printf >"$L": dash's printf says "I/O error" for a full disk,
+# tee names the file and the errno.
+printf '%s\n' "$GPUFORM_LOCK_OWNER" | tee -- "$L" >/dev/null || exit 71
 cat >/dev/null
 : >"$L"
 `
@@ -149,9 +151,9 @@ done
 // with the controller just before the step was started) and takes
 // StepLockPath on descriptor 8, which every process of the step inherits;
 // the line it writes there names the step for an apply that finds it
-// still running. The step's own pid is read with sh -c 'echo $PPID'
-// because $$ is the parent shell's in a subshell (the SSH transport runs
-// the script in one).
+// still running. The step's own pid is read with sh -c 'echo $PPID',
+// outside any pipeline, because $$ is the parent shell's in a subshell
+// (the SSH transport runs the script in one).
 const stepPrefix = lockVars + `if [ "$(head -n 1 -- "$L" 2>/dev/null)" != "$GPUFORM_LOCK_OWNER" ]; then
 	echo "gpuform: this apply no longer holds $L; the step was not started" >&2
 	exit 75
@@ -161,8 +163,9 @@ if ! flock -n 8; then
 	echo "gpuform: another step holds $S: $(head -n 1 -- "$S" 2>/dev/null)" >&2
 	exit 75
 fi
-printf '%s\t%s\t%s\n' "$(sh -c 'echo "$PPID"')" "$GPUFORM_STEP" "$GPUFORM_LOCK_OWNER" >"$S" || exit 71
-unset R L S
+P=$(sh -c 'echo "$PPID"')
+printf '%s\t%s\t%s\n' "$P" "$GPUFORM_STEP" "$GPUFORM_LOCK_OWNER" | tee -- "$S" >/dev/null || exit 71
+unset R L S P
 `
 
 // Step returns cmd made to run as a step under l: its shell takes the step
