@@ -122,7 +122,13 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if !asJSON {
 				progress = func(e apply.Event) { fmt.Fprintf(s.Err, "%s: %s\n", e.Host, transport.HostText(e.Message)) }
 			}
-			rep := apply.Apply(ctx, cfg, p, apply.Options{Connect: connectorFor(opts), Parallelism: conn.parallelism, Progress: progress})
+			rep := apply.Apply(ctx, cfg, p, apply.Options{
+				Connect:      connectorFor(opts),
+				Parallelism:  conn.parallelism,
+				Progress:     progress,
+				StepTimeout:  conn.timeouts.stepLimit(),
+				ProbeTimeout: conn.timeouts.probeFlag(),
+			})
 			if asJSON {
 				if err := writeApplyJSON(s.Out, rep); err != nil {
 					return err
@@ -138,6 +144,8 @@ Exit status: 0 every host converged; 1 otherwise.`,
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
+	conn.timeouts.registerStep(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	cmd.Flags().BoolVar(&autoApprove, "auto-approve", false, "apply without asking for confirmation")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the apply report as JSON (implies no prompt: combine with -auto-approve or a plan file)")

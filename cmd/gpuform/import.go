@@ -53,12 +53,14 @@ Exit status: 0 written; 1 the host could not be probed.`,
 			// import reads no spec: its simulated state is keyed by the
 			// working directory, which no one else supplied.
 			opts.SpecDir = ""
-			t, err := connect.Open(cmd.Context(), h, opts)
+			ctx, cancel := conn.timeouts.withProbeTimeout(cmd.Context(), h)
+			defer cancel()
+			t, err := connect.Open(ctx, h, opts)
 			if err != nil {
 				return fmt.Errorf("%s", hostErrorText(err))
 			}
 			defer t.Close()
-			f, err := facts.Probe(cmd.Context(), t, facts.Options{Become: h.Become != ""})
+			f, err := facts.Probe(ctx, t, facts.Options{Become: h.Become != ""})
 			if err != nil {
 				return fmt.Errorf("%s", hostErrorText(err))
 			}
@@ -78,6 +80,7 @@ Exit status: 0 written; 1 the host could not be probed.`,
 		},
 	}
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().StringVar(&name, "name", "", "the node block's name (default: from the host name)")
 	cmd.Flags().StringVar(&out, "out", "", "write the spec to FILE (never overwritten) instead of standard output")
 	cmd.Flags().StringVar(&h.User, "user", "", "SSH login user")

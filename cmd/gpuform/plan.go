@@ -88,6 +88,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE for gpuform apply FILE")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
@@ -132,6 +133,8 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	var mu sync.Mutex
 	got := map[string]*facts.Node{}
 	errs := fleet.Run(ctx, names, conn.parallelism, func(ctx context.Context, name string) error {
+		ctx, cancel := conn.timeouts.withProbeTimeout(ctx, byName[name])
+		defer cancel()
 		n, err := plan.ProbeHost(ctx, byName[name], connector)
 		if err != nil {
 			return err

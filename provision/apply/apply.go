@@ -134,8 +134,8 @@ type Options struct {
 	// StepTimeoutSetting names where StepTimeout came from, for the
 	// timeout message (default "-step-timeout or rollout { step_timeout }").
 	StepTimeoutSetting string
-	// ProbeTimeout bounds each probe of a host after its steps (default
-	// DefaultProbeTimeout).
+	// ProbeTimeout bounds each probe of a host after its steps. Zero means
+	// the host's inventory probe_timeout, else DefaultProbeTimeout.
 	ProbeTimeout time.Duration
 }
 
@@ -172,12 +172,21 @@ func (o *Options) defaults() {
 	if o.DrainPoll == 0 {
 		o.DrainPoll = 30 * time.Second
 	}
-	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
-	}
 	if o.StepTimeoutSetting == "" {
 		o.StepTimeoutSetting = "-step-timeout or rollout { step_timeout }"
 	}
+}
+
+// probeTimeout is the limit for probing h: the option, else the
+// inventory's probe_timeout, else the default.
+func (o *Options) probeTimeout(h spec.Host) time.Duration {
+	switch {
+	case o.ProbeTimeout > 0:
+		return o.ProbeTimeout
+	case h.ProbeTimeout > 0:
+		return h.ProbeTimeout
+	}
+	return DefaultProbeTimeout
 }
 
 // stepTimeout is the limit for the steps of a node: the option, else the
@@ -412,7 +421,7 @@ func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *p
 	}
 	// Re-probe: a step that exited 0 without doing its job must not pass.
 	emit(opts, hp.Host, "re-probing")
-	pctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), opts.ProbeTimeout, "the re-probe after the steps", "-probe-timeout")
+	pctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), opts.probeTimeout(hp.Spec), "the re-probe after the steps", "-probe-timeout")
 	f, err := facts.Probe(pctx, tr, facts.Options{Become: hp.Spec.Become != ""})
 	cancel()
 	if err != nil {
@@ -475,7 +484,7 @@ func runSteps(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.
 				cmd.Stdin = strings.NewReader(st.Input)
 			}
 			name := fmt.Sprintf("step %d/%d (%s: %s)", i, r.StepsPlanned, rc.Resource, st.Description)
-			sctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), limit, name+" on "+hp.Host, opts.StepTimeoutSetting)
+			sctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), limit, "the step", opts.StepTimeoutSetting)
 			res, err := tr.Run(sctx, lock.Step(cmd, name))
 			cancel()
 			if err == nil && res.ExitCode != 0 {
@@ -538,7 +547,7 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 			last = errors.New("the host has not restarted yet (same boot id)")
 			continue
 		}
-		pctx, cancel := transport.WithTimeout(ctx, opts.ProbeTimeout, "the probe after the reboot", "-probe-timeout")
+		pctx, cancel := transport.WithTimeout(ctx, opts.probeTimeout(hp.Spec), "the probe after the reboot", "-probe-timeout")
 		f, err := facts.Probe(pctx, t2, facts.Options{Become: hp.Spec.Become != ""})
 		cancel()
 		t2.Close()
