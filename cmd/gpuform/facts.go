@@ -44,8 +44,9 @@ func newFactsCommand(s Streams) *cobra.Command {
 	var asJSON bool
 	var root string
 	cmd := &cobra.Command{
-		Use:   "facts [DIR]",
-		Short: "Show what the hosts of a spec run today",
+		Use:         "facts [DIR]",
+		Annotations: graceful(),
+		Short:       "Show what the hosts of a spec run today",
 		Long: `Facts probes every host of the spec in DIR — one SSH exec per host — and prints
 what it found: OS and kernel, loaded driver, installed packages, CUDA
 toolkits, Docker and NVIDIA runtime configuration, /dev/shm, sysctls,
@@ -131,6 +132,7 @@ func probeHosts(ctx context.Context, s Streams, hosts []targetHost, opts connect
 	if progress {
 		p = fleet.NewProgress(s.Err, "probing")
 	}
+	p = s.interrupts.trackFleet(p, "probing")
 	errs := fleet.Run(ctx, names, conn.parallelism, func(ctx context.Context, name string) error {
 		th := byName[name]
 		ctx, cancel := conn.timeouts.withProbeTimeout(ctx, th.Host)

@@ -21,8 +21,9 @@ func newImportCommand(s Streams) *cobra.Command {
 	var h spec.Host
 	var name, out string
 	cmd := &cobra.Command{
-		Use:   "import HOST",
-		Short: "Write the spec of what a node runs today",
+		Use:         "import HOST",
+		Annotations: graceful(),
+		Short:       "Write the spec of what a node runs today",
 		Long: `Import probes HOST (one SSH exec, read-only) and prints a node block whose
 every value is what the node runs now: driver and its flavour, persistence
 mode, fabric manager, peermem, CUDA, NCCL, DCGM, container toolkit, Docker's

@@ -21,8 +21,9 @@ func newLockCommand(s Streams) *cobra.Command {
 	var conn connectFlags
 	var check bool
 	cmd := &cobra.Command{
-		Use:   "lock [DIR]",
-		Short: "Record the exact release of every pinned component in .gpuform.lock.hcl",
+		Use:         "lock [DIR]",
+		Annotations: graceful(),
+		Short:       "Record the exact release of every pinned component in .gpuform.lock.hcl",
 		Long: `Lock writes DIR/.gpuform.lock.hcl: the exact release of the driver, fabric
 manager, CUDA, NCCL, DCGM and container toolkit of every node. Commit it with
 the spec, so that a version bump is a reviewed diff of the lock file.

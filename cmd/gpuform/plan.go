@@ -25,8 +25,9 @@ func newPlanCommand(s Streams) *cobra.Command {
 	var out string
 	var asJSON, detailed bool
 	cmd := &cobra.Command{
-		Use:   "plan [DIR]",
-		Short: "Show what apply would change on every host",
+		Use:         "plan [DIR]",
+		Annotations: graceful(),
+		Short:       "Show what apply would change on every host",
 		Long: `Plan probes every host of the spec in DIR (one remote command per host),
 compares what it runs with what the spec says, and prints the changes the way
 Terraform does: + create, ~ update in-place, - destroy, with each attribute's
@@ -130,6 +131,7 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if progress {
 		p = fleet.NewProgress(s.Err, "probing")
 	}
+	p = s.interrupts.trackFleet(p, "probing")
 	var mu sync.Mutex
 	got := map[string]*facts.Node{}
 	errs := fleet.Run(ctx, names, conn.parallelism, func(ctx context.Context, name string) error {

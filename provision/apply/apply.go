@@ -105,6 +105,8 @@ type Event struct {
 	Host string
 	// Message says what happens ("step 3/12: install …", "succeeded").
 	Message string
+	// Done is set on the host's last event, its outcome.
+	Done bool
 }
 
 // Options configure Apply.
@@ -300,7 +302,9 @@ func runBatch(ctx context.Context, p *plan.Plan, hosts []string, nodes map[strin
 			r.Batch = results[name].Batch
 			*results[name] = r
 			mu.Unlock()
-			emit(opts, name, string(r.Status)+errSuffix(r.Error))
+			if opts.Progress != nil {
+				opts.Progress(Event{Host: name, Message: string(r.Status) + errSuffix(r.Error), Done: true})
+			}
 		}(name)
 	}
 	wg.Wait()
