@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"time"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -121,6 +123,8 @@ type Inventory struct {
 	Jump Attr[string]
 	// Become is the privilege method: "" or "sudo".
 	Become Attr[string]
+	// ProbeTimeout bounds connecting to and probing each host ("2m").
+	ProbeTimeout Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
@@ -138,6 +142,9 @@ type Host struct {
 	Jump string
 	// Become is the privilege method from the inventory ("" or "sudo").
 	Become string
+	// ProbeTimeout is the inventory's probe_timeout; zero leaves the
+	// limit to the command.
+	ProbeTimeout time.Duration
 	// Inventory names the inventory the host came from, if any.
 	Inventory string
 	// Range is where the host was written.

@@ -15,6 +15,7 @@ var inventoryBlockSchema = &hcl.BodySchema{
 		{Name: "port"},
 		{Name: "jump"},
 		{Name: "become"},
+		{Name: "probe_timeout"},
 	},
 }
 
@@ -32,6 +33,11 @@ func (e *evaluator) evalInventory(b *hcl.Block) (*Inventory, cty.Value, hcl.Diag
 	inv.Port = dec.int("port", 1, 65535)
 	inv.Jump = dec.string("jump")
 	inv.Become = dec.enum("become", "sudo", "")
+	inv.ProbeTimeout = dec.string("probe_timeout")
+	if d := checkTimeout(inv.ProbeTimeout, "probe_timeout", "2m"); d != nil {
+		dec.diags = append(dec.diags, d)
+		inv.ProbeTimeout.Set = false
+	}
 	diags = append(diags, dec.diags...)
 	// Connection settings are printed (plans, reports, ssh errors), so
 	// none may be sensitive; one that is invalid anyway gets that error.
@@ -95,6 +101,8 @@ func (e *evaluator) evalInventory(b *hcl.Block) (*Inventory, cty.Value, hcl.Diag
 		"port":   cty.NumberIntVal(int64(inv.Port.V)),
 		"jump":   cty.StringVal(inv.Jump.V),
 		"become": cty.StringVal(inv.Become.V),
+		// probe_timeout is "" when unset: the command's limit applies.
+		"probe_timeout": cty.StringVal(inv.ProbeTimeout.V),
 	})
 	return inv, val, diags
 }

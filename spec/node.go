@@ -49,7 +49,7 @@ var (
 		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"},
 	}}
 	ncclTestSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "command", Required: true}, {Name: "min_busbw_gbps"}, {Name: "timeout"}}}
-	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}}}
+	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}, {Name: "step_timeout"}}}
 )
 
 // Patterns for values that end up in files or command lines on a node.
@@ -474,8 +474,13 @@ func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnost
 	r.MaxFailures = dec.int("max_failures", 0, 100000)
 	r.Drain = dec.enum("drain", "slurm", "none")
 	r.Reboot = dec.enum("reboot", "allow", "never")
+	r.StepTimeout = dec.string("step_timeout")
+	if d := checkTimeout(r.StepTimeout, "step_timeout", "30m"); d != nil {
+		dec.diags = append(dec.diags, d)
+		r.StepTimeout.Set = false
+	}
 	// The rollout is printed in every plan and in apply's progress.
-	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive {
+	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive || r.StepTimeout.Sensitive {
 		dec.diags = append(dec.diags, sensitiveNotAllowedDiag("A rollout setting", blk.DefRange))
 	}
 	return r, dec.diags
@@ -528,6 +533,9 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 		r := pick(ranges, i, rng)
 		if it.Type().IsObjectType() && it.Type().HasAttribute("hosts") && it.Type().HasAttribute("name") {
 			inv := func(k string) string {
+				if !it.Type().HasAttribute(k) {
+					return ""
+				}
 				x := it.GetAttr(k)
 				if x.IsNull() || !x.Type().Equals(cty.String) {
 					return ""
@@ -539,7 +547,9 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 				port, _ = wholeNumber(p)
 			}
 			for _, hv := range it.GetAttr("hosts").AsValueSlice() {
-				add(Host{Name: hv.AsString(), User: inv("user"), Port: port, Jump: inv("jump"), Become: inv("become"), Inventory: inv("name"), Range: r})
+				// probe_timeout was checked when the inventory was decoded.
+				probe, _ := time.ParseDuration(inv("probe_timeout"))
+				add(Host{Name: hv.AsString(), User: inv("user"), Port: port, Jump: inv("jump"), Become: inv("become"), ProbeTimeout: probe, Inventory: inv("name"), Range: r})
 			}
 			continue
 		}
@@ -563,4 +573,28 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 		}
 	}
 	return out, diags
+}
+
+// maxTimeout is the longest step or probe timeout a spec may set: a limit
+// beyond a day is no limit, and time.Duration arithmetic stays far from
+// overflow.
+const maxTimeout = 24 * time.Hour
+
+// checkTimeout validates a duration attribute such as step_timeout: a
+// positive Go duration of at most maxTimeout. It returns nil when a is
+// unset or valid.
+func checkTimeout(a Attr[string], name, example string) *hcl.Diagnostic {
+	if !a.Set {
+		return nil
+	}
+	d, err := time.ParseDuration(a.V)
+	if err == nil && d >= time.Second && d <= maxTimeout {
+		return nil
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid " + name,
+		Detail:   fmt.Sprintf("%q is not a duration between 1s and 24h like %q.", a.V, example),
+		Subject:  a.Range.Ptr(),
+	}
 }

@@ -205,6 +205,8 @@ type Rollout struct {
 	Drain Attr[string]
 	// Reboot is "allow" or "never".
 	Reboot Attr[string]
+	// StepTimeout bounds each apply step on the node's hosts ("45m").
+	StepTimeout Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

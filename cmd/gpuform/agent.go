@@ -19,6 +19,7 @@ func newAgentCommand(s Streams) *cobra.Command {
 	}
 	agent.AddCommand(&cobra.Command{
 		Use:                "nvml --json [--xid-window D] [--nic NAME=PCI] [--mock NAME] [--fault KIND:GPU]",
+		Annotations:        graceful(),
 		Short:              "Print this node's NVML facts as JSON",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -24,8 +24,9 @@ func newApplyCommand(s Streams) *cobra.Command {
 	var targets []string
 	var autoApprove, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "apply [DIR|PLANFILE]",
-		Short: "Change the hosts to match the spec",
+		Use:         "apply [DIR|PLANFILE]",
+		Annotations: graceful(),
+		Short:       "Change the hosts to match the spec",
 		Long: `Apply makes the hosts of the spec in DIR match it. It first makes and shows
 the plan, asks for confirmation (unless -auto-approve), then on each host:
 takes a lock (/run/gpuform.lock; a second apply on the same host fails at
@@ -109,7 +110,12 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				return nil
 			}
 			if saved == nil && !autoApprove && p.HasChanges() {
-				if !confirm(s, p) {
+				// Nothing has changed yet, and the prompt's read cannot
+				// be cancelled: a signal here ends apply at once.
+				s.interrupts.setGraceful(false)
+				ok := confirm(s, p)
+				s.interrupts.setGraceful(true)
+				if !ok {
 					fmt.Fprintln(s.Out, "\nApply cancelled.")
 					return exitError{ExitFailed}
 				}
@@ -118,11 +124,24 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			progress := func(e apply.Event) {}
-			if !asJSON {
-				progress = func(e apply.Event) { fmt.Fprintf(s.Err, "%s: %s\n", e.Host, transport.HostText(e.Message)) }
+			progress := func(e apply.Event) {
+				msg := transport.HostText(e.Message)
+				if e.Done {
+					s.interrupts.doing(e.Host, "")
+				} else {
+					s.interrupts.doing(e.Host, msg)
+				}
+				if !asJSON {
+					fmt.Fprintf(s.Err, "%s: %s\n", e.Host, msg)
+				}
 			}
-			rep := apply.Apply(ctx, cfg, p, apply.Options{Connect: connectorFor(opts), Parallelism: conn.parallelism, Progress: progress})
+			rep := apply.Apply(ctx, cfg, p, apply.Options{
+				Connect:      connectorFor(opts),
+				Parallelism:  conn.parallelism,
+				Progress:     progress,
+				StepTimeout:  conn.timeouts.stepLimit(),
+				ProbeTimeout: conn.timeouts.probeFlag(),
+			})
 			if asJSON {
 				if err := writeApplyJSON(s.Out, rep); err != nil {
 					return err
@@ -138,6 +157,8 @@ Exit status: 0 every host converged; 1 otherwise.`,
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
+	conn.timeouts.registerStep(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	cmd.Flags().BoolVar(&autoApprove, "auto-approve", false, "apply without asking for confirmation")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the apply report as JSON (implies no prompt: combine with -auto-approve or a plan file)")

@@ -19,6 +19,7 @@ import (
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // factsFormatVersion versions the JSON document of gpuform facts.
@@ -43,8 +44,9 @@ func newFactsCommand(s Streams) *cobra.Command {
 	var asJSON bool
 	var root string
 	cmd := &cobra.Command{
-		Use:   "facts [DIR]",
-		Short: "Show what the hosts of a spec run today",
+		Use:         "facts [DIR]",
+		Annotations: graceful(),
+		Short:       "Show what the hosts of a spec run today",
 		Long: `Facts probes every host of the spec in DIR — one SSH exec per host — and prints
 what it found: OS and kernel, loaded driver, installed packages, CUDA
 toolkits, Docker and NVIDIA runtime configuration, /dev/shm, sysctls,
@@ -70,7 +72,12 @@ invalid.`,
 				if err != nil {
 					return err
 				}
-				n, err := facts.Probe(ctx, local.New("root:"+abs), facts.Options{Root: abs})
+				if err := conn.timeouts.check(); err != nil {
+					return err
+				}
+				pctx, cancel := conn.timeouts.withProbeTimeout(ctx, spec.Host{})
+				n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
+				cancel()
 				results := []factsHostJSON{{Host: root, Facts: n}}
 				if err != nil {
 					results[0].Error = err.Error()
@@ -96,12 +103,13 @@ invalid.`,
 			if err != nil {
 				return err
 			}
-			results := probeHosts(ctx, s, hosts, opts, conn.parallelism, !asJSON)
+			results := probeHosts(ctx, s, hosts, opts, conn, !asJSON)
 			return writeFacts(s, asJSON, results)
 		}),
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print facts as JSON")
 	cmd.Flags().StringVar(&root, "root", "", "probe the root filesystem at PATH on this machine instead of the spec's hosts")
@@ -109,7 +117,7 @@ invalid.`,
 }
 
 // probeHosts probes every host concurrently; each host's failure is its own.
-func probeHosts(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, parallelism int, progress bool) []factsHostJSON {
+func probeHosts(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, conn connectFlags, progress bool) []factsHostJSON {
 	byName := map[string]targetHost{}
 	var names []string
 	for _, h := range hosts {
@@ -124,8 +132,11 @@ func probeHosts(ctx context.Context, s Streams, hosts []targetHost, opts connect
 	if progress {
 		p = fleet.NewProgress(s.Err, "probing")
 	}
-	errs := fleet.Run(ctx, names, parallelism, func(ctx context.Context, name string) error {
+	p = s.interrupts.trackFleet(p, "probing")
+	errs := fleet.Run(ctx, names, conn.parallelism, func(ctx context.Context, name string) error {
 		th := byName[name]
+		ctx, cancel := conn.timeouts.withProbeTimeout(ctx, th.Host)
+		defer cancel()
 		t, err := connect.Open(ctx, th.Host, opts)
 		if err != nil {
 			return err

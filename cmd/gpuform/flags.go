@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/provision/apply"
 	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
 )
 
 func (f *connectFlags) register(fs *pflag.FlagSet) {
@@ -25,4 +29,72 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a positive duration like \"30s\"", s)
 	}
 	return d, nil
+}
+
+// timeoutFlags are the per-command time limits of the commands that probe
+// hosts (-probe-timeout) and change them (-step-timeout).
+type timeoutFlags struct {
+	probe string
+	step  string
+}
+
+// probeSetting is where a probe's limit is set, for the timeout message.
+const probeSetting = "-probe-timeout or the inventory's probe_timeout"
+
+func (f *timeoutFlags) registerProbe(fs *pflag.FlagSet) {
+	fs.StringVar(&f.probe, "probe-timeout", "", "time allowed to connect to and probe each host (default: the inventory's probe_timeout, else 2m)")
+}
+
+func (f *timeoutFlags) registerStep(fs *pflag.FlagSet) {
+	fs.StringVar(&f.step, "step-timeout", "", "time allowed for each apply step; a step still running then is stopped (default: rollout { step_timeout }, else 30m)")
+}
+
+// check parses the flags once, before any host is reached.
+func (f *timeoutFlags) check() error {
+	if f.probe != "" {
+		if _, err := parseDuration(f.probe); err != nil {
+			return fmt.Errorf("-probe-timeout: %w", err)
+		}
+	}
+	if f.step != "" {
+		if _, err := parseDuration(f.step); err != nil {
+			return fmt.Errorf("-step-timeout: %w", err)
+		}
+	}
+	return nil
+}
+
+// probeLimit is the limit for probing h: the flag, else the inventory's
+// probe_timeout, else apply.DefaultProbeTimeout.
+func (f *timeoutFlags) probeLimit(h spec.Host) time.Duration {
+	if d, err := parseDuration(f.probe); f.probe != "" && err == nil {
+		return d
+	}
+	if h.ProbeTimeout > 0 {
+		return h.ProbeTimeout
+	}
+	return apply.DefaultProbeTimeout
+}
+
+// probeFlag is the -probe-timeout flag; zero leaves it to the spec.
+func (f *timeoutFlags) probeFlag() time.Duration {
+	if f.probe == "" {
+		return 0
+	}
+	d, _ := parseDuration(f.probe)
+	return d
+}
+
+// stepLimit is the -step-timeout flag; zero leaves it to the spec.
+func (f *timeoutFlags) stepLimit() time.Duration {
+	d, _ := parseDuration(f.step)
+	if f.step == "" {
+		return 0
+	}
+	return d
+}
+
+// withProbeTimeout bounds ctx for probing h.
+func (f *timeoutFlags) withProbeTimeout(ctx context.Context, h spec.Host) (context.Context, context.CancelFunc) {
+	return transport.WithTimeout(ctx, f.probeLimit(h), "the probe", probeSetting)
 }

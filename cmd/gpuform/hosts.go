@@ -73,6 +73,8 @@ type connectFlags struct {
 	parallelism    int
 	connectTimeout string
 	allowLocal     bool
+	// timeouts are registered only by the commands that honour them.
+	timeouts timeoutFlags
 }
 
 // refuseLocal stops a command before it reaches any host when one of them
@@ -101,6 +103,9 @@ func (f *connectFlags) options(s Streams, specDir string) (connect.Options, erro
 		IdentityFiles:     f.identities,
 		SSHConfigPath:     f.sshConfig,
 		Getenv:            s.Getenv,
+	}
+	if err := f.timeouts.check(); err != nil {
+		return o, err
 	}
 	if f.parallelism < 1 {
 		// fleet.Run would quietly read 0 or less as the default of 32:

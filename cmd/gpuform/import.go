@@ -21,8 +21,9 @@ func newImportCommand(s Streams) *cobra.Command {
 	var h spec.Host
 	var name, out string
 	cmd := &cobra.Command{
-		Use:   "import HOST",
-		Short: "Write the spec of what a node runs today",
+		Use:         "import HOST",
+		Annotations: graceful(),
+		Short:       "Write the spec of what a node runs today",
 		Long: `Import probes HOST (one SSH exec, read-only) and prints a node block whose
 every value is what the node runs now: driver and its flavour, persistence
 mode, fabric manager, peermem, CUDA, NCCL, DCGM, container toolkit, Docker's
@@ -53,12 +54,14 @@ Exit status: 0 written; 1 the host could not be probed.`,
 			// import reads no spec: its simulated state is keyed by the
 			// working directory, which no one else supplied.
 			opts.SpecDir = ""
-			t, err := connect.Open(cmd.Context(), h, opts)
+			ctx, cancel := conn.timeouts.withProbeTimeout(cmd.Context(), h)
+			defer cancel()
+			t, err := connect.Open(ctx, h, opts)
 			if err != nil {
 				return fmt.Errorf("%s", hostErrorText(err))
 			}
 			defer t.Close()
-			f, err := facts.Probe(cmd.Context(), t, facts.Options{Become: h.Become != ""})
+			f, err := facts.Probe(ctx, t, facts.Options{Become: h.Become != ""})
 			if err != nil {
 				return fmt.Errorf("%s", hostErrorText(err))
 			}
@@ -78,6 +81,7 @@ Exit status: 0 written; 1 the host could not be probed.`,
 		},
 	}
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().StringVar(&name, "name", "", "the node block's name (default: from the host name)")
 	cmd.Flags().StringVar(&out, "out", "", "write the spec to FILE (never overwritten) instead of standard output")
 	cmd.Flags().StringVar(&h.User, "user", "", "SSH login user")

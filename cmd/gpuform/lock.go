@@ -21,8 +21,9 @@ func newLockCommand(s Streams) *cobra.Command {
 	var conn connectFlags
 	var check bool
 	cmd := &cobra.Command{
-		Use:   "lock [DIR]",
-		Short: "Record the exact release of every pinned component in .gpuform.lock.hcl",
+		Use:         "lock [DIR]",
+		Annotations: graceful(),
+		Short:       "Record the exact release of every pinned component in .gpuform.lock.hcl",
 		Long: `Lock writes DIR/.gpuform.lock.hcl: the exact release of the driver, fabric
 manager, CUDA, NCCL, DCGM and container toolkit of every node. Commit it with
 the spec, so that a version bump is a reviewed diff of the lock file.
@@ -62,7 +63,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 					return err
 				}
 				var failed bool
-				got, failed = probeForLock(cmd.Context(), s, hosts, opts, conn.parallelism)
+				got, failed = probeForLock(cmd.Context(), s, hosts, opts, conn)
 				if failed {
 					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must be probed to lock it; nothing was written.")
 					return exitError{ExitFailed}
@@ -99,16 +100,17 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change")
 	return cmd
 }
 
 // probeForLock probes the hosts and reports every one that failed; lock
 // needs all of them.
-func probeForLock(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, parallelism int) (map[string]*facts.Node, bool) {
+func probeForLock(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, conn connectFlags) (map[string]*facts.Node, bool) {
 	got := map[string]*facts.Node{}
 	failed := false
-	for _, r := range probeHosts(ctx, s, hosts, opts, parallelism, true) {
+	for _, r := range probeHosts(ctx, s, hosts, opts, conn, true) {
 		if r.Error != "" {
 			fmt.Fprintf(s.Err, "Error: %s: %s\n", r.Host, r.Error)
 			failed = true

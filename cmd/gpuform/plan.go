@@ -25,8 +25,9 @@ func newPlanCommand(s Streams) *cobra.Command {
 	var out string
 	var asJSON, detailed bool
 	cmd := &cobra.Command{
-		Use:   "plan [DIR]",
-		Short: "Show what apply would change on every host",
+		Use:         "plan [DIR]",
+		Annotations: graceful(),
+		Short:       "Show what apply would change on every host",
 		Long: `Plan probes every host of the spec in DIR (one remote command per host),
 compares what it runs with what the spec says, and prints the changes the way
 Terraform does: + create, ~ update in-place, - destroy, with each attribute's
@@ -88,6 +89,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 	}
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
+	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE for gpuform apply FILE")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
@@ -129,9 +131,12 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if progress {
 		p = fleet.NewProgress(s.Err, "probing")
 	}
+	p = s.interrupts.trackFleet(p, "probing")
 	var mu sync.Mutex
 	got := map[string]*facts.Node{}
 	errs := fleet.Run(ctx, names, conn.parallelism, func(ctx context.Context, name string) error {
+		ctx, cancel := conn.timeouts.withProbeTimeout(ctx, byName[name])
+		defer cancel()
 		n, err := plan.ProbeHost(ctx, byName[name], connector)
 		if err != nil {
 			return err

@@ -34,6 +34,9 @@ type Streams struct {
 	Out     io.Writer
 	Err     io.Writer
 	Environ []string
+	// interrupts is the signal handler of the real process; nil in
+	// in-process tests.
+	interrupts *interrupts
 }
 
 // Getenv looks a variable up in the injected environment.
@@ -71,6 +74,13 @@ func lookupEnv(env []string, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// annotationGraceful marks a command that honours its context's
+// cancellation, so the first SIGINT/SIGTERM stops it gracefully.
+const annotationGraceful = "gpuform.graceful"
+
+// graceful is the annotation map of such a command.
+func graceful() map[string]string { return map[string]string{annotationGraceful: "true"} }
 
 // exitError carries an exit code through cobra without printing anything
 // more: the command has already said what went wrong.
@@ -128,6 +138,11 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		Version:       Version,
 	}
 	root.SetVersionTemplate("gpuform v{{.Version}}\n")
+	// Commands that reach hosts are annotated graceful: the first signal
+	// cancels them (see interrupts); every other command stops at once.
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		s.interrupts.setGraceful(cmd.Annotations[annotationGraceful] == "true")
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cleanFlagError(err) })
 	// Read in Run, before the commands are built; declared here so that
 	// every command accepts it and lists it in its help.

@@ -33,8 +33,9 @@ func newVerifyCommand(s Streams) *cobra.Command {
 	var conn connectFlags
 	var vf verifyFlags
 	cmd := &cobra.Command{
-		Use:   "verify [DIR]",
-		Short: "Prove the hosts are what the spec says and their GPUs work at full speed",
+		Use:         "verify [DIR]",
+		Annotations: graceful(),
+		Short:       "Prove the hosts are what the spec says and their GPUs work at full speed",
 		Long: `Verify checks every host of the spec in DIR against what the spec implies:
 GPU count and model, the pinned driver, persistence mode, ECC and its error
 counters, row remapping, PCIe generation and width, NVLink state, NUMA node

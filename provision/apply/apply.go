@@ -105,6 +105,8 @@ type Event struct {
 	Host string
 	// Message says what happens ("step 3/12: install …", "succeeded").
 	Message string
+	// Done is set on the host's last event, its outcome.
+	Done bool
 }
 
 // Options configure Apply.
@@ -127,7 +129,28 @@ type Options struct {
 	DrainTimeout time.Duration
 	// DrainPoll is the interval between Slurm state reads (default 30s).
 	DrainPoll time.Duration
+	// StepTimeout bounds each step; a step still running then is stopped
+	// and fails. Zero means the node's rollout { step_timeout }, else
+	// DefaultStepTimeout.
+	StepTimeout time.Duration
+	// StepTimeoutSetting names where StepTimeout came from, for the
+	// timeout message (default "-step-timeout or rollout { step_timeout }").
+	StepTimeoutSetting string
+	// ProbeTimeout bounds each probe of a host after its steps. Zero means
+	// the host's inventory probe_timeout, else DefaultProbeTimeout.
+	ProbeTimeout time.Duration
 }
+
+// DefaultStepTimeout bounds one apply step when neither the command line
+// nor the spec says otherwise. A driver install from a slow mirror
+// (several hundred MB, then DKMS building the module) takes minutes; half
+// an hour means wedged.
+const DefaultStepTimeout = 30 * time.Minute
+
+// DefaultProbeTimeout bounds one probe of a host: the probe only reads
+// files and runs a few short tools, so two minutes means something
+// blocks (a wedged /proc/driver/nvidia, a hung NFS mount).
+const DefaultProbeTimeout = 2 * time.Minute
 
 func (o *Options) defaults() {
 	if o.Parallelism < 1 {
@@ -151,6 +174,33 @@ func (o *Options) defaults() {
 	if o.DrainPoll == 0 {
 		o.DrainPoll = 30 * time.Second
 	}
+	if o.StepTimeoutSetting == "" {
+		o.StepTimeoutSetting = "-step-timeout or rollout { step_timeout }"
+	}
+}
+
+// probeTimeout is the limit for probing h: the option, else the
+// inventory's probe_timeout, else the default.
+func (o *Options) probeTimeout(h spec.Host) time.Duration {
+	switch {
+	case o.ProbeTimeout > 0:
+		return o.ProbeTimeout
+	case h.ProbeTimeout > 0:
+		return h.ProbeTimeout
+	}
+	return DefaultProbeTimeout
+}
+
+// stepTimeout is the limit for the steps of a node: the option, else the
+// rollout's step_timeout, else the default.
+func (o *Options) stepTimeout(nr plan.NodeRollout) time.Duration {
+	if o.StepTimeout > 0 {
+		return o.StepTimeout
+	}
+	if d, err := time.ParseDuration(nr.StepTimeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultStepTimeout
 }
 
 // DefaultOwner describes this process for the host lock.
@@ -252,7 +302,9 @@ func runBatch(ctx context.Context, p *plan.Plan, hosts []string, nodes map[strin
 			r.Batch = results[name].Batch
 			*results[name] = r
 			mu.Unlock()
-			emit(opts, name, string(r.Status)+errSuffix(r.Error))
+			if opts.Progress != nil {
+				opts.Progress(Event{Host: name, Message: string(r.Status) + errSuffix(r.Error), Done: true})
+			}
 		}(name)
 	}
 	wg.Wait()
@@ -314,7 +366,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		if err := drainHost(ctx, tr, "apply by "+opts.Owner, opts); err != nil {
 			return fail("%v", err)
 		}
-		r = applyDrained(ctx, tr, hp, node, nr, r, opts)
+		r = applyDrained(ctx, tr, lock, hp, node, nr, r, opts)
 		switch r.Status {
 		case Succeeded, Rebooted:
 			// The host reconnects after a reboot; a fresh transport
@@ -334,7 +386,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		}
 		return r
 	}
-	return applyDrained(ctx, tr, hp, node, nr, r, opts)
+	return applyDrained(ctx, tr, lock, hp, node, nr, r, opts)
 }
 
 // reconnect returns tr when it still answers, else a new connection (after
@@ -357,14 +409,14 @@ func firstLine(s string) string {
 
 // applyDrained runs the steps, checks convergence and reboots when needed
 // and allowed: everything apply does to a host once it may be changed.
-func applyDrained(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, r HostResult, opts Options) HostResult {
+func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, r HostResult, opts Options) HostResult {
 	fail := func(format string, args ...any) HostResult {
 		r.Status = Failed
 		r.Error = fmt.Sprintf(format, args...)
 		return r
 	}
 	if r.StepsPlanned > 0 {
-		stepErr := runSteps(ctx, tr, hp, &r, opts)
+		stepErr := runSteps(ctx, tr, lock, hp, &r, opts.stepTimeout(nr), opts)
 		if stepErr != nil {
 			r.Status = Failed
 			r.Error = stepErr.Error()
@@ -373,7 +425,9 @@ func applyDrained(ctx context.Context, tr transport.Transport, hp *plan.HostPlan
 	}
 	// Re-probe: a step that exited 0 without doing its job must not pass.
 	emit(opts, hp.Host, "re-probing")
-	f, err := facts.Probe(context.WithoutCancel(ctx), tr, facts.Options{Become: hp.Spec.Become != ""})
+	pctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), opts.probeTimeout(hp.Spec), "the re-probe after the steps", "-probe-timeout")
+	f, err := facts.Probe(pctx, tr, facts.Options{Become: hp.Spec.Become != ""})
+	cancel()
 	if err != nil {
 		return fail("re-probe after apply: %v", err)
 	}
@@ -416,7 +470,11 @@ func applyDrained(ctx context.Context, tr transport.Transport, hp *plan.HostPlan
 // runSteps runs the host's steps in plan order, stopping at the first
 // failure. Each step runs to its end even after ctx ends, because a step is
 // the unit that leaves the host consistent; ctx is checked between steps.
-func runSteps(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, r *HostResult, opts Options) error {
+// A step still running after limit is stopped (its whole process group on
+// the host) and fails. Every step holds the step lock in its own shell
+// (Lock.Step), so an apply that dies mid-step leaves the host locked
+// until the step ends.
+func runSteps(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.HostPlan, r *HostResult, limit time.Duration, opts Options) error {
 	i := 0
 	for _, rc := range hp.ResourceChanges {
 		for _, st := range rc.Steps {
@@ -429,7 +487,10 @@ func runSteps(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, r 
 			if st.Input != "" {
 				cmd.Stdin = strings.NewReader(st.Input)
 			}
-			res, err := tr.Run(context.WithoutCancel(ctx), cmd)
+			name := fmt.Sprintf("step %d/%d (%s: %s)", i, r.StepsPlanned, rc.Resource, st.Description)
+			sctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), limit, "the step", opts.StepTimeoutSetting)
+			res, err := tr.Run(sctx, lock.Step(cmd, name))
+			cancel()
 			if err == nil && res.ExitCode != 0 {
 				err = fmt.Errorf("exit status %d: %s", res.ExitCode, hp.Redact(lastLines(string(res.Stderr)+string(res.Stdout), 3)))
 			}
@@ -490,7 +551,9 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 			last = errors.New("the host has not restarted yet (same boot id)")
 			continue
 		}
-		f, err := facts.Probe(ctx, t2, facts.Options{Become: hp.Spec.Become != ""})
+		pctx, cancel := transport.WithTimeout(ctx, opts.probeTimeout(hp.Spec), "the probe after the reboot", "-probe-timeout")
+		f, err := facts.Probe(pctx, t2, facts.Options{Become: hp.Spec.Become != ""})
+		cancel()
 		t2.Close()
 		if err != nil {
 			last = err

@@ -19,11 +19,19 @@ import (
 // so a crashed controller or a dropped connection never leaves it stuck.
 const LockPath = "/run/gpuform.lock"
 
-// exitBusy is what the lock holder exits with when another apply holds the
-// lock (EX_TEMPFAIL).
+// StepLockPath is held by the processes of the step an apply runs. A step
+// takes it in its own shell, and every process the step starts inherits
+// it, so it stays held while any of them runs: also after the apply that
+// started the step died and its LockPath holder went with it. An apply
+// that takes LockPath checks that no such orphaned step still runs.
+const StepLockPath = "/run/gpuform.step.lock"
+
+// exitBusy is what the lock scripts exit with when another apply holds the
+// lock, or one of its steps still runs (EX_TEMPFAIL).
 const exitBusy = 75
 
-// LockBusyError is returned when another gpuform apply holds a host's lock.
+// LockBusyError is returned when another gpuform apply holds a host's lock,
+// or a step of an earlier apply still runs there.
 type LockBusyError struct {
 	// Host is the locked host.
 	Host string
@@ -31,9 +39,38 @@ type LockBusyError struct {
 	Holder string
 	// Since is when the other apply took the lock, "" if unknown.
 	Since string
+	// StepPID is the process id, on the host, of a step that still runs
+	// although the apply that started it is gone; 0 when the lock is held
+	// by a live apply, -1 when such a step runs but names no pid.
+	StepPID int
+	// Step is that step's description ("packages: install …").
+	Step string
+	// Command is the step's command line as the host's ps shows it, ""
+	// when it could not be read.
+	Command string
 }
 
 func (e *LockBusyError) Error() string {
+	if e.StepPID != 0 {
+		pid := "pid unknown"
+		if e.StepPID > 0 {
+			pid = fmt.Sprintf("pid %d", e.StepPID)
+		}
+		msg := fmt.Sprintf("a step of an earlier gpuform apply is still running on %s: %s", e.Host, pid)
+		if e.Step != "" {
+			msg += " (" + e.Step + ")"
+		}
+		if e.Command != "" {
+			msg += ", command: " + e.Command
+		}
+		if e.Holder != "" {
+			msg += "; started by " + e.Holder
+			if e.Since != "" {
+				msg += " at " + e.Since
+			}
+		}
+		return msg + "; its apply is gone, so wait for the step to end (or stop it) before applying again; " + StepLockPath + " on the host names it"
+	}
 	msg := "another gpuform apply holds the lock on " + e.Host
 	if e.Since != "" {
 		msg += " since " + e.Since
@@ -46,35 +83,62 @@ func (e *LockBusyError) Error() string {
 
 // Lock holds a host's apply lock until Release.
 type Lock struct {
+	// owner is the line the holder wrote into LockPath; steps check it
+	// (see StepPrefix).
+	owner string
 	stdin *io.PipeWriter
 	done  chan error
 	once  sync.Once
 	err   error
 }
 
+// lockVars names the lock files for every lock script.
+const lockVars = `R=${GPUFORM_ROOT:-}
+L="$R"` + LockPath + `
+S="$R"` + StepLockPath + `
+`
+
 // holdScript takes the lock without waiting and keeps it while its
 // standard input stays open. The first line of the lock file names the
-// holder, for the message a second apply prints.
-const holdScript = `R=${GPUFORM_ROOT:-}
-L="$R"` + LockPath + `
-mkdir -p -- "${L%/*}"
-exec 9>>"$L"
+// holder, for the message a second apply prints. Holding LockPath, it
+// checks that no step of an apply that is gone still holds StepLockPath.
+// Every way the lock file can be unusable (a directory, a full disk, a
+// read-only /run) ends the script at once with the shell's own error
+// line, which AcquireLock reports.
+const holdScript = lockVars + `mkdir -p -- "${L%/*}" || exit 71
+exec 9>>"$L" || exit 71
 if ! flock -n 9; then
 	# The holder writes its name just after it locks; give it a moment.
 	sleep 0.3
+	printf 'apply\t'
 	head -n 1 -- "$L" 2>/dev/null
 	exit 75
 fi
-printf '%s\n' "$GPUFORM_LOCK_OWNER" >"$L"
+exec 8>>"$S" || exit 71
+if ! flock -n 8; then
+	sleep 0.3
+	printf 'step\t'
+	line=$(head -n 1 -- "$S" 2>/dev/null)
+	printf '%s\t' "$line"
+	pid=${line%%	*}
+	case $pid in
+	'' | *[!0-9]*) ;;
+	*) ps -o args= -p "$pid" 2>/dev/null | head -n 1 | cut -c 1-200 ;;
+	esac
+	echo
+	exit 75
+fi
+exec 8>&-
+# tee, not printf >"$L": dash's printf says "I/O error" for a full disk,
+# tee names the file and the errno.
+printf '%s\n' "$GPUFORM_LOCK_OWNER" | tee -- "$L" >/dev/null || exit 71
 cat >/dev/null
 : >"$L"
 `
 
 // awaitScript waits until the lock file names this apply's holder, which
 // proves the holder has the lock.
-const awaitScript = `R=${GPUFORM_ROOT:-}
-L="$R"` + LockPath + `
-i=0
+const awaitScript = lockVars + `i=0
 while [ "$(head -n 1 -- "$L" 2>/dev/null)" != "$GPUFORM_LOCK_OWNER" ]; do
 	i=$((i + 1))
 	[ "$i" -lt 600 ] || exit 75
@@ -82,17 +146,57 @@ while [ "$(head -n 1 -- "$L" 2>/dev/null)" != "$GPUFORM_LOCK_OWNER" ]; do
 done
 `
 
+// stepPrefix goes before every step's script. In the step's own shell it
+// checks that this apply still holds LockPath (its holder may have died
+// with the controller just before the step was started) and takes
+// StepLockPath on descriptor 8, which every process of the step inherits;
+// the line it writes there names the step for an apply that finds it
+// still running. The step's own pid is read with sh -c 'echo $PPID',
+// outside any pipeline, because $$ is the parent shell's in a subshell
+// (the SSH transport runs the script in one).
+const stepPrefix = lockVars + `if [ "$(head -n 1 -- "$L" 2>/dev/null)" != "$GPUFORM_LOCK_OWNER" ]; then
+	echo "gpuform: this apply no longer holds $L; the step was not started" >&2
+	exit 75
+fi
+exec 8>>"$S" || exit 71
+if ! flock -n 8; then
+	echo "gpuform: another step holds $S: $(head -n 1 -- "$S" 2>/dev/null)" >&2
+	exit 75
+fi
+P=$(sh -c 'echo "$PPID"')
+printf '%s\t%s\t%s\n' "$P" "$GPUFORM_STEP" "$GPUFORM_LOCK_OWNER" | tee -- "$S" >/dev/null || exit 71
+unset R L S P
+`
+
+// Step returns cmd made to run as a step under l: its shell takes the step
+// lock before running cmd.Script, so the lock stays held as long as any
+// process of the step runs. desc names the step for the busy message of a
+// later apply.
+func (l *Lock) Step(cmd transport.Command, desc string) transport.Command {
+	env := map[string]string{}
+	for k, v := range cmd.Env {
+		env[k] = v
+	}
+	env["GPUFORM_LOCK_OWNER"] = l.owner
+	env["GPUFORM_STEP"] = strings.NewReplacer("\t", " ", "\n", " ").Replace(desc)
+	cmd.Env = env
+	cmd.Script = stepPrefix + cmd.Script
+	return cmd
+}
+
 // AcquireLock takes the apply lock on the host behind t, failing fast with
-// a *LockBusyError when another apply holds it. owner describes this apply
-// for that other apply's error message. The lock is held by one remote
-// command that waits on its standard input, so it ends with Release, with
-// the connection, or with this process.
+// a *LockBusyError when another apply holds it or a step of an apply that
+// is gone still runs. owner describes this apply for that other apply's
+// error message. The lock is held by one remote command that waits on its
+// standard input, so it ends with Release, with the connection, or with
+// this process; the steps run under it hold the step lock themselves (see
+// Lock.Step).
 func AcquireLock(ctx context.Context, t transport.Transport, owner string, now time.Time) (*Lock, error) {
 	tok := make([]byte, 8)
 	if _, err := rand.Read(tok); err != nil {
 		return nil, err
 	}
-	line := hex.EncodeToString(tok) + "\t" + strings.ReplaceAll(owner, "\t", " ") + "\t" + now.UTC().Format(time.RFC3339)
+	line := hex.EncodeToString(tok) + "\t" + strings.NewReplacer("\t", " ", "\n", " ").Replace(owner) + "\t" + now.UTC().Format(time.RFC3339)
 	env := map[string]string{"GPUFORM_LOCK_OWNER": line}
 	pr, pw := io.Pipe()
 	type held struct {
@@ -115,7 +219,7 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 	go func() {
 		res, err := t.Run(awaitCtx, transport.Command{Script: awaitScript, Become: true, Env: env})
 		if err == nil && res.ExitCode != 0 {
-			err = fmt.Errorf("lock holder did not start (exit %d): %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+			err = fmt.Errorf("the lock holder did not take %s within 30s (exit %d) %s", LockPath, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 		}
 		awaited <- err
 	}()
@@ -126,7 +230,7 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 		return nil, holderError(t.Host(), h.res, h.err)
 	case err := <-awaited:
 		if err == nil {
-			l := &Lock{stdin: pw, done: make(chan error, 1)}
+			l := &Lock{owner: line, stdin: pw, done: make(chan error, 1)}
 			go func() {
 				h := <-holder
 				l.done <- h.err
@@ -136,8 +240,10 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 		pw.Close()
 		select {
 		case h := <-holder:
-			if herr := holderError(t.Host(), h.res, h.err); errors.As(herr, new(*LockBusyError)) {
-				return nil, herr
+			// The holder's own error says why (the lock file cannot be
+			// written, another apply holds it) better than the wait.
+			if h.err != nil || h.res.ExitCode != 0 {
+				return nil, holderError(t.Host(), h.res, h.err)
 			}
 		case <-time.After(10 * time.Second):
 		}
@@ -151,9 +257,25 @@ func holderError(host string, res transport.Result, err error) error {
 	}
 	if res.ExitCode == exitBusy {
 		e := &LockBusyError{Host: host}
-		f := strings.Split(strings.TrimSpace(string(res.Stdout)), "\t")
-		if len(f) == 3 {
+		kind, rest, _ := strings.Cut(strings.TrimRight(string(res.Stdout), "\n"), "\t")
+		f := strings.Split(rest, "\t")
+		switch {
+		case kind == "apply" && len(f) == 3:
 			e.Holder, e.Since = f[1], f[2]
+		case kind == "step" && len(f) >= 5:
+			// pid, step, token, owner, since[, command]
+			fmt.Sscan(f[0], &e.StepPID)
+			e.Step, e.Holder, e.Since = f[1], f[3], f[4]
+			if len(f) > 5 {
+				e.Command = strings.TrimSpace(f[5])
+			}
+			if e.StepPID <= 0 {
+				e.StepPID = -1
+			}
+		case kind == "step":
+			// A step lock without its line (written by an older gpuform,
+			// or emptied): still busy, with nothing to name.
+			e.StepPID = -1
 		}
 		return e
 	}

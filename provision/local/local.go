@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sort"
@@ -111,14 +112,24 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		return syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	}
 	c.WaitDelay = waitDelay
-	c.Stdin = cmd.Stdin
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
-	err := c.Run()
+	var err error
+	if _, isFile := cmd.Stdin.(*os.File); isFile || cmd.Stdin == nil {
+		c.Stdin = cmd.Stdin
+		err = c.Run()
+	} else {
+		// exec copies any other reader in a goroutine and Wait waits for
+		// that copy: a command that exits without reading a stdin that
+		// never ends (the apply lock holder failing at once) would be
+		// reported only after WaitDelay. A pipe of our own is closed by
+		// Wait as soon as the process is gone.
+		err = t.runWithStdin(c, cmd.Stdin)
+	}
 	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	if ctx.Err() != nil {
 		res.ExitCode = -1
-		return res, &transport.HostError{Host: t.host, Op: "run", Err: ctx.Err()}
+		return res, transport.ContextError(ctx, t.host)
 	}
 	var exit *exec.ExitError
 	switch {
@@ -135,6 +146,23 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		return res, &transport.HostError{Host: t.host, Op: "run", Err: err}
 	}
 	return res, nil
+}
+
+// runWithStdin runs c with in copied to its standard input by a goroutine
+// that Wait does not wait for.
+func (t *Transport) runWithStdin(c *exec.Cmd, in io.Reader) error {
+	w, err := c.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := c.Start(); err != nil {
+		return err
+	}
+	go func() {
+		_, _ = io.Copy(w, in)
+		w.Close()
+	}()
+	return c.Wait()
 }
 
 func isIdent(s string) bool {

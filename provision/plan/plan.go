@@ -53,6 +53,9 @@ type NodeRollout struct {
 	// Drain is "slurm" when apply drains each host in Slurm before
 	// changing it and resumes it once it has converged.
 	Drain string `json:"drain,omitempty"`
+	// StepTimeout is the node's rollout { step_timeout } as written
+	// ("45m"); "" leaves the limit to apply.
+	StepTimeout string `json:"step_timeout,omitempty"`
 }
 
 // HostPlan is the plan for one host.
@@ -326,6 +329,9 @@ func rolloutOf(n *spec.Node) NodeRollout {
 		}
 		if n.Rollout.Drain.V == "slurm" {
 			r.Drain = "slurm"
+		}
+		if n.Rollout.StepTimeout.Set {
+			r.StepTimeout = n.Rollout.StepTimeout.V
 		}
 	}
 	return r

@@ -527,10 +527,7 @@ func (c *Client) ctxErr(ctx context.Context) error {
 	if errors.As(cause, &cto) {
 		return c.hostErr("timeout", cto)
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return c.hostErr("timeout", ctx.Err())
-	}
-	return c.hostErr("run", ctx.Err())
+	return transport.ContextError(ctx, c.host)
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

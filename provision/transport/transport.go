@@ -6,9 +6,11 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Command is one remote command. Script is handed to a POSIX shell on the
@@ -78,3 +80,51 @@ func (e *HostError) Detail() string {
 
 // Unwrap returns the underlying cause.
 func (e *HostError) Unwrap() error { return e.Err }
+
+// TimeoutError is the cause of a context ended by WithTimeout: what ran out
+// of time, its limit, and the setting that changes it. Transports report a
+// command ended by it as a HostError with Op "timeout".
+type TimeoutError struct {
+	// What timed out ("the probe", "step 3/9 (packages: install …)").
+	What string
+	// Limit is the time it was given.
+	Limit time.Duration
+	// Setting names the flag or spec attribute that sets Limit.
+	Setting string
+}
+
+// Error says what did not finish, within what, and how to allow more.
+func (e *TimeoutError) Error() string {
+	msg := fmt.Sprintf("%s did not finish within %s and was stopped", e.What, e.Limit)
+	if e.Setting != "" {
+		msg += " (raise it with " + e.Setting + ")"
+	}
+	return msg
+}
+
+// Unwrap makes errors.Is(err, context.DeadlineExceeded) hold.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// WithTimeout returns ctx bounded by limit, its cause a *TimeoutError
+// saying what ran out of time. A limit of zero or less leaves ctx
+// unbounded.
+func WithTimeout(ctx context.Context, limit time.Duration, what, setting string) (context.Context, context.CancelFunc) {
+	if limit <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, limit, &TimeoutError{What: what, Limit: limit, Setting: setting})
+}
+
+// ContextError is what a transport returns for a command ended by ctx: a
+// HostError whose Op is "timeout" for a deadline (with the *TimeoutError
+// cause when WithTimeout set it) and "run" for a cancellation.
+func ContextError(ctx context.Context, host string) *HostError {
+	var te *TimeoutError
+	if errors.As(context.Cause(ctx), &te) {
+		return &HostError{Host: host, Op: "timeout", Err: te}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &HostError{Host: host, Op: "timeout", Err: ctx.Err()}
+	}
+	return &HostError{Host: host, Op: "run", Err: ctx.Err()}
+}

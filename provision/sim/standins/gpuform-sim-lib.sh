@@ -3,8 +3,9 @@
 # Every stand-in records its command line in $GPUFORM_ROOT/var/log/gpuform-sim/calls.log,
 # can be made to fail for fault tests (GPUFORM_SIM_FAIL=tool[,tool] in the
 # environment, or a file var/lib/gpuform-sim/fail/<tool> in the root whose
-# content is the error message), and changes files under $GPUFORM_ROOT the
-# way the real tool changes a node.
+# content is the error message), can be made slow for lock and timeout tests
+# (a file var/lib/gpuform-sim/sleep/<tool> holding seconds to sleep first),
+# and changes files under $GPUFORM_ROOT the way the real tool changes a node.
 if [ -z "${GPUFORM_ROOT:-}" ] || [ ! -f "$GPUFORM_ROOT/.gpuform-sim-root" ]; then
 	echo "${0##*/}: gpuform-sim stand-in run outside a simulated root (GPUFORM_ROOT=${GPUFORM_ROOT:-unset})" >&2
 	exit 127
@@ -32,6 +33,9 @@ sim_begin() {
 		msg=$(cat "$SIM/fail/$TOOL")
 		echo "${msg:-$TOOL: simulated failure ($SIM/fail/$TOOL)}" >&2
 		exit 100
+	fi
+	if [ -f "$SIM/sleep/$TOOL" ]; then
+		sleep "$(cat "$SIM/sleep/$TOOL")"
 	fi
 }
 
