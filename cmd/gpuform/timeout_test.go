@@ -4,15 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
-// TestProbeTimeout blocks the probe on a FIFO where sysfs has a PCI
-// device's class file (what a wedged driver does to a read on a real
-// node): plan and facts must give up after the probe timeout, set by flag
-// or by the inventory, with a message naming the host and the limit.
+// TestProbeTimeout blocks the probe in a command that never returns (the
+// rpm query, made to hang through the stand-in's sleep hook: what a wedged
+// driver does to a read of /proc/driver/nvidia on a real node; the probe
+// no longer opens FIFOs, so one in sysfs cannot stand in for it): plan and
+// facts must give up after the probe timeout, set by flag or by the
+// inventory, with a message naming the host and the limit.
 func TestProbeTimeout(t *testing.T) {
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
@@ -35,14 +36,7 @@ func TestProbeTimeout(t *testing.T) {
 		t.Fatalf("plan before the FIFO: exit %d\n%s\n%s", code, out, errOut)
 	}
 	root := filepath.Join(state, "hgx-h100-stale")
-	classes, _ := filepath.Glob(filepath.Join(root, "sys/bus/pci/devices/*/class"))
-	if len(classes) == 0 {
-		t.Fatal("the simulated root has no PCI devices")
-	}
-	os.Remove(classes[0])
-	if err := syscall.Mkfifo(classes[0], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	hangProbe(t, root)
 	want := host + ": timeout: the probe did not finish within 2s and was stopped (raise it with -probe-timeout or the inventory's probe_timeout)"
 	tests := map[string]struct {
 		args []string
@@ -55,6 +49,11 @@ func TestProbeTimeout(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
+			if tc.args[1] == "--root" {
+				// Under --root the probe runs the rpm found on this
+				// machine's PATH: put the hanging stand-in first.
+				t.Setenv("PATH", filepath.Join(root, "usr/lib/gpuform-sim/bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+			}
 			start := time.Now()
 			code, out, errOut := runPA(t, env, "", tc.args...)
 			took := time.Since(start)
@@ -135,5 +134,21 @@ func TestStepTimeout(t *testing.T) {
 				t.Errorf("apply after the timeout: exit %d\n%s\n%s", code, out, errOut)
 			}
 		})
+	}
+}
+
+// hangProbe makes every later probe of the simulated root hang: an rpm
+// database makes the probe ask rpm for packages, and the rpm stand-in then
+// sleeps far past any timeout (its sleep hook). This stands in for a read
+// that never returns on a real node (a wedged /proc/driver/nvidia).
+func hangProbe(t *testing.T, root string) {
+	t.Helper()
+	for _, d := range []string{"var/lib/rpm", "var/lib/gpuform-sim/sleep"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "var/lib/gpuform-sim/sleep/rpm"), []byte("600\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
