@@ -47,7 +47,7 @@ var lockFileSchema = &hcl.BodySchema{
 // LoadLockFile reads a lock file. A missing file is not an error: it
 // returns nil, nil, nil.
 func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readSpecFile(path)
 	if os.IsNotExist(err) {
 		return nil, nil, nil
 	}
@@ -61,6 +61,7 @@ func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
 	if f == nil || diags.HasErrors() {
 		return nil, f, diags
 	}
+	bounds(f.Body)
 	content, d := f.Body.Content(lockFileSchema)
 	diags = append(diags, d...)
 	lock := &Lock{Nodes: map[string]map[string]Attr[Version]{}}
