@@ -72,8 +72,8 @@ type loadLimits struct {
 	modules       int
 	// spent is the first budget error: once a load-wide budget is gone,
 	// every later call fails at once instead of doing work to no end.
-	spent error
-	sourceBytes   int64
+	spent       error
+	sourceBytes int64
 }
 
 // limits returns the budget of this load, creating it for the root.
