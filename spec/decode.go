@@ -124,7 +124,7 @@ func (d *attrDecoder) value(name string, ty cty.Type) (cty.Value, *hcl.Attribute
 		}
 		return cty.NilVal, a, false
 	}
-	cv, err := convert.Convert(v, ty)
+	cv, err := convert.Convert(homogeneousList(v), ty)
 	if err != nil {
 		d.diags = append(d.diags, typeDiag(name, ty.FriendlyNameForConstraint(), a.Expr.Range()))
 		return cty.NilVal, a, false

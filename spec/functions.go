@@ -192,8 +192,11 @@ var lengthFunc = function.New(&function.Spec{
 		return cty.NilType, function.NewArgErrorf(0, "argument must be a string, a collection or a structure, not %s", ty.FriendlyName())
 	},
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		if args[0].Type() == cty.String {
+		switch ty := args[0].Type(); {
+		case ty == cty.String:
 			return stdlib.Strlen(args[0])
+		case ty.IsObjectType():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))).WithMarks(args[0].Marks()), nil
 		}
 		return stdlib.Length(args[0])
 	},

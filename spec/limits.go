@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/gpuform/gpuform/internal/readlimit"
@@ -35,6 +36,10 @@ const (
 	// MaxForIterations bounds the iterations of all for expressions of one
 	// load together, so nested loops cannot multiply into billions.
 	MaxForIterations = 100_000
+	// MaxForCollection bounds the collection one for expression iterates
+	// over. Its result is a tuple, and go-cty converts a tuple to a list in
+	// time quadratic in its length (50,000 elements take 17 s).
+	MaxForCollection = 100_000
 	// MaxInterpolatedBytes bounds the text all string templates of one load
 	// interpolate together.
 	MaxInterpolatedBytes = 64 << 20
@@ -91,6 +96,12 @@ func (ld *loader) boundedFunctions() map[string]function.Function {
 	lim := ld.limits()
 	out := map[string]function.Function{}
 	for name, f := range functions() {
+		if name == "try" || name == "can" {
+			// Their parameters are expression closures, which hcl
+			// evaluates for them; what they evaluate is bounded already.
+			out[name] = f
+			continue
+		}
 		out[name] = boundFunction(name, f, lim)
 	}
 	for name, f := range internalFunctions(lim) {
@@ -133,6 +144,14 @@ func internalFunctions(lim *loadLimits) map[string]function.Function {
 					return cty.DynamicVal, lim.spent
 				}
 				if v.IsKnown() && !v.IsNull() && (v.CanIterateElements()) {
+					if n := v.LengthInt(); n > MaxForCollection {
+						return cty.DynamicVal, &LimitError{
+							Summary: "Too many iterations",
+							What:    fmt.Sprintf("A for expression over %d elements", n),
+							Limit:   fmt.Sprintf("%d", MaxForCollection),
+							Hint:    "iterate over a smaller collection",
+						}
+					}
 					lim.forIterations += int64(v.LengthInt())
 					if lim.forIterations > MaxForIterations {
 						lim.spent = &LimitError{
@@ -256,11 +275,32 @@ func limitDiag(e *LimitError, rng hcl.Range) *hcl.Diagnostic {
 // the functions whose result can be far larger than their arguments are
 // refused when it would be, and its result is measured after.
 func boundFunction(name string, f function.Function, lim *loadLimits) function.Function {
+	// The wrapper takes every argument as it comes and converts it itself,
+	// after turning long tuples into lists: hcl would otherwise convert a
+	// tuple from a for expression to the parameter's list type in time
+	// quadratic in its length (go-cty's type unification).
+	params := dynamicParams(f.Params())
+	var varParam *function.Parameter
+	if vp := f.VarParam(); vp != nil {
+		varParam = &dynamicParams([]function.Parameter{*vp})[0]
+	}
 	return function.New(&function.Spec{
 		Description: f.Description(),
-		Params:      f.Params(),
-		VarParam:    f.VarParam(),
-		Type:        f.ReturnTypeForValues,
+		Params:      params,
+		VarParam:    varParam,
+		Type: func(args []cty.Value) (cty.Type, error) {
+			args, err := convertArgs(f, args)
+			if err != nil {
+				return cty.NilType, err
+			}
+			ty, err := f.ReturnTypeForValues(args)
+			if err == nil && ty.IsTupleType() && len(ty.TupleElementTypes()) >= homogeneousMin {
+				// The result may become a list (homogeneousList), so its
+				// type is only known once it is computed.
+				return cty.DynamicPseudoType, nil
+			}
+			return ty, err
+		},
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			if lim.spent != nil {
 				return cty.DynamicVal, lim.spent
@@ -272,6 +312,10 @@ func boundFunction(name string, f function.Function, lim *loadLimits) function.F
 					return cty.DynamicVal, err
 				}
 				work += e + b
+			}
+			args, err := convertArgs(f, args)
+			if err != nil {
+				return cty.DynamicVal, err
 			}
 			if err := estimateResult(name, args); err != nil {
 				return cty.DynamicVal, err
@@ -287,9 +331,46 @@ func boundFunction(name string, f function.Function, lim *loadLimits) function.F
 			if err != nil {
 				return cty.DynamicVal, err
 			}
-			return res, lim.spend(e + b)
+			return homogeneousList(res), lim.spend(e + b)
 		},
 	})
+}
+
+// dynamicParams copies params with every type loosened to any type; the
+// wrapped function converts (and reports wrong types) itself.
+func dynamicParams(params []function.Parameter) []function.Parameter {
+	out := make([]function.Parameter, len(params))
+	for i, p := range params {
+		p.Type = cty.DynamicPseudoType
+		p.AllowDynamicType = true
+		out[i] = p
+	}
+	return out
+}
+
+// convertArgs does what hcl does before calling a function, converting each
+// argument to its parameter's type, with long tuples made lists first.
+func convertArgs(f function.Function, args []cty.Value) ([]cty.Value, error) {
+	params, vp := f.Params(), f.VarParam()
+	out := make([]cty.Value, len(args))
+	for i, a := range args {
+		var p *function.Parameter
+		if i < len(params) {
+			p = &params[i]
+		} else if vp != nil {
+			p = vp
+		}
+		a = homogeneousList(a)
+		if p != nil && p.Type != cty.DynamicPseudoType && !(a.IsNull() && p.AllowNull) {
+			c, err := convert.Convert(a, p.Type)
+			if err != nil {
+				return nil, function.NewArgError(i, err)
+			}
+			a = c
+		}
+		out[i] = a
+	}
+	return out, nil
 }
 
 func (lim *loadLimits) spend(work int64) error {
@@ -304,6 +385,34 @@ func (lim *loadLimits) spend(work int64) error {
 		return lim.spent
 	}
 	return nil
+}
+
+// homogeneousMin is the tuple length from which homogeneousList applies;
+// shorter tuples convert quickly and keep their type.
+const homogeneousMin = 100
+
+// homogeneousList turns a long tuple whose elements share one type into a
+// list of that type. flatten and others return tuples, and go-cty converts a
+// tuple to a list (for join, or a node's list attribute) in time quadratic
+// in its length, where a list converts in linear time.
+func homogeneousList(v cty.Value) cty.Value {
+	if !v.Type().IsTupleType() || len(v.Type().TupleElementTypes()) < homogeneousMin {
+		return v
+	}
+	v, marks := v.Unmark()
+	if !v.IsKnown() || v.IsNull() {
+		return v.WithMarks(marks)
+	}
+	ets := v.Type().TupleElementTypes()
+	if len(ets) < homogeneousMin {
+		return v
+	}
+	for _, t := range ets[1:] {
+		if !t.Equals(ets[0]) || t == cty.DynamicPseudoType {
+			return v.WithMarks(marks)
+		}
+	}
+	return cty.ListVal(v.AsValueSlice()).WithMarks(marks)
 }
 
 // estimateResult refuses, before computing, the calls whose result would
