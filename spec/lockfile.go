@@ -54,6 +54,13 @@ func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read lock file", Detail: err.Error()}}
 	}
+	return ParseLockFile(src, path)
+}
+
+// ParseLockFile reads a lock file's source; filename is used in
+// diagnostics.
+func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnostics) {
+	path := filename
 	if d := CheckNesting(src, path); d.HasErrors() {
 		return nil, nil, d
 	}
