@@ -2,7 +2,10 @@ package lint
 
 import (
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -95,7 +98,7 @@ func checkDuplicateHost(ctx *Context) {
 	var order []key
 	for _, n := range ctx.Nodes() {
 		for _, h := range n.Hosts {
-			if prev, ok := first[h.Name]; ok {
+			if prev, ok := first[hostKey(h)]; ok {
 				k := key{h.Range, prev.node}
 				if h.Range.Filename == "" {
 					k.rng = n.HostsRange
@@ -106,7 +109,7 @@ func checkDuplicateHost(ctx *Context) {
 				groups[k] = append(groups[k], h.Name)
 				continue
 			}
-			first[h.Name] = hostSeen{node: n.Name, rng: h.Range}
+			first[hostKey(h)] = hostSeen{node: n.Name, rng: h.Range}
 		}
 	}
 	for _, k := range order {
@@ -115,6 +118,31 @@ func checkDuplicateHost(ctx *Context) {
 			fmt.Sprintf("%s also targeted by node %q", hostList(hosts), k.prev),
 			"Two node blocks would both converge the same machine to different wishes, and each apply undoes the other. Every host belongs to exactly one node; remove it from one of them (split the inventory if needed).")
 	}
+}
+
+// hostKey is the machine a host entry reaches: host names compare without
+// case (DNS does), without a login user, and with SSH's default port
+// written out, so GPU001 and gpu001, or gpu002:22 and gpu002, are one host.
+// sim:// and local:// addresses compare as written, in lower case.
+func hostKey(h spec.Host) string {
+	name := h.Name
+	if strings.Contains(name, "://") {
+		return strings.ToLower(name)
+	}
+	if i := strings.LastIndex(name, "@"); i >= 0 {
+		name = name[i+1:]
+	}
+	port := h.Port
+	if host, p, err := net.SplitHostPort(name); err == nil {
+		if n, err := strconv.Atoi(p); err == nil {
+			name, port = host, n
+		}
+	}
+	if port == 0 {
+		port = 22
+	}
+	name = strings.TrimSuffix(strings.Trim(name, "[]"), ".")
+	return net.JoinHostPort(strings.ToLower(name), strconv.Itoa(port))
 }
 
 func hostList(hosts []string) string {

@@ -15,7 +15,7 @@ import (
 
 // literalString reads an attribute that must be a constant string.
 func literalString(a *hcl.Attribute) (string, hcl.Diagnostics) {
-	v, diags := a.Expr.Value(nil)
+	v, diags := a.Expr.Value(staticContext())
 	if diags.HasErrors() {
 		return "", diags
 	}
@@ -28,7 +28,7 @@ func literalString(a *hcl.Attribute) (string, hcl.Diagnostics) {
 
 // literalBool reads an attribute that must be a constant bool.
 func literalBool(a *hcl.Attribute) (bool, hcl.Diagnostics) {
-	v, diags := a.Expr.Value(nil)
+	v, diags := a.Expr.Value(staticContext())
 	if diags.HasErrors() {
 		return false, diags
 	}
@@ -102,6 +102,10 @@ func (d *attrDecoder) value(name string, ty cty.Type) (cty.Value, *hcl.Attribute
 	}
 	v, diags := a.Expr.Value(d.ctx)
 	d.diags = append(d.diags, diags...)
+	if lim := checkValue(v, a.Expr.Range()); lim.HasErrors() {
+		d.diags = append(d.diags, lim...)
+		return cty.NilVal, a, false
+	}
 	if dk := duplicateKeys(a.Expr); dk.HasErrors() {
 		d.diags = append(d.diags, dk...)
 		return cty.NilVal, a, false
@@ -120,7 +124,7 @@ func (d *attrDecoder) value(name string, ty cty.Type) (cty.Value, *hcl.Attribute
 		}
 		return cty.NilVal, a, false
 	}
-	cv, err := convert.Convert(v, ty)
+	cv, err := convert.Convert(homogeneousList(v), ty)
 	if err != nil {
 		d.diags = append(d.diags, typeDiag(name, ty.FriendlyNameForConstraint(), a.Expr.Range()))
 		return cty.NilVal, a, false
@@ -399,7 +403,7 @@ func itemRanges(e hcl.Expression) map[string]hcl.Range {
 	}
 	out := map[string]hcl.Range{}
 	for _, it := range o.Items {
-		k, diags := it.KeyExpr.Value(nil)
+		k, diags := it.KeyExpr.Value(staticContext())
 		if diags.HasErrors() || !k.IsKnown() || k.IsNull() {
 			continue
 		}
@@ -422,7 +426,7 @@ func duplicateKeys(e hcl.Expression) hcl.Diagnostics {
 		seen := map[string]hcl.Range{}
 		for _, it := range x.Items {
 			diags = append(diags, duplicateKeys(it.ValueExpr)...)
-			k, d := it.KeyExpr.Value(nil)
+			k, d := it.KeyExpr.Value(staticContext())
 			if d.HasErrors() || !k.IsKnown() || k.IsNull() {
 				continue
 			}

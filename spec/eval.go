@@ -30,7 +30,7 @@ var referenceKinds = map[string]string{
 
 func (ld *loader) evaluate() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	ld.eval = &evaluator{ld: ld, funcs: functions(), memo: map[string]cty.Value{}}
+	ld.eval = &evaluator{ld: ld, funcs: ld.boundedFunctions(), memo: map[string]cty.Value{}}
 	e := ld.eval
 	for _, name := range sortedKeys(ld.localDecls) {
 		_, d := e.resolve("local", name, nil)
@@ -271,7 +271,11 @@ func (e *evaluator) fullContext(used []hcl.Traversal) (*hcl.EvalContext, hcl.Dia
 func (e *evaluator) evalExpr(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
 	ctx, diags := e.contextFor(expr.Variables())
 	v, d := expr.Value(ctx)
-	return v, append(diags, d...)
+	diags = append(diags, d...)
+	if d := checkValue(v, expr.Range()); d.HasErrors() {
+		return cty.DynamicVal, append(diags, d...)
+	}
+	return v, diags
 }
 
 // bodyContext is contextFor over every attribute of a body.

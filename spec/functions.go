@@ -43,7 +43,7 @@ func functions() map[string]function.Function {
 		"jsondecode":      stdlib.JSONDecodeFunc,
 		"jsonencode":      stdlib.JSONEncodeFunc,
 		"keys":            stdlib.KeysFunc,
-		"length":          stdlib.LengthFunc,
+		"length":          lengthFunc,
 		"log":             stdlib.LogFunc,
 		"lookup":          stdlib.LookupFunc,
 		"lower":           stdlib.LowerFunc,
@@ -174,3 +174,30 @@ func addToAddr(base netip.Addr, n *big.Int, prefixBits int) (netip.Addr, error) 
 	}
 	return a, nil
 }
+
+// lengthFunc is Terraform's length: the elements of a collection or
+// structure, or the characters of a string counted as grapheme clusters
+// (as strlen counts them). go-cty's own length refuses strings, so a spec
+// copied from Terraform would fail on length("abc").
+var lengthFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{
+		Name: "value", Type: cty.DynamicPseudoType,
+		AllowDynamicType: true, AllowUnknown: true, AllowMarked: true,
+	}},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		ty := args[0].Type()
+		if ty == cty.String || ty == cty.DynamicPseudoType || ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType() {
+			return cty.Number, nil
+		}
+		return cty.NilType, function.NewArgErrorf(0, "argument must be a string, a collection or a structure, not %s", ty.FriendlyName())
+	},
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		switch ty := args[0].Type(); {
+		case ty == cty.String:
+			return stdlib.Strlen(args[0])
+		case ty.IsObjectType():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))).WithMarks(args[0].Marks()), nil
+		}
+		return stdlib.Length(args[0])
+	},
+})

@@ -37,7 +37,7 @@ func checkRequiredVersion(files []*hcl.File, binary string) hcl.Diagnostics {
 			if !ok {
 				continue
 			}
-			v, d := a.Expr.Value(nil)
+			v, d := a.Expr.Value(staticContext())
 			if d.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
 				continue // decodeGpuformBlock reports it
 			}
@@ -64,7 +64,7 @@ func (ld *loader) decodeGpuformBlock(b *hcl.Block) hcl.Diagnostics {
 	if !ok {
 		return diags
 	}
-	v, d := a.Expr.Value(nil)
+	v, d := a.Expr.Value(staticContext())
 	diags = append(diags, d...)
 	if d.HasErrors() {
 		return diags

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -72,7 +71,7 @@ func DecodeLintBlock(b *hcl.Block) (*LintConfig, hcl.Diagnostics) {
 // LoadLintFile reads a .gpuform-lint.hcl file: one top-level lint block.
 // It returns the parsed file too, so that its diagnostics can show snippets.
 func LoadLintFile(path string) (*LintConfig, *hcl.File, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readSpecFile(path)
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -87,6 +86,7 @@ func LoadLintFile(path string) (*LintConfig, *hcl.File, hcl.Diagnostics) {
 	if f == nil || diags.HasErrors() {
 		return nil, f, diags
 	}
+	bounds(f.Body)
 	content, d := f.Body.Content(lintFileSchema)
 	diags = append(diags, d...)
 	var lc *LintConfig

@@ -51,7 +51,7 @@ func Load(dir string, opts LoadOptions) (*Config, hcl.Diagnostics) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		src, err := os.ReadFile(p)
+		src, err := readSpecFile(p)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -92,7 +92,7 @@ func (osReader) readDir(dir string) (map[string][]byte, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		src, err := os.ReadFile(p)
+		src, err := readSpecFile(p)
 		if err != nil {
 			return nil, err
 		}
@@ -150,6 +150,10 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 	sort.Strings(names)
 
 	var specFiles, autoVarFiles []*hcl.File
+	ld := &loader{cfg: cfg, opts: opts, reader: rd, parser: parser, depth: 0}
+	if d := ld.limits().readSources(files, dir); d.HasErrors() {
+		return cfg, d
+	}
 	for _, n := range names {
 		if d := CheckNesting(files[n], n); d.HasErrors() {
 			diags = append(diags, d...)
@@ -160,6 +164,7 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 		if f == nil {
 			continue
 		}
+		bounds(f.Body)
 		if strings.HasSuffix(n, AutoVarsSuffix) {
 			autoVarFiles = append(autoVarFiles, f)
 		} else {
@@ -183,13 +188,12 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 		}
 	}
 
-	ld := &loader{cfg: cfg, opts: opts, reader: rd, parser: parser, depth: 0}
 	diags = append(diags, ld.decodeFiles(specFiles, true)...)
 	diags = append(diags, ld.resolveVariables(autoVarFiles)...)
 	diags = append(diags, ld.evaluate()...)
 	cfg.Files = parser.Files()
 	collectSensitive(cfg)
-	return cfg, redactDiagnostics(cfg.Redactor(), diags)
+	return cfg, redactDiagnostics(cfg.Redactor(), explainLimits(diags))
 }
 
 // loader carries the state of one load: the config being filled in and the
@@ -200,6 +204,9 @@ type loader struct {
 	reader fileReader
 	parser *hclparse.Parser
 	depth  int
+	// budget is what this load may still spend evaluating, shared with
+	// every module it calls (see limits.go).
+	budget *loadLimits
 	// sourceChain is the chain of module sources from the root, to refuse a
 	// module that includes itself.
 	sourceChain []string

@@ -47,13 +47,20 @@ var lockFileSchema = &hcl.BodySchema{
 // LoadLockFile reads a lock file. A missing file is not an error: it
 // returns nil, nil, nil.
 func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readSpecFile(path)
 	if os.IsNotExist(err) {
 		return nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read lock file", Detail: err.Error()}}
 	}
+	return ParseLockFile(src, path)
+}
+
+// ParseLockFile reads a lock file's source; filename is used in
+// diagnostics.
+func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnostics) {
+	path := filename
 	if d := CheckNesting(src, path); d.HasErrors() {
 		return nil, nil, d
 	}
@@ -61,6 +68,7 @@ func LoadLockFile(path string) (*Lock, *hcl.File, hcl.Diagnostics) {
 	if f == nil || diags.HasErrors() {
 		return nil, f, diags
 	}
+	bounds(f.Body)
 	content, d := f.Body.Content(lockFileSchema)
 	diags = append(diags, d...)
 	lock := &Lock{Nodes: map[string]map[string]Attr[Version]{}}

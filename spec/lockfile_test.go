@@ -101,3 +101,22 @@ func TestApplyLockStale(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseLockFile feeds arbitrary text to the lock-file parser, which
+// reads a file that a pull request can change: it must return diagnostics,
+// never panic, and a lock it accepts must survive a format round trip.
+func FuzzParseLockFile(f *testing.F) {
+	f.Add([]byte("node \"train\" {\n  driver = \"580.95.05\"\n  cuda   = \"12.8.1\"\n}\n"))
+	f.Add([]byte("node \"a\" {\n  driver = \"550\"\n}\nnode \"a\" {\n  nccl = \"2.25.1-1+cuda12.8\"\n}\n"))
+	f.Add([]byte("node \"x\" { driver = \"${1}\" }"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		lock, _, diags := ParseLockFile(src, LockFileName)
+		if diags.HasErrors() || lock == nil {
+			return
+		}
+		again, _, d := ParseLockFile(FormatLock(lock), LockFileName)
+		if d.HasErrors() || again == nil {
+			t.Fatalf("formatted lock does not parse again: %v\n%s", d, FormatLock(lock))
+		}
+	})
+}

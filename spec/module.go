@@ -71,6 +71,9 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 			Subject:  src.Expr.Range().Ptr(),
 		})
 	}
+	if d := e.ld.limits().countModule(src.Expr.Range()); d.HasErrors() {
+		return mc, cty.DynamicVal, append(diags, d...)
+	}
 	sources, err := reader.readDir(dir)
 	if err != nil || len(sources) == 0 {
 		why := "it holds no *" + SpecFileSuffix + " files"
@@ -85,7 +88,11 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 		})
 	}
 
+	if d := e.ld.limits().readSources(sources, source); d.HasErrors() {
+		return mc, cty.DynamicVal, append(diags, d...)
+	}
 	child := &loader{
+		budget:      e.ld.limits(),
 		cfg:         emptyConfig(dir),
 		opts:        e.ld.opts,
 		reader:      reader,
@@ -102,6 +109,7 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 		f, d := child.parser.ParseHCL(sources[n], n)
 		diags = append(diags, d...)
 		if f != nil {
+			bounds(f.Body)
 			files = append(files, f)
 		}
 	}

@@ -56,9 +56,12 @@ var (
 var (
 	sysctlKeyPattern   = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
 	sysctlValuePattern = regexp.MustCompile(`^[0-9A-Za-z_.:\- ]{1,128}$`)
-	kernelArgPattern   = regexp.MustCompile(`^[a-zA-Z0-9_.\-]+(=[a-zA-Z0-9_.,:\-/]+)?$`)
-	deviceNamePattern  = regexp.MustCompile(`^[a-zA-Z0-9_.\-]{1,32}$`)
-	imagePattern       = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9._\-]{1,128})?(@sha256:[a-f0-9]{64})?$`)
+	// kernelArgPattern wants a parameter name that starts with a letter,
+	// digit or underscore: "--" ends the kernel's parameters and hands the
+	// rest of the command line to init, and "-x" is not a parameter.
+	kernelArgPattern  = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.\-]*(=[a-zA-Z0-9_.,:\-/]+)?$`)
+	deviceNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_.\-]{1,32}$`)
+	imagePattern      = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9._\-]{1,128})?(@sha256:[a-f0-9]{64})?$`)
 	// ncclCommandPattern allows the arguments nccl-tests takes and nothing
 	// that a shell would treat as syntax.
 	ncclCommandPattern = regexp.MustCompile(`^[A-Za-z0-9_./=, \-]+$`)
@@ -158,6 +161,7 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		})
 	}
 	diags = append(diags, conflictingKernelArgs(n)...)
+	diags = append(diags, kernelArgsTooLong(n)...)
 	// hugepages { } reserves pages through vm.nr_hugepages in its own
 	// sysctl file, which is read after the sysctl attribute's.
 	if s, ok := n.Sysctl["vm.nr_hugepages"]; ok && n.Hugepages != nil {
@@ -169,6 +173,33 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		})
 	}
 	return n, diags
+}
+
+// MaxKernelArgs bounds the kernel arguments of one node, joined by spaces.
+// The whole kernel command line may be 2048 bytes on x86 (COMMAND_LINE_SIZE
+// in arch/x86/include/asm/setup.h, https://github.com/torvalds/linux/blob/master/arch/x86/include/asm/setup.h);
+// the kernel truncates a longer one silently, dropping the arguments at its
+// end, and the distribution's own (root=, ro, quiet) need room too.
+const MaxKernelArgs = 1024
+
+// kernelArgsTooLong reports kernel arguments longer than MaxKernelArgs.
+func kernelArgsTooLong(n *Node) hcl.Diagnostics {
+	total := 0
+	for i, a := range n.KernelArgs {
+		total += len(a.V)
+		if i > 0 {
+			total++
+		}
+		if total > MaxKernelArgs {
+			return hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Kernel arguments too long",
+				Detail:   fmt.Sprintf("The kernel arguments come to %d bytes by this one, which exceeds the limit of %d; the kernel command line is at most 2048 bytes on x86 and longer ones are cut off silently.", total, MaxKernelArgs),
+				Subject:  a.Range.Ptr(),
+			}}
+		}
+	}
+	return nil
 }
 
 // singleValuedKernelArgs are kernel parameters that take one value, so

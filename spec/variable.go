@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -11,6 +10,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/gpuform/gpuform/internal/readlimit"
 )
 
 // EnvVarPrefix is the prefix of environment variables that set spec
@@ -67,7 +68,7 @@ func decodeVariableBlock(b *hcl.Block) (*Variable, hcl.Diagnostics) {
 		}
 	}
 	if a, ok := content.Attributes["default"]; ok {
-		val, d := a.Expr.Value(nil)
+		val, d := a.Expr.Value(staticContext())
 		diags = append(diags, d...)
 		// A default that is there but wrong is unknown from here on, so
 		// that no later error says the variable has no default.
@@ -182,7 +183,7 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 	}
 	for _, arg := range ld.opts.VarArgs {
 		if arg.File {
-			src, err := os.ReadFile(arg.Value)
+			src, err := readlimit.ReadFile(arg.Value, MaxFileSize)
 			if err != nil {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
@@ -199,6 +200,9 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 			}
 			f, d := ld.parser.ParseHCL(src, arg.Value)
 			diags = append(diags, d...)
+			if f != nil {
+				bounds(f.Body)
+			}
 			if f != nil && !d.HasErrors() {
 				diags = append(diags, ld.applyVarsFile(f, badValue)...)
 			} else {
@@ -267,7 +271,7 @@ func (ld *loader) applyVarsFile(f *hcl.File, badValue map[string]bool) hcl.Diagn
 			})
 			continue
 		}
-		val, d := a.Expr.Value(nil)
+		val, d := a.Expr.Value(staticContext())
 		diags = append(diags, d...)
 		if d.HasErrors() {
 			badValue[name] = true
@@ -295,7 +299,8 @@ func (ld *loader) setFromString(v *Variable, s, source string, rng hcl.Range) hc
 	if diags.HasErrors() {
 		return diags
 	}
-	val, diags := expr.Value(nil)
+	boundExpr(expr)
+	val, diags := expr.Value(staticContext())
 	if diags.HasErrors() {
 		return diags
 	}
@@ -325,7 +330,7 @@ func (ld *loader) validateVariables() hcl.Diagnostics {
 		}
 		ctx := &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{name: v.evalValue()})},
-			Functions: functions(),
+			Functions: ld.boundedFunctions(),
 		}
 		for _, val := range v.Validations {
 			res, d := val.Condition.Value(ctx)

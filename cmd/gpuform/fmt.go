@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/spec"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,9 +67,10 @@ syntax error or unreadable file; 2 with -check when a file is not formatted.`,
 }
 
 func fmtStdin(s Streams, o fmtOptions) error {
-	src, err := io.ReadAll(s.In)
+	src, err := readlimit.ReadAll(s.In, "standard input", spec.MaxFileSize)
 	if err != nil {
-		return err
+		fmt.Fprintf(s.Err, "Error: %s\n", err)
+		return exitError{ExitFailed}
 	}
 	out, diags := formatSource(src, "<stdin>")
 	if diags.HasErrors() {
@@ -131,7 +132,7 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 	}
 	failed, unformatted := false, false
 	for _, f := range files {
-		src, err := os.ReadFile(f)
+		src, err := readlimit.ReadRegularFile(f, spec.MaxFileSize)
 		if err != nil {
 			fmt.Fprintf(s.Err, "Error: %s\n", err)
 			failed = true
@@ -180,36 +181,4 @@ func formatSource(src []byte, name string) ([]byte, hcl.Diagnostics) {
 		return nil, diags
 	}
 	return hclwrite.Format(src), nil
-}
-
-// writeFileAtomic replaces path by a fully written temporary file, keeping
-// its permissions, so an interrupted fmt never leaves half a file. A
-// symlink is followed and its target rewritten, as terraform fmt does, so
-// a spec file shared through a link stays shared.
-func writeFileAtomic(path string, data []byte) error {
-	path, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return err
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

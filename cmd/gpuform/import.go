@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -70,10 +69,7 @@ Exit status: 0 written; 1 the host could not be probed.`,
 				_, err := s.Out.Write(src)
 				return err
 			}
-			if _, err := os.Stat(out); err == nil {
-				return fmt.Errorf("%s exists; import never overwrites a file", out)
-			}
-			if err := os.WriteFile(out, src, 0o644); err != nil {
+			if err := createNewFile(out, src); err != nil {
 				return err
 			}
 			fmt.Fprintf(s.Out, "Wrote %s.\n", out)

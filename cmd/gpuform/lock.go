@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
@@ -75,7 +75,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				return exitError{ExitFailed}
 			}
 			path := filepath.Join(dir, spec.LockFileName)
-			old, _ := os.ReadFile(path)
+			old, _ := readlimit.ReadRegularFile(path, spec.MaxFileSize)
 			content := spec.FormatLock(lock)
 			if bytes.Equal(old, content) {
 				fmt.Fprintf(s.Out, "%s is up to date.\n", path)
@@ -151,12 +151,4 @@ func writeLockChanges(s Streams, prev, next *spec.Lock) {
 			}
 		}
 	}
-}
-
-// writeNewFile writes path atomically, creating it if needed.
-func writeNewFile(path string, data []byte) error {
-	if _, err := os.Stat(path); err == nil {
-		return writeFileAtomic(path, data)
-	}
-	return os.WriteFile(path, data, 0o644)
 }

@@ -107,3 +107,30 @@ func TestApplyRefusesLocalHostUnlessAllowed(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }
+
+// TestSavedPlanVarFileFromElsewhere saves a plan made with a relative
+// -var-file and applies it from another directory: the plan file must name
+// the variables file so that it is found from anywhere.
+func TestSavedPlanVarFileFromElsewhere(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	src, err := os.ReadFile("testdata/planapply/node.gpuform.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	writeSpec(t, work, map[string]string{
+		"spec/node.gpuform.hcl": string(src),
+		"vars.gpuvars.hcl":      "batch = 2\n",
+		"elsewhere/.keep":       "",
+	})
+	t.Chdir(work)
+	code, out, errOut := runPA(t, env, "", "plan", "-var-file", "vars.gpuvars.hcl", "-out", "x.plan", "spec")
+	if code != ExitOK {
+		t.Fatalf("plan -out: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Chdir(filepath.Join(work, "elsewhere"))
+	code, out, errOut = runPA(t, env, "", "apply", "../x.plan")
+	if code != ExitOK || strings.Contains(errOut, "vars.gpuvars.hcl") {
+		t.Fatalf("apply ../x.plan from another directory: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/gpuform/gpuform/lint"
@@ -204,5 +207,25 @@ func TestParseFormatAndWrite(t *testing.T) {
 	}
 	if _, err := ParseFormat("checkstyle"); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+// BenchmarkTextRandomBytes renders the diagnostics of 1 MB of random bytes,
+// tens of thousands of them on one file: with a line index built once per
+// file this is linear in the file size (it took 477 s when every snippet
+// rescanned the file from its start).
+func BenchmarkTextRandomBytes(b *testing.B) {
+	src := make([]byte, 1<<20)
+	rand.New(rand.NewSource(17)).Read(src)
+	f, diags := hclparse.NewParser().ParseHCL(src, "random.gpuform.hcl")
+	if f == nil {
+		f = &hcl.File{Bytes: src}
+	}
+	files := map[string]*hcl.File{"random.gpuform.hcl": f}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := WriteText(io.Discard, diags, nil, files, TextOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package format
 
 import (
-	"bufio"
 	"bytes"
 	"sort"
 
@@ -58,13 +57,41 @@ type snippet struct {
 // print the block.
 const maxSnippetLines = 3
 
-// makeSnippet extracts the lines of subject (widened to context when given)
+// sources gives snippets from parsed files. Each file's line starts are
+// indexed once, on first use, so rendering n diagnostics on a file of b
+// bytes costs O(b + n) and not O(b·n): 1 MB of random bytes yields tens of
+// thousands of diagnostics, and rescanning the file for each took minutes.
+type sources struct {
+	files map[string]*hcl.File
+	lines map[string][]int // file name → byte offset of each line's start
+}
+
+func newSources(files map[string]*hcl.File) *sources {
+	return &sources{files: files, lines: map[string][]int{}}
+}
+
+// lineStarts returns the byte offsets at which the lines of name begin.
+func (s *sources) lineStarts(name string, src []byte) []int {
+	if ls, ok := s.lines[name]; ok {
+		return ls
+	}
+	ls := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			ls = append(ls, i+1)
+		}
+	}
+	s.lines[name] = ls
+	return ls
+}
+
+// snippet extracts the lines of subject (widened to context when given)
 // from the file's source. ok is false when the source is not available.
-func makeSnippet(files map[string]*hcl.File, subject, context *hcl.Range) (snippet, bool) {
+func (src *sources) snippet(subject, context *hcl.Range) (snippet, bool) {
 	if !hasFile(subject) {
 		return snippet{}, false
 	}
-	f := files[subject.Filename]
+	f := src.files[subject.Filename]
 	if f == nil || f.Bytes == nil {
 		return snippet{}, false
 	}
@@ -76,32 +103,30 @@ func makeSnippet(files map[string]*hcl.File, subject, context *hcl.Range) (snipp
 	if cs, ok := f.Nav.(interface{ ContextString(int) string }); ok {
 		s.context = cs.ContextString(subject.Start.Byte)
 	}
-	sc := hcl.NewRangeScanner(f.Bytes, subject.Filename, bufio.ScanLines)
-	var code bytes.Buffer
-	first := true
-	for sc.Scan() {
-		lr := sc.Range()
-		if lr.End.Line < rng.Start.Line {
-			continue
-		}
-		if lr.Start.Line > rng.End.Line || lr.Start.Line >= rng.Start.Line+maxSnippetLines {
-			break
-		}
-		if first {
-			s.startLine = lr.Start.Line
-			s.highlightStart = max(0, subject.Start.Byte-lr.Start.Byte)
-			first = false
-		} else {
-			code.WriteByte('\n')
-		}
-		code.Write(sc.Bytes())
-	}
-	if first {
+	starts := src.lineStarts(subject.Filename, f.Bytes)
+	first, last := rng.Start.Line, min(rng.End.Line, rng.Start.Line+maxSnippetLines-1)
+	if first < 1 || first > len(starts) || rng.Start.Byte < 0 || subject.Start.Byte > len(f.Bytes) {
 		return snippet{}, false
 	}
+	last = min(max(last, first), len(starts))
+	var code bytes.Buffer
+	for line := first; line <= last; line++ {
+		lo, hi := starts[line-1], len(f.Bytes)
+		if line < len(starts) {
+			hi = starts[line] - 1 // without the newline
+		}
+		text := f.Bytes[lo:hi]
+		text = bytes.TrimSuffix(text, []byte("\r"))
+		if line > first {
+			code.WriteByte('\n')
+		}
+		code.Write(text)
+	}
+	s.startLine = first
 	s.code = code.String()
+	lineStart := starts[first-1]
+	s.highlightStart = max(0, subject.Start.Byte-lineStart)
 	// Offsets are into code, which starts at the first line's first byte.
-	lineStart := subject.Start.Byte - s.highlightStart
 	s.highlightEnd = min(len(s.code), max(s.highlightStart, subject.End.Byte-lineStart))
 	s.highlightStart = min(s.highlightStart, len(s.code))
 	return s, true

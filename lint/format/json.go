@@ -63,6 +63,7 @@ type JSONSnippet struct {
 // NewJSONDocument builds the JSON document. It is valid when nothing is an
 // error. files supplies snippets and may be nil.
 func NewJSONDocument(diags hcl.Diagnostics, findings []lint.Finding, files map[string]*hcl.File) JSONDocument {
+	src := newSources(files)
 	doc := JSONDocument{FormatVersion: JSONFormatVersion, Diagnostics: []JSONDiagnostic{}}
 	for _, it := range items(diags, findings) {
 		d := JSONDiagnostic{Severity: it.severity.String(), Summary: it.summary, Detail: it.detail, Rule: it.rule}
@@ -79,7 +80,7 @@ func NewJSONDocument(diags hcl.Diagnostics, findings []lint.Finding, files map[s
 				Start:    JSONPos{Line: r.Start.Line, Column: r.Start.Column, Byte: r.Start.Byte},
 				End:      JSONPos{Line: r.End.Line, Column: r.End.Column, Byte: r.End.Byte},
 			}
-			if s, ok := makeSnippet(files, it.subject, it.context); ok {
+			if s, ok := src.snippet(it.subject, it.context); ok {
 				js := &JSONSnippet{Code: s.code, StartLine: s.startLine, HighlightStartOffset: s.highlightStart, HighlightEndOffset: s.highlightEnd, Values: []any{}}
 				if s.context != "" {
 					c := s.context

@@ -40,6 +40,7 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding, file
 		width = 78
 	}
 	var b strings.Builder
+	src := newSources(files)
 	for _, it := range items(diags, findings) {
 		label, colour := severityLabel(it.severity)
 		if opts.Color {
@@ -48,7 +49,7 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding, file
 			fmt.Fprintf(&b, "%s: %s\n", label, it.summary)
 		}
 		if hasFile(it.subject) {
-			s, ok := makeSnippet(files, it.subject, it.context)
+			s, ok := src.snippet(it.subject, it.context)
 			fmt.Fprintf(&b, "\n  on %s line %d, column %d", it.subject.Filename, it.subject.Start.Line, it.subject.Start.Column)
 			if ok && s.context != "" {
 				fmt.Fprintf(&b, ", in %s", s.context)

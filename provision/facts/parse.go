@@ -78,6 +78,9 @@ type rawFacts struct {
 // ErrNotProbeOutput, ErrTruncated or ErrGarbled; problems confined to one
 // file (a broken daemon.json) become Node.Warnings instead.
 func Parse(output []byte) (*Node, error) {
+	if err := checkOutputSize(output); err != nil {
+		return nil, err
+	}
 	raw, err := split(output)
 	if err != nil {
 		return nil, err

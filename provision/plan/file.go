@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -52,7 +53,18 @@ func NewFile(p *Plan, specDir string, varArgs []spec.VarArg, targets []string, n
 	if err != nil {
 		return nil, err
 	}
-	return &File{Kind: FileKind, FormatVersion: FormatVersion, CreatedAt: now.UTC().Format(time.RFC3339), SpecDir: abs, VarArgs: varArgs, Targets: targets, Plan: p}, nil
+	// -var-file paths are relative to where plan ran; apply may run the
+	// plan file from anywhere, so they are stored absolute.
+	args := make([]spec.VarArg, len(varArgs))
+	for i, a := range varArgs {
+		if a.File {
+			if a.Value, err = filepath.Abs(a.Value); err != nil {
+				return nil, err
+			}
+		}
+		args[i] = a
+	}
+	return &File{Kind: FileKind, FormatVersion: FormatVersion, CreatedAt: now.UTC().Format(time.RFC3339), SpecDir: abs, VarArgs: args, Targets: targets, Plan: p}, nil
 }
 
 // WriteFile saves f to path atomically (temporary file, then rename), mode
@@ -86,13 +98,18 @@ func WriteFile(path string, f *File) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// MaxFileSize bounds the plan files ReadFile reads: a plan of ten thousand
+// hosts is a few megabytes, and a file linked to /dev/zero must not be read
+// forever.
+const MaxFileSize = 256 << 20
+
 // ErrNotPlanFile means the file is not a gpuform plan file.
 var ErrNotPlanFile = errors.New("not a gpuform plan file")
 
 // ReadFile loads a plan file, refusing other documents and plan files of
 // a different major format version.
 func ReadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, err
 	}

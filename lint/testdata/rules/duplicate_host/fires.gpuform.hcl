@@ -56,3 +56,9 @@ node "train" {
 node "infer" {
   hosts = ["gpu002.example.com", "gpu001.example.com"]
 }
+
+# The same machines again: host names compare without case, and port 22 is
+# SSH's default.
+node "eval" {
+  hosts = ["GPU002.example.com", "gpu001.example.com:22"]
+}
