@@ -69,14 +69,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
 				return err
 			}
-			hosts, err := selectHosts(cfg, targets)
-			if err != nil {
-				return err
-			}
-			if err := conn.refuseLocal(hosts, "apply would change the machine gpuform runs on"); err != nil {
-				return err
-			}
-			p, err := makePlan(ctx, s, cfg, dir, targets, conn, !asJSON)
+			p, err := makePlan(ctx, s, cfg, dir, targets, conn, asJSON, "apply would change the machine gpuform runs on")
 			if err != nil {
 				return err
 			}
@@ -120,7 +113,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 					return exitError{ExitFailed}
 				}
 			}
-			opts, err := conn.options(s, dir)
+			o, err := conn.targetOptions(s, dir, false, "applying")
 			if err != nil {
 				return err
 			}
@@ -136,11 +129,9 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				}
 			}
 			rep := apply.Apply(ctx, cfg, p, apply.Options{
-				Connect:      connectorFor(opts),
-				Parallelism:  conn.parallelism,
-				Progress:     progress,
-				StepTimeout:  conn.timeouts.stepLimit(),
-				ProbeTimeout: conn.timeouts.probeFlag(),
+				Target:      o,
+				Progress:    progress,
+				StepTimeout: conn.timeouts.stepLimit(),
 			})
 			if asJSON {
 				if err := writeApplyJSON(s.Out, rep); err != nil {

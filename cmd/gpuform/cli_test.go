@@ -363,11 +363,13 @@ node "b" {
   }
 }
 `)
-	for _, cmd := range []string{"plan", "verify"} {
+	// Every command that reaches hosts selects them on one path: facts
+	// and lock used to pick one of the two blocks silently.
+	for _, cmd := range []string{"plan", "apply", "verify", "facts", "lock"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, _, errOut := runCLI(t, "", cmd, dir)
-			if code != ExitFailed || !strings.Contains(errOut, `is in node "a" and node "b"`) {
-				t.Errorf("exit %d, want 1 naming both nodes; stderr:\n%s", code, errOut)
+			if code != ExitFailed || !strings.Contains(errOut, `is in node "a" and node "b"`) || !strings.Contains(errOut, "main.gpuform.hcl line 8") {
+				t.Errorf("exit %d, want 1 naming both nodes at the second listing (line 8); stderr:\n%s", code, errOut)
 			}
 		})
 	}

@@ -3,21 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
-	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -75,7 +73,8 @@ invalid.`,
 				if err := conn.timeouts.check(); err != nil {
 					return err
 				}
-				pctx, cancel := conn.timeouts.withProbeTimeout(ctx, spec.Host{})
+				o := conn.targetOptionsFor(s, connect.Options{}, false, "probing")
+				pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
 				n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
 				cancel()
 				results := []factsHostJSON{{Host: root, Facts: n}}
@@ -89,22 +88,18 @@ invalid.`,
 			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
 				return err
 			}
-			hosts, err := selectHosts(cfg, targets)
+			hosts, err := selectHosts(s, cfg, dir, targets, asJSON)
 			if err != nil {
 				return err
-			}
-			if len(hosts) == 0 {
-				return fmt.Errorf("the spec in %s has no hosts", dir)
 			}
 			if err := conn.refuseLocal(hosts, "facts would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
 				return err
 			}
-			opts, err := conn.options(s, dir)
+			o, err := conn.targetOptions(s, dir, !asJSON, "probing")
 			if err != nil {
 				return err
 			}
-			results := probeHosts(ctx, s, hosts, opts, conn, !asJSON)
-			return writeFacts(s, asJSON, results)
+			return writeFacts(s, asJSON, probeHosts(ctx, hosts, o))
 		}),
 	}
 	flags.register(cmd.Flags())
@@ -116,60 +111,23 @@ invalid.`,
 	return cmd
 }
 
-// probeHosts probes every host concurrently; each host's failure is its own.
-func probeHosts(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, conn connectFlags, progress bool) []factsHostJSON {
-	byName := map[string]targetHost{}
-	var names []string
-	for _, h := range hosts {
-		if _, dup := byName[h.Host.Name]; !dup {
-			names = append(names, h.Host.Name)
+// probeHosts probes every host the way every command does and lists
+// the results; each host's failure is its own, an interruption included
+// (the hosts not probed say so).
+func probeHosts(ctx context.Context, hosts []target.Host, o target.Options) []factsHostJSON {
+	probed, _ := target.Probe(ctx, hosts, o)
+	out := make([]factsHostJSON, 0, len(probed))
+	for _, p := range probed {
+		r := factsHostJSON{Host: p.Host.Host.Name, Facts: p.Facts}
+		if p.Host.Node != nil {
+			r.Node = p.Host.Node.Name
 		}
-		byName[h.Host.Name] = h
-	}
-	var mu sync.Mutex
-	got := map[string]*facts.Node{}
-	var p fleet.Progress = fleet.Nop{}
-	if progress {
-		p = fleet.NewProgress(s.Err, "probing")
-	}
-	p = s.interrupts.trackFleet(p, "probing")
-	errs := fleet.Run(ctx, names, conn.parallelism, func(ctx context.Context, name string) error {
-		th := byName[name]
-		ctx, cancel := conn.timeouts.withProbeTimeout(ctx, th.Host)
-		defer cancel()
-		t, err := connect.Open(ctx, th.Host, opts)
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		n, err := facts.Probe(ctx, t, facts.Options{})
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		got[name] = n
-		mu.Unlock()
-		return nil
-	}, p)
-	out := make([]factsHostJSON, 0, len(names))
-	for _, name := range names {
-		r := factsHostJSON{Host: name, Node: byName[name].Node.Name, Facts: got[name]}
-		if err := errs[name]; err != nil {
-			r.Error = hostErrorText(err)
+		if p.Err != nil {
+			r.Error = target.ErrorText(p.Err)
 		}
 		out = append(out, r)
 	}
 	return out
-}
-
-// hostErrorText strips the host name a HostError starts with, since output
-// already shows it beside the error.
-func hostErrorText(err error) string {
-	var he *transport.HostError
-	if errors.As(err, &he) {
-		return he.Detail()
-	}
-	return transport.HostText(err.Error())
 }
 
 func writeFacts(s Streams, asJSON bool, results []factsHostJSON) error {

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/gpuform/gpuform/provision/apply"
 	"github.com/gpuform/gpuform/provision/fleet"
-	"github.com/gpuform/gpuform/provision/transport"
-	"github.com/gpuform/gpuform/spec"
 )
 
 func (f *connectFlags) register(fs *pflag.FlagSet) {
@@ -38,9 +34,6 @@ type timeoutFlags struct {
 	step  string
 }
 
-// probeSetting is where a probe's limit is set, for the timeout message.
-const probeSetting = "-probe-timeout or the inventory's probe_timeout"
-
 func (f *timeoutFlags) registerProbe(fs *pflag.FlagSet) {
 	fs.StringVar(&f.probe, "probe-timeout", "", "time allowed to connect to and probe each host (default: the inventory's probe_timeout, else 2m)")
 }
@@ -64,18 +57,6 @@ func (f *timeoutFlags) check() error {
 	return nil
 }
 
-// probeLimit is the limit for probing h: the flag, else the inventory's
-// probe_timeout, else apply.DefaultProbeTimeout.
-func (f *timeoutFlags) probeLimit(h spec.Host) time.Duration {
-	if d, err := parseDuration(f.probe); f.probe != "" && err == nil {
-		return d
-	}
-	if h.ProbeTimeout > 0 {
-		return h.ProbeTimeout
-	}
-	return apply.DefaultProbeTimeout
-}
-
 // probeFlag is the -probe-timeout flag; zero leaves it to the spec.
 func (f *timeoutFlags) probeFlag() time.Duration {
 	if f.probe == "" {
@@ -92,9 +73,4 @@ func (f *timeoutFlags) stepLimit() time.Duration {
 		return 0
 	}
 	return d
-}
-
-// withProbeTimeout bounds ctx for probing h.
-func (f *timeoutFlags) withProbeTimeout(ctx context.Context, h spec.Host) (context.Context, context.CancelFunc) {
-	return transport.WithTimeout(ctx, f.probeLimit(h), "the probe", probeSetting)
 }

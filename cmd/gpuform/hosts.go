@@ -1,67 +1,29 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
 
-// targetHost is a host with the node block it belongs to.
-type targetHost struct {
-	Host spec.Host
-	Node *spec.Node
-}
-
-// selectHosts lists the hosts of every node, in spec order, restricted to
-// targets when any are given. A target that matches no host is an error, so
-// a typo never silently does nothing. A host in two nodes is listed once
-// per node; commands that act per host reject that (lint reports it).
-func selectHosts(cfg *spec.Config, targets []string) ([]targetHost, error) {
-	var all []targetHost
-	known := map[string]bool{}
-	for _, n := range cfg.Nodes {
-		for _, h := range n.Hosts {
-			all = append(all, targetHost{Host: h, Node: n})
-			known[h.Name] = true
-		}
+// selectHosts is target.Select for a command: its diagnostics are
+// reported like the spec's own (as the JSON document when asJSON), and a
+// spec without hosts is an error.
+func selectHosts(s Streams, cfg *spec.Config, dir string, targets []string, asJSON bool) ([]target.Host, error) {
+	hosts, diags := target.Select(cfg, targets)
+	if err := reportLoad(s, diags, cfg, asJSON); err != nil {
+		return nil, err
 	}
-	if len(targets) == 0 {
-		return all, nil
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("the spec in %s has no hosts", dir)
 	}
-	want := map[string]bool{}
-	for _, t := range targets {
-		for _, p := range strings.Split(t, ",") {
-			expanded, err := spec.ExpandHostPattern(strings.TrimSpace(p))
-			if err != nil {
-				return nil, fmt.Errorf("-target %s: %w", t, err)
-			}
-			for _, h := range expanded {
-				if !known[h] {
-					names := make([]string, 0, len(known))
-					for k := range known {
-						names = append(names, k)
-					}
-					sort.Strings(names)
-					if len(names) > 5 {
-						names = append(names[:5], "…")
-					}
-					return nil, fmt.Errorf("-target %s: no node in the spec has host %q (hosts: %s)", t, h, strings.Join(names, ", "))
-				}
-				want[h] = true
-			}
-		}
-	}
-	var out []targetHost
-	for _, th := range all {
-		if want[th.Host.Name] {
-			out = append(out, th)
-		}
-	}
-	return out, nil
+	return hosts, nil
 }
 
 // connectFlags are the connection flags of every command that reaches hosts.
@@ -81,7 +43,7 @@ type connectFlags struct {
 // is this machine (local://) and -allow-local was not given: a spec from an
 // untrusted pull request, planned or verified in CI, must not run commands
 // on the CI runner by listing local://. what says what would happen.
-func (f *connectFlags) refuseLocal(hosts []targetHost, what string) error {
+func (f *connectFlags) refuseLocal(hosts []target.Host, what string) error {
 	if f.allowLocal {
 		return nil
 	}
@@ -93,6 +55,35 @@ func (f *connectFlags) refuseLocal(hosts []targetHost, what string) error {
 	return nil
 }
 
+// targetOptions are the target options of every command that reaches
+// hosts: how to connect (see options), how many hosts at once, the probe
+// limit, and progress on standard error under the label what (shown when
+// show; the hosts in flight are tracked for a second Ctrl-C either way).
+func (f *connectFlags) targetOptions(s Streams, specDir string, show bool, what string) (target.Options, error) {
+	opts, err := f.options(s, specDir)
+	if err != nil {
+		return target.Options{}, err
+	}
+	return f.targetOptionsFor(s, opts, show, what), nil
+}
+
+// targetOptionsFor is targetOptions with connection options already made.
+func (f *connectFlags) targetOptionsFor(s Streams, opts connect.Options, show bool, what string) target.Options {
+	var p fleet.Progress = fleet.Nop{}
+	if show {
+		p = fleet.NewProgress(s.Err, what)
+	}
+	return target.Options{
+		Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, opts)
+		},
+		Parallelism:  f.parallelism,
+		Progress:     s.interrupts.trackFleet(p, what),
+		ProbeTimeout: f.timeouts.probeFlag(),
+	}
+}
+
+// options are the connection options of the flags, checked.
 func (f *connectFlags) options(s Streams, specDir string) (connect.Options, error) {
 	o := connect.Options{
 		SimStateDir:       connect.SimStateDir(specDir, s.Getenv),

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/provision/connect"
-	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/importer"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -43,7 +43,8 @@ Exit status: 0 written; 1 the host could not be probed.`,
 			if name == "" {
 				name = nodeName(h.Name)
 			}
-			if err := conn.refuseLocal([]targetHost{{Host: h}}, "import would run its probe on the machine gpuform runs on"); err != nil {
+			hosts := []target.Host{{Host: h}}
+			if err := conn.refuseLocal(hosts, "import would run its probe on the machine gpuform runs on"); err != nil {
 				return err
 			}
 			opts, err := conn.options(s, ".")
@@ -53,18 +54,14 @@ Exit status: 0 written; 1 the host could not be probed.`,
 			// import reads no spec: its simulated state is keyed by the
 			// working directory, which no one else supplied.
 			opts.SpecDir = ""
-			ctx, cancel := conn.timeouts.withProbeTimeout(cmd.Context(), h)
-			defer cancel()
-			t, err := connect.Open(ctx, h, opts)
+			probed, err := target.Probe(cmd.Context(), hosts, conn.targetOptionsFor(s, opts, false, "probing"))
 			if err != nil {
-				return fmt.Errorf("%s", hostErrorText(err))
+				return err
 			}
-			defer t.Close()
-			f, err := facts.Probe(ctx, t, facts.Options{Become: h.Become != ""})
-			if err != nil {
-				return fmt.Errorf("%s", hostErrorText(err))
+			if err := probed[0].Err; err != nil {
+				return fmt.Errorf("%s", target.ErrorText(err))
 			}
-			src := importer.Spec(f, importer.Options{Name: name, Host: h, Now: time.Now()})
+			src := importer.Spec(probed[0].Facts, importer.Options{Name: name, Host: h, Now: time.Now()})
 			if out == "" {
 				_, err := s.Out.Write(src)
 				return err

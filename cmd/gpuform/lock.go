@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/internal/readlimit"
-	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -44,13 +44,15 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				writeDiags(s, diags, cfg)
 				return exitError{ExitFailed}
 			}
-			var hosts []targetHost
-			for _, n := range cfg.Nodes {
-				if !lockfile.NeedsFacts(n) {
-					continue
-				}
-				for _, h := range n.Hosts {
-					hosts = append(hosts, targetHost{Host: h, Node: n})
+			all, diags := target.Select(cfg, nil)
+			if diags.HasErrors() {
+				writeDiags(s, diags, cfg)
+				return exitError{ExitFailed}
+			}
+			var hosts []target.Host
+			for _, h := range all {
+				if lockfile.NeedsFacts(h.Node) {
+					hosts = append(hosts, h)
 				}
 			}
 			got := map[string]*facts.Node{}
@@ -58,12 +60,12 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				if err := conn.refuseLocal(hosts, "lock would run its probe on the machine gpuform runs on"); err != nil {
 					return err
 				}
-				opts, err := conn.options(s, dir)
+				o, err := conn.targetOptions(s, dir, true, "probing")
 				if err != nil {
 					return err
 				}
 				var failed bool
-				got, failed = probeForLock(cmd.Context(), s, hosts, opts, conn)
+				got, failed = probeForLock(cmd.Context(), s, hosts, o)
 				if failed {
 					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must be probed to lock it; nothing was written.")
 					return exitError{ExitFailed}
@@ -107,10 +109,10 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 
 // probeForLock probes the hosts and reports every one that failed; lock
 // needs all of them.
-func probeForLock(ctx context.Context, s Streams, hosts []targetHost, opts connect.Options, conn connectFlags) (map[string]*facts.Node, bool) {
+func probeForLock(ctx context.Context, s Streams, hosts []target.Host, o target.Options) (map[string]*facts.Node, bool) {
 	got := map[string]*facts.Node{}
 	failed := false
-	for _, r := range probeHosts(ctx, s, hosts, opts, conn, true) {
+	for _, r := range probeHosts(ctx, hosts, o) {
 		if r.Error != "" {
 			fmt.Fprintf(s.Err, "Error: %s: %s\n", r.Host, r.Error)
 			failed = true

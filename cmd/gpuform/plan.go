@@ -5,16 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/provision/connect"
-	"github.com/gpuform/gpuform/provision/facts"
-	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/plan"
-	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -53,7 +48,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 					return fmt.Errorf("-out %s: the directory %s does not exist", out, filepath.Dir(out))
 				}
 			}
-			p, err := makePlan(cmd.Context(), s, cfg, dir, targets, conn, !asJSON)
+			p, err := makePlan(cmd.Context(), s, cfg, dir, targets, conn, asJSON, "plan would run its probe on the machine gpuform runs on")
 			if err != nil {
 				return err
 			}
@@ -97,71 +92,19 @@ with -detailed-exitcode, 2 when there are changes.`,
 	return cmd
 }
 
-// makePlan probes the targeted hosts of cfg and makes the plan.
-func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, progress bool) (*plan.Plan, error) {
-	hosts, err := selectHosts(cfg, targets)
+// makePlan probes the targeted hosts of cfg and makes the plan; refusal
+// says what would happen to a local:// host without -allow-local.
+func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, asJSON bool, refusal string) (*plan.Plan, error) {
+	hosts, err := selectHosts(s, cfg, dir, targets, asJSON)
 	if err != nil {
 		return nil, err
 	}
-	if len(hosts) == 0 {
-		return nil, fmt.Errorf("the spec in %s has no hosts", dir)
-	}
-	if err := conn.refuseLocal(hosts, "plan would run its probe on the machine gpuform runs on"); err != nil {
+	if err := conn.refuseLocal(hosts, refusal); err != nil {
 		return nil, err
 	}
-	opts, err := conn.options(s, dir)
+	o, err := conn.targetOptions(s, dir, !asJSON, "probing")
 	if err != nil {
 		return nil, err
 	}
-	connector := connectorFor(opts)
-	var pt []plan.Target
-	byName := map[string]spec.Host{}
-	var names []string
-	nodeOf := map[string]string{}
-	for _, h := range hosts {
-		if prev, dup := nodeOf[h.Host.Name]; dup {
-			return nil, fmt.Errorf("host %s is in node %q and node %q; a host can follow only one node block", h.Host.Name, prev, h.Node.Name)
-		}
-		nodeOf[h.Host.Name] = h.Node.Name
-		pt = append(pt, plan.Target{Host: h.Host, Node: h.Node})
-		names = append(names, h.Host.Name)
-		byName[h.Host.Name] = h.Host
-	}
-	var p fleet.Progress = fleet.Nop{}
-	if progress {
-		p = fleet.NewProgress(s.Err, "probing")
-	}
-	p = s.interrupts.trackFleet(p, "probing")
-	var mu sync.Mutex
-	got := map[string]*facts.Node{}
-	errs := fleet.Run(ctx, names, conn.parallelism, func(ctx context.Context, name string) error {
-		ctx, cancel := conn.timeouts.withProbeTimeout(ctx, byName[name])
-		defer cancel()
-		n, err := plan.ProbeHost(ctx, byName[name], connector)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		got[name] = n
-		mu.Unlock()
-		return nil
-	}, p)
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("interrupted while probing hosts")
-	}
-	probed := map[string]plan.Probed{}
-	for _, name := range names {
-		probed[name] = plan.Probed{Facts: got[name], Err: errs[name]}
-		if errs[name] != nil {
-			probed[name] = plan.Probed{Err: fmt.Errorf("%s", hostErrorText(errs[name]))}
-		}
-	}
-	return plan.Make(cfg, pt, probed), nil
-}
-
-// connectorFor adapts the CLI's connection options to plan.Connector.
-func connectorFor(opts connect.Options) plan.Connector {
-	return func(ctx context.Context, h spec.Host) (transport.Transport, error) {
-		return connect.Open(ctx, h, opts)
-	}
+	return plan.Run(ctx, cfg, hosts, o)
 }

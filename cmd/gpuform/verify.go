@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/provision/verify/runner"
@@ -91,47 +91,24 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			if err := reportLoad(s, diags, cfg, vf.format == "json" && vf.out == ""); err != nil {
 				return err
 			}
-			opts := runner.Options{Tier: tier, Parallelism: conn.parallelism, Local: vf.local, MockNVML: vf.mockNVML}
-			if opts.Connect, err = conn.options(s, dir); err != nil {
-				return err
-			}
+			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local, MockNVML: vf.mockNVML}
 			if exe, err := os.Executable(); err == nil {
 				opts.AgentBinary = exe
 			}
-			var targets []runner.Target
+			var targets []target.Host
 			if vf.local {
 				tg, err := localTarget(cfg, vf.node)
 				if err != nil {
 					return err
 				}
-				targets = []runner.Target{tg}
+				targets = []target.Host{tg}
 			} else {
-				hosts, err := selectHosts(cfg, vf.targets)
-				if err != nil {
+				if targets, err = selectHosts(s, cfg, dir, vf.targets, vf.format == "json" && vf.out == ""); err != nil {
 					return err
 				}
-				nodeOf := map[string]string{}
-				for _, h := range hosts {
-					// As plan does: verifying a host against one of two
-					// node blocks would pass or fail it at random.
-					if prev, dup := nodeOf[h.Host.Name]; dup {
-						return fmt.Errorf("host %s is in node %q and node %q; a host can follow only one node block", h.Host.Name, prev, h.Node.Name)
-					}
-					nodeOf[h.Host.Name] = h.Node.Name
-					targets = append(targets, runner.Target{Host: h.Host, Node: h.Node})
-				}
-			}
-			if len(targets) == 0 {
-				return fmt.Errorf("the spec in %s has no hosts to verify", dir)
-			}
-			if !vf.local {
 				// --local is the operator's own request to check this
 				// machine; a local:// or sim:// host in a spec is not.
-				var hosts []targetHost
-				for _, tg := range targets {
-					hosts = append(hosts, targetHost{Host: tg.Host, Node: tg.Node})
-				}
-				if err := conn.refuseLocal(hosts, "verify would run its checks on the machine gpuform runs on"); err != nil {
+				if err := conn.refuseLocal(targets, "verify would run its checks on the machine gpuform runs on"); err != nil {
 					return err
 				}
 				for _, tg := range targets {
@@ -140,8 +117,9 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 					}
 				}
 			}
-			if vf.format == "text" && vf.out == "" && len(targets) > 1 {
-				opts.Progress = fleet.NewProgress(s.Err, "verifying")
+			show := vf.format == "text" && vf.out == "" && len(targets) > 1
+			if opts.Target, err = conn.targetOptions(s, dir, show, "verifying"); err != nil {
+				return err
 			}
 			// Open the report file before the checks run: a full-tier run
 			// takes minutes, and its report must not be lost to a typo.
@@ -195,26 +173,26 @@ func writeVerify(w io.Writer, vf verifyFlags, doc *report.Document, color bool) 
 }
 
 // localTarget picks the node block this machine belongs to.
-func localTarget(cfg *spec.Config, name string) (runner.Target, error) {
+func localTarget(cfg *spec.Config, name string) (target.Host, error) {
 	hostname, _ := os.Hostname()
 	host := spec.Host{Name: "local://" + hostname}
 	if name != "" {
 		for _, n := range cfg.Nodes {
 			if n.Name == name {
-				return runner.Target{Host: host, Node: n}, nil
+				return target.Host{Host: host, Node: n}, nil
 			}
 		}
-		return runner.Target{}, fmt.Errorf("--node %s: the spec has no node of that name", name)
+		return target.Host{}, fmt.Errorf("--node %s: the spec has no node of that name", name)
 	}
 	for _, n := range cfg.Nodes {
 		for _, h := range n.Hosts {
 			if h.Name == hostname || strings.HasPrefix(h.Name, hostname+".") {
-				return runner.Target{Host: host, Node: n}, nil
+				return target.Host{Host: host, Node: n}, nil
 			}
 		}
 	}
 	if len(cfg.Nodes) == 1 {
-		return runner.Target{Host: host, Node: cfg.Nodes[0]}, nil
+		return target.Host{Host: host, Node: cfg.Nodes[0]}, nil
 	}
-	return runner.Target{}, fmt.Errorf("no node of the spec lists this host (%s); name one with --node", hostname)
+	return target.Host{}, fmt.Errorf("no node of the spec lists this host (%s); name one with --node", hostname)
 }

@@ -11,9 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -111,10 +112,11 @@ type Event struct {
 
 // Options configure Apply.
 type Options struct {
-	// Connect opens a transport to a host.
-	Connect plan.Connector
-	// Parallelism bounds how many hosts of a batch run at once (default 10).
-	Parallelism int
+	// Target is how hosts are reached, the same options plan probed them
+	// with: Connect, Parallelism (how many hosts of a batch run at once)
+	// and ProbeTimeout (each probe after the steps). Its Progress is not
+	// used; Progress below tells each step.
+	Target target.Options
 	// Progress, when set, receives an Event as each host moves on.
 	Progress func(Event)
 	// Owner names this apply in the host lock; default "USER@HOST pid N".
@@ -136,9 +138,6 @@ type Options struct {
 	// StepTimeoutSetting names where StepTimeout came from, for the
 	// timeout message (default "-step-timeout or rollout { step_timeout }").
 	StepTimeoutSetting string
-	// ProbeTimeout bounds each probe of a host after its steps. Zero means
-	// the host's inventory probe_timeout, else DefaultProbeTimeout.
-	ProbeTimeout time.Duration
 }
 
 // DefaultStepTimeout bounds one apply step when neither the command line
@@ -147,15 +146,7 @@ type Options struct {
 // an hour means wedged.
 const DefaultStepTimeout = 30 * time.Minute
 
-// DefaultProbeTimeout bounds one probe of a host: the probe only reads
-// files and runs a few short tools, so two minutes means something
-// blocks (a wedged /proc/driver/nvidia, a hung NFS mount).
-const DefaultProbeTimeout = 2 * time.Minute
-
 func (o *Options) defaults() {
-	if o.Parallelism < 1 {
-		o.Parallelism = 10
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -177,18 +168,6 @@ func (o *Options) defaults() {
 	if o.StepTimeoutSetting == "" {
 		o.StepTimeoutSetting = "-step-timeout or rollout { step_timeout }"
 	}
-}
-
-// probeTimeout is the limit for probing h: the option, else the
-// inventory's probe_timeout, else the default.
-func (o *Options) probeTimeout(h spec.Host) time.Duration {
-	switch {
-	case o.ProbeTimeout > 0:
-		return o.ProbeTimeout
-	case h.ProbeTimeout > 0:
-		return h.ProbeTimeout
-	}
-	return DefaultProbeTimeout
 }
 
 // stepTimeout is the limit for the steps of a node: the option, else the
@@ -281,33 +260,32 @@ func stepCount(h *plan.HostPlan) int {
 }
 
 func runBatch(ctx context.Context, p *plan.Plan, hosts []string, nodes map[string]*spec.Node, nr plan.NodeRollout, results map[string]*HostResult, opts Options) {
-	sem := make(chan struct{}, opts.Parallelism)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
+	batch := make([]target.Host, 0, len(hosts))
 	for _, name := range hosts {
-		if ctx.Err() != nil {
-			mu.Lock()
-			results[name].Error = "not started: apply was interrupted"
-			mu.Unlock()
-			continue
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(name string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			hp := p.Host(name)
-			r := applyHost(ctx, hp, nodes[hp.Node], nr, opts)
-			mu.Lock()
-			r.Batch = results[name].Batch
-			*results[name] = r
-			mu.Unlock()
-			if opts.Progress != nil {
-				opts.Progress(Event{Host: name, Message: string(r.Status) + errSuffix(r.Error), Done: true})
-			}
-		}(name)
+		hp := p.Host(name)
+		batch = append(batch, target.Host{Host: hp.Spec, Node: nodes[hp.Node]})
 	}
-	wg.Wait()
+	o := opts.Target
+	o.Progress = nil
+	var mu sync.Mutex
+	errs := target.Each(ctx, batch, o, func(ctx context.Context, h target.Host) error {
+		name := h.Host.Name
+		r := applyHost(ctx, p.Host(name), h.Node, nr, opts)
+		mu.Lock()
+		r.Batch = results[name].Batch
+		*results[name] = r
+		mu.Unlock()
+		if opts.Progress != nil {
+			opts.Progress(Event{Host: name, Message: string(r.Status) + errSuffix(r.Error), Done: true})
+		}
+		return nil
+	})
+	for name, err := range errs {
+		var ns *fleet.NotStartedError
+		if errors.As(err, &ns) {
+			results[name].Error = "not started: apply was interrupted"
+		}
+	}
 }
 
 func errSuffix(e string) string {
@@ -347,7 +325,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		return r
 	}
 	emit(opts, hp.Host, "connecting")
-	tr, err := opts.Connect(ctx, hp.Spec)
+	tr, err := opts.Target.Connect(ctx, hp.Spec)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -396,7 +374,7 @@ func reconnect(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, o
 	if res, err := tr.Run(ctx, transport.Command{Script: "true"}); err == nil && res.ExitCode == 0 {
 		return tr
 	}
-	if t2, err := opts.Connect(ctx, hp.Spec); err == nil {
+	if t2, err := opts.Target.Connect(ctx, hp.Spec); err == nil {
 		return t2
 	}
 	return tr
@@ -425,8 +403,8 @@ func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *p
 	}
 	// Re-probe: a step that exited 0 without doing its job must not pass.
 	emit(opts, hp.Host, "re-probing")
-	pctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), opts.probeTimeout(hp.Spec), "the re-probe after the steps", "-probe-timeout")
-	f, err := facts.Probe(pctx, tr, facts.Options{Become: hp.Spec.Become != ""})
+	pctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), opts.Target.ProbeLimit(hp.Spec), "the re-probe after the steps", "-probe-timeout")
+	f, err := target.ProbeOver(pctx, tr, hp.Spec)
 	cancel()
 	if err != nil {
 		return fail("re-probe after apply: %v", err)
@@ -541,7 +519,7 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 				return r
 			}
 		}
-		t2, err := opts.Connect(ctx, hp.Spec)
+		t2, err := opts.Target.Connect(ctx, hp.Spec)
 		if err != nil {
 			last = err
 			continue
@@ -551,8 +529,8 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 			last = errors.New("the host has not restarted yet (same boot id)")
 			continue
 		}
-		pctx, cancel := transport.WithTimeout(ctx, opts.probeTimeout(hp.Spec), "the probe after the reboot", "-probe-timeout")
-		f, err := facts.Probe(pctx, t2, facts.Options{Become: hp.Spec.Become != ""})
+		pctx, cancel := transport.WithTimeout(ctx, opts.Target.ProbeLimit(hp.Spec), "the probe after the reboot", "-probe-timeout")
+		f, err := target.ProbeOver(pctx, t2, hp.Spec)
 		cancel()
 		t2.Close()
 		if err != nil {

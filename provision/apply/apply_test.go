@@ -37,7 +37,7 @@ func loadSpec(t testing.TB, file string, hosts []string, edits ...string) *spec.
 
 func mustPlan(t testing.TB, f *plantest.Fleet, cfg *spec.Config) *plan.Plan {
 	t.Helper()
-	p, err := plan.Run(context.Background(), cfg, plan.Options{Connect: f.Connect})
+	p, err := f.Plan(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func mustPlan(t testing.TB, f *plantest.Fleet, cfg *spec.Config) *plan.Plan {
 }
 
 func opts(f *plantest.Fleet) apply.Options {
-	return apply.Options{Connect: f.Connect, Owner: "test@ctl pid 1", RebootPoll: time.Millisecond, RebootTimeout: time.Minute}
+	return apply.Options{Target: f.Options(), Owner: "test@ctl pid 1", RebootPoll: time.Millisecond, RebootTimeout: time.Minute}
 }
 
 func statuses(rep *apply.Report) map[string]apply.Status {

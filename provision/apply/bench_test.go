@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/provision/apply"
-	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/plan/plantest"
 )
 
@@ -67,7 +66,7 @@ func BenchmarkPlan50Hosts(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := peakHeap(func() {
-			pl, err := plan.Run(ctx, cfg, plan.Options{Connect: f.Connect, Parallelism: 10})
+			pl, err := f.Plan(ctx, cfg)
 			if err != nil || pl.Errored || !pl.HasChanges() {
 				b.Fatalf("plan: %v", err)
 			}
@@ -87,11 +86,11 @@ func BenchmarkApplyNothingToChange50Hosts(b *testing.B) {
 	hosts := benchHostNames()
 	cfg := loadSpec(b, "sysctl.gpuform.hcl", hosts, "batch        = 4", "batch        = 50")
 	ctx := context.Background()
-	p, err := plan.Run(ctx, cfg, plan.Options{Connect: f.Connect, Parallelism: 10})
+	p, err := f.Plan(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rep := apply.Apply(ctx, cfg, p, apply.Options{Connect: f.Connect, Parallelism: 10}); !rep.Converged() {
+	if rep := apply.Apply(ctx, cfg, p, apply.Options{Target: f.Options()}); !rep.Converged() {
 		b.Fatalf("converging the fleet: %+v", rep.Hosts[0])
 	}
 	execs := f.Execs()
@@ -99,12 +98,12 @@ func BenchmarkApplyNothingToChange50Hosts(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		p, err := plan.Run(ctx, cfg, plan.Options{Connect: f.Connect, Parallelism: 10})
+		p, err := f.Plan(ctx, cfg)
 		if err != nil || p.HasChanges() {
 			b.Fatalf("plan of a converged fleet: %v", err)
 		}
 		t1 := time.Now()
-		rep := apply.Apply(ctx, cfg, p, apply.Options{Connect: f.Connect, Parallelism: 10})
+		rep := apply.Apply(ctx, cfg, p, apply.Options{Target: f.Options()})
 		applyTime += time.Since(t1)
 		planTime += t1.Sub(t0)
 		if !rep.Converged() {

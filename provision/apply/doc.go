@@ -5,5 +5,5 @@
 // rollout block says.
 //
 // Package apply does not decide what to change (provision/plan does) and
-// does not know how hosts are reached (the caller's plan.Connector does).
+// does not know how hosts are reached (the caller's target.Options do).
 package apply

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/provision/apply"
-	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/plan/plantest"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -34,7 +33,7 @@ func TestOrphanedStepKeepsTheLock(t *testing.T) {
 	var mu sync.Mutex
 	var conns []transport.Transport
 	first := opts(f)
-	first.Connect = func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+	first.Target.Connect = func(ctx context.Context, h spec.Host) (transport.Transport, error) {
 		tr, err := f.Connect(ctx, h)
 		if err == nil {
 			mu.Lock()
@@ -93,7 +92,7 @@ func TestOrphanedStepKeepsTheLock(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	p3, err := plan.Run(ctx, cfg, plan.Options{Connect: f.Connect})
+	p3, err := f.Plan(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,6 @@
 // in between.
 //
 // Package plan does not change hosts (provision/apply does) and does not
-// know how to reach them: the caller passes a Connector that returns a
-// transport for a host (SSH, local or simulated).
+// choose or reach hosts: provision/target selects and probes them, over the
+// caller's Connector (SSH, local or simulated).
 package plan

@@ -9,6 +9,7 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/plan/plantest"
+	"github.com/gpuform/gpuform/provision/target"
 )
 
 // TestFiveHundredHostsReadAsOne makes a plan for 500 identical hosts and
@@ -21,24 +22,24 @@ node "train" {
   sysctl = { "vm.swappiness" = "1" }
 }
 `})
-	targets, err := plan.Targets(cfg, nil)
-	if err != nil || len(targets) != 500 {
-		t.Fatalf("targets: %d, %v", len(targets), err)
+	targets, diags := target.Select(cfg, nil)
+	if diags.HasErrors() || len(targets) != 500 {
+		t.Fatalf("targets: %d, %v", len(targets), diags)
 	}
 	node := func(swappiness string) *facts.Node {
 		return &facts.Node{OS: facts.OS{ID: "ubuntu", IDLike: []string{"debian"}}, Sysctls: map[string]string{"vm.swappiness": swappiness}}
 	}
-	probed := map[string]plan.Probed{}
+	probed := make([]target.Probed, len(targets))
 	for i, tg := range targets {
-		probed[tg.Host.Name] = plan.Probed{Facts: node("60")}
+		probed[i] = target.Probed{Host: tg, Facts: node("60")}
 		if i == 41 {
-			probed[tg.Host.Name] = plan.Probed{Facts: node("10")}
+			probed[i].Facts = node("10")
 		}
 		if i == 499 {
-			probed[tg.Host.Name] = plan.Probed{Err: fmt.Errorf("connect: connection refused")}
+			probed[i] = target.Probed{Host: tg, Err: fmt.Errorf("connect: connection refused")}
 		}
 	}
-	p := plan.Make(cfg, targets, probed)
+	p := plan.Make(cfg, probed)
 	var b bytes.Buffer
 	if err := plan.RenderText(&b, p, plan.RenderOptions{}); err != nil {
 		t.Fatal(err)

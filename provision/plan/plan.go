@@ -3,23 +3,16 @@ package plan
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
-	"sync"
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
-	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/spec"
 )
 
 // FormatVersion is the version of the JSON plan and plan file shape. A
 // minor bump only adds fields; a major bump means readers must refuse it.
 const FormatVersion = "1.1"
-
-// Connector opens a transport to a host. The CLI's connector picks the
-// simulated transport for sim:// hosts and SSH for the rest.
-type Connector func(ctx context.Context, h spec.Host) (transport.Transport, error)
 
 // Plan is the planned changes for every targeted host.
 type Plan struct {
@@ -176,110 +169,14 @@ func (p *Plan) Host(name string) *HostPlan {
 // HasChanges reports whether the host has any change.
 func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 
-// Target is one host to plan, with the node block it belongs to.
-type Target struct {
-	// Host is the host and its connection settings.
-	Host spec.Host
-	// Node is the node block.
-	Node *spec.Node
-}
-
-// Targets lists the hosts of cfg in spec order, keeping only those named
-// in only when it is not empty. A name in only that no node has is an
-// error, so a typo in -target does not silently plan nothing.
-func Targets(cfg *spec.Config, only []string) ([]Target, error) {
-	want := map[string]bool{}
-	for _, h := range only {
-		want[h] = false
-	}
-	var out []Target
-	seen := map[string]string{}
-	for _, n := range cfg.Nodes {
-		for _, h := range n.Hosts {
-			if prev, dup := seen[h.Name]; dup {
-				return nil, fmt.Errorf("host %s is in node %q and node %q; a host can follow only one node block", h.Name, prev, n.Name)
-			}
-			seen[h.Name] = n.Name
-			if len(only) > 0 {
-				if _, ok := want[h.Name]; !ok {
-					continue
-				}
-				want[h.Name] = true
-			}
-			out = append(out, Target{Host: h, Node: n})
-		}
-	}
-	var missing []string
-	for h, found := range want {
-		if !found {
-			missing = append(missing, h)
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return nil, fmt.Errorf("-target %v: no node of the spec has these hosts", missing)
-	}
-	return out, nil
-}
-
-// Probed is the outcome of probing one host.
-type Probed struct {
-	// Facts are the host's facts, nil on error.
-	Facts *facts.Node
-	// Err is why the host could not be probed.
-	Err error
-}
-
-// Probe connects to every target (at most parallelism at once) and runs
-// the facts probe once on each. Transports are closed afterwards. A host
-// that fails is reported in its Probed.Err; Probe itself fails only when
-// ctx ends.
-func Probe(ctx context.Context, targets []Target, connect Connector, parallelism int) (map[string]Probed, error) {
-	if parallelism < 1 {
-		parallelism = 10
-	}
-	out := make(map[string]Probed, len(targets))
-	var mu sync.Mutex
-	sem := make(chan struct{}, parallelism)
-	var wg sync.WaitGroup
-	for _, t := range targets {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return out, ctx.Err()
-		}
-		wg.Add(1)
-		go func(t Target) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			n, err := ProbeHost(ctx, t.Host, connect)
-			mu.Lock()
-			out[t.Host.Name] = Probed{Facts: n, Err: err}
-			mu.Unlock()
-		}(t)
-	}
-	wg.Wait()
-	return out, ctx.Err()
-}
-
-// ProbeHost connects to one host and probes it.
-func ProbeHost(ctx context.Context, h spec.Host, connect Connector) (*facts.Node, error) {
-	tr, err := connect(ctx, h)
-	if err != nil {
-		return nil, err
-	}
-	defer tr.Close()
-	return facts.Probe(ctx, tr, facts.Options{Become: h.Become != ""})
-}
-
 // Make diffs every target against its probed facts. It does not touch the
 // network, so a plan can be made again from the same facts and come out
 // identical.
-func Make(cfg *spec.Config, targets []Target, probed map[string]Probed) *Plan {
+func Make(cfg *spec.Config, probed []target.Probed) *Plan {
 	p := &Plan{FormatVersion: FormatVersion}
 	nodeIdx := map[string]int{}
-	for _, t := range targets {
+	for _, pr := range probed {
+		t := pr.Host
 		i, ok := nodeIdx[t.Node.Name]
 		if !ok {
 			i = len(p.Nodes)
@@ -289,12 +186,11 @@ func Make(cfg *spec.Config, targets []Target, probed map[string]Probed) *Plan {
 		p.Nodes[i].Hosts = append(p.Nodes[i].Hosts, t.Host.Name)
 		hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Spec: t.Host, ResourceChanges: []ResourceChange{}}
 		p.Hosts = append(p.Hosts, hp)
-		pr, ok := probed[t.Host.Name]
 		switch {
-		case !ok:
-			hp.Error = "not probed"
 		case pr.Err != nil:
-			hp.Error = pr.Err.Error()
+			hp.Error = target.ErrorText(pr.Err)
+		case pr.Facts == nil:
+			hp.Error = "not probed"
 		default:
 			hp.Facts = pr.Facts
 			hp.FactsFingerprint = pr.Facts.Fingerprint()
@@ -426,27 +322,13 @@ func redactErr(red *spec.Redactor, err error) error {
 	return err
 }
 
-// Options configure Run.
-type Options struct {
-	// Targets limits the plan to these hosts (-target); empty means all.
-	Targets []string
-	// Connect opens a transport to a host.
-	Connect Connector
-	// Parallelism bounds how many hosts are probed at once (default 10).
-	Parallelism int
-}
-
-// Run probes the targeted hosts of cfg and makes the plan. Host failures
-// are part of the plan (Errored); the error is for a bad target list or a
-// cancelled context.
-func Run(ctx context.Context, cfg *spec.Config, opts Options) (*Plan, error) {
-	targets, err := Targets(cfg, opts.Targets)
+// Run probes hosts (chosen by target.Select) the way every command does
+// and makes the plan: the path of plan and apply. Host failures are part
+// of the plan (Errored); the error is for a context that ended first.
+func Run(ctx context.Context, cfg *spec.Config, hosts []target.Host, o target.Options) (*Plan, error) {
+	probed, err := target.Probe(ctx, hosts, o)
 	if err != nil {
 		return nil, err
 	}
-	probed, err := Probe(ctx, targets, opts.Connect, opts.Parallelism)
-	if err != nil {
-		return nil, err
-	}
-	return Make(cfg, targets, probed), nil
+	return Make(cfg, probed), nil
 }

@@ -57,7 +57,7 @@ func TestPlanGolden(t *testing.T) {
 	f := plantest.Start(t)
 	hosts := []string{"sim://hgx-h100-stale/1", "sim://hgx-h100-converged/1", "sim://hgx-h100-stale/2"}
 	cfg := loadNode(t, hosts...)
-	p, err := plan.Run(context.Background(), cfg, plan.Options{Connect: f.Connect})
+	p, err := f.Plan(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestPlanGolden(t *testing.T) {
 func TestRenderColor(t *testing.T) {
 	f := plantest.Start(t)
 	cfg := loadNode(t, "sim://hgx-h100-stale/1")
-	p, err := plan.Run(context.Background(), cfg, plan.Options{Connect: f.Connect})
+	p, err := f.Plan(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,23 +150,12 @@ func TestFoldHosts(t *testing.T) {
 	}
 }
 
-func TestTargets(t *testing.T) {
-	cfg := loadNode(t, "sim://hgx-h100-stale/1", "sim://hgx-h100-stale/2")
-	got, err := plan.Targets(cfg, []string{"sim://hgx-h100-stale/2"})
-	if err != nil || len(got) != 1 || got[0].Host.Name != "sim://hgx-h100-stale/2" {
-		t.Errorf("Targets = %v, %v", got, err)
-	}
-	if _, err := plan.Targets(cfg, []string{"sim://nope"}); err == nil || !strings.Contains(err.Error(), "sim://nope") {
-		t.Errorf("unknown target: err = %v", err)
-	}
-}
-
 func TestPlanFileRoundTripAndStale(t *testing.T) {
 	f := plantest.Start(t)
 	host := "sim://hgx-h100-stale/1"
 	cfg := loadNode(t, host)
 	ctx := context.Background()
-	p, err := plan.Run(ctx, cfg, plan.Options{Connect: f.Connect})
+	p, err := f.Plan(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,13 +174,13 @@ func TestPlanFileRoundTripAndStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, _ := plan.Run(ctx, cfg, plan.Options{Connect: f.Connect})
+	fresh, _ := f.Plan(ctx, cfg)
 	if err := plan.CheckSaved(saved.Plan, fresh); err != nil {
 		t.Fatalf("unchanged host: %v", err)
 	}
 	// Someone changes the host between plan and apply.
 	f.WriteFile(host, "/proc/sys/vm/swappiness", "10\n")
-	fresh, _ = plan.Run(ctx, cfg, plan.Options{Connect: f.Connect})
+	fresh, _ = f.Plan(ctx, cfg)
 	err = plan.CheckSaved(saved.Plan, fresh)
 	if err == nil || !strings.Contains(err.Error(), host+": the host changed since the plan was made") {
 		t.Fatalf("CheckSaved after a change = %v, want a stale error naming the host", err)

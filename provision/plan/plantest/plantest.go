@@ -19,8 +19,10 @@ import (
 
 	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/ssh"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -70,7 +72,7 @@ func (f *Fleet) root(host string) (string, error) {
 	return r, nil
 }
 
-// Connect is a plan.Connector: it dials the loopback sshd and runs every
+// Connect is a target.Connector: it dials the loopback sshd and runs every
 // command of h against h's simulated root.
 func (f *Fleet) Connect(ctx context.Context, h spec.Host) (transport.Transport, error) {
 	root, err := f.root(h.Name)
@@ -96,6 +98,21 @@ func (f *Fleet) Connect(ctx context.Context, h spec.Host) (transport.Transport, 
 		"PATH":         filepath.Join(root, filepath.FromSlash(sim.BinDir)) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 	}
 	return &simOverSSH{inner: c, host: h.Name, env: env, execs: &f.execs}, nil
+}
+
+// Options are the target options of the CLI with this fleet's connector.
+func (f *Fleet) Options() target.Options {
+	return target.Options{Connect: f.Connect}
+}
+
+// Plan selects every host of cfg and plans it the way plan and apply do
+// (target.Select, then plan.Run).
+func (f *Fleet) Plan(ctx context.Context, cfg *spec.Config) (*plan.Plan, error) {
+	hosts, diags := target.Select(cfg, nil)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return plan.Run(ctx, cfg, hosts, f.Options())
 }
 
 // Execs is the number of remote commands run so far, over all hosts.

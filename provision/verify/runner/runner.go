@@ -18,9 +18,9 @@ import (
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
-	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -29,27 +29,20 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// Target is one host to verify and the node block it must match.
-type Target struct {
-	// Host is the host and how to reach it.
-	Host spec.Host
-	// Node is the node block whose expectations apply.
-	Node *spec.Node
-}
-
 // Options say how to run verification.
 type Options struct {
 	// Tier selects the checks and the time budget per host.
 	Tier verify.Tier
-	// Connect are the connection settings for hosts.
-	Connect connect.Options
-	// Parallelism is how many hosts are verified at once.
-	Parallelism int
+	// Target is how hosts are reached and run: Connect, Parallelism and
+	// Progress, as for every command (its ProbeTimeout is not used: the
+	// tier's Budget bounds the whole host).
+	Target target.Options
+	// AllowLocal lets the spec's nccl_test commands run on this machine
+	// for sim:// and local:// hosts (-allow-local).
+	AllowLocal bool
 	// AgentBinary is this gpuform binary, copied to nodes of the same
 	// architecture to collect NVML facts; "" uses nvidia-smi only.
 	AgentBinary string
-	// Progress is told about each host; nil shows nothing.
-	Progress fleet.Progress
 	// Local verifies this machine without SSH: the probe and the NVML
 	// agent run as local subprocesses (Slurm's HealthCheckProgram mode).
 	Local bool
@@ -62,14 +55,14 @@ type Options struct {
 }
 
 // Run verifies every target and returns the report.
-func Run(ctx context.Context, targets []Target, o Options) *report.Document {
-	byName := map[string]Target{}
+func Run(ctx context.Context, targets []target.Host, o Options) *report.Document {
 	var names []string
+	seen := map[string]bool{}
 	for _, t := range targets {
-		if _, dup := byName[t.Host.Name]; !dup {
+		if !seen[t.Host.Name] {
+			seen[t.Host.Name] = true
 			names = append(names, t.Host.Name)
 		}
-		byName[t.Host.Name] = t
 	}
 	multi := runMultiNode(ctx, targets, o)
 
@@ -79,17 +72,18 @@ func Run(ctx context.Context, targets []Target, o Options) *report.Document {
 	if budget == 0 {
 		budget = o.Tier.Budget()
 	}
-	errs := fleet.Run(ctx, names, o.Parallelism, func(ctx context.Context, name string) error {
+	errs := target.Each(ctx, targets, o.Target, func(ctx context.Context, tg target.Host) error {
+		name := tg.Host.Name
 		start := time.Now()
 		// The tier's budget is hard for the whole host: a node whose
 		// sshd, probe or NVML hangs (a wedged GPU) must not hold verify,
 		// or Slurm's HealthCheckProgram, past it.
 		hctx, cancel := context.WithTimeout(ctx, budget)
 		defer cancel()
-		err := RefuseLocalNCCL(byName[name], o)
+		err := RefuseLocalNCCL(tg, o)
 		var h report.Host
 		if err == nil {
-			h, err = verifyHost(hctx, byName[name], o, multi[byName[name].Node])
+			h, err = verifyHost(hctx, tg, o, multi[tg.Node])
 		}
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -104,7 +98,7 @@ func Run(ctx context.Context, targets []Target, o Options) *report.Document {
 			return fmt.Errorf("%d check(s) failed", failedChecks(h))
 		}
 		return nil
-	}, o.Progress)
+	})
 	hosts := make([]report.Host, 0, len(names))
 	for _, name := range names {
 		h, ok := results[name]
@@ -131,18 +125,18 @@ func failedChecks(h report.Host) int {
 
 // verifyHost runs one host. An error means the host could not be reached
 // or probed at all; everything after that is a check result.
-func verifyHost(ctx context.Context, tg Target, o Options, multi map[string]nccltest.Result) (report.Host, error) {
+func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result) (report.Host, error) {
 	start := time.Now()
 	var t transport.Transport
 	var err error
 	if o.Local {
 		t = local.New(tg.Host.Name)
-	} else if t, err = connect.Open(ctx, tg.Host, o.Connect); err != nil {
+	} else if t, err = o.Target.Connect(ctx, tg.Host); err != nil {
 		return report.Host{}, err
 	}
 	defer t.Close()
 
-	node, err := facts.Probe(ctx, t, facts.Options{})
+	node, err := target.ProbeOver(ctx, t, tg.Host)
 	if err != nil {
 		return report.Host{}, err
 	}
@@ -242,12 +236,12 @@ func nicsOf(n *spec.Node) []nvmlfacts.NIC {
 // runMultiNode runs, at the fleet tier, each node's multi-node nccl-tests
 // once from its first host and returns the results per node, to be judged
 // on every host of the node.
-func runMultiNode(ctx context.Context, targets []Target, o Options) map[*spec.Node]map[string]nccltest.Result {
+func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*spec.Node]map[string]nccltest.Result {
 	out := map[*spec.Node]map[string]nccltest.Result{}
 	if !o.Tier.Includes(verify.TierFleet) || o.Local {
 		return out
 	}
-	first := map[*spec.Node]Target{}
+	first := map[*spec.Node]target.Host{}
 	var order []*spec.Node
 	for _, t := range targets {
 		if _, ok := first[t.Node]; !ok {
@@ -272,7 +266,7 @@ func runMultiNode(ctx context.Context, targets []Target, o Options) map[*spec.No
 				out[n][nt.Name] = nccltest.Result{Failure: err.Error()}
 				continue
 			}
-			t, err := connect.Open(ctx, first[n].Host, o.Connect)
+			t, err := o.Target.Connect(ctx, first[n].Host)
 			if err != nil {
 				out[n][nt.Name] = nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first[n].Host.Name, err)}
 				continue
@@ -293,8 +287,8 @@ func runMultiNode(ctx context.Context, targets []Target, o Options) map[*spec.No
 // --local — unless o.Connect.AllowLocal: those commands are whatever the
 // spec says, and the spec may come from someone else. The CLI refuses
 // before anything runs; this keeps every other caller of Run as safe.
-func RefuseLocalNCCL(tg Target, o Options) error {
-	if o.Local || o.Connect.AllowLocal || !(connect.IsSim(tg.Host.Name) || connect.IsLocal(tg.Host.Name)) {
+func RefuseLocalNCCL(tg target.Host, o Options) error {
+	if o.Local || o.AllowLocal || !(connect.IsSim(tg.Host.Name) || connect.IsLocal(tg.Host.Name)) {
 		return nil
 	}
 	p, err := verify.Plan(o.Tier, verify.ExpectationFor(tg.Node))

@@ -16,6 +16,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -67,18 +69,19 @@ func TestBudgetCoversConnecting(t *testing.T) {
 
 	port := ln.Addr().(*net.TCPAddr).Port
 	node := &spec.Node{Name: "n"}
-	targets := []Target{{Host: spec.Host{Name: "127.0.0.1", Port: port, User: "ops"}, Node: node}}
+	targets := []target.Host{{Host: spec.Host{Name: "127.0.0.1", Port: port, User: "ops"}, Node: node}}
 	o := Options{
-		Tier:        verify.TierProbe,
-		Parallelism: 1,
-		Budget:      500 * time.Millisecond,
-		Connect: connect.Options{
-			ConnectTimeout:  time.Minute,
-			SSHConfigPath:   "none",
-			IdentityFiles:   []string{keyFile},
-			KnownHostsFiles: []string{filepath.Join(dir, "known_hosts")},
-			Getenv:          func(string) string { return "" },
-		},
+		Tier:   verify.TierProbe,
+		Budget: 500 * time.Millisecond,
+		Target: target.Options{Parallelism: 1, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, connect.Options{
+				ConnectTimeout:  time.Minute,
+				SSHConfigPath:   "none",
+				IdentityFiles:   []string{keyFile},
+				KnownHostsFiles: []string{filepath.Join(dir, "known_hosts")},
+				Getenv:          func(string) string { return "" },
+			})
+		}},
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,0 +1,222 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// Host is one host a command acts on, with the node block it follows.
+type Host struct {
+	// Host is the host and how to reach it.
+	Host spec.Host
+	// Node is the node block whose desired state applies; nil for a host
+	// given on the command line without a spec (import).
+	Node *spec.Node
+}
+
+// Connector opens a transport to a host: provision/connect for the CLI,
+// a loopback sshd in tests.
+type Connector func(ctx context.Context, h spec.Host) (transport.Transport, error)
+
+// DefaultProbeTimeout bounds one probe of a host when neither the command
+// line nor the inventory says otherwise: the probe only reads files and
+// runs a few short tools, so two minutes means something blocks (a wedged
+// /proc/driver/nvidia, a hung NFS mount).
+const DefaultProbeTimeout = 2 * time.Minute
+
+// ProbeSetting names where the probe limit is set, for timeout messages.
+const ProbeSetting = "-probe-timeout or the inventory's probe_timeout"
+
+// Select lists the hosts of every node of cfg in spec order, restricted to
+// those named in only (the -target values: comma lists and ranges like
+// gpu[001-004]) when any are given. A host listed by two node blocks is an
+// error at its second listing, since which block it follows would be a
+// matter of chance; a -target that matches no host is an error too, so a
+// typo never silently does nothing.
+func Select(cfg *spec.Config, only []string) ([]Host, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	var all []Host
+	first := map[string]Host{}
+	for _, n := range cfg.Nodes {
+		for _, h := range n.Hosts {
+			if prev, dup := first[h.Name]; dup {
+				d := &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  fmt.Sprintf("host %s is in node %q and node %q; a host can follow only one node block", h.Name, prev.Node.Name, n.Name),
+					Detail:   fmt.Sprintf("It is first listed in %s line %d. Remove it from one of the two node blocks.", prev.Host.Range.Filename, prev.Host.Range.Start.Line),
+				}
+				if h.Range.Filename != "" {
+					d.Subject = h.Range.Ptr()
+				}
+				diags = append(diags, d)
+				continue
+			}
+			first[h.Name] = Host{Host: h, Node: n}
+			all = append(all, Host{Host: h, Node: n})
+		}
+	}
+	if diags.HasErrors() || len(only) == 0 {
+		return all, diags
+	}
+	want := map[string]bool{}
+	for _, t := range only {
+		for _, p := range strings.Split(t, ",") {
+			expanded, err := spec.ExpandHostPattern(strings.TrimSpace(p))
+			if err != nil {
+				return nil, append(diags, flagError(fmt.Sprintf("-target %s: %v", t, err)))
+			}
+			for _, h := range expanded {
+				if _, ok := first[h]; !ok {
+					return nil, append(diags, flagError(fmt.Sprintf("-target %s: no node in the spec has host %q (hosts: %s)", t, h, someNames(first))))
+				}
+				want[h] = true
+			}
+		}
+	}
+	var out []Host
+	for _, h := range all {
+		if want[h.Host.Name] {
+			out = append(out, h)
+		}
+	}
+	return out, diags
+}
+
+func flagError(msg string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: msg}
+}
+
+// someNames lists up to five host names, for a "did you mean" hint.
+func someNames(known map[string]Host) string {
+	names := make([]string, 0, len(known))
+	for k := range known {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(names) > 5 {
+		names = append(names[:5], "…")
+	}
+	return strings.Join(names, ", ")
+}
+
+// Options say how to run work on hosts; the zero value runs fleet's
+// default number of hosts at once and shows no progress.
+type Options struct {
+	// Connect opens a transport to a host.
+	Connect Connector
+	// Parallelism bounds how many hosts run at once; 0 or less means
+	// fleet.DefaultParallelism.
+	Parallelism int
+	// Progress is told as each host starts and ends; nil shows nothing.
+	Progress fleet.Progress
+	// ProbeTimeout bounds each probe (the -probe-timeout flag); zero means
+	// the host's inventory probe_timeout, else DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+}
+
+// ProbeLimit is the time allowed to connect to and probe h.
+func (o Options) ProbeLimit(h spec.Host) time.Duration {
+	switch {
+	case o.ProbeTimeout > 0:
+		return o.ProbeTimeout
+	case h.ProbeTimeout > 0:
+		return h.ProbeTimeout
+	}
+	return DefaultProbeTimeout
+}
+
+// Each calls fn for every host, at most o.Parallelism at once, and returns
+// each host's result by name (fleet.Run's: nil, fn's error, or a
+// *fleet.NotStartedError). A host listed twice runs once.
+func Each(ctx context.Context, hosts []Host, o Options, fn func(ctx context.Context, h Host) error) map[string]error {
+	byName := make(map[string]Host, len(hosts))
+	names := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if _, dup := byName[h.Host.Name]; !dup {
+			names = append(names, h.Host.Name)
+			byName[h.Host.Name] = h
+		}
+	}
+	return fleet.Run(ctx, names, o.Parallelism, func(ctx context.Context, name string) error {
+		return fn(ctx, byName[name])
+	}, o.Progress)
+}
+
+// Probed is the outcome of probing one host.
+type Probed struct {
+	// Host is the host probed.
+	Host Host
+	// Facts are the host's facts, nil on error.
+	Facts *facts.Node
+	// Err is why the host could not be probed.
+	Err error
+}
+
+// Probe connects to every host and probes it once, in parallel, and
+// returns the outcomes in the order of hosts (a host listed twice once).
+// Each host's failure is its own; Probe fails only when ctx ended first.
+func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
+	var mu sync.Mutex
+	got := map[string]*facts.Node{}
+	errs := Each(ctx, hosts, o, func(ctx context.Context, h Host) error {
+		ctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(h.Host), "the probe", ProbeSetting)
+		defer cancel()
+		t, err := o.Connect(ctx, h.Host)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		n, err := ProbeOver(ctx, t, h.Host)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		got[h.Host.Name] = n
+		mu.Unlock()
+		return nil
+	})
+	out := make([]Probed, 0, len(errs))
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if seen[h.Host.Name] {
+			continue
+		}
+		seen[h.Host.Name] = true
+		out = append(out, Probed{Host: h, Facts: got[h.Host.Name], Err: errs[h.Host.Name]})
+	}
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("interrupted while probing hosts")
+	}
+	return out, nil
+}
+
+// ProbeOver runs the facts probe of h over an open transport, with h's
+// become: every command probes a hardened host (/etc/docker mode 0700,
+// a root-only dpkg database) the same way, so facts, verify and lock see
+// what plan and apply see.
+func ProbeOver(ctx context.Context, t transport.Transport, h spec.Host) (*facts.Node, error) {
+	return facts.Probe(ctx, t, facts.Options{Become: h.Become != ""})
+}
+
+// ErrorText is how a host's error reads beside the host's name: a
+// HostError without the host it starts with, and anything the host wrote
+// made safe to print.
+func ErrorText(err error) string {
+	var he *transport.HostError
+	if errors.As(err, &he) {
+		return he.Detail()
+	}
+	return transport.HostText(err.Error())
+}

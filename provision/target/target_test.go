@@ -1,0 +1,184 @@
+package target_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
+)
+
+func load(t *testing.T, src string) *spec.Config {
+	t.Helper()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"main.gpuform.hcl": []byte(src)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatalf("spec: %v", diags)
+	}
+	return cfg
+}
+
+func names(hosts []target.Host) []string {
+	var out []string
+	for _, h := range hosts {
+		out = append(out, h.Node.Name+"/"+h.Host.Name)
+	}
+	return out
+}
+
+func TestSelect(t *testing.T) {
+	cfg := load(t, `
+node "a" {
+  hosts = ["gpu[01-03]"]
+}
+node "b" {
+  hosts = ["cpu1"]
+}
+`)
+	tests := map[string]struct {
+		only    []string
+		want    []string
+		wantErr string
+	}{
+		"all, in spec order": {want: []string{"a/gpu01", "a/gpu02", "a/gpu03", "b/cpu1"}},
+		// Spec order, not the order of -target.
+		"ranges and commas": {only: []string{"cpu1,gpu[02-03]"}, want: []string{"a/gpu02", "a/gpu03", "b/cpu1"}},
+		"repeated flag":     {only: []string{"gpu01", "gpu01"}, want: []string{"a/gpu01"}},
+		"typo":              {only: []string{"gpu04"}, wantErr: `-target gpu04: no node in the spec has host "gpu04" (hosts: cpu1, gpu01, gpu02, gpu03)`},
+		"bad range":         {only: []string{"gpu[3-1]"}, wantErr: "-target gpu[3-1]: "},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, diags := target.Select(cfg, tc.only)
+			if tc.wantErr != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.wantErr) {
+					t.Fatalf("diags = %v, want %q", diags, tc.wantErr)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
+				t.Errorf("hosts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSelectHostInTwoNodes: the error points at the second listing in the
+// spec and cites the first.
+func TestSelectHostInTwoNodes(t *testing.T) {
+	cfg := load(t, `node "a" {
+  hosts = ["gpu1"]
+}
+node "b" {
+  hosts = ["gpu1"]
+}
+`)
+	_, diags := target.Select(cfg, nil)
+	if len(diags) != 1 || diags[0].Subject == nil {
+		t.Fatalf("diags = %v, want one with a subject", diags)
+	}
+	d := diags[0]
+	if d.Subject.Filename != "main.gpuform.hcl" || d.Subject.Start.Line != 5 {
+		t.Errorf("subject = %s, want main.gpuform.hcl line 5", d.Subject)
+	}
+	if !strings.Contains(d.Summary, `host gpu1 is in node "a" and node "b"`) || !strings.Contains(d.Detail, "main.gpuform.hcl line 2") {
+		t.Errorf("diagnostic = %q / %q", d.Summary, d.Detail)
+	}
+}
+
+// recorder is a transport that records whether each command asked for
+// the host's privilege escalation, and answers nothing.
+type recorder struct {
+	host   string
+	mu     *sync.Mutex
+	become map[string]bool
+}
+
+func (r recorder) Host() string { return r.host }
+func (r recorder) Close() error { return nil }
+func (r recorder) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	r.mu.Lock()
+	r.become[r.host] = cmd.Become
+	r.mu.Unlock()
+	return transport.Result{}, fmt.Errorf("recorded")
+}
+
+// TestProbeUsesBecome: the probe of every command runs with the host's
+// become; before the target path, facts, verify and lock probed without.
+func TestProbeUsesBecome(t *testing.T) {
+	hosts := []target.Host{
+		{Host: spec.Host{Name: "hardened", Become: "sudo"}},
+		{Host: spec.Host{Name: "plain"}},
+	}
+	var mu sync.Mutex
+	become := map[string]bool{}
+	o := target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return recorder{host: h.Name, mu: &mu, become: become}, nil
+	}}
+	probed, err := target.Probe(context.Background(), hosts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(probed) != 2 || probed[0].Err == nil || probed[0].Host.Host.Name != "hardened" {
+		t.Fatalf("probed = %+v", probed)
+	}
+	if diff := cmp.Diff(map[string]bool{"hardened": true, "plain": false}, become); diff != "" {
+		t.Errorf("become per host (-want +got):\n%s", diff)
+	}
+}
+
+// TestEachDefaultParallelism: the zero Options run fleet's default number
+// of hosts at once (plan.Probe and apply used to default to 10).
+func TestEachDefaultParallelism(t *testing.T) {
+	var hosts []target.Host
+	for i := range fleet.DefaultParallelism + 8 {
+		hosts = append(hosts, target.Host{Host: spec.Host{Name: fmt.Sprintf("h%02d", i)}})
+	}
+	var active, peak atomic.Int32
+	target.Each(context.Background(), hosts, target.Options{}, func(ctx context.Context, h target.Host) error {
+		n := active.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		active.Add(-1)
+		return nil
+	})
+	if got := peak.Load(); got != fleet.DefaultParallelism {
+		t.Errorf("peak parallelism %d, want fleet.DefaultParallelism = %d", got, fleet.DefaultParallelism)
+	}
+}
+
+func TestProbeLimit(t *testing.T) {
+	tests := map[string]struct {
+		flag, inventory, want time.Duration
+	}{
+		"default":       {want: target.DefaultProbeTimeout},
+		"inventory":     {inventory: time.Minute, want: time.Minute},
+		"flag wins":     {flag: 5 * time.Second, inventory: time.Minute, want: 5 * time.Second},
+		"flag, no spec": {flag: 5 * time.Second, want: 5 * time.Second},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := target.Options{ProbeTimeout: tc.flag}
+			if got := o.ProbeLimit(spec.Host{ProbeTimeout: tc.inventory}); got != tc.want {
+				t.Errorf("ProbeLimit = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
