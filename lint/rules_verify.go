@@ -80,11 +80,10 @@ func checkNCCLFloorPhysical(ctx *Context) {
 // typicalBusBW finds the largest published single-node figure for a GPU
 // family and GPU count in nccl-thresholds.tsv.
 func typicalBusBW(kb *compat.KB, model string, gpus int) (compat.NCCLThreshold, bool) {
-	family := strings.Fields(model)
-	if len(family) == 0 || gpus == 0 {
+	fam := compat.ModelKey(model)
+	if fam == "" || gpus == 0 {
 		return compat.NCCLThreshold{}, false
 	}
-	fam := strings.ToUpper(family[0])
 	var best compat.NCCLThreshold
 	found := false
 	for _, t := range kb.NCCLThresholds() {

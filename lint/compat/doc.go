@@ -11,6 +11,14 @@
 // in the knowledge base" (a version newer than the tables) is never confused
 // with "incompatible".
 //
+// It is the one copy of every table, used by lint's rules, by lockfile (which
+// installed packages carry a component's release) and by verify (the NCCL
+// floors it judges nccl-tests by): a test fails if a table exists twice in
+// the repository. It lives under lint because DESIGN.md gives lint the
+// knowledge base and lets provision import lint, never the reverse, so lint
+// and provision read the same tables without an upward edge; it imports
+// nothing of gpuform.
+//
 // compat is not a lint rule set and knows nothing of HCL or specs: it answers
 // questions about versions and hardware. It never reads the clock (callers pass
 // the date for end-of-life questions) and never touches the network.

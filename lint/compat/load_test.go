@@ -48,6 +48,8 @@ func TestLoadEveryRow(t *testing.T) {
 		{"dcgm-driver.tsv", len(kb.dcgm)},
 		{"facts.tsv", len(kb.facts)},
 		{"nccl-thresholds.tsv", len(kb.nccltest)},
+		{"nccl-floors.tsv", len(kb.floors)},
+		{"installed-packages.tsv", len(kb.installed)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -134,6 +136,20 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 			edit:     func(s string) string { return strings.Replace(s, "dcgm_major", "dcgm", 1) },
 			wantLine: "data/dcgm-driver.tsv:1:",
 		},
+		{
+			name: "floor of an unknown platform",
+			file: "data/nccl-floors.tsv",
+			edit: func(s string) string {
+				return strings.Replace(s, "Azure ND96isr H100 v5 (8x H100)", "No Such Platform", 1)
+			},
+			wantLine: "data/nccl-floors.tsv:2:",
+		},
+		{
+			name:     "installed package the sourced table does not name",
+			file:     "data/installed-packages.tsv",
+			edit:     func(s string) string { return strings.Replace(s, "\tlibnccl2\t", "\tlibnccl9\t", 1) },
+			wantLine: "data/installed-packages.tsv:5:",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,6 +186,34 @@ func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := Load(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestModelKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"NVIDIA H100 80GB HBM3": "H100", "NVIDIA A100-SXM4-40GB": "A100", "NVIDIA L40S": "L40S",
+		"NVIDIA L4": "L4", "NVIDIA A10": "A10", "Tesla V100-SXM2-32GB": "V100", "h200": "H200", "Mystery": "MYSTERY",
+		// gpuform's own spellings (hardware profiles) reduce the same way.
+		"A100 SXM4 80GB": "A100", "H100 SXM5 80GB": "H100",
+	} {
+		if got := ModelKey(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestFloorsResolve: every floor verify judges by points at a sourced
+// floor row, with its number and message size.
+func TestFloorsResolve(t *testing.T) {
+	kb := mustKB(t)
+	floors := kb.NCCLFloors()
+	if len(floors) == 0 {
+		t.Fatal("no floors")
+	}
+	for _, f := range floors {
+		if f.Threshold.Kind != "floor" || f.Threshold.BusBWGBps <= 0 || f.Threshold.MessageBytes() <= 0 || len(f.Threshold.Sources) == 0 {
+			t.Errorf("%s %s: floor row without number, size or source: %+v", f.GPUModel, f.Interconnect, f.Threshold)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -129,24 +130,21 @@ func Installed(f *facts.Node, comp string, want spec.Version) string {
 		if f.Driver != nil {
 			candidates = append(candidates, f.Driver.Version)
 		}
-		for _, p := range f.PackagesMatching("nvidia-driver") {
-			candidates = append(candidates, packageVersion(f, p))
-		}
-		for _, p := range append(f.PackagesMatching("cuda-drivers"), f.PackagesMatching("nvidia-open")...) {
-			candidates = append(candidates, packageVersion(f, p))
-		}
 	case "cuda":
 		for _, t := range f.CUDAToolkits {
 			candidates = append(candidates, t.Version)
 		}
-	case "nccl":
-		candidates = append(candidates, packageVersion(f, "libnccl2"), packageVersion(f, "libnccl"))
-	case "dcgm":
-		for _, p := range f.PackagesMatching("datacenter-gpu-manager") {
-			candidates = append(candidates, packageVersion(f, p))
+	}
+	// Which installed packages carry a component's release is knowledge
+	// base data (installed-packages.tsv), as every package name is.
+	if c, ok := kbComponent[comp]; ok {
+		for _, p := range compat.Default().InstalledPackages(c) {
+			for name := range f.Packages.Installed {
+				if p.Matches(name) {
+					candidates = append(candidates, packageVersion(f, name))
+				}
+			}
 		}
-	case "nvidia_container_toolkit":
-		candidates = append(candidates, packageVersion(f, "nvidia-container-toolkit"))
 	}
 	best := spec.Version{}
 	for _, c := range candidates {
@@ -159,6 +157,14 @@ func Installed(f *facts.Node, comp string, want spec.Version) string {
 		}
 	}
 	return best.Raw
+}
+
+// kbComponent names the lock file's components as the knowledge base does.
+var kbComponent = map[string]compat.Component{
+	"driver":                   compat.ComponentDriver,
+	"nccl":                     compat.ComponentNCCL,
+	"dcgm":                     compat.ComponentDCGM,
+	"nvidia_container_toolkit": compat.ComponentContainerToolkit,
 }
 
 // packageVersion is the upstream release of an installed package: without

@@ -1,21 +1,10 @@
 package verify
 
 import (
-	"bufio"
-	"bytes"
-	_ "embed"
-	"fmt"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/lint/compat"
 )
-
-//go:embed data/nccl-thresholds.tsv
-var thresholdsTSV []byte
-
-//go:embed data/floors.tsv
-var floorsTSV []byte
 
 // Threshold is one NCCL busbw floor with the public source of its number.
 type Threshold struct {
@@ -43,90 +32,23 @@ type Catalogue struct {
 	rows []Threshold
 }
 
-// DefaultCatalogue parses the embedded catalogue. The embedded data is
-// checked by the package tests, so a parse failure is a broken build.
+// DefaultCatalogue is the floors of the knowledge base (lint/compat's
+// nccl-floors.tsv joined with nccl-thresholds.tsv).
 func DefaultCatalogue() *Catalogue {
-	c, err := ParseCatalogue(thresholdsTSV, floorsTSV)
-	if err != nil {
-		panic("verify: embedded threshold catalogue is broken: " + err.Error())
-	}
-	return c
+	return NewCatalogue(compat.Default().NCCLFloors())
 }
 
-// ParseCatalogue joins a nccl-thresholds.tsv table (platform rows with
-// numbers and sources) with a floors.tsv index (model × interconnect →
-// platform).
-func ParseCatalogue(thresholds, floors []byte) (*Catalogue, error) {
-	platforms, err := readTSV(thresholds)
-	if err != nil {
-		return nil, err
-	}
-	index, err := readTSV(floors)
-	if err != nil {
-		return nil, err
-	}
+// NewCatalogue makes a catalogue of the given floors.
+func NewCatalogue(floors []compat.NCCLFloor) *Catalogue {
 	c := &Catalogue{}
-	for i, f := range index {
-		var row map[string]string
-		for _, p := range platforms {
-			if p["platform"] == f["platform"] && p["kind"] == "floor" {
-				row = p
-			}
-		}
-		if row == nil {
-			return nil, fmt.Errorf("floors.tsv line %d: no floor row for platform %q", i+2, f["platform"])
-		}
-		bw, err := strconv.ParseFloat(strings.TrimSpace(row["busbw_gbps"]), 64)
-		if err != nil {
-			return nil, fmt.Errorf("platform %q: busbw_gbps %q: %w", f["platform"], row["busbw_gbps"], err)
-		}
-		gpus, err := strconv.Atoi(f["gpus"])
-		if err != nil {
-			return nil, fmt.Errorf("floors.tsv line %d: gpus %q: %w", i+2, f["gpus"], err)
-		}
+	for _, f := range floors {
 		c.rows = append(c.rows, Threshold{
-			GPUModel: f["gpu_model"], Interconnect: Interconnect(f["interconnect"]), GPUs: gpus,
-			Collective: f["collective"], MinBusBWGBps: bw, MessageBytes: messageBytes(row["message_size"]),
-			Platform: row["platform"], Source: row["source"],
+			GPUModel: f.GPUModel, Interconnect: Interconnect(f.Interconnect), GPUs: f.GPUs,
+			Collective: f.Collective, MinBusBWGBps: f.Threshold.BusBWGBps, MessageBytes: f.Threshold.MessageBytes(),
+			Platform: f.Threshold.Platform, Source: strings.Join(f.Threshold.Sources, " ; "),
 		})
 	}
-	return c, nil
-}
-
-func readTSV(data []byte) ([]map[string]string, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	var header []string
-	var rows []map[string]string
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		cells := strings.Split(sc.Text(), "\t")
-		if header == nil {
-			header = cells
-			continue
-		}
-		if len(cells) != len(header) {
-			return nil, fmt.Errorf("TSV row %q has %d cells, header has %d", cells[0], len(cells), len(header))
-		}
-		row := map[string]string{}
-		for i, h := range header {
-			row[h] = cells[i]
-		}
-		rows = append(rows, row)
-	}
-	return rows, sc.Err()
-}
-
-// messageBytes reads sizes such as "16G (single size)" or "8G".
-func messageBytes(s string) int64 {
-	m := regexp.MustCompile(`^(\d+)([KMG])\b`).FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.ParseInt(m[1], 10, 64)
-	return n << map[string]uint{"K": 10, "M": 20, "G": 30}[m[2]]
+	return c
 }
 
 // Rows returns every floor in the catalogue.
@@ -136,7 +58,7 @@ func (c *Catalogue) Rows() []Threshold { return append([]Threshold(nil), c.rows.
 // name such as "NVIDIA H100 80GB HBM3"), interconnect, GPU count (0 = any)
 // and collective ("" = all_reduce).
 func (c *Catalogue) Lookup(model string, ic Interconnect, gpus int, collective string) (Threshold, bool) {
-	key := ModelKey(model)
+	key := compat.ModelKey(model)
 	if collective == "" {
 		collective = "all_reduce"
 	}
@@ -146,20 +68,4 @@ func (c *Catalogue) Lookup(model string, ic Interconnect, gpus int, collective s
 		}
 	}
 	return Threshold{}, false
-}
-
-// ModelKey reduces a GPU name to the catalogue's model key: "NVIDIA H100
-// 80GB HBM3" → "H100", "NVIDIA A100-SXM4-40GB" → "A100", "NVIDIA L40S" →
-// "L40S". Unknown names are returned upper-cased and trimmed.
-func ModelKey(name string) string {
-	tokens := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool {
-		return (r < 'A' || r > 'Z') && (r < '0' || r > '9')
-	})
-	// Whole tokens only, so that "L40S" is not read as "L4", nor "A100" as "A10".
-	for _, k := range []string{"GB200", "GB300", "GH200", "B200", "B300", "H200", "H100", "A100", "A10", "V100", "L40S", "L40", "L4"} {
-		if slices.Contains(tokens, k) {
-			return k
-		}
-	}
-	return strings.TrimSpace(strings.ToUpper(name))
 }
