@@ -91,7 +91,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			if err := reportLoad(s, diags, cfg, vf.format == "json" && vf.out == ""); err != nil {
 				return err
 			}
-			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local, MockNVML: vf.mockNVML}
+			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local}
 			if exe, err := os.Executable(); err == nil {
 				opts.AgentBinary = exe
 			}
@@ -117,10 +117,18 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 					}
 				}
 			}
-			show := vf.format == "text" && vf.out == "" && len(targets) > 1
-			if opts.Target, err = conn.targetOptions(s, dir, show, "verifying"); err != nil {
+			copts, err := conn.options(s, dir)
+			if err != nil {
 				return err
 			}
+			if vf.local {
+				// --local is the operator's own request to check this
+				// machine: its local:// host needs no -allow-local.
+				copts.AllowLocal = true
+				copts.MockNVML = vf.mockNVML
+			}
+			show := vf.format == "text" && vf.out == "" && len(targets) > 1
+			opts.Target = conn.targetOptionsFor(s, copts, show, "verifying")
 			// Open the report file before the checks run: a full-tier run
 			// takes minutes, and its report must not be lost to a typo.
 			w := s.Out

@@ -38,6 +38,10 @@ type Options struct {
 	// AllowLocal lets local:// hosts run commands on this machine (the
 	// -allow-local flag); without it Open refuses them.
 	AllowLocal bool
+	// MockNVML, for local:// hosts, names a go-nvml mock system that
+	// answers NVML for this machine (verify --local -mock-nvml, to try it
+	// without a GPU); the transport then offers transport.NVMLMocker.
+	MockNVML string
 	// AcceptNewHostKeys records unknown SSH host keys (accept-new).
 	AcceptNewHostKeys bool
 	// KnownHostsFiles overrides ssh_config's known_hosts files.
@@ -122,6 +126,10 @@ func IsSim(host string) bool { return strings.HasPrefix(host, sim.Scheme) }
 // IsLocal reports whether host names this machine.
 func IsLocal(host string) bool { return strings.HasPrefix(host, LocalScheme) }
 
+// RunsHere reports whether the commands of host run on this machine: a
+// simulated node (its tools are stand-ins run here) or this machine itself.
+func RunsHere(host string) bool { return IsSim(host) || IsLocal(host) }
+
 // Open returns a transport to h. Errors are *transport.HostError, so fleet
 // commands report them for that host and go on with the others.
 func Open(ctx context.Context, h spec.Host, o Options) (transport.Transport, error) {
@@ -141,6 +149,9 @@ func Open(ctx context.Context, h spec.Host, o Options) (transport.Transport, err
 	case IsLocal(h.Name):
 		if !o.AllowLocal {
 			return nil, &transport.HostError{Host: h.Name, Op: "connect", Err: LocalRefusal(h.Name, "gpuform would run commands on the machine it runs on")}
+		}
+		if o.MockNVML != "" {
+			return transport.WithNVMLMock(local.New(h.Name), transport.NVMLMock{System: o.MockNVML}), nil
 		}
 		return local.New(h.Name), nil
 	}

@@ -770,5 +770,28 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	return t.inner.Run(ctx, cmd)
 }
 
+// NVMLMock offers transport.NVMLMocker: a simulated node answers NVML
+// from the go-nvml mock of its hardware, while its root has a driver
+// loaded, as a real node would.
+func (t *Transport) NVMLMock() (transport.NVMLMock, error) {
+	profile, _, _ := ParseHost(t.Host())
+	var system string
+	switch {
+	case strings.HasPrefix(profile, "hgx-h100"), profile == "no-driver":
+		// no-driver is the HGX H100 hardware with no NVIDIA software; once
+		// apply installs a driver and it reboots, it answers like the others.
+		system = "dgxh100"
+	case strings.HasPrefix(profile, "dgx-a100"):
+		system = "dgxa100"
+	case strings.HasPrefix(profile, "l40s"):
+		system = "l40s-pcie"
+	case strings.HasPrefix(profile, "gh200"):
+		system = "gh200"
+	default:
+		return transport.NVMLMock{}, fmt.Errorf("no simulated NVML for profile %q", profile)
+	}
+	return transport.NVMLMock{System: system, FollowsDriver: true}, nil
+}
+
 // Close does nothing; it exists to satisfy transport.Transport.
 func (t *Transport) Close() error { return nil }

@@ -1,7 +1,7 @@
-// Package runner verifies the hosts of a spec: for each host it connects,
-// runs the facts probe, gathers NVML facts (the agent on the node, the
-// simulated NVML of a sim node, or the agent as a local subprocess for
-// --local), runs
+// Package runner verifies the hosts of a spec: for each host it connects
+// (through provision/target, like every command; --local is a local://
+// host), runs the facts probe, gathers NVML facts (the agent on the node,
+// or the mock system a transport offers as transport.NVMLMocker), runs
 // the tier's workloads and judges the result against what the spec
 // expects. It returns a report.Document; it renders nothing and decides no
 // exit code, which are the CLI's.
@@ -18,8 +18,6 @@ import (
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
-	"github.com/gpuform/gpuform/provision/local"
-	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -43,12 +41,11 @@ type Options struct {
 	// AgentBinary is this gpuform binary, copied to nodes of the same
 	// architecture to collect NVML facts; "" uses nvidia-smi only.
 	AgentBinary string
-	// Local verifies this machine without SSH: the probe and the NVML
-	// agent run as local subprocesses (Slurm's HealthCheckProgram mode).
+	// Local says the target is this machine, verified at the operator's
+	// own request (--local, Slurm's HealthCheckProgram mode): it is reached
+	// through Target.Connect like any host (a local:// transport), but
+	// runs no multi-node tests and needs no -allow-local for nccl-tests.
 	Local bool
-	// MockNVML, with Local, answers NVML from a simulated system instead
-	// (for trying --local without a GPU).
-	MockNVML string
 	// Budget is the hard wall-clock limit per host, connecting and
 	// probing included; zero means the tier's Budget.
 	Budget time.Duration
@@ -127,11 +124,8 @@ func failedChecks(h report.Host) int {
 // or probed at all; everything after that is a check result.
 func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result) (report.Host, error) {
 	start := time.Now()
-	var t transport.Transport
-	var err error
-	if o.Local {
-		t = local.New(tg.Host.Name)
-	} else if t, err = o.Target.Connect(ctx, tg.Host); err != nil {
+	t, err := o.Target.Connect(ctx, tg.Host)
+	if err != nil {
 		return report.Host{}, err
 	}
 	defer t.Close()
@@ -146,17 +140,13 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	hopts.Fetch.LocalBinary = agentFor(o.AgentBinary, node)
 	hopts.Fetch.Agent.Collect.NICs = nicsOf(tg.Node)
 	var nvmlErr error
-	switch st := t.(type) {
-	case *sim.Transport:
-		hopts.Report, nvmlErr = simulatedNVML(ctx, tg.Host.Name, st.Root(), node)
-	default:
-		// A simulated system answers in process. Real NVML on --local runs
-		// in the agent subprocess like on a remote node, so a hang inside
-		// the driver's C library is killed with the process when the tier's
-		// budget runs out (Slurm kills a HealthCheckProgram after 60 s).
-		if o.Local && o.MockNVML != "" {
-			hopts.Report, nvmlErr = nvmlfacts.CollectAgent(ctx, nvmlfacts.AgentOptions{Mock: o.MockNVML, Collect: nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs}})
-		}
+	// A node whose NVML is a mock (a simulated node, --local -mock-nvml)
+	// answers in process. Real NVML on --local runs in the agent
+	// subprocess like on a remote node, so a hang inside the driver's C
+	// library is killed with the process when the tier's budget runs out
+	// (Slurm kills a HealthCheckProgram after 60 s).
+	if m, ok := t.(transport.NVMLMocker); ok {
+		hopts.Report, nvmlErr = mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs})
 	}
 	if nvmlErr != nil {
 		hopts.NVMLError = nvmlErr.Error()
@@ -168,36 +158,23 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	return report.NewHost(tg.Host.Name, checks, time.Since(start)), nil
 }
 
-// simulatedNVML answers NVML for a simulated node: the go-nvml mock of its
-// hardware, reporting the driver its root has loaded. A root without a
-// loaded driver has no NVML, as a real node would not.
-func simulatedNVML(ctx context.Context, host, root string, node *facts.Node) (*nvmlfacts.Report, error) {
-	profile, _, _ := sim.ParseHost(host)
-	if node.Driver == nil {
-		return nil, fmt.Errorf("NVML cannot initialise: no NVIDIA driver is loaded on %s (/proc/driver/nvidia/version is absent)", host)
+// mockedNVML answers NVML from the mock system the transport offers. A
+// mock that follows the driver (a simulated node) reports the driver the
+// node's facts show loaded, and has no NVML without one, as a real node
+// would not.
+func mockedNVML(ctx context.Context, host string, m transport.NVMLMocker, node *facts.Node, collect nvmlfacts.Options) (*nvmlfacts.Report, error) {
+	mock, err := m.NVMLMock()
+	if err != nil {
+		return nil, err
 	}
-	mock := mockFor(profile)
-	if mock == "" {
-		return nil, fmt.Errorf("no simulated NVML for profile %q", profile)
+	opts := nvmlfacts.AgentOptions{Mock: mock.System, Collect: collect}
+	if mock.FollowsDriver {
+		if node.Driver == nil {
+			return nil, fmt.Errorf("NVML cannot initialise: no NVIDIA driver is loaded on %s (/proc/driver/nvidia/version is absent)", host)
+		}
+		opts.DriverVersion = node.Driver.Version
 	}
-	return nvmlfacts.CollectAgent(ctx, nvmlfacts.AgentOptions{Mock: mock, SysRoot: root, DriverVersion: node.Driver.Version})
-}
-
-// mockFor maps a simulated node profile to the NVML mock of its hardware.
-func mockFor(profile string) string {
-	switch {
-	case strings.HasPrefix(profile, "hgx-h100"), profile == "no-driver":
-		// no-driver is the HGX H100 hardware with no NVIDIA software; once
-		// apply installs a driver and it reboots, it answers like the others.
-		return nvmlfacts.MockDGXH100
-	case strings.HasPrefix(profile, "dgx-a100"):
-		return nvmlfacts.MockDGXA100
-	case strings.HasPrefix(profile, "l40s"):
-		return nvmlfacts.MockL40SPCIe
-	case strings.HasPrefix(profile, "gh200"):
-		return nvmlfacts.MockGH200
-	}
-	return ""
+	return nvmlfacts.CollectAgent(ctx, opts)
 }
 
 // agentFor returns the agent binary to copy to a node, or "" when this
@@ -288,7 +265,7 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 // spec says, and the spec may come from someone else. The CLI refuses
 // before anything runs; this keeps every other caller of Run as safe.
 func RefuseLocalNCCL(tg target.Host, o Options) error {
-	if o.Local || o.AllowLocal || !(connect.IsSim(tg.Host.Name) || connect.IsLocal(tg.Host.Name)) {
+	if o.Local || o.AllowLocal || !connect.RunsHere(tg.Host.Name) {
 		return nil
 	}
 	p, err := verify.Plan(o.Tier, verify.ExpectationFor(tg.Node))

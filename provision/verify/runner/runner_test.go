@@ -5,9 +5,12 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"go/parser"
+	"go/token"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,9 +19,12 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -96,5 +102,83 @@ func TestBudgetCoversConnecting(t *testing.T) {
 	c := doc.Hosts[0].Checks[0]
 	if c.ID != "host.reachable" || c.Status != verify.StatusFail || !strings.Contains(c.Message, "tier's budget of 500ms ran out") {
 		t.Errorf("check: %+v", c)
+	}
+}
+
+// TestSimProfilesOfferKnownMocks: every simulated profile offers, through
+// the transport capability verify asks for, an NVML mock system that
+// nvmlfacts has.
+func TestSimProfilesOfferKnownMocks(t *testing.T) {
+	for _, name := range sim.Names() {
+		t.Run(name, func(t *testing.T) {
+			var tr transport.Transport = sim.New("sim://"+name, t.TempDir())
+			m, ok := tr.(transport.NVMLMocker)
+			if !ok {
+				t.Fatal("a simulated node offers no NVML mock")
+			}
+			mock, err := m.NVMLMock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(nvmlfacts.MockNames(), mock.System) || !mock.FollowsDriver {
+				t.Errorf("mock %+v: not one of %v, or does not follow the driver", mock, nvmlfacts.MockNames())
+			}
+		})
+	}
+}
+
+// TestLocalGoesThroughConnect: --local reaches this machine through the
+// Connector like every host (it used to construct a local transport
+// itself), and NVML comes from the mock the transport offers, whatever
+// transport it is.
+func TestLocalGoesThroughConnect(t *testing.T) {
+	var dialled []string
+	o := Options{Tier: verify.TierProbe, Local: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		dialled = append(dialled, h.Name)
+		return transport.WithNVMLMock(local.New(h.Name), transport.NVMLMock{System: nvmlfacts.MockDGXH100}), nil
+	}}}
+	node := &spec.Node{Name: "n"}
+	doc := Run(context.Background(), []target.Host{{Host: spec.Host{Name: "local://here"}, Node: node}}, o)
+	if len(dialled) != 1 || dialled[0] != "local://here" {
+		t.Fatalf("connector dialled %v, want local://here once", dialled)
+	}
+	if len(doc.Hosts) != 1 {
+		t.Fatalf("report: %+v", doc)
+	}
+	found := false
+	for _, c := range doc.Hosts[0].Checks {
+		if c.ID == "nvml.facts" {
+			found = true
+			if c.Status != verify.StatusPass || !strings.Contains(c.Observed, nvmlfacts.MockDGXH100) {
+				t.Errorf("nvml.facts: %+v, want the %s mock", c, nvmlfacts.MockDGXH100)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no nvml.facts check in %+v", doc.Hosts[0].Checks)
+	}
+}
+
+// TestRunnerKnowsNoSimulation: the runner asks transports for what they
+// offer; which transport simulates is connect's and sim's business.
+func TestRunnerKnowsNoSimulation(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			if strings.HasSuffix(imp.Path.Value, `/provision/sim"`) || strings.HasSuffix(imp.Path.Value, `/provision/local"`) {
+				t.Errorf("%s imports %s", f, imp.Path.Value)
+			}
+		}
 	}
 }

@@ -1,0 +1,34 @@
+package transport
+
+// NVMLMocker is a capability a transport may offer besides running
+// commands: its node has no NVML of its own, and NVML is answered by a
+// go-nvml mock system instead (a simulated node; this machine under
+// verify --local -mock-nvml). verify asks for it with a type assertion, so
+// it never needs to know which transport it holds.
+type NVMLMocker interface {
+	// NVMLMock describes the mock, or says why the node has none.
+	NVMLMock() (NVMLMock, error)
+}
+
+// NVMLMock is NVML answered by a mock system.
+type NVMLMock struct {
+	// System names the mock system (one of nvmlfacts.MockNames).
+	System string
+	// FollowsDriver says the mock answers only while the node's facts
+	// show a loaded driver, and reports that driver's version: a simulated
+	// node, whose driver apply installs and removes. Otherwise the mock
+	// answers as it is.
+	FollowsDriver bool
+}
+
+// WithNVMLMock returns t offering NVMLMocker with m.
+func WithNVMLMock(t Transport, m NVMLMock) Transport {
+	return mocked{Transport: t, mock: m}
+}
+
+type mocked struct {
+	Transport
+	mock NVMLMock
+}
+
+func (m mocked) NVMLMock() (NVMLMock, error) { return m.mock, nil }
