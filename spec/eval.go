@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -32,19 +34,19 @@ func (ld *loader) evaluate() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	ld.eval = &evaluator{ld: ld, funcs: ld.boundedFunctions(), memo: map[string]cty.Value{}}
 	e := ld.eval
-	for _, name := range sortedKeys(ld.localDecls) {
+	for _, name := range slices.Sorted(maps.Keys(ld.localDecls)) {
 		_, d := e.resolve("local", name, nil)
 		diags = append(diags, d...)
 	}
-	for _, name := range sortedKeys(ld.inventoryDecls) {
+	for _, name := range slices.Sorted(maps.Keys(ld.inventoryDecls)) {
 		_, d := e.resolve("inventory", name, nil)
 		diags = append(diags, d...)
 	}
-	for _, name := range sortedKeys(ld.moduleDecls) {
+	for _, name := range slices.Sorted(maps.Keys(ld.moduleDecls)) {
 		_, d := e.resolve("module", name, nil)
 		diags = append(diags, d...)
 	}
-	for _, name := range sortedKeys(ld.cfg.Outputs) {
+	for _, name := range slices.Sorted(maps.Keys(ld.cfg.Outputs)) {
 		o := ld.cfg.Outputs[name]
 		if o.Expr == nil {
 			continue
@@ -167,13 +169,13 @@ func (e *evaluator) declared(kind, name string) bool {
 func (e *evaluator) declaredNames(kind string) []string {
 	switch kind {
 	case "var":
-		return sortedKeys(e.ld.cfg.Variables)
+		return slices.Sorted(maps.Keys(e.ld.cfg.Variables))
 	case "local":
-		return sortedKeys(e.ld.localDecls)
+		return slices.Sorted(maps.Keys(e.ld.localDecls))
 	case "inventory":
-		return sortedKeys(e.ld.inventoryDecls)
+		return slices.Sorted(maps.Keys(e.ld.inventoryDecls))
 	case "module":
-		return sortedKeys(e.ld.moduleDecls)
+		return slices.Sorted(maps.Keys(e.ld.moduleDecls))
 	}
 	return nil
 }

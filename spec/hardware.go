@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -61,7 +63,7 @@ func (r *hardwareReader) keys(path string, v cty.Value, allowed []string) (cty.V
 		r.fail(path, "an object is required")
 		return cty.NilVal, false
 	}
-	for _, k := range sortedKeys(v.Type().AttributeTypes()) {
+	for _, k := range slices.Sorted(maps.Keys(v.Type().AttributeTypes())) {
 		if !contains(allowed, k) {
 			r.fail(strings.TrimPrefix(path+"."+k, "."), "unknown attribute.%s Known attributes: %s.", didYouMeanSuffix(k, allowed), strings.Join(allowed, ", "))
 		}

@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,7 +87,7 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 		attrs, d := b.Body.JustAttributes()
 		diags = append(diags, d...)
 		pins := map[string]Attr[Version]{}
-		for _, k := range sortedKeys(attrs) {
+		for _, k := range slices.Sorted(maps.Keys(attrs)) {
 			a := attrs[k]
 			if !contains(lockComponents, k) {
 				diags = append(diags, &hcl.Diagnostic{
@@ -203,7 +205,7 @@ func ApplyLock(cfg *Config, l *Lock) hcl.Diagnostics {
 	}
 	for _, n := range cfg.Nodes {
 		versions := NodeVersions(n)
-		for _, comp := range sortedKeys(versions) {
+		for _, comp := range slices.Sorted(maps.Keys(versions)) {
 			a := versions[comp]
 			if a.V.IsExact() {
 				if pin, ok := l.Nodes[n.Name][comp]; ok && pin.V.Raw != a.V.Raw {

@@ -3,8 +3,10 @@ package spec
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -101,7 +103,7 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 		sourceChain: append(append([]string(nil), e.ld.sourceChain...), key),
 	}
 	var files []*hcl.File
-	for _, n := range sortedKeys(sources) {
+	for _, n := range slices.Sorted(maps.Keys(sources)) {
 		if d := CheckNesting(sources[n], n); d.HasErrors() {
 			diags = append(diags, d...)
 			continue
@@ -117,14 +119,14 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 	diags = append(diags, child.resolveVariables(nil)...)
 
 	// Inputs: every other argument of the module block sets a variable.
-	for _, name := range sortedKeys(attrs) {
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
 		a := attrs[name]
 		v, declared := child.cfg.Variables[name]
 		if !declared {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported argument",
-				Detail:   fmt.Sprintf("The module %s has no input variable named %q.%s", source, name, didYouMeanSuffix(name, sortedKeys(child.cfg.Variables))),
+				Detail:   fmt.Sprintf("The module %s has no input variable named %q.%s", source, name, didYouMeanSuffix(name, slices.Sorted(maps.Keys(child.cfg.Variables)))),
 				Subject:  a.NameRange.Ptr(),
 			})
 			continue
@@ -150,7 +152,7 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 		}
 		v.Value, v.ValueSource = conv, "module "+mc.Name
 	}
-	for _, name := range sortedKeys(child.cfg.Variables) {
+	for _, name := range slices.Sorted(maps.Keys(child.cfg.Variables)) {
 		v := child.cfg.Variables[name]
 		if v.Value == cty.NilVal {
 			diags = append(diags, &hcl.Diagnostic{

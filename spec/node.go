@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,7 +102,7 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 	}
 	n.TensorParallel = dec.int("tensor_parallel", 1, 1<<16)
 	n.Sysctl, n.SysctlRange = dec.stringMap("sysctl")
-	for _, k := range sortedKeys(n.Sysctl) {
+	for _, k := range slices.Sorted(maps.Keys(n.Sysctl)) {
 		if !sysctlKeyPattern.MatchString(k) || !sysctlValuePattern.MatchString(n.Sysctl[k].V) {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -295,7 +297,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	if ul != nil {
 		c.Ulimits = map[string]Attr[Size]{}
 	}
-	for _, k := range sortedKeys(ul) {
+	for _, k := range slices.Sorted(maps.Keys(ul)) {
 		a := ul[k]
 		if !contains(ulimitNames, k) {
 			dec.diags = append(dec.diags, &hcl.Diagnostic{
@@ -384,7 +386,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 	if m != nil {
 		a.GPUNIC = map[int]Attr[string]{}
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		idx, err := strconv.Atoi(k)
 		if err != nil || idx < 0 || idx > 1023 {
 			dec.diags = append(dec.diags, &hcl.Diagnostic{

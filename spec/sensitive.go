@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -301,12 +303,12 @@ func collectSensitive(cfg *Config) {
 		if c == nil || depth > 64 {
 			return
 		}
-		for _, name := range sortedKeys(c.Variables) {
+		for _, name := range slices.Sorted(maps.Keys(c.Variables)) {
 			if v := c.Variables[name]; v.Sensitive {
 				out = append(out, sensitiveStrings(v.Value)...)
 			}
 		}
-		for _, name := range sortedKeys(c.Outputs) {
+		for _, name := range slices.Sorted(maps.Keys(c.Outputs)) {
 			if o := c.Outputs[name]; o.Sensitive {
 				out = append(out, sensitiveStrings(o.Value)...)
 			}
@@ -314,7 +316,7 @@ func collectSensitive(cfg *Config) {
 		for _, n := range c.Nodes {
 			walkAttrs(reflect.ValueOf(n), &out, 0)
 		}
-		for _, name := range sortedKeys(c.Modules) {
+		for _, name := range slices.Sorted(maps.Keys(c.Modules)) {
 			if m := c.Modules[name]; m != nil {
 				walkCfg(m.Config, depth+1)
 			}

@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -235,7 +237,7 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 		}
 		diags = append(diags, d...)
 	}
-	for _, name := range sortedKeys(ld.cfg.Variables) {
+	for _, name := range slices.Sorted(maps.Keys(ld.cfg.Variables)) {
 		v := ld.cfg.Variables[name]
 		if v.Value == cty.NilVal && (badValue[name] || badFile) {
 			v.Value = cty.UnknownVal(v.Type)
@@ -259,7 +261,7 @@ func (ld *loader) resolveVariables(autoFiles []*hcl.File) hcl.Diagnostics {
 // badValue each one whose value could not be used.
 func (ld *loader) applyVarsFile(f *hcl.File, badValue map[string]bool) hcl.Diagnostics {
 	attrs, diags := f.Body.JustAttributes()
-	for _, name := range sortedKeys(attrs) {
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
 		a := attrs[name]
 		v, declared := ld.cfg.Variables[name]
 		if !declared {
@@ -323,7 +325,7 @@ func (ld *loader) setValue(v *Variable, val cty.Value, source string, rng hcl.Ra
 
 func (ld *loader) validateVariables() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, name := range sortedKeys(ld.cfg.Variables) {
+	for _, name := range slices.Sorted(maps.Keys(ld.cfg.Variables)) {
 		v := ld.cfg.Variables[name]
 		if !v.Value.IsWhollyKnown() {
 			continue
@@ -368,13 +370,4 @@ func (ld *loader) validateVariables() hcl.Diagnostics {
 	return diags
 }
 
-func variableNames(m map[string]*Variable) []string { return sortedKeys(m) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func variableNames(m map[string]*Variable) []string { return slices.Sorted(maps.Keys(m)) }

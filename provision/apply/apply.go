@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -360,7 +361,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		case RebootPending:
 			keepDrained(ctx, tr, "reboot pending after apply")
 		default:
-			keepDrained(ctx, tr, "apply failed: "+firstLine(r.Error))
+			keepDrained(ctx, tr, "apply failed: "+text.FirstLine(r.Error))
 		}
 		return r
 	}
@@ -378,11 +379,6 @@ func reconnect(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, o
 		return t2
 	}
 	return tr
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // applyDrained runs the steps, checks convergence and reboots when needed

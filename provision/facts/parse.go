@@ -6,12 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gpuform/gpuform/internal/cpulist"
+	"github.com/gpuform/gpuform/internal/text"
 )
 
 // ErrNotProbeOutput means the output does not start with the probe's header:
@@ -342,7 +346,7 @@ func interpret(raw *rawFacts) *Node {
 	for _, path := range raw.unreadable {
 		p.warnf("%s exists but cannot be read by the login user: its facts are unknown (set become on the host)", path)
 	}
-	for _, path := range sortedKeys(raw.errors) {
+	for _, path := range slices.Sorted(maps.Keys(raw.errors)) {
 		p.warnf("%s cannot be read: %s", path, raw.errors[path])
 	}
 	p.osRelease()
@@ -594,7 +598,7 @@ func (p *interpreter) packages() {
 		return
 	}
 	if c.rc != 0 {
-		p.warnf("rpm -qa exited %d: %s", c.rc, firstLine(c.out))
+		p.warnf("rpm -qa exited %d: %s", c.rc, text.FirstLine(c.out))
 		return
 	}
 	if pk.Manager == ManagerDpkg && len(pk.Installed) > 0 {
@@ -917,35 +921,8 @@ func (p *interpreter) cpu() {
 
 // CountCPUList returns the number of CPUs in a kernel cpulist ("0-55,112-167").
 func CountCPUList(s string) (int, error) {
-	cpus, err := ParseCPUList(s)
+	cpus, err := cpulist.Parse(s)
 	return len(cpus), err
-}
-
-// ParseCPUList expands a kernel cpulist ("0-3,8") into CPU numbers.
-func ParseCPUList(s string) ([]int, error) {
-	var out []int
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return out, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("bad cpulist %q", s)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b-a > 1<<16 {
-				return nil, fmt.Errorf("bad cpulist %q", s)
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	return out, nil
 }
 
 func (p *interpreter) numa() {
@@ -979,7 +956,7 @@ func (p *interpreter) numa() {
 func (p *interpreter) units() {
 	for _, u := range WatchedUnits() {
 		if c, ok := p.raw.cmds["is-enabled:"+u]; ok {
-			st := UnitState{Enabled: firstLine(c.out), Active: "inactive"}
+			st := UnitState{Enabled: text.FirstLine(c.out), Active: "inactive"}
 			// systemctl is-enabled prints an error, not a state, for a unit
 			// it does not know.
 			if st.Enabled == "" || strings.Contains(st.Enabled, " ") {
@@ -987,8 +964,8 @@ func (p *interpreter) units() {
 			}
 			// Without a running systemd (a container) systemctl prints an
 			// error sentence instead of a state.
-			if a, ok := p.raw.cmds["is-active:"+u]; ok && firstLine(a.out) != "" {
-				st.Active = firstLine(a.out)
+			if a, ok := p.raw.cmds["is-active:"+u]; ok && text.FirstLine(a.out) != "" {
+				st.Active = text.FirstLine(a.out)
 				if strings.Contains(st.Active, " ") {
 					st.Active = "unknown"
 				}
@@ -1232,18 +1209,4 @@ func sysctlNames(paths []string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimLeft(s, "\n"), "\n")
-	return strings.TrimSpace(line)
 }

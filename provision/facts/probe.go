@@ -3,13 +3,13 @@ package facts
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 
-	_ "embed"
-
+	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -62,12 +62,12 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
 	}
 	if res.ExitCode != 0 {
-		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: fmt.Errorf("probe exited %d: %s", res.ExitCode, firstLine(string(res.Stderr)))}
+		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: fmt.Errorf("probe exited %d: %s", res.ExitCode, text.FirstLine(string(res.Stderr)))}
 	}
 	n, err := Parse(res.Stdout)
 	if err != nil {
 		if msg := strings.TrimSpace(string(res.Stderr)); msg != "" {
-			err = fmt.Errorf("%w (stderr: %s)", err, firstLine(msg))
+			err = fmt.Errorf("%w (stderr: %s)", err, text.FirstLine(msg))
 		}
 		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
 	}

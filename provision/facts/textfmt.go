@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/text"
 )
 
 // parseShellAssignments reads KEY=VALUE lines as os-release(5) defines them:
@@ -33,24 +35,12 @@ func parseShellAssignmentsWith(s string, env map[string]string) map[string]strin
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok || !isIdent(k) {
+		if !ok || !text.IsIdent(k) {
 			continue
 		}
 		out[k] = shellValue(v, env != nil, lookup)
 	}
 	return out
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // shellValue unquotes one shell word (and stops at an unquoted '#' or space).
@@ -99,13 +89,13 @@ func shellValue(v string, expand bool, lookup func(string) string) string {
 func varRef(s string) (string, int) {
 	if strings.HasPrefix(s, "{") {
 		end := strings.IndexByte(s, '}')
-		if end > 1 && isIdent(s[1:end]) {
+		if end > 1 && text.IsIdent(s[1:end]) {
 			return s[1:end], end + 1
 		}
 		return "", 0
 	}
 	n := 0
-	for n < len(s) && isIdent(s[:n+1]) {
+	for n < len(s) && text.IsIdent(s[:n+1]) {
 		n++
 	}
 	return s[:n], n

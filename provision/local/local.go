@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -81,7 +82,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	}
 	keys := make([]string, 0, len(env))
 	for k := range env {
-		if !isIdent(k) {
+		if !text.IsIdent(k) {
 			return transport.Result{}, &transport.HostError{Host: t.host, Op: "run", Err: fmt.Errorf("environment name %q is not a shell identifier", k)}
 		}
 		keys = append(keys, k)
@@ -163,16 +164,4 @@ func (t *Transport) runWithStdin(c *exec.Cmd, in io.Reader) error {
 		w.Close()
 	}()
 	return c.Wait()
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
 }

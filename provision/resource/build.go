@@ -2,6 +2,8 @@ package resource
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -271,7 +273,7 @@ func sysctlResource(n *spec.Node) (*fileResource, error) {
 	if n.NUMA != nil && n.NUMA.Balancing.Set {
 		want["kernel.numa_balancing"] = map[bool]string{true: "1", false: "0"}[n.NUMA.Balancing.V]
 	}
-	keys := sortedKeys(want)
+	keys := slices.Sorted(maps.Keys(want))
 	content := ""
 	if len(keys) > 0 {
 		var b strings.Builder

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,7 +59,7 @@ func (r *dockerResource) wanted() map[string]string {
 	if r.c.DefaultShmSize.Set {
 		w["default-shm-size"] = dockerSize(r.c.DefaultShmSize.V.Bytes)
 	}
-	for _, k := range sortedKeys(r.c.Ulimits) {
+	for _, k := range slices.Sorted(maps.Keys(r.c.Ulimits)) {
 		w["default-ulimits."+k] = ulimitText(r.c.Ulimits[k].V)
 	}
 	return w

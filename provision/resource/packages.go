@@ -2,7 +2,6 @@ package resource
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
@@ -357,13 +356,4 @@ func osName(n *facts.Node) string {
 		return n.OS.ID + " " + n.OS.VersionID
 	}
 	return "an unknown distribution"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

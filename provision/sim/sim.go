@@ -36,6 +36,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/gpuform/gpuform/internal/cpulist"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -625,7 +626,7 @@ func addCPUs(dir string, data []byte) error {
 		if err != nil {
 			return err
 		}
-		cpus, err := parseCPUList(kv["cpus"])
+		cpus, err := cpulist.Parse(kv["cpus"])
 		if err != nil {
 			return err
 		}
@@ -682,7 +683,7 @@ func setGovernor(dir, governor string) error {
 	if err != nil {
 		return fmt.Errorf("no online CPU list in the @base layer: %w", err)
 	}
-	cpus, err := parseCPUList(strings.TrimSpace(string(online)))
+	cpus, err := cpulist.Parse(string(online))
 	if err != nil {
 		return err
 	}
@@ -693,27 +694,6 @@ func setGovernor(dir, governor string) error {
 		}
 	}
 	return nil
-}
-
-func parseCPUList(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("bad cpus %q", s)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("bad cpus %q", s)
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	return out, nil
 }
 
 // Transport runs commands against a simulated root.

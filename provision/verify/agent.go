@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/provision/verify/smi"
@@ -122,7 +124,7 @@ func FetchNVML(ctx context.Context, t transport.Transport, opts FetchOptions) (*
 		return nil, fmt.Errorf("%v; nvidia-smi fallback: %w", agentErr, err)
 	}
 	if res.ExitCode != 0 {
-		return nil, fmt.Errorf("%v; nvidia-smi fallback: exit %d: %s", agentErr, res.ExitCode, strings.TrimSpace(string(firstLine(res.Stdout, res.Stderr))))
+		return nil, fmt.Errorf("%v; nvidia-smi fallback: exit %d: %s", agentErr, res.ExitCode, cmp.Or(text.FirstLine(string(res.Stdout)), text.FirstLine(string(res.Stderr))))
 	}
 	rep, err := smi.Parse(res.Stdout)
 	if err != nil {
@@ -152,19 +154,7 @@ func runAgent(ctx context.Context, t transport.Transport, opts FetchOptions) (*n
 	if res.ExitCode != 0 {
 		// 126: exec format error (another CPU architecture), 127: missing
 		// shared library or loader (old glibc), else the agent's own error.
-		return nil, fmt.Errorf("agent exited %d: %s", res.ExitCode, strings.TrimSpace(string(firstLine(res.Stderr, res.Stdout))))
+		return nil, fmt.Errorf("agent exited %d: %s", res.ExitCode, cmp.Or(text.FirstLine(string(res.Stderr)), text.FirstLine(string(res.Stdout))))
 	}
 	return nvmlfacts.Decode(res.Stdout)
-}
-
-// firstLine returns the first non-empty line of the first non-empty input.
-func firstLine(bufs ...[]byte) []byte {
-	for _, b := range bufs {
-		for _, l := range bytes.Split(b, []byte("\n")) {
-			if len(bytes.TrimSpace(l)) > 0 {
-				return l
-			}
-		}
-	}
-	return nil
 }

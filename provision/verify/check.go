@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -329,7 +330,7 @@ func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 				wrong = append(wrong, fmt.Sprintf("gpu%d", g.Index))
 			}
 		}
-		r.Observed = strings.Join(sortedKeys(names), ", ")
+		r.Observed = strings.Join(slices.Sorted(maps.Keys(names)), ", ")
 		if len(wrong) > 0 {
 			r.Status = StatusFail
 			r.Message = "not a " + exp.GPUModel + ": " + strings.Join(wrong, ", ")
@@ -861,14 +862,5 @@ func sortedInts[V any](m map[int]V) []int {
 		keys = append(keys, k)
 	}
 	sort.Ints(keys)
-	return keys
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	return keys
 }

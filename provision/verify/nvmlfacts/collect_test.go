@@ -198,18 +198,6 @@ func TestCPUList(t *testing.T) {
 	}
 }
 
-func TestParseCPUList(t *testing.T) {
-	got, err := ParseCPUList("0-2,7, 9-10")
-	if err != nil || !cmp.Equal(got, []int{0, 1, 2, 7, 9, 10}) {
-		t.Errorf("got %v %v", got, err)
-	}
-	for _, bad := range []string{"a", "3-1", "1-", "-1", "0-999999"} {
-		if _, err := ParseCPUList(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 // TestMockLayout simulates a spec's own hardware on the H100 model.
 func TestMockLayout(t *testing.T) {
 	layout := MockLayout{

@@ -18,6 +18,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+
+	"github.com/gpuform/gpuform/internal/cpulist"
 )
 
 // mockModel describes one simulated system. go-nvml's dgx* servers wire
@@ -387,7 +389,7 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	if _, bad := s.has(i, FaultWrongNUMA); bad {
 		numa = s.otherNUMA(numa)
 	}
-	cpus, _ := ParseCPUList(s.layout.CPUs[numa])
+	cpus, _ := cpulist.Parse(s.layout.CPUs[numa])
 	d.GetMemoryAffinityFunc = func(nodes int, _ nvml.AffinityScope) ([]uint, nvml.Return) {
 		set := make([]uint, (nodes+63)/64)
 		if numa/64 < len(set) {
