@@ -3,12 +3,14 @@
 // nvidia-smi fallback in provision/verify/smi), host facts (fabric manager,
 // nvidia-peermem) and nccl-tests results (provision/verify/nccltest) into
 // checks with a stable id, a status (pass | fail | skip | error) and the
-// observed and expected values. It also owns the threshold catalogue, the
-// verification tiers and their time budgets, and the upload of the agent
-// binary to a node.
+// observed and expected values; CHECKS.md lists every check id, and a test
+// keeps it in step with the checks. It maps a decoded spec node onto an
+// Expectation (ExpectationFor), and owns the verification tiers and their
+// time budgets and the upload of the agent binary to a node. NCCL floors
+// come from the knowledge base (lint/compat).
 //
 // It is not where facts are gathered (the agent and the probes do that),
 // nor where reports are rendered (provision/verify/report), nor where a
-// spec is read: callers map a spec onto an Expectation, so this package
-// knows nothing of HCL.
+// spec is loaded or evaluated (package spec does that): it reads the
+// decoded spec.Node only, and knows nothing of HCL.
 package verify
