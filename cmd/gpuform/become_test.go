@@ -24,15 +24,15 @@ import (
 func hardenedHost(t *testing.T, driver string) (dir string, flags []string, sudoLog string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: sessions drop to nobody and sudo raises them back")
+		sshtest.Missing(t, "needs root: sessions drop to nobody and sudo raises them back")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("needs setpriv (util-linux)")
+		sshtest.Missing(t, "needs setpriv (util-linux)")
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("needs bash")
+		sshtest.Missing(t, "needs bash")
 	}
 	base := t.TempDir()
 	// nobody must reach everything below but the root-only parts.
