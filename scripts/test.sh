@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs gpuform's whole test suite on a fresh machine: installs what the
-# end-to-end tests need (a real OpenSSH sshd, flock), then `go test ./...`.
+# end-to-end tests need (a real OpenSSH sshd, flock, debootstrap), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,12 @@ need=()
 command -v flock >/dev/null 2>&1 || need+=(util-linux)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
+# internal/debroot builds a Debian 12 root (cached under /var/cache/gpuform-test)
+# for the scenarios against the real apt and dpkg.
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
+command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -1,0 +1,213 @@
+package debroot
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BaseVersion names the cached debootstrap root. Change it whenever what
+// buildBase puts into the root changes, so that every cache rebuilds.
+const BaseVersion = "debian12-bookworm-minbase-ssh-v1"
+
+// suite is the Debian release the root runs.
+const suite = "bookworm"
+
+// basePackages are added to debootstrap's minbase: sshd to reach the root,
+// procps for ps/pkill in scenario scripts.
+var basePackages = []string{"openssh-server", "procps"}
+
+// ci reports whether the tests run in CI, where a missing requirement is a
+// failure rather than a skip.
+func ci() bool {
+	v := os.Getenv("CI")
+	return v != "" && v != "false" && v != "0"
+}
+
+// unavailable skips the test, or fails it in CI, with the reason.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := "debroot: " + fmt.Sprintf(format, args...)
+	if ci() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// requireTools checks that the machine can build and run a root.
+func requireTools(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		unavailable(t, "needs root (chroot, unshare and mounts); run the tests as root, as CI does")
+	}
+	for _, tool := range []string{"debootstrap", "unshare", "chroot", "dpkg-deb", "cp"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			unavailable(t, "%s not found: install it (apt-get install -y debootstrap util-linux coreutils dpkg; scripts/test.sh does)", tool)
+		}
+	}
+}
+
+// cacheDir returns where cached roots live.
+func cacheDir() string {
+	if d := os.Getenv("GPUFORM_TEST_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "gpuform-test")
+	}
+	return "/var/cache/gpuform-test"
+}
+
+// Mirror returns the Debian archive to debootstrap from: GPUFORM_DEBIAN_MIRROR,
+// else the first URI of a Debian archive (not the security archive) that
+// this machine's apt sources name, so that the harness uses the mirror the
+// machine is configured (and allowed) to reach.
+func Mirror() (string, error) {
+	if m := os.Getenv("GPUFORM_DEBIAN_MIRROR"); m != "" {
+		return m, nil
+	}
+	files := []string{"/etc/apt/sources.list"}
+	more, _ := filepath.Glob("/etc/apt/sources.list.d/*")
+	files = append(files, more...)
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".list") && !strings.HasSuffix(f, ".sources") {
+			continue
+		}
+		if uri := debianURI(f); uri != "" {
+			return uri, nil
+		}
+	}
+	return "", fmt.Errorf("no Debian archive in /etc/apt/sources.list(.d); set GPUFORM_DEBIAN_MIRROR to one (it must carry %s)", suite)
+}
+
+// debianURI returns the first archive URI in an apt sources file (one-line
+// or deb822 format) that serves Debian's main archive.
+func debianURI(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		var uris []string
+		switch {
+		case strings.HasPrefix(line, "deb "):
+			for _, w := range strings.Fields(line)[1:] {
+				if strings.HasPrefix(w, "[") || strings.HasSuffix(w, "]") || strings.Contains(w, "=") {
+					continue
+				}
+				uris = append(uris, w)
+				break
+			}
+		case strings.HasPrefix(line, "URIs:"):
+			uris = strings.Fields(strings.TrimPrefix(line, "URIs:"))
+		}
+		for _, u := range uris {
+			u = strings.TrimSuffix(u, "/")
+			if strings.HasSuffix(u, "/debian") {
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// Base returns the cached debootstrap root, building it first when no test
+// has. Concurrent test binaries wait for one build (flock on a lock file).
+func Base(t testing.TB) string {
+	t.Helper()
+	requireTools(t)
+	dir := cacheDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		unavailable(t, "cache directory: %v", err)
+	}
+	root := filepath.Join(dir, BaseVersion)
+	lock, err := os.OpenFile(root+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		unavailable(t, "cache lock: %v", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		unavailable(t, "cache lock: %v", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(filepath.Join(root, ".gpuform-debroot")); err == nil {
+		return root
+	}
+	mirror, err := Mirror()
+	if err != nil {
+		unavailable(t, "%v", err)
+	}
+	start := time.Now()
+	tmp := root + ".building"
+	os.RemoveAll(tmp)
+	log, err := buildBase(tmp, mirror)
+	if err != nil {
+		os.RemoveAll(tmp)
+		unavailable(t, "building the Debian root from %s: %v\n%s", mirror, err, tail(log, 30))
+	}
+	os.RemoveAll(root)
+	if err := os.Rename(tmp, root); err != nil {
+		unavailable(t, "%v", err)
+	}
+	t.Logf("debroot: built %s from %s in %s", root, mirror, time.Since(start).Round(time.Second))
+	return root
+}
+
+// buildBase runs debootstrap and trims the result to what every test copies.
+func buildBase(dir, mirror string) (string, error) {
+	var log strings.Builder
+	run := func(name string, args ...string) error {
+		cmd := exec.Command(name, args...)
+		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive"}
+		out, err := cmd.CombinedOutput()
+		log.Write(out)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		}
+		return nil
+	}
+	if err := run("debootstrap", "--variant=minbase", "--include="+strings.Join(basePackages, ","), suite, dir, mirror); err != nil {
+		return log.String(), err
+	}
+	// The tests install only from their own repository; no test may reach
+	// the network from inside the root.
+	for _, f := range []string{"etc/apt/sources.list"} {
+		os.Remove(filepath.Join(dir, f))
+	}
+	os.RemoveAll(filepath.Join(dir, "var/lib/apt/lists"))
+	os.MkdirAll(filepath.Join(dir, "var/lib/apt/lists/partial"), 0o755)
+	if err := run("chroot", dir, "apt-get", "clean"); err != nil {
+		return log.String(), err
+	}
+	// ssh-keygen at install time made host keys nobody uses: each test
+	// brings its own.
+	keys, _ := filepath.Glob(filepath.Join(dir, "etc/ssh/ssh_host_*"))
+	for _, k := range keys {
+		os.Remove(k)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gpuform-debroot"), []byte(BaseVersion+"\n"+mirror+"\n"), 0o644); err != nil {
+		return log.String(), err
+	}
+	return log.String(), nil
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
