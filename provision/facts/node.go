@@ -203,6 +203,11 @@ type Package struct {
 	// selection "hold" (apt-mark hold), or a dnf versionlock entry that
 	// matches it.
 	Held bool `json:"held"`
+	// State is "" for a fully installed package, else dpkg's state of a
+	// package an interrupted or failed dpkg run left behind:
+	// "half-installed", "unpacked", "half-configured", "triggers-awaited"
+	// or "triggers-pending". Such a package needs dpkg --configure -a.
+	State string `json:"state,omitempty"`
 }
 
 // CUDAToolkit is one toolkit install under /usr/local.
@@ -583,6 +588,19 @@ func (n *Node) Package(name string) (version string, ok bool) {
 // PackageHeld reports whether the named package is installed and held.
 func (n *Node) PackageHeld(name string) bool {
 	return n.Packages.Installed[name].Held
+}
+
+// InterruptedPackages returns the packages dpkg left half done (State not
+// empty), sorted, as "name (state)".
+func (n *Node) InterruptedPackages() []string {
+	var out []string
+	for name, p := range n.Packages.Installed {
+		if p.State != "" {
+			out = append(out, name+" ("+p.State+")")
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // PackagesMatching returns the installed package names that start with

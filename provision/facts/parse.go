@@ -565,24 +565,12 @@ func (p *interpreter) packages() {
 	pk := &p.n.Packages
 	if s, ok := p.file("/var/lib/dpkg/status"); ok {
 		pk.Manager = ManagerDpkg
-		for _, stanza := range strings.Split(s, "\n\n") {
-			fields := map[string]string{}
-			for _, line := range strings.Split(stanza, "\n") {
-				k, v, ok := strings.Cut(line, ":")
-				if ok {
-					fields[k] = strings.TrimSpace(v)
-				}
-			}
-			name := fields["Package"]
-			status := strings.Fields(fields["Status"])
-			if name == "" || len(status) != 3 || status[2] != "installed" {
-				continue
-			}
-			pk.Installed[name] = Package{
-				Version: fields["Version"],
-				Arch:    fields["Architecture"],
-				Held:    status[0] == "hold",
-			}
+		parseDpkgStatus(s, pk)
+		// dpkg's journal of changes not yet folded into status, oldest
+		// first (the file names are sequence numbers).
+		for _, u := range p.sortedFiles("/var/lib/dpkg/updates/", "") {
+			j, _ := p.file(u)
+			parseDpkgStatus(j, pk)
 		}
 	}
 	if s, ok := p.file("/etc/dnf/plugins/versionlock.list"); ok {
@@ -616,6 +604,43 @@ func (p *interpreter) packages() {
 		pkg := Package{Version: version, Arch: f[2]}
 		pkg.Held = rpmLocked(pk.Locks, f[0], version, f[2])
 		pk.Installed[f[0]] = pkg
+	}
+}
+
+// parseDpkgStatus adds the packages of a dpkg status file to pk. A package
+// whose files are on disk counts whatever dpkg's state: one left unpacked or
+// half-configured by an interrupted dpkg run is there (with State saying
+// so), not absent; only "not-installed" and "config-files" (removed, its
+// configuration kept) are absent.
+func parseDpkgStatus(s string, pk *Packages) {
+	for _, stanza := range strings.Split(s, "\n\n") {
+		fields := map[string]string{}
+		for _, line := range strings.Split(stanza, "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if ok {
+				fields[k] = strings.TrimSpace(v)
+			}
+		}
+		name := fields["Package"]
+		status := strings.Fields(fields["Status"])
+		if name == "" || len(status) != 3 {
+			continue
+		}
+		if status[2] == "not-installed" || status[2] == "config-files" {
+			// A journal entry can record a removal.
+			delete(pk.Installed, name)
+			continue
+		}
+		state := status[2]
+		if state == "installed" {
+			state = ""
+		}
+		pk.Installed[name] = Package{
+			Version: fields["Version"],
+			Arch:    fields["Architecture"],
+			Held:    status[0] == "hold",
+			State:   state,
+		}
 	}
 }
 

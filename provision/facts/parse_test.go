@@ -172,14 +172,41 @@ func TestParsePackages(t *testing.T) {
 	status := "Package: a\nStatus: install ok installed\nVersion: 1.0-1\nArchitecture: amd64\n\n" +
 		"Package: held\nStatus: hold ok installed\nVersion: 1:4.6.0-1\nArchitecture: amd64\n\n" +
 		// Removed but not purged: dpkg keeps the stanza with config-files.
-		"Package: gone\nStatus: deinstall ok config-files\nVersion: 2\nArchitecture: amd64\n"
+		"Package: gone\nStatus: deinstall ok config-files\nVersion: 2\nArchitecture: amd64\n\n" +
+		"Package: purged\nStatus: purge ok not-installed\nArchitecture: amd64\n\n" +
+		// Left behind by an interrupted dpkg run (dpkg -l: iU, iF, iH,
+		// iW, iT): there, in a state that needs dpkg --configure -a.
+		"Package: nccl-u\nStatus: install ok unpacked\nVersion: 2.21.5-1+cuda12.4\nArchitecture: amd64\n\n" +
+		"Package: nccl-f\nStatus: hold reinstreq half-configured\nVersion: 2.21.5-1+cuda12.4\nArchitecture: amd64\n\n" +
+		"Package: h\nStatus: install reinstreq half-installed\nVersion: 3\nArchitecture: amd64\n\n" +
+		"Package: w\nStatus: install ok triggers-awaited\nVersion: 4\nArchitecture: amd64\n\n" +
+		"Package: p\nStatus: install ok triggers-pending\nVersion: 5\nArchitecture: amd64\n"
 	n := parseOne(t, file("/var/lib/dpkg/status", status))
 	want := Packages{Manager: ManagerDpkg, Installed: map[string]Package{
-		"a":    {Version: "1.0-1", Arch: "amd64"},
-		"held": {Version: "1:4.6.0-1", Arch: "amd64", Held: true},
+		"a":      {Version: "1.0-1", Arch: "amd64"},
+		"held":   {Version: "1:4.6.0-1", Arch: "amd64", Held: true},
+		"nccl-u": {Version: "2.21.5-1+cuda12.4", Arch: "amd64", State: "unpacked"},
+		"nccl-f": {Version: "2.21.5-1+cuda12.4", Arch: "amd64", Held: true, State: "half-configured"},
+		"h":      {Version: "3", Arch: "amd64", State: "half-installed"},
+		"w":      {Version: "4", Arch: "amd64", State: "triggers-awaited"},
+		"p":      {Version: "5", Arch: "amd64", State: "triggers-pending"},
 	}}
 	if diff := cmp.Diff(want, n.Packages); diff != "" {
 		t.Errorf("dpkg (-want +got):\n%s", diff)
+	}
+	// dpkg's journal (updates/0000, 0001, …) overrides status in order:
+	// a killed dpkg leaves its latest states there, removals included.
+	j := parseOne(t, file("/var/lib/dpkg/status", status),
+		file("/var/lib/dpkg/updates/0001", "Package: nccl-u\nStatus: install ok half-configured\nVersion: 2.21.5-1+cuda12.4\nArchitecture: amd64\n"),
+		file("/var/lib/dpkg/updates/0000", "Package: nccl-u\nStatus: install ok unpacked\nVersion: 2.21.5-1+cuda12.4\nArchitecture: amd64\n\nPackage: a\nStatus: deinstall ok config-files\nVersion: 1.0-1\nArchitecture: amd64\n"))
+	if got := j.Packages.Installed["nccl-u"].State; got != "half-configured" {
+		t.Errorf("journalled state = %q, want half-configured (the later journal entry)", got)
+	}
+	if _, ok := j.Packages.Installed["a"]; ok {
+		t.Errorf("a package the journal records as removed is still installed")
+	}
+	if got := strings.Join(n.InterruptedPackages(), ", "); got != "h (half-installed), nccl-f (half-configured), nccl-u (unpacked), p (triggers-pending), w (triggers-awaited)" {
+		t.Errorf("InterruptedPackages = %s", got)
 	}
 	n = parseOne(t,
 		file("/etc/dnf/plugins/versionlock.list", "# comment\nnvidia-driver-3:550.90.07-1.el9.*\n!libnccl-2.21.5-1+cuda12.4.*\n"),

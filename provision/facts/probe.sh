@@ -247,6 +247,11 @@ f /var/run/reboot-required
 
 # Packages: dpkg status is large on real nodes, keep the fields parsed.
 g '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
+# dpkg journals state changes in updates/ and folds them into status only
+# later: a killed dpkg leaves the packages' last states there.
+for _u in "$R"/var/lib/dpkg/updates/[0-9]*; do
+	[ -f "$_u" ] && g '^(Package|Status|Version|Architecture):|^$' "${_u#"$R"}"
+done
 f /etc/dnf/plugins/versionlock.list
 if command -v rpm >/dev/null 2>&1 && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
 	c rpm rpm --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'

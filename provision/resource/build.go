@@ -182,6 +182,7 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 	if nc != nil {
 		rs = append(rs, nc)
 	}
+	rs = withDpkgRepair(rs, f)
 	ordered, err := Order(rs)
 	return ordered, warnings, err
 }
