@@ -466,7 +466,7 @@ func runSteps(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.
 			res, err := tr.Run(sctx, lock.Step(cmd, name))
 			cancel()
 			if err == nil && res.ExitCode != 0 {
-				err = fmt.Errorf("exit status %d: %s", res.ExitCode, hp.Redact(lastLines(string(res.Stderr)+string(res.Stdout), 3)))
+				err = fmt.Errorf("exit status %d: %s", res.ExitCode, hp.Redact(failureExcerpt(string(res.Stderr), string(res.Stdout), 3)))
 			}
 			if err != nil {
 				r.FailedStep = rc.Resource + ": " + st.Description

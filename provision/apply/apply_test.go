@@ -85,7 +85,7 @@ func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 	// manager is only enabled and nvidia-peermem not loaded: both need the
 	// new driver, which runs after the reboot.
 	calls := f.Calls(stale)
-	order := []string{"apt-get install", "apt-mark hold cuda-drivers-550", "apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages -o Dpkg::Options::=--force-confold nvidia-fabricmanager-550=550.127.08-1", "systemctl enable nvidia-fabricmanager.service", "systemctl try-restart docker.service", "update-grub"}
+	order := []string{"apt-get install", "apt-mark hold cuda-drivers-550", "apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages -o DPkg::Lock::Timeout=120 -o Dpkg::Options::=--force-confold nvidia-fabricmanager-550=550.127.08-1 nvidia-fabricmanager-535-", "systemctl enable nvidia-fabricmanager.service", "systemctl try-restart docker.service", "update-grub"}
 	i := 0
 	for _, c := range calls {
 		if i < len(order) && strings.HasPrefix(c, order[i]) {

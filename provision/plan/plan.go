@@ -115,6 +115,8 @@ type ResourceChange struct {
 	RebootPending bool `json:"reboot_pending,omitempty"`
 	// Restarts are services the change restarts.
 	Restarts []string `json:"restarts,omitempty"`
+	// Downgrades are packages moved to an older release ("name old -> new").
+	Downgrades []string `json:"downgrades,omitempty"`
 	// DependsOn are resources converged before this one.
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Steps are what apply runs (not part of -json; kept in memory).
@@ -288,6 +290,7 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 			RebootRequired: c.RebootRequired,
 			RebootPending:  c.RebootPending,
 			Restarts:       c.Restarts,
+			Downgrades:     c.Downgrades,
 			DependsOn:      c.DependsOn,
 			Steps:          c.Steps,
 		}

@@ -123,6 +123,9 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		if len(rc.Restarts) > 0 {
 			note += ", restarts " + strings.Join(rc.Restarts, ", ")
 		}
+		if len(rc.Downgrades) > 0 {
+			note += ", " + pt.paint("33", "downgrades "+strings.Join(rc.Downgrades, ", "))
+		}
 		fmt.Fprintf(b, "\n  # %s %s%s\n", pt.bold(rc.Resource), verb(a), note)
 		fmt.Fprintf(b, "%s %s {\n", pt.action(a, a.Symbol()), rc.Resource)
 		renderAttrs(b, rc, pt)

@@ -64,6 +64,10 @@ func versionParts(v string) []string {
 	return strings.Split(main, ".")
 }
 
+// branchGlob matches a driver branch number in a package name (R418 to R590
+// and on: three digits).
+const branchGlob = "[0-9][0-9][0-9]"
+
 // branchOf returns the driver branch of a driver version ("550.127.08" → "550").
 func branchOf(v string) string { return versionParts(v)[0] }
 
@@ -111,6 +115,18 @@ func driverSet(family, flavour, version string) pkgSet {
 		}
 	}
 	s.names = []string{name}
+	if family == FamilyDebian {
+		// Another branch's or flavour's driver conflicts with this one
+		// through its kernel module package (NVIDIA's apt packages:
+		// cuda-drivers-<branch> depends on nvidia-kernel-source-<branch>,
+		// nvidia-open on nvidia-kernel-open-<branch>, each with "=").
+		s.removes = []string{"cuda-drivers-" + branchGlob, "nvidia-open", "nvidia-kernel-source-" + branchGlob, "nvidia-kernel-open-" + branchGlob}
+		if flavour == "open" {
+			s.keep = []string{"nvidia-kernel-open-" + branch}
+		} else {
+			s.keep = []string{"nvidia-kernel-source-" + branch}
+		}
+	}
 	if exactRelease(version) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -132,6 +148,13 @@ func fabricManagerSet(family, driver string) pkgSet {
 		name = "nvidia-fabricmanager-" + branchOf(driver)
 	}
 	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: []string{"nvidia-fabricmanager-"}}
+	if family == FamilyDebian {
+		// Every branch's package has Provides/Conflicts/Replaces:
+		// nvidia-fabricmanager; the other branch's leaves in the same
+		// transaction, with the meta package that depends on it.
+		s.removes = []string{"nvidia-fabricmanager-" + branchGlob, "cuda-drivers-fabricmanager-" + branchGlob}
+		s.keep = []string{"cuda-drivers-fabricmanager-" + branchOf(driver)}
+	}
 	if exactRelease(driver) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(driver, kbVer, aptPin(driver))

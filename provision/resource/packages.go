@@ -2,6 +2,11 @@ package resource
 
 import (
 	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
@@ -36,6 +41,12 @@ type pkgSet struct {
 	// hold holds the versions after install (apt-mark hold / dnf
 	// versionlock), so an unattended upgrade cannot move them.
 	hold bool
+	// removes are name patterns (path.Match) of installed packages that conflict with
+	// the set (another branch's or flavour's driver, another fabric
+	// manager) and are removed in the same apt transaction; keep are names
+	// among them the set needs.
+	removes []string
+	keep    []string
 }
 
 // pkgResource converges one pkgSet.
@@ -181,6 +192,17 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 			converged = false
 		}
 	}
+	// Packages of another branch or flavour leave in the same transaction:
+	// each shows as a removed attribute ("-") before anything runs.
+	for _, name := range r.removals(n) {
+		if before == nil {
+			before = attrs{}
+		}
+		before["package "+name] = upstream(n.Packages.Installed[name].Version)
+		converged = false
+		holdOnly = false
+	}
+	downgrades := r.downgrades(n)
 	deferred := r.deferred(n)
 	waiting := false
 	for _, svc := range r.services {
@@ -225,6 +247,7 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		return c, nil
 	}
 	c.Restarts = r.restarts
+	c.Downgrades = downgrades
 	steps, err := r.steps(n)
 	if err != nil {
 		return Change{}, err
@@ -249,12 +272,15 @@ func (r *pkgResource) validate() error {
 	return nil
 }
 
-// steps installs the set at its pinned versions and holds it. Holds are
-// released first only on the packages that are held, because apt refuses
-// to change a held package and dnf to replace a locked one.
+// steps installs the set at its pinned versions and holds it. Nothing is
+// unheld first: apt changes a held package named on its command line with
+// --allow-change-held-packages, so a failed install leaves every hold as it
+// was; dnf's version locks are removed for the install and put back when
+// it fails.
 func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 	var steps []Step
-	needInstall := false
+	remove := r.removals(n)
+	needInstall := len(remove) > 0
 	for _, name := range r.set.names {
 		p, ok := n.Packages.Installed[name]
 		if !ok || p.State != "" || !versionMatches(p.Version, r.set.want) {
@@ -268,7 +294,7 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 				held = append(held, name)
 			}
 		}
-		steps = append(steps, r.installStep(held))
+		steps = append(steps, r.installStep(held, remove...))
 	}
 	if r.set.hold {
 		var unheld []string
@@ -296,49 +322,192 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 	return steps, nil
 }
 
-func (r *pkgResource) installStep(held []string) Step {
-	var specs []string
+// downgrades lists the set's packages that will move to an older release,
+// as "name 580.95.05 -> 580.65.06": apt installs them only with
+// --allow-downgrades, and the plan says so before anything runs.
+func (r *pkgResource) downgrades(n *facts.Node) []string {
+	if !exactRelease(r.set.want) {
+		return nil
+	}
+	want := upstream(r.set.want)
+	if !strings.Contains(r.set.want, "-") {
+		want = r.set.want
+	}
+	var out []string
+	for _, name := range r.set.names {
+		p, ok := n.Packages.Installed[name]
+		if ok && !versionMatches(p.Version, r.set.want) && cmpRelease(upstream(p.Version), want) > 0 {
+			out = append(out, name+" "+upstream(p.Version)+" -> "+want)
+		}
+	}
+	return out
+}
+
+// cmpRelease compares dotted releases part by part, numerically where both
+// parts are numbers: "580.95.05" > "580.65.06", "2.21.5" > "2.20.5".
+func cmpRelease(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		x, errx := strconv.Atoi(pa[i])
+		y, erry := strconv.Atoi(pb[i])
+		switch {
+		case errx == nil && erry == nil && x != y:
+			if x < y {
+				return -1
+			}
+			return 1
+		case (errx != nil || erry != nil) && pa[i] != pb[i]:
+			return strings.Compare(pa[i], pb[i])
+		}
+	}
+	return len(pa) - len(pb)
+}
+
+// removals returns the installed packages that play the set's role in
+// another branch or flavour (set.removes) and must leave in the same
+// transaction: apt will not remove a held package to resolve a conflict,
+// but removes one named with a trailing '-' on the install command line.
+// Only apt needs the list; dnf's --allowerasing removes conflicting
+// packages itself.
+func (r *pkgResource) removals(n *facts.Node) []string {
+	if r.family != FamilyDebian {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, name := range append(append([]string(nil), r.set.names...), r.set.keep...) {
+		keep[name] = true
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(n.Packages.Installed)) {
+		for _, pattern := range r.set.removes {
+			if ok, _ := path.Match(pattern, name); ok && !keep[name] && !containsStr(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// installStep is one package manager transaction: every package of the set
+// at its exact version and, for apt, the packages the set's packages depend
+// on with "=" (a driver meta package's kernel module package), and every
+// package in remove with apt's trailing '-'.
+func (r *pkgResource) installStep(held []string, remove ...string) Step {
+	if r.family != FamilyDebian {
+		return r.dnfInstallStep(held)
+	}
+	var desc []string
+	var lines []string
+	lines = append(lines,
+		"export DEBIAN_FRONTEND=noninteractive",
+		// Versions are apt globs ("580.95.05-*"), never file names.
+		"set -f",
+		// gpuform_candidate NAME PATTERN prints the newest version of NAME
+		// in apt's lists that PATTERN (a version or an apt glob) matches.
+		"gpuform_candidate() {",
+		`	apt-cache madison "$1" 2>/dev/null | while IFS='|' read -r _ v _; do`,
+		`		v=$(printf '%s' "$v" | tr -d ' ')`,
+		`		case $v in $2) printf '%s\n' "$v"; break ;; esac`,
+		"	done",
+		"}",
+		// gpuform_exact_deps NAME VERSION prints "dep=version" for each
+		// dependency pinned with "=": apt keeps an installed newer
+		// dependency otherwise, and the downgrade fails.
+		"gpuform_exact_deps() {",
+		`	apt-cache show "$1=$2" 2>/dev/null | sed -n 's/^Depends: //p' | head -n 1 | tr ',' '\n' | grep -v '|' |`,
+		`		sed -n 's/^ *\([a-z0-9][a-z0-9.+-]*\)\(:[a-z0-9]*\)\{0,1\} *(= *\([^)]*\)).*$/\1=\3/p'`,
+		"}",
+		"gpuform_resolve() {",
+		"	set --")
 	for _, name := range r.set.names {
 		pin := r.set.pins[name]
-		switch {
-		case pin == "":
-			specs = append(specs, name)
-		case r.family == FamilyDebian:
-			specs = append(specs, name+"="+pin)
-		default:
-			specs = append(specs, name+"-"+pin)
+		if pin == "" {
+			pin = "*"
 		}
-	}
-	var lines []string
-	desc := "install " + strings.Join(specs, " ")
-	// Refresh the package lists once per half hour, not once per package
-	// resource: a pinned release published after the last refresh would
-	// otherwise be "not found".
-	refresh := "apt-get update -q >/dev/null"
-	if r.family != FamilyDebian {
-		refresh = "dnf makecache -q >/dev/null"
+		lines = append(lines, `	set -- "$@" `+q(name)+" "+q(pin))
+		desc = append(desc, specFor(r.family, name, r.set.pins[name]))
 	}
 	lines = append(lines,
-		`stamp="$R`+stateDir+`/lists-refreshed"`,
-		`if [ -z "$(find "$stamp" -mmin -30 2>/dev/null)" ]; then`,
-		"	"+refresh,
-		`	mkdir -p -- "${stamp%/*}" && : >"$stamp"`,
-		"fi")
-	if r.family == FamilyDebian {
-		lines = append(lines, "export DEBIAN_FRONTEND=noninteractive")
-		if len(held) > 0 {
-			lines = append(lines, "apt-mark unhold "+words(held...)+" >/dev/null")
-		}
-		// confold keeps a configuration file the operator edited; the
-		// held-packages switch lets a pinned downgrade or upgrade through.
-		lines = append(lines, "apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages -o Dpkg::Options::=--force-confold "+words(specs...))
-	} else {
-		if len(held) > 0 {
-			lines = append(lines, "dnf -q versionlock delete "+words(held...)+" >/dev/null 2>&1 || true")
-		}
-		lines = append(lines, "dnf install -y -q --allowerasing "+words(specs...))
+		"	missing=0",
+		`	while [ $# -gt 0 ]; do`,
+		`		v=$(gpuform_candidate "$1" "$2")`,
+		`		if [ -n "$v" ]; then printf '%s=%s\n' "$1" "$v"; gpuform_exact_deps "$1" "$v"; else printf '%s=%s\n' "$1" "$2"; missing=1; fi`,
+		"		shift 2",
+		"	done",
+		"	return $missing",
+		"}",
+		// The lists are refreshed when a wanted release is not a candidate
+		// (published after the last refresh), and only then.
+		`if ! specs=$(gpuform_resolve); then`,
+		"	apt-get update -q -o DPkg::Lock::Timeout="+fmt.Sprint(aptLockTimeout)+" >/dev/null || true",
+		"	specs=$(gpuform_resolve) || true",
+		"fi",
+		"set --",
+		// One "name=version" per line.
+		"IFS='\n'",
+		`for s in $specs; do set -- "$@" "$s"; done`,
+		"unset IFS")
+	for _, name := range remove {
+		lines = append(lines, `set -- "$@" `+q(name+"-"))
+		desc = append(desc, "remove "+name)
 	}
-	return commandStep(desc, lines...)
+	// confold keeps a configuration file the operator edited; the
+	// held-packages switch lets a pinned downgrade or upgrade of a held
+	// package through; the lock timeout waits for another apt or dpkg
+	// (unattended-upgrades, a killed apply's dpkg) instead of failing.
+	lines = append(lines,
+		"apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages"+
+			" -o DPkg::Lock::Timeout="+fmt.Sprint(aptLockTimeout)+" -o Dpkg::Options::=--force-confold \"$@\"")
+	if r.set.hold {
+		// What the set pulled in with "=" is held with it, so that an
+		// upgrade cannot move the kernel module package alone.
+		lines = append(lines,
+			"deps=''",
+			`for s in "$@"; do case $s in *-) ;; *) deps="$deps ${s%%=*}" ;; esac; done`,
+			"apt-mark hold $deps >/dev/null")
+	}
+	return commandStep("install "+strings.Join(desc, " "), lines...)
+}
+
+// specFor is the package manager's name-and-version argument.
+func specFor(family, name, pin string) string {
+	switch {
+	case pin == "":
+		return name
+	case family == FamilyDebian:
+		return name + "=" + pin
+	}
+	return name + "-" + pin
+}
+
+// dnfInstallStep installs the set with dnf; version locks on the set's
+// packages are lifted for the transaction and put back when it fails.
+func (r *pkgResource) dnfInstallStep(held []string) Step {
+	var specs []string
+	for _, name := range r.set.names {
+		specs = append(specs, specFor(r.family, name, r.set.pins[name]))
+	}
+	lines := []string{"dnf makecache -q >/dev/null"}
+	if len(held) > 0 {
+		lines = append(lines, "dnf -q versionlock delete "+words(held...)+" >/dev/null 2>&1 || true")
+	}
+	// dnf waits for another dnf's lock by default (exit_on_lock=False).
+	install := "dnf install -y -q --allowerasing " + words(specs...)
+	if len(held) > 0 {
+		install += " || { rc=$?; dnf -q versionlock add " + words(held...) + " >/dev/null 2>&1 || true; exit $rc; }"
+	}
+	lines = append(lines, install)
+	return commandStep("install "+strings.Join(specs, " "), lines...)
 }
 
 func (r *pkgResource) holdStep(names []string) Step {

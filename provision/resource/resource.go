@@ -41,6 +41,9 @@ type Change struct {
 	RebootPending bool `json:"reboot_pending,omitempty"`
 	// Restarts are the services the change restarts.
 	Restarts []string `json:"restarts,omitempty"`
+	// Downgrades are the packages the change moves to an older release,
+	// "name 580.95.05 -> 580.65.06".
+	Downgrades []string `json:"downgrades,omitempty"`
 	// DependsOn are the resources that converge first.
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Steps converge the resource, in order. Empty for NoOp.

@@ -152,7 +152,7 @@ func TestQuotingHoldsWithoutValidation(t *testing.T) {
 	bin := filepath.Join(dir, "bin")
 	os.MkdirAll(bin, 0o755)
 	argv := filepath.Join(dir, "argv")
-	for _, tool := range []string{"apt-get", "apt-mark", "dnf", "systemctl", "modprobe", "mount", "sysctl", "grubby"} {
+	for _, tool := range []string{"apt-get", "apt-cache", "apt-mark", "dnf", "systemctl", "modprobe", "mount", "sysctl", "grubby"} {
 		// Each stand-in writes its arguments one per line, NUL-free.
 		script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >>" + argv + "\n"
 		if err := os.WriteFile(filepath.Join(bin, tool), []byte(script), 0o755); err != nil {
