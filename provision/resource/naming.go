@@ -176,7 +176,9 @@ func cudaSet(family, version string) pkgSet {
 	if !ok {
 		name = "cuda-toolkit-" + p[0] + "-" + minor
 	}
-	s := pkgSet{names: []string{name}, want: version, pins: map[string]string{}, related: []string{"cuda-toolkit-"}}
+	// Held like every other package gpuform pins: the README promises
+	// exact, held versions, and an unattended upgrade must not move them.
+	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: []string{"cuda-toolkit-"}}
 	if len(p) > 2 {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -259,7 +261,7 @@ func containerToolkitSet(family, version string) pkgSet {
 	if ok {
 		names[0] = name
 	}
-	s := pkgSet{names: names, want: version, pins: map[string]string{}}
+	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
 	pin := pinFor(version, kbVer, version+"-1")
 	for _, n := range names {
 		s.pins[n] = pin
