@@ -147,3 +147,154 @@ func TestAptInterruptedDpkgIsRepaired(t *testing.T) {
 	a.apply()
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl-dev", "libnccl2"})
 }
+
+// stack is the spec body of a full package stack on driver release drv in
+// flavour ("open" or "proprietary").
+func stack(drv, flavour, nccl, toolkit string) string {
+	return `  driver {
+    version        = "` + drv + `"
+    kernel_module  = "` + flavour + `"
+    fabric_manager = true
+  }
+  cuda { version = "12.4.1" }
+  nccl { version = "` + nccl + `" }
+  container {
+    runtime                  = "docker"
+    nvidia_container_toolkit = "` + toolkit + `"
+  }`
+}
+
+// stackPackages is what dpkg -l shows for stack, and the packages held.
+func stackPackages(drv string, open bool, nccl, toolkit string) (installed, held []string) {
+	b := strings.SplitN(drv, ".", 2)[0]
+	meta, kernel := "cuda-drivers-"+b, "nvidia-kernel-source-"+b
+	if open {
+		meta, kernel = "nvidia-open", "nvidia-kernel-open-"+b
+	}
+	n := nccl + "-1+cuda12.4"
+	tk := toolkit + "-1"
+	installed = []string{meta + " " + drv + "-1", kernel + " " + drv + "-1", "nvidia-fabricmanager-" + b + " " + drv + "-1",
+		"cuda-toolkit-12-4 12.4.1-1", "libnccl2 " + n, "libnccl-dev " + n,
+		"nvidia-container-toolkit " + tk, "nvidia-container-toolkit-base " + tk, "libnvidia-container-tools " + tk, "libnvidia-container1 " + tk}
+	for _, l := range installed {
+		held = append(held, strings.Fields(l)[0])
+	}
+	return installed, held
+}
+
+// TestAptFreshInstallAndBranchChange installs the whole stack on an empty
+// Debian 12 node, then moves the driver from 550 proprietary to 580 open:
+// the plan shows the old branch's packages leaving ("-"), one apt
+// transaction removes the held cuda-drivers-550, its kernel module package
+// and fabric manager 550, and every hold moves to the new packages.
+func TestAptFreshInstallAndBranchChange(t *testing.T) {
+	a := startAptNode(t, nil)
+	a.spec(stack("550.127.08", "proprietary", "2.21.5", "1.17.8"))
+	a.apply()
+	installed, held := stackPackages("550.127.08", false, "2.21.5", "1.17.8")
+	a.converged(installed, held)
+
+	a.spec(stack("580.95.05", "open", "2.21.5", "1.17.8"))
+	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
+	for _, want := range []string{`- package cuda-drivers-550`, `- package nvidia-kernel-source-550`, `- package nvidia-fabricmanager-550`} {
+		if code != ExitReport || !strings.Contains(out, want) {
+			t.Errorf("plan does not show %q (exit %d):\n%s\n%s", want, code, out, errOut)
+		}
+	}
+	a.apply()
+	installed, held = stackPackages("580.95.05", true, "2.21.5", "1.17.8")
+	a.converged(installed, held)
+}
+
+// TestAptUpgradeAndDowngrade moves the open driver within its branch up
+// (580.65.06 → 580.95.05) and back down, with NCCL and the container
+// toolkit down and up: the plan marks each downgrade in text and JSON, and
+// apt gets the kernel module package's exact version with the meta
+// package's (without it: "nvidia-open : Depends: nvidia-kernel-open-580
+// (= 580.65.06-1) but 580.95.05-1 is to be installed").
+func TestAptUpgradeAndDowngrade(t *testing.T) {
+	a := startAptNode(t, nil)
+	a.spec(stack("580.65.06", "open", "2.21.5", "1.17.8"))
+	a.apply()
+	a.spec(stack("580.95.05", "open", "2.21.5", "1.18.0"))
+	if code, out, _ := a.cli("", "plan", "-detailed-exitcode"); code != ExitReport || strings.Contains(out, "downgrades") {
+		t.Errorf("an upgrade plan: exit %d\n%s", code, out)
+	}
+	a.apply()
+	installed, held := stackPackages("580.95.05", true, "2.21.5", "1.18.0")
+	a.converged(installed, held)
+
+	a.spec(stack("580.65.06", "open", "2.20.5", "1.17.8"))
+	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
+	for _, want := range []string{"downgrades nvidia-open 580.95.05 -> 580.65.06", "downgrades libnccl2 2.21.5 -> 2.20.5", "downgrades nvidia-container-toolkit 1.18.0 -> 1.17.8"} {
+		if code != ExitReport || !strings.Contains(out, want) {
+			t.Errorf("plan does not say %q (exit %d):\n%s\n%s", want, code, out, errOut)
+		}
+	}
+	_, js, _ := a.cli("", "plan", "-json")
+	if !strings.Contains(js, `"downgrades":["nvidia-open 580.95.05 -\u003e 580.65.06"]`) && !strings.Contains(js, `"downgrades": [`) {
+		t.Errorf("plan -json has no downgrades:\n%s", js)
+	}
+	a.apply()
+	installed, held = stackPackages("580.65.06", true, "2.20.5", "1.17.8")
+	a.converged(installed, held)
+}
+
+// TestAptMissingReleaseKeepsHoldsAndRefreshes asks for a driver release the
+// repository does not carry yet: apply fails with apt's own error first,
+// every hold stays; once the release is published (after the node's last
+// apt-get update), the next apply refreshes the lists and installs it.
+func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
+	a := startAptNode(t, nil)
+	a.spec(`  driver {
+    version        = "580.65.06"
+    kernel_module  = "open"
+    fabric_manager = true
+  }`)
+	a.apply()
+	want := []string{"nvidia-open 580.65.06-1", "nvidia-kernel-open-580 580.65.06-1", "nvidia-fabricmanager-580 580.65.06-1"}
+	wantHeld := []string{"nvidia-open", "nvidia-kernel-open-580", "nvidia-fabricmanager-580"}
+	a.converged(want, wantHeld)
+
+	// 580.82.07 is a real 580 release (cuda-driver.tsv) the test
+	// repository does not publish yet.
+	a.spec(`  driver {
+    version        = "580.82.07"
+    kernel_module  = "open"
+    fabric_manager = true
+  }`)
+	code, out, errOut := a.cli("", "apply", "-auto-approve")
+	if code == ExitOK || !strings.Contains(out+errOut, "E: Version '580.82.07-*' for 'nvidia-open' was not found") {
+		t.Fatalf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if i := strings.Index(out+errOut, "exit status 100: "); i < 0 || !strings.HasPrefix((out + errOut)[i+len("exit status 100: "):], "E: Version") {
+		t.Errorf("apt's error does not lead the failure message:\n%s%s", out, errOut)
+	}
+	if h := a.holds(); strings.Join(h, " ") != "nvidia-fabricmanager-580 nvidia-kernel-open-580 nvidia-open" {
+		t.Errorf("holds after a failed install: %v", h)
+	}
+	a.root.Publish(t, debroot.DriverDebs("580.82.07", true)...)
+	a.root.Publish(t, debroot.FabricManagerDeb("580.82.07"))
+	a.apply()
+	a.converged([]string{"nvidia-open 580.82.07-1", "nvidia-kernel-open-580 580.82.07-1", "nvidia-fabricmanager-580 580.82.07-1"}, wantHeld)
+}
+
+// TestAptWaitsForABusyDpkg starts a dpkg run that holds the lock for a few
+// seconds (a killed apply's dpkg, unattended-upgrades) and applies at once:
+// apt waits for the lock instead of failing with "Could not get lock".
+func TestAptWaitsForABusyDpkg(t *testing.T) {
+	busy := debroot.Deb{Name: "gpuform-test-busy", Version: "1", Postinst: "#!/bin/sh\n: >/run/busy-started\nsleep 4\n"}
+	a := startAptNode(t, append(debroot.NVIDIARepo(), busy))
+	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
+	cmd, err := a.root.Command(t.Context(), "apt-get install -y -q gpuform-test-busy >/run/busy.log 2>&1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	a.root.Run(t, "i=0; while [ ! -e /run/busy-started ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; [ -e /run/busy-started ]")
+	a.apply()
+	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Deb is a package the test builds with dpkg-deb and publishes in the
@@ -111,8 +112,8 @@ func (r *Root) writeRepo(t testing.TB) {
 	writeFile(t, filepath.Join(r.RepoDir, "Packages"), packages, 0o644)
 	sum := sha256.Sum256(packages)
 	md := md5.Sum(packages)
-	release := fmt.Sprintf("Origin: gpuform-test\nLabel: gpuform-test\nSuite: gpuform-test\nCodename: gpuform-test\nArchitectures: amd64 arm64 all\nDescription: packages with NVIDIA's names built by gpuform's tests\nMD5Sum:\n %s %d Packages\nSHA256:\n %s %d Packages\n",
-		hex.EncodeToString(md[:]), len(packages), hex.EncodeToString(sum[:]), len(packages))
+	release := fmt.Sprintf("Origin: gpuform-test\nLabel: gpuform-test\nSuite: gpuform-test\nCodename: gpuform-test\nDate: %s\nArchitectures: amd64 arm64 all\nDescription: packages with NVIDIA's names built by gpuform's tests\nMD5Sum:\n %s %d Packages\nSHA256:\n %s %d Packages\n",
+		time.Now().UTC().Format(time.RFC1123), hex.EncodeToString(md[:]), len(packages), hex.EncodeToString(sum[:]), len(packages))
 	writeFile(t, filepath.Join(r.RepoDir, "Release"), []byte(release), 0o644)
 }
 
