@@ -298,3 +298,67 @@ func TestAptWaitsForABusyDpkg(t *testing.T) {
 	a.apply()
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
 }
+
+// TestAptFloatingBranch asks for branch "580" of the open driver with a
+// newer branch (590) in the repository. Without a lock the plan resolves
+// the branch to its newest release (580.95.05, shown before apply) and
+// installs it with fabric manager of exactly that release and NVIDIA's
+// branch pinning package, never 590.
+func TestAptFloatingBranch(t *testing.T) {
+	a := startAptNode(t, nil)
+	a.spec(`  driver {
+    version        = "580"
+    kernel_module  = "open"
+    fabric_manager = true
+  }`)
+	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
+	if code != ExitReport || strings.Count(out, `"580.95.05"`) < 2 || strings.Contains(out, "590") {
+		t.Fatalf("plan does not resolve 580 to 580.95.05 for the driver and fabric manager (exit %d):\n%s\n%s", code, out, errOut)
+	}
+	a.apply()
+	a.converged([]string{"nvidia-open 580.95.05-1", "nvidia-kernel-open-580 580.95.05-1", "nvidia-fabricmanager-580 580.95.05-1", "nvidia-driver-pinning-580 580.95.05-1"},
+		[]string{"nvidia-open", "nvidia-kernel-open-580", "nvidia-fabricmanager-580", "nvidia-driver-pinning-580"})
+}
+
+// TestAptFloatingBranchFollowsTheInstalledDriverAndTheLock: with driver
+// 580.65.06 installed, a floating "580" with fabric_manager installs
+// fabric manager 580.65.06 (the driver's release, not the newest) and says
+// so in the plan; gpuform lock records what is installed; and once the
+// packages are gone, the lock, not the repository's newest release, says
+// what to install.
+func TestAptFloatingBranchFollowsTheInstalledDriverAndTheLock(t *testing.T) {
+	a := startAptNode(t, nil)
+	a.spec(`  driver {
+    version       = "580.65.06"
+    kernel_module = "open"
+  }`)
+	a.apply()
+	a.spec(`  driver {
+    version        = "580"
+    kernel_module  = "open"
+    fabric_manager = true
+  }`)
+	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
+	if code != ExitReport || !strings.Contains(out, `= "580.65.06"`) || strings.Contains(out, "580.95.05") {
+		t.Fatalf("plan: fabric manager is not the installed driver's release (exit %d):\n%s\n%s", code, out, errOut)
+	}
+	a.apply()
+	want := []string{"nvidia-open 580.65.06-1", "nvidia-kernel-open-580 580.65.06-1", "nvidia-fabricmanager-580 580.65.06-1", "nvidia-driver-pinning-580 580.95.05-1"}
+	held := []string{"nvidia-open", "nvidia-kernel-open-580", "nvidia-fabricmanager-580", "nvidia-driver-pinning-580"}
+	a.converged(want, held)
+
+	if code, out, errOut := a.cli("", "lock"); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	lock, err := os.ReadFile(filepath.Join(a.dir, ".gpuform.lock.hcl"))
+	if err != nil || strings.Count(string(lock), `"580.65.06"`) != 2 || !strings.Contains(string(lock), "fabric_manager") {
+		t.Fatalf("lock file (%v):\n%s", err, lock)
+	}
+	a.root.Run(t, "apt-get purge -y -q --allow-change-held-packages nvidia-open nvidia-kernel-open-580 nvidia-fabricmanager-580 nvidia-driver-pinning-580")
+	code, out, errOut = a.cli("", "plan", "-detailed-exitcode")
+	if code != ExitReport || !strings.Contains(out, `"580.65.06"`) || strings.Contains(out, `"580.95.05"`) {
+		t.Fatalf("plan with a lock does not install the locked release (exit %d):\n%s\n%s", code, out, errOut)
+	}
+	a.apply()
+	a.converged(want, held)
+}

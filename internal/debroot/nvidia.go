@@ -51,6 +51,15 @@ func FabricManagerDeb(release string) Deb {
 		Files: map[string]string{"/lib/systemd/system/nvidia-fabricmanager.service": unit("NVIDIA fabric manager service", "/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg")}}
 }
 
+// PinningDeb is nvidia-driver-pinning-<branch>, the package NVIDIA documents
+// for keeping apt on a branch. Its real version numbering is not in the
+// knowledge base; the test package carries the newest release of its branch
+// published here, and no apt preferences (gpuform's exact versions and
+// holds do the pinning in these tests).
+func PinningDeb(release string) Deb {
+	return Deb{Name: "nvidia-driver-pinning-" + branch(release), Version: release + "-1"}
+}
+
 // NCCLDebs are libnccl2 and libnccl-dev at one version; the -dev package
 // depends on the runtime at exactly its version, as NCCL's packaging does.
 func NCCLDebs(version string) []Deb {
@@ -92,6 +101,7 @@ func NVIDIARepo() []Deb {
 			debs = append(debs, FabricManagerDeb(r))
 		}
 	}
+	debs = append(debs, PinningDeb("580.95.05"), PinningDeb("590.44.01"))
 	for _, v := range NCCLReleases {
 		debs = append(debs, NCCLDebs(v)...)
 	}

@@ -187,6 +187,10 @@ type Packages struct {
 	Manager string `json:"manager"`
 	// Installed maps package name to the installed package.
 	Installed map[string]Package `json:"installed"`
+	// Available maps NVIDIA's driver, fabric manager and branch pinning
+	// package names to the versions apt's lists offer (apt systems only),
+	// so that a floating branch resolves to a release before apply.
+	Available map[string][]string `json:"available,omitempty"`
 	// Locks are the raw dnf versionlock patterns
 	// (/etc/dnf/plugins/versionlock.list), for rpm systems.
 	Locks []string `json:"locks,omitempty"`

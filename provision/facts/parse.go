@@ -573,6 +573,9 @@ func (p *interpreter) packages() {
 			parseDpkgStatus(j, pk)
 		}
 	}
+	if c, ok := p.raw.cmds["apt-candidates"]; ok && c.rc == 0 {
+		parseAptCandidates(c.out, pk)
+	}
 	if s, ok := p.file("/etc/dnf/plugins/versionlock.list"); ok {
 		for _, line := range strings.Split(s, "\n") {
 			line = strings.TrimSpace(line)
@@ -640,6 +643,23 @@ func parseDpkgStatus(s string, pk *Packages) {
 			Arch:    fields["Architecture"],
 			Held:    status[0] == "hold",
 			State:   state,
+		}
+	}
+}
+
+// parseAptCandidates reads "name version" lines from apt's lists into
+// pk.Available, each name's versions once, in the order apt lists them.
+func parseAptCandidates(s string, pk *Packages) {
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		if pk.Available == nil {
+			pk.Available = map[string][]string{}
+		}
+		if !slices.Contains(pk.Available[f[0]], f[1]) {
+			pk.Available[f[0]] = append(pk.Available[f[0]], f[1])
 		}
 	}
 }

@@ -219,6 +219,11 @@ func TestParsePackages(t *testing.T) {
 	if diff := cmp.Diff(want, n.Packages); diff != "" {
 		t.Errorf("rpm (-want +got):\n%s", diff)
 	}
+	// Repository candidates of NVIDIA's driver packages, from apt's lists.
+	n = parseOne(t, "@@n1 cmd apt-candidates 0\nnvidia-open 590.44.01-1\nnvidia-open 580.95.05-1\nnvidia-open 580.95.05-1\njunk\nnvidia-fabricmanager-580 580.95.05-1\n@@n1 eof\n")
+	if diff := cmp.Diff(map[string][]string{"nvidia-open": {"590.44.01-1", "580.95.05-1"}, "nvidia-fabricmanager-580": {"580.95.05-1"}}, n.Packages.Available); diff != "" {
+		t.Errorf("apt candidates (-want +got):\n%s", diff)
+	}
 	n = parseOne(t, "@@n1 cmd rpm 1\nerror: rpmdb open failed\n@@n1 eof\n")
 	if n.Packages.Manager != "" || len(n.Warnings) != 1 || !strings.Contains(n.Warnings[0], "rpmdb open failed") {
 		t.Errorf("failed rpm: manager %q warnings %q", n.Packages.Manager, n.Warnings)

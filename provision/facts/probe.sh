@@ -252,6 +252,12 @@ g '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
 for _u in "$R"/var/lib/dpkg/updates/[0-9]*; do
 	[ -f "$_u" ] && g '^(Package|Status|Version|Architecture):|^$' "${_u#"$R"}"
 done
+# NVIDIA's driver packages in apt's lists (the repository candidates), so
+# that a floating branch ("580") resolves to an exact release in the plan.
+set -- "$R"/var/lib/apt/lists/*_Packages
+if [ -f "$1" ]; then
+	c apt-candidates awk '/^Package: /{p=$2} /^Version: /{if (p ~ /^(cuda-drivers-[0-9]+|nvidia-open|nvidia-fabricmanager-[0-9]+|nvidia-driver-pinning-[0-9]+)$/) print p, $2}' "$@"
+fi
 f /etc/dnf/plugins/versionlock.list
 if command -v rpm >/dev/null 2>&1 && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
 	c rpm rpm --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'

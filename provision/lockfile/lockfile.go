@@ -67,8 +67,24 @@ func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hc
 			}
 		}
 		if v, ok := pins["driver"]; ok && n.Driver != nil && n.Driver.FabricManager.V {
-			// nvidia-fabricmanager must be the driver's exact release.
+			// The lock records what is installed: the fabric manager
+			// release the hosts run when they all run the same one, else
+			// the driver's (the release plan installs, since fabric
+			// manager must equal the driver).
 			pins["fabric_manager"] = v
+			seen := map[string]bool{}
+			for _, h := range n.Hosts {
+				if f := hostFacts[h.Name]; f != nil {
+					seen[Installed(f, "fabric_manager", spec.Version{})] = true
+				}
+			}
+			if len(seen) == 1 {
+				for raw := range seen {
+					if fv, err := spec.ParseVersion(raw); raw != "" && err == nil && fv.IsExact() {
+						pins["fabric_manager"] = spec.Attr[spec.Version]{V: fv, Set: true, Range: v.Range}
+					}
+				}
+			}
 		}
 		if len(pins) > 0 {
 			lock.Nodes[n.Name] = pins
@@ -140,7 +156,10 @@ func Installed(f *facts.Node, comp string, want spec.Version) string {
 	if c, ok := kbComponent[comp]; ok {
 		for _, p := range compat.Default().InstalledPackages(c) {
 			for name := range f.Packages.Installed {
-				if p.Matches(name) {
+				// NVIDIA's branch pinning package matches the driver's
+				// "nvidia-driver" prefix, but its version says nothing
+				// about the installed release.
+				if p.Matches(name) && !strings.HasPrefix(name, "nvidia-driver-pinning-") {
 					candidates = append(candidates, packageVersion(f, name))
 				}
 			}
@@ -162,6 +181,7 @@ func Installed(f *facts.Node, comp string, want spec.Version) string {
 // kbComponent names the lock file's components as the knowledge base does.
 var kbComponent = map[string]compat.Component{
 	"driver":                   compat.ComponentDriver,
+	"fabric_manager":           compat.ComponentFabricManager,
 	"nccl":                     compat.ComponentNCCL,
 	"dcgm":                     compat.ComponentDCGM,
 	"nvidia_container_toolkit": compat.ComponentContainerToolkit,

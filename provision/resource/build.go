@@ -55,7 +55,7 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 	family := f.OS.Family()
 	driverVersion := ""
 	if n.Driver != nil && n.Driver.Version.Set {
-		driverVersion = n.Driver.Version.V.Raw
+		driverVersion = resolveDriverRelease(family, n.Driver.KernelModule.V, n.Driver.Version.V.Raw, f)
 	}
 	cudaVersion := ""
 	if n.CUDA != nil && n.CUDA.Version.Set {

@@ -133,8 +133,41 @@ func driverSet(family, flavour, version string) pkgSet {
 		} else {
 			s.pins[name] = pinFor(version, kbVer, version)
 		}
+	} else if family == FamilyDebian {
+		// A branch nothing resolved (no release of it installed or in
+		// apt's lists at plan time): never let apt pick another branch.
+		s.pins[name] = branch + ".*"
+	}
+	if family == FamilyDebian {
+		if pin := kbPin(family, flavour, version); strings.HasPrefix(pin, "nvidia-driver-pinning-") {
+			// NVIDIA's documented way to keep apt on a branch: its
+			// branch pinning package, installed in the same transaction
+			// when the repository carries it.
+			s.pinning = pin
+			s.removes = append(s.removes, "nvidia-driver-pinning-"+branchGlob)
+			s.keep = append(s.keep, pin)
+		}
 	}
 	return s
+}
+
+// kbPin is the knowledge base's branch pin for a driver flavour
+// ("nvidia-driver-pinning-580" for the open modules on Debian), or "".
+func kbPin(family, flavour, version string) string {
+	fam := compat.Debian
+	if family == FamilyRHEL {
+		fam = compat.RHEL
+	}
+	release, _, _ := strings.Cut(version, "-")
+	v, err := compat.ParseDriverVersion(release)
+	if err != nil {
+		return ""
+	}
+	p, ok := compat.Default().Package(compat.PackageQuery{Component: compat.ComponentDriver, Family: fam, Flavour: flavour, Version: v})
+	if !ok {
+		return ""
+	}
+	return p.Pin
 }
 
 // fabricManagerSet is nvidia-fabricmanager-<branch> at the driver's exact

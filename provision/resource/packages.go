@@ -47,6 +47,9 @@ type pkgSet struct {
 	// among them the set needs.
 	removes []string
 	keep    []string
+	// pinning is an optional package installed with the set when the
+	// repository carries it (NVIDIA's nvidia-driver-pinning-<branch>).
+	pinning string
 }
 
 // pkgResource converges one pkgSet.
@@ -363,6 +366,32 @@ func cmpRelease(a, b string) int {
 	return len(pa) - len(pb)
 }
 
+// resolveDriverRelease turns a floating driver version (a branch, "580")
+// into the release gpuform installs, so that the plan shows it and fabric
+// manager gets exactly that release: the branch's release already installed
+// (a floating spec never moves a converged node), else the newest release
+// of the branch in apt's lists. An exact version, or one nothing resolves,
+// is returned as it is.
+func resolveDriverRelease(family, flavour, version string, f *facts.Node) string {
+	if exactRelease(version) || family != FamilyDebian {
+		return version
+	}
+	s := driverSet(family, flavour, version)
+	if _, p, ok := s.installedAs(f); ok && versionMatches(p.Version, version) {
+		return upstream(p.Version)
+	}
+	best := ""
+	for _, v := range f.Packages.Available[s.names[0]] {
+		if versionMatches(v, version) && (best == "" || cmpRelease(upstream(v), best) > 0) {
+			best = upstream(v)
+		}
+	}
+	if best == "" {
+		return version
+	}
+	return best
+}
+
 // removals returns the installed packages that play the set's role in
 // another branch or flavour (set.removes) and must leave in the same
 // transaction: apt will not remove a held package to resolve a conflict,
@@ -446,12 +475,26 @@ func (r *pkgResource) installStep(held []string, remove ...string) Step {
 		"	done",
 		"	return $missing",
 		"}",
+	)
+	if r.set.pinning != "" {
+		lines = append(lines,
+			"gpuform_pinning() {",
+			"	v=$(gpuform_candidate "+q(r.set.pinning)+" '*')",
+			`	[ -z "$v" ] || printf '%s=%s\n' `+q(r.set.pinning)+` "$v"`,
+			"}")
+		desc = append(desc, r.set.pinning+" (when the repository has it)")
+	} else {
+		lines = append(lines, "gpuform_pinning() { :; }")
+	}
+	lines = append(lines,
 		// The lists are refreshed when a wanted release is not a candidate
 		// (published after the last refresh), and only then.
 		`if ! specs=$(gpuform_resolve); then`,
 		"	apt-get update -q -o DPkg::Lock::Timeout="+fmt.Sprint(aptLockTimeout)+" >/dev/null || true",
 		"	specs=$(gpuform_resolve) || true",
 		"fi",
+		`specs="$specs
+$(gpuform_pinning)"`,
 		"set --",
 		// One "name=version" per line.
 		"IFS='\n'",

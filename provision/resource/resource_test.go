@@ -47,8 +47,9 @@ func TestPackageNames(t *testing.T) {
 		"debian proprietary driver": {driverSet(FamilyDebian, "proprietary", "550.127.08"), []string{"cuda-drivers-550"}, map[string]string{"cuda-drivers-550": "550.127.08-*"}},
 		"debian open driver":        {driverSet(FamilyDebian, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05-*"}},
 		"rhel open driver":          {driverSet(FamilyRHEL, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05"}},
-		// A branch installs the newest release of the branch.
-		"driver branch": {driverSet(FamilyDebian, "proprietary", "550"), []string{"cuda-drivers-550"}, map[string]string{}},
+		// A branch nothing resolved at plan time installs the newest
+		// release of the branch, never one of another branch.
+		"driver branch": {driverSet(FamilyDebian, "proprietary", "550"), []string{"cuda-drivers-550"}, map[string]string{"cuda-drivers-550": "550.*"}},
 		// Fabric Manager follows the driver's release with its own revision.
 		"fabric manager": {fabricManagerSet(FamilyDebian, "550.127.08-0ubuntu1"), []string{"nvidia-fabricmanager-550"}, map[string]string{"nvidia-fabricmanager-550": "550.127.08-1"}},
 		"nccl debian":    {ncclSet(FamilyDebian, "2.21.5", "12.4.1"), []string{"libnccl2", "libnccl-dev"}, map[string]string{"libnccl2": "2.21.5-1+cuda12.4", "libnccl-dev": "2.21.5-1+cuda12.4"}},
