@@ -176,6 +176,11 @@ func stackPackages(drv string, open bool, nccl, toolkit string) (installed, held
 	installed = []string{meta + " " + drv + "-1", kernel + " " + drv + "-1", "nvidia-fabricmanager-" + b + " " + drv + "-1",
 		"cuda-toolkit-12-4 12.4.1-1", "libnccl2 " + n, "libnccl-dev " + n,
 		"nvidia-container-toolkit " + tk, "nvidia-container-toolkit-base " + tk, "libnvidia-container-tools " + tk, "libnvidia-container1 " + tk}
+	if open {
+		// NVIDIA's branch pinning package joins the open driver's
+		// transaction (debroot.PinningDeb carries 580.95.05-1).
+		installed = append(installed, "nvidia-driver-pinning-"+b+" 580.95.05-1")
+	}
 	for _, l := range installed {
 		held = append(held, strings.Fields(l)[0])
 	}
@@ -252,8 +257,8 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
     fabric_manager = true
   }`)
 	a.apply()
-	want := []string{"nvidia-open 580.65.06-1", "nvidia-kernel-open-580 580.65.06-1", "nvidia-fabricmanager-580 580.65.06-1"}
-	wantHeld := []string{"nvidia-open", "nvidia-kernel-open-580", "nvidia-fabricmanager-580"}
+	want := []string{"nvidia-open 580.65.06-1", "nvidia-kernel-open-580 580.65.06-1", "nvidia-fabricmanager-580 580.65.06-1", "nvidia-driver-pinning-580 580.95.05-1"}
+	wantHeld := []string{"nvidia-open", "nvidia-kernel-open-580", "nvidia-fabricmanager-580", "nvidia-driver-pinning-580"}
 	a.converged(want, wantHeld)
 
 	// 580.82.07 is a real 580 release (cuda-driver.tsv) the test
@@ -270,13 +275,13 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
 	if i := strings.Index(out+errOut, "exit status 100: "); i < 0 || !strings.HasPrefix((out + errOut)[i+len("exit status 100: "):], "E: Version") {
 		t.Errorf("apt's error does not lead the failure message:\n%s%s", out, errOut)
 	}
-	if h := a.holds(); strings.Join(h, " ") != "nvidia-fabricmanager-580 nvidia-kernel-open-580 nvidia-open" {
+	if h := a.holds(); strings.Join(h, " ") != "nvidia-driver-pinning-580 nvidia-fabricmanager-580 nvidia-kernel-open-580 nvidia-open" {
 		t.Errorf("holds after a failed install: %v", h)
 	}
 	a.root.Publish(t, debroot.DriverDebs("580.82.07", true)...)
 	a.root.Publish(t, debroot.FabricManagerDeb("580.82.07"))
 	a.apply()
-	a.converged([]string{"nvidia-open 580.82.07-1", "nvidia-kernel-open-580 580.82.07-1", "nvidia-fabricmanager-580 580.82.07-1"}, wantHeld)
+	a.converged([]string{"nvidia-open 580.82.07-1", "nvidia-kernel-open-580 580.82.07-1", "nvidia-fabricmanager-580 580.82.07-1", "nvidia-driver-pinning-580 580.95.05-1"}, wantHeld)
 }
 
 // TestAptWaitsForABusyDpkg starts a dpkg run that holds the lock for a few
@@ -361,4 +366,35 @@ func TestAptFloatingBranchFollowsTheInstalledDriverAndTheLock(t *testing.T) {
 	}
 	a.apply()
 	a.converged(want, held)
+}
+
+// TestAptHoldSetBySomeoneElse: an operator held libnccl2 at 2.20.5 by
+// hand. A spec asking for 2.21.5 does not silently override it: the plan
+// names the hold and how to consent (lift it); after apt-mark unhold, the
+// plan goes through and the hold becomes gpuform's. A hold someone else set
+// on a package already at the wanted release is left alone.
+func TestAptHoldSetBySomeoneElse(t *testing.T) {
+	a := startAptNode(t, nil)
+	a.root.Run(t, "apt-get install -y -q libnccl2=2.20.5-1+cuda12.4 libnccl-dev=2.20.5-1+cuda12.4 && apt-mark hold libnccl2 libnccl-dev")
+	a.spec(`  nccl { version = "2.20.5-1+cuda12.4" }`)
+	if code, out, errOut := a.cli("", "plan", "-detailed-exitcode"); code != ExitOK || !strings.Contains(out, "No changes.") {
+		t.Errorf("a foreign hold at the wanted release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
+	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
+	if code == ExitOK || code == ExitReport || !strings.Contains(out+errOut, "libnccl2 2.20.5, libnccl-dev 2.20.5 held by someone other than gpuform") || !strings.Contains(out+errOut, "apt-mark unhold libnccl2 libnccl-dev") {
+		t.Fatalf("plan over a foreign hold: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, _ := a.cli("", "apply", "-auto-approve"); code == ExitOK {
+		t.Fatal("apply overrode a hold someone else set")
+	}
+	if st := a.dpkg(); !strings.Contains(st, "libnccl2 2.20.5-1+cuda12.4 hi") {
+		t.Fatalf("the foreign hold was changed:\n%s", st)
+	}
+	a.root.Run(t, "apt-mark unhold libnccl2 libnccl-dev")
+	a.apply()
+	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
+	if out := a.root.Run(t, "cat /var/lib/gpuform/apt-holds"); out != "libnccl-dev\nlibnccl2\n" {
+		t.Errorf("gpuform's own holds: %q", out)
+	}
 }

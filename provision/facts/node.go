@@ -191,6 +191,10 @@ type Packages struct {
 	// package names to the versions apt's lists offer (apt systems only),
 	// so that a floating branch resolves to a release before apply.
 	Available map[string][]string `json:"available,omitempty"`
+	// GpuformHolds are the packages gpuform itself put on hold
+	// (/var/lib/gpuform/apt-holds); a held package not listed was held by
+	// someone else.
+	GpuformHolds []string `json:"gpuform_holds,omitempty"`
 	// Locks are the raw dnf versionlock patterns
 	// (/etc/dnf/plugins/versionlock.list), for rpm systems.
 	Locks []string `json:"locks,omitempty"`

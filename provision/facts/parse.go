@@ -573,6 +573,12 @@ func (p *interpreter) packages() {
 			parseDpkgStatus(j, pk)
 		}
 	}
+	if s, ok := p.file("/var/lib/gpuform/apt-holds"); ok {
+		for _, name := range strings.Fields(s) {
+			pk.GpuformHolds = append(pk.GpuformHolds, name)
+		}
+		sort.Strings(pk.GpuformHolds)
+	}
 	if c, ok := p.raw.cmds["apt-candidates"]; ok && c.rc == 0 {
 		parseAptCandidates(c.out, pk)
 	}

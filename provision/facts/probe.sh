@@ -258,6 +258,8 @@ set -- "$R"/var/lib/apt/lists/*_Packages
 if [ -f "$1" ]; then
 	c apt-candidates awk '/^Package: /{p=$2} /^Version: /{if (p ~ /^(cuda-drivers-[0-9]+|nvidia-open|nvidia-fabricmanager-[0-9]+|nvidia-driver-pinning-[0-9]+)$/) print p, $2}' "$@"
 fi
+# The apt holds gpuform set itself (a hold someone else set is theirs).
+f /var/lib/gpuform/apt-holds
 f /etc/dnf/plugins/versionlock.list
 if command -v rpm >/dev/null 2>&1 && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
 	c rpm rpm --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'

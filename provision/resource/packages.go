@@ -249,6 +249,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	if c.Action == NoOp {
 		return c, nil
 	}
+	if err := r.foreignHolds(n); err != nil {
+		return Change{}, err
+	}
 	c.Restarts = r.restarts
 	c.Downgrades = downgrades
 	steps, err := r.steps(n)
@@ -364,6 +367,73 @@ func cmpRelease(a, b string) int {
 		}
 	}
 	return len(pa) - len(pb)
+}
+
+// aptHoldsFile records the packages gpuform put on hold, so that a hold
+// someone else set is told from gpuform's own (facts.Packages.GpuformHolds).
+const aptHoldsFile = stateDir + "/apt-holds"
+
+// recordHolds returns script lines adding the packages named by the shell
+// words in names to aptHoldsFile, and dropping the removed ones.
+func recordHolds(names string, removed []string) []string {
+	lines := []string{
+		`f="$R` + aptHoldsFile + `"`,
+		`mkdir -p -- "${f%/*}"`,
+		"{ cat \"$f\" 2>/dev/null || true; for n in " + names + "; do printf '%s\\n' \"$n\"; done; } | sort -u >\"$f.new\"",
+	}
+	for _, name := range removed {
+		lines = append(lines, "grep -vxF -- "+q(name)+` "$f.new" >"$f.tmp" || true`, `mv -f -- "$f.tmp" "$f.new"`)
+	}
+	return append(lines, `mv -f -- "$f.new" "$f"`)
+}
+
+// foreignHolds refuses a change to a package someone other than gpuform put
+// on hold: the hold is theirs, and overriding it needs the operator's
+// consent, which is to lift it (apt-mark unhold) before planning again.
+func (r *pkgResource) foreignHolds(n *facts.Node) error {
+	if r.family != FamilyDebian {
+		return nil
+	}
+	owned := map[string]bool{}
+	for _, name := range n.Packages.GpuformHolds {
+		owned[name] = true
+	}
+	var foreign []string
+	check := func(name string, changes bool) {
+		p, ok := n.Packages.Installed[name]
+		if ok && p.Held && changes && !owned[name] {
+			foreign = append(foreign, name+" "+upstream(p.Version))
+		}
+	}
+	for _, name := range append([]string{r.set.names[0]}, r.set.accept...) {
+		if p, ok := n.Packages.Installed[name]; ok {
+			check(name, p.State != "" || !versionMatches(p.Version, r.set.want))
+		}
+	}
+	for _, name := range r.set.names[1:] {
+		if p, ok := n.Packages.Installed[name]; ok {
+			check(name, p.State != "" || !versionMatches(p.Version, r.set.want))
+		}
+	}
+	for _, name := range r.removals(n) {
+		check(name, true)
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	names := make([]string, len(foreign))
+	for i, f := range foreign {
+		names[i], _, _ = strings.Cut(f, " ")
+	}
+	return fmt.Errorf("%s: %s held by someone other than gpuform (gpuform records its own holds in %s); gpuform does not override another's hold. To let gpuform change %s, lift the hold on the node (apt-mark unhold %s) and plan again",
+		r.name, strings.Join(foreign, ", "), aptHoldsFile, plural(len(foreign), "it", "them"), strings.Join(names, " "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // resolveDriverRelease turns a floating driver version (a branch, "580")
@@ -518,6 +588,7 @@ $(gpuform_pinning)"`,
 			"deps=''",
 			`for s in "$@"; do case $s in *-) ;; *) deps="$deps ${s%%=*}" ;; esac; done`,
 			"apt-mark hold $deps >/dev/null")
+		lines = append(lines, recordHolds("$deps", remove)...)
 	}
 	return commandStep("install "+strings.Join(desc, " "), lines...)
 }
@@ -555,7 +626,8 @@ func (r *pkgResource) dnfInstallStep(held []string) Step {
 
 func (r *pkgResource) holdStep(names []string) Step {
 	if r.family == FamilyDebian {
-		return commandStep("hold "+strings.Join(names, " "), "apt-mark hold "+words(names...)+" >/dev/null")
+		return commandStep("hold "+strings.Join(names, " "), append([]string{"apt-mark hold " + words(names...) + " >/dev/null"},
+			recordHolds(words(names...), nil)...)...)
 	}
 	return commandStep("version-lock "+strings.Join(names, " "), "dnf -q versionlock add "+words(names...))
 }
