@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/debroot"
@@ -397,4 +398,37 @@ func TestAptHoldSetBySomeoneElse(t *testing.T) {
 	if out := a.root.Run(t, "cat /var/lib/gpuform/apt-holds"); out != "libnccl-dev\nlibnccl2\n" {
 		t.Errorf("gpuform's own holds: %q", out)
 	}
+}
+
+// TestAptKilledApplyFollowedByAnother kills gpuform (SIGKILL) while apt
+// runs NCCL's postinst on the node, and applies again at once: the second
+// apply does not start a second apt next to the orphaned one (it fails
+// fast naming it), and once the orphan has finished, the next apply
+// converges with every hold in place and dpkg clean.
+func TestAptKilledApplyFollowedByAnother(t *testing.T) {
+	bin := buildGpuform(t)
+	debs := debroot.NVIDIARepo()
+	for i, d := range debs {
+		if d.Name == "libnccl2" && d.Version == "2.21.5-1+cuda12.4" {
+			debs[i].Postinst = "#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 5; fi\nexit 0\n"
+		}
+	}
+	a := startAptNode(t, debs)
+	a.spec(`  nccl { version = "2.21.5" }`)
+	a.root.Run(t, ": >/run/slow-postinst")
+	p := startGpuform(t, bin, nil, "apply", "-auto-approve", "-ssh-config", a.root.SSHConfig, "-known-hosts", a.root.KnownHosts, "-identity", a.root.Identity, a.dir)
+	a.root.Run(t, "i=0; while [ ! -e /run/in-postinst ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; [ -e /run/in-postinst ]")
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+
+	code, out, errOut := a.cli("", "apply", "-auto-approve")
+	if code == ExitOK {
+		t.Logf("the orphaned step had already finished:\n%s", out)
+	} else if !strings.Contains(out+errOut, "still running") {
+		t.Fatalf("second apply next to an orphaned apt: exit %d\n%s\n%s", code, out, errOut)
+	}
+	a.root.Run(t, "i=0; while pgrep -x apt-get >/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ! pgrep -x apt-get")
+	a.root.Run(t, "rm -f /run/slow-postinst")
+	a.apply()
+	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
 }

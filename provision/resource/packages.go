@@ -552,7 +552,7 @@ func (r *pkgResource) installStep(held []string, remove ...string) Step {
 			"	v=$(gpuform_candidate "+q(r.set.pinning)+" '*')",
 			`	[ -z "$v" ] || printf '%s=%s\n' `+q(r.set.pinning)+` "$v"`,
 			"}")
-		desc = append(desc, r.set.pinning+" (when the repository has it)")
+		desc = append(desc, "with "+r.set.pinning+" if the repository has it")
 	} else {
 		lines = append(lines, "gpuform_pinning() { :; }")
 	}
