@@ -16,6 +16,71 @@ import (
 // buildBase puts into the root changes, so that every cache rebuilds.
 const BaseVersion = "debian12-bookworm-minbase-ssh-v1"
 
+// RPMBaseVersion names the cached root of the RPM flavour: the same Debian
+// root with Debian's dnf, rpm, createrepo_c and dnf-plugins-core, made to
+// look like Rocky Linux 9 (os-release, an empty dpkg database, an RPM
+// database), so that gpuform plans and applies with dnf.
+const RPMBaseVersion = "debian12-bookworm-minbase-ssh-dnf-rocky9-v1"
+
+// variant is one kind of cached root.
+type variant struct {
+	name     string
+	packages []string
+	// post makes the root what the variant is, after debootstrap.
+	post func(dir string, run func(string, ...string) error) error
+}
+
+var debianVariant = variant{name: BaseVersion, packages: basePackages}
+
+var rpmVariant = variant{
+	name:     RPMBaseVersion,
+	packages: append(append([]string(nil), basePackages...), "dnf", "rpm", "createrepo-c", "dnf-plugins-core", "file"),
+	post: func(dir string, run func(string, ...string) error) error {
+		files := map[string]string{
+			"etc/os-release": `NAME="Rocky Linux"
+VERSION="9.4 (Blue Onyx)"
+ID="rocky"
+ID_LIKE="rhel centos fedora"
+VERSION_ID="9.4"
+PLATFORM_ID="platform:el9"
+PRETTY_NAME="Rocky Linux 9.4 (Blue Onyx)"
+`,
+			"etc/dnf/vars/releasever": "9\n",
+			// Debian's rpm keeps its database in ~/.rpmdb so as not to
+			// look like the system's; here it is the system's, where
+			// Rocky keeps it.
+			"etc/rpm/macros": "%_dbpath /var/lib/rpm\n",
+			"etc/yum.repos.d/gpuform-test.repo": "[gpuform-test]\nname=packages with NVIDIA's names built by gpuform's tests\nbaseurl=file://" + repoMount + "\nenabled=1\ngpgcheck=0\nmetadata_expire=0\n",
+		}
+		for name, content := range files {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			os.Remove(p) // os-release is a symlink into /usr/lib
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				return err
+			}
+		}
+		// dnf-plugins-core's local and post-transaction-actions plugins
+		// are not part of a Rocky install (local adds a signed repository
+		// of its own and fails without keys).
+		for _, f := range []string{"etc/dnf/plugins/local.conf", "etc/dnf/plugins/post-transaction-actions.conf"} {
+			os.Remove(filepath.Join(dir, f))
+		}
+		// dpkg's database stays (as status.debian) but is empty, so the
+		// probe reads the RPM database, as on Rocky.
+		status := filepath.Join(dir, "var/lib/dpkg/status")
+		if err := os.Rename(status, status+".debian"); err != nil {
+			return err
+		}
+		if err := os.WriteFile(status, nil, 0o644); err != nil {
+			return err
+		}
+		return run("chroot", dir, "rpm", "--initdb")
+	},
+}
+
 // suite is the Debian release the root runs.
 const suite = "bookworm"
 
@@ -127,12 +192,17 @@ func debianURI(path string) string {
 // has. Concurrent test binaries wait for one build (flock on a lock file).
 func Base(t testing.TB) string {
 	t.Helper()
+	return base(t, debianVariant)
+}
+
+func base(t testing.TB, v variant) string {
+	t.Helper()
 	requireTools(t)
 	dir := cacheDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		unavailable(t, "cache directory: %v", err)
 	}
-	root := filepath.Join(dir, BaseVersion)
+	root := filepath.Join(dir, v.name)
 	lock, err := os.OpenFile(root+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		unavailable(t, "cache lock: %v", err)
@@ -152,7 +222,7 @@ func Base(t testing.TB) string {
 	start := time.Now()
 	tmp := root + ".building"
 	os.RemoveAll(tmp)
-	log, err := buildBase(tmp, mirror)
+	log, err := buildBase(tmp, mirror, v)
 	if err != nil {
 		os.RemoveAll(tmp)
 		unavailable(t, "building the Debian root from %s: %v\n%s", mirror, err, tail(log, 30))
@@ -166,7 +236,7 @@ func Base(t testing.TB) string {
 }
 
 // buildBase runs debootstrap and trims the result to what every test copies.
-func buildBase(dir, mirror string) (string, error) {
+func buildBase(dir, mirror string, v variant) (string, error) {
 	var log strings.Builder
 	run := func(name string, args ...string) error {
 		cmd := exec.Command(name, args...)
@@ -178,7 +248,7 @@ func buildBase(dir, mirror string) (string, error) {
 		}
 		return nil
 	}
-	if err := run("debootstrap", "--variant=minbase", "--include="+strings.Join(basePackages, ","), suite, dir, mirror); err != nil {
+	if err := run("debootstrap", "--variant=minbase", "--include="+strings.Join(v.packages, ","), suite, dir, mirror); err != nil {
 		return log.String(), err
 	}
 	// The tests install only from their own repository; no test may reach
@@ -197,7 +267,12 @@ func buildBase(dir, mirror string) (string, error) {
 	for _, k := range keys {
 		os.Remove(k)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".gpuform-debroot"), []byte(BaseVersion+"\n"+mirror+"\n"), 0o644); err != nil {
+	if v.post != nil {
+		if err := v.post(dir, run); err != nil {
+			return log.String(), err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gpuform-debroot"), []byte(v.name+"\n"+mirror+"\n"), 0o644); err != nil {
 		return log.String(), err
 	}
 	return log.String(), nil

@@ -26,6 +26,11 @@ type Options struct {
 	// Packages are published in the root's apt repository before sshd
 	// starts, and the root's package lists are refreshed from it.
 	Packages []Deb
+	// RPM starts the RPM flavour (RPMBaseVersion: dnf and rpm on a root
+	// that reads as Rocky Linux 9) with RPMs published in its dnf
+	// repository; Packages is ignored then.
+	RPM  bool
+	RPMs []RPM
 }
 
 // Root is a running Debian root reachable over sshd.
@@ -80,7 +85,11 @@ const CallsLog = "/var/log/gpuform-test/calls.log"
 // the root, and returns once sshd answers. Cleanup kills the namespace.
 func Start(t testing.TB, opts Options) *Root {
 	t.Helper()
-	base := Base(t)
+	v := debianVariant
+	if opts.RPM {
+		v = rpmVariant
+	}
+	base := base(t, v)
 	if _, err := exec.LookPath("nsenter"); err != nil {
 		unavailable(t, "nsenter not found (util-linux)")
 	}
@@ -141,8 +150,10 @@ func Start(t testing.TB, opts Options) *Root {
 	writeFile(t, r.SSHConfig, []byte(fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User root\n  IdentityFile %s\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n",
 		r.Alias, r.Port, r.Identity, r.KnownHosts)), 0o600)
 	r.writeStubs(t, seed)
-	r.debs = append(r.debs, opts.Packages...)
-	r.writeRepo(t)
+	if !opts.RPM {
+		r.debs = append(r.debs, opts.Packages...)
+		r.writeRepo(t)
+	}
 
 	// The namespace's first process mounts the root and becomes sshd. A
 	// separate PID namespace means killing unshare (--kill-child) takes
@@ -222,6 +233,10 @@ exec chroot "$M" /usr/sbin/sshd -D -e -f /etc/ssh/gpuform-test/sshd_config
 			t.Fatalf("debroot: sshd did not start within 30s:\n%s", r.Log())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if opts.RPM {
+		r.PublishRPMs(t, opts.RPMs...)
+		return r
 	}
 	if out, err := r.Exec("apt-get update -q"); err != nil {
 		t.Fatalf("debroot: apt-get update in the root: %v\n%s", err, out)
