@@ -432,3 +432,78 @@ func TestAptKilledApplyFollowedByAnother(t *testing.T) {
 	a.apply()
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
 }
+
+// rpmNode is aptNode on the Rocky-like root with Debian's dnf and rpm.
+func startRPMNode(t *testing.T) *aptNode {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a root and runs the real dnf")
+	}
+	r := debroot.Start(t, debroot.Options{RPM: true, RPMs: debroot.NVIDIARPMs()})
+	return &aptNode{t: t, root: r, dir: t.TempDir()}
+}
+
+// rpmConverged checks rpm -qa (the test packages), the version locks and a
+// second plan with no changes.
+func (a *aptNode) rpmConverged(want []string, locked []string) {
+	a.t.Helper()
+	out := a.root.Run(a.t, `rpm -qa --qf '%{NAME} %{VERSION}-%{RELEASE}\n' | grep -E 'nvidia|nccl' | sort`)
+	sort.Strings(want)
+	if strings.TrimSpace(out) != strings.Join(want, "\n") {
+		a.t.Errorf("rpm -qa:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+	locks := a.root.Run(a.t, "grep -v '^#' /etc/dnf/plugins/versionlock.list | grep . | sed 's/-[0-9]*:.*//' | sort -u")
+	sort.Strings(locked)
+	if strings.Join(strings.Fields(locks), " ") != strings.Join(locked, " ") {
+		a.t.Errorf("version locks:\n%s\nwant %v", locks, locked)
+	}
+	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
+	if code != ExitOK || !strings.Contains(out, "No changes.") {
+		a.t.Errorf("second plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestDnfInstallDowngradeBranchChangeAndMissingRelease runs the package
+// scenarios with the real dnf and rpm: a fresh install with version locks,
+// a downgrade of the driver and NCCL through their locks, a branch change
+// whose fabric manager conflicts with the old one (dnf --allowerasing), and
+// a missing release: dnf's error leads the message and the locks are put
+// back.
+func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
+	a := startRPMNode(t)
+	spec := func(drv, nccl string) string {
+		return `  driver {
+    version        = "` + drv + `"
+    kernel_module  = "open"
+    fabric_manager = true
+  }
+  nccl { version = "` + nccl + `" }`
+	}
+	locked := []string{"libnccl", "libnccl-devel", "nvidia-fabricmanager-580", "nvidia-open"}
+	a.spec(spec("580.95.05", "2.21.5-1+cuda12.4"))
+	a.apply()
+	a.rpmConverged([]string{"nvidia-open 580.95.05-1", "nvidia-kernel-open-580 580.95.05-1", "nvidia-fabricmanager-580 580.95.05-1", "libnccl 2.21.5-1+cuda12.4", "libnccl-devel 2.21.5-1+cuda12.4"}, locked)
+
+	a.spec(spec("580.65.06", "2.20.5-1+cuda12.4"))
+	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
+	if code != ExitReport || !strings.Contains(out, "downgrades nvidia-open 580.95.05 -> 580.65.06") || !strings.Contains(out, "libnccl 2.21.5 -> 2.20.5, libnccl-devel 2.21.5 -> 2.20.5") {
+		t.Errorf("plan of a downgrade: exit %d\n%s\n%s", code, out, errOut)
+	}
+	a.apply()
+	a.rpmConverged([]string{"nvidia-open 580.65.06-1", "nvidia-kernel-open-580 580.65.06-1", "nvidia-fabricmanager-580 580.65.06-1", "libnccl 2.20.5-1+cuda12.4", "libnccl-devel 2.20.5-1+cuda12.4"}, locked)
+
+	a.spec(spec("590.44.01", "2.20.5-1+cuda12.4"))
+	a.apply()
+	a.rpmConverged([]string{"nvidia-open 590.44.01-1", "nvidia-kernel-open-590 590.44.01-1", "nvidia-fabricmanager-590 590.44.01-1", "libnccl 2.20.5-1+cuda12.4", "libnccl-devel 2.20.5-1+cuda12.4"},
+		[]string{"libnccl", "libnccl-devel", "nvidia-fabricmanager-590", "nvidia-open"})
+
+	// 580.82.07 is a real release (cuda-driver.tsv) the repository lacks.
+	a.spec(spec("580.82.07", "2.20.5-1+cuda12.4"))
+	code, out, errOut = a.cli("", "apply", "-auto-approve")
+	if code == ExitOK || !strings.Contains(out+errOut, "exit status 1: Error: Unable to find a match: nvidia-open-580.82.07") {
+		t.Errorf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if locks := a.root.Run(t, "cat /etc/dnf/plugins/versionlock.list"); !strings.Contains(locks, "nvidia-open-0:590.44.01-1.*") {
+		t.Errorf("the driver's version lock was not put back after the failed install:\n%s", locks)
+	}
+}

@@ -115,7 +115,7 @@ func driverSet(family, flavour, version string) pkgSet {
 		}
 	}
 	s.names = []string{name}
-	if family == FamilyDebian {
+	{
 		// Another branch's or flavour's driver conflicts with this one
 		// through its kernel module package (NVIDIA's apt packages:
 		// cuda-drivers-<branch> depends on nvidia-kernel-source-<branch>,
@@ -181,7 +181,7 @@ func fabricManagerSet(family, driver string) pkgSet {
 		name = "nvidia-fabricmanager-" + branchOf(driver)
 	}
 	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: []string{"nvidia-fabricmanager-"}}
-	if family == FamilyDebian {
+	{
 		// Every branch's package has Provides/Conflicts/Replaces:
 		// nvidia-fabricmanager; the other branch's leaves in the same
 		// transaction, with the meta package that depends on it.

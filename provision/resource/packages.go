@@ -294,13 +294,7 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 		}
 	}
 	if needInstall {
-		var held []string
-		for _, name := range r.set.names {
-			if n.PackageHeld(name) {
-				held = append(held, name)
-			}
-		}
-		steps = append(steps, r.installStep(held, remove...))
+		steps = append(steps, r.installStep(remove...))
 	}
 	if r.set.hold {
 		var unheld []string
@@ -466,12 +460,10 @@ func resolveDriverRelease(family, flavour, version string, f *facts.Node) string
 // another branch or flavour (set.removes) and must leave in the same
 // transaction: apt will not remove a held package to resolve a conflict,
 // but removes one named with a trailing '-' on the install command line.
-// Only apt needs the list; dnf's --allowerasing removes conflicting
-// packages itself.
+// dnf's --allowerasing removes them itself; gpuform lifts their version
+// locks, which would otherwise outlive them and hide other releases of
+// their names.
 func (r *pkgResource) removals(n *facts.Node) []string {
-	if r.family != FamilyDebian {
-		return nil
-	}
 	keep := map[string]bool{}
 	for _, name := range append(append([]string(nil), r.set.names...), r.set.keep...) {
 		keep[name] = true
@@ -501,9 +493,9 @@ func containsStr(list []string, s string) bool {
 // at its exact version and, for apt, the packages the set's packages depend
 // on with "=" (a driver meta package's kernel module package), and every
 // package in remove with apt's trailing '-'.
-func (r *pkgResource) installStep(held []string, remove ...string) Step {
+func (r *pkgResource) installStep(remove ...string) Step {
 	if r.family != FamilyDebian {
-		return r.dnfInstallStep(held)
+		return r.dnfInstallStep(remove)
 	}
 	var desc []string
 	var lines []string
@@ -604,23 +596,27 @@ func specFor(family, name, pin string) string {
 	return name + "-" + pin
 }
 
-// dnfInstallStep installs the set with dnf; version locks on the set's
-// packages are lifted for the transaction and put back when it fails.
-func (r *pkgResource) dnfInstallStep(held []string) Step {
+// dnfInstallStep installs the set with dnf. Version locks on the set's
+// packages (held or not: a lock outlives the package it names) and on the
+// packages --allowerasing will remove are lifted for the transaction; the
+// ones that were there are put back when it fails.
+func (r *pkgResource) dnfInstallStep(remove []string) Step {
 	var specs []string
 	for _, name := range r.set.names {
 		specs = append(specs, specFor(r.family, name, r.set.pins[name]))
 	}
-	lines := []string{"dnf makecache -q >/dev/null"}
-	if len(held) > 0 {
-		lines = append(lines, "dnf -q versionlock delete "+words(held...)+" >/dev/null 2>&1 || true")
+	unlock := append(append([]string(nil), r.set.names...), remove...)
+	lines := []string{
+		"dnf makecache -q >/dev/null",
+		`locks="$R/etc/dnf/plugins/versionlock.list"`,
+		`if [ -f "$locks" ]; then cp -p -- "$locks" "$locks.gpuform"; fi`,
+		"dnf -q versionlock delete " + words(unlock...) + " >/dev/null 2>&1 || true",
+		// dnf waits for another dnf's lock by default (exit_on_lock=False).
+		"dnf install -y -q --allowerasing " + words(specs...) + ` || {`,
+		`	rc=$?; if [ -f "$locks.gpuform" ]; then mv -f -- "$locks.gpuform" "$locks"; fi; exit $rc`,
+		"}",
+		`rm -f -- "$locks.gpuform"`,
 	}
-	// dnf waits for another dnf's lock by default (exit_on_lock=False).
-	install := "dnf install -y -q --allowerasing " + words(specs...)
-	if len(held) > 0 {
-		install += " || { rc=$?; dnf -q versionlock add " + words(held...) + " >/dev/null 2>&1 || true; exit $rc; }"
-	}
-	lines = append(lines, install)
 	return commandStep("install "+strings.Join(specs, " "), lines...)
 }
 

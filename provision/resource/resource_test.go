@@ -165,10 +165,10 @@ func TestQuotingHoldsWithoutValidation(t *testing.T) {
 	steps := map[string]Step{}
 	// Package steps, apt and dnf, straight from the builders.
 	deb := &pkgResource{base: base{name: DriverPackage}, family: FamilyDebian, set: pkgSet{names: []string{"cuda-drivers-550"}, pins: map[string]string{"cuda-drivers-550": hostile}}}
-	steps["apt install"] = deb.installStep([]string{hostile})
+	steps["apt install"] = deb.installStep()
 	steps["apt hold"] = deb.holdStep([]string{hostile})
 	rpm := &pkgResource{base: base{name: DriverPackage}, family: FamilyRHEL, set: pkgSet{names: []string{"nvidia-open"}, pins: map[string]string{"nvidia-open": hostile}}}
-	steps["dnf install"] = rpm.installStep([]string{hostile})
+	steps["dnf install"] = rpm.installStep()
 	steps["dnf lock"] = rpm.holdStep([]string{hostile})
 	steps["service"] = commandStep("", "systemctl enable --now "+q(hostile))
 	steps["modprobe"] = commandStep("", "modprobe "+q(hostile))
