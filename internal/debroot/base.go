@@ -49,7 +49,7 @@ PRETTY_NAME="Rocky Linux 9.4 (Blue Onyx)"
 			// Debian's rpm keeps its database in ~/.rpmdb so as not to
 			// look like the system's; here it is the system's, where
 			// Rocky keeps it.
-			"etc/rpm/macros": "%_dbpath /var/lib/rpm\n",
+			"etc/rpm/macros":                    "%_dbpath /var/lib/rpm\n",
 			"etc/yum.repos.d/gpuform-test.repo": "[gpuform-test]\nname=packages with NVIDIA's names built by gpuform's tests\nbaseurl=file://" + repoMount + "\nenabled=1\ngpgcheck=0\nmetadata_expire=0\n",
 		}
 		for name, content := range files {
