@@ -507,3 +507,34 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 		t.Errorf("the driver's version lock was not put back after the failed install:\n%s", locks)
 	}
 }
+
+// TestAptInterruptedDpkgThatCannotBeRepairedStops: a postinst that fails
+// leaves libnccl2 half-configured; apply runs dpkg --configure -a, which
+// fails too, and stops there with dpkg's error first and the command to
+// run, changing nothing else. Once the package is fixed, apply converges.
+func TestAptInterruptedDpkgThatCannotBeRepairedStops(t *testing.T) {
+	debs := debroot.NVIDIARepo()
+	for i, d := range debs {
+		if d.Name == "libnccl2" && d.Version == "2.21.5-1+cuda12.4" {
+			debs[i].Postinst = "#!/bin/sh\n[ -e /run/postinst-ok ] || { echo 'libnccl2: cannot configure' >&2; exit 1; }\n"
+		}
+	}
+	a := startAptNode(t, debs)
+	a.spec(`  nccl { version = "2.21.5" }`)
+	if out, err := a.root.Exec("apt-get install -y -q libnccl2=2.21.5-1+cuda12.4"); err == nil {
+		t.Fatalf("the failing postinst succeeded:\n%s", out)
+	}
+	code, out, errOut := a.cli("", "apply", "-auto-approve")
+	all := out + errOut
+	if code == ExitOK || !strings.Contains(all, "dpkg_interrupted: dpkg --configure -a") || !strings.Contains(all, "exit status 1: dpkg: error processing package libnccl2 (--configure):") ||
+		!strings.Contains(all, "then run 'dpkg --configure -a' on the node") {
+		t.Fatalf("apply over an unrepairable dpkg: exit %d\n%s", code, all)
+	}
+	if st := a.dpkg(); strings.Contains(st, "libnccl-dev") {
+		t.Errorf("apply went on past the failed repair:\n%s", st)
+	}
+	t.Logf("the failure as the operator sees it:\n%s", errOut)
+	a.root.Run(t, ": >/run/postinst-ok")
+	a.apply()
+	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
+}

@@ -690,7 +690,7 @@ func (r *dpkgRepair) Diff(n *facts.Node) (Change, error) {
 		"	sleep 1",
 		"done",
 		`if [ -n "$(dpkg --audit 2>/dev/null)" ]; then`,
-		`	printf '%s\n' "$out" | grep -E '^(dpkg|E):' >&2 || printf '%s\n' "$out" >&2`,
+		`	printf '%s\n' "$out" >&2`,
 		`	echo "dpkg was interrupted and 'dpkg --configure -a' did not finish it; fix the package named above, then run 'dpkg --configure -a' on the node" >&2`,
 		"	exit 1",
 		"fi")}
