@@ -31,4 +31,6 @@ fi
 
 # go-nvml and its mock servers need cgo.
 export CGO_ENABLED=1
-exec go test -count=1 "$@" ./...
+# The package tests that build Debian roots on a cold machine take minutes:
+# go test's 10-minute default per package is too tight for a loaded CI.
+exec go test -count=1 -timeout 25m "$@" ./...
