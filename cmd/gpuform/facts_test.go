@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuform/gpuform/provision/sim"
 )
@@ -72,5 +75,34 @@ func TestFactsUnreachableHost(t *testing.T) {
 	code, out, _ := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "facts", dir)
 	if code != ExitFailed || !strings.Contains(out, "sim://no-such-profile") || !strings.Contains(out, "error:") {
 		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+// TestFactsEndlessOutput: a node whose probe output has no end (here a
+// sparse 1 TiB /etc/fstab, which the probe sends as hex) fails with a
+// clear error once the output passes 64 MiB, instead of the controller
+// reading it into memory until it runs out.
+func TestFactsEndlessOutput(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(root, "etc/fstab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		f.Close()
+		t.Skipf("no sparse 1 TiB file here: %v", err)
+	}
+	f.Close()
+	start := time.Now()
+	code, out, errOut := runPA(t, nil, "", "facts", "--root", root)
+	want := "output: the command wrote more than 64 MiB to its stdout and was stopped"
+	if code != ExitFailed || !strings.Contains(out+errOut, want) {
+		t.Errorf("exit %d, want 1 and %q\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+	if took := time.Since(start); took > 60*time.Second {
+		t.Errorf("took %s to give up on endless output", took)
 	}
 }

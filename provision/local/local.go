@@ -89,6 +89,20 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	}
 	sort.Strings(keys)
 
+	// A command whose output passes its limit is killed through runCtx,
+	// and reported as an output error rather than a cancellation.
+	stdout, stderr := transport.NewStdout(), transport.NewStderr()
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stdout.Overflow():
+		case <-stderr.Overflow():
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
 	var c *exec.Cmd
 	sudo := cmd.Become && t.geteuid() != 0
 	if sudo {
@@ -113,8 +127,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		return syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	}
 	c.WaitDelay = waitDelay
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
+	c.Stdout, c.Stderr = stdout, stderr
 	var err error
 	if _, isFile := cmd.Stdin.(*os.File); isFile || cmd.Stdin == nil {
 		c.Stdin = cmd.Stdin
@@ -128,9 +141,13 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		err = t.runWithStdin(c, cmd.Stdin)
 	}
 	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
-	if ctx.Err() != nil {
+	if err := transport.FirstOverflow(stdout, stderr); err != nil {
 		res.ExitCode = -1
-		return res, transport.ContextError(ctx, t.host)
+		return res, &transport.HostError{Host: t.host, Op: "output", Err: err}
+	}
+	if parent.Err() != nil {
+		res.ExitCode = -1
+		return res, transport.ContextError(parent, t.host)
 	}
 	var exit *exec.ExitError
 	switch {

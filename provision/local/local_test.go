@@ -148,3 +148,33 @@ exec "$@"
 		t.Errorf("password required: err = %v", err)
 	}
 }
+
+// TestEndlessOutput: a command that prints without end, on either stream,
+// is stopped once it passes its limit and fails with an output error; it
+// is neither waited for nor cut off silently.
+func TestEndlessOutput(t *testing.T) {
+	tests := map[string]struct{ script, stream string }{
+		"stdout": {script: "yes gpuform", stream: "stdout"},
+		"stderr": {script: "yes gpuform >&2", stream: "stderr"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			start := time.Now()
+			res, err := local.New("localhost").Run(ctx, transport.Command{Script: tc.script})
+			var he *transport.HostError
+			var le *transport.OutputLimitError
+			if !errors.As(err, &he) || he.Op != "output" || !errors.As(err, &le) || le.Stream != tc.stream {
+				t.Fatalf("Run(%q) = %v, want an output error on %s", tc.script, err, tc.stream)
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("Run(%q) returned only after 60s", tc.script)
+			}
+			if n := len(res.Stdout) + len(res.Stderr); n > transport.MaxStdout+transport.StderrHead+transport.StderrTail+100 {
+				t.Errorf("kept %d bytes of output", n)
+			}
+			t.Logf("stopped after %s", time.Since(start))
+		})
+	}
+}

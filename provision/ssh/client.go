@@ -1,7 +1,6 @@
 package ssh
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -371,8 +370,8 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 		return transport.Result{}, c.deadErr
 	}
 
-	var stdout, stderr bytes.Buffer
-	pids := newPIDFilter(&stderr)
+	stdout, stderr := transport.NewStdout(), transport.NewStderr()
+	pids := newPIDFilter(stderr)
 	type started struct {
 		sess *gossh.Session
 		err  error
@@ -389,7 +388,7 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 		// command exits, so a stdin that never ends (a terminal, an open
 		// pipe) does not hold Run; TestRun checks it.
 		sess.Stdin = cmd.Stdin
-		sess.Stdout = &stdout
+		sess.Stdout = stdout
 		sess.Stderr = pids
 		if err := sess.Start(script); err != nil {
 			sess.Close()
@@ -428,12 +427,22 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 	case <-ctx.Done():
 		c.stop(sess, pids)
 		return transport.Result{}, c.ctxErr(ctx)
+	case <-stdout.Overflow():
+		c.stop(sess, pids)
+		return transport.Result{ExitCode: -1}, c.hostErr("output", stdout.Err())
+	case <-stderr.Overflow():
+		c.stop(sess, pids)
+		return transport.Result{ExitCode: -1}, c.hostErr("output", stderr.Err())
 	case <-c.dead:
 		sess.Close()
 		return transport.Result{}, c.deadErr
 	}
 	sess.Close()
 	pids.flush()
+	// The command may have ended just as it passed a limit.
+	if err := transport.FirstOverflow(stdout, stderr); err != nil {
+		return transport.Result{ExitCode: -1}, c.hostErr("output", err)
+	}
 
 	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	var exitErr *gossh.ExitError

@@ -566,6 +566,40 @@ func TestRunFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("endless output ends the remote command", func(t *testing.T) {
+		srv := sshtest.Start(t, sshtest.Options{})
+		c := dial(t, srv, optsFor(srv))
+		for _, stream := range []string{"stdout", "stderr"} {
+			script := "yes gpuform"
+			if stream == "stderr" {
+				script += " >&2"
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			_, err := c.Run(ctx, transport.Command{Script: script})
+			he := hostErr(t, err, "output")
+			var le *transport.OutputLimitError
+			if !errors.As(err, &le) || le.Stream != stream || ctx.Err() != nil {
+				t.Errorf("%s: error %v, want the %s limit well within 90s", stream, he, stream)
+			}
+			cancel()
+		}
+		// The connection survives, and the endless command was stopped
+		// (its supervisor's trap passes SIGTERM on within moments).
+		var left string
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			res, err := c.Run(context.Background(), transport.Command{Script: "pgrep -x yes || true"})
+			if err != nil {
+				t.Fatalf("Run after the output limit: %v", err)
+			}
+			if left = strings.TrimSpace(string(res.Stdout)); left == "" {
+				break
+			}
+		}
+		if left != "" {
+			t.Errorf("yes still running as %q 5s after the output limit", left)
+		}
+	})
+
 	t.Run("context cancelled", func(t *testing.T) {
 		srv := sshtest.Start(t, sshtest.Options{})
 		c := dial(t, srv, optsFor(srv))
