@@ -74,6 +74,26 @@ func TestPlanNeverRunsSimStateFromSpecDir(t *testing.T) {
 	noWitness(t, witness)
 }
 
+// TestSimStateThroughALinkToTheSpecDir: GPUFORM_SIM_STATE naming a
+// directory not made yet, through a link to the spec directory, is inside
+// the spec as well. The first plan used to make it there, and a spec could
+// then ship the state the next plan runs.
+func TestSimStateThroughALinkToTheSpecDir(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://hgx-h100-stale\"]\n}\n")
+	link := filepath.Join(t.TempDir(), "checkout")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + filepath.Join(link, "state", "sim")}, "plan", dir)
+	if code != ExitFailed || !strings.Contains(out+errOut, "inside the spec directory") {
+		t.Errorf("GPUFORM_SIM_STATE through a link into the spec: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state")); err == nil {
+		t.Error("simulated state was made inside the spec directory")
+	}
+}
+
 // A simulated root that gpuform did not make, or that is not where gpuform
 // put it, is refused with a clear error and nothing in it runs.
 func TestPlanRefusesSimStateGpuformDidNotMake(t *testing.T) {

@@ -106,15 +106,25 @@ func LocalRefusal(host, what string) error {
 // inside reports whether path is dir or below it, after making both
 // absolute and resolving the links that exist.
 func inside(path, dir string) bool {
+	// resolve follows the links of the deepest part of p that exists: a
+	// state directory not made yet may still lie behind a link into dir.
 	resolve := func(p string) string {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return p
 		}
-		if r, err := filepath.EvalSymlinks(abs); err == nil {
-			return r
+		rest := ""
+		for cur := abs; ; {
+			if r, err := filepath.EvalSymlinks(cur); err == nil {
+				return filepath.Join(r, rest)
+			}
+			parent := filepath.Dir(cur)
+			if parent == cur {
+				return abs
+			}
+			rest = filepath.Join(filepath.Base(cur), rest)
+			cur = parent
 		}
-		return abs
 	}
 	rel, err := filepath.Rel(resolve(dir), resolve(path))
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
