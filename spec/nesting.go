@@ -9,7 +9,7 @@ import (
 
 // MaxNesting is how deeply any construct may nest in HCL text gpuform
 // parses: brackets, braces, parentheses, strings and heredocs, template
-// interpolations and directives, and chains of unary operators and splats.
+// interpolations and directives, and chains of operators and splats.
 // The HCL parser and evaluator recurse once per level and a few hundred
 // thousand levels (300 KB of "!") overflow the Go stack, a crash no recover
 // can catch; no real spec comes near this limit.
@@ -19,8 +19,8 @@ const MaxNesting = 10000
 // handed to the HCL parser. It works on the lexer's tokens, which are read
 // without recursion: each opening token is a level, and each unary operator
 // or splat in a chain is one more until the list item, argument or line
-// ends. Binary minus and multiplication count as well: the check only has
-// to be generous, not exact.
+// ends. Binary operators count as well (their trees are as deep as their
+// chains are long): the check only has to be generous, not exact.
 func CheckNesting(src []byte, filename string) hcl.Diagnostics {
 	toks, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
 	// levels holds, per open construct, the token that opened it and the
@@ -64,7 +64,12 @@ func CheckNesting(src []byte, filename string) hcl.Diagnostics {
 					}
 				}
 			}
-		case hclsyntax.TokenBang, hclsyntax.TokenMinus, hclsyntax.TokenStar, hclsyntax.TokenQuestion:
+		case hclsyntax.TokenBang, hclsyntax.TokenMinus, hclsyntax.TokenStar, hclsyntax.TokenQuestion,
+			// Binary operators build a tree as deep as their chain is long:
+			// a million "+1" overflowed the stack of evaluation.
+			hclsyntax.TokenPlus, hclsyntax.TokenSlash, hclsyntax.TokenPercent,
+			hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual,
+			hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq, hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq:
 			top.chain++
 			depth++
 		case hclsyntax.TokenComma:
@@ -82,7 +87,7 @@ func CheckNesting(src []byte, filename string) hcl.Diagnostics {
 			return hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "Nesting too deep",
-				Detail:   fmt.Sprintf("The text nests more than %d levels deep here (brackets, strings, templates, unary operators), which exceeds the limit of %d; gpuform does not parse text nested this deeply.", MaxNesting, MaxNesting),
+				Detail:   fmt.Sprintf("The text nests more than %d levels deep here (brackets, strings, templates, operators), which exceeds the limit of %d; gpuform does not parse text nested this deeply.", MaxNesting, MaxNesting),
 				Subject:  t.Range.Ptr(),
 			}}
 		}

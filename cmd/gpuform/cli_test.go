@@ -385,6 +385,36 @@ func TestFmtDeepNesting(t *testing.T) {
 	}
 }
 
+// TestLongOperatorChain: a chain of a million binary operators (2 MB of
+// "+1") parses into a tree a million levels deep, whose evaluation
+// overflowed the Go stack in validate and lint, and which fmt took 7 s
+// and 1.4 GB to rewrite. Every command refuses it as too deep.
+func TestLongOperatorChain(t *testing.T) {
+	for _, op := range []string{"+", "/", "%", "&&", "||", "==", "!=", "<", "<=", ">", ">="} {
+		t.Run(op, func(t *testing.T) {
+			// A million for one operator and every command; past the
+			// limit of 10000 for the others.
+			n, cmds := 20000, []string{"validate"}
+			if op == "+" {
+				n, cmds = 1000000, []string{"validate", "lint", "fmt"}
+			}
+			src := "locals {\n  a = 1" + strings.Repeat(op+"1", n) + "\n}\n"
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), src)
+			for _, cmd := range cmds {
+				args := []string{cmd, dir}
+				if cmd == "fmt" {
+					args = []string{cmd, "-check", dir}
+				}
+				code, out, errOut := runCLI(t, "", args...)
+				if code != ExitFailed || !strings.Contains(out+errOut, "Nesting too deep") {
+					t.Errorf("%s: exit %d, want 1 with \"Nesting too deep\"; output:\n%.300s%.300s", args[0], code, out, errOut)
+				}
+			}
+		})
+	}
+}
+
 // TestBadFlagValues checks that a flag value of the wrong kind is exit 1
 // with a message in words, not the Go parser's.
 func TestBadFlagValues(t *testing.T) {
