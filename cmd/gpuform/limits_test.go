@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // writeSpec writes name → source under dir, creating directories.
@@ -137,5 +139,53 @@ func TestBoundedWork(t *testing.T) {
 				t.Errorf("validate allocated %d MiB, want under 1 GiB", alloc>>20)
 			}
 		})
+	}
+}
+
+// TestFIFOInSpecDir: a spec directory from a pull request may hold a FIFO
+// where a spec, lock or lint file is read. Opening a FIFO blocks until
+// someone writes to it, and the check that refuses files that are not
+// regular came only after the open, so validate, lint, plan and fmt in CI
+// hung until the job's time ran out. Each must refuse it at once.
+func TestFIFOInSpecDir(t *testing.T) {
+	for _, name := range []string{"evil.gpuform.hcl", "x.auto.gpuvars.hcl", ".gpuform.lock.hcl", ".gpuform-lint.hcl"} {
+		for _, cmd := range []string{"validate", "lint", "plan", "fmt"} {
+			t.Run(name+"/"+cmd, func(t *testing.T) {
+				dir := t.TempDir()
+				writeSpec(t, dir, map[string]string{"main.gpuform.hcl": "node \"n\" {\n  hosts = [\"sim://hgx-h100-stale\"]\n}\n"})
+				if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				type result struct {
+					code     int
+					out, err string
+				}
+				done := make(chan result, 1)
+				go func() {
+					code, out, errOut := runPA(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "", cmd, dir)
+					done <- result{code, out, errOut}
+				}()
+				select {
+				case r := <-done:
+					// fmt lists only *.gpuform.hcl files; for the others it
+					// has nothing to refuse and must simply not hang.
+					if name != "evil.gpuform.hcl" && cmd == "fmt" {
+						return
+					}
+					// lint reads .gpuform-lint.hcl and plan the lock file;
+					// validate reads neither, and must not hang either.
+					if (name == ".gpuform-lint.hcl" && cmd != "lint") || (name == ".gpuform.lock.hcl" && cmd != "plan") {
+						return
+					}
+					// Messages are wrapped: compare with single spaces.
+					flat := strings.Join(strings.Fields(r.out+r.err), " ")
+					if r.code != ExitFailed || !strings.Contains(flat, "not a regular file") {
+						t.Errorf("exit %d, want 1 and \"not a regular file\"\n%s%s", r.code, r.out, r.err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("%s still blocked on the FIFO %s after 20s", cmd, name)
+				}
+			})
+		}
 	}
 }

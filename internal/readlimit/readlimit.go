@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // TooLargeError reports input longer than the limit it was read under.
@@ -43,7 +44,10 @@ func ReadFile(name string, limit int64) ([]byte, error) {
 // device where a spec file should be is refused before anything is read,
 // since reading a FIFO can block forever.
 func ReadRegularFile(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
+	// Opening a FIFO for reading blocks until a writer comes, before any
+	// check could refuse it; O_NONBLOCK makes that open return at once and
+	// changes nothing for a regular file.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
