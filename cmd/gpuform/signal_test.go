@@ -131,6 +131,25 @@ func TestSignals(t *testing.T) {
 		}
 	})
 
+	// `timeout 60 gpuform plan -var-file FIFO` sends one SIGTERM: while
+	// plan, apply, verify, facts or lock only read the spec, nothing is in
+	// flight to finish, and that signal used to be taken as "stop
+	// gracefully" by a load that cannot be cancelled, so they hung on.
+	for _, cmd := range []string{"plan", "apply", "verify", "facts", "lock"} {
+		t.Run(cmd+" stops on the first signal while loading the spec", func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "never.gpuvars.hcl")
+			if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := startGpuform(t, bin, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, cmd, "-var-file", fifo, "testdata/planapply")
+			time.Sleep(500 * time.Millisecond)
+			p.signal(t, syscall.SIGTERM)
+			if code := p.wait(t, 10*time.Second); code != ExitFailed || !strings.Contains(p.err.String(), "SIGTERM received: stopped.") {
+				t.Errorf("%s after SIGTERM while loading: exit %d\n%s", cmd, code, p.err.String())
+			}
+		})
+	}
+
 	t.Run("plan cancels a blocked probe on the first signal", func(t *testing.T) {
 		state := t.TempDir()
 		env := []string{"GPUFORM_SIM_STATE=" + state}

@@ -74,6 +74,21 @@ func (in *interrupts) setGraceful(g bool) {
 	in.mu.Unlock()
 }
 
+// ungraceful turns cancellation off until the returned function restores
+// the previous setting: for work that cannot be cancelled and leaves
+// nothing in flight (reading the spec, where a -var-file FIFO nobody
+// writes blocks in open), so that one signal stops the command.
+func (in *interrupts) ungraceful() (restore func()) {
+	if in == nil {
+		return func() {}
+	}
+	in.mu.Lock()
+	prev := in.graceful
+	in.graceful = false
+	in.mu.Unlock()
+	return func() { in.setGraceful(prev) }
+}
+
 // doing records what host is doing now; "" means it is done.
 func (in *interrupts) doing(host, what string) {
 	if in == nil {

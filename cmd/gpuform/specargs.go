@@ -49,6 +49,7 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 // load reads the spec in dir with the flags' variables, the environment's
 // GPUFORM_VAR_ values and the built-in modules.
 func (f *specFlags) load(s Streams, dir string) (*spec.Config, hcl.Diagnostics) {
+	defer s.interrupts.ungraceful()()
 	return spec.Load(dir, spec.LoadOptions{
 		VarArgs:        f.vars,
 		Environ:        s.Environ,
