@@ -77,6 +77,9 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				return exitError{ExitFailed}
 			}
 			path := filepath.Join(dir, spec.LockFileName)
+			if err := linkLeavesDir(path, dir); err != nil {
+				return err
+			}
 			old, _ := readlimit.ReadRegularFile(path, spec.MaxFileSize)
 			content := spec.FormatLock(lock)
 			if bytes.Equal(old, content) {

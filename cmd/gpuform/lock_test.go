@@ -93,3 +93,42 @@ func TestLockBrokenLockFile(t *testing.T) {
 		t.Errorf("after lock: exit %d\n%s", code, out)
 	}
 }
+
+// TestLockFileLinkOutsideSpecDir: a pull request that commits
+// .gpuform.lock.hcl as a link to a file outside the spec directory (an
+// authorized_keys, a shell rc file) got that file overwritten by the
+// `gpuform lock` CI ran. A link that stays inside the spec directory is
+// still written through.
+func TestLockFileLinkOutsideSpecDir(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := copyQuickstart(t, "535")
+	victim := filepath.Join(t.TempDir(), "authorized_keys")
+	writeFile(t, victim, "ssh-ed25519 AAAA operator\n")
+	lock := filepath.Join(dir, ".gpuform.lock.hcl")
+	if err := os.Symlink(victim, lock); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLIEnv(t, env, "lock", dir)
+	if code != ExitFailed || !strings.Contains(errOut, "outside the spec directory") {
+		t.Errorf("lock through a link out of the spec: exit %d\n%s%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "ssh-ed25519 AAAA operator\n" {
+		t.Errorf("the file the link leads to was rewritten:\n%s", b)
+	}
+
+	// Inside the spec directory the link is followed and stays a link.
+	os.Remove(lock)
+	if err := os.Mkdir(filepath.Join(dir, "locks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("locks", "pins.hcl"), lock); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "locks", "pins.hcl"), "")
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock through a link inside the spec: exit %d\n%s%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "locks", "pins.hcl")); !strings.Contains(string(b), `driver                   = "535.183.06"`) {
+		t.Errorf("the lock was not written through the link:\n%s", b)
+	}
+}
