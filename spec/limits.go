@@ -713,7 +713,12 @@ func explainLimits(diags hcl.Diagnostics) hcl.Diagnostics {
 }
 
 // readSpecFile reads a spec, module or variables file under MaxFileSize.
+// A link out of the repository that holds it is refused (see
+// readlimit.LinkLeavesRepository).
 func readSpecFile(path string) ([]byte, error) {
+	if err := readlimit.LinkLeavesRepository(path); err != nil {
+		return nil, err
+	}
 	return readlimit.ReadRegularFile(path, MaxFileSize)
 }
 

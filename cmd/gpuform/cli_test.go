@@ -189,6 +189,10 @@ func TestFmtOddPaths(t *testing.T) {
 	want := "node \"a\" {\n  hosts = [\"h\"]\n}\n"
 	real := filepath.Join(dir, "shared.gpuform.hcl")
 	writeFile(t, real, ugly)
+	// dir is a repository: a spec shared by a link stays inside it.
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	specDir := filepath.Join(dir, "spec")
 	if err := os.Mkdir(specDir, 0o755); err != nil {
 		t.Fatal(err)

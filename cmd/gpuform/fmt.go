@@ -94,6 +94,7 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 		return exitError{ExitFailed}
 	}
 	var files []string
+	var refused []error
 	switch {
 	case info.Mode().IsRegular():
 		// A file named on the command line must be one fmt knows: the
@@ -121,6 +122,13 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 				return nil
 			}
 			if isFmtTarget(d.Name()) {
+				// A file named on the command line is the operator's
+				// choice; one found in a directory may be a committed link
+				// out of the repository, never to be shown or rewritten.
+				if err := readlimit.LinkLeavesRepository(p); err != nil {
+					refused = append(refused, err)
+					return nil
+				}
 				files = append(files, p)
 			}
 			return nil
@@ -130,7 +138,10 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 			return exitError{ExitFailed}
 		}
 	}
-	failed, unformatted := false, false
+	failed, unformatted := len(refused) > 0, false
+	for _, err := range refused {
+		fmt.Fprintf(s.Err, "Error: %s\n", err)
+	}
 	for _, f := range files {
 		src, err := readlimit.ReadRegularFile(f, spec.MaxFileSize)
 		if err != nil {

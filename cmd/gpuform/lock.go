@@ -77,7 +77,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				return exitError{ExitFailed}
 			}
 			path := filepath.Join(dir, spec.LockFileName)
-			if err := linkLeavesDir(path, dir); err != nil {
+			if err := readlimit.LinkLeavesRepository(path); err != nil {
 				return err
 			}
 			old, _ := readlimit.ReadRegularFile(path, spec.MaxFileSize)

@@ -97,8 +97,8 @@ func TestLockBrokenLockFile(t *testing.T) {
 // TestLockFileLinkOutsideSpecDir: a pull request that commits
 // .gpuform.lock.hcl as a link to a file outside the spec directory (an
 // authorized_keys, a shell rc file) got that file overwritten by the
-// `gpuform lock` CI ran. A link that stays inside the spec directory is
-// still written through.
+// `gpuform lock` CI ran. A link that stays inside the spec directory (or
+// its repository) is still written through.
 func TestLockFileLinkOutsideSpecDir(t *testing.T) {
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := copyQuickstart(t, "535")
@@ -109,7 +109,7 @@ func TestLockFileLinkOutsideSpecDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLIEnv(t, env, "lock", dir)
-	if code != ExitFailed || !strings.Contains(errOut, "outside the spec directory") {
+	if code != ExitFailed || !strings.Contains(errOut, "outside its directory") {
 		t.Errorf("lock through a link out of the spec: exit %d\n%s%s", code, out, errOut)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "ssh-ed25519 AAAA operator\n" {

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // writeFileAtomic replaces path by a fully written and synced temporary
@@ -126,24 +125,3 @@ func createNewFile(path string, data []byte) error {
 	return err
 }
 
-// linkLeavesDir refuses path when it is a symbolic link that leads outside
-// dir. A file gpuform writes in a spec directory (the lock file) may come
-// from a pull request as a link to any file the invoking user can write;
-// writing through it would replace that file.
-func linkLeavesDir(path, dir string) error {
-	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return nil
-	}
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return fmt.Errorf("%s is a symbolic link gpuform cannot follow (%v); it does not write through it", path, err)
-	}
-	base, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return err
-	}
-	if rel, err := filepath.Rel(base, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("%s is a symbolic link to %s, outside the spec directory; gpuform does not write through it (remove the link)", path, target)
-	}
-	return nil
-}
