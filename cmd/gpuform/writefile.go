@@ -124,4 +124,3 @@ func createNewFile(path string, data []byte) error {
 	}
 	return err
 }
-
