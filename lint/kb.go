@@ -235,9 +235,9 @@ func gpuModel(ctx *Context, n *spec.Node) (compat.GPUModel, bool) {
 // effectiveFlavour is the kernel-module flavour a driver installs: the
 // written one, or the branch default (open from R560, facts.tsv
 // open-modules-default).
-func effectiveFlavour(ctx *Context, d *spec.Driver, drv compat.Version) (string, bool) {
+func effectiveFlavour(ctx *Context, d *spec.Driver, drv compat.Version) (spec.KernelFlavour, bool) {
 	if d.KernelModule.Set {
-		return strings.ToLower(d.KernelModule.V), true
+		return d.KernelModule.V, true
 	}
 	f, ok := ctx.hostFact("open-modules-default")
 	if !ok {
@@ -251,7 +251,7 @@ func effectiveFlavour(ctx *Context, d *spec.Driver, drv compat.Version) (string,
 		return "", false
 	}
 	if drv.Branch() >= def.Branch() {
-		return "open", true
+		return spec.KernelOpen, true
 	}
-	return "proprietary", true
+	return spec.KernelProprietary, true
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // gpuKernelModuleRule declares gpu_kernel_module.
@@ -33,7 +34,7 @@ func checkKernelModule(ctx *Context) {
 			how = fmt.Sprintf("the R%d default (%s)", drv.Branch(), flavour)
 		}
 		// Branch-level facts: open modules start at R515; R620 has only them.
-		if f, ok := ctx.hostFact("open-modules-default"); ok && flavour == "open" {
+		if f, ok := ctx.hostFact("open-modules-default"); ok && flavour == spec.KernelOpen {
 			first, err := compat.ParseDriverVersion(strings.TrimSpace(strings.Split(f.Value, "/")[0]))
 			if err == nil && drv.Branch() < first.Branch() {
 				ctx.ReportAs(severityFor(f.Fact, Error), rng,
@@ -41,7 +42,7 @@ func checkKernelModule(ctx *Context) {
 					fmt.Sprintf("%s (%s). Use kernel_module = \"proprietary\" or a newer driver.", f.Statement, cite(f.Fact)))
 			}
 		}
-		if f, ok := ctx.hostFact("open-modules-only-620"); ok && flavour == "proprietary" {
+		if f, ok := ctx.hostFact("open-modules-only-620"); ok && flavour == spec.KernelProprietary {
 			only, err := compat.ParseDriverVersion(strings.TrimSpace(f.Value))
 			if err == nil && drv.Branch() >= only.Branch() {
 				ctx.ReportAs(severityFor(f.Fact, Error), rng,
@@ -53,11 +54,11 @@ func checkKernelModule(ctx *Context) {
 		if !ok {
 			continue
 		}
-		if m.KernelModules.Supports(flavour) == compat.No {
+		if m.KernelModules.Supports(string(flavour)) == compat.No {
 			f := m.KernelModulesFact
-			want := "open"
+			want := spec.KernelOpen
 			if m.KernelModules == compat.ProprietaryOnly {
-				want = "proprietary"
+				want = spec.KernelProprietary
 			}
 			ctx.ReportAs(severityFor(f, Error), rng,
 				fmt.Sprintf("%s: %s needs the %s kernel modules, but the driver uses %s", nodeRef(n), m.Name, want, how),

@@ -2,6 +2,8 @@ package lint
 
 import (
 	"fmt"
+
+	"github.com/gpuform/gpuform/spec"
 )
 
 // gpuDirectWithoutPeermemRule declares gpudirect_without_peermem.
@@ -35,7 +37,7 @@ func checkGPUDirectWithoutPeermem(ctx *Context) {
 			continue
 		}
 		drv, _ := nodeDriver(n)
-		if flavour, ok := effectiveFlavour(ctx, d, drv); ok && flavour == "open" {
+		if flavour, ok := effectiveFlavour(ctx, d, drv); ok && flavour == spec.KernelOpen {
 			// NCCL uses DMA-BUF on its own with the open modules
 			// (facts.tsv dmabuf-alternative), so peermem is optional.
 			continue
