@@ -14,14 +14,16 @@ import (
 // would otherwise silently leave the intended rule on).
 const ruleUnknownRule = "lint_unknown_rule"
 
-func metaRules() []Rule {
-	return []Rule{{
+// lintUnknownRule declares the engine's own rule; the engine, not a
+// Check, raises its findings.
+func lintUnknownRule() Rule {
+	return Rule{
 		Name:     ruleUnknownRule,
 		Severity: Warning,
 		Summary:  "A gpuform-ignore comment or a lint rule block names a rule that does not exist.",
 		// Check is nil: the engine raises this finding itself while it reads
 		// suppressions and configuration.
-	}}
+	}
 }
 
 // ruleSetting is the resolved configuration of one rule.

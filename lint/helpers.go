@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -113,3 +114,41 @@ func nicNames(h *spec.Hardware) string {
 // humanBytes renders a byte count for messages, in the largest binary
 // unit that divides it exactly.
 func humanBytes(b uint64) string { return spec.FormatBytes(b) }
+
+func hwName(h *spec.Hardware) string {
+	if h.Name != "" {
+		return h.Name
+	}
+	return "the hardware"
+}
+
+func hostList(hosts []string) string {
+	if len(hosts) == 1 {
+		return fmt.Sprintf("Host %s is", hosts[0])
+	}
+	if len(hosts) <= 3 {
+		return fmt.Sprintf("Hosts %v are", hosts)
+	}
+	return fmt.Sprintf("%d hosts (%s, %s, … %s) are", len(hosts), hosts[0], hosts[1], hosts[len(hosts)-1])
+}
+
+// sortedGPUNIC returns the gpu_nic entries in GPU order, for stable output.
+func sortedGPUNIC(a *spec.Affinity) []int {
+	keys := make([]int, 0, len(a.GPUNIC))
+	for k := range a.GPUNIC {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}
+
+func gpuIndexes(h *spec.Hardware) string {
+	var s []string
+	for _, g := range h.GPUs {
+		s = append(s, fmt.Sprint(g.Index))
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

@@ -204,3 +204,54 @@ func (c *Context) kbNCCLStackFix() (compat.Version, compat.Fact, bool) {
 	}
 	return v, f.Fact, true
 }
+
+// notInKB reports a version the knowledge base does not know: never an
+// error, because a release newer than the tables is usually fine.
+func notInKB(ctx *Context, a spec.Attr[spec.Version], n *spec.Node, what, newest string) {
+	detail := fmt.Sprintf("gpuform's knowledge base has no row for %s %s, so it cannot check its requirements. ", what, a.V.Raw)
+	if newest != "" {
+		detail += fmt.Sprintf("The newest %s it knows is %s. ", what, newest)
+	}
+	detail += "If the version is right, suppress this with # gpuform-ignore: " + ctx.rule.Name + " -- <reason>, and consider adding the release to lint/compat/data with its NVIDIA source."
+	ctx.ReportAs(Warning, a.Range,
+		fmt.Sprintf("%s: %s %s is not in the knowledge base", nodeRef(n), what, a.V.Raw), detail)
+}
+
+func orDash(v compat.Version) string {
+	if v.IsZero() {
+		return "(not in the table)"
+	}
+	return v.String()
+}
+
+// gpuModel looks the hardware's GPU model up in the knowledge base.
+func gpuModel(ctx *Context, n *spec.Node) (compat.GPUModel, bool) {
+	if n.Hardware == nil || n.Hardware.GPUModel == "" {
+		return compat.GPUModel{}, false
+	}
+	return ctx.kb().GPU(n.Hardware.GPUModel)
+}
+
+// effectiveFlavour is the kernel-module flavour a driver installs: the
+// written one, or the branch default (open from R560, facts.tsv
+// open-modules-default).
+func effectiveFlavour(ctx *Context, d *spec.Driver, drv compat.Version) (spec.KernelFlavour, bool) {
+	if d.KernelModule.Set {
+		return d.KernelModule.V, true
+	}
+	f, ok := ctx.hostFact("open-modules-default")
+	if !ok {
+		return "", false
+	}
+	// The value reads "R515 / R560": open exists from the first, default
+	// from the second.
+	parts := strings.Split(f.Value, "/")
+	def, err := compat.ParseDriverVersion(strings.TrimSpace(parts[len(parts)-1]))
+	if err != nil {
+		return "", false
+	}
+	if drv.Branch() >= def.Branch() {
+		return spec.KernelOpen, true
+	}
+	return spec.KernelProprietary, true
+}

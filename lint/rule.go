@@ -99,21 +99,49 @@ type PinKey struct {
 // Pins are the exact releases a lock file records, by node and component.
 type Pins map[PinKey]string
 
-// Rules returns the whole rule catalogue, sorted by name. Each call builds
-// fresh values, so callers may not affect one another.
+// Rules returns the whole rule catalogue, sorted by name: one line per
+// rule, each declared in the rule_<name>.go file named after it (or after
+// its family). Each call builds fresh values, so callers may not affect one
+// another.
 func Rules() []Rule {
-	var rs []Rule
-	for _, group := range [][]Rule{
-		metaRules(),
-		driverRules(),
-		fabricRules(),
-		containerRules(),
-		hostRules(),
-		topologyRules(),
-		verifyRules(),
-		hygieneRules(),
-	} {
-		rs = append(rs, group...)
+	rs := []Rule{
+		lintUnknownRule(),
+		affinityUnknownDeviceRule(),
+		containerImageDriverRule(),
+		containerMemlockRule(),
+		containerNvidiaRuntimeRule(),
+		containerShmSizeRule(),
+		containerStackUlimitRule(),
+		containerToolkitVersionRule(),
+		cudaDriverMinimumRule(),
+		dcgmDriverRule(),
+		driverBranchEOLRule(),
+		duplicateHostRule(),
+		fabricManagerRequiredRule(),
+		fabricManagerVersionRule(),
+		gpuDriverMinimumRule(),
+		gpuKernelModuleRule(),
+		gpuNICDistanceRule(),
+		gpuNICSharedRule(),
+		gpuDirectWithoutPeermemRule(),
+		hostShmSizeRule(),
+		hugepagesExceedRAMRule(),
+		inventoryUserConflictRule(),
+		iommuPassthroughRule(),
+		ncclCUDABuildRule(),
+		ncclEnvNICsRule(),
+		ncclFloorLowRule(),
+		ncclFloorPhysicalRule(),
+		numaBalancingRule(),
+		numaBindDuplicateRule(),
+		numaBindIncompleteRule(),
+		numaBindUnknownRule(),
+		numaBindWrongNodeRule(),
+		peermemWithoutRDMARule(),
+		persistenceModeRule(),
+		tensorParallelDomainRule(),
+		verifyGPUCountRule(),
+		versionNotPinnedRule(),
 	}
 	for i := range rs {
 		rs[i].Link = DocsPath + "#" + rs[i].Name

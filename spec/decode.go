@@ -160,6 +160,17 @@ func (d *attrDecoder) enum(name string, allowed ...string) Attr[string] {
 	return Attr[string]{Range: s.Range, Sensitive: s.Sensitive}
 }
 
+// enumOf is enum for a typed vocabulary: the word is checked once here and
+// consumers compare typed constants.
+func enumOf[T ~string](d *attrDecoder, name string, allowed ...T) Attr[T] {
+	words := make([]string, len(allowed))
+	for i, a := range allowed {
+		words[i] = string(a)
+	}
+	s := d.enum(name, words...)
+	return Attr[T]{V: T(s.V), Set: s.Set, Range: s.Range, Sensitive: s.Sensitive}
+}
+
 func quoteList(xs []string) string {
 	q := make([]string, len(xs))
 	for i, x := range xs {

@@ -55,7 +55,7 @@ func TestFullSpecDecodesEveryBlock(t *testing.T) {
 	got := flat{
 		Hosts: n.Hosts[0].Inventory, InvUser: inv.User.V, InvJump: inv.Jump.V, InvBecome: inv.Become.V,
 		FirstHost: n.Hosts[0].Name, LastHost: n.Hosts[len(n.Hosts)-1].Name,
-		Driver: n.Driver.Version.V.Raw, KernelModule: n.Driver.KernelModule.V,
+		Driver: n.Driver.Version.V.Raw, KernelModule: string(n.Driver.KernelModule.V),
 		CUDA: n.CUDA.Version.V.Raw, NCCL: n.NCCL.Version.V.Raw,
 		Runtime: n.Container.Runtime.V, Toolkit: n.Container.NvidiaContainerToolkit.V.Raw,
 		ShmDefault: n.Container.DefaultShmSize.V.String(), Shm: n.Shm.Size.V.String(),

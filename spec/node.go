@@ -273,7 +273,7 @@ func decodeDriver(blk *hcl.Block, ctx *hcl.EvalContext) (*Driver, hcl.Diagnostic
 	dec, _ := blockDecoder(blk, driverSchema, ctx)
 	d := &Driver{DeclRange: blk.DefRange}
 	d.Version = dec.version("version")
-	d.KernelModule = dec.enum("kernel_module", "open", "proprietary")
+	d.KernelModule = enumOf(dec, "kernel_module", KernelOpen, KernelProprietary)
 	d.PersistenceMode = dec.bool("persistence_mode")
 	d.FabricManager = dec.bool("fabric_manager")
 	d.Peermem = dec.bool("peermem")

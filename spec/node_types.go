@@ -55,12 +55,25 @@ type Node struct {
 	DeclRange hcl.Range
 }
 
+// KernelFlavour is which NVIDIA kernel modules a driver installs, as
+// NVIDIA's driver installation guide names them.
+type KernelFlavour string
+
+// Kernel-module flavours; the spec's kernel_module accepts these words.
+const (
+	// KernelOpen is the open GPU kernel modules (the default from R560,
+	// the only flavour from R620, required by Blackwell).
+	KernelOpen KernelFlavour = "open"
+	// KernelProprietary is the closed modules (required before Turing).
+	KernelProprietary KernelFlavour = "proprietary"
+)
+
 // Driver is the NVIDIA driver and the services that come with it.
 type Driver struct {
 	// Version is the exact driver release ("550.127.08") or a branch ("550").
 	Version Attr[Version]
-	// KernelModule is "open" or "proprietary".
-	KernelModule Attr[string]
+	// KernelModule is the kernel-module flavour the spec asks for.
+	KernelModule Attr[KernelFlavour]
 	// PersistenceMode keeps nvidia-persistenced running.
 	PersistenceMode Attr[bool]
 	// FabricManager installs and runs nvidia-fabricmanager (NVSwitch systems).

@@ -55,7 +55,7 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 	family := f.OS.Family()
 	driverVersion := ""
 	if n.Driver != nil && n.Driver.Version.Set {
-		driverVersion = resolveDriverRelease(family, n.Driver.KernelModule.V, n.Driver.Version.V.Raw, f)
+		driverVersion = resolveDriverRelease(family, string(n.Driver.KernelModule.V), n.Driver.Version.V.Raw, f)
 	}
 	cudaVersion := ""
 	if n.CUDA != nil && n.CUDA.Version.Set {
@@ -71,7 +71,7 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 		afterReboot = func(f *facts.Node) bool { return f.Driver == nil || !versionMatches(f.Driver.Version, wantLoaded) }
 	}
 	if n.Driver != nil && driverVersion != "" {
-		flavour := n.Driver.KernelModule.V
+		flavour := string(n.Driver.KernelModule.V)
 		rs = append(rs, &pkgResource{
 			base:   base{name: DriverPackage},
 			family: family,

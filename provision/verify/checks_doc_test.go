@@ -3,32 +3,25 @@
 package verify
 
 import (
-	"os"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 )
 
-// emittedIDs runs every check kind on every simulated system, with a DCGM
-// run and an nccl-tests run, and returns the check ids as CHECKS.md writes
-// them: "[gpuN]" dropped, one row for all DCGM tests and one for all
-// nccl-tests runs.
-func emittedIDs(t *testing.T) map[string]bool {
+// emittedChecks runs every check kind on every simulated system, with a
+// DCGM run and an nccl-tests run, and returns the declarations of the ids
+// emitted; an id no declaration matches fails the test.
+func emittedChecks(t *testing.T) map[CheckID]bool {
 	t.Helper()
-	ids := map[string]bool{}
+	ids := map[CheckID]bool{}
 	add := func(results []CheckResult) {
 		for _, r := range results {
-			id, _, _ := strings.Cut(r.ID, "[")
-			switch {
-			case strings.HasPrefix(id, "dcgm.") && id != "dcgm.diag":
-				id = "dcgm.<test>"
-			case strings.HasPrefix(id, "nccl."):
-				id = "nccl.<name>"
+			d, ok := LookupCheck(r.ID)
+			if !ok {
+				t.Errorf("check id %q is declared in no row of Checks()", r.ID)
+				continue
 			}
-			ids[id] = true
+			ids[d.ID] = true
 		}
 	}
 	for _, c := range mockCases() {
@@ -43,42 +36,15 @@ func emittedIDs(t *testing.T) map[string]bool {
 	return ids
 }
 
-// TestChecksDocumented keeps CHECKS.md and the checks in step, as
-// TestRuleCatalogue does for lint's docs/rules.md: every id a check
-// emits has a row, and every row is an id some check emits.
-func TestChecksDocumented(t *testing.T) {
-	b, err := os.ReadFile("CHECKS.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := regexp.MustCompile("(?m)^\\| `([a-z_.<>]+)(?:\\[gpuN\\])?` \\|")
-	documented := map[string]bool{}
-	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
-		documented[m[1]] = true
-	}
-	emitted := emittedIDs(t)
-	// The report itself adds the check for a host that was never reached.
-	emitted["host.reachable"] = true
-	var missing, stale []string
-	for id := range emitted {
-		if !documented[id] {
-			missing = append(missing, id)
+// TestChecksEmitted keeps Checks() and the check code in step: every id a
+// check emits has a declaration, and every declaration is emitted by some
+// check (host.reachable by the report, for a host never reached).
+func TestChecksEmitted(t *testing.T) {
+	emitted := emittedChecks(t)
+	emitted[CheckReachable] = true
+	for _, d := range Checks() {
+		if !emitted[d.ID] {
+			t.Errorf("Checks() declares %s, but no check emits it", d.Pattern())
 		}
-	}
-	for id := range documented {
-		if !emitted[id] {
-			stale = append(stale, id)
-		}
-	}
-	slices.Sort(missing)
-	slices.Sort(stale)
-	if len(missing) > 0 {
-		t.Errorf("checks without a row in CHECKS.md: %v", missing)
-	}
-	if len(stale) > 0 {
-		t.Errorf("CHECKS.md rows no check emits: %v", stale)
-	}
-	if len(documented) < 20 {
-		t.Errorf("read %d rows from CHECKS.md; the table format changed", len(documented))
 	}
 }

@@ -4,8 +4,118 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
+
+// NVLinkExpectation says what NVLink state a node must show.
+type NVLinkExpectation string
+
+// NVLink expectations.
+const (
+	// NVLinkUnchecked leaves NVLink unjudged.
+	NVLinkUnchecked NVLinkExpectation = ""
+	// NVLinkAllActive requires every NVLink of every GPU to be active
+	// (NVLink bridge and NVSwitch systems).
+	NVLinkAllActive NVLinkExpectation = "all_active"
+	// NVLinkNone requires no active NVLink (PCIe-only systems).
+	NVLinkNone NVLinkExpectation = "none"
+)
+
+// Interconnect is how the GPUs of a node talk to each other; it selects
+// rows of the threshold catalogue.
+type Interconnect string
+
+// Interconnects known to the threshold catalogue.
+const (
+	InterconnectNVSwitch     Interconnect = "nvswitch"
+	InterconnectNVLinkBridge Interconnect = "nvlink_bridge"
+	InterconnectPCIe         Interconnect = "pcie"
+)
+
+// NICExpectation pairs a GPU with the NIC it should use.
+type NICExpectation struct {
+	// NIC is the NIC's name as the agent reports it, e.g. "mlx5_0".
+	NIC string
+	// Allowed lists acceptable common ancestors; nil means PIX or PXB
+	// (GPUDirect RDMA wants the GPU and NIC under one PCIe switch; a path
+	// across the CPU, let alone the socket interconnect, costs bandwidth).
+	Allowed []nvmlfacts.Level
+}
+
+// NCCLExpectation is one configured nccl-tests run.
+type NCCLExpectation struct {
+	// Name is the label from the spec; the check id is "nccl.<Name>".
+	Name string
+	// Command is the nccl-tests command line.
+	Command string
+	// MinBusBWGBps is the floor in GB/s; 0 takes it from the threshold catalogue.
+	MinBusBWGBps float64
+	// Timeout bounds the run; 0 means the tier's budget decides.
+	Timeout time.Duration
+	// MultiNode marks a run launched across hosts (mpirun/srun); it only
+	// runs at the fleet tier.
+	MultiNode bool
+}
+
+// Expectation is what a node must be, as the caller read it from a spec.
+// Zero values mean "not checked" unless the field says otherwise.
+type Expectation struct {
+	// GPUCount is the number of GPUs NVML must enumerate.
+	GPUCount int
+	// GPUModel must appear in every GPU's name as whole words,
+	// case-insensitively (e.g. "H100"; real drivers print "NVIDIA H100
+	// 80GB HBM3"): "A10" does not match an A100, nor "L4" an L40S.
+	GPUModel string
+	// Interconnect selects catalogue floors for NCCL tests.
+	Interconnect Interconnect
+	// DriverVersion is the pinned driver version, compared exactly.
+	DriverVersion string
+	// PersistenceMode, when set, is the required persistence mode.
+	PersistenceMode *bool
+	// ECC, when set, is the required ECC mode. Uncorrectable ECC errors,
+	// pending row remaps and remap failures are always checked.
+	ECC *bool
+	// MinPCIeGen is the lowest acceptable PCIe generation; 0 means each
+	// GPU's own maximum.
+	MinPCIeGen int
+	// MinPCIeWidth is the narrowest acceptable link; 0 means each GPU's
+	// maximum width.
+	MinPCIeWidth int
+	// NVLink is the required NVLink state.
+	NVLink NVLinkExpectation
+	// NUMANode maps GPU index to the NUMA node it must sit on.
+	NUMANode map[int]int
+	// NIC maps GPU index to its paired NIC.
+	NIC map[int]NICExpectation
+	// MaxTemperatureC is the highest acceptable GPU temperature; 0 skips.
+	MaxTemperatureC int
+	// ForbiddenThrottle lists throttle reasons that fail a GPU; nil means
+	// DefaultForbiddenThrottle().
+	ForbiddenThrottle []string
+	// MIG, when set, is the required MIG mode.
+	MIG *bool
+	// FatalXIDs lists XIDs that fail the node when seen in the listening
+	// window; nil means DefaultFatalXIDs().
+	FatalXIDs []uint64
+	// FabricManager, when set, says whether nvidia-fabricmanager must be running.
+	FabricManager *bool
+	// Peermem, when set, says whether nvidia-peermem must be loaded.
+	Peermem *bool
+	// DCGM is true when the spec pins DCGM: then a node without dcgmi
+	// fails dcgm.diag at the quick tier instead of skipping it.
+	DCGM bool
+	// NCCL lists the nccl-tests runs.
+	NCCL []NCCLExpectation
+
+	// Sensitive names the checks (IDs without the "[gpuN]" suffix) whose
+	// expectation comes from a sensitive spec value: their expected and
+	// observed values and message read spec.Redacted, since an observed
+	// value that matches is the secret.
+	Sensitive map[string]bool
+	// Redactor hides the node's sensitive values in every other message.
+	Redactor *spec.Redactor
+}
 
 // ExpectationFor reads what a healthy host of node n looks like from its
 // spec: the verify block, and what the rest of the node implies (the
@@ -125,34 +235,34 @@ func isMultiNode(cmd string) bool {
 func sensitiveChecks(n *spec.Node) map[string]bool {
 	out := map[string]bool{}
 	if d := n.Driver; d != nil {
-		out["nvml.driver_version"] = d.Version.Sensitive
-		out["nvml.persistence_mode"] = d.PersistenceMode.Sensitive
-		out["host.fabric_manager"] = d.FabricManager.Sensitive
-		out["host.peermem"] = d.Peermem.Sensitive
+		out[string(CheckDriverVersion)] = d.Version.Sensitive
+		out[string(CheckPersistenceMode)] = d.PersistenceMode.Sensitive
+		out[string(CheckFabricManager)] = d.FabricManager.Sensitive
+		out[string(CheckPeermem)] = d.Peermem.Sensitive
 	}
 	if n.NUMA != nil {
 		for _, b := range n.NUMA.Binds {
-			out["nvml.numa_node"] = out["nvml.numa_node"] || b.Node.Sensitive
+			out[string(CheckNUMANode)] = out[string(CheckNUMANode)] || b.Node.Sensitive
 			for _, g := range b.GPUs {
-				out["nvml.numa_node"] = out["nvml.numa_node"] || g.Sensitive
+				out[string(CheckNUMANode)] = out[string(CheckNUMANode)] || g.Sensitive
 			}
 		}
 	}
 	if n.Affinity != nil {
 		for _, nic := range n.Affinity.GPUNIC {
-			out["nvml.gpu_nic"] = out["nvml.gpu_nic"] || nic.Sensitive
+			out[string(CheckGPUNIC)] = out[string(CheckGPUNIC)] || nic.Sensitive
 		}
 	}
 	if v := n.Verify; v != nil {
 		if m := v.NVML; m != nil {
-			out["nvml.gpu_count"] = m.GPUs.Sensitive
-			out["nvml.ecc_mode"] = m.ECC.Sensitive
-			out["nvml.pcie_link"] = m.MinPCIeGen.Sensitive || m.MinPCIeWidth.Sensitive
-			out["nvml.nvlink"] = m.NVLink.Sensitive
-			out["nvml.temperature"] = m.MaxTemperatureC.Sensitive
+			out[string(CheckGPUCount)] = m.GPUs.Sensitive
+			out[string(CheckECCMode)] = m.ECC.Sensitive
+			out[string(CheckPCIeLink)] = m.MinPCIeGen.Sensitive || m.MinPCIeWidth.Sensitive
+			out[string(CheckNVLink)] = m.NVLink.Sensitive
+			out[string(CheckTemperature)] = m.MaxTemperatureC.Sensitive
 		}
 		for _, t := range v.NCCLTests {
-			out["nccl."+t.Name] = t.Command.Sensitive || t.MinBusBWGbps.Sensitive || t.Timeout.Sensitive
+			out[CheckNCCL.Named(t.Name)] = t.Command.Sensitive || t.MinBusBWGbps.Sensitive || t.Timeout.Sensitive
 		}
 	}
 	for k, v := range out {

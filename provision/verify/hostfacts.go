@@ -1,6 +1,31 @@
 package verify
 
-import "github.com/gpuform/gpuform/provision/facts"
+import (
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/verify/dcgm"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+)
+
+// HostFacts are the facts besides NVML that checks need.
+type HostFacts struct {
+	// NVMLError says why no NVML report could be read (agent failed and
+	// the nvidia-smi fallback too); it fails nvml.facts.
+	NVMLError string
+	// FabricManagerActive is whether nvidia-fabricmanager is running; nil
+	// when unknown.
+	FabricManagerActive *bool
+	// PeermemLoaded is whether the nvidia-peermem module is loaded; nil
+	// when unknown.
+	PeermemLoaded *bool
+	// NCCL holds nccl-tests results by NCCLExpectation.Name; a test not in
+	// the map was not run (tier) and is skipped.
+	NCCL map[string]nccltest.Result
+	// DCGM is the `dcgmi diag` run of the quick tier and deeper; nil when
+	// it was not run (probe tier), which emits no DCGM check.
+	DCGM *dcgm.Result
+	// Catalogue supplies NCCL floors; nil means the embedded catalogue.
+	Catalogue *Catalogue
+}
 
 // HostFactsFromNode fills the host facts that the facts probe already
 // gathered: whether nvidia-fabricmanager is active and whether the

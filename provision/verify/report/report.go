@@ -63,7 +63,7 @@ type Summary struct {
 func NewHost(host string, checks []verify.CheckResult, took time.Duration) Host {
 	h := Host{Host: host, Checks: checks, Duration: took}
 	for _, c := range checks {
-		if c.ID == "nvml.facts" && c.Status == verify.StatusPass {
+		if c.ID == string(verify.CheckNVMLFacts) && c.Status == verify.StatusPass {
 			h.Source = c.Observed
 		}
 	}
@@ -75,7 +75,7 @@ func NewHost(host string, checks []verify.CheckResult, took time.Duration) Host 
 // unreachable host is a failed check").
 func UnreachableHost(host string, err error, took time.Duration) Host {
 	return Host{Host: host, Duration: took, Checks: []verify.CheckResult{{
-		ID: "host.reachable", Status: verify.StatusFail, Expected: "reachable", Observed: "unreachable", Message: err.Error(),
+		ID: string(verify.CheckReachable), Status: verify.StatusFail, Expected: "reachable", Observed: "unreachable", Message: err.Error(),
 	}}}
 }
 

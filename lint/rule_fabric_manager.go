@@ -8,32 +8,23 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-func fabricRules() []Rule {
-	return []Rule{
-		{
-			Name:     "fabric_manager_required",
-			Severity: Error,
-			Summary:  "NVSwitch hardware without fabric_manager = true (or Fabric Manager on hardware without NVSwitch).",
-			Check:    checkFabricManagerRequired,
-		},
-		{
-			Name:     "fabric_manager_version",
-			Severity: Error,
-			Summary:  "Fabric Manager would not be the exact version of the driver.",
-			Check:    checkFabricManagerVersion,
-		},
-		{
-			Name:     "peermem_without_rdma",
-			Severity: Warning,
-			Summary:  "nvidia-peermem is requested on a node without RDMA NICs.",
-			Check:    checkPeermemWithoutRDMA,
-		},
-		{
-			Name:     "gpudirect_without_peermem",
-			Severity: Warning,
-			Summary:  "GPUs are paired with RDMA NICs but neither nvidia-peermem nor the open modules' DMA-BUF path is enabled.",
-			Check:    checkGPUDirectWithoutPeermem,
-		},
+// fabricManagerRequiredRule declares fabric_manager_required.
+func fabricManagerRequiredRule() Rule {
+	return Rule{
+		Name:     "fabric_manager_required",
+		Severity: Error,
+		Summary:  "NVSwitch hardware without fabric_manager = true (or Fabric Manager on hardware without NVSwitch).",
+		Check:    checkFabricManagerRequired,
+	}
+}
+
+// fabricManagerVersionRule declares fabric_manager_version.
+func fabricManagerVersionRule() Rule {
+	return Rule{
+		Name:     "fabric_manager_version",
+		Severity: Error,
+		Summary:  "Fabric Manager would not be the exact version of the driver.",
+		Check:    checkFabricManagerVersion,
 	}
 }
 
@@ -60,13 +51,6 @@ func checkFabricManagerRequired(ctx *Context) {
 				fmt.Sprintf("Fabric Manager is only for NVSwitch systems (%s); elsewhere the service fails to start and the unit shows as failed on every boot. Remove fabric_manager or set it to false.", cite(scope.Fact)))
 		}
 	}
-}
-
-func hwName(h *spec.Hardware) string {
-	if h.Name != "" {
-		return h.Name
-	}
-	return "the hardware"
 }
 
 func checkFabricManagerVersion(ctx *Context) {
@@ -119,52 +103,4 @@ func sameDriverRelease(a, b string) bool {
 		return strip(a) == strip(b)
 	}
 	return va.Compare(vb) == 0 && va.Len() == vb.Len()
-}
-
-func checkPeermemWithoutRDMA(ctx *Context) {
-	fact, ok := ctx.hostFact("peermem-needed")
-	if !ok {
-		return
-	}
-	for _, n := range ctx.Nodes() {
-		d := n.Driver
-		if d == nil || !d.Peermem.Set || !d.Peermem.V || n.Hardware == nil || len(rdmaNICs(n.Hardware)) > 0 {
-			continue
-		}
-		ctx.Report(d.Peermem.Range,
-			fmt.Sprintf("%s: peermem = true but %s has no RDMA NIC", nodeRef(n), hwName(n.Hardware)),
-			fmt.Sprintf("nvidia-peermem exists to let RDMA NICs (InfiniBand/RoCE) read and write GPU memory (%s). Without an RDMA NIC the module has nothing to serve, and on hosts without the RDMA core stack modprobe fails at every boot. Set peermem = false, or declare the RDMA NICs (rdma = true) in the hardware profile.", cite(fact.Fact)))
-	}
-}
-
-func checkGPUDirectWithoutPeermem(ctx *Context) {
-	needed, ok := ctx.hostFact("peermem-needed")
-	if !ok {
-		return
-	}
-	dmabuf, _ := ctx.hostFact("dmabuf-alternative")
-	for _, n := range ctx.Nodes() {
-		d := n.Driver
-		if d == nil || n.Affinity == nil || n.Hardware == nil || (d.Peermem.Set && d.Peermem.V) {
-			continue
-		}
-		paired := false
-		for _, nic := range n.Affinity.GPUNIC {
-			if hw, ok := n.Hardware.NIC(nic.V); ok && hw.RDMA {
-				paired = true
-			}
-		}
-		if !paired {
-			continue
-		}
-		drv, _ := nodeDriver(n)
-		if flavour, ok := effectiveFlavour(ctx, d, drv); ok && flavour == "open" {
-			// NCCL uses DMA-BUF on its own with the open modules
-			// (facts.tsv dmabuf-alternative), so peermem is optional.
-			continue
-		}
-		ctx.Report(at(d.Peermem, d.DeclRange),
-			fmt.Sprintf("%s: GPUs are paired with RDMA NICs but GPUDirect RDMA is not enabled", nodeRef(n)),
-			fmt.Sprintf("With the proprietary kernel modules GPUDirect RDMA needs nvidia-peermem loaded (%s); without it NCCL logs \"GPU Direct RDMA Disabled\" and stages every network transfer through host memory, costing inter-node bandwidth. Set peermem = true, or use kernel_module = \"open\" so NCCL can use DMA-BUF (%s).", cite(needed.Fact), orNone(dmabuf.Source())))
-	}
 }

@@ -8,32 +8,23 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-func verifyRules() []Rule {
-	return []Rule{
-		{
-			Name:     "nccl_floor_physical",
-			Severity: Error,
-			Summary:  "An nccl_test bandwidth floor is above what the GPU's NVLink can carry.",
-			Check:    checkNCCLFloorPhysical,
-		},
-		{
-			Name:     "nccl_floor_low",
-			Severity: Warning,
-			Summary:  "An nccl_test bandwidth floor is below 10% of the published figure for this platform.",
-			Check:    checkNCCLFloorLow,
-		},
-		{
-			Name:     "verify_gpu_count",
-			Severity: Error,
-			Summary:  "verify.nvml.gpus differs from the hardware's GPU count.",
-			Check:    checkVerifyGPUCount,
-		},
-		{
-			Name:     "tensor_parallel_domain",
-			Severity: Error,
-			Summary:  "tensor_parallel is larger than the NVLink domain.",
-			Check:    checkTensorParallel,
-		},
+// ncclFloorPhysicalRule declares nccl_floor_physical.
+func ncclFloorPhysicalRule() Rule {
+	return Rule{
+		Name:     "nccl_floor_physical",
+		Severity: Error,
+		Summary:  "An nccl_test bandwidth floor is above what the GPU's NVLink can carry.",
+		Check:    checkNCCLFloorPhysical,
+	}
+}
+
+// ncclFloorLowRule declares nccl_floor_low.
+func ncclFloorLowRule() Rule {
+	return Rule{
+		Name:     "nccl_floor_low",
+		Severity: Warning,
+		Summary:  "An nccl_test bandwidth floor is below 10% of the published figure for this platform.",
+		Check:    checkNCCLFloorLow,
 	}
 }
 
@@ -122,39 +113,5 @@ func checkNCCLFloorLow(ctx *Context) {
 				fmt.Sprintf("%s: nccl_test %q floor %g GB/s is below 10%% of the %g GB/s published for %s", nodeRef(n), t.Name, t.MinBusBWGbps.V, typ.BusBWGBps, typ.Platform),
 				fmt.Sprintf("A floor this low passes nodes whose NVLink is down and traffic runs over PCIe or the network, which is what the test is there to catch (%s). Set the floor near 90%% of a healthy node's largest-message busbw.", cite(typ.Fact)))
 		}
-	}
-}
-
-func checkVerifyGPUCount(ctx *Context) {
-	for _, n := range ctx.Nodes() {
-		if n.Verify == nil || n.Verify.NVML == nil || !n.Verify.NVML.GPUs.Set {
-			continue
-		}
-		want := gpuCount(n.Hardware)
-		got := n.Verify.NVML.GPUs.V
-		if want == 0 || got == want {
-			continue
-		}
-		ctx.Report(n.Verify.NVML.GPUs.Range,
-			fmt.Sprintf("%s: verify expects %d GPUs but %s has %d", nodeRef(n), got, hwName(n.Hardware), want),
-			fmt.Sprintf("verify would fail every healthy node (or pass one that lost GPUs). Set nvml { gpus = %d }, or fix the hardware profile.", want))
-	}
-}
-
-func checkTensorParallel(ctx *Context) {
-	for _, n := range ctx.Nodes() {
-		if !n.TensorParallel.Set || n.Hardware == nil {
-			continue
-		}
-		domain := n.Hardware.NVLinkDomain
-		if domain == 0 && n.Hardware.Interconnect == "pcie" {
-			domain = 1
-		}
-		if domain == 0 || n.TensorParallel.V <= domain {
-			continue
-		}
-		ctx.Report(n.TensorParallel.Range,
-			fmt.Sprintf("%s: tensor_parallel = %d exceeds the NVLink domain of %d GPUs", nodeRef(n), n.TensorParallel.V, domain),
-			"Tensor parallelism exchanges activations at every layer; a group larger than the NVLink domain sends that traffic over PCIe or the network and is several times slower (Megatron-LM keeps tensor-parallel groups within a node for this reason: https://docs.nvidia.com/nemo-framework/user-guide/latest/nemotoolkit/features/parallelisms.html). Use a tensor-parallel size of at most the NVLink domain and scale with pipeline or data parallelism.")
 	}
 }

@@ -1,0 +1,116 @@
+//go:build cgo
+
+package verify
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+)
+
+// TestNCCLShortSweep: a sweep that stops below the catalogue floor's
+// message size is not judged against that floor, whichever side of it the
+// smaller size's busbw lands (busbw grows with size, so a short sweep
+// usually lands below). Other rules still fail it.
+func TestNCCLShortSweep(t *testing.T) {
+	c := mockCases()[1]
+	exp := Expectation{GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
+		{Name: "short", Command: "all_reduce_perf -b 128M -e 512M -g 8"},
+	}}
+	full := parseFixture(t, "all_reduce_perf-8xH100-nvswitch-1node.txt")[0]
+	// Keep the rows up to 512M (431.81/430.69 GB/s, under the catalogue's
+	// 460 GB/s at 16G) and the footer: a complete run of a shorter sweep.
+	short := full
+	short.Rows = full.Rows[:3]
+	corrupt := short
+	corrupt.Rows = append([]nccltest.Row(nil), short.Rows...)
+	three := int64(3)
+	corrupt.Rows[1].InPlace.Wrong = &three
+	tests := []struct {
+		name   string
+		run    nccltest.Run
+		status Status
+		want   string
+	}{
+		{"short sweep", short, StatusError, "-e 16G"},
+		{"short sweep with #wrong", corrupt, StatusFail, "#wrong"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			extra := HostFacts{NCCL: map[string]nccltest.Result{"short": {Runs: []nccltest.Run{tt.run}}}}
+			var got *CheckResult
+			for _, r := range Check(exp, collectMock(t, c.mock), extra) {
+				if r.ID == "nccl.short" {
+					got = &r
+				}
+			}
+			if got == nil || got.Status != tt.status || !strings.Contains(got.Message, tt.want) {
+				t.Errorf("%+v: want %s with %q", got, tt.status, tt.want)
+			}
+			if got != nil && strings.Contains(got.Message, "below the floor") {
+				t.Errorf("%+v: judged against a floor measured at a larger size", got)
+			}
+		})
+	}
+}
+
+// TestNCCLNotValidated: a run with -c 0 counts no #wrong; a pass must not
+// read as "#wrong 0" checked.
+func TestNCCLNotValidated(t *testing.T) {
+	c := mockCases()[1]
+	exp := Expectation{NCCL: []NCCLExpectation{{Name: "c0", Command: "all_reduce_perf -c 0", MinBusBWGBps: 1}}}
+	tests := []struct {
+		fixture string
+		want    string
+	}{
+		{"all_reduce_perf-16xH100-2node-ib-srun-label-check0-degraded.txt", "not validated"},
+		{"all_reduce_perf-8xH100-nvswitch-1node.txt", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			extra := HostFacts{NCCL: map[string]nccltest.Result{"c0": {Runs: parseFixture(t, tt.fixture)}}}
+			for _, r := range Check(exp, collectMock(t, c.mock), extra) {
+				if r.ID != "nccl.c0" {
+					continue
+				}
+				if r.Status != StatusPass {
+					t.Fatalf("%+v: want a pass", r)
+				}
+				if got := strings.Contains(r.Observed, "not validated"); got != (tt.want != "") {
+					t.Errorf("observed %q: want mention of no validation = %v", r.Observed, tt.want != "")
+				}
+			}
+		})
+	}
+}
+
+func TestNCCLChecks(t *testing.T) {
+	c := mockCases()[1]
+	exp := Expectation{GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
+		{Name: "spec_floor", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 450},
+		{Name: "high_floor", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 480},
+		// Catalogue floor (460 GB/s at 16G) but the run stops at 4G.
+		{Name: "catalogue", Command: "all_reduce_perf -b 128M -e 4G -g 8"},
+		{Name: "not_run", Command: "all_reduce_perf -g 8"},
+	}}
+	runs := parseFixture(t, "all_reduce_perf-8xH100-nvswitch-1node.txt")
+	res := nccltest.Result{Runs: runs}
+	extra := HostFacts{NCCL: map[string]nccltest.Result{"spec_floor": res, "high_floor": res, "catalogue": res}}
+	got := map[string]CheckResult{}
+	for _, r := range Check(exp, collectMock(t, c.mock), extra) {
+		got[r.ID] = r
+	}
+	want := map[string]Status{"nccl.spec_floor": StatusPass, "nccl.high_floor": StatusFail, "nccl.catalogue": StatusError, "nccl.not_run": StatusSkip}
+	for id, st := range want {
+		if got[id].Status != st {
+			t.Errorf("%s: %+v, want %s", id, got[id], st)
+		}
+	}
+	if r := got["nccl.spec_floor"]; r.Observed != "busbw 473.60 GB/s at 4G" {
+		t.Errorf("observed %q", r.Observed)
+	}
+	if r := got["nccl.catalogue"]; !strings.Contains(r.Expected, "460.00") || !strings.Contains(r.Message, "-e 16G") {
+		t.Errorf("catalogue: %+v", r)
+	}
+}

@@ -1,0 +1,47 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+)
+
+// DefaultFatalXIDs are the XIDs Azure's GPU health checks fail a node on
+// (customTests/azure_gpu_xid.nhc in
+// https://github.com/Azure/azurehpc-health-checks at commit
+// 0e0a1ac26a64b32ac4dd7632a529638505d3314a, as quoted in
+// shared/reference/verification.md section 2).
+func DefaultFatalXIDs() []uint64 {
+	return []uint64{48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 119, 120}
+}
+
+func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
+	if rep.XID == nil {
+		return nil
+	}
+	fatal := exp.FatalXIDs
+	if fatal == nil {
+		fatal = DefaultFatalXIDs()
+	}
+	r := CheckResult{ID: string(CheckXID), Status: StatusPass, Expected: "no fatal XID in " + (time.Duration(rep.XID.WindowMS) * time.Millisecond).String()}
+	var seen, bad []string
+	for _, e := range rep.XID.Events {
+		s := fmt.Sprintf("XID %d on gpu%d", e.XID, e.GPU)
+		seen = append(seen, s)
+		if slices.Contains(fatal, e.XID) {
+			bad = append(bad, s)
+		}
+	}
+	r.Observed = "none"
+	if len(seen) > 0 {
+		r.Observed = strings.Join(seen, ", ")
+	}
+	if len(bad) > 0 {
+		r.Status = StatusFail
+		r.Message = "fatal XID seen: " + strings.Join(bad, ", ") + " (drain the node; NVIDIA's XID catalogue says what each needs)"
+	}
+	return []CheckResult{r}
+}

@@ -1,0 +1,235 @@
+package verify
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+)
+
+// CheckID is the stable base of a check id: the whole id of a node-wide
+// check, the part before "[gpuN]" of a per-GPU one, the part before
+// ".<name>" of a named one. Pipelines match on ids, so they never change.
+type CheckID string
+
+// The checks, one constant each; Checks declares what each needs and how
+// it judges.
+const (
+	CheckReachable        CheckID = "host.reachable"
+	CheckNVMLFacts        CheckID = "nvml.facts"
+	CheckGPUCount         CheckID = "nvml.gpu_count"
+	CheckGPUModel         CheckID = "nvml.gpu_model"
+	CheckDriverVersion    CheckID = "nvml.driver_version"
+	CheckXID              CheckID = "nvml.xid"
+	CheckPersistenceMode  CheckID = "nvml.persistence_mode"
+	CheckECCMode          CheckID = "nvml.ecc_mode"
+	CheckECCUncorrectable CheckID = "nvml.ecc_uncorrectable"
+	CheckRowRemap         CheckID = "nvml.row_remap"
+	CheckPCIeLink         CheckID = "nvml.pcie_link"
+	CheckNVLink           CheckID = "nvml.nvlink"
+	CheckTemperature      CheckID = "nvml.temperature"
+	CheckThrottle         CheckID = "nvml.throttle"
+	CheckMIGMode          CheckID = "nvml.mig_mode"
+	CheckNUMANode         CheckID = "nvml.numa_node"
+	CheckGPUNIC           CheckID = "nvml.gpu_nic"
+	CheckFabricManager    CheckID = "host.fabric_manager"
+	CheckPeermem          CheckID = "host.peermem"
+	CheckDCGMDiag         CheckID = "dcgm.diag"
+	CheckDCGMTest         CheckID = "dcgm"
+	CheckNCCL             CheckID = "nccl"
+)
+
+// GPU is the id of a per-GPU check on GPU n (NVML index), e.g.
+// "nvml.pcie_link[gpu3]".
+func (id CheckID) GPU(n int) string { return fmt.Sprintf("%s[gpu%d]", id, n) }
+
+// Named is the id of a named check, e.g. "nccl.allreduce" for the
+// nccl-tests run labelled allreduce.
+func (id CheckID) Named(name string) string { return string(id) + "." + name }
+
+// Scope says how a check's emitted ids are formed from its CheckID.
+type Scope int
+
+// Scopes.
+const (
+	// ScopeNode checks emit their CheckID as is, once per host.
+	ScopeNode Scope = iota
+	// ScopeGPU checks emit one id per GPU: CheckID.GPU.
+	ScopeGPU
+	// ScopeNamed checks emit one id per DCGM test or nccl-tests run:
+	// CheckID.Named.
+	ScopeNamed
+)
+
+// Need is what a check reads to judge.
+type Need string
+
+// What checks read.
+const (
+	// NeedConnection is the transport itself.
+	NeedConnection Need = "connection"
+	// NeedNVML is the NVML report (agent, else nvidia-smi).
+	NeedNVML Need = "NVML facts"
+	// NeedProbe is the facts probe's view of the host (units, modules).
+	NeedProbe Need = "probe facts"
+	// NeedDCGM is a `dcgmi diag` run (quick tier and deeper).
+	NeedDCGM Need = "dcgm"
+	// NeedNCCL is an nccl-tests run (full tier, fleet for multi-node).
+	NeedNCCL Need = "nccl-tests"
+)
+
+// CheckDef declares one check: its id, what it reads, when it is emitted,
+// how it judges and what to do when it fails. CHECKS.md is this table.
+type CheckDef struct {
+	// ID is the check's stable id (base).
+	ID CheckID
+	// Scope says how emitted ids are formed from ID.
+	Scope Scope
+	// Needs is what the check reads.
+	Needs Need
+	// Fact, when set, is the NVML fact beyond the basic report the check
+	// needs (nvmlfacts.Fact*): on a path that did not collect it (the
+	// nvidia-smi fallback) the check is skipped instead of judged.
+	Fact string
+	// When says when the check is emitted.
+	When string
+	// Judges says when it fails (and errs or skips where that is special).
+	Judges string
+	// Action is what an operator does about a failure.
+	Action string
+}
+
+// Pattern is the id as CHECKS.md writes it: "nvml.pcie_link[gpuN]",
+// "nccl.<name>".
+func (d CheckDef) Pattern() string {
+	switch d.Scope {
+	case ScopeGPU:
+		return string(d.ID) + "[gpuN]"
+	case ScopeNamed:
+		if d.Needs == NeedDCGM {
+			return d.ID.Named("<test>")
+		}
+		return d.ID.Named("<name>")
+	}
+	return string(d.ID)
+}
+
+// Checks is the table of every check verify emits, in report order.
+func Checks() []CheckDef {
+	return []CheckDef{
+		{ID: CheckReachable, Needs: NeedConnection,
+			When:   "the host could not be reached",
+			Judges: "always (report.UnreachableHost)",
+			Action: "check the address, SSH access and that the host is up"},
+		{ID: CheckNVMLFacts, Needs: NeedNVML,
+			When:   "always",
+			Judges: "neither the NVML agent nor `nvidia-smi -q -x` produced facts; `observed` names the path used",
+			Action: "check that the driver is loaded (`nvidia-smi`) and the message's reason"},
+		{ID: CheckGPUCount, Needs: NeedNVML,
+			When:   "`GPUCount` set",
+			Judges: "NVML enumerates another number of GPUs",
+			Action: "a GPU fell off the bus or its driver failed: see dmesg for XID 79"},
+		{ID: CheckGPUModel, Needs: NeedNVML,
+			When:   "`GPUModel` set",
+			Judges: "a GPU's name does not contain the model as whole words (`A10` does not match an A100)",
+			Action: "fix the spec's model or the host's placement in the spec"},
+		{ID: CheckDriverVersion, Needs: NeedNVML,
+			When:   "`DriverVersion` set",
+			Judges: "the loaded driver differs from the pinned one",
+			Action: "apply the spec, or reboot if the new driver is installed but not loaded"},
+		{ID: CheckXID, Needs: NeedNVML, Fact: nvmlfacts.FactXID,
+			When:   "the agent listened for XIDs",
+			Judges: "an XID of `FatalXIDs` (default: Azure's health-check list) was raised",
+			Action: "drain the node; NVIDIA's XID catalogue says what each XID needs"},
+		{ID: CheckPersistenceMode, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "`PersistenceMode` set",
+			Judges: "mode differs",
+			Action: "apply the spec (nvidia-persistenced)"},
+		{ID: CheckECCMode, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "`ECC` set",
+			Judges: "mode differs (message says when a change is pending)",
+			Action: "set the mode; a pending change needs a GPU reset or reboot"},
+		{ID: CheckECCUncorrectable, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "always",
+			Judges: "volatile or aggregate uncorrectable count > 0 (skip without counters)",
+			Action: "drain the node and have the GPU checked"},
+		{ID: CheckRowRemap, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "always",
+			Judges: "row remap pending or failed; page retirement pending on pre-Ampere GPUs",
+			Action: "pending: reset the GPU or reboot before use; failed: the GPU needs service (RMA)"},
+		{ID: CheckPCIeLink, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "always",
+			Judges: "generation below `MinPCIeGen` (default the GPU's max; idle GPUs judged on the link's max, which the observed value says; a host-capped link names `min_pcie_gen`) or width below `MinPCIeWidth` (default the link's max)",
+			Action: "reseat the GPU or check the riser/slot; a host-capped link: check the BIOS slot setting"},
+		{ID: CheckNVLink, Scope: ScopeGPU, Needs: NeedNVML, Fact: nvmlfacts.FactNVLink,
+			When:   "`NVLink` set",
+			Judges: "`all_active`: a link down or no NVLink; `none`: a link active",
+			Action: "check the NVLink bridge or NVSwitch tray and fabric manager"},
+		{ID: CheckTemperature, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "`MaxTemperatureC` > 0",
+			Judges: "hotter than the limit",
+			Action: "check airflow and fans"},
+		{ID: CheckThrottle, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "always",
+			Judges: "a reason in `ForbiddenThrottle` (default hw/sw thermal, hw slowdown, power brake) is active",
+			Action: "check cooling and power delivery"},
+		{ID: CheckMIGMode, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "`MIG` set",
+			Judges: "mode differs (a GPU without MIG satisfies \"off\" and fails \"on\")",
+			Action: "set the mode; enabling is pending until the GPU is reset"},
+		{ID: CheckNUMANode, Scope: ScopeGPU, Needs: NeedNVML, Fact: nvmlfacts.FactNUMA,
+			When:   "per `NUMANode` entry",
+			Judges: "the GPU's NUMA node differs from its `bind` (skip when NVML's memory affinity spans several nodes)",
+			Action: "fix the spec's `numa` binds to the host's topology"},
+		{ID: CheckGPUNIC, Scope: ScopeGPU, Needs: NeedNVML, Fact: nvmlfacts.FactTopology,
+			When:   "per `NIC` entry",
+			Judges: "the GPU–NIC common ancestor is not allowed (default PIX/PXB; SYS fails)",
+			Action: "pair the GPU with a NIC under its PCIe switch"},
+		{ID: CheckFabricManager, Needs: NeedProbe,
+			When:   "`FabricManager` set",
+			Judges: "nvidia-fabricmanager state differs (unknown = error)",
+			Action: "start nvidia-fabricmanager (NVSwitch systems cannot run CUDA work without it)"},
+		{ID: CheckPeermem, Needs: NeedProbe,
+			When:   "`Peermem` set",
+			Judges: "nvidia-peermem state differs (unknown = error)",
+			Action: "load nvidia-peermem for GPUDirect RDMA"},
+		{ID: CheckDCGMDiag, Needs: NeedDCGM,
+			When:   "quick tier and deeper",
+			Judges: "dcgmi missing (skip), hung or DCGM runtime error (error)",
+			Action: "install DCGM (fails when the spec pins it) or read the DCGM error"},
+		{ID: CheckDCGMTest, Scope: ScopeNamed, Needs: NeedDCGM,
+			When:   "per DCGM test",
+			Judges: "DCGM reports Fail (Warn passes with its message)",
+			Action: "drain the node; the message names the failed GPUs"},
+		{ID: CheckNCCL, Scope: ScopeNamed, Needs: NeedNCCL,
+			When:   "per configured nccl-tests run",
+			Judges: "NCCL/CUDA failure, missing binary, timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; `error` when the catalogue floor's message size is larger than the run's (then the floor is not applied, the other rules are); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier",
+			Action: "read the reasons; a low busbw points at links (nvml.pcie_link, nvml.nvlink) or the NIC pairing"},
+	}
+}
+
+// LookupCheck finds the declaration of an emitted id.
+func LookupCheck(id string) (CheckDef, bool) {
+	base, gpu, perGPU := strings.Cut(id, "[")
+	for _, d := range Checks() {
+		switch d.Scope {
+		case ScopeNode:
+			if !perGPU && id == string(d.ID) {
+				return d, true
+			}
+		case ScopeGPU:
+			n, ok := strings.CutPrefix(strings.TrimSuffix(gpu, "]"), "gpu")
+			if _, err := strconv.Atoi(n); perGPU && ok && err == nil && base == string(d.ID) {
+				return d, true
+			}
+		case ScopeNamed:
+			// Node-wide ids are declared before the named families that
+			// share their prefix (dcgm.diag before dcgm.<test>).
+			if name, ok := strings.CutPrefix(id, string(d.ID)+"."); ok && name != "" {
+				return d, true
+			}
+		}
+	}
+	return CheckDef{}, false
+}
