@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/sshtest"
 )
 
 // buildGpuform builds the real binary, with the test-only crash triggers
@@ -29,28 +30,10 @@ func buildGpuform(t *testing.T) string {
 	return bin
 }
 
-// syncBuffer is a bytes.Buffer the test can read while the process writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running gpuform.
 type proc struct {
 	cmd      *exec.Cmd
-	out, err syncBuffer
+	out, err sshtest.LockedBuffer
 	done     chan struct{}
 }
 

@@ -95,7 +95,7 @@ type Server struct {
 	t       testing.TB
 	cmd     *exec.Cmd
 	exited  chan struct{}
-	log     *lockedBuffer
+	log     *LockedBuffer
 	mu      sync.Mutex
 	paused  []int
 	stopped bool
@@ -139,7 +139,7 @@ func Start(t testing.TB, opts Options) *Server {
 		UserKeyFile:   filepath.Join(dir, "id_ed25519"),
 		Home:          filepath.Join(dir, "home"),
 		t:             t,
-		log:           &lockedBuffer{},
+		log:           &LockedBuffer{},
 	}
 	if err := os.Mkdir(s.Home, 0o700); err != nil {
 		t.Fatalf("sshtest: %v", err)
@@ -631,25 +631,26 @@ func parseStat(stat []byte) (string, int, bool) {
 	return string(stat[open+1 : closeIdx]), ppid, true
 }
 
-// lockedBuffer is a bytes.Buffer safe for the log reader and test readers.
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer that one goroutine (sshd's log reader, a
+// child process) writes while a test reads it.
+type LockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *LockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *LockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
-func (b *lockedBuffer) Reset() {
+func (b *LockedBuffer) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf.Reset()
