@@ -188,3 +188,12 @@ func keyValueLines(content string) map[string]string {
 	}
 	return out
 }
+
+// absentFile is a resource whose file gpuform wrote earlier and the spec no
+// longer asks for: it plans a delete when the file is there, nothing else.
+func absentFile(name, path string) *fileResource {
+	return &fileResource{base: base{name: name}, path: path, current: managedFile(path),
+		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
+			return attrs{"file": path, "content": "sha256:" + shortSum(cur)}
+		}}
+}

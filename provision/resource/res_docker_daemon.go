@@ -17,6 +17,27 @@ import (
 // nvidia runtime's path in daemon.json.
 const nvidiaRuntimePath = "nvidia-container-runtime"
 
+// buildDockerDaemon configures Docker for the NVIDIA runtime and the
+// container defaults. containerd's configuration is not managed yet: it is
+// left alone with a warning.
+func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
+	c := in.n.Container
+	if c == nil {
+		return nil, nil, nil
+	}
+	if c.Runtime.V == "containerd" {
+		return nil, []string{"container runtime containerd: gpuform does not manage containerd's configuration yet; run nvidia-ctk runtime configure --runtime=containerd on the host"}, nil
+	}
+	r := dockerDaemon(c)
+	if r == nil {
+		return nil, nil, nil
+	}
+	if c.NvidiaContainerToolkit.Set {
+		r.deps = []string{ContainerToolkit}
+	}
+	return []Resource{r}, nil, nil
+}
+
 // dockerResource merges the NVIDIA runtime and the container defaults into
 // /etc/docker/daemon.json, keeping every other key the operator set, and
 // restarts Docker if it is running.

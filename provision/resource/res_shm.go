@@ -27,8 +27,18 @@ func newShmResource(size spec.Size) (*shmResource, error) {
 	return &shmResource{base: base{name: ShmMount}, size: size, opt: opt}, nil
 }
 
-// shmResource is Build's constructor.
-func shmResourceFor(size spec.Size) (Resource, error) { return newShmResource(size) }
+// buildShm sizes /dev/shm when the spec's shm block gives a size.
+func buildShm(in *buildInput) ([]Resource, []string, error) {
+	n := in.n
+	if n.Shm == nil || !n.Shm.Size.Set {
+		return nil, nil, nil
+	}
+	r, err := newShmResource(n.Shm.Size.V)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []Resource{r}, nil, nil
+}
 
 // tmpfsSize renders a size as tmpfs's size= option: a percentage of RAM,
 // or bytes in the largest of k, m, g that divides them.

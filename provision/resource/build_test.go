@@ -1,0 +1,77 @@
+package resource
+
+import (
+	"os"
+	"testing"
+)
+
+// everyResource is a node block that asks for every resource type.
+const everyResource = `driver {
+  version = "550.127.08"
+  persistence_mode = true
+  fabric_manager = true
+  peermem = true
+}
+cuda { version = "12.4.1" }
+nccl { version = "2.21.5" }
+dcgm { version = "3.3.6" }
+container {
+  runtime = "docker"
+  nvidia_container_toolkit = "1.16.2"
+  default_shm_size = "16GiB"
+  ulimits = { memlock = "unlimited", stack = "64MiB" }
+}
+shm { size = "50%"}
+hugepages {
+  size = "2MiB"
+  count = 1024
+}
+affinity {
+  nccl_ib_hca = ["mlx5_0"]
+  nccl_env = true
+}
+cpu_governor = "performance"
+sysctl = { "vm.swappiness" = "1" }
+kernel_args = ["iommu=pt"]`
+
+// TestBuildersTable checks the resource table: each resource type is
+// declared in the res_<name>.go file named after it, builds only resources
+// of its own name, and every resource Build plans comes from one entry.
+func TestBuildersTable(t *testing.T) {
+	n, f := loadNode(t, everyResource), debianNode()
+	in := newBuildInput(n, f)
+	seen := map[string]bool{}
+	for _, b := range builders() {
+		if seen[b.name] {
+			t.Errorf("resource %s is registered twice", b.name)
+		}
+		seen[b.name] = true
+		if _, err := os.Stat("res_" + b.name + ".go"); err != nil {
+			t.Errorf("resource %s: its home res_%s.go: %v", b.name, b.name, err)
+		}
+		rs, _, err := b.build(in)
+		if err != nil {
+			t.Fatalf("%s: %v", b.name, err)
+		}
+		if len(rs) == 0 {
+			t.Errorf("%s: the spec asks for it, but it built nothing", b.name)
+		}
+		for _, r := range rs {
+			if r.Name() != b.name {
+				t.Errorf("the %s entry built a resource named %s", b.name, r.Name())
+			}
+		}
+	}
+	rs, _, err := Build(n, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !seen[r.Name()] {
+			t.Errorf("Build planned %s, which no table entry declares", r.Name())
+		}
+	}
+	if len(rs) != len(seen) {
+		t.Errorf("Build planned %d resources for a spec that asks for all %d types", len(rs), len(seen))
+	}
+}

@@ -1,0 +1,11 @@
+package resource
+
+// buildContainerToolkit installs the NVIDIA Container Toolkit at the
+// spec's version.
+func buildContainerToolkit(in *buildInput) ([]Resource, []string, error) {
+	c := in.n.Container
+	if c == nil || !c.NvidiaContainerToolkit.Set {
+		return nil, nil, nil
+	}
+	return []Resource{&pkgResource{base: base{name: ContainerToolkit, deps: optional(in.driverVersion != "", DriverPackage)}, family: in.family, set: containerToolkitSet(in.family, c.NvidiaContainerToolkit.V.Raw)}}, nil, nil
+}

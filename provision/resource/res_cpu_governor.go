@@ -1,0 +1,53 @@
+package resource
+
+import (
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+)
+
+// buildCPUGovernor sets the spec's cpufreq governor now and at boot.
+func buildCPUGovernor(in *buildInput) ([]Resource, []string, error) {
+	if !in.n.CPUGovernor.Set {
+		// No governor wanted any more: drop the boot-time setting gpuform
+		// wrote; the running governor stays until the next boot.
+		return []Resource{absentFile(CPUGovernor, GovernorFile)}, nil, nil
+	}
+	g, err := governorResource(in.n.CPUGovernor.V)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []Resource{g}, nil, nil
+}
+
+// governorResource sets the cpufreq governor on every CPU now, and at boot
+// through systemd-tmpfiles (which writes sysfs files with 'w' lines).
+func governorResource(gov string) (*fileResource, error) {
+	if err := check(governorPattern, "CPU governor", gov); err != nil {
+		return nil, err
+	}
+	content := managedHeader + "w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - " + gov + "\n"
+	return &fileResource{
+		base:    base{name: CPUGovernor},
+		path:    GovernorFile,
+		content: content,
+		current: managedFile(GovernorFile),
+		attrs: func(f *facts.Node, _ string, exists bool) map[string]string {
+			return attrs{"governor": strings.Join(f.CPU.Governors, ","), "set_at_boot": boolStr(exists)}
+		},
+		desired: attrs{"governor": gov, "set_at_boot": "true"},
+		live: func(f *facts.Node) bool {
+			// No cpufreq (VMs, some BIOS settings): nothing to set.
+			return len(f.CPU.Governors) == 0 || len(f.CPU.Governors) == 1 && f.CPU.Governors[0] == gov
+		},
+		// Each CPU's file is resolved inside the root, as every write is.
+		post: []Step{commandStep("set the "+gov+" governor on every CPU",
+			`if [ -n "$R" ]; then R=$(cd -P -- "$R" && pwd -P); fi`,
+			facts.Resolver,
+			`rd /sys/devices/system/cpu || exit 0`,
+			`for c in "$_r"/cpu[0-9]*; do`,
+			`	rp "/sys/devices/system/cpu/${c##*/}/cpufreq/scaling_governor" && [ -f "$_r" ] || continue`,
+			`	printf '%s\n' `+q(gov)+` >"$_r"`,
+			`done`)},
+	}, nil
+}

@@ -1,0 +1,27 @@
+package resource
+
+import (
+	"github.com/gpuform/gpuform/provision/facts"
+)
+
+// buildDriverPackage installs the driver the spec pins, resolved to an exact
+// release for the host's package family. The new module is loaded at the
+// next boot.
+func buildDriverPackage(in *buildInput) ([]Resource, []string, error) {
+	if !in.driverWanted() {
+		return nil, nil, nil
+	}
+	flavour := string(in.n.Driver.KernelModule.V)
+	return []Resource{&pkgResource{
+		base:   base{name: DriverPackage},
+		family: in.family,
+		set:    driverSet(in.family, flavour, in.driverVersion),
+		reboot: true,
+		loaded: func(n *facts.Node) (string, bool) {
+			if n.Driver == nil {
+				return "", false
+			}
+			return n.Driver.Version, true
+		},
+	}}, nil, nil
+}

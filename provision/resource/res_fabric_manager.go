@@ -1,0 +1,17 @@
+package resource
+
+// buildFabricManager installs and runs NVIDIA Fabric Manager at the
+// driver's release, when the driver block asks for it.
+func buildFabricManager(in *buildInput) ([]Resource, []string, error) {
+	if !in.driverWanted() || !in.n.Driver.FabricManager.V {
+		return nil, nil, nil
+	}
+	return []Resource{&pkgResource{
+		base:     base{name: FabricManager, deps: []string{DriverPackage}},
+		family:   in.family,
+		set:      fabricManagerSet(in.family, in.driverVersion),
+		services: []string{"nvidia-fabricmanager.service"},
+		// Fabric manager refuses to run against another driver release.
+		afterReboot: in.afterReboot,
+	}}, nil, nil
+}

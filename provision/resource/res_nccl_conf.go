@@ -1,0 +1,151 @@
+package resource
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// buildNCCLConf sets gpuform's keys of /etc/nccl.conf when the affinity
+// block asks for NCCL's environment.
+func buildNCCLConf(in *buildInput) ([]Resource, []string, error) {
+	nc, err := ncclConf(in.n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nc == nil {
+		return nil, nil, nil
+	}
+	return []Resource{nc}, nil, nil
+}
+
+// ncclConf writes /etc/nccl.conf from the affinity block: NCCL_IB_HCA lists
+// the NICs paired with GPUs in GPU order (or the explicit list), and
+// NCCL_SOCKET_IFNAME when given. NCCL reads this file at init.
+func ncclConf(n *spec.Node) (*fileResource, error) {
+	a := n.Affinity
+	if a == nil || !a.NCCLEnv.V {
+		return nil, nil
+	}
+	var hcas []string
+	if len(a.NCCLIBHCA) > 0 {
+		for _, h := range a.NCCLIBHCA {
+			hcas = append(hcas, h.V)
+		}
+	} else {
+		gpus := make([]int, 0, len(a.GPUNIC))
+		for g := range a.GPUNIC {
+			gpus = append(gpus, g)
+		}
+		sort.Ints(gpus)
+		seen := map[string]bool{}
+		for _, g := range gpus {
+			if nic := a.GPUNIC[g].V; !seen[nic] {
+				seen[nic] = true
+				hcas = append(hcas, nic)
+			}
+		}
+	}
+	// The spec checks these too; a value with a newline must never reach
+	// the file, where it would be a setting of its own for every job.
+	for _, h := range hcas {
+		if err := check(ncclHCAPattern, "NCCL_IB_HCA entry", h); err != nil {
+			return nil, err
+		}
+	}
+	if a.NCCLSocketIfname.Set {
+		if err := check(ncclIfnamePattern, "NCCL_SOCKET_IFNAME", a.NCCLSocketIfname.V); err != nil {
+			return nil, err
+		}
+	}
+	want := attrs{}
+	var keys []string
+	if len(hcas) > 0 {
+		want["NCCL_IB_HCA"] = strings.Join(hcas, ",")
+		keys = append(keys, "NCCL_IB_HCA")
+	}
+	if a.NCCLSocketIfname.Set {
+		want["NCCL_SOCKET_IFNAME"] = a.NCCLSocketIfname.V
+		keys = append(keys, "NCCL_SOCKET_IFNAME")
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return &fileResource{
+		base: base{name: NCCLConf},
+		path: NCCLConfFile,
+		// Not empty: the file is wanted; edit computes it.
+		content: "wanted",
+		edit: func(cur []byte, _ bool) (string, error) {
+			return setKeyLines(cur, keys, want)
+		},
+		current: func(f *facts.Node) (string, bool) {
+			if f.NCCLConf == nil {
+				return "", false
+			}
+			return f.NCCLConf.Content, true
+		},
+		// Only gpuform's keys: the operator's other settings stay as they are.
+		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
+			out := attrs{}
+			all := keyValueLines(cur)
+			for _, k := range keys {
+				if v, ok := all[k]; ok {
+					out[k] = v
+				}
+			}
+			return out
+		},
+		desired: want,
+	}, nil
+}
+
+// setKeyLines sets KEY=value lines of a file such as nccl.conf: the line
+// of each key in keys is replaced where it is, or appended; every other
+// byte is kept. A key set twice is an error, since which line wins is the
+// reader's business.
+func setKeyLines(cur []byte, keys []string, want map[string]string) (string, error) {
+	lines := fstabLines(cur)
+	at := map[string]int{}
+	for i, line := range lines {
+		t := strings.TrimLeft(string(line), " \t")
+		k, _, ok := strings.Cut(t, "=")
+		if !ok || strings.HasPrefix(t, "#") {
+			continue
+		}
+		k = strings.TrimSpace(k)
+		if _, managed := want[k]; !managed {
+			continue
+		}
+		if j, dup := at[k]; dup {
+			return "", fmt.Errorf("%s is set twice (lines %d and %d); remove one, then plan again", k, j+1, i+1)
+		}
+		at[k] = i
+	}
+	var b strings.Builder
+	for i, line := range lines {
+		replaced := false
+		for k, j := range at {
+			if j == i {
+				b.WriteString(k + "=" + want[k] + "\n")
+				replaced = true
+			}
+		}
+		if replaced {
+			continue
+		}
+		b.Write(line)
+		if i < len(lines)-1 || cur[len(cur)-1] == '\n' || len(at) < len(keys) {
+			b.WriteByte('\n')
+		}
+	}
+	for _, k := range keys {
+		if _, ok := at[k]; !ok {
+			b.WriteString(k + "=" + want[k] + "\n")
+		}
+	}
+	return b.String(), nil
+}

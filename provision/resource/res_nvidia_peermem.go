@@ -1,0 +1,45 @@
+package resource
+
+import (
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+)
+
+// buildNvidiaPeermem loads nvidia-peermem when the driver block asks for
+// it, and removes gpuform's modules-load.d file when it no longer does.
+func buildNvidiaPeermem(in *buildInput) ([]Resource, []string, error) {
+	if !in.driverWanted() {
+		return nil, nil, nil
+	}
+	if !in.n.Driver.Peermem.V {
+		return []Resource{absentFile(NvidiaPeermem, ModulesLoadFile)}, nil, nil
+	}
+	r, err := peermem(in.afterReboot)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []Resource{r}, nil, nil
+}
+
+// peermem loads nvidia-peermem now and at every boot (modules-load.d), for
+// GPUDirect RDMA. /proc/modules spells it nvidia_peermem.
+func peermem(afterReboot func(*facts.Node) bool) (*fileResource, error) {
+	const module = "nvidia_peermem"
+	if err := check(modulePattern, "module name", module); err != nil {
+		return nil, err
+	}
+	return &fileResource{
+		base:    base{name: NvidiaPeermem, deps: []string{DriverPackage}},
+		path:    ModulesLoadFile,
+		content: managedHeader + module + "\n",
+		current: managedFile(ModulesLoadFile),
+		attrs: func(n *facts.Node, content string, exists bool) map[string]string {
+			return attrs{"loaded": boolStr(n.HasModule(module)), "load_at_boot": boolStr(exists && strings.Contains(content, module))}
+		},
+		desired:     attrs{"loaded": "true", "load_at_boot": "true"},
+		live:        func(n *facts.Node) bool { return n.HasModule(module) },
+		post:        []Step{commandStep("load "+module, "modprobe "+q(module))},
+		afterReboot: afterReboot,
+	}, nil
+}
