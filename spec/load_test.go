@@ -64,7 +64,7 @@ func TestFullSpecDecodesEveryBlock(t *testing.T) {
 		Balancing: n.NUMA.Balancing.V, NCCLEnv: n.Affinity.NCCLEnv.V, ECC: n.Verify.NVML.ECC.V,
 		GPUNIC: map[int]string{}, Sysctl: map[string]string{},
 		GPUs: n.Verify.NVML.GPUs.V, PCIeGen: n.Verify.NVML.MinPCIeGen.V,
-		Batch: n.Rollout.Batch.V, MaxFail: n.Rollout.MaxFailures.V, Drain: n.Rollout.Drain.V,
+		Batch: n.Rollout.Batch.V, MaxFail: n.Rollout.MaxFailures.V, Drain: string(n.Rollout.Drain.V),
 		NVLink: n.Verify.NVML.NVLink.V, NCCLCmd: n.Verify.NCCLTests[0].Command.V, BusBW: n.Verify.NCCLTests[0].MinBusBWGbps.V,
 		HWModel: n.Hardware.GPUModel, HWGPUs: len(n.Hardware.GPUs),
 	}

@@ -505,8 +505,8 @@ func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnost
 	r := &Rollout{DeclRange: blk.DefRange}
 	r.Batch = dec.int("batch", 1, 100000)
 	r.MaxFailures = dec.int("max_failures", 0, 100000)
-	r.Drain = dec.enum("drain", "slurm", "none")
-	r.Reboot = dec.enum("reboot", "allow", "never")
+	r.Drain = enumOf(dec, "drain", DrainSlurm, DrainNone)
+	r.Reboot = enumOf(dec, "reboot", RebootAllow, RebootNever)
 	r.StepTimeout = dec.string("step_timeout")
 	if d := checkTimeout(r.StepTimeout, "step_timeout", "30m"); d != nil {
 		dec.diags = append(dec.diags, d)

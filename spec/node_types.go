@@ -208,16 +208,41 @@ type NCCLTest struct {
 	DeclRange hcl.Range
 }
 
+// DrainMode is the scheduler apply drains a host through before changing
+// it, as the rollout block's drain spells it.
+type DrainMode string
+
+// Drain modes; the rollout block's drain accepts these words.
+const (
+	// DrainSlurm drains the host in Slurm (scontrol) and resumes it once it
+	// has converged.
+	DrainSlurm DrainMode = "slurm"
+	// DrainNone changes the host without asking any scheduler.
+	DrainNone DrainMode = "none"
+)
+
+// RebootPolicy is whether apply may reboot a host whose change needs it,
+// as the rollout block's reboot spells it.
+type RebootPolicy string
+
+// Reboot policies; the rollout block's reboot accepts these words.
+const (
+	// RebootAllow lets apply reboot a host whose change needs it.
+	RebootAllow RebootPolicy = "allow"
+	// RebootNever leaves the reboot to the operator.
+	RebootNever RebootPolicy = "never"
+)
+
 // Rollout controls how apply walks through the hosts of a node.
 type Rollout struct {
 	// Batch is how many hosts are changed at once.
 	Batch Attr[int]
 	// MaxFailures is the failure budget before no new batch starts.
 	MaxFailures Attr[int]
-	// Drain is the scheduler to drain through ("slurm" or "").
-	Drain Attr[string]
-	// Reboot is "allow" or "never".
-	Reboot Attr[string]
+	// Drain is the scheduler to drain through; unset means none.
+	Drain Attr[DrainMode]
+	// Reboot is whether apply may reboot; unset means never.
+	Reboot Attr[RebootPolicy]
 	// StepTimeout bounds each apply step on the node's hosts ("45m").
 	StepTimeout Attr[string]
 	// DeclRange is the range of the block header.

@@ -321,7 +321,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		r.Status = Succeeded
 		return r
 	}
-	if r.StepsPlanned == 0 && hp.RebootPending && nr.Reboot != "allow" {
+	if r.StepsPlanned == 0 && hp.RebootPending && nr.Reboot != spec.RebootAllow {
 		r.Status = RebootPending
 		return r
 	}
@@ -340,7 +340,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		return fail("%v", err)
 	}
 	defer lock.Release()
-	if nr.Drain == "slurm" {
+	if nr.Drain == spec.DrainSlurm {
 		emit(opts, hp.Host, "draining in Slurm")
 		if err := drainHost(ctx, tr, "apply by "+opts.Owner, opts); err != nil {
 			return fail("%v", err)
@@ -429,7 +429,7 @@ func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *p
 		r.Status = Succeeded
 		return r
 	}
-	if nr.Reboot != "allow" {
+	if nr.Reboot != spec.RebootAllow {
 		r.Status = RebootPending
 		return r
 	}

@@ -41,11 +41,12 @@ type NodeRollout struct {
 	Batch int `json:"batch"`
 	// MaxFailures is the failure budget; -1 means none is set (carry on).
 	MaxFailures int `json:"max_failures"`
-	// Reboot is "allow" when apply may reboot a host that needs it.
-	Reboot string `json:"reboot"`
-	// Drain is "slurm" when apply drains each host in Slurm before
-	// changing it and resumes it once it has converged.
-	Drain string `json:"drain,omitempty"`
+	// Reboot is spec.RebootAllow when apply may reboot a host that needs
+	// it; spec.RebootNever otherwise.
+	Reboot spec.RebootPolicy `json:"reboot"`
+	// Drain is spec.DrainSlurm when apply drains each host in Slurm before
+	// changing it and resumes it once it has converged; "" otherwise.
+	Drain spec.DrainMode `json:"drain,omitempty"`
 	// StepTimeout is the node's rollout { step_timeout } as written
 	// ("45m"); "" leaves the limit to apply.
 	StepTimeout string `json:"step_timeout,omitempty"`
@@ -210,7 +211,7 @@ func Make(cfg *spec.Config, probed []target.Probed) *Plan {
 }
 
 func rolloutOf(n *spec.Node) NodeRollout {
-	r := NodeRollout{Name: n.Name, MaxFailures: -1, Reboot: "never"}
+	r := NodeRollout{Name: n.Name, MaxFailures: -1, Reboot: spec.RebootNever}
 	if n.Rollout != nil {
 		if n.Rollout.Batch.Set {
 			r.Batch = n.Rollout.Batch.V
@@ -225,8 +226,8 @@ func rolloutOf(n *spec.Node) NodeRollout {
 		if n.Rollout.Reboot.Set {
 			r.Reboot = n.Rollout.Reboot.V
 		}
-		if n.Rollout.Drain.V == "slurm" {
-			r.Drain = "slurm"
+		if n.Rollout.Drain.V == spec.DrainSlurm {
+			r.Drain = spec.DrainSlurm
 		}
 		if n.Rollout.StepTimeout.Set {
 			r.StepTimeout = n.Rollout.StepTimeout.V
