@@ -35,7 +35,7 @@ func TestImportRoundTrip(t *testing.T) {
 					Error           string
 					ResourceChanges []struct {
 						Resource       string
-						Before, After  map[string]string
+						Before, After  map[string]any
 						RebootRequired bool `json:"reboot_required"`
 					} `json:"resource_changes"`
 				}
@@ -62,7 +62,7 @@ func TestImportRoundTrip(t *testing.T) {
 					for k, after := range rc.After {
 						before, ok := rc.Before[k]
 						if ok && before != after && k != "held" && k != "set_at_boot" && k != "load_at_boot" && k != "package" && k != "packages" {
-							t.Errorf("%s.%s would change %q -> %q", rc.Resource, k, before, after)
+							t.Errorf("%s.%s would change %v -> %v", rc.Resource, k, before, after)
 						}
 					}
 				}

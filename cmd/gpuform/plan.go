@@ -106,5 +106,5 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if err != nil {
 		return nil, err
 	}
-	return plan.Run(ctx, cfg, hosts, o)
+	return plan.Run(ctx, hosts, o)
 }

@@ -61,7 +61,7 @@ func TestSensitiveSysctlInPlan(t *testing.T) {
 		Hosts []struct {
 			ResourceChanges []struct {
 				Resource       string
-				After          map[string]string
+				After          map[string]any
 				AfterSensitive map[string]bool `json:"after_sensitive"`
 			} `json:"resource_changes"`
 		}

@@ -264,7 +264,7 @@ func runBatch(ctx context.Context, p *plan.Plan, hosts []string, nodes map[strin
 	batch := make([]target.Host, 0, len(hosts))
 	for _, name := range hosts {
 		hp := p.Host(name)
-		batch = append(batch, target.Host{Host: hp.Spec, Node: nodes[hp.Node]})
+		batch = append(batch, target.Host{Host: hp.Target.Host, Node: nodes[hp.Node]})
 	}
 	o := opts.Target
 	o.Progress = nil
@@ -326,7 +326,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		return r
 	}
 	emit(opts, hp.Host, "connecting")
-	tr, err := opts.Target.Connect(ctx, hp.Spec)
+	tr, err := opts.Target.Connect(ctx, hp.Target.Host)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -375,7 +375,7 @@ func reconnect(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, o
 	if res, err := tr.Run(ctx, transport.Command{Script: "true"}); err == nil && res.ExitCode == 0 {
 		return tr
 	}
-	if t2, err := opts.Target.Connect(ctx, hp.Spec); err == nil {
+	if t2, err := opts.Target.Connect(ctx, hp.Target.Host); err == nil {
 		return t2
 	}
 	return tr
@@ -399,8 +399,8 @@ func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *p
 	}
 	// Re-probe: a step that exited 0 without doing its job must not pass.
 	emit(opts, hp.Host, "re-probing")
-	pctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), opts.Target.ProbeLimit(hp.Spec), "the re-probe after the steps", "-probe-timeout")
-	f, err := target.ProbeOver(pctx, tr, hp.Spec)
+	pctx, cancel := transport.WithTimeout(context.WithoutCancel(ctx), opts.Target.ProbeLimit(hp.Target.Host), "the re-probe after the steps", "-probe-timeout")
+	f, err := target.ProbeOver(pctx, tr, hp.Target.Host)
 	cancel()
 	if err != nil {
 		return fail("re-probe after apply: %v", err)
@@ -411,7 +411,7 @@ func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *p
 	}
 	pending := false
 	for _, c := range changes {
-		if c.Action() != resource.NoOp {
+		if c.Action != resource.NoOp {
 			r.NotConverged = append(r.NotConverged, c.Resource)
 		}
 		pending = pending || c.RebootPending
@@ -515,7 +515,7 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 				return r
 			}
 		}
-		t2, err := opts.Target.Connect(ctx, hp.Spec)
+		t2, err := opts.Target.Connect(ctx, hp.Target.Host)
 		if err != nil {
 			last = err
 			continue
@@ -525,8 +525,8 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 			last = errors.New("the host has not restarted yet (same boot id)")
 			continue
 		}
-		pctx, cancel := transport.WithTimeout(ctx, opts.Target.ProbeLimit(hp.Spec), "the probe after the reboot", "-probe-timeout")
-		f, err := target.ProbeOver(pctx, t2, hp.Spec)
+		pctx, cancel := transport.WithTimeout(ctx, opts.Target.ProbeLimit(hp.Target.Host), "the probe after the reboot", "-probe-timeout")
+		f, err := target.ProbeOver(pctx, t2, hp.Target.Host)
 		cancel()
 		t2.Close()
 		if err != nil {
@@ -540,7 +540,7 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 		}
 		ok := true
 		for _, c := range changes {
-			if c.Action() != resource.NoOp || c.RebootPending {
+			if c.Action != resource.NoOp || c.RebootPending {
 				ok = false
 			}
 		}

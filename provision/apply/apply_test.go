@@ -244,7 +244,7 @@ func TestFailedStepLeavesNoPartialFileAndNextApplyConverges(t *testing.T) {
 	p := mustPlan(t, f, cfg)
 	var left []string
 	for _, rc := range p.Hosts[0].ResourceChanges {
-		if rc.Action() != 0 {
+		if rc.Action != 0 {
 			left = append(left, rc.Resource)
 		}
 	}
@@ -435,7 +435,7 @@ func TestDeleteWhatTheSpecNoLongerAsks(t *testing.T) {
 	p := mustPlan(t, f, cfg)
 	var actions []string
 	for _, rc := range p.Hosts[0].ResourceChanges {
-		actions = append(actions, rc.Resource+" "+rc.Actions[0])
+		actions = append(actions, rc.Resource+" "+rc.Action.String())
 	}
 	if diff := cmp.Diff([]string{"sysctl create", "cpu_governor delete"}, actions); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)

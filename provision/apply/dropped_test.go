@@ -72,8 +72,8 @@ func TestConnectionDroppedMidStepConvergesOnNextApply(t *testing.T) {
 	for _, rc := range p.Hosts[0].ResourceChanges {
 		if rc.Resource == resource.KernelCmdline {
 			found = true
-			if rc.Action() == resource.NoOp || rc.Before["in effect"] != "false" || rc.After["in effect"] != "true" {
-				t.Fatalf("kernel_cmdline after the drop: %v %v -> %v, want an update putting the drop-in into effect", rc.Action(), rc.Before, rc.After)
+			if rc.Action == resource.NoOp || rc.Before["in effect"].Text != "false" || rc.After["in effect"].Text != "true" {
+				t.Fatalf("kernel_cmdline after the drop: %v %v -> %v, want an update putting the drop-in into effect", rc.Action, rc.Before, rc.After)
 			}
 		}
 	}

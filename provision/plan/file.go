@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,14 +12,6 @@ import (
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/spec"
 )
-
-// RenderJSON writes the plan as one JSON document (the -json output).
-func RenderJSON(w io.Writer, p *Plan) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(p)
-}
 
 // FileKind marks a plan file, so that apply does not mistake another JSON
 // document for one.

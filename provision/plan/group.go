@@ -32,13 +32,17 @@ func (p *Plan) Groups() []Group {
 	return groups
 }
 
+// signature is the host's plan as its JSON document writes it, less the
+// host's own name and facts: two hosts (or a saved and a fresh plan of one
+// host) with the same signature would see the same changes.
 func (h *HostPlan) signature() string {
+	j := h.toJSON()
 	b, _ := json.Marshal(struct {
 		Node     string
 		Error    string
 		Warnings []string
-		Changes  []ResourceChange
-	}{h.Node, h.Error, h.Warnings, h.ResourceChanges})
+		Changes  []resourceChangeJSON
+	}{j.Node, j.Error, j.Warnings, j.ResourceChanges})
 	return string(b)
 }
 

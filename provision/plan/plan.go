@@ -10,76 +10,73 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// FormatVersion is the version of the JSON plan and plan file shape. A
-// minor bump only adds fields; a major bump means readers must refuse it.
-const FormatVersion = "1.1"
-
-// Plan is the planned changes for every targeted host.
+// Plan is the planned changes for every targeted host. It is the model
+// the text plan, the JSON document (json.go) and apply read; its JSON shape
+// is planJSON's.
 type Plan struct {
-	// FormatVersion is FormatVersion when the plan was made.
-	FormatVersion string `json:"format_version"`
 	// Applyable is true when at least one host has changes and no host
 	// failed to plan.
-	Applyable bool `json:"applyable"`
+	Applyable bool
 	// Errored is true when some host could not be probed or planned.
-	Errored bool `json:"errored"`
+	Errored bool
 	// Hosts are the per-host plans in spec order.
-	Hosts []*HostPlan `json:"hosts"`
+	Hosts []*HostPlan
 	// Nodes are the node blocks the hosts belong to, with their rollout.
-	Nodes []NodeRollout `json:"nodes"`
+	Nodes []NodeRollout
 	// Summary totals the hosts' summaries.
-	Summary Summary `json:"summary"`
+	Summary Summary
 }
 
 // NodeRollout is how apply walks the hosts of one node block.
 type NodeRollout struct {
 	// Name is the node block's label.
-	Name string `json:"name"`
+	Name string
 	// Hosts are the node's targeted hosts in spec order.
-	Hosts []string `json:"hosts"`
+	Hosts []string
 	// Batch is how many hosts are changed at once; 0 means all at once.
-	Batch int `json:"batch"`
+	Batch int
 	// MaxFailures is the failure budget; -1 means none is set (carry on).
-	MaxFailures int `json:"max_failures"`
+	MaxFailures int
 	// Reboot is spec.RebootAllow when apply may reboot a host that needs
 	// it; spec.RebootNever otherwise.
-	Reboot spec.RebootPolicy `json:"reboot"`
+	Reboot spec.RebootPolicy
 	// Drain is spec.DrainSlurm when apply drains each host in Slurm before
 	// changing it and resumes it once it has converged; "" otherwise.
-	Drain spec.DrainMode `json:"drain,omitempty"`
+	Drain spec.DrainMode
 	// StepTimeout is the node's rollout { step_timeout } as written
 	// ("45m"); "" leaves the limit to apply.
-	StepTimeout string `json:"step_timeout,omitempty"`
+	StepTimeout string
 }
 
 // HostPlan is the plan for one host.
 type HostPlan struct {
 	// Host is the inventory name.
-	Host string `json:"host"`
-	// Node is the node block the host belongs to.
-	Node string `json:"node"`
+	Host string
+	// Node is the name of the node block the host belongs to.
+	Node string
+	// Target is the host and the node block it came from; Target.Node is
+	// nil in a plan read back from a plan file, which holds names only.
+	Target target.Host
 	// FactsFingerprint is facts.Node.Fingerprint of the facts the plan was
 	// made from; apply refuses a saved plan when it no longer matches.
-	FactsFingerprint string `json:"facts_fingerprint,omitempty"`
+	FactsFingerprint string
 	// Error is why the host could not be probed or planned.
-	Error string `json:"error,omitempty"`
+	Error string
 	// Warnings are settings gpuform leaves alone on this host.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string
 	// ResourceChanges are the resources in the order apply converges them;
 	// unchanged resources are listed with action no-op.
-	ResourceChanges []ResourceChange `json:"resource_changes"`
+	ResourceChanges []ResourceChange
 	// RebootRequired is true when some change needs a reboot.
-	RebootRequired bool `json:"reboot_required"`
+	RebootRequired bool
 	// RebootPending is true when the host already waits for a reboot to
 	// run what is configured.
-	RebootPending bool `json:"reboot_pending"`
+	RebootPending bool
 	// Summary counts the changes.
-	Summary Summary `json:"summary"`
-
-	// Facts are the facts the plan was made from (not serialised).
-	Facts *facts.Node `json:"-"`
-	// Spec is the host's connection settings (not serialised).
-	Spec spec.Host `json:"-"`
+	Summary Summary
+	// Facts are the facts the plan was made from; nil in a plan read back
+	// from a plan file.
+	Facts *facts.Node
 
 	// redactor hides the node's sensitive values in text the host sends
 	// back (a failing step's output may quote a package version).
@@ -92,49 +89,49 @@ func (h *HostPlan) Redact(text string) string {
 	return h.redactor.Redact(text)
 }
 
-// ResourceChange is one resource's planned change, in the JSON shape of
-// DESIGN.md ("resource", "actions", "before", "after", "reboot_required").
+// Value is one attribute's value: the resource's text (spec.Redacted when
+// Sensitive) and the kind of value it is.
+type Value struct {
+	// Text is the value as the resource reads it ("false", "580.95.05").
+	Text string
+	// Kind says whether Text is a boolean, a number or text.
+	Kind resource.Kind
+	// Sensitive is true when the value comes from a sensitive spec value
+	// and Text is spec.Redacted.
+	Sensitive bool
+}
+
+// Attrs are a resource's attributes by name; nil when the resource is
+// absent (before) or will be deleted (after).
+type Attrs map[string]Value
+
+// ResourceChange is one resource's planned change: the resource layer's
+// Change, with its attributes typed and sensitive ones hidden.
 type ResourceChange struct {
-	// Resource is the resource's name.
-	Resource string `json:"resource"`
-	// Actions is ["create"], ["update"], ["delete"] or ["no-op"].
-	Actions []string `json:"actions"`
-	// Before is the actual value; null when absent.
-	Before map[string]string `json:"before"`
-	// After is the desired value; null when it will be deleted.
-	After map[string]string `json:"after"`
-	// BeforeSensitive names the attributes of Before whose value comes
-	// from a sensitive spec value and reads spec.Redacted, as Terraform's
-	// before_sensitive does.
-	BeforeSensitive map[string]bool `json:"before_sensitive,omitempty"`
-	// AfterSensitive is BeforeSensitive for After.
-	AfterSensitive map[string]bool `json:"after_sensitive,omitempty"`
-	// RebootRequired is true when the change needs a reboot to take effect.
-	RebootRequired bool `json:"reboot_required"`
-	// RebootPending is true when the resource is configured but the running
-	// system needs a reboot to use it.
-	RebootPending bool `json:"reboot_pending,omitempty"`
-	// Restarts are services the change restarts.
-	Restarts []string `json:"restarts,omitempty"`
-	// Downgrades are packages moved to an older release ("name old -> new").
-	Downgrades []string `json:"downgrades,omitempty"`
-	// DependsOn are resources converged before this one.
-	DependsOn []string `json:"depends_on,omitempty"`
-	// Steps are what apply runs (not part of -json; kept in memory).
-	Steps []resource.Step `json:"-"`
+	// Change is the resource's change, steps included. Its Before and
+	// After are nil: the attributes live, typed and redacted, in the
+	// fields below.
+	resource.Change
+	// Before is the actual value; nil when absent.
+	Before Attrs
+	// After is the desired value; nil when it will be deleted.
+	After Attrs
 
 	// sensitiveChanged names the hidden attributes whose value changes,
 	// which their redacted text no longer tells (kept in memory only).
 	sensitiveChanged map[string]bool
 }
 
-// Action returns the change's action.
-func (rc ResourceChange) Action() resource.Action {
-	if len(rc.Actions) == 0 {
-		return resource.NoOp
+// typedAttrs types m's values with the resource layer's kinds.
+func typedAttrs(res string, m map[string]string) Attrs {
+	if m == nil {
+		return nil
 	}
-	a, _ := resource.ParseAction(rc.Actions[0])
-	return a
+	out := make(Attrs, len(m))
+	for k, v := range m {
+		out[k] = Value{Text: v, Kind: resource.AttrKind(res, k)}
+	}
+	return out
 }
 
 // Summary counts changes like Terraform's "Plan:" line.
@@ -175,8 +172,8 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 // Make diffs every target against its probed facts. It does not touch the
 // network, so a plan can be made again from the same facts and come out
 // identical.
-func Make(cfg *spec.Config, probed []target.Probed) *Plan {
-	p := &Plan{FormatVersion: FormatVersion}
+func Make(probed []target.Probed) *Plan {
+	p := &Plan{}
 	nodeIdx := map[string]int{}
 	for _, pr := range probed {
 		t := pr.Host
@@ -187,7 +184,7 @@ func Make(cfg *spec.Config, probed []target.Probed) *Plan {
 			p.Nodes = append(p.Nodes, rolloutOf(t.Node))
 		}
 		p.Nodes[i].Hosts = append(p.Nodes[i].Hosts, t.Host.Name)
-		hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Spec: t.Host, ResourceChanges: []ResourceChange{}}
+		hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
 		p.Hosts = append(p.Hosts, hp)
 		switch {
 		case pr.Err != nil:
@@ -246,7 +243,7 @@ func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
 	hp.Warnings = warnings
 	hp.ResourceChanges = changes
 	for _, rc := range changes {
-		switch rc.Action() {
+		switch rc.Action {
 		case resource.Create:
 			hp.Summary.Add++
 		case resource.Update:
@@ -283,18 +280,8 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 		if c.Action == resource.NoOp && c.Before == nil && c.After == nil {
 			continue
 		}
-		rc := ResourceChange{
-			Resource:       c.Resource,
-			Actions:        []string{c.Action.String()},
-			Before:         c.Before,
-			After:          c.After,
-			RebootRequired: c.RebootRequired,
-			RebootPending:  c.RebootPending,
-			Restarts:       c.Restarts,
-			Downgrades:     c.Downgrades,
-			DependsOn:      c.DependsOn,
-			Steps:          c.Steps,
-		}
+		rc := ResourceChange{Change: c, Before: typedAttrs(c.Resource, c.Before), After: typedAttrs(c.Resource, c.After)}
+		rc.Change.Before, rc.Change.After = nil, nil
 		hideSensitive(&rc, sens[rc.Resource])
 		if !red.Empty() && len(rc.Steps) > 0 {
 			// Descriptions are printed by apply; the scripts keep the
@@ -329,10 +316,10 @@ func redactErr(red *spec.Redactor, err error) error {
 // Run probes hosts (chosen by target.Select) the way every command does
 // and makes the plan: the path of plan and apply. Host failures are part
 // of the plan (Errored); the error is for a context that ended first.
-func Run(ctx context.Context, cfg *spec.Config, hosts []target.Host, o target.Options) (*Plan, error) {
+func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, error) {
 	probed, err := target.Probe(ctx, hosts, o)
 	if err != nil {
 		return nil, err
 	}
-	return Make(cfg, probed), nil
+	return Make(probed), nil
 }

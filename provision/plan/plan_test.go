@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/plan/plantest"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -91,7 +92,7 @@ func TestPlanGolden(t *testing.T) {
 	// included: nothing to change.
 	var changed []string
 	for _, rc := range p.Host("sim://hgx-h100-converged/1").ResourceChanges {
-		if len(rc.Actions) != 1 || rc.Actions[0] != "no-op" {
+		if rc.Action != resource.NoOp {
 			changed = append(changed, rc.Resource)
 		}
 	}
@@ -174,6 +175,21 @@ func TestPlanFileRoundTripAndStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The file reads back to the same plan: typed values stay typed,
+	// hidden values stay hidden.
+	var want, got bytes.Buffer
+	if err := plan.RenderJSON(&want, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.RenderJSON(&got, saved.Plan); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+		t.Errorf("plan read back from its file differs (-want +got):\n%s", diff)
+	}
+	if _, err := plan.ParseFile([]byte(`{"kind":"gpuform-plan","format_version":"1.1","plan":{}}`)); err == nil || !strings.Contains(err.Error(), "make the plan again") {
+		t.Errorf("a 1.x plan file (string attribute values) = %v, want refused", err)
+	}
 	fresh, _ := f.Plan(ctx, cfg)
 	if err := plan.CheckSaved(saved.Plan, fresh); err != nil {
 		t.Fatalf("unchanged host: %v", err)
@@ -188,7 +204,7 @@ func TestPlanFileRoundTripAndStale(t *testing.T) {
 	if _, err := plan.ParseFile([]byte(`{"format_version":"1.0","hosts":[]}`)); !errors.Is(err, plan.ErrNotPlanFile) {
 		t.Errorf("plain plan JSON read as a plan file: %v", err)
 	}
-	if _, err := plan.ParseFile([]byte(`{"kind":"gpuform-plan","format_version":"2.0","plan":{}}`)); err == nil {
+	if _, err := plan.ParseFile([]byte(`{"kind":"gpuform-plan","format_version":"3.0","plan":{}}`)); err == nil {
 		t.Error("future major format accepted")
 	}
 }

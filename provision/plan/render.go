@@ -51,7 +51,7 @@ func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
 	used := map[resource.Action]bool{}
 	for _, h := range p.Hosts {
 		for _, rc := range h.ResourceChanges {
-			used[rc.Action()] = true
+			used[rc.Action] = true
 		}
 	}
 	if used[resource.Create] || used[resource.Update] || used[resource.Delete] {
@@ -112,7 +112,7 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		fmt.Fprintf(b, "\n  %s %s\n", pt.paint("33", "Warning:"), w)
 	}
 	for _, rc := range h.ResourceChanges {
-		a := rc.Action()
+		a := rc.Action
 		if a == resource.NoOp {
 			continue
 		}
@@ -185,28 +185,28 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 		// changes is kept aside.
 		hiddenChange := rc.sensitiveChanged[k]
 		switch {
-		case inB && inA && bv == av && !hiddenChange:
+		case inB && inA && bv.Text == av.Text && !hiddenChange:
 			unchanged++
 			continue
-		case inB && inA && rc.Action() == resource.Create:
+		case inB && inA && rc.Action == resource.Create:
 			// A "+" block holds only "+" lines, as in Terraform; the
 			// live value the new file replaces is still worth saying.
-			v := quoteValue(av, rc.AfterSensitive[k])
-			if bv != "" {
-				v += " # now " + quoteValue(bv, rc.BeforeSensitive[k])
+			v := quoteValue(av)
+			if bv.Text != "" {
+				v += " # now " + quoteValue(bv)
 			}
 			lines = append(lines, line{resource.Create, k, v})
 		case inB && inA:
-			if rc.BeforeSensitive[k] && rc.AfterSensitive[k] {
+			if bv.Sensitive && av.Sensitive {
 				// As Terraform: "~ key = (sensitive value)".
 				lines = append(lines, line{resource.Update, k, spec.Redacted})
 				break
 			}
-			lines = append(lines, line{resource.Update, k, quoteValue(bv, rc.BeforeSensitive[k]) + " -> " + quoteValue(av, rc.AfterSensitive[k])})
+			lines = append(lines, line{resource.Update, k, quoteValue(bv) + " -> " + quoteValue(av)})
 		case inA:
-			lines = append(lines, line{resource.Create, k, quoteValue(av, rc.AfterSensitive[k])})
+			lines = append(lines, line{resource.Create, k, quoteValue(av)})
 		default:
-			lines = append(lines, line{resource.Delete, k, quoteValue(bv, rc.BeforeSensitive[k]) + " -> null"})
+			lines = append(lines, line{resource.Delete, k, quoteValue(bv) + " -> null"})
 		}
 		if len(k) > width {
 			width = len(k)
@@ -225,12 +225,14 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 }
 
 // quoteValue quotes an attribute value, or writes spec.Redacted bare for a
-// hidden one, as Terraform does.
-func quoteValue(v string, sensitive bool) string {
-	if sensitive {
+// hidden one, as Terraform does. Booleans and numbers are quoted too: the
+// text plan shows what the resource compares, and its goldens predate the
+// typed JSON.
+func quoteValue(v Value) string {
+	if v.Sensitive {
 		return spec.Redacted
 	}
-	return strconv.Quote(v)
+	return strconv.Quote(v.Text)
 }
 
 func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {

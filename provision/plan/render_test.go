@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/resource"
 )
 
 // A resource that will be created reads like Terraform's: every attribute
@@ -16,13 +17,13 @@ func TestRenderCreateShowsOnlyAdditions(t *testing.T) {
 	p := &plan.Plan{Hosts: []*plan.HostPlan{{
 		Host: "gpu1", Node: "n",
 		ResourceChanges: []plan.ResourceChange{{
-			Resource: "cpu_governor", Actions: []string{"create"},
-			Before: map[string]string{"governor": "powersave", "set_at_boot": "false"},
-			After:  map[string]string{"governor": "performance", "set_at_boot": "true"},
+			Change: resource.Change{Resource: "cpu_governor", Action: resource.Create},
+			Before: plan.Attrs{"governor": {Text: "powersave"}, "set_at_boot": {Text: "false", Kind: resource.Bool}},
+			After:  plan.Attrs{"governor": {Text: "performance"}, "set_at_boot": {Text: "true", Kind: resource.Bool}},
 		}, {
-			Resource: "sysctl", Actions: []string{"create"},
-			Before: map[string]string{"vm.swappiness": "1"},
-			After:  map[string]string{"vm.swappiness": "1", "kernel.numa_balancing": "0"},
+			Change: resource.Change{Resource: "sysctl", Action: resource.Create},
+			Before: plan.Attrs{"vm.swappiness": {Text: "1"}},
+			After:  plan.Attrs{"vm.swappiness": {Text: "1"}, "kernel.numa_balancing": {Text: "0"}},
 		}},
 		Summary: plan.Summary{Add: 2},
 	}}, Summary: plan.Summary{Add: 2}}

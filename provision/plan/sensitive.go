@@ -102,8 +102,8 @@ func sensitiveAttrs(n *spec.Node) map[string]map[string]bool {
 }
 
 // hideSensitive replaces the sensitive attributes of rc, before and after
-// (the live value is the secret once applied), by spec.Redacted, and
-// records which ones were hidden and which of those change.
+// (the live value is the secret once applied), by spec.Redacted, marks
+// them Sensitive, and records which of them change.
 func hideSensitive(rc *ResourceChange, keys map[string]bool) {
 	if len(keys) == 0 {
 		return
@@ -113,7 +113,7 @@ func hideSensitive(rc *ResourceChange, keys map[string]bool) {
 		if !hide(k) {
 			continue
 		}
-		if b, ok := rc.Before[k]; !ok || b != a {
+		if b, ok := rc.Before[k]; !ok || b.Text != a.Text {
 			rc.markChanged(k)
 		}
 	}
@@ -122,8 +122,8 @@ func hideSensitive(rc *ResourceChange, keys map[string]bool) {
 			rc.markChanged(k)
 		}
 	}
-	rc.Before, rc.BeforeSensitive = redactMap(rc.Before, hide)
-	rc.After, rc.AfterSensitive = redactMap(rc.After, hide)
+	rc.Before = redactAttrs(rc.Before, hide)
+	rc.After = redactAttrs(rc.After, hide)
 }
 
 func (rc *ResourceChange) markChanged(k string) {
@@ -133,23 +133,18 @@ func (rc *ResourceChange) markChanged(k string) {
 	rc.sensitiveChanged[k] = true
 }
 
-// redactMap returns a copy of m with the hidden keys' values replaced,
-// and the set of those keys.
-func redactMap(m map[string]string, hide func(string) bool) (map[string]string, map[string]bool) {
+// redactAttrs returns a copy of m with the hidden keys' values replaced by
+// spec.Redacted and marked Sensitive.
+func redactAttrs(m Attrs, hide func(string) bool) Attrs {
 	if m == nil {
-		return nil, nil
+		return nil
 	}
-	out := make(map[string]string, len(m))
-	var hidden map[string]bool
+	out := make(Attrs, len(m))
 	for k, v := range m {
 		if hide(k) {
-			v = spec.Redacted
-			if hidden == nil {
-				hidden = map[string]bool{}
-			}
-			hidden[k] = true
+			v = Value{Text: spec.Redacted, Kind: v.Kind, Sensitive: true}
 		}
 		out[k] = v
 	}
-	return out, hidden
+	return out
 }

@@ -112,7 +112,7 @@ func (f *Fleet) Plan(ctx context.Context, cfg *spec.Config) (*plan.Plan, error) 
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	return plan.Run(ctx, cfg, hosts, f.Options())
+	return plan.Run(ctx, hosts, f.Options())
 }
 
 // Execs is the number of remote commands run so far, over all hosts.

@@ -1,0 +1,259 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// FormatVersion is the format_version of the JSON plan (plan -json) and of
+// plan files, "MAJOR.MINOR" like every gpuform JSON output. A minor bump
+// only adds fields; a major bump means readers must refuse it. 2.0 wrote
+// boolean and numeric attributes as JSON booleans and numbers (1.x wrote
+// every attribute value as a string).
+const FormatVersion = "2.0"
+
+// The JSON plan, as written by RenderJSON:
+//
+//	{
+//	  "format_version": "2.0",
+//	  "applyable": bool,        // some host changes and none failed to plan
+//	  "errored": bool,          // some host could not be probed or planned
+//	  "hosts": [{
+//	    "host": "gpu001", "node": "h100",
+//	    "facts_fingerprint": "sha256 hex",   // omitted for a host that failed
+//	    "error": "…",                        // omitted when planned
+//	    "warnings": ["…"],                   // omitted when none
+//	    "resource_changes": [{
+//	      "resource": "driver_package",
+//	      "actions": ["create" | "update" | "delete" | "no-op"],
+//	      "before": {attr: value} | null,    // the live value; null when absent
+//	      "after":  {attr: value} | null,    // the desired value; null when deleted
+//	      "before_sensitive": {attr: true},  // attributes hidden as "(sensitive value)"
+//	      "after_sensitive":  {attr: true},
+//	      "reboot_required": bool, "reboot_pending": bool,
+//	      "restarts": [unit], "downgrades": ["pkg old -> new"], "depends_on": [resource]
+//	    }],
+//	    "reboot_required": bool, "reboot_pending": bool,
+//	    "summary": {"add": n, "change": n, "destroy": n}
+//	  }],
+//	  "nodes": [{"name": "h100", "hosts": [...], "batch": n, "max_failures": n,
+//	             "reboot": "allow" | "never", "drain": "slurm", "step_timeout": "45m"}],
+//	  "summary": {"add": n, "change": n, "destroy": n}
+//	}
+//
+// An attribute value is a JSON boolean or number when the resource says
+// the attribute is one (resource.AttrKind: "held": true, hugepages
+// "count": 512) and its text reads as one; otherwise, and always for a
+// sensitive value, it is a string.
+
+// planJSON is the JSON plan document.
+type planJSON struct {
+	FormatVersion string        `json:"format_version"`
+	Applyable     bool          `json:"applyable"`
+	Errored       bool          `json:"errored"`
+	Hosts         []*hostJSON   `json:"hosts"`
+	Nodes         []rolloutJSON `json:"nodes"`
+	Summary       Summary       `json:"summary"`
+}
+
+type rolloutJSON struct {
+	Name        string            `json:"name"`
+	Hosts       []string          `json:"hosts"`
+	Batch       int               `json:"batch"`
+	MaxFailures int               `json:"max_failures"`
+	Reboot      spec.RebootPolicy `json:"reboot"`
+	Drain       spec.DrainMode    `json:"drain,omitempty"`
+	StepTimeout string            `json:"step_timeout,omitempty"`
+}
+
+type hostJSON struct {
+	Host             string               `json:"host"`
+	Node             string               `json:"node"`
+	FactsFingerprint string               `json:"facts_fingerprint,omitempty"`
+	Error            string               `json:"error,omitempty"`
+	Warnings         []string             `json:"warnings,omitempty"`
+	ResourceChanges  []resourceChangeJSON `json:"resource_changes"`
+	RebootRequired   bool                 `json:"reboot_required"`
+	RebootPending    bool                 `json:"reboot_pending"`
+	Summary          Summary              `json:"summary"`
+}
+
+type resourceChangeJSON struct {
+	Resource        string                     `json:"resource"`
+	Actions         []string                   `json:"actions"`
+	Before          map[string]json.RawMessage `json:"before"`
+	After           map[string]json.RawMessage `json:"after"`
+	BeforeSensitive map[string]bool            `json:"before_sensitive,omitempty"`
+	AfterSensitive  map[string]bool            `json:"after_sensitive,omitempty"`
+	RebootRequired  bool                       `json:"reboot_required"`
+	RebootPending   bool                       `json:"reboot_pending,omitempty"`
+	Restarts        []string                   `json:"restarts,omitempty"`
+	Downgrades      []string                   `json:"downgrades,omitempty"`
+	DependsOn       []string                   `json:"depends_on,omitempty"`
+}
+
+// RenderJSON writes the plan as one JSON document (the -json output).
+func RenderJSON(w io.Writer, p *Plan) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(p)
+}
+
+// MarshalJSON writes the plan as the JSON document above.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	doc := planJSON{FormatVersion: FormatVersion, Applyable: p.Applyable, Errored: p.Errored, Hosts: make([]*hostJSON, len(p.Hosts)), Nodes: make([]rolloutJSON, len(p.Nodes)), Summary: p.Summary}
+	for i, h := range p.Hosts {
+		doc.Hosts[i] = h.toJSON()
+	}
+	for i, n := range p.Nodes {
+		doc.Nodes[i] = rolloutJSON(n)
+	}
+	return json.Marshal(doc)
+}
+
+// UnmarshalJSON reads the JSON document back (a plan file): hosts carry
+// names, not their spec node or facts.
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	var doc planJSON
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	*p = Plan{Applyable: doc.Applyable, Errored: doc.Errored, Summary: doc.Summary, Nodes: make([]NodeRollout, len(doc.Nodes))}
+	for i, n := range doc.Nodes {
+		p.Nodes[i] = NodeRollout(n)
+	}
+	for _, hj := range doc.Hosts {
+		if hj == nil {
+			p.Hosts = append(p.Hosts, nil)
+			continue
+		}
+		h, err := hj.toModel()
+		if err != nil {
+			return err
+		}
+		p.Hosts = append(p.Hosts, h)
+	}
+	return nil
+}
+
+func (h *HostPlan) toJSON() *hostJSON {
+	out := &hostJSON{Host: h.Host, Node: h.Node, FactsFingerprint: h.FactsFingerprint, Error: h.Error, Warnings: h.Warnings,
+		ResourceChanges: make([]resourceChangeJSON, len(h.ResourceChanges)), RebootRequired: h.RebootRequired, RebootPending: h.RebootPending, Summary: h.Summary}
+	for i, rc := range h.ResourceChanges {
+		out.ResourceChanges[i] = rc.toJSON()
+	}
+	return out
+}
+
+func (hj *hostJSON) toModel() (*HostPlan, error) {
+	h := &HostPlan{Host: hj.Host, Node: hj.Node, FactsFingerprint: hj.FactsFingerprint, Error: hj.Error, Warnings: hj.Warnings,
+		ResourceChanges: make([]ResourceChange, len(hj.ResourceChanges)), RebootRequired: hj.RebootRequired, RebootPending: hj.RebootPending, Summary: hj.Summary}
+	for i, rj := range hj.ResourceChanges {
+		rc, err := rj.toModel()
+		if err != nil {
+			return nil, fmt.Errorf("host %s: %w", hj.Host, err)
+		}
+		h.ResourceChanges[i] = rc
+	}
+	return h, nil
+}
+
+func (rc ResourceChange) toJSON() resourceChangeJSON {
+	out := resourceChangeJSON{Resource: rc.Resource, Actions: []string{rc.Action.String()}, RebootRequired: rc.RebootRequired,
+		RebootPending: rc.RebootPending, Restarts: rc.Restarts, Downgrades: rc.Downgrades, DependsOn: rc.DependsOn}
+	out.Before, out.BeforeSensitive = attrsJSON(rc.Before)
+	out.After, out.AfterSensitive = attrsJSON(rc.After)
+	return out
+}
+
+func (rj resourceChangeJSON) toModel() (ResourceChange, error) {
+	rc := ResourceChange{Change: resource.Change{Resource: rj.Resource, RebootRequired: rj.RebootRequired, RebootPending: rj.RebootPending,
+		Restarts: rj.Restarts, Downgrades: rj.Downgrades, DependsOn: rj.DependsOn}}
+	if len(rj.Actions) > 0 {
+		a, ok := resource.ParseAction(rj.Actions[0])
+		if !ok {
+			return rc, fmt.Errorf("resource %s: unknown action %q", rj.Resource, rj.Actions[0])
+		}
+		rc.Action = a
+	}
+	var err error
+	if rc.Before, err = attrsModel(rj.Before, rj.BeforeSensitive); err != nil {
+		return rc, fmt.Errorf("resource %s: %w", rj.Resource, err)
+	}
+	if rc.After, err = attrsModel(rj.After, rj.AfterSensitive); err != nil {
+		return rc, fmt.Errorf("resource %s: %w", rj.Resource, err)
+	}
+	return rc, nil
+}
+
+// attrsJSON writes attributes as JSON values, and names the sensitive ones.
+func attrsJSON(m Attrs) (map[string]json.RawMessage, map[string]bool) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	var sens map[string]bool
+	for k, v := range m {
+		out[k] = valueJSON(v)
+		if v.Sensitive {
+			if sens == nil {
+				sens = map[string]bool{}
+			}
+			sens[k] = true
+		}
+	}
+	return out, sens
+}
+
+// valueJSON is v as a JSON boolean or number when it is one, else a string.
+func valueJSON(v Value) json.RawMessage {
+	if !v.Sensitive {
+		switch v.Kind {
+		case resource.Bool:
+			if b, err := strconv.ParseBool(v.Text); err == nil && (v.Text == "true" || v.Text == "false") {
+				return json.RawMessage(strconv.FormatBool(b))
+			}
+		case resource.Number:
+			if n, err := strconv.ParseInt(v.Text, 10, 64); err == nil && strconv.FormatInt(n, 10) == v.Text {
+				return json.RawMessage(v.Text)
+			}
+		}
+	}
+	b, _ := json.Marshal(v.Text) // a string always marshals
+	return b
+}
+
+// attrsModel reads JSON attribute values back into typed values.
+func attrsModel(m map[string]json.RawMessage, sens map[string]bool) (Attrs, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(Attrs, len(m))
+	for k, raw := range m {
+		v := Value{Sensitive: sens[k]}
+		raw = bytes.TrimSpace(raw)
+		switch {
+		case bytes.Equal(raw, []byte("true")), bytes.Equal(raw, []byte("false")):
+			v.Text, v.Kind = string(raw), resource.Bool
+		case len(raw) > 0 && raw[0] == '"':
+			if err := json.Unmarshal(raw, &v.Text); err != nil {
+				return nil, fmt.Errorf("attribute %s: %w", k, err)
+			}
+		default:
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("attribute %s: not a string, boolean or integer: %s", k, raw)
+			}
+			v.Text, v.Kind = strconv.FormatInt(n, 10), resource.Number
+		}
+		out[k] = v
+	}
+	return out, nil
+}
