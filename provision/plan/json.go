@@ -226,8 +226,13 @@ func valueJSON(v Value) json.RawMessage {
 			}
 		}
 	}
-	b, _ := json.Marshal(v.Text) // a string always marshals
-	return b
+	// As RenderJSON, leave <, > and & as they are (json.Marshal would
+	// escape them, and the encoder keeps a raw value's escapes).
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v.Text) // a string always encodes
+	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 // attrsModel reads JSON attribute values back into typed values.
