@@ -115,13 +115,8 @@ func (a *aptNode) converged(want []string, held []string) {
 // of "nccl will be created"; apply runs dpkg --configure -a first and
 // converges.
 func TestAptInterruptedDpkgIsRepaired(t *testing.T) {
-	debs := debroot.NVIDIARepo()
-	for i, d := range debs {
-		if d.Name == "libnccl2" && d.Version == "2.21.5-1+cuda12.4" {
-			// A postinst that waits while the test wants it to.
-			debs[i].Postinst = "#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 600; fi\nexit 0\n"
-		}
-	}
+	// A postinst that waits while the test wants it to.
+	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 600; fi\nexit 0\n")
 	a := startAptNode(t, debs)
 	a.spec(`  nccl { version = "2.21.5" }`)
 	a.root.Run(t, ": >/run/slow-postinst")
@@ -422,12 +417,7 @@ func TestAptHoldSetBySomeoneElse(t *testing.T) {
 // converges with every hold in place and dpkg clean.
 func TestAptKilledApplyFollowedByAnother(t *testing.T) {
 	bin := buildGpuform(t)
-	debs := debroot.NVIDIARepo()
-	for i, d := range debs {
-		if d.Name == "libnccl2" && d.Version == "2.21.5-1+cuda12.4" {
-			debs[i].Postinst = "#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 5; fi\nexit 0\n"
-		}
-	}
+	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 5; fi\nexit 0\n")
 	a := startAptNode(t, debs)
 	a.spec(`  nccl { version = "2.21.5" }`)
 	a.root.Run(t, ": >/run/slow-postinst")
@@ -528,12 +518,7 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 // fails too, and stops there with dpkg's error first and the command to
 // run, changing nothing else. Once the package is fixed, apply converges.
 func TestAptInterruptedDpkgThatCannotBeRepairedStops(t *testing.T) {
-	debs := debroot.NVIDIARepo()
-	for i, d := range debs {
-		if d.Name == "libnccl2" && d.Version == "2.21.5-1+cuda12.4" {
-			debs[i].Postinst = "#!/bin/sh\n[ -e /run/postinst-ok ] || { echo 'libnccl2: cannot configure' >&2; exit 1; }\n"
-		}
-	}
+	debs := ncclWithPostinst("#!/bin/sh\n[ -e /run/postinst-ok ] || { echo 'libnccl2: cannot configure' >&2; exit 1; }\n")
 	a := startAptNode(t, debs)
 	a.spec(`  nccl { version = "2.21.5" }`)
 	if out, err := a.root.Exec("apt-get install -y -q libnccl2=2.21.5-1+cuda12.4"); err == nil {
@@ -552,4 +537,17 @@ func TestAptInterruptedDpkgThatCannotBeRepairedStops(t *testing.T) {
 	a.root.Run(t, ": >/run/postinst-ok")
 	a.apply()
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
+}
+
+// ncclWithPostinst is the NVIDIA test repository with libnccl2
+// 2.21.5-1+cuda12.4 given the postinst script (to make its configuration
+// slow or failing).
+func ncclWithPostinst(script string) []debroot.Deb {
+	debs := debroot.NVIDIARepo()
+	for i, d := range debs {
+		if d.Name == "libnccl2" && d.Version == "2.21.5-1+cuda12.4" {
+			debs[i].Postinst = script
+		}
+	}
+	return debs
 }

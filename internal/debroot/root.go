@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,7 +121,7 @@ func Start(t testing.TB, opts Options) *Root {
 	if err != nil {
 		t.Fatalf("debroot: %v", err)
 	}
-	r.Port = freePort(t)
+	r.Port = sshtest.FreePort(t)
 	cfgDir := filepath.Join(seed, "etc/ssh/gpuform-test")
 	must(t, os.MkdirAll(cfgDir, 0o755))
 	sshtest.WritePrivateKey(t, filepath.Join(cfgDir, "host_key"), hostKey, "")
@@ -343,16 +342,6 @@ func (r *Root) writeStubs(t testing.TB, seed string) {
 		"printf '%s\\n' \"systemctl $*\" >>"+CallsLog+"\nGPUFORM_ROOT=/ exec /usr/lib/gpuform-test/standins/systemctl \"$@\"\n"), 0o755)
 	must(t, os.MkdirAll(filepath.Join(seed, "etc/systemd/system/multi-user.target.wants"), 0o755))
 	writeFile(t, filepath.Join(seed, "etc/apt/sources.list.d/gpuform-test.list"), []byte("deb [trusted=yes] file:"+repoMount+" ./\n"), 0o644)
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("debroot: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {

@@ -209,7 +209,7 @@ func Start(t testing.TB, opts Options) *Server {
 	port := opts.Port
 	for attempt := 1; ; attempt++ {
 		if port == 0 {
-			port = freePort(t)
+			port = FreePort(t)
 		}
 		s.setPort(port)
 		config := append([]string{"Port " + strconv.Itoa(port)}, staticConfig...)
@@ -558,10 +558,10 @@ func currentUser(t testing.TB) string {
 	return ""
 }
 
-// freePort asks the kernel for a free port on 127.0.0.1. The port is free
+// FreePort asks the kernel for a free port on 127.0.0.1. The port is free
 // again when sshd binds it a moment later; another process grabbing it in
 // between makes Start fail loudly rather than talk to the wrong server.
-func freePort(t testing.TB) int {
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
