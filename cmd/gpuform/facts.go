@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
@@ -19,9 +20,6 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
-
-// factsFormatVersion versions the JSON document of gpuform facts.
-const factsFormatVersion = "1.0"
 
 type factsHostJSON struct {
 	Host  string      `json:"host"`
@@ -140,7 +138,7 @@ func writeFacts(s Streams, asJSON bool, results []factsHostJSON) error {
 	if asJSON {
 		enc := json.NewEncoder(s.Out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(factsJSON{FormatVersion: factsFormatVersion, Hosts: results}); err != nil {
+		if err := enc.Encode(factsJSON{FormatVersion: jsonformat.Version, Hosts: results}); err != nil {
 			return err
 		}
 	} else {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/sim"
 )
 
@@ -31,7 +32,7 @@ func TestFactsOnSimulatedNode(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.FormatVersion != factsFormatVersion || len(doc.Hosts) != 1 || doc.Hosts[0].Facts == nil {
+	if doc.FormatVersion != jsonformat.Version || len(doc.Hosts) != 1 || doc.Hosts[0].Facts == nil {
 		t.Fatalf("document: %+v", doc)
 	}
 	n := doc.Hosts[0].Facts

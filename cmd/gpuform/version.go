@@ -6,6 +6,8 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
 )
 
 func newVersionCommand(s Streams) *cobra.Command {
@@ -19,7 +21,7 @@ func newVersionCommand(s Streams) *cobra.Command {
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]string{
-					"format_version":  "1.0",
+					"format_version":  jsonformat.Version,
 					"gpuform_version": Version,
 					"go_version":      runtime.Version(),
 					"platform":        runtime.GOOS + "_" + runtime.GOARCH,

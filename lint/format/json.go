@@ -6,12 +6,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/lint"
 )
-
-// JSONFormatVersion is the format_version of the JSON document; it changes
-// only when a field changes meaning or disappears.
-const JSONFormatVersion = "1.0"
 
 // JSONDocument is the JSON output: the shape of `terraform validate -json`,
 // so editor integrations built for Terraform read it, plus a rule field on
@@ -64,7 +61,7 @@ type JSONSnippet struct {
 // error. files supplies snippets and may be nil.
 func NewJSONDocument(diags hcl.Diagnostics, findings []lint.Finding, files map[string]*hcl.File) JSONDocument {
 	src := newSources(files)
-	doc := JSONDocument{FormatVersion: JSONFormatVersion, Diagnostics: []JSONDiagnostic{}}
+	doc := JSONDocument{FormatVersion: jsonformat.Version, Diagnostics: []JSONDiagnostic{}}
 	for _, it := range items(diags, findings) {
 		d := JSONDiagnostic{Severity: it.severity.String(), Summary: it.summary, Detail: it.detail, Rule: it.rule}
 		switch it.severity {

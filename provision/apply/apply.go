@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/plan"
@@ -19,9 +20,6 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
-
-// FormatVersion is the version of the JSON apply report.
-const FormatVersion = "1.0"
 
 // Status is where a host stands after apply.
 type Status string
@@ -71,7 +69,7 @@ func (r HostResult) OK() bool {
 
 // Report is the outcome of an apply.
 type Report struct {
-	// FormatVersion is FormatVersion.
+	// FormatVersion is jsonformat.Version.
 	FormatVersion string `json:"format_version"`
 	// Hosts are the per-host results, in plan order.
 	Hosts []HostResult `json:"hosts"`
@@ -199,7 +197,7 @@ func DefaultOwner() string {
 // and hosts in flight stop after their current step.
 func Apply(ctx context.Context, cfg *spec.Config, p *plan.Plan, opts Options) *Report {
 	opts.defaults()
-	rep := &Report{FormatVersion: FormatVersion}
+	rep := &Report{FormatVersion: jsonformat.Version}
 	nodes := map[string]*spec.Node{}
 	for _, n := range cfg.Nodes {
 		nodes[n.Name] = n

@@ -11,18 +11,15 @@ import (
 	"strings"
 )
 
-// FormatVersion is the version of the Node JSON shape. It changes when a
-// field is renamed or its meaning changes, so saved plans that carry a facts
-// fingerprint can tell that they were made by a different gpuform.
-const FormatVersion = 1
-
 // Node is the actual state of one node as read by the facts probe. Every
 // field is filled from files (or, on a live root, a few commands) read in a
 // single probe run; a field that could not be read is left at its zero value
 // and, when its absence is surprising, a Warning says why.
 type Node struct {
-	// FormatVersion is FormatVersion at the time the facts were parsed.
-	FormatVersion int `json:"format_version"`
+	// FormatVersion is jsonformat.Version at the time the facts were
+	// parsed, so saved plans that carry a facts fingerprint can tell that
+	// they were made by a different gpuform.
+	FormatVersion string `json:"format_version"`
 	// Host is the inventory name of the node; Probe fills it from the
 	// transport, Parse leaves it empty.
 	Host string `json:"host,omitempty"`
@@ -779,7 +776,7 @@ func (n *Node) Fingerprint() string {
 	// not go stale because a training job started.
 	c.HugePages.Free = 0
 	// encoding/json writes struct fields in declaration order and map keys
-	// sorted, so the encoding is canonical for a given FormatVersion.
+	// sorted, so the encoding is canonical for a given format version.
 	b, err := json.Marshal(&c)
 	if err != nil {
 		// Only unsupported values (channels, NaN) fail to marshal, and Node

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gpuform/gpuform/internal/cpulist"
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/text"
 )
 
@@ -325,7 +326,7 @@ func preview(b []byte) string {
 // optional, and a file that does not parse becomes a warning.
 func interpret(raw *rawFacts) *Node {
 	n := &Node{
-		FormatVersion: FormatVersion,
+		FormatVersion: jsonformat.Version,
 		Root:          raw.root,
 		Modules:       []string{},
 		Packages:      Packages{Installed: map[string]Package{}},

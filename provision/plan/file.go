@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -24,7 +25,7 @@ const FileKind = "gpuform-plan"
 type File struct {
 	// Kind is FileKind.
 	Kind string `json:"kind"`
-	// FormatVersion is FormatVersion when the file was written.
+	// FormatVersion is jsonformat.Version when the file was written.
 	FormatVersion string `json:"format_version"`
 	// CreatedAt is when the plan was made (UTC, RFC 3339).
 	CreatedAt string `json:"created_at"`
@@ -55,7 +56,7 @@ func NewFile(p *Plan, specDir string, varArgs []spec.VarArg, targets []string, n
 		}
 		args[i] = a
 	}
-	return &File{Kind: FileKind, FormatVersion: FormatVersion, CreatedAt: now.UTC().Format(time.RFC3339), SpecDir: abs, VarArgs: args, Targets: targets, Plan: p}, nil
+	return &File{Kind: FileKind, FormatVersion: jsonformat.Version, CreatedAt: now.UTC().Format(time.RFC3339), SpecDir: abs, VarArgs: args, Targets: targets, Plan: p}, nil
 }
 
 // WriteFile saves f to path atomically (temporary file, then rename), mode
@@ -118,10 +119,8 @@ func ParseFile(b []byte) (*File, error) {
 			return nil, fmt.Errorf("%w: a host entry is empty", ErrNotPlanFile)
 		}
 	}
-	major, _, _ := strings.Cut(f.FormatVersion, ".")
-	want, _, _ := strings.Cut(FormatVersion, ".")
-	if major != want {
-		return nil, fmt.Errorf("plan file format %s cannot be read by this gpuform (it reads %s.x); make the plan again", f.FormatVersion, want)
+	if !jsonformat.Compatible(f.FormatVersion) {
+		return nil, fmt.Errorf("plan file format %s cannot be read by this gpuform (it reads %s.x); make the plan again", f.FormatVersion, jsonformat.Major())
 	}
 	return &f, nil
 }

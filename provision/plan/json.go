@@ -7,16 +7,10 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
 )
-
-// FormatVersion is the format_version of the JSON plan (plan -json) and of
-// plan files, "MAJOR.MINOR" like every gpuform JSON output. A minor bump
-// only adds fields; a major bump means readers must refuse it. 2.0 wrote
-// boolean and numeric attributes as JSON booleans and numbers (1.x wrote
-// every attribute value as a string).
-const FormatVersion = "2.0"
 
 // The JSON plan, as written by RenderJSON:
 //
@@ -108,7 +102,7 @@ func RenderJSON(w io.Writer, p *Plan) error {
 
 // MarshalJSON writes the plan as the JSON document above.
 func (p *Plan) MarshalJSON() ([]byte, error) {
-	doc := planJSON{FormatVersion: FormatVersion, Applyable: p.Applyable, Errored: p.Errored, Hosts: make([]*hostJSON, len(p.Hosts)), Nodes: make([]rolloutJSON, len(p.Nodes)), Summary: p.Summary}
+	doc := planJSON{FormatVersion: jsonformat.Version, Applyable: p.Applyable, Errored: p.Errored, Hosts: make([]*hostJSON, len(p.Hosts)), Nodes: make([]rolloutJSON, len(p.Nodes)), Summary: p.Summary}
 	for i, h := range p.Hosts {
 		doc.Hosts[i] = h.toJSON()
 	}

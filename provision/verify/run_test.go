@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -81,7 +82,7 @@ func TestRunHost(t *testing.T) {
 		t.Error("no nccl.fleet check")
 	}
 	// A report collected in process (verify --local, sim) is used as is.
-	own := &nvmlfacts.Report{FormatVersion: nvmlfacts.FormatVersion, Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, Name: "Tesla T4"}, {Index: 1, Name: "Tesla T4"}}}
+	own := &nvmlfacts.Report{FormatVersion: jsonformat.Version, Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, Name: "Tesla T4"}, {Index: 1, Name: "Tesla T4"}}}
 	res, err = RunHost(context.Background(), tr, exp, TierProbe, HostOptions{Report: own})
 	if err != nil || res[0].Observed != "NVML agent" || res[1].ID != "nvml.gpu_count" || res[1].Status != StatusFail {
 		t.Errorf("in-process report not used: %+v %v", res[:2], err)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
 )
 
 // InitError is returned when NVML itself could not start: no
@@ -50,7 +52,7 @@ func Collect(ctx context.Context, lib nvml.Interface, opts Options) (*Report, er
 	}
 	defer lib.Shutdown()
 
-	c := collector{lib: lib, opts: opts, rep: &Report{FormatVersion: FormatVersion, Source: SourceNVML, GPUs: []GPU{}}}
+	c := collector{lib: lib, opts: opts, rep: &Report{FormatVersion: jsonformat.Version, Source: SourceNVML, GPUs: []GPU{}}}
 	c.has = func(string) bool { return true }
 	if ext := lib.Extensions(); ext != nil {
 		c.has = func(sym string) bool { return ext.LookupSymbol(sym) == nil }

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-)
 
-// FormatVersion is the version of the Report JSON document. It changes only
-// when a field is removed or changes meaning; new optional fields keep it.
-const FormatVersion = "1"
+	"github.com/gpuform/gpuform/internal/jsonformat"
+)
 
 // Source values say which path produced a Report.
 const (
@@ -26,7 +24,7 @@ const (
 // nil when the driver answered ERROR_NOT_SUPPORTED (or the fallback source
 // does not carry the value): absent, not failed.
 type Report struct {
-	// FormatVersion is FormatVersion at the time of writing.
+	// FormatVersion is jsonformat.Version at the time of writing.
 	FormatVersion string `json:"format_version"`
 	// Source says how the facts were read: SourceNVML, SourceNvidiaSMI or SourceMock.
 	Source string `json:"source"`
@@ -315,8 +313,8 @@ func Decode(data []byte) (*Report, error) {
 	if err := unmarshalAfterNoise(data, &r); err != nil {
 		return nil, fmt.Errorf("decoding NVML report: %w", err)
 	}
-	if r.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("NVML report has format_version %q, this gpuform reads %q (agent and controller differ in version)", r.FormatVersion, FormatVersion)
+	if !jsonformat.Compatible(r.FormatVersion) {
+		return nil, fmt.Errorf("NVML report has format_version %q, this gpuform reads %s.x (agent and controller differ in version)", r.FormatVersion, jsonformat.Major())
 	}
 	return &r, nil
 }

@@ -11,15 +11,13 @@ package report
 import (
 	"time"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/verify"
 )
 
-// FormatVersion is the version of the JSON document.
-const FormatVersion = "1"
-
 // Document is one verify run over one or more hosts.
 type Document struct {
-	// FormatVersion is FormatVersion.
+	// FormatVersion is jsonformat.Version.
 	FormatVersion string `json:"format_version"`
 	// Tier is the verification tier that ran.
 	Tier verify.Tier `json:"tier,omitempty"`
@@ -81,7 +79,7 @@ func UnreachableHost(host string, err error, took time.Duration) Host {
 
 // New assembles a Document and its summary.
 func New(tier verify.Tier, hosts []Host) *Document {
-	d := &Document{FormatVersion: FormatVersion, Tier: tier, Hosts: hosts}
+	d := &Document{FormatVersion: jsonformat.Version, Tier: tier, Hosts: hosts}
 	if d.Hosts == nil {
 		d.Hosts = []Host{}
 	}

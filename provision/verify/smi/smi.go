@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -122,7 +123,7 @@ func Parse(data []byte) (*nvmlfacts.Report, error) {
 		return nil, fmt.Errorf("parsing %s output: %w", Command, err)
 	}
 	rep := &nvmlfacts.Report{
-		FormatVersion:     nvmlfacts.FormatVersion,
+		FormatVersion:     jsonformat.Version,
 		Source:            nvmlfacts.SourceNvidiaSMI,
 		DriverVersion:     strings.TrimSpace(l.DriverVersion),
 		CUDADriverVersion: na(l.CUDAVersion),

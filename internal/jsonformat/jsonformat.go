@@ -1,0 +1,36 @@
+// Package jsonformat holds the one format_version that every JSON document
+// gpuform writes carries: validate, lint, plan (and plan files), apply,
+// facts (and the facts of each node inside it), verify, version and the
+// NVML agent report.
+//
+// One version for all documents, rather than one per document, lets a
+// consumer check a single string whatever command produced the document, and
+// keeps the documents from drifting apart in how they are versioned. The
+// major number changes when any document removes or retypes a field; the
+// minor number when a field is added. A consumer should accept any minor
+// version of the major it knows.
+//
+// It is not where the documents are shaped: each command's package owns its
+// JSON types and uses Version.
+package jsonformat
+
+import "strings"
+
+// Version is the format_version of every JSON document gpuform writes.
+// 2.0 is the release in which documents carry typed values (booleans and
+// numbers, not strings) and share this one version string.
+const Version = "2.0"
+
+// Compatible reports whether a document written with format version v can be
+// read by this gpuform: the same major number.
+func Compatible(v string) bool {
+	major, _, _ := strings.Cut(v, ".")
+	want, _, _ := strings.Cut(Version, ".")
+	return major == want
+}
+
+// Major is Version's major number, for error messages ("reads 2.x").
+func Major() string {
+	major, _, _ := strings.Cut(Version, ".")
+	return major
+}
