@@ -233,9 +233,9 @@ func TestPartialConfigs(t *testing.T) {
 		"empty":         {},
 		"nil node":      {Nodes: []*spec.Node{nil}},
 		"bare node":     {Nodes: []*spec.Node{{Name: "n"}}},
-		"empty blocks":  {Nodes: []*spec.Node{{Name: "n", Driver: &spec.Driver{}, CUDA: &spec.Component{}, NCCL: &spec.Component{}, DCGM: &spec.Component{}, Container: &spec.Container{}, Shm: &spec.Shm{}, NUMA: &spec.NUMA{Binds: []*spec.NUMABind{nil, {}}}, Affinity: &spec.Affinity{GPUNIC: map[int]spec.Attr[string]{0: {}}}, Hugepages: &spec.Hugepages{}, Verify: &spec.Verify{NVML: &spec.VerifyNVML{}, NCCLTests: []*spec.NCCLTest{nil, {}}}, Rollout: &spec.Rollout{}, Hardware: &spec.Hardware{}}}},
+		"empty blocks":  {Nodes: []*spec.Node{{Name: "n", Driver: &spec.Driver{}, CUDA: &spec.VersionedBlock{}, NCCL: &spec.VersionedBlock{}, DCGM: &spec.VersionedBlock{}, Container: &spec.Container{}, Shm: &spec.Shm{}, NUMA: &spec.NUMA{Binds: []*spec.NUMABind{nil, {}}}, Affinity: &spec.Affinity{GPUNIC: map[int]spec.Attr[string]{0: {}}}, Hugepages: &spec.Hugepages{}, Verify: &spec.Verify{NVML: &spec.VerifyNVML{}, NCCLTests: []*spec.NCCLTest{nil, {}}}, Rollout: &spec.Rollout{}, Hardware: &spec.Hardware{}}}},
 		"nil inventory": {Inventories: map[string]*spec.Inventory{"a": nil}, Modules: map[string]*spec.ModuleCall{"m": nil}},
-		"set but zero":  {Nodes: []*spec.Node{{Name: "n", Driver: &spec.Driver{Version: spec.Attr[spec.Version]{Set: true}, FabricManager: spec.Attr[bool]{V: true, Set: true}}, CUDA: &spec.Component{Version: spec.Attr[spec.Version]{Set: true}}, Hugepages: &spec.Hugepages{Size: spec.Attr[spec.Size]{Set: true}, Count: spec.Attr[int]{V: 1 << 40, Set: true}}, Hardware: &spec.Hardware{Memory: spec.Size{Bytes: 1}, Interconnect: "nvswitch"}}}},
+		"set but zero":  {Nodes: []*spec.Node{{Name: "n", Driver: &spec.Driver{Version: spec.Attr[spec.Version]{Set: true}, FabricManager: spec.Attr[bool]{V: true, Set: true}}, CUDA: &spec.VersionedBlock{Version: spec.Attr[spec.Version]{Set: true}}, Hugepages: &spec.Hugepages{Size: spec.Attr[spec.Size]{Set: true}, Count: spec.Attr[int]{V: 1 << 40, Set: true}}, Hardware: &spec.Hardware{Memory: spec.Size{Bytes: 1}, Interconnect: "nvswitch"}}}},
 	}
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {

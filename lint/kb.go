@@ -113,7 +113,7 @@ func nodeDriver(n *spec.Node) (compat.Version, bool) {
 }
 
 // nodeComponent returns a component's version when written.
-func nodeComponent(c *spec.Component) (compat.Version, bool) {
+func nodeComponent(c *spec.VersionedBlock) (compat.Version, bool) {
 	if c == nil || !c.Version.Set {
 		return compat.Version{}, false
 	}

@@ -81,8 +81,8 @@ func (c *Context) Nodes() []*spec.Node {
 }
 
 // Pinned returns the exact version the lock file records for a node's
-// component ("driver", "cuda", "nccl", "dcgm", "nvidia_container_toolkit").
-func (c *Context) Pinned(node, component string) (string, bool) {
+// component.
+func (c *Context) Pinned(node string, component spec.Component) (string, bool) {
 	v, ok := c.pins[PinKey{Node: node, Component: component}]
 	return v, ok && v != ""
 }
@@ -91,9 +91,8 @@ func (c *Context) Pinned(node, component string) (string, bool) {
 type PinKey struct {
 	// Node is the node block's label.
 	Node string
-	// Component is the versioned component: "driver", "cuda", "nccl",
-	// "dcgm" or "nvidia_container_toolkit".
-	Component string
+	// Component is the versioned component.
+	Component spec.Component
 }
 
 // Pins are the exact releases a lock file records, by node and component.

@@ -66,8 +66,8 @@ func checkFabricManagerVersion(ctx *Context) {
 		if !ok {
 			continue
 		}
-		pinnedDrv, hasDrvPin := ctx.Pinned(n.Name, "driver")
-		if pinnedFM, ok := ctx.Pinned(n.Name, "fabric_manager"); ok {
+		pinnedDrv, hasDrvPin := ctx.Pinned(n.Name, spec.ComponentDriver)
+		if pinnedFM, ok := ctx.Pinned(n.Name, spec.ComponentFabricManager); ok {
 			want := drv.String()
 			if hasDrvPin {
 				want = pinnedDrv

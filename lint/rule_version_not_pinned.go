@@ -16,46 +16,28 @@ func versionNotPinnedRule() Rule {
 	}
 }
 
-// pinnedComponent is one versioned component of a node with the number of
-// dot-separated parts that makes its version a single release.
-type pinnedComponent struct {
-	name    string
-	version spec.Attr[spec.Version]
-	exactAt int
-}
-
-func nodeComponents(n *spec.Node) []pinnedComponent {
-	var out []pinnedComponent
-	if n.Driver != nil {
-		// Driver releases have two or three parts (570.26, 550.127.08).
-		out = append(out, pinnedComponent{"driver", n.Driver.Version, 2})
+// exactParts is how many dot-separated parts make a component's version a
+// single release: driver releases have two or three (570.26, 550.127.08).
+func exactParts(c spec.Component) int {
+	if c == spec.ComponentDriver {
+		return 2
 	}
-	for _, c := range []struct {
-		name string
-		c    *spec.Component
-	}{{"cuda", n.CUDA}, {"nccl", n.NCCL}, {"dcgm", n.DCGM}} {
-		if c.c != nil {
-			out = append(out, pinnedComponent{c.name, c.c.Version, 3})
-		}
-	}
-	if n.Container != nil {
-		out = append(out, pinnedComponent{"nvidia_container_toolkit", n.Container.NvidiaContainerToolkit, 3})
-	}
-	return out
+	return 3
 }
 
 func checkVersionPinned(ctx *Context) {
 	for _, n := range ctx.Nodes() {
-		for _, c := range nodeComponents(n) {
-			v := c.version
-			if !v.Set || v.V.IsZero() || len(v.V.Parts) >= c.exactAt {
+		versions := spec.NodeVersions(n)
+		for _, c := range spec.Components() {
+			v, ok := versions[c]
+			if !ok || v.V.IsZero() || len(v.V.Parts) >= exactParts(c) {
 				continue
 			}
-			if _, ok := ctx.Pinned(n.Name, c.name); ok {
+			if _, ok := ctx.Pinned(n.Name, c); ok {
 				continue
 			}
 			ctx.Report(v.Range,
-				fmt.Sprintf("%s: %s version %q is not an exact release", nodeRef(n), c.name, v.V.Raw),
+				fmt.Sprintf("%s: %s version %q is not an exact release", nodeRef(n), c, v.V.Raw),
 				fmt.Sprintf("%q floats: each host resolves it to whatever the repository offers on the day it is applied, so hosts that were meant to be identical drift apart and a re-apply can upgrade a running fleet. Pin the exact release, or run `gpuform lock` and commit .gpuform.lock.hcl so the lock file records it.", v.V.Raw))
 		}
 	}

@@ -18,23 +18,16 @@ import (
 // LockFileName is the lock file in a spec directory, committed with it.
 const LockFileName = ".gpuform.lock.hcl"
 
-// LockComponents are the versioned components a lock file may pin, in the
-// order they are written.
-var lockComponents = []string{"driver", "fabric_manager", "cuda", "nccl", "dcgm", "nvidia_container_toolkit"}
-
-// LockComponents returns the names of the components a lock file may pin.
-func LockComponents() []string { return append([]string(nil), lockComponents...) }
-
 // Lock is the content of a lock file: the exact release of every versioned
 // component of every node, so a spec that says "580" installs the same
 // 580.x.y on every host until the lock file is updated.
 type Lock struct {
 	// Nodes maps a node name to component → exact version.
-	Nodes map[string]map[string]Attr[Version]
+	Nodes map[string]map[Component]Attr[Version]
 }
 
 // Pinned returns the exact version locked for a node's component.
-func (l *Lock) Pinned(node, component string) (Version, bool) {
+func (l *Lock) Pinned(node string, component Component) (Version, bool) {
 	if l == nil {
 		return Version{}, false
 	}
@@ -73,7 +66,7 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 	bounds(f.Body)
 	content, d := f.Body.Content(lockFileSchema)
 	diags = append(diags, d...)
-	lock := &Lock{Nodes: map[string]map[string]Attr[Version]{}}
+	lock := &Lock{Nodes: map[string]map[Component]Attr[Version]{}}
 	first := map[string]hcl.Range{}
 	for _, b := range content.Blocks {
 		name := b.Labels[0]
@@ -86,14 +79,16 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 		first[name] = b.DefRange
 		attrs, d := b.Body.JustAttributes()
 		diags = append(diags, d...)
-		pins := map[string]Attr[Version]{}
+		pins := map[Component]Attr[Version]{}
 		for _, k := range slices.Sorted(maps.Keys(attrs)) {
 			a := attrs[k]
-			if !contains(lockComponents, k) {
+			comp, ok := ParseComponent(k)
+			if !ok {
+				names := componentNames()
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Unsupported argument",
-					Detail:   fmt.Sprintf("A lock file pins %s; %q is not one of them.%s", strings.Join(lockComponents, ", "), k, didYouMeanSuffix(k, lockComponents)),
+					Detail:   fmt.Sprintf("A lock file pins %s; %q is not one of them.%s", strings.Join(names, ", "), k, didYouMeanSuffix(k, names)),
 					Subject:  a.NameRange.Ptr(),
 				})
 				continue
@@ -116,7 +111,7 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 				})
 				continue
 			}
-			pins[k] = Attr[Version]{V: v, Set: true, Range: a.Expr.Range()}
+			pins[comp] = Attr[Version]{V: v, Set: true, Range: a.Expr.Range()}
 		}
 		lock.Nodes[name] = pins
 	}
@@ -139,9 +134,9 @@ func FormatLock(l *Lock) []byte {
 	for _, n := range names {
 		body.AppendNewline()
 		b := body.AppendNewBlock("node", []string{n}).Body()
-		for _, c := range lockComponents {
+		for _, c := range Components() {
 			if v, ok := l.Nodes[n][c]; ok {
-				b.SetAttributeValue(c, cty.StringVal(v.V.Raw))
+				b.SetAttributeValue(c.LockName(), cty.StringVal(v.V.Raw))
 			}
 		}
 	}
@@ -171,22 +166,22 @@ func (v Version) Within(b Version) bool {
 
 // NodeVersions returns the versioned components a node pins, by lock-file
 // component name, with the attribute that sets each.
-func NodeVersions(n *Node) map[string]*Attr[Version] {
-	out := map[string]*Attr[Version]{}
+func NodeVersions(n *Node) map[Component]*Attr[Version] {
+	out := map[Component]*Attr[Version]{}
 	if n.Driver != nil && n.Driver.Version.Set {
-		out["driver"] = &n.Driver.Version
+		out[ComponentDriver] = &n.Driver.Version
 	}
 	if n.CUDA != nil && n.CUDA.Version.Set {
-		out["cuda"] = &n.CUDA.Version
+		out[ComponentCUDA] = &n.CUDA.Version
 	}
 	if n.NCCL != nil && n.NCCL.Version.Set {
-		out["nccl"] = &n.NCCL.Version
+		out[ComponentNCCL] = &n.NCCL.Version
 	}
 	if n.DCGM != nil && n.DCGM.Version.Set {
-		out["dcgm"] = &n.DCGM.Version
+		out[ComponentDCGM] = &n.DCGM.Version
 	}
 	if n.Container != nil && n.Container.NvidiaContainerToolkit.Set {
-		out["nvidia_container_toolkit"] = &n.Container.NvidiaContainerToolkit
+		out[ComponentContainerToolkit] = &n.Container.NvidiaContainerToolkit
 	}
 	return out
 }

@@ -280,9 +280,9 @@ func decodeDriver(blk *hcl.Block, ctx *hcl.EvalContext) (*Driver, hcl.Diagnostic
 	return d, dec.diags
 }
 
-func decodeComponent(blk *hcl.Block, ctx *hcl.EvalContext) (*Component, hcl.Diagnostics) {
+func decodeComponent(blk *hcl.Block, ctx *hcl.EvalContext) (*VersionedBlock, hcl.Diagnostics) {
 	dec, _ := blockDecoder(blk, componentSchema, ctx)
-	return &Component{Version: dec.version("version"), DeclRange: blk.DefRange}, dec.diags
+	return &VersionedBlock{Version: dec.version("version"), DeclRange: blk.DefRange}, dec.diags
 }
 
 func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diagnostics) {

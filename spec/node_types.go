@@ -20,11 +20,11 @@ type Node struct {
 	// Driver is the driver block; nil when not written (likewise below).
 	Driver *Driver
 	// CUDA is the cuda block (the CUDA toolkit).
-	CUDA *Component
+	CUDA *VersionedBlock
 	// NCCL is the nccl block.
-	NCCL *Component
+	NCCL *VersionedBlock
 	// DCGM is the dcgm block.
-	DCGM *Component
+	DCGM *VersionedBlock
 	// Container is the container block.
 	Container *Container
 	// Shm is the shm block (the host's /dev/shm).
@@ -84,8 +84,9 @@ type Driver struct {
 	DeclRange hcl.Range
 }
 
-// Component is a versioned software component (CUDA toolkit, NCCL, DCGM).
-type Component struct {
+// VersionedBlock is a block that pins one component's version: cuda, nccl
+// or dcgm (the Component it pins is the field it is decoded into).
+type VersionedBlock struct {
 	// Version is the pinned version.
 	Version Attr[Version]
 	// DeclRange is the range of the block header.

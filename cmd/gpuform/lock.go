@@ -143,7 +143,7 @@ func writeLockChanges(s Streams, prev, next *spec.Lock) {
 	}
 	sort.Strings(nodes)
 	for _, n := range nodes {
-		for _, c := range spec.LockComponents() {
+		for _, c := range spec.Components() {
 			before, hadBefore := prev.Pinned(n, c)
 			after, hasAfter := next.Pinned(n, c)
 			switch {

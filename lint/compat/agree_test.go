@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gpuform/gpuform/spec"
 )
 
 // The tests in this file check that the tables agree with each other. Where
@@ -286,7 +288,7 @@ func TestAgreeDCGMWithMVC(t *testing.T) {
 		if d.MinDriver.Driver.Compare(m.Min.Driver) != 0 {
 			t.Errorf("DCGM %d %s needs %s, CUDA %d.x MVC floor is %s", d.Major, d.Flavor, d.MinDriver.Driver, major, m.Min.Driver)
 		}
-		if name, _ := kb.PackageName(ComponentDCGM, Debian, d.Flavor, ver(t, "4.6.0")); name == "" {
+		if name, _ := kb.PackageName(spec.ComponentDCGM, Debian, d.Flavor, ver(t, "4.6.0")); name == "" {
 			t.Errorf("no package name for DCGM 4 %s", d.Flavor)
 		}
 	}

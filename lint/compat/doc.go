@@ -16,10 +16,11 @@
 // floors it judges nccl-tests by): a test fails if a table exists twice in
 // the repository. It lives under lint because DESIGN.md gives lint the
 // knowledge base and lets provision import lint, never the reverse, so lint
-// and provision read the same tables without an upward edge; it imports
-// nothing of gpuform.
+// and provision read the same tables without an upward edge. Of gpuform it
+// imports only spec's Component, the one vocabulary of components shared by
+// the lock file, the package tables and the plan's resources.
 //
-// compat is not a lint rule set and knows nothing of HCL or specs: it answers
+// compat is not a lint rule set and reads no HCL or spec: it answers
 // questions about versions and hardware. It never reads the clock (callers pass
 // the date for end-of-life questions) and never touches the network.
 package compat

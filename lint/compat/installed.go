@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gpuform/gpuform/spec"
+)
 
 // InstalledPackage is one row of installed-packages.tsv: an installed
 // package whose version is the release of a component on a host, so that
@@ -9,7 +13,7 @@ import "strings"
 // ("cuda-drivers" matches cuda-drivers-535); the others match Name only.
 type InstalledPackage struct {
 	// Component is the component whose release the package carries.
-	Component Component
+	Component spec.Component
 	// Name is the package name, or its prefix when Prefix is set.
 	Name string
 	// Prefix says whether Name is a prefix.
@@ -41,7 +45,11 @@ func (kb *KB) loadInstalled() error {
 		if err != nil {
 			return err
 		}
-		p := InstalledPackage{Component: Component(r.get("component")), Name: r.get("name"), Fact: r.fact(st, "source", "")}
+		comp, err := tableComponent(r, "component")
+		if err != nil {
+			return err
+		}
+		p := InstalledPackage{Component: comp, Name: r.get("name"), Fact: r.fact(st, "source", "")}
 		switch r.get("match") {
 		case "prefix":
 			p.Prefix = true
@@ -65,7 +73,7 @@ func (kb *KB) loadInstalled() error {
 
 // InstalledPackages returns the rows of installed-packages.tsv for c, in
 // table order.
-func (kb *KB) InstalledPackages(c Component) []InstalledPackage {
+func (kb *KB) InstalledPackages(c spec.Component) []InstalledPackage {
 	var out []InstalledPackage
 	for _, p := range kb.installed {
 		if p.Component == c {

@@ -4,27 +4,21 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/spec"
 )
 
-// Component is a piece of the GPU software stack that is installed as a
-// distro package.
-type Component string
-
-// Components with package names in packages.tsv.
-const (
-	// ComponentDriver is the NVIDIA driver (flavour "open" or "proprietary").
-	ComponentDriver Component = "driver"
-	// ComponentFabricManager is Fabric Manager, versioned like the driver.
-	ComponentFabricManager Component = "fabric-manager"
-	// ComponentCUDAToolkit is the CUDA toolkit, named by major and minor.
-	ComponentCUDAToolkit Component = "cuda-toolkit"
-	// ComponentNCCL is the NCCL runtime, built per CUDA major.minor.
-	ComponentNCCL Component = "nccl"
-	// ComponentDCGM is DCGM (3.x, or 4.x built per CUDA major).
-	ComponentDCGM Component = "dcgm"
-	// ComponentContainerToolkit is the NVIDIA Container Toolkit.
-	ComponentContainerToolkit Component = "container-toolkit"
-)
+// tableComponent reads a component as the package tables name it
+// (spec.Component.PackageTable: "cuda-toolkit", "container-toolkit").
+func tableComponent(r row, column string) (spec.Component, error) {
+	name := r.get(column)
+	for _, c := range spec.Components() {
+		if c.PackageTable() == name {
+			return c, nil
+		}
+	}
+	return "", r.errorf("%s %q is not a component", column, name)
+}
 
 // DistroFamily is a family of Linux distributions that share NVIDIA's
 // package names.
@@ -53,8 +47,10 @@ func ParseDistroFamily(id string) (DistroFamily, bool) {
 
 // PackageQuery asks for the package of a component.
 type PackageQuery struct {
-	// Component is what to install.
-	Component Component
+	// Component is what to install. The driver's flavour is "open" or
+	// "proprietary"; the CUDA toolkit is named by major and minor; NCCL is
+	// built per CUDA major.minor; DCGM 4 per CUDA major.
+	Component spec.Component
 	// Family is the distribution family whose repositories hold it.
 	Family DistroFamily
 	// Flavour: for the driver "open" or "proprietary"; for DCGM 4 nothing
@@ -86,7 +82,7 @@ type Package struct {
 
 // packageRow is a packages.tsv row with gpuform's kb_ columns.
 type packageRow struct {
-	component  Component
+	component  spec.Component
 	family     DistroFamily
 	flavour    string
 	name, pin  string
@@ -109,7 +105,11 @@ func (kb *KB) loadPackages() error {
 		if r.get("kb_component") == "" {
 			continue
 		}
-		p := packageRow{component: Component(r.get("kb_component")), family: DistroFamily(r.get("kb_family")), flavour: r.get("kb_flavour")}
+		comp, err := tableComponent(r, "kb_component")
+		if err != nil {
+			return err
+		}
+		p := packageRow{component: comp, family: DistroFamily(r.get("kb_family")), flavour: r.get("kb_flavour")}
 		f := r.fact(StatusUnknown, "sources", "version_format_notes")
 		var st Status
 		if p.name, st, err = parseAt(r.get("kb_name")); err != nil || p.name == "" {
@@ -148,7 +148,7 @@ func (kb *KB) loadPackages() error {
 // template needs is missing, such as the CUDA version of an NCCL package).
 func (kb *KB) Package(q PackageQuery) (Package, bool) {
 	flavour := strings.ToLower(q.Flavour)
-	if q.Component == ComponentDCGM && flavour == "" {
+	if q.Component == spec.ComponentDCGM && flavour == "" {
 		flavour = "dcgm" + strconv.Itoa(q.Version.Major())
 	}
 	for _, p := range kb.packages {
@@ -176,14 +176,14 @@ func (kb *KB) Package(q PackageQuery) (Package, bool) {
 }
 
 // PackageName is Package for callers that need only the name:
-// kb.PackageName(ComponentFabricManager, Debian, "", driver) →
+// kb.PackageName(spec.ComponentFabricManager, Debian, "", driver) →
 // "nvidia-fabricmanager-550". flavour is "open" or "proprietary" for the
 // driver and "cuda11", "cuda12" or "cuda13" for DCGM 4 packages. The Fact's
 // status is StatusUnknown when no name is known.
-func (kb *KB) PackageName(c Component, family DistroFamily, flavour string, v Version) (string, Fact) {
+func (kb *KB) PackageName(c spec.Component, family DistroFamily, flavour string, v Version) (string, Fact) {
 	q := PackageQuery{Component: c, Family: family, Flavour: flavour, Version: v}
 	// DCGM 4 package names carry the CUDA major: flavour "cuda12" picks it.
-	if c == ComponentDCGM && strings.HasPrefix(flavour, "cuda") {
+	if c == spec.ComponentDCGM && strings.HasPrefix(flavour, "cuda") {
 		cv, err := ParseVersion(strings.TrimPrefix(flavour, "cuda"))
 		if err != nil {
 			return "", Fact{}
@@ -202,7 +202,7 @@ func (kb *KB) PackageName(c Component, family DistroFamily, flavour string, v Ve
 // CUDA version (or, for the CUDA toolkit itself, from Version).
 func expand(tmpl string, q PackageQuery) (string, error) {
 	cuda := q.CUDA
-	if q.Component == ComponentCUDAToolkit {
+	if q.Component == spec.ComponentCUDA {
 		cuda = q.Version
 	}
 	var missing error

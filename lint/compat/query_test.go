@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuform/gpuform/spec"
 )
 
 func TestCUDAMinDriver(t *testing.T) {
@@ -514,23 +516,23 @@ func TestPackages(t *testing.T) {
 		wantVersion string
 		wantPin     string
 	}{
-		{"fabric manager deb", PackageQuery{Component: ComponentFabricManager, Family: Debian, Version: drv(t, "550.127.08")}, true, "nvidia-fabricmanager-550", "550.127.08-1", ""},
+		{"fabric manager deb", PackageQuery{Component: spec.ComponentFabricManager, Family: Debian, Version: drv(t, "550.127.08")}, true, "nvidia-fabricmanager-550", "550.127.08-1", ""},
 		// The NVIDIA repo switched driver suffixes from -1 to -0ubuntu1, so
 		// no version string is derivable.
-		{"proprietary driver deb", PackageQuery{Component: ComponentDriver, Family: Debian, Flavour: "proprietary", Version: drv(t, "550.127.08")}, true, "cuda-drivers-550", "", ""},
-		{"open driver deb", PackageQuery{Component: ComponentDriver, Family: Debian, Flavour: "open", Version: drv(t, "570")}, true, "nvidia-open", "", "nvidia-driver-pinning-570"},
-		{"open driver rhel", PackageQuery{Component: ComponentDriver, Family: RHEL, Flavour: "open", Version: drv(t, "580.95.05")}, true, "nvidia-open", "", "nvidia-driver:580-open"},
-		{"cuda toolkit deb", PackageQuery{Component: ComponentCUDAToolkit, Family: Debian, Version: ver(t, "12.6.3")}, true, "cuda-toolkit-12-6", "", ""},
-		{"nccl deb", PackageQuery{Component: ComponentNCCL, Family: Debian, Version: ver(t, "2.21.5"), CUDA: ver(t, "12.4")}, true, "libnccl2", "2.21.5-1+cuda12.4", ""},
-		{"nccl rhel", PackageQuery{Component: ComponentNCCL, Family: RHEL, Version: ver(t, "2.25.1"), CUDA: ver(t, "12.8.1")}, true, "libnccl", "2.25.1-1+cuda12.8", ""},
-		{"nccl without cuda", PackageQuery{Component: ComponentNCCL, Family: Debian, Version: ver(t, "2.21.5")}, true, "libnccl2", "", ""},
-		{"dcgm 4 deb", PackageQuery{Component: ComponentDCGM, Family: Debian, Version: ver(t, "4.6.0"), CUDA: ver(t, "12")}, true, "datacenter-gpu-manager-4-cuda12", "1:4.6.0-1", ""},
-		{"dcgm 3 deb", PackageQuery{Component: ComponentDCGM, Family: Debian, Version: ver(t, "3.3.9")}, true, "datacenter-gpu-manager", "", ""},
-		{"container toolkit rhel", PackageQuery{Component: ComponentContainerToolkit, Family: RHEL, Version: ver(t, "1.17.3")}, true, "nvidia-container-toolkit", "1.17.3-1", ""},
+		{"proprietary driver deb", PackageQuery{Component: spec.ComponentDriver, Family: Debian, Flavour: "proprietary", Version: drv(t, "550.127.08")}, true, "cuda-drivers-550", "", ""},
+		{"open driver deb", PackageQuery{Component: spec.ComponentDriver, Family: Debian, Flavour: "open", Version: drv(t, "570")}, true, "nvidia-open", "", "nvidia-driver-pinning-570"},
+		{"open driver rhel", PackageQuery{Component: spec.ComponentDriver, Family: RHEL, Flavour: "open", Version: drv(t, "580.95.05")}, true, "nvidia-open", "", "nvidia-driver:580-open"},
+		{"cuda toolkit deb", PackageQuery{Component: spec.ComponentCUDA, Family: Debian, Version: ver(t, "12.6.3")}, true, "cuda-toolkit-12-6", "", ""},
+		{"nccl deb", PackageQuery{Component: spec.ComponentNCCL, Family: Debian, Version: ver(t, "2.21.5"), CUDA: ver(t, "12.4")}, true, "libnccl2", "2.21.5-1+cuda12.4", ""},
+		{"nccl rhel", PackageQuery{Component: spec.ComponentNCCL, Family: RHEL, Version: ver(t, "2.25.1"), CUDA: ver(t, "12.8.1")}, true, "libnccl", "2.25.1-1+cuda12.8", ""},
+		{"nccl without cuda", PackageQuery{Component: spec.ComponentNCCL, Family: Debian, Version: ver(t, "2.21.5")}, true, "libnccl2", "", ""},
+		{"dcgm 4 deb", PackageQuery{Component: spec.ComponentDCGM, Family: Debian, Version: ver(t, "4.6.0"), CUDA: ver(t, "12")}, true, "datacenter-gpu-manager-4-cuda12", "1:4.6.0-1", ""},
+		{"dcgm 3 deb", PackageQuery{Component: spec.ComponentDCGM, Family: Debian, Version: ver(t, "3.3.9")}, true, "datacenter-gpu-manager", "", ""},
+		{"container toolkit rhel", PackageQuery{Component: spec.ComponentContainerToolkit, Family: RHEL, Version: ver(t, "1.17.3")}, true, "nvidia-container-toolkit", "1.17.3-1", ""},
 		// No row names the CUDA toolkit package on RHEL.
-		{"cuda toolkit rhel", PackageQuery{Component: ComponentCUDAToolkit, Family: RHEL, Version: ver(t, "12.6.3")}, false, "", "", ""},
-		{"dcgm 4 without cuda", PackageQuery{Component: ComponentDCGM, Family: Debian, Version: ver(t, "4.6.0")}, false, "", "", ""},
-		{"fabric manager without driver", PackageQuery{Component: ComponentFabricManager, Family: Debian}, false, "", "", ""},
+		{"cuda toolkit rhel", PackageQuery{Component: spec.ComponentCUDA, Family: RHEL, Version: ver(t, "12.6.3")}, false, "", "", ""},
+		{"dcgm 4 without cuda", PackageQuery{Component: spec.ComponentDCGM, Family: Debian, Version: ver(t, "4.6.0")}, false, "", "", ""},
+		{"fabric manager without driver", PackageQuery{Component: spec.ComponentFabricManager, Family: Debian}, false, "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -544,11 +546,11 @@ func TestPackages(t *testing.T) {
 			}
 		})
 	}
-	name, f := kb.PackageName(ComponentDCGM, RHEL, "cuda13", ver(t, "4.6.0"))
+	name, f := kb.PackageName(spec.ComponentDCGM, RHEL, "cuda13", ver(t, "4.6.0"))
 	if name != "datacenter-gpu-manager-4-cuda13" || f.Status != Confirmed {
 		t.Errorf("PackageName(dcgm, rhel, cuda13) = %q/%s", name, f.Status)
 	}
-	if name, f := kb.PackageName(ComponentCUDAToolkit, RHEL, "", ver(t, "12.6")); name != "" || f.Known() {
+	if name, f := kb.PackageName(spec.ComponentCUDA, RHEL, "", ver(t, "12.6")); name != "" || f.Known() {
 		t.Errorf("PackageName(cuda, rhel) = %q/%s, want unknown", name, f.Status)
 	}
 	for id, want := range map[string]DistroFamily{"ubuntu": Debian, "Rocky": RHEL, "debian": Debian} {

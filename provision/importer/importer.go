@@ -61,12 +61,12 @@ func Spec(f *facts.Node, o Options) []byte {
 	node.SetAttributeRaw("hosts", hostsExpr)
 
 	any := spec.Version{}
-	if f.Driver != nil || lockfile.Installed(f, "driver", any) != "" {
+	if f.Driver != nil || lockfile.Installed(f, spec.ComponentDriver, any) != "" {
 		node.AppendNewline()
 		d := node.AppendNewBlock("driver", nil).Body()
 		// The loaded driver is what the GPUs run; a newer installed one
 		// waits for a reboot.
-		v := lockfile.Installed(f, "driver", any)
+		v := lockfile.Installed(f, spec.ComponentDriver, any)
 		if f.Driver != nil && f.Driver.Version != "" {
 			v = f.Driver.Version
 		}
@@ -78,16 +78,19 @@ func Spec(f *facts.Node, o Options) []byte {
 		d.SetAttributeValue("fabric_manager", cty.BoolVal(running(f, "nvidia-fabricmanager.service")))
 		d.SetAttributeValue("peermem", cty.BoolVal(f.HasModule("nvidia_peermem")))
 	}
-	for _, c := range []struct{ block, comp string }{{"cuda", "cuda"}, {"nccl", "nccl"}, {"dcgm", "dcgm"}} {
+	for _, c := range []struct {
+		block string
+		comp  spec.Component
+	}{{"cuda", spec.ComponentCUDA}, {"nccl", spec.ComponentNCCL}, {"dcgm", spec.ComponentDCGM}} {
 		if v := lockfile.Installed(f, c.comp, any); v != "" {
-			if c.comp == "cuda" {
+			if c.comp == spec.ComponentCUDA {
 				v = defaultCUDA(f, v)
 			}
 			node.AppendNewline()
 			node.AppendNewBlock(c.block, nil).Body().SetAttributeValue("version", cty.StringVal(v))
 		}
 	}
-	if tk := lockfile.Installed(f, "nvidia_container_toolkit", any); tk != "" || f.Docker.Present {
+	if tk := lockfile.Installed(f, spec.ComponentContainerToolkit, any); tk != "" || f.Docker.Present {
 		node.AppendNewline()
 		c := node.AppendNewBlock("container", nil).Body()
 		if f.Docker.Present || running(f, "docker.service") {

@@ -35,11 +35,11 @@ func NeedsFacts(n *spec.Node) bool {
 // to pin.
 func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
-	lock := &spec.Lock{Nodes: map[string]map[string]spec.Attr[spec.Version]{}}
+	lock := &spec.Lock{Nodes: map[string]map[spec.Component]spec.Attr[spec.Version]{}}
 	for _, n := range cfg.Nodes {
-		pins := map[string]spec.Attr[spec.Version]{}
+		pins := map[spec.Component]spec.Attr[spec.Version]{}
 		versions := spec.NodeVersions(n)
-		for _, comp := range spec.LockComponents() {
+		for _, comp := range spec.Components() {
 			a, ok := versions[comp]
 			if !ok {
 				continue
@@ -66,22 +66,22 @@ func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hc
 				pins[comp] = spec.Attr[spec.Version]{V: v, Set: true, Range: a.Range}
 			}
 		}
-		if v, ok := pins["driver"]; ok && n.Driver != nil && n.Driver.FabricManager.V {
+		if v, ok := pins[spec.ComponentDriver]; ok && n.Driver != nil && n.Driver.FabricManager.V {
 			// The lock records what is installed: the fabric manager
 			// release the hosts run when they all run the same one, else
 			// the driver's (the release plan installs, since fabric
 			// manager must equal the driver).
-			pins["fabric_manager"] = v
+			pins[spec.ComponentFabricManager] = v
 			seen := map[string]bool{}
 			for _, h := range n.Hosts {
 				if f := hostFacts[h.Name]; f != nil {
-					seen[Installed(f, "fabric_manager", spec.Version{})] = true
+					seen[Installed(f, spec.ComponentFabricManager, spec.Version{})] = true
 				}
 			}
 			if len(seen) == 1 {
 				for raw := range seen {
 					if fv, err := spec.ParseVersion(raw); raw != "" && err == nil && fv.IsExact() {
-						pins["fabric_manager"] = spec.Attr[spec.Version]{V: fv, Set: true, Range: v.Range}
+						pins[spec.ComponentFabricManager] = spec.Attr[spec.Version]{V: fv, Set: true, Range: v.Range}
 					}
 				}
 			}
@@ -93,7 +93,7 @@ func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hc
 	return lock, diags
 }
 
-func agree(n *spec.Node, comp string, a *spec.Attr[spec.Version], seen map[string][]string) (spec.Version, hcl.Diagnostics) {
+func agree(n *spec.Node, comp spec.Component, a *spec.Attr[spec.Version], seen map[string][]string) (spec.Version, hcl.Diagnostics) {
 	if len(seen) == 0 {
 		return spec.Version{}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -139,29 +139,27 @@ func agree(n *spec.Node, comp string, a *spec.Attr[spec.Version], seen map[strin
 // the newest within the branch wins: after an upgrade that waits for a
 // reboot, the installed package is what the host will run, and pinning the
 // older loaded module would make plan downgrade the package.
-func Installed(f *facts.Node, comp string, want spec.Version) string {
+func Installed(f *facts.Node, comp spec.Component, want spec.Version) string {
 	var candidates []string
 	switch comp {
-	case "driver":
+	case spec.ComponentDriver:
 		if f.Driver != nil {
 			candidates = append(candidates, f.Driver.Version)
 		}
-	case "cuda":
+	case spec.ComponentCUDA:
 		for _, t := range f.CUDAToolkits {
 			candidates = append(candidates, t.Version)
 		}
 	}
 	// Which installed packages carry a component's release is knowledge
 	// base data (installed-packages.tsv), as every package name is.
-	if c, ok := kbComponent[comp]; ok {
-		for _, p := range compat.Default().InstalledPackages(c) {
-			for name := range f.Packages.Installed {
-				// NVIDIA's branch pinning package matches the driver's
-				// "nvidia-driver" prefix, but its version says nothing
-				// about the installed release.
-				if p.Matches(name) && !strings.HasPrefix(name, "nvidia-driver-pinning-") {
-					candidates = append(candidates, packageVersion(f, name))
-				}
+	for _, p := range compat.Default().InstalledPackages(comp) {
+		for name := range f.Packages.Installed {
+			// NVIDIA's branch pinning package matches the driver's
+			// "nvidia-driver" prefix, but its version says nothing
+			// about the installed release.
+			if p.Matches(name) && !strings.HasPrefix(name, "nvidia-driver-pinning-") {
+				candidates = append(candidates, packageVersion(f, name))
 			}
 		}
 	}
@@ -176,15 +174,6 @@ func Installed(f *facts.Node, comp string, want spec.Version) string {
 		}
 	}
 	return best.Raw
-}
-
-// kbComponent names the lock file's components as the knowledge base does.
-var kbComponent = map[string]compat.Component{
-	"driver":                   compat.ComponentDriver,
-	"fabric_manager":           compat.ComponentFabricManager,
-	"nccl":                     compat.ComponentNCCL,
-	"dcgm":                     compat.ComponentDCGM,
-	"nvidia_container_toolkit": compat.ComponentContainerToolkit,
 }
 
 // packageVersion is the upstream release of an installed package: without

@@ -47,7 +47,7 @@ func TestResolve(t *testing.T) {
 	}
 	got := map[string]string{}
 	for c, v := range lock.Nodes["train"] {
-		got[c] = v.V.Raw
+		got[c.LockName()] = v.V.Raw
 	}
 	want := map[string]string{"driver": "580.95.05", "fabric_manager": "580.95.05", "cuda": "12.8.1", "nccl": "2.25.1"}
 	for k, v := range want {

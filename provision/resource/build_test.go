@@ -3,6 +3,8 @@ package resource
 import (
 	"os"
 	"testing"
+
+	"github.com/gpuform/gpuform/spec"
 )
 
 // everyResource is a node block that asks for every resource type.
@@ -73,5 +75,36 @@ func TestBuildersTable(t *testing.T) {
 	}
 	if len(rs) != len(seen) {
 		t.Errorf("Build planned %d resources for a spec that asks for all %d types", len(rs), len(seen))
+	}
+}
+
+// TestComponentResourceNames checks every versioned component names, through
+// spec.Component.ResourceName, the resource that installs it, and that the
+// resource is registered: the component type, not a map here, owns the
+// spelling.
+func TestComponentResourceNames(t *testing.T) {
+	registered := map[string]bool{}
+	for _, b := range builders() {
+		registered[b.name] = true
+	}
+	want := map[spec.Component]string{
+		spec.ComponentDriver:           DriverPackage,
+		spec.ComponentFabricManager:    FabricManager,
+		spec.ComponentCUDA:             CUDAToolkit,
+		spec.ComponentNCCL:             NCCL,
+		spec.ComponentDCGM:             DCGM,
+		spec.ComponentContainerToolkit: ContainerToolkit,
+	}
+	for _, c := range spec.Components() {
+		got := c.ResourceName()
+		if got != want[c] {
+			t.Errorf("%s.ResourceName() = %q, want %q", c, got, want[c])
+		}
+		if !registered[got] {
+			t.Errorf("%s installs through resource %q, which no builder registers", c, got)
+		}
+	}
+	if len(want) != len(spec.Components()) {
+		t.Errorf("the test knows %d components, spec has %d", len(want), len(spec.Components()))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // Package names and version formats come from lint/compat's knowledge base
@@ -17,14 +18,14 @@ import (
 // kbPackage asks the knowledge base for a component's package name and, when
 // the table has a confirmed version format, the full version string.
 // version and cuda may carry a package revision; only the release is used.
-func kbPackage(c compat.Component, family, flavour, version, cuda string) (name, versionString string, ok bool) {
+func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, versionString string, ok bool) {
 	fam := compat.Debian
 	if family == FamilyRHEL {
 		fam = compat.RHEL
 	}
 	release, _, _ := strings.Cut(version, "-")
 	parse := compat.ParseVersion
-	if c == compat.ComponentDriver || c == compat.ComponentFabricManager {
+	if c == spec.ComponentDriver || c == spec.ComponentFabricManager {
 		parse = compat.ParseDriverVersion
 	}
 	v, err := parse(release)
@@ -96,7 +97,7 @@ func driverSet(family, flavour, version string) pkgSet {
 	if flavour != "open" {
 		flavour = "proprietary"
 	}
-	name, kbVer, ok := kbPackage(compat.ComponentDriver, family, flavour, version, "")
+	name, kbVer, ok := kbPackage(spec.ComponentDriver, family, flavour, version, "")
 	switch {
 	case flavour == "open":
 		if !ok {
@@ -163,7 +164,7 @@ func kbPin(family, flavour, version string) string {
 	if err != nil {
 		return ""
 	}
-	p, ok := compat.Default().Package(compat.PackageQuery{Component: compat.ComponentDriver, Family: fam, Flavour: flavour, Version: v})
+	p, ok := compat.Default().Package(compat.PackageQuery{Component: spec.ComponentDriver, Family: fam, Flavour: flavour, Version: v})
 	if !ok {
 		return ""
 	}
@@ -176,7 +177,7 @@ func fabricManagerSet(family, driver string) pkgSet {
 	// Fabric Manager has its own package revision, so only the driver's
 	// upstream release carries over.
 	driver, _, _ = strings.Cut(driver, "-")
-	name, kbVer, ok := kbPackage(compat.ComponentFabricManager, family, "", driver, "")
+	name, kbVer, ok := kbPackage(spec.ComponentFabricManager, family, "", driver, "")
 	if !ok {
 		name = "nvidia-fabricmanager-" + branchOf(driver)
 	}
@@ -205,7 +206,7 @@ func cudaSet(family, version string) pkgSet {
 	if len(p) > 1 {
 		minor = p[1]
 	}
-	name, kbVer, ok := kbPackage(compat.ComponentCUDAToolkit, family, "", version, "")
+	name, kbVer, ok := kbPackage(spec.ComponentCUDA, family, "", version, "")
 	if !ok {
 		name = "cuda-toolkit-" + p[0] + "-" + minor
 	}
@@ -232,7 +233,7 @@ func ncclSet(family, version, cuda string) pkgSet {
 	if family == FamilyRHEL {
 		names = []string{"libnccl", "libnccl-devel"}
 	}
-	name, kbVer, ok := kbPackage(compat.ComponentNCCL, family, "", version, cuda)
+	name, kbVer, ok := kbPackage(spec.ComponentNCCL, family, "", version, cuda)
 	if ok {
 		names[0] = name
 	}
@@ -269,7 +270,7 @@ func dcgmSet(family, version, cuda string) pkgSet {
 		pin = "1:" + version
 	}
 	if cuda != "" {
-		name, kbVer, ok := kbPackage(compat.ComponentDCGM, family, "", version, cuda)
+		name, kbVer, ok := kbPackage(spec.ComponentDCGM, family, "", version, cuda)
 		if !ok {
 			name = "datacenter-gpu-manager-4-cuda" + versionParts(cuda)[0]
 		}
@@ -290,7 +291,7 @@ func dcgmSet(family, version, cuda string) pkgSet {
 // when the toolkit is pinned).
 func containerToolkitSet(family, version string) pkgSet {
 	names := []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"}
-	name, kbVer, ok := kbPackage(compat.ComponentContainerToolkit, family, "", version, "")
+	name, kbVer, ok := kbPackage(spec.ComponentContainerToolkit, family, "", version, "")
 	if ok {
 		names[0] = name
 	}

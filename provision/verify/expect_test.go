@@ -44,7 +44,7 @@ node "n" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	lock := &spec.Lock{Nodes: map[string]map[string]spec.Attr[spec.Version]{"n": {"driver": {V: mustVersion(t, "580.95.05")}}}}
+	lock := &spec.Lock{Nodes: map[string]map[spec.Component]spec.Attr[spec.Version]{"n": {"driver": {V: mustVersion(t, "580.95.05")}}}}
 	if e := ExpectationFor(cfg.Nodes[0]); e.DriverVersion != "" {
 		t.Errorf("a floating driver without a lock pin is checked as %q", e.DriverVersion)
 	}
