@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
@@ -98,7 +96,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			}
 			if !p.HasChanges() && !hasPendingReboot(p) {
 				if asJSON {
-					return writeApplyJSON(s.Out, apply.Apply(ctx, cfg, p, apply.Options{}))
+					return apply.RenderJSON(s.Out, apply.Apply(ctx, cfg, p, apply.Options{}))
 				}
 				return nil
 			}
@@ -134,11 +132,11 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				StepTimeout: conn.timeouts.stepLimit(),
 			})
 			if asJSON {
-				if err := writeApplyJSON(s.Out, rep); err != nil {
+				if err := apply.RenderJSON(s.Out, rep); err != nil {
 					return err
 				}
 			} else {
-				writeApplyText(s.Out, rep)
+				apply.RenderText(s.Out, rep)
 			}
 			if !rep.Converged() {
 				return exitError{ExitFailed}
@@ -182,36 +180,4 @@ func confirm(s Streams, p *plan.Plan) bool {
 		return false
 	}
 	return strings.TrimSpace(line) == "yes"
-}
-
-func writeApplyJSON(w io.Writer, rep *apply.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
-
-// writeApplyText prints each host's result and the totals.
-func writeApplyText(w io.Writer, rep *apply.Report) {
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, h := range rep.Hosts {
-		detail := ""
-		switch {
-		case h.Error != "":
-			detail = h.Error
-		case h.Status == apply.RebootPending:
-			detail = "applied; reboot the host (or set rollout { reboot = \"allow\" }) to finish"
-		case h.StepsRun > 0:
-			detail = fmt.Sprintf("%d %s", h.StepsRun, map[bool]string{true: "step", false: "steps"}[h.StepsRun == 1])
-		default:
-			detail = "no changes"
-		}
-		fmt.Fprintf(tw, "  %s\tbatch %d\t%s\t%s\n", h.Host, h.Batch, h.Status, transport.HostText(detail))
-	}
-	tw.Flush()
-	if rep.Stopped != "" {
-		fmt.Fprintf(w, "\nStopped early: %s.\n", rep.Stopped)
-	}
-	fmt.Fprintf(w, "\nApply finished: %d succeeded, %d reboot pending, %d rebooted, %d failed, %d skipped.\n",
-		rep.Count(apply.Succeeded), rep.Count(apply.RebootPending), rep.Count(apply.Rebooted), rep.Count(apply.Failed), rep.Count(apply.Skipped))
 }

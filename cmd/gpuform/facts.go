@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
@@ -20,18 +15,6 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
-
-type factsHostJSON struct {
-	Host  string      `json:"host"`
-	Node  string      `json:"node,omitempty"`
-	Facts *facts.Node `json:"facts,omitempty"`
-	Error string      `json:"error,omitempty"`
-}
-
-type factsJSON struct {
-	FormatVersion string          `json:"format_version"`
-	Hosts         []factsHostJSON `json:"hosts"`
-}
 
 func newFactsCommand(s Streams) *cobra.Command {
 	var flags specFlags
@@ -75,7 +58,7 @@ invalid.`,
 				pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
 				n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
 				cancel()
-				results := []factsHostJSON{{Host: root, Facts: n}}
+				results := []facts.HostFacts{{Host: root, Facts: n}}
 				if err != nil {
 					results[0].Error = err.Error()
 				}
@@ -112,11 +95,11 @@ invalid.`,
 // probeHosts probes every host the way every command does and lists
 // the results; each host's failure is its own, an interruption included
 // (the hosts not probed say so).
-func probeHosts(ctx context.Context, hosts []target.Host, o target.Options) []factsHostJSON {
+func probeHosts(ctx context.Context, hosts []target.Host, o target.Options) []facts.HostFacts {
 	probed, _ := target.Probe(ctx, hosts, o)
-	out := make([]factsHostJSON, 0, len(probed))
+	out := make([]facts.HostFacts, 0, len(probed))
 	for _, p := range probed {
-		r := factsHostJSON{Host: p.Host.Host.Name, Facts: p.Facts}
+		r := facts.HostFacts{Host: p.Host.Host.Name, Facts: p.Facts}
 		if p.Host.Node != nil {
 			r.Node = p.Host.Node.Name
 		}
@@ -128,98 +111,18 @@ func probeHosts(ctx context.Context, hosts []target.Host, o target.Options) []fa
 	return out
 }
 
-func writeFacts(s Streams, asJSON bool, results []factsHostJSON) error {
-	failed := false
-	for _, r := range results {
-		if r.Error != "" {
-			failed = true
-		}
-	}
+func writeFacts(s Streams, asJSON bool, results []facts.HostFacts) error {
 	if asJSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(factsJSON{FormatVersion: jsonformat.Version, Hosts: results}); err != nil {
+		if err := facts.RenderJSON(s.Out, results); err != nil {
 			return err
 		}
 	} else {
-		for _, r := range results {
-			writeFactsText(s.Out, r)
-		}
+		facts.RenderText(s.Out, results)
 	}
-	if failed {
-		return exitError{ExitFailed}
+	for _, r := range results {
+		if r.Error != "" {
+			return exitError{ExitFailed}
+		}
 	}
 	return nil
-}
-
-func writeFactsText(w io.Writer, r factsHostJSON) {
-	fmt.Fprintf(w, "%s\n", r.Host)
-	if r.Error != "" {
-		fmt.Fprintf(w, "  error: %s\n\n", r.Error)
-		return
-	}
-	n := r.Facts
-	// Every value was read on the host: HostText keeps one from forging
-	// or erasing lines of this listing.
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "  %-18s %s\n", k, transport.HostText(v))
-		}
-	}
-	row("os", strings.TrimSpace(n.OS.Pretty+" ("+n.Arch+")"))
-	row("kernel", n.Kernel.Release)
-	if n.Driver != nil {
-		row("driver", n.Driver.Version+" ("+n.Driver.Flavor+")")
-	} else {
-		row("driver", "not loaded")
-	}
-	row("cpu", fmt.Sprintf("%s, %d socket(s)", n.CPU.Model, n.CPU.Sockets))
-	row("memory", humanBytes(n.MemoryBytes))
-	row("numa nodes", fmt.Sprint(len(n.NUMA)))
-	row("pci", fmt.Sprintf("%d GPU(s), %d NVSwitch(es), %d NIC(s), %d RDMA device(s)", len(n.NVIDIAGPUs()), len(n.NVSwitches()), len(n.NICs()), len(n.RDMA)))
-	if n.Shm.Mounted {
-		row("/dev/shm", humanBytes(n.Shm.SizeBytes))
-	}
-	if n.Docker.Present {
-		row("docker runtime", n.Docker.DefaultRuntime())
-		row("docker shm", n.Docker.ShmSize())
-	}
-	var pkgs []string
-	for name, p := range n.Packages.Installed {
-		if strings.Contains(name, "nvidia") || strings.Contains(name, "cuda") || strings.Contains(name, "nccl") || strings.Contains(name, "dcgm") {
-			held := ""
-			if p.Held {
-				held = " (held)"
-			}
-			pkgs = append(pkgs, name+" "+p.Version+held)
-		}
-	}
-	sort.Strings(pkgs)
-	for i, p := range pkgs {
-		k := ""
-		if i == 0 {
-			k = "packages"
-		}
-		fmt.Fprintf(w, "  %-18s %s\n", k, transport.HostText(p))
-	}
-	for _, warn := range n.Warnings {
-		row("warning", warn)
-	}
-	fmt.Fprintln(w)
-}
-
-// humanBytes renders a byte count with one decimal in the largest binary
-// unit, for reading rather than for copying into a spec.
-func humanBytes(n uint64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	f := float64(n)
-	i := 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/sim"
 )
 
@@ -28,7 +29,7 @@ func TestFactsOnSimulatedNode(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var doc factsJSON
+	var doc facts.Document
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestFactsRoot(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var doc factsJSON
+	var doc facts.Document
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}

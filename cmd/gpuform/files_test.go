@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/sim"
 )
 
@@ -147,7 +148,7 @@ func TestFactsRootDoesNotLeaveTheRoot(t *testing.T) {
 	if strings.Contains(out, first) || strings.Contains(out, "root:x:0") {
 		t.Fatalf("facts --root printed the controller's /etc/passwd:\n%s", out)
 	}
-	var doc factsJSON
+	var doc facts.Document
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // Package facts reads the actual state of a GPU node. It holds the facts
 // probe, one POSIX sh script run once per host in a single exec, and the Go
 // parser that turns the probe's raw output into a typed, JSON-serialisable
-// Node.
+// Node, and renders the facts of many hosts for `gpuform facts`
+// (render.go: text and JSON).
 //
 // The probe only reads: files under an optional root prefix (so the same
 // script works on a live node, an unpacked node image, or a simulated node)
