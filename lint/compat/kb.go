@@ -10,24 +10,25 @@ import (
 // the answers it returns (Fact.Sources, build lists) share its storage and
 // must not be modified.
 type KB struct {
-	fsys      fs.FS // the data files the KB was loaded from
-	cuda      []CUDARelease
-	mvc       map[int]MVCRange
-	branches  map[int]Branch
-	archs     []Architecture
-	gpus      []GPUModel
-	aliases   map[string][]int // normalised alias → indexes into gpus
-	nccl      []NCCLRelease
-	ngc       map[string]NGCImage // image reference → image
-	toolkit   []ToolkitRelease
-	features  map[string]ToolkitFeature
-	runtimes  []RuntimeConfig
-	dcgm      []DCGMRequirement
-	packages  []packageRow
-	facts     map[string]HostFact
-	nccltest  []NCCLThreshold
-	floors    []NCCLFloor
-	installed []InstalledPackage
+	fsys        fs.FS // the data files the KB was loaded from
+	cuda        []CUDARelease
+	mvc         map[int]MVCRange
+	branches    map[int]Branch
+	archs       []Architecture
+	gpus        []GPUModel
+	aliases     map[string][]int // normalised alias → indexes into gpus
+	nccl        []NCCLRelease
+	ngc         map[string]NGCImage // image reference → image
+	toolkit     []ToolkitRelease
+	features    map[string]ToolkitFeature
+	runtimes    []RuntimeConfig
+	dcgm        []DCGMRequirement
+	packages    []packageRow
+	facts       map[string]HostFact
+	nccltest    []NCCLThreshold
+	floors      []NCCLFloor
+	installed   []InstalledPackage
+	packageSets []packageSetRow
 }
 
 // Load parses every embedded table. An error names the data file and line
@@ -60,6 +61,7 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadFacts,
 		kb.loadFloors,
 		kb.loadInstalled,
+		kb.loadPackageSets,
 	} {
 		if err := load(); err != nil {
 			return nil, err

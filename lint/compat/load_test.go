@@ -50,6 +50,7 @@ func TestLoadEveryRow(t *testing.T) {
 		{"nccl-thresholds.tsv", len(kb.nccltest)},
 		{"nccl-floors.tsv", len(kb.floors)},
 		{"installed-packages.tsv", len(kb.installed)},
+		{"package-sets.tsv", len(kb.packageSets)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -610,3 +610,34 @@ func TestStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestPackageSet(t *testing.T) {
+	kb := mustKB(t)
+	for _, tc := range []struct {
+		name string
+		q    PackageQuery
+		role PackageRole
+		want []string
+	}{
+		{"canonical builds of the proprietary driver", PackageQuery{Component: spec.ComponentDriver, Family: Debian, Flavour: "proprietary", Version: drv(t, "550.127.08")}, RoleAccept, []string{"nvidia-driver-550", "nvidia-driver-550-server"}},
+		{"canonical builds of the open driver", PackageQuery{Component: spec.ComponentDriver, Family: Debian, Flavour: "open", Version: drv(t, "580")}, RoleAccept, []string{"nvidia-driver-580-open", "nvidia-driver-580-server-open"}},
+		{"rhel module-stream driver", PackageQuery{Component: spec.ComponentDriver, Family: RHEL, Flavour: "proprietary", Version: drv(t, "550")}, RoleAccept, []string{"nvidia-driver"}},
+		{"open driver conflicts on debian", PackageQuery{Component: spec.ComponentDriver, Family: Debian, Flavour: "open", Version: drv(t, "580.95.05")}, RoleConflict, []string{"cuda-drivers-[0-9][0-9][0-9]", "nvidia-open", "nvidia-kernel-source-[0-9][0-9][0-9]", "nvidia-kernel-open-[0-9][0-9][0-9]", "nvidia-driver-pinning-[0-9][0-9][0-9]"}},
+		{"proprietary driver keeps its module source", PackageQuery{Component: spec.ComponentDriver, Family: RHEL, Flavour: "proprietary", Version: drv(t, "535.183.06")}, RoleKeep, []string{"nvidia-kernel-source-535"}},
+		{"fabric manager", PackageQuery{Component: spec.ComponentFabricManager, Family: Debian, Version: drv(t, "550.127.08")}, RoleKeep, []string{"cuda-drivers-fabricmanager-550"}},
+		{"nccl deb companion", PackageQuery{Component: spec.ComponentNCCL, Family: Debian, Version: ver(t, "2.21.5")}, RoleCompanion, []string{"libnccl-dev"}},
+		{"nccl rpm companion", PackageQuery{Component: spec.ComponentNCCL, Family: RHEL, Version: ver(t, "2.21.5")}, RoleCompanion, []string{"libnccl-devel"}},
+		{"dcgm 4 core", PackageQuery{Component: spec.ComponentDCGM, Family: RHEL, Version: ver(t, "4.2.3")}, RoleCompanion, []string{"datacenter-gpu-manager-4-core"}},
+		{"dcgm 3 has no core", PackageQuery{Component: spec.ComponentDCGM, Family: Debian, Version: ver(t, "3.3.9")}, RoleCompanion, nil},
+		{"toolkit libraries", PackageQuery{Component: spec.ComponentContainerToolkit, Family: Debian, Version: ver(t, "1.17.8")}, RoleCompanion, []string{"nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"}},
+		{"cuda toolkit related", PackageQuery{Component: spec.ComponentCUDA, Family: Debian, Version: ver(t, "12.6")}, RoleRelated, []string{"cuda-toolkit-"}},
+		{"no branch for a branch placeholder", PackageQuery{Component: spec.ComponentFabricManager, Family: Debian}, RoleKeep, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := kb.PackageSet(tc.q, tc.role)
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("PackageSet(%s) = %q, want %q", tc.role, got, tc.want)
+			}
+		})
+	}
+}

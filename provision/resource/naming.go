@@ -11,14 +11,17 @@ import (
 // Package names and version formats come from lint/compat's knowledge base
 // (lint/compat/data/packages.tsv, each row with its public source: NVIDIA's
 // CUDA repository layout, the NCCL and DCGM packaging files, the container
-// toolkit install guide). What the table does not hold (the -dev package of
-// NCCL, the toolkit's sibling packages, Canonical's names accepted as
-// already installed) is filled in here, each with its reason.
+// toolkit install guide); so do the packages that travel with each one
+// (lint/compat/data/package-sets.tsv: companions pinned with it, Canonical's
+// builds accepted as it, other branches' packages that conflict with it).
+// What is filled in here is only the main package's name where the
+// knowledge base has no row for a family (the CUDA toolkit on RHEL), in the
+// pattern NVIDIA's repositories use for the other family.
 
-// kbPackage asks the knowledge base for a component's package name and, when
-// the table has a confirmed version format, the full version string.
+// kbQuery is the knowledge base's question about a component's packages.
 // version and cuda may carry a package revision; only the release is used.
-func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, versionString string, ok bool) {
+// ok is false when version does not parse.
+func kbQuery(c spec.Component, family, flavour, version, cuda string) (compat.PackageQuery, bool) {
 	fam := compat.Debian
 	if family == FamilyRHEL {
 		fam = compat.RHEL
@@ -30,7 +33,7 @@ func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, v
 	}
 	v, err := parse(release)
 	if err != nil {
-		return "", "", false
+		return compat.PackageQuery{}, false
 	}
 	q := compat.PackageQuery{Component: c, Family: fam, Flavour: flavour, Version: v}
 	if cuda != "" {
@@ -39,11 +42,30 @@ func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, v
 			q.CUDA = cv
 		}
 	}
+	return q, true
+}
+
+// kbPackage asks the knowledge base for a component's package name and, when
+// the table has a confirmed version format, the full version string.
+func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, versionString string, ok bool) {
+	q, ok := kbQuery(c, family, flavour, version, cuda)
+	if !ok {
+		return "", "", false
+	}
 	p, ok := compat.Default().Package(q)
 	if !ok {
 		return "", "", false
 	}
 	return p.Name, p.VersionString, true
+}
+
+// kbSet returns the names of a role in a component's package set.
+func kbSet(c spec.Component, family, flavour, version, cuda string, role compat.PackageRole) []string {
+	q, ok := kbQuery(c, family, flavour, version, cuda)
+	if !ok {
+		return nil
+	}
+	return compat.Default().PackageSet(q, role)
 }
 
 // pinFor returns the version to give the package manager: the spec's
@@ -65,10 +87,6 @@ func versionParts(v string) []string {
 	return strings.Split(main, ".")
 }
 
-// branchGlob matches a driver branch number in a package name (R418 to R590
-// and on: three digits).
-const branchGlob = "[0-9][0-9][0-9]"
-
 // branchOf returns the driver branch of a driver version ("550.127.08" → "550").
 func branchOf(v string) string { return versionParts(v)[0] }
 
@@ -86,48 +104,33 @@ func aptPin(v string) string {
 	return v + "-*"
 }
 
-// driverSet is the driver package for a family and kernel module flavour.
-// Debian/Ubuntu: NVIDIA's CUDA repository ships the proprietary driver as
-// cuda-drivers-<branch> and the open modules as nvidia-open; Canonical's
-// archive ships nvidia-driver-<branch>[-server][-open], accepted as the same
-// driver when it is already installed at the wanted release.
+// driverSet is the driver package for a family and kernel module flavour:
+// NVIDIA's CUDA repository ships the proprietary driver as
+// cuda-drivers-<branch> and the open modules as nvidia-open; the packages
+// accepted as the same driver (Canonical's builds) and those that conflict
+// with it are the knowledge base's package set.
 func driverSet(family, flavour, version string) pkgSet {
 	branch := branchOf(version)
-	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: []string{"cuda-drivers-", "nvidia-driver-", "nvidia-open"}}
 	if flavour != "open" {
 		flavour = "proprietary"
 	}
+	set := func(role compat.PackageRole) []string {
+		return kbSet(spec.ComponentDriver, family, flavour, version, "", role)
+	}
+	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: set(compat.RoleRelated), accept: set(compat.RoleAccept)}
 	name, kbVer, ok := kbPackage(spec.ComponentDriver, family, flavour, version, "")
-	switch {
-	case flavour == "open":
-		if !ok {
+	if !ok {
+		// The table has both flavours for both families: a version that
+		// does not parse is the only way here, and plan reports it.
+		name = "cuda-drivers-" + branch
+		if flavour == "open" {
 			name = "nvidia-open"
-		}
-		s.accept = []string{"nvidia-driver-" + branch + "-open", "nvidia-driver-" + branch + "-server-open"}
-	default:
-		if !ok {
-			name = "cuda-drivers-" + branch
-		}
-		s.accept = []string{"nvidia-driver-" + branch, "nvidia-driver-" + branch + "-server"}
-		if family == FamilyRHEL {
-			// NVIDIA's RHEL repository installs the driver as the
-			// unversioned nvidia-driver package from a branch module stream.
-			s.accept = append(s.accept, "nvidia-driver")
 		}
 	}
 	s.names = []string{name}
-	{
-		// Another branch's or flavour's driver conflicts with this one
-		// through its kernel module package (NVIDIA's apt packages:
-		// cuda-drivers-<branch> depends on nvidia-kernel-source-<branch>,
-		// nvidia-open on nvidia-kernel-open-<branch>, each with "=").
-		s.removes = []string{"cuda-drivers-" + branchGlob, "nvidia-open", "nvidia-kernel-source-" + branchGlob, "nvidia-kernel-open-" + branchGlob}
-		if flavour == "open" {
-			s.keep = []string{"nvidia-kernel-open-" + branch}
-		} else {
-			s.keep = []string{"nvidia-kernel-source-" + branch}
-		}
-	}
+	// Another branch's or flavour's driver conflicts with this one through
+	// its kernel module package; both leave in the same transaction.
+	s.removes, s.keep = set(compat.RoleConflict), set(compat.RoleKeep)
 	if exactRelease(version) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -140,12 +143,12 @@ func driverSet(family, flavour, version string) pkgSet {
 		s.pins[name] = branch + ".*"
 	}
 	if family == FamilyDebian {
-		if pin := kbPin(family, flavour, version); strings.HasPrefix(pin, "nvidia-driver-pinning-") {
+		if pin := kbPin(family, flavour, version); pin != "" {
 			// NVIDIA's documented way to keep apt on a branch: its
 			// branch pinning package, installed in the same transaction
-			// when the repository carries it.
+			// when the repository carries it (another branch's pinning
+			// package is among the conflicts).
 			s.pinning = pin
-			s.removes = append(s.removes, "nvidia-driver-pinning-"+branchGlob)
 			s.keep = append(s.keep, pin)
 		}
 	}
@@ -181,14 +184,13 @@ func fabricManagerSet(family, driver string) pkgSet {
 	if !ok {
 		name = "nvidia-fabricmanager-" + branchOf(driver)
 	}
-	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: []string{"nvidia-fabricmanager-"}}
-	{
-		// Every branch's package has Provides/Conflicts/Replaces:
-		// nvidia-fabricmanager; the other branch's leaves in the same
-		// transaction, with the meta package that depends on it.
-		s.removes = []string{"nvidia-fabricmanager-" + branchGlob, "cuda-drivers-fabricmanager-" + branchGlob}
-		s.keep = []string{"cuda-drivers-fabricmanager-" + branchOf(driver)}
+	set := func(role compat.PackageRole) []string {
+		return kbSet(spec.ComponentFabricManager, family, "", driver, "", role)
 	}
+	// Every branch's package has Provides/Conflicts/Replaces:
+	// nvidia-fabricmanager; the other branch's leaves in the same
+	// transaction, with the meta package that depends on it.
+	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: set(compat.RoleRelated), removes: set(compat.RoleConflict), keep: set(compat.RoleKeep)}
 	if exactRelease(driver) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(driver, kbVer, aptPin(driver))
@@ -212,7 +214,7 @@ func cudaSet(family, version string) pkgSet {
 	}
 	// Held like every other package gpuform pins: the README promises
 	// exact, held versions, and an unattended upgrade must not move them.
-	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: []string{"cuda-toolkit-"}}
+	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: kbSet(spec.ComponentCUDA, family, "", version, "", compat.RoleRelated)}
 	if len(p) > 2 {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -223,20 +225,20 @@ func cudaSet(family, version string) pkgSet {
 	return s
 }
 
-// ncclSet is libnccl2 + libnccl-dev (apt) or libnccl + libnccl-devel (dnf),
-// version "<nccl>-1+cuda<major>.<minor>" when the CUDA release is known.
+// ncclSet is libnccl2 (apt) or libnccl (dnf) with its companions (the
+// development package, for building nccl-tests and extensions), version
+// "<nccl>-1+cuda<major>.<minor>" when the CUDA release is known.
 func ncclSet(family, version, cuda string) pkgSet {
-	// The development package (headers, for building nccl-tests and
-	// extensions) is not in the knowledge base; NCCL's packaging names it
-	// libnccl-dev (deb) and libnccl-devel (rpm), same version as the runtime.
-	names := []string{"libnccl2", "libnccl-dev"}
-	if family == FamilyRHEL {
-		names = []string{"libnccl", "libnccl-devel"}
-	}
 	name, kbVer, ok := kbPackage(spec.ComponentNCCL, family, "", version, cuda)
-	if ok {
-		names[0] = name
+	if !ok {
+		// A version the knowledge base cannot parse: NCCL's runtime
+		// package name carries no version, so the table's name holds.
+		name = "libnccl2"
+		if family == FamilyRHEL {
+			name = "libnccl"
+		}
 	}
+	names := append([]string{name}, kbSet(spec.ComponentNCCL, family, "", version, cuda, compat.RoleCompanion)...)
 	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
 	fallback := ""
 	if family == FamilyDebian {
@@ -256,15 +258,25 @@ func dcgmSet(family, version, cuda string) pkgSet {
 	major, _ := strconv.Atoi(versionParts(version)[0])
 	s := pkgSet{want: version, pins: map[string]string{}}
 	if major < 4 {
-		s.names = []string{"datacenter-gpu-manager"}
+		name, _, ok := kbPackage(spec.ComponentDCGM, family, "", version, "")
+		if !ok {
+			// No RHEL row for DCGM 3: its package had one name on both.
+			name = "datacenter-gpu-manager"
+		}
+		s.names = []string{name}
 		if family == FamilyDebian {
 			s.pins[s.names[0]] = "1:" + version + "*"
 		}
 		return s
 	}
-	// The CUDA-specific package depends on -core; both are pinned so that
-	// apt cannot pair the pinned one with a newer core.
-	s.names = []string{"datacenter-gpu-manager-4-core"}
+	// The CUDA-specific package depends on its companion -core; both are
+	// pinned so that apt cannot pair the pinned one with a newer core.
+	core := kbSet(spec.ComponentDCGM, family, "", version, cuda, compat.RoleCompanion)
+	if len(core) == 0 {
+		// Only a version the knowledge base cannot parse gets here.
+		core = []string{"datacenter-gpu-manager-4-core"}
+	}
+	s.names = core
 	pin := pinFor(version, "", "1:"+version+"-1")
 	if strings.Contains(version, "-") {
 		pin = "1:" + version
@@ -274,7 +286,7 @@ func dcgmSet(family, version, cuda string) pkgSet {
 		if !ok {
 			name = "datacenter-gpu-manager-4-cuda" + versionParts(cuda)[0]
 		}
-		s.names = []string{name, "datacenter-gpu-manager-4-core"}
+		s.names = append([]string{name}, core...)
 		pin = pinFor(version, kbVer, pin)
 	}
 	if exactRelease(version) {
@@ -285,16 +297,16 @@ func dcgmSet(family, version, cuda string) pkgSet {
 	return s
 }
 
-// containerToolkitSet is the NVIDIA container toolkit with the three
-// packages it needs at exactly its own version, pinned together as NVIDIA's
-// install guide does (apt does not pull matching versions of the others
-// when the toolkit is pinned).
+// containerToolkitSet is the NVIDIA container toolkit with its companions,
+// the packages it needs at exactly its own version, pinned together as
+// NVIDIA's install guide does (apt does not pull matching versions of the
+// others when the toolkit is pinned).
 func containerToolkitSet(family, version string) pkgSet {
-	names := []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"}
 	name, kbVer, ok := kbPackage(spec.ComponentContainerToolkit, family, "", version, "")
-	if ok {
-		names[0] = name
+	if !ok {
+		name = "nvidia-container-toolkit"
 	}
+	names := append([]string{name}, kbSet(spec.ComponentContainerToolkit, family, "", version, "", compat.RoleCompanion)...)
 	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
 	pin := pinFor(version, kbVer, version+"-1")
 	for _, n := range names {
