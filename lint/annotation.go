@@ -134,6 +134,11 @@ func parseAnnotation(tok hclsyntax.Token, known map[string]bool, names []string)
 			Start:    hcl.Pos{Line: tok.Range.Start.Line, Column: tok.Range.Start.Column + col, Byte: tok.Range.Start.Byte + col},
 			End:      hcl.Pos{Line: tok.Range.Start.Line, Column: tok.Range.Start.Column + col + len(name), Byte: tok.Range.Start.Byte + col + len(name)},
 		}
+		if now, ok := renamedRules()[name]; ok {
+			a.rules[now] = true
+			findings = append(findings, renamedFinding(name, now, rng))
+			continue
+		}
 		findings = append(findings, Finding{
 			Rule:     ruleUnknownRule,
 			Severity: Warning,

@@ -70,7 +70,12 @@ func resolveSettings(rules []Rule, configs ...*spec.LintConfig) (map[string]rule
 			if rc == nil {
 				continue
 			}
-			s, ok := settings[rc.Name]
+			name := rc.Name
+			if now, ok := renamedRules()[name]; ok {
+				findings = append(findings, renamedFinding(name, now, rc.NameRange))
+				name = now
+			}
+			s, ok := settings[name]
 			if !ok {
 				findings = append(findings, Finding{
 					Rule:     ruleUnknownRule,
@@ -98,10 +103,23 @@ func resolveSettings(rules []Rule, configs ...*spec.LintConfig) (map[string]rule
 					s.override = sev
 				}
 			}
-			settings[rc.Name] = s
+			settings[name] = s
 		}
 	}
 	return settings, findings, diags
+}
+
+// renamedFinding asks to rename a rule that another rule now holds; the
+// configuration or suppression applies to the new rule meanwhile.
+func renamedFinding(old, now string, rng hcl.Range) Finding {
+	return Finding{
+		Rule:     ruleUnknownRule,
+		Severity: Warning,
+		Summary:  fmt.Sprintf("Lint rule %q is now part of %q", old, now),
+		Detail:   fmt.Sprintf("gpuform applies this to %q, which checks what %q did and more. Write %q here.", now, old, now),
+		Link:     DocsPath + "#" + now,
+		Range:    rng,
+	}
 }
 
 // suggestRule returns a "did you mean" sentence for a misspelt rule name, or

@@ -138,15 +138,23 @@ func Rules() []Rule {
 		numaBindWrongNodeRule(),
 		peermemWithoutRDMARule(),
 		persistenceModeRule(),
-		tensorParallelDomainRule(),
 		verifyGPUCountRule(),
 		versionNotPinnedRule(),
+		workloadLayoutRule(),
+		workloadMemoryRule(),
 	}
 	for i := range rs {
 		rs[i].Link = DocsPath + "#" + rs[i].Name
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
 	return rs
+}
+
+// renamedRules maps rule names that are gone to the rule that now does
+// their job, so configurations and suppressions that name them keep working
+// (with a finding asking to rename them).
+func renamedRules() map[string]string {
+	return map[string]string{"tensor_parallel_domain": "workload_layout"}
 }
 
 // RuleByName returns the named rule from the catalogue.

@@ -28,6 +28,7 @@ var nodeBlockSchema = &hcl.BodySchema{
 		{Type: "driver"}, {Type: "cuda"}, {Type: "nccl"}, {Type: "dcgm"},
 		{Type: "container"}, {Type: "shm"}, {Type: "numa"}, {Type: "affinity"},
 		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"},
+		{Type: "workload", LabelNames: []string{"name"}},
 	},
 }
 
@@ -101,6 +102,14 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		}
 	}
 	n.TensorParallel = dec.int("tensor_parallel", 1, 1<<16)
+	if n.TensorParallel.Set {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Deprecated attribute",
+			Detail:   "A node's tensor_parallel still works, but a workload block says more and lint checks more of it (memory per GPU and the whole parallel layout, not only the tensor-parallel group): workload \"NAME\" { parameters = \"70B\", tensor_parallel = 8 }.",
+			Subject:  n.TensorParallel.Range.Ptr(),
+		})
+	}
 	n.Sysctl, n.SysctlRange = dec.stringMap("sysctl")
 	for _, k := range slices.Sorted(maps.Keys(n.Sysctl)) {
 		if !sysctlKeyPattern.MatchString(k) || !sysctlValuePattern.MatchString(n.Sysctl[k].V) {
@@ -120,11 +129,16 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 
 	seen := map[string]hcl.Range{}
 	for _, blk := range content.Blocks {
-		if prev, dup := seen[blk.Type]; dup {
-			diags = append(diags, duplicateDiag(blk.Type, "", blk.DefRange, prev))
+		key := strings.Join(append([]string{blk.Type}, blk.Labels...), " ")
+		if prev, dup := seen[key]; dup {
+			d := duplicateDiag(blk.Type, strings.Join(blk.Labels, " "), blk.DefRange, prev)
+			if len(blk.Labels) > 0 {
+				d.Detail = fmt.Sprintf("A %s %q was already declared in this node block at %s. Each name may be used once per node.", blk.Type, strings.Join(blk.Labels, " "), prev)
+			}
+			diags = append(diags, d)
 			continue
 		}
-		seen[blk.Type] = blk.DefRange
+		seen[key] = blk.DefRange
 		var d hcl.Diagnostics
 		switch blk.Type {
 		case "driver":
@@ -149,6 +163,10 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			n.Verify, d = decodeVerify(blk, ctx)
 		case "rollout":
 			n.Rollout, d = decodeRollout(blk, ctx)
+		case "workload":
+			var w *Workload
+			w, d = decodeWorkload(blk, ctx)
+			n.Workloads = append(n.Workloads, w)
 		}
 		diags = append(diags, d...)
 	}

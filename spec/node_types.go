@@ -39,6 +39,8 @@ type Node struct {
 	Verify *Verify
 	// Rollout is the rollout block.
 	Rollout *Rollout
+	// Workloads describe the jobs that will run on the hosts.
+	Workloads []*Workload
 
 	// Sysctl maps a sysctl key to its desired value, as text.
 	Sysctl map[string]Attr[string]

@@ -30,8 +30,18 @@ node "train" {
   hosts    = inventory.train
   hardware = module.hgx.hardware
 
-  # Tensor parallelism stays inside one node's NVSwitch domain.
-  tensor_parallel = 8
+  # What the cluster trains. Lint checks the layout against the hosts' GPUs
+  # (8 × 4 × 8 = 256 = 32 hosts × 8), tensor parallelism against the
+  # NVSwitch domain, and the model states against each GPU's 80 GB.
+  workload "llama-70b" {
+    parameters        = "70B"
+    precision         = "bf16"
+    optimizer         = "adamw"
+    zero_stage        = 1 # Megatron's distributed optimizer shards the Adam states
+    tensor_parallel   = 8
+    pipeline_parallel = 4
+    data_parallel     = 8
+  }
 
   driver {
     version          = module.stack.driver_version

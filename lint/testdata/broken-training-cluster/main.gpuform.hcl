@@ -34,7 +34,7 @@ node "train" {
   hardware = module.hgx.hardware
 
   # Tensor parallelism stays inside one node's NVSwitch domain.
-  tensor_parallel = 16 # LINT: tensor_parallel_domain
+  tensor_parallel = 16 # LINT: workload_layout
 
   driver {
     version          = module.stack.driver_version

@@ -1,11 +1,31 @@
-# Fixture for lint rule tensor_parallel_domain (fires case): an HGX H100 node that is correct
+# Fixture for lint rule workload_layout (fires case): an HGX H100 node that is correct
 # except for what this rule is about.
 module "hgx" { source = "gpuform/hgx-h100-8gpu" }
 
 node "train" {
-  hosts    = ["gpu001.example.com"]
+  hosts    = ["gpu001.example.com", "gpu002.example.com"]
   hardware = module.hgx.hardware
   tensor_parallel = 16
+
+  workload "too-wide" {
+    parameters      = "70B"
+    zero_stage      = 3
+    tensor_parallel = 16
+    data_parallel   = 1
+  }
+
+  workload "too-many" {
+    parameters      = "70B"
+    zero_stage      = 3
+    tensor_parallel = 8
+    data_parallel   = 4
+  }
+
+  workload "idle" {
+    parameters      = "8B"
+    tensor_parallel = 1
+    data_parallel   = 8
+  }
 
   driver {
     version          = "580.95.05"

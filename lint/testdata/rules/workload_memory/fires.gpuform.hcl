@@ -1,11 +1,32 @@
-# Fixture for lint rule tensor_parallel_domain (clean case): an HGX H100 node that is correct
+# Fixture for lint rule workload_memory (fires case): an HGX H100 node that is correct
 # except for what this rule is about.
 module "hgx" { source = "gpuform/hgx-h100-8gpu" }
 
 node "train" {
   hosts    = ["gpu001.example.com"]
   hardware = module.hgx.hardware
-  tensor_parallel = 8
+
+  # Llama 3.1 405B served in BF16 on one 8-GPU node: 810 GB of weights do
+  # not fit in 640 GB (Meta quantized to FP8 to serve it on a single node).
+  workload "llama-405b-bf16" {
+    parameters      = "405B"
+    precision       = "bf16"
+    optimizer       = "none"
+    tensor_parallel = 8
+  }
+
+  # 7B trained with AdamW and no sharding on one GPU each: 112 GB of states.
+  workload "dp-only-7b" {
+    parameters    = "7B"
+    data_parallel = 8
+  }
+
+  # 36B with FSDP over 8 GPUs: 72 GB of model states per GPU of 80 (90 %).
+  workload "tight" {
+    parameters    = "36B"
+    zero_stage    = 3
+    data_parallel = 8
+  }
 
   driver {
     version          = "580.95.05"
