@@ -49,7 +49,7 @@ func TestFind(t *testing.T) {
 		// commondir holds the refs and the config.
 		"worktree": {
 			files: map[string]string{"main/.git/config": "[remote \"origin\"]\n\turl = /srv/fleet\n",
-				"main/.git/refs/heads/wt": sha + "\n",
+				"main/.git/refs/heads/wt":     sha + "\n",
 				"main/.git/worktrees/wt/HEAD": "ref: refs/heads/wt\n", "main/.git/worktrees/wt/commondir": "../..\n",
 				"wt/.git": "gitdir: ../main/.git/worktrees/wt\n"},
 			dir:  "wt/x",

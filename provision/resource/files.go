@@ -72,25 +72,36 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// withoutOrigin drops the origin line that follows a gpuform header, so
-// that two versions of a file that differ only in where they were applied
-// from compare equal.
-func withoutOrigin(content string) string {
-	lines := strings.SplitAfter(content, "\n")
-	var b strings.Builder
-	for i, l := range lines {
-		if strings.HasPrefix(l, originPrefix) && i > 0 && strings.HasPrefix(lines[i-1], headerPrefix) {
-			continue
-		}
-		b.WriteString(l)
+// splitHeader returns the gpuform header line at the top of content ("" when
+// there is none) and the rest, without the origin line that may follow it.
+func splitHeader(content string) (line, rest string) {
+	if !strings.HasPrefix(content, headerPrefix) {
+		return "", content
 	}
-	return b.String()
+	line, rest, _ = strings.Cut(content, "\n")
+	if strings.HasPrefix(rest, originPrefix) {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	return line, rest
 }
 
-// sameFile reports whether the file on the node, cur, already is want,
-// where lines telling where the spec was applied from do not count.
-func sameFile(cur, want string) bool {
-	return cur == want || withoutOrigin(cur) == withoutOrigin(want)
+// sameFile reports whether the file on the node, cur, already is want. The
+// origin line does not count (a new commit alone rewrites nothing), nor
+// does the plain header of a gpuform that named no spec, or, where
+// headerOptional (a file gpuform edits but does not own whole, such as
+// nccl.conf), no header at all: such a file is adopted by recording it,
+// not rewritten. A header naming another spec does count: the file changes
+// hands.
+func sameFile(cur, want string, headerOptional bool) bool {
+	if cur == want {
+		return true
+	}
+	curLine, curRest := splitHeader(cur)
+	wantLine, wantRest := splitHeader(want)
+	if curRest != wantRest {
+		return false
+	}
+	return curLine == wantLine || curLine+"\n" == managedHeader || headerOptional && curLine == ""
 }
 
 // fileResource converges one configuration file and, optionally, the live
@@ -159,7 +170,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 			return Change{}, fmt.Errorf("%s: %w", r.path, err)
 		}
 	}
-	fileOK := exists == (content != "") && (!exists || sameFile(cur, content))
+	fileOK := exists == (content != "") && (!exists || sameFile(cur, content, r.edit != nil))
 	liveOK := r.live == nil || r.live(n)
 	before := map[string]string(nil)
 	if exists || (r.live != nil && r.content != "") {
@@ -176,7 +187,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		before, after = copyAttrs(before), copyAttrs(after)
 		before["in effect"], after["in effect"] = "false", "true"
 	}
-	if exists && content != "" && !sameFile(cur, content) && diffAction(before, after) == NoOp {
+	if exists && content != "" && !sameFile(cur, content, r.edit != nil) && diffAction(before, after) == NoOp {
 		// Same settings, different text (comments, order): show why.
 		before = copyAttrs(before)
 		after = copyAttrs(after)

@@ -158,12 +158,6 @@ func setKeyLines(cur []byte, keys []string, want map[string]string) (string, err
 // whole, in place of the header an earlier apply wrote there. NCCL reads
 // lines starting with "#" in nccl.conf as comments.
 func withHeader(content, hdr string) string {
-	rest := content
-	if strings.HasPrefix(rest, headerPrefix) {
-		_, rest, _ = strings.Cut(rest, "\n")
-		if strings.HasPrefix(rest, originPrefix) {
-			_, rest, _ = strings.Cut(rest, "\n")
-		}
-	}
+	_, rest := splitHeader(content)
 	return hdr + rest
 }
