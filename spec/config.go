@@ -30,6 +30,10 @@ type Config struct {
 	Files map[string]*hcl.File
 	// RequiredVersion is the gpuform block's constraint, if any.
 	RequiredVersion *Attr[string]
+	// Name is gpuform { name }, or DefaultSpecName(Dir) when not written
+	// (Load; LoadFiles leaves it ""): the name the spec's resources are
+	// recorded under on each host.
+	Name Attr[string]
 	// Variables are the declared input variables, by name.
 	Variables map[string]*Variable
 	// Locals are the local values, by name.

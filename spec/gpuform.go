@@ -2,6 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
 
 	goversion "github.com/hashicorp/go-version"
 	"github.com/hashicorp/hcl/v2"
@@ -9,7 +12,7 @@ import (
 )
 
 var gpuformBlockSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "required_version"}},
+	Attributes: []hcl.AttributeSchema{{Name: "required_version"}, {Name: "name"}},
 }
 
 // sniffSchema reads only gpuform blocks, leaving everything else for later,
@@ -58,8 +61,11 @@ func checkRequiredVersion(files []*hcl.File, binary string) hcl.Diagnostics {
 	return diags
 }
 
-func (ld *loader) decodeGpuformBlock(b *hcl.Block) hcl.Diagnostics {
+func (ld *loader) decodeGpuformBlock(b *hcl.Block, root bool) hcl.Diagnostics {
 	content, diags := b.Body.Content(gpuformBlockSchema)
+	if a, ok := content.Attributes["name"]; ok {
+		diags = append(diags, ld.decodeSpecName(a, root)...)
+	}
 	a, ok := content.Attributes["required_version"]
 	if !ok {
 		return diags
@@ -88,3 +94,62 @@ func (ld *loader) decodeGpuformBlock(b *hcl.Block) hcl.Diagnostics {
 	ld.cfg.RequiredVersion = &Attr[string]{V: v.AsString(), Set: true, Range: a.Expr.Range()}
 	return diags
 }
+
+// specNamePattern is what a spec name may be: it is written into the
+// owner records and file headers on every host, so it stays one plain word.
+var specNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// decodeSpecName reads gpuform { name }, the name under which the spec's
+// resources are recorded on each host. Only the root spec names itself: a
+// module's resources belong to the spec that calls it.
+func (ld *loader) decodeSpecName(a *hcl.Attribute, root bool) hcl.Diagnostics {
+	if !root {
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Spec name in a module",
+			Detail:   "A module's resources are managed by the spec that calls it; set name in the calling spec's gpuform block.",
+			Subject:  a.NameRange.Ptr(),
+		}}
+	}
+	v, diags := a.Expr.Value(staticContext())
+	if diags.HasErrors() {
+		return diags
+	}
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || !specNamePattern.MatchString(v.AsString()) {
+		shown := "this value"
+		if v.IsKnown() && !v.IsNull() && v.Type() == cty.String {
+			shown = fmt.Sprintf("%q", v.AsString())
+		}
+		return append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid spec name",
+			Detail:   fmt.Sprintf("The spec name is recorded on every host as the owner of what this spec manages; %s is not one. Use 1 to 64 letters, digits, dots, underscores and dashes, starting with a letter or digit, such as \"hgx-training\".", shown),
+			Subject:  a.Expr.Range().Ptr(),
+		})
+	}
+	if ld.cfg.Name.Set {
+		return append(diags, duplicateDiag("spec name", v.AsString(), a.NameRange, ld.cfg.Name.Range))
+	}
+	ld.cfg.Name = Attr[string]{V: v.AsString(), Set: true, Range: a.Expr.Range()}
+	return diags
+}
+
+// DefaultSpecName is the spec name used when gpuform { name } is not
+// written: the spec directory's base name, with anything a name cannot hold
+// replaced by dashes.
+func DefaultSpecName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	name := strings.Trim(nonNameChars.ReplaceAllString(filepath.Base(abs), "-"), "-._")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if !specNamePattern.MatchString(name) {
+		return "spec"
+	}
+	return name
+}
+
+var nonNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -29,6 +29,13 @@ type LoadOptions struct {
 	BuiltinModules fs.FS
 	// BinaryVersion is checked against required_version; empty skips the check.
 	BinaryVersion string
+	// Origin is where this run applies the spec from; every node's Owner
+	// carries it with the spec's name.
+	Origin Origin
+
+	// defaultName names the spec after its directory when gpuform { name }
+	// is not written: Load does, LoadFiles has no directory to name it by.
+	defaultName bool
 }
 
 // Load reads every *.gpuform.hcl file in dir (not recursively), applies
@@ -62,6 +69,7 @@ func Load(dir string, opts LoadOptions) (*Config, hcl.Diagnostics) {
 		}
 		files[p] = src
 	}
+	opts.defaultName = true
 	cfg, more := loadSources(dir, files, opts, osReader{})
 	return cfg, append(diags, more...)
 }
@@ -69,6 +77,8 @@ func Load(dir string, opts LoadOptions) (*Config, hcl.Diagnostics) {
 // LoadFiles evaluates a spec given as file name → source, as if the files
 // were one directory. Names ending in .auto.gpuvars.hcl are variable files.
 // Local module sources are read from the real filesystem relative to ".".
+// With no directory to name it after, such a spec claims ownership of its
+// resources on hosts (Node.Owner) only when gpuform { name } names it.
 func LoadFiles(files map[string][]byte, opts LoadOptions) (*Config, hcl.Diagnostics) {
 	return loadSources(".", files, opts, osReader{})
 }
@@ -191,6 +201,12 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 	diags = append(diags, ld.decodeFiles(specFiles, true)...)
 	diags = append(diags, ld.resolveVariables(autoVarFiles)...)
 	diags = append(diags, ld.evaluate()...)
+	if !cfg.Name.Set && opts.defaultName {
+		cfg.Name.V = DefaultSpecName(dir)
+	}
+	for _, n := range cfg.Nodes {
+		n.Owner = Owner{Spec: cfg.Name.V, Origin: opts.Origin}
+	}
 	cfg.Files = parser.Files()
 	collectSensitive(cfg)
 	return cfg, redactDiagnostics(cfg.Redactor(), explainLimits(diags))
@@ -246,7 +262,7 @@ func (ld *loader) decodeFiles(files []*hcl.File, root bool) hcl.Diagnostics {
 		for _, b := range content.Blocks {
 			switch b.Type {
 			case "gpuform":
-				diags = append(diags, ld.decodeGpuformBlock(b)...)
+				diags = append(diags, ld.decodeGpuformBlock(b, root)...)
 			case "variable":
 				v, d := decodeVariableBlock(b)
 				diags = append(diags, d...)

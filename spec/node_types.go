@@ -8,6 +8,9 @@ import (
 type Node struct {
 	// Name is the node's label.
 	Name string
+	// Owner is the spec and the run that manage what this node block
+	// declares on its hosts (see Owner).
+	Owner Owner
 	// Hosts are the expanded target hosts.
 	Hosts []Host
 	// HostsRange is the range of the hosts expression.

@@ -52,13 +52,14 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				if err != nil {
 					return fmt.Errorf("%s: %w", dir, err)
 				}
-				if len(flags.vars) > 0 || len(targets) > 0 {
-					return fmt.Errorf("a saved plan carries its own variables and targets; -var, -var-file and -target do not apply")
+				if len(flags.vars) > 0 || len(targets) > 0 || len(flags.takeOver) > 0 {
+					return fmt.Errorf("a saved plan carries its own variables, targets and take-overs; -var, -var-file, -target and -take-over do not apply")
 				}
 				saved = f
 				dir = f.SpecDir
 				flags.vars = f.VarArgs
 				targets = f.Targets
+				flags.takeOver = f.TakeOver
 			}
 			if asJSON && saved == nil && !autoApprove {
 				return fmt.Errorf("-json cannot ask for confirmation: add -auto-approve, or apply a saved plan file")
@@ -145,6 +146,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 		}),
 	}
 	flags.register(cmd.Flags())
+	flags.registerTakeOver(cmd.Flags())
 	conn.register(cmd.Flags())
 	conn.timeouts.registerProbe(cmd.Flags())
 	conn.timeouts.registerStep(cmd.Flags())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/sim"
 )
 
@@ -61,7 +62,9 @@ func TestImportRoundTrip(t *testing.T) {
 					}
 					for k, after := range rc.After {
 						before, ok := rc.Before[k]
-						if ok && before != after && k != "held" && k != "set_at_boot" && k != "load_at_boot" && k != "package" && k != "packages" {
+						// managed_by: the imported spec adopts what it
+						// found (see TestOwnership).
+						if ok && before != after && k != "held" && k != "set_at_boot" && k != "load_at_boot" && k != "package" && k != "packages" && k != plan.ManagedBy {
 							t.Errorf("%s.%s would change %v -> %v", rc.Resource, k, before, after)
 						}
 					}
@@ -69,13 +72,25 @@ func TestImportRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	// The converged node imports to a spec it already matches exactly.
+	// The converged node imports to a spec it already matches exactly: the
+	// plan only adopts what it found (records it as the spec's), and once
+	// applied there is nothing left to do.
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	_, src, _ := runCLIEnv(t, env, "import", "sim://hgx-h100-converged")
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), src)
-	if code, out, _ := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK || !strings.Contains(out, "No changes") {
+	code, out, _ := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir)
+	if code != ExitReport || strings.Count(out, `managed_by = "(no record)" -> `) != strings.Count(out, " will be updated in-place") || strings.Contains(out, "to add") && !strings.Contains(out, "Plan: 0 to add") {
 		t.Errorf("converged node: exit %d\n%s", code, out)
+	}
+	if lines := strings.Count(out, "\n      ~ "); lines != strings.Count(out, "managed_by") {
+		t.Errorf("converged node: the plan changes more than who manages each resource:\n%s", out)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("converged node, apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Errorf("converged node after adopting: exit %d\n%s", code, out)
 	}
 	// import never overwrites a file.
 	if code, _, errOut := runCLIEnv(t, env, "import", "-out", filepath.Join(dir, "main.gpuform.hcl"), "sim://hgx-h100-converged"); code != ExitFailed || !strings.Contains(errOut, "never overwrites") {

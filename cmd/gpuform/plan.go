@@ -29,6 +29,11 @@ Terraform does: + create, ~ update in-place, - destroy, with each attribute's
 value before -> after, and which changes need a reboot. Hosts with identical
 plans are shown once, so a fleet plan stays readable.
 
+Each host records which spec manages each resource gpuform put there
+(/etc/gpuform/owners.json). A spec removes only what it manages and no longer
+declares; a resource another spec manages is an error for the host, unless
+-take-over RESOURCE hands it to this spec.
+
 With -out FILE the plan is saved together with each host's facts
 fingerprint; "gpuform apply FILE" then runs exactly this plan, and refuses
 when a host changed since.
@@ -57,6 +62,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 				if err != nil {
 					return err
 				}
+				f.TakeOver = flags.takeOver
 				if err := plan.WriteFile(out, f); err != nil {
 					return fmt.Errorf("writing the plan file: %w", err)
 				}
@@ -83,6 +89,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 		}),
 	}
 	flags.register(cmd.Flags())
+	flags.registerTakeOver(cmd.Flags())
 	conn.register(cmd.Flags())
 	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")

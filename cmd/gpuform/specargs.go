@@ -39,6 +39,8 @@ func (f varFlag) Set(v string) error {
 // specFlags are the flags every command that reads a spec takes.
 type specFlags struct {
 	vars []spec.VarArg
+	// takeOver are the -take-over resources (plan and apply).
+	takeOver []string
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
@@ -55,6 +57,7 @@ func (f *specFlags) load(s Streams, dir string) (*spec.Config, hcl.Diagnostics) 
 		Environ:        s.Environ,
 		BuiltinModules: modules.FS(),
 		BinaryVersion:  Version,
+		Origin:         specOrigin(s, dir, f.takeOver),
 	})
 }
 

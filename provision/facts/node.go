@@ -85,6 +85,9 @@ type Node struct {
 	// /proc/sys), dotted and sorted; nil when /proc/sys could not be
 	// listed (an unpacked image has none).
 	SysctlNames []string `json:"sysctl_names,omitempty"`
+	// Owners are the owner records of OwnersFile: which spec manages each
+	// resource gpuform put on the node; nil when the node has none.
+	Owners *Owners `json:"owners,omitempty"`
 	// PendingReboot is true when the node says a reboot is required
 	// (/var/run/reboot-required on Debian/Ubuntu).
 	PendingReboot bool `json:"pending_reboot"`

@@ -371,6 +371,7 @@ func interpret(raw *rawFacts) *Node {
 	p.grub()
 	p.managed()
 	p.configFiles()
+	p.owners()
 	if names, ok := raw.names["/proc/sys"]; ok {
 		n.SysctlNames = sysctlNames(names)
 	}

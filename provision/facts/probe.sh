@@ -163,7 +163,8 @@ gx() {
 	case $1 in
 	/etc/sysctl.d/90-gpuform.conf | /etc/sysctl.d/91-gpuform-hugepages.conf | \
 		/etc/default/grub.d/90-gpuform.cfg | /etc/security/limits.d/90-gpuform.conf | \
-		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf) return 0 ;;
+		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf | \
+		/etc/gpuform/owners.json) return 0 ;;
 	esac
 	return 1
 }
@@ -421,7 +422,8 @@ fi
 # /etc/gpuform.
 for p in /etc/sysctl.d/90-gpuform.conf /etc/sysctl.d/91-gpuform-hugepages.conf \
 	/etc/default/grub.d/90-gpuform.cfg /etc/security/limits.d/90-gpuform.conf \
-	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf; do
+	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf \
+	/etc/gpuform/owners.json; do
 	printf '%s managed %s\n' "$M" "$p"
 	x "$p"
 done

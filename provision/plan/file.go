@@ -35,6 +35,8 @@ type File struct {
 	VarArgs []spec.VarArg `json:"var_args,omitempty"`
 	// Targets are the -target hosts, empty for all.
 	Targets []string `json:"targets,omitempty"`
+	// TakeOver are the -take-over resources the plan was made with.
+	TakeOver []string `json:"take_over,omitempty"`
 	// Plan is the plan, with each host's facts fingerprint.
 	Plan *Plan `json:"plan"`
 }

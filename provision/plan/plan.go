@@ -259,6 +259,8 @@ func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
 
 // Diff returns the resource changes of node n on a host with facts f, in
 // apply order. Resources that neither exist nor are wanted are left out.
+// When n has an Owner, the changes respect what the host's owner records
+// say each spec manages (see own).
 func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 	red := n.Redactor()
 	rs, warnings, err := resource.Build(n, f)
@@ -295,10 +297,18 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 		}
 		out = append(out, rc)
 	}
+	if err := errors.Join(errs...); err != nil {
+		return []ResourceChange{}, warnings, redactErr(red, err)
+	}
+	if n.Owner.Claims() {
+		if out, err = own(n.Owner, out, f); err != nil {
+			return []ResourceChange{}, warnings, redactErr(red, err)
+		}
+	}
 	if out == nil {
 		out = []ResourceChange{}
 	}
-	return out, warnings, redactErr(red, errors.Join(errs...))
+	return out, warnings, nil
 }
 
 // redactErr hides sensitive values in err's text (resource checks quote

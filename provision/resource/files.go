@@ -4,14 +4,105 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // managedHeader starts every file gpuform writes in full, so an operator
-// who finds it knows where it came from.
+// who finds it knows where it came from; header(n) names the spec too.
 const managedHeader = "# Managed by gpuform.\n"
+
+// headerPrefix starts the first line of every header gpuform writes.
+const headerPrefix = "# Managed by gpuform"
+
+// originPrefix starts the header's second line, which says where the spec
+// was applied from. It is left out when files are compared: a new commit
+// of the spec that changes nothing in a file does not rewrite it, so the
+// line names the commit that last wrote the file.
+const originPrefix = "# Applied from "
+
+// header is the comment that starts every file node n's spec writes in
+// full: the spec's name and where it was applied from, so an operator who
+// finds the file knows which spec to change. A node without an owner (a
+// test's hand-built node) gets the plain managedHeader.
+func header(n *spec.Node) string {
+	return headerFor(n.Owner, "")
+}
+
+// headerFor is header with what, when not "", saying which part of a
+// shared file the spec manages (nccl.conf's keys).
+func headerFor(o spec.Owner, what string) string {
+	if !o.Claims() {
+		return managedHeader
+	}
+	line := headerPrefix + ", spec " + strconv.Quote(oneLine(o.Spec))
+	if what != "" {
+		line += " (" + what + ")"
+	}
+	line += ". Change the spec, not this file.\n"
+	var from []string
+	if o.Source != "" {
+		from = append(from, oneLine(o.Source))
+	}
+	if o.Commit != "" {
+		from = append(from, "at commit "+oneLine(o.Commit))
+	}
+	if o.AppliedBy != "" {
+		from = append(from, "by "+oneLine(o.AppliedBy))
+	}
+	if len(from) > 0 {
+		line += originPrefix + strings.Join(from, " ") + "\n"
+	}
+	return line
+}
+
+// oneLine keeps a header value on its line: a control character would end
+// the comment and start a setting.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		// "=" too: nccl.conf's reader takes a line holding one for a
+		// setting, whatever it starts with.
+		if r < 0x20 || r == 0x7f || r == '=' {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// splitHeader returns the gpuform header line at the top of content ("" when
+// there is none) and the rest, without the origin line that may follow it.
+func splitHeader(content string) (line, rest string) {
+	if !strings.HasPrefix(content, headerPrefix) {
+		return "", content
+	}
+	line, rest, _ = strings.Cut(content, "\n")
+	if strings.HasPrefix(rest, originPrefix) {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	return line, rest
+}
+
+// sameFile reports whether the file on the node, cur, already is want. The
+// origin line does not count (a new commit alone rewrites nothing), nor
+// does the plain header of a gpuform that named no spec, or, where
+// headerOptional (a file gpuform edits but does not own whole, such as
+// nccl.conf), no header at all: such a file is adopted by recording it,
+// not rewritten. A header naming another spec does count: the file changes
+// hands.
+func sameFile(cur, want string, headerOptional bool) bool {
+	if cur == want {
+		return true
+	}
+	curLine, curRest := splitHeader(cur)
+	wantLine, wantRest := splitHeader(want)
+	if curRest != wantRest {
+		return false
+	}
+	return curLine == wantLine || curLine+"\n" == managedHeader || headerOptional && curLine == ""
+}
 
 // fileResource converges one configuration file and, optionally, the live
 // state the file configures (a sysctl value, a loaded module).
@@ -79,7 +170,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 			return Change{}, fmt.Errorf("%s: %w", r.path, err)
 		}
 	}
-	fileOK := exists == (content != "") && (!exists || cur == content)
+	fileOK := exists == (content != "") && (!exists || sameFile(cur, content, r.edit != nil))
 	liveOK := r.live == nil || r.live(n)
 	before := map[string]string(nil)
 	if exists || (r.live != nil && r.content != "") {
@@ -96,7 +187,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		before, after = copyAttrs(before), copyAttrs(after)
 		before["in effect"], after["in effect"] = "false", "true"
 	}
-	if exists && content != "" && cur != content && diffAction(before, after) == NoOp {
+	if exists && content != "" && !sameFile(cur, content, r.edit != nil) && diffAction(before, after) == NoOp {
 		// Same settings, different text (comments, order): show why.
 		before = copyAttrs(before)
 		after = copyAttrs(after)

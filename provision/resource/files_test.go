@@ -176,7 +176,7 @@ func planWrite(t *testing.T, root string, fc fileCase) (Step, *facts.Node, error
 	f.OS = facts.OS{ID: "ubuntu", IDLike: []string{"debian"}}
 	var r Resource
 	if fc.resource == NvidiaPeermem {
-		pm, err := peermem(nil)
+		pm, err := peermem(nil, managedHeader)
 		must(t, err)
 		r = pm
 	} else {

@@ -13,7 +13,7 @@ func buildCPUGovernor(in *buildInput) ([]Resource, []string, error) {
 		// wrote; the running governor stays until the next boot.
 		return []Resource{absentFile(CPUGovernor, GovernorFile)}, nil, nil
 	}
-	g, err := governorResource(in.n.CPUGovernor.V)
+	g, err := governorResource(in.n.CPUGovernor.V, header(in.n))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -22,11 +22,11 @@ func buildCPUGovernor(in *buildInput) ([]Resource, []string, error) {
 
 // governorResource sets the cpufreq governor on every CPU now, and at boot
 // through systemd-tmpfiles (which writes sysfs files with 'w' lines).
-func governorResource(gov string) (*fileResource, error) {
+func governorResource(gov, header string) (*fileResource, error) {
 	if err := check(governorPattern, "CPU governor", gov); err != nil {
 		return nil, err
 	}
-	content := managedHeader + "w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - " + gov + "\n"
+	content := header + "w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - " + gov + "\n"
 	return &fileResource{
 		base:    base{name: CPUGovernor},
 		path:    GovernorFile,

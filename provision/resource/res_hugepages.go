@@ -42,7 +42,7 @@ func hugepagesResource(n *spec.Node) (*fileResource, error) {
 	if size != 2<<20 {
 		return nil, fmt.Errorf("hugepages: page size %s is not one gpuform reserves (2MiB or 1GiB)", spec.FormatBytes(size))
 	}
-	content := managedHeader + "vm.nr_hugepages = " + count + "\n"
+	content := header(n) + "vm.nr_hugepages = " + count + "\n"
 	return &fileResource{
 		base:    base{name: HugePages},
 		path:    HugePagesFile,

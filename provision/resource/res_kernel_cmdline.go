@@ -36,7 +36,7 @@ func kernelCmdline(n *spec.Node, family string, extra []string) (*fileResource, 
 		// Appending to GRUB_CMDLINE_LINUX keeps the distribution's own
 		// arguments; /etc/default/grub.d/*.cfg is sourced after
 		// /etc/default/grub by update-grub on Debian and Ubuntu.
-		content = managedHeader + `GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX ` + strings.Join(args, " ") + `"` + "\n"
+		content = header(n) + `GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX ` + strings.Join(args, " ") + `"` + "\n"
 	}
 	// The generated boot configuration is not probed, so regenerating it
 	// is part of the step that writes the drop-in.

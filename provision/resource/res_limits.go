@@ -25,7 +25,7 @@ func limitsResource(n *spec.Node) *fileResource {
 			attrs: func(f *facts.Node, cur string, _ bool) map[string]string { return limitAttrs(f) }}
 	}
 	var b strings.Builder
-	b.WriteString(managedHeader)
+	b.WriteString(header(n))
 	want := attrs{}
 	for _, item := range []string{"memlock", "stack", "nofile", "nproc"} {
 		a, ok := n.Container.Ulimits[item]

@@ -80,7 +80,11 @@ func ncclConf(n *spec.Node) (*fileResource, error) {
 		// Not empty: the file is wanted; edit computes it.
 		content: "wanted",
 		edit: func(cur []byte, _ bool) (string, error) {
-			return setKeyLines(cur, keys, want)
+			out, err := setKeyLines(cur, keys, want)
+			if err != nil || !n.Owner.Claims() {
+				return out, err
+			}
+			return withHeader(out, headerFor(n.Owner, "the keys "+strings.Join(keys, ", ")+"; other lines are left as they are")), nil
 		},
 		current: func(f *facts.Node) (string, bool) {
 			if f.NCCLConf == nil {
@@ -148,4 +152,12 @@ func setKeyLines(cur []byte, keys []string, want map[string]string) (string, err
 		}
 	}
 	return b.String(), nil
+}
+
+// withHeader puts hdr at the top of a file gpuform edits but does not own
+// whole, in place of the header an earlier apply wrote there. NCCL reads
+// lines starting with "#" in nccl.conf as comments.
+func withHeader(content, hdr string) string {
+	_, rest := splitHeader(content)
+	return hdr + rest
 }

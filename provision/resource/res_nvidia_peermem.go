@@ -15,7 +15,7 @@ func buildNvidiaPeermem(in *buildInput) ([]Resource, []string, error) {
 	if !in.n.Driver.Peermem.V {
 		return []Resource{absentFile(NvidiaPeermem, ModulesLoadFile)}, nil, nil
 	}
-	r, err := peermem(in.afterReboot)
+	r, err := peermem(in.afterReboot, header(in.n))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -24,7 +24,7 @@ func buildNvidiaPeermem(in *buildInput) ([]Resource, []string, error) {
 
 // peermem loads nvidia-peermem now and at every boot (modules-load.d), for
 // GPUDirect RDMA. /proc/modules spells it nvidia_peermem.
-func peermem(afterReboot func(*facts.Node) bool) (*fileResource, error) {
+func peermem(afterReboot func(*facts.Node) bool, header string) (*fileResource, error) {
 	const module = "nvidia_peermem"
 	if err := check(modulePattern, "module name", module); err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func peermem(afterReboot func(*facts.Node) bool) (*fileResource, error) {
 	return &fileResource{
 		base:    base{name: NvidiaPeermem, deps: []string{DriverPackage}},
 		path:    ModulesLoadFile,
-		content: managedHeader + module + "\n",
+		content: header + module + "\n",
 		current: managedFile(ModulesLoadFile),
 		attrs: func(n *facts.Node, content string, exists bool) map[string]string {
 			return attrs{"loaded": boolStr(n.HasModule(module)), "load_at_boot": boolStr(exists && strings.Contains(content, module))}

@@ -34,7 +34,7 @@ func sysctlResource(n *spec.Node) (*fileResource, error) {
 	content := ""
 	if len(keys) > 0 {
 		var b strings.Builder
-		b.WriteString(managedHeader)
+		b.WriteString(header(n))
 		for _, k := range keys {
 			if err := check(sysctlKeyPattern, "sysctl name", k); err != nil {
 				return nil, err

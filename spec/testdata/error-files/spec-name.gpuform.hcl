@@ -1,0 +1,3 @@
+gpuform {
+  name = "hgx training" # ERROR: Invalid spec name
+}
