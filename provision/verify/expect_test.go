@@ -28,6 +28,7 @@ node "n" {
   }
   affinity { gpu_nic = { 0 = "mlx5_0" } }
   verify {
+    optional = ["dcgm"]
     nvml {
       ecc          = true
       min_pcie_gen = 5
@@ -66,6 +67,10 @@ node "n" {
 			{Name: "local", Command: "all_reduce_perf -b 8 -e 8G -g 8", MinBusBWGBps: 400, Timeout: 5 * 60e9},
 			{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -b 8 -e 8G", MultiNode: true},
 		},
+		// dcgm may be missing; nccl-tests may not.
+		DCGMOptional: true,
+		// The spec.* checks compare the node block's resources.
+		Spec: cfg.Nodes[0],
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
