@@ -56,15 +56,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkHost(exp, extra)...)
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)
-	if pending != "" {
-		// The loaded driver differs because the pinned one waits for a
-		// reboot, not because apply is missing: say so where it fails.
-		for i := range out {
-			if out[i].ID == string(CheckDriverVersion) && out[i].Status == StatusFail {
-				out[i].Message = pending + " is installed and loads at the next boot (spec.reboot_pending)"
-			}
-		}
-	}
+	explainPending(out, pending)
 	out = append(out, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	return redactResults(exp, out)

@@ -15,14 +15,15 @@ import (
 // passes exactly when `plan` has nothing to do: one spec.<resource> check
 // per resource, spec.reboot_pending for configuration that waits for a
 // boot, and spec.compare, which errs when the comparison cannot be made.
-// pending is the installed driver release that waits for a reboot, or "".
-func checkSpec(exp Expectation, extra HostFacts) (out []CheckResult, pending string) {
+// pending names the resources that wait for a reboot, the driver package
+// with the release installed.
+func checkSpec(exp Expectation, extra HostFacts) (out []CheckResult, pending map[string]string) {
 	if exp.Spec == nil {
-		return nil, ""
+		return nil, nil
 	}
 	if extra.Facts == nil {
 		return []CheckResult{{ID: string(CheckSpecCompare), Status: StatusError, Expected: "the spec's resources compared with the host",
-			Message: "no probe facts: the spec's resources could not be compared"}}, ""
+			Message: "no probe facts: the spec's resources could not be compared"}}, nil
 	}
 	changes, _, err := plan.Diff(exp.Spec, extra.Facts)
 	cmp := CheckResult{ID: string(CheckSpecCompare), Status: StatusPass, Expected: "the spec's resources compared with the host",
@@ -32,7 +33,7 @@ func checkSpec(exp Expectation, extra HostFacts) (out []CheckResult, pending str
 	}
 	out = []CheckResult{cmp}
 	if len(changes) == 0 {
-		return out, ""
+		return out, nil
 	}
 	reboot, pending := rebootPending(changes, extra)
 	out = append(out, reboot)
@@ -125,32 +126,63 @@ func formatAttrs(m plan.Attrs, keys []string) string {
 
 // rebootPending fails when configuration the spec manages is in place but
 // the running system still differs until the next boot: above all a
-// driver installed while another one is loaded, which it names and
-// returns.
-func rebootPending(changes []plan.ResourceChange, extra HostFacts) (r CheckResult, driver string) {
+// driver installed while another one is loaded, which it names. It
+// returns the waiting resources, each with what is installed ("" but for
+// the driver).
+func rebootPending(changes []plan.ResourceChange, extra HostFacts) (r CheckResult, waiting map[string]string) {
 	r = CheckResult{ID: string(CheckRebootPending), Expected: "what is installed is what runs"}
-	var waiting, parts []string
+	var names, parts []string
 	for _, rc := range changes {
 		if !rc.RebootPending {
 			continue
 		}
-		waiting = append(waiting, rc.Resource)
+		if waiting == nil {
+			waiting = map[string]string{}
+		}
+		names = append(names, rc.Resource)
+		waiting[rc.Resource] = ""
 		if rc.Resource == resource.DriverPackage {
 			loaded := "no driver"
 			if d := extra.Facts.Driver; d != nil && d.Version != "" {
 				loaded = d.Version
 			}
-			driver = rc.After["version"].Text
-			parts = append(parts, fmt.Sprintf("driver %s installed, %s loaded", driver, loaded))
+			waiting[rc.Resource] = rc.After["version"].Text
+			parts = append(parts, fmt.Sprintf("driver %s installed, %s loaded", rc.After["version"].Text, loaded))
 		}
 	}
-	if len(waiting) == 0 {
+	if len(names) == 0 {
 		r.Status, r.Observed = StatusPass, "nothing waits for a reboot"
-		return r, ""
+		return r, nil
 	}
-	parts = append(parts, "waiting: "+strings.Join(waiting, ", "))
+	parts = append(parts, "waiting: "+strings.Join(names, ", "))
 	r.Status = StatusFail
 	r.Observed = strings.Join(parts, "; ")
-	r.Message = "a reboot is pending: " + strings.Join(waiting, ", ") + " take(s) effect at the next boot; reboot the host (or apply with rollout { reboot = \"allow\" })"
-	return r, driver
+	r.Message = "a reboot is pending: what is installed for " + strings.Join(names, ", ") + " runs only after the next boot; reboot the host (or apply with rollout { reboot = \"allow\" })"
+	return r, waiting
+}
+
+// explainPending says, on a live check that fails because what it checks
+// waits for a reboot, that it does: the loaded driver, fabric manager and
+// peermem follow the driver installed once the host boots.
+func explainPending(out []CheckResult, pending map[string]string) {
+	for i := range out {
+		r := &out[i]
+		if r.Status != StatusFail {
+			continue
+		}
+		switch r.ID {
+		case string(CheckDriverVersion):
+			if v, ok := pending[resource.DriverPackage]; ok {
+				r.Message = v + " is installed and loads at the next boot (spec.reboot_pending)"
+			}
+		case string(CheckFabricManager):
+			if _, ok := pending[resource.FabricManager]; ok {
+				r.Message += "; it starts at the next boot (spec.reboot_pending)"
+			}
+		case string(CheckPeermem):
+			if _, ok := pending[resource.NvidiaPeermem]; ok {
+				r.Message += "; it loads at the next boot (spec.reboot_pending)"
+			}
+		}
+	}
 }

@@ -157,7 +157,9 @@ func ExpectationFor(n *spec.Node) Expectation {
 	}
 	if d := n.Driver; d != nil {
 		if d.Version.Set && d.Version.V.IsExact() {
-			exp.DriverVersion = d.Version.V.Raw
+			// A pin with its package revision ("550.127.08-0ubuntu1")
+			// loads as the upstream release, which is all NVML reports.
+			exp.DriverVersion, _, _ = strings.Cut(d.Version.V.Raw, "-")
 		}
 		if d.PersistenceMode.Set {
 			v := d.PersistenceMode.V

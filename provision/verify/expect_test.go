@@ -85,3 +85,21 @@ func mustVersion(t *testing.T, s string) spec.Version {
 	}
 	return v
 }
+
+// TestExpectationDriverRevision: a driver pinned with its package revision
+// is checked against the upstream release NVML reports, as plan compares
+// it; the full pin failed every converged node.
+func TestExpectationDriverRevision(t *testing.T) {
+	src := `
+node "n" {
+  hosts = ["gpu1"]
+  driver { version = "550.127.08-0ubuntu1" }
+}`
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(src)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if got := ExpectationFor(cfg.Nodes[0]).DriverVersion; got != "550.127.08" {
+		t.Errorf("DriverVersion = %q, want 550.127.08", got)
+	}
+}
