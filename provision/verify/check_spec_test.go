@@ -132,3 +132,40 @@ func TestSpecChecks(t *testing.T) {
 		t.Errorf("no spec, yet %v", got)
 	}
 }
+
+// TestSpecChecksSensitive: a drifted setting whose value is sensitive is
+// named, its values hidden on both sides (the live value is the secret
+// once applied).
+func TestSpecChecksSensitive(t *testing.T) {
+	src := `
+variable "secret" {
+  type      = string
+  default   = "17"
+  sensitive = true
+}
+node "n" {
+  hosts  = ["gpu1"]
+  sysctl = { "vm.swappiness" = var.secret }
+}`
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(src)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	n := cfg.Nodes[0]
+	f := &facts.Node{OS: facts.OS{ID: "ubuntu", VersionID: "22.04"}, Sysctls: map[string]string{"vm.swappiness": "60"}, ManagedFiles: map[string]facts.File{}}
+	found := false
+	for _, r := range Check(ExpectationFor(n), nil, HostFacts{Facts: f}) {
+		if strings.Contains(r.Observed+r.Expected+r.Message, "17") {
+			t.Errorf("%s shows the secret: %+v", r.ID, r)
+		}
+		if r.ID == "spec.sysctl" {
+			found = true
+			if r.Status != StatusFail || r.Expected != "vm.swappiness="+spec.Redacted {
+				t.Errorf("spec.sysctl: %+v", r)
+			}
+		}
+	}
+	if !found {
+		t.Error("no spec.sysctl check")
+	}
+}
