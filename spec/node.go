@@ -47,7 +47,7 @@ var (
 	numaBindSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpus", Required: true}, {Name: "node", Required: true}}}
 	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}}}
 	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
-	verifySchema    = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
+	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"},
 	}}
@@ -462,6 +462,7 @@ func decodeHugepages(blk *hcl.Block, ctx *hcl.EvalContext) (*Hugepages, hcl.Diag
 func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostics) {
 	dec, content := blockDecoder(blk, verifySchema, ctx)
 	v := &Verify{DeclRange: blk.DefRange}
+	v.Optional = decodeOptional(dec)
 	names := map[string]hcl.Range{}
 	for _, bb := range content.Blocks {
 		switch bb.Type {
@@ -516,6 +517,43 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 		}
 	}
 	return v, dec.diags
+}
+
+// decodeOptional reads verify's optional list: the tools a tier runs that
+// this spec lets a node lack. Without it a tier that cannot run its tool
+// fails the gate, so an unknown word is an error rather than ignored.
+func decodeOptional(dec *attrDecoder) []Attr[VerifyTool] {
+	list, _ := dec.stringList("optional")
+	words := make([]string, len(VerifyTools()))
+	for i, t := range VerifyTools() {
+		words[i] = string(t)
+	}
+	var out []Attr[VerifyTool]
+	seen := map[VerifyTool]hcl.Range{}
+	for _, a := range list {
+		t := VerifyTool(a.V)
+		if !slices.Contains(VerifyTools(), t) {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  `Invalid value in "optional"`,
+				Detail:   fmt.Sprintf("%s is not one of %s.%s", a.Show(), quoteList(words), didYouMeanSuffixIf(!a.Sensitive, a.V, words)),
+				Subject:  a.Range.Ptr(),
+			})
+			continue
+		}
+		if prev, dup := seen[t]; dup {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  `Duplicate value in "optional"`,
+				Detail:   fmt.Sprintf("%s is already listed at %s.", a.Show(), prev),
+				Subject:  a.Range.Ptr(),
+			})
+			continue
+		}
+		seen[t] = a.Range
+		out = append(out, Attr[VerifyTool]{V: t, Set: true, Range: a.Range, Sensitive: a.Sensitive})
+	}
+	return out
 }
 
 func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnostics) {

@@ -178,8 +178,40 @@ type Verify struct {
 	NVML *VerifyNVML
 	// NCCLTests are the NCCL self-tests to run.
 	NCCLTests []*NCCLTest
+	// Optional are the tools a tier runs that a node may lack: their
+	// checks are skipped there instead of failing the gate.
+	Optional []Attr[VerifyTool]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
+}
+
+// VerifyTool is a tool a verify tier runs on the node, as the verify
+// block's optional list names it.
+type VerifyTool string
+
+// Tools a verify tier runs.
+const (
+	// ToolDCGM is dcgmi, run from the quick tier on.
+	ToolDCGM VerifyTool = "dcgm"
+	// ToolNCCLTests are the nccl-tests binaries (and mpirun/srun for
+	// multi-node runs), run from the full tier on.
+	ToolNCCLTests VerifyTool = "nccl_tests"
+)
+
+// VerifyTools lists the words optional accepts.
+func VerifyTools() []VerifyTool { return []VerifyTool{ToolDCGM, ToolNCCLTests} }
+
+// IsOptional reports whether the verify block lets a node lack tool.
+func (v *Verify) IsOptional(tool VerifyTool) bool {
+	if v == nil {
+		return false
+	}
+	for _, a := range v.Optional {
+		if a.V == tool {
+			return true
+		}
+	}
+	return false
 }
 
 // VerifyNVML is the nvml block of verify.

@@ -41,6 +41,11 @@ GPU count and model, the pinned driver, persistence mode, ECC and its error
 counters, row remapping, PCIe generation and width, NVLink state, NUMA node
 of each GPU, the GPU-to-NIC path, temperatures and throttling, fabric
 manager and nvidia-peermem, and, from the full tier on, nccl-tests floors.
+The spec.* checks compare every resource of the spec with the host as plan
+does (package versions, daemon.json, shm, limits, sysctls, kernel
+arguments, governor, nccl.conf) and fail what drifted, and a reboot that
+is pending. A tier whose tool (dcgmi, an nccl-tests binary) is missing
+fails unless the spec lists it in verify { optional }.
 
 NVML facts are read on the node by this same binary, copied over the SSH
 connection when missing or different (checksum); where it cannot run, verify

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestVerifySimulatedNodes(t *testing.T) {
@@ -28,13 +30,23 @@ func TestVerifySimulatedNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := map[string]string{}
+	var drifted []string
 	for _, c := range doc.Hosts[0].Checks {
-		if c.Status == "fail" {
-			failed[c.ID] = c.Observed
+		if c.Status != "fail" {
+			continue
 		}
+		if r, ok := strings.CutPrefix(c.ID, "spec."); ok {
+			drifted = append(drifted, r)
+			continue
+		}
+		failed[c.ID] = c.Observed
 	}
 	if doc.FormatVersion == "" || failed["nvml.driver_version"] != "535.183.06" || failed["host.fabric_manager"] == "" || len(failed) != 3 {
 		t.Errorf("failed checks: %v", failed)
+	}
+	// The spec.* checks fail exactly the resources plan would change.
+	if diff := cmp.Diff(plannedChanges(t, env, "../../examples/quickstart")["sim://hgx-h100-stale"], drifted); diff != "" {
+		t.Errorf("spec.* failures are not plan's changes (-plan +verify):\n%s", diff)
 	}
 
 	// DGX A100 sim node as ci-preflight declares it: everything passes.
@@ -122,4 +134,32 @@ func TestVerifyNoDriverAfterApply(t *testing.T) {
 	if code, out, _ := runCLIEnv(t, env, "verify", dir); code != ExitOK {
 		t.Errorf("after apply: exit %d\n%s", code, out)
 	}
+}
+
+// plannedChanges runs `plan -json ARGS...` and returns, per host, the
+// resources whose action is not no-op, in plan order.
+func plannedChanges(t *testing.T, env []string, args ...string) map[string][]string {
+	t.Helper()
+	code, out, errOut := runCLIEnv(t, env, append([]string{"plan", "-json"}, args...)...)
+	var doc struct {
+		Hosts []struct {
+			Host            string `json:"host"`
+			ResourceChanges []struct {
+				Resource string   `json:"resource"`
+				Actions  []string `json:"actions"`
+			} `json:"resource_changes"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK {
+		t.Fatalf("plan -json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	got := map[string][]string{}
+	for _, h := range doc.Hosts {
+		for _, rc := range h.ResourceChanges {
+			if len(rc.Actions) != 1 || rc.Actions[0] != "no-op" {
+				got[h.Host] = append(got[h.Host], rc.Resource)
+			}
+		}
+	}
+	return got
 }

@@ -148,3 +148,15 @@ func redactAttrs(m Attrs, hide func(string) bool) Attrs {
 	}
 	return out
 }
+
+// Changed reports whether attribute k differs between Before and After,
+// hidden values included (their redacted text reads the same on both
+// sides): verify names each drifted attribute from it.
+func (rc ResourceChange) Changed(k string) bool {
+	b, inB := rc.Before[k]
+	a, inA := rc.After[k]
+	if rc.sensitiveChanged[k] {
+		return true
+	}
+	return inB != inA || b.Text != a.Text
+}

@@ -39,7 +39,8 @@ type CheckResult struct {
 // then nvml.facts fails with extra.NVMLError and the NVML checks are
 // skipped, while host and NCCL checks still run. The result order is
 // stable: node-wide NVML checks, per-GPU checks grouped by check and sorted
-// by GPU, then host checks, then DCGM checks, then NCCL checks.
+// by GPU, then host checks, then the spec's resources as plan compares
+// them, then DCGM checks, then NCCL checks.
 func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResult {
 	var out []CheckResult
 	if rep == nil {
@@ -53,7 +54,10 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 		out = append(out, checkNVML(exp, rep)...)
 	}
 	out = append(out, checkHost(exp, extra)...)
-	out = append(out, checkDCGM(extra.DCGM, exp.DCGM)...)
+	specChecks, pending := checkSpec(exp, extra)
+	out = append(out, specChecks...)
+	explainPending(out, pending)
+	out = append(out, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	return redactResults(exp, out)
 }

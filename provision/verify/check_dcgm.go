@@ -11,18 +11,24 @@ import (
 // "dcgm.<test>" (lower case, spaces as underscores). DCGM's Warn passes
 // with its warning as the message: DCGM itself does not fail the run on it.
 //
-// A node without dcgmi is skipped, unless the spec pins DCGM (required):
-// then the missing tool is itself the failure.
-func checkDCGM(res *dcgm.Result, required bool) []CheckResult {
+// A node without dcgmi fails: the tier asked for diagnostics that could
+// not run, and a gate that skips them passes a node nobody checked. The
+// spec may mark dcgm optional (verify { optional }); then the missing tool
+// is a skip, unless the spec also pins DCGM (pinned), which apply
+// installs, so its absence is drift.
+func checkDCGM(res *dcgm.Result, pinned, optional bool) []CheckResult {
 	if res == nil {
 		return nil
 	}
 	level := fmt.Sprintf("dcgmi diag -r %d", res.Level)
 	switch {
-	case res.NotInstalled && required:
+	case res.NotInstalled && pinned:
 		return []CheckResult{{ID: string(CheckDCGMDiag), Status: StatusFail, Observed: "dcgmi not installed", Expected: level + " passes", Message: "the spec pins DCGM, but dcgmi is not installed on the node"}}
+	case res.NotInstalled && optional:
+		return []CheckResult{{ID: string(CheckDCGMDiag), Status: StatusSkip, Observed: "dcgmi not installed", Expected: level + " passes", Message: "dcgmi is not installed on the node; the spec marks dcgm optional"}}
 	case res.NotInstalled:
-		return []CheckResult{{ID: string(CheckDCGMDiag), Status: StatusSkip, Expected: level + " passes", Message: "dcgmi is not installed on the node"}}
+		return []CheckResult{{ID: string(CheckDCGMDiag), Status: StatusFail, Observed: "dcgmi not installed", Expected: level + " passes",
+			Message: "this tier runs DCGM diagnostics, but dcgmi is not installed on the node: install DCGM, or add \"dcgm\" to verify { optional } where a node may lack it"}}
 	case res.Diag == nil || (res.Failure != "" && len(res.Diag.Tests) == 0):
 		return []CheckResult{{ID: string(CheckDCGMDiag), Status: StatusError, Expected: level + " passes", Message: res.Failure}}
 	}

@@ -114,3 +114,32 @@ func TestNCCLChecks(t *testing.T) {
 		t.Errorf("catalogue: %+v", r)
 	}
 }
+
+// TestNCCLMissingBinary: a tier that cannot run its nccl-tests fails the
+// gate, unless the spec marks nccl_tests optional; a program the test runs
+// that is missing (not the test's own binary) fails either way.
+func TestNCCLMissingBinary(t *testing.T) {
+	missing := nccltest.Result{ExitCode: 127, NotInstalled: true, Failure: "all_reduce_perf not found on the node (is nccl-tests installed and on PATH?)"}
+	noTimeout := nccltest.Result{ExitCode: 127, Failure: "exit status 127: a command was not found (timeout(1) and env(1) from coreutils must be on the node's PATH): timeout: not found"}
+	tests := []struct {
+		name     string
+		res      nccltest.Result
+		optional bool
+		status   Status
+		want     string
+	}{
+		{"required", missing, false, StatusFail, "not found on the node"},
+		{"optional", missing, true, StatusSkip, "the spec marks nccl_tests optional"},
+		{"optional, but timeout(1) missing", noTimeout, true, StatusFail, "timeout(1)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exp := Expectation{NCCLOptional: tt.optional, NCCL: []NCCLExpectation{{Name: "ar", Command: "all_reduce_perf -g 8", MinBusBWGBps: 100}}}
+			res := Check(exp, nil, HostFacts{NCCL: map[string]nccltest.Result{"ar": tt.res}})
+			got := res[len(res)-1]
+			if got.ID != "nccl.ar" || got.Status != tt.status || !strings.Contains(got.Message, tt.want) {
+				t.Errorf("%+v: want %s with %q", got, tt.status, tt.want)
+			}
+		})
+	}
+}

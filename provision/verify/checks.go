@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -35,6 +36,9 @@ const (
 	CheckGPUNIC           CheckID = "nvml.gpu_nic"
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
+	CheckSpecCompare      CheckID = "spec.compare"
+	CheckRebootPending    CheckID = "spec.reboot_pending"
+	CheckSpecResource     CheckID = "spec"
 	CheckDCGMDiag         CheckID = "dcgm.diag"
 	CheckDCGMTest         CheckID = "dcgm"
 	CheckNCCL             CheckID = "nccl"
@@ -71,7 +75,8 @@ const (
 	NeedConnection Need = "connection"
 	// NeedNVML is the NVML report (agent, else nvidia-smi).
 	NeedNVML Need = "NVML facts"
-	// NeedProbe is the facts probe's view of the host (units, modules).
+	// NeedProbe is the facts probe's view of the host (units, modules,
+	// packages, managed files, settings).
 	NeedProbe Need = "probe facts"
 	// NeedDCGM is a `dcgmi diag` run (quick tier and deeper).
 	NeedDCGM Need = "dcgm"
@@ -107,8 +112,11 @@ func (d CheckDef) Pattern() string {
 	case ScopeGPU:
 		return string(d.ID) + "[gpuN]"
 	case ScopeNamed:
-		if d.Needs == NeedDCGM {
+		switch d.Needs {
+		case NeedDCGM:
 			return d.ID.Named("<test>")
+		case NeedProbe:
+			return d.ID.Named("<resource>")
 		}
 		return d.ID.Named("<name>")
 	}
@@ -194,17 +202,29 @@ func Checks() []CheckDef {
 			When:   "`Peermem` set",
 			Judges: "nvidia-peermem state differs (unknown = error)",
 			Action: "load nvidia-peermem for GPUDirect RDMA"},
+		{ID: CheckSpecCompare, Needs: NeedProbe,
+			When:   "always (the node block's resources compared with the host, as `plan` does)",
+			Judges: "`error` when the comparison cannot be made (no probe facts, a setting gpuform cannot read, such as a daemon.json that is not JSON); `observed` counts the resources compared",
+			Action: "read the message; `gpuform plan` reports the same error"},
+		{ID: CheckRebootPending, Needs: NeedProbe,
+			When:   "the spec manages at least one resource",
+			Judges: "configuration is in place but runs only after the next boot: a driver installed while another is loaded (`observed` names both), a kernel argument not yet on the running command line, a service that starts at boot",
+			Action: "reboot the host, or apply with `rollout { reboot = \"allow\" }`"},
+		{ID: CheckSpecResource, Scope: ScopeNamed, Needs: NeedProbe,
+			When:   "per resource `plan` lists for the host: " + strings.Join(resource.Names(), ", ") + " (NUMA balancing is a sysctl)",
+			Judges: "`plan` would change it: `observed` and `expected` name each attribute that differs (`(none)` when absent); a resource missing reads `absent`, one gpuform manages that the spec no longer declares expects `absent`",
+			Action: "`gpuform plan` shows the change and `gpuform apply` converges it; find out who changed the host"},
 		{ID: CheckDCGMDiag, Needs: NeedDCGM,
 			When:   "quick tier and deeper",
-			Judges: "dcgmi missing (skip), hung or DCGM runtime error (error)",
-			Action: "install DCGM (fails when the spec pins it) or read the DCGM error"},
+			Judges: "dcgmi missing (fail; skip when `verify { optional = [\"dcgm\"] }` and the spec does not pin DCGM), hung or DCGM runtime error (error)",
+			Action: "install DCGM, or mark it optional where a node may lack it; read the DCGM error"},
 		{ID: CheckDCGMTest, Scope: ScopeNamed, Needs: NeedDCGM,
 			When:   "per DCGM test",
 			Judges: "DCGM reports Fail (Warn passes with its message)",
 			Action: "drain the node; the message names the failed GPUs"},
 		{ID: CheckNCCL, Scope: ScopeNamed, Needs: NeedNCCL,
 			When:   "per configured nccl-tests run",
-			Judges: "NCCL/CUDA failure, missing binary, timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; `error` when the catalogue floor's message size is larger than the run's (then the floor is not applied, the other rules are); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier",
+			Judges: "NCCL/CUDA failure, missing binary (skip when `verify { optional = [\"nccl_tests\"] }`), timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; `error` when the catalogue floor's message size is larger than the run's (then the floor is not applied, the other rules are); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier",
 			Action: "read the reasons; a low busbw points at links (nvml.pcie_link, nvml.nvlink) or the NIC pairing"},
 	}
 }

@@ -33,6 +33,9 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 		// Without NVML facts: the failed nvml.facts check.
 		add(Check(exp, nil, extra))
 	}
+	// The spec's resources against a host, as plan compares them.
+	n := specNode(t)
+	add(Check(Expectation{Spec: n}, nil, HostFacts{Facts: convergedFacts(t, n, false)}))
 	return ids
 }
 

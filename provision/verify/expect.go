@@ -103,10 +103,21 @@ type Expectation struct {
 	// Peermem, when set, says whether nvidia-peermem must be loaded.
 	Peermem *bool
 	// DCGM is true when the spec pins DCGM: then a node without dcgmi
-	// fails dcgm.diag at the quick tier instead of skipping it.
+	// fails dcgm.diag at the quick tier even when DCGMOptional says it may
+	// lack it.
 	DCGM bool
+	// DCGMOptional lets a node without dcgmi skip dcgm.diag; otherwise the
+	// quick tier, which cannot run its diagnostics, fails it.
+	DCGMOptional bool
 	// NCCL lists the nccl-tests runs.
 	NCCL []NCCLExpectation
+	// NCCLOptional lets a node without an nccl-tests binary skip the run;
+	// otherwise the missing binary fails it.
+	NCCLOptional bool
+	// Spec is the node block whose resources (packages, files, services,
+	// settings) the spec.* checks compare with the host the way plan
+	// does; nil leaves them out.
+	Spec *spec.Node
 
 	// Sensitive names the checks (IDs without the "[gpuN]" suffix) whose
 	// expectation comes from a sensitive spec value: their expected and
@@ -146,7 +157,9 @@ func ExpectationFor(n *spec.Node) Expectation {
 	}
 	if d := n.Driver; d != nil {
 		if d.Version.Set && d.Version.V.IsExact() {
-			exp.DriverVersion = d.Version.V.Raw
+			// A pin with its package revision ("550.127.08-0ubuntu1")
+			// loads as the upstream release, which is all NVML reports.
+			exp.DriverVersion, _, _ = strings.Cut(d.Version.V.Raw, "-")
 		}
 		if d.PersistenceMode.Set {
 			v := d.PersistenceMode.V
@@ -160,6 +173,9 @@ func ExpectationFor(n *spec.Node) Expectation {
 		}
 	}
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
+	exp.DCGMOptional = n.Verify.IsOptional(spec.ToolDCGM)
+	exp.NCCLOptional = n.Verify.IsOptional(spec.ToolNCCLTests)
+	exp.Spec = n
 	if n.NUMA != nil {
 		for _, b := range n.NUMA.Binds {
 			for _, g := range b.GPUs {

@@ -28,6 +28,7 @@ node "n" {
   }
   affinity { gpu_nic = { 0 = "mlx5_0" } }
   verify {
+    optional = ["dcgm"]
     nvml {
       ecc          = true
       min_pcie_gen = 5
@@ -66,6 +67,10 @@ node "n" {
 			{Name: "local", Command: "all_reduce_perf -b 8 -e 8G -g 8", MinBusBWGBps: 400, Timeout: 5 * 60e9},
 			{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -b 8 -e 8G", MultiNode: true},
 		},
+		// dcgm may be missing; nccl-tests may not.
+		DCGMOptional: true,
+		// The spec.* checks compare the node block's resources.
+		Spec: cfg.Nodes[0],
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -79,4 +84,22 @@ func mustVersion(t *testing.T, s string) spec.Version {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestExpectationDriverRevision: a driver pinned with its package revision
+// is checked against the upstream release NVML reports, as plan compares
+// it; the full pin failed every converged node.
+func TestExpectationDriverRevision(t *testing.T) {
+	src := `
+node "n" {
+  hosts = ["gpu1"]
+  driver { version = "550.127.08-0ubuntu1" }
+}`
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(src)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if got := ExpectationFor(cfg.Nodes[0]).DriverVersion; got != "550.127.08" {
+		t.Errorf("DriverVersion = %q, want 550.127.08", got)
+	}
 }

@@ -25,15 +25,19 @@ type HostFacts struct {
 	DCGM *dcgm.Result
 	// Catalogue supplies NCCL floors; nil means the embedded catalogue.
 	Catalogue *Catalogue
+	// Facts is the probe's view of the host, which the spec's resources
+	// are compared with (the spec.* checks); nil when it is unknown.
+	Facts *facts.Node
 }
 
 // HostFactsFromNode fills the host facts that the facts probe already
-// gathered: whether nvidia-fabricmanager is active and whether the
-// nvidia_peermem module is loaded. A nil node leaves both unknown (their
+// gathered: whether nvidia-fabricmanager is active, whether the
+// nvidia_peermem module is loaded, and the node itself for the spec.*
+// checks. A nil node leaves both unknown (their
 // checks then report an error rather than a guess). NVML, DCGM and NCCL
 // results are added by the caller.
 func HostFactsFromNode(n *facts.Node) HostFacts {
-	var h HostFacts
+	h := HostFacts{Facts: n}
 	if n == nil {
 		return h
 	}

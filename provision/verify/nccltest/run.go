@@ -25,6 +25,10 @@ type Result struct {
 	// Failure is set when the command itself failed: binary missing,
 	// timeout/hang, non-zero exit. Empty when it ran to completion.
 	Failure string `json:"failure,omitempty"`
+	// NotInstalled is true when the program the command names is not on
+	// the node's PATH (the test could not run at all, as opposed to a
+	// program it runs being missing).
+	NotInstalled bool `json:"not_installed,omitempty"`
 	// StderrTail is the last lines of standard error, for the report.
 	StderrTail string `json:"stderr_tail,omitempty"`
 }
@@ -114,9 +118,11 @@ func RunTest(ctx context.Context, t transport.Transport, cmd string, timeout tim
 		res.Failure = fmt.Sprintf("timed out after %s (the test hung or is too slow for its limit)", timeout)
 	case exitNotFound:
 		res.Failure = fmt.Sprintf("%s not found on the node (is nccl-tests installed and on PATH?)", argv[0])
+		res.NotInstalled = true
 		if !bytes.Contains(out.Stderr, []byte("gpuform: "+argv[0]+": command not found")) {
 			// The binary passed command -v: what was missing is
 			// timeout(1) or env(1), or a program the test itself runs.
+			res.NotInstalled = false
 			res.Failure = fmt.Sprintf("exit status 127: a command was not found (timeout(1) and env(1) from coreutils must be on the node's PATH): %s", tail(out.Stderr, 1))
 		}
 	default:

@@ -102,9 +102,10 @@ func TestRunTestNoTimeout(t *testing.T) {
 	}
 	tests := []struct {
 		name, path, cmd, want, not string
+		notInstalled               bool
 	}{
-		{"binary there, no timeout", bin, "all_reduce_perf -g 1", "timeout", "all_reduce_perf not found"},
-		{"binary missing", bin, "no_such_perf -g 1", "no_such_perf not found", ""},
+		{"binary there, no timeout", bin, "all_reduce_perf -g 1", "timeout", "all_reduce_perf not found", false},
+		{"binary missing", bin, "no_such_perf -g 1", "no_such_perf not found", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +115,11 @@ func TestRunTestNoTimeout(t *testing.T) {
 			}
 			if res.ExitCode != 127 || !strings.Contains(res.Failure, tt.want) || (tt.not != "" && strings.Contains(res.Failure, tt.not)) {
 				t.Errorf("exit %d, failure %q: want %q, not %q", res.ExitCode, res.Failure, tt.want, tt.not)
+			}
+			// Only the test's own program missing may be excused by
+			// verify { optional = ["nccl_tests"] }.
+			if res.NotInstalled != tt.notInstalled {
+				t.Errorf("NotInstalled = %v, want %v", res.NotInstalled, tt.notInstalled)
 			}
 		})
 	}

@@ -182,3 +182,50 @@ func TestRunnerKnowsNoSimulation(t *testing.T) {
 		}
 	}
 }
+
+// countingSim counts the commands verify runs on a simulated host.
+type countingSim struct {
+	*sim.Transport
+	runs *int
+}
+
+func (c countingSim) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	*c.runs++
+	return c.Transport.Run(ctx, cmd)
+}
+
+// TestSpecChecksReuseProbe: the spec.* checks compare the spec's resources
+// with the facts the probe already gathered; the probe tier still runs one
+// command on the host (the probe), not a second round trip.
+func TestSpecChecksReuseProbe(t *testing.T) {
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
+node "n" {
+  hosts  = ["sim://hgx-h100-stale"]
+  sysctl = { "vm.swappiness" = "1" }
+}`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	root, err := sim.MaterializeHost("sim://hgx-h100-stale", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	o := Options{Tier: verify.TierProbe, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return countingSim{sim.New(h.Name, root), &runs}, nil
+	}}}
+	doc := Run(context.Background(), []target.Host{{Host: cfg.Nodes[0].Hosts[0], Node: cfg.Nodes[0]}}, o)
+	var sysctl *verify.CheckResult
+	for _, c := range doc.Hosts[0].Checks {
+		if c.ID == "spec.sysctl" {
+			sysctl = &c
+		}
+	}
+	// The stale node has vm.swappiness 60 and no gpuform drop-in.
+	if sysctl == nil || sysctl.Status != verify.StatusFail || sysctl.Observed != "absent" {
+		t.Errorf("spec.sysctl: %+v", sysctl)
+	}
+	if runs != 1 {
+		t.Errorf("verify ran %d commands on the host, want 1 (the probe)", runs)
+	}
+}
