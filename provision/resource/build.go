@@ -138,13 +138,3 @@ func optional(ok bool, name string) []string {
 	}
 	return nil
 }
-
-// Names lists every resource type in plan order, for what documents them
-// (verify's spec.<resource> checks).
-func Names() []string {
-	var out []string
-	for _, b := range builders() {
-		out = append(out, b.name)
-	}
-	return out
-}

@@ -7,7 +7,7 @@ import (
 )
 
 // Names returns the name of every resource type, in plan order: what
-// -take-over accepts.
+// -take-over accepts and verify's spec.<resource> checks document.
 func Names() []string {
 	var out []string
 	for _, b := range builders() {
