@@ -67,6 +67,16 @@ func resourceCheck(rc plan.ResourceChange) CheckResult {
 		r.Message = "gpuform manages " + rc.Resource + " on the host, but the spec no longer declares it"
 	default:
 		keys := changedKeys(rc)
+		if len(keys) == 1 && keys[0] == plan.ManagedBy {
+			// The host is as the spec says; only the record of which spec
+			// manages it is missing or names no spec (a node converged by
+			// hand or by an older gpuform). That is bookkeeping apply
+			// writes, not drift.
+			r.Status = StatusPass
+			r.Observed, r.Expected = formatAttrs(rc.Before, nil), formatAttrs(rc.After, nil)
+			r.Message = "as the spec says; not yet recorded as managed by this spec (`gpuform apply` records it)"
+			return r
+		}
 		r.Status = StatusFail
 		r.Observed, r.Expected = formatAttrs(rc.Before, keys), formatAttrs(rc.After, keys)
 		r.Message = rc.Resource + " drifted from the spec: " + strings.Join(keys, ", ") + " differ"

@@ -169,3 +169,21 @@ node "n" {
 		t.Error("no spec.sysctl check")
 	}
 }
+
+// TestSpecCheckUnrecordedIsNotDrift: a resource that is as the spec says but
+// carries no ownership record (converged by hand or by an older gpuform)
+// passes; plan shows the adoption, verify has nothing to fail.
+func TestSpecCheckUnrecordedIsNotDrift(t *testing.T) {
+	v := func(s string) plan.Value { return plan.Value{Text: s} }
+	adopt := plan.ResourceChange{Change: resource.Change{Resource: "sysctl", Action: resource.Update},
+		Before: plan.Attrs{"vm.swappiness": v("1"), plan.ManagedBy: v("(no record)")},
+		After:  plan.Attrs{"vm.swappiness": v("1"), plan.ManagedBy: v("prov")}}
+	if r := resourceCheck(adopt); r.Status != StatusPass {
+		t.Errorf("adoption only: %s %s", r.Status, r.Message)
+	}
+	drift := adopt
+	drift.After = plan.Attrs{"vm.swappiness": v("10"), plan.ManagedBy: v("prov")}
+	if r := resourceCheck(drift); r.Status != StatusFail || !strings.Contains(r.Message, "vm.swappiness") {
+		t.Errorf("drift with adoption: %s %s", r.Status, r.Message)
+	}
+}
