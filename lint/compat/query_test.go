@@ -407,30 +407,46 @@ func TestTritonImages(t *testing.T) {
 		}
 		return img
 	}
+	dc, other, unknown := GPUClassDatacenter, GPUClassOther, GPUClassUnknown
 	tests := []struct {
 		name       string
 		ref        string
 		driver     string
-		datacenter bool
-		want       Tri
+		class      GPUClass
+		want       Verdict
 		wantStatus Status
 	}{
-		{"release notes minimum", "nvcr.io/nvidia/tritonserver:23.05-py3", "530.30.02", false, Yes, Confirmed},
-		{"below minimum, workstation", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", false, No, Confirmed},
-		{"forward-compat exception", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", true, Yes, Confirmed},
-		// The page says 575 for CUDA 13; CUDA 13's MVC floor R580 wins.
-		{"CUDA 13 floor over the page", "nvcr.io/nvidia/tritonserver:25.10-py3", "575.57.08", false, No, Confirmed},
-		{"CUDA 13 floor met", "nvcr.io/nvidia/tritonserver:25.10-py3", "580.95.05", false, Yes, Unconfirmed},
+		{"release notes minimum", "nvcr.io/nvidia/tritonserver:23.05-py3", "530.30.02", other, VerdictNone, Confirmed},
+		{"below minimum, no forward compatibility", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", other, VerdictError, Confirmed},
+		{"forward-compat exception", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", dc, VerdictNone, Confirmed},
+		{"exception holds only on data-center GPUs", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", unknown, VerdictWarning, Confirmed},
+		{"below the exception within its branch", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.60.13", dc, VerdictError, Confirmed},
+		{"branch without an exception", "nvcr.io/nvidia/tritonserver:23.05-py3", "520.61.05", dc, VerdictError, Confirmed},
+		// The page says 575 for CUDA 13; CUDA 13's MVC floor R580 wins where
+		// forward compatibility cannot help.
+		{"CUDA 13 floor over the page", "nvcr.io/nvidia/tritonserver:25.10-py3", "575.57.08", other, VerdictError, Confirmed},
+		// On a data-center GPU only the (unconfirmed) exception list could
+		// carry it: a warning, as for every older driver (issue: R575 error,
+		// R570 warning, R535 nothing).
+		{"CUDA 13 floor, data-center R575", "nvcr.io/nvidia/tritonserver:25.08-py3", "575.57.08", dc, VerdictWarning, Unconfirmed},
+		{"CUDA 13 floor, data-center R570", "nvcr.io/nvidia/tritonserver:25.08-py3", "570.172.08", dc, VerdictWarning, Unconfirmed},
+		{"CUDA 13 floor, data-center R535", "nvcr.io/nvidia/tritonserver:25.08-py3", "535.261.03", dc, VerdictWarning, Unconfirmed},
+		{"CUDA 13 floor met", "nvcr.io/nvidia/tritonserver:25.10-py3", "580.95.05", other, VerdictNone, Unconfirmed},
 		// The exception list contradicts its own page for CUDA 12.6: never
-		// error-grade.
-		{"contradicted exception", "nvcr.io/nvidia/tritonserver:24.10-py3", "545.23.08", true, Yes, Unconfirmed},
-		{"no minimum named", "nvcr.io/nvidia/tritonserver:26.08-py3", "610.43.02", false, Unknown, StatusUnknown},
+		// error-grade, and never silent either.
+		{"contradicted exception", "nvcr.io/nvidia/tritonserver:24.10-py3", "545.23.08", dc, VerdictWarning, Unconfirmed},
+		{"no minimum named", "nvcr.io/nvidia/tritonserver:26.08-py3", "610.43.02", other, VerdictNone, StatusUnknown},
+		// The issue's case: an unknown exception list (PyTorch 23.10) may not
+		// carry an error on a data-center GPU; NVIDIA's CUDA 12.2 containers
+		// list 525.85+.
+		{"unknown exceptions on a data-center GPU", "nvcr.io/nvidia/pytorch:23.10-py3", "525.147.05", dc, VerdictWarning, Unconfirmed},
+		{"unknown exceptions, no forward compatibility", "nvcr.io/nvidia/pytorch:23.10-py3", "525.147.05", other, VerdictError, Derived},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, f := kb.ImageDriverCheck(get(tt.ref), drv(t, tt.driver), tt.datacenter)
-			if got != tt.want || f.Status != tt.wantStatus {
-				t.Errorf("ImageDriverCheck(%s, %s, %v) = %s/%s, want %s/%s", tt.ref, tt.driver, tt.datacenter, got, f.Status, tt.want, tt.wantStatus)
+			ans := kb.ImageDriver(get(tt.ref), drv(t, tt.driver), tt.class)
+			if ans.Verdict != tt.want || ans.Fact.Status != tt.wantStatus {
+				t.Errorf("ImageDriver(%s, %s, %s) = %s/%s, want %s/%s", tt.ref, tt.driver, tt.class, ans.Verdict, ans.Fact.Status, tt.want, tt.wantStatus)
 			}
 		})
 	}
