@@ -125,6 +125,10 @@ type GPUModel struct {
 	// model (a data-center GPU), from gpu-forward-compat.tsv.
 	ForwardCompat     Tri
 	ForwardCompatFact Fact
+	// NVLS says whether the model's NVSwitch board runs NVLink SHARP
+	// reductions (nvlink-sharp.tsv), which lifts all_reduce bus bandwidth.
+	NVLS     Tri
+	NVLSFact Fact
 	// Fact is the row: sources and notes. The row has no status column;
 	// Fact.Status is that of the compute capability.
 	Fact
@@ -276,7 +280,58 @@ func (kb *KB) loadGPUs() error {
 		}
 		kb.addAlias(r.get("alias"), idx)
 	}
-	return kb.loadForwardCompat()
+	if err := kb.loadForwardCompat(); err != nil {
+		return err
+	}
+	return kb.loadNVLS()
+}
+
+// loadNVLS reads nvlink-sharp.tsv.
+func (kb *KB) loadNVLS() error {
+	t, err := readTable(kb.fsys, "data/nvlink-sharp.tsv", "model", "nvls", "status", "sources", "notes")
+	if err != nil {
+		return err
+	}
+	for i := range kb.gpus {
+		kb.gpus[i].NVLSFact = Fact{Status: StatusUnknown}
+	}
+	seen := map[string]bool{}
+	for _, r := range t.rows {
+		st, err := r.status("status")
+		if err != nil {
+			return err
+		}
+		idx := kb.modelIndex(r.get("model"))
+		if idx < 0 {
+			return r.errorf("model %q is not a model of gpu-models.tsv", r.get("model"))
+		}
+		if seen[r.get("model")] {
+			return r.errorf("model %q defined twice", r.get("model"))
+		}
+		seen[r.get("model")] = true
+		g := &kb.gpus[idx]
+		switch r.get("nvls") {
+		case "yes":
+			g.NVLS = Yes
+		case "no":
+			g.NVLS = No
+		default:
+			return r.errorf("nvls %q: want yes or no", r.get("nvls"))
+		}
+		g.NVLSFact = r.fact(st, "sources", "notes")
+	}
+	return nil
+}
+
+// modelIndex is the index of the gpu-models.tsv row named exactly name, -1
+// when there is none.
+func (kb *KB) modelIndex(name string) int {
+	for i, g := range kb.gpus {
+		if g.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // loadForwardCompat reads gpu-forward-compat.tsv: whether CUDA forward

@@ -657,3 +657,42 @@ func TestPackageSet(t *testing.T) {
 		})
 	}
 }
+
+func TestNVLinkBusBWCeiling(t *testing.T) {
+	kb := mustKB(t)
+	model := func(name string) GPUModel {
+		g, ok := kb.GPU(name)
+		if !ok {
+			t.Fatalf("%s not found", name)
+		}
+		return g
+	}
+	tests := []struct {
+		name       string
+		model      string
+		collective string
+		gpus       int
+		want       float64
+		nvls       bool
+		wantStatus Status
+	}{
+		// 900 GB/s bidirectional: 450 one way; NVLS all_reduce 450 x 2 x 7/8.
+		{"H100 all_reduce with NVLS", "H100 SXM5 80GB", "all_reduce", 8, 787.5, true, Derived},
+		{"H100 all_gather", "H100 SXM5 80GB", "all_gather", 8, 450, false, Derived},
+		{"H100 reduce_scatter", "H100 SXM5 80GB", "reduce_scatter", 8, 450, false, Derived},
+		{"A100 all_reduce without NVLS", "A100 SXM4 80GB", "all_reduce", 8, 300, false, Secondary},
+		{"B200 all_reduce, secondary figure", "B200", "all_reduce", 8, 1575, true, Secondary},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ok := kb.NVLinkBusBWCeiling(model(tt.model), tt.collective, tt.gpus)
+			if !ok || c.GBps != tt.want || c.NVLS != tt.nvls || c.Status != tt.wantStatus {
+				t.Errorf("got %v %g nvls=%v %s, want %g nvls=%v %s", ok, c.GBps, c.NVLS, c.Status, tt.want, tt.nvls, tt.wantStatus)
+			}
+		})
+	}
+	best, ok := kb.BestPublishedBusBW("H100 SXM5 80GB", "all_reduce", 8)
+	if !ok || best.BusBWGBps != 460 {
+		t.Errorf("best published 8x H100 all_reduce = %v %g, want 460", ok, best.BusBWGBps)
+	}
+}
