@@ -696,3 +696,16 @@ func TestNVLinkBusBWCeiling(t *testing.T) {
 		t.Errorf("best published 8x H100 all_reduce = %v %g, want 460", ok, best.BusBWGBps)
 	}
 }
+
+// TestNewestFact pins the data date of the embedded tables; update it with
+// the tables (docs/knowledge-base.md, "Refreshing").
+func TestNewestFact(t *testing.T) {
+	kb := mustKB(t)
+	d, ok := kb.NewestFact()
+	if !ok {
+		t.Fatal("no dated fact in the knowledge base")
+	}
+	if d.String() != "2026-08-12" || !strings.Contains(d.What, "1.20.0") {
+		t.Errorf("newest fact = %s %q, want 2026-08-12 (toolkit 1.20.0)", d, d.What)
+	}
+}
