@@ -118,8 +118,9 @@ func TestDriverBranchAndEOL(t *testing.T) {
 		// Pages disagree (August vs June 2028); the earlier date wins.
 		{"R580 conflicting dates", "580", "2028-07-01", LongTermSupportBranch, Confirmed, Yes, Confirmed},
 		{"R580 before", "580.95.05", "2028-06-30", LongTermSupportBranch, Confirmed, No, Confirmed},
-		// Ended per NVIDIA's forum only: a warning, never an error.
-		{"R470 ended, secondary", "470.57.02", "2030-01-01", LongTermSupportBranch, Secondary, Yes, Secondary},
+		// Ended per NVIDIA's supported-drivers page ("all previous driver
+		// branches not listed ... are end of life"); once only the forum.
+		{"R470 ended", "470.57.02", "2030-01-01", LongTermSupportBranch, Secondary, Yes, Confirmed},
 		// New feature branches have no end-of-life date.
 		{"R520 unknown", "520.61.05", "2030-01-01", NewFeatureBranch, Secondary, Unknown, StatusUnknown},
 		// Evaluation branches have no support lifecycle.
