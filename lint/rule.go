@@ -127,6 +127,7 @@ func Rules() []Rule {
 		hugepagesExceedRAMRule(),
 		inventoryUserConflictRule(),
 		iommuPassthroughRule(),
+		knowledgeBaseAgeRule(),
 		ncclCUDABuildRule(),
 		ncclEnvNICsRule(),
 		ncclFloorLowRule(),

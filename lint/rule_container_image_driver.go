@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // containerImageDriverRule declares container_image_driver.
@@ -53,53 +54,76 @@ func checkImageDriver(ctx *Context) {
 			if !okD {
 				continue
 			}
-			if im.MinDriverBranch > 0 && drv.Branch() < im.MinDriverBranch {
-				if _, ok := datacenterException(im, drv); ok {
-					// NVIDIA lists this older data-center driver as able to
-					// run the image through forward compatibility.
-					continue
-				}
-				f := im.MinDriverFact
-				ctx.ReportAs(severityFor(f, Error), img.Range,
-					fmt.Sprintf("%s: image %s needs driver R%d or later; driver %s is older", nodeRef(n), img.V, im.MinDriverBranch, drv),
-					fmt.Sprintf("%s %s is built on CUDA %s and NVIDIA's release notes ask for driver %d or later%s (%s). Older drivers fail at the first CUDA call with \"driver version is insufficient\". Upgrade the driver or use an older image. %s",
-						imageFamily(im), im.Release, orDash(im.CUDA), im.MinDriverBranch, exceptionText(im), cite(f), caveat(f)))
+			class := nodeGPUClass(ctx, n)
+			ans := ctx.kb().ImageDriver(im, drv, class)
+			if ans.Verdict == compat.VerdictNone {
 				continue
 			}
-			// Even when the release notes' branch sentence is met, the
-			// image's CUDA has its own floor: a page that says "575 or
-			// later" for a CUDA 13 image cannot lower CUDA 13's R580 floor.
-			// No branch sentence in the table: judge by the CUDA in the image.
-			if im.CUDA.IsZero() {
-				continue
-			}
-			rel, ok := ctx.kb().CUDA(im.CUDA.Truncate(3))
-			if !ok {
-				continue
-			}
-			if rel.MVC.Check(drv) == compat.No {
-				f := im.CUDAFact
-				if rel.Status < f.Status {
-					f = rel.Fact
-				}
-				ctx.ReportAs(severityFor(f, Error), img.Range,
-					fmt.Sprintf("%s: image %s ships CUDA %s, which driver %s cannot run", nodeRef(n), img.V, im.CUDA, drv),
-					fmt.Sprintf("CUDA %d.x needs at least driver branch R%s even through minor version compatibility (%s); the image's CUDA comes from %s. Upgrade the driver or use an older image. %s",
-						im.CUDA.Major(), rel.MVC.Driver, cite(rel.MVC.Fact), cite(im.CUDAFact), caveat(f)))
-			}
+			ctx.ReportAs(verdictSeverity(ans.Verdict), img.Range, imageDriverSummary(n, img.V, im, drv, ans), imageDriverDetail(im, ans))
 		}
 	}
 }
 
-// datacenterException finds a data-center driver that NVIDIA lists as able
-// to run the image through forward compatibility ("525.85+").
-func datacenterException(im compat.NGCImage, drv compat.Version) (compat.DriverMinimum, bool) {
-	for _, e := range im.DatacenterExceptions {
-		if e.Driver.Branch() == drv.Branch() && e.Check(drv) == compat.Yes {
-			return e, true
-		}
+// nodeGPUClass is the forward-compatibility class of the node's GPU
+// (unknown without hardware).
+func nodeGPUClass(ctx *Context, n *spec.Node) compat.GPUClass {
+	if n.Hardware == nil || n.Hardware.GPUModel == "" {
+		return compat.GPUClassUnknown
 	}
-	return compat.DriverMinimum{}, false
+	c, _ := ctx.kb().GPUClassOf(n.Hardware.GPUModel)
+	return c
+}
+
+// verdictSeverity maps compat's decision onto a finding's severity; the
+// verdict already honours the status of every fact it rests on.
+func verdictSeverity(v compat.Verdict) Severity {
+	if v == compat.VerdictError {
+		return Error
+	}
+	return Warning
+}
+
+func imageDriverSummary(n *spec.Node, ref string, im compat.NGCImage, drv compat.Version, ans compat.ImageDriverAnswer) string {
+	if ans.Reason == compat.ReasonBelowCUDAFloor {
+		can := "cannot"
+		if ans.Verdict == compat.VerdictWarning {
+			can = "may not"
+		}
+		return fmt.Sprintf("%s: image %s ships CUDA %s, which driver %s %s run", nodeRef(n), ref, im.CUDA, drv, can)
+	}
+	if ans.Verdict == compat.VerdictWarning && ans.Class != compat.GPUClassOther {
+		return fmt.Sprintf("%s: image %s may not run on driver %s", nodeRef(n), ref, drv)
+	}
+	return fmt.Sprintf("%s: image %s needs driver R%d or later; driver %s is older", nodeRef(n), ref, im.MinDriverBranch, drv)
+}
+
+func imageDriverDetail(im compat.NGCImage, ans compat.ImageDriverAnswer) string {
+	var b strings.Builder
+	switch ans.Reason {
+	case compat.ReasonBelowCUDAFloor:
+		fmt.Fprintf(&b, "CUDA %d.x needs at least driver branch R%d even through minor version compatibility (%s); the image's CUDA comes from %s.",
+			im.CUDA.Major(), ans.Floor.Driver.Branch(), cite(ans.Floor.Fact), cite(im.CUDAFact))
+	default:
+		fmt.Fprintf(&b, "%s %s is built on CUDA %s and NVIDIA's release notes ask for driver %d or later%s (%s). Older drivers fail at the first CUDA call with \"driver version is insufficient\".",
+			imageFamily(im), im.Release, orDash(im.CUDA), im.MinDriverBranch, exceptionText(im), cite(im.MinDriverFact))
+	}
+	switch {
+	case ans.Class == compat.GPUClassOther:
+		b.WriteString(" This GPU has no CUDA forward compatibility, so no data-center exception applies.")
+	case ans.ExceptionsUnknown:
+		b.WriteString(" On a data-center GPU the image may still run through CUDA forward compatibility, but the knowledge base does not know which older drivers NVIDIA lists for it, so this is not an error.")
+	case ans.HasException && ans.Verdict == compat.VerdictWarning && ans.Class == compat.GPUClassUnknown:
+		fmt.Fprintf(&b, " NVIDIA lists %s+ as a forward-compatibility exception, which holds only on data-center GPUs; the GPU's class is not known.", ans.Exception.Driver)
+	case ans.HasException && ans.Verdict == compat.VerdictWarning:
+		fmt.Fprintf(&b, " NVIDIA lists %s+ as a forward-compatibility exception for data-center GPUs, but that entry is %s in the knowledge base (%s).", ans.Exception.Driver, ans.Exception.Status, cite(ans.Exception.Fact))
+	case ans.Verdict == compat.VerdictWarning && ans.Class == compat.GPUClassUnknown:
+		b.WriteString(" On a data-center GPU a forward-compatibility exception may apply; the GPU's class is not known.")
+	}
+	b.WriteString(" Upgrade the driver or use an older image.")
+	if c := caveat(ans.Fact); c != "" {
+		b.WriteString(" " + c)
+	}
+	return b.String()
 }
 
 func exceptionText(im compat.NGCImage) string {

@@ -13,7 +13,7 @@ func ncclFloorPhysicalRule() Rule {
 	return Rule{
 		Name:     "nccl_floor_physical",
 		Severity: Error,
-		Summary:  "An nccl_test bandwidth floor is above what the GPU's NVLink can carry.",
+		Summary:  "An nccl_test bandwidth floor is above what the collective can reach over the GPU's NVLink, or above every published result.",
 		Check:    checkNCCLFloorPhysical,
 	}
 }
@@ -56,16 +56,48 @@ func checkNCCLFloorPhysical(ctx *Context) {
 		if !ok || m.NVLinkGBps <= 0 {
 			continue
 		}
+		gpus := gpuCount(n.Hardware)
 		for _, t := range ncclTests(n) {
-			if t.MinBusBWGbps.V <= m.NVLinkGBps {
+			coll := ncclCollective(t.Command.V)
+			floor := t.MinBusBWGbps.V
+			c, ok := ctx.kb().NVLinkBusBWCeiling(m, coll, gpus)
+			if !ok {
 				continue
 			}
-			f := m.NVLinkFact
-			ctx.ReportAs(severityFor(f, Error), t.MinBusBWGbps.Range,
-				fmt.Sprintf("%s: nccl_test %q floor %g GB/s is above the %g GB/s NVLink bandwidth of %s", nodeRef(n), t.Name, t.MinBusBWGbps.V, m.NVLinkGBps, m.Name),
-				fmt.Sprintf("Bus bandwidth cannot exceed the GPU's NVLink bandwidth (%s), so this check fails on every healthy node and verify would drain the fleet. Published single-node all_reduce results for 8x H100 are around 480 GB/s; set the floor about 10%% below a measured healthy node. %s", cite(f), caveat(f)))
+			if floor > c.GBps {
+				ctx.ReportAs(severityFor(c.Fact, Error), t.MinBusBWGbps.Range,
+					fmt.Sprintf("%s: nccl_test %q floor %g GB/s is above the %.0f GB/s %s can physically reach on %d x %s", nodeRef(n), t.Name, floor, c.GBps, collectiveName(coll), gpus, m.Name),
+					fmt.Sprintf("The ceiling is the %s (%s; busbw definitions: https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md). This check fails on every healthy node and verify would drain the fleet. Set the floor about 10%% below a measured healthy node. %s", c.Why, cite(c.Fact), caveat(c.Fact)))
+				continue
+			}
+			best, ok := ctx.kb().BestPublishedBusBW(m.Name, coll, gpus)
+			if ok && floor > best.BusBWGBps {
+				ctx.ReportAs(Warning, t.MinBusBWGbps.Range,
+					fmt.Sprintf("%s: nccl_test %q floor %g GB/s is above the best published %s result for %d x %s (%g GB/s)", nodeRef(n), t.Name, floor, collectiveName(coll), gpus, compat.ModelKey(m.Name), best.BusBWGBps),
+					fmt.Sprintf("%s reports %g GB/s (%s, %s). The physical ceiling is %.0f GB/s, but no published run reaches this floor, so a healthy node may fail it. Set the floor from a measured healthy node.", best.Platform, best.BusBWGBps, best.Kind, cite(best.Fact), c.GBps))
+			}
 		}
 	}
+}
+
+// ncclCollective reads the collective from an nccl-tests command:
+// "all_reduce_perf -b 8" → "all_reduce"; "" when the binary is not one.
+func ncclCollective(command string) string {
+	f := strings.Fields(command)
+	for _, w := range f {
+		base := w[strings.LastIndex(w, "/")+1:]
+		if c, ok := strings.CutSuffix(base, "_perf"); ok {
+			return c
+		}
+	}
+	return ""
+}
+
+func collectiveName(c string) string {
+	if c == "" {
+		return "a collective"
+	}
+	return c
 }
 
 // typicalBusBW finds the largest published single-node figure for a GPU

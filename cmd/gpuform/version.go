@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/lint/compat"
 )
 
 func newVersionCommand(s Streams) *cobra.Command {
@@ -17,17 +18,28 @@ func newVersionCommand(s Streams) *cobra.Command {
 		Short: "Print gpuform's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The date of the newest fact tells a user how current the
+			// embedded knowledge base is (docs/knowledge-base.md).
+			kbDate, kbWhat := "", ""
+			if d, ok := compat.Default().NewestFact(); ok {
+				kbDate, kbWhat = d.String(), d.What
+			}
 			if asJSON {
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]string{
-					"format_version":  jsonformat.Version,
-					"gpuform_version": Version,
-					"go_version":      runtime.Version(),
-					"platform":        runtime.GOOS + "_" + runtime.GOARCH,
+					"format_version":        jsonformat.Version,
+					"gpuform_version":       Version,
+					"go_version":            runtime.Version(),
+					"platform":              runtime.GOOS + "_" + runtime.GOARCH,
+					"knowledge_base_date":   kbDate,
+					"knowledge_base_newest": kbWhat,
 				})
 			}
 			fmt.Fprintf(s.Out, "gpuform v%s\non %s_%s (%s)\n", Version, runtime.GOOS, runtime.GOARCH, runtime.Version())
+			if kbDate != "" {
+				fmt.Fprintf(s.Out, "knowledge base: newest fact %s, %s\n", kbDate, kbWhat)
+			}
 			return nil
 		},
 	}

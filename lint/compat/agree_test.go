@@ -32,7 +32,7 @@ var knownMissingBranches = map[int]string{
 // branch below the minor-version-compatibility floor of their CUDA major:
 // Triton 25.08-25.12 say "575 or later" for CUDA 13.x, whose floor is R580
 // (cuda-mvc.tsv, https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-08.html).
-// The rows keep NVIDIA's number as an unconfirmed lead; ImageDriverCheck
+// The rows keep NVIDIA's number as an unconfirmed lead; ImageDriver
 // applies the CUDA 13 floor.
 var knownBelowMVCFloor = map[string]bool{
 	"nvcr.io/nvidia/tritonserver:25.08-py3": true,

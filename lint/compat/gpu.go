@@ -121,6 +121,14 @@ type GPUModel struct {
 	// first figure where sources conflict); 0 when unknown.
 	MaxPowerW float64
 	PowerFact Fact
+	// ForwardCompat says whether CUDA forward compatibility applies to the
+	// model (a data-center GPU), from gpu-forward-compat.tsv.
+	ForwardCompat     Tri
+	ForwardCompatFact Fact
+	// NVLS says whether the model's NVSwitch board runs NVLink SHARP
+	// reductions (nvlink-sharp.tsv), which lifts all_reduce bus bandwidth.
+	NVLS     Tri
+	NVLSFact Fact
 	// Fact is the row: sources and notes. The row has no status column;
 	// Fact.Status is that of the compute capability.
 	Fact
@@ -271,6 +279,105 @@ func (kb *KB) loadGPUs() error {
 			return r.errorf("model %q is not a model of gpu-models.tsv", r.get("model"))
 		}
 		kb.addAlias(r.get("alias"), idx)
+	}
+	if err := kb.loadForwardCompat(); err != nil {
+		return err
+	}
+	return kb.loadNVLS()
+}
+
+// loadNVLS reads nvlink-sharp.tsv.
+func (kb *KB) loadNVLS() error {
+	t, err := readTable(kb.fsys, "data/nvlink-sharp.tsv", "model", "nvls", "status", "sources", "notes")
+	if err != nil {
+		return err
+	}
+	for i := range kb.gpus {
+		kb.gpus[i].NVLSFact = Fact{Status: StatusUnknown}
+	}
+	seen := map[string]bool{}
+	for _, r := range t.rows {
+		st, err := r.status("status")
+		if err != nil {
+			return err
+		}
+		idx := kb.modelIndex(r.get("model"))
+		if idx < 0 {
+			return r.errorf("model %q is not a model of gpu-models.tsv", r.get("model"))
+		}
+		if seen[r.get("model")] {
+			return r.errorf("model %q defined twice", r.get("model"))
+		}
+		seen[r.get("model")] = true
+		g := &kb.gpus[idx]
+		switch r.get("nvls") {
+		case "yes":
+			g.NVLS = Yes
+		case "no":
+			g.NVLS = No
+		default:
+			return r.errorf("nvls %q: want yes or no", r.get("nvls"))
+		}
+		g.NVLSFact = r.fact(st, "sources", "notes")
+	}
+	return nil
+}
+
+// modelIndex is the index of the gpu-models.tsv row named exactly name, -1
+// when there is none.
+func (kb *KB) modelIndex(name string) int {
+	for i, g := range kb.gpus {
+		if g.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// loadForwardCompat reads gpu-forward-compat.tsv: whether CUDA forward
+// compatibility (and so an NGC image's data-center exceptions) applies to a
+// model. A model without a row stays Unknown.
+func (kb *KB) loadForwardCompat() error {
+	t, err := readTable(kb.fsys, "data/gpu-forward-compat.tsv", "model", "forward_compat", "status", "sources", "notes")
+	if err != nil {
+		return err
+	}
+	for i := range kb.gpus {
+		kb.gpus[i].ForwardCompatFact = Fact{Status: StatusUnknown}
+	}
+	seen := map[string]bool{}
+	for _, r := range t.rows {
+		st, err := r.status("status")
+		if err != nil {
+			return err
+		}
+		name := r.get("model")
+		if seen[name] {
+			return r.errorf("model %q defined twice", name)
+		}
+		seen[name] = true
+		idx := -1
+		for i, g := range kb.gpus {
+			if g.Name == name {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return r.errorf("model %q is not a model of gpu-models.tsv", name)
+		}
+		g := &kb.gpus[idx]
+		switch r.get("forward_compat") {
+		case "yes":
+			g.ForwardCompat = Yes
+		case "no":
+			g.ForwardCompat = No
+		case "unknown":
+			g.ForwardCompat = Unknown
+			st = StatusUnknown
+		default:
+			return r.errorf("forward_compat %q: want yes, no or unknown", r.get("forward_compat"))
+		}
+		g.ForwardCompatFact = r.fact(st, "sources", "notes")
 	}
 	return nil
 }

@@ -198,23 +198,6 @@ func (img NGCImage) DriverCheck(driver Version, datacenter bool) (Tri, Fact) {
 	return No, img.MinDriverFact.withStatus(img.MinDriverFact.Status.Weaker(img.DatacenterExceptions[0].Status))
 }
 
-// ImageDriverCheck is DriverCheck plus the CUDA floor of the image: on a GPU
-// that is not a data-center GPU there is no forward compatibility, so a
-// driver below the minor-version-compatibility floor of the image's CUDA
-// major (cuda-mvc.tsv, confirmed) cannot run it whatever the release notes
-// say. Triton 25.08-25.12 state "575 or later" for CUDA 13, below CUDA 13's
-// R580 floor; this is where that floor still applies.
-func (kb *KB) ImageDriverCheck(img NGCImage, driver Version, datacenter bool) (Tri, Fact) {
-	ans, f := img.DriverCheck(driver, datacenter)
-	if datacenter || img.CUDA.IsZero() || driver.IsZero() {
-		return ans, f
-	}
-	if m, ok := kb.MVC(img.CUDA.Major()); ok && m.Min.Check(driver) == No {
-		return No, m.Fact
-	}
-	return ans, f
-}
-
 // SupportsGPU says whether the image supports a GPU of compute
 // capability cc (Yes/No), or Unknown when the table has no minimum.
 func (img NGCImage) SupportsGPU(cc Version) (Tri, Fact) {

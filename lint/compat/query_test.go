@@ -118,8 +118,9 @@ func TestDriverBranchAndEOL(t *testing.T) {
 		// Pages disagree (August vs June 2028); the earlier date wins.
 		{"R580 conflicting dates", "580", "2028-07-01", LongTermSupportBranch, Confirmed, Yes, Confirmed},
 		{"R580 before", "580.95.05", "2028-06-30", LongTermSupportBranch, Confirmed, No, Confirmed},
-		// Ended per NVIDIA's forum only: a warning, never an error.
-		{"R470 ended, secondary", "470.57.02", "2030-01-01", LongTermSupportBranch, Secondary, Yes, Secondary},
+		// Ended per NVIDIA's supported-drivers page ("all previous driver
+		// branches not listed ... are end of life"); once only the forum.
+		{"R470 ended", "470.57.02", "2030-01-01", LongTermSupportBranch, Secondary, Yes, Confirmed},
 		// New feature branches have no end-of-life date.
 		{"R520 unknown", "520.61.05", "2030-01-01", NewFeatureBranch, Secondary, Unknown, StatusUnknown},
 		// Evaluation branches have no support lifecycle.
@@ -271,9 +272,10 @@ func TestNCCLBuilds(t *testing.T) {
 		wantStatus       Status
 	}{
 		{name: "exact build", nccl: "2.21.5", cuda: "12.4", wantOK: true, want: Yes, wantBuild: "12.4", wantStatus: Confirmed},
-		// apt had no +cuda13.1 build of 2.28.9 (rapidsai/devcontainers#644),
-		// seen in one repository only: a warning, not an error.
-		{name: "missing exact build", nccl: "2.28.9", cuda: "13.1.0", wantOK: true, want: No, wantStatus: Secondary},
+		// One apt repository had no +cuda13.1 build of 2.28.9
+		// (rapidsai/devcontainers#644), but issue 12 reports one in NVIDIA's
+		// indexes: the list is not complete, so the build is unknown.
+		{name: "missing exact build", nccl: "2.28.9", cuda: "13.1.0", wantOK: true, want: Unknown, wantStatus: Unconfirmed},
 		{name: "only two builds", nccl: "2.30.7", cuda: "13.2", wantOK: true, want: No, wantStatus: Confirmed},
 		{name: "incomplete list", nccl: "2.21.5", cuda: "12.3", wantOK: true, want: Unknown, wantStatus: Unconfirmed},
 		{name: "lead only", nccl: "2.25.1", cuda: "12.4", wantOK: true, want: Yes, wantBuild: "12.4", wantStatus: Unconfirmed},
@@ -407,30 +409,46 @@ func TestTritonImages(t *testing.T) {
 		}
 		return img
 	}
+	dc, other, unknown := GPUClassDatacenter, GPUClassOther, GPUClassUnknown
 	tests := []struct {
 		name       string
 		ref        string
 		driver     string
-		datacenter bool
-		want       Tri
+		class      GPUClass
+		want       Verdict
 		wantStatus Status
 	}{
-		{"release notes minimum", "nvcr.io/nvidia/tritonserver:23.05-py3", "530.30.02", false, Yes, Confirmed},
-		{"below minimum, workstation", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", false, No, Confirmed},
-		{"forward-compat exception", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", true, Yes, Confirmed},
-		// The page says 575 for CUDA 13; CUDA 13's MVC floor R580 wins.
-		{"CUDA 13 floor over the page", "nvcr.io/nvidia/tritonserver:25.10-py3", "575.57.08", false, No, Confirmed},
-		{"CUDA 13 floor met", "nvcr.io/nvidia/tritonserver:25.10-py3", "580.95.05", false, Yes, Unconfirmed},
+		{"release notes minimum", "nvcr.io/nvidia/tritonserver:23.05-py3", "530.30.02", other, VerdictNone, Confirmed},
+		{"below minimum, no forward compatibility", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", other, VerdictError, Confirmed},
+		{"forward-compat exception", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", dc, VerdictNone, Confirmed},
+		{"exception holds only on data-center GPUs", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.85.12", unknown, VerdictWarning, Confirmed},
+		{"below the exception within its branch", "nvcr.io/nvidia/tritonserver:23.05-py3", "525.60.13", dc, VerdictError, Confirmed},
+		{"branch without an exception", "nvcr.io/nvidia/tritonserver:23.05-py3", "520.61.05", dc, VerdictError, Confirmed},
+		// The page says 575 for CUDA 13; CUDA 13's MVC floor R580 wins where
+		// forward compatibility cannot help.
+		{"CUDA 13 floor over the page", "nvcr.io/nvidia/tritonserver:25.10-py3", "575.57.08", other, VerdictError, Confirmed},
+		// On a data-center GPU only the (unconfirmed) exception list could
+		// carry it: a warning, as for every older driver (issue: R575 error,
+		// R570 warning, R535 nothing).
+		{"CUDA 13 floor, data-center R575", "nvcr.io/nvidia/tritonserver:25.08-py3", "575.57.08", dc, VerdictWarning, Unconfirmed},
+		{"CUDA 13 floor, data-center R570", "nvcr.io/nvidia/tritonserver:25.08-py3", "570.172.08", dc, VerdictWarning, Unconfirmed},
+		{"CUDA 13 floor, data-center R535", "nvcr.io/nvidia/tritonserver:25.08-py3", "535.261.03", dc, VerdictWarning, Unconfirmed},
+		{"CUDA 13 floor met", "nvcr.io/nvidia/tritonserver:25.10-py3", "580.95.05", other, VerdictNone, Unconfirmed},
 		// The exception list contradicts its own page for CUDA 12.6: never
-		// error-grade.
-		{"contradicted exception", "nvcr.io/nvidia/tritonserver:24.10-py3", "545.23.08", true, Yes, Unconfirmed},
-		{"no minimum named", "nvcr.io/nvidia/tritonserver:26.08-py3", "610.43.02", false, Unknown, StatusUnknown},
+		// error-grade, and never silent either.
+		{"contradicted exception", "nvcr.io/nvidia/tritonserver:24.10-py3", "545.23.08", dc, VerdictWarning, Unconfirmed},
+		{"no minimum named", "nvcr.io/nvidia/tritonserver:26.08-py3", "610.43.02", other, VerdictNone, StatusUnknown},
+		// The issue's case: an unknown exception list (PyTorch 23.10) may not
+		// carry an error on a data-center GPU; NVIDIA's CUDA 12.2 containers
+		// list 525.85+.
+		{"unknown exceptions on a data-center GPU", "nvcr.io/nvidia/pytorch:23.10-py3", "525.147.05", dc, VerdictWarning, Unconfirmed},
+		{"unknown exceptions, no forward compatibility", "nvcr.io/nvidia/pytorch:23.10-py3", "525.147.05", other, VerdictError, Derived},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, f := kb.ImageDriverCheck(get(tt.ref), drv(t, tt.driver), tt.datacenter)
-			if got != tt.want || f.Status != tt.wantStatus {
-				t.Errorf("ImageDriverCheck(%s, %s, %v) = %s/%s, want %s/%s", tt.ref, tt.driver, tt.datacenter, got, f.Status, tt.want, tt.wantStatus)
+			ans := kb.ImageDriver(get(tt.ref), drv(t, tt.driver), tt.class)
+			if ans.Verdict != tt.want || ans.Fact.Status != tt.wantStatus {
+				t.Errorf("ImageDriver(%s, %s, %s) = %s/%s, want %s/%s", tt.ref, tt.driver, tt.class, ans.Verdict, ans.Fact.Status, tt.want, tt.wantStatus)
 			}
 		})
 	}
@@ -639,5 +657,57 @@ func TestPackageSet(t *testing.T) {
 				t.Errorf("PackageSet(%s) = %q, want %q", tc.role, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestNVLinkBusBWCeiling(t *testing.T) {
+	kb := mustKB(t)
+	model := func(name string) GPUModel {
+		g, ok := kb.GPU(name)
+		if !ok {
+			t.Fatalf("%s not found", name)
+		}
+		return g
+	}
+	tests := []struct {
+		name       string
+		model      string
+		collective string
+		gpus       int
+		want       float64
+		nvls       bool
+		wantStatus Status
+	}{
+		// 900 GB/s bidirectional: 450 one way; NVLS all_reduce 450 x 2 x 7/8.
+		{"H100 all_reduce with NVLS", "H100 SXM5 80GB", "all_reduce", 8, 787.5, true, Derived},
+		{"H100 all_gather", "H100 SXM5 80GB", "all_gather", 8, 450, false, Derived},
+		{"H100 reduce_scatter", "H100 SXM5 80GB", "reduce_scatter", 8, 450, false, Derived},
+		{"A100 all_reduce without NVLS", "A100 SXM4 80GB", "all_reduce", 8, 300, false, Secondary},
+		{"B200 all_reduce, secondary figure", "B200", "all_reduce", 8, 1575, true, Secondary},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ok := kb.NVLinkBusBWCeiling(model(tt.model), tt.collective, tt.gpus)
+			if !ok || c.GBps != tt.want || c.NVLS != tt.nvls || c.Status != tt.wantStatus {
+				t.Errorf("got %v %g nvls=%v %s, want %g nvls=%v %s", ok, c.GBps, c.NVLS, c.Status, tt.want, tt.nvls, tt.wantStatus)
+			}
+		})
+	}
+	best, ok := kb.BestPublishedBusBW("H100 SXM5 80GB", "all_reduce", 8)
+	if !ok || best.BusBWGBps != 460 {
+		t.Errorf("best published 8x H100 all_reduce = %v %g, want 460", ok, best.BusBWGBps)
+	}
+}
+
+// TestNewestFact pins the data date of the embedded tables; update it with
+// the tables (docs/knowledge-base.md, "Refreshing").
+func TestNewestFact(t *testing.T) {
+	kb := mustKB(t)
+	d, ok := kb.NewestFact()
+	if !ok {
+		t.Fatal("no dated fact in the knowledge base")
+	}
+	if d.String() != "2026-08-12" || !strings.Contains(d.What, "1.20.0") {
+		t.Errorf("newest fact = %s %q, want 2026-08-12 (toolkit 1.20.0)", d, d.What)
 	}
 }

@@ -13,8 +13,9 @@
 #                      2.25.1-1+cuda12.8 (confirmed), so the build matches CUDA 12.8.
 #   DCGM 4.6.0         packages.tsv rows "DCGM 4.x": datacenter-gpu-manager-4-cuda12 packages;
 #                      GPU Operator 26.7.0 ships 1:4.6.0-1 (confirmed).
-#   toolkit 1.17.8     container-toolkit.tsv row 1.17.8 (2025-05-30, confirmed), apt
-#                      1.17.8-1, rpm 1.17.8-1.
+#   toolkit 1.19.1     container-toolkit.tsv row 1.19.1 (2026-05-21, confirmed), apt
+#                      1.19.1-1, rpm 1.19.1-1; the first release NVIDIA lists as fixed
+#                      for CVE-2026-24260 (lint/data/container-toolkit-advisories.tsv).
 #   image pytorch:25.03-py3
 #                      ngc-pytorch.tsv row 25.03: CUDA 12.8.1, NCCL 2.25.1 (secondary:
 #                      NVIDIA TensorRT-LLM install script aligned with the rel-25-03 notes);
@@ -60,7 +61,7 @@ output "dcgm_version" {
 
 output "container_toolkit_version" {
   description = "NVIDIA Container Toolkit release."
-  value       = "1.17.8"
+  value       = "1.19.1"
 }
 
 output "pytorch_image" {

@@ -52,3 +52,14 @@ node "train" {
     }
   }
 }
+
+# Triton 23.05 asks for R530, and NVIDIA lists 525.85+ as a forward-compatibility
+# exception for data-center GPUs; an H100 is one: nothing to report.
+node "fwd" {
+  hosts    = ["gpu003.example.com"]
+  hardware = module.hgx.hardware
+  driver { version = "525.85.12" }
+  container {
+    images = ["nvcr.io/nvidia/tritonserver:23.05-py3"]
+  }
+}

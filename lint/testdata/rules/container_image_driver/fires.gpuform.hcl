@@ -54,11 +54,25 @@ node "train" {
 }
 
 # Triton 25.10's release notes say "driver 575 or later", but the image ships
-# CUDA 13, whose own floor is R580: the CUDA floor must still apply.
+# CUDA 13, whose own floor is R580: the CUDA floor still applies. The GPU is
+# not known, and on a data-center GPU forward compatibility might carry it
+# (the exception list of this release is unconfirmed): a warning, not an error.
 node "infer" {
   hosts = ["gpu002.example.com"]
   driver { version = "575.57.08" }
   container {
     images = ["nvcr.io/nvidia/tritonserver:25.10-py3"]
+  }
+}
+
+# On an H100 (data-center GPU) an older driver runs an image only through a
+# forward-compatibility exception of its branch. Triton 23.05's list is
+# confirmed and names no R520 entry: an error.
+node "fwd" {
+  hosts    = ["gpu003.example.com"]
+  hardware = module.hgx.hardware
+  driver { version = "520.61.05" }
+  container {
+    images = ["nvcr.io/nvidia/tritonserver:23.05-py3"]
   }
 }

@@ -17,7 +17,7 @@ node "train" {
   nccl { version = "2.25.1" }
   container {
     runtime                  = "docker"
-    nvidia_container_toolkit = "1.18.1"
+    nvidia_container_toolkit = "1.19.1"
     default_shm_size         = "16GiB"
     ulimits                  = { memlock = "unlimited", stack = "64MiB" }
     images                   = ["nvcr.io/nvidia/pytorch:25.02-py3"]

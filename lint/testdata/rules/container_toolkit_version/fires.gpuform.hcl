@@ -59,3 +59,19 @@ node "b" {
     nvidia_container_toolkit = "1.99.0"
   }
 }
+
+# 1.19.0 is the last release NVIDIA's June 2026 bulletin (CVE-2026-24260) lists
+# as affected; 1.18.1 was the "fine" example of docs/rules.md before it.
+node "c" {
+  hosts = ["c.example.com"]
+  container {
+    nvidia_container_toolkit = "1.19.0"
+  }
+}
+
+node "d" {
+  hosts = ["d.example.com"]
+  container {
+    nvidia_container_toolkit = "1.18.1"
+  }
+}

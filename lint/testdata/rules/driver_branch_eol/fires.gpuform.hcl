@@ -73,3 +73,10 @@ node "d" {
     version = "690.10"
   }
 }
+
+# R470: NVIDIA's supported-drivers page lists every earlier branch not in its
+# table as end of life; this was a warning while only the forum said so.
+node "legacy" {
+  hosts = ["gpu009.example.com"]
+  driver { version = "470.57.02" }
+}

@@ -50,5 +50,9 @@ node "train" {
       command        = "all_reduce_perf -b 8 -e 8G -f 2 -g 8"
       min_busbw_gbps = 400
     }
+    nccl_test "reducescatter" {
+      command        = "reduce_scatter_perf -b 8 -e 8G -f 2 -g 8"
+      min_busbw_gbps = 400
+    }
   }
 }

@@ -50,5 +50,21 @@ node "train" {
       command        = "all_reduce_perf -b 8 -e 8G -f 2 -g 8"
       min_busbw_gbps = 1200
     }
+    # Below the 900 GB/s bidirectional figure, but above what an all_reduce
+    # can reach even with NVLink SHARP (450 x 2 x 7/8 = 787.5 GB/s).
+    nccl_test "allreduce_880" {
+      command        = "all_reduce_perf -b 8 -e 8G -f 2 -g 8"
+      min_busbw_gbps = 880
+    }
+    # Possible, but above every published 8x H100 result: a warning.
+    nccl_test "allreduce_470" {
+      command        = "all_reduce_perf -b 8 -e 8G -f 2 -g 8"
+      min_busbw_gbps = 470
+    }
+    # all_gather busbw cannot exceed unidirectional NVLink bandwidth (450).
+    nccl_test "allgather" {
+      command        = "all_gather_perf -b 8 -e 8G -f 2 -g 8"
+      min_busbw_gbps = 500
+    }
   }
 }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/lint/compat"
+)
+
+// TestVersionKnowledgeBaseDate: `gpuform version` and `version -json` say
+// how current the embedded knowledge base is (issue 12: the data had no
+// date).
+func TestVersionKnowledgeBaseDate(t *testing.T) {
+	d, ok := compat.Default().NewestFact()
+	if !ok {
+		t.Fatal("no dated fact")
+	}
+	code, out, _ := runCLI(t, "", "version")
+	if code != ExitOK || !strings.Contains(out, "knowledge base: newest fact "+d.String()) {
+		t.Errorf("version: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "version", "-json")
+	if code != ExitOK {
+		t.Fatalf("version -json: exit %d", code)
+	}
+	var v map[string]string
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["knowledge_base_date"] != d.String() || v["knowledge_base_newest"] != d.What || v["format_version"] != jsonformat.Version {
+		t.Errorf("version -json: %v", v)
+	}
+}
