@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -80,6 +83,9 @@ invalid.`,
 			if err != nil {
 				return err
 			}
+			// The listing on stdout says each host's error, once per
+			// group of hosts; progress only says which hosts failed.
+			o.Progress = errorsBelow{o.Progress}
 			return writeFacts(s, asJSON, probeHosts(ctx, hosts, o))
 		}),
 	}
@@ -125,4 +131,18 @@ func writeFacts(s Streams, asJSON bool, results []facts.HostFacts) error {
 		}
 	}
 	return nil
+}
+
+// errorsBelow is a progress view that names failed hosts without their
+// error, for commands whose report prints the error itself.
+type errorsBelow struct{ fleet.Progress }
+
+// HostDone reports a failure as "failed (see below)"; a host that was
+// never started keeps its own error, which the counts depend on.
+func (p errorsBelow) HostDone(host string, err error, elapsed time.Duration) {
+	var ns *fleet.NotStartedError
+	if err != nil && !errors.As(err, &ns) {
+		err = errors.New("failed (see below)")
+	}
+	p.Progress.HostDone(host, err, elapsed)
 }

@@ -40,6 +40,18 @@ func TestFactsOnSimulatedNode(t *testing.T) {
 	if n.Driver == nil || !strings.HasPrefix(n.Driver.Version, "535.") || len(n.NVIDIAGPUs()) != 8 {
 		t.Errorf("facts of sim://hgx-h100-stale: driver %+v, %d GPUs", n.Driver, len(n.NVIDIAGPUs()))
 	}
+	// The board's ASPEED BMC VGA is a display, not a ninth GPU.
+	for _, d := range n.PCI {
+		if d.Kind == facts.KindGPU && d.Vendor != facts.VendorNVIDIA {
+			t.Errorf("%s (vendor %s) is listed as a GPU", d.Address, d.Vendor)
+		}
+	}
+	if len(n.GPUs()) != 8 || len(n.Displays()) != 1 {
+		t.Errorf("%d GPUs and %d displays, want 8 and the BMC's", len(n.GPUs()), len(n.Displays()))
+	}
+	if n.Hostname != "hgx-h100-stale" || n.MachineID == "" {
+		t.Errorf("host name %q, machine id %q: the node's own identity is missing", n.Hostname, n.MachineID)
+	}
 
 	code, out, _ = runCLIEnv(t, env, "facts", "../../examples/quickstart")
 	if code != ExitOK || !strings.Contains(out, "sim://hgx-h100-stale") || !strings.Contains(out, "8 GPU(s)") {
@@ -74,9 +86,16 @@ func TestFactsRoot(t *testing.T) {
 func TestFactsUnreachableHost(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir+"/main.gpuform.hcl", `node "a" { hosts = ["sim://no-such-profile"] }`)
-	code, out, _ := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "facts", dir)
+	code, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "facts", dir)
 	if code != ExitFailed || !strings.Contains(out, "sim://no-such-profile") || !strings.Contains(out, "error:") {
 		t.Errorf("exit %d\n%s", code, out)
+	}
+	// The error is the listing's to say, once; progress only names the host.
+	if n := strings.Count(out+errOut, "unknown simulated profile"); n != 1 {
+		t.Errorf("the host's error is printed %d times, want once:\nstdout:\n%s\nstderr:\n%s", n, out, errOut)
+	}
+	if !strings.Contains(out, "HOST") || !strings.Contains(out, "STATUS") {
+		t.Errorf("no fleet table:\n%s", out)
 	}
 }
 

@@ -25,6 +25,11 @@ type Node struct {
 	Host string `json:"host,omitempty"`
 	// Root is the root prefix the probe read under ("/" for a live node).
 	Root string `json:"root"`
+	// Hostname is the node's own host name (/proc/sys/kernel/hostname,
+	// else /etc/hostname), which may differ from the inventory name.
+	Hostname string `json:"hostname"`
+	// MachineID is /etc/machine-id; "" when the node has none.
+	MachineID string `json:"machine_id,omitempty"`
 	// OS is what /etc/os-release says.
 	OS OS `json:"os"`
 	// Arch is the machine architecture as uname -m prints it (x86_64, aarch64).
@@ -360,8 +365,12 @@ type NUMANode struct {
 
 // PCI device kinds the probe records.
 const (
-	// KindGPU is a display or 3D controller (class 0x0300 / 0x0302).
+	// KindGPU is an NVIDIA VGA or 3D controller (vendor 0x10de, class
+	// 0x0300 / 0x0302).
 	KindGPU = "gpu"
+	// KindDisplay is any other display controller of class 0x0300 /
+	// 0x0302, such as a BMC's ASPEED VGA: listed, never counted as a GPU.
+	KindDisplay = "display"
 	// KindNVSwitch is an NVIDIA NVSwitch (vendor 0x10de, class 0x0680).
 	KindNVSwitch = "nvswitch"
 	// KindInfiniBand is an InfiniBand controller (class 0x0207).
@@ -374,7 +383,7 @@ const (
 type PCIDevice struct {
 	// Address is the PCI address, domain included ("0000:1b:00.0").
 	Address string `json:"address"`
-	// Kind is one of KindGPU, KindNVSwitch, KindInfiniBand, KindEthernet.
+	// Kind is one of KindGPU, KindDisplay, KindNVSwitch, KindInfiniBand, KindEthernet.
 	Kind string `json:"kind"`
 	// Class is the 24-bit class code as sysfs prints it ("0x030200").
 	Class string `json:"class"`
@@ -669,8 +678,9 @@ func (n *Node) devices(kind string) []PCIDevice {
 // CUDA_DEVICE_ORDER=PCI_BUS_ID and nvidia-smi use.
 func (n *Node) GPUs() []PCIDevice { return n.devices(KindGPU) }
 
-// NVIDIAGPUs returns the GPUs whose vendor is NVIDIA (0x10de), leaving out
-// BMC display controllers such as ASPEED's.
+// NVIDIAGPUs returns the GPUs whose vendor is NVIDIA (0x10de). Since a BMC
+// display controller such as ASPEED's is KindDisplay, this is GPUs; it is
+// kept as the name callers that mean "NVIDIA's" use.
 func (n *Node) NVIDIAGPUs() []PCIDevice {
 	var out []PCIDevice
 	for _, d := range n.GPUs() {
@@ -680,6 +690,10 @@ func (n *Node) NVIDIAGPUs() []PCIDevice {
 	}
 	return out
 }
+
+// Displays returns the display controllers that are not NVIDIA GPUs (a
+// BMC's VGA).
+func (n *Node) Displays() []PCIDevice { return n.devices(KindDisplay) }
 
 // NVSwitches returns the NVSwitch devices.
 func (n *Node) NVSwitches() []PCIDevice { return n.devices(KindNVSwitch) }
@@ -775,6 +789,9 @@ func (n *Node) Fingerprint() string {
 	c := *n
 	c.Host = ""
 	c.Root = ""
+	// The node's own name and machine id tell hosts apart; they say
+	// nothing a plan depends on.
+	c.Hostname, c.MachineID = "", ""
 	// Free huge pages change with every job that maps one; a saved plan must
 	// not go stale because a training job started.
 	c.HugePages.Free = 0

@@ -351,6 +351,7 @@ func interpret(raw *rawFacts) *Node {
 		p.warnf("%s cannot be read: %s", path, raw.errors[path])
 	}
 	p.osRelease()
+	p.identity()
 	p.kernel()
 	p.driver()
 	p.modules()
@@ -425,6 +426,19 @@ func (p *interpreter) osRelease() {
 		IDLike:    strings.Fields(vars["ID_LIKE"]),
 		VersionID: vars["VERSION_ID"],
 		Pretty:    vars["PRETTY_NAME"],
+	}
+}
+
+// identity reads the node's host name and machine id.
+func (p *interpreter) identity() {
+	for _, f := range []string{"/proc/sys/kernel/hostname", "/etc/hostname"} {
+		if s, ok := p.file(f); ok && strings.TrimSpace(s) != "" {
+			p.n.Hostname = strings.TrimSpace(s)
+			break
+		}
+	}
+	if s, ok := p.file("/etc/machine-id"); ok {
+		p.n.MachineID = strings.TrimSpace(s)
 	}
 }
 
@@ -1085,8 +1099,11 @@ func (p *interpreter) pci() {
 			Parents:          []string{},
 		}
 		switch {
-		case strings.HasPrefix(d.Class, "0x0300"), strings.HasPrefix(d.Class, "0x0302"):
+		case (strings.HasPrefix(d.Class, "0x0300") || strings.HasPrefix(d.Class, "0x0302")) && d.Vendor == VendorNVIDIA:
 			d.Kind = KindGPU
+		case strings.HasPrefix(d.Class, "0x0300"), strings.HasPrefix(d.Class, "0x0302"):
+			// A BMC's VGA (ASPEED on most GPU servers) is a display, not a GPU.
+			d.Kind = KindDisplay
 		case strings.HasPrefix(d.Class, "0x0207"):
 			d.Kind = KindInfiniBand
 		case strings.HasPrefix(d.Class, "0x0200"):

@@ -238,6 +238,10 @@ f /etc/os-release
 rp /etc/os-release
 [ -f "$_r" ] || f /usr/lib/os-release
 v /proc/sys/kernel/osrelease /proc/cmdline
+# The node's own name and identity: the kernel's host name (an unpacked
+# image has none, so /etc/hostname too) and the systemd machine id, which
+# tells two hosts apart that an inventory gave the same address.
+v /proc/sys/kernel/hostname /etc/hostname /etc/machine-id
 f /proc/driver/nvidia/version /proc/modules
 if rp /proc/sys/kernel/arch && [ -f "$_r" ]; then
 	v /proc/sys/kernel/arch

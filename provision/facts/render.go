@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/hostrange"
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -40,15 +41,127 @@ func RenderJSON(w io.Writer, hosts []HostFacts) error {
 	return enc.Encode(Document{FormatVersion: jsonformat.Version, Hosts: hosts})
 }
 
-// RenderText writes each host's facts as a short listing for reading.
+// RenderText writes the fleet table (host | OS | kernel | driver | CUDA |
+// NCCL | GPUs | status), then each distinct listing once under the hosts
+// that share it (folded Slurm style, as plan folds identical hosts): 32
+// unreachable hosts with one error read as one block, not 32.
 func RenderText(w io.Writer, hosts []HostFacts) {
-	for _, r := range hosts {
-		renderHost(w, r)
+	renderTable(w, hosts)
+	fmt.Fprintln(w)
+	type block struct {
+		host HostFacts
+		text string
+	}
+	var blocks []block
+	for _, h := range hosts {
+		var b strings.Builder
+		renderHost(&b, h)
+		blocks = append(blocks, block{h, b.String()})
+	}
+	for _, g := range hostrange.GroupBy(blocks, func(b block) string { return b.text }) {
+		names := make([]string, len(g.Items))
+		for i, b := range g.Items {
+			names[i] = b.host.Host
+		}
+		title := transport.HostText(hostrange.Fold(names))
+		if len(names) > 1 {
+			title += fmt.Sprintf(" (%d hosts)", len(names))
+		}
+		fmt.Fprintf(w, "%s\n%s", title, g.Key)
 	}
 }
 
+// Row is one host's line of the fleet table.
+type Row struct {
+	// OS is the distribution and version ("ubuntu 22.04").
+	OS string
+	// Kernel is the running kernel release.
+	Kernel string
+	// Driver is the loaded NVIDIA driver, "none" when none is loaded.
+	Driver string
+	// CUDA is the newest CUDA toolkit under /usr/local, "-" when none.
+	CUDA string
+	// NCCL is the installed NCCL package's version, "-" when none.
+	NCCL string
+	// GPUs is the number of NVIDIA GPUs on the PCI bus.
+	GPUs string
+	// Status is "ok", "N warning(s)" or "error".
+	Status string
+}
+
+// TableRow summarises one host for the fleet table.
+func TableRow(h HostFacts) Row {
+	if h.Error != "" || h.Facts == nil {
+		return Row{OS: "-", Kernel: "-", Driver: "-", CUDA: "-", NCCL: "-", GPUs: "-", Status: "error"}
+	}
+	n := h.Facts
+	r := Row{OS: strings.TrimSpace(n.OS.ID + " " + n.OS.VersionID), Kernel: n.Kernel.Release, Driver: "none", CUDA: "-", NCCL: "-",
+		GPUs: fmt.Sprint(len(n.NVIDIAGPUs())), Status: "ok"}
+	if r.OS == "" {
+		r.OS = "unknown"
+	}
+	if n.Driver != nil {
+		r.Driver = n.Driver.Version
+	}
+	for _, t := range n.CUDAToolkits {
+		// Sorted by path; the last versioned one is the newest install.
+		if t.Version != "" {
+			r.CUDA = t.Version
+		}
+	}
+	for _, name := range []string{"libnccl2", "libnccl"} {
+		if v, ok := n.Package(name); ok {
+			r.NCCL = v
+			break
+		}
+	}
+	if k := len(n.Warnings); k > 0 {
+		r.Status = fmt.Sprintf("%d warning(s)", k)
+	}
+	return r
+}
+
+func renderTable(w io.Writer, hosts []HostFacts) {
+	type line struct {
+		host string
+		cols []string
+	}
+	var rows []line
+	groups := hostrange.GroupBy(hosts, func(h HostFacts) string {
+		r := TableRow(h)
+		return strings.Join([]string{r.OS, r.Kernel, r.Driver, r.CUDA, r.NCCL, r.GPUs, r.Status}, "\x00")
+	})
+	for _, g := range groups {
+		names := make([]string, len(g.Items))
+		for i, h := range g.Items {
+			names[i] = h.Host
+		}
+		cols := strings.Split(g.Key, "\x00")
+		for i := range cols {
+			cols[i] = transport.HostText(cols[i])
+		}
+		rows = append(rows, line{transport.HostText(hostrange.Fold(names)), cols})
+	}
+	head := line{"HOST", []string{"OS", "KERNEL", "DRIVER", "CUDA", "NCCL", "GPUS", "STATUS"}}
+	width := make([]int, 8)
+	for _, l := range append([]line{head}, rows...) {
+		width[0] = max(width[0], len(l.host))
+		for i, c := range l.cols {
+			width[i+1] = max(width[i+1], len(c))
+		}
+	}
+	for _, l := range append([]line{head}, rows...) {
+		parts := []string{fmt.Sprintf("%-*s", width[0], l.host)}
+		for i, c := range l.cols {
+			parts = append(parts, fmt.Sprintf("%-*s", width[i+1], c))
+		}
+		fmt.Fprintln(w, strings.TrimRight(strings.Join(parts, "  "), " "))
+	}
+}
+
+// renderHost writes one host's listing, without its name: RenderText
+// prints the listing once for every group of hosts it is identical for.
 func renderHost(w io.Writer, r HostFacts) {
-	fmt.Fprintf(w, "%s\n", r.Host)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n\n", r.Error)
 		return
@@ -72,6 +185,9 @@ func renderHost(w io.Writer, r HostFacts) {
 	row("memory", humanBytes(n.MemoryBytes))
 	row("numa nodes", fmt.Sprint(len(n.NUMA)))
 	row("pci", fmt.Sprintf("%d GPU(s), %d NVSwitch(es), %d NIC(s), %d RDMA device(s)", len(n.NVIDIAGPUs()), len(n.NVSwitches()), len(n.NICs()), len(n.RDMA)))
+	for _, d := range n.Displays() {
+		row("display", d.Address+" vendor "+d.Vendor+" device "+d.Device+" (not a GPU: a BMC or on-board VGA)")
+	}
 	if n.Shm.Mounted {
 		row("/dev/shm", humanBytes(n.Shm.SizeBytes))
 	}

@@ -22,6 +22,8 @@ package sim
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"embed"
 	"errors"
 	"fmt"
@@ -130,7 +132,7 @@ func validName(s string) bool {
 // root. A root that is already there is left as it is, so what apply
 // changed persists between runs; Reset starts it over.
 func Materialize(name, stateDir string) (string, error) {
-	return materialize(name, filepath.Join(stateDir, name))
+	return materialize(name, filepath.Join(stateDir, name), name)
 }
 
 // MaterializeHost is Materialize for an inventory host: "sim://P" lives in
@@ -141,11 +143,12 @@ func MaterializeHost(host, stateDir string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%q is not a simulated host (want %sPROFILE[/INSTANCE])", host, Scheme)
 	}
-	dir := profile
+	dir, hostname := profile, profile
 	if instance != "" {
 		dir += "@" + instance
+		hostname = instance
 	}
-	return materialize(profile, filepath.Join(stateDir, dir))
+	return materialize(profile, filepath.Join(stateDir, dir), hostname)
 }
 
 // Reset removes a materialised root so the next Materialize starts from
@@ -246,7 +249,10 @@ func checkRoot(root, name string) error {
 	return nil
 }
 
-func materialize(name, root string) (string, error) {
+// materialize extracts profile name into root; hostname is the simulated
+// node's own host name (the instance, else the profile), which with a
+// machine id derived from it tells simulated hosts apart in facts.
+func materialize(name, root, hostname string) (string, error) {
 	if !validName(name) {
 		return "", fmt.Errorf("bad simulated profile name %q", name)
 	}
@@ -280,6 +286,10 @@ func materialize(name, root string) (string, error) {
 		os.RemoveAll(tmp)
 		return "", fmt.Errorf("materialising %s: %w", name, err)
 	}
+	if err := writeIdentity(tmp, hostname); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("materialising %s: %w", name, err)
+	}
 	if err := os.WriteFile(filepath.Join(tmp, MarkerFile), []byte(markerHeader+"\nprofile "+name+"\n"), 0o600); err != nil {
 		os.RemoveAll(tmp)
 		return "", err
@@ -295,6 +305,22 @@ func materialize(name, root string) (string, error) {
 		return "", err
 	}
 	return root, nil
+}
+
+// writeIdentity gives a root its host name and a machine id derived from
+// it (stable across runs, distinct between instances), as systemd writes
+// /etc/machine-id: 32 lowercase hex digits.
+func writeIdentity(dir, hostname string) error {
+	sum := sha256.Sum256([]byte("gpuform-sim " + hostname))
+	for p, v := range map[string]string{
+		"proc/sys/kernel/hostname": hostname,
+		"etc/machine-id":           hex.EncodeToString(sum[:16]),
+	} {
+		if err := writeFile(filepath.Join(dir, filepath.FromSlash(p)), []byte(v+"\n")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // build writes profile name (and the layers it names) into dir.
