@@ -131,6 +131,21 @@ func FetchNVML(ctx context.Context, t transport.Transport, opts FetchOptions) (*
 		return nil, fmt.Errorf("%v; nvidia-smi fallback: %w", agentErr, err)
 	}
 	rep.Warnings = append(rep.Warnings, "NVML agent not used: "+agentErr.Error())
+	// The topology matrix gives the fallback the GPU pair, GPU–NIC and
+	// NUMA facts; without it those checks are skipped as before.
+	res, err = t.Run(ctx, transport.Command{Script: smi.TopoCommand})
+	switch {
+	case err != nil:
+		rep.Warnings = append(rep.Warnings, smi.TopoCommand+": "+err.Error())
+	case res.ExitCode != 0:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: exit %d: %s", smi.TopoCommand, res.ExitCode, cmp.Or(text.FirstLine(string(res.Stdout)), text.FirstLine(string(res.Stderr)))))
+	default:
+		if top, err := smi.ParseTopo(res.Stdout); err != nil {
+			rep.Warnings = append(rep.Warnings, err.Error())
+		} else {
+			top.Apply(rep)
+		}
+	}
 	return rep, nil
 }
 

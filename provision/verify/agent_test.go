@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -112,5 +113,49 @@ func TestFetchNVMLFallback(t *testing.T) {
 	tr = local.New("localhost", local.WithEnv(map[string]string{"PATH": t.TempDir() + ":/usr/bin:/bin", "HOME": home}))
 	if _, err := FetchNVML(ctx, tr, FetchOptions{LocalBinary: bad}); err == nil || !strings.Contains(err.Error(), "nvidia-smi fallback") {
 		t.Fatalf("no path at all: %v", err)
+	}
+}
+
+// TestFetchNVMLFallbackTopology: on the nvidia-smi path the topology
+// matrix of `nvidia-smi topo -m` feeds the GPU–NIC and NUMA checks, which
+// used to be skipped there. Real captures: an A100's -q -x with an HGX
+// A100's matrix (GPU0 reaches mlx5_2 at PXB, mlx5_6 across the SMP link).
+func TestFetchNVMLFallbackTopology(t *testing.T) {
+	xml, err := filepath.Abs("smi/testdata/nvidia-smi-q-x-A100-sxm4-80gb-mig-driver535-one-of-4.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := filepath.Abs("smi/testdata/topo/topo-m-8xA100-nv12-17nic.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stand := t.TempDir()
+	script := "#!/bin/sh\nif [ \"$1\" = topo ]; then cat " + topo + "; else cat " + xml + "; fi\n"
+	if err := os.WriteFile(filepath.Join(stand, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := local.New("localhost", local.WithEnv(map[string]string{"PATH": stand + ":/usr/bin:/bin"}))
+	rep, err := FetchNVML(context.Background(), tr, FetchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Collected(nvmlfacts.FactTopology) || !rep.Collected(nvmlfacts.FactNUMA) || rep.Collected(nvmlfacts.FactNVLink) {
+		t.Errorf("not collected: %v, want only nvlink and xid", rep.NotCollected)
+	}
+	got := map[string]CheckResult{}
+	for _, nic := range []string{"mlx5_2", "mlx5_6"} {
+		exp := Expectation{NUMANode: map[int]int{0: 0}, NIC: map[int]NICExpectation{0: {NIC: nic}}}
+		for _, r := range Check(exp, rep, HostFacts{}) {
+			got[r.ID+" "+nic] = r
+		}
+	}
+	if r := got["nvml.gpu_nic[gpu0] mlx5_2"]; r.Status != StatusPass || r.Observed != "mlx5_2 at PXB" {
+		t.Errorf("gpu0–mlx5_2: %+v", r)
+	}
+	if r := got["nvml.gpu_nic[gpu0] mlx5_6"]; r.Status != StatusFail || !strings.Contains(r.Message, "SYS") {
+		t.Errorf("gpu0–mlx5_6: %+v", r)
+	}
+	if r := got["nvml.numa_node[gpu0] mlx5_2"]; r.Status != StatusPass || r.Observed != "0 (CPUs 0-103)" {
+		t.Errorf("numa: %+v", r)
 	}
 }

@@ -137,6 +137,12 @@ func (c *collector) gpu(i int, d nvml.Device) GPU {
 			g.PCIDeviceID = fmt.Sprintf("0x%08X", p.PciDeviceId)
 		}
 	}
+	if v, ret := d.GetSerial(); c.ok(ret, where, "GetSerial") {
+		g.Serial = v
+	}
+	if v, ret := d.GetVirtualizationMode(); c.ok(ret, where, "GetVirtualizationMode") {
+		g.Virtualization = virtualizationName(v)
+	}
 	g.NUMANode = c.numaNode(where, d)
 	maxCPUs := c.opts.MaxCPUs
 	if maxCPUs <= 0 {
@@ -461,4 +467,22 @@ func cpuList(words []uint) string {
 func IsInitError(err error) bool {
 	var ie *InitError
 	return errors.As(err, &ie)
+}
+
+// virtualizationName names an nvmlGpuVirtualizationMode the way
+// nvidia-smi -q does, so both paths report alike.
+func virtualizationName(m nvml.GpuVirtualizationMode) string {
+	switch m {
+	case nvml.GPU_VIRTUALIZATION_MODE_NONE:
+		return VirtNone
+	case nvml.GPU_VIRTUALIZATION_MODE_PASSTHROUGH:
+		return VirtPassThrough
+	case nvml.GPU_VIRTUALIZATION_MODE_VGPU:
+		return VirtVGPU
+	case nvml.GPU_VIRTUALIZATION_MODE_HOST_VGPU:
+		return "Host VGPU"
+	case nvml.GPU_VIRTUALIZATION_MODE_HOST_VSGA:
+		return "Host VSGA"
+	}
+	return fmt.Sprintf("mode %d", m)
 }

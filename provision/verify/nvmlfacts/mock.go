@@ -380,6 +380,12 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	d.UUID = fmt.Sprintf("GPU-%08x-0000-4000-8000-%012x", crc(m.name), i)
 	d.PciBusID = busID
 	d.GetNameFunc = func() (string, nvml.Return) { return m.gpuName, nvml.SUCCESS }
+	// A 13-digit board serial as real boards print it (the A100 fixture's
+	// 1650522003820), numbered per GPU: simulated, not any real board's.
+	d.GetSerialFunc = func() (string, nvml.Return) { return fmt.Sprintf("16505220%05d", i), nvml.SUCCESS }
+	d.GetVirtualizationModeFunc = func() (nvml.GpuVirtualizationMode, nvml.Return) {
+		return nvml.GPU_VIRTUALIZATION_MODE_NONE, nvml.SUCCESS
+	}
 	d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
 		p := nvml.PciInfo{PciDeviceId: d.Config.PciDeviceId}
 		putCString(p.BusId[:], busID)

@@ -81,6 +81,13 @@ type GPU struct {
 	Name string `json:"name"`
 	// BusID is the PCI address, "00000000:18:00.0" as NVML prints it.
 	BusID string `json:"pci_bus_id"`
+	// Serial is the board serial number (nvmlDeviceGetSerial, nvidia-smi's
+	// "Serial Number"): what an RMA ticket asks for; "" when not reported.
+	Serial string `json:"serial,omitempty"`
+	// Virtualization is the GPU's virtualization mode as nvidia-smi names
+	// it ("None", "Pass-Through", "VGPU", "Host VGPU", "Host VSGA"); a GPU
+	// passed through to a VM sits on a virtual PCIe topology.
+	Virtualization string `json:"virtualization_mode,omitempty"`
 	// PCIDeviceID is the combined device/vendor id, e.g. "0x233010DE".
 	PCIDeviceID string `json:"pci_device_id,omitempty"`
 	// NUMANode is the NUMA node closest to the GPU (host memory affinity,
@@ -192,8 +199,29 @@ type GPUPair struct {
 	A int `json:"a"`
 	// B is the higher GPU index.
 	B int `json:"b"`
-	// Level is the common ancestor.
-	Level Level `json:"level"`
+	// Level is the PCIe common ancestor; "" when only NVLinks is known
+	// (`nvidia-smi topo -m` shows NV# instead of the PCIe path).
+	Level Level `json:"level,omitempty"`
+	// NVLinks is the number of bonded NVLinks between the pair as
+	// `nvidia-smi topo -m` prints it (NV18); 0 when not reported.
+	NVLinks int `json:"nvlinks,omitempty"`
+}
+
+// Virtualization modes as nvidia-smi names them (nvmlGpuVirtualizationMode).
+const (
+	// VirtNone is a GPU on bare metal.
+	VirtNone = "None"
+	// VirtPassThrough is a whole GPU passed through to a virtual machine.
+	VirtPassThrough = "Pass-Through"
+	// VirtVGPU is a virtual GPU inside a virtual machine.
+	VirtVGPU = "VGPU"
+)
+
+// InVM reports whether the GPU is seen from inside a virtual machine
+// (passed through or a vGPU): its PCIe link and topology are what the
+// hypervisor presents.
+func (g *GPU) InVM() bool {
+	return g.Virtualization == VirtPassThrough || g.Virtualization == VirtVGPU
 }
 
 // NICPair is the topology common ancestor of a GPU and a NIC.

@@ -37,6 +37,8 @@ type gpu struct {
 	ID              string     `xml:"id,attr"`
 	ProductName     string     `xml:"product_name"`
 	UUID            string     `xml:"uuid"`
+	Serial          string     `xml:"serial"`
+	Virtualization  string     `xml:"gpu_virtualization_mode>virtualization_mode"`
 	PersistenceMode string     `xml:"persistence_mode"`
 	MIG             modePair   `xml:"mig_mode"`
 	PCI             pci        `xml:"pci"`
@@ -146,6 +148,8 @@ func convert(i int, g gpu) nvmlfacts.GPU {
 	if out.BusID == "" {
 		out.BusID = strings.TrimSpace(g.ID)
 	}
+	out.Serial = na(g.Serial)
+	out.Virtualization = na(g.Virtualization)
 	if id := na(g.PCI.DeviceID); id != "" {
 		out.PCIDeviceID = "0x" + strings.ToUpper(id)
 	}
