@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/local"
-	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
 // countingTransport counts the commands that streamed stdin (uploads) and
