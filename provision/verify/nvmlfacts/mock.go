@@ -151,7 +151,8 @@ func dgxB200Layout() MockLayout {
 // 0) and 81:00.0/.1 (NUMA 1), CPUs 0-31 and 32-63. GPU addresses 01, 41, C1
 // and E1 are from the public lspci dump the module cites; the four slots it
 // left empty are modelled (21+n, 61, 81+n, A1 style addresses are avoided so
-// that no GPU shares a NIC's bus).
+// that no GPU shares a NIC's bus). The levels of the four real slots match
+// that host's own `nvidia-smi topo -m` (smi's TestMockL40SMatchesCapture).
 func l40sLayout() MockLayout {
 	l := MockLayout{SameSwitch: LevelPIX, CPUs: map[int]string{0: "0-31", 1: "32-63"}}
 	for i, bus := range []string{"01", "11", "41", "51", "c1", "d1", "e1", "f1"} {
