@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -33,6 +34,42 @@ type CheckResult struct {
 	Expected string `json:"expected"`
 	// Message explains a failure, skip or error in words.
 	Message string `json:"message,omitempty"`
+	// GPU identifies the GPU a per-GPU check judged, for an RMA ticket or
+	// a drain; nil on node-wide checks and when the GPU is not present.
+	GPU *GPURef `json:"gpu,omitempty"`
+}
+
+// GPURef is what identifies one GPU to an operator and to NVIDIA support.
+type GPURef struct {
+	// Index is the NVML index (the N of "[gpuN]").
+	Index int `json:"index"`
+	// BusID is the PCI address as NVML prints it ("00000000:1B:00.0").
+	BusID string `json:"pci_bus_id"`
+	// UUID is the GPU's UUID ("GPU-…").
+	UUID string `json:"uuid,omitempty"`
+	// Serial is the board serial number; "" when the GPU does not report one.
+	Serial string `json:"serial,omitempty"`
+}
+
+// identifyGPUs attaches the judged GPU's identity to every per-GPU result.
+func identifyGPUs(rep *nvmlfacts.Report, out []CheckResult) {
+	if rep == nil {
+		return
+	}
+	for i := range out {
+		d, ok := LookupCheck(out[i].ID)
+		if !ok || d.Scope != ScopeGPU {
+			continue
+		}
+		_, n, _ := strings.Cut(out[i].ID, "[gpu")
+		idx, err := strconv.Atoi(strings.TrimSuffix(n, "]"))
+		if err != nil {
+			continue
+		}
+		if g := rep.GPUByIndex(idx); g != nil {
+			out[i].GPU = &GPURef{Index: g.Index, BusID: g.BusID, UUID: g.UUID, Serial: g.Serial}
+		}
+	}
 }
 
 // Check judges a node. rep may be nil when no NVML facts could be read:
@@ -59,6 +96,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	explainPending(out, pending)
 	out = append(out, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
+	identifyGPUs(rep, out)
 	return redactResults(exp, out)
 }
 

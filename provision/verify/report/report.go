@@ -9,7 +9,12 @@
 package report
 
 import (
+	"cmp"
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/hostrange"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -25,6 +30,25 @@ type Document struct {
 	Hosts []Host `json:"hosts"`
 	// Summary counts hosts and checks by outcome.
 	Summary Summary `json:"summary"`
+	// Groups folds hosts with identical outcomes, as the text report
+	// prints them: hosts stays per host (with every GPU's identity), groups
+	// says which hosts share which problems.
+	Groups []Group `json:"groups"`
+}
+
+// Group is a set of hosts whose checks came out the same: the same
+// statuses, and the same observed, expected and message on every check
+// that did not pass.
+type Group struct {
+	// Hosts are the hosts folded Slurm style ("gpu[001-020]").
+	Hosts string `json:"hosts"`
+	// HostCount is how many hosts the group holds.
+	HostCount int `json:"host_count"`
+	// OK is true when no check of these hosts failed or errored.
+	OK bool `json:"ok"`
+	// Problems are the failed and errored checks, "id: message", in
+	// check order.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Host is one host's checks.
@@ -104,7 +128,41 @@ func New(tier verify.Tier, hosts []Host) *Document {
 			d.Summary.HostsFailed++
 		}
 	}
+	d.Groups = groups(d.Hosts)
 	return d
+}
+
+// groups folds hosts with identical outcomes. Observed values of passed
+// checks (temperatures) and GPU serials differ between identical hosts and
+// are left out of what is compared.
+func groups(hosts []Host) []Group {
+	key := func(h Host) string {
+		var b strings.Builder
+		b.WriteString(h.Source)
+		for _, c := range h.Checks {
+			fmt.Fprintf(&b, "\x00%s\x01%s", c.ID, c.Status)
+			if c.Status != verify.StatusPass {
+				fmt.Fprintf(&b, "\x01%s\x01%s\x01%s", c.Observed, c.Expected, c.Message)
+			}
+		}
+		return b.String()
+	}
+	out := []Group{}
+	for _, g := range hostrange.GroupBy(hosts, key) {
+		names := make([]string, len(g.Items))
+		for i, h := range g.Items {
+			names[i] = h.Host
+		}
+		grp := Group{Hosts: hostrange.Fold(names), HostCount: len(names), OK: true}
+		for _, c := range g.Items[0].Checks {
+			if c.Status == verify.StatusFail || c.Status == verify.StatusError {
+				grp.OK = false
+				grp.Problems = append(grp.Problems, c.ID+": "+cmp.Or(c.Message, string(c.Status)))
+			}
+		}
+		out = append(out, grp)
+	}
+	return out
 }
 
 // OK reports whether every check of every host passed or was skipped; the

@@ -5,9 +5,11 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,5 +187,93 @@ func TestJUnitSchema(t *testing.T) {
 				t.Fatalf("xmllint: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// fleetDocument is 32 simulated DGX H100 hosts with mixed results: 20
+// healthy, 2 with a PCIe link at x8 on gpu3, 1 with an NVLink down on gpu6,
+// 8 refusing SSH alike and 1 failing authentication.
+func fleetDocument(t testing.TB) *Document {
+	t.Helper()
+	on := true
+	exp := verify.Expectation{GPUCount: 8, GPUModel: "H100", DriverVersion: "550.54.15", PersistenceMode: &on, NVLink: verify.NVLinkAllActive}
+	var hosts []Host
+	for i := 1; i <= 32; i++ {
+		name := fmt.Sprintf("gpu%03d", i)
+		var faults []nvmlfacts.Fault
+		switch {
+		case i > 31:
+			hosts = append(hosts, UnreachableHost(name, errors.New("ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey]"), time.Second))
+			continue
+		case i > 23:
+			hosts = append(hosts, UnreachableHost(name, errors.New("dial tcp: connect: connection refused"), time.Second))
+			continue
+		case i == 23:
+			faults = []nvmlfacts.Fault{{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6}}
+		case i > 20:
+			faults = []nvmlfacts.Fault{{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}}
+		}
+		m, err := nvmlfacts.NewMock(nvmlfacts.MockDGXH100, faults...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := nvmlfacts.Collect(context.Background(), m, nvmlfacts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.Source, rep.Mock = nvmlfacts.SourceMock, nvmlfacts.MockDGXH100
+		hosts = append(hosts, NewHost(name, verify.Check(exp, rep, verify.HostFacts{}), time.Second))
+	}
+	return New(verify.TierProbe, hosts)
+}
+
+// TestFleetGrouped: 32 hosts with five distinct outcomes read as five
+// blocks (hosts folded, each error once), and the JSON says the same in
+// its groups while keeping every host with its GPUs' identities.
+func TestFleetGrouped(t *testing.T) {
+	d := fleetDocument(t)
+	var text bytes.Buffer
+	if err := WriteText(&text, d, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fleet-32.txt", text.Bytes())
+	if n := strings.Count(text.String(), "connection refused"); n != 1 {
+		t.Errorf("the shared error is printed %d times, want once", n)
+	}
+	if lines := strings.Count(text.String(), "\n"); lines > 40 {
+		t.Errorf("%d lines for 32 hosts with 5 distinct outcomes:\n%s", lines, text.String())
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, d); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Hosts []struct {
+			Checks []verify.CheckResult `json:"checks"`
+		} `json:"hosts"`
+		Summary Summary `json:"summary"`
+		Groups  []Group `json:"groups"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Hosts) != 32 || len(back.Groups) != 5 {
+		t.Fatalf("%d hosts, %d groups, want 32 and 5", len(back.Hosts), len(back.Groups))
+	}
+	short, err := json.MarshalIndent(struct {
+		Summary Summary `json:"summary"`
+		Groups  []Group `json:"groups"`
+	}{back.Summary, back.Groups}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fleet-32.groups.json", append(short, '\n'))
+	// The failed PCIe check of gpu021 names the GPU as an RMA ticket needs it.
+	for _, c := range back.Hosts[20].Checks {
+		if c.ID == "nvml.pcie_link[gpu3]" {
+			if c.Status != verify.StatusFail || c.GPU == nil || c.GPU.Index != 3 || c.GPU.BusID != "00000000:61:00.0" || c.GPU.UUID == "" || c.GPU.Serial == "" {
+				t.Errorf("failed check without the GPU's identity: %+v %+v", c, c.GPU)
+			}
+		}
 	}
 }

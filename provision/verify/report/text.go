@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/hostrange"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 )
@@ -31,20 +32,26 @@ const (
 // WriteText renders d for a person: a block per host with one line per
 // check (status, id, observed and expected), the reason under each failure,
 // and a closing summary line.
+//
+// Hosts whose blocks read the same (same NVML source, same failures, same
+// number of passes) are printed once under their names folded Slurm style,
+// as plan folds identical hosts: 32 unreachable hosts are one block.
 func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 	p := &printer{w: w, color: opts.Color}
-	for i, h := range d.Hosts {
-		if i > 0 {
-			p.line("")
-		}
-		title := h.Host
-		if h.Source != "" {
-			title += p.paint(ansiDim, " ("+h.Source+")")
-		}
-		p.line(p.paint(ansiBold, "Host ") + title)
+	type block struct {
+		host string
+		head string
+		body string
+	}
+	var blocks []block
+	for _, h := range d.Hosts {
+		var b strings.Builder
+		hp := &printer{w: &b, color: opts.Color}
 		width := 0
 		for _, c := range h.Checks {
-			width = max(width, len(c.ID))
+			if c.Status != verify.StatusPass || opts.Verbose {
+				width = max(width, len(label(c)))
+			}
 		}
 		passed := 0
 		for _, c := range h.Checks {
@@ -52,10 +59,32 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 				passed++
 				continue
 			}
-			p.check(c, width)
+			hp.check(c, width)
 		}
 		if passed > 0 {
-			p.line(p.paint(ansiGreen, fmt.Sprintf("  %d checks passed", passed)))
+			hp.line(hp.paint(ansiGreen, fmt.Sprintf("  %d checks passed", passed)))
+		}
+		head := ""
+		if h.Source != "" {
+			head = p.paint(ansiDim, " ("+h.Source+")")
+		}
+		blocks = append(blocks, block{host: h.Host, head: head, body: b.String()})
+	}
+	for i, g := range hostrange.GroupBy(blocks, func(b block) string { return b.head + "\x00" + b.body }) {
+		if i > 0 {
+			p.line("")
+		}
+		names := make([]string, len(g.Items))
+		for k, b := range g.Items {
+			names[k] = b.host
+		}
+		title := hostrange.Fold(names)
+		if len(names) > 1 {
+			title += fmt.Sprintf(" (%d hosts)", len(names))
+		}
+		p.line(p.paint(ansiBold, "Host ") + transport.HostText(title) + g.Items[0].head)
+		if p.err == nil {
+			_, p.err = io.WriteString(w, g.Items[0].body)
 		}
 	}
 	s := d.Summary
@@ -116,8 +145,17 @@ func (p *printer) check(c verify.CheckResult, width int) {
 	if c.Expected != "" && c.Status != verify.StatusPass {
 		vals = append(vals, "expected "+transport.HostText(c.Expected))
 	}
-	p.line(strings.TrimRight(fmt.Sprintf("  %s  %-*s  %s", tag, width, c.ID, strings.Join(vals, ", ")), " "))
+	p.line(strings.TrimRight(fmt.Sprintf("  %s  %-*s  %s", tag, width, label(c), strings.Join(vals, ", ")), " "))
 	if c.Message != "" && c.Status != verify.StatusPass {
 		p.line(fmt.Sprintf("  %s  %s", strings.Repeat(" ", 5), transport.HostText(c.Message)))
 	}
+}
+
+// label is a check's id as the text report shows it: a per-GPU check with
+// the GPU's PCI bus id, which is what an operator finds the GPU by.
+func label(c verify.CheckResult) string {
+	if c.GPU != nil && c.GPU.BusID != "" {
+		return c.ID + " (" + transport.HostText(c.GPU.BusID) + ")"
+	}
+	return c.ID
 }
