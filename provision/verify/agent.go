@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -98,7 +99,15 @@ type FetchOptions struct {
 	AgentArgs []string
 	// CacheDir is passed to EnsureAgentIn.
 	CacheDir string
+	// SMITimeout bounds each nvidia-smi run of the fallback; 0 means
+	// DefaultSMITimeout.
+	SMITimeout time.Duration
 }
+
+// DefaultSMITimeout is how long one nvidia-smi run may take. It answers in
+// seconds on a healthy node; a GPU that stopped responding hangs it for
+// good, and the tier's budget should not go to waiting for it.
+const DefaultSMITimeout = 30 * time.Second
 
 // FetchNVML reads a node's NVML facts: through the agent when it can be
 // copied and run there, else from `nvidia-smi -q -x`. The returned report's
@@ -119,12 +128,12 @@ func FetchNVML(ctx context.Context, t transport.Transport, opts FetchOptions) (*
 	} else {
 		agentErr = errors.New("no agent binary for this node")
 	}
-	res, err := t.Run(ctx, transport.Command{Script: smi.Command})
+	res, err := runSMI(ctx, t, smi.Command, opts.SMITimeout)
 	if err != nil {
-		return nil, fmt.Errorf("%v; nvidia-smi fallback: %w", agentErr, err)
+		return nil, diagnose(ctx, t, agentErr, err)
 	}
 	if res.ExitCode != 0 {
-		return nil, fmt.Errorf("%v; nvidia-smi fallback: exit %d: %s", agentErr, res.ExitCode, cmp.Or(text.FirstLine(string(res.Stdout)), text.FirstLine(string(res.Stderr))))
+		return nil, diagnose(ctx, t, agentErr, fmt.Errorf("exit %d: %s", res.ExitCode, cmp.Or(text.FirstLine(string(res.Stdout)), text.FirstLine(string(res.Stderr)))))
 	}
 	rep, err := smi.Parse(res.Stdout)
 	if err != nil {
@@ -133,7 +142,7 @@ func FetchNVML(ctx context.Context, t transport.Transport, opts FetchOptions) (*
 	rep.Warnings = append(rep.Warnings, "NVML agent not used: "+agentErr.Error())
 	// The topology matrix gives the fallback the GPU pair, GPU–NIC and
 	// NUMA facts; without it those checks are skipped as before.
-	res, err = t.Run(ctx, transport.Command{Script: smi.TopoCommand})
+	res, err = runSMI(ctx, t, smi.TopoCommand, opts.SMITimeout)
 	switch {
 	case err != nil:
 		rep.Warnings = append(rep.Warnings, smi.TopoCommand+": "+err.Error())
@@ -147,6 +156,71 @@ func FetchNVML(ctx context.Context, t transport.Transport, opts FetchOptions) (*
 		}
 	}
 	return rep, nil
+}
+
+// runSMI runs one nvidia-smi command within limit (DefaultSMITimeout when
+// 0) and says so in words when it hung, rather than "context deadline
+// exceeded".
+func runSMI(ctx context.Context, t transport.Transport, script string, limit time.Duration) (transport.Result, error) {
+	if limit <= 0 {
+		limit = DefaultSMITimeout
+	}
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	res, err := t.Run(sctx, transport.Command{Script: script})
+	if err != nil && errors.Is(sctx.Err(), context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.Canceled) {
+		return res, fmt.Errorf("%s hung: no answer after %s, stopped (a GPU that stopped responding hangs nvidia-smi: look for XID 79 or 119 in dmesg)",
+			script, time.Since(start).Round(time.Second))
+	}
+	return res, err
+}
+
+// busScript counts the NVIDIA VGA and 3D controllers on the PCI bus (under
+// $GPUFORM_ROOT, as the facts probe reads) and says whether nvidia-smi is
+// installed, so that a node where neither NVML path worked is told why.
+const busScript = `n=0
+for d in "${GPUFORM_ROOT:-}"/sys/bus/pci/devices/*; do
+	read -r v < "$d/vendor" 2>/dev/null || continue
+	read -r c < "$d/class" 2>/dev/null || continue
+	case "$v:$c" in 0x10de:0x0300* | 0x10de:0x0302*) n=$((n + 1)) ;; esac
+done
+echo "gpus $n"
+if command -v nvidia-smi >/dev/null 2>&1; then echo "smi yes"; else echo "smi no"; fi
+`
+
+// diagnose explains why neither the agent nor nvidia-smi produced facts,
+// leading with what is true of the node: no NVIDIA GPU on the PCI bus, or
+// GPUs without the driver's tools; else both paths' own reasons.
+func diagnose(ctx context.Context, t transport.Transport, agentErr, smiErr error) error {
+	plain := fmt.Errorf("%v; nvidia-smi fallback: %w", agentErr, smiErr)
+	if ctx.Err() != nil {
+		return plain
+	}
+	res, err := t.Run(ctx, transport.Command{Script: busScript})
+	if err != nil || res.ExitCode != 0 {
+		return plain
+	}
+	gpus, smiInstalled := -1, true
+	for _, l := range strings.Split(string(res.Stdout), "\n") {
+		if n, ok := strings.CutPrefix(l, "gpus "); ok {
+			fmt.Sscan(n, &gpus)
+		}
+		if l == "smi no" {
+			smiInstalled = false
+		}
+	}
+	smiWhy := smiErr.Error()
+	if !smiInstalled {
+		smiWhy = "not installed"
+	}
+	switch {
+	case gpus == 0:
+		return fmt.Errorf("no NVIDIA GPU on the PCI bus (no device of vendor 0x10de, class 0x0300/0x0302; NVML agent: %v; nvidia-smi: %s)", agentErr, smiWhy)
+	case gpus > 0 && !smiInstalled:
+		return fmt.Errorf("%d NVIDIA GPU(s) on the PCI bus, but nvidia-smi is not installed and the NVML agent could not run (%v): install the NVIDIA driver", gpus, agentErr)
+	}
+	return plain
 }
 
 func runAgent(ctx context.Context, t transport.Transport, opts FetchOptions) (*nvmlfacts.Report, error) {

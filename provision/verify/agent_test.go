@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -110,9 +111,61 @@ func TestFetchNVMLFallback(t *testing.T) {
 	if err != nil || rep.Source != "nvidia-smi" || !strings.Contains(strings.Join(rep.Warnings, ""), "agent exited") {
 		t.Fatalf("bad agent: %+v %v", rep, err)
 	}
-	tr = local.New("localhost", local.WithEnv(map[string]string{"PATH": t.TempDir() + ":/usr/bin:/bin", "HOME": home}))
-	if _, err := FetchNVML(ctx, tr, FetchOptions{LocalBinary: bad}); err == nil || !strings.Contains(err.Error(), "nvidia-smi fallback") {
+	// Neither path, on a node whose PCI bus holds only the BMC's VGA: the
+	// message says so first, then both paths' reasons.
+	root := pciRoot(t, map[string]string{"0000:03:00.0": "0x1a03 0x030000"})
+	tr = local.New("localhost", local.WithEnv(map[string]string{"PATH": t.TempDir() + ":/usr/bin:/bin", "HOME": home, "GPUFORM_ROOT": root}))
+	_, err = FetchNVML(ctx, tr, FetchOptions{LocalBinary: bad})
+	if err == nil || !strings.HasPrefix(err.Error(), "no NVIDIA GPU on the PCI bus") || !strings.Contains(err.Error(), "agent exited") || strings.Contains(err.Error(), "not found") {
 		t.Fatalf("no path at all: %v", err)
+	}
+}
+
+// pciRoot makes a root whose /sys/bus/pci/devices holds the given devices
+// ("vendor class" each).
+func pciRoot(t *testing.T, devs map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for addr, vc := range devs {
+		dir := filepath.Join(root, "sys/bus/pci/devices", addr)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		v, c, _ := strings.Cut(vc, " ")
+		for name, val := range map[string]string{"vendor": v, "class": c} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(val+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// TestFetchNVMLSaysWhatIsTrue: a node without nvidia-smi is told whether it
+// has NVIDIA GPUs at all (not "eval: nvidia-smi: not found"), and a hung
+// nvidia-smi is stopped and named (not "context deadline exceeded").
+func TestFetchNVMLSaysWhatIsTrue(t *testing.T) {
+	ctx := context.Background()
+	noSMI := t.TempDir()
+	gpuRoot := pciRoot(t, map[string]string{"0000:03:00.0": "0x1a03 0x030000", "0000:1b:00.0": "0x10de 0x030200"})
+	tr := local.New("localhost", local.WithEnv(map[string]string{"PATH": noSMI + ":/usr/bin:/bin", "GPUFORM_ROOT": gpuRoot}))
+	_, err := FetchNVML(ctx, tr, FetchOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "1 NVIDIA GPU(s) on the PCI bus, but nvidia-smi is not installed") {
+		t.Errorf("GPU without driver tools: %v", err)
+	}
+
+	hung := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hung, "nvidia-smi"), []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr = local.New("localhost", local.WithEnv(map[string]string{"PATH": hung + ":/usr/bin:/bin", "GPUFORM_ROOT": gpuRoot}))
+	start := time.Now()
+	_, err = FetchNVML(ctx, tr, FetchOptions{SMITimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "nvidia-smi -q -x hung: no answer after 1s") || strings.Contains(err.Error(), "deadline exceeded") {
+		t.Errorf("hung nvidia-smi: %v", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("waited %s for a hung nvidia-smi", took)
 	}
 }
 

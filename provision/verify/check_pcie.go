@@ -47,7 +47,14 @@ func checkPCIe(exp Expectation, g *nvmlfacts.GPU) *CheckResult {
 	if len(bad) > 0 {
 		r.Status = StatusFail
 		r.Message = "downgraded PCIe link on " + g.BusID + ": " + strings.Join(bad, ", ") + " (reseat the GPU or check the riser/slot)"
-		if gen >= p.MaxGen && p.CurrentWidth >= wantWidth && exp.MinPCIeGen == 0 {
+		if g.InVM() {
+			// Inside a VM the link is what the hypervisor presents: cloud
+			// instance types wire GPUs at x8 (an A10G or T4 on AWS reports
+			// x8 of x16), and there is no GPU to reseat.
+			r.Message = fmt.Sprintf("PCIe link on %s: %s; the GPU is passed through to this virtual machine (%s), "+
+				"so the link is the one the hypervisor presents: if the instance type is built this way, set min_pcie_gen / min_pcie_width "+
+				"for this node to what it provides; otherwise report it to the cloud provider or hypervisor admin", g.BusID, strings.Join(bad, ", "), g.Virtualization)
+		} else if gen >= p.MaxGen && p.CurrentWidth >= wantWidth && exp.MinPCIeGen == 0 {
 			// The link runs at its maximum and that maximum, the lower of
 			// GPU and host, is below the GPU's own: a Gen5 GPU in a Gen4
 			// server, or a slot capped in the BIOS. Reseating fixes neither.

@@ -169,7 +169,7 @@ func Checks() []CheckDef {
 		{ID: CheckPCIeLink, Scope: ScopeGPU, Needs: NeedNVML,
 			When:   "always",
 			Judges: "generation below `MinPCIeGen` (default the GPU's max; idle GPUs judged on the link's max, which the observed value says; a host-capped link names `min_pcie_gen`) or width below `MinPCIeWidth` (default the link's max)",
-			Action: "reseat the GPU or check the riser/slot; a host-capped link: check the BIOS slot setting"},
+			Action: "reseat the GPU or check the riser/slot; a host-capped link: check the BIOS slot setting; a GPU passed through to a VM: set `min_pcie_gen`/`min_pcie_width` to what the instance provides"},
 		{ID: CheckNVLink, Scope: ScopeGPU, Needs: NeedNVML, Fact: nvmlfacts.FactNVLink,
 			When:   "`NVLink` set",
 			Judges: "`all_active`: a link down or no NVLink; `none`: a link active",

@@ -32,6 +32,14 @@ func TestFallbackReport(t *testing.T) {
 	if r := got["nvml.pcie_link[gpu0]"]; r.Status != StatusFail || r.Observed != "Gen3 x8" || r.Expected != "Gen3 x16" || !strings.Contains(r.Message, "00000000:00:1E.0") {
 		t.Errorf("pcie: %+v", r)
 	}
+	// The T4 is passed through to a cloud VM (virtualization_mode
+	// Pass-Through): the advice fits a VM, there is no GPU to reseat.
+	if r := got["nvml.pcie_link[gpu0]"]; strings.Contains(r.Message, "reseat") || !strings.Contains(r.Message, "virtual machine") || !strings.Contains(r.Message, "min_pcie_width") {
+		t.Errorf("pcie advice for a VM: %s", r.Message)
+	}
+	if r := got["nvml.pcie_link[gpu0]"]; r.GPU == nil || r.GPU.BusID != "00000000:00:1E.0" || r.GPU.UUID != "GPU-d37e67a5-91dd-3774-a5cb-99096249601a" || r.GPU.Serial != "0000000000000" {
+		t.Errorf("pcie GPU identity: %+v", r.GPU)
+	}
 	for _, id := range []string{"nvml.nvlink[gpu0]", "nvml.numa_node[gpu0]", "nvml.gpu_nic[gpu0]"} {
 		if r := got[id]; r.Status != StatusSkip || !strings.Contains(r.Message, "nvidia-smi") {
 			t.Errorf("%s: %+v", id, r)
