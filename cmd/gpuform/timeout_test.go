@@ -44,8 +44,9 @@ func TestProbeTimeout(t *testing.T) {
 	}{
 		"plan -probe-timeout":       {args: []string{"plan", "-probe-timeout", "2s", plain}, want: want},
 		"plan, inventory attribute": {args: []string{"plan", write("2s")}, want: want},
-		"facts -probe-timeout":      {args: []string{"facts", "-probe-timeout", "2s", plain}, want: want},
-		"facts --root":              {args: []string{"facts", "--root", root, "-probe-timeout", "2s"}, want: "timeout: the probe did not finish within 2s"},
+		// facts prints the error once, in its listing under the host.
+		"facts -probe-timeout": {args: []string{"facts", "-probe-timeout", "2s", plain}, want: host + "\n  error: timeout: the probe did not finish within 2s and was stopped (raise it with -probe-timeout or the inventory's probe_timeout)"},
+		"facts --root":         {args: []string{"facts", "--root", root, "-probe-timeout", "2s"}, want: "timeout: the probe did not finish within 2s"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
