@@ -147,7 +147,7 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	c.t.Cleanup(func() {
 		_, _ = c.run("scancel", "--full", "-w", c.Node)
 		c.waitFor("the test's jobs to end", func() bool {
-			s, _ := c.run("squeue", "-h", "-w", c.Node, "-t", "all", "-o", "%i")
+			s, _ := c.run("squeue", "-h", "-w", c.Node, "-t", "running,completing", "-o", "%i")
 			return strings.TrimSpace(s) == ""
 		})
 	})
