@@ -297,3 +297,24 @@ func (c *Cluster) Down(reason string) {
 	c.t.Helper()
 	c.Scontrol("update", "NodeName="+c.Node, "State=DOWN", "Reason="+reason)
 }
+
+// Wrap writes scontrol and squeue into dir (a simulated node's stand-in
+// directory, first on its PATH) as wrappers that run the real clients
+// against this cluster, so a simulated node is drained in the real
+// slurmctld. Each call is logged to the simulated node's calls.log like a
+// stand-in's.
+func (c *Cluster) Wrap(dir string) {
+	c.t.Helper()
+	for _, name := range []string{"scontrol", "squeue"} {
+		script := fmt.Sprintf(`#!/bin/sh
+if [ -n "${GPUFORM_ROOT:-}" ] && [ "${GPUFORM_SIM_NESTED:-}" != 1 ]; then
+	mkdir -p "$GPUFORM_ROOT/var/log/gpuform-sim"
+	printf '%%s\n' "%[1]s $*" >>"$GPUFORM_ROOT/var/log/gpuform-sim/calls.log"
+fi
+SLURM_CONF=%[2]s exec /usr/bin/%[1]s "$@"
+`, name, c.Conf)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
