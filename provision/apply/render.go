@@ -27,10 +27,15 @@ func RenderText(w io.Writer, rep *Report) {
 		switch {
 		case h.Error != "":
 			detail = h.Error
+		case h.Slurm != "" && h.StepsRun == 0:
+			detail = "Slurm: " + h.Slurm
 		case h.Status == RebootPending:
 			detail = "applied; reboot the host (or set rollout { reboot = \"allow\" }) to finish"
 		case h.StepsRun > 0:
 			detail = fmt.Sprintf("%d %s", h.StepsRun, map[bool]string{true: "step", false: "steps"}[h.StepsRun == 1])
+			if h.Slurm != "" {
+				detail += "; Slurm: " + h.Slurm
+			}
 		default:
 			detail = "no changes"
 		}
