@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,5 +70,57 @@ func TestSlurmPlanAndPromptListDrains(t *testing.T) {
 	}
 	if s, r := c.State(); !strings.Contains(s, "DRAIN") || r != reason {
 		t.Errorf("after apply: state %q reason %q", s, r)
+	}
+}
+
+// healthCheck runs verify --local -slurm-drain as slurmd runs its
+// HealthCheckProgram: a process of its own with no PATH and no HOME, in /.
+func healthCheck(t *testing.T, c *slurmtest.Cluster, args ...string) (int, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu001\"]\n}\n")
+	cmd := exec.Command(os.Args[0], append(append([]string{"gpuform-cli", "verify", "--local", "-slurm-drain"}, args...), dir)...)
+	cmd.Env = []string{c.Env(), "SLURMD_NODENAME=" + c.Node}
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(out)
+}
+
+// Health-check mode drains the node on a failed check with the check in
+// the reason, resumes its own drain once the checks pass, and never
+// touches an admin's drain.
+func TestSlurmHealthCheckDrainAndResume(t *testing.T) {
+	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu007"})
+	// No GPU here: nvml.facts fails.
+	code, out := healthCheck(t, c)
+	state, reason := c.State()
+	if code != ExitReport || !strings.Contains(state, "DRAIN") || !strings.HasPrefix(reason, "gpuform: nvml.facts: ") {
+		t.Fatalf("failed check: exit %d, state %q reason %q\n%s", code, state, reason, out)
+	}
+	if !strings.Contains(out, "drained node gpu007") {
+		t.Errorf("output does not say it drained the node:\n%s", out)
+	}
+	// A simulated healthy system passes: gpuform's own drain is lifted.
+	code, out = healthCheck(t, c, "-mock-nvml", "dgxh100")
+	if state, _ := c.State(); code != ExitOK || strings.Contains(state, "DRAIN") || !strings.Contains(out, "resumed node gpu007") {
+		t.Fatalf("passing check: exit %d, state %q\n%s", code, state, out)
+	}
+
+	const admin = "RMA ticket 4711: GPU3 XID 79, do not use"
+	c.Drain(admin)
+	for _, args := range [][]string{nil, {"-mock-nvml", "dgxh100"}} {
+		_, out = healthCheck(t, c, args...)
+		if state, reason := c.State(); !strings.Contains(state, "DRAIN") || reason != admin {
+			t.Errorf("%v: admin's drain touched: state %q reason %q", args, state, reason)
+		}
+		if !strings.Contains(out, "not gpuform's") || !strings.Contains(out, "left alone") {
+			t.Errorf("%v: output does not say the admin's drain was left alone:\n%s", args, out)
+		}
 	}
 }
