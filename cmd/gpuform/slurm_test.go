@@ -124,3 +124,23 @@ func TestSlurmHealthCheckDrainAndResume(t *testing.T) {
 		}
 	}
 }
+
+// A job's node list (SLURM_JOB_NODELIST's form, commas outside brackets)
+// is accepted by hosts through a variable and by -target.
+func TestSlurmNodeListHostsAndTarget(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "variable \"nodes\" {\n  type = string\n}\n\nnode \"n\" {\n  hosts = [var.nodes]\n}\n")
+	const list = "sim://hgx-h100-stale/[1-2],sim://l40s-rocky9"
+	code, out, errOut := runCLI(t, "", "plan", "-var", "nodes="+list, dir)
+	if code != ExitOK || !strings.Contains(out, "(3 hosts)") {
+		t.Fatalf("plan of %s: exit %d\n%s%s", list, code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", "plan", "-var", "nodes="+list, "-target", "sim://hgx-h100-stale/[1-2],sim://l40s-rocky9", "-target", "sim://hgx-h100-stale/1", dir)
+	if code != ExitOK || !strings.Contains(out, "(3 hosts)") {
+		t.Errorf("-target with a node list: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", "plan", "-var", "nodes="+list, "-target", "sim://hgx-h100-stale/[2]", dir)
+	if code != ExitOK || !strings.Contains(out, "(1 host)") {
+		t.Errorf("-target one host: exit %d\n%s%s", code, out, errOut)
+	}
+}
