@@ -266,3 +266,26 @@ func TestSlurmUnknownNodeNamed(t *testing.T) {
 		t.Error("changed a host it could not drain")
 	}
 }
+
+// With slurm_client, scontrol runs on that host, not on the node (which
+// here has no Slurm client at all), for a node name mapped from the host.
+func TestSlurmClientHost(t *testing.T) {
+	const client = "sim://l40s-rocky9"
+	c := slurmtest.Start(t, slurmtest.Options{})
+	f := plantest.Start(t)
+	c.Wrap(filepath.Join(f.Root(client), filepath.FromSlash(sim.BinDir)))
+	for _, tool := range []string{"scontrol", "squeue"} {
+		p := filepath.Join(f.Root(stale), filepath.FromSlash(sim.BinDir), tool)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho 'no Slurm client on this node' >&2\nexit 127\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := applyWith(t, f, slurmSpec(t, `    slurm_client = "`+client+`"`), context.Background(), &events{})
+	if !h.OK() || h.Slurm != "drained and resumed" {
+		t.Fatalf("apply: %+v", h)
+	}
+	calls := strings.Join(f.Calls(client), "\n")
+	if !strings.Contains(calls, "scontrol update NodeName=gpu001 State=DRAIN") || !strings.Contains(calls, "State=RESUME") {
+		t.Errorf("client host did not drain and resume gpu001:\n%s", calls)
+	}
+}
