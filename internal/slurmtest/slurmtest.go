@@ -132,6 +132,7 @@ ReturnToService=2
 SlurmdTimeout=30
 MinJobAge=2
 KillWait=1
+RebootProgram=/bin/true
 %[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 `, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, epilog, o.NodeName, runtime.NumCPU())

@@ -289,3 +289,22 @@ func TestSlurmClientHost(t *testing.T) {
 		t.Errorf("client host did not drain and resume gpu001:\n%s", calls)
 	}
 }
+
+// reboot = "slurm" hands the reboot to Slurm (scontrol reboot ASAP
+// nextstate=RESUME) instead of rebooting the host itself.
+func TestSlurmNativeReboot(t *testing.T) {
+	f, c := slurmFleet(t, slurmtest.Options{})
+	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1",
+		"max_failures = 1\n    drain = \"slurm\"\n    reboot = \"slurm\"\n    drain_poll = \"1s\"\n    slurm_node_name = \"gpu00{short}\"")
+	ev := &events{}
+	h := applyWith(t, f, cfg, context.Background(), ev)
+	if h.Status != apply.RebootPending || !strings.Contains(h.Slurm, "scontrol reboot ASAP nextstate=RESUME") {
+		t.Fatalf("apply: %+v\n%s", h, ev)
+	}
+	if indexOf(f.Calls(stale), "reboot") >= 0 {
+		t.Error("apply rebooted the host itself")
+	}
+	if s, _ := c.State(); !strings.Contains(s, "REBOOT") {
+		t.Errorf("Slurm state %q, want a reboot requested or issued", s)
+	}
+}
