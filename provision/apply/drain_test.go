@@ -96,6 +96,10 @@ func TestDrainKeepsFailedHostsOut(t *testing.T) {
 	if i := indexOf(f.Calls(stale)[before:], "apt-get"); i >= 0 {
 		t.Error("changed a host whose jobs were still running")
 	}
+	// The wait changed nothing: its own drain is lifted again.
+	if state, reason := slurmState(t, f, stale); strings.Contains(state, "DRAIN") || reason != "" {
+		t.Errorf("after a timed-out wait: state %q reason %q, want resumed", state, reason)
+	}
 	os.Remove(jobs)
 
 	f.Fail(stale, "apt-get", "E: Unable to fetch some archives")
