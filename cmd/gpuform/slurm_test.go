@@ -144,3 +144,25 @@ func TestSlurmNodeListHostsAndTarget(t *testing.T) {
 		t.Errorf("-target one host: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// Slurm settings are checked by validate: durations, the foreign_drain
+// word, the node-name template, and that they come with drain = "slurm".
+func TestSlurmRolloutSettingsChecked(t *testing.T) {
+	for _, tc := range []struct{ name, rollout, want string }{
+		{"drain_timeout", "drain = \"slurm\"\n    drain_timeout = \"forever\"", "Invalid drain_timeout"},
+		{"drain_poll", "drain = \"slurm\"\n    drain_poll = \"0s\"", "Invalid drain_poll"},
+		{"foreign_drain", "drain = \"slurm\"\n    foreign_drain = \"resume\"", "foreign_drain"},
+		{"template", "drain = \"slurm\"\n    slurm_node_name = \"{rack}{short}\"", "only {host} and {short}"},
+		{"without drain", "slurm_client = \"ctl1\"", "slurm_client needs drain = \"slurm\""},
+		{"reboot slurm without drain", "reboot = \"slurm\"", "reboot = \"slurm\" needs drain = \"slurm\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu001\"]\n  rollout {\n    "+tc.rollout+"\n  }\n}\n")
+			code, out, errOut := runCLI(t, "", "validate", dir)
+			if code != ExitFailed || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("exit %d, want %q:\n%s%s", code, tc.want, out, errOut)
+			}
+		})
+	}
+}
