@@ -6,12 +6,16 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/slurm"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/report"
 )
+
+// slurmHealthTimeout bounds the scontrol calls of -slurm-drain.
+const slurmHealthTimeout = 20 * time.Second
 
 // slurmHealth is verify --local -slurm-drain, gpuform as Slurm's
 // HealthCheckProgram. slurmd ignores the program's exit status, so the
@@ -22,6 +26,10 @@ import (
 // slurmd's bare environment (no PATH, no HOME): the scripts find scontrol
 // in the standard directories themselves.
 func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Document) error {
+	// An unreachable slurmctld must not hold slurmd's health check
+	// forever: scontrol retries for a long time on its own.
+	ctx, cancel := context.WithTimeout(ctx, slurmHealthTimeout)
+	defer cancel()
 	env := map[string]string{}
 	if v := s.Getenv("SLURM_CONF"); v != "" {
 		env["SLURM_CONF"] = v
