@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gpuform/gpuform/provision/transport"
@@ -27,6 +28,8 @@ func RenderText(w io.Writer, rep *Report) {
 		switch {
 		case h.Error != "":
 			detail = h.Error
+		case h.Status == RebootPending && strings.HasPrefix(h.Slurm, "reboot through Slurm"):
+			detail = "applied; " + h.Slurm
 		case h.Slurm != "" && h.StepsRun == 0:
 			detail = "Slurm: " + h.Slurm
 		case h.Status == RebootPending:
