@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs gpuform's whole test suite on a fresh machine: installs what the
-# end-to-end tests need (a real OpenSSH sshd, flock, debootstrap), then `go test ./...`.
+# end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +16,10 @@ command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
 command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
+# internal/slurmtest runs a real one-node Slurm (munged, slurmctld, slurmd)
+# for the drain and health-check tests.
+[ -x /usr/sbin/munged ] || need+=(munge)
+[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -10,10 +10,60 @@ import (
 // "gpu[1-99999999]" is an error rather than an out-of-memory.
 const maxHostsPerPattern = 100000
 
-// ExpandHostPattern expands a Slurm-style host pattern: "gpu[001-032].dc1",
-// "gpu[1-4,7]", "rack[1-2]-gpu[01-08]" (several groups multiply). Leading
-// zeros on a range's start fix the width of every number in that range.
+// ExpandHostPattern expands a Slurm hostlist expression, the form
+// SLURM_JOB_NODELIST takes: "gpu[001-004],gpu010" (commas outside
+// brackets separate names), "gpu[1-4,7]", "a[1-2]b[1-2]" (several groups
+// multiply, the last varying fastest), "gpu[001-032].dc1" (a suffix, which
+// Slurm itself refuses but DNS names need). Leading zeros on a range's
+// start fix the width of every number in that range. The result is in
+// Slurm's order (scontrol show hostnames).
 func ExpandHostPattern(pattern string) ([]string, error) {
+	if strings.TrimSpace(pattern) != pattern || pattern == "" {
+		return nil, fmt.Errorf("host %q is empty or has surrounding spaces", pattern)
+	}
+	parts := splitTopLevel(pattern)
+	if len(parts) == 1 {
+		return expandOne(pattern)
+	}
+	var out []string
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("host list %q has an empty name between commas", pattern)
+		}
+		hosts, err := expandOne(p)
+		if err != nil {
+			return nil, fmt.Errorf("host list %q: %w", pattern, err)
+		}
+		if len(out)+len(hosts) > maxHostsPerPattern {
+			return nil, fmt.Errorf("host list %q expands to more than %d hosts", pattern, maxHostsPerPattern)
+		}
+		out = append(out, hosts...)
+	}
+	return out, nil
+}
+
+// splitTopLevel splits a hostlist at the commas outside brackets.
+func splitTopLevel(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// expandOne expands one name of a hostlist (no comma outside brackets).
+func expandOne(pattern string) ([]string, error) {
 	if strings.TrimSpace(pattern) != pattern || pattern == "" {
 		return nil, fmt.Errorf("host %q is empty or has surrounding spaces", pattern)
 	}

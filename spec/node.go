@@ -52,7 +52,8 @@ var (
 		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"},
 	}}
 	ncclTestSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "command", Required: true}, {Name: "min_busbw_gbps"}, {Name: "timeout"}}}
-	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}, {Name: "step_timeout"}}}
+	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}, {Name: "step_timeout"},
+		{Name: "drain_timeout"}, {Name: "drain_poll"}, {Name: "foreign_drain"}, {Name: "slurm_node_name"}, {Name: "slurm_client"}}}
 )
 
 // Patterns for values that end up in files or command lines on a node.
@@ -562,14 +563,15 @@ func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnost
 	r.Batch = dec.int("batch", 1, 100000)
 	r.MaxFailures = dec.int("max_failures", 0, 100000)
 	r.Drain = enumOf(dec, "drain", DrainSlurm, DrainNone)
-	r.Reboot = enumOf(dec, "reboot", RebootAllow, RebootNever)
+	r.Reboot = enumOf(dec, "reboot", RebootAllow, RebootNever, RebootSlurm)
 	r.StepTimeout = dec.string("step_timeout")
+	decodeSlurmRollout(dec, r)
 	if d := checkTimeout(r.StepTimeout, "step_timeout", "30m"); d != nil {
 		dec.diags = append(dec.diags, d)
 		r.StepTimeout.Set = false
 	}
 	// The rollout is printed in every plan and in apply's progress.
-	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive || r.StepTimeout.Sensitive {
+	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive || r.StepTimeout.Sensitive || r.slurmSensitive() {
 		dec.diags = append(dec.diags, sensitiveNotAllowedDiag("A rollout setting", blk.DefRange))
 	}
 	return r, dec.diags

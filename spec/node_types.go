@@ -269,6 +269,10 @@ const (
 	RebootAllow RebootPolicy = "allow"
 	// RebootNever leaves the reboot to the operator.
 	RebootNever RebootPolicy = "never"
+	// RebootSlurm asks Slurm to reboot the host (scontrol reboot ASAP
+	// nextstate=RESUME), so slurmd registers again before it takes jobs;
+	// it needs drain = "slurm".
+	RebootSlurm RebootPolicy = "slurm"
 )
 
 // Rollout controls how apply walks through the hosts of a node.
@@ -283,6 +287,21 @@ type Rollout struct {
 	Reboot Attr[RebootPolicy]
 	// StepTimeout bounds each apply step on the node's hosts ("45m").
 	StepTimeout Attr[string]
+	// DrainTimeout bounds waiting for a drained host's jobs ("2h").
+	DrainTimeout Attr[string]
+	// DrainPoll is the interval between Slurm state reads ("30s").
+	DrainPoll Attr[string]
+	// ForeignDrain is what apply does with a host drained or down for a
+	// reason that is not gpuform's: skip it (default) or change it and
+	// leave it drained with its reason.
+	ForeignDrain Attr[ForeignDrainPolicy]
+	// SlurmNodeName maps a host to its Slurm node name: a template where
+	// {host} is the inventory name and {short} its first label; unset
+	// means the node's own short host name.
+	SlurmNodeName Attr[string]
+	// SlurmClient is a host (controller or login node) that runs scontrol
+	// for every host of the node; unset means each host runs its own.
+	SlurmClient Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

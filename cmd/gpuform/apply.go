@@ -95,7 +95,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				fmt.Fprintln(s.Err, "Error: some hosts could not be planned (see above); nothing was changed.")
 				return exitError{ExitFailed}
 			}
-			if !p.HasChanges() && !hasPendingReboot(p) {
+			if !p.HasChanges() && !hasPendingReboot(p) && len(plan.SlurmHosts(p, plan.SlurmResumeStale)) == 0 {
 				if asJSON {
 					return apply.RenderJSON(s.Out, apply.Apply(ctx, cfg, p, apply.Options{}))
 				}
@@ -173,7 +173,17 @@ func confirm(s Streams, p *plan.Plan) bool {
 			n++
 		}
 	}
-	fmt.Fprintf(s.Out, "\nDo you want to perform these actions on %d %s?\n  gpuform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", n, map[bool]string{true: "host", false: "hosts"}[n == 1])
+	slurmNote := ""
+	if d := plan.SlurmHosts(p, plan.SlurmDrain); len(d) > 0 {
+		slurmNote += "\n  Drained in Slurm first (and resumed when converged): " + plan.FoldHosts(d) + "."
+	}
+	if d := plan.SlurmHosts(p, plan.SlurmChangeForeign); len(d) > 0 {
+		slurmNote += "\n  Changed while out of service for someone else, and left so: " + plan.FoldHosts(d) + "."
+	}
+	if d := plan.SlurmHosts(p, plan.SlurmSkipForeign); len(d) > 0 {
+		slurmNote += "\n  Left alone (out of service in Slurm for someone else's reason): " + plan.FoldHosts(d) + "."
+	}
+	fmt.Fprintf(s.Out, "\nDo you want to perform these actions on %d %s?\n  gpuform will perform the actions described above.%s\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", n, map[bool]string{true: "host", false: "hosts"}[n == 1], slurmNote)
 	if s.In == nil {
 		return false
 	}

@@ -339,6 +339,7 @@ func TestVerifyLocalOnlyFlags(t *testing.T) {
 		{"node without local", []string{"verify", "-node", "quickstart", quick}, "-node works only with --local"},
 		{"mock without local", []string{"verify", "-mock-nvml", "dgxh100", quick}, "-mock-nvml works only with --local"},
 		{"unknown mock", []string{"verify", "-local", "-mock-nvml", "hgx-h100", quick}, `unknown simulated system "hgx-h100"`},
+		{"slurm-drain without local", []string{"verify", "-slurm-drain", quick}, "-slurm-drain works only with --local"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

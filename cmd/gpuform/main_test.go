@@ -10,6 +10,11 @@ import (
 // "itself" to a node and runs "agent nvml --json": without this, the test
 // binary would run the whole suite again on the node, recursively.
 func TestMain(m *testing.M) {
+	// "gpuform-cli ARGS" runs the CLI as a process of its own, for tests
+	// that need its real environment (slurmd's bare one for a health check).
+	if len(os.Args) > 1 && os.Args[1] == "gpuform-cli" {
+		os.Exit(Run(context.Background(), os.Args[2:], Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Environ: os.Environ()}))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "agent" {
 		os.Exit(Run(context.Background(), os.Args[1:], Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Environ: os.Environ()}))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuform/gpuform/provision/apply"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -113,5 +114,13 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if err != nil {
 		return nil, err
 	}
-	return plan.Run(ctx, hosts, o)
+	p, err := plan.Run(ctx, hosts, o)
+	if err != nil {
+		return nil, err
+	}
+	// Hosts drained through Slurm: the plan says what apply will do there
+	// (drain, leave an admin's drain alone, resume a stale drain of
+	// gpuform's), from the state Slurm shows now.
+	apply.PreviewSlurm(ctx, p, o)
+	return p, nil
 }

@@ -26,6 +26,9 @@ type verifyFlags struct {
 	nccl     bool
 	node     string
 	mockNVML string
+	// slurmDrain drains this node in Slurm on a failure and resumes a
+	// drain of gpuform's on success (with --local).
+	slurmDrain bool
 }
 
 func newVerifyCommand(s Streams) *cobra.Command {
@@ -57,7 +60,10 @@ Tiers, each with a hard time budget per host:
   full    adds single-node nccl-tests
   fleet   adds multi-node nccl-tests (mpirun/srun commands)
 
---local verifies this machine without SSH (fit for HealthCheckProgram).
+--local verifies this machine without SSH. With -slurm-drain it is fit for
+Slurm's HealthCheckProgram (which ignores exit statuses): a failed check
+drains the node (Reason="gpuform: <check>: <message>"), a pass resumes it
+only when gpuform drained it; another reason's drain is never touched.
 
 Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
@@ -79,6 +85,8 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 					return fmt.Errorf("-node works only with --local; to verify some hosts use -target")
 				case vf.mockNVML != "":
 					return fmt.Errorf("-mock-nvml works only with --local")
+				case vf.slurmDrain:
+					return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 				}
 			}
 			if vf.mockNVML != "" && !slices.Contains(nvmlMockNames(), vf.mockNVML) {
@@ -154,6 +162,17 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				fmt.Fprintf(s.Out, "Verify: %d host(s), %d failed; %d checks passed, %d failed, %d errors, %d skipped. Report written to %s.\n",
 					doc.Summary.Hosts, doc.Summary.HostsFailed, doc.Summary.Passed, doc.Summary.Failed, doc.Summary.Errors, doc.Summary.Skipped, vf.out)
 			}
+			if vf.slurmDrain {
+				// The report may be JSON on stdout: Slurm's part goes to
+				// stderr then.
+				sw := s.Out
+				if vf.format != "text" && vf.out == "" {
+					sw = s.Err
+				}
+				if err := slurmHealth(cmd.Context(), s, sw, doc); err != nil {
+					return err
+				}
+			}
 			if !doc.OK() {
 				return exitError{ExitReport}
 			}
@@ -172,6 +191,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().StringVar(&vf.node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
 	cmd.Flags().StringVar(&vf.mockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
 	_ = cmd.Flags().MarkHidden("mock-nvml")
+	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd
 }
 

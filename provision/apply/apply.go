@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/provision/slurm"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -60,6 +60,9 @@ type HostResult struct {
 	FailedStep string `json:"failed_step,omitempty"`
 	// NotConverged are resources that still differ after the steps.
 	NotConverged []string `json:"not_converged,omitempty"`
+	// Slurm says what apply did with the host in Slurm (drain = "slurm"):
+	// "drained and resumed", "stays drained: apply failed", "left alone: …".
+	Slurm string `json:"slurm,omitempty"`
 }
 
 // OK reports whether the host counts as converged for the exit code.
@@ -126,9 +129,11 @@ type Options struct {
 	RebootTimeout time.Duration
 	// RebootPoll is the interval between reconnect attempts (default 10s).
 	RebootPoll time.Duration
-	// DrainTimeout bounds waiting for a drained host's jobs (default 2h).
+	// DrainTimeout bounds waiting for a drained host's jobs; zero means
+	// rollout { drain_timeout }, else 2h.
 	DrainTimeout time.Duration
-	// DrainPoll is the interval between Slurm state reads (default 30s).
+	// DrainPoll is the interval between Slurm state reads; zero means
+	// rollout { drain_poll }, else 30s.
 	DrainPoll time.Duration
 	// StepTimeout bounds each step; a step still running then is stopped
 	// and fails. Zero means the node's rollout { step_timeout }, else
@@ -157,12 +162,6 @@ func (o *Options) defaults() {
 	}
 	if o.RebootPoll == 0 {
 		o.RebootPoll = 10 * time.Second
-	}
-	if o.DrainTimeout == 0 {
-		o.DrainTimeout = 2 * time.Hour
-	}
-	if o.DrainPoll == 0 {
-		o.DrainPoll = 30 * time.Second
 	}
 	if o.StepTimeoutSetting == "" {
 		o.StepTimeoutSetting = "-step-timeout or rollout { step_timeout }"
@@ -238,7 +237,9 @@ func Apply(ctx context.Context, cfg *spec.Config, p *plan.Plan, opts Options) *R
 			}
 			runBatch(ctx, p, hosts, nodes, nr, results, opts)
 			for _, h := range hosts {
-				if !results[h].OK() {
+				// A host left alone (drained by an admin) was not
+				// changed: it does not spend the failure budget.
+				if !results[h].OK() && results[h].Status != Skipped {
 					failures++
 				}
 			}
@@ -314,12 +315,15 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 	if node == nil {
 		return fail("node %q is not in the spec", hp.Node)
 	}
+	if hp.Slurm != nil && hp.Slurm.Action == plan.SlurmResumeStale && !hp.HasChanges() {
+		return resumeStale(ctx, hp, nr, r, opts)
+	}
 	if !hp.HasChanges() && !hp.RebootPending {
 		// Nothing to do: no connection, no lock, no probe beyond the plan's.
 		r.Status = Succeeded
 		return r
 	}
-	if r.StepsPlanned == 0 && hp.RebootPending && nr.Reboot != spec.RebootAllow {
+	if r.StepsPlanned == 0 && hp.RebootPending && nr.Reboot == spec.RebootNever {
 		r.Status = RebootPending
 		return r
 	}
@@ -339,31 +343,9 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 	}
 	defer lock.Release()
 	if nr.Drain == spec.DrainSlurm {
-		emit(opts, hp.Host, "draining in Slurm")
-		if err := drainHost(ctx, tr, "apply by "+opts.Owner, opts); err != nil {
-			return fail("%v", err)
-		}
-		r = applyDrained(ctx, tr, lock, hp, node, nr, r, opts)
-		switch r.Status {
-		case Succeeded, Rebooted:
-			// The host reconnects after a reboot; a fresh transport
-			// resumes it if the old one is gone.
-			t := reconnect(ctx, tr, hp, opts)
-			if t != tr {
-				defer t.Close()
-			}
-			if err := resumeHost(ctx, t); err != nil {
-				r.Status = Failed
-				r.Error = err.Error() + " (the host converged but stays drained)"
-			}
-		case RebootPending:
-			keepDrained(ctx, tr, "reboot pending after apply")
-		default:
-			keepDrained(ctx, tr, "apply failed: "+text.FirstLine(r.Error))
-		}
-		return r
+		return applySlurm(ctx, tr, lock, hp, node, nr, r, opts)
 	}
-	return applyDrained(ctx, tr, lock, hp, node, nr, r, opts)
+	return applyDrained(ctx, tr, lock, hp, node, nr, r, opts, slurm.Client{})
 }
 
 // reconnect returns tr when it still answers, else a new connection (after
@@ -380,8 +362,10 @@ func reconnect(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, o
 }
 
 // applyDrained runs the steps, checks convergence and reboots when needed
-// and allowed: everything apply does to a host once it may be changed.
-func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, r HostResult, opts Options) HostResult {
+// and allowed: everything apply does to a host once it may be changed. sc
+// is the host's Slurm client when it is drained (zero otherwise), for a
+// reboot through Slurm.
+func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, r HostResult, opts Options, sc slurm.Client) HostResult {
 	fail := func(format string, args ...any) HostResult {
 		r.Status = Failed
 		r.Error = fmt.Sprintf(format, args...)
@@ -425,6 +409,17 @@ func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *p
 	}
 	if !pending {
 		r.Status = Succeeded
+		return r
+	}
+	if nr.Reboot == spec.RebootSlurm && sc.Tr != nil {
+		// Slurm reboots the node once it is idle and resumes it when
+		// slurmd has registered again, so no job lands on it before.
+		if err := sc.Reboot(context.WithoutCancel(ctx), slurm.Reason("reboot after apply by "+opts.Owner)); err != nil {
+			return fail("%v", err)
+		}
+		emit(opts, hp.Host, "Slurm reboots it (scontrol reboot ASAP nextstate=RESUME)")
+		r.Status = RebootPending
+		r.Slurm = "reboot through Slurm: scontrol reboot ASAP nextstate=RESUME, Slurm returns it to service"
 		return r
 	}
 	if nr.Reboot != spec.RebootAllow {

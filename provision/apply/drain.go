@@ -3,105 +3,326 @@ package apply
 import (
 	"context"
 	"fmt"
-	"strings"
+	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/text"
+	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/slurm"
+	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
 )
 
-// Slurm drain. A host is drained before its first step, so no new job lands
-// on it while its driver or runtime changes, and apply waits until the jobs
-// already running have finished (State=IDLE+DRAIN, Slurm's "drained"). Once
-// the host has converged (and rebooted, when that was needed and allowed)
-// it is resumed. A host that failed, or waits for a reboot apply may not do,
-// stays drained with a reason saying why, so a broken node never returns to
-// service on its own.
+// Slurm drain. Before its first step a host is drained, so no new job
+// lands on it while its driver or runtime changes, and apply waits until
+// no job runs or completes there (an epilog cleaning the GPUs is still a
+// job). Once the host has converged (and rebooted, when that was needed and
+// allowed) it is resumed. A host that failed, or waits for a reboot apply
+// may not do, stays drained with a reason saying why, so a broken node
+// never returns to service on its own.
+//
+// gpuform resumes only its own drains (reason "gpuform: …"). A host that
+// is drained or down for anyone else's reason (an admin's RMA ticket, a
+// failed PSU, NHC) is skipped, or with rollout { foreign_drain = "change" }
+// changed and left as it was, reason and all.
 
-// drainReasonPrefix starts every reason gpuform sets, so an operator (and
-// gpuform) can tell its drains from others'.
-const drainReasonPrefix = "gpuform: "
+// Default drain wait limits; rollout { drain_timeout, drain_poll } and
+// Options change them.
+const (
+	defaultDrainTimeout = 2 * time.Hour
+	defaultDrainPoll    = 30 * time.Second
+)
 
-// slurmNodeScript prints the host's Slurm node name: its short host name,
-// Slurm's default NodeName.
-const slurmNodeScript = `command -v scontrol >/dev/null 2>&1 || { echo 'scontrol is not installed on this node: rollout { drain = "slurm" } needs the Slurm client here' >&2; exit 127; }
-n=$(hostname -s 2>/dev/null || hostname)
-`
+// drainLimits is how long apply waits for a host's jobs and how often it
+// looks: Options first, then the rollout block, then the defaults.
+func drainLimits(nr plan.NodeRollout, opts Options) (timeout, poll time.Duration) {
+	timeout, poll = opts.DrainTimeout, opts.DrainPoll
+	if d, err := time.ParseDuration(nr.DrainTimeout); timeout == 0 && err == nil && d > 0 {
+		timeout = d
+	}
+	if d, err := time.ParseDuration(nr.DrainPoll); poll == 0 && err == nil && d > 0 {
+		poll = d
+	}
+	if timeout == 0 {
+		timeout = defaultDrainTimeout
+	}
+	if poll == 0 {
+		poll = defaultDrainPoll
+	}
+	return timeout, poll
+}
 
-// drainHost drains the host and waits until it is drained.
-func drainHost(ctx context.Context, tr transport.Transport, reason string, opts Options) error {
-	script := slurmNodeScript + `scontrol update NodeName="$n" State=DRAIN Reason=` + transport.Quote(drainReasonPrefix+reason) + "\n"
-	res, err := tr.Run(ctx, transport.Command{Script: script, Become: true})
+// slurmNodeName is the Slurm node name of a host: rollout's
+// slurm_node_name template, else the short host name, which without a
+// slurm_client is read on the node itself ("").
+func slurmNodeName(host string, nr plan.NodeRollout) (string, error) {
+	switch {
+	case nr.SlurmNodeName != "":
+		return spec.SlurmNodeName(nr.SlurmNodeName, host)
+	case nr.SlurmClient != "":
+		return spec.SlurmNodeName("{short}", host)
+	}
+	return "", nil
+}
+
+// slurmClient returns the scontrol client for a host: on the host itself
+// over tr, or on rollout { slurm_client } over a connection of its own,
+// which the returned func closes.
+func slurmClient(ctx context.Context, tr transport.Transport, host string, nr plan.NodeRollout, opts Options) (slurm.Client, func(), error) {
+	name, err := slurmNodeName(host, nr)
 	if err != nil {
-		return fmt.Errorf("drain in Slurm: %w", err)
+		return slurm.Client{}, nil, fmt.Errorf("slurm_node_name: %w", err)
 	}
-	if res.ExitCode != 0 {
-		return fmt.Errorf("drain in Slurm: exit status %d: %s", res.ExitCode, lastLines(string(res.Stderr), 2))
+	if nr.SlurmClient == "" {
+		return slurm.Client{Tr: tr, Name: name, Become: true}, func() {}, nil
 	}
-	deadline := opts.Now().Add(opts.DrainTimeout)
+	ct, err := opts.Target.Connect(ctx, spec.Host{Name: nr.SlurmClient})
+	if err != nil {
+		return slurm.Client{}, nil, fmt.Errorf("slurm_client %s: %w", nr.SlurmClient, err)
+	}
+	return slurm.Client{Tr: ct, Name: name, Become: true}, func() { ct.Close() }, nil
+}
+
+// applySlurm runs applyDrained between a drain and a resume.
+func applySlurm(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, r HostResult, opts Options) HostResult {
+	cl, done, err := slurmClient(ctx, tr, hp.Host, nr, opts)
+	if err != nil {
+		r.Status, r.Error = Failed, err.Error()
+		return r
+	}
+	defer done()
+	before, err := cl.Show(ctx)
+	if err != nil {
+		r.Status, r.Error = Failed, err.Error()
+		return r
+	}
+	cl.Name = before.Name
+	foreign := before.Foreign()
+	if foreign && nr.ForeignDrain != spec.ForeignDrainChange {
+		r.Status = Skipped
+		r.Slurm = "left alone: out of service for another reason"
+		r.Error = fmt.Sprintf("Slurm node %s is out of service for a reason that is not gpuform's (%s); left alone. Set rollout { foreign_drain = \"change\" } to change it and leave it drained", before.Name, before.Describe())
+		return r
+	}
+	stale := before.Own() && before.OutOfService()
+	reason := slurm.Reason("apply by " + opts.Owner)
+	switch {
+	case foreign:
+		emit(opts, hp.Host, fmt.Sprintf("Slurm node %s is out of service for someone else (%s): changing it, its state and reason stay", before.Name, before.Describe()))
+	case stale:
+		emit(opts, hp.Host, fmt.Sprintf("Slurm node %s is still drained by gpuform (%s): taking the drain over", before.Name, before.Describe()))
+		err = cl.SetReason(ctx, reason)
+	default:
+		emit(opts, hp.Host, fmt.Sprintf("draining Slurm node %s (%s)", before.Name, before.Describe()))
+		err = cl.Drain(ctx, reason)
+	}
+	if err != nil {
+		r.Status, r.Error = Failed, err.Error()
+		return r
+	}
+	if err := waitDrained(ctx, cl, hp.Host, nr, opts); err != nil {
+		r.Status = Failed
+		// Nothing was changed: a drain of this run is lifted again, an
+		// older one of gpuform's keeps its reason, anyone else's is as it
+		// was.
+		uctx := context.WithoutCancel(ctx)
+		switch {
+		case foreign:
+			r.Error = err.Error() + "; nothing was changed and its Slurm state is as it was"
+		case stale:
+			_ = cl.SetReason(uctx, before.Reason)
+			r.Error = err.Error() + "; nothing was changed and it stays drained as before"
+		default:
+			if rerr := cl.Resume(uctx); rerr != nil {
+				r.Error = err.Error() + "; nothing was changed, but resuming it failed: " + rerr.Error()
+			} else {
+				r.Error = err.Error() + "; nothing was changed, it is resumed"
+				r.Slurm = "drained, nothing changed, resumed"
+			}
+		}
+		return r
+	}
+	r = applyDrained(ctx, tr, lock, hp, node, nr, r, opts, cl)
+	uctx := context.WithoutCancel(ctx)
+	if foreign {
+		r.Slurm = fmt.Sprintf("left out of service as found (%s)", before.Describe())
+		return r
+	}
+	switch r.Status {
+	case Succeeded, Rebooted:
+		if nr.SlurmClient == "" {
+			// The host reconnects after a reboot; a fresh transport
+			// resumes it if the old one is gone.
+			t := reconnect(ctx, tr, hp, opts)
+			if t != tr {
+				defer t.Close()
+			}
+			cl.Tr = t
+		}
+		now, err := cl.Show(uctx)
+		switch {
+		case err != nil:
+			r.Status, r.Error = Failed, err.Error()+" (the host converged but stays drained)"
+		case !now.Own() && now.OutOfService():
+			// Someone drained it meanwhile: their drain stands.
+			r.Slurm = fmt.Sprintf("not resumed: drained by someone else meanwhile (%s)", now.Describe())
+		default:
+			if err := cl.Resume(uctx); err != nil {
+				r.Status, r.Error = Failed, err.Error()+" (the host converged but stays drained)"
+			} else {
+				r.Slurm = "drained and resumed"
+			}
+		}
+	case RebootPending:
+		if r.Slurm == "" {
+			_ = cl.SetReason(uctx, slurm.Reason("reboot pending after apply"))
+			r.Slurm = "stays drained: reboot pending"
+		}
+	default:
+		_ = cl.SetReason(uctx, slurm.Reason("apply failed: "+text.FirstLine(r.Error)))
+		r.Slurm = "stays drained: apply failed"
+	}
+	return r
+}
+
+// waitDrained polls the node until no job runs or completes there.
+func waitDrained(ctx context.Context, cl slurm.Client, host string, nr plan.NodeRollout, opts Options) error {
+	timeout, poll := drainLimits(nr, opts)
+	deadline := opts.Now().Add(timeout)
+	last := ""
 	for {
-		state, err := slurmState(ctx, tr)
+		n, err := cl.Show(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted while waiting for Slurm node %s's jobs", cl.Name)
+			}
 			return err
 		}
-		if drained(state) {
+		if n.Drained() {
+			emit(opts, host, fmt.Sprintf("Slurm node %s is drained (%s)", n.Name, n.Describe()))
 			return nil
 		}
+		if d := n.Describe(); d != last {
+			emit(opts, host, fmt.Sprintf("waiting for Slurm node %s's jobs: %s (up to %s, every %s)", n.Name, d, timeout, poll))
+			last = d
+		}
 		if !opts.Now().Before(deadline) {
-			return fmt.Errorf("still running jobs %s after it was drained (Slurm state %s); it stays drained, nothing was changed", opts.DrainTimeout, state)
+			return fmt.Errorf("Slurm node %s still has jobs %s after it was drained (%s; rollout { drain_timeout } sets the limit)", n.Name, timeout, n.Describe())
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("interrupted while waiting for jobs to finish (Slurm state %s); it stays drained, nothing was changed", state)
-		case <-time.After(opts.DrainPoll):
+			return fmt.Errorf("interrupted while waiting for Slurm node %s's jobs (%s)", n.Name, n.Describe())
+		case <-time.After(poll):
 		}
 	}
 }
 
-// resumeHost returns the host to service.
-func resumeHost(ctx context.Context, tr transport.Transport) error {
-	res, err := tr.Run(ctx, transport.Command{Script: slurmNodeScript + `scontrol update NodeName="$n" State=RESUME` + "\n", Become: true})
+// resumeStale resumes a host the plan found drained by gpuform with nothing
+// left to do (an interrupted apply, a reboot finished by hand).
+func resumeStale(ctx context.Context, hp *plan.HostPlan, nr plan.NodeRollout, r HostResult, opts Options) HostResult {
+	r.Status = Succeeded
+	tr, err := opts.Target.Connect(ctx, hp.Target.Host)
 	if err != nil {
-		return fmt.Errorf("resume in Slurm: %w", err)
+		r.Status, r.Error = Failed, err.Error()
+		return r
 	}
-	if res.ExitCode != 0 {
-		return fmt.Errorf("resume in Slurm: exit status %d: %s", res.ExitCode, lastLines(string(res.Stderr), 2))
-	}
-	return nil
-}
-
-// keepDrained updates the drain reason of a host that stays out of service.
-func keepDrained(ctx context.Context, tr transport.Transport, reason string) {
-	script := slurmNodeScript + `scontrol update NodeName="$n" Reason=` + transport.Quote(drainReasonPrefix+reason) + "\n"
-	_, _ = tr.Run(context.WithoutCancel(ctx), transport.Command{Script: script, Become: true})
-}
-
-// slurmState reads the node's State= from scontrol show node.
-func slurmState(ctx context.Context, tr transport.Transport) (string, error) {
-	res, err := tr.Run(ctx, transport.Command{Script: slurmNodeScript + `scontrol show node "$n"` + "\n"})
+	defer tr.Close()
+	cl, done, err := slurmClient(ctx, tr, hp.Host, nr, opts)
 	if err != nil {
-		return "", fmt.Errorf("read Slurm state: %w", err)
+		r.Status, r.Error = Failed, err.Error()
+		return r
 	}
-	if res.ExitCode != 0 {
-		return "", fmt.Errorf("read Slurm state: exit status %d: %s", res.ExitCode, lastLines(string(res.Stderr), 2))
+	defer done()
+	n, err := cl.Show(ctx)
+	if err != nil {
+		r.Status, r.Error = Failed, err.Error()
+		return r
 	}
-	for _, f := range strings.Fields(string(res.Stdout)) {
-		if v, ok := strings.CutPrefix(f, "State="); ok {
-			return v, nil
-		}
+	if !n.Own() || !n.OutOfService() {
+		return r
 	}
-	return "", fmt.Errorf("read Slurm state: scontrol show node printed no State=")
+	cl.Name = n.Name
+	if err := cl.Resume(ctx); err != nil {
+		r.Status, r.Error = Failed, err.Error()
+		return r
+	}
+	r.Slurm = fmt.Sprintf("resumed: drained by gpuform (%q) with nothing left to do", n.Reason)
+	emit(opts, hp.Host, "Slurm node "+n.Name+" "+r.Slurm)
+	return r
 }
 
-// drained reports whether a Slurm state means drained with no job left:
-// IDLE+DRAIN (or DOWN+DRAIN); ALLOCATED+DRAIN and MIXED+DRAIN are still
-// draining.
-func drained(state string) bool {
-	parts := strings.Split(state, "+")
-	hasDrain := false
-	for _, p := range parts[1:] {
-		if p == "DRAIN" {
-			hasDrain = true
+// PreviewSlurm reads the Slurm state of every planned host of a node with
+// drain = "slurm" and records in the plan what apply will do there. It
+// changes nothing. A host whose state cannot be read gets the error in
+// its SlurmPlan; apply reads the state again before it acts.
+func PreviewSlurm(ctx context.Context, p *plan.Plan, o target.Options) {
+	rollouts := map[string]plan.NodeRollout{}
+	for _, nr := range p.Nodes {
+		rollouts[nr.Name] = nr
+	}
+	var hosts []target.Host
+	for _, hp := range p.Hosts {
+		if nr, ok := rollouts[hp.Node]; ok && nr.Drain == spec.DrainSlurm && hp.Error == "" {
+			hosts = append(hosts, hp.Target)
 		}
 	}
-	return hasDrain && (parts[0] == "IDLE" || parts[0] == "DOWN")
+	if len(hosts) == 0 {
+		return
+	}
+	o.Progress = nil
+	results := make(map[string]*plan.SlurmPlan, len(hosts))
+	var mu sync.Mutex
+	target.Each(ctx, hosts, o, func(ctx context.Context, h target.Host) error {
+		hp := p.Host(h.Host.Name)
+		sp := previewHost(ctx, hp, rollouts[hp.Node], Options{Target: o})
+		mu.Lock()
+		results[h.Host.Name] = sp
+		mu.Unlock()
+		return nil
+	})
+	for _, hp := range p.Hosts {
+		if sp, ok := results[hp.Host]; ok {
+			hp.Slurm = sp
+		}
+	}
+}
+
+func previewHost(ctx context.Context, hp *plan.HostPlan, nr plan.NodeRollout, opts Options) *plan.SlurmPlan {
+	sp := &plan.SlurmPlan{Action: plan.SlurmNone}
+	if name, err := slurmNodeName(hp.Host, nr); err == nil {
+		sp.Node = name
+	}
+	tr, err := opts.Target.Connect(ctx, hp.Target.Host)
+	if err != nil {
+		sp.Error = err.Error()
+		return sp
+	}
+	defer tr.Close()
+	cl, done, err := slurmClient(ctx, tr, hp.Host, nr, opts)
+	if err != nil {
+		sp.Error = err.Error()
+		return sp
+	}
+	defer done()
+	n, err := cl.Show(ctx)
+	sp.Node = n.Name
+	if err != nil {
+		sp.Error = err.Error()
+		return sp
+	}
+	sp.State, sp.Reason = n.State, n.Reason
+	work := hp.HasChanges() || hp.RebootPending && nr.Reboot != spec.RebootNever
+	switch {
+	case n.Foreign() && !work:
+	case n.Foreign() && nr.ForeignDrain == spec.ForeignDrainChange:
+		sp.Action = plan.SlurmChangeForeign
+	case n.Foreign():
+		sp.Action = plan.SlurmSkipForeign
+	case work:
+		sp.Action = plan.SlurmDrain
+	case n.Own() && n.OutOfService() && !hp.RebootPending:
+		sp.Action = plan.SlurmResumeStale
+	}
+	return sp
 }

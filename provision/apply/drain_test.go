@@ -36,12 +36,13 @@ func indexOf(calls []string, prefix string) int {
 func TestDrainWaitsForJobsAndResumes(t *testing.T) {
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    drain = \"slurm\"\n    reboot = \"allow\"")
-	// Two more state reads see a job still running after the drain.
+	// The state read before the drain and two more after it see a job still
+	// running.
 	jobs := filepath.Join(f.Root(stale), "var/lib/gpuform-sim/slurm/jobs")
 	if err := os.MkdirAll(filepath.Dir(jobs), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(jobs, []byte("2\n"), 0o644); err != nil {
+	if err := os.WriteFile(jobs, []byte("3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o := opts(f)
@@ -59,7 +60,7 @@ func TestDrainWaitsForJobsAndResumes(t *testing.T) {
 	}
 	shows := 0
 	for _, c := range calls[drain:firstStep] {
-		if strings.HasPrefix(c, "scontrol show node") {
+		if strings.HasPrefix(c, "scontrol -o show node") {
 			shows++
 		}
 	}
@@ -89,11 +90,15 @@ func TestDrainKeepsFailedHostsOut(t *testing.T) {
 	o.DrainTimeout = 20 * time.Millisecond
 	before := len(f.Calls(stale))
 	rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), o)
-	if h := rep.Hosts[0]; h.Status != apply.Failed || !strings.Contains(h.Error, "still running jobs") {
+	if h := rep.Hosts[0]; h.Status != apply.Failed || !strings.Contains(h.Error, "still has jobs") {
 		t.Fatalf("drain timeout: %+v", h)
 	}
 	if i := indexOf(f.Calls(stale)[before:], "apt-get"); i >= 0 {
 		t.Error("changed a host whose jobs were still running")
+	}
+	// The wait changed nothing: its own drain is lifted again.
+	if state, reason := slurmState(t, f, stale); strings.Contains(state, "DRAIN") || reason != "" {
+		t.Errorf("after a timed-out wait: state %q reason %q, want resumed", state, reason)
 	}
 	os.Remove(jobs)
 

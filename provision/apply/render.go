@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gpuform/gpuform/provision/transport"
@@ -27,10 +28,17 @@ func RenderText(w io.Writer, rep *Report) {
 		switch {
 		case h.Error != "":
 			detail = h.Error
+		case h.Status == RebootPending && strings.HasPrefix(h.Slurm, "reboot through Slurm"):
+			detail = "applied; " + h.Slurm
+		case h.Slurm != "" && h.StepsRun == 0:
+			detail = "Slurm: " + h.Slurm
 		case h.Status == RebootPending:
 			detail = "applied; reboot the host (or set rollout { reboot = \"allow\" }) to finish"
 		case h.StepsRun > 0:
 			detail = fmt.Sprintf("%d %s", h.StepsRun, map[bool]string{true: "step", false: "steps"}[h.StepsRun == 1])
+			if h.Slurm != "" {
+				detail += "; Slurm: " + h.Slurm
+			}
 		default:
 			detail = "no changes"
 		}

@@ -31,13 +31,19 @@ import (
 //	      "before_sensitive": {attr: true},  // attributes hidden as "(sensitive value)"
 //	      "after_sensitive":  {attr: true},
 //	      "reboot_required": bool, "reboot_pending": bool,
+//	    "slurm": {"node": "gpu001", "state": "IDLE", "reason": "…",
+//	              "action": "drain" | "skip" | "change-keep-drained" | "resume" | "none", "error": "…"},
 //	      "restarts": [unit], "downgrades": ["pkg old -> new"], "depends_on": [resource]
 //	    }],
 //	    "reboot_required": bool, "reboot_pending": bool,
+//	    "slurm": {"node": "gpu001", "state": "IDLE", "reason": "…",
+//	              "action": "drain" | "skip" | "change-keep-drained" | "resume" | "none", "error": "…"},
 //	    "summary": {"add": n, "change": n, "destroy": n}
 //	  }],
 //	  "nodes": [{"name": "h100", "hosts": [...], "batch": n, "max_failures": n,
-//	             "reboot": "allow" | "never", "drain": "slurm", "step_timeout": "45m"}],
+//	             "reboot": "allow" | "never", "drain": "slurm", "step_timeout": "45m",
+//	             "drain_timeout": "2h", "drain_poll": "30s", "foreign_drain": "skip" | "change",
+//	             "slurm_node_name": "{short}", "slurm_client": "login1"}],
 //	  "summary": {"add": n, "change": n, "destroy": n}
 //	}
 //
@@ -57,13 +63,18 @@ type planJSON struct {
 }
 
 type rolloutJSON struct {
-	Name        string            `json:"name"`
-	Hosts       []string          `json:"hosts"`
-	Batch       int               `json:"batch"`
-	MaxFailures int               `json:"max_failures"`
-	Reboot      spec.RebootPolicy `json:"reboot"`
-	Drain       spec.DrainMode    `json:"drain,omitempty"`
-	StepTimeout string            `json:"step_timeout,omitempty"`
+	Name          string                  `json:"name"`
+	Hosts         []string                `json:"hosts"`
+	Batch         int                     `json:"batch"`
+	MaxFailures   int                     `json:"max_failures"`
+	Reboot        spec.RebootPolicy       `json:"reboot"`
+	Drain         spec.DrainMode          `json:"drain,omitempty"`
+	StepTimeout   string                  `json:"step_timeout,omitempty"`
+	DrainTimeout  string                  `json:"drain_timeout,omitempty"`
+	DrainPoll     string                  `json:"drain_poll,omitempty"`
+	ForeignDrain  spec.ForeignDrainPolicy `json:"foreign_drain,omitempty"`
+	SlurmNodeName string                  `json:"slurm_node_name,omitempty"`
+	SlurmClient   string                  `json:"slurm_client,omitempty"`
 }
 
 type hostJSON struct {
@@ -75,6 +86,7 @@ type hostJSON struct {
 	ResourceChanges  []resourceChangeJSON `json:"resource_changes"`
 	RebootRequired   bool                 `json:"reboot_required"`
 	RebootPending    bool                 `json:"reboot_pending"`
+	Slurm            *SlurmPlan           `json:"slurm,omitempty"`
 	Summary          Summary              `json:"summary"`
 }
 
@@ -139,7 +151,7 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 
 func (h *HostPlan) toJSON() *hostJSON {
 	out := &hostJSON{Host: h.Host, Node: h.Node, FactsFingerprint: h.FactsFingerprint, Error: h.Error, Warnings: h.Warnings,
-		ResourceChanges: make([]resourceChangeJSON, len(h.ResourceChanges)), RebootRequired: h.RebootRequired, RebootPending: h.RebootPending, Summary: h.Summary}
+		ResourceChanges: make([]resourceChangeJSON, len(h.ResourceChanges)), RebootRequired: h.RebootRequired, RebootPending: h.RebootPending, Slurm: h.Slurm, Summary: h.Summary}
 	for i, rc := range h.ResourceChanges {
 		out.ResourceChanges[i] = rc.toJSON()
 	}
@@ -148,7 +160,7 @@ func (h *HostPlan) toJSON() *hostJSON {
 
 func (hj *hostJSON) toModel() (*HostPlan, error) {
 	h := &HostPlan{Host: hj.Host, Node: hj.Node, FactsFingerprint: hj.FactsFingerprint, Error: hj.Error, Warnings: hj.Warnings,
-		ResourceChanges: make([]ResourceChange, len(hj.ResourceChanges)), RebootRequired: hj.RebootRequired, RebootPending: hj.RebootPending, Summary: hj.Summary}
+		ResourceChanges: make([]ResourceChange, len(hj.ResourceChanges)), RebootRequired: hj.RebootRequired, RebootPending: hj.RebootPending, Slurm: hj.Slurm, Summary: hj.Summary}
 	for i, rj := range hj.ResourceChanges {
 		rc, err := rj.toModel()
 		if err != nil {

@@ -46,6 +46,18 @@ type NodeRollout struct {
 	// StepTimeout is the node's rollout { step_timeout } as written
 	// ("45m"); "" leaves the limit to apply.
 	StepTimeout string
+	// DrainTimeout and DrainPoll are rollout { drain_timeout, drain_poll }
+	// as written; "" leaves them to apply.
+	DrainTimeout string
+	DrainPoll    string
+	// ForeignDrain is rollout { foreign_drain }; "" means skip.
+	ForeignDrain spec.ForeignDrainPolicy
+	// SlurmNodeName is rollout { slurm_node_name }, a template; "" means
+	// the host's own short host name.
+	SlurmNodeName string
+	// SlurmClient is rollout { slurm_client }: the host that runs scontrol;
+	// "" means each host.
+	SlurmClient string
 }
 
 // HostPlan is the plan for one host.
@@ -72,6 +84,9 @@ type HostPlan struct {
 	// RebootPending is true when the host already waits for a reboot to
 	// run what is configured.
 	RebootPending bool
+	// Slurm is where the host stands in Slurm and what apply will do
+	// there, for hosts of a node with drain = "slurm"; nil otherwise.
+	Slurm *SlurmPlan
 	// Summary counts the changes.
 	Summary Summary
 	// Facts are the facts the plan was made from; nil in a plan read back
@@ -229,6 +244,13 @@ func rolloutOf(n *spec.Node) NodeRollout {
 		if n.Rollout.StepTimeout.Set {
 			r.StepTimeout = n.Rollout.StepTimeout.V
 		}
+		if r.Drain == spec.DrainSlurm {
+			r.DrainTimeout = n.Rollout.DrainTimeout.V
+			r.DrainPoll = n.Rollout.DrainPoll.V
+			r.ForeignDrain = n.Rollout.ForeignDrain.V
+			r.SlurmNodeName = n.Rollout.SlurmNodeName.V
+			r.SlurmClient = n.Rollout.SlurmClient.V
+		}
 	}
 	return r
 }
@@ -332,4 +354,38 @@ func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, err
 		return nil, err
 	}
 	return Make(probed), nil
+}
+
+// SlurmAction is what apply does with a host in Slurm.
+type SlurmAction string
+
+// Slurm actions, as the plan shows them.
+const (
+	// SlurmDrain drains the host before its changes and resumes it after.
+	SlurmDrain SlurmAction = "drain"
+	// SlurmSkipForeign leaves a host alone that is drained or down for a
+	// reason that is not gpuform's.
+	SlurmSkipForeign SlurmAction = "skip"
+	// SlurmChangeForeign changes a host drained or down for someone
+	// else's reason and leaves it so (rollout { foreign_drain = "change" }).
+	SlurmChangeForeign SlurmAction = "change-keep-drained"
+	// SlurmResumeStale resumes a host gpuform drained earlier that has
+	// nothing left to do.
+	SlurmResumeStale SlurmAction = "resume"
+	// SlurmNone leaves the host's Slurm state as it is.
+	SlurmNone SlurmAction = "none"
+)
+
+// SlurmPlan is a host's Slurm state when planned and what apply will do.
+type SlurmPlan struct {
+	// Node is the Slurm node name.
+	Node string `json:"node"`
+	// State is Slurm's State= ("IDLE", "MIXED+DRAIN").
+	State string `json:"state,omitempty"`
+	// Reason is the drain or down reason, "" when none.
+	Reason string `json:"reason,omitempty"`
+	// Action is what apply will do.
+	Action SlurmAction `json:"action"`
+	// Error says why the state could not be read.
+	Error string `json:"error,omitempty"`
 }

@@ -67,6 +67,7 @@ func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
 	for _, g := range groups {
 		renderGroup(&b, g, pt)
 	}
+	renderSlurm(&b, p, pt)
 	renderFleet(&b, p, groups, pt)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -283,4 +284,55 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// SlurmHosts lists the hosts whose Slurm action is a, in plan order.
+func SlurmHosts(p *Plan, a SlurmAction) []string {
+	var out []string
+	for _, h := range p.Hosts {
+		if h.Slurm != nil && h.Slurm.Action == a {
+			out = append(out, h.Host)
+		}
+	}
+	return out
+}
+
+// renderSlurm says, for hosts drained through Slurm, where each stands
+// and what apply will do there.
+func renderSlurm(b *strings.Builder, p *Plan, pt painter) {
+	var rows []string
+	for _, h := range p.Hosts {
+		sp := h.Slurm
+		if sp == nil {
+			continue
+		}
+		var what string
+		switch {
+		case sp.Error != "":
+			what = "state unknown: " + sp.Error
+		case sp.Action == SlurmDrain:
+			what = "drained before its changes, resumed when converged"
+		case sp.Action == SlurmSkipForeign:
+			what = fmt.Sprintf("left alone: out of service for someone else (Reason=%q); rollout { foreign_drain = \"change\" } changes it anyway", sp.Reason)
+		case sp.Action == SlurmChangeForeign:
+			what = fmt.Sprintf("changed, and left out of service with its reason (Reason=%q)", sp.Reason)
+		case sp.Action == SlurmResumeStale:
+			what = fmt.Sprintf("drained by gpuform (Reason=%q) with nothing left to do: apply resumes it", sp.Reason)
+		default:
+			continue
+		}
+		state := sp.State
+		if state == "" {
+			state = "?"
+		}
+		rows = append(rows, fmt.Sprintf("  %s (Slurm node %s, State=%s): %s\n", h.Host, sp.Node, state, what))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString(pt.bold("Slurm:") + "\n")
+	for _, r := range rows {
+		b.WriteString(r)
+	}
+	b.WriteString("\n")
 }

@@ -72,8 +72,10 @@ func Select(cfg *spec.Config, only []string) ([]Host, hcl.Diagnostics) {
 	}
 	want := map[string]bool{}
 	for _, t := range only {
-		for _, p := range strings.Split(t, ",") {
-			expanded, err := spec.ExpandHostPattern(strings.TrimSpace(p))
+		// A hostlist's commas (outside brackets) separate names, as in
+		// SLURM_JOB_NODELIST; spaces around them are forgiven here.
+		{
+			expanded, err := spec.ExpandHostPattern(strings.Join(strings.Fields(t), ""))
 			if err != nil {
 				return nil, append(diags, flagError(fmt.Sprintf("-target %s: %v", t, err)))
 			}

@@ -1,0 +1,321 @@
+// Package slurmtest runs a real Slurm cluster of one node for tests:
+// munged, slurmctld and slurmd from Debian's munge and slurm-wlm packages,
+// with a throwaway configuration, state directory, munge socket and ports,
+// so several test binaries can each run their own at the same time. The
+// machine running the test is the only node; its Slurm node name is the
+// test's choice (slurmd -N).
+package slurmtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/internal/sshtest"
+)
+
+// Options shape the cluster.
+type Options struct {
+	// NodeName is the Slurm node name of this machine (default "gpu001").
+	NodeName string
+	// Epilog, when set, is a shell script slurmd runs after each job; one
+	// that sleeps keeps the node COMPLETING.
+	Epilog string
+}
+
+// Cluster is a running one-node Slurm cluster.
+type Cluster struct {
+	// Dir holds the configuration, state, logs and munge socket.
+	Dir string
+	// Conf is the slurm.conf path: clients find it through SLURM_CONF.
+	Conf string
+	// Node is the Slurm node name of this machine.
+	Node string
+	t    testing.TB
+}
+
+// binaries are what the cluster needs; scripts/test.sh installs them
+// (apt-get install slurm-wlm munge).
+var binaries = []string{"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/scontrol", "/usr/bin/sbatch", "/usr/bin/squeue", "/usr/bin/scancel"}
+
+// Start brings up munged, slurmctld and slurmd and stops them when the test
+// ends. It skips the test (fails it in CI) when Slurm or munge is not
+// installed, or when not run as root (slurmd must be root to run jobs).
+func Start(t testing.TB, o Options) *Cluster {
+	t.Helper()
+	for _, b := range binaries {
+		if _, err := os.Stat(b); err != nil {
+			sshtest.Missing(t, "slurmtest: "+b+" is not installed (apt-get install slurm-wlm munge; scripts/test.sh does)")
+		}
+	}
+	if os.Geteuid() != 0 {
+		sshtest.Missing(t, "slurmtest: a real slurmd must run as root")
+	}
+	if o.NodeName == "" {
+		o.NodeName = "gpu001"
+	}
+	// The munge socket path must fit a sockaddr_un (108 bytes), which
+	// t.TempDir's long names may not.
+	dir, err := os.MkdirTemp("", "gfslurm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), Node: o.NodeName, t: t}
+	for _, d := range []string{"state", "spool"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := make([]byte, 1024)
+	f, err := os.Open("/dev/urandom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Read(key)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "munge.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "munge.sock")
+	c.daemon("munged", "/usr/sbin/munged", "-F", "-f", "-S", sock,
+		"--key-file="+filepath.Join(dir, "munge.key"), "--log-file="+filepath.Join(dir, "munged.log"),
+		"--pid-file="+filepath.Join(dir, "munged.pid"), "--seed-file="+filepath.Join(dir, "munged.seed"))
+	c.waitFor("munged's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	epilog := ""
+	if o.Epilog != "" {
+		p := filepath.Join(dir, "epilog.sh")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+o.Epilog+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		epilog = "Epilog=" + p + "\n"
+	}
+	conf := fmt.Sprintf(`ClusterName=gftest
+SlurmctldHost=%[1]s(127.0.0.1)
+SlurmctldPort=%[2]d
+SlurmdPort=%[3]d
+AuthType=auth/munge
+AuthInfo=socket=%[4]s
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=%[5]s/state
+SlurmdSpoolDir=%[5]s/spool
+SlurmctldPidFile=%[5]s/slurmctld.pid
+SlurmdPidFile=%[5]s/slurmd.pid
+SlurmctldLogFile=%[5]s/slurmctld.log
+SlurmdLogFile=%[5]s/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+SlurmdTimeout=30
+MinJobAge=2
+KillWait=1
+RebootProgram=/bin/true
+%[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100 State=UNKNOWN
+PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, epilog, o.NodeName, runtime.NumCPU())
+	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.daemon("slurmctld", "/usr/sbin/slurmctld", "-D", "-i", "-f", c.Conf)
+	c.waitFor("slurmctld to answer", func() bool { _, err := c.run("scontrol", "ping"); return err == nil })
+	c.daemon("slurmd", "/usr/sbin/slurmd", "-D", "-N", o.NodeName, "-f", c.Conf)
+	c.waitFor("the node to register as IDLE", func() bool { s, _ := c.State(); return s == "IDLE" })
+	// Jobs a test left running end with it, before slurmd does, so no
+	// sleep outlives the test.
+	c.t.Cleanup(func() {
+		_, _ = c.run("scancel", "--full", "-w", c.Node)
+		c.waitFor("the test's jobs to end", func() bool {
+			s, _ := c.run("squeue", "-h", "-w", c.Node, "-t", "running,completing", "-o", "%i")
+			return strings.TrimSpace(s) == ""
+		})
+	})
+	return c
+}
+
+// daemon starts a foreground daemon and stops it (and waits for it) when
+// the test ends.
+func (c *Cluster) daemon(name, path string, args ...string) {
+	c.t.Helper()
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf)
+	out, err := os.Create(filepath.Join(c.Dir, name+".out"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		c.t.Fatalf("slurmtest: start %s: %v", name, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); out.Close(); close(done) }()
+	c.t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if c.t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(c.Dir, name+".out"))
+			c.t.Logf("%s output:\n%s", name, lastLines(string(log), 20))
+		}
+	})
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (c *Cluster) waitFor(what string, ok func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			for _, n := range []string{"munged", "slurmctld", "slurmd"} {
+				log, _ := os.ReadFile(filepath.Join(c.Dir, n+".out"))
+				c.t.Logf("%s output:\n%s", n, lastLines(string(log), 20))
+			}
+			c.t.Fatalf("slurmtest: timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Env is the environment entry clients need: SLURM_CONF=….
+func (c *Cluster) Env() string { return "SLURM_CONF=" + c.Conf }
+
+// run runs a Slurm client with the cluster's configuration.
+func (c *Cluster) run(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/usr/bin/"+name, args...)
+	cmd.Env = append(os.Environ(), c.Env())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+	}
+	return out.String(), nil
+}
+
+// Scontrol runs scontrol with args and fails the test when it fails.
+func (c *Cluster) Scontrol(args ...string) string {
+	c.t.Helper()
+	out, err := c.run("scontrol", args...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return out
+}
+
+// State returns the node's State= and Reason= (Reason without the
+// "[user@time]" Slurm appends).
+func (c *Cluster) State() (state, reason string) {
+	out, err := c.run("scontrol", "-o", "show", "node", c.Node)
+	if err != nil {
+		return "", ""
+	}
+	if i := strings.Index(out, " Reason="); i >= 0 {
+		reason = strings.TrimSpace(out[i+len(" Reason="):])
+		if j := strings.LastIndex(reason, " ["); j >= 0 {
+			reason = reason[:j]
+		}
+		out = out[:i]
+	}
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, "State="); ok {
+			state = v
+		}
+	}
+	return state, reason
+}
+
+// WaitState waits until the node's state satisfies ok and returns it.
+func (c *Cluster) WaitState(what string, ok func(state string) bool) string {
+	c.t.Helper()
+	var s string
+	c.waitFor(what, func() bool { s, _ = c.State(); return ok(s) })
+	return s
+}
+
+// Sbatch submits a job running script on the node and returns its id once
+// it is running.
+func (c *Cluster) Sbatch(script string) string {
+	c.t.Helper()
+	out, err := c.run("sbatch", "--parsable", "-w", c.Node, "-o", "/dev/null", "--wrap", script)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	id := strings.TrimSpace(out)
+	if _, err := strconv.Atoi(id); err != nil {
+		c.t.Fatalf("sbatch printed %q, not a job id", out)
+	}
+	c.waitFor("job "+id+" to run", func() bool {
+		s, _ := c.run("squeue", "-h", "-j", id, "-o", "%T")
+		return strings.TrimSpace(s) == "RUNNING"
+	})
+	return id
+}
+
+// Drain drains the node as an admin would.
+func (c *Cluster) Drain(reason string) {
+	c.t.Helper()
+	c.Scontrol("update", "NodeName="+c.Node, "State=DRAIN", "Reason="+reason)
+}
+
+// Down sets the node DOWN as an admin would.
+func (c *Cluster) Down(reason string) {
+	c.t.Helper()
+	c.Scontrol("update", "NodeName="+c.Node, "State=DOWN", "Reason="+reason)
+}
+
+// Wrap writes scontrol and squeue into dir (a simulated node's stand-in
+// directory, first on its PATH) as wrappers that run the real clients
+// against this cluster, so a simulated node is drained in the real
+// slurmctld. Each call is logged to the simulated node's calls.log like a
+// stand-in's.
+func (c *Cluster) Wrap(dir string) {
+	c.t.Helper()
+	for _, name := range []string{"scontrol", "squeue"} {
+		script := fmt.Sprintf(`#!/bin/sh
+if [ -n "${GPUFORM_ROOT:-}" ] && [ "${GPUFORM_SIM_NESTED:-}" != 1 ]; then
+	mkdir -p "$GPUFORM_ROOT/var/log/gpuform-sim"
+	printf '%%s\n' "%[1]s $*" >>"$GPUFORM_ROOT/var/log/gpuform-sim/calls.log"
+fi
+SLURM_CONF=%[2]s exec /usr/bin/%[1]s "$@"
+`, name, c.Conf)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+// Package slurm reads and changes a node's state in Slurm with scontrol
+// (and squeue for its jobs), over any transport: on the node itself, on a
+// Slurm client host (controller or login node) that addresses the node by
+// name, or on this machine for the health-check mode. It decides nothing
+// about when to drain; it tells gpuform's drains from everyone else's.
+package slurm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// ReasonPrefix starts every drain reason gpuform sets. gpuform resumes only
+// nodes whose reason starts with it; every other drain is an admin's (or
+// another tool's, such as NHC) and is left alone.
+const ReasonPrefix = "gpuform:"
+
+// maxReason bounds a reason gpuform writes: sinfo -R and scontrol show it
+// on one line, and a whole error message would drown the admin's view.
+const maxReason = 200
+
+// Reason makes a reason gpuform sets: "gpuform: " + text, on one line and
+// shortened to fit Slurm's reason column.
+func Reason(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	r := ReasonPrefix + " " + text
+	if len(r) > maxReason {
+		r = r[:maxReason-3] + "..."
+	}
+	return r
+}
+
+// Node is one node as Slurm shows it.
+type Node struct {
+	// Name is the Slurm node name.
+	Name string
+	// State is scontrol's State=, base state and flags: "MIXED+DRAIN".
+	State string
+	// Reason is the drain or down reason without the "[user@time]" Slurm
+	// appends; "" when none.
+	Reason string
+	// Jobs are the jobs running or completing on the node, "ID STATE".
+	Jobs []string
+}
+
+// base is the state before the first '+': IDLE, MIXED, ALLOCATED, DOWN, ….
+func (n Node) base() string {
+	b, _, _ := strings.Cut(n.State, "+")
+	return strings.TrimSuffix(b, "*")
+}
+
+// has reports whether the state carries flag (DRAIN, COMPLETING, …).
+func (n Node) has(flag string) bool {
+	parts := strings.Split(n.State, "+")
+	for _, p := range parts[1:] {
+		if p == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// OutOfService reports whether the node takes no new jobs: drained,
+// draining, down or failed.
+func (n Node) OutOfService() bool {
+	switch n.base() {
+	case "DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING":
+		return true
+	}
+	return n.has("DRAIN") || n.has("FAIL")
+}
+
+// Own reports whether the reason is one gpuform set.
+func (n Node) Own() bool { return strings.HasPrefix(n.Reason, ReasonPrefix) }
+
+// Foreign reports whether the node is out of service for a reason that is
+// not gpuform's: an admin's drain, a DOWN node, another health checker.
+func (n Node) Foreign() bool { return n.OutOfService() && !n.Own() }
+
+// Drained reports whether the node takes no new jobs and has none left:
+// no running job and no COMPLETING one (an epilog still cleaning the GPUs
+// counts as a job).
+func (n Node) Drained() bool {
+	if !n.OutOfService() || n.has("COMPLETING") || len(n.Jobs) > 0 {
+		return false
+	}
+	switch n.base() {
+	case "IDLE", "DOWN", "DRAIN", "DRAINED", "FAIL":
+		return true
+	}
+	return false
+}
+
+// Describe says where the node stands, for progress and errors:
+// `State=MIXED+DRAIN, jobs 12 (RUNNING), Reason="…"`.
+func (n Node) Describe() string {
+	s := "State=" + n.State
+	if len(n.Jobs) > 0 {
+		ids := make([]string, len(n.Jobs))
+		for i, j := range n.Jobs {
+			id, st, _ := strings.Cut(j, " ")
+			ids[i] = id
+			if st != "" {
+				ids[i] += " (" + st + ")"
+			}
+		}
+		s += ", jobs " + strings.Join(ids, ", ")
+	}
+	if n.Reason != "" {
+		s += fmt.Sprintf(", Reason=%q", n.Reason)
+	}
+	return s
+}
+
+// Client runs scontrol for one node.
+type Client struct {
+	// Tr is where scontrol runs: the node itself, or a Slurm client host.
+	Tr transport.Transport
+	// Name is the Slurm node name; "" means the short host name of the
+	// host Tr reaches (Slurm's default NodeName), which is right only when
+	// Tr is the node.
+	Name string
+	// Become runs the changes with privilege (scontrol update needs a
+	// Slurm operator or root).
+	Become bool
+}
+
+// preamble finds scontrol in the standard places (slurmd runs its
+// HealthCheckProgram with no PATH at all) and sets $n to the node name.
+func (c Client) preamble() string {
+	name := `n=$(hostname -s 2>/dev/null || hostname)`
+	if c.Name != "" {
+		name = "n=" + transport.Quote(c.Name)
+	}
+	return `PATH="${PATH:+$PATH:}/usr/bin:/usr/local/bin:/opt/slurm/bin:/usr/sbin:/sbin:/bin"
+export PATH
+command -v scontrol >/dev/null 2>&1 || { echo "scontrol is not installed on $(hostname 2>/dev/null): drain = \"slurm\" needs the Slurm client there (or rollout { slurm_client = HOST })" >&2; exit 127; }
+` + name + `
+printf 'node=%s\n' "$n"
+`
+}
+
+// run runs script after the preamble and returns its stdout after the
+// node= line, and the node name the script used.
+func (c Client) run(ctx context.Context, what, script string, become bool) (string, string, error) {
+	res, err := c.Tr.Run(ctx, transport.Command{Script: c.preamble() + script, Become: become})
+	name := c.Name
+	out := string(res.Stdout)
+	if first, rest, ok := strings.Cut(out, "\n"); ok && strings.HasPrefix(first, "node=") {
+		name, out = strings.TrimPrefix(first, "node="), rest
+	}
+	if err != nil {
+		return "", name, fmt.Errorf("%s Slurm node %q: %w", what, name, err)
+	}
+	if res.ExitCode != 0 {
+		msg := strings.TrimSpace(transport.HostText(string(res.Stderr)))
+		if i := strings.LastIndex(msg, "\n"); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return "", name, fmt.Errorf("%s Slurm node %q on %s: exit status %d: %s", what, name, c.Tr.Host(), res.ExitCode, msg)
+	}
+	return out, name, nil
+}
+
+// Show reads the node's state, reason and jobs.
+func (c Client) Show(ctx context.Context) (Node, error) {
+	out, name, err := c.run(ctx, "read", `scontrol -o show node "$n" || exit
+echo '--- jobs'
+if command -v squeue >/dev/null 2>&1; then squeue -h -w "$n" -t running,completing -o '%i %T' 2>/dev/null || true; fi
+`, false)
+	if err != nil {
+		return Node{Name: name}, err
+	}
+	return parseShow(name, out)
+}
+
+// parseShow reads scontrol -o show node's one line and squeue's job lines.
+func parseShow(name, out string) (Node, error) {
+	n := Node{Name: name}
+	show, jobs, _ := strings.Cut(out, "--- jobs\n")
+	show = strings.TrimSpace(show)
+	// Reason= comes last and its text has spaces; Slurm appends
+	// " [user@time]".
+	if i := strings.Index(show, " Reason="); i >= 0 {
+		r := strings.TrimSpace(show[i+len(" Reason="):])
+		if j := strings.LastIndex(r, " ["); j >= 0 && strings.HasSuffix(r, "]") {
+			r = r[:j]
+		}
+		if r != "(null)" {
+			n.Reason = r
+		}
+		show = show[:i]
+	}
+	for _, f := range strings.Fields(show) {
+		if v, ok := strings.CutPrefix(f, "State="); ok {
+			n.State = v
+		}
+	}
+	if n.State == "" {
+		return n, fmt.Errorf("read Slurm node %q: scontrol show node printed no State=", name)
+	}
+	for _, l := range strings.Split(jobs, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			n.Jobs = append(n.Jobs, l)
+		}
+	}
+	return n, nil
+}
+
+// Drain drains the node with reason (made with Reason).
+func (c Client) Drain(ctx context.Context, reason string) error {
+	_, _, err := c.run(ctx, "drain", `scontrol update NodeName="$n" State=DRAIN Reason=`+transport.Quote(reason)+"\n", c.Become)
+	return err
+}
+
+// SetReason replaces the reason of a node that stays out of service.
+func (c Client) SetReason(ctx context.Context, reason string) error {
+	_, _, err := c.run(ctx, "set the reason of", `scontrol update NodeName="$n" Reason=`+transport.Quote(reason)+"\n", c.Become)
+	return err
+}
+
+// Resume returns the node to service. Callers resume only their own
+// drains (Node.Own).
+func (c Client) Resume(ctx context.Context) error {
+	_, _, err := c.run(ctx, "resume", `scontrol update NodeName="$n" State=RESUME`+"\n", c.Become)
+	return err
+}
+
+// Reboot asks Slurm to reboot the node once its jobs are done and return it
+// to service after slurmd registers again, with reason shown meanwhile.
+func (c Client) Reboot(ctx context.Context, reason string) error {
+	_, _, err := c.run(ctx, "reboot", `scontrol reboot ASAP nextstate=RESUME reason=`+transport.Quote(reason)+` "$n"`+"\n", c.Become)
+	return err
+}
