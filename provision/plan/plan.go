@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/preflight"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/spec"
@@ -194,7 +195,22 @@ func Make(probed []target.Probed) *Plan {
 		default:
 			hp.Facts = pr.Facts
 			hp.FactsFingerprint = pr.Facts.Fingerprint()
-			if err := planHost(hp, t.Node, pr.Facts); err != nil {
+			err := planHost(hp, t.Node, pr.Facts)
+			problems := preflight.Hardware(t.Node, pr.Facts)
+			if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
+				// Apply would run steps here (or could not be planned
+				// at all): it needs root.
+				problems = append(problems, preflight.Privileges(t.Host, pr.Facts)...)
+			}
+			switch {
+			case len(problems) > 0:
+				// A host the spec cannot apply to has no plan: its
+				// changes would fail or do harm.
+				hp.Error = preflight.Message(problems)
+				hp.ResourceChanges = []ResourceChange{}
+				hp.Summary = Summary{}
+				hp.RebootRequired, hp.RebootPending = false, false
+			case err != nil:
 				hp.Error = err.Error()
 			}
 		}
