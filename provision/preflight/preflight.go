@@ -95,7 +95,7 @@ func gpus(n *spec.Node, f *facts.Node) []Problem {
 		label = " (hardware " + strconv.Quote(hw.Name) + ")"
 	}
 	if len(found) != hw.GPUCount {
-		out = append(out, Problem{"GPUs", fmt.Sprintf("%d %s GPUs%s", hw.GPUCount, hw.GPUModel, label), fmt.Sprintf("%d NVIDIA GPUs on the PCI bus%s", len(found), listGPUs(found))})
+		out = append(out, Problem{"GPUs", fmt.Sprintf("%d %s GPUs%s", hw.GPUCount, hw.GPUModel, label), fmt.Sprintf("%d NVIDIA %s on the PCI bus%s", len(found), plural(len(found), "GPU", "GPUs"), listGPUs(found))})
 	}
 	want, ok := compat.Default().GPU(hw.GPUModel)
 	if !ok || len(found) == 0 {
