@@ -157,6 +157,18 @@ func (s *Summary) add(o Summary) {
 // HasChanges reports whether any host has a change.
 func (p *Plan) HasChanges() bool { return p.Summary.Total() > 0 }
 
+// RebootPending reports whether some host waits for a reboot to run what
+// is installed: plan -detailed-exitcode counts it as a change, since the
+// hosts do not yet run the spec.
+func (p *Plan) RebootPending() bool {
+	for _, h := range p.Hosts {
+		if h.RebootPending {
+			return true
+		}
+	}
+	return false
+}
+
 // Host returns the plan of the named host.
 func (p *Plan) Host(name string) *HostPlan {
 	for _, h := range p.Hosts {
