@@ -125,3 +125,15 @@ func TestLockUpgradeHostsDisagree(t *testing.T) {
 		t.Error("a failed lock -upgrade wrote the lock file")
 	}
 }
+
+// TestLockUpgradeDnf: on the Rocky node, whose repository offers NCCL
+// 2.25.1 and which runs none, lock -upgrade asks dnf and locks 2.25.1.
+func TestLockUpgradeDnf(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://l40s-rocky9\"]\n  nccl { version = \"2.25\" }\n}\n")
+	code, out, errOut := runCLIEnv(t, env, "lock", "-upgrade", dir)
+	if code != ExitOK || !strings.Contains(lockFile(t, dir), `nccl = "2.25.1"`) {
+		t.Fatalf("lock -upgrade: exit %d\n%s\n%s\n%s", code, out, errOut, lockFile(t, dir))
+	}
+}
