@@ -58,6 +58,7 @@ node "n" {
 			host: "sim://hgx-h100-stale",
 			node: `node "n" {
   hosts = ["sim://hgx-h100-stale"]
+  sysctl = { "vm.swappiness" = "1" }
   numa {
     bind {
       gpus = [0, 1]
@@ -72,6 +73,7 @@ node "n" {
 			host: "sim://hgx-h100-stale",
 			node: `node "n" {
   hosts = ["sim://hgx-h100-stale"]
+  sysctl = { "vm.swappiness" = "1" }
   affinity {
     gpu_nic  = { 0 = "mlx5_0", 1 = "mlx5_77" }
   }
@@ -138,6 +140,18 @@ node "n" {
 
 // TestPlanPreflightOtherHostsStillPlan: one host the spec cannot apply to
 // fails alone; the other is planned, and the JSON plan is not applyable.
+// TestPlanPreflightVerificationOnly: a spec that manages nothing (the CI
+// gate's verify-only spec, whose hardware is a DGX A100) plans no change
+// on a node of other hardware and is not refused: it applies nothing, and
+// the hardware it expects is verify's to check.
+func TestPlanPreflightVerificationOnly(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", "-var", `hosts=["sim://hgx-h100-stale"]`, "../../examples/ci-preflight")
+	if code != ExitOK || strings.Contains(out, "cannot be applied") {
+		t.Fatalf("plan of a verification-only spec: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 func TestPlanPreflightOtherHostsStillPlan(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `module "hgx" { source = "gpuform/hgx-h100-8gpu" }

@@ -208,7 +208,13 @@ func Make(probed []target.Probed) *Plan {
 			hp.Facts = pr.Facts
 			hp.FactsFingerprint = pr.Facts.Fingerprint()
 			err := planHost(hp, t.Node, pr.Facts)
-			problems := preflight.Hardware(t.Node, pr.Facts)
+			var problems []preflight.Problem
+			if err != nil || len(hp.ResourceChanges) > 0 {
+				// The node manages something on the host. A
+				// verification-only spec applies nothing, and what it
+				// assumes of the hardware is verify's to check.
+				problems = preflight.Hardware(t.Node, pr.Facts)
+			}
 			if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
 				// Apply would run steps here (or could not be planned
 				// at all): it needs root.
