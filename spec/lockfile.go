@@ -221,7 +221,7 @@ func ApplyLock(cfg *Config, l *Lock) hcl.Diagnostics {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Lock file is out of date",
-					Detail:   fmt.Sprintf("The lock file pins %s %s for node %q, which is not a release of %s as the spec now asks. Run gpuform lock to record the release to use.", comp, pin.V, n.Name, a.V),
+					Detail:   fmt.Sprintf("The lock file pins %s %s for node %q, which is not a release of %s as the spec now asks. Run gpuform lock -upgrade to lock the newest release of %s the hosts' package repositories offer (the next apply installs it), or gpuform lock once the hosts run one.", comp, pin.V, n.Name, a.V, a.V),
 					Subject:  a.Range.Ptr(),
 				})
 				continue

@@ -6,20 +6,23 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
 
 func newLockCommand(s Streams) *cobra.Command {
 	var flags specFlags
 	var conn connectFlags
-	var check bool
+	var check, upgrade bool
 	cmd := &cobra.Command{
 		Use:         "lock [DIR]",
 		Annotations: graceful(),
@@ -33,6 +36,13 @@ one ("580", "12.8") is resolved to the release the node's hosts run now,
 probed over SSH; the hosts must agree, or lock stops and says which host runs
 what. plan, apply and verify then use the locked release wherever the spec
 names a branch, and lint no longer warns that it is not pinned.
+
+With -upgrade, a floating version is resolved instead to the newest release
+of its branch that the hosts' package repositories offer (apt-cache madison,
+dnf list --showduplicates, from the package lists as they are on the
+host), so the lock moves forward and the next apply installs that release;
+this is also how to lock a branch no host runs yet. The hosts must offer the
+same newest release, or lock stops and says what each host runs and offers.
 
 Exit status: 0 the lock file is written (or, with -check, up to date);
 1 a version could not be locked; 2 with -check, the lock file would change.`,
@@ -71,7 +81,21 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 					return exitError{ExitFailed}
 				}
 			}
-			lock, diags := lockfile.Resolve(cfg, got)
+			var lock *spec.Lock
+			if upgrade {
+				o, err := conn.targetOptions(s, dir, true, "listing packages")
+				if err != nil {
+					return err
+				}
+				offers, failed := offersForLock(cmd.Context(), s, hosts, got, o)
+				if failed {
+					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must say what its repositories offer to upgrade it; nothing was written.")
+					return exitError{ExitFailed}
+				}
+				lock, diags = lockfile.Upgrade(cfg, got, offers)
+			} else {
+				lock, diags = lockfile.Resolve(cfg, got)
+			}
 			if diags.HasErrors() {
 				writeDiags(s, diags, cfg)
 				return exitError{ExitFailed}
@@ -107,6 +131,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 	conn.register(cmd.Flags())
 	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change")
+	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "lock the newest release of each floating version that the hosts' repositories offer")
 	return cmd
 }
 
@@ -156,4 +181,65 @@ func writeLockChanges(s Streams, prev, next *spec.Lock) {
 			}
 		}
 	}
+}
+
+// offersForLock asks every host which releases of its node's floating
+// components its repositories offer, by host and component; failed is
+// true when a host could not be asked (each is reported).
+func offersForLock(ctx context.Context, s Streams, hosts []target.Host, got map[string]*facts.Node, o target.Options) (lockfile.Offers, bool) {
+	var mu sync.Mutex
+	offers := lockfile.Offers{}
+	errs := target.Each(ctx, hosts, o, func(ctx context.Context, h target.Host) error {
+		f := got[h.Host.Name]
+		if f == nil {
+			return fmt.Errorf("not probed")
+		}
+		family := f.OS.Family()
+		byName := map[string]spec.Component{}
+		var names []string
+		for comp, a := range spec.NodeVersions(h.Node) {
+			if a.V.IsExact() {
+				continue
+			}
+			if name, ok := resource.UpgradePackage(h.Node, comp, family); ok {
+				byName[name] = comp
+				names = append(names, name)
+			}
+		}
+		mine := map[spec.Component][]string{}
+		for _, comp := range byName {
+			mine[comp] = nil
+		}
+		if len(names) > 0 {
+			ctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(h.Host), "the package listing", target.ProbeSetting)
+			defer cancel()
+			t, err := o.Connect(ctx, h.Host)
+			if err != nil {
+				return err
+			}
+			defer t.Close()
+			sort.Strings(names)
+			avail, err := facts.Available(ctx, t, family, names, h.Host.Become != "")
+			if err != nil {
+				return err
+			}
+			for name, versions := range avail {
+				for _, v := range versions {
+					mine[byName[name]] = append(mine[byName[name]], resource.Upstream(v))
+				}
+			}
+		}
+		mu.Lock()
+		offers[h.Host.Name] = mine
+		mu.Unlock()
+		return nil
+	})
+	failed := false
+	for _, h := range hosts {
+		if err := errs[h.Host.Name]; err != nil {
+			fmt.Fprintf(s.Err, "Error: %s: %s\n", h.Host.Name, target.ErrorText(err))
+			failed = true
+		}
+	}
+	return offers, failed
 }

@@ -40,7 +40,9 @@ fingerprint; "gpuform apply FILE" then runs exactly this plan, and refuses
 when a host changed since.
 
 Exit status: 0 success; 1 error (invalid spec, a host could not be probed);
-with -detailed-exitcode, 2 when there are changes.`,
+with -detailed-exitcode, 2 when there are changes or a host waits for a
+reboot to run what is installed (the plan says which release is installed
+and which is loaded).`,
 		Args: maxOneDir,
 		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
@@ -83,7 +85,7 @@ with -detailed-exitcode, 2 when there are changes.`,
 			switch {
 			case p.Errored:
 				return exitError{ExitFailed}
-			case detailed && p.HasChanges():
+			case detailed && (p.HasChanges() || p.RebootPending()):
 				return exitError{ExitReport}
 			}
 			return nil

@@ -58,9 +58,15 @@ func TestPlanApplyPlan(t *testing.T) {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
 	}
 
+	// Nothing is left to change, but the new driver waits for the reboot
+	// the rollout did not allow: the host does not run the spec yet.
 	code, out, _ = runPA(t, env, "", "plan", "-detailed-exitcode", dir)
-	if code != ExitOK || !strings.Contains(out, "No changes.") {
-		t.Fatalf("plan after apply: exit %d\n%s", code, out)
+	if code != ExitReport || !strings.Contains(out, "No changes.") || !strings.Contains(out, "# driver_package: 550.127.08 installed, 535.183.06 loaded; reboot pending") {
+		t.Fatalf("plan after apply, reboot pending: exit %d, want 2 naming installed and loaded\n%s", code, out)
+	}
+	code, out, _ = runPA(t, env, "", "plan", "-json", dir)
+	if code != ExitOK || !strings.Contains(out, `"pending_reason": "550.127.08 installed, 535.183.06 loaded"`) {
+		t.Fatalf("plan -json after apply, reboot pending: exit %d, want the pending reason\n%s", code, out)
 	}
 
 	planFile := filepath.Join(t.TempDir(), "gpuform.plan")

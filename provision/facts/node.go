@@ -93,6 +93,10 @@ type Node struct {
 	// Owners are the owner records of OwnersFile: which spec manages each
 	// resource gpuform put on the node; nil when the node has none.
 	Owners *Owners `json:"owners,omitempty"`
+	// EUID is the effective user id the probe ran as, after the host's
+	// become; nil under a root prefix (a simulated node, an unpacked
+	// image), where writing needs the root directory, not uid 0.
+	EUID *int `json:"euid,omitempty"`
 	// PendingReboot is true when the node says a reboot is required
 	// (/var/run/reboot-required on Debian/Ubuntu).
 	PendingReboot bool `json:"pending_reboot"`

@@ -455,6 +455,11 @@ func (p *interpreter) kernel() {
 	} else if c, ok := p.raw.cmds["uname-m"]; ok && c.rc == 0 {
 		p.n.Arch = strings.TrimSpace(c.out)
 	}
+	if c, ok := p.raw.cmds["euid"]; ok && c.rc == 0 {
+		if uid, err := strconv.Atoi(strings.TrimSpace(c.out)); err == nil && uid >= 0 {
+			p.n.EUID = &uid
+		}
+	}
 }
 
 // archFromPackages fills Arch for an unpacked image, whose /proc is empty:

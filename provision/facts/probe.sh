@@ -249,6 +249,10 @@ elif [ -z "$R" ]; then
 	c uname-m uname -m
 fi
 f /var/run/reboot-required
+# Who the probe runs as (after become), so that plan can say before apply
+# that it lacks root. Under a root prefix what counts is whether the root
+# is writable, not the uid, so it is not asked there.
+[ -n "$R" ] || c euid id -u
 
 # Packages: dpkg status is large on real nodes, keep the fields parsed.
 g '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status

@@ -34,6 +34,29 @@ func NeedsFacts(n *spec.Node) bool {
 // is an error at the spec's attribute: gpuform will not guess which release
 // to pin.
 func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hcl.Diagnostics) {
+	return resolve(cfg, hostFacts, nil)
+}
+
+// Offers are the releases each host's package repositories offer, by host
+// name and lock file component ("driver"), as upstream releases
+// ("535.216.01"); a component a host was asked about and offers nothing of
+// is present with no releases.
+type Offers map[string]map[spec.Component][]string
+
+// Upgrade builds the lock for cfg like Resolve, but resolves each floating
+// version to the newest release of its branch that the hosts' package
+// repositories offer, so that the lock can move forward to a release no
+// host runs yet. Every host of the node must offer the same newest
+// release; when they disagree or offer none, the error lists what each
+// host runs and offers.
+func Upgrade(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) (*spec.Lock, hcl.Diagnostics) {
+	if offers == nil {
+		offers = Offers{}
+	}
+	return resolve(cfg, hostFacts, offers)
+}
+
+func resolve(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) (*spec.Lock, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	lock := &spec.Lock{Nodes: map[string]map[spec.Component]spec.Attr[spec.Version]{}}
 	for _, n := range cfg.Nodes {
@@ -46,6 +69,14 @@ func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hc
 			}
 			if a.V.IsExact() {
 				pins[comp] = *a
+				continue
+			}
+			if offers != nil {
+				v, d := newestOffered(n, comp, a, hostFacts, offers)
+				diags = append(diags, d...)
+				if v.Raw != "" {
+					pins[comp] = spec.Attr[spec.Version]{V: v, Set: true, Range: a.Range}
+				}
 				continue
 			}
 			seen := map[string][]string{}
@@ -72,6 +103,12 @@ func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hc
 			// the driver's (the release plan installs, since fabric
 			// manager must equal the driver).
 			pins[spec.ComponentFabricManager] = v
+			if offers != nil {
+				// Moving forward: the fabric manager follows the new
+				// driver release, not the one installed.
+				lock.Nodes[n.Name] = pins
+				continue
+			}
 			seen := map[string]bool{}
 			for _, h := range n.Hosts {
 				if f := hostFacts[h.Name]; f != nil {
@@ -114,7 +151,7 @@ func agree(n *spec.Node, comp spec.Component, a *spec.Attr[spec.Version], seen m
 		return spec.Version{}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Cannot lock a floating version",
-			Detail:   fmt.Sprintf("Node %q asks for %s %s, but %s: %s. Write the exact release to use in the spec (gpuform apply installs it), or converge the hosts first.", n.Name, comp, a.V, why, strings.Join(parts, "; ")),
+			Detail:   fmt.Sprintf("Node %q asks for %s %s, but %s: %s. Run gpuform lock -upgrade to lock the newest release of %s the hosts' package repositories offer (the next apply installs it), write the exact release in the spec, or converge the hosts first.", n.Name, comp, a.V, why, strings.Join(parts, "; "), a.V),
 			Subject:  a.Range.Ptr(),
 		}}
 	}
@@ -200,4 +237,73 @@ func sortedKeys(m map[string][]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// newestOffered is the newest release within a.V that every host of n
+// offers; an error at the attribute lists each host's release and offer
+// otherwise.
+func newestOffered(n *spec.Node, comp spec.Component, a *spec.Attr[spec.Version], hostFacts map[string]*facts.Node, offers Offers) (spec.Version, hcl.Diagnostics) {
+	newest := map[string][]string{}
+	var lines []string
+	for _, h := range n.Hosts {
+		f := hostFacts[h.Name]
+		if f == nil {
+			continue
+		}
+		best := spec.Version{}
+		var within []spec.Version
+		for _, raw := range offers[h.Name][comp] {
+			v, err := spec.ParseVersion(raw)
+			if err != nil || !v.IsExact() || !v.Within(a.V) {
+				continue
+			}
+			within = append(within, v)
+			if best.Raw == "" || v.Compare(best) > 0 {
+				best = v
+			}
+		}
+		key := best.Raw
+		if key == "" {
+			key = "(none)"
+		}
+		newest[key] = append(newest[key], h.Name)
+		runs := Installed(f, comp, spec.Version{})
+		if runs == "" {
+			runs = "nothing"
+		}
+		sort.Slice(within, func(i, j int) bool { return within[i].Compare(within[j]) > 0 })
+		offered := make([]string, len(within))
+		for i, v := range within {
+			offered[i] = v.Raw
+		}
+		offer := "nothing of " + a.V.Raw
+		if len(offered) > 0 {
+			offer = strings.Join(offered, ", ")
+		}
+		lines = append(lines, fmt.Sprintf("%s runs %s and offers %s", h.Name, runs, offer))
+	}
+	if len(newest) == 0 {
+		return spec.Version{}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot upgrade a floating version",
+			Detail:   fmt.Sprintf("Node %q asks for %s %s, and no host of it could be asked which releases its repositories offer.", n.Name, comp, a.V),
+			Subject:  a.Range.Ptr(),
+		}}
+	}
+	if len(newest) == 1 && newest["(none)"] == nil {
+		for raw := range newest {
+			v, _ := spec.ParseVersion(raw)
+			return v, nil
+		}
+	}
+	why := "the hosts' repositories offer different newest releases"
+	if len(newest) == 1 {
+		why = "no host's repositories offer a release of it"
+	}
+	return spec.Version{}, hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Cannot upgrade a floating version",
+		Detail:   fmt.Sprintf("Node %q asks for %s %s, but %s: %s. Refresh the package lists on the hosts (apt-get update / dnf makecache), or write the exact release in the spec.", n.Name, comp, a.V, why, strings.Join(lines, "; ")),
+		Subject:  a.Range.Ptr(),
+	}}
 }

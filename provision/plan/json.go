@@ -30,7 +30,7 @@ import (
 //	      "after":  {attr: value} | null,    // the desired value; null when deleted
 //	      "before_sensitive": {attr: true},  // attributes hidden as "(sensitive value)"
 //	      "after_sensitive":  {attr: true},
-//	      "reboot_required": bool, "reboot_pending": bool,
+//	      "reboot_required": bool, "reboot_pending": bool, "pending_reason": "580.95.05 installed, 550.90.07 loaded",
 //	    "slurm": {"node": "gpu001", "state": "IDLE", "reason": "…",
 //	              "action": "drain" | "skip" | "change-keep-drained" | "resume" | "none", "error": "…"},
 //	      "restarts": [unit], "downgrades": ["pkg old -> new"], "depends_on": [resource]
@@ -99,6 +99,7 @@ type resourceChangeJSON struct {
 	AfterSensitive  map[string]bool            `json:"after_sensitive,omitempty"`
 	RebootRequired  bool                       `json:"reboot_required"`
 	RebootPending   bool                       `json:"reboot_pending,omitempty"`
+	PendingReason   string                     `json:"pending_reason,omitempty"`
 	Restarts        []string                   `json:"restarts,omitempty"`
 	Downgrades      []string                   `json:"downgrades,omitempty"`
 	DependsOn       []string                   `json:"depends_on,omitempty"`
@@ -173,7 +174,7 @@ func (hj *hostJSON) toModel() (*HostPlan, error) {
 
 func (rc ResourceChange) toJSON() resourceChangeJSON {
 	out := resourceChangeJSON{Resource: rc.Resource, Actions: []string{rc.Action.String()}, RebootRequired: rc.RebootRequired,
-		RebootPending: rc.RebootPending, Restarts: rc.Restarts, Downgrades: rc.Downgrades, DependsOn: rc.DependsOn}
+		RebootPending: rc.RebootPending, PendingReason: rc.PendingReason, Restarts: rc.Restarts, Downgrades: rc.Downgrades, DependsOn: rc.DependsOn}
 	out.Before, out.BeforeSensitive = attrsJSON(rc.Before)
 	out.After, out.AfterSensitive = attrsJSON(rc.After)
 	return out
@@ -181,7 +182,7 @@ func (rc ResourceChange) toJSON() resourceChangeJSON {
 
 func (rj resourceChangeJSON) toModel() (ResourceChange, error) {
 	rc := ResourceChange{Change: resource.Change{Resource: rj.Resource, RebootRequired: rj.RebootRequired, RebootPending: rj.RebootPending,
-		Restarts: rj.Restarts, Downgrades: rj.Downgrades, DependsOn: rj.DependsOn}}
+		PendingReason: rj.PendingReason, Restarts: rj.Restarts, Downgrades: rj.Downgrades, DependsOn: rj.DependsOn}}
 	if len(rj.Actions) > 0 {
 		a, ok := resource.ParseAction(rj.Actions[0])
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/preflight"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/spec"
@@ -171,6 +172,18 @@ func (s *Summary) add(o Summary) {
 // HasChanges reports whether any host has a change.
 func (p *Plan) HasChanges() bool { return p.Summary.Total() > 0 }
 
+// RebootPending reports whether some host waits for a reboot to run what
+// is installed: plan -detailed-exitcode counts it as a change, since the
+// hosts do not yet run the spec.
+func (p *Plan) RebootPending() bool {
+	for _, h := range p.Hosts {
+		if h.RebootPending {
+			return true
+		}
+	}
+	return false
+}
+
 // Host returns the plan of the named host.
 func (p *Plan) Host(name string) *HostPlan {
 	for _, h := range p.Hosts {
@@ -209,7 +222,28 @@ func Make(probed []target.Probed) *Plan {
 		default:
 			hp.Facts = pr.Facts
 			hp.FactsFingerprint = pr.Facts.Fingerprint()
-			if err := planHost(hp, t.Node, pr.Facts); err != nil {
+			err := planHost(hp, t.Node, pr.Facts)
+			var problems []preflight.Problem
+			if err != nil || len(hp.ResourceChanges) > 0 {
+				// The node manages something on the host. A
+				// verification-only spec applies nothing, and what it
+				// assumes of the hardware is verify's to check.
+				problems = preflight.Hardware(t.Node, pr.Facts)
+			}
+			if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
+				// Apply would run steps here (or could not be planned
+				// at all): it needs root.
+				problems = append(problems, preflight.Privileges(t.Host, pr.Facts)...)
+			}
+			switch {
+			case len(problems) > 0:
+				// A host the spec cannot apply to has no plan: its
+				// changes would fail or do harm.
+				hp.Error = preflight.Message(problems)
+				hp.ResourceChanges = []ResourceChange{}
+				hp.Summary = Summary{}
+				hp.RebootRequired, hp.RebootPending = false, false
+			case err != nil:
 				hp.Error = err.Error()
 			}
 		}

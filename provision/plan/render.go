@@ -135,6 +135,13 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 	var pending []string
 	for _, rc := range h.ResourceChanges {
 		if rc.RebootPending {
+			if rc.PendingReason != "" {
+				// Say what runs now and what runs after the reboot, so
+				// that a failed version check is not read as a failed
+				// install.
+				fmt.Fprintf(b, "\n  # %s: %s; reboot pending\n", rc.Resource, rc.PendingReason)
+				continue
+			}
 			pending = append(pending, rc.Resource)
 		}
 	}

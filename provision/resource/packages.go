@@ -240,6 +240,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 			running := ok && versionMatches(v, wantLoaded)
 			c.RebootRequired = c.Action != NoOp && r.reboot && !(running && holdOnly)
 			c.RebootPending = c.Action == NoOp && r.reboot
+			if c.RebootPending {
+				c.PendingReason = pendingReason(before["version"], v, ok)
+			}
 		}
 	} else if c.Action != NoOp {
 		c.RebootRequired = r.reboot || waiting || deferred && len(r.services) > 0
@@ -260,6 +263,15 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	}
 	c.Steps = steps
 	return c, nil
+}
+
+// pendingReason names the release installed and the one running, for a
+// plan that would otherwise only say that something waits for a reboot.
+func pendingReason(installed, loaded string, isLoaded bool) string {
+	if !isLoaded || loaded == "" {
+		loaded = "none"
+	}
+	return installed + " installed, " + loaded + " loaded"
 }
 
 func (r *pkgResource) validate() error {

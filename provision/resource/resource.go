@@ -39,6 +39,10 @@ type Change struct {
 	// running system still differs until the next boot (a new driver
 	// installed while the old one is loaded).
 	RebootPending bool `json:"reboot_pending,omitempty"`
+	// PendingReason says, when RebootPending, what waits for the reboot
+	// ("580.95.05 installed, 550.90.07 loaded"); "" when the resource
+	// cannot tell more than that it waits.
+	PendingReason string `json:"pending_reason,omitempty"`
 	// Restarts are the services the change restarts.
 	Restarts []string `json:"restarts,omitempty"`
 	// Downgrades are the packages the change moves to an older release,
