@@ -41,7 +41,6 @@ type NCCLFloor struct {
 // MultiNode reports whether the floor is for a run across nodes.
 func (f NCCLFloor) MultiNode() bool { return f.Nodes > 1 }
 
-
 func (kb *KB) floorRow(r row) (*NCCLThreshold, error) {
 	for i, th := range kb.nccltest {
 		if th.Platform == r.get("platform") && th.Kind == "floor" {

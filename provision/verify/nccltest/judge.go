@@ -3,6 +3,8 @@ package nccltest
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -26,16 +28,22 @@ type Verdict struct {
 
 // lead puts the first of causes in front of reasons and the distinct
 // others after it: the line NCCL printed about the error tells an operator
-// more than "exit status 3". A cause that a reason already quotes is not
-// repeated.
+// more than "exit status 3". Lines are ordered by causeRank, output order
+// within a rank: NCCL warns about harmless things too ("falling back to
+// simple order") before the warning that killed the run. A cause that a
+// reason already quotes is not repeated.
 func (v *Verdict) lead(causes []string) {
 	v.Causes = append(v.Causes, causes...)
 	if len(causes) == 0 || len(v.Reasons) == 0 {
 		return
 	}
+	ranked := slices.Clone(causes)
+	slices.SortStableFunc(ranked, func(a, b string) int {
+		return causeRank(b) - causeRank(a)
+	})
 	var front []string
 	seen := map[string]bool{}
-	for _, c := range causes {
+	for _, c := range ranked {
 		key := causeKey(c)
 		if seen[key] {
 			continue
@@ -50,6 +58,23 @@ func (v *Verdict) lead(causes []string) {
 		}
 	}
 	v.Reasons = append(front, rest...)
+}
+
+// errorLine matches a cause line that names an error, not only a warning.
+var errorLine = regexp.MustCompile(`Cuda failure|CUDA error|NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError|Test (?:NCCL|CUDA) failure|Test timeout`)
+
+// causeRank orders cause lines: NCCL's own error warning (the root
+// cause, e.g. "NCCL WARN Cuda failure 1 'invalid argument'") first, then
+// other error lines (nccl-tests' "Test NCCL failure … 'unhandled cuda
+// error'", which only relays it), then warnings that name no error.
+func causeRank(line string) int {
+	switch {
+	case errorLine.MatchString(line) && strings.Contains(line, "NCCL WARN"):
+		return 2
+	case errorLine.MatchString(line):
+		return 1
+	}
+	return 0
 }
 
 // causeKey is a cause line without the "host:pid:tid [dev] " prefix NCCL
