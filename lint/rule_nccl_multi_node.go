@@ -17,17 +17,24 @@ func ncclMultiNodePerHostRule() Rule {
 	}
 }
 
-// hostOptions are launcher options that place ranks on other hosts
-// (OpenMPI/MPICH/Intel MPI host lists and files, Slurm node counts and
-// lists).
-var hostOptions = []string{"-H", "-host", "--host", "-hosts", "--hosts", "-hostfile", "--hostfile", "-machinefile", "--machinefile", "-N", "--nodes", "-w", "--nodelist"}
+// hostOptions are the options of each launcher family that place ranks
+// on other hosts: MPI host lists and files; Slurm node counts and lists
+// (OpenMPI's own -N is processes per node, not a node count).
+var hostOptions = map[string][]string{
+	"mpi":  {"-H", "-host", "--host", "-hosts", "--hosts", "-hostfile", "--hostfile", "-machinefile", "--machinefile"},
+	"srun": {"-N", "--nodes", "-w", "--nodelist"},
+}
 
 // spansHosts returns the launcher option of cmd that names other hosts,
 // looking only before the test program so that the program's own options
 // (nccl-tests -N, -w) do not count.
 func spansHosts(cmd string) string {
-	if nccltest.Launcher(cmd) == "" {
+	family := "mpi"
+	switch nccltest.Launcher(cmd) {
+	case "":
 		return ""
+	case "srun":
+		family = "srun"
 	}
 	words, err := nccltest.SplitCommand(cmd)
 	if err != nil {
@@ -38,7 +45,7 @@ func spansHosts(cmd string) string {
 			break
 		}
 		opt, _, _ := strings.Cut(w, "=")
-		for _, h := range hostOptions {
+		for _, h := range hostOptions[family] {
 			if opt == h {
 				return opt
 			}
