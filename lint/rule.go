@@ -132,6 +132,7 @@ func Rules() []Rule {
 		ncclEnvNICsRule(),
 		ncclFloorLowRule(),
 		ncclFloorPhysicalRule(),
+		ncclMultiNodePerHostRule(),
 		numaBalancingRule(),
 		numaBindDuplicateRule(),
 		numaBindIncompleteRule(),

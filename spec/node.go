@@ -51,7 +51,7 @@ var (
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"},
 	}}
-	ncclTestSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "command", Required: true}, {Name: "min_busbw_gbps"}, {Name: "timeout"}}}
+	ncclTestSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "command", Required: true}, {Name: "min_busbw_gbps"}, {Name: "timeout"}, {Name: "multi_node"}, {Name: "network"}}}
 	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}, {Name: "step_timeout"},
 		{Name: "drain_timeout"}, {Name: "drain_poll"}, {Name: "foreign_drain"}, {Name: "slurm_node_name"}, {Name: "slurm_client"}}}
 )
@@ -501,6 +501,8 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 				t.Command.Set = false
 			}
 			t.MinBusBWGbps = td.float("min_busbw_gbps", 0, 100000)
+			t.MultiNode = td.bool("multi_node")
+			t.Network = td.enum("network", NCCLNetworks()...)
 			t.Timeout = td.string("timeout")
 			if t.Timeout.Set {
 				if dur, err := time.ParseDuration(t.Timeout.V); err != nil || dur <= 0 {

@@ -242,8 +242,21 @@ type NCCLTest struct {
 	MinBusBWGbps Attr[float64]
 	// Timeout bounds the run, as a Go duration ("10m").
 	Timeout Attr[string]
+	// MultiNode says whether the command runs one job across several
+	// hosts; unset, verify reads it from the launcher (mpirun, srun, …).
+	MultiNode Attr[bool]
+	// Network is the fabric between the nodes of a multi-node run (one of
+	// NCCLNetworks); unset, verify reads it from the hardware's NICs.
+	Network Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
+}
+
+// NCCLNetworks are the values of an nccl_test block's network: the
+// fabrics multi-node busbw floors are published for (InfiniBand NDR and
+// HDR, RoCE, Google Cloud GPUDirect-TCPXO and -TCPX, AWS EFA).
+func NCCLNetworks() []string {
+	return []string{"ib_ndr", "ib_hdr", "roce", "gcp_tcpxo", "gcp_tcpx", "aws_efa"}
 }
 
 // DrainMode is the scheduler apply drains a host through before changing

@@ -31,6 +31,12 @@ func TestLoadEveryRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	aliasRows := dataRows(t, "gpu-aliases.tsv")
+	multiNode := 0
+	for _, f := range kb.floors {
+		if f.MultiNode() {
+			multiNode++
+		}
+	}
 	tests := []struct {
 		file string
 		got  int
@@ -48,7 +54,8 @@ func TestLoadEveryRow(t *testing.T) {
 		{"dcgm-driver.tsv", len(kb.dcgm)},
 		{"facts.tsv", len(kb.facts)},
 		{"nccl-thresholds.tsv", len(kb.nccltest)},
-		{"nccl-floors.tsv", len(kb.floors)},
+		{"nccl-floors.tsv", len(kb.floors) - multiNode},
+		{"nccl-multinode-floors.tsv", multiNode},
 		{"installed-packages.tsv", len(kb.installed)},
 		{"package-sets.tsv", len(kb.packageSets)},
 	}
@@ -213,8 +220,52 @@ func TestFloorsResolve(t *testing.T) {
 		t.Fatal("no floors")
 	}
 	for _, f := range floors {
-		if f.Threshold.Kind != "floor" || f.Threshold.BusBWGBps <= 0 || f.Threshold.MessageBytes() <= 0 || len(f.Threshold.Sources) == 0 {
+		_, _, avg := f.Threshold.AvgRange()
+		if f.Threshold.Kind != "floor" || f.Threshold.BusBWGBps <= 0 || (f.Threshold.MessageBytes() <= 0 && !avg) || len(f.Threshold.Sources) == 0 {
 			t.Errorf("%s %s: floor row without number, size or source: %+v", f.GPUModel, f.Interconnect, f.Threshold)
 		}
+	}
+}
+
+// TestMultiNodeFloors: the multi-node index reads node counts ("2", "2+"),
+// networks and the sweep an average floor was read over.
+func TestMultiNodeFloors(t *testing.T) {
+	kb := mustKB(t)
+	type key struct{ model, network, collective string }
+	got := map[key]NCCLFloor{}
+	for _, f := range kb.NCCLFloors() {
+		if f.MultiNode() {
+			got[key{f.GPUModel, f.Network, f.Collective}] = f
+		} else if f.Network != "" || f.Nodes != 1 {
+			t.Errorf("single-node floor %+v carries a network or node count", f)
+		}
+	}
+	tests := map[string]struct {
+		key      key
+		busbw    float64
+		nodes    int
+		atLeast  bool
+		size     int64
+		avgLo    int64
+		avgHi    int64
+		platform string
+	}{
+		"GKE TCPXO all_reduce": {key{"H100", "gcp_tcpxo", "all_reduce"}, 300, 2, true, 8 << 30, 0, 0, "a3-megagpu-8g"},
+		"AKS NDR all_reduce":   {key{"H100", "ib_ndr", "all_reduce"}, 150, 2, true, 16 << 30, 0, 0, "ND96isr"},
+		"EKS EFA all_reduce":   {key{"H100", "aws_efa", "all_reduce"}, 300, 2, true, 16 << 30, 0, 0, "EKS"},
+		"A4 all_gather":        {key{"B200", "roce", "all_gather"}, 250, 2, false, 0, 2 << 30, 8 << 30, "a4-highgpu-8g"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			f, ok := got[tt.key]
+			if !ok {
+				t.Fatalf("no floor for %+v", tt.key)
+			}
+			lo, hi, _ := f.Threshold.AvgRange()
+			if f.Threshold.BusBWGBps != tt.busbw || f.Nodes != tt.nodes || f.MinNodes != tt.atLeast || f.Threshold.MessageBytes() != tt.size ||
+				lo != tt.avgLo || hi != tt.avgHi || !strings.Contains(f.Threshold.Platform, tt.platform) || f.GPUs != 8 {
+				t.Errorf("%+v (avg %d-%d)", f, lo, hi)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -11,68 +12,260 @@ import (
 func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResult {
 	var out []CheckResult
 	cat := extra.Catalogue
+	if cat == nil {
+		cat = DefaultCatalogue()
+	}
 	for _, t := range exp.NCCL {
-		r := CheckResult{ID: CheckNCCL.Named(t.Name)}
 		res, ran := extra.NCCL[t.Name]
-		floor, floorNote := t.MinBusBWGBps, "from spec"
-		var th *Threshold
-		if floor == 0 {
-			if cat == nil {
-				cat = DefaultCatalogue()
-			}
-			if found, ok := cat.Lookup(modelOf(exp, rep), exp.Interconnect, exp.GPUCount, collectiveOf(t.Command)); ok {
-				th = &found
-				floor, floorNote = found.MinBusBWGBps, "catalogue: "+found.Platform
-			}
-		}
-		if floor > 0 {
-			r.Expected = fmt.Sprintf("busbw >= %.2f GB/s (%s), #wrong 0", floor, floorNote)
+		var r CheckResult
+		if t.MultiNode || spansNodes(res) {
+			r = judgeMultiNode(exp, rep, cat, t, res, ran)
 		} else {
-			r.Expected = "#wrong 0, out of bounds 0 (no busbw floor known; set min_busbw_gbps)"
+			r = judgeSingleNode(exp, rep, cat, t, res, ran)
 		}
-		if !ran {
-			r.Status, r.Message = StatusSkip, "not run at this tier"
-			out = append(out, r)
-			continue
-		}
-		if res.NotInstalled && exp.NCCLOptional {
+		if ran && res.NotInstalled && exp.NCCLOptional {
 			r.Status, r.Observed = StatusSkip, "not installed"
 			r.Message = res.Failure + "; the spec marks nccl_tests optional"
-			out = append(out, r)
-			continue
 		}
-		v := res.Judge(floor)
-		// The catalogue floor was measured at a larger message size than
-		// the run reached: busbw grows with size, so judging the smaller
-		// size against it would fail a healthy node. The other rules
-		// (#wrong, footer, failures) still apply.
-		short := th != nil && th.MessageBytes > 0 && v.Size > 0 && v.Size < th.MessageBytes
-		if short {
-			v = res.Judge(0)
-		}
-		if v.Size > 0 {
-			r.Observed = fmt.Sprintf("busbw %.2f GB/s at %s", v.BusBW, nccltest.FormatSize(v.Size))
-			if last := res.Runs[len(res.Runs)-1]; last.NGPUs > 0 && !last.Validation {
-				// -c 0: nccl-tests counted no #wrong, so a pass says
-				// nothing about data corruption.
-				r.Observed += " (not validated: -c 0, #wrong not counted)"
-			}
-		}
-		switch {
-		case !v.Pass:
-			r.Status, r.Message = StatusFail, strings.Join(v.Reasons, "; ")
-		case short:
-			// The catalogue floor was measured at a larger message size;
-			// a smaller sweep cannot reach it, so it cannot be judged.
-			r.Status = StatusError
-			r.Message = fmt.Sprintf("the run ends at %s but the catalogue floor is for %s; extend the sweep (-e %s) or set min_busbw_gbps",
-				nccltest.FormatSize(v.Size), nccltest.FormatSize(th.MessageBytes), nccltest.FormatSize(th.MessageBytes))
-		default:
-			r.Status = StatusPass
-		}
+		r.ID = CheckNCCL.Named(t.Name)
 		out = append(out, r)
 	}
 	return out
+}
+
+// judgeSingleNode judges a run on one node against the spec's floor, else
+// the catalogue's single-node floor for the node's GPU model,
+// interconnect and GPU count.
+func judgeSingleNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NCCLExpectation, res nccltest.Result, ran bool) CheckResult {
+	var r CheckResult
+	floor, floorNote := t.MinBusBWGBps, "from spec"
+	var th *Threshold
+	if floor == 0 {
+		if found, ok := cat.Lookup(modelOf(exp, rep), exp.Interconnect, exp.GPUCount, collectiveOf(t.Command)); ok {
+			th = &found
+			floor, floorNote = found.MinBusBWGBps, "catalogue: "+found.Platform
+		}
+	}
+	if floor > 0 {
+		r.Expected = fmt.Sprintf("busbw >= %.2f GB/s (%s), #wrong 0", floor, floorNote)
+	} else {
+		r.Expected = "#wrong 0, out of bounds 0 (no busbw floor known; set min_busbw_gbps)"
+	}
+	if !ran {
+		r.Status, r.Message = StatusSkip, "not run at this tier"
+		return r
+	}
+	judgeBusBW(&r, res, floor, th, nil)
+	return r
+}
+
+// judgeMultiNode judges a run across nodes: never against a single-node
+// floor (NVLink inside a node is far faster than the network between
+// nodes), but against the spec's floor or a multi-node floor for the GPU
+// model, GPUs per node, node count and network. Whether or not a floor is
+// known, a run that fell back to NCCL's TCP socket transport, or left GPUs
+// of a node unused, fails: its busbw says nothing about the fabric.
+func judgeMultiNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NCCLExpectation, res nccltest.Result, ran bool) CheckResult {
+	var r CheckResult
+	network := t.Network
+	if network == "" {
+		network = "an unknown network (set network in the nccl_test block)"
+	}
+	if !ran {
+		if t.MinBusBWGBps > 0 {
+			r.Expected = fmt.Sprintf("busbw >= %.2f GB/s (from spec), #wrong 0", t.MinBusBWGBps)
+		} else {
+			r.Expected = fmt.Sprintf("busbw >= the multi-node floor for the run's node count over %s, #wrong 0", network)
+		}
+		r.Status, r.Message = StatusSkip, "multi-node run: it runs once per node group at -tier fleet, never per host nor with --local"
+		return r
+	}
+	last := lastRun(res)
+	hosts, ranks := hostsOf(last)
+	perNode := exp.GPUCount
+	if perNode == 0 && rep != nil {
+		perNode = len(rep.GPUs)
+	}
+	if perNode == 0 {
+		for _, n := range ranks {
+			perNode = max(perNode, n)
+		}
+	}
+	model := modelOf(exp, rep)
+	if model == "" && last != nil && len(last.Devices) > 0 {
+		model = last.Devices[0].Name
+	}
+
+	var extraReasons []string
+	if why := socketTransport(t.Command, res); why != "" {
+		extraReasons = append(extraReasons, why)
+	}
+	if len(hosts) == 1 {
+		extraReasons = append(extraReasons, fmt.Sprintf("every rank ran on %s: the run did not span nodes", hosts[0]))
+	}
+	for _, h := range hosts {
+		if ranks[h] < perNode {
+			extraReasons = append(extraReasons, fmt.Sprintf("%s ran %d rank(s) on a node with %d GPUs: a multi-node check must use every GPU of each node (mpirun -np/-N, srun --ntasks-per-node, or -g)", h, ranks[h], perNode))
+		}
+	}
+
+	floor, floorNote := t.MinBusBWGBps, "from spec"
+	var th *Threshold
+	shape := fmt.Sprintf("%s, %d GPUs per node, %d nodes, over %s", modelKeyOr(model), perNode, len(hosts), network)
+	if floor == 0 && t.Network != "" && len(hosts) > 1 {
+		if found, ok := cat.LookupMultiNode(model, perNode, len(hosts), t.Network, collectiveOf(t.Command)); ok {
+			th = &found
+			floor, floorNote = found.MinBusBWGBps, "multi-node catalogue: "+found.Platform
+		}
+	}
+	checks := "#wrong 0, not over TCP sockets, every GPU of each node used"
+	switch {
+	case th != nil && th.AvgFrom > 0:
+		r.Expected = fmt.Sprintf("Avg bus bandwidth over %s-%s >= %.2f GB/s (%s; %s), %s", nccltest.FormatSize(th.AvgFrom), nccltest.FormatSize(th.AvgTo), floor, floorNote, shape, checks)
+	case floor > 0:
+		r.Expected = fmt.Sprintf("busbw >= %.2f GB/s (%s; %s), %s", floor, floorNote, shape, checks)
+	default:
+		r.Expected = fmt.Sprintf("%s (no multi-node busbw floor known for %s; set min_busbw_gbps)", checks, shape)
+	}
+	judgeBusBW(&r, res, floor, th, extraReasons)
+	return r
+}
+
+// judgeBusBW sets the status, observation and message of r from a run
+// judged against floor (0: bandwidth not judged) and the rules every run
+// must meet; extra are reasons of the caller's that fail the run too.
+func judgeBusBW(r *CheckResult, res nccltest.Result, floor float64, th *Threshold, extra []string) {
+	judged := floor
+	if th != nil && (th.AvgFrom > 0 || th.MessageBytes > 0) {
+		// A catalogue floor is judged at the size (or over the sweep)
+		// its source read it at, below.
+		judged = 0
+	}
+	v := res.Judge(judged)
+	if v.Size > 0 {
+		r.Observed = fmt.Sprintf("busbw %.2f GB/s at %s", v.BusBW, nccltest.FormatSize(v.Size))
+		if last := res.Runs[len(res.Runs)-1]; last.NGPUs > 0 && !last.Validation {
+			// -c 0: nccl-tests counted no #wrong, so a pass says
+			// nothing about data corruption.
+			r.Observed += " (not validated: -c 0, #wrong not counted)"
+		}
+	}
+	reasons := append(slices.Clone(v.Reasons), extra...)
+	var unjudged string
+	if th != nil && v.Size > 0 {
+		switch {
+		case th.AvgFrom > 0:
+			avg, ok := avgBusBW(lastRun(res), th.AvgFrom, th.AvgTo)
+			if !ok {
+				unjudged = fmt.Sprintf("the catalogue floor is nccl-tests' Avg bus bandwidth over %s-%s, which this run's sweep does not cover; run -b %s -e %s -f 2 or set min_busbw_gbps",
+					nccltest.FormatSize(th.AvgFrom), nccltest.FormatSize(th.AvgTo), nccltest.FormatSize(th.AvgFrom), nccltest.FormatSize(th.AvgTo))
+				break
+			}
+			r.Observed += fmt.Sprintf("; Avg bus bandwidth over %s-%s %.2f GB/s", nccltest.FormatSize(th.AvgFrom), nccltest.FormatSize(th.AvgTo), avg)
+			if avg < floor {
+				reasons = append(reasons, fmt.Sprintf("Avg bus bandwidth over %s-%s is %.2f GB/s, below the floor %.2f GB/s", nccltest.FormatSize(th.AvgFrom), nccltest.FormatSize(th.AvgTo), avg, floor))
+			}
+		case v.Size >= th.MessageBytes:
+			if v.BusBW < floor {
+				reasons = append(reasons, fmt.Sprintf("busbw %.2f GB/s at %s is below the floor %.2f GB/s", v.BusBW, nccltest.FormatSize(v.Size), floor))
+			}
+		default:
+			// The floor was read at a larger size than the run reached:
+			// busbw grows with size but not strictly, so neither side of
+			// the floor at a smaller size says what the source's size
+			// would show.
+			unjudged = fmt.Sprintf("the run ends at %s but the catalogue floor is for %s; extend the sweep (-e %s) or set min_busbw_gbps",
+				nccltest.FormatSize(v.Size), nccltest.FormatSize(th.MessageBytes), nccltest.FormatSize(th.MessageBytes))
+		}
+	}
+	switch {
+	case len(reasons) > 0:
+		r.Status, r.Message = StatusFail, strings.Join(reasons, "; ")
+	case unjudged != "":
+		r.Status, r.Message = StatusError, unjudged
+	default:
+		r.Status = StatusPass
+		if len(v.Causes) > 0 {
+			r.Message = "NCCL warned: " + v.Causes[0]
+		}
+	}
+}
+
+// avgBusBW is nccl-tests' "Avg bus bandwidth" restricted to the sizes
+// from lo to hi: the mean of out-of-place and in-place busbw of those
+// rows. ok is false unless the run has rows at both ends.
+func avgBusBW(r *nccltest.Run, lo, hi int64) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	var sum float64
+	var n int
+	var haveLo, haveHi bool
+	for _, row := range r.Rows {
+		if row.Size < lo || row.Size > hi {
+			continue
+		}
+		haveLo = haveLo || row.Size == lo
+		haveHi = haveHi || row.Size == hi
+		sum += row.OutOfPlace.BusBW + row.InPlace.BusBW
+		n += 2
+	}
+	if !haveLo || !haveHi || n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// socketTransport says why a run went over NCCL's TCP socket transport:
+// the command forced it, or NCCL's INFO lines show it; "" otherwise.
+func socketTransport(cmd string, res nccltest.Result) string {
+	if set := nccltest.SocketForced(cmd); set != "" {
+		return fmt.Sprintf("the command sets %s: NCCL moved the data over TCP sockets (NET/Socket), not InfiniBand/RoCE, so the run does not measure the fabric", set)
+	}
+	for _, run := range res.Runs {
+		if strings.EqualFold(run.Network, "Socket") {
+			return "NCCL used its TCP socket transport (NET/Socket) between the nodes, not InfiniBand/RoCE (NET/IB): check that the RDMA devices are visible to the job and NCCL_IB_HCA names them"
+		}
+	}
+	return ""
+}
+
+// spansNodes reports whether a run's rank lines name more than one host.
+func spansNodes(res nccltest.Result) bool {
+	hosts, _ := hostsOf(lastRun(res))
+	return len(hosts) > 1
+}
+
+// lastRun is the run a configured command produced (see Result.Judge).
+func lastRun(res nccltest.Result) *nccltest.Run {
+	if len(res.Runs) == 0 {
+		return nil
+	}
+	return &res.Runs[len(res.Runs)-1]
+}
+
+// hostsOf lists the hosts of a run's rank lines in order of appearance,
+// with the number of ranks on each.
+func hostsOf(r *nccltest.Run) ([]string, map[string]int) {
+	ranks := map[string]int{}
+	var hosts []string
+	if r == nil {
+		return nil, ranks
+	}
+	for _, d := range r.Devices {
+		if ranks[d.Host] == 0 {
+			hosts = append(hosts, d.Host)
+		}
+		ranks[d.Host]++
+	}
+	return hosts, ranks
+}
+
+func modelKeyOr(model string) string {
+	if model == "" {
+		return "unknown GPU model"
+	}
+	return model
 }
 
 // modelOf picks the GPU model for catalogue lookups: the spec's, else the

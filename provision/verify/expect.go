@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -53,9 +54,15 @@ type NCCLExpectation struct {
 	MinBusBWGBps float64
 	// Timeout bounds the run; 0 means the tier's budget decides.
 	Timeout time.Duration
-	// MultiNode marks a run launched across hosts (mpirun/srun); it only
-	// runs at the fleet tier.
+	// MultiNode marks a run launched across hosts: the spec's multi_node,
+	// else a launcher in front of the test (mpirun, srun, also behind
+	// env/timeout/nice, environment assignments or a directory). It runs
+	// once per node group at the fleet tier only, and is judged against
+	// multi-node floors only.
 	MultiNode bool
+	// Network is the fabric between the nodes of a multi-node run (the
+	// spec's network, else read from the hardware's NICs); "" when unknown.
+	Network string
 }
 
 // Expectation is what a node must be, as the caller read it from a spec.
@@ -212,7 +219,13 @@ func ExpectationFor(n *spec.Node) Expectation {
 			if !nt.Command.Set {
 				continue
 			}
-			e := NCCLExpectation{Name: nt.Name, Command: nt.Command.V, MinBusBWGBps: nt.MinBusBWGbps.V, MultiNode: isMultiNode(nt.Command.V)}
+			e := NCCLExpectation{Name: nt.Name, Command: nt.Command.V, MinBusBWGBps: nt.MinBusBWGbps.V, MultiNode: isMultiNode(nt.Command.V), Network: networkOf(n.Hardware)}
+			if nt.MultiNode.Set {
+				e.MultiNode = nt.MultiNode.V
+			}
+			if nt.Network.Set {
+				e.Network = nt.Network.V
+			}
 			if nt.Timeout.Set {
 				e.Timeout, _ = time.ParseDuration(nt.Timeout.V)
 			}
@@ -233,17 +246,42 @@ func modelToken(model string) string {
 }
 
 // isMultiNode reports whether an nccl-tests command is launched across
-// hosts by an MPI or Slurm launcher.
-func isMultiNode(cmd string) bool {
-	f := strings.Fields(cmd)
-	if len(f) == 0 {
-		return false
+// hosts by an MPI or Slurm launcher, wherever it sits on the command line
+// (nccltest.Launcher).
+func isMultiNode(cmd string) bool { return nccltest.Launcher(cmd) != "" }
+
+// networkOf names the fabric of a hardware profile's RDMA NICs in the
+// terms of multi-node floors: InfiniBand at 400 Gb/s is NDR, at 200 Gb/s
+// HDR; RoCE is RoCE. Cloud fabrics (GPUDirect-TCPXO, EFA) are not visible
+// in a NIC list: the spec's network names them.
+func networkOf(hw *spec.Hardware) string {
+	if hw == nil {
+		return ""
 	}
-	switch f[0] {
-	case "mpirun", "mpiexec", "srun":
-		return true
+	kinds := map[string]bool{}
+	for _, nic := range hw.NICs {
+		if !nic.RDMA {
+			continue
+		}
+		switch {
+		case nic.Link == "infiniband" && nic.SpeedGbps >= 400:
+			kinds["ib_ndr"] = true
+		case nic.Link == "infiniband" && nic.SpeedGbps >= 200:
+			kinds["ib_hdr"] = true
+		case nic.Link == "roce":
+			kinds["roce"] = true
+		default:
+			kinds["other"] = true
+		}
 	}
-	return false
+	if len(kinds) != 1 || kinds["other"] {
+		// Mixed or unknown fabrics: no floor can be picked by guessing.
+		return ""
+	}
+	for k := range kinds {
+		return k
+	}
+	return ""
 }
 
 // sensitiveChecks names the checks whose expectation comes from a

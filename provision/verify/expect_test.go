@@ -64,8 +64,8 @@ node "n" {
 		NUMANode: map[int]int{0: 0, 1: 0},
 		NIC:      map[int]NICExpectation{0: {NIC: "mlx5_0"}},
 		NCCL: []NCCLExpectation{
-			{Name: "local", Command: "all_reduce_perf -b 8 -e 8G -g 8", MinBusBWGBps: 400, Timeout: 5 * 60e9},
-			{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -b 8 -e 8G", MultiNode: true},
+			{Name: "local", Command: "all_reduce_perf -b 8 -e 8G -g 8", MinBusBWGBps: 400, Timeout: 5 * 60e9, Network: "ib_ndr"},
+			{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -b 8 -e 8G", MultiNode: true, Network: "ib_ndr"},
 		},
 		// dcgm may be missing; nccl-tests may not.
 		DCGMOptional: true,

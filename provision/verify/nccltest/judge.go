@@ -3,6 +3,8 @@ package nccltest
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -16,8 +18,74 @@ type Verdict struct {
 	BusBW float64 `json:"busbw"`
 	// Floor is the floor judged against, GB/s (0 = bandwidth not judged).
 	Floor float64 `json:"floor"`
-	// Reasons says why the run failed, one entry per broken rule.
+	// Reasons says why the run failed, one entry per broken rule; what
+	// NCCL printed about the failure (Causes) comes first.
 	Reasons []string `json:"reasons,omitempty"`
+	// Causes are the NCCL WARN and CUDA/NCCL error lines of the output,
+	// every one, in order.
+	Causes []string `json:"causes,omitempty"`
+}
+
+// lead puts the first of causes in front of reasons and the distinct
+// others after it: the line NCCL printed about the error tells an operator
+// more than "exit status 3". Lines are ordered by causeRank, output order
+// within a rank: NCCL warns about harmless things too ("falling back to
+// simple order") before the warning that killed the run. A cause that a
+// reason already quotes is not repeated.
+func (v *Verdict) lead(causes []string) {
+	v.Causes = append(v.Causes, causes...)
+	if len(causes) == 0 || len(v.Reasons) == 0 {
+		return
+	}
+	ranked := slices.Clone(causes)
+	slices.SortStableFunc(ranked, func(a, b string) int {
+		return causeRank(b) - causeRank(a)
+	})
+	var front []string
+	seen := map[string]bool{}
+	for _, c := range ranked {
+		key := causeKey(c)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		front = append(front, c)
+	}
+	var rest []string
+	for _, r := range v.Reasons {
+		if !seen[causeKey(r)] {
+			rest = append(rest, r)
+		}
+	}
+	v.Reasons = append(front, rest...)
+}
+
+// errorLine matches a cause line that names an error, not only a warning.
+var errorLine = regexp.MustCompile(`Cuda failure|CUDA error|NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError|Test (?:NCCL|CUDA) failure|Test timeout`)
+
+// causeRank orders cause lines: NCCL's own error warning (the root
+// cause, e.g. "NCCL WARN Cuda failure 1 'invalid argument'") first, then
+// other error lines (nccl-tests' "Test NCCL failure … 'unhandled cuda
+// error'", which only relays it), then warnings that name no error.
+func causeRank(line string) int {
+	switch {
+	case errorLine.MatchString(line) && strings.Contains(line, "NCCL WARN"):
+		return 2
+	case errorLine.MatchString(line):
+		return 1
+	}
+	return 0
+}
+
+// causeKey is a cause line without the "host:pid:tid [dev] " prefix NCCL
+// puts on every line, so the same warning from eight ranks counts once.
+func causeKey(line string) string {
+	for _, marker := range []string{"NCCL WARN", "Test NCCL failure", "Test CUDA failure"} {
+		if i := strings.Index(line, marker); i >= 0 {
+			return line[i:]
+		}
+	}
+	return line
 }
 
 // Largest returns the row with the largest message size (the last one on a
@@ -45,9 +113,13 @@ func Judge(r Run, floor float64) Verdict {
 		v.Reasons = append(v.Reasons, f)
 	}
 	row, ok := r.Largest()
-	if !ok {
+	switch {
+	case !ok && len(r.Causes) > 0:
+		// What NCCL warned about is the reason; lead puts it first.
+		v.Reasons = append(v.Reasons, "the test stopped before measuring anything")
+	case !ok:
 		v.Reasons = append(v.Reasons, "no result rows: the test stopped before measuring anything")
-	} else {
+	default:
 		v.Size = row.Size
 		v.BusBW = math.Min(row.OutOfPlace.BusBW, row.InPlace.BusBW)
 		if floor > 0 && v.BusBW < floor {
@@ -88,6 +160,7 @@ func Judge(r Run, floor float64) Verdict {
 	case r.OutOfBounds != nil && (!r.OutOfBounds.OK || r.OutOfBounds.Count != 0):
 		v.Reasons = append(v.Reasons, fmt.Sprintf("out of bounds values: %d (FAILED)", r.OutOfBounds.Count))
 	}
+	v.lead(r.Causes)
 	v.Pass = len(v.Reasons) == 0
 	return v
 }

@@ -34,6 +34,18 @@ type Run struct {
 	AvgBusBW *float64 `json:"avg_busbw,omitempty"`
 	// Failures are NCCL/CUDA failure, timeout and error lines, in order.
 	Failures []string `json:"failures,omitempty"`
+	// Causes are the lines NCCL itself printed about what went wrong:
+	// every "NCCL WARN" line and CUDA/NCCL error line, in order. They say
+	// why a run failed where Failures only say that it did.
+	Causes []string `json:"causes,omitempty"`
+	// Network is the network transport NCCL used between nodes ("IB",
+	// "Socket", "AWS Libfabric", …) as its INFO lines say ("Using network
+	// X", "via NET/X/…"); empty when the run printed no INFO lines
+	// (NCCL_DEBUG unset).
+	Network string `json:"network,omitempty"`
+	// netWeight ranks the line Network was read from, so that a
+	// definite "Using network" line wins over weaker hints.
+	netWeight int
 	// OldFormat is true for the pre-2.13 layout with an `error` column.
 	OldFormat bool `json:"old_format,omitempty"`
 }
@@ -101,6 +113,16 @@ var (
 	ompiTag   = regexp.MustCompile(`^\[\d+,\d+\]<std(?:out|err)>:\s?`)
 	rankLine  = regexp.MustCompile(`^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*?)\s*$`)
 	failLine  = regexp.MustCompile(`Test (?:NCCL|CUDA) failure|Test timeout|Invalid number of GPUs|^#\s*error:`)
+	// causeLine matches what NCCL and CUDA print about an error: NCCL's
+	// WARN lines and error names (the INFO call-stack lines that follow a
+	// WARN are left out: they repeat it as "-> 1").
+	causeLine = regexp.MustCompile(`NCCL WARN|Cuda failure|CUDA error|NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError`)
+	// infoVersion reads the version from NCCL_DEBUG=INFO output, where
+	// it carries the host:pid:tid prefix of every INFO line.
+	infoVersion = regexp.MustCompile(`NCCL INFO NCCL version (\S+)`)
+	usingNet    = regexp.MustCompile(`NCCL INFO Using network (.+?)\s*$`)
+	viaNet      = regexp.MustCompile(`via NET/([^/]+)/`)
+	socketInit  = regexp.MustCompile(`NCCL INFO NET/Socket : Using`)
 )
 
 // Parse reads nccl-tests output. It never fails on content: lines it does
@@ -147,6 +169,8 @@ func Parse(r io.Reader) ([]Run, error) {
 			r.Validation = headerInt(trimmed, "validation:") != 0
 		case strings.HasPrefix(trimmed, "NCCL version"):
 			cur().NCCLVersion = strings.TrimSpace(strings.TrimPrefix(trimmed, "NCCL version"))
+		case strings.Contains(trimmed, "NCCL INFO"):
+			readInfo(cur(), trimmed)
 		case strings.HasPrefix(trimmed, "# Out of bounds values"):
 			if f := strings.Fields(afterColon(trimmed)); len(f) >= 1 {
 				n, err := strconv.ParseInt(f[0], 10, 64)
@@ -165,6 +189,8 @@ func Parse(r io.Reader) ([]Run, error) {
 			cur().OldFormat = true
 		case failLine.MatchString(trimmed):
 			cur().Failures = append(cur().Failures, trimmed)
+		case causeLine.MatchString(trimmed) && !strings.HasPrefix(trimmed, "#"):
+			cur().Causes = append(cur().Causes, trimmed)
 		case strings.HasPrefix(trimmed, "#"):
 			if m := rankLine.FindStringSubmatch(trimmed); m != nil {
 				rank, _ := strconv.Atoi(m[1])
@@ -178,6 +204,45 @@ func Parse(r io.Reader) ([]Run, error) {
 		}
 	}
 	return runs, sc.Err()
+}
+
+// readInfo takes the NCCL version and the network transport from an
+// NCCL_DEBUG=INFO line.
+func readInfo(r *Run, line string) {
+	if m := infoVersion.FindStringSubmatch(line); m != nil {
+		r.NCCLVersion = m[1]
+		return
+	}
+	for _, h := range []struct {
+		re     *regexp.Regexp
+		weight int
+	}{{usingNet, 3}, {viaNet, 2}, {socketInit, 1}} {
+		m := h.re.FindStringSubmatch(line)
+		if m == nil || h.weight < r.netWeight {
+			continue
+		}
+		r.netWeight = h.weight
+		if len(m) > 1 {
+			r.Network = m[1]
+		} else {
+			r.Network = "Socket"
+		}
+		return
+	}
+}
+
+// Causes returns the NCCL WARN, CUDA/NCCL error and nccl-tests failure
+// lines of b (a command's standard error), in order.
+func Causes(b []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = srunLabel.ReplaceAllString(ompiTag.ReplaceAllString(line, ""), "")
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.Contains(line, "NCCL INFO") && (failLine.MatchString(line) || causeLine.MatchString(line)) {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 func afterColon(s string) string {

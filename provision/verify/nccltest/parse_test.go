@@ -58,6 +58,13 @@ func TestFixtures(t *testing.T) {
 		{file: "all_reduce_perf-8xA100-sxm4-40gb-1node-mpirun-oci.txt", last: []last{{10737418240, 232.20, 232.13}}, ranks: 8, redop: "sum", pass: true},
 		{file: "all_reduce_perf-8xA100-sxm4-40gb-pre2.13-format-error-column.log", last: []last{{8589934592, 235.26, 235.03}}, ranks: 8, wrongNil: true, old: true, redop: "sum", pass: true},
 		{file: "all_reduce_perf-8xH100-nvswitch-1node.txt", last: []last{{4294967296, 473.60, 476.53}}, ranks: 8, redop: "sum", pass: true},
+		// Markdown heading and quoted mpirun command above the output.
+		{file: "all_reduce_perf-16xH100-2node-gcp-a3mega-tcpxo-mpirun.txt", last: []last{{8589934592, 338.82, 337.35}}, ranks: 16, redop: "sum", pass: true},
+		// NCCL_DEBUG=INFO: harmless WARN lines first, then the Cuda
+		// failure that stopped the run; the failure leads.
+		{file: "all_reduce_perf-2xRTX5090-nccl-debug-info-cuda-failure.txt", last: []last{{0, 0, 0}}, ranks: 2, failsWith: "enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'"},
+		// Only WARN lines: the warning is the reason, not "no result rows".
+		{file: "nccl-warn-only-nvls-cuda-failure-h800.txt", last: []last{{0, 0, 0}}, ranks: 0, failsWith: "transport/nvls.cc:158 NCCL WARN Cuda failure 1 'invalid argument'"},
 		// Old alltoall: blank redop, 11 tokens per row.
 		{file: "alltoall_perf-8xA100-sxm4-40gb-pre2.13-format-blank-redop.log", last: []last{{8589934592, 224.31, 226.16}}, ranks: 8, wrongNil: true, old: true, redop: "", pass: true},
 	}

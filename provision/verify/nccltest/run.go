@@ -31,6 +31,10 @@ type Result struct {
 	NotInstalled bool `json:"not_installed,omitempty"`
 	// StderrTail is the last lines of standard error, for the report.
 	StderrTail string `json:"stderr_tail,omitempty"`
+	// StderrCauses are the NCCL WARN, CUDA/NCCL error and nccl-tests
+	// failure lines of standard error (NCCL_DEBUG_FILE=/dev/stderr,
+	// launchers that merge ranks' output there), every one.
+	StderrCauses []string `json:"stderr_causes,omitempty"`
 }
 
 // Judge judges a Result: a command failure fails it, and otherwise every
@@ -52,6 +56,15 @@ func (res Result) Judge(floor float64) Verdict {
 	if res.Failure != "" {
 		v.Reasons = append([]string{res.Failure}, v.Reasons...)
 	}
+	// The causes NCCL printed lead the message, before the exit status.
+	var causes []string
+	for _, r := range res.Runs {
+		causes = append(causes, r.Causes...)
+		causes = append(causes, r.Failures...)
+	}
+	causes = append(causes, res.StderrCauses...)
+	v.Causes = nil
+	v.lead(causes)
 	v.Pass = len(v.Reasons) == 0
 	return v
 }
@@ -111,6 +124,7 @@ func RunTest(ctx context.Context, t transport.Transport, cmd string, timeout tim
 	}
 	res.ExitCode = out.ExitCode
 	res.StderrTail = tail(out.Stderr, 10)
+	res.StderrCauses = Causes(out.Stderr)
 	res.Runs, _ = Parse(bytes.NewReader(out.Stdout)) // reading a byte slice cannot fail
 	switch out.ExitCode {
 	case 0:

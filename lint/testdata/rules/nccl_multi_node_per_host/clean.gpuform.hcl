@@ -1,0 +1,59 @@
+# Fixture for lint rule nccl_multi_node_per_host (clean case): an HGX H100 node that is correct
+# except for what this rule is about.
+module "hgx" { source = "gpuform/hgx-h100-8gpu" }
+
+node "train" {
+  hosts    = ["gpu001.example.com", "gpu002.example.com"]
+  hardware = module.hgx.hardware
+
+  driver {
+    version          = "580.95.05"
+    kernel_module    = "open"
+    persistence_mode = true
+    fabric_manager   = true
+    peermem          = true
+  }
+  cuda { version = "12.8.1" }
+  nccl { version = "2.25.1" }
+  container {
+    runtime                  = "docker"
+    nvidia_container_toolkit = "1.17.8"
+    default_shm_size         = "16GiB"
+    ulimits                  = { memlock = "unlimited", stack = "64MiB" }
+    images                   = ["nvcr.io/nvidia/pytorch:25.02-py3"]
+  }
+  shm { size = "50%" }
+  numa {
+    balancing = false
+    bind {
+      gpus = [0, 1, 2, 3]
+      node = 0
+    }
+    bind {
+      gpus = [4, 5, 6, 7]
+      node = 1
+    }
+  }
+  affinity {
+    gpu_nic = {
+      0 = "mlx5_0", 1 = "mlx5_3", 2 = "mlx5_4", 3 = "mlx5_5",
+      4 = "mlx5_6", 5 = "mlx5_9", 6 = "mlx5_10", 7 = "mlx5_11",
+    }
+    nccl_env = true
+  }
+  kernel_args = ["iommu=pt"]
+  verify {
+    nvml {
+      gpus = 8
+    }
+    # A single-node run under mpirun, declared so on purpose.
+    nccl_test "local" {
+      command    = "mpirun -np 8 all_reduce_perf -b 8 -e 16G -f 2 -g 1"
+      multi_node = false
+    }
+    nccl_test "fleet" {
+      command = "timeout 900 /usr/bin/mpirun -np 16 -H gpu001,gpu002 all_reduce_perf -b 8 -e 16G -f 2 -g 1"
+      network = "ib_ndr"
+    }
+  }
+}
