@@ -44,3 +44,14 @@ func CheckRules(t testing.TB, files ...string) {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
 }
+
+// TestRules runs `promtool test rules` on a unit-test file (Prometheus's
+// format: rule_files, input_series, alert_rule_test) and fails the test
+// with promtool's output when an expectation does not hold.
+func TestRules(t testing.TB, testFile string) {
+	t.Helper()
+	cmd := exec.Command(Path(t), "test", "rules", testFile)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+}
