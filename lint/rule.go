@@ -141,6 +141,7 @@ func Rules() []Rule {
 		persistenceModeRule(),
 		verifyGPUCountRule(),
 		versionNotPinnedRule(),
+		hostBalanceRule(),
 		workloadLayoutRule(),
 		workloadMemoryRule(),
 	}

@@ -29,6 +29,7 @@ type KB struct {
 	floors      []NCCLFloor
 	installed   []InstalledPackage
 	packageSets []packageSetRow
+	hostDesigns []HostDesign
 }
 
 // Load parses every embedded table. An error names the data file and line
@@ -62,6 +63,7 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadFloors,
 		kb.loadInstalled,
 		kb.loadPackageSets,
+		kb.loadHostDesigns,
 	} {
 		if err := load(); err != nil {
 			return nil, err
