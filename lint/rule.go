@@ -142,6 +142,7 @@ func Rules() []Rule {
 		persistenceModeRule(),
 		verifyGPUCountRule(),
 		versionNotPinnedRule(),
+		hostBalanceRule(),
 		workloadLayoutRule(),
 		workloadMemoryRule(),
 	}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs gpuform's whole test suite on a fresh machine: installs what the
-# end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge), then `go test ./...`.
+# end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge,
+# promtool), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,8 @@ command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 # for the drain and health-check tests.
 [ -x /usr/sbin/munged ] || need+=(munge)
 [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)
+# promtool judges `verify -format prometheus` and `gpuform alerts` output.
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -139,7 +139,7 @@ func (r *hardwareReader) boolean(obj cty.Value, path, key string) bool {
 }
 
 var (
-	hardwareKeys = []string{"name", "gpu_model", "gpu_count", "interconnect", "nvlink_domain", "cpu_sockets", "numa_nodes", "memory", "gpus", "nics"}
+	hardwareKeys = []string{"name", "gpu_model", "gpu_count", "interconnect", "nvlink_domain", "cpu_sockets", "numa_nodes", "memory", "cpu_cores", "nvme", "gpus", "nics"}
 	hwGPUKeys    = []string{"index", "pci", "numa", "switch"}
 	hwNICKeys    = []string{"name", "netdev", "pci", "numa", "switch", "link", "speed_gbps", "rdma"}
 )
@@ -179,6 +179,14 @@ func decodeHardware(v cty.Value, expr hcl.Expression) (*Hardware, hcl.Diagnostic
 			r.fail("memory", "%q is not an absolute size like \"2TiB\"", s)
 		}
 		hw.Memory = sz
+	}
+	hw.CPUCores = r.num(v, "", "cpu_cores", false)
+	if s := r.str(v, "", "nvme", false); s != "" {
+		sz, err := ParseSize(s)
+		if err != nil || sz.IsPercent() || sz.Unlimited {
+			r.fail("nvme", "%q is not an absolute size like \"15TB\"", s)
+		}
+		hw.NVMe = sz
 	}
 	if gv, ok := r.list(v, "gpus"); ok {
 		seen := map[int]bool{}

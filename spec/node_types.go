@@ -337,6 +337,12 @@ type Hardware struct {
 	NUMANodes int
 	// Memory is the host RAM.
 	Memory Size
+	// CPUCores is the number of physical CPU cores over all sockets; 0
+	// when not given.
+	CPUCores int
+	// NVMe is the local NVMe capacity for data (datasets, checkpoints);
+	// zero when not given.
+	NVMe Size
 	// GPUs describe each GPU's placement.
 	GPUs []HardwareGPU
 	// NICs describe each network adapter port.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -96,9 +97,9 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				tier = verify.TierFull
 			}
 			switch vf.format {
-			case "text", "json", "junit":
+			case "text", "json", "junit", "prometheus":
 			default:
-				return fmt.Errorf("-format must be text, json or junit, not %q", vf.format)
+				return fmt.Errorf("-format must be text, json, junit or prometheus, not %q", vf.format)
 			}
 			cfg, diags := flags.loadPinned(s, dir)
 			if err := reportLoad(s, diags, cfg, vf.format == "json" && vf.out == ""); err != nil {
@@ -145,7 +146,14 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			// Open the report file before the checks run: a full-tier run
 			// takes minutes, and its report must not be lost to a typo.
 			w := s.Out
-			if vf.out != "" {
+			if vf.format == "prometheus" && vf.out != "" {
+				// node_exporter's textfile collector may read the file at
+				// any moment: it is written whole after the run, to a
+				// temporary file in its directory renamed over it.
+				if err := checkOutDir(vf.out); err != nil {
+					return err
+				}
+			} else if vf.out != "" {
 				f, err := os.Create(vf.out)
 				if err != nil {
 					return fmt.Errorf("-out: %w", err)
@@ -153,9 +161,14 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				defer f.Close()
 				w = f
 			}
+			started := time.Now()
 			doc := runner.Run(cmd.Context(), targets, opts)
 
-			if err := writeVerify(w, vf, doc, s.Color(w) && vf.out == ""); err != nil {
+			if vf.format == "prometheus" {
+				if err := writePrometheus(w, vf.out, doc, time.Since(started)); err != nil {
+					return err
+				}
+			} else if err := writeVerify(w, vf, doc, s.Color(w) && vf.out == ""); err != nil {
 				return err
 			}
 			if vf.out != "" {
@@ -183,7 +196,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	conn.register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&vf.targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
 	cmd.Flags().StringVar(&vf.tier, "tier", "probe", "probe, quick, full or fleet")
-	cmd.Flags().StringVar(&vf.format, "format", "text", "text, json or junit")
+	cmd.Flags().StringVar(&vf.format, "format", "text", "text, json, junit or prometheus (node_exporter textfile collector)")
 	cmd.Flags().StringVar(&vf.out, "out", "", "write the report to FILE instead of standard output")
 	cmd.Flags().BoolVar(&vf.verbose, "verbose", false, "list passed checks too")
 	cmd.Flags().BoolVar(&vf.local, "local", false, "verify this machine, without SSH")

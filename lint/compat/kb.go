@@ -30,6 +30,7 @@ type KB struct {
 	installed   []InstalledPackage
 	packageSets []packageSetRow
 	pciIDs      map[string]GPUDevice // PCI device ID → model
+	hostDesigns []HostDesign
 }
 
 // Load parses every embedded table. An error names the data file and line
@@ -64,6 +65,7 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadInstalled,
 		kb.loadPackageSets,
 		kb.loadPCIIDs,
+		kb.loadHostDesigns,
 	} {
 		if err := load(); err != nil {
 			return nil, err

@@ -32,6 +32,18 @@ type HostOptions struct {
 	// had on this host (a simulated node without a driver); nothing is
 	// fetched and nvml.facts fails with this reason.
 	NVMLError string
+	// Gathered, when set, receives the facts the checks judged (the NVML
+	// report and the nccl-tests results) for outputs that show them, such
+	// as the Prometheus metrics.
+	Gathered *Gathered
+}
+
+// Gathered is what RunHost read from a host besides the checks' verdicts.
+type Gathered struct {
+	// NVML is the NVML report; nil when none could be read.
+	NVML *nvmlfacts.Report
+	// NCCL holds the nccl-tests results by test name.
+	NCCL map[string]nccltest.Result
 }
 
 // RunHost verifies one host at a tier within the tier's hard budget: NVML
@@ -89,6 +101,9 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 			extra.NCCL = map[string]nccltest.Result{}
 		}
 		extra.NCCL[n.Name] = res
+	}
+	if opts.Gathered != nil {
+		*opts.Gathered = Gathered{NVML: rep, NCCL: extra.NCCL}
 	}
 	return Check(exp, rep, extra), nil
 }

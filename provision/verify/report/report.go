@@ -18,6 +18,8 @@ import (
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
 // Document is one verify run over one or more hosts.
@@ -62,6 +64,12 @@ type Host struct {
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	// Checks are the judged checks, in verify.Check's order.
 	Checks []verify.CheckResult `json:"checks"`
+	// NVML is the NVML report the checks judged; nil when none was read.
+	// Only the Prometheus output shows it: the JSON document stays the
+	// checks (its readers match on check ids).
+	NVML *nvmlfacts.Report `json:"-"`
+	// NCCL holds the nccl-tests results the checks judged, by test name.
+	NCCL map[string]nccltest.Result `json:"-"`
 }
 
 // Summary counts outcomes.

@@ -151,11 +151,15 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	if nvmlErr != nil {
 		hopts.NVMLError = nvmlErr.Error()
 	}
+	var seen verify.Gathered
+	hopts.Gathered = &seen
 	checks, err := verify.RunHost(ctx, t, exp, o.Tier, hopts)
 	if err != nil {
 		return report.Host{}, err
 	}
-	return report.NewHost(tg.Host.Name, checks, time.Since(start)), nil
+	h := report.NewHost(tg.Host.Name, checks, time.Since(start))
+	h.NVML, h.NCCL = seen.NVML, seen.NCCL
+	return h, nil
 }
 
 // mockedNVML answers NVML from the mock system the transport offers. A
