@@ -3,12 +3,10 @@ package ssh
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kevinburke/ssh_config"
 )
 
 const testConfig = `
@@ -33,10 +31,7 @@ Host *
 `
 
 func TestResolvePrecedence(t *testing.T) {
-	cfg, err := ssh_config.Decode(strings.NewReader(testConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := parseTestConfig(t, testConfig)
 	e := env{getenv: hermetic(nil), home: "/home/me", localUser: "me"}
 	tests := map[string]struct {
 		spec   string
@@ -49,7 +44,7 @@ func TestResolvePrecedence(t *testing.T) {
 			want: endpoint{
 				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 2222, user: "ops",
 				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_ops", explicit: true}},
-				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
 				recordTo:       "/home/me/.ssh/known_gpu",
 				acceptNew:      true,
 				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
@@ -76,24 +71,28 @@ func TestResolvePrecedence(t *testing.T) {
 			want: endpoint{
 				alias: "gpu-01", hostname: "gpu-01.cluster.example", port: 2022, user: "admin",
 				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_admin", explicit: true}},
-				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
 				recordTo:       "/home/me/.ssh/known_gpu",
 				acceptNew:      true,
 				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
 				proxyJump: []string{"bastion1", "ops@bastion2:2200"},
 			},
 		},
-		// Jump hosts do not take the target's user, port or ProxyJump.
+		// Jump hosts do not take the target's user, port or ProxyJump
+		// from Options.
 		"jump host": {
 			spec: "gpu-bastion", target: false,
 			opts: Options{User: "root", Port: 22, ProxyJump: []string{"j"}},
 			want: endpoint{
 				alias: "gpu-bastion", hostname: "gpu-bastion.cluster.example", port: 2222, user: "ops",
 				identityFiles:  []identityFile{{path: "/home/me/.ssh/gpu_ops", explicit: true}},
-				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known"},
+				knownHosts:     []string{"/home/me/.ssh/known_gpu", "/etc/gpu_known", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
 				recordTo:       "/home/me/.ssh/known_gpu",
 				acceptNew:      true,
 				connectTimeout: 7 * time.Second, keepalive: time.Minute, keepaliveMax: 5,
+				// Its own ProxyJump: Dial goes through it first, as ssh -J
+				// does for the first jump host.
+				proxyJump: []string{"bastion1", "ops@bastion2:2200"},
 			},
 		},
 		"defaults": {
@@ -103,7 +102,7 @@ func TestResolvePrecedence(t *testing.T) {
 				identityFiles: []identityFile{
 					{path: "/home/me/.ssh/id_ed25519"}, {path: "/home/me/.ssh/id_ecdsa"}, {path: "/home/me/.ssh/id_rsa"},
 				},
-				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/etc/ssh/ssh_known_hosts"},
+				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/home/me/.ssh/known_hosts2", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
 				recordTo:       "/home/me/.ssh/known_hosts",
 				connectTimeout: DefaultConnectTimeout, keepalive: -1, keepaliveMax: DefaultKeepaliveCountMax,
 			},
@@ -115,7 +114,7 @@ func TestResolvePrecedence(t *testing.T) {
 				identityFiles: []identityFile{
 					{path: "/home/me/.ssh/id_ed25519"}, {path: "/home/me/.ssh/id_ecdsa"}, {path: "/home/me/.ssh/id_rsa"},
 				},
-				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/etc/ssh/ssh_known_hosts"},
+				knownHosts:     []string{"/home/me/.ssh/known_hosts", "/home/me/.ssh/known_hosts2", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
 				recordTo:       "/home/me/.ssh/known_hosts",
 				connectTimeout: DefaultConnectTimeout, keepalive: time.Second, keepaliveMax: DefaultKeepaliveCountMax,
 			},
@@ -142,7 +141,7 @@ func TestNoHomeRecordsNowhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ep.recordTo != "" || len(ep.knownHosts) != 1 || ep.knownHosts[0] != "/etc/ssh/ssh_known_hosts" {
+	if ep.recordTo != "" || len(ep.knownHosts) != 2 || ep.knownHosts[0] != "/etc/ssh/ssh_known_hosts" {
 		t.Errorf("knownHosts %v, recordTo %q", ep.knownHosts, ep.recordTo)
 	}
 }
@@ -159,10 +158,7 @@ func TestResolveErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := ssh_config.Decode(strings.NewReader(tt.config))
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := parseTestConfig(t, tt.config)
 			r := &resolver{cfg: cfg, env: env{getenv: hermetic(nil), localUser: "me"}}
 			if _, err := r.resolve(tt.spec, true); err == nil {
 				t.Errorf("resolve(%q) with %q: no error", tt.spec, tt.config)
@@ -237,7 +233,25 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil || cfg == nil {
 		t.Fatalf("~/.ssh/config: %v, %v", cfg, err)
 	}
-	if v, _ := cfg.Get("a", "Port"); v != "2" {
+	hc, err := cfg.lookup("a", "", "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := hc.get("port"); v != "2" {
 		t.Errorf("Port = %q", v)
 	}
+}
+
+// parseTestConfig writes text to a file and reads it as ssh would.
+func parseTestConfig(t *testing.T, text string) *sshConfig {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadSSHConfig(path, "/home/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
