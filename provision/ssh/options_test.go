@@ -3,6 +3,8 @@ package ssh
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,4 +256,131 @@ func parseTestConfig(t *testing.T, text string) *sshConfig {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// Keywords gpuform cannot honour are refused for the hosts they apply to,
+// naming the keyword and FILE:LINE; other hosts are unaffected.
+func TestRefusedKeywordsNameTheLine(t *testing.T) {
+	tests := map[string]struct {
+		config, line, keyword string
+	}{
+		"ProxyCommand":         {"Host a\n  ProxyCommand nc %h %p\n", ":2", "ProxyCommand"},
+		"HostKeyAlias":         {"Host b\n  Port 2\nHost a\n  HostKeyAlias other\n", ":4", "HostKeyAlias"},
+		"CanonicalizeHostname": {"Host a\n  CanonicalizeHostname yes\n", ":2", "CanonicalizeHostname"},
+		"Match exec":           {"Match host a exec \"test -e /x\"\n  Port 2\n", ":1", "Match exec"},
+		"unknown Match":        {"Match a-thing x\n  Port 2\n", ":1", "Match a-thing"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg := parseTestConfig(t, tt.config)
+			r := &resolver{cfg: cfg, env: env{getenv: hermetic(nil), home: "/home/me", localUser: "me"}}
+			_, err := r.resolve("a", true)
+			if err == nil || !strings.Contains(err.Error(), "config"+tt.line+": ") || !strings.Contains(err.Error(), tt.keyword) {
+				t.Errorf("resolve(a): %v; want an error naming %s at config%s", err, tt.keyword, tt.line)
+			}
+			if name == "unknown Match" {
+				return
+			}
+			// ssh skips Match exec once an earlier criterion failed.
+			if _, err := r.resolve("zzz", true); err != nil {
+				t.Errorf("resolve(zzz), which the line does not apply to: %v", err)
+			}
+		})
+	}
+	// "none" is no proxy command.
+	r := &resolver{cfg: parseTestConfig(t, "Host *\n  ProxyCommand none\n"), env: env{getenv: hermetic(nil), localUser: "me"}}
+	if _, err := r.resolve("a", true); err != nil {
+		t.Errorf("ProxyCommand none: %v", err)
+	}
+}
+
+// Relative Include paths are taken from ~/.ssh, as ssh takes them for the
+// user's configuration.
+func TestIncludeRelativeToDotSSH(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".ssh", "conf.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "conf.d", "gpu.conf"), []byte("Host gpu1\n  Port 2201\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte("Include conf.d/*.conf\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := env{getenv: hermetic(nil), home: home, localUser: "me"}
+	cfg, err := loadConfig("", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := (&resolver{cfg: cfg, env: e}).resolve("gpu1", true)
+	if err != nil || ep.port != 2201 {
+		t.Errorf("port %d, %v; want 2201 from ~/.ssh/conf.d/gpu.conf", ep.port, err)
+	}
+}
+
+func TestAgentAndKnownHostsKeywords(t *testing.T) {
+	cfg := parseTestConfig(t, `Host a
+  IdentityAgent ~/.ssh/agent-%h.sock
+  GlobalKnownHostsFile /etc/fleet_known_hosts
+  UserKnownHostsFile none
+  CertificateFile ~/.ssh/id_ed25519-cert.pub
+Host b
+  IdentityAgent none
+Host c
+  IdentityAgent $MY_AGENT
+`)
+	e := env{getenv: hermetic(map[string]string{"SSH_AUTH_SOCK": "/run/agent", "MY_AGENT": "/run/mine"}), home: "/home/me", localUser: "me"}
+	r := &resolver{cfg: cfg, env: e}
+	tests := map[string]struct {
+		agent, recordTo string
+		known, certs    []string
+	}{
+		"a": {"/home/me/.ssh/agent-a.sock", "", []string{"/etc/fleet_known_hosts"}, []string{"/home/me/.ssh/id_ed25519-cert.pub"}},
+		"b": {"", "/home/me/.ssh/known_hosts", []string{"/home/me/.ssh/known_hosts", "/home/me/.ssh/known_hosts2", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}, nil},
+		"c": {"/run/mine", "/home/me/.ssh/known_hosts", []string{"/home/me/.ssh/known_hosts", "/home/me/.ssh/known_hosts2", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}, nil},
+		"d": {"/run/agent", "/home/me/.ssh/known_hosts", []string{"/home/me/.ssh/known_hosts", "/home/me/.ssh/known_hosts2", "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}, nil},
+	}
+	for host, tt := range tests {
+		ep, err := r.resolve(host, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ep.identityAgent != tt.agent || ep.recordTo != tt.recordTo || !slices.Equal(ep.knownHosts, tt.known) || !slices.Equal(ep.certificateFiles, tt.certs) {
+			t.Errorf("%s: agent %q, known %v (record to %q), certs %v; want %q, %v (%q), %v",
+				host, ep.identityAgent, ep.knownHosts, ep.recordTo, ep.certificateFiles, tt.agent, tt.known, tt.recordTo, tt.certs)
+		}
+	}
+}
+
+// A first jump host's own ProxyJump is followed, as `ssh -J` does: the
+// chain is bastion0, bastion1, then the target's second hop.
+func TestJumpChainFollowsFirstHop(t *testing.T) {
+	cfg := parseTestConfig(t, `Host gpu*
+  ProxyJump bastion1,inner
+Host bastion1
+  ProxyJump bastion0
+Host inner
+  ProxyJump ignored
+Host loop
+  ProxyJump loop
+`)
+	r := &resolver{cfg: cfg, env: env{getenv: hermetic(nil), home: "/home/me", localUser: "me"}}
+	target, err := r.resolve("gpu1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, err := r.chain(target.proxyJump, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ep := range chain {
+		got = append(got, ep.alias)
+	}
+	if want := []string{"bastion0", "bastion1", "inner"}; !slices.Equal(got, want) {
+		t.Errorf("chain %v, want %v", got, want)
+	}
+	if _, err := r.chain([]string{"loop"}, 0); err == nil || !strings.Contains(err.Error(), "loop") {
+		t.Errorf("a ProxyJump loop: %v", err)
+	}
 }
