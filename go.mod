@@ -8,7 +8,6 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-version v1.9.0
 	github.com/hashicorp/hcl/v2 v2.25.0
-	github.com/kevinburke/ssh_config v1.6.0
 	github.com/mitchellh/go-wordwrap v1.0.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1

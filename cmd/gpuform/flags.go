@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,7 +16,7 @@ func (f *connectFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.identities, "identity", nil, "private key file to try before ssh-agent and ssh_config's keys (repeatable)")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file (default ~/.ssh/config; \"none\" reads none)")
 	fs.IntVar(&f.parallelism, "parallelism", fleet.DefaultParallelism, "how many hosts to work on at once")
-	fs.StringVar(&f.connectTimeout, "connect-timeout", "", "time allowed to connect and log in to each host (default 30s)")
+	fs.StringVar(&f.connectTimeout, "connect-timeout", "", "time allowed to connect and log in to each host: seconds as in ssh's ConnectTimeout (5) or a duration (5s) (default 30s)")
 	fs.BoolVar(&f.allowLocal, "allow-local", false, "let gpuform run commands on this machine: for local:// hosts, and for verify's nccl-tests on sim:// hosts")
 }
 
@@ -23,6 +24,22 @@ func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%q is not a positive duration like \"30s\"", s)
+	}
+	return d, nil
+}
+
+// parseSeconds reads a time as ssh's ConnectTimeout does, plain seconds
+// ("5"), or as a Go duration ("5s", "1m30s").
+func parseSeconds(s string) (time.Duration, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 {
+			return 0, fmt.Errorf("%q is not a positive number of seconds or a duration like \"30s\"", s)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a number of seconds (5) or a duration like \"30s\"", s)
 	}
 	return d, nil
 }

@@ -117,9 +117,9 @@ func (f *connectFlags) options(s Streams, specDir string) (connect.Options, erro
 		}
 	}
 	if f.connectTimeout != "" {
-		d, err := parseDuration(f.connectTimeout)
+		d, err := parseSeconds(f.connectTimeout)
 		if err != nil {
-			return o, fmt.Errorf("--connect-timeout: %w", err)
+			return o, fmt.Errorf("-connect-timeout: %w", err)
 		}
 		o.ConnectTimeout = d
 	}

@@ -80,15 +80,20 @@ func (c *keyFileCache) load(path string) parsedKey {
 	return pk
 }
 
-// keyring holds what a Dial authenticates with: the agent's keys and key
+// keyring holds what a Dial authenticates with: the agents' keys and key
 // files, shared by its hops.
 type keyring struct {
-	agentConn   net.Conn
-	agentKeys   []gossh.Signer
-	agentErr    error // why the agent could not be used, for the auth error
-	files       *keyFileCache
-	agentHolds  map[string]bool // marshalled public keys the agent holds
-	socketIsSet bool
+	ctx    context.Context
+	files  *keyFileCache
+	agents map[string]*agentKeys // by socket; hops may name different agents (IdentityAgent)
+}
+
+// agentKeys is one ssh-agent's keys, or why it could not be used.
+type agentKeys struct {
+	conn  net.Conn
+	keys  []gossh.Signer
+	err   error
+	holds map[string]bool // marshalled public keys the agent holds
 }
 
 type fileKey struct {
@@ -97,46 +102,52 @@ type fileKey struct {
 	err       error
 }
 
-func newKeyring(ctx context.Context, e env, files *keyFileCache) *keyring {
-	k := &keyring{files: files, agentHolds: map[string]bool{}}
-	sock := e.getenv("SSH_AUTH_SOCK")
-	if sock == "" {
-		return k
+func newKeyring(ctx context.Context, files *keyFileCache) *keyring {
+	return &keyring{ctx: ctx, files: files, agents: map[string]*agentKeys{}}
+}
+
+// agent connects to the agent at sock once per Dial.
+func (k *keyring) agent(sock string) *agentKeys {
+	if a, ok := k.agents[sock]; ok {
+		return a
 	}
-	k.socketIsSet = true
+	a := &agentKeys{holds: map[string]bool{}}
+	k.agents[sock] = a
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", sock)
+	conn, err := d.DialContext(k.ctx, "unix", sock)
 	if err != nil {
-		k.agentErr = fmt.Errorf("ssh-agent at SSH_AUTH_SOCK is not reachable: %w", err)
-		return k
+		a.err = fmt.Errorf("ssh-agent at %s is not reachable: %w", sock, err)
+		return a
 	}
-	k.agentConn = conn
+	a.conn = conn
 	signers, err := agent.NewClient(conn).Signers()
 	if err != nil {
-		k.agentErr = fmt.Errorf("ssh-agent: list keys: %w", err)
-		return k
+		a.err = fmt.Errorf("ssh-agent: list keys: %w", err)
+		return a
 	}
-	k.agentKeys = signers
+	a.keys = signers
 	for _, s := range signers {
-		k.agentHolds[string(s.PublicKey().Marshal())] = true
+		a.holds[string(s.PublicKey().Marshal())] = true
 	}
-	return k
+	return a
 }
 
-// Close ends the agent connection; it is needed only during
+// Close ends the agent connections; they are needed only during
 // authentication.
 func (k *keyring) Close() {
-	if k.agentConn != nil {
-		k.agentConn.Close()
+	for _, a := range k.agents {
+		if a.conn != nil {
+			a.conn.Close()
+		}
 	}
 }
 
-func (k *keyring) load(path string) fileKey {
+func (k *keyring) load(path string, ag *agentKeys) fileKey {
 	pk := k.files.load(path)
 	fk := fileKey{signer: pk.signer, encrypted: pk.encrypted, err: pk.err}
 	// A protected key the agent holds is no problem: the agent signs with
 	// it.
-	if pk.encrypted && pk.public != nil && k.agentHolds[string(pk.public.Marshal())] {
+	if pk.encrypted && pk.public != nil && ag != nil && ag.holds[string(pk.public.Marshal())] {
 		fk.encrypted = false
 	}
 	return fk
@@ -166,6 +177,10 @@ type authFor struct {
 // agent, then default key files; each public key once.
 func (k *keyring) forEndpoint(ep endpoint) authFor {
 	var a authFor
+	var ag *agentKeys
+	if ep.identityAgent != "" {
+		ag = k.agent(ep.identityAgent)
+	}
 	seen := map[string]bool{}
 	add := func(s gossh.Signer) {
 		m := string(s.PublicKey().Marshal())
@@ -179,7 +194,7 @@ func (k *keyring) forEndpoint(ep endpoint) authFor {
 			if f.explicit != explicit {
 				continue
 			}
-			fk := k.load(f.path)
+			fk := k.load(f.path, ag)
 			switch {
 			case fk.signer != nil:
 				add(fk.signer)
@@ -206,22 +221,66 @@ func (k *keyring) forEndpoint(ep endpoint) authFor {
 			}
 		}
 	}
-	for _, s := range k.agentKeys {
+	var agentSigners []gossh.Signer
+	if ag != nil {
+		agentSigners = ag.keys
+	}
+	for _, s := range agentSigners {
 		if ep.identitiesOnly && !allowed[string(s.PublicKey().Marshal())] {
 			continue
 		}
 		add(s)
 	}
 	files(false)
+	a.addCertificates(ep)
 	switch {
-	case k.agentErr != nil:
-		a.notes = append(a.notes, k.agentErr.Error())
-	case !k.socketIsSet:
-		a.notes = append(a.notes, "no ssh-agent (SSH_AUTH_SOCK is not set)")
-	case len(k.agentKeys) == 0:
+	case ag == nil:
+		a.notes = append(a.notes, "no ssh-agent (SSH_AUTH_SOCK is not set, or IdentityAgent is none)")
+	case ag.err != nil:
+		a.notes = append(a.notes, ag.err.Error())
+	case len(ag.keys) == 0:
 		a.notes = append(a.notes, "ssh-agent holds no keys")
 	}
 	return a
+}
+
+// addCertificates puts CertificateFile's certificates first, each signed
+// with the key (from a file or the agent) whose public half it certifies,
+// as ssh offers them.
+func (a *authFor) addCertificates(ep endpoint) {
+	var certs []gossh.Signer
+	for _, path := range ep.certificateFiles {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			a.notes = append(a.notes, fmt.Sprintf("certificate file %s: %v", path, err))
+			continue
+		}
+		pub, _, _, _, err := gossh.ParseAuthorizedKey(data)
+		cert, ok := pub.(*gossh.Certificate)
+		if err != nil || !ok {
+			a.notes = append(a.notes, fmt.Sprintf("certificate file %s: not an OpenSSH certificate", path))
+			continue
+		}
+		want := string(cert.Key.Marshal())
+		found := false
+		for _, s := range a.signers {
+			if string(s.PublicKey().Marshal()) != want {
+				continue
+			}
+			cs, err := gossh.NewCertSigner(cert, s)
+			if err != nil {
+				a.notes = append(a.notes, fmt.Sprintf("certificate file %s: %v", path, err))
+			} else {
+				certs = append(certs, cs)
+			}
+			found = true
+			break
+		}
+		if !found {
+			a.notes = append(a.notes, fmt.Sprintf("certificate file %s: its private key is in no identity file and not in ssh-agent", path))
+		}
+	}
+	a.signers = append(certs, a.signers...)
 }
 
 // failure explains why authentication failed or cannot start.

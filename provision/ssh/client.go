@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kevinburke/ssh_config"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/gpuform/gpuform/provision/transport"
@@ -55,7 +54,7 @@ const maxConcurrentSessions = 8
 type Dialer struct {
 	opts  Options
 	env   env
-	cfg   *ssh_config.Config
+	cfg   *sshConfig
 	files *keyFileCache
 }
 
@@ -98,17 +97,13 @@ func (d *Dialer) Dial(ctx context.Context, host string) (*Client, error) {
 	if err != nil {
 		return nil, hostErr("resolve", err)
 	}
-	chain := make([]endpoint, 0, len(target.proxyJump)+1)
-	for _, spec := range target.proxyJump {
-		hop, err := r.resolve(spec, false)
-		if err != nil {
-			return nil, hostErr("resolve", fmt.Errorf("jump host %s: %w", spec, err))
-		}
-		chain = append(chain, hop)
+	chain, err := r.chain(target.proxyJump, 0)
+	if err != nil {
+		return nil, hostErr("resolve", err)
 	}
 	chain = append(chain, target)
 
-	keys := newKeyring(ctx, d.env, d.files)
+	keys := newKeyring(ctx, d.files)
 	defer keys.Close()
 
 	var clients []*gossh.Client
@@ -162,10 +157,6 @@ func (d *Dialer) Dial(ctx context.Context, host string) (*Client, error) {
 // key verification, authentication. It returns the HostError op to use on
 // failure.
 func connect(ctx context.Context, ep endpoint, via *gossh.Client, keys *keyring) (*gossh.Client, string, error) {
-	auth := keys.forEndpoint(ep)
-	if len(auth.signers) == 0 {
-		return nil, "auth", auth.failure(ep, nil)
-	}
 	address := ep.address()
 	hk := newHostKeys(ep)
 	callback, algos, err := hk.callback(address)
@@ -175,7 +166,6 @@ func connect(ctx context.Context, ep endpoint, via *gossh.Client, keys *keyring)
 	var hostKeyErr error
 	config := &gossh.ClientConfig{
 		User: ep.user,
-		Auth: []gossh.AuthMethod{gossh.PublicKeys(auth.signers...)},
 		HostKeyCallback: func(hostname string, remote net.Addr, key gossh.PublicKey) error {
 			err := callback(hostname, remote, key)
 			hostKeyErr = err
@@ -213,10 +203,19 @@ func connect(ctx context.Context, ep endpoint, via *gossh.Client, keys *keyring)
 		}
 		var dnsErr *net.DNSError
 		if errors.As(err, &dnsErr) {
-			return nil, "resolve", fmt.Errorf("look up %s: %w", ep.hostname, err)
+			return nil, "resolve", resolveError(ep.hostname, dnsErr)
 		}
 		return nil, "connect", err
 	}
+	// As ssh does, the name is resolved and the host reached before any
+	// key is looked for: a mistyped host is reported as such, not as a
+	// missing key.
+	auth := keys.forEndpoint(ep)
+	if len(auth.signers) == 0 {
+		conn.Close()
+		return nil, "auth", auth.failure(ep, nil)
+	}
+	config.Auth = []gossh.AuthMethod{gossh.PublicKeys(auth.signers...)}
 
 	type result struct {
 		conn  gossh.Conn
@@ -258,6 +257,20 @@ func connect(ctx context.Context, ep endpoint, via *gossh.Client, keys *keyring)
 		}
 	}
 	return gossh.NewClient(res.conn, res.chans, res.reqs), "", nil
+}
+
+// resolveError words a failed look-up as ssh does ("Could not resolve
+// hostname X: Name or service not known"), with glibc's texts for the
+// common causes, so that it reads the same as the ssh the operator tried.
+func resolveError(host string, err *net.DNSError) error {
+	reason := err.Err
+	switch {
+	case err.IsNotFound:
+		reason = "Name or service not known"
+	case err.IsTimeout, err.IsTemporary:
+		reason = "Temporary failure in name resolution"
+	}
+	return fmt.Errorf("Could not resolve hostname %s: %s", host, reason)
 }
 
 // keepalive sends keepalive@openssh.com requests every interval and closes

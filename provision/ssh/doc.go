@@ -7,11 +7,24 @@
 //
 // # Behaviour
 //
-//   - ~/.ssh/config is read (Host, HostName, User, Port, IdentityFile,
-//     ProxyJump, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax,
-//     UserKnownHostsFile, StrictHostKeyChecking, HashKnownHosts,
-//     IdentitiesOnly). Other keywords are ignored; Match blocks are read as
-//     far as github.com/kevinburke/ssh_config supports them.
+//   - ~/.ssh/config is read as OpenSSH's readconf.c reads it (config.go):
+//     Host patterns (wildcards, negation) against the name as given; Match
+//     all, host (against the HostName set so far, %h substituted),
+//     originalhost, user, localuser, canonical and final; Include (relative
+//     to ~/.ssh, globs, conditional inside Host/Match); the first value of
+//     a keyword wins, IdentityFile and CertificateFile accumulate. Keywords
+//     read: HostName, User, Port, IdentityFile, IdentitiesOnly,
+//     CertificateFile, IdentityAgent, ProxyJump, ConnectTimeout,
+//     ServerAliveInterval, ServerAliveCountMax, UserKnownHostsFile,
+//     GlobalKnownHostsFile, StrictHostKeyChecking, HashKnownHosts. Those
+//     that would make gpuform connect differently from ssh and that it
+//     does not implement (ProxyCommand, HostKeyAlias, CanonicalizeHostname
+//     yes, Match exec) are an error naming FILE:LINE for the hosts they
+//     apply to; other keywords are ignored. TestConfigLikeOpenSSH compares
+//     the result with `ssh -G`.
+//   - The host name is resolved and reached before keys are looked for; a
+//     name that does not resolve reads as ssh's "Could not resolve
+//     hostname X: Name or service not known".
 //   - Authentication uses ssh-agent (SSH_AUTH_SOCK) and key files. A
 //     passphrase-protected key is never prompted for: when it is needed and
 //     the agent does not hold it, the error says to load it with ssh-add.
@@ -23,7 +36,8 @@
 //     first, so a host with an ed25519 and an RSA key is not reported as
 //     changed because the client preferred the type that is not recorded.
 //   - ProxyJump through any number of bastions; every hop is verified and
-//     authenticated the same way.
+//     authenticated the same way. As with ssh -J, the first jump host's own
+//     ProxyJump from ssh_config is followed.
 //   - Keepalives (keepalive@openssh.com) declare a silent connection dead
 //     after ServerAliveCountMax misses; connect and command timeouts; a
 //     cancelled context or a command timeout ends the remote command (a
@@ -52,6 +66,9 @@
 //  4. then the defaults (port 22, the local user name, ~/.ssh/id_ed25519,
 //     id_ecdsa and id_rsa, ~/.ssh/known_hosts plus /etc/ssh/ssh_known_hosts,
 //     a 30 s connect timeout, keepalives every 15 s with 3 misses allowed).
+//
+// Only the user's file (or the one named in Options) is read, not the
+// system-wide /etc/ssh/ssh_config.
 //
 // IdentityFiles from Options are tried before those from ssh_config, then
 // the agent's keys, then the default key files. Options.User, Port and

@@ -54,10 +54,23 @@ func (e *ChangedHostKeyError) Error() string {
 	for _, k := range e.Known {
 		known = append(known, fmt.Sprintf("%s:%d (%s %s)", k.Filename, k.Line, k.Key.Type(), gossh.FingerprintSHA256(k.Key)))
 	}
+	// The removal command is written as ssh writes it, quoted and with the
+	// file of the old line, so that it can be pasted as it is.
+	var remove []string
+	seen := map[string]bool{}
+	for _, k := range e.Known {
+		if !seen[k.Filename] {
+			seen[k.Filename] = true
+			remove = append(remove, fmt.Sprintf("ssh-keygen -f %q -R %q", k.Filename, e.Address))
+		}
+	}
+	if len(remove) == 0 {
+		remove = append(remove, fmt.Sprintf("ssh-keygen -R %q", e.Address))
+	}
 	return fmt.Sprintf("HOST KEY OF %s HAS CHANGED: it offered %s %s but known_hosts has %s; "+
 		"this can be a man-in-the-middle attack. If the host was reinstalled, confirm the new "+
-		"fingerprint with its owner and remove the old line (ssh-keygen -R %s)",
-		e.Address, e.KeyType, e.Fingerprint, strings.Join(known, ", "), e.Address)
+		"fingerprint with its owner and remove the old line: %s",
+		e.Address, e.KeyType, e.Fingerprint, strings.Join(known, ", "), strings.Join(remove, "; "))
 }
 
 // RevokedHostKeyError is returned when the offered key is marked @revoked.

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/kevinburke/ssh_config"
 )
 
 // Defaults used when neither Options nor ssh_config set a value.
@@ -91,6 +89,12 @@ type endpoint struct {
 	keepalive      time.Duration
 	keepaliveMax   int
 	proxyJump      []string
+	// certificateFiles are CertificateFile's certificates, offered with
+	// the matching private key.
+	certificateFiles []string
+	// identityAgent is the agent socket (IdentityAgent, else
+	// SSH_AUTH_SOCK); "" for none.
+	identityAgent string
 }
 
 type identityFile struct {
@@ -131,7 +135,7 @@ func newEnv(getenv func(string) string) env {
 
 // loadConfig reads the ssh_config file. A missing file is no configuration;
 // an unreadable or malformed one is an error, as it is for ssh.
-func loadConfig(path string, e env) (*ssh_config.Config, error) {
+func loadConfig(path string, e env) (*sshConfig, error) {
 	if path == NoConfig {
 		return nil, nil
 	}
@@ -141,17 +145,16 @@ func loadConfig(path string, e env) (*ssh_config.Config, error) {
 		}
 		path = filepath.Join(e.home, ".ssh", "config")
 	}
-	f, err := os.Open(path)
+	cfg, err := loadSSHConfig(path, e.home)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read ssh config: %w", err)
-	}
-	defer f.Close()
-	cfg, err := ssh_config.Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("ssh config %s: %w", path, err)
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Path == path {
+			return nil, fmt.Errorf("read ssh config: %w", err)
+		}
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -194,43 +197,8 @@ func parsePort(s string) (int, error) {
 // resolver turns host specifications into endpoints.
 type resolver struct {
 	opts Options
-	cfg  *ssh_config.Config
+	cfg  *sshConfig
 	env  env
-}
-
-// get returns the first ssh_config value for alias and key, unquoted.
-func (r *resolver) get(alias, key string) string {
-	if r.cfg == nil {
-		return ""
-	}
-	v, err := r.cfg.Get(alias, key)
-	if err != nil {
-		return ""
-	}
-	return unquote(v)
-}
-
-func (r *resolver) getAll(alias, key string) []string {
-	if r.cfg == nil {
-		return nil
-	}
-	vs, err := r.cfg.GetAll(alias, key)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(vs))
-	for _, v := range vs {
-		out = append(out, unquote(v))
-	}
-	return out
-}
-
-func unquote(v string) string {
-	v = strings.TrimSpace(v)
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		return v[1 : len(v)-1]
-	}
-	return v
 }
 
 // resolve works out one hop. target is true for the host itself, false for
@@ -242,20 +210,36 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 	}
 	ep := endpoint{alias: alias}
 
-	ep.hostname = alias
-	if hn := r.get(alias, "HostName"); hn != "" {
-		ep.hostname = expandTokens(hn, map[byte]string{'h': alias})
+	// As on ssh's command line, a user given here is set before the file is
+	// read: Match user sees it.
+	preset := specUser
+	if preset == "" && target {
+		preset = r.opts.User
+	}
+	hc, err := r.cfg.lookup(alias, preset, r.env.localUser)
+	if err != nil {
+		return endpoint{}, err
+	}
+	bad := func(keyword string, err error) error {
+		return fmt.Errorf("ssh config %s: %s: %w", hc.values[keyword].where, hc.values[keyword].rest, err)
+	}
+	if err := refuse(hc); err != nil {
+		return endpoint{}, err
 	}
 
+	// ssh lower-cases the name it connects to (and looks up in
+	// known_hosts), not the one Host lines matched.
+	ep.hostname = strings.ToLower(hc.hostname(alias))
+
 	switch {
-	case specUser != "":
-		ep.user = specUser
-	case target && r.opts.User != "":
-		ep.user = r.opts.User
-	case r.get(alias, "User") != "":
-		ep.user = r.get(alias, "User")
+	case preset != "":
+		ep.user = preset
 	default:
-		ep.user = r.env.localUser
+		if u, ok := hc.get("user"); ok {
+			ep.user = u
+		} else {
+			ep.user = r.env.localUser
+		}
 	}
 	if ep.user == "" {
 		return endpoint{}, fmt.Errorf("no user name for %s: set one in the inventory, in ssh config, or in $USER", alias)
@@ -266,12 +250,13 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 		ep.port = specPort
 	case target && r.opts.Port != 0:
 		ep.port = r.opts.Port
-	case r.get(alias, "Port") != "":
-		if ep.port, err = parsePort(r.get(alias, "Port")); err != nil {
-			return endpoint{}, fmt.Errorf("ssh config Port for %s: %w", alias, err)
-		}
 	default:
 		ep.port = 22
+		if v, ok := hc.get("port"); ok {
+			if ep.port, err = parsePort(v); err != nil {
+				return endpoint{}, bad("port", err)
+			}
+		}
 	}
 
 	tokens := map[byte]string{
@@ -282,39 +267,72 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 	for _, p := range r.opts.IdentityFiles {
 		ep.identityFiles = append(ep.identityFiles, identityFile{path: r.expandPath(p, tokens), explicit: true})
 	}
-	for _, p := range r.getAll(alias, "IdentityFile") {
-		ep.identityFiles = append(ep.identityFiles, identityFile{path: r.expandPath(p, tokens), explicit: true})
+	for _, s := range hc.multi["identityfile"] {
+		if strings.EqualFold(s.first(), "none") {
+			continue
+		}
+		ep.identityFiles = append(ep.identityFiles, identityFile{path: r.expandPath(s.first(), tokens), explicit: true})
 	}
 	if len(ep.identityFiles) == 0 && r.env.home != "" {
 		for _, name := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
 			ep.identityFiles = append(ep.identityFiles, identityFile{path: filepath.Join(r.env.home, ".ssh", name)})
 		}
 	}
+	for _, s := range hc.multi["certificatefile"] {
+		ep.certificateFiles = append(ep.certificateFiles, r.expandPath(s.first(), tokens))
+	}
 
-	ep.identitiesOnly = strings.EqualFold(r.get(alias, "IdentitiesOnly"), "yes")
+	v, _ := hc.get("identitiesonly")
+	ep.identitiesOnly = strings.EqualFold(v, "yes")
 
+	ep.identityAgent = r.env.getenv("SSH_AUTH_SOCK")
+	if s, ok := hc.values["identityagent"]; ok {
+		switch a := s.first(); {
+		case strings.EqualFold(a, "none"):
+			ep.identityAgent = ""
+		case a == "SSH_AUTH_SOCK":
+		case strings.HasPrefix(a, "$"):
+			ep.identityAgent = r.env.getenv(strings.Trim(a[1:], "{}"))
+		default:
+			ep.identityAgent = r.expandPath(a, tokens)
+		}
+	}
+
+	// Files of the user's are checked first and the first of them records
+	// new keys; the system-wide ones are read, never written.
+	var userFiles, globalFiles []string
 	switch {
 	case len(r.opts.KnownHostsFiles) > 0:
 		for _, p := range r.opts.KnownHostsFiles {
-			ep.knownHosts = append(ep.knownHosts, r.expandPath(p, tokens))
-		}
-	case r.get(alias, "UserKnownHostsFile") != "":
-		for _, p := range strings.Fields(r.get(alias, "UserKnownHostsFile")) {
-			ep.knownHosts = append(ep.knownHosts, r.expandPath(p, tokens))
+			userFiles = append(userFiles, r.expandPath(p, tokens))
 		}
 	default:
-		if r.env.home != "" {
-			ep.knownHosts = append(ep.knownHosts, filepath.Join(r.env.home, ".ssh", "known_hosts"))
+		if s, ok := hc.values["userknownhostsfile"]; ok {
+			for _, p := range s.args {
+				if !strings.EqualFold(p, "none") {
+					userFiles = append(userFiles, r.expandPath(p, tokens))
+				}
+			}
+		} else if r.env.home != "" {
+			userFiles = []string{filepath.Join(r.env.home, ".ssh", "known_hosts"), filepath.Join(r.env.home, ".ssh", "known_hosts2")}
 		}
-		// The system-wide file is read, never written (OpenSSH's
-		// GlobalKnownHostsFile).
-		ep.knownHosts = append(ep.knownHosts, "/etc/ssh/ssh_known_hosts")
+		if s, ok := hc.values["globalknownhostsfile"]; ok {
+			for _, p := range s.args {
+				if !strings.EqualFold(p, "none") {
+					globalFiles = append(globalFiles, r.expandPath(p, tokens))
+				}
+			}
+		} else {
+			globalFiles = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
+		}
 	}
-	if len(ep.knownHosts) > 0 && ep.knownHosts[0] != "/etc/ssh/ssh_known_hosts" {
-		ep.recordTo = ep.knownHosts[0]
+	ep.knownHosts = append(userFiles, globalFiles...)
+	if len(userFiles) > 0 {
+		ep.recordTo = userFiles[0]
 	}
 
-	switch strings.ToLower(r.get(alias, "StrictHostKeyChecking")) {
+	v, _ = hc.get("stricthostkeychecking")
+	switch strings.ToLower(v) {
 	case "accept-new", "no", "off":
 		// "no" would also accept changed keys in OpenSSH; gpuform never
 		// does, so it is read as accept-new.
@@ -323,12 +341,14 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 	if r.opts.AcceptNewHostKeys {
 		ep.acceptNew = true
 	}
-	ep.hashKnownHosts = strings.EqualFold(r.get(alias, "HashKnownHosts"), "yes")
+	v, _ = hc.get("hashknownhosts")
+	ep.hashKnownHosts = strings.EqualFold(v, "yes")
 
 	ep.connectTimeout = r.opts.ConnectTimeout
 	if ep.connectTimeout == 0 {
-		if s, err := seconds(r.get(alias, "ConnectTimeout")); err != nil {
-			return endpoint{}, fmt.Errorf("ssh config ConnectTimeout for %s: %w", alias, err)
+		v, _ := hc.get("connecttimeout")
+		if s, err := seconds(v); err != nil {
+			return endpoint{}, bad("connecttimeout", err)
 		} else if s > 0 {
 			ep.connectTimeout = s
 		} else {
@@ -338,11 +358,11 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 
 	ep.keepalive = r.opts.KeepaliveInterval
 	if ep.keepalive == 0 {
-		v := r.get(alias, "ServerAliveInterval")
+		v, _ := hc.get("serveraliveinterval")
 		s, err := seconds(v)
 		switch {
 		case err != nil:
-			return endpoint{}, fmt.Errorf("ssh config ServerAliveInterval for %s: %w", alias, err)
+			return endpoint{}, bad("serveraliveinterval", err)
 		case v == "":
 			ep.keepalive = DefaultKeepaliveInterval
 		case s == 0:
@@ -353,10 +373,10 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 	}
 	ep.keepaliveMax = r.opts.KeepaliveCountMax
 	if ep.keepaliveMax <= 0 {
-		if v := r.get(alias, "ServerAliveCountMax"); v != "" {
+		if v, ok := hc.get("serveralivecountmax"); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
-				return endpoint{}, fmt.Errorf("ssh config ServerAliveCountMax for %s: bad count %q", alias, v)
+				return endpoint{}, bad("serveralivecountmax", fmt.Errorf("bad count %q", v))
 			}
 			ep.keepaliveMax = n
 		} else {
@@ -366,17 +386,82 @@ func (r *resolver) resolve(spec string, target bool) (endpoint, error) {
 
 	if target {
 		ep.proxyJump = r.opts.ProxyJump
-		if len(ep.proxyJump) == 0 {
-			if v := r.get(alias, "ProxyJump"); v != "" && !strings.EqualFold(v, "none") {
-				for _, hop := range strings.Split(v, ",") {
-					if hop = strings.TrimSpace(hop); hop != "" {
-						ep.proxyJump = append(ep.proxyJump, hop)
-					}
-				}
-			}
+	}
+	if len(ep.proxyJump) == 0 {
+		if s, ok := hc.values["proxyjump"]; ok {
+			ep.proxyJump = splitJumps(s.rest)
 		}
 	}
 	return ep, nil
+}
+
+// splitJumps splits a ProxyJump value, "none" being none.
+func splitJumps(v string) []string {
+	if i := strings.Index(v, "#"); i >= 0 {
+		v = v[:i]
+	}
+	v = strings.TrimSpace(v)
+	if strings.EqualFold(v, "none") {
+		return nil
+	}
+	var out []string
+	for _, hop := range strings.Split(v, ",") {
+		if hop = strings.TrimSpace(hop); hop != "" {
+			out = append(out, hop)
+		}
+	}
+	return out
+}
+
+// refuse reports the first keyword that applies to this host and that
+// gpuform cannot honour, with its file and line.
+func refuse(hc *hostConfig) error {
+	if s, ok := hc.values["proxycommand"]; ok && !strings.EqualFold(strings.TrimSpace(s.rest), "none") {
+		return fmt.Errorf("ssh config %s: ProxyCommand is not supported by gpuform (it connects by itself and through ProxyJump); "+
+			"use ProxyJump, or the inventory's jump, instead", s.where)
+	}
+	if s, ok := hc.values["canonicalizehostname"]; ok {
+		switch strings.ToLower(s.first()) {
+		case "yes", "always":
+			return fmt.Errorf("ssh config %s: CanonicalizeHostname %s is not supported by gpuform; "+
+				"write the full name in HostName or in the inventory instead", s.where, s.first())
+		}
+	}
+	if s, ok := hc.values["hostkeyalias"]; ok {
+		return fmt.Errorf("ssh config %s: HostKeyAlias is not supported by gpuform; "+
+			"record the host's key under its own name in known_hosts instead", s.where)
+	}
+	return nil
+}
+
+// chain resolves the jump hosts of target, nearest first. As with ssh -J,
+// the first jump host is reached by its own ProxyJump from ssh config (a
+// chain of bastions, each configured to go through the previous one); the
+// later ones through the hops before them.
+func (r *resolver) chain(jumps []string, depth int) ([]endpoint, error) {
+	if len(jumps) == 0 {
+		return nil, nil
+	}
+	if depth > maxIncludeDepth {
+		return nil, fmt.Errorf("jump host %s: ProxyJump chain longer than %d hops (does it loop?)", jumps[0], maxIncludeDepth)
+	}
+	var out []endpoint
+	for i, spec := range jumps {
+		hop, err := r.resolve(spec, false)
+		if err != nil {
+			return nil, fmt.Errorf("jump host %s: %w", spec, err)
+		}
+		if i == 0 && len(hop.proxyJump) > 0 {
+			before, err := r.chain(hop.proxyJump, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, before...)
+		}
+		hop.proxyJump = nil
+		out = append(out, hop)
+	}
+	return out, nil
 }
 
 // seconds parses an ssh_config time value: plain seconds, or OpenSSH's

@@ -309,6 +309,8 @@ func TestChangedHostKeyIsAlwaysRefused(t *testing.T) {
 				gossh.FingerprintSHA256(first.HostPublicKey),
 				oldKnownHosts + ":2",
 				"CHANGED",
+				// As ssh prints it: quoted, with the file, pasteable.
+				fmt.Sprintf(`ssh-keygen -f "%s" -R "[127.0.0.1]:%d"`, oldKnownHosts, second.Port),
 			} {
 				if !strings.Contains(he.Error(), want) {
 					t.Errorf("error %q does not mention %q", he.Error(), want)
