@@ -412,7 +412,7 @@ func shortAddr(a string) string {
 	return strings.TrimPrefix(a, "0000:")
 }
 
-func socketID(s int) string  { return fmt.Sprintf("socket:%d", s) }
-func numaID(n int) string    { return fmt.Sprintf("numa:%d", n) }
-func gpuID(i int) string     { return fmt.Sprintf("gpu:%d", i) }
-func nicID(n string) string  { return "nic:" + n }
+func socketID(s int) string { return fmt.Sprintf("socket:%d", s) }
+func numaID(n int) string   { return fmt.Sprintf("numa:%d", n) }
+func gpuID(i int) string    { return fmt.Sprintf("gpu:%d", i) }
+func nicID(n string) string { return "nic:" + n }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,5 +136,137 @@ func TestSimProfiles(t *testing.T) {
 				t.Errorf("problems (-want +got):\n%s\n%v", diff, topo.Problems)
 			}
 		})
+	}
+}
+
+// TestDegraded draws a node whose spec and host disagree, from its facts
+// and from its spec alone: each problem the issue names shows on the
+// picture, on the box it concerns.
+func TestDegraded(t *testing.T) {
+	decl := loadNode(t, "degraded")
+	tests := []struct {
+		name string
+		topo func() (*Topology, error)
+		want []Problem // Kind and Box only
+	}{
+		{
+			name: "facts",
+			topo: func() (*Topology, error) { return FromFacts(factsRoot(t, "hgx-h100-stale"), decl), nil },
+			want: []Problem{
+				{Kind: ProblemLink, Box: "gpu:3"},
+				{Kind: ProblemCrossSocket, Box: "gpu:3"},
+				{Kind: ProblemNUMABind, Box: "gpu:4"},
+				{Kind: ProblemMissing, Box: "nic:mlx5_12"},
+			},
+		},
+		{
+			// The hardware declares mlx5_12, and says nothing of links.
+			name: "spec",
+			topo: func() (*Topology, error) { return FromSpec(decl) },
+			want: []Problem{
+				{Kind: ProblemCrossSocket, Box: "gpu:3"},
+				{Kind: ProblemNUMABind, Box: "gpu:4"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := tc.topo()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, dot := render(t, "degraded-"+tc.name, Picture{Nodes: []string{"degraded"}, Hosts: []string{"sim://hgx-h100-stale"}, Topology: topo})
+			var got []Problem
+			for _, p := range topo.Problems {
+				got = append(got, Problem{Kind: p.Kind, Box: p.Box})
+				// Every problem's box is drawn in red.
+				if !strings.Contains(dot, quote("p0/"+p.Box)+" [") || !boxMarked(dot, p.Box) {
+					t.Errorf("box %s of problem %q is not marked in the DOT", p.Box, p.Text)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// boxMarked reports whether the DOT draws box id in the problem colour.
+func boxMarked(dot, id string) bool {
+	for _, line := range strings.Split(dot, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), quote("p0/"+id)+" [") {
+			return strings.Contains(line, "color="+quote(colourProblem))
+		}
+	}
+	return false
+}
+
+// TestSpecQuickstart draws the quickstart node from its hardware value:
+// the picture -offline gives, with no problem on a consistent spec.
+func TestSpecQuickstart(t *testing.T) {
+	cfg, diags := spec.Load(filepath.Join("..", "..", "examples", "quickstart"), spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	topo, err := FromSpec(cfg.Nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, "spec-quickstart", Picture{Nodes: []string{cfg.Nodes[0].Name}, Hosts: []string{"sim://hgx-h100-stale"}, Topology: topo})
+	if len(topo.Problems) != 0 || len(topo.Pairs) != 8 || topo.Fabric == nil || !topo.Fabric.AllToAll {
+		t.Errorf("quickstart hardware: problems %v, %d pairs, fabric %+v", topo.Problems, len(topo.Pairs), topo.Fabric)
+	}
+}
+
+// TestFromSpecNoHardware: -offline on a node without hardware says what
+// to write.
+func TestFromSpecNoHardware(t *testing.T) {
+	_, err := FromSpec(&spec.Node{Name: "bare"})
+	if err == nil || !strings.Contains(err.Error(), `node "bare" has no hardware value`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestDOTEscaping: names read from a host reach the DOT verbatim, so
+// quotes, backslashes and newlines in them must not end a string or turn
+// into Graphviz escapes; dot must still lay it out.
+func TestDOTEscaping(t *testing.T) {
+	n := factsRoot(t, "l40s-rocky9")
+	n.CPU.Model = `Evil "CPU" \N \l` + "\nnext"
+	for i := range n.PCI {
+		if n.PCI[i].Kind == facts.KindEthernet {
+			n.PCI[i].RDMADevs = nil
+			n.PCI[i].NetDevs = []string{`eth"0\`}
+			break
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteDOT(&b, []Picture{{Hosts: []string{`host"1`}, Topology: FromFacts(n, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	dot := b.String()
+	for _, want := range []string{`Evil \"CPU\" \\N \\l\nnext`, `eth\"0\\`, `host\"1`} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %s", want)
+		}
+	}
+	renders(t, b.Bytes())
+}
+
+// TestGroup: hosts that draw the same share one picture, folded like
+// plan folds them; a host that differs gets its own.
+func TestGroup(t *testing.T) {
+	stale, converged := factsRoot(t, "hgx-h100-stale"), factsRoot(t, "hgx-h100-converged")
+	pics := Group([]Picture{
+		{Nodes: []string{"train"}, Hosts: []string{"gpu01"}, Topology: FromFacts(converged, nil)},
+		{Nodes: []string{"train"}, Hosts: []string{"gpu03"}, Topology: FromFacts(stale, nil)},
+		{Nodes: []string{"train"}, Hosts: []string{"gpu02"}, Topology: FromFacts(converged, nil)},
+	})
+	var got []string
+	for _, p := range pics {
+		got = append(got, p.Heading())
+	}
+	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, got); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
 	}
 }
