@@ -20,6 +20,8 @@ command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 # for the drain and health-check tests.
 [ -x /usr/sbin/munged ] || need+=(munge)
 [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)
+# provision/graph and gpuform graph -format svg lay their DOT out with Graphviz.
+command -v dot >/dev/null 2>&1 || need+=(graphviz)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

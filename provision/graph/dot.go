@@ -62,6 +62,17 @@ func writeCluster(b *strings.Builder, prefix string, p Picture) {
 		}
 		fmt.Fprintf(b, "    %s [%s];\n", id(bx.ID), strings.Join(attrs, ", "))
 	}
+	// Sockets left to right in number order: dot would otherwise place
+	// them wherever the edges below them fit best.
+	var sockets []string
+	for _, bx := range t.Boxes {
+		if bx.Kind == KindSocket {
+			sockets = append(sockets, id(bx.ID))
+		}
+	}
+	if len(sockets) > 1 {
+		fmt.Fprintf(b, "    { rank=same; %s [style=invis]; }\n", strings.Join(sockets, " -> "))
+	}
 	for _, bx := range t.Boxes {
 		if bx.Parent == "" || t.box(bx.Parent) == nil {
 			continue
