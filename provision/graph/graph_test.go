@@ -270,3 +270,20 @@ func TestGroup(t *testing.T) {
 		t.Errorf("groups (-want +got):\n%s", diff)
 	}
 }
+
+// TestEmptyNode: facts with nothing in them (a VM, an unreadable sysfs)
+// still draw: one socket, no devices, and a DOT that dot lays out.
+func TestEmptyNode(t *testing.T) {
+	topo := FromFacts(&facts.Node{}, nil)
+	var tb, db bytes.Buffer
+	if err := WriteText(&tb, []Picture{{Hosts: []string{"vm1"}, Topology: topo}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDOT(&db, []Picture{{Hosts: []string{"vm1"}, Topology: topo}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tb.String(), "No GPUs or NICs.") || !strings.Contains(tb.String(), "CPU socket 0") {
+		t.Errorf("text:\n%s", tb.String())
+	}
+	renders(t, db.Bytes())
+}
