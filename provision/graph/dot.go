@@ -15,13 +15,23 @@ const (
 	colourPair    = "#1f77b4"
 )
 
-var fills = map[Kind]string{
-	KindSocket:   "#dbe9f6",
-	KindNUMA:     "#eef4fb",
-	KindRootPort: "#f2f2f2",
-	KindSwitch:   "#e6e6e6",
-	KindGPU:      "#d9f0d3",
-	KindNIC:      "#fde9c9",
+// fill is the background of a box of kind k.
+func fill(k Kind) string {
+	switch k {
+	case KindSocket:
+		return "#dbe9f6"
+	case KindNUMA:
+		return "#eef4fb"
+	case KindRootPort:
+		return "#f2f2f2"
+	case KindSwitch:
+		return "#e6e6e6"
+	case KindGPU:
+		return "#d9f0d3"
+	case KindNIC:
+		return "#fde9c9"
+	}
+	return "#ffffff"
 }
 
 // WriteDOT writes the pictures as one Graphviz digraph, a cluster per
@@ -50,7 +60,7 @@ func writeCluster(b *strings.Builder, prefix string, p Picture) {
 	b.WriteString("    style=rounded; color=\"#999999\";\n")
 	for _, bx := range t.Boxes {
 		lines := append([]string{bx.Label}, bx.Detail...)
-		attrs := []string{"label=" + label(lines...), "fillcolor=" + quote(fills[bx.Kind])}
+		attrs := []string{"label=" + label(lines...), "fillcolor=" + quote(fill(bx.Kind))}
 		if bx.Kind == KindSocket || bx.Kind == KindNUMA {
 			attrs = append(attrs, "shape=box3d")
 		}
