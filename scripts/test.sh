@@ -23,6 +23,8 @@ command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)
 # promtool judges `verify -format prometheus` and `gpuform alerts` output.
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+# provision/graph and gpuform graph -format svg lay their DOT out with Graphviz.
+command -v dot >/dev/null 2>&1 || need+=(graphviz)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

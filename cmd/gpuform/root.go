@@ -166,6 +166,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newFmtCommand(s),
 		newLintCommand(s),
 		newFactsCommand(s),
+		newGraphCommand(s),
 		newLockCommand(s),
 		newImportCommand(s),
 		newVerifyCommand(s),

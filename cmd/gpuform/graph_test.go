@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/internal/sshtest"
+	"github.com/gpuform/gpuform/provision/sim"
+)
+
+// TestGraphQuickstart draws the quickstart's simulated node through the
+// real probe, as a user meets it: text with the degraded GPU link marked,
+// DOT, -offline from the hardware value, and SVG written to a file.
+func TestGraphQuickstart(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	code, out, errOut := runCLIEnv(t, env, "graph", "../../examples/quickstart")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"node quickstart: sim://hgx-h100-stale",
+		"GPU3 · H100 SXM5 80GB · 0000:61:00.0 · Gen1 x16 (max Gen5 x16)  [!]",
+		"GPU–NIC (affinity):",
+		"Problems (1):",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, errOut = runCLIEnv(t, env, "graph", "-offline", "-format", "dot", "../../examples/quickstart")
+	if code != ExitOK || !strings.HasPrefix(out, "digraph gpuform {") || !strings.Contains(out, "(from spec)") || strings.Contains(out, "Problems") {
+		t.Errorf("-offline -format dot: exit %d %s\n%s", code, errOut, out)
+	}
+
+	if _, err := exec.LookPath("dot"); err != nil {
+		sshtest.Missing(t, "Graphviz's dot is not installed (apt-get install graphviz)")
+	}
+	svg := filepath.Join(t.TempDir(), "node.svg")
+	code, out, errOut = runCLIEnv(t, env, "graph", "-format", "svg", "-out", svg, "../../examples/quickstart")
+	if code != ExitOK || out != "" {
+		t.Fatalf("-format svg: exit %d %s\n%s", code, errOut, out)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "Gen1 x16 (max Gen5 x16)") {
+		t.Errorf("SVG file: %v\n%.300s", err, b)
+	}
+}
+
+// TestGraphSVGWithoutDot: with no dot on PATH, -format svg names the
+// package to install and exits 1 (-offline, so nothing else needs PATH).
+func TestGraphSVGWithoutDot(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	code, out, errOut := runCLIEnv(t, nil, "graph", "-offline", "-format", "svg", "../../examples/quickstart")
+	if code != ExitFailed || out != "" || !strings.Contains(errOut, "apt-get install graphviz") {
+		t.Errorf("exit %d: %s\n%s", code, errOut, out)
+	}
+}
+
+// TestGraphRootAndFlags: --root draws an unpacked root with no spec (the
+// Ethernet port at x8 of x16 marked); a bad -format is refused.
+func TestGraphRootAndFlags(t *testing.T) {
+	root, err := sim.Materialize("gh200", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLIEnv(t, nil, "graph", "--root", root)
+	if code != ExitOK || !strings.Contains(out, "mlx5_1 · enP2p1s0f0np0") || !strings.Contains(out, "Gen5 x8 (max Gen5 x16)  [!]") {
+		t.Errorf("--root: exit %d %s\n%s", code, errOut, out)
+	}
+	code, _, errOut = runCLIEnv(t, nil, "graph", "-format", "png", "--root", root)
+	if code != ExitFailed || !strings.Contains(errOut, "-format must be text, dot or svg") {
+		t.Errorf("-format png: exit %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,14 @@
+// Package graph draws the topology of one node: CPU sockets and NUMA nodes,
+// PCIe root ports and switches, GPUs, NVLink and NVSwitch, and NICs, with
+// the problems that slow a job marked on the picture (a PCIe link below its
+// maximum, a GPU–NIC pair across sockets, a NUMA bind that disagrees with
+// the hardware, a declared device that is absent). A Topology is built from
+// facts read on a host (FromFacts) or from a spec's hardware value
+// (FromSpec) and written as a `nvidia-smi topo -m`-style matrix and tree
+// (WriteText) or as Graphviz DOT (WriteDOT); SVG is DOT handed to Graphviz's
+// own dot program (RenderSVG).
+//
+// Package graph is not a check: verify judges a node, graph only shows it.
+// It reads nothing from a host itself; the caller probes through
+// provision/target like every other command.
+package graph

@@ -1,0 +1,289 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/internal/sshtest"
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the current pictures")
+
+// factsRoot reads the facts the facts tests keep for a simulated profile
+// (TestProbeSimRoots holds them equal to what the real probe reads).
+func factsRoot(t *testing.T, name string) *facts.Node {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "facts", "testdata", "golden", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n facts.Node
+	if err := json.Unmarshal(b, &n); err != nil {
+		t.Fatal(err)
+	}
+	return &n
+}
+
+// loadNode loads a spec from testdata/specs/NAME and returns its only node.
+func loadNode(t *testing.T, name string) *spec.Node {
+	t.Helper()
+	cfg, diags := spec.Load(filepath.Join("testdata", "specs", name), spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if len(cfg.Nodes) != 1 {
+		t.Fatalf("spec %s has %d nodes, want 1", name, len(cfg.Nodes))
+	}
+	return cfg.Nodes[0]
+}
+
+// golden compares got with testdata/golden/name, or rewrites it.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+// render writes both formats of one picture, checks them against their
+// golden files, and has Graphviz parse and lay out the DOT.
+func render(t *testing.T, name string, p Picture) (text, dot string) {
+	t.Helper()
+	var tb, db bytes.Buffer
+	if err := WriteText(&tb, []Picture{p}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDOT(&db, []Picture{p}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".txt", tb.Bytes())
+	golden(t, name+".dot", db.Bytes())
+	renders(t, db.Bytes())
+	return tb.String(), db.String()
+}
+
+// renders fails unless Graphviz's dot lays the DOT out as SVG without a
+// warning; scripts/test.sh installs graphviz, so CI never skips this.
+func renders(t *testing.T, dot []byte) {
+	t.Helper()
+	if _, err := exec.LookPath("dot"); err != nil {
+		sshtest.Missing(t, "Graphviz's dot is not installed (apt-get install graphviz)")
+	}
+	cmd := exec.Command("dot", "-Tsvg")
+	cmd.Stdin = bytes.NewReader(dot)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("dot -Tsvg: %v\n%s", err, stderr.String())
+	}
+	if !bytes.Contains(out.Bytes(), []byte("<svg")) {
+		t.Fatalf("dot -Tsvg wrote no SVG:\n%s", out.String())
+	}
+}
+
+// TestSimProfiles draws every simulated profile from its facts, with no
+// spec, and checks the problems each shows.
+func TestSimProfiles(t *testing.T) {
+	// What each profile's picture must mark; every profile is listed so a
+	// new one cannot go undrawn.
+	want := map[string][]ProblemKind{
+		"hgx-h100-stale":     {ProblemLink}, // GPU 3 idling at 2.5 GT/s
+		"hgx-h100-converged": nil,
+		"dgx-a100":           nil,
+		"l40s-rocky9":        nil,
+		"gh200":              {ProblemLink}, // the Ethernet port at x8 of x16
+		"no-driver":          nil,
+	}
+	for _, name := range sim.Names() {
+		t.Run(name, func(t *testing.T) {
+			kinds, ok := want[name]
+			if !ok {
+				t.Fatalf("profile %s has no expectation here", name)
+			}
+			topo := FromFacts(factsRoot(t, name), nil)
+			render(t, "facts-"+name, Picture{Hosts: []string{"sim://" + name}, Topology: topo})
+			var got []ProblemKind
+			for _, p := range topo.Problems {
+				got = append(got, p.Kind)
+			}
+			if diff := cmp.Diff(kinds, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s\n%v", diff, topo.Problems)
+			}
+		})
+	}
+}
+
+// TestDegraded draws a node whose spec and host disagree, from its facts
+// and from its spec alone: each problem the issue names shows on the
+// picture, on the box it concerns.
+func TestDegraded(t *testing.T) {
+	decl := loadNode(t, "degraded")
+	tests := []struct {
+		name string
+		topo func() (*Topology, error)
+		want []Problem // Kind and Box only
+	}{
+		{
+			name: "facts",
+			topo: func() (*Topology, error) { return FromFacts(factsRoot(t, "hgx-h100-stale"), decl), nil },
+			want: []Problem{
+				{Kind: ProblemLink, Box: "gpu:3"},
+				{Kind: ProblemCrossSocket, Box: "gpu:3"},
+				{Kind: ProblemNUMABind, Box: "gpu:4"},
+				{Kind: ProblemMissing, Box: "nic:mlx5_12"},
+			},
+		},
+		{
+			// The hardware declares mlx5_12, and says nothing of links.
+			name: "spec",
+			topo: func() (*Topology, error) { return FromSpec(decl) },
+			want: []Problem{
+				{Kind: ProblemCrossSocket, Box: "gpu:3"},
+				{Kind: ProblemNUMABind, Box: "gpu:4"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := tc.topo()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, dot := render(t, "degraded-"+tc.name, Picture{Nodes: []string{"degraded"}, Hosts: []string{"sim://hgx-h100-stale"}, Topology: topo})
+			var got []Problem
+			for _, p := range topo.Problems {
+				got = append(got, Problem{Kind: p.Kind, Box: p.Box})
+				// Every problem's box is drawn in red.
+				if !strings.Contains(dot, quote("p0/"+p.Box)+" [") || !boxMarked(dot, p.Box) {
+					t.Errorf("box %s of problem %q is not marked in the DOT", p.Box, p.Text)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// boxMarked reports whether the DOT draws box id in the problem colour.
+func boxMarked(dot, id string) bool {
+	for _, line := range strings.Split(dot, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), quote("p0/"+id)+" [") {
+			return strings.Contains(line, "color="+quote(colourProblem))
+		}
+	}
+	return false
+}
+
+// TestSpecQuickstart draws the quickstart node from its hardware value:
+// the picture -offline gives, with no problem on a consistent spec.
+func TestSpecQuickstart(t *testing.T) {
+	cfg, diags := spec.Load(filepath.Join("..", "..", "examples", "quickstart"), spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	topo, err := FromSpec(cfg.Nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, "spec-quickstart", Picture{Nodes: []string{cfg.Nodes[0].Name}, Hosts: []string{"sim://hgx-h100-stale"}, Topology: topo})
+	if len(topo.Problems) != 0 || len(topo.Pairs) != 8 || topo.Fabric == nil || !topo.Fabric.AllToAll {
+		t.Errorf("quickstart hardware: problems %v, %d pairs, fabric %+v", topo.Problems, len(topo.Pairs), topo.Fabric)
+	}
+}
+
+// TestFromSpecNoHardware: -offline on a node without hardware says what
+// to write.
+func TestFromSpecNoHardware(t *testing.T) {
+	_, err := FromSpec(&spec.Node{Name: "bare"})
+	if err == nil || !strings.Contains(err.Error(), `node "bare" has no hardware value`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestDOTEscaping: names read from a host reach the DOT verbatim, so
+// quotes, backslashes and newlines in them must not end a string or turn
+// into Graphviz escapes; dot must still lay it out.
+func TestDOTEscaping(t *testing.T) {
+	n := factsRoot(t, "l40s-rocky9")
+	n.CPU.Model = `Evil "CPU" \N \l` + "\nnext"
+	for i := range n.PCI {
+		if n.PCI[i].Kind == facts.KindEthernet {
+			n.PCI[i].RDMADevs = nil
+			n.PCI[i].NetDevs = []string{`eth"0\`}
+			break
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteDOT(&b, []Picture{{Hosts: []string{`host"1`}, Topology: FromFacts(n, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	dot := b.String()
+	for _, want := range []string{`Evil \"CPU\" \\N \\l\nnext`, `eth\"0\\`, `host\"1`} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %s", want)
+		}
+	}
+	renders(t, b.Bytes())
+}
+
+// TestGroup: hosts that draw the same share one picture, folded like
+// plan folds them; a host that differs gets its own.
+func TestGroup(t *testing.T) {
+	stale, converged := factsRoot(t, "hgx-h100-stale"), factsRoot(t, "hgx-h100-converged")
+	pics := Group([]Picture{
+		{Nodes: []string{"train"}, Hosts: []string{"gpu01"}, Topology: FromFacts(converged, nil)},
+		{Nodes: []string{"train"}, Hosts: []string{"gpu03"}, Topology: FromFacts(stale, nil)},
+		{Nodes: []string{"train"}, Hosts: []string{"gpu02"}, Topology: FromFacts(converged, nil)},
+	})
+	var got []string
+	for _, p := range pics {
+		got = append(got, p.Heading())
+	}
+	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, got); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
+	}
+}
+
+// TestEmptyNode: facts with nothing in them (a VM, an unreadable sysfs)
+// still draw: one socket, no devices, and a DOT that dot lays out.
+func TestEmptyNode(t *testing.T) {
+	topo := FromFacts(&facts.Node{}, nil)
+	var tb, db bytes.Buffer
+	if err := WriteText(&tb, []Picture{{Hosts: []string{"vm1"}, Topology: topo}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDOT(&db, []Picture{{Hosts: []string{"vm1"}, Topology: topo}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tb.String(), "No GPUs or NICs.") || !strings.Contains(tb.String(), "CPU socket 0") {
+		t.Errorf("text:\n%s", tb.String())
+	}
+	renders(t, db.Bytes())
+}
