@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs gpuform's whole test suite on a fresh machine: installs what the
 # end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge,
-# promtool), then `go test ./...`.
+# promtool, Graphviz), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
