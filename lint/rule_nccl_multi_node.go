@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/internal/cmdline"
 )
 
 // ncclMultiNodePerHostRule declares nccl_multi_node_per_host.
@@ -30,13 +30,13 @@ var hostOptions = map[string][]string{
 // (nccl-tests -N, -w) do not count.
 func spansHosts(cmd string) string {
 	family := "mpi"
-	switch nccltest.Launcher(cmd) {
+	switch cmdline.Launcher(cmd) {
 	case "":
 		return ""
 	case "srun":
 		family = "srun"
 	}
-	words, err := nccltest.SplitCommand(cmd)
+	words, err := cmdline.Split(cmd)
 	if err != nil {
 		return ""
 	}
@@ -68,7 +68,7 @@ func checkNCCLMultiNodePerHost(ctx *Context) {
 				continue
 			}
 			ctx.Report(t.MultiNode.Range,
-				fmt.Sprintf("%s: nccl_test %q launches across hosts (%s %s) but sets multi_node = false", nodeRef(n), t.Name, nccltest.Launcher(t.Command.V), opt),
+				fmt.Sprintf("%s: nccl_test %q launches across hosts (%s %s) but sets multi_node = false", nodeRef(n), t.Name, cmdline.Launcher(t.Command.V), opt),
 				fmt.Sprintf("verify runs a single-node test on every host of the node at -tier full, so each of the %d host(s) would start the whole multi-host job at the same time: the jobs compete for the same GPUs and every result is wrong. Remove multi_node = false (the launcher makes it a multi-node test, run once per node group at -tier fleet), or drop %s to test each host on its own.", len(n.Hosts), opt))
 		}
 	}

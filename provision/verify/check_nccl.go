@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/cmdline"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -219,7 +220,7 @@ func avgBusBW(r *nccltest.Run, lo, hi int64) (float64, bool) {
 // socketTransport says why a run went over NCCL's TCP socket transport:
 // the command forced it, or NCCL's INFO lines show it; "" otherwise.
 func socketTransport(cmd string, res nccltest.Result) string {
-	if set := nccltest.SocketForced(cmd); set != "" {
+	if set := cmdline.SocketForced(cmd); set != "" {
 		return fmt.Sprintf("the command sets %s: NCCL moved the data over TCP sockets (NET/Socket), not InfiniBand/RoCE, so the run does not measure the fabric", set)
 	}
 	for _, run := range res.Runs {
@@ -283,7 +284,7 @@ func modelOf(exp Expectation, rep *nvmlfacts.Report) string {
 // collectiveOf guesses the collective from the test binary name, e.g.
 // "all_reduce_perf" → "all_reduce".
 func collectiveOf(cmd string) string {
-	words, err := nccltest.SplitCommand(cmd)
+	words, err := cmdline.Split(cmd)
 	if err != nil {
 		return ""
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/internal/cmdline"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -247,8 +247,8 @@ func modelToken(model string) string {
 
 // isMultiNode reports whether an nccl-tests command is launched across
 // hosts by an MPI or Slurm launcher, wherever it sits on the command line
-// (nccltest.Launcher).
-func isMultiNode(cmd string) bool { return nccltest.Launcher(cmd) != "" }
+// (cmdline.Launcher).
+func isMultiNode(cmd string) bool { return cmdline.Launcher(cmd) != "" }
 
 // networkOf names the fabric of a hardware profile's RDMA NICs in the
 // terms of multi-node floors: InfiniBand at 400 Gb/s is NDR, at 200 Gb/s

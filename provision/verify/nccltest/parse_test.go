@@ -234,25 +234,6 @@ func TestDerivedVariants(t *testing.T) {
 	}
 }
 
-func TestSplitCommand(t *testing.T) {
-	good := map[string][]string{
-		"all_reduce_perf -b 8 -e 8G -f 2 -g 8":  {"all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8"},
-		`NCCL_ALGO=RING mpirun -x 'A B' "c\"d"`: {"NCCL_ALGO=RING", "mpirun", "-x", "A B", `c"d`},
-		`a\ b`:                                  {"a b"},
-	}
-	for in, want := range good {
-		got, err := SplitCommand(in)
-		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("%q: got %q %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"a; rm -rf /", "a $(id)", "a `id`", `a "$HOME"`, "a | b", "a > f", "'open", `"open`} {
-		if _, err := SplitCommand(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 func TestFormatSize(t *testing.T) {
 	for n, want := range map[int64]string{8: "8B", 1024: "1K", 8589934592: "8G", 10737418240: "10G", 3000: "3000B"} {
 		if got := FormatSize(n); got != want {

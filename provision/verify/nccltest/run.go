@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/gpuform/gpuform/internal/cmdline"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -89,11 +89,11 @@ const (
 // for transport failures and malformed command lines.
 func RunTest(ctx context.Context, t transport.Transport, cmd string, timeout time.Duration) (Result, error) {
 	res := Result{Command: cmd}
-	words, err := SplitCommand(cmd)
+	words, err := cmdline.Split(cmd)
 	if err != nil {
 		return res, err
 	}
-	env, argv := splitEnv(words)
+	env, argv := cmdline.SplitEnv(words)
 	if len(argv) == 0 {
 		return res, fmt.Errorf("nccl test command %q names no program", cmd)
 	}
@@ -156,85 +156,4 @@ func tail(b []byte, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// splitEnv separates leading NAME=value words from the program and its arguments.
-func splitEnv(words []string) (env, argv []string) {
-	for i, w := range words {
-		name, _, ok := strings.Cut(w, "=")
-		if !ok || !validEnvName(name) {
-			return words[:i], words[i:]
-		}
-	}
-	return words, nil
-}
-
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
-			return false
-		}
-	}
-	return true
-}
-
-// SplitCommand splits a command line into words the way a POSIX shell
-// splits simple words and quotes, without expansion: single quotes, double
-// quotes and backslash escapes are honoured; $, `, ;, |, &, <, >, (, ) are
-// refused so that a spec cannot smuggle shell syntax into a remote command.
-func SplitCommand(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated single quote in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`"\`, s[i+1]) >= 0 {
-					i++
-				} else if s[i] == '$' || s[i] == '`' {
-					return nil, fmt.Errorf("shell expansion (%c) is not allowed in %q", s[i], s)
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unterminated double quote in %q", s)
-			}
-			inWord = true
-		case c == '\\':
-			if i+1 < len(s) {
-				i++
-				cur.WriteByte(s[i])
-			}
-			inWord = true
-		case strings.IndexByte("$`;|&<>()", c) >= 0:
-			return nil, fmt.Errorf("shell syntax %q is not allowed in a test command (%q); write the command as plain words", c, s)
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
