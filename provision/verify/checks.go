@@ -36,6 +36,7 @@ const (
 	CheckGPUNIC           CheckID = "nvml.gpu_nic"
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
+	CheckImageDriver      CheckID = "container.image_driver"
 	CheckSpecCompare      CheckID = "spec.compare"
 	CheckRebootPending    CheckID = "spec.reboot_pending"
 	CheckSpecResource     CheckID = "spec"
@@ -117,6 +118,8 @@ func (d CheckDef) Pattern() string {
 			return d.ID.Named("<test>")
 		case NeedProbe:
 			return d.ID.Named("<resource>")
+		case NeedNVML:
+			return d.ID.Named("<image>")
 		}
 		return d.ID.Named("<name>")
 	}
@@ -202,6 +205,10 @@ func Checks() []CheckDef {
 			When:   "`Peermem` set",
 			Judges: "nvidia-peermem state differs (unknown = error)",
 			Action: "load nvidia-peermem for GPUDirect RDMA"},
+		{ID: CheckImageDriver, Scope: ScopeNamed, Needs: NeedNVML,
+			When:   "per NGC image in `container { images }` that the knowledge base knows",
+			Judges: "the knowledge base's image × driver × GPU decision (the one lint's `container_image_driver` makes for the pinned driver) says the loaded driver cannot run the image on this GPU; where it only may not (a forward-compatibility exception of unknown status) the check passes with the reason",
+			Action: "upgrade the driver (the spec's pin, then apply) or use an older image"},
 		{ID: CheckSpecCompare, Needs: NeedProbe,
 			When:   "always (the node block's resources compared with the host, as `plan` does)",
 			Judges: "`error` when the comparison cannot be made (no probe facts, a setting gpuform cannot read, such as a daemon.json that is not JSON); `observed` counts the resources compared",

@@ -33,6 +33,8 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 		// Without NVML facts: the failed nvml.facts check.
 		add(Check(exp, nil, extra))
 	}
+	// Images against the loaded driver.
+	add(Check(Expectation{Spec: imageNode("nvcr.io/nvidia/pytorch:25.02-py3")}, collectMock(t, mockCases()[0].mock), HostFacts{}))
 	// The spec's resources against a host, as plan compares them.
 	n := specNode(t)
 	add(Check(Expectation{Spec: n}, nil, HostFacts{Facts: convergedFacts(t, n, false)}))

@@ -1,0 +1,73 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+)
+
+// checkImages judges each NGC image the spec runs against the driver the
+// node has loaded and its GPUs, with the knowledge base's one decision
+// (compat.ImageDriver) that lint's container_image_driver also uses: lint
+// judges the pinned driver before anything is applied, verify the driver
+// that actually runs.
+func checkImages(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
+	if exp.Spec == nil || exp.Spec.Container == nil || rep == nil {
+		return nil
+	}
+	kb := compat.Default()
+	var out []CheckResult
+	for _, img := range exp.Spec.Container.Images {
+		im, ok := kb.NGCImage(img.V)
+		if !ok {
+			continue
+		}
+		r := CheckResult{ID: CheckImageDriver.Named(img.V), Observed: "driver " + rep.DriverVersion,
+			Expected: fmt.Sprintf("driver R%d or later for %s (CUDA %s)", im.MinDriverBranch, img.V, im.CUDA)}
+		drv, err := compat.ParseDriverVersion(rep.DriverVersion)
+		if err != nil {
+			r.Status, r.Message = StatusError, fmt.Sprintf("the loaded driver version %q cannot be read", rep.DriverVersion)
+			out = append(out, r)
+			continue
+		}
+		class := compat.GPUClassUnknown
+		if len(rep.GPUs) > 0 {
+			class, _ = kb.GPUClassOf(rep.GPUs[0].Name)
+		}
+		ans := kb.ImageDriver(im, drv, class)
+		switch ans.Verdict {
+		case compat.VerdictError:
+			r.Status = StatusFail
+			r.Message = imageDriverMessage(im, drv, ans) + "; the image fails at its first CUDA call (\"driver version is insufficient\"): upgrade the driver or use an older image"
+		case compat.VerdictWarning:
+			r.Status = StatusPass
+			r.Message = "may not run: " + imageDriverMessage(im, drv, ans)
+		default:
+			r.Status = StatusPass
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// imageDriverMessage says which requirement the loaded driver misses and
+// what the answer rests on.
+func imageDriverMessage(im compat.NGCImage, drv compat.Version, ans compat.ImageDriverAnswer) string {
+	msg := fmt.Sprintf("driver %s is older than the R%d the image's release notes ask for", drv, im.MinDriverBranch)
+	if ans.Reason == compat.ReasonBelowCUDAFloor {
+		msg = fmt.Sprintf("CUDA %d.x needs at least driver branch R%d, and driver %s is older", im.CUDA.Major(), ans.Floor.Driver.Branch(), drv)
+	}
+	switch {
+	case ans.Class == compat.GPUClassOther:
+		msg += " (this GPU has no CUDA forward compatibility)"
+	case ans.ExceptionsUnknown:
+		msg += " (a data-center forward-compatibility exception may apply, but the knowledge base does not list them for this image)"
+	case ans.HasException:
+		msg += fmt.Sprintf(" (NVIDIA lists %s+ as a data-center exception, %s in the knowledge base)", ans.Exception.Driver, ans.Exception.Status)
+	}
+	if src := ans.Fact.Source(); src != "" {
+		msg += "; source: " + src
+	}
+	return msg
+}
