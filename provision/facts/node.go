@@ -381,13 +381,17 @@ const (
 	KindInfiniBand = "infiniband"
 	// KindEthernet is an Ethernet controller (class 0x0200).
 	KindEthernet = "ethernet"
+	// KindNVMe is an NVMe controller (class 0x0108): local storage that
+	// feeds data loaders and takes checkpoints.
+	KindNVMe = "nvme"
 )
 
 // PCIDevice is one PCI function of a kind the probe records.
 type PCIDevice struct {
 	// Address is the PCI address, domain included ("0000:1b:00.0").
 	Address string `json:"address"`
-	// Kind is one of KindGPU, KindDisplay, KindNVSwitch, KindInfiniBand, KindEthernet.
+	// Kind is one of KindGPU, KindDisplay, KindNVSwitch, KindInfiniBand,
+	// KindEthernet, KindNVMe.
 	Kind string `json:"kind"`
 	// Class is the 24-bit class code as sysfs prints it ("0x030200").
 	Class string `json:"class"`
@@ -666,6 +670,9 @@ func (n *Node) Sysctl(name string) (value string, ok bool) {
 	v, ok := n.Sysctls[name]
 	return v, ok
 }
+
+// NVMeControllers returns the NVMe controllers, in PCI address order.
+func (n *Node) NVMeControllers() []PCIDevice { return n.devices(KindNVMe) }
 
 // devices returns the PCI devices of one kind.
 func (n *Node) devices(kind string) []PCIDevice {

@@ -1113,6 +1113,8 @@ func (p *interpreter) pci() {
 			d.Kind = KindInfiniBand
 		case strings.HasPrefix(d.Class, "0x0200"):
 			d.Kind = KindEthernet
+		case strings.HasPrefix(d.Class, "0x0108"):
+			d.Kind = KindNVMe
 		case strings.HasPrefix(d.Class, "0x0680") && d.Vendor == VendorNVIDIA:
 			d.Kind = KindNVSwitch
 		default:

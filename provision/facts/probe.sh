@@ -381,7 +381,7 @@ if rd /sys/bus/pci/devices; then
 		rd "$q" && [ -d "$_r" ] || continue
 		rp "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r" || continue
 		case $cls in
-		0x0300* | 0x0302* | 0x0207* | 0x0200*) ;;
+		0x0300* | 0x0302* | 0x0207* | 0x0200* | 0x0108*) ;;
 		0x0680*)
 			rp "$q/vendor" && read -r ven 2>/dev/null <"$_r"
 			[ "$ven" = 0x10de ] || continue

@@ -30,6 +30,8 @@ func fill(k Kind) string {
 		return "#d9f0d3"
 	case KindNIC:
 		return "#fde9c9"
+	case KindNVMe:
+		return "#e8dff5"
 	}
 	return "#ffffff"
 }

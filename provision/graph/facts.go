@@ -151,6 +151,13 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		}
 	}
 
+	// Storage: where the data loader reads and checkpoints are written.
+	for i, d := range n.NVMeControllers() {
+		parent := addBridges(d)
+		t.Boxes = append(t.Boxes, Box{ID: fmt.Sprintf("nvme%d", i), Kind: KindNVMe, Label: "NVMe " + shortAddr(d.Address), Address: d.Address,
+			Detail: []string{pciName(d.Vendor, d.Device), d.Address}, Parent: parent, Link: pcieLink(d)})
+	}
+
 	// NVLink: the facts see NVSwitches on the PCI bus but not NVLink
 	// itself, so a board without NVSwitch takes its fabric from the
 	// hardware the spec declares.

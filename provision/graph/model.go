@@ -24,6 +24,8 @@ const (
 	KindGPU Kind = "gpu"
 	// KindNIC is a network adapter port.
 	KindNIC Kind = "nic"
+	// KindNVMe is an NVMe controller: the storage end of the data path.
+	KindNVMe Kind = "nvme"
 )
 
 // Source says where a Topology came from.

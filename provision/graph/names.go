@@ -17,6 +17,7 @@ func pciNames() map[string]string {
 		"0x15b3:0x1021": "ConnectX-7",
 		"0x15b3:0x101b": "ConnectX-6",
 		"0x15b3:0x101d": "ConnectX-6 Dx",
+		"0x144d:0xa808": "Samsung NVMe SSD SM981/PM981/PM983",
 	}
 }
 
