@@ -100,29 +100,6 @@ func collectiveName(c string) string {
 	return c
 }
 
-// typicalBusBW finds the largest published single-node figure for a GPU
-// family and GPU count in nccl-thresholds.tsv.
-func typicalBusBW(kb *compat.KB, model string, gpus int) (compat.NCCLThreshold, bool) {
-	fam := compat.ModelKey(model)
-	if fam == "" || gpus == 0 {
-		return compat.NCCLThreshold{}, false
-	}
-	var best compat.NCCLThreshold
-	found := false
-	for _, t := range kb.NCCLThresholds() {
-		if t.GPUs != gpus || !strings.Contains(strings.ToLower(t.Interconnect), "intra-node") || t.Collective != "all_reduce" {
-			continue
-		}
-		if !strings.Contains(strings.ToUpper(t.Platform), fmt.Sprintf("%dX %s", gpus, fam)) {
-			continue
-		}
-		if !found || t.BusBWGBps > best.BusBWGBps {
-			best, found = t, true
-		}
-	}
-	return best, found
-}
-
 // lowFloorShare is the share of the published figure below which a floor
 // no longer catches a broken node (a GPU that fell back to PCIe still
 // reaches a few percent of NVLink bandwidth).
@@ -133,7 +110,7 @@ func checkNCCLFloorLow(ctx *Context) {
 		if n.Hardware == nil || n.Hardware.GPUModel == "" {
 			continue
 		}
-		typ, ok := typicalBusBW(ctx.kb(), n.Hardware.GPUModel, gpuCount(n.Hardware))
+		typ, ok := ctx.kb().BestPublishedBusBW(n.Hardware.GPUModel, "all_reduce", gpuCount(n.Hardware))
 		if !ok {
 			continue
 		}
