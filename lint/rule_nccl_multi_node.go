@@ -17,12 +17,17 @@ func ncclMultiNodePerHostRule() Rule {
 	}
 }
 
-// hostOptions are the options of each launcher family that place ranks
+// hostOptions returns the options of a launcher family that place ranks
 // on other hosts: MPI host lists and files; Slurm node counts and lists
 // (OpenMPI's own -N is processes per node, not a node count).
-var hostOptions = map[string][]string{
-	"mpi":  {"-H", "-host", "--host", "-hosts", "--hosts", "-hostfile", "--hostfile", "-machinefile", "--machinefile"},
-	"srun": {"-N", "--nodes", "-w", "--nodelist"},
+func hostOptions(family string) []string {
+	switch family {
+	case "mpi":
+		return []string{"-H", "-host", "--host", "-hosts", "--hosts", "-hostfile", "--hostfile", "-machinefile", "--machinefile"}
+	case "srun":
+		return []string{"-N", "--nodes", "-w", "--nodelist"}
+	}
+	return nil
 }
 
 // spansHosts returns the launcher option of cmd that names other hosts,
@@ -45,7 +50,7 @@ func spansHosts(cmd string) string {
 			break
 		}
 		opt, _, _ := strings.Cut(w, "=")
-		for _, h := range hostOptions[family] {
+		for _, h := range hostOptions(family) {
 			if opt == h {
 				return opt
 			}

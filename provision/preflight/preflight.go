@@ -44,10 +44,10 @@ func Message(problems []Problem) string {
 	return b.String()
 }
 
-// driverArches are the CPU architectures NVIDIA builds its data-center
+// driverArches returns the CPU architectures NVIDIA builds its data-center
 // driver packages for (the CUDA repositories' x86_64 and sbsa trees), as
 // uname -m names them.
-var driverArches = []string{"x86_64", "aarch64"}
+func driverArches() []string { return []string{"x86_64", "aarch64"} }
 
 // Hardware checks what the node block assumes of the host's hardware and
 // operating system. Facts the probe could not read (no /sys in an
@@ -58,8 +58,8 @@ func Hardware(n *spec.Node, f *facts.Node) []Problem {
 	out = append(out, numa(n, f)...)
 	out = append(out, nics(n, f)...)
 	if needsPackages(n) {
-		if f.Arch != "" && !slices.Contains(driverArches, f.Arch) {
-			out = append(out, Problem{"CPU architecture", "one NVIDIA publishes driver packages for (" + strings.Join(driverArches, " or ") + ")", f.Arch})
+		if f.Arch != "" && !slices.Contains(driverArches(), f.Arch) {
+			out = append(out, Problem{"CPU architecture", "one NVIDIA publishes driver packages for (" + strings.Join(driverArches(), " or ") + ")", f.Arch})
 		}
 		if f.OS.Family() == "" {
 			out = append(out, Problem{"operating system", "Debian/Ubuntu (apt) or the RHEL family (dnf), the systems gpuform installs packages on", osName(f)})

@@ -214,8 +214,11 @@ func (h *hostConfig) get(keyword string) (string, bool) {
 	return s.first(), ok
 }
 
-// accumulating keywords add a value per line instead of keeping the first.
-var accumulating = map[string]bool{"identityfile": true, "certificatefile": true}
+// accumulating reports whether a keyword adds a value per line instead of
+// keeping the first.
+func accumulating(keyword string) bool {
+	return keyword == "identityfile" || keyword == "certificatefile"
+}
 
 // matchState is what Host and Match lines are evaluated against.
 type matchState struct {
@@ -293,7 +296,7 @@ func (c *sshConfig) eval(f *configFile, h *hostConfig, st *matchState, active *b
 			}
 			s := setting{args: l.args, rest: l.rest, where: l.where()}
 			switch {
-			case accumulating[l.keyword]:
+			case accumulating(l.keyword):
 				h.multi[l.keyword] = append(h.multi[l.keyword], s)
 			case l.keyword == "proxyjump" || l.keyword == "proxycommand":
 				// They exclude each other: whichever comes first wins.

@@ -28,9 +28,11 @@ type PrometheusOptions struct {
 	KnowledgeBaseDate time.Time
 }
 
-// checkStatuses are the values gpuform_check_status's status label takes,
+// checkStatuses returns the values gpuform_check_status's status label takes,
 // all written for every check so that a state change is a value change.
-var checkStatuses = []verify.Status{verify.StatusPass, verify.StatusFail, verify.StatusError, verify.StatusSkip}
+func checkStatuses() []verify.Status {
+	return []verify.Status{verify.StatusPass, verify.StatusFail, verify.StatusError, verify.StatusSkip}
+}
 
 // WritePrometheus writes d in the Prometheus text exposition format, for
 // node_exporter's textfile collector. The metrics are listed in README.md
@@ -59,7 +61,7 @@ func WritePrometheus(w io.Writer, d *Document, o PrometheusOptions) error {
 				ok, hostOK = 0, 0
 			}
 			fams.gauge("gpuform_check_ok", "1 when the verify check passed or was skipped, 0 when it failed or could not be judged.", ok, "host", h.Host, "check", c.ID)
-			for _, s := range checkStatuses {
+			for _, s := range checkStatuses() {
 				fams.gauge("gpuform_check_status", "1 for the verify check's current status (pass, fail, error, skip), 0 for the others.", b2f(c.Status == s), "host", h.Host, "check", c.ID, "status", string(s))
 			}
 		}

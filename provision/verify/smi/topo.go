@@ -56,9 +56,9 @@ var (
 	nicLeg  = regexp.MustCompile(`^(NIC[0-9]+):\s*(\S+)$`)
 )
 
-// trailing are the affinity columns after the device columns, in the
+// trailing returns the affinity columns after the device columns, in the
 // order nvidia-smi prints them; older drivers print fewer.
-var trailing = []string{"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"}
+func trailing() []string { return []string{"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"} }
 
 // ParseTopo reads `nvidia-smi topo -m` output: tab-separated (as
 // nvidia-smi writes it) or with tabs expanded to spaces (as copied into
@@ -82,12 +82,12 @@ func ParseTopo(data []byte) (*Topology, error) {
 	header := lines[head]
 	tabbed := strings.Contains(header, "\t")
 	devCols := header
-	if i := strings.Index(header, trailing[0]); i >= 0 {
+	if i := strings.Index(header, trailing()[0]); i >= 0 {
 		devCols = header[:i]
 	}
 	devices := strings.Fields(devCols)
 	var extra []string
-	for _, c := range trailing {
+	for _, c := range trailing() {
 		if strings.Contains(header, c) {
 			extra = append(extra, c)
 		}
@@ -208,11 +208,11 @@ func affinity(cells, names []string) (cpus string, numa, gpuNUMA *int) {
 		}
 		return vals[i]
 	}
-	cpus = get(trailing[0])
+	cpus = get(trailing()[0])
 	if cpus == "N/A" {
 		cpus = ""
 	}
-	return cpus, atoiPtr(get(trailing[1])), atoiPtr(get(trailing[2]))
+	return cpus, atoiPtr(get(trailing()[1])), atoiPtr(get(trailing()[2]))
 }
 
 func atoiPtr(s string) *int {
