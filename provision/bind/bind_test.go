@@ -56,7 +56,9 @@ func nodeFacts(numa int) *facts.Node {
 	return f
 }
 
-func cpusOf(k int) string { return fmt.Sprintf("%d-%d,%d-%d", 100*k, 100*k+9, 1000+100*k, 1000+100*k+9) }
+func cpusOf(k int) string {
+	return fmt.Sprintf("%d-%d,%d-%d", 100*k, 100*k+9, 1000+100*k, 1000+100*k+9)
+}
 
 // TestProfileRanks walks rank → GPU → CPUs/NIC on every built-in hardware
 // profile. The expected placements are read off each module's sources
