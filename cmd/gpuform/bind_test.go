@@ -186,3 +186,32 @@ func TestBindRealRun(t *testing.T) {
 		t.Errorf("child still has the caller's NCCL_IB_HCA")
 	}
 }
+
+// TestBindReadsAppliedBinding: apply records the quickstart node's binding
+// with the CPUs the host reports, and the launcher, reading that file,
+// puts local rank 5 on GPU 5's socket and NIC.
+func TestBindReadsAppliedBinding(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", "../../examples/quickstart"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+	}
+	file := filepath.Join(simRoot(t, state, "hgx-h100-stale"), bind.File)
+	code, l, stderr := runBind(t, []string{"SLURM_LOCALID=5"}, "-binding", file, "-cuda-visible-devices", "--", "true")
+	if code != ExitOK || l == nil {
+		t.Fatalf("bind: exit %d\n%s", code, stderr)
+	}
+	if l.GPU.Index != 5 || l.GPU.NUMA != 1 || l.GPU.CPUs != "56-111,168-223" || l.GPU.PCI != "0000:c3:00.0" {
+		t.Errorf("SLURM_LOCALID=5 → %s; want GPU 5 (0000:c3:00.0) on NUMA node 1 (CPUs 56-111,168-223)", l.GPU)
+	}
+	for _, want := range []string{"CUDA_VISIBLE_DEVICES=5", "NCCL_IB_HCA==mlx5_9", "UCX_NET_DEVICES=mlx5_9:1"} {
+		if !slices.Contains(l.Env, want) {
+			t.Errorf("command environment lacks %s", want)
+		}
+	}
+	// A second plan finds the recorded binding converged.
+	code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", "../../examples/quickstart")
+	if code != ExitOK {
+		t.Errorf("plan after apply: exit %d\n%s%s", code, out, errOut)
+	}
+}

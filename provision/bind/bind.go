@@ -33,6 +33,9 @@ const Unbound = -1
 type Binding struct {
 	// FormatVersion is FormatVersion.
 	FormatVersion int `json:"format_version"`
+	// ManagedBy says, in the place of the comment header gpuform puts on
+	// the files it writes (JSON has no comments), which spec wrote it.
+	ManagedBy string `json:"managed_by,omitempty"`
 	// Node is the spec's node block name.
 	Node string `json:"node"`
 	// GPUs are sorted by index; a local rank r runs on GPUs[r].
