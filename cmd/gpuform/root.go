@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/gpuform/gpuform/provision/bind"
 )
 
 // Version is this build's version, checked against required_version.
@@ -37,6 +39,9 @@ type Streams struct {
 	// interrupts is the signal handler of the real process; nil in
 	// in-process tests.
 	interrupts *interrupts
+	// launch replaces gpuform bind's exec in in-process tests, which must
+	// not turn the test binary into the command; nil is bind.Exec.
+	launch func(*bind.Launch) error
 }
 
 // Getenv looks a variable up in the injected environment.
@@ -174,6 +179,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newAgentCommand(s),
 		newPlanCommand(s),
 		newApplyCommand(s),
+		newBindCommand(s),
 	)
 	return root
 }

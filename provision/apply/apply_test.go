@@ -226,7 +226,7 @@ func TestFailedStepLeavesNoPartialFileAndNextApplyConverges(t *testing.T) {
 	}
 	// The drop-in whose update-grub failed was taken back; later files were
 	// never written; earlier ones are complete.
-	for _, p := range []string{"etc/default/grub.d/90-gpuform.cfg", "etc/security/limits.d/90-gpuform.conf", "etc/nccl.conf"} {
+	for _, p := range []string{"etc/default/grub.d/90-gpuform.cfg", "etc/security/limits.d/90-gpuform.conf", "etc/nccl.conf", "etc/gpuform/binding.json"} {
 		if _, err := os.Stat(filepath.Join(root, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("/%s exists after the failed step (err %v)", p, err)
 		}
@@ -248,7 +248,7 @@ func TestFailedStepLeavesNoPartialFileAndNextApplyConverges(t *testing.T) {
 			left = append(left, rc.Resource)
 		}
 	}
-	if diff := cmp.Diff([]string{"kernel_cmdline", "limits", "cpu_governor", "nccl_conf"}, left); diff != "" {
+	if diff := cmp.Diff([]string{"kernel_cmdline", "limits", "cpu_governor", "nccl_conf", "binding"}, left); diff != "" {
 		t.Errorf("changes left after the failed apply (-want +got):\n%s", diff)
 	}
 	rep = apply.Apply(context.Background(), cfg, p, opts(f))

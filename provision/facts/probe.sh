@@ -164,7 +164,7 @@ gx() {
 	/etc/sysctl.d/90-gpuform.conf | /etc/sysctl.d/91-gpuform-hugepages.conf | \
 		/etc/default/grub.d/90-gpuform.cfg | /etc/security/limits.d/90-gpuform.conf | \
 		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf | \
-		/etc/gpuform/owners.json) return 0 ;;
+		/etc/gpuform/owners.json | /etc/gpuform/binding.json) return 0 ;;
 	esac
 	return 1
 }
@@ -431,7 +431,7 @@ fi
 for p in /etc/sysctl.d/90-gpuform.conf /etc/sysctl.d/91-gpuform-hugepages.conf \
 	/etc/default/grub.d/90-gpuform.cfg /etc/security/limits.d/90-gpuform.conf \
 	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf \
-	/etc/gpuform/owners.json; do
+	/etc/gpuform/owners.json /etc/gpuform/binding.json; do
 	printf '%s managed %s\n' "$M" "$p"
 	x "$p"
 done

@@ -26,6 +26,7 @@ const (
 	Limits             = "limits"
 	CPUGovernor        = "cpu_governor"
 	NCCLConf           = "nccl_conf"
+	Binding            = "binding"
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
@@ -91,6 +92,7 @@ func builders() []builder {
 		{Limits, buildLimits},
 		{CPUGovernor, buildCPUGovernor},
 		{NCCLConf, buildNCCLConf},
+		{Binding, buildBinding},
 	}
 }
 

@@ -40,7 +40,17 @@ node "drift" {
   }
 
   shm { size = "50%" }
-  numa { balancing = false }
+  numa {
+    balancing = false
+    bind {
+      gpus = [0, 1, 2, 3]
+      node = 0
+    }
+    bind {
+      gpus = [4, 5, 6, 7]
+      node = 1
+    }
+  }
   affinity {
     gpu_nic     = module.hgx.gpu_nic
     nccl_env    = true
