@@ -18,6 +18,7 @@ import (
 func newLintCommand(s Streams) *cobra.Command {
 	var flags specFlags
 	var outFormat, minSeverity, configPath string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "lint [DIR]",
 		Short: "Find mistakes that make a GPU node slow or broken, before anything is touched",
@@ -35,6 +36,9 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
+			if err := jsonAlias(cmd, asJSON, &outFormat); err != nil {
+				return err
+			}
 			outF, err := format.ParseFormat(outFormat)
 			if err != nil {
 				return fmt.Errorf("-format: %w", err)
@@ -79,6 +83,7 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 	}
 	flags.register(cmd.Flags())
 	cmd.Flags().StringVar(&outFormat, "format", "text", "output format: text, compact, json or sarif")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON (the same as -format json)")
 	cmd.Flags().StringVar(&minSeverity, "min-severity", "error", "lowest severity that makes the exit status 2: error, warning or info")
 	cmd.Flags().StringVar(&configPath, "config", "", "lint configuration file (default DIR/"+spec.LintConfigFile+" when present)")
 	return cmd

@@ -95,6 +95,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 // Run executes the CLI with args and returns the process exit code.
 func Run(ctx context.Context, args []string, s Streams) int {
+	typed := args
 	args = normalizeArgs(args)
 	// -no-color (Terraform's flag) is NO_COLOR for this run: every
 	// command already asks Streams.Color before writing colour.
@@ -119,7 +120,7 @@ func Run(ctx context.Context, args []string, s Streams) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(s.Err, "Error: %s\n", err)
+	fmt.Fprintf(s.Err, "Error: %s\n", asTyped(err, typed))
 	return ExitFailed
 }
 
@@ -148,7 +149,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		s.interrupts.setGraceful(cmd.Annotations[annotationGraceful] == "true")
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cleanFlagError(err) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return suggestFlag(cmd, cleanFlagError(err)) })
 	// Read in Run, before the commands are built; declared here so that
 	// every command accepts it and lists it in its help.
 	root.PersistentFlags().Bool("no-color", false, "never colour the output (as NO_COLOR=1)")
@@ -181,6 +182,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newApplyCommand(s),
 		newBindCommand(s),
 	)
+	strictCompletion(root)
 	return root
 }
 

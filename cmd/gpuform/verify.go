@@ -27,6 +27,8 @@ type verifyFlags struct {
 	nccl     bool
 	node     string
 	mockNVML string
+	// asJSON is -json, the same as -format json.
+	asJSON bool
 	// slurmDrain drains this node in Slurm on a failure and resumes a
 	// drain of gpuform's on success (with --local).
 	slurmDrain bool
@@ -71,6 +73,9 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 		Args: maxOneDir,
 		RunE: jsonErrors(s, func() bool { return vf.format == "json" && vf.out == "" }, func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
+			if err := jsonAlias(cmd, vf.asJSON, &vf.format); err != nil {
+				return err
+			}
 			tier, err := verify.ParseTier(vf.tier)
 			if err != nil {
 				return err
@@ -197,6 +202,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().StringArrayVar(&vf.targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
 	cmd.Flags().StringVar(&vf.tier, "tier", "probe", "probe, quick, full or fleet")
 	cmd.Flags().StringVar(&vf.format, "format", "text", "text, json, junit or prometheus (node_exporter textfile collector)")
+	cmd.Flags().BoolVar(&vf.asJSON, "json", false, "print the report as JSON (the same as -format json)")
 	cmd.Flags().StringVar(&vf.out, "out", "", "write the report to FILE instead of standard output")
 	cmd.Flags().BoolVar(&vf.verbose, "verbose", false, "list passed checks too")
 	cmd.Flags().BoolVar(&vf.local, "local", false, "verify this machine, without SSH")
