@@ -81,6 +81,7 @@ invalid, or the picture could not be written.`,
 	cmd.Flags().StringVar(&gf.root, "root", "", "draw the root filesystem at PATH on this machine instead of the spec's hosts")
 	cmd.Flags().BoolVar(&gf.offline, "offline", false, "draw the spec's hardware values, reaching no host")
 	cmd.Flags().StringVar(&gf.format, "format", "text", "text, dot or svg")
+	completeValues(cmd, "format", "text", "dot", "svg")
 	cmd.Flags().StringVar(&gf.out, "out", "", "write the picture to FILE instead of standard output")
 	return cmd
 }

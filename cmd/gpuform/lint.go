@@ -85,6 +85,8 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 	cmd.Flags().StringVar(&outFormat, "format", "text", "output format: text, compact, json or sarif")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON (the same as -format json)")
 	cmd.Flags().StringVar(&minSeverity, "min-severity", "error", "lowest severity that makes the exit status 2: error, warning or info")
+	completeValues(cmd, "format", formatNames()...)
+	completeValues(cmd, "min-severity", "error", "warning", "info")
 	cmd.Flags().StringVar(&configPath, "config", "", "lint configuration file (default DIR/"+spec.LintConfigFile+" when present)")
 	return cmd
 }

@@ -183,6 +183,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newBindCommand(s),
 	)
 	strictCompletion(root)
+	completeTargets(s, root)
 	return root
 }
 

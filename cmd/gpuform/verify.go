@@ -203,6 +203,8 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().StringVar(&vf.tier, "tier", "probe", "probe, quick, full or fleet")
 	cmd.Flags().StringVar(&vf.format, "format", "text", "text, json, junit or prometheus (node_exporter textfile collector)")
 	cmd.Flags().BoolVar(&vf.asJSON, "json", false, "print the report as JSON (the same as -format json)")
+	completeValues(cmd, "tier", tierNames()...)
+	completeValues(cmd, "format", "text", "json", "junit", "prometheus")
 	cmd.Flags().StringVar(&vf.out, "out", "", "write the report to FILE instead of standard output")
 	cmd.Flags().BoolVar(&vf.verbose, "verbose", false, "list passed checks too")
 	cmd.Flags().BoolVar(&vf.local, "local", false, "verify this machine, without SSH")
