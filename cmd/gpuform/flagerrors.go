@@ -118,7 +118,10 @@ var completionShells = []string{"bash", "zsh", "fish", "powershell"}
 // strictCompletion makes `gpuform completion SHELL` fail for a shell it
 // cannot write a script for: cobra's bare completion command prints its
 // help and exits 0, so `gpuform completion tcsh > file` looked successful.
-func strictCompletion(root *cobra.Command) {
+func strictCompletion(s Streams, root *cobra.Command) {
+	// cobra's completion command binds the root's output when it is made,
+	// so the streams are set first (Run sets them again, to the same).
+	root.SetOut(s.Out)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() != "completion" {

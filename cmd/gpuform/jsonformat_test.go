@@ -18,10 +18,12 @@ func TestEveryJSONDocumentSameFormatVersion(t *testing.T) {
 		{"version", "-json"},
 		{"validate", "-json", dir},
 		{"lint", "-format", "json", dir},
+		{"lint", "-json", dir},
 		{"plan", "-json", dir},
 		{"facts", "-json", dir},
 		{"apply", "-auto-approve", "-json", dir},
 		{"verify", "-format", "json", dir},
+		{"verify", "-json", dir},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			_, out, errOut := runPA(t, env, "", args...)

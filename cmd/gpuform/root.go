@@ -182,7 +182,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newApplyCommand(s),
 		newBindCommand(s),
 	)
-	strictCompletion(root)
+	strictCompletion(s, root)
 	completeTargets(s, root)
 	return root
 }
