@@ -11,36 +11,11 @@ import (
 )
 
 // RenderJSON writes the report as `apply -json` prints it: one indented
-// document with the shared format_version and the summary the text ends
-// with, so that a pipeline reads the totals instead of counting hosts.
+// document with the shared format_version.
 func RenderJSON(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		*Report
-		Summary Summary `json:"summary"`
-	}{rep, rep.Summary()})
-}
-
-// Summary is the count of hosts per status, as apply's last text line.
-type Summary struct {
-	// Hosts is how many hosts the apply covered.
-	Hosts int `json:"hosts"`
-	// Succeeded, RebootPending, Rebooted, Failed and Skipped count the
-	// hosts with that status.
-	Succeeded     int `json:"succeeded"`
-	RebootPending int `json:"reboot_pending"`
-	Rebooted      int `json:"rebooted"`
-	Failed        int `json:"failed"`
-	Skipped       int `json:"skipped"`
-	// Converged is true when every host converged: apply exits 0 then.
-	Converged bool `json:"converged"`
-}
-
-// Summary counts the report's hosts per status.
-func (r *Report) Summary() Summary {
-	return Summary{Hosts: len(r.Hosts), Succeeded: r.Count(Succeeded), RebootPending: r.Count(RebootPending),
-		Rebooted: r.Count(Rebooted), Failed: r.Count(Failed), Skipped: r.Count(Skipped), Converged: r.Converged()}
+	return enc.Encode(rep)
 }
 
 // RenderText writes each host's result and the totals, as apply prints them
