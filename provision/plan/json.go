@@ -175,7 +175,13 @@ func (hj *hostJSON) toModel() (*HostPlan, error) {
 func (rc ResourceChange) toJSON() resourceChangeJSON {
 	out := resourceChangeJSON{Resource: rc.Resource, Actions: []string{rc.Action.String()}, RebootRequired: rc.RebootRequired,
 		RebootPending: rc.RebootPending, PendingReason: rc.PendingReason, Restarts: rc.Restarts, Downgrades: rc.Downgrades, DependsOn: rc.DependsOn}
-	out.Before, out.BeforeSensitive = attrsJSON(rc.Before)
+	// A create has nothing before it (Terraform's "before": null): a
+	// probe's reading of an absent resource, all empty values, is no
+	// state. A "create" that replaces live values keeps them; it reads as
+	// an update.
+	if rc.Action != resource.Create || !allEmpty(rc.Before) {
+		out.Before, out.BeforeSensitive = attrsJSON(rc.Before)
+	}
 	out.After, out.AfterSensitive = attrsJSON(rc.After)
 	return out
 }
@@ -201,6 +207,16 @@ func (rj resourceChangeJSON) toModel() (ResourceChange, error) {
 }
 
 // attrsJSON writes attributes as JSON values, and names the sensitive ones.
+// allEmpty reports whether no attribute of m has a value.
+func allEmpty(m Attrs) bool {
+	for _, v := range m {
+		if v.Text != "" || v.Sensitive {
+			return false
+		}
+	}
+	return true
+}
+
 func attrsJSON(m Attrs) (map[string]json.RawMessage, map[string]bool) {
 	if m == nil {
 		return nil, nil
