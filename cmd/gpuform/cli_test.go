@@ -427,8 +427,8 @@ func TestBadFlagValues(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"plan", "-parallelism", "1.5"}, `invalid argument "1.5" for "--parallelism" flag: a whole number is required`},
-		{[]string{"plan", "-json=maybe"}, `invalid argument "maybe" for "--json" flag: true or false is required`},
+		{[]string{"plan", "-parallelism", "1.5"}, `invalid argument "1.5" for "-parallelism" flag: a whole number is required`},
+		{[]string{"plan", "-json=maybe"}, `invalid argument "maybe" for "-json" flag: true or false is required`},
 		{[]string{"verify", "-parallelism", "99999999999999999999"}, "a whole number is required"},
 	}
 	for _, c := range cases {
