@@ -113,7 +113,7 @@ func asTyped(err error, args []string) string {
 }
 
 // completionShells are the shells cobra writes completion scripts for.
-var completionShells = []string{"bash", "zsh", "fish", "powershell"}
+func completionShells() []string { return []string{"bash", "zsh", "fish", "powershell"} }
 
 // strictCompletion makes `gpuform completion SHELL` fail for a shell it
 // cannot write a script for: cobra's bare completion command prints its
@@ -132,7 +132,7 @@ func strictCompletion(s Streams, root *cobra.Command) {
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return fmt.Errorf("unknown shell %q for completion: gpuform writes scripts for %s", args[0], strings.Join(completionShells, ", "))
+			return fmt.Errorf("unknown shell %q for completion: gpuform writes scripts for %s", args[0], strings.Join(completionShells(), ", "))
 		}
 	}
 }
