@@ -665,6 +665,9 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 			add(Host{Name: name, Range: r})
 		}
 	}
+	if len(out) == 0 && len(diags) == 0 {
+		diags = append(diags, emptyHostsDiag(rng))
+	}
 	return out, diags
 }
 
