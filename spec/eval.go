@@ -214,12 +214,7 @@ func (e *evaluator) referencedValues(traversals []hcl.Traversal) (map[string]map
 			continue
 		}
 		name := attrName(tr[1])
-		if prev, done := objs[kind][name]; done {
-			if kind == "module" {
-				var d hcl.Diagnostics
-				objs[kind][name], d = e.checkModuleOutput(name, prev, tr)
-				diags = append(diags, d...)
-			}
+		if _, done := objs[kind][name]; done {
 			continue
 		}
 		if !e.declared(kind, name) {
@@ -241,49 +236,9 @@ func (e *evaluator) referencedValues(traversals []hcl.Traversal) (map[string]map
 			v, d = e.resolve(kind, name, &rng)
 		}
 		diags = append(diags, d...)
-		if kind == "module" {
-			v, d = e.checkModuleOutput(name, v, tr)
-			diags = append(diags, d...)
-		}
 		objs[kind][name] = v
 	}
 	return objs, diags
-}
-
-// checkModuleOutput reports a reference module.NAME.OUTPUT to an output the
-// module does not have, listing those it has, and returns the module's value
-// with the missing output added as unknown so that hcl does not report it a
-// second time as a bare "Unsupported attribute".
-func (e *evaluator) checkModuleOutput(name string, v cty.Value, tr hcl.Traversal) (cty.Value, hcl.Diagnostics) {
-	if len(tr) < 3 || !v.IsKnown() || v.IsNull() || !v.Type().IsObjectType() {
-		return v, nil
-	}
-	out := attrName(tr[2])
-	if out == "" || v.Type().HasAttribute(out) {
-		return v, nil
-	}
-	names := slices.Sorted(maps.Keys(v.Type().AttributeTypes()))
-	source := ""
-	if mc := e.ld.cfg.Modules[name]; mc != nil && mc.Source.Set {
-		source = fmt.Sprintf(" (%s)", mc.Source.V)
-	}
-	list := "It has no outputs."
-	if len(names) > 0 {
-		list = "Its outputs: " + strings.Join(names, ", ") + "."
-	}
-	d := &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  "Unsupported module output",
-		Detail:   fmt.Sprintf("The module %q%s has no output named %q.%s %s", name, source, out, didYouMeanNames(out, names), list),
-		Subject:  tr.SourceRange().Ptr(),
-	}
-	u, marks := v.Unmark() // a sensitive output marks the whole object
-	attrs := u.AsValueMap()
-	if attrs == nil {
-		attrs = map[string]cty.Value{}
-	}
-	attrs[out] = cty.DynamicVal
-	return cty.ObjectVal(attrs).WithMarks(marks), hcl.Diagnostics{d}
 }
 
 func (e *evaluator) buildContext(objs map[string]map[string]cty.Value) *hcl.EvalContext {
@@ -308,9 +263,6 @@ func (e *evaluator) fullContext(used []hcl.Traversal) (*hcl.EvalContext, hcl.Dia
 	}
 	for _, kind := range []string{"local", "inventory", "module"} {
 		for _, name := range e.declaredNames(kind) {
-			if _, checked := objs[kind][name]; checked && kind == "module" {
-				continue // keeps the unknown placeholders of mistyped outputs
-			}
 			v, d := e.resolve(kind, name, nil)
 			diags = append(diags, d...)
 			objs[kind][name] = v
