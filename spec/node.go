@@ -193,6 +193,10 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			Subject:  s.Range.Ptr(),
 		})
 	}
+	// Beside an error in the node, the warning would only be noise.
+	if _, hw := content.Attributes["hardware"]; !hw && !diags.HasErrors() {
+		diags = append(diags, topologyUnchecked(n)...)
+	}
 	return n, diags
 }
 
