@@ -72,6 +72,7 @@ func (ld *loader) evaluate() hcl.Diagnostics {
 				ld.cfg.Nodes = append(ld.cfg.Nodes, n)
 			}
 		}
+		diags = append(diags, hostsInOneNode(ld.cfg.Nodes)...)
 	}
 	return diags
 }

@@ -18,8 +18,10 @@ var lintRuleSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "enabled"}, {Name: "severity"}},
 }
 
+// lintFileSchema names rule too, only to say where a tflint-style
+// top-level rule block goes.
 var lintFileSchema = &hcl.BodySchema{
-	Blocks: []hcl.BlockHeaderSchema{{Type: "lint"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "lint"}, {Type: "rule", LabelNames: []string{"name"}}},
 }
 
 // DecodeLintBlock decodes a lint block. Rule names are not checked here:
@@ -90,11 +92,22 @@ func LoadLintFile(path string) (*LintConfig, *hcl.File, hcl.Diagnostics) {
 	content, d := f.Body.Content(lintFileSchema)
 	diags = append(diags, d...)
 	var lc *LintConfig
-	for i, b := range content.Blocks {
-		if i > 0 {
-			diags = append(diags, duplicateDiag("lint", "", b.DefRange, content.Blocks[0].DefRange))
+	var first *hcl.Block
+	for _, b := range content.Blocks {
+		if b.Type == "rule" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Rule block outside lint",
+				Detail:   fmt.Sprintf("Unlike tflint's .tflint.hcl, a gpuform lint configuration keeps its rule blocks inside one lint block: lint { rule %q { ... } }.", b.Labels[0]),
+				Subject:  b.DefRange.Ptr(),
+			})
 			continue
 		}
+		if first != nil {
+			diags = append(diags, duplicateDiag("lint", "", b.DefRange, first.DefRange))
+			continue
+		}
+		first = b
 		c, d := DecodeLintBlock(b)
 		diags = append(diags, d...)
 		lc = c

@@ -209,7 +209,7 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 	}
 	cfg.Files = parser.Files()
 	collectSensitive(cfg)
-	return cfg, redactDiagnostics(cfg.Redactor(), explainLimits(diags))
+	return cfg, redactDiagnostics(cfg.Redactor(), explainModuleOutputs(explainLimits(diags), cfg.Modules))
 }
 
 // loader carries the state of one load: the config being filled in and the

@@ -77,6 +77,16 @@ func (e *evaluator) evalModule(b *hcl.Block) (*ModuleCall, cty.Value, hcl.Diagno
 		return mc, cty.DynamicVal, append(diags, d...)
 	}
 	sources, err := reader.readDir(dir)
+	if err != nil && strings.HasPrefix(source, BuiltinModulePrefix) {
+		// The embedded file system's "open NAME: file does not exist" says
+		// nothing the user can act on: the name is simply not shipped.
+		return mc, cty.DynamicVal, append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unknown built-in module",
+			Detail:   fmt.Sprintf("%q is not a module shipped with gpuform.%s", source, e.ld.builtinHint(source)),
+			Subject:  src.Expr.Range().Ptr(),
+		})
+	}
 	if err != nil || len(sources) == 0 {
 		why := "it holds no *" + SpecFileSuffix + " files"
 		if err != nil {
@@ -233,5 +243,18 @@ func (ld *loader) builtinHint(source string) string {
 		}
 	}
 	sort.Strings(names)
-	return didYouMeanSuffix(source, names) + " Built-in modules: " + strings.Join(names, ", ") + "."
+	// Match on the bare names: the shared prefix would make every
+	// built-in module look a few edits away from any typo.
+	bare := make([]string, len(names))
+	for i, n := range names {
+		bare[i] = strings.TrimPrefix(n, BuiltinModulePrefix)
+	}
+	var hint string
+	if near := nearestNames(strings.TrimPrefix(source, BuiltinModulePrefix), bare); len(near) > 0 {
+		for i := range near {
+			near[i] = BuiltinModulePrefix + near[i]
+		}
+		hint = didYouMean(near)
+	}
+	return hint + " Built-in modules: " + strings.Join(names, ", ") + "."
 }

@@ -193,6 +193,10 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			Subject:  s.Range.Ptr(),
 		})
 	}
+	// Beside an error in the node, the warning would only be noise.
+	if _, hw := content.Attributes["hardware"]; !hw && !diags.HasErrors() {
+		diags = append(diags, topologyUnchecked(n)...)
+	}
 	return n, diags
 }
 
@@ -664,6 +668,9 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 		for _, name := range names {
 			add(Host{Name: name, Range: r})
 		}
+	}
+	if len(out) == 0 && len(diags) == 0 {
+		diags = append(diags, emptyHostsDiag(rng))
 	}
 	return out, diags
 }

@@ -297,16 +297,32 @@ func (ld *loader) setFromString(v *Variable, s, source string, rng hcl.Range) hc
 	if d := CheckNesting([]byte(s), source); d.HasErrors() {
 		return d
 	}
+	// A value that does not even start like HCL (hosts=gpu001) was written
+	// as for a string variable: say how to write it instead of passing on
+	// the parser's "Variables not allowed". One that does keeps the
+	// parser's own, more precise error.
+	t := strings.TrimSpace(s)
+	plain := t != "" && !strings.ContainsRune(`[{("`, rune(t[0]))
 	expr, diags := hclsyntax.ParseExpression([]byte(s), source, hcl.InitialPos)
 	if diags.HasErrors() {
+		if plain {
+			return hcl.Diagnostics{hclSyntaxValueDiag(v, s, source, rng)}
+		}
 		return diags
 	}
 	boundExpr(expr)
 	val, diags := expr.Value(staticContext())
 	if diags.HasErrors() {
+		if plain {
+			return hcl.Diagnostics{hclSyntaxValueDiag(v, s, source, rng)}
+		}
 		return diags
 	}
-	return ld.setValue(v, val, source, rng)
+	d := ld.setValue(v, val, source, rng)
+	if d.HasErrors() && plain {
+		return hcl.Diagnostics{hclSyntaxValueDiag(v, s, source, rng)}
+	}
+	return d
 }
 
 func (ld *loader) setValue(v *Variable, val cty.Value, source string, rng hcl.Range) hcl.Diagnostics {

@@ -370,7 +370,7 @@ node "b" {
 `)
 	// Every command that reaches hosts selects them on one path: facts
 	// and lock used to pick one of the two blocks silently.
-	for _, cmd := range []string{"plan", "apply", "verify", "facts", "lock"} {
+	for _, cmd := range []string{"validate", "plan", "apply", "verify", "facts", "lock"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, _, errOut := runCLI(t, "", cmd, dir)
 			if code != ExitFailed || !strings.Contains(errOut, `is in node "a" and node "b"`) || !strings.Contains(errOut, "main.gpuform.hcl line 8") {

@@ -41,26 +41,16 @@ const ProbeSetting = "-probe-timeout or the inventory's probe_timeout"
 
 // Select lists the hosts of every node of cfg in spec order, restricted to
 // those named in only (the -target values: comma lists and ranges like
-// gpu[001-004]) when any are given. A host listed by two node blocks is an
-// error at its second listing, since which block it follows would be a
-// matter of chance; a -target that matches no host is an error too, so a
-// typo never silently does nothing.
+// gpu[001-004]) when any are given. A -target that matches no host is an
+// error, so a typo never silently does nothing. (A host listed by two node
+// blocks never gets here: spec loading refuses it, so validate does too.)
 func Select(cfg *spec.Config, only []string) ([]Host, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var all []Host
 	first := map[string]Host{}
 	for _, n := range cfg.Nodes {
 		for _, h := range n.Hosts {
-			if prev, dup := first[h.Name]; dup {
-				d := &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  fmt.Sprintf("host %s is in node %q and node %q; a host can follow only one node block", h.Name, prev.Node.Name, n.Name),
-					Detail:   fmt.Sprintf("It is first listed in %s line %d. Remove it from one of the two node blocks.", prev.Host.Range.Filename, prev.Host.Range.Start.Line),
-				}
-				if h.Range.Filename != "" {
-					d.Subject = h.Range.Ptr()
-				}
-				diags = append(diags, d)
+			if _, dup := first[h.Name]; dup {
 				continue
 			}
 			first[h.Name] = Host{Host: h, Node: n}

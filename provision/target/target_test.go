@@ -75,29 +75,6 @@ node "b" {
 	}
 }
 
-// TestSelectHostInTwoNodes: the error points at the second listing in the
-// spec and cites the first.
-func TestSelectHostInTwoNodes(t *testing.T) {
-	cfg := load(t, `node "a" {
-  hosts = ["gpu1"]
-}
-node "b" {
-  hosts = ["gpu1"]
-}
-`)
-	_, diags := target.Select(cfg, nil)
-	if len(diags) != 1 || diags[0].Subject == nil {
-		t.Fatalf("diags = %v, want one with a subject", diags)
-	}
-	d := diags[0]
-	if d.Subject.Filename != "main.gpuform.hcl" || d.Subject.Start.Line != 5 {
-		t.Errorf("subject = %s, want main.gpuform.hcl line 5", d.Subject)
-	}
-	if !strings.Contains(d.Summary, `host gpu1 is in node "a" and node "b"`) || !strings.Contains(d.Detail, "main.gpuform.hcl line 2") {
-		t.Errorf("diagnostic = %q / %q", d.Summary, d.Detail)
-	}
-}
-
 // recorder is a transport that records whether each command asked for
 // the host's privilege escalation, and answers nothing.
 type recorder struct {

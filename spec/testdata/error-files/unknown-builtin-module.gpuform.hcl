@@ -1,3 +1,3 @@
 module "hw" {
-  source = "gpuform/hgx-h100" # ERROR: Cannot load module
+  source = "gpuform/hgx-h100" # ERROR: Unknown built-in module
 }

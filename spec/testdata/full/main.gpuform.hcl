@@ -77,7 +77,7 @@ node "train" {
 }
 
 node "extras" {
-  hosts           = ["gpu[1-2].lab", inventory.train]
+  hosts           = ["gpu[1-2].lab", inventory.extras]
   tensor_parallel = 8
   cpu_governor    = "performance"
   dcgm { version = "3.3.9" }
@@ -119,4 +119,10 @@ lint {
   rule "driver_branch_eol" {
     severity = "warning"
   }
+}
+
+# A host follows one node block, so the extras take a second inventory.
+inventory "extras" {
+  hosts = ["x[001-032].dc1.example.com"]
+  user  = "ops"
 }

@@ -54,7 +54,7 @@ node "train" {
 }
 
 node "infer" {
-  hosts = ["gpu002.example.com", "gpu001.example.com"]
+  hosts = ["gpu002.example.com", "Gpu001.example.com"]
 }
 
 # The same machines again: host names compare without case, and port 22 is

@@ -1,0 +1,3 @@
+node "a" {
+  hosts = [] # ERROR: No hosts
+}
