@@ -54,7 +54,7 @@ func TestPlanApplyPlan(t *testing.T) {
 	}
 
 	code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir)
-	if code != ExitOK || !strings.Contains(out, "reboot pending") || !strings.Contains(out, "Apply finished: 0 succeeded, 1 reboot pending, 0 rebooted, 0 failed, 0 skipped.") {
+	if code != ExitOK || !strings.Contains(out, "reboot pending") || !strings.Contains(out, "Apply finished on 1 host: 1 reboot pending.") {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
 	}
 
