@@ -326,11 +326,6 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 		b.WriteString("No hosts to plan: the spec's nodes have no hosts (or -target matched none).\n")
 		return
 	}
-	if len(p.Hosts) == 1 {
-		// The host's own "Plan:" line (or its error) is the whole plan;
-		// a fleet total would repeat it.
-		return
-	}
 	if !p.HasChanges() && failed == 0 {
 		fmt.Fprintf(b, "%s Every host matches the spec (%d %s)", pt.paint("1;32", "No changes."), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"))
 		pending := 0
@@ -343,6 +338,11 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 			fmt.Fprintf(b, "; %d %s for a reboot to finish", pending, plural(pending, "waits", "wait"))
 		}
 		b.WriteString(".\n")
+		return
+	}
+	if len(p.Hosts) == 1 {
+		// The host's own "Plan:" line (or its error) is the whole plan;
+		// a fleet total would repeat it.
 		return
 	}
 	fmt.Fprintf(b, "%s %d %s in %d %s: %d to change, %d unchanged, %d failed to plan",
