@@ -20,7 +20,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 	var flags specFlags
 	var conn connectFlags
 	var targets []string
-	var autoApprove, asJSON bool
+	var autoApprove, asJSON, verbose bool
 	cmd := &cobra.Command{
 		Use:         "apply [DIR|PLANFILE]",
 		Annotations: graceful(),
@@ -116,15 +116,21 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if err != nil {
 				return err
 			}
+			// On a terminal one live line replaces the per-step lines (32
+			// hosts make hundreds of them); -verbose, or output to a file
+			// or a pipe, keeps them.
+			shown := apply.NewProgress(s.Err, apply.ProgressOptions{
+				Live:  !verbose && s.IsTerminal(s.Out) && s.IsTerminal(s.Err),
+				Hosts: len(p.Hosts),
+			})
 			progress := func(e apply.Event) {
-				msg := transport.HostText(e.Message)
 				if e.Done {
 					s.interrupts.doing(e.Host, "")
 				} else {
-					s.interrupts.doing(e.Host, msg)
+					s.interrupts.doing(e.Host, transport.HostText(e.Message))
 				}
 				if !asJSON {
-					fmt.Fprintf(s.Err, "%s: %s\n", e.Host, msg)
+					shown.Event(e)
 				}
 			}
 			rep := apply.Apply(ctx, cfg, p, apply.Options{
@@ -132,6 +138,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				Progress:    progress,
 				StepTimeout: conn.timeouts.stepLimit(),
 			})
+			shown.Finish()
 			if asJSON {
 				if err := apply.RenderJSON(s.Out, rep); err != nil {
 					return err
@@ -152,6 +159,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 	conn.timeouts.registerStep(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	cmd.Flags().BoolVar(&autoApprove, "auto-approve", false, "apply without asking for confirmation")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "print every step of every host, also on a terminal (where one progress line replaces them)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the apply report as JSON (implies no prompt: combine with -auto-approve or a plan file)")
 	return cmd
 }

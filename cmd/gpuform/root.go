@@ -65,8 +65,13 @@ func (s Streams) Color(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// IsTerminal reports whether w is a terminal (for live progress lines).
+// IsTerminal reports whether w is a terminal (for live progress lines). A
+// writer that is not a file may say so itself (tests stand in for a
+// terminal this way).
 func (s Streams) IsTerminal(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

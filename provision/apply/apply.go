@@ -63,6 +63,9 @@ type HostResult struct {
 	// Slurm says what apply did with the host in Slurm (drain = "slurm"):
 	// "drained and resumed", "stays drained: apply failed", "left alone: …".
 	Slurm string `json:"slurm,omitempty"`
+	// Elapsed is how long apply spent on the host (the recap's time
+	// column); zero for a host it never started.
+	Elapsed time.Duration `json:"-"`
 }
 
 // OK reports whether the host counts as converged for the exit code.
@@ -110,6 +113,8 @@ type Event struct {
 	Message string
 	// Done is set on the host's last event, its outcome.
 	Done bool
+	// Status is the host's outcome on its Done event.
+	Status Status
 }
 
 // Options configure Apply.
@@ -270,13 +275,15 @@ func runBatch(ctx context.Context, p *plan.Plan, hosts []string, nodes map[strin
 	var mu sync.Mutex
 	errs := target.Each(ctx, batch, o, func(ctx context.Context, h target.Host) error {
 		name := h.Host.Name
+		start := opts.Now()
 		r := applyHost(ctx, p.Host(name), h.Node, nr, opts)
+		r.Elapsed = opts.Now().Sub(start)
 		mu.Lock()
 		r.Batch = results[name].Batch
 		*results[name] = r
 		mu.Unlock()
 		if opts.Progress != nil {
-			opts.Progress(Event{Host: name, Message: string(r.Status) + errSuffix(r.Error), Done: true})
+			opts.Progress(Event{Host: name, Message: string(r.Status) + errSuffix(r.Error), Done: true, Status: r.Status})
 		}
 		return nil
 	})

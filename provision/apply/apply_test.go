@@ -437,12 +437,12 @@ func TestDeleteWhatTheSpecNoLongerAsks(t *testing.T) {
 	for _, rc := range p.Hosts[0].ResourceChanges {
 		actions = append(actions, rc.Resource+" "+rc.Action.String())
 	}
-	if diff := cmp.Diff([]string{"sysctl create", "cpu_governor delete"}, actions); diff != "" {
+	if diff := cmp.Diff([]string{"sysctl update", "cpu_governor delete"}, actions); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
 	}
 	var b strings.Builder
 	plan.RenderText(&b, p, plan.RenderOptions{})
-	if !strings.Contains(b.String(), "  # cpu_governor will be destroyed\n  - cpu_governor {") || !strings.Contains(b.String(), "1 to add, 0 to change, 1 to destroy") {
+	if !strings.Contains(b.String(), "  # cpu_governor will be destroyed\n  - cpu_governor {") || !strings.Contains(b.String(), "0 to add, 1 to change, 1 to destroy") {
 		t.Errorf("plan text:\n%s", b.String())
 	}
 	if rep := apply.Apply(context.Background(), cfg, p, opts(f)); !rep.Converged() {

@@ -338,6 +338,12 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 		if c.Action == resource.NoOp && c.Before == nil && c.After == nil {
 			continue
 		}
+		if c.Action == resource.Create && changesLiveValue(c.Before, c.After) {
+			// The file gpuform manages is new, but the host already has
+			// a value that it changes: for the person reading the plan
+			// that is an update ("~ x = 1 -> 0"), not an addition.
+			c.Action = resource.Update
+		}
 		rc := ResourceChange{Change: c, Before: typedAttrs(c.Resource, c.Before), After: typedAttrs(c.Resource, c.After)}
 		rc.Change.Before, rc.Change.After = nil, nil
 		hideSensitive(&rc, sens[rc.Resource])
@@ -365,6 +371,17 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 		out = []ResourceChange{}
 	}
 	return out, warnings, nil
+}
+
+// changesLiveValue reports whether after replaces a value the host has
+// (non-empty in before) with a different one.
+func changesLiveValue(before, after map[string]string) bool {
+	for k, b := range before {
+		if a, ok := after[k]; ok && b != "" && a != b {
+			return true
+		}
+	}
+	return false
 }
 
 // redactErr hides sensitive values in err's text (resource checks quote

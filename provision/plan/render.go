@@ -150,7 +150,12 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 	}
 	b.WriteString("\n  ")
 	if h.HasChanges() {
-		fmt.Fprintf(b, "Plan: %d to add, %d to change, %d to destroy.", h.Summary.Add, h.Summary.Change, h.Summary.Destroy)
+		fmt.Fprintf(b, "Plan: %d to add, %d to change, %d to destroy", h.Summary.Add, h.Summary.Change, h.Summary.Destroy)
+		if len(g.Hosts) > 1 {
+			// The fleet total follows; this line is one host's share.
+			fmt.Fprintf(b, " on each of the %d hosts", len(g.Hosts))
+		}
+		b.WriteString(".")
 	} else {
 		b.WriteString(pt.paint("32", "No changes."))
 	}
@@ -163,9 +168,11 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 }
 
 // renderAttrs writes changed attributes as "~ key = before -> after", added
-// ones with "+", removed ones with "-", and counts the unchanged ones. Under
-// a resource that is created every line is "+", with the live value it
-// replaces as a trailing comment.
+// ones with "+", removed ones with "-", and counts the unchanged ones. A
+// resource that is created shows every attribute it will have, all "+":
+// a block of hidden attributes would say nothing of what is created.
+// (A created file that changes a value the host has is planned as an
+// update, see changesLiveValue.)
 func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 	keys := map[string]bool{}
 	for k := range rc.Before {
@@ -186,6 +193,7 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 		k, v string
 	}
 	var lines []line
+	show := func(k string, v Value) string { return quoteValue(displayValue(rc.Resource, k, v)) }
 	for _, k := range sorted {
 		bv, inB := rc.Before[k]
 		av, inA := rc.After[k]
@@ -193,28 +201,25 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 		// changes is kept aside.
 		hiddenChange := rc.sensitiveChanged[k]
 		switch {
+		case rc.Action == resource.Create:
+			if !inA {
+				continue
+			}
+			lines = append(lines, line{resource.Create, k, show(k, av)})
 		case inB && inA && bv.Text == av.Text && !hiddenChange:
 			unchanged++
 			continue
-		case inB && inA && rc.Action == resource.Create:
-			// A "+" block holds only "+" lines, as in Terraform; the
-			// live value the new file replaces is still worth saying.
-			v := quoteValue(av)
-			if bv.Text != "" {
-				v += " # now " + quoteValue(bv)
-			}
-			lines = append(lines, line{resource.Create, k, v})
 		case inB && inA:
 			if bv.Sensitive && av.Sensitive {
 				// As Terraform: "~ key = (sensitive value)".
 				lines = append(lines, line{resource.Update, k, spec.Redacted})
 				break
 			}
-			lines = append(lines, line{resource.Update, k, quoteValue(bv) + " -> " + quoteValue(av)})
+			lines = append(lines, line{resource.Update, k, show(k, bv) + " -> " + show(k, av)})
 		case inA:
-			lines = append(lines, line{resource.Create, k, quoteValue(av)})
+			lines = append(lines, line{resource.Create, k, show(k, av)})
 		default:
-			lines = append(lines, line{resource.Delete, k, quoteValue(bv) + " -> null"})
+			lines = append(lines, line{resource.Delete, k, show(k, bv) + " -> null"})
 		}
 		if len(k) > width {
 			width = len(k)
@@ -241,6 +246,64 @@ func quoteValue(v Value) string {
 		return spec.Redacted
 	}
 	return strconv.Quote(v.Text)
+}
+
+// sizeUnit says whether attr of res is a size and the unit the
+// resource's own text counts it in (pam_limits counts KiB, daemon.json
+// bytes, or 0 for Docker's suffixed "16G"). The text plan writes every size
+// in binary units ("64MiB", "16GiB", "unlimited"), as shm's mounted_size
+// reads, so that one plan never shows the same limit as 65536 in one place
+// and 67108864 in another.
+func sizeUnit(res, attr string) (uint64, bool) {
+	switch res + " " + attr {
+	case resource.Limits + " memlock", resource.Limits + " stack":
+		return 1 << 10, true
+	case resource.DockerDaemon + " default-ulimits.memlock", resource.DockerDaemon + " default-ulimits.stack":
+		return 1, true
+	case resource.DockerDaemon + " default-shm-size":
+		return 0, true
+	}
+	return 0, false
+}
+
+// displayValue is v as the text plan shows it: sizes in binary units (see
+// sizeUnits), anything else as the resource wrote it.
+func displayValue(res, attr string, v Value) Value {
+	unit, ok := sizeUnit(res, attr)
+	if !ok || v.Sensitive {
+		return v
+	}
+	// Docker writes "soft/hard" when the two differ.
+	parts := strings.Split(v.Text, "/")
+	for i, part := range parts {
+		t, ok := sizeDisplay(part, unit)
+		if !ok {
+			return v
+		}
+		parts[i] = t
+	}
+	v.Text = strings.Join(parts, "/")
+	return v
+}
+
+// sizeDisplay converts one size written in unit (0: Docker's suffixed
+// form, "16G") to binary units; ok is false for text it does not know.
+func sizeDisplay(s string, unit uint64) (string, bool) {
+	if s == "unlimited" || s == "-1" || s == "infinity" {
+		return "unlimited", true
+	}
+	if unit == 0 {
+		unit = 1
+		if i := strings.IndexAny(s, "kKmMgGtT"); i >= 0 && i == len(s)-1 {
+			unit = uint64(1) << (10 * (1 + strings.IndexByte("kmgt", byte(strings.ToLower(s[i:])[0]))))
+			s = s[:i]
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || (unit > 1 && n > (1<<64-1)/unit) {
+		return "", false
+	}
+	return spec.FormatBytes(n * unit), true
 }
 
 func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
@@ -277,12 +340,22 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 		b.WriteString(".\n")
 		return
 	}
+	if len(p.Hosts) == 1 {
+		// The host's own "Plan:" line (or its error) is the whole plan;
+		// a fleet total would repeat it.
+		return
+	}
 	fmt.Fprintf(b, "%s %d %s in %d %s: %d to change, %d unchanged, %d failed to plan",
 		pt.bold("Fleet:"), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"), len(groups), plural(len(groups), "group", "groups"), changed, clean, failed)
 	if reboot > 0 {
 		fmt.Fprintf(b, ", %d need a reboot", reboot)
 	}
 	b.WriteString(".\n")
+	if failed == len(p.Hosts) {
+		// Nothing was planned: "0 to add" would read as "nothing to do".
+		fmt.Fprintf(b, "%s no host could be planned; see the errors above.\n", pt.paint("31", "No plan:"))
+		return
+	}
 	fmt.Fprintf(b, "%s %d to add, %d to change, %d to destroy.\n", pt.bold("Plan:"), p.Summary.Add, p.Summary.Change, p.Summary.Destroy)
 }
 

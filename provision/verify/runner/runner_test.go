@@ -221,8 +221,9 @@ node "n" {
 			sysctl = &c
 		}
 	}
-	// The stale node has vm.swappiness 60 and no gpuform drop-in.
-	if sysctl == nil || sysctl.Status != verify.StatusFail || sysctl.Observed != "absent" {
+	// The stale node has vm.swappiness 60 and no gpuform drop-in: the
+	// drop-in apply writes changes a live value, so it reads as drift.
+	if sysctl == nil || sysctl.Status != verify.StatusFail || sysctl.Observed != "vm.swappiness=60" || sysctl.Expected != "vm.swappiness=1" {
 		t.Errorf("spec.sysctl: %+v", sysctl)
 	}
 	if runs != 1 {
