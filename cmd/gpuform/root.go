@@ -180,6 +180,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newPlanCommand(s),
 		newApplyCommand(s),
 		newBindCommand(s),
+		newShowCommand(s),
 	)
 	return root
 }
