@@ -59,8 +59,12 @@ func Spec(f *facts.Node, o Options) []byte {
 
 	node := root.AppendNewBlock("node", []string{o.Name}).Body()
 	node.SetAttributeRaw("hosts", hostsExpr)
+	node.AppendUnstructuredTokens(comment(hardwareComment(f)))
 
 	any := spec.Version{}
+	if f.Driver == nil && lockfile.Installed(f, spec.ComponentDriver, any) == "" {
+		node.AppendUnstructuredTokens(comment("# no NVIDIA driver found\n"))
+	}
 	if f.Driver != nil || lockfile.Installed(f, spec.ComponentDriver, any) != "" {
 		node.AppendNewline()
 		d := node.AppendNewBlock("driver", nil).Body()
@@ -81,8 +85,14 @@ func Spec(f *facts.Node, o Options) []byte {
 	for _, c := range []struct {
 		block string
 		comp  spec.Component
-	}{{"cuda", spec.ComponentCUDA}, {"nccl", spec.ComponentNCCL}, {"dcgm", spec.ComponentDCGM}} {
-		if v := lockfile.Installed(f, c.comp, any); v != "" {
+		what  string
+	}{{"cuda", spec.ComponentCUDA, "CUDA toolkit"}, {"nccl", spec.ComponentNCCL, "NCCL"}, {"dcgm", spec.ComponentDCGM, "DCGM"}} {
+		v := lockfile.Installed(f, c.comp, any)
+		if v == "" {
+			// Said, so that a reader of the spec knows import looked.
+			node.AppendUnstructuredTokens(comment("# no " + c.what + " found\n"))
+		}
+		if v != "" {
 			if c.comp == spec.ComponentCUDA {
 				v = defaultCUDA(f, v)
 			}
@@ -90,7 +100,14 @@ func Spec(f *facts.Node, o Options) []byte {
 			node.AppendNewBlock(c.block, nil).Body().SetAttributeValue("version", cty.StringVal(v))
 		}
 	}
-	if tk := lockfile.Installed(f, spec.ComponentContainerToolkit, any); tk != "" || f.Docker.Present {
+	tk := lockfile.Installed(f, spec.ComponentContainerToolkit, any)
+	switch {
+	case tk == "" && !f.Docker.Present:
+		node.AppendUnstructuredTokens(comment("# no container runtime or NVIDIA Container Toolkit found\n"))
+	case tk == "":
+		node.AppendUnstructuredTokens(comment("# no NVIDIA Container Toolkit found\n"))
+	}
+	if tk != "" || f.Docker.Present {
 		node.AppendNewline()
 		c := node.AppendNewBlock("container", nil).Body()
 		if f.Docker.Present || running(f, "docker.service") {
@@ -111,7 +128,7 @@ func Spec(f *facts.Node, o Options) []byte {
 	}
 	if f.Shm.Mounted && !f.Shm.SizeFromDefault && f.Shm.SizeBytes > 0 {
 		node.AppendNewline()
-		node.AppendNewBlock("shm", nil).Body().SetAttributeValue("size", cty.StringVal(spec.FormatBytes(f.Shm.SizeBytes)))
+		node.AppendNewBlock("shm", nil).Body().SetAttributeValue("size", cty.StringVal(shmSize(f.Shm.SizeBytes, f.MemoryBytes)))
 	}
 	if v, ok := f.Sysctl("kernel.numa_balancing"); ok {
 		node.AppendNewline()
@@ -146,6 +163,55 @@ func Spec(f *facts.Node, o Options) []byte {
 		node.SetAttributeValue("cpu_governor", cty.StringVal(f.CPU.Governors[0]))
 	}
 	return hclwrite.Format(file.Bytes())
+}
+
+// hardwareComment says which GPUs the PCI bus shows. The hardware object
+// needs a model of the knowledge base and the interconnect, which the
+// facts alone do not settle, so it is left to the operator (usually a
+// built-in module's hardware); a node without GPUs says so.
+func hardwareComment(f *facts.Node) string {
+	gpus := f.NVIDIAGPUs()
+	if len(gpus) == 0 {
+		return "# hardware: no NVIDIA GPU found on the PCI bus (gpu_count 0)\n"
+	}
+	count := map[string]int{}
+	var ids []string
+	for _, g := range gpus {
+		if count[g.Device] == 0 {
+			ids = append(ids, g.Device)
+		}
+		count[g.Device]++
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%d × device %s", count[id], id)
+	}
+	gpuWord := "GPUs"
+	if len(gpus) == 1 {
+		gpuWord = "GPU"
+	}
+	return fmt.Sprintf("# hardware: %d NVIDIA %s found (%s); set hardware = module.NAME.hardware\n# from a built-in hardware profile to enable the topology checks\n", len(gpus), gpuWord, strings.Join(parts, ", "))
+}
+
+// shmSize writes a /dev/shm size as a share of RAM when it is a whole
+// percentage of it (tmpfs's size=50% is the common setting), so that the
+// spec holds other nodes with other RAM sizes to the same intent instead
+// of to this node's bytes; else as bytes.
+func shmSize(size, ram uint64) string {
+	if ram > 0 {
+		p := (size*100 + ram/2) / ram
+		// tmpfs rounds to whole pages; the shm resource allows a MiB of
+		// slack for that, and so does this, as long as a MiB is well
+		// under a percent of RAM.
+		slack := min(uint64(1<<20), ram/1000)
+		if p >= 1 && p <= 100 {
+			want := ram * p / 100
+			if diff := max(want, size) - min(want, size); diff <= slack {
+				return fmt.Sprintf("%d%%", p)
+			}
+		}
+	}
+	return spec.FormatBytes(size)
 }
 
 // managedSysctls are the sysctls an earlier gpuform apply wrote to its
