@@ -117,7 +117,7 @@ func TestNodeName(t *testing.T) {
 
 // TestImportSaysWhatItDidNotFind imports a node without a driver: the spec
 // names every component import looked for and did not find, and the GPUs
-// the PCI bus shows; a /dev/shm at half the RAM is written as "50%" so
+// the PCI bus shows are its hardware; a /dev/shm at half the RAM is written as "50%" so
 // that nodes with other RAM sizes do not drift from it.
 func TestImportSaysWhatItDidNotFind(t *testing.T) {
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
@@ -126,7 +126,10 @@ func TestImportSaysWhatItDidNotFind(t *testing.T) {
 		t.Fatalf("import: exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{
-		"# hardware: 8 NVIDIA GPUs found (8 × device 0x2330)",
+		`gpu_model    = "H100 SXM5 80GB (HGX/DGX H100)"`,
+		"gpu_count    = 8",
+		`interconnect = "nvswitch"`,
+		`{ index = 7, pci = "0000:df:00.0", numa = 1 },`,
 		"# no NVIDIA driver found",
 		"# no CUDA toolkit found",
 		"# no NCCL found",

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -59,7 +60,12 @@ func Spec(f *facts.Node, o Options) []byte {
 
 	node := root.AppendNewBlock("node", []string{o.Name}).Body()
 	node.SetAttributeRaw("hosts", hostsExpr)
-	node.AppendUnstructuredTokens(comment(hardwareComment(f)))
+	if hw, ok := hardware(f); ok {
+		node.SetAttributeRaw("hardware", hw)
+		node.AppendNewline()
+	} else {
+		node.AppendUnstructuredTokens(comment(hardwareComment(f)))
+	}
 
 	any := spec.Version{}
 	if f.Driver == nil && lockfile.Installed(f, spec.ComponentDriver, any) == "" {
@@ -165,10 +171,101 @@ func Spec(f *facts.Node, o Options) []byte {
 	return hclwrite.Format(file.Bytes())
 }
 
-// hardwareComment says which GPUs the PCI bus shows. The hardware object
-// needs a model of the knowledge base and the interconnect, which the
-// facts alone do not settle, so it is left to the operator (usually a
-// built-in module's hardware); a node without GPUs says so.
+// hardware describes the node's GPUs as the spec's hardware object, when
+// the PCI bus shows GPUs of one model the knowledge base knows (the object
+// needs its name). NVLink bridges do not show on the PCI bus, so GPUs
+// without NVSwitches are written as "pcie" with a comment saying so.
+func hardware(f *facts.Node) (hclwrite.Tokens, bool) {
+	gpus := f.NVIDIAGPUs()
+	if len(gpus) == 0 {
+		return nil, false
+	}
+	dev, ok := compat.Default().GPUByPCIID(gpus[0].Device)
+	if !ok {
+		return nil, false
+	}
+	for _, g := range gpus {
+		if g.Device != gpus[0].Device {
+			return nil, false
+		}
+	}
+	interconnect, note := "pcie", ""
+	switch {
+	case len(f.NVSwitches()) > 0:
+		interconnect = "nvswitch"
+	case len(gpus) == 1 && strings.Contains(dev.Model.Name, "Grace"):
+		// A Grace superchip's GPU reaches its CPU over NVLink-C2C.
+		interconnect = "nvlink_c2c"
+	case dev.Model.NVLinkGBps > 0:
+		note = ` # or "nvlink_bridge": bridges do not show on the PCI bus`
+	}
+	numaNodes := max(len(f.NUMA), 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, "x = {\n  gpu_model = %s\n  gpu_count = %d\n  interconnect = %s%s\n", hclString(dev.Model.Name), len(gpus), hclString(interconnect), note)
+	if f.CPU.Sockets > 0 {
+		fmt.Fprintf(&b, "  cpu_sockets = %d\n", f.CPU.Sockets)
+	}
+	fmt.Fprintf(&b, "  numa_nodes = %d\n", numaNodes)
+	// Listed by PCI address, the order nvidia-smi numbers them in; only
+	// when every GPU's NUMA node is known (the object defaults it to 0).
+	known := true
+	for _, g := range gpus {
+		known = known && g.NUMANode >= 0 && g.NUMANode < numaNodes
+	}
+	if known {
+		b.WriteString("  gpus = [\n")
+		for i, g := range gpus {
+			fmt.Fprintf(&b, "    { index = %d, pci = %s, numa = %d },\n", i, hclString(g.Address), g.NUMANode)
+		}
+		b.WriteString("  ]\n")
+	}
+	// The RDMA NICs, so that the rules about GPUDirect RDMA and GPU-NIC
+	// affinity see the ones the node has.
+	var nics []string
+	for _, d := range f.RDMA {
+		line := fmt.Sprintf("{ name = %s", hclString(d.Name))
+		if len(d.NetDevs) > 0 {
+			line += ", netdev = " + hclString(d.NetDevs[0])
+		}
+		if pci, ok := f.PCIDevice(d.Address); ok {
+			line += ", pci = " + hclString(d.Address)
+			if pci.NUMANode >= 0 && pci.NUMANode < numaNodes {
+				line += fmt.Sprintf(", numa = %d", pci.NUMANode)
+			}
+		}
+		if len(d.Ports) > 0 {
+			switch d.Ports[0].LinkLayer {
+			case "InfiniBand":
+				line += `, link = "infiniband"`
+			case "Ethernet":
+				line += `, link = "roce"`
+			}
+			var gbps int
+			if _, err := fmt.Sscanf(d.Ports[0].Rate, "%d Gb/sec", &gbps); err == nil && gbps > 0 {
+				line += fmt.Sprintf(", speed_gbps = %d", gbps)
+			}
+		}
+		nics = append(nics, "    "+line+", rdma = true },\n")
+	}
+	if len(nics) > 0 {
+		b.WriteString("  nics = [\n" + strings.Join(nics, "") + "  ]\n")
+	}
+	b.WriteString("}\n")
+	file, diags := hclwrite.ParseConfig([]byte(b.String()), "hardware", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, false
+	}
+	return file.Body().GetAttribute("x").Expr().BuildTokens(nil), true
+}
+
+// hclString is s as an HCL string literal, template sequences escaped.
+func hclString(s string) string {
+	return string(hclwrite.TokensForValue(cty.StringVal(s)).Bytes())
+}
+
+// hardwareComment says which GPUs the PCI bus shows when hardware cannot
+// describe them (none, several models, or a model the knowledge base does
+// not know); a node without GPUs says so.
 func hardwareComment(f *facts.Node) string {
 	gpus := f.NVIDIAGPUs()
 	if len(gpus) == 0 {
