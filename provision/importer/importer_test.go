@@ -55,3 +55,13 @@ func TestSpecNoGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecUnknownGPU: GPUs the knowledge base cannot name are not written
+// as a hardware object (it needs the model) but named in a comment.
+func TestSpecUnknownGPU(t *testing.T) {
+	f := &facts.Node{PCI: []facts.PCIDevice{{Address: "0000:01:00.0", Kind: facts.KindGPU, Vendor: facts.VendorNVIDIA, Device: "0xfffe", NUMANode: 0}}}
+	got := string(Spec(f, Options{Name: "n", Host: spec.Host{Name: "n"}, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}))
+	if !strings.Contains(got, "# hardware: 1 NVIDIA GPU found (1 × device 0xfffe)") || strings.Contains(got, "hardware = {") {
+		t.Errorf("unknown GPU model:\n%s", got)
+	}
+}
