@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 	var conn connectFlags
 	var targets []string
 	var autoApprove, asJSON, verbose bool
+	var lockTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:         "apply [DIR|PLANFILE]",
 		Annotations: graceful(),
@@ -28,7 +30,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 		Long: `Apply makes the hosts of the spec in DIR match it. It first makes and shows
 the plan, asks for confirmation (unless -auto-approve), then on each host:
 takes a lock (/run/gpuform.lock; a second apply on the same host fails at
-once), runs the changes in dependency order, writing every file atomically
+once, or waits up to -lock-timeout for it), runs the changes in dependency order, writing every file atomically
 with a timestamped backup under /var/lib/gpuform/backup, stops at the first
 failed step, and probes the host again to check that everything converged.
 
@@ -45,6 +47,9 @@ Exit status: 0 every host converged; 1 otherwise.`,
 		Args: maxOneDir,
 		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if lockTimeout < 0 {
+				return fmt.Errorf("-lock-timeout %s: a duration of 0s or more is required", lockTimeout)
+			}
 			dir := dirArg(args)
 			var saved *plan.File
 			if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
@@ -137,6 +142,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				Target:      o,
 				Progress:    progress,
 				StepTimeout: conn.timeouts.stepLimit(),
+				LockTimeout: lockTimeout,
 			})
 			shown.Finish()
 			if asJSON {
@@ -158,6 +164,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 	conn.timeouts.registerProbe(cmd.Flags())
 	conn.timeouts.registerStep(cmd.Flags())
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
+	cmd.Flags().DurationVar(&lockTimeout, "lock-timeout", 0, "wait this long (e.g. 5m) for a host locked by another apply; 0s fails at once")
 	cmd.Flags().BoolVar(&autoApprove, "auto-approve", false, "apply without asking for confirmation")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "print every step of every host, also on a terminal (where one progress line replaces them)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the apply report as JSON (implies no prompt: combine with -auto-approve or a plan file)")

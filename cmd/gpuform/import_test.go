@@ -114,3 +114,34 @@ func TestNodeName(t *testing.T) {
 		}
 	}
 }
+
+// TestImportSaysWhatItDidNotFind imports a node without a driver: the spec
+// names every component import looked for and did not find, and the GPUs
+// the PCI bus shows are its hardware; a /dev/shm at half the RAM is written as "50%" so
+// that nodes with other RAM sizes do not drift from it.
+func TestImportSaysWhatItDidNotFind(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	code, src, errOut := runCLIEnv(t, env, "import", "sim://no-driver")
+	if code != ExitOK {
+		t.Fatalf("import: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		`gpu_model    = "H100 SXM5 80GB (HGX/DGX H100)"`,
+		"gpu_count    = 8",
+		`interconnect = "nvswitch"`,
+		`{ index = 7, pci = "0000:df:00.0", numa = 1 },`,
+		"# no NVIDIA driver found",
+		"# no CUDA toolkit found",
+		"# no NCCL found",
+		"# no DCGM found",
+		"# no container runtime or NVIDIA Container Toolkit found",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("import of a node without a driver lacks %q:\n%s", want, src)
+		}
+	}
+	code, src, errOut = runCLIEnv(t, env, "import", "sim://hgx-h100-converged")
+	if code != ExitOK || !strings.Contains(src, `size = "50%"`) || strings.Contains(src, "# no ") {
+		t.Errorf("import of the converged node: exit %d, want shm size \"50%%\" and no 'not found' comment\n%s%s", code, src, errOut)
+	}
+}

@@ -186,6 +186,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newPlanCommand(s),
 		newApplyCommand(s),
 		newBindCommand(s),
+		newShowCommand(s),
 	)
 	strictCompletion(s, root)
 	completeTargets(s, root)

@@ -147,6 +147,13 @@ type Options struct {
 	// StepTimeoutSetting names where StepTimeout came from, for the
 	// timeout message (default "-step-timeout or rollout { step_timeout }").
 	StepTimeoutSetting string
+	// LockTimeout is how long to wait for a host lock held by another
+	// apply (or by a step of one that is gone) before failing the host;
+	// zero fails at once, as Terraform's -lock-timeout=0s does.
+	LockTimeout time.Duration
+	// LockPoll is the interval between attempts while waiting for a held
+	// lock (default 1s).
+	LockPoll time.Duration
 }
 
 // DefaultStepTimeout bounds one apply step when neither the command line
@@ -170,6 +177,9 @@ func (o *Options) defaults() {
 	}
 	if o.StepTimeoutSetting == "" {
 		o.StepTimeoutSetting = "-step-timeout or rollout { step_timeout }"
+	}
+	if o.LockPoll == 0 {
+		o.LockPoll = time.Second
 	}
 }
 
@@ -344,7 +354,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 	// apply is done with the host): another apply must neither run steps
 	// between ours and our re-probe, nor be rebooted in the middle of its
 	// own steps. A reboot ends the holder with the connection.
-	lock, err := AcquireLock(ctx, tr, opts.Owner, opts.Now())
+	lock, err := acquireWaiting(ctx, tr, hp.Host, opts)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -251,6 +251,35 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 	}
 }
 
+// acquireWaiting takes the host lock, retrying while it is busy for up to
+// opts.LockTimeout (-lock-timeout): another apply on the same host often
+// ends within minutes, and a fleet apply should not fail a host for that
+// when the operator said to wait.
+func acquireWaiting(ctx context.Context, t transport.Transport, host string, opts Options) (*Lock, error) {
+	start := time.Now()
+	said := ""
+	for {
+		l, err := AcquireLock(ctx, t, opts.Owner, opts.Now())
+		var busy *LockBusyError
+		if err == nil || !errors.As(err, &busy) || opts.LockTimeout <= 0 {
+			return l, err
+		}
+		waited := time.Since(start)
+		if waited >= opts.LockTimeout {
+			return nil, fmt.Errorf("%w (waited %s, the -lock-timeout)", err, opts.LockTimeout)
+		}
+		if msg := busy.Error(); msg != said {
+			said = msg
+			emit(opts, host, "waiting up to "+opts.LockTimeout.String()+" for the lock: "+msg)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (stopped waiting: %v)", err, context.Cause(ctx))
+		case <-time.After(min(opts.LockPoll, opts.LockTimeout-waited)):
+		}
+	}
+}
+
 func holderError(host string, res transport.Result, err error) error {
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -59,8 +60,17 @@ func Spec(f *facts.Node, o Options) []byte {
 
 	node := root.AppendNewBlock("node", []string{o.Name}).Body()
 	node.SetAttributeRaw("hosts", hostsExpr)
+	if hw, ok := hardware(f); ok {
+		node.SetAttributeRaw("hardware", hw)
+		node.AppendNewline()
+	} else {
+		node.AppendUnstructuredTokens(comment(hardwareComment(f)))
+	}
 
 	any := spec.Version{}
+	if f.Driver == nil && lockfile.Installed(f, spec.ComponentDriver, any) == "" {
+		node.AppendUnstructuredTokens(comment("# no NVIDIA driver found\n"))
+	}
 	if f.Driver != nil || lockfile.Installed(f, spec.ComponentDriver, any) != "" {
 		node.AppendNewline()
 		d := node.AppendNewBlock("driver", nil).Body()
@@ -81,8 +91,14 @@ func Spec(f *facts.Node, o Options) []byte {
 	for _, c := range []struct {
 		block string
 		comp  spec.Component
-	}{{"cuda", spec.ComponentCUDA}, {"nccl", spec.ComponentNCCL}, {"dcgm", spec.ComponentDCGM}} {
-		if v := lockfile.Installed(f, c.comp, any); v != "" {
+		what  string
+	}{{"cuda", spec.ComponentCUDA, "CUDA toolkit"}, {"nccl", spec.ComponentNCCL, "NCCL"}, {"dcgm", spec.ComponentDCGM, "DCGM"}} {
+		v := lockfile.Installed(f, c.comp, any)
+		if v == "" {
+			// Said, so that a reader of the spec knows import looked.
+			node.AppendUnstructuredTokens(comment("# no " + c.what + " found\n"))
+		}
+		if v != "" {
 			if c.comp == spec.ComponentCUDA {
 				v = defaultCUDA(f, v)
 			}
@@ -90,7 +106,14 @@ func Spec(f *facts.Node, o Options) []byte {
 			node.AppendNewBlock(c.block, nil).Body().SetAttributeValue("version", cty.StringVal(v))
 		}
 	}
-	if tk := lockfile.Installed(f, spec.ComponentContainerToolkit, any); tk != "" || f.Docker.Present {
+	tk := lockfile.Installed(f, spec.ComponentContainerToolkit, any)
+	switch {
+	case tk == "" && !f.Docker.Present:
+		node.AppendUnstructuredTokens(comment("# no container runtime or NVIDIA Container Toolkit found\n"))
+	case tk == "":
+		node.AppendUnstructuredTokens(comment("# no NVIDIA Container Toolkit found\n"))
+	}
+	if tk != "" || f.Docker.Present {
 		node.AppendNewline()
 		c := node.AppendNewBlock("container", nil).Body()
 		if f.Docker.Present || running(f, "docker.service") {
@@ -111,7 +134,7 @@ func Spec(f *facts.Node, o Options) []byte {
 	}
 	if f.Shm.Mounted && !f.Shm.SizeFromDefault && f.Shm.SizeBytes > 0 {
 		node.AppendNewline()
-		node.AppendNewBlock("shm", nil).Body().SetAttributeValue("size", cty.StringVal(spec.FormatBytes(f.Shm.SizeBytes)))
+		node.AppendNewBlock("shm", nil).Body().SetAttributeValue("size", cty.StringVal(shmSize(f.Shm.SizeBytes, f.MemoryBytes)))
 	}
 	if v, ok := f.Sysctl("kernel.numa_balancing"); ok {
 		node.AppendNewline()
@@ -146,6 +169,146 @@ func Spec(f *facts.Node, o Options) []byte {
 		node.SetAttributeValue("cpu_governor", cty.StringVal(f.CPU.Governors[0]))
 	}
 	return hclwrite.Format(file.Bytes())
+}
+
+// hardware describes the node's GPUs as the spec's hardware object, when
+// the PCI bus shows GPUs of one model the knowledge base knows (the object
+// needs its name). NVLink bridges do not show on the PCI bus, so GPUs
+// without NVSwitches are written as "pcie" with a comment saying so.
+func hardware(f *facts.Node) (hclwrite.Tokens, bool) {
+	gpus := f.NVIDIAGPUs()
+	if len(gpus) == 0 {
+		return nil, false
+	}
+	dev, ok := compat.Default().GPUByPCIID(gpus[0].Device)
+	if !ok {
+		return nil, false
+	}
+	for _, g := range gpus {
+		if g.Device != gpus[0].Device {
+			return nil, false
+		}
+	}
+	interconnect, note := "pcie", ""
+	switch {
+	case len(f.NVSwitches()) > 0:
+		interconnect = "nvswitch"
+	case len(gpus) == 1 && strings.Contains(dev.Model.Name, "Grace"):
+		// A Grace superchip's GPU reaches its CPU over NVLink-C2C.
+		interconnect = "nvlink_c2c"
+	case dev.Model.NVLinkGBps > 0:
+		note = ` # or "nvlink_bridge": bridges do not show on the PCI bus`
+	}
+	numaNodes := max(len(f.NUMA), 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, "x = {\n  gpu_model = %s\n  gpu_count = %d\n  interconnect = %s%s\n", hclString(dev.Model.Name), len(gpus), hclString(interconnect), note)
+	if f.CPU.Sockets > 0 {
+		fmt.Fprintf(&b, "  cpu_sockets = %d\n", f.CPU.Sockets)
+	}
+	fmt.Fprintf(&b, "  numa_nodes = %d\n", numaNodes)
+	// Listed by PCI address, the order nvidia-smi numbers them in; only
+	// when every GPU's NUMA node is known (the object defaults it to 0).
+	known := true
+	for _, g := range gpus {
+		known = known && g.NUMANode >= 0 && g.NUMANode < numaNodes
+	}
+	if known {
+		b.WriteString("  gpus = [\n")
+		for i, g := range gpus {
+			fmt.Fprintf(&b, "    { index = %d, pci = %s, numa = %d },\n", i, hclString(g.Address), g.NUMANode)
+		}
+		b.WriteString("  ]\n")
+	}
+	// The RDMA NICs, so that the rules about GPUDirect RDMA and GPU-NIC
+	// affinity see the ones the node has.
+	var nics []string
+	for _, d := range f.RDMA {
+		line := fmt.Sprintf("{ name = %s", hclString(d.Name))
+		if len(d.NetDevs) > 0 {
+			line += ", netdev = " + hclString(d.NetDevs[0])
+		}
+		if pci, ok := f.PCIDevice(d.Address); ok {
+			line += ", pci = " + hclString(d.Address)
+			if pci.NUMANode >= 0 && pci.NUMANode < numaNodes {
+				line += fmt.Sprintf(", numa = %d", pci.NUMANode)
+			}
+		}
+		if len(d.Ports) > 0 {
+			switch d.Ports[0].LinkLayer {
+			case "InfiniBand":
+				line += `, link = "infiniband"`
+			case "Ethernet":
+				line += `, link = "roce"`
+			}
+			var gbps int
+			if _, err := fmt.Sscanf(d.Ports[0].Rate, "%d Gb/sec", &gbps); err == nil && gbps > 0 {
+				line += fmt.Sprintf(", speed_gbps = %d", gbps)
+			}
+		}
+		nics = append(nics, "    "+line+", rdma = true },\n")
+	}
+	if len(nics) > 0 {
+		b.WriteString("  nics = [\n" + strings.Join(nics, "") + "  ]\n")
+	}
+	b.WriteString("}\n")
+	file, diags := hclwrite.ParseConfig([]byte(b.String()), "hardware", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, false
+	}
+	return file.Body().GetAttribute("x").Expr().BuildTokens(nil), true
+}
+
+// hclString is s as an HCL string literal, template sequences escaped.
+func hclString(s string) string {
+	return string(hclwrite.TokensForValue(cty.StringVal(s)).Bytes())
+}
+
+// hardwareComment says which GPUs the PCI bus shows when hardware cannot
+// describe them (none, several models, or a model the knowledge base does
+// not know); a node without GPUs says so.
+func hardwareComment(f *facts.Node) string {
+	gpus := f.NVIDIAGPUs()
+	if len(gpus) == 0 {
+		return "# hardware: no NVIDIA GPU found on the PCI bus (gpu_count 0)\n"
+	}
+	count := map[string]int{}
+	var ids []string
+	for _, g := range gpus {
+		if count[g.Device] == 0 {
+			ids = append(ids, g.Device)
+		}
+		count[g.Device]++
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%d × device %s", count[id], id)
+	}
+	gpuWord := "GPUs"
+	if len(gpus) == 1 {
+		gpuWord = "GPU"
+	}
+	return fmt.Sprintf("# hardware: %d NVIDIA %s found (%s); set hardware = module.NAME.hardware\n# from a built-in hardware profile to enable the topology checks\n", len(gpus), gpuWord, strings.Join(parts, ", "))
+}
+
+// shmSize writes a /dev/shm size as a share of RAM when it is a whole
+// percentage of it (tmpfs's size=50% is the common setting), so that the
+// spec holds other nodes with other RAM sizes to the same intent instead
+// of to this node's bytes; else as bytes.
+func shmSize(size, ram uint64) string {
+	if ram > 0 {
+		p := (size*100 + ram/2) / ram
+		// tmpfs rounds to whole pages; the shm resource allows a MiB of
+		// slack for that, and so does this, as long as a MiB is well
+		// under a percent of RAM.
+		slack := min(uint64(1<<20), ram/1000)
+		if p >= 1 && p <= 100 {
+			want := ram * p / 100
+			if diff := max(want, size) - min(want, size); diff <= slack {
+				return fmt.Sprintf("%d%%", p)
+			}
+		}
+	}
+	return spec.FormatBytes(size)
 }
 
 // managedSysctls are the sysctls an earlier gpuform apply wrote to its
