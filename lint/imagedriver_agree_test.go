@@ -7,16 +7,25 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // TestImageDriverAgreement walks every NGC image of the knowledge base, on
 // every driver the tables name (each forward-compatibility exception, a
 // release just below it, each CUDA toolkit driver, each branch floor), on
-// every GPU model and on a node without hardware, and checks that
-// container_image_driver reports exactly what compat.ImageDriver decides:
-// nothing, a warning or an error. It also checks the decision itself
-// honours the status of its facts: no error on a weak fact, none on a
-// data-center GPU whose exception list is unknown.
+// every GPU model and on a node without hardware, and checks that the three
+// layers that judge an image report exactly what compat.ImageDriver
+// decides (nothing, a warning or an error): lint's container_image_driver
+// on the pinned driver, plan on the driver its driver_package installs,
+// and verify's container.image_driver on the driver the host has loaded.
+// It also checks the decision itself honours the status of its facts: no
+// error on a weak fact, none on a data-center GPU whose exception list is
+// unknown.
 func TestImageDriverAgreement(t *testing.T) {
 	kb := compat.Default()
 	images := kb.NGCImages()
@@ -64,9 +73,18 @@ func TestImageDriverAgreement(t *testing.T) {
 				}
 			}
 		}
+		planned := planImageVerdicts(t, cfg, len(drivers))
+		verified := verifyImageVerdicts(t, cfg, gpu, drivers)
 		for i, d := range drivers {
 			for _, im := range images {
 				ans := kb.ImageDriver(im, d, class)
+				key := fmt.Sprintf("%d|%s", i, im.Image)
+				if got, want := planned[key], ans.Verdict; got != want {
+					t.Errorf("%s on %s (%q): plan says %s, compat says %s", im.Image, d, gpu, got, want)
+				}
+				if got, want := verified[key], ans.Verdict; got != want {
+					t.Errorf("%s on %s (%q): verify says %s, compat says %s", im.Image, d, gpu, got, want)
+				}
 				checked++
 				if ans.Verdict == compat.VerdictError {
 					errs++
@@ -93,6 +111,79 @@ func TestImageDriverAgreement(t *testing.T) {
 	if errs == 0 {
 		t.Error("no combination is an error: the walk does not reach the error path")
 	}
+}
+
+// planImageVerdicts plans every node of cfg on an Ubuntu host without the
+// driver, whose PCI bus shows GPUs the knowledge base cannot name (so the
+// GPU's class comes from the node's hardware block, as in lint), and
+// returns plan's image verdicts by "node index|image".
+func planImageVerdicts(t *testing.T, cfg *spec.Config, nodes int) map[string]compat.Verdict {
+	t.Helper()
+	f := &facts.Node{OS: facts.OS{ID: "ubuntu", VersionID: "24.04"}, Arch: "x86_64"}
+	for i := 0; i < 8; i++ {
+		f.PCI = append(f.PCI, facts.PCIDevice{Address: fmt.Sprintf("0000:%02x:00.0", 0x10+i), Kind: facts.KindGPU,
+			Vendor: facts.VendorNVIDIA, Device: "0xffff", Class: "0x030200", NUMANode: -1})
+	}
+	var probed []target.Probed
+	for _, n := range cfg.Nodes {
+		probed = append(probed, target.Probed{Host: target.Host{Host: n.Hosts[0], Node: n}, Facts: f})
+	}
+	p := plan.Make(probed)
+	if len(p.Hosts) != nodes {
+		t.Fatalf("plan has %d hosts, want %d", len(p.Hosts), nodes)
+	}
+	out := map[string]compat.Verdict{}
+	for i, h := range p.Hosts {
+		if h.Error != "" {
+			t.Fatalf("host %s: %s", h.Host, h.Error)
+		}
+		for _, v := range h.Images {
+			if v.DriverFrom != plan.DriverPlanned {
+				t.Errorf("host %s: %s judged the %s driver, not the planned one", h.Host, v.Image, v.DriverFrom)
+			}
+			key := fmt.Sprintf("%d|%s", i, v.Image)
+			if _, dup := out[key]; dup {
+				t.Errorf("host %s: two verdicts for %s", h.Host, v.Image)
+			}
+			out[key] = compat.VerdictWarning
+			if v.Severity == plan.ImageError {
+				out[key] = compat.VerdictError
+			}
+		}
+	}
+	return out
+}
+
+// verifyImageVerdicts runs verify's checks on every node of cfg with the
+// node's driver loaded and one GPU named as the node's hardware block says
+// (none without one), and returns container.image_driver's verdicts by
+// "node index|image": a failure is an error, a pass with a reason a
+// warning.
+func verifyImageVerdicts(t *testing.T, cfg *spec.Config, gpu string, drivers []compat.Version) map[string]compat.Verdict {
+	t.Helper()
+	out := map[string]compat.Verdict{}
+	for i, n := range cfg.Nodes {
+		rep := &nvmlfacts.Report{DriverVersion: drivers[i].String()}
+		if gpu != "" {
+			rep.GPUs = []nvmlfacts.GPU{{Index: 0, Name: gpu}}
+		}
+		for _, r := range verify.Check(verify.ExpectationFor(n), rep, verify.HostFacts{}) {
+			image, ok := strings.CutPrefix(r.ID, string(verify.CheckImageDriver)+".")
+			if !ok {
+				continue
+			}
+			key := fmt.Sprintf("%d|%s", i, image)
+			switch {
+			case r.Status == verify.StatusFail:
+				out[key] = compat.VerdictError
+			case r.Status == verify.StatusPass && r.Message != "":
+				out[key] = compat.VerdictWarning
+			case r.Status != verify.StatusPass:
+				t.Errorf("node %s: %s is %s: %s", n.Name, r.ID, r.Status, r.Message)
+			}
+		}
+	}
+	return out
 }
 
 // agreementDrivers lists the drivers the tables name, plus one release just

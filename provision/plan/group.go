@@ -33,8 +33,9 @@ func (h *HostPlan) signature() string {
 		Node     string
 		Error    string
 		Warnings []string
+		Images   []imageJSON
 		Changes  []resourceChangeJSON
-	}{j.Node, j.Error, j.Warnings, j.ResourceChanges})
+	}{j.Node, j.Error, j.Warnings, j.Images, j.ResourceChanges})
 	return string(b)
 }
 

@@ -23,6 +23,13 @@ import (
 //	    "facts_fingerprint": "sha256 hex",   // omitted for a host that failed
 //	    "error": "…",                        // omitted when planned
 //	    "warnings": ["…"],                   // omitted when none
+//	    "images": [{                         // omitted when none: images the knowledge base
+//	      "image": "nvcr.io/nvidia/pytorch:25.02-py3",  // has a warning or an error about
+//	      "severity": "error" | "warning",
+//	      "driver": "535.183.06", "driver_from": "planned" | "loaded",
+//	      "gpu": "H100-SXM5-80GB", "gpu_class": "data-center GPU",
+//	      "message": "…", "source": "https://…"
+//	    }],
 //	    "resource_changes": [{
 //	      "resource": "driver_package",
 //	      "actions": ["create" | "update" | "delete" | "no-op"],
@@ -83,11 +90,23 @@ type hostJSON struct {
 	FactsFingerprint string               `json:"facts_fingerprint,omitempty"`
 	Error            string               `json:"error,omitempty"`
 	Warnings         []string             `json:"warnings,omitempty"`
+	Images           []imageJSON          `json:"images,omitempty"`
 	ResourceChanges  []resourceChangeJSON `json:"resource_changes"`
 	RebootRequired   bool                 `json:"reboot_required"`
 	RebootPending    bool                 `json:"reboot_pending"`
 	Slurm            *SlurmPlan           `json:"slurm,omitempty"`
 	Summary          Summary              `json:"summary"`
+}
+
+type imageJSON struct {
+	Image      string        `json:"image"`
+	Severity   ImageSeverity `json:"severity"`
+	Driver     string        `json:"driver"`
+	DriverFrom DriverFrom    `json:"driver_from"`
+	GPU        string        `json:"gpu,omitempty"`
+	GPUClass   string        `json:"gpu_class"`
+	Message    string        `json:"message"`
+	Source     string        `json:"source,omitempty"`
 }
 
 type resourceChangeJSON struct {
@@ -156,12 +175,18 @@ func (h *HostPlan) toJSON() *hostJSON {
 	for i, rc := range h.ResourceChanges {
 		out.ResourceChanges[i] = rc.toJSON()
 	}
+	for _, v := range h.Images {
+		out.Images = append(out.Images, imageJSON(v))
+	}
 	return out
 }
 
 func (hj *hostJSON) toModel() (*HostPlan, error) {
 	h := &HostPlan{Host: hj.Host, Node: hj.Node, FactsFingerprint: hj.FactsFingerprint, Error: hj.Error, Warnings: hj.Warnings,
 		ResourceChanges: make([]ResourceChange, len(hj.ResourceChanges)), RebootRequired: hj.RebootRequired, RebootPending: hj.RebootPending, Slurm: hj.Slurm, Summary: hj.Summary}
+	for _, v := range hj.Images {
+		h.Images = append(h.Images, ImageVerdict(v))
+	}
 	for i, rj := range hj.ResourceChanges {
 		rc, err := rj.toModel()
 		if err != nil {

@@ -77,6 +77,10 @@ type HostPlan struct {
 	Error string
 	// Warnings are settings gpuform leaves alone on this host.
 	Warnings []string
+	// Images are the knowledge base's verdicts on the node's container
+	// images against the driver the host runs after apply (judgeImages);
+	// only images with a warning or an error are listed.
+	Images []ImageVerdict
 	// ResourceChanges are the resources in the order apply converges them;
 	// unchanged resources are listed with action no-op.
 	ResourceChanges []ResourceChange
@@ -241,6 +245,7 @@ func Make(probed []target.Probed) *Plan {
 				// changes would fail or do harm.
 				hp.Error = preflight.Message(problems)
 				hp.ResourceChanges = []ResourceChange{}
+				hp.Images = nil
 				hp.Summary = Summary{}
 				hp.RebootRequired, hp.RebootPending = false, false
 			case err != nil:
@@ -298,6 +303,7 @@ func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
 	}
 	hp.Warnings = warnings
 	hp.ResourceChanges = changes
+	hp.Images = judgeImages(n, f, changes)
 	for _, rc := range changes {
 		switch rc.Action {
 		case resource.Create:

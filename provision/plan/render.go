@@ -112,6 +112,7 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 	for _, w := range h.Warnings {
 		fmt.Fprintf(b, "\n  %s %s\n", pt.paint("33", "Warning:"), w)
 	}
+	renderImages(b, h, pt)
 	for _, rc := range h.ResourceChanges {
 		a := rc.Action
 		if a == resource.NoOp {
@@ -415,4 +416,24 @@ func renderSlurm(b *strings.Builder, p *Plan, pt painter) {
 		b.WriteString(r)
 	}
 	b.WriteString("\n")
+}
+
+// renderImages writes the knowledge base's verdicts on the node's images,
+// as lint's container_image_driver and verify word them: an error is an
+// image that cannot run on the driver the host will have.
+func renderImages(b *strings.Builder, h *HostPlan, pt painter) {
+	for _, v := range h.Images {
+		label := pt.paint("33", "Warning:")
+		if v.Severity == ImageError {
+			label = pt.paint("31", "Error:")
+		}
+		gpu := v.GPUClass
+		if v.GPU != "" {
+			gpu = v.GPU + ", " + v.GPUClass
+		}
+		fmt.Fprintf(b, "\n  %s %s [%s]\n", label, v.Message, gpu)
+		if v.Source != "" {
+			fmt.Fprintf(b, "    source: %s\n", v.Source)
+		}
+	}
 }
