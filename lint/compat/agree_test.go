@@ -160,7 +160,10 @@ func TestAgreeGPUModelsWithArchitectures(t *testing.T) {
 			if !g.MinCUDA.IsZero() && g.MinCUDA.Less(a.FirstCUDA) {
 				t.Errorf("min CUDA %s is below %s's first toolkit %s", g.MinCUDA, a.Name, a.FirstCUDA)
 			}
-			if !g.MinCUDA.IsZero() && !g.MinDriver.Driver.IsZero() {
+			// A minimum that cannot fail a build may be an observed upper
+			// bound below the GA toolkit's driver (B200: NVIDIA's MLPerf
+			// system ran R565 with a pre-release CUDA 12.7).
+			if !g.MinCUDA.IsZero() && !g.MinDriver.Driver.IsZero() && g.MinDriver.Status.CanBeError() {
 				rel, ok := kb.CUDA(g.MinCUDA)
 				if !ok {
 					t.Fatalf("min CUDA %s not in cuda-driver.tsv", g.MinCUDA)

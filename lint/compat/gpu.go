@@ -546,12 +546,17 @@ func parseGPURow(r row) (GPUModel, error) {
 	if strings.Contains(r.get("min_driver_linux"), "GPU Operator") && !strings.Contains(r.get("min_driver_linux"), "CUDA 12.8 GA") {
 		g.MinDriver.Fact = g.MinDriver.Fact.preferSource("platform-support")
 	}
+	if strings.Contains(r.get("min_driver_linux"), "MLPerf") {
+		// The value is what NVIDIA's own MLPerf system ran; the driver
+		// is named in the system's JSON file, not system_descriptions.tsv.
+		g.MinDriver.Fact = g.MinDriver.Fact.preferSource("_TRT.json", "closed/NVIDIA/systems")
+	}
 	g.MemoryFact = g.MemoryFact.preferSource("system_descriptions", "mlcommons", "release-notes")
 	g.NVLinkFact = g.NVLinkFact.preferSource("system_descriptions", "mlcommons", "nvlinkinfo")
 	g.NVSwitchFact = g.NVSwitchFact.preferSource("nvswitch.html", "platform-support")
 	g.FabricManagerFact = g.FabricManagerFact.preferSource("fabric-manager-user-guide")
 	if g.KernelModulesFact.Status.CanBeError() {
-		g.KernelModulesFact = g.KernelModulesFact.preferSource("kernel-modules.html", "platform-support")
+		g.KernelModulesFact = g.KernelModulesFact.preferSource("kernel-modules.html", "developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source", "platform-support")
 	} else {
 		g.KernelModulesFact = g.KernelModulesFact.preferSource("open-source-gpu-kernel-modules", "slicast")
 	}

@@ -121,6 +121,9 @@ func TestDriverBranchAndEOL(t *testing.T) {
 		// Ended per NVIDIA's supported-drivers page ("all previous driver
 		// branches not listed ... are end of life"); once only the forum.
 		{"R470 ended", "470.57.02", "2030-01-01", LongTermSupportBranch, Secondary, Yes, Confirmed},
+		// NVIDIA's Unix driver archive names 590.48.01 its latest New
+		// Feature Branch release; no end-of-life date is published.
+		{"R590 new feature branch", "590.48.01", "2030-01-01", NewFeatureBranch, Confirmed, Unknown, StatusUnknown},
 		// New feature branches have no end-of-life date.
 		{"R520 unknown", "520.61.05", "2030-01-01", NewFeatureBranch, Secondary, Unknown, StatusUnknown},
 		// Evaluation branches have no support lifecycle.
@@ -215,11 +218,16 @@ func TestGPUFacts(t *testing.T) {
 		t.Errorf("H100 PCIe NVSwitch %s FM %s, want no/no", p.NVSwitch, p.FabricManager)
 	}
 
-	// Blackwell needs the open modules, but the table has that from
-	// secondary reports only: a rule may warn, not fail.
+	// Blackwell needs the open modules: NVIDIA's R560 post says the
+	// proprietary drivers are unsupported on Grace Hopper and Blackwell.
 	b := get("B200")
-	if b.KernelModules.Supports("proprietary") != No || b.KernelModulesFact.Status.CanBeError() {
-		t.Errorf("B200 proprietary: %s/%s, want no/secondary", b.KernelModules.Supports("proprietary"), b.KernelModulesFact.Status)
+	if b.KernelModules.Supports("proprietary") != No || b.KernelModulesFact.Status != Confirmed {
+		t.Errorf("B200 proprietary: %s/%s, want no/confirmed", b.KernelModules.Supports("proprietary"), b.KernelModulesFact.Status)
+	}
+	// NVIDIA's own MLPerf B200 system ran Driver 565: no release of R565
+	// may be refused, and what came before it is not known.
+	if b.MinDriver.Check(drv(t, "565.57.01")) != Yes || b.MinDriver.Status.CanBeError() {
+		t.Errorf("B200 min driver %s/%s: 565.57.01 must pass, and nothing below may fail a build", b.MinDriver.Driver, b.MinDriver.Status)
 	}
 	if b.NVLinkGBps != 1800 {
 		t.Errorf("B200 NVLink %v GB/s, want 1800 (1.8 TB/s)", b.NVLinkGBps)
@@ -248,8 +256,9 @@ func TestGPUFacts(t *testing.T) {
 		{"H100 CC", h.CCFact, "developer.nvidia.com/cuda-gpus"},
 		{"V100 kernel modules", v.KernelModulesFact, "kernel-modules.html"},
 		{"GH200 kernel modules", gh.KernelModulesFact, "platform-support"},
-		{"B200 kernel modules", b.KernelModulesFact, "open-source-gpu-kernel-modules"},
-		{"B200 min driver", b.MinDriver.Fact, "cuda-toolkit-release-notes"},
+		{"B200 kernel modules", b.KernelModulesFact, "developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-kernel-modules"},
+		{"GB300 kernel modules", get("GB300").KernelModulesFact, "developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-kernel-modules"},
+		{"B200 min driver", b.MinDriver.Fact, "mlcommons/inference_results_v4.1/blob/a2f5d66d17e8f75c02fd74dfe810ecca6a046696/closed/NVIDIA/systems/B200-SXM-180GBx1_TRT.json"},
 		{"RTX PRO min driver", get("RTX PRO 6000 Blackwell").MinDriver.Fact, "platform-support"},
 	} {
 		if !strings.Contains(tt.f.Source(), tt.want) {
@@ -587,8 +596,10 @@ func TestHostFacts(t *testing.T) {
 	if !ok || f.Value != "64m (67108864 bytes)" || f.Status != Confirmed {
 		t.Errorf("docker-shm-default = %+v", f)
 	}
-	if f, _ := kb.HostFact("open-modules-blackwell"); f.Status.CanBeError() {
-		t.Error("open-modules-blackwell is secondary in facts.tsv")
+	// NVIDIA's R560 post, read: proprietary drivers are unsupported on
+	// Grace Hopper and Blackwell.
+	if f, _ := kb.HostFact("open-modules-blackwell"); f.Status != Confirmed || !strings.HasPrefix(f.Source(), "https://developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-kernel-modules/") {
+		t.Errorf("open-modules-blackwell is %s citing %q, want confirmed from NVIDIA's post", f.Status, f.Source())
 	}
 	n := kb.NCCLThresholds()
 	if len(n) == 0 || n[0].BusBWGBps != 460 || n[0].GPUs != 8 || n[0].Kind != "floor" {

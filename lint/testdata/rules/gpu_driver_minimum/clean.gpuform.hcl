@@ -67,3 +67,21 @@ node "volta" {
   }
   cuda { version = "12.8.1" }
 }
+
+# NVIDIA's own MLPerf Inference v4.1 B200 system ran Driver 565
+# (mlcommons/inference_results_v4.1, closed/NVIDIA/systems/B200-SXM-180GBx1_TRT.json):
+# R565 runs a B200, whatever CUDA 12.8 GA bundled.
+node "b200" {
+  hosts = ["b200.example.com"]
+  hardware = {
+    name         = "HGX B200"
+    gpu_model    = "B200 (HGX/DGX B200)"
+    gpu_count    = 8
+    interconnect = "nvswitch"
+    memory       = "2TiB"
+  }
+  driver {
+    version       = "565.57.01"
+    kernel_module = "open"
+  }
+}
