@@ -23,11 +23,12 @@ import (
 //	    "facts_fingerprint": "sha256 hex",   // omitted for a host that failed
 //	    "error": "…",                        // omitted when planned
 //	    "warnings": ["…"],                   // omitted when none
-//	    "images": [{                         // omitted when none: images the knowledge base
-//	      "image": "nvcr.io/nvidia/pytorch:25.02-py3",  // has a warning or an error about
+//	    "images": [{                         // NGC images with a warning or an error; omitted when none
+//	      "image": "nvcr.io/nvidia/pytorch:25.02-py3",
 //	      "severity": "error" | "warning",
 //	      "driver": "535.183.06", "driver_from": "planned" | "loaded",
-//	      "gpu": "H100-SXM5-80GB", "gpu_class": "data-center GPU",
+//	      "gpu": "H100 SXM5 80GB (HGX/DGX H100)",   // omitted when not known
+//	      "gpu_class": "data-center GPU",
 //	      "message": "…", "source": "https://…"
 //	    }],
 //	    "resource_changes": [{
