@@ -34,6 +34,14 @@ func TestIBWriteBWFixtures(t *testing.T) {
 		// --report_gbits, post list, RoCE; BW peak 0.00 (not measured).
 		{file: "ib_write_bw-Gbsec-roce-postlist-8B-issue273.txt", device: "ib0", unit: "Gb/sec", rows: 1, msg: 8,
 			peak: 0, avg: 0.48, mpps: 7.498617},
+		// perftest 26.x layout (Lock-free, Enhanced Reorder, CQE Poll
+		// Batch) with a CPU frequency warning between header and row;
+		// NDR ConnectX-7 at 392 of 400 Gb/s.
+		{file: "ib_write_bw-Gbsec-ndr-cx7-client-dac-guide.txt", device: "mlx5_0", unit: "Gb/sec", rows: 1, msg: 65536,
+			peak: 392.38, avg: 392.34, mpps: 0.748336},
+		// ib_send_bw prints the same report; the MiB/sec label of 2024 on.
+		{file: "ib_send_bw-MiBsec-ndr-cx7-client-dac-guide.txt", device: "mlx5_0", unit: "MiB/sec", rows: 1, msg: 65536,
+			peak: 46567.34 * mibToGb, avg: 46557.03 * mibToGb, mpps: 0.744912},
 		{file: "ib_write_bw-connect-error-pr228.txt", failsWith: "ib_write_bw failed: Couldn't connect to 192.168.125.211:18515"},
 	}
 	for _, tt := range tests {
