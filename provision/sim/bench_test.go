@@ -89,6 +89,30 @@ func TestBenchToolsReplayRealCaptures(t *testing.T) {
 	}
 }
 
+// TestNvbandwidthVisibleDevices: with CUDA_VISIBLE_DEVICES the stand-in
+// shows only those GPUs, renumbered from 0 as CUDA does, so bench can
+// measure one GPU at a time (GPU 5 of the degraded node alone).
+func TestNvbandwidthVisibleDevices(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-degraded")
+	res := run(t, tr, "CUDA_VISIBLE_DEVICES=5 "+argv(tool.NvbandwidthArgs("host_to_device_memcpy_ce")))
+	ms, err := tool.ParseNvbandwidth(strings.NewReader(string(res.Stdout)))
+	if err != nil || len(ms) != 1 || len(ms[0].Cols) != 1 || ms[0].GBps[0][0] != 27.68 || ms[0].SumGBps != 27.68 {
+		t.Fatalf("GPU 5 alone: %+v %v\n%s", ms, err, res.Stdout)
+	}
+	res = run(t, tr, "CUDA_VISIBLE_DEVICES=2,7 "+argv(tool.NvbandwidthArgs("device_to_device_memcpy_read_ce")))
+	ms, err = tool.ParseNvbandwidth(strings.NewReader(string(res.Stdout)))
+	if err != nil || len(ms) != 1 || len(ms[0].Rows) != 2 || len(ms[0].Cols) != 2 {
+		t.Fatalf("GPUs 2 and 7: %+v %v\n%s", ms, err, res.Stdout)
+	}
+	// The capture's [2][7] and [7][2] cells: 395.19 both.
+	if v, _ := ms[0].Value(0, 1); v != 395.19 || ms[0].SumGBps != 790.38 {
+		t.Errorf("GPUs 2 and 7: [0][1] %v, sum %v", v, ms[0].SumGBps)
+	}
+	if res := run(t, tr, "CUDA_VISIBLE_DEVICES=GPU-0f2e "+argv(tool.NvbandwidthArgs())); res.ExitCode == 0 {
+		t.Errorf("UUIDs are not modelled, yet the stand-in ran:\n%s", res.Stdout)
+	}
+}
+
 // TestBenchToolLimits: what the stand-ins do not have they say, rather
 // than invent numbers, and they fail like the real tools on bad requests.
 func TestBenchToolLimits(t *testing.T) {
