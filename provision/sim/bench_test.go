@@ -270,3 +270,15 @@ func TestDegradedProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestIBWriteBWOneScript: server in the background and client in one shell
+// script, the way an operator runs a loopback pair by hand.
+func TestIBWriteBWOneScript(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-converged")
+	script := argv(tool.IBWriteBWServerArgs("mlx5_4", 18800)) + " >/dev/null & " + argv(tool.IBWriteBWClientArgs("mlx5_5", 18800, "localhost")) + "; wait"
+	res := run(t, tr, script)
+	r, err := tool.ParseIBWriteBW(strings.NewReader(string(res.Stdout)))
+	if res.ExitCode != 0 || err != nil || r.AvgGbps != 392.34 || r.Device != "mlx5_5" {
+		t.Fatalf("exit %d, %+v, %v\n%s%s", res.ExitCode, r, err, res.Stdout, res.Stderr)
+	}
+}
