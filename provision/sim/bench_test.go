@@ -282,3 +282,16 @@ func TestIBWriteBWOneScript(t *testing.T) {
 		t.Fatalf("exit %d, %+v, %v\n%s%s", res.ExitCode, r, err, res.Stdout, res.Stderr)
 	}
 }
+
+// TestNvbandwidthCapturesForBench: every testcase bench runs has a capture
+// on the HGX H100 profiles, and each replays as one matrix of that name.
+func TestNvbandwidthCapturesForBench(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-degraded")
+	for _, tc := range []string{tool.DeviceLocalCopy, tool.DeviceToDeviceReadCE, tool.DeviceToDeviceWriteCE, tool.HostToDeviceCE, tool.DeviceToHostCE} {
+		res := run(t, tr, argv(tool.NvbandwidthArgs(tc)))
+		ms, err := tool.ParseNvbandwidth(strings.NewReader(string(res.Stdout)))
+		if err != nil || len(ms) != 1 || ms[0].Testcase != tc || len(ms[0].Cols) != 8 {
+			t.Errorf("%s: %v, %d matrices\n%s%s", tc, err, len(ms), res.Stdout, res.Stderr)
+		}
+	}
+}
