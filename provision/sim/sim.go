@@ -796,7 +796,7 @@ func (t *Transport) NVMLMock() (transport.NVMLMock, error) {
 	default:
 		return transport.NVMLMock{}, fmt.Errorf("no simulated NVML for profile %q", profile)
 	}
-	return transport.NVMLMock{System: system, FollowsDriver: true}, nil
+	return transport.NVMLMock{System: system, FollowsDriver: true, Root: t.root}, nil
 }
 
 // Close does nothing; it exists to satisfy transport.Transport.
