@@ -213,7 +213,7 @@ func TestVerifyDriftMatrix(t *testing.T) {
 		}, "governor=performance,powersave", "governor=performance", nil},
 		{"nccl_conf", func(t *testing.T, r string) {
 			edit(t, r, "etc/nccl.conf", "NCCL_IB_HCA=mlx5_0,", "NCCL_IB_HCA=mlx5_1,")
-		// mlx5_0, GPU 0's NIC, left out: bind.nccl_conf says so too.
+			// mlx5_0, GPU 0's NIC, left out: bind.nccl_conf says so too.
 		}, "NCCL_IB_HCA=mlx5_1,", "NCCL_IB_HCA=mlx5_0,", []string{"bind.nccl_conf"}},
 		// A hand edit moves GPU 5's jobs to the other socket.
 		{"binding", func(t *testing.T, r string) {
