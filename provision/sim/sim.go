@@ -664,6 +664,14 @@ func addCPUs(dir string, data []byte) error {
 			var entry strings.Builder
 			fmt.Fprintf(&entry, "processor\t: %d\n", c)
 			// x86 cpuinfo names the package; only Arm needs sysfs topology.
+			if v := kv["vendor"]; v != "" {
+				// x86 identification as cpuinfo prints it; family and
+				// model numbers only where a source gives them.
+				fmt.Fprintf(&entry, "vendor_id\t: %s\n", v)
+				if kv["family"] != "" {
+					fmt.Fprintf(&entry, "cpu family\t: %s\nmodel\t\t: %s\n", kv["family"], kv["model_id"])
+				}
+			}
 			if m := kv["model"]; m != "" {
 				fmt.Fprintf(&entry, "model name\t: %s\nphysical id\t: %s\n", m, kv["socket"])
 			} else {
