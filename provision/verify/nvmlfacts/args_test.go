@@ -37,4 +37,3 @@ func TestAgentFlagsRoundTrip(t *testing.T) {
 		}
 	}
 }
-
