@@ -199,6 +199,7 @@ func checkProcesses(exp Expectation, rep *nvmlfacts.Report, f *facts.Node) []Che
 			devices = append(devices, g.NIC)
 		}
 	}
+	slices.Sort(devices)
 	var out []CheckResult
 	for _, g := range rep.GPUs {
 		r := CheckResult{ID: CheckProcessBinding.GPU(g.Index)}
@@ -213,6 +214,13 @@ func checkProcesses(exp Expectation, rep *nvmlfacts.Report, f *facts.Node) []Che
 		}
 		if bg.NIC != "" {
 			r.Expected += ", NIC " + bg.NIC
+		}
+		if cpus == "" && bg.NIC == "" {
+			// Nothing says where this GPU's jobs belong: a pass would
+			// judge nothing.
+			r.Status, r.Message = StatusSkip, "nothing to judge: the spec binds this GPU to no NUMA node or NIC, and NVML reports no CPU affinity for it"
+			out = append(out, r)
+			continue
 		}
 		if rep.Processes == nil {
 			r.Status, r.Message = StatusSkip, "processes not available from "+rep.Source+" (the NVML agent could not run)"

@@ -181,6 +181,16 @@ func TestProcessBinding(t *testing.T) {
 			t.Errorf("fallback: %+v", r)
 		}
 	}
+	// A GPU nothing places (no bind, no NIC, no NVML affinity): skipped
+	// with the reason, not passed.
+	rep = twoGPUReport(bound(0, "0-7", ""))
+	rep.GPUs[0].CPUAffinity = ""
+	plain := loadSpecNode(t, `node "n" {
+  hosts = ["gpu1"]
+}`)
+	if got := checkProcesses(Expectation{Spec: plain, Processes: true}, rep, boundHost(t, n)); len(got) != 2 || got[0].Status != StatusSkip || !strings.Contains(got[0].Message, "nothing to judge") || got[1].Status != StatusSkip {
+		t.Errorf("unplaced GPU: %+v", got)
+	}
 	// Without -processes nothing is emitted.
 	if got := checkProcesses(Expectation{Spec: n}, twoGPUReport(bound(0, "0-7", "")), boundHost(t, n)); len(got) != 0 {
 		t.Errorf("without -processes: %+v", got)
