@@ -45,7 +45,7 @@ var (
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
 	numaBindSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpus", Required: true}, {Name: "node", Required: true}}}
-	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}}}
+	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}, {Name: "nccl_topo_file"}}}
 	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
 	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
@@ -435,6 +435,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 	a.NCCLIBHCA, _ = dec.stringList("nccl_ib_hca")
 	a.NCCLIBHCA = filterPattern(&dec.diags, a.NCCLIBHCA, regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`), "Invalid NCCL_IB_HCA entry", "Entries look like \"mlx5_0\" or \"mlx5_0:1\".")
 	a.NCCLSocketIfname = dec.string("nccl_socket_ifname")
+	a.NCCLTopoFile = dec.bool("nccl_topo_file")
 	if a.NCCLSocketIfname.Set && !regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`).MatchString(a.NCCLSocketIfname.V) {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

@@ -158,6 +158,10 @@ type Affinity struct {
 	NCCLIBHCA []Attr[string]
 	// NCCLSocketIfname is NCCL_SOCKET_IFNAME.
 	NCCLSocketIfname Attr[string]
+	// NCCLTopoFile asks for an NCCL topology file built from the hardware
+	// description, written on virtual machines whose PCI tree hides the
+	// GPU–NIC layout, and NCCL_TOPO_FILE pointing at it in nccl.conf.
+	NCCLTopoFile Attr[bool]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

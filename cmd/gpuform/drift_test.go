@@ -213,11 +213,12 @@ func TestVerifyDriftMatrix(t *testing.T) {
 		}, "governor=performance,powersave", "governor=performance", nil},
 		{"nccl_conf", func(t *testing.T, r string) {
 			edit(t, r, "etc/nccl.conf", "NCCL_IB_HCA=mlx5_0,", "NCCL_IB_HCA=mlx5_1,")
-		}, "NCCL_IB_HCA=mlx5_1,", "NCCL_IB_HCA=mlx5_0,", nil},
+			// mlx5_0, GPU 0's NIC, left out: bind.nccl_conf says so too.
+		}, "NCCL_IB_HCA=mlx5_1,", "NCCL_IB_HCA=mlx5_0,", []string{"bind.nccl_conf"}},
 		// A hand edit moves GPU 5's jobs to the other socket.
 		{"binding", func(t *testing.T, r string) {
 			edit(t, r, "etc/gpuform/binding.json", "\"pci\": \"0000:c3:00.0\",\n      \"numa_node\": 1,\n      \"cpus\": \"56-111,168-223\"", "\"pci\": \"0000:c3:00.0\",\n      \"numa_node\": 0,\n      \"cpus\": \"0-55,112-167\"")
-		}, "gpu.5=numa 0 (0-55,112-167), nic mlx5_9 (ibp192s0)", "gpu.5=numa 1 (56-111,168-223), nic mlx5_9 (ibp192s0)", nil},
+		}, "gpu.5=numa 0 (0-55,112-167), nic mlx5_9 (ibp192s0)", "gpu.5=numa 1 (56-111,168-223), nic mlx5_9 (ibp192s0)", []string{"bind.file"}},
 	}
 	hosts := []string{"sim://hgx-h100-stale/converged"}
 	for _, c := range cases {

@@ -32,6 +32,8 @@ type verifyFlags struct {
 	// slurmDrain drains this node in Slurm on a failure and resumes a
 	// drain of gpuform's on success (with --local).
 	slurmDrain bool
+	// processes judges the CPU and NIC binding of every GPU process.
+	processes bool
 }
 
 func newVerifyCommand(s Streams) *cobra.Command {
@@ -46,7 +48,10 @@ func newVerifyCommand(s Streams) *cobra.Command {
 GPU count and model, the pinned driver, persistence mode, ECC and its error
 counters, row remapping, PCIe generation and width, NVLink state, NUMA node
 of each GPU, the GPU-to-NIC path, temperatures and throttling, fabric
-manager and nvidia-peermem, and, from the full tier on, nccl-tests floors.
+manager and nvidia-peermem, the binding file gpuform bind reads, and, from
+the full tier on, nccl-tests floors. With -processes it also checks that
+every process NVML reports on a GPU is bound to that GPU's NUMA node and
+NIC (/proc/PID/status and environ).
 The spec.* checks compare every resource of the spec with the host as plan
 does (package versions, daemon.json, shm, limits, sysctls, kernel
 arguments, governor, nccl.conf) and fail what drifted, and a reboot that
@@ -110,7 +115,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			if err := reportLoad(s, diags, cfg, vf.format == "json" && vf.out == ""); err != nil {
 				return err
 			}
-			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local}
+			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local, Processes: vf.processes}
 			if exe, err := os.Executable(); err == nil {
 				opts.AgentBinary = exe
 			}
@@ -212,6 +217,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().StringVar(&vf.node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
 	cmd.Flags().StringVar(&vf.mockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
 	_ = cmd.Flags().MarkHidden("mock-nvml")
+	cmd.Flags().BoolVar(&vf.processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
 	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd
 }

@@ -13,8 +13,9 @@ import (
 func TestVerifySimulatedNodes(t *testing.T) {
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 
-	// The stale node runs an old driver with no fabric manager: verify
-	// fails those checks by id, and exits 2.
+	// The stale node runs an old driver with no fabric manager, and apply
+	// never recorded its binding: verify fails those checks by id, and
+	// exits 2.
 	code, out, errOut := runCLIEnv(t, env, "verify", "-format", "json", "../../examples/quickstart")
 	if code != ExitReport {
 		t.Fatalf("quickstart: exit %d, want 2\n%s%s", code, out, errOut)
@@ -41,7 +42,7 @@ func TestVerifySimulatedNodes(t *testing.T) {
 		}
 		failed[c.ID] = c.Observed
 	}
-	if doc.FormatVersion == "" || failed["nvml.driver_version"] != "535.183.06" || failed["host.fabric_manager"] == "" || len(failed) != 3 {
+	if doc.FormatVersion == "" || failed["nvml.driver_version"] != "535.183.06" || failed["host.fabric_manager"] == "" || failed["bind.file"] != "absent" || len(failed) != 4 {
 		t.Errorf("failed checks: %v", failed)
 	}
 	// The spec.* checks fail exactly the resources plan would change.

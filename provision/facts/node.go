@@ -34,6 +34,11 @@ type Node struct {
 	OS OS `json:"os"`
 	// Arch is the machine architecture as uname -m prints it (x86_64, aarch64).
 	Arch string `json:"arch"`
+	// Hypervisor names the hypervisor of a virtual machine as
+	// systemd-detect-virt does ("microsoft", "kvm", "amazon"), or, where
+	// it could not run, the DMI vendor of a known one ("dmi:QEMU"); ""
+	// on bare metal or when nothing says.
+	Hypervisor string `json:"hypervisor,omitempty"`
 	// Kernel is the running kernel.
 	Kernel Kernel `json:"kernel"`
 	// Driver is the loaded NVIDIA kernel driver, nil when none is loaded.
@@ -330,6 +335,13 @@ type CPU struct {
 	// Governors are the distinct cpufreq scaling governors, sorted; empty
 	// when cpufreq is not exposed (VMs, some BIOS settings).
 	Governors []string `json:"governors,omitempty"`
+	// Vendor is the x86 vendor_id ("GenuineIntel", "AuthenticAMD"); ""
+	// elsewhere.
+	Vendor string `json:"vendor,omitempty"`
+	// Family and ModelID are the x86 "cpu family" and "model" numbers
+	// (NCCL's topology file names them for Intel CPUs); 0 when unknown.
+	Family  int `json:"family,omitempty"`
+	ModelID int `json:"model_id,omitempty"`
 }
 
 // WatchedUnits returns the systemd units whose state the probe reads

@@ -365,6 +365,7 @@ func interpret(raw *rawFacts) *Node {
 	p.sysctls()
 	p.limits()
 	p.cpu()
+	p.hypervisor()
 	p.numa()
 	p.units()
 	p.pci()
@@ -951,6 +952,18 @@ func (p *interpreter) cpu() {
 			}
 		case "physical id":
 			ids[v] = true
+		case "vendor_id":
+			if c.Vendor == "" {
+				c.Vendor = v
+			}
+		case "cpu family":
+			if c.Family == 0 {
+				c.Family, _ = strconv.Atoi(v)
+			}
+		case "model":
+			if c.ModelID == 0 {
+				c.ModelID, _ = strconv.Atoi(v)
+			}
 		case "CPU implementer":
 			if implementer == "" {
 				implementer = v
@@ -989,6 +1002,37 @@ func (p *interpreter) cpu() {
 		c.Governors = append(c.Governors, g)
 	}
 	sort.Strings(c.Governors)
+}
+
+// hypervisor reads whether the node is a virtual machine: what
+// systemd-detect-virt --vm said (exit 0 with a name; "none" exits 1), else
+// a DMI system vendor or product that only hypervisors report (the ones
+// systemd's own DMI table lists). A bare-metal cloud instance ("*.metal")
+// is not one.
+func (p *interpreter) hypervisor() {
+	if c, ok := p.raw.cmds["detect-virt"]; ok {
+		if name := strings.TrimSpace(c.out); c.rc == 0 && name != "" && name != "none" {
+			p.n.Hypervisor = name
+		}
+		return
+	}
+	vendor, _ := p.file("/sys/class/dmi/id/sys_vendor")
+	product, _ := p.file("/sys/class/dmi/id/product_name")
+	vendor, product = strings.TrimSpace(vendor), strings.TrimSpace(product)
+	if strings.HasSuffix(product, ".metal") {
+		return
+	}
+	for _, hv := range []string{"QEMU", "KVM", "OpenStack", "KubeVirt", "Amazon EC2", "VMware", "innotek GmbH", "VirtualBox", "Xen", "Bochs", "Parallels", "BHYVE", "Google Compute Engine"} {
+		if strings.HasPrefix(vendor, hv) || strings.HasPrefix(product, hv) {
+			p.n.Hypervisor = "dmi:" + hv
+			return
+		}
+	}
+	// Hyper-V (Azure) reports Microsoft as the vendor and "Virtual
+	// Machine" as the product; Microsoft's own hardware does not.
+	if vendor == "Microsoft Corporation" && product == "Virtual Machine" {
+		p.n.Hypervisor = "dmi:Microsoft Hyper-V"
+	}
 }
 
 // CountCPUList returns the number of CPUs in a kernel cpulist ("0-55,112-167").

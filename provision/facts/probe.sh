@@ -318,7 +318,12 @@ if rd /etc/security/limits.d; then
 fi
 
 # CPU and NUMA.
-g '^(processor|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
+g '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
+# Whether this is a virtual machine: systemd-detect-virt on a live node
+# (CPUID and DMI), the DMI vendor and product under a root prefix. An NCCL
+# topology file is written for VMs only.
+v /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name
+[ -n "$R" ] || c detect-virt systemd-detect-virt --vm
 v /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! { rp /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && rd /sys/devices/system/cpu; then

@@ -25,6 +25,7 @@ const (
 	KernelCmdline      = "kernel_cmdline"
 	Limits             = "limits"
 	CPUGovernor        = "cpu_governor"
+	NCCLTopo           = "nccl_topo"
 	NCCLConf           = "nccl_conf"
 	Binding            = "binding"
 )
@@ -91,6 +92,7 @@ func builders() []builder {
 		{KernelCmdline, buildKernelCmdline},
 		{Limits, buildLimits},
 		{CPUGovernor, buildCPUGovernor},
+		{NCCLTopo, buildNCCLTopo},
 		{NCCLConf, buildNCCLConf},
 		{Binding, buildBinding},
 	}

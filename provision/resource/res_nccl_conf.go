@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/nccltopo"
 	"github.com/gpuform/gpuform/spec"
 )
 
 // buildNCCLConf sets gpuform's keys of /etc/nccl.conf when the affinity
 // block asks for NCCL's environment.
 func buildNCCLConf(in *buildInput) ([]Resource, []string, error) {
-	nc, err := ncclConf(in.n)
+	nc, err := ncclConf(in.n, in.f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -24,18 +25,22 @@ func buildNCCLConf(in *buildInput) ([]Resource, []string, error) {
 
 // ncclConf writes /etc/nccl.conf from the affinity block: NCCL_IB_HCA lists
 // the NICs paired with GPUs in GPU order (or the explicit list), and
-// NCCL_SOCKET_IFNAME when given. NCCL reads this file at init.
-func ncclConf(n *spec.Node) (*fileResource, error) {
+// NCCL_SOCKET_IFNAME when given. NCCL reads this file at init. Where the
+// topology file is written (nccltopo.Decide), NCCL_TOPO_FILE points at it,
+// with or without nccl_env.
+func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 	a := n.Affinity
-	if a == nil || !a.NCCLEnv.V {
+	topo, _ := nccltopo.Decide(n, f)
+	if a == nil || !a.NCCLEnv.V && !topo {
 		return nil, nil
 	}
 	var hcas []string
-	if len(a.NCCLIBHCA) > 0 {
+	// Without nccl_env only the topology file's key is written.
+	if a.NCCLEnv.V && len(a.NCCLIBHCA) > 0 {
 		for _, h := range a.NCCLIBHCA {
 			hcas = append(hcas, h.V)
 		}
-	} else {
+	} else if a.NCCLEnv.V {
 		gpus := make([]int, 0, len(a.GPUNIC))
 		for g := range a.GPUNIC {
 			gpus = append(gpus, g)
@@ -56,7 +61,7 @@ func ncclConf(n *spec.Node) (*fileResource, error) {
 			return nil, err
 		}
 	}
-	if a.NCCLSocketIfname.Set {
+	if a.NCCLEnv.V && a.NCCLSocketIfname.Set {
 		if err := check(ncclIfnamePattern, "NCCL_SOCKET_IFNAME", a.NCCLSocketIfname.V); err != nil {
 			return nil, err
 		}
@@ -67,9 +72,13 @@ func ncclConf(n *spec.Node) (*fileResource, error) {
 		want["NCCL_IB_HCA"] = strings.Join(hcas, ",")
 		keys = append(keys, "NCCL_IB_HCA")
 	}
-	if a.NCCLSocketIfname.Set {
+	if a.NCCLEnv.V && a.NCCLSocketIfname.Set {
 		want["NCCL_SOCKET_IFNAME"] = a.NCCLSocketIfname.V
 		keys = append(keys, "NCCL_SOCKET_IFNAME")
+	}
+	if topo {
+		want["NCCL_TOPO_FILE"] = nccltopo.File
+		keys = append(keys, "NCCL_TOPO_FILE")
 	}
 	if len(keys) == 0 {
 		return nil, nil

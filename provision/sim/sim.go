@@ -737,6 +737,14 @@ func addCPUs(dir string, data []byte) error {
 			var entry strings.Builder
 			fmt.Fprintf(&entry, "processor\t: %d\n", c)
 			// x86 cpuinfo names the package; only Arm needs sysfs topology.
+			if v := kv["vendor"]; v != "" {
+				// x86 identification as cpuinfo prints it; family and
+				// model numbers only where a source gives them.
+				fmt.Fprintf(&entry, "vendor_id\t: %s\n", v)
+				if kv["family"] != "" {
+					fmt.Fprintf(&entry, "cpu family\t: %s\nmodel\t\t: %s\n", kv["family"], kv["model_id"])
+				}
+			}
 			if m := kv["model"]; m != "" {
 				fmt.Fprintf(&entry, "model name\t: %s\nphysical id\t: %s\n", m, kv["socket"])
 			} else {
@@ -869,7 +877,7 @@ func (t *Transport) NVMLMock() (transport.NVMLMock, error) {
 	default:
 		return transport.NVMLMock{}, fmt.Errorf("no simulated NVML for profile %q", profile)
 	}
-	return transport.NVMLMock{System: system, FollowsDriver: true}, nil
+	return transport.NVMLMock{System: system, FollowsDriver: true, Root: t.root}, nil
 }
 
 // Close does nothing; it exists to satisfy transport.Transport.

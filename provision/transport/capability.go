@@ -19,6 +19,10 @@ type NVMLMock struct {
 	// node, whose driver apply installs and removes. Otherwise the mock
 	// answers as it is.
 	FollowsDriver bool
+	// Root is a simulated node's root directory: its GPU processes are
+	// replayed from there (nvmlfacts.SimProcessesFile and the root's
+	// /proc); "" for a mock on a real machine.
+	Root string
 }
 
 // WithNVMLMock returns t offering NVMLMocker with m.

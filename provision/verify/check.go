@@ -89,8 +89,10 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	} else {
 		out = append(out, CheckResult{ID: string(CheckNVMLFacts), Status: StatusPass, Observed: describeSource(rep), Message: strings.Join(rep.Warnings, "; ")})
 		out = append(out, checkNVML(exp, rep)...)
+		out = append(out, checkProcesses(exp, rep, extra.Facts)...)
 	}
 	out = append(out, checkHost(exp, extra)...)
+	out = append(out, checkBinding(exp, extra.Facts)...)
 	out = append(out, checkImages(exp, rep)...)
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)

@@ -34,8 +34,11 @@ const (
 	CheckMIGMode          CheckID = "nvml.mig_mode"
 	CheckNUMANode         CheckID = "nvml.numa_node"
 	CheckGPUNIC           CheckID = "nvml.gpu_nic"
+	CheckProcessBinding   CheckID = "bind.process"
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
+	CheckBindingFile      CheckID = "bind.file"
+	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
 	CheckImageDriver      CheckID = "container.image_driver"
 	CheckSpecCompare      CheckID = "spec.compare"
 	CheckRebootPending    CheckID = "spec.reboot_pending"
@@ -197,6 +200,10 @@ func Checks() []CheckDef {
 			When:   "per `NIC` entry",
 			Judges: "the GPU–NIC common ancestor is not allowed (default PIX/PXB; SYS fails)",
 			Action: "pair the GPU with a NIC under its PCIe switch"},
+		{ID: CheckProcessBinding, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "`verify -processes`, per GPU (skip when no compute process runs on it, or on the nvidia-smi fallback, which lists none)",
+			Judges: "a compute process NVML reports on the GPU may run on CPUs outside the GPU's NUMA node (the spec's `bind`, else NVML's CPU affinity; /proc/PID/status Cpus_allowed_list), or, for a GPU paired with an RDMA NIC, its NCCL_IB_HCA is missing or selects other NICs than the paired one, or its UCX_NET_DEVICES names another device (/proc/PID/environ); `error` when a process's /proc cannot be read (exited, another PID namespace, permission denied); on a simulated node `observed` says the processes are modelled",
+			Action: "start the job's ranks with `gpuform bind -- COMMAND` (under torchrun --no-python, srun or mpirun); run verify as root to read other users' processes"},
 		{ID: CheckFabricManager, Needs: NeedProbe,
 			When:   "`FabricManager` set",
 			Judges: "nvidia-fabricmanager state differs (unknown = error)",
@@ -205,6 +212,14 @@ func Checks() []CheckDef {
 			When:   "`Peermem` set",
 			Judges: "nvidia-peermem state differs (unknown = error)",
 			Action: "load nvidia-peermem for GPUDirect RDMA"},
+		{ID: CheckBindingFile, Needs: NeedProbe,
+			When:   "the node has `numa { bind }` blocks or an `affinity { gpu_nic }` pairing",
+			Judges: "/etc/gpuform/binding.json is absent, unreadable (another format version), or differs from the spec's binding with the CPUs the host's NUMA nodes have now (per GPU: NUMA node, CPUs, NIC), or names an RDMA NIC the host does not have; the spec's binds do not fit the host (a NUMA node it lacks)",
+			Action: "`gpuform apply` rewrites the file; a NUMA node whose CPUs changed (SMT, offline CPUs) needs apply too"},
+		{ID: CheckBindingNCCLConf, Needs: NeedProbe,
+			When:   "the binding pairs GPUs with RDMA NICs and /etc/nccl.conf sets NCCL_IB_HCA",
+			Judges: "the file's NCCL_IB_HCA (prefix, `=` exact and `^` exclude forms as NCCL reads them) leaves out a paired NIC",
+			Action: "apply the spec (affinity { nccl_env = true } writes the list), or fix the list by hand"},
 		{ID: CheckImageDriver, Scope: ScopeNamed, Needs: NeedNVML,
 			When:   "per NGC image in `container { images }` that the knowledge base knows",
 			Judges: "the knowledge base's image × driver × GPU decision (the one lint's `container_image_driver` makes for the pinned driver) says the loaded driver cannot run the image on this GPU; where it only may not (a forward-compatibility exception of unknown status) the check passes with the reason",

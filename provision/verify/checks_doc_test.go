@@ -38,6 +38,9 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	// The spec's resources against a host, as plan compares them.
 	n := specNode(t)
 	add(Check(Expectation{Spec: n}, nil, HostFacts{Facts: convergedFacts(t, n, false)}))
+	// The binding gpuform put on the node, and the processes on its GPUs.
+	bn := loadSpecNode(t, bindSpec)
+	add(Check(Expectation{Spec: bn, Processes: true}, twoGPUReport(), HostFacts{Facts: boundHost(t, bn)}))
 	return ids
 }
 

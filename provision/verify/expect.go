@@ -121,6 +121,9 @@ type Expectation struct {
 	// NCCLOptional lets a node without an nccl-tests binary skip the run;
 	// otherwise the missing binary fails it.
 	NCCLOptional bool
+	// Processes asks for the bind.process checks (verify -processes): the
+	// NVML report must then carry the GPUs' compute processes.
+	Processes bool
 	// Spec is the node block whose resources (packages, files, services,
 	// settings) the spec.* checks compare with the host the way plan
 	// does; nil leaves them out.

@@ -48,6 +48,16 @@ func CollectAgent(ctx context.Context, opts AgentOptions) (*Report, error) {
 		if len(copts.NICs) == 0 {
 			copts.NICs = m.NICs()
 		}
+		if copts.Processes && opts.SimRoot != "" {
+			// A simulated node has no driver to ask: its processes are
+			// a replay, and their /proc is under its root.
+			ps, err := ReadSimProcesses(opts.SimRoot)
+			if err != nil {
+				return nil, err
+			}
+			m.SetProcesses(ps)
+			copts.ProcRoot = opts.SimRoot
+		}
 	} else {
 		lib = nvml.New()
 		if copts.Topology == nil {
@@ -68,6 +78,9 @@ func CollectAgent(ctx context.Context, opts AgentOptions) (*Report, error) {
 	if opts.Mock != "" {
 		rep.Source = SourceMock
 		rep.Mock = opts.Mock
+		if rep.Processes != nil {
+			rep.Processes.Modelled = true
+		}
 	}
 	return rep, nil
 }

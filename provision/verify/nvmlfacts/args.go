@@ -2,6 +2,7 @@ package nvmlfacts
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,6 +38,9 @@ func (o AgentOptions) Args() []string {
 	}
 	if o.DriverVersion != "" {
 		args = append(args, "--driver-version", o.DriverVersion)
+	}
+	if o.Collect.Processes {
+		args = append(args, "--processes", "true")
 	}
 	return args
 }
@@ -87,6 +91,12 @@ func ParseAgentFlags(args []string) (AgentOptions, error) {
 			o.SysRoot = val
 		case "--driver-version":
 			o.DriverVersion = val
+		case "--processes":
+			b, err := strconv.ParseBool(val)
+			if err != nil {
+				return o, fmt.Errorf("--processes %q: want true or false", val)
+			}
+			o.Collect.Processes = b
 		default:
 			return o, fmt.Errorf("unknown flag %s", name)
 		}

@@ -9,7 +9,7 @@ import (
 
 func TestAgentFlagsRoundTrip(t *testing.T) {
 	o := AgentOptions{
-		Collect: Options{XIDWindow: 2 * time.Second, NICs: []NIC{{Name: "mlx5_0", BusID: "0000:18:00.0"}}},
+		Collect: Options{XIDWindow: 2 * time.Second, NICs: []NIC{{Name: "mlx5_0", BusID: "0000:18:00.0"}}, Processes: true},
 		Mock:    MockDGXH100,
 		Faults:  []Fault{{Kind: FaultNVLinkDown, GPU: 3}, {Kind: FaultXID, GPU: 1, Value: 79}},
 		SysRoot: "/tmp/root",
@@ -17,7 +17,7 @@ func TestAgentFlagsRoundTrip(t *testing.T) {
 		DriverVersion: "580.95.05",
 	}
 	args := o.Args()
-	want := []string{"--xid-window", "2s", "--nic", "mlx5_0=0000:18:00.0", "--mock", "dgxh100", "--fault", "nvlink_down:3", "--fault", "xid:1:79", "--sys-root", "/tmp/root", "--driver-version", "580.95.05"}
+	want := []string{"--xid-window", "2s", "--nic", "mlx5_0=0000:18:00.0", "--mock", "dgxh100", "--fault", "nvlink_down:3", "--fault", "xid:1:79", "--sys-root", "/tmp/root", "--driver-version", "580.95.05", "--processes", "true"}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
@@ -31,7 +31,7 @@ func TestAgentFlagsRoundTrip(t *testing.T) {
 	if got, err := ParseAgentFlags([]string{"--mock=dgxa100"}); err != nil || got.Mock != "dgxa100" {
 		t.Errorf("inline value: %+v %v", got, err)
 	}
-	for _, bad := range [][]string{{"--mock"}, {"--what", "x"}, {"stray"}, {"--xid-window", "soon"}, {"--nic", "mlx5_0"}, {"--nic", "mlx5_0=zz"}, {"--fault", "melt:1"}} {
+	for _, bad := range [][]string{{"--mock"}, {"--what", "x"}, {"stray"}, {"--xid-window", "soon"}, {"--nic", "mlx5_0"}, {"--nic", "mlx5_0=zz"}, {"--fault", "melt:1"}, {"--processes", "maybe"}} {
 		if _, err := ParseAgentFlags(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -112,6 +112,9 @@ func (c *collector) run(ctx context.Context) (*Report, error) {
 	}
 	c.gpuPairs(devs)
 	c.nicPairs()
+	if c.opts.Processes {
+		c.processes(devs)
+	}
 	if c.opts.XIDWindow > 0 {
 		w, err := c.watchXID(ctx, devs)
 		if err != nil {
@@ -203,6 +206,26 @@ func (c *collector) gpu(i int, d nvml.Device) GPU {
 		g.MIG = &MIG{Enabled: cur == nvml.DEVICE_MIG_ENABLE, PendingEnabled: pend == nvml.DEVICE_MIG_ENABLE}
 	}
 	return g
+}
+
+// processes lists each GPU's compute processes and reads their placement
+// from /proc. A GPU whose list cannot be read adds a warning: its
+// processes are then unknown, not absent.
+func (c *collector) processes(devs []nvml.Device) {
+	c.rep.Processes = &Processes{List: []Process{}}
+	for i, d := range devs {
+		if d == nil {
+			continue
+		}
+		ps, ret := d.GetComputeRunningProcesses()
+		if ret != nvml.SUCCESS {
+			c.rep.Warnings = append(c.rep.Warnings, fmt.Sprintf("gpu%d: GetComputeRunningProcesses: %v (its processes are not judged)", i, ret))
+			continue
+		}
+		for _, p := range ps {
+			c.rep.Processes.List = append(c.rep.Processes.List, ReadProcess(c.opts.ProcRoot, i, int(p.Pid)))
+		}
+	}
 }
 
 func (c *collector) numaNode(where string, d nvml.Device) *int {

@@ -217,7 +217,12 @@ type MockSystem struct {
 	layout MockLayout
 	faults []Fault
 	sysNIC map[int]bool
+	procs  []SimProcess
 }
+
+// SetProcesses makes the simulated GPUs report ps as their compute
+// processes (a replay: go-nvml's mock runs none).
+func (s *MockSystem) SetProcesses(ps []SimProcess) { s.procs = ps }
 
 // NewMock builds the named simulated system with its built-in layout and
 // the given faults planted.
@@ -381,6 +386,15 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	d.UUID = fmt.Sprintf("GPU-%08x-0000-4000-8000-%012x", crc(m.name), i)
 	d.PciBusID = busID
 	d.GetNameFunc = func() (string, nvml.Return) { return m.gpuName, nvml.SUCCESS }
+	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		out := []nvml.ProcessInfo{}
+		for _, p := range s.procs {
+			if p.GPU == i && p.PID > 0 {
+				out = append(out, nvml.ProcessInfo{Pid: uint32(p.PID), UsedGpuMemory: p.UsedMemoryMiB << 20})
+			}
+		}
+		return out, nvml.SUCCESS
+	}
 	// A 13-digit board serial as real boards print it (the A100 fixture's
 	// 1650522003820), numbered per GPU: simulated, not any real board's.
 	d.GetSerialFunc = func() (string, nvml.Return) { return fmt.Sprintf("16505220%05d", i), nvml.SUCCESS }

@@ -20,6 +20,11 @@ type Options struct {
 	MaxCPUs int
 	// MaxNUMANodes bounds the memory affinity mask; 0 means 64.
 	MaxNUMANodes int
+	// Processes asks for the compute processes on each GPU and their
+	// placement from /proc (verify -processes).
+	Processes bool
+	// ProcRoot is prepended to /proc paths of the processes; "" means "/".
+	ProcRoot string
 }
 
 // NIC names a network device by the name operators use and its PCI address.
@@ -44,6 +49,10 @@ type AgentOptions struct {
 	// SysRoot is prepended to /sys paths for NIC discovery and topology
 	// (tests and simulated root filesystems); "" means "/".
 	SysRoot string
+	// SimRoot, with Mock, is a simulated node's root: the processes of
+	// Collect.Processes are replayed from its SimProcessesFile and read
+	// from its /proc.
+	SimRoot string
 	// DriverVersion, with Mock, is the driver version the simulated system
 	// reports instead of the mock's own: a simulated node's loaded driver
 	// is the one in its root's /proc/driver/nvidia/version, which apply

@@ -45,6 +45,9 @@ type Report struct {
 	NICTopology []NICPair `json:"nic_topology,omitempty"`
 	// XID is the result of the XID listening window; nil when it was skipped.
 	XID *XIDWatch `json:"xid,omitempty"`
+	// Processes lists the compute processes on the GPUs; nil when they
+	// were not asked for or the source cannot list them.
+	Processes *Processes `json:"processes,omitempty"`
 	// NotCollected lists facts the source cannot provide (Fact* names), so
 	// that checks on them are skipped instead of failed.
 	NotCollected []string `json:"not_collected,omitempty"`

@@ -49,6 +49,9 @@ type Options struct {
 	// Budget is the hard wall-clock limit per host, connecting and
 	// probing included; zero means the tier's Budget.
 	Budget time.Duration
+	// Processes asks NVML for the compute processes on each GPU and
+	// judges their CPU and NIC binding (verify -processes).
+	Processes bool
 }
 
 // Run verifies every target and returns the report.
@@ -135,10 +138,12 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 		return report.Host{}, err
 	}
 	exp := verify.ExpectationFor(tg.Node)
+	exp.Processes = o.Processes
 
 	hopts := verify.HostOptions{Node: node, NCCL: multi}
 	hopts.Fetch.LocalBinary = agentFor(o.AgentBinary, node)
 	hopts.Fetch.Agent.Collect.NICs = nicsOf(tg.Node)
+	hopts.Fetch.Agent.Collect.Processes = o.Processes
 	var nvmlErr error
 	// A node whose NVML is a mock (a simulated node, --local -mock-nvml)
 	// answers in process. Real NVML on --local runs in the agent
@@ -146,7 +151,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	// library is killed with the process when the tier's budget runs out
 	// (Slurm kills a HealthCheckProgram after 60 s).
 	if m, ok := t.(transport.NVMLMocker); ok {
-		hopts.Report, nvmlErr = mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs})
+		hopts.Report, nvmlErr = mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs, Processes: o.Processes})
 	}
 	if nvmlErr != nil {
 		hopts.NVMLError = nvmlErr.Error()
@@ -171,7 +176,7 @@ func mockedNVML(ctx context.Context, host string, m transport.NVMLMocker, node *
 	if err != nil {
 		return nil, err
 	}
-	opts := nvmlfacts.AgentOptions{Mock: mock.System, Collect: collect}
+	opts := nvmlfacts.AgentOptions{Mock: mock.System, Collect: collect, SimRoot: mock.Root}
 	if mock.FollowsDriver {
 		if node.Driver == nil {
 			return nil, fmt.Errorf("NVML cannot initialise: no NVIDIA driver is loaded on %s (/proc/driver/nvidia/version is absent)", host)
