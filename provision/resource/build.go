@@ -27,6 +27,7 @@ const (
 	CPUGovernor        = "cpu_governor"
 	NCCLConf           = "nccl_conf"
 	Binding            = "binding"
+	GRESConf           = "gres_conf"
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
@@ -93,6 +94,7 @@ func builders() []builder {
 		{CPUGovernor, buildCPUGovernor},
 		{NCCLConf, buildNCCLConf},
 		{Binding, buildBinding},
+		{GRESConf, buildGRESConf},
 	}
 }
 
