@@ -17,9 +17,13 @@ const (
 	gresEnd   = "# END gpuform"
 )
 
-// slurmdRestart makes slurmd read gres.conf again when it is running; a
-// node without slurmd (or without systemd) has nothing to restart.
-const slurmdRestart = "systemctl try-restart slurmd.service || ! systemctl is-active --quiet slurmd.service"
+// slurmdRestart makes slurmd read gres.conf again when it is running (a
+// running slurmd reads it only at start); a node without slurmd has
+// nothing to restart. Jobs keep running across a slurmd restart.
+func slurmdRestart() Step {
+	return commandStep("restart slurmd if it runs, so it reads gres.conf",
+		"if systemctl is-active --quiet slurmd.service; then systemctl restart slurmd.service; fi")
+}
 
 // buildGRESConf writes the node's GPUs into gres.conf as gpuform's block
 // when the slurm block asks for GRES, keeping every other line.
@@ -56,16 +60,14 @@ func buildGRESConf(in *buildInput) ([]Resource, []string, error) {
 			c := currentFile(f, path)
 			return string(c.Data), c.Exists
 		},
+		// other_lines is only in the after side: a change to the file
+		// shows, as an added attribute, that the site's lines stay.
 		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
 			b, _, _ := splitGRES(cur)
-			out := gresAttrs(b)
-			if n := len(gresOthers(cur)); n > 0 {
-				out["other_lines"] = strconv.Itoa(n) + " kept"
-			}
-			return out
+			return gresAttrs(b)
 		},
 		desired:  want,
-		then:     slurmdRestart,
+		post:     []Step{slurmdRestart()},
 		restarts: []string{"slurmd"},
 	}}, nil, nil
 }

@@ -48,15 +48,15 @@ func TestGRESConf(t *testing.T) {
 	got, _ := diffAll(t, loadNode(t, body), f)
 	c := got[GRESConf]
 	wantGPU1 := "Type=h100_sxm5_80gb File=/dev/nvidia1 Cores=4-7 Links=1,-1"
-	if c.Action != Create || c.After["gpu.1"] != wantGPU1 || len(c.Steps) != 1 {
+	if c.Action != Create || c.After["gpu.1"] != wantGPU1 || len(c.Steps) != 2 {
 		t.Fatalf("absent gres.conf: %+v", c)
 	}
 	written := c.Steps[0].Input
 	if !strings.Contains(written, "\nName=gpu "+wantGPU1+"\n") || !strings.HasPrefix(written, gresBegin) || !strings.HasSuffix(written, gresEnd+"\n") {
 		t.Fatalf("written gres.conf:\n%s", written)
 	}
-	if !strings.Contains(c.Steps[0].Script, "systemctl try-restart slurmd.service") {
-		t.Errorf("the write does not restart slurmd:\n%s", c.Steps[0].Script)
+	if !strings.Contains(c.Steps[1].Script, "systemctl restart slurmd.service") {
+		t.Errorf("the write does not restart slurmd:\n%s", c.Steps[1].Script)
 	}
 
 	// Written: nothing to do.
@@ -84,7 +84,7 @@ func TestGRESConf(t *testing.T) {
 	withGRES(f, "Name=mps Count=100 File=/dev/nvidia0")
 	got, _ = diffAll(t, loadNode(t, body), f)
 	c = got[GRESConf]
-	if c.Action != Update || c.Before["other_lines"] != "1 kept" || c.After["other_lines"] != "1 kept" || c.Steps[0].Input != "Name=mps Count=100 File=/dev/nvidia0\n"+written {
+	if c.Action != Update || c.Before["other_lines"] != "" || c.After["other_lines"] != "1 kept" || c.Steps[0].Input != "Name=mps Count=100 File=/dev/nvidia0\n"+written {
 		t.Fatalf("site's file without the block: %+v\n%s", c, c.Steps[0].Input)
 	}
 
