@@ -51,3 +51,25 @@ func TestSlurmCores(t *testing.T) {
 		})
 	}
 }
+
+// TestParseSlurmdG reads the GRES lines of slurmd -G output and its error
+// lines, and skips the rest.
+func TestParseSlurmdG(t *testing.T) {
+	out := `slurmd: gpu/nvml: _get_system_gpu_list_nvml: 2 GPU system device(s) detected
+slurmd: error: /dev/nvidia9 is not a valid character or block device, fix your gres.conf
+slurmd: Gres Name=gpu Type=nvidia_h100_80gb_hbm3 Count=1 Index=0 ID=7696487 File=/dev/nvidia0 Cores=0-55 CoreCnt=224 Links=-1,18 Flags=HAS_FILE,HAS_TYPE,ENV_NVML
+slurmd: Gres Name=gpu Type=nvidia_h100_80gb_hbm3 Count=1 Index=1 ID=7696487 File=/dev/nvidia1 CoreCnt=224 Links=18,-1 Flags=HAS_FILE,HAS_TYPE,ENV_NVML
+`
+	got, errs := gres.ParseSlurmdG(out)
+	want := []gres.Detected{
+		{Name: "gpu", Type: "nvidia_h100_80gb_hbm3", File: "/dev/nvidia0", Cores: "0-55", Links: "-1,18"},
+		// No Cores=: slurmd ties the GPU to no cores.
+		{Name: "gpu", Type: "nvidia_h100_80gb_hbm3", File: "/dev/nvidia1", Links: "18,-1"},
+	}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if len(errs) != 1 || errs[0] != "/dev/nvidia9 is not a valid character or block device, fix your gres.conf" {
+		t.Errorf("errors %q", errs)
+	}
+}

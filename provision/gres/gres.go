@@ -259,3 +259,58 @@ func Links(hw *spec.Hardware) (map[int]string, string) {
 	}
 	return out, ""
 }
+
+// Detected is one GRES slurmd reports with `slurmd -G`, the configuration
+// it would register: what AutoDetect found, checked against any lines.
+type Detected struct {
+	// Name is the GRES name ("gpu").
+	Name string
+	// Type is its type ("nvidia_h100_80gb_hbm3").
+	Type string
+	// File is the device file ("/dev/nvidia0").
+	File string
+	// Cores are the Slurm core indexes slurmd ties to it; "" when none.
+	Cores string
+	// Links is its Links= value; "" when none.
+	Links string
+}
+
+// ParseSlurmdG reads `slurmd -G` output: one "slurmd: Gres Name=gpu
+// Type=… Count=1 Index=0 ID=… File=/dev/nvidia0 Cores=0-55 CoreCnt=224
+// Links=-1,0 Flags=…" line per GRES (Slurm 20.11 and later print this
+// shape); every other line (plugin messages, errors) is left out, and
+// returned as the lines slurmd said were errors.
+func ParseSlurmdG(out string) (gres []Detected, errs []string) {
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		rest := strings.TrimPrefix(line, "slurmd: ")
+		if e, ok := strings.CutPrefix(rest, "error: "); ok {
+			errs = append(errs, e)
+			continue
+		}
+		rest, ok := strings.CutPrefix(rest, "Gres ")
+		if !ok {
+			continue
+		}
+		var d Detected
+		for _, f := range strings.Fields(rest) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "Name":
+				d.Name = v
+			case "Type":
+				d.Type = v
+			case "File":
+				d.File = v
+			case "Cores":
+				d.Cores = v
+			case "Links":
+				d.Links = v
+			}
+		}
+		if d.Name != "" {
+			gres = append(gres, d)
+		}
+	}
+	return gres, errs
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/gpuform/gpuform/internal/slurmtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/gres"
+	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -110,10 +112,50 @@ func TestSlurmdLoadsGRES(t *testing.T) {
 	if strings.Contains(string(out), "error:") {
 		t.Errorf("slurmd -G found errors in the gres.conf:\n%s", out)
 	}
+	// What verify reads from slurmd -G on an AutoDetect node: each GPU's
+	// device file and cores, as parsed from the same output.
+	got, errs := gres.ParseSlurmdG(string(out))
+	if len(got) != 2 || len(errs) != 0 {
+		t.Fatalf("ParseSlurmdG: %+v, errors %q\n%s", got, errs, out)
+	}
+	for i, d := range got {
+		if d.Name != "gpu" || d.Type != "h100_sxm5_80gb" || d.File != dev+"/dev/nvidia"+strconv.Itoa(i) || d.Cores != c.Lines[i].Fields[2][len("Cores="):] {
+			t.Errorf("ParseSlurmdG GPU %d: %+v, want the rendered line %s", i, d, c.Lines[i])
+		}
+	}
 	for i, cores := range []string{span(0, half-1), span(half, ncpu-1)} {
 		want := regexp.MustCompile(`Name=gpu Type=h100_sxm5_80gb Count=1 Index=` + strconv.Itoa(i) + ` .*File=` + regexp.QuoteMeta(dev) + `/dev/nvidia` + strconv.Itoa(i) + ` Cores=` + cores + ` .*Links=`)
 		if !want.Match(out) {
 			t.Errorf("slurmd -G does not show GPU %d on cores %s:\n%s", i, cores, out)
+		}
+	}
+	// verify's slurm.gres on this node: RunSlurmdG runs slurmd -G through
+	// a transport as on any host, and its report is judged against the
+	// binds (the device files lose the test's prefix first). Binds that
+	// swap the GPUs' NUMA nodes fail both.
+	s := verify.RunSlurmdG(ctx, local.New("localhost", local.WithEnv(map[string]string{"SLURM_CONF": cl.Conf})))
+	if s.Failure != "" || len(s.GRES) != 2 {
+		t.Fatalf("RunSlurmdG: %+v", s)
+	}
+	for i := range s.GRES {
+		s.GRES[i].File = strings.TrimPrefix(s.GRES[i].File, dev)
+	}
+	for _, tc := range []struct {
+		binds map[int]int
+		want  verify.Status
+	}{{map[int]int{0: 0, 1: 1}, verify.StatusPass}, {map[int]int{0: 1, 1: 0}, verify.StatusFail}} {
+		res := verify.Check(verify.Expectation{SlurmAutodetect: true, NUMANode: tc.binds}, nil, verify.HostFacts{Facts: f, Slurmd: &s})
+		n := 0
+		for _, r := range res {
+			if strings.HasPrefix(r.ID, "slurm.gres[") {
+				n++
+				if r.Status != tc.want {
+					t.Errorf("binds %v: %s is %s (%s), want %s", tc.binds, r.ID, r.Status, r.Message, tc.want)
+				}
+			}
+		}
+		if n != 2 {
+			t.Errorf("binds %v: %d slurm.gres results, want 2: %+v", tc.binds, n, res)
 		}
 	}
 	// What the controller holds: both GPUs, of the type slurm.conf names,

@@ -91,6 +91,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 		out = append(out, checkNVML(exp, rep)...)
 	}
 	out = append(out, checkHost(exp, extra)...)
+	out = append(out, checkSlurmGRES(exp, extra)...)
 	out = append(out, checkImages(exp, rep)...)
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)

@@ -34,6 +34,7 @@ const (
 	CheckMIGMode          CheckID = "nvml.mig_mode"
 	CheckNUMANode         CheckID = "nvml.numa_node"
 	CheckGPUNIC           CheckID = "nvml.gpu_nic"
+	CheckSlurmGRES        CheckID = "slurm.gres"
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
 	CheckImageDriver      CheckID = "container.image_driver"
@@ -79,6 +80,8 @@ const (
 	// NeedProbe is the facts probe's view of the host (units, modules,
 	// packages, managed files, settings).
 	NeedProbe Need = "probe facts"
+	// NeedSlurmd is a `slurmd -G` run on the host.
+	NeedSlurmd Need = "slurmd -G"
 	// NeedDCGM is a `dcgmi diag` run (quick tier and deeper).
 	NeedDCGM Need = "dcgm"
 	// NeedNCCL is an nccl-tests run (full tier, fleet for multi-node).
@@ -197,6 +200,10 @@ func Checks() []CheckDef {
 			When:   "per `NIC` entry",
 			Judges: "the GPU–NIC common ancestor is not allowed (default PIX/PXB; SYS fails)",
 			Action: "pair the GPU with a NIC under its PCIe switch"},
+		{ID: CheckSlurmGRES, Scope: ScopeGPU, Needs: NeedSlurmd,
+			When:   "per `NUMANode` entry, when `SlurmAutodetect` is set (`slurm { gres_autodetect = \"nvml\" }`)",
+			Judges: "`slurmd -G` reports no GPU with File=/dev/nvidiaN, or ties it to other Slurm cores than those of its bound NUMA node on this host (not compared when the host's CPUs are all on one NUMA node); `error` when slurmd -G cannot run",
+			Action: "fix the spec's `numa` binds, or the NVML-reported topology (BIOS NUMA settings); `slurmd -G` on the node shows what slurmd detects"},
 		{ID: CheckFabricManager, Needs: NeedProbe,
 			When:   "`FabricManager` set",
 			Judges: "nvidia-fabricmanager state differs (unknown = error)",

@@ -38,6 +38,8 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	// The spec's resources against a host, as plan compares them.
 	n := specNode(t)
 	add(Check(Expectation{Spec: n}, nil, HostFacts{Facts: convergedFacts(t, n, false)}))
+	// What slurmd detects on an AutoDetect node.
+	add(Check(Expectation{SlurmAutodetect: true, NUMANode: map[int]int{0: 0}}, nil, HostFacts{Slurmd: &SlurmdGRES{Failure: "slurmd is not installed"}}))
 	return ids
 }
 
