@@ -192,6 +192,10 @@ func decodeNodeSlurm(blk *hcl.Block, ctx *hcl.EvalContext) (*NodeSlurm, hcl.Diag
 			})
 		}
 	}
+	// gres.conf is world-readable and every plan shows its lines.
+	if s.GRES.Sensitive || s.GRESAutodetect.Sensitive || s.GRESType.Sensitive || s.ConfDir.Sensitive {
+		dec.diags = append(dec.diags, sensitiveNotAllowedDiag("A slurm setting", blk.DefRange))
+	}
 	if s.GRESType.Set && s.GRESAutodetect.Set {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
