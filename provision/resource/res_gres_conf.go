@@ -30,7 +30,10 @@ func slurmdRestart() Step {
 func buildGRESConf(in *buildInput) ([]Resource, []string, error) {
 	conf, err := gres.Render(in.n, in.f)
 	if err != nil {
-		return nil, nil, fmt.Errorf("gres.conf: %w", err)
+		// The spec and this host disagree (a bound NUMA node it lacks):
+		// lines written anyway would tie GPUs to the wrong cores. Like the
+		// binding, nothing is written and the plan says why.
+		return nil, []string{fmt.Sprintf("%s not written: %v", in.n.Slurm.GRESConf(), err)}, nil
 	}
 	if conf == nil {
 		// Lines an earlier spec wrote stay: removing them is the site's

@@ -110,6 +110,14 @@ func TestGRESConf(t *testing.T) {
 		}
 	}
 
+	// A NUMA node the host lacks: nothing written, a warning says why.
+	f.ConfigFiles = nil
+	f.NUMA = f.NUMA[:1]
+	got, warnings := diffAll(t, loadNode(t, body), f)
+	if _, ok := got[GRESConf]; ok || !strings.Contains(strings.Join(warnings, "\n"), "/etc/slurm/gres.conf not written: GPU 1 is bound to NUMA node 1, which this host does not have") {
+		t.Errorf("missing NUMA node: %+v, warnings %q", got[GRESConf], warnings)
+	}
+
 	// AutoDetect: one line, no hardware needed.
 	f.ConfigFiles = nil
 	auto := "slurm {\n gres = true\n gres_autodetect = \"nvml\"\n}"
