@@ -106,6 +106,7 @@ func Rules() []Rule {
 	rs := []Rule{
 		lintUnknownRule(),
 		affinityUnknownDeviceRule(),
+		bindingUnboundGPUsRule(),
 		containerImageDriverRule(),
 		containerMemlockRule(),
 		containerNvidiaRuntimeRule(),
@@ -121,6 +122,7 @@ func Rules() []Rule {
 		gpuDriverMinimumRule(),
 		gpuKernelModuleRule(),
 		gpuNICDistanceRule(),
+		gpuNICCrossSocketRule(),
 		gpuNICSharedRule(),
 		gpuDirectWithoutPeermemRule(),
 		hostShmSizeRule(),

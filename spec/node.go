@@ -27,7 +27,7 @@ var nodeBlockSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "driver"}, {Type: "cuda"}, {Type: "nccl"}, {Type: "dcgm"},
 		{Type: "container"}, {Type: "shm"}, {Type: "numa"}, {Type: "affinity"},
-		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"},
+		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"}, {Type: "slurm"},
 		{Type: "workload", LabelNames: []string{"name"}},
 	},
 }
@@ -164,6 +164,8 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			n.Verify, d = decodeVerify(blk, ctx)
 		case "rollout":
 			n.Rollout, d = decodeRollout(blk, ctx)
+		case "slurm":
+			n.Slurm, d = decodeNodeSlurm(blk, ctx)
 		case "workload":
 			var w *Workload
 			w, d = decodeWorkload(blk, ctx)
@@ -191,6 +193,16 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			Summary:  "Conflicting settings",
 			Detail:   fmt.Sprintf("sysctl sets vm.nr_hugepages and the hugepages block at %s reserves huge pages too. Keep the hugepages block and remove the sysctl.", n.Hugepages.DeclRange),
 			Subject:  s.Range.Ptr(),
+		})
+	}
+	// gres.conf lines are the hardware description written for slurmd:
+	// without one there is nothing to write (AutoDetect reads NVML).
+	if _, hw := content.Attributes["hardware"]; !hw && n.Slurm != nil && n.Slurm.GRES.V && !n.Slurm.GRESAutodetect.Set {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "gres needs the node's hardware",
+			Detail:   "gpuform writes gres.conf from the hardware description (GPU model and count, NVLinks) and the numa binds. Add hardware = module.<profile>.hardware to the node, or let slurmd find the GPUs with gres_autodetect = \"nvml\".",
+			Subject:  n.Slurm.GRES.Range.Ptr(),
 		})
 	}
 	// Beside an error in the node, the warning would only be noise.

@@ -42,6 +42,9 @@ type Node struct {
 	Verify *Verify
 	// Rollout is the rollout block.
 	Rollout *Rollout
+	// Slurm is the slurm block (what the node tells slurmd), nil when
+	// not written.
+	Slurm *NodeSlurm
 	// Workloads describe the jobs that will run on the hosts.
 	Workloads []*Workload
 

@@ -57,6 +57,12 @@ func TestSensitiveDerivedValues(t *testing.T) {
 		want:    "Sensitive value not allowed here",
 		secrets: []string{"vm.x"},
 	}, {
+		// gres.conf is world-readable and plans show its lines.
+		name:    "a sensitive GRES type",
+		src:     head + "  hardware = { gpu_model = \"H100\", gpu_count = 1, interconnect = \"pcie\" }\n  slurm {\n    gres      = true\n    gres_type = var.s\n  }\n}\n",
+		want:    "Sensitive value not allowed here",
+		secrets: []string{"abq"},
+	}, {
 		name: "a valid sensitive sysctl value is decoded as sensitive",
 		src:  head + "  sysctl = { \"vm.x\" = lower(var.s), \"vm.y\" = \"1\" }\n}\n",
 		check: func(t *testing.T, cfg *spec.Config) {

@@ -219,6 +219,10 @@ func TestVerifyDriftMatrix(t *testing.T) {
 		{"binding", func(t *testing.T, r string) {
 			edit(t, r, "etc/gpuform/binding.json", "\"pci\": \"0000:c3:00.0\",\n      \"numa_node\": 1,\n      \"cpus\": \"56-111,168-223\"", "\"pci\": \"0000:c3:00.0\",\n      \"numa_node\": 0,\n      \"cpus\": \"0-55,112-167\"")
 		}, "gpu.5=numa 0 (0-55,112-167), nic mlx5_9 (ibp192s0)", "gpu.5=numa 1 (56-111,168-223), nic mlx5_9 (ibp192s0)", []string{"bind.file"}},
+		// A hand edit gives GPU 5 the other socket's cores in Slurm.
+		{"gres_conf", func(t *testing.T, r string) {
+			edit(t, r, "etc/slurm/gres.conf", "File=/dev/nvidia5 Cores=56-111", "File=/dev/nvidia5 Cores=0-55")
+		}, "gpu.5=Type=h100_sxm5_80gb File=/dev/nvidia5 Cores=0-55", "gpu.5=Type=h100_sxm5_80gb File=/dev/nvidia5 Cores=56-111", nil},
 	}
 	hosts := []string{"sim://hgx-h100-stale/converged"}
 	for _, c := range cases {

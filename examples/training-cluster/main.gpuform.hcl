@@ -110,6 +110,13 @@ node "train" {
     nccl_socket_ifname = "ibp"
   }
 
+  # Slurm places each task beside its GPU (srun --gpu-bind=closest): apply
+  # writes gres.conf lines with each GPU's cores from the binds above.
+  # slurm.conf's node line says Gres=gpu:h100_sxm5_80gb:8.
+  slurm {
+    gres = true
+  }
+
   sysctl = {
     "vm.swappiness" = 1
   }

@@ -29,6 +29,12 @@ type Options struct {
 	// Epilog, when set, is a shell script slurmd runs after each job; one
 	// that sleeps keeps the node COMPLETING.
 	Epilog string
+	// Gres, when set, is the node's Gres= in slurm.conf
+	// ("gpu:h100:8"); GresTypes then names its GRES.
+	Gres string
+	// GresConf, when set, is written as gres.conf beside slurm.conf, where
+	// slurmd reads it. Its File= paths must exist: slurmd stats them.
+	GresConf string
 }
 
 // Cluster is a running one-node Slurm cluster.
@@ -99,13 +105,25 @@ func Start(t testing.TB, o Options) *Cluster {
 
 	host, _ := os.Hostname()
 	host, _, _ = strings.Cut(host, ".")
-	epilog := ""
+	// extra are slurm.conf lines the options add before the node's.
+	extra := ""
 	if o.Epilog != "" {
 		p := filepath.Join(dir, "epilog.sh")
 		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+o.Epilog+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		epilog = "Epilog=" + p + "\n"
+		extra = "Epilog=" + p + "\n"
+	}
+	gres := ""
+	if o.Gres != "" {
+		name, _, _ := strings.Cut(o.Gres, ":")
+		extra += "GresTypes=" + name + "\n"
+		gres = " Gres=" + o.Gres
+	}
+	if o.GresConf != "" {
+		if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(o.GresConf), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conf := fmt.Sprintf(`ClusterName=gftest
 SlurmctldHost=%[1]s(127.0.0.1)
@@ -133,9 +151,9 @@ SlurmdTimeout=30
 MinJobAge=2
 KillWait=1
 RebootProgram=/bin/true
-%[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100 State=UNKNOWN
+%[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100%[9]s State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, epilog, o.NodeName, runtime.NumCPU())
+`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, extra, o.NodeName, runtime.NumCPU(), gres)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

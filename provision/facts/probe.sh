@@ -288,6 +288,9 @@ if rd /usr/local; then
 fi
 l /etc/alternatives/cuda
 x /etc/docker/daemon.json /etc/nccl.conf
+# Slurm reads gres.conf beside slurm.conf: /etc/slurm, or /etc/slurm-llnl
+# on older Debian and Ubuntu packages.
+x /etc/slurm/gres.conf /etc/slurm-llnl/gres.conf
 f /etc/nvidia-container-runtime/config.toml
 
 # Memory, /dev/shm, sysctls, limits, hugepages.

@@ -28,6 +28,7 @@ const (
 	NCCLTopo           = "nccl_topo"
 	NCCLConf           = "nccl_conf"
 	Binding            = "binding"
+	GRESConf           = "gres_conf"
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
@@ -95,6 +96,7 @@ func builders() []builder {
 		{NCCLTopo, buildNCCLTopo},
 		{NCCLConf, buildNCCLConf},
 		{Binding, buildBinding},
+		{GRESConf, buildGRESConf},
 	}
 }
 

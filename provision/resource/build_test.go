@@ -32,6 +32,10 @@ affinity {
   nccl_ib_hca = ["mlx5_0"]
   nccl_env = true
 }
+slurm {
+  gres = true
+  gres_autodetect = "nvml"
+}
 cpu_governor = "performance"
 sysctl = { "vm.swappiness" = "1" }
 kernel_args = ["iommu=pt"]`

@@ -93,6 +93,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	}
 	out = append(out, checkHost(exp, extra)...)
 	out = append(out, checkBinding(exp, extra.Facts)...)
+	out = append(out, checkSlurmGRES(exp, extra)...)
 	out = append(out, checkImages(exp, rep)...)
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)

@@ -35,6 +35,7 @@ const (
 	CheckNUMANode         CheckID = "nvml.numa_node"
 	CheckGPUNIC           CheckID = "nvml.gpu_nic"
 	CheckProcessBinding   CheckID = "bind.process"
+	CheckSlurmGRES        CheckID = "slurm.gres"
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
 	CheckBindingFile      CheckID = "bind.file"
@@ -82,6 +83,8 @@ const (
 	// NeedProbe is the facts probe's view of the host (units, modules,
 	// packages, managed files, settings).
 	NeedProbe Need = "probe facts"
+	// NeedSlurmd is a `slurmd -G` run on the host.
+	NeedSlurmd Need = "slurmd -G"
 	// NeedDCGM is a `dcgmi diag` run (quick tier and deeper).
 	NeedDCGM Need = "dcgm"
 	// NeedNCCL is an nccl-tests run (full tier, fleet for multi-node).
@@ -204,6 +207,10 @@ func Checks() []CheckDef {
 			When:   "`verify -processes`, per GPU (skip when no compute process runs on it, or on the nvidia-smi fallback, which lists none)",
 			Judges: "a compute process NVML reports on the GPU may run on CPUs outside the GPU's NUMA node (the spec's `bind`, else NVML's CPU affinity; /proc/PID/status Cpus_allowed_list), or, for a GPU paired with an RDMA NIC, its NCCL_IB_HCA is missing or selects other NICs than the paired one, or its UCX_NET_DEVICES names another device (/proc/PID/environ); `error` when a process's /proc cannot be read (exited, another PID namespace, permission denied); on a simulated node `observed` says the processes are modelled",
 			Action: "start the job's ranks with `gpuform bind -- COMMAND` (under torchrun --no-python, srun or mpirun); run verify as root to read other users' processes"},
+		{ID: CheckSlurmGRES, Scope: ScopeGPU, Needs: NeedSlurmd,
+			When:   "per `NUMANode` entry, when `SlurmAutodetect` is set (`slurm { gres_autodetect = \"nvml\" }`)",
+			Judges: "`slurmd -G` reports no GPU with File=/dev/nvidiaN, or ties it to other Slurm cores than those of its bound NUMA node on this host (not compared when the host's CPUs are all on one NUMA node); `error` when slurmd -G cannot run",
+			Action: "fix the spec's `numa` binds, or the NVML-reported topology (BIOS NUMA settings); `slurmd -G` on the node shows what slurmd detects"},
 		{ID: CheckFabricManager, Needs: NeedProbe,
 			When:   "`FabricManager` set",
 			Judges: "nvidia-fabricmanager state differs (unknown = error)",

@@ -41,6 +41,8 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	// The binding gpuform put on the node, and the processes on its GPUs.
 	bn := loadSpecNode(t, bindSpec)
 	add(Check(Expectation{Spec: bn, Processes: true}, twoGPUReport(), HostFacts{Facts: boundHost(t, bn)}))
+	// What slurmd detects on an AutoDetect node.
+	add(Check(Expectation{SlurmAutodetect: true, NUMANode: map[int]int{0: 0}}, nil, HostFacts{Slurmd: &SlurmdGRES{Failure: "slurmd is not installed"}}))
 	return ids
 }
 

@@ -95,6 +95,10 @@ type Expectation struct {
 	NUMANode map[int]int
 	// NIC maps GPU index to its paired NIC.
 	NIC map[int]NICExpectation
+	// SlurmAutodetect is true when slurmd finds the GPUs itself (slurm {
+	// gres_autodetect = "nvml" }): slurm.gres compares what `slurmd -G`
+	// reports with NUMANode.
+	SlurmAutodetect bool
 	// MaxTemperatureC is the highest acceptable GPU temperature; 0 skips.
 	MaxTemperatureC int
 	// ForbiddenThrottle lists throttle reasons that fail a GPU; nil means
@@ -196,6 +200,7 @@ func ExpectationFor(n *spec.Node) Expectation {
 			}
 		}
 	}
+	exp.SlurmAutodetect = n.Slurm != nil && n.Slurm.GRES.V && n.Slurm.GRESAutodetect.Set
 	if n.Affinity != nil && len(n.Affinity.GPUNIC) > 0 {
 		exp.NIC = map[int]NICExpectation{}
 		for gpu, nic := range n.Affinity.GPUNIC {

@@ -28,6 +28,9 @@ type HostFacts struct {
 	// Facts is the probe's view of the host, which the spec's resources
 	// are compared with (the spec.* checks); nil when it is unknown.
 	Facts *facts.Node
+	// Slurmd is what `slurmd -G` printed on an AutoDetect node; nil when
+	// it was not run.
+	Slurmd *SlurmdGRES
 }
 
 // HostFactsFromNode fills the host facts that the facts probe already

@@ -75,6 +75,10 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 			rep = nil
 		}
 	}
+	if exp.SlurmAutodetect && len(exp.NUMANode) > 0 {
+		s := RunSlurmdG(ctx, t)
+		extra.Slurmd = &s
+	}
 	if plan.DCGMDiag > 0 {
 		// DCGM's quick diagnostic gets the quick tier's share of the budget.
 		res, err := dcgm.Run(ctx, t, plan.DCGMDiag, TierQuick.Budget()-TierProbe.Budget())

@@ -63,6 +63,9 @@ node "drift" {
   sysctl       = { "vm.swappiness" = "1" }
   kernel_args  = ["iommu=pt"]
   cpu_governor = "performance"
+  slurm {
+    gres = true
+  }
 
   rollout {
     reboot = "allow"

@@ -1,0 +1,111 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/gres"
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// SlurmdGRES is what `slurmd -G` printed on a host: the GRES slurmd would
+// register.
+type SlurmdGRES struct {
+	// GRES are the GRES it reports.
+	GRES []gres.Detected
+	// Errors are the error lines it printed about gres.conf or detection.
+	Errors []string
+	// Failure says why slurmd -G could not be run; "" when it ran.
+	Failure string
+}
+
+// slurmdGScript runs slurmd -G from the places Slurm's packages put it.
+const slurmdGScript = `PATH="${PATH:+$PATH:}/usr/sbin:/usr/local/sbin:/opt/slurm/sbin:/usr/bin:/bin"
+export PATH
+command -v slurmd >/dev/null 2>&1 || { echo "slurmd is not installed" >&2; exit 127; }
+exec slurmd -G 2>&1
+`
+
+// RunSlurmdG runs `slurmd -G` on the host behind t; a failure to run is in
+// the result, not an error.
+func RunSlurmdG(ctx context.Context, t transport.Transport) SlurmdGRES {
+	res, err := t.Run(ctx, transport.Command{Script: slurmdGScript})
+	if err != nil {
+		return SlurmdGRES{Failure: err.Error()}
+	}
+	if res.ExitCode != 0 {
+		msg := strings.TrimSpace(string(res.Stderr) + string(res.Stdout))
+		return SlurmdGRES{Failure: fmt.Sprintf("slurmd -G exited %d: %s", res.ExitCode, msg)}
+	}
+	g, errs := gres.ParseSlurmdG(string(res.Stdout))
+	return SlurmdGRES{GRES: g, Errors: errs}
+}
+
+// checkSlurmGRES compares what slurmd detects on an AutoDetect node with
+// the numa binds: each bound GPU's device must be there with the Slurm
+// core indexes of its NUMA node on this host.
+func checkSlurmGRES(exp Expectation, extra HostFacts) []CheckResult {
+	if !exp.SlurmAutodetect || len(exp.NUMANode) == 0 {
+		return nil
+	}
+	var out []CheckResult
+	fail := func(status Status, msg string) []CheckResult {
+		for _, idx := range slices.Sorted(maps.Keys(exp.NUMANode)) {
+			out = append(out, CheckResult{ID: CheckSlurmGRES.GPU(idx), Status: status, Message: msg})
+		}
+		return out
+	}
+	switch {
+	case extra.Slurmd == nil:
+		return fail(StatusError, "slurmd -G was not run")
+	case extra.Slurmd.Failure != "":
+		return fail(StatusError, extra.Slurmd.Failure)
+	case extra.Facts == nil:
+		return fail(StatusError, "the host's NUMA nodes are unknown (no probe facts)")
+	}
+	cpuCores := 0
+	if exp.Spec != nil && exp.Spec.Hardware != nil {
+		cpuCores = exp.Spec.Hardware.CPUCores
+	}
+	cores, err := gres.SlurmCores(extra.Facts.NUMA, cpuCores)
+	if err != nil {
+		return fail(StatusError, err.Error())
+	}
+	byFile := map[string]gres.Detected{}
+	for _, d := range extra.Slurmd.GRES {
+		if d.Name == "gpu" {
+			byFile[d.File] = d
+		}
+	}
+	for _, idx := range slices.Sorted(maps.Keys(exp.NUMANode)) {
+		node := exp.NUMANode[idx]
+		file := "/dev/nvidia" + strconv.Itoa(idx)
+		want, ok := cores[node]
+		r := CheckResult{ID: CheckSlurmGRES.GPU(idx), Expected: fmt.Sprintf("%s Cores=%s (NUMA node %d)", file, want, node)}
+		d, found := byFile[file]
+		switch {
+		case !ok:
+			r.Status, r.Message = StatusError, fmt.Sprintf("the host has no NUMA node %d with CPUs", node)
+		case !found:
+			r.Status = StatusFail
+			r.Observed = "absent"
+			r.Message = fmt.Sprintf("slurmd detects no GPU with File=%s", file)
+			if len(extra.Slurmd.Errors) > 0 {
+				r.Message += ": " + strings.Join(extra.Slurmd.Errors, "; ")
+			}
+		default:
+			r.Observed = fmt.Sprintf("%s Cores=%s", d.File, d.Cores)
+			r.Status = StatusPass
+			if len(cores) > 1 && d.Cores != want {
+				r.Status = StatusFail
+				r.Message = fmt.Sprintf("slurmd ties %s to cores %q, the spec binds GPU %d to NUMA node %d (Slurm cores %s): srun --gpu-bind=closest would place its tasks elsewhere", file, d.Cores, idx, node, want)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
