@@ -92,6 +92,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	}
 	out = append(out, checkHost(exp, extra)...)
 	out = append(out, checkImages(exp, rep)...)
+	out = append(out, checkImageDigests(exp, extra.Facts)...)
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)
 	explainPending(out, pending)
