@@ -80,7 +80,7 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 			continue
 		}
 		first[name] = b.DefRange
-		images, rest, d := decodeLockImages(b.Body)
+		images, attrs, d := decodeLockImages(b.Body)
 		diags = append(diags, d...)
 		if images != nil {
 			if lock.Images == nil {
@@ -88,8 +88,6 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 			}
 			lock.Images[name] = images
 		}
-		attrs, d := rest.JustAttributes()
-		diags = append(diags, d...)
 		pins := map[Component]Attr[Version]{}
 		for _, k := range slices.Sorted(maps.Keys(attrs)) {
 			a := attrs[k]

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -86,9 +87,9 @@ var (
 )
 
 // decodeLockImages reads a lock file node body's image blocks and returns
-// them with the rest of the body (the component pins).
-func decodeLockImages(body hcl.Body) (map[string]ImagePin, hcl.Body, hcl.Diagnostics) {
-	content, remain, diags := body.PartialContent(lockNodeSchema)
+// them with the body's attributes (the component pins).
+func decodeLockImages(body hcl.Body) (map[string]ImagePin, hcl.Attributes, hcl.Diagnostics) {
+	content, _, diags := body.PartialContent(lockNodeSchema)
 	var pins map[string]ImagePin
 	first := map[string]hcl.Range{}
 	for _, b := range content.Blocks {
@@ -155,7 +156,24 @@ func decodeLockImages(body hcl.Body) (map[string]ImagePin, hcl.Body, hcl.Diagnos
 		}
 		pins[ref] = pin
 	}
-	return pins, remain, diags
+	return pins, lockAttributes(body), diags
+}
+
+// lockAttributes are a lock file node body's attributes, whatever their
+// names: the component pins, which ParseLockFile checks one by one.
+// hclsyntax's JustAttributes refuses a body with blocks even after
+// PartialContent took them, so the syntax body is read directly.
+func lockAttributes(body hcl.Body) hcl.Attributes {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		attrs, _ := body.JustAttributes()
+		return attrs
+	}
+	out := hcl.Attributes{}
+	for name, a := range sb.Attributes {
+		out[name] = a.AsHCLAttribute()
+	}
+	return out
 }
 
 // lockDigest reads a digest attribute of the lock file.
@@ -179,9 +197,11 @@ func lockDigest(a *hcl.Attribute, diags *hcl.Diagnostics) (string, hcl.Range, bo
 
 // formatLockImages appends a node's image blocks, sorted by reference.
 func formatLockImages(b *hclwrite.Body, pins map[string]ImagePin) {
-	for _, ref := range slices.Sorted(maps.Keys(pins)) {
+	for i, ref := range slices.Sorted(maps.Keys(pins)) {
 		pin := pins[ref]
-		b.AppendNewline()
+		if i > 0 || len(b.Attributes()) > 0 {
+			b.AppendNewline()
+		}
 		ib := b.AppendNewBlock("image", []string{ref}).Body()
 		ib.SetAttributeValue("digest", cty.StringVal(pin.Digest))
 		for _, p := range slices.Sorted(maps.Keys(pin.Platforms)) {
