@@ -200,3 +200,47 @@ func TestImagesByDigestInSpec(t *testing.T) {
 		t.Errorf("validate of a short digest: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestImagesContainerd: with runtime = "containerd" apply pulls into
+// containerd's k8s.io namespace (nerdctl, which reads the node's registry
+// credentials, where the node has it) and verify finds the digest there.
+func TestImagesContainerd(t *testing.T) {
+	reg := registrytest.Start(t)
+	d, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `node "n" {
+  hosts = ["sim://dgx-a100"]
+  container {
+    runtime = "containerd"
+    images  = ["`+ref+`"]
+  }
+}
+`)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if status, observed, _ := imageCheck(t, env, dir, ref); status != "fail" || observed != "absent" {
+		t.Errorf("verify before apply: %s %s", status, observed)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root, err := sim.MaterializeHost("sim://dgx-a100", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+	byDigest := reg.Host + "/nvidia/cuda@" + d.String()
+	if !strings.Contains(string(calls), "nerdctl --namespace k8s.io pull "+byDigest+"\nnerdctl --namespace k8s.io tag "+byDigest+" "+ref+"\n") {
+		t.Errorf("apply did not pull into containerd by digest:\n%s", calls)
+	}
+	if status, _, msg := imageCheck(t, env, dir, ref); status != "pass" {
+		t.Errorf("verify after apply: %s %s", status, msg)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK {
+		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
