@@ -43,6 +43,11 @@ func TestResolve(t *testing.T) {
 	if err != nil || byDigest.Digest != idx.String() || len(byDigest.Platforms) != 2 {
 		t.Errorf("by digest: %+v %v", byDigest, err)
 	}
+	// Tag and digest: the digest decides.
+	both, err := registry.Resolve(context.Background(), reg.Host+"/test/cuda:12@"+idx.String(), spec.ImagePlatforms(), noCreds)
+	if err != nil || both.Digest != idx.String() {
+		t.Errorf("by tag and digest: %+v %v", both, err)
+	}
 	moved, err := registry.Resolve(context.Background(), ref, spec.ImagePlatforms(), noCreds)
 	if err != nil || moved.Digest == idx.String() {
 		t.Errorf("after the tag moved: %+v %v", moved, err)
