@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"maps"
+	"math/big"
 	"regexp"
 	"slices"
 	"strings"
@@ -137,9 +138,11 @@ func decodeLockImages(body hcl.Body) (map[string]ImagePin, hcl.Attributes, hcl.D
 				var size int64
 				if err == nil && !n.IsNull() && n.IsKnown() {
 					f := n.AsBigFloat()
+					var acc big.Accuracy
 					if f.IsInt() && f.Sign() >= 0 {
-						size, _ = f.Int64()
-					} else {
+						size, acc = f.Int64()
+					}
+					if !f.IsInt() || f.Sign() < 0 || acc != big.Exact {
 						err = fmt.Errorf("not a whole number of bytes")
 					}
 				}

@@ -66,3 +66,35 @@ func TestLockImagesInvalid(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseLockFileImages is FuzzParseLockFile from lock files with image
+// blocks: whatever image pins the parser accepts survive a format round
+// trip unchanged.
+func FuzzParseLockFileImages(f *testing.F) {
+	d := "sha256:" + strings.Repeat("a", 64)
+	f.Add([]byte("node \"n\" {\n  driver = \"580.95.05\"\n  image \"r.io/a/b:1\" {\n    digest = \"" + d + "\"\n    platform \"linux/amd64\" {\n      digest = \"" + d + "\"\n      size = 12\n    }\n  }\n}\n"))
+	f.Add([]byte("node \"n\" {\n  image \"r.io/a/b@" + d + "\" { digest = \"" + d + "\" }\n}\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		lock, _, diags := ParseLockFile(src, LockFileName)
+		if diags.HasErrors() || lock == nil {
+			return
+		}
+		again, _, d := ParseLockFile(FormatLock(lock), LockFileName)
+		if d.HasErrors() || again == nil {
+			t.Fatalf("formatted lock does not parse again: %v\n%s", d, FormatLock(lock))
+		}
+		for n, pins := range lock.Images {
+			for ref, pin := range pins {
+				got, ok := again.Image(n, ref)
+				if !ok || got.Digest != pin.Digest || len(got.Platforms) != len(pin.Platforms) {
+					t.Fatalf("image %s of node %s: %+v, then %+v", ref, n, pin, got)
+				}
+				for p, pp := range pin.Platforms {
+					if got.Platforms[p] != pp {
+						t.Fatalf("image %s platform %s: %+v, then %+v", ref, p, pp, got.Platforms[p])
+					}
+				}
+			}
+		}
+	})
+}
