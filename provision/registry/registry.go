@@ -40,7 +40,7 @@ type Options struct {
 // reached, refuses the credentials, does not know the tag or answers
 // something that is not a manifest is an error saying which.
 func Resolve(ctx context.Context, ref string, platforms []string, o Options) (spec.ImagePin, error) {
-	r, err := name.ParseReference(ref, name.StrictValidation)
+	r, err := name.ParseReference(ref)
 	if err != nil {
 		return spec.ImagePin{}, fmt.Errorf("%s is not an image reference: %w", ref, err)
 	}
@@ -186,7 +186,29 @@ func explain(ctx context.Context, r name.Reference, timeout time.Duration, err e
 				return fmt.Errorf("%s: registry %s refused access (%s); log in on this machine (docker login %s) with an account that may pull it", r, reg, d.Code, reg)
 			}
 		}
-		return fmt.Errorf("%s: registry %s answered HTTP %d: %v", r, reg, te.StatusCode, te)
+		return fmt.Errorf("%s: registry %s answered HTTP %d: %s", r, reg, te.StatusCode, remoteText(te.Error()))
 	}
-	return fmt.Errorf("%s: cannot read the manifest from registry %s: %v", r, reg, err)
+	return fmt.Errorf("%s: cannot read the manifest from registry %s: %s", r, reg, remoteText(err.Error()))
+}
+
+// maxRemoteText bounds how much of a registry's own words an error
+// repeats: a spec names the registry, and its answer must not fill a CI
+// log or carry what it should not.
+const maxRemoteText = 300
+
+// remoteText is text that came from a registry, fit for one diagnostic
+// line: control characters (newlines, terminal escapes) become spaces, so
+// it cannot forge lines of gpuform's output, and it is cut at
+// maxRemoteText characters.
+func remoteText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > maxRemoteText {
+		s = string(r[:maxRemoteText]) + "…"
+	}
+	return s
 }

@@ -72,9 +72,17 @@ func TestResolveErrors(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 		w.Header().Set("Docker-Content-Digest", "sha256:"+strings.Repeat("1", 64))
-		fmt.Fprint(w, "<html>not a manifest")
+		fmt.Fprint(w, "<html>not a manifest\n\x1b[31mError: forged line\n"+strings.Repeat("x", 5000))
 	}))
 	defer garbage.Close()
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, "oops\n\x1b[31mError: forged line\n"+strings.Repeat("x", 5000))
+	}))
+	defer broken.Close()
 	hang := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
 	defer slow.Close()
@@ -91,6 +99,7 @@ func TestResolveErrors(t *testing.T) {
 		"not a reference": {"Bad Ref", "is not an image reference"},
 		"login required":  {host(auth) + "/test/cuda:12", "refused access"},
 		"garbage":         {host(garbage) + "/test/cuda:12", "cannot read the manifest"},
+		"server error":    {host(broken) + "/test/cuda:12", "answered HTTP 500"},
 		"no answer":       {host(slow) + "/test/cuda:12", "did not answer within 1s"},
 	}
 	for name, tc := range cases {
@@ -100,6 +109,10 @@ func TestResolveErrors(t *testing.T) {
 			_, err := registry.Resolve(context.Background(), tc.ref, spec.ImagePlatforms(), o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			// What a registry says is one bounded line.
+			if err != nil && (strings.ContainsAny(err.Error(), "\n\x1b") || len(err.Error()) > 600) {
+				t.Errorf("error repeats the registry's text unbounded: %q", err)
 			}
 		})
 	}
