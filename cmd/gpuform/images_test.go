@@ -244,3 +244,35 @@ func TestImagesContainerd(t *testing.T) {
 		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestImagesPullFails: a node whose registry login is missing fails its
+// apply at the image's step, with the runtime's own words, and verify
+// keeps failing the image until a pull succeeds.
+func TestImagesPullFails(t *testing.T) {
+	reg := registrytest.Start(t)
+	reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	imageSpec(t, dir, ref)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root, err := sim.MaterializeHost("sim://dgx-a100", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "var/lib/gpuform-sim/fail"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "var/lib/gpuform-sim/fail/docker"), "Error response from daemon: unauthorized: authentication required\n")
+	code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir)
+	all := strings.Join(strings.Fields(out+errOut), " ")
+	if code == ExitOK || !strings.Contains(all, "container_images: pull "+ref) || !strings.Contains(all, "unauthorized: authentication required") {
+		t.Errorf("apply with a failing pull: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if status, observed, _ := imageCheck(t, env, dir, ref); status != "fail" || observed != "absent" {
+		t.Errorf("verify after the failed pull: %s %s", status, observed)
+	}
+}
