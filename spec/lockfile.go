@@ -24,6 +24,9 @@ const LockFileName = ".gpuform.lock.hcl"
 type Lock struct {
 	// Nodes maps a node name to component → exact version.
 	Nodes map[string]map[Component]Attr[Version]
+	// Images maps a node name to image reference (as the spec writes it)
+	// → the digests it resolved to.
+	Images map[string]map[string]ImagePin
 }
 
 // Pinned returns the exact version locked for a node's component.
@@ -77,8 +80,14 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 			continue
 		}
 		first[name] = b.DefRange
-		attrs, d := b.Body.JustAttributes()
+		images, attrs, d := decodeLockImages(b.Body)
 		diags = append(diags, d...)
+		if images != nil {
+			if lock.Images == nil {
+				lock.Images = map[string]map[string]ImagePin{}
+			}
+			lock.Images[name] = images
+		}
 		pins := map[Component]Attr[Version]{}
 		for _, k := range slices.Sorted(maps.Keys(attrs)) {
 			a := attrs[k]
@@ -130,6 +139,11 @@ func FormatLock(l *Lock) []byte {
 	for n := range l.Nodes {
 		names = append(names, n)
 	}
+	for n := range l.Images {
+		if _, ok := l.Nodes[n]; !ok {
+			names = append(names, n)
+		}
+	}
 	sort.Strings(names)
 	for _, n := range names {
 		body.AppendNewline()
@@ -139,6 +153,7 @@ func FormatLock(l *Lock) []byte {
 				b.SetAttributeValue(c.LockName(), cty.StringVal(v.V.Raw))
 			}
 		}
+		formatLockImages(b, l.Images[n])
 	}
 	return hclwrite.Format(f.Bytes())
 }
@@ -199,6 +214,7 @@ func ApplyLock(cfg *Config, l *Lock) hcl.Diagnostics {
 		return nil
 	}
 	for _, n := range cfg.Nodes {
+		applyImageLock(n, l)
 		versions := NodeVersions(n)
 		for _, comp := range slices.Sorted(maps.Keys(versions)) {
 			a := versions[comp]

@@ -117,6 +117,9 @@ type Container struct {
 	UlimitsRange hcl.Range
 	// Images are container images workloads on this node use.
 	Images []Attr[string]
+	// Pins are the digests the lock file records for Images, by
+	// reference; set by ApplyLock.
+	Pins map[string]ImagePin
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

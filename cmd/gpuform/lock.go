@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
+	"github.com/gpuform/gpuform/provision/registry"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -22,7 +25,7 @@ import (
 func newLockCommand(s Streams) *cobra.Command {
 	var flags specFlags
 	var conn connectFlags
-	var check, upgrade bool
+	var check, upgrade, images bool
 	cmd := &cobra.Command{
 		Use:         "lock [DIR]",
 		Annotations: graceful(),
@@ -43,6 +46,14 @@ dnf list --showduplicates, from the package lists as they are on the
 host), so the lock moves forward and the next apply installs that release;
 this is also how to lock a branch no host runs yet. The hosts must offer the
 same newest release, or lock stops and says what each host runs and offers.
+
+Each container image (container { images = [...] }) is resolved to the
+digest its registry serves now, for linux/amd64 and linux/arm64, with the
+Docker credentials of the user running gpuform (~/.docker/config.json;
+nothing is sent to the nodes). An image the lock file already pins keeps its
+digest: a tag that moves in the registry changes the lock only with
+-upgrade, and plan then pulls the new image. -images=false keeps the image
+pins as they are, for a machine that cannot reach the registries.
 
 Exit status: 0 the lock file is written (or, with -check, up to date);
 1 a version could not be locked; 2 with -check, the lock file would change.`,
@@ -104,13 +115,26 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 			if err := readlimit.LinkLeavesRepository(path); err != nil {
 				return err
 			}
+			prev, _, d := spec.LoadLockFile(path)
+			imagePrev := prev
+			if d.HasErrors() {
+				imagePrev = nil
+			}
+			resolve := resolveImage
+			if !images {
+				resolve = keepImages
+			}
+			if diags := lockfile.Images(cmd.Context(), cfg, imagePrev, lock, upgrade && images, resolve); diags.HasErrors() {
+				writeDiags(s, diags, cfg)
+				fmt.Fprintln(s.Err, "Error: every container image must be resolved to its digest to lock it; nothing was written.")
+				return exitError{ExitFailed}
+			}
 			old, _ := readlimit.ReadRegularFile(path, spec.MaxFileSize)
 			content := spec.FormatLock(lock)
 			if bytes.Equal(old, content) {
 				fmt.Fprintf(s.Out, "%s is up to date.\n", path)
 				return nil
 			}
-			prev, _, d := spec.LoadLockFile(path)
 			if d.HasErrors() {
 				// A broken lock file is what lock repairs, but nobody
 				// should learn of the breakage from a diff of every pin.
@@ -131,6 +155,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 	conn.register(cmd.Flags())
 	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change")
+	cmd.Flags().BoolVar(&images, "images", true, "resolve container images at their registries (false: keep the image pins the lock file has, for a machine that cannot reach the registries)")
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "lock the newest release of each floating version that the hosts' repositories offer")
 	return cmd
 }
@@ -165,9 +190,16 @@ func writeLockChanges(s Streams, prev, next *spec.Lock) {
 				nodes = append(nodes, n)
 			}
 		}
+		for n := range l.Images {
+			if !seen[n] {
+				seen[n] = true
+				nodes = append(nodes, n)
+			}
+		}
 	}
 	sort.Strings(nodes)
 	for _, n := range nodes {
+		writeImageChanges(s, n, prev, next)
 		for _, c := range spec.Components() {
 			before, hadBefore := prev.Pinned(n, c)
 			after, hasAfter := next.Pinned(n, c)
@@ -179,6 +211,43 @@ func writeLockChanges(s Streams, prev, next *spec.Lock) {
 			case hadBefore && !hasAfter:
 				fmt.Fprintf(s.Out, "  - node %q %s: %s\n", n, c, before)
 			}
+		}
+	}
+}
+
+// resolveImage asks an image's registry for its digests, with the Docker
+// credentials of the user running gpuform (read here, never sent to a
+// node).
+func resolveImage(ctx context.Context, ref string) (spec.ImagePin, error) {
+	return registry.Resolve(ctx, ref, spec.ImagePlatforms(), registry.Options{})
+}
+
+// keepImages is lock -images=false's resolver: an image the lock file does
+// not pin yet cannot be locked without its registry.
+func keepImages(_ context.Context, ref string) (spec.ImagePin, error) {
+	return spec.ImagePin{}, fmt.Errorf("%s is not in the lock file yet, and -images=false does not ask its registry", ref)
+}
+
+// writeImageChanges prints the image pins of node n that move.
+func writeImageChanges(s Streams, n string, prev, next *spec.Lock) {
+	refs := map[string]bool{}
+	for _, l := range []*spec.Lock{prev, next} {
+		if l != nil {
+			for ref := range l.Images[n] {
+				refs[ref] = true
+			}
+		}
+	}
+	for _, ref := range slices.Sorted(maps.Keys(refs)) {
+		before, hadBefore := prev.Image(n, ref)
+		after, hasAfter := next.Image(n, ref)
+		switch {
+		case hadBefore && hasAfter && before.Digest != after.Digest:
+			fmt.Fprintf(s.Out, "  ~ node %q image %s: %s -> %s\n", n, ref, before.Digest, after.Digest)
+		case !hadBefore && hasAfter:
+			fmt.Fprintf(s.Out, "  + node %q image %s: %s\n", n, ref, after.Digest)
+		case hadBefore && !hasAfter:
+			fmt.Fprintf(s.Out, "  - node %q image %s: %s\n", n, ref, before.Digest)
 		}
 	}
 }

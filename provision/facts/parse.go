@@ -360,6 +360,7 @@ func interpret(raw *rawFacts) *Node {
 	p.cuda()
 	p.docker()
 	p.containerRuntime()
+	p.images()
 	p.memory()
 	p.shm()
 	p.sysctls()

@@ -433,6 +433,24 @@ if rd /etc/default/grub.d; then
 	done
 fi
 
+# Container images, for the digests gpuform pulls (container_images): only
+# where the runtime's daemon socket exists, so that a client without a
+# daemon is never asked. Under a root prefix only a client inside the root
+# is asked (a simulated node's): the controller's own says nothing.
+for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
+	_s=${_t#*:}
+	_t=${_t%%:*}
+	{ rp "$_s" && [ -e "$_r" ]; } || continue
+	_b=$(command -v "$_t" 2>/dev/null) || continue
+	if [ -n "$R" ]; then
+		case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) ;; *) continue ;; esac
+	fi
+	case $_t in
+	docker) c docker-images docker image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
+	ctr) c ctr-images ctr -n k8s.io images ls ;;
+	esac
+done
+
 # Files gpuform writes: the ones it writes in full (x, byte-exact), any
 # other file with "gpuform" in its name in these dirs, and everything in
 # /etc/gpuform.

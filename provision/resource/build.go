@@ -19,6 +19,7 @@ const (
 	DCGM               = "dcgm"
 	ContainerToolkit   = "container_toolkit"
 	DockerDaemon       = "docker_daemon"
+	ContainerImages    = "container_images"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -87,6 +88,7 @@ func builders() []builder {
 		{DCGM, buildDCGM},
 		{ContainerToolkit, buildContainerToolkit},
 		{DockerDaemon, buildDockerDaemon},
+		{ContainerImages, buildContainerImages},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},
 		{HugePages, buildHugepages},

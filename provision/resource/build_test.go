@@ -22,6 +22,7 @@ container {
   nvidia_container_toolkit = "1.16.2"
   default_shm_size = "16GiB"
   ulimits = { memlock = "unlimited", stack = "64MiB" }
+  images = ["nvcr.io/nvidia/pytorch:25.02-py3@sha256:4f1ca7b1e2c4f0d3e1a7b9c5d2e6f8a0b3c5d7e9f1a2b4c6d8e0f2a4b6c8d0e2"]
 }
 shm { size = "50%"}
 hugepages {

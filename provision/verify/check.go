@@ -95,6 +95,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkBinding(exp, extra.Facts)...)
 	out = append(out, checkSlurmGRES(exp, extra)...)
 	out = append(out, checkImages(exp, rep)...)
+	out = append(out, checkImageDigests(exp, extra.Facts)...)
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)
 	explainPending(out, pending)

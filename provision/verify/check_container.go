@@ -3,6 +3,9 @@ package verify
 import (
 	"fmt"
 
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
+
 	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -70,4 +73,52 @@ func imageDriverMessage(im compat.NGCImage, drv compat.Version, ans compat.Image
 		msg += "; source: " + src
 	}
 	return msg
+}
+
+// checkImageDigests checks that the node holds every pinned image, under
+// its tag, at the pinned digest: a job that runs the tag gets exactly the
+// locked build. A node whose tag points to another digest (someone pulled
+// the tag after it moved in the registry) fails with both digests.
+func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
+	if exp.Spec == nil {
+		return nil
+	}
+	pinned, unlocked := resource.PinnedImages(exp.Spec)
+	runtime := resource.ImageRuntime(exp.Spec)
+	var out []CheckResult
+	for _, im := range pinned {
+		r := CheckResult{ID: CheckImageDigest.Named(im.Ref), Expected: im.Digest}
+		var store *facts.ImageStore
+		if f != nil {
+			store = f.Images[runtime]
+		}
+		switch {
+		case f == nil:
+			r.Status, r.Message = StatusError, "no probe facts: the node's images are unknown"
+		case store == nil:
+			r.Status, r.Observed = StatusFail, "absent"
+			r.Message = fmt.Sprintf("%s is not running on the node (no daemon socket), so it holds no image; gpuform apply pulls %s", runtime, im.Ref)
+		case store.Error != "":
+			r.Status, r.Message = StatusError, fmt.Sprintf("the %s images cannot be listed: %s", runtime, store.Error)
+		default:
+			d := resource.NodeDigest(store, im)
+			r.Observed = d
+			switch d {
+			case im.Digest:
+				r.Status = StatusPass
+			case "":
+				r.Status, r.Observed = StatusFail, "absent"
+				r.Message = fmt.Sprintf("%s holds no %s at the pinned digest; gpuform apply pulls it", runtime, im.Ref)
+			default:
+				r.Status = StatusFail
+				r.Message = fmt.Sprintf("the tag now points elsewhere: %s on the node is %s, not the pinned %s; gpuform apply pulls the pinned image and points the tag back at it (gpuform lock -upgrade first if the new build is wanted)", im.Ref, d, im.Digest)
+			}
+		}
+		out = append(out, r)
+	}
+	for _, ref := range unlocked {
+		out = append(out, CheckResult{ID: CheckImageDigest.Named(ref), Status: StatusSkip, Expected: "a pinned digest",
+			Message: "the lock file records no digest for this tag; run gpuform lock"})
+	}
+	return out
 }

@@ -41,6 +41,7 @@ const (
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
 	CheckImageDriver      CheckID = "container.image_driver"
+	CheckImageDigest      CheckID = "container.image_digest"
 	CheckSpecCompare      CheckID = "spec.compare"
 	CheckRebootPending    CheckID = "spec.reboot_pending"
 	CheckSpecResource     CheckID = "spec"
@@ -119,6 +120,9 @@ func (d CheckDef) Pattern() string {
 	case ScopeGPU:
 		return string(d.ID) + "[gpuN]"
 	case ScopeNamed:
+		if d.ID == CheckImageDigest {
+			return d.ID.Named("<image>")
+		}
 		switch d.Needs {
 		case NeedDCGM:
 			return d.ID.Named("<test>")
@@ -231,6 +235,10 @@ func Checks() []CheckDef {
 			When:   "per NGC image in `container { images }` that the knowledge base knows",
 			Judges: "the knowledge base's image × driver × GPU decision (the one lint's `container_image_driver` makes for the pinned driver) says the loaded driver cannot run the image on this GPU; where it only may not (a forward-compatibility exception of unknown status) the check passes with the reason",
 			Action: "upgrade the driver (the spec's pin, then apply) or use an older image"},
+		{ID: CheckImageDigest, Scope: ScopeNamed, Needs: NeedProbe,
+			When:   "per image in `container { images }` pinned to a digest (by the lock file, or by the reference itself); `skip` for a tag the lock file does not record",
+			Judges: "the node's runtime (docker, or containerd's k8s.io namespace) does not hold the pinned digest under the image's tag: absent, or the tag points to another digest (the tag now points elsewhere: a pull by tag after the lock); `error` when the runtime's images cannot be listed",
+			Action: "`gpuform apply` pulls the pinned digest and points the tag at it; if the new build is wanted, `gpuform lock -upgrade` first"},
 		{ID: CheckSpecCompare, Needs: NeedProbe,
 			When:   "always (the node block's resources compared with the host, as `plan` does)",
 			Judges: "`error` when the comparison cannot be made (no probe facts, a setting gpuform cannot read, such as a daemon.json that is not JSON); `observed` counts the resources compared",

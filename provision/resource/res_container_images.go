@@ -1,0 +1,254 @@
+package resource
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// imageRepoPattern and imageTagPattern are what an image's repository and
+// tag may be before they are quoted into a pull script: the spec's own
+// pattern, split.
+var (
+	imageRepoPattern   = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+$`)
+	imageTagPattern    = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,128}$`)
+	imageDigestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+)
+
+// ImageRef is a container image of the spec as a node pulls it.
+type ImageRef struct {
+	// Ref is the reference as the spec writes it.
+	Ref string
+	// Repo is the repository ("nvcr.io/nvidia/pytorch").
+	Repo string
+	// Tag is the tag the spec names, "" when it names only a digest.
+	Tag string
+	// Digest is the digest the node must hold: the lock file's, or the
+	// one the reference names itself.
+	Digest string
+	// Pin is the lock file's record; zero when the reference names its
+	// digest and the lock has none.
+	Pin spec.ImagePin
+}
+
+// PinnedImages returns the images of node n with the digest each is
+// pinned to, in the spec's order, and the references that are pinned to
+// nothing yet (a tag the lock file does not record).
+func PinnedImages(n *spec.Node) (pinned []ImageRef, unlocked []string) {
+	if n.Container == nil {
+		return nil, nil
+	}
+	for _, img := range n.Container.Images {
+		ref := img.V
+		base, own, _ := strings.Cut(ref, "@")
+		r := ImageRef{Ref: ref, Repo: base, Digest: own}
+		if i := strings.LastIndexByte(base, ':'); i > strings.LastIndexByte(base, '/') {
+			r.Repo, r.Tag = base[:i], base[i+1:]
+		}
+		if pin, ok := n.Container.Pins[ref]; ok {
+			r.Pin, r.Digest = pin, pin.Digest
+		}
+		if r.Digest == "" {
+			unlocked = append(unlocked, ref)
+			continue
+		}
+		pinned = append(pinned, r)
+	}
+	return pinned, unlocked
+}
+
+// ImageRuntime is the runtime whose store holds node n's images.
+func ImageRuntime(n *spec.Node) string {
+	if n.Container != nil && n.Container.Runtime.V == facts.RuntimeContainerd {
+		return facts.RuntimeContainerd
+	}
+	return facts.RuntimeDocker
+}
+
+// NodeDigest is the digest the node's store holds for r: for a tag, the
+// digest of the image the tag points to (the pinned one when that image is
+// known under it), for a digest-only reference the digest itself when the
+// store has it; "" when the store has nothing for r.
+func NodeDigest(s *facts.ImageStore, r ImageRef) string {
+	if s == nil {
+		return ""
+	}
+	repo := normalRepo(r.Repo)
+	for _, im := range s.Images {
+		var digests []string
+		for _, d := range im.Digests {
+			if dr, dd, ok := strings.Cut(d, "@"); ok && normalRepo(dr) == repo {
+				digests = append(digests, dd)
+			}
+		}
+		if r.Tag == "" {
+			if slices.Contains(digests, r.Digest) {
+				return r.Digest
+			}
+			continue
+		}
+		tagged := false
+		for _, t := range im.Tags {
+			if i := strings.LastIndexByte(t, ':'); i > 0 && normalRepo(t[:i]) == repo && t[i+1:] == r.Tag {
+				tagged = true
+			}
+		}
+		if !tagged {
+			continue
+		}
+		if slices.Contains(digests, r.Digest) || len(digests) == 0 {
+			// An image tagged locally and known by no digest of the
+			// repository was built or loaded on the node, not pulled.
+			if len(digests) == 0 {
+				return "(built on the node)"
+			}
+			return r.Digest
+		}
+		return digests[0]
+	}
+	return ""
+}
+
+// normalRepo names a repository the way registries do, so that Docker's
+// "nvidia/cuda" and the spec's "docker.io/nvidia/cuda" compare equal.
+func normalRepo(repo string) string {
+	r, err := name.NewRepository(repo)
+	if err != nil {
+		return repo
+	}
+	return r.Name()
+}
+
+// buildContainerImages pre-pulls every pinned image of the spec onto the
+// node, by digest, with the node's runtime.
+func buildContainerImages(in *buildInput) ([]Resource, []string, error) {
+	pinned, unlocked := PinnedImages(in.n)
+	var warnings []string
+	for _, ref := range unlocked {
+		warnings = append(warnings, fmt.Sprintf("container image %s: not pulled, the lock file records no digest for it; run gpuform lock", ref))
+	}
+	if len(pinned) == 0 {
+		return nil, warnings, nil
+	}
+	for _, r := range pinned {
+		if err := check(imageRepoPattern, "image repository", r.Repo); err != nil {
+			return nil, nil, err
+		}
+		if err := check(imageDigestPattern, "image digest", r.Digest); err != nil {
+			return nil, nil, err
+		}
+		if r.Tag != "" {
+			if err := check(imageTagPattern, "image tag", r.Tag); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return []Resource{&imagesResource{
+		base:    base{name: ContainerImages, deps: []string{ContainerToolkit, DockerDaemon}},
+		images:  pinned,
+		runtime: ImageRuntime(in.n),
+	}}, warnings, nil
+}
+
+// imagesResource is the images a node holds for its spec: one attribute
+// per reference, its digest (with the download size the lock recorded for
+// the node's platform, so plan shows what a pull costs).
+type imagesResource struct {
+	base
+	images  []ImageRef
+	runtime string
+}
+
+func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
+	platform := spec.Platform(f.Arch)
+	store := f.Images[r.runtime]
+	value := func(im ImageRef, digest string) string {
+		if digest != im.Digest {
+			return digest
+		}
+		if p, ok := im.Pin.Platforms[platform]; ok && p.Size > 0 {
+			return fmt.Sprintf("%s (%s)", digest, ImageSize(p.Size))
+		}
+		return digest
+	}
+	before, after := attrs{}, attrs{}
+	for _, im := range r.images {
+		after[im.Ref] = value(im, im.Digest)
+		if d := NodeDigest(store, im); d != "" {
+			before[im.Ref] = value(im, d)
+		}
+	}
+	var b map[string]string = before
+	if len(before) == 0 {
+		b = nil
+	}
+	c := r.change(b, after)
+	for _, ref := range slices.Sorted(maps.Keys(after)) {
+		if before[ref] == after[ref] {
+			continue
+		}
+		for _, im := range r.images {
+			if im.Ref == ref {
+				c.Steps = append(c.Steps, r.pull(im, after[ref]))
+			}
+		}
+	}
+	return c, nil
+}
+
+// pull is one image's step: pull by digest, then point the spec's tag at
+// it, so that a job that runs the tag gets the pinned build without a
+// pull of its own. The runtime pulls with the credentials configured on
+// the node (root's Docker config, containerd's registry configuration);
+// gpuform sends none.
+func (r *imagesResource) pull(im ImageRef, what string) Step {
+	byDigest := im.Repo + "@" + im.Digest
+	var s strings.Builder
+	switch r.runtime {
+	case facts.RuntimeContainerd:
+		// nerdctl reads the node's Docker credentials; ctr is what every
+		// containerd install has.
+		fmt.Fprintf(&s, "if command -v nerdctl >/dev/null 2>&1; then\n\tnerdctl --namespace k8s.io pull %s\n", q(byDigest))
+		if im.Tag != "" {
+			fmt.Fprintf(&s, "\tnerdctl --namespace k8s.io tag %s %s\n", q(byDigest), q(im.Repo+":"+im.Tag))
+		}
+		fmt.Fprintf(&s, "else\n\tctr -n k8s.io images pull %s\n", q(byDigest))
+		if im.Tag != "" {
+			fmt.Fprintf(&s, "\tctr -n k8s.io images tag --force %s %s\n", q(byDigest), q(im.Repo+":"+im.Tag))
+		}
+		s.WriteString("fi\n")
+	default:
+		fmt.Fprintf(&s, "docker pull %s\n", q(byDigest))
+		if im.Tag != "" {
+			fmt.Fprintf(&s, "docker tag %s %s\n", q(byDigest), q(im.Repo+":"+im.Tag))
+		}
+	}
+	return Step{
+		Description: fmt.Sprintf("pull %s at %s with %s", im.Ref, what, r.runtime),
+		Script:      "set -e\n" + s.String(),
+		Become:      true,
+	}
+}
+
+// ImageSize writes a download size as Docker does, in decimal units.
+func ImageSize(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f := float64(n)
+	for _, u := range []string{"kB", "MB", "GB", "TB"} {
+		f /= unit
+		if f < unit || u == "TB" {
+			return fmt.Sprintf("%.1f %s", f, u)
+		}
+	}
+	return ""
+}
