@@ -72,10 +72,14 @@ func Diagnose(info HostInfo, h Host) *Bottleneck {
 	if b.Reasoning == "" {
 		b.Reasoning = "the layer furthest below what its hardware should carry"
 	}
+	// One finding per device: a GPU slow both ways is one finding.
+	seen := map[string]bool{string(b.Layer) + "\x00" + b.Device: true}
 	for _, f := range all {
-		if f.Layer == b.Layer && f.Device == b.Device && f.Message == b.Message {
+		key := string(f.Layer) + "\x00" + f.Device
+		if seen[key] {
 			continue
 		}
+		seen[key] = true
 		b.Also = append(b.Also, f)
 	}
 	return &b
