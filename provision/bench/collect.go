@@ -50,7 +50,7 @@ func Collect(ctx context.Context, t transport.Transport, info HostInfo, o Collec
 	missing := func(key, command string) {
 		tl, _ := tool.Lookup(command)
 		obs.Missing[key] = Missing{Tool: command, Package: tl.Package,
-			Reason: fmt.Sprintf("%s is not installed on the node: add the %s package to the spec (packages it lists are installed by apply)", command, tl.Package)}
+			Reason: fmt.Sprintf("%s is not on the node's PATH: install the %s package", command, tl.Package)}
 	}
 	failed := func(key, command, why string) {
 		obs.Missing[key] = Missing{Tool: command, Reason: command + " failed: " + why}

@@ -98,7 +98,7 @@ func Judge(kb *compat.KB, info HostInfo, obs Observations, b *spec.Bench, layers
 			add(judge(LayerGPUGPU, fmt.Sprintf("GPU %d -> GPU %d", p.Src, p.Dst), "device_to_device", obs.Peer[p], e, ok))
 		}
 		if miss, ok := obs.Missing["all_reduce"]; ok {
-			add(notMeasured(LayerGPUGPU, "all_reduce", "all_reduce_perf", miss))
+			add(notMeasured(LayerGPUGPU, "all_reduce", "busbw", miss))
 		}
 		// The single-node all_reduce at the most GPUs is a gpu_gpu row;
 		// every count is a point of the scaling curve.
@@ -276,7 +276,7 @@ func judge(l Layer, device, test string, measured float64, e Expected, ok bool) 
 func notMeasured(l Layer, device, test string, miss Missing) Measurement {
 	m := Measurement{Layer: l, Device: device, Test: test, Verdict: VerdictNotMeasured, Install: miss.Package, Note: miss.Reason}
 	if miss.Package != "" && m.Note == "" {
-		m.Note = fmt.Sprintf("%s is not installed: install the %s package (a packages entry of the spec)", miss.Tool, miss.Package)
+		m.Note = fmt.Sprintf("%s is not on the node's PATH: install the %s package", miss.Tool, miss.Package)
 	}
 	return m
 }

@@ -113,8 +113,10 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 				}
 				b.WriteString("\n")
 			}
+		} else if n := notMeasured(h); n > 0 {
+			fmt.Fprintf(&b, "  %s %d measurement(s) could not be made; among the others none is below its expectation.\n", paint(ansiYellow, "No verdict:"), n)
 		} else {
-			b.WriteString("  " + paint(ansiGreen, "No bottleneck: every measured layer reaches its expectation.") + "\n")
+			b.WriteString("  " + paint(ansiGreen, "No bottleneck: every layer reaches its expectation.") + "\n")
 		}
 	}
 	fmt.Fprintf(&b, "\nBench: %d host(s), %d with a bottleneck, %d could not be benched, %d measurement(s) not made.\n", len(r.Hosts), bottlenecks, failed, unmeasured)
@@ -190,4 +192,14 @@ func verdict(paint func(string, string) string, v bench.Verdict) string {
 		return paint(ansiYellow, string(v))
 	}
 	return string(v)
+}
+
+func notMeasured(h bench.Host) int {
+	n := 0
+	for _, m := range h.Layers {
+		if m.Verdict == bench.VerdictNotMeasured {
+			n++
+		}
+	}
+	return n
 }
