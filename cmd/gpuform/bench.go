@@ -98,7 +98,7 @@ run (invalid spec, bad flag).`,
 			// A bench takes minutes per host: progress goes to stderr
 			// whenever the report is text on the terminal's stdout.
 			show := bf.format == "text" && bf.out == ""
-			o := bench.Options{Target: conn.targetOptionsFor(s, copts, show, "benchmarking"), Layers: layers, Budget: bf.budget}
+			o := bench.Options{Target: conn.targetOptionsFor(s, copts, show, "benchmarking"), Layers: layers, Budget: bf.budget, AllowLocal: conn.allowLocal}
 			// Open the outputs before the run: a typo in a path must not
 			// cost a bench of several minutes.
 			w := s.Out

@@ -127,6 +127,9 @@ func Judge(kb *compat.KB, info HostInfo, obs Observations, b *spec.Bench, layers
 			e, eok := ExpectNIC(info, n)
 			add(judge(LayerNetwork, n.Name, "rdma_write", v, e, eok))
 		}
+		if miss, ok := obs.Missing["multi_node"]; ok {
+			add(notMeasured(LayerNetwork, "all_reduce across nodes", "busbw", miss))
+		}
 		if n := maxKey(obs.MultiNode); n >= 2 {
 			e, ok := expectMultiNode(info, obs)
 			add(judge(LayerNetwork, fmt.Sprintf("all_reduce %d nodes", n), "busbw", obs.MultiNode[n], e, ok))
@@ -159,6 +162,9 @@ func Judge(kb *compat.KB, info HostInfo, obs Observations, b *spec.Bench, layers
 				add(m)
 			}
 		}
+	}
+	if miss, ok := obs.Missing["workload"]; ok {
+		h.WorkloadError = miss.Reason
 	}
 	h.Scaling = scaling(kb, info, obs)
 	h.Bottleneck = Diagnose(info, h)

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/spec"
 )
 
 const h100 = "H100 SXM5 80GB (HGX/DGX H100)"
@@ -201,6 +204,70 @@ func TestScalingEfficiency(t *testing.T) {
 	for n, w := range want {
 		if g, ok := got[n]; !ok || g < w-1e-9 || g > w+1e-9 {
 			t.Errorf("efficiency at %d GPUs = %v, want %v", n, g, w)
+		}
+	}
+}
+
+// TestStorageFloors: storage is judged only against the spec's floors and
+// reported without a verdict where the spec gives none.
+func TestStorageFloors(t *testing.T) {
+	info := hgxH100()
+	b := &spec.Bench{Storage: []*spec.BenchStorage{
+		{Name: "dataset", Path: spec.Attr[string]{V: "/data", Set: true}, MinReadGBps: spec.Attr[float64]{V: 5, Set: true}},
+		{Name: "checkpoint", Path: spec.Attr[string]{V: "/ckpt", Set: true}},
+	}}
+	o := Observations{Storage: map[string]FioResult{
+		"dataset":    {ReadGBps: ptr(3.2), WriteGBps: ptr(1.5)},
+		"checkpoint": {ReadGBps: ptr(2.0), WriteGBps: ptr(1.0)},
+	}}
+	h := Judge(kb(t), info, o, b, []Layer{LayerStorage})
+	got := map[string]Verdict{}
+	for _, m := range h.Layers {
+		got[m.Device+" "+m.Test] = m.Verdict
+	}
+	want := map[string]Verdict{
+		"dataset /data sequential_read":     VerdictBelow,
+		"dataset /data sequential_write":    VerdictNoExpectation,
+		"checkpoint /ckpt sequential_read":  VerdictNoExpectation,
+		"checkpoint /ckpt sequential_write": VerdictNoExpectation,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if h.Bottleneck == nil || h.Bottleneck.Layer != LayerStorage {
+		t.Errorf("bottleneck %+v", h.Bottleneck)
+	}
+}
+
+// TestWorkloadFailureIsNotOK: a workload that printed no throughput makes
+// the report not OK.
+func TestWorkloadFailureIsNotOK(t *testing.T) {
+	info := hgxH100()
+	o := healthy(info)
+	o.Missing = map[string]Missing{"workload": {Reason: "at 1 GPUs: exit status 1 and no line matches"}}
+	h := Judge(kb(t), info, o, nil, Layers())
+	if r := (Report{Hosts: []Host{h}}); r.OK() || h.WorkloadError == "" {
+		t.Errorf("report OK with a failed workload: %+v", h.WorkloadError)
+	}
+}
+
+func TestParseLayers(t *testing.T) {
+	got, err := ParseLayers([]string{"hbm,host_gpu", "hbm"})
+	if err != nil || len(got) != 2 || got[0] != LayerHBM || got[1] != LayerHostGPU {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if all, _ := ParseLayers(nil); len(all) != len(Layers()) {
+		t.Errorf("empty list: %v", all)
+	}
+	if _, err := ParseLayers([]string{"nvlink"}); err == nil || !strings.Contains(err.Error(), "hbm, gpu_gpu") {
+		t.Errorf("unknown layer: %v", err)
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]float64{"400 Gb/sec (4X NDR)": 400, "200 Gb/sec (4X HDR)": 200, "25 Gb/sec (1X EDR)": 25, "": 0, "invalid": 0} {
+		if got, _ := ParseRate(in); got != want {
+			t.Errorf("ParseRate(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

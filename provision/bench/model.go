@@ -223,6 +223,9 @@ type Host struct {
 	Scaling []ScalePoint `json:"scaling"`
 	// Bottleneck is nil when nothing is below expectation.
 	Bottleneck *Bottleneck `json:"bottleneck"`
+	// WorkloadError is why the spec's bench command gave no throughput,
+	// "" when it did or when there is none.
+	WorkloadError string `json:"workload_error,omitempty"`
 	// Error is why the host could not be benched at all.
 	Error string `json:"error,omitempty"`
 	// DurationMS is how long the host took.
@@ -244,7 +247,7 @@ type Report struct {
 // measured is never a pass.
 func (r *Report) OK() bool {
 	for _, h := range r.Hosts {
-		if h.Error != "" || h.Bottleneck != nil {
+		if h.Error != "" || h.Bottleneck != nil || h.WorkloadError != "" {
 			return false
 		}
 		for _, m := range h.Layers {

@@ -3,14 +3,20 @@ package bench
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // DefaultBudget bounds one host's bench when neither the flag nor the
@@ -32,6 +38,10 @@ type Options struct {
 	Budget time.Duration
 	// KB is the knowledge base; nil means compat.Default().
 	KB *compat.KB
+	// AllowLocal lets a group's multi-node nccl_test (the spec's command)
+	// run for sim:// and local:// hosts, which run it on this machine
+	// (-allow-local).
+	AllowLocal bool
 }
 
 // Run benches every target and returns the report; a host that cannot be
@@ -45,6 +55,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 	if len(layers) == 0 {
 		layers = Layers()
 	}
+	multi := runMultiNode(ctx, targets, o)
 	var mu sync.Mutex
 	got := map[string]Host{}
 	errs := target.Each(ctx, targets, o.Target, func(ctx context.Context, tg target.Host) error {
@@ -58,7 +69,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		}
 		hctx, cancel := transport.WithTimeout(ctx, budget, "bench of "+tg.Host.Name, "-budget or bench { timeout }")
 		defer cancel()
-		h, err := benchHost(hctx, kb, o.Target.Connect, tg, layers)
+		h, err := benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 				err = fmt.Errorf("the budget of %s per host ran out (raise it with -budget or bench { timeout }): %w", budget, err)
@@ -98,7 +109,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 	return r
 }
 
-func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer) (Host, error) {
+func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun) (Host, error) {
 	t, err := connect(ctx, tg.Host)
 	if err != nil {
 		return Host{}, err
@@ -120,5 +131,77 @@ func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg 
 	if err != nil {
 		return Host{}, err
 	}
+	if multi != nil && slices.Contains(layers, LayerNetwork) {
+		if multi.why != "" {
+			obs.Missing["multi_node"] = Missing{Tool: "nccl_test " + multi.name, Reason: multi.why}
+		} else {
+			obs.MultiNode = map[int]float64{multi.nodes: multi.busbw}
+		}
+	}
 	return Judge(kb, info, obs, co.Bench, layers), nil
+}
+
+// groupRun is a node group's multi-node all_reduce result.
+type groupRun struct {
+	name  string
+	nodes int
+	busbw float64
+	why   string
+}
+
+// runMultiNode runs, for every node block with more than one host and a
+// multi-node all_reduce nccl_test in its verify block (the mpirun or srun
+// command the spec already gives verify's fleet tier), that command once
+// from the block's first host: the group's point of the scaling curve.
+func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*spec.Node]*groupRun {
+	out := map[*spec.Node]*groupRun{}
+	if len(o.Layers) > 0 && !slices.Contains(o.Layers, LayerNetwork) {
+		return out
+	}
+	first := map[*spec.Node]target.Host{}
+	var order []*spec.Node
+	for _, t := range targets {
+		if t.Node == nil || len(t.Node.Hosts) < 2 {
+			continue
+		}
+		if _, ok := first[t.Node]; !ok {
+			first[t.Node] = t
+			order = append(order, t.Node)
+		}
+	}
+	for _, n := range order {
+		for _, nt := range verify.ExpectationFor(n).NCCL {
+			if !nt.MultiNode || !strings.Contains(nt.Command, "all_reduce") {
+				continue
+			}
+			g := &groupRun{name: nt.Name, nodes: len(n.Hosts)}
+			out[n] = g
+			tg := first[n]
+			if !o.AllowLocal && connect.RunsHere(tg.Host.Name) {
+				g.why = fmt.Sprintf("the group's nccl_test %q would run on the machine gpuform runs on (%s); allow it with -allow-local", nt.Name, tg.Host.Name)
+				break
+			}
+			timeout := nt.Timeout
+			if timeout == 0 {
+				timeout = 10 * time.Minute
+			}
+			t, err := o.Target.Connect(ctx, tg.Host)
+			if err != nil {
+				g.why = fmt.Sprintf("cannot reach %s to launch it: %v", tg.Host.Name, err)
+				break
+			}
+			res, err := nccltest.RunTest(ctx, t, nt.Command, timeout)
+			t.Close()
+			switch v, ok := peakBusBW(res); {
+			case err != nil:
+				g.why = err.Error()
+			case !ok:
+				g.why = "no bus bandwidth: " + firstNonEmpty(res.Failure, "the output has no result rows")
+			default:
+				g.busbw = v
+			}
+			break
+		}
+	}
+	return out
 }

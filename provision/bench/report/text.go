@@ -76,6 +76,10 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 				fmt.Fprintf(&b, "  %s %s: %s\n", paint(ansiYellow, "Not measured:"), m.Layer, transport.HostText(m.Note))
 			}
 		}
+		if h.WorkloadError != "" {
+			unmeasured++
+			fmt.Fprintf(&b, "  %s workload: %s\n", paint(ansiYellow, "Not measured:"), transport.HostText(h.WorkloadError))
+		}
 		if len(h.Scaling) > 0 {
 			b.WriteString("\n  Scaling curve:\n")
 			stw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
