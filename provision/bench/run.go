@@ -3,9 +3,9 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
-	"fmt"
 	"sync"
 	"time"
 
