@@ -9,13 +9,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${GPUFORM_FUZZTIME:-60s}"
 export CGO_ENABLED=1
-# package target: loader, lock file, facts, plan file, nccl-tests output.
+# package target: loader, lock file, facts, plan file, nccl-tests output,
+# nvbandwidth, ib_write_bw and fio output.
 targets=(
   "./spec FuzzLoad"
   "./spec FuzzParseLockFile"
   "./provision/facts FuzzParse"
   "./provision/plan FuzzParseFile"
   "./provision/verify/nccltest FuzzParse"
+  "./provision/bench/tool FuzzParseNvbandwidth"
+  "./provision/bench/tool FuzzParseIBWriteBW"
+  "./provision/bench/tool FuzzParseFioJSON"
 )
 for t in "${targets[@]}"; do
   read -r pkg fn <<<"$t"

@@ -52,10 +52,37 @@ import (
 var roots embed.FS
 
 // standins are the recording stand-ins for package managers and system
-// tools, installed into every root's usr/lib/gpuform-sim/bin.
+// tools, installed into every root's usr/lib/gpuform-sim/bin, and under
+// standins/bench those of the measurement tools bench runs, installed only
+// in roots that carry captured outputs for them (see benchStandins).
 //
 //go:embed standins/*
 var standins embed.FS
+
+// benchSets are the captured measurement-tool outputs a profile replays,
+// one directory per set and tool (bench/SET/TOOL/FILE); a profile names
+// its sets in an @bench section. Sources: bench/README.md.
+//
+//go:embed bench/*/*/*
+var benchSets embed.FS
+
+// BenchDir is where a root keeps the captured outputs its measurement-tool
+// stand-ins replay, one directory per tool.
+const BenchDir = "var/lib/gpuform-sim/bench"
+
+// benchStandins maps each measurement-tool stand-in to the capture
+// directory (under BenchDir) whose presence installs it: a simulated node
+// has nvbandwidth, ib_write_bw, fio or all_reduce_perf only when its
+// profile replays real outputs of that tool, so on every other profile
+// bench finds the tool missing, as on a node without the package.
+// numactl comes with nvbandwidth, for the NUMA-bound host_gpu runs.
+var benchStandins = map[string]string{
+	"nvbandwidth":     "nvbandwidth",
+	"numactl":         "nvbandwidth",
+	"ib_write_bw":     "ib_write_bw",
+	"fio":             "fio",
+	"all_reduce_perf": "all_reduce_perf",
+}
 
 // Scheme is the inventory host prefix that selects a simulated node.
 const Scheme = "sim://"
@@ -337,12 +364,56 @@ func build(name, dir string) error {
 		return err
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
 		b, err := standins.ReadFile("standins/" + e.Name())
 		if err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(bin, e.Name()), b, 0o755); err != nil {
 			return err
+		}
+	}
+	for tool, captures := range benchStandins {
+		if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(BenchDir), captures)); err != nil || !fi.IsDir() {
+			continue
+		}
+		b, err := standins.ReadFile("standins/bench/" + tool)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(bin, tool), b, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addBench copies capture set name (bench/NAME/TOOL/FILE) into the root's
+// BenchDir; a later set's file replaces an earlier one's, so a modelled
+// set lists only what it changes.
+func addBench(dir, name string) error {
+	if !validName(name) {
+		return fmt.Errorf("bad capture set %q", name)
+	}
+	tools, err := benchSets.ReadDir("bench/" + name)
+	if err != nil {
+		return fmt.Errorf("no capture set %q", name)
+	}
+	for _, t := range tools {
+		files, err := benchSets.ReadDir("bench/" + name + "/" + t.Name())
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			b, err := benchSets.ReadFile("bench/" + name + "/" + t.Name() + "/" + f.Name())
+			if err != nil {
+				return err
+			}
+			if err := writeFile(filepath.Join(dir, filepath.FromSlash(BenchDir), t.Name(), f.Name()), b); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -413,6 +484,8 @@ func applyArchive(name, dir string, depth int) error {
 			err = addCPUs(dir, f.Data)
 		case "@governor":
 			err = eachLine(f.Data, func(line string) error { return setGovernor(dir, line) })
+		case "@bench":
+			err = eachLine(f.Data, func(line string) error { return addBench(dir, line) })
 		case "@remove":
 			err = eachLine(f.Data, func(line string) error {
 				p, err := inRoot(dir, line)

@@ -149,7 +149,12 @@ func ParseNvbandwidth(r io.Reader) ([]Matrix, error) {
 		case strings.HasPrefix(t, "Running ") && strings.HasSuffix(t, "."):
 			running = strings.TrimSuffix(strings.TrimPrefix(t, "Running "), ".")
 		case strings.HasPrefix(t, "Waiving ") && strings.HasSuffix(t, "."):
+			// v0.2-v0.4 name the waived testcase.
 			waived = append(waived, strings.TrimSuffix(strings.TrimPrefix(t, "Waiving "), "."))
+			running = ""
+		case t == "Waived:":
+			// v0.5 on print "Waived: " without the name.
+			waived = append(waived, "a testcase")
 			running = ""
 		case isMatrixTitle(t):
 			if strings.HasSuffix(t, "(ns)") {

@@ -243,6 +243,10 @@ func TestNvbandwidthErrors(t *testing.T) {
 		{name: "empty", in: "", wantErr: "no nvbandwidth bandwidth matrix"},
 		{name: "garbage", in: "\x00\xff{{{ 1 2 3\n", wantErr: "no nvbandwidth bandwidth matrix"},
 		{name: "command not found", in: "bash: nvbandwidth: command not found\n", wantErr: "no nvbandwidth bandwidth matrix"},
+		// v0.5+ print "Waived: " without the testcase (output.cpp).
+		{name: "waived v0.5", in: "nvbandwidth Version: v0.8\n\nWaived: \n", wantErr: "nvbandwidth waived a testcase"},
+		// nvbandwidth's answer to an unknown -t (nvbandwidth.cpp, v0.8).
+		{name: "unknown testcase", in: "nvbandwidth Version: v0.8\n\nERROR: Testcase foo not found!\n", wantErr: "nvbandwidth failed: ERROR: Testcase foo not found!"},
 		// The H100 capture cut after a matrix title, after the column
 		// header, and in the middle of a row.
 		{name: "cut after title", in: cutAt("memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n"), wantErr: "without its column header"},
