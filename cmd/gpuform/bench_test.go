@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/bench"
@@ -103,11 +106,11 @@ func checkSVG(t *testing.T, path string) {
 }
 
 // TestBenchMissingTools: on a simulated node without nvbandwidth,
-// nccl-tests or perftest every layer is "not measured" with the package to
-// install, and bench exits 2 — a missing tool is never a pass.
+// nccl-tests, perftest or fio every layer is "not measured" with the
+// package to install, and bench exits 2 — a missing tool is never a pass.
 func TestBenchMissingTools(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "bench.svg")
-	code, out, errOut := runCLI(t, "", "bench", "-format", "json", "-plot", svg, "../../examples/quickstart")
+	code, out, errOut := runCLI(t, "", "bench", "-format", "json", "-plot", svg, "testdata/bench-missing")
 	if code != ExitReport {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitReport, out, errOut)
 	}
@@ -115,12 +118,113 @@ func TestBenchMissingTools(t *testing.T) {
 	if len(doc.Hosts) != 1 || doc.Hosts[0].Error != "" || len(doc.Hosts[0].Layers) == 0 {
 		t.Fatalf("hosts: %+v", doc.Hosts)
 	}
+	installs := map[string]string{}
 	for _, l := range doc.Hosts[0].Layers {
 		if l.Verdict != string(bench.VerdictNotMeasured) || l.Install == "" || l.Measured != nil {
 			t.Errorf("%s %s: verdict %s, install %q", l.Name, l.Device, l.Verdict, l.Install)
 		}
+		installs[l.Name+" "+l.Device] = l.Install
+	}
+	want := map[string]string{
+		"hbm all GPUs": "nvbandwidth", "gpu_gpu all GPUs": "nvbandwidth", "gpu_gpu all_reduce": "nccl-tests",
+		"host_gpu all GPUs": "nvbandwidth", "network all NICs": "perftest", "storage all paths": "fio",
+	}
+	if diff := cmp.Diff(want, installs); diff != "" {
+		t.Errorf("packages to install (-want +got):\n%s", diff)
 	}
 	checkSVG(t, svg)
+}
+
+// TestBenchDegraded runs bench end to end on sim://hgx-h100-degraded,
+// whose stand-ins replay real nvbandwidth, ib_write_bw, fio and
+// all_reduce_perf captures with GPU 5's host copies and mlx5_3's RDMA
+// writes halved: the bottleneck is host_gpu on GPU 5 with the link width
+// named, and the slow NIC is reported, in text, JSON and the chart.
+func TestBenchDegraded(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "bench.svg")
+	code, out, errOut := runCLI(t, "", "bench", "-plot", svg, "testdata/bench-degraded")
+	if code != ExitReport {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitReport, out, errOut)
+	}
+	for _, want := range []string{
+		"Bottleneck: host_gpu on GPU 5",
+		"its PCIe link trained at x8 of x16",
+		"Also below expectation: network on mlx5_3",
+		`mlx5_3's link is up at "200 Gb/sec (4X HDR)"`,
+		"hbm       device_local_copy: 8 devices",
+		"all_reduce 8 GPUs busbw",
+		"Chart written to",
+	} {
+		if !strings.Contains(out, want) && !strings.Contains(strings.ToLower(out), strings.ToLower(want)) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+	checkSVG(t, svg)
+
+	jsonOut := filepath.Join(dir, "bench.json")
+	code, out, errOut = runCLI(t, "", "bench", "-format", "json", "-out", jsonOut, "-layers", "host_gpu,network", "testdata/bench-degraded")
+	if code != ExitReport {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := decodeBench(t, string(b))
+	h := doc.Hosts[0]
+	if h.Bottleneck == nil || h.Bottleneck.Layer != "host_gpu" || h.Bottleneck.Device != "GPU 5" || !strings.Contains(h.Bottleneck.Fix, "x8 of its x16") {
+		t.Fatalf("bottleneck %+v", h.Bottleneck)
+	}
+	slowNIC := false
+	for _, a := range h.Bottleneck.Also {
+		slowNIC = slowNIC || (a.Layer == "network" && a.Device == "mlx5_3")
+	}
+	if !slowNIC {
+		t.Errorf("the slow NIC is not reported: %+v", h.Bottleneck.Also)
+	}
+	for _, l := range h.Layers {
+		if l.Name != "host_gpu" && l.Name != "network" {
+			t.Errorf("-layers host_gpu,network measured %s", l.Name)
+		}
+		if l.Expected != nil && (l.Source == "" || l.Status == "") {
+			t.Errorf("%s %s: expectation without source or status", l.Name, l.Device)
+		}
+	}
+}
+
+// TestBenchHealthy: the quickstart's sim://hgx-h100-stale replays the
+// real captures unchanged: every layer is measured, none is below its
+// expectation, the scaling curve has 2, 4 and 8 GPUs, and bench exits 0.
+func TestBenchHealthy(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "bench", "-json", "../../examples/quickstart")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	doc := decodeBench(t, out)
+	h := doc.Hosts[0]
+	if h.Bottleneck != nil {
+		t.Errorf("bottleneck on a healthy node: %+v", h.Bottleneck)
+	}
+	layers := map[string]bool{}
+	for _, l := range h.Layers {
+		layers[l.Name] = true
+		if l.Verdict == "below" || l.Verdict == "not_measured" {
+			t.Errorf("%s %s %s", l.Name, l.Device, l.Verdict)
+		}
+	}
+	for _, l := range []string{"hbm", "gpu_gpu", "host_gpu", "network"} {
+		if !layers[l] {
+			t.Errorf("layer %s not measured", l)
+		}
+	}
+	var gpus []int
+	for _, p := range h.Scaling {
+		gpus = append(gpus, p.GPUs)
+	}
+	if !slices.Equal(gpus, []int{2, 4, 8}) {
+		t.Errorf("scaling points at %v GPUs", gpus)
+	}
 }
 
 func TestBenchFlags(t *testing.T) {

@@ -70,20 +70,25 @@ func Collect(ctx context.Context, t transport.Transport, info HostInfo, o Collec
 					missing(string(l), "nvbandwidth")
 				}
 			}
-		} else if len(tcs) > 0 {
-			ms, why, err := nvbandwidth(ctx, t, "", tcs)
-			if err != nil {
-				return obs, err
-			}
-			if why != "" {
-				for _, l := range []Layer{LayerHBM, LayerGPUGPU} {
-					if want(l) {
-						failed(string(l), "nvbandwidth", why)
-					}
+		} else {
+			// One run per testcase: older nvbandwidth prints no "Running"
+			// line before a matrix, so the run, not the output, says which
+			// testcase a matrix is.
+			for _, tc := range tcs {
+				layer := LayerHBM
+				if tc == tcPeer {
+					layer = LayerGPUGPU
 				}
-			}
-			for _, m := range ms {
-				switch m.Testcase {
+				ms, why, err := nvbandwidth(ctx, t, "", []string{tc})
+				if err != nil {
+					return obs, err
+				}
+				if why != "" || len(ms) == 0 {
+					failed(string(layer), "nvbandwidth", firstNonEmpty(why, "no bandwidth matrix in its output"))
+					continue
+				}
+				m := ms[0]
+				switch tc {
 				case tcLocal:
 					obs.HBM = map[int]float64{}
 					for _, c := range m.Cols {
@@ -144,22 +149,23 @@ func Collect(ctx context.Context, t transport.Transport, info HostInfo, o Collec
 				ids = []int{-1}
 			}
 			for _, id := range ids {
-				ms, why, err := nvbandwidth(ctx, t, bindPrefix(obs.Binding, id, info.NUMA[id]), []string{tcH2D, tcD2H})
-				if err != nil {
-					return obs, err
-				}
-				if why != "" {
-					failed(string(LayerHostGPU), "nvbandwidth", fmt.Sprintf("bound to NUMA node %d: %s", id, why))
-					continue
-				}
-				for _, m := range ms {
-					dst := map[string]map[int]map[int]float64{tcH2D: obs.HostToDevice, tcD2H: obs.DeviceToHost}[m.Testcase]
-					if dst == nil {
+				for _, tc := range []string{tcH2D, tcD2H} {
+					ms, why, err := nvbandwidth(ctx, t, bindPrefix(obs.Binding, id, info.NUMA[id]), []string{tc})
+					if err != nil {
+						return obs, err
+					}
+					if why != "" || len(ms) == 0 {
+						failed(string(LayerHostGPU), "nvbandwidth", fmt.Sprintf("%s bound to NUMA node %d: %s", tc, id, firstNonEmpty(why, "no bandwidth matrix in its output")))
 						continue
+					}
+					dst := obs.HostToDevice
+					if tc == tcD2H {
+						dst = obs.DeviceToHost
 					}
 					if dst[id] == nil {
 						dst[id] = map[int]float64{}
 					}
+					m := ms[0]
 					for _, c := range m.Cols {
 						if v, ok := m.Value(firstRow(m), c); ok {
 							dst[id][c] = v

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"strings"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -29,36 +29,49 @@ const (
 // workload's throughput against n × T(1) when the spec names a workload,
 // else all_reduce bus bandwidth against what the links should carry.
 func WriteSVG(w io.Writer, r *bench.Report) error {
-	var rowsOfPlots [][]*plot.Plot
+	rows, err := charts(r)
+	if err != nil {
+		return err
+	}
+	c := vgsvg.New(vg.Length(11)*vg.Inch, vg.Length(4.5*float64(len(rows)))*vg.Inch)
+	drawCharts(draw.New(c), rows)
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// charts builds the two charts of every host that was benched.
+func charts(r *bench.Report) ([][]*plot.Plot, error) {
+	var rows [][]*plot.Plot
 	for _, h := range r.Hosts {
 		if h.Error != "" {
 			continue
 		}
 		lp, err := layersPlot(h)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sp, err := scalingPlot(h)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rowsOfPlots = append(rowsOfPlots, []*plot.Plot{lp, sp})
+		rows = append(rows, []*plot.Plot{lp, sp})
 	}
-	if len(rowsOfPlots) == 0 {
-		return fmt.Errorf("no host was benched: nothing to draw")
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no host was benched: nothing to draw")
 	}
-	c := vgsvg.New(vg.Length(11)*vg.Inch, vg.Length(4.5*float64(len(rowsOfPlots)))*vg.Inch)
-	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: len(rowsOfPlots), Cols: 2, PadX: vg.Millimeter * 8, PadY: vg.Millimeter * 8,
+	return rows, nil
+}
+
+// drawCharts lays the charts out one host a row, aligned.
+func drawCharts(dc draw.Canvas, rows [][]*plot.Plot) {
+	tiles := draw.Tiles{Rows: len(rows), Cols: 2, PadX: vg.Millimeter * 8, PadY: vg.Millimeter * 8,
 		PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4, PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 4}
-	canvases := plot.Align(rowsOfPlots, tiles, dc)
-	for i := range rowsOfPlots {
-		for j, p := range rowsOfPlots[i] {
+	canvases := plot.Align(rows, tiles, dc)
+	for i := range rows {
+		for j, p := range rows[i] {
 			p.Draw(canvases[i][j])
 		}
 	}
-	_, err := c.WriteTo(w)
-	return err
 }
 
 func layersPlot(h bench.Host) (*plot.Plot, error) {
@@ -67,23 +80,11 @@ func layersPlot(h bench.Host) (*plot.Plot, error) {
 	p.Y.Label.Text = "measured, % of expected"
 	var vals plotter.Values
 	var names []string
-	for i := 0; i < len(h.Layers); {
-		j := i
-		for j < len(h.Layers) && h.Layers[j].Layer == h.Layers[i].Layer && h.Layers[j].Test == h.Layers[i].Test {
-			j++
-		}
-		var low *bench.Measurement
-		for k := i; k < j; k++ {
-			m := h.Layers[k]
-			if m.Percent != nil && (low == nil || *m.Percent < *low.Percent) {
-				low = &h.Layers[k]
-			}
-		}
-		if low != nil {
+	for _, g := range groups(h.Layers) {
+		if low := lowest(g); low != nil {
 			vals = append(vals, *low.Percent)
-			names = append(names, fmt.Sprintf("%s\n%s\n%s", low.Layer, shortTest(low.Test), low.Device))
+			names = append(names, fmt.Sprintf("%s %s\n%s", low.Layer, groupTest(low.Test), low.Device))
 		}
-		i = j
 	}
 	if len(vals) == 0 {
 		p.Title.Text += " (nothing measured against an expectation)"
@@ -96,7 +97,10 @@ func layersPlot(h bench.Host) (*plot.Plot, error) {
 	bars.Color = color.RGBA{R: 0x4c, G: 0x72, B: 0xb0, A: 0xff}
 	p.Add(bars)
 	p.NominalX(names...)
-	p.X.Tick.Label.Font.Size = vg.Points(6)
+	p.X.Tick.Label.Font.Size = vg.Points(7)
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YTop
 	expected := plotter.NewFunction(func(float64) float64 { return 100 })
 	expected.Color = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
 	expected.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
@@ -172,18 +176,4 @@ func scalingPlot(h bench.Host) (*plot.Plot, error) {
 	p.Legend.Left = true
 	p.Y.Min = 0
 	return p, nil
-}
-
-// shortTest keeps a chart label short: "host_to_device (NUMA node 1,
-// the GPU's)" becomes "host_to_device (node 1)".
-func shortTest(t string) string {
-	head, rest, ok := strings.Cut(t, " (")
-	if !ok {
-		return t
-	}
-	f := strings.Fields(rest)
-	if len(f) >= 3 && f[0] == "NUMA" {
-		return head + " (node " + strings.TrimSuffix(f[2], ",") + ")"
-	}
-	return head
 }

@@ -133,36 +133,79 @@ type row struct {
 	device string
 }
 
-// rows folds, unless verbose, the measurements of one layer and test
-// whose verdicts are all ok into one row showing the lowest of them.
+// rows folds, unless verbose, the measurements of one group (layer and
+// test, see groupTest) whose verdicts are all ok (or all contrast) into one
+// row showing the lowest of them; groups keep the order they first appear
+// in.
 func rows(ms []bench.Measurement, verbose bool) []row {
 	var out []row
-	for i := 0; i < len(ms); {
-		j := i
-		for j < len(ms) && ms[j].Layer == ms[i].Layer && ms[j].Test == ms[i].Test {
-			j++
-		}
-		group := ms[i:j]
-		allOK := len(group) > 2
+	for _, group := range groups(ms) {
+		// A group folds when every device is ok, or every one is a
+		// contrast run: the lowest stands for the rest.
+		v := group[0].Verdict
+		fold := len(group) > 2 && (v == bench.VerdictOK || v == bench.VerdictContrast)
 		for _, m := range group {
-			allOK = allOK && m.Verdict == bench.VerdictOK
+			fold = fold && m.Verdict == v
 		}
-		if allOK && !verbose {
-			low := group[0]
-			for _, m := range group[1:] {
-				if *m.Percent < *low.Percent {
-					low = m
-				}
-			}
-			out = append(out, row{m: low, device: fmt.Sprintf("%s: %d devices, lowest %s", low.Test, len(group), low.Device)})
-		} else {
-			for _, m := range group {
-				out = append(out, row{m: m, device: m.Device + " " + m.Test})
-			}
+		if fold && !verbose {
+			low := lowest(group)
+			out = append(out, row{m: *low, device: fmt.Sprintf("%s: %d devices, lowest %s", groupTest(low.Test), len(group), low.Device)})
+			continue
 		}
-		i = j
+		for _, m := range group {
+			out = append(out, row{m: m, device: m.Device + " " + m.Test})
+		}
 	}
 	return out
+}
+
+// groups splits measurements by layer and test kind, in the order each
+// group first appears.
+func groups(ms []bench.Measurement) [][]bench.Measurement {
+	idx := map[string]int{}
+	var out [][]bench.Measurement
+	for _, m := range ms {
+		k := string(m.Layer) + "\x00" + groupTest(m.Test)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], m)
+	}
+	return out
+}
+
+// groupTest is a test without what differs from one device to the next:
+// "host_to_device (NUMA node 1, the GPU's)" is "host_to_device (own NUMA
+// node)" for every GPU.
+func groupTest(t string) string {
+	head, rest, ok := strings.Cut(t, " (")
+	if !ok {
+		return t
+	}
+	switch {
+	case strings.Contains(rest, "not the GPU's"):
+		return head + " (other NUMA node)"
+	case strings.Contains(rest, "the GPU's"):
+		return head + " (own NUMA node)"
+	case strings.Contains(rest, "spec's bind"):
+		return head + " (the spec's NUMA bind)"
+	}
+	return t
+}
+
+// lowest is the measurement of a group furthest below its expectation,
+// nil when none has one.
+func lowest(group []bench.Measurement) *bench.Measurement {
+	var low *bench.Measurement
+	for i := range group {
+		if p := group[i].Percent; p != nil && (low == nil || *p < *low.Percent) {
+			low = &group[i]
+		}
+	}
+	return low
 }
 
 func gbps(v *float64) string {
