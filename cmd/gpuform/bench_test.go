@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -244,5 +245,32 @@ func TestBenchFlags(t *testing.T) {
 				t.Errorf("exit %d, want %d and %q\n%s%s", code, ExitFailed, tt.want, out, errOut)
 			}
 		})
+	}
+}
+
+// TestBenchBudget: a host whose tool hangs is stopped at the per-host
+// budget and reported as not benched (exit 2), with the setting to raise.
+func TestBenchBudget(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	// The first run extracts the simulated node; the stand-in then sleeps
+	// 30 s before answering (provision/sim's fault injection).
+	if code, out, errOut := runCLIEnv(t, env, "bench", "-layers", "hbm", "testdata/bench-degraded"); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	sleep := filepath.Join(state, "hgx-h100-degraded", "var", "lib", "gpuform-sim", "sleep")
+	if err := os.MkdirAll(sleep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sleep, "nvbandwidth"), []byte("30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, out, errOut := runCLIEnv(t, env, "bench", "-budget", "2s", "-layers", "hbm", "testdata/bench-degraded")
+	if code != ExitReport || !strings.Contains(out, "the budget of 2s per host ran out before bench finished (raise it with -budget or bench { timeout })") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("bench took %s with a 2s budget", d)
 	}
 }

@@ -71,10 +71,11 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		defer cancel()
 		h, err := benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
 		if err != nil {
+			msg := withoutHost(err)
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-				err = fmt.Errorf("the budget of %s per host ran out (raise it with -budget or bench { timeout }): %w", budget, err)
+				msg = fmt.Sprintf("the budget of %s per host ran out before bench finished (raise it with -budget or bench { timeout })", budget)
 			}
-			h = Host{Host: tg.Host.Name, Error: err.Error()}
+			h = Host{Host: tg.Host.Name, Error: msg}
 		}
 		h.DurationMS = time.Since(start).Milliseconds()
 		mu.Lock()
@@ -204,4 +205,14 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 		}
 	}
 	return out
+}
+
+// withoutHost drops the host name a transport error starts with: the
+// report shows the error under its host already.
+func withoutHost(err error) string {
+	var he *transport.HostError
+	if errors.As(err, &he) {
+		return he.Detail()
+	}
+	return err.Error()
 }
