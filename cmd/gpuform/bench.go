@@ -91,6 +91,11 @@ run (invalid spec, bad flag).`,
 			if err := conn.refuseLocal(targets, "bench would run its measurements on the machine gpuform runs on"); err != nil {
 				return err
 			}
+			for _, tg := range targets {
+				if err := bench.RefuseLocal(tg, conn.allowLocal); err != nil {
+					return err
+				}
+			}
 			copts, err := conn.options(s, dir)
 			if err != nil {
 				return err

@@ -274,3 +274,29 @@ func TestBenchBudget(t *testing.T) {
 		t.Errorf("bench took %s with a 2s budget", d)
 	}
 }
+
+// TestBenchWorkload: the spec's bench command runs at each GPU count with
+// {gpus} replaced, its throughput is read with the spec's pattern, and
+// the efficiency is T(n) / (n × T(1)); on a node that runs here it needs
+// -allow-local, and without it bench refuses before touching the host.
+func TestBenchWorkload(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "bench", "-layers", "hbm", "testdata/bench-workload")
+	if code != ExitFailed || !strings.Contains(errOut, `bench would run the spec's bench command "echo samples/s: {gpus}00" on the machine gpuform runs on; pass -allow-local`) {
+		t.Fatalf("without -allow-local: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", "bench", "-allow-local", "-json", "-layers", "hbm", "testdata/bench-workload")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	got := map[int][2]float64{}
+	for _, p := range decodeBench(t, out).Hosts[0].Scaling {
+		if p.Throughput == nil || p.Efficiency == nil {
+			t.Fatalf("point at %d GPUs without throughput or efficiency: %+v", p.GPUs, p)
+		}
+		got[p.GPUs] = [2]float64{*p.Throughput, *p.Efficiency}
+	}
+	want := map[int][2]float64{1: {100, 1}, 2: {200, 1}, 4: {400, 1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scaling (-want +got):\n%s", diff)
+	}
+}

@@ -349,7 +349,9 @@ func fio(ctx context.Context, t transport.Transport, dir string, sizeMB int) (Fi
 			r.ReadGBps = ptr(rs[0].ReadMBps / 1000)
 		}
 	}
-	if _, err := t.Run(ctx, transport.Command{Script: "rm -f " + transport.Quote(file) + "\n"}); err != nil {
+	// Under $GPUFORM_ROOT like every file gpuform touches, so a simulated
+	// node's cleanup stays inside its root.
+	if _, err := t.Run(ctx, transport.Command{Script: `rm -f "${GPUFORM_ROOT:-}"` + transport.Quote(file) + "\n"}); err != nil {
 		return r, "", err
 	}
 	return r, "", nil

@@ -69,7 +69,11 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		}
 		hctx, cancel := transport.WithTimeout(ctx, budget, "bench of "+tg.Host.Name, "-budget or bench { timeout }")
 		defer cancel()
-		h, err := benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
+		err := RefuseLocal(tg, o.AllowLocal)
+		var h Host
+		if err == nil {
+			h, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
+		}
 		if err != nil {
 			msg := withoutHost(err)
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -215,4 +219,16 @@ func withoutHost(err error) string {
 		return he.Detail()
 	}
 	return err.Error()
+}
+
+// RefuseLocal refuses a target whose bench would run the spec's workload
+// command on this machine — a sim:// or local:// host — unless allowed
+// (-allow-local): the command is whatever the spec says, and the spec may
+// come from someone else. The CLI refuses before anything runs; Run
+// refuses too, for its other callers.
+func RefuseLocal(tg target.Host, allowLocal bool) error {
+	if allowLocal || !connect.RunsHere(tg.Host.Name) || tg.Node == nil || tg.Node.Bench == nil || !tg.Node.Bench.Command.Set {
+		return nil
+	}
+	return connect.LocalRefusal(tg.Host.Name, fmt.Sprintf("bench would run the spec's bench command %q on the machine gpuform runs on", tg.Node.Bench.Command.V))
 }
