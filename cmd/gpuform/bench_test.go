@@ -300,3 +300,33 @@ func TestBenchWorkload(t *testing.T) {
 		t.Errorf("scaling (-want +got):\n%s", diff)
 	}
 }
+
+// TestBenchMultiNodeSlowNetwork: a group whose nodes are each healthy but
+// whose multi-node all_reduce (a real capture of two nodes talking over
+// one shared TCP interface) reaches a fifth of what one node does: the
+// network is the bottleneck, and the group's point is on the curve.
+func TestBenchMultiNodeSlowNetwork(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "bench", "-allow-local", "-json", "-layers", "gpu_gpu,network", "testdata/bench-multinode")
+	if code != ExitReport {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	doc := decodeBench(t, out)
+	if len(doc.Hosts) != 2 {
+		t.Fatalf("%d hosts", len(doc.Hosts))
+	}
+	for _, h := range doc.Hosts {
+		if h.Bottleneck == nil || h.Bottleneck.Layer != "network" || h.Bottleneck.Device != "all_reduce 2 nodes" {
+			t.Errorf("%s: bottleneck %+v", h.Host, h.Bottleneck)
+		}
+		last := h.Scaling[len(h.Scaling)-1]
+		if last.GPUs != 16 || last.BusBW == nil || *last.BusBW < 92 || *last.BusBW > 93 {
+			t.Errorf("%s: last scaling point %+v", h.Host, last)
+		}
+	}
+	// Without -allow-local the group's command does not run here; the
+	// point is reported as not measured.
+	code, out, _ = runCLI(t, "", "bench", "-json", "-layers", "network", "testdata/bench-multinode")
+	if code != ExitReport || !strings.Contains(out, "allow it with -allow-local") {
+		t.Errorf("without -allow-local: exit %d\n%s", code, out)
+	}
+}
