@@ -330,3 +330,25 @@ func TestBenchMultiNodeSlowNetwork(t *testing.T) {
 		t.Errorf("without -allow-local: exit %d\n%s", code, out)
 	}
 }
+
+// TestBenchSimIgnoresThisMachinesTools: a simulated node's PATH goes on to
+// this machine's; a tool found there (here a fake fio that would run on
+// this machine) is not the node's, and the layer is not measured.
+func TestBenchSimIgnoresThisMachinesTools(t *testing.T) {
+	bin := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	if err := os.WriteFile(filepath.Join(bin, "fio"), []byte("#!/bin/sh\ntouch "+marker+"\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	code, out, errOut := runCLI(t, "", "bench", "-json", "-layers", "storage", "testdata/bench-missing")
+	if code != ExitReport {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("bench ran this machine's fio for a simulated node")
+	}
+	if l := decodeBench(t, out).Hosts[0].Layers; len(l) != 1 || l[0].Verdict != "not_measured" || l[0].Install != "fio" {
+		t.Errorf("layers %+v", l)
+	}
+}

@@ -230,9 +230,14 @@ func installed(ctx context.Context, t transport.Transport) (map[string]bool, err
 	for _, tl := range tool.Tools() {
 		names = append(names, tl.Command)
 	}
+	// On a simulated node only the root's own stand-ins count: its PATH
+	// goes on to this machine's, whose nvbandwidth or fio would measure
+	// this machine and write here. On any other node R is empty and every
+	// absolute path matches.
 	var sb strings.Builder
+	sb.WriteString("R=${GPUFORM_ROOT:-}\n")
 	for _, n := range names {
-		fmt.Fprintf(&sb, "command -v %s >/dev/null 2>&1 && echo %s\n", transport.Quote(n), transport.Quote(n))
+		fmt.Fprintf(&sb, "p=$(command -v %s 2>/dev/null) && case $p in \"$R\"/*) echo %s ;; esac\n", transport.Quote(n), transport.Quote(n))
 	}
 	sb.WriteString("exit 0\n")
 	res, err := t.Run(ctx, transport.Command{Script: sb.String()})
@@ -268,7 +273,7 @@ func bindPrefix(binding string, id int, cpus string) string {
 // otherwise undo the binding. why is non-empty when the run failed.
 func nvbandwidth(ctx context.Context, t transport.Transport, prefix string, tcs []string) ([]tool.Matrix, string, error) {
 	args := append(tool.NvbandwidthArgs(tcs...), "-d")
-	script := "CUDA_DEVICE_ORDER=PCI_BUS_ID exec " + prefix + quoteAll(args) + "\n"
+	script := "export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexec " + prefix + quoteAll(args) + "\n"
 	res, err := t.Run(ctx, transport.Command{Script: script})
 	if err != nil {
 		return nil, "", err
