@@ -183,6 +183,21 @@ func hostGPU(kb *compat.KB, info HostInfo, obs Observations, g GPU) []Measuremen
 		test string
 		by   map[int]map[int]float64
 	}{{"host_to_device", obs.HostToDevice}, {"device_to_host", obs.DeviceToHost}} {
+		if _, ok := info.NUMA[g.NUMA]; !ok && len(info.NUMA) > 0 {
+			// sysfs gives the GPU no NUMA node (-1): judge its best
+			// binding, since no run can be called the wrong one.
+			best, at := 0.0, -1
+			for _, id := range info.NUMAIDs() {
+				if v, ok := dir.by[id][g.Index]; ok && v > best {
+					best, at = v, id
+				}
+			}
+			if at >= 0 {
+				m := judge(LayerHostGPU, dev, fmt.Sprintf("%s (NUMA node %d, the best; sysfs gives the GPU none)", dir.test, at), best, e, eok)
+				out = append(out, m)
+			}
+			continue
+		}
 		if v, ok := dir.by[g.NUMA][g.Index]; ok {
 			m := judge(LayerHostGPU, dev, fmt.Sprintf("%s (NUMA node %d, the GPU's)", dir.test, g.NUMA), v, e, eok)
 			if g.MaxWidth > 0 && g.Width > 0 && g.Width < g.MaxWidth {

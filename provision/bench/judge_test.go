@@ -271,3 +271,23 @@ func TestParseRate(t *testing.T) {
 		}
 	}
 }
+
+// TestHostGPUWithoutNUMANode: a GPU sysfs gives no NUMA node (-1) is judged
+// by its best binding, not left without a verdict.
+func TestHostGPUWithoutNUMANode(t *testing.T) {
+	info := hgxH100()
+	info.GPUs[2].NUMA = -1
+	o := healthy(info)
+	o.HostToDevice[0][2], o.HostToDevice[1][2] = 30, 54
+	h := Judge(kb(t), info, o, nil, []Layer{LayerHostGPU})
+	var got []string
+	for _, m := range h.Layers {
+		if m.Device == "GPU 2" && strings.HasPrefix(m.Test, "host_to_device") {
+			got = append(got, fmt.Sprintf("%s %.0f %s", m.Test, *m.MeasuredGBps, m.Verdict))
+		}
+	}
+	want := []string{"host_to_device (NUMA node 1, the best; sysfs gives the GPU none) 54 ok"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
