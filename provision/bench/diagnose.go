@@ -24,7 +24,7 @@ func Diagnose(info HostInfo, h Host) *Bottleneck {
 		if m.Verdict != VerdictBelow || m.Percent == nil {
 			continue
 		}
-		f := findingFor(info, m)
+		f := findingFor(info, h.Layers, m)
 		switch m.Layer {
 		case LayerHBM, LayerGPUGPU, LayerHostGPU:
 			inside = append(inside, f)
@@ -111,7 +111,7 @@ func drops(points []ScalePoint) (single *float64, singleAt int, multi *float64, 
 
 // findingFor explains one measurement below expectation and names the
 // fix gpuform knows for it.
-func findingFor(info HostInfo, m Measurement) Finding {
+func findingFor(info HostInfo, all []Measurement, m Measurement) Finding {
 	f := Finding{Layer: m.Layer, Device: m.Device, Percent: *m.Percent}
 	what := fmt.Sprintf("%s %s: %.1f GB/s, %.0f%% of the expected %.1f GB/s (%s)", m.Device, m.Test, *m.MeasuredGBps, *m.Percent, *m.ExpectedGBps, m.Status)
 	switch m.Layer {
@@ -126,6 +126,12 @@ func findingFor(info HostInfo, m Measurement) Finding {
 			f.Fix = fmt.Sprintf("GPU %d (%s) runs its PCIe link at Gen%d of Gen%d under load: check the slot and BIOS PCIe settings; verify { nvml { min_pcie_gen = %d } } fails such a host", g.Index, g.Address, g.Gen, g.MaxGen, g.MaxGen)
 		case g != nil && strings.Contains(m.Test, "the spec's bind"):
 			f.Message = what + fmt.Sprintf("; the spec binds it to NUMA node %d, sysfs puts it on node %d", info.SpecBind[g.Index], g.NUMA)
+			dir, _, _ := strings.Cut(m.Test, " (")
+			for _, o := range all {
+				if o.Device == m.Device && strings.HasPrefix(o.Test, dir+" (") && strings.Contains(o.Test, "the GPU's)") && o.MeasuredGBps != nil && *o.MeasuredGBps > 0 {
+					f.Message += fmt.Sprintf(", where it measures %.1f GB/s: the spec's binding costs %.0f%%", *o.MeasuredGBps, (1 - *m.MeasuredGBps / *o.MeasuredGBps)*100)
+				}
+			}
 			f.Fix = fmt.Sprintf("bind GPU %d to its own NUMA node: numa { bind { gpus = [%d] node = %d } }", g.Index, g.Index, g.NUMA)
 		case g != nil:
 			f.Message = what

@@ -72,6 +72,8 @@ func TestDiagnose(t *testing.T) {
 		inFix  string // a word the fix must carry
 		also   string // a device that must be among the other findings
 		reason string // a phrase of the reasoning
+		// inMessage is a phrase the bottleneck's message must carry.
+		inMessage string
 	}{
 		"healthy": {info: hgxH100, obs: healthy},
 		// hgx-h100-degraded: GPU 5 trained at x8, mlx5_3 at half rate.
@@ -100,6 +102,7 @@ func TestDiagnose(t *testing.T) {
 			},
 			obs:   healthy,
 			layer: LayerHostGPU, device: "GPU 5", inFix: "node = 1",
+			inMessage: "on node 1, where it measures 55.0 GB/s: the spec's binding costs 27%",
 		},
 		// Two nodes: each node alone is healthy, together they reach a
 		// fraction of what their NICs carry, and the workload's
@@ -152,6 +155,9 @@ func TestDiagnose(t *testing.T) {
 			}
 			if !strings.Contains(b.Fix, tt.inFix) {
 				t.Errorf("fix %q does not say %q", b.Fix, tt.inFix)
+			}
+			if !strings.Contains(b.Message, tt.inMessage) {
+				t.Errorf("message %q does not say %q", b.Message, tt.inMessage)
 			}
 			if !strings.Contains(b.Reasoning, tt.reason) {
 				t.Errorf("reasoning %q does not say %q", b.Reasoning, tt.reason)
