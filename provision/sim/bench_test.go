@@ -89,6 +89,30 @@ func TestBenchToolsReplayRealCaptures(t *testing.T) {
 	}
 }
 
+// TestNvbandwidthVisibleDevices: with CUDA_VISIBLE_DEVICES the stand-in
+// shows only those GPUs, renumbered from 0 as CUDA does, so bench can
+// measure one GPU at a time (GPU 5 of the degraded node alone).
+func TestNvbandwidthVisibleDevices(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-degraded")
+	res := run(t, tr, "CUDA_VISIBLE_DEVICES=5 "+argv(tool.NvbandwidthArgs("host_to_device_memcpy_ce")))
+	ms, err := tool.ParseNvbandwidth(strings.NewReader(string(res.Stdout)))
+	if err != nil || len(ms) != 1 || len(ms[0].Cols) != 1 || ms[0].GBps[0][0] != 27.68 || ms[0].SumGBps != 27.68 {
+		t.Fatalf("GPU 5 alone: %+v %v\n%s", ms, err, res.Stdout)
+	}
+	res = run(t, tr, "CUDA_VISIBLE_DEVICES=2,7 "+argv(tool.NvbandwidthArgs("device_to_device_memcpy_read_ce")))
+	ms, err = tool.ParseNvbandwidth(strings.NewReader(string(res.Stdout)))
+	if err != nil || len(ms) != 1 || len(ms[0].Rows) != 2 || len(ms[0].Cols) != 2 {
+		t.Fatalf("GPUs 2 and 7: %+v %v\n%s", ms, err, res.Stdout)
+	}
+	// The capture's [2][7] and [7][2] cells: 395.19 both.
+	if v, _ := ms[0].Value(0, 1); v != 395.19 || ms[0].SumGBps != 790.38 {
+		t.Errorf("GPUs 2 and 7: [0][1] %v, sum %v", v, ms[0].SumGBps)
+	}
+	if res := run(t, tr, "CUDA_VISIBLE_DEVICES=GPU-0f2e "+argv(tool.NvbandwidthArgs())); res.ExitCode == 0 {
+		t.Errorf("UUIDs are not modelled, yet the stand-in ran:\n%s", res.Stdout)
+	}
+}
+
 // TestBenchToolLimits: what the stand-ins do not have they say, rather
 // than invent numbers, and they fail like the real tools on bad requests.
 func TestBenchToolLimits(t *testing.T) {
@@ -243,6 +267,31 @@ func TestDegradedProfile(t *testing.T) {
 		}
 		if last, _ := runs[0].Largest(); last.OutOfPlace.BusBW != 473.60 {
 			t.Errorf("all_reduce busbw %v", last.OutOfPlace.BusBW)
+		}
+	}
+}
+
+// TestIBWriteBWOneScript: server in the background and client in one shell
+// script, the way an operator runs a loopback pair by hand.
+func TestIBWriteBWOneScript(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-converged")
+	script := argv(tool.IBWriteBWServerArgs("mlx5_4", 18800)) + " >/dev/null & " + argv(tool.IBWriteBWClientArgs("mlx5_5", 18800, "localhost")) + "; wait"
+	res := run(t, tr, script)
+	r, err := tool.ParseIBWriteBW(strings.NewReader(string(res.Stdout)))
+	if res.ExitCode != 0 || err != nil || r.AvgGbps != 392.34 || r.Device != "mlx5_5" {
+		t.Fatalf("exit %d, %+v, %v\n%s%s", res.ExitCode, r, err, res.Stdout, res.Stderr)
+	}
+}
+
+// TestNvbandwidthCapturesForBench: every testcase bench runs has a capture
+// on the HGX H100 profiles, and each replays as one matrix of that name.
+func TestNvbandwidthCapturesForBench(t *testing.T) {
+	tr, _ := newNode(t, "hgx-h100-degraded")
+	for _, tc := range []string{tool.DeviceLocalCopy, tool.DeviceToDeviceReadCE, tool.DeviceToDeviceWriteCE, tool.HostToDeviceCE, tool.DeviceToHostCE} {
+		res := run(t, tr, argv(tool.NvbandwidthArgs(tc)))
+		ms, err := tool.ParseNvbandwidth(strings.NewReader(string(res.Stdout)))
+		if err != nil || len(ms) != 1 || ms[0].Testcase != tc || len(ms[0].Cols) != 8 {
+			t.Errorf("%s: %v, %d matrices\n%s%s", tc, err, len(ms), res.Stdout, res.Stderr)
 		}
 	}
 }

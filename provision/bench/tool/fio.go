@@ -14,8 +14,11 @@ import (
 // I/O operations a second, for each direction the job did.
 type FioResult struct {
 	// Job is the job's name (--name).
-	Job                 string
+	Job string
+	// ReadMBps and WriteMBps are the job's bandwidth each way, 0 for a
+	// direction it did not do.
 	ReadMBps, WriteMBps float64
+	// ReadIOPS and WriteIOPS are its I/O operations a second each way.
 	ReadIOPS, WriteIOPS float64
 }
 

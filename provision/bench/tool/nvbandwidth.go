@@ -18,7 +18,8 @@ import (
 // rows and columns are GPUs and the diagonal is N/A (0.00 before v0.5).
 type Matrix struct {
 	// Testcase is the testcase name ("host_to_device_memcpy_ce"), from
-	// its "Running …" or SUM line; empty when the output shows neither.
+	// its "Running …" or SUM line, or for device_local_copy its title;
+	// empty when the output shows none of them.
 	Testcase string
 	// Description is the matrix title nvbandwidth prints, which says
 	// the direction: "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)".
@@ -103,6 +104,11 @@ func ParseNvbandwidth(r io.Reader) ([]Matrix, error) {
 			return fmt.Errorf("nvbandwidth matrix %q has no rows: output cut short", label(*m))
 		}
 		m.SumGBps = m.sum()
+		if m.Testcase == "" && strings.HasPrefix(m.Description, "memcpy local ") {
+			// The one title only device_local_copy prints, for outputs
+			// quoted without their "Running" line.
+			m.Testcase = DeviceLocalCopy
+		}
 		out = append(out, *m)
 		return nil
 	}

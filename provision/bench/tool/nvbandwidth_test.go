@@ -76,12 +76,14 @@ func TestNvbandwidthFixtures(t *testing.T) {
 			sums:      []float64{sumReadme},
 			cells:     []cell{{"device_to_device_memcpy_write_ce", 6, 0, 274.89}, {"device_to_device_memcpy_write_ce", 1, 1, 0}},
 		},
-		// No "Running" and no SUM: the playbook quotes the matrix only.
+		// No "Running" and no SUM: the playbook quotes the matrix only;
+		// the title names the testcase.
 		{
-			file:   "nvbandwidth-8xH100-device-local-copy-smol-playbook.txt",
-			shapes: [][2]int{{1, 8}},
-			sums:   []float64{1519.07 + 1518.93 + 1519.07 + 1519.60 + 1519.13 + 1518.86 + 1519.13 + 1519.33},
-			cells:  []cell{{"", 0, 3, 1519.60}},
+			file:      "nvbandwidth-8xH100-device-local-copy-smol-playbook.txt",
+			testcases: []string{"device_local_copy"},
+			shapes:    [][2]int{{1, 8}},
+			sums:      []float64{1519.07 + 1518.93 + 1519.07 + 1519.60 + 1519.13 + 1518.86 + 1519.13 + 1519.33},
+			cells:     []cell{{"device_local_copy", 0, 3, 1519.60}},
 		},
 		// v0.6 test data of SuperBench: "Waived:" lines, latency matrix.
 		{

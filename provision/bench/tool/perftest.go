@@ -41,7 +41,10 @@ type RDMAResult struct {
 
 // RDMARow is one result row of an ib_write_bw report.
 type RDMARow struct {
-	MsgBytes, Iterations    int
+	// MsgBytes and Iterations are the #bytes and #iterations columns.
+	MsgBytes, Iterations int
+	// PeakGbps and AvgGbps are BW peak and BW average in Gb/s; Mpps is
+	// the message rate.
 	PeakGbps, AvgGbps, Mpps float64
 }
 

@@ -105,3 +105,29 @@ func FioArgs(path string, rw string, sizeMB int) []string {
 func AllReducePerfArgs(gpus int) []string {
 	return []string{"all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", strconv.Itoa(gpus)}
 }
+
+// The nvbandwidth testcases bench runs, by layer. Names as nvbandwidth
+// v0.2-v0.10 print them in "Running …" and SUM lines; the HGX H100
+// simulated profiles have captures of exactly these.
+const (
+	// DeviceLocalCopy (hbm) copies between two buffers on one GPU with
+	// the copy engine; one matrix row, one column per GPU. The figure is
+	// bytes copied a second: every byte is read and written, so the
+	// memory moves twice as much (an nvbandwidth maintainer in
+	// https://github.com/NVIDIA/nvbandwidth/issues/48: 1.1 TB/s of copy
+	// is ~2.2 TB/s of HBM traffic).
+	DeviceLocalCopy = "device_local_copy"
+	// DeviceToDeviceReadCE and DeviceToDeviceWriteCE (gpu_gpu) copy
+	// between every pair of GPUs with peer access: rows and columns are
+	// GPUs, the diagonal N/A (0.00 before v0.5).
+	DeviceToDeviceReadCE  = "device_to_device_memcpy_read_ce"
+	DeviceToDeviceWriteCE = "device_to_device_memcpy_write_ce"
+	// HostToDeviceCE and DeviceToHostCE (host_gpu) copy between pinned
+	// host memory and each GPU: one row (the CPU), one column per GPU.
+	// nvbandwidth binds its host thread to each GPU's CPUs unless run
+	// with -d (setOptimalCpuAffinity → nvmlDeviceSetCpuAffinity in its
+	// inline_common.h), so a NUMA contrast appends -d and runs under
+	// numactl --cpunodebind=N --membind=N.
+	HostToDeviceCE = "host_to_device_memcpy_ce"
+	DeviceToHostCE = "device_to_host_memcpy_ce"
+)
