@@ -60,20 +60,22 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 			b.WriteString(paint(ansiDim, fmt.Sprintf("  host_gpu copies bound to a NUMA node with %s\n", h.Binding)))
 		}
 		b.WriteString("\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  layer\tdevice\tmeasured\texpected\t%\tverdict")
-		for _, row := range rows(h.Layers, o.Verbose) {
-			if row.m.Verdict == bench.VerdictNotMeasured {
-				unmeasured++
+		if len(h.Layers) > 0 {
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "  layer\tdevice\tmeasured\texpected\t%\tverdict")
+			for _, row := range rows(h.Layers, o.Verbose) {
+				if row.m.Verdict == bench.VerdictNotMeasured {
+					unmeasured++
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.m.Layer, row.device, gbps(row.m.MeasuredGBps), expected(row.m), pct(row.m.Percent), verdict(paint, row.m.Verdict))
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.m.Layer, row.device, gbps(row.m.MeasuredGBps), expected(row.m), pct(row.m.Percent), verdict(paint, row.m.Verdict))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		for _, m := range h.Layers {
-			if m.Verdict == bench.VerdictNotMeasured {
-				fmt.Fprintf(&b, "  %s %s: %s\n", paint(ansiYellow, "Not measured:"), m.Layer, transport.HostText(m.Note))
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, m := range h.Layers {
+				if m.Verdict == bench.VerdictNotMeasured {
+					fmt.Fprintf(&b, "  %s %s: %s\n", paint(ansiYellow, "Not measured:"), m.Layer, transport.HostText(m.Note))
+				}
 			}
 		}
 		if h.WorkloadError != "" {
@@ -117,6 +119,8 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 				}
 				b.WriteString("\n")
 			}
+		} else if len(h.Layers) == 0 && len(h.Scaling) == 0 {
+			b.WriteString("  Nothing to measure: the layers asked for do not apply to this host (storage needs bench { storage } paths).\n")
 		} else if n := notMeasured(h); n > 0 {
 			fmt.Fprintf(&b, "  %s %d measurement(s) could not be made; among the others none is below its expectation.\n", paint(ansiYellow, "No verdict:"), n)
 		} else {
