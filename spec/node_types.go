@@ -47,6 +47,9 @@ type Node struct {
 	Slurm *NodeSlurm
 	// Workloads describe the jobs that will run on the hosts.
 	Workloads []*Workload
+	// Bench is what `gpuform bench` runs beside its bandwidth layers; nil
+	// when not written.
+	Bench *Bench
 
 	// Sysctl maps a sysctl key to its desired value, as text.
 	Sysctl map[string]Attr[string]

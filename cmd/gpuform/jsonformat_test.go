@@ -24,6 +24,7 @@ func TestEveryJSONDocumentSameFormatVersion(t *testing.T) {
 		{"apply", "-auto-approve", "-json", dir},
 		{"verify", "-format", "json", dir},
 		{"verify", "-json", dir},
+		{"bench", "-json", "-layers", "hbm", dir},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			_, out, errOut := runPA(t, env, "", args...)

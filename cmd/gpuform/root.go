@@ -181,6 +181,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newLockCommand(s),
 		newImportCommand(s),
 		newVerifyCommand(s),
+		newBenchCommand(s),
 		newAlertsCommand(s),
 		newAgentCommand(s),
 		newPlanCommand(s),

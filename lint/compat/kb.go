@@ -31,6 +31,8 @@ type KB struct {
 	packageSets []packageSetRow
 	pciIDs      map[string]GPUDevice // PCI device ID → model
 	hostDesigns []HostDesign
+	hbm         map[string]MemoryBandwidth // gpu-models.tsv model → HBM bandwidth
+	pcie        map[int]PCIeRate           // PCIe generation → link rate
 }
 
 // Load parses every embedded table. An error names the data file and line
@@ -66,6 +68,7 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadPackageSets,
 		kb.loadPCIIDs,
 		kb.loadHostDesigns,
+		kb.loadBandwidth,
 	} {
 		if err := load(); err != nil {
 			return nil, err

@@ -58,6 +58,8 @@ func TestLoadEveryRow(t *testing.T) {
 		{"nccl-multinode-floors.tsv", multiNode},
 		{"installed-packages.tsv", len(kb.installed)},
 		{"package-sets.tsv", len(kb.packageSets)},
+		{"gpu-memory-bandwidth.tsv", len(kb.hbm)},
+		{"pcie-link-rates.tsv", len(kb.pcie)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -1,0 +1,168 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/bench"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// degraded judges a two-GPU host whose GPU 1 trained at x8 and whose
+// second NIC came up at half rate, with a workload that stops scaling.
+func degraded(t *testing.T) *bench.Report {
+	t.Helper()
+	kb, err := compat.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h100 = "H100 SXM5 80GB (HGX/DGX H100)"
+	info := bench.HostInfo{Name: "gpu1", NUMA: map[int]string{0: "0-55", 1: "56-111"}, SpecBind: map[int]int{}, Pairing: map[int]string{}, Nodes: 1,
+		GPUs: []bench.GPU{
+			{Index: 0, Address: "0000:18:00.0", NUMA: 0, Model: h100, Gen: 5, MaxGen: 5, Width: 16, MaxWidth: 16},
+			{Index: 1, Address: "0000:9a:00.0", NUMA: 1, Model: h100, Gen: 5, MaxGen: 5, Width: 8, MaxWidth: 16},
+		},
+		NICs: []bench.NIC{
+			{Name: "mlx5_0", Port: 1, RateGbps: 400, RateText: "400 Gb/sec (4X NDR)", LinkLayer: "InfiniBand"},
+			{Name: "mlx5_1", Port: 1, RateGbps: 200, RateText: "200 Gb/sec (4X HDR)", LinkLayer: "InfiniBand"},
+		},
+	}
+	obs := bench.Observations{
+		HBM:          map[int]float64{0: 1519, 1: 1518},
+		Peer:         map[bench.Pair]float64{{Src: 0, Dst: 1}: 395, {Src: 1, Dst: 0}: 395},
+		HostToDevice: map[int]map[int]float64{0: {0: 55.6, 1: 20.1}, 1: {0: 41.2, 1: 26.3}},
+		DeviceToHost: map[int]map[int]float64{0: {0: 55.1, 1: 19.8}, 1: {0: 40.9, 1: 26.1}},
+		AllReduce:    map[int]float64{2: 361},
+		NICs:         map[string]float64{"mlx5_0": 49.2, "mlx5_1": 24.4},
+		Workload:     map[int]float64{1: 100, 2: 150},
+		Missing:      map[string]bench.Missing{"storage": {Tool: "fio", Package: "fio"}},
+		Binding:      "numactl",
+	}
+	h := bench.Judge(kb, info, obs, nil, bench.Layers())
+	return &bench.Report{FormatVersion: jsonformat.Version, Layers: bench.Layers(), Hosts: []bench.Host{h, {Host: "gpu2", Error: "connect: dial tcp: connection refused"}}}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update after checking):\n%s", name, got)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, degraded(t), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "degraded.txt", b.Bytes())
+}
+
+func TestWriteJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, degraded(t)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Hosts         []struct {
+			Layers []struct {
+				Name     string   `json:"name"`
+				Device   string   `json:"device"`
+				Measured *float64 `json:"measured_gbps"`
+				Expected *float64 `json:"expected_gbps"`
+				Source   string   `json:"source"`
+				Status   string   `json:"status"`
+			} `json:"layers"`
+			Scaling []struct {
+				GPUs       int      `json:"gpus"`
+				BusBW      *float64 `json:"busbw_gbps"`
+				Efficiency *float64 `json:"efficiency"`
+				Throughput *float64 `json:"throughput"`
+			} `json:"scaling"`
+			Bottleneck *struct{ Layer, Device, Message string } `json:"bottleneck"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.FormatVersion != jsonformat.Version || len(doc.Hosts) != 2 {
+		t.Fatalf("format_version %q, %d hosts", doc.FormatVersion, len(doc.Hosts))
+	}
+	h := doc.Hosts[0]
+	if h.Bottleneck == nil || h.Bottleneck.Layer != "host_gpu" || h.Bottleneck.Device != "GPU 1" {
+		t.Errorf("bottleneck %+v", h.Bottleneck)
+	}
+	for _, l := range h.Layers {
+		if l.Expected != nil && (l.Source == "" || l.Status == "") {
+			t.Errorf("%s %s has an expectation without source or status", l.Name, l.Device)
+		}
+	}
+	if len(h.Scaling) != 2 || h.Scaling[1].Efficiency == nil || *h.Scaling[1].Efficiency != 0.75 || h.Scaling[1].Throughput == nil {
+		t.Errorf("scaling %+v", h.Scaling)
+	}
+	golden(t, "degraded.json", b.Bytes())
+}
+
+// TestWriteSVG: the chart is well-formed XML and holds both charts.
+func TestWriteSVG(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteSVG(&b, degraded(t)); err != nil {
+		t.Fatal(err)
+	}
+	CheckSVG(t, b.Bytes())
+}
+
+// CheckSVG fails t unless svg is well-formed XML with an <svg> root and
+// the titles of both charts; the CLI tests call it too.
+func CheckSVG(t *testing.T, svg []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	root := ""
+	var text strings.Builder
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		switch v := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = v.Name.Local
+			}
+		case xml.CharData:
+			text.Write(v)
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q, want svg", root)
+	}
+	for _, title := range []string{LayersTitle, ScalingTitle} {
+		if !strings.Contains(text.String(), title) {
+			t.Errorf("SVG has no chart titled %q", title)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpuform/gpuform/provision/bench"
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// TextOptions tune the human report.
+type TextOptions struct {
+	// Color enables ANSI colours (a terminal without NO_COLOR).
+	Color bool
+	// Verbose lists every device; by default the devices of a layer and
+	// test that are all ok are folded into one row showing the lowest.
+	Verbose bool
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiDim    = "\x1b[2m"
+)
+
+// WriteText renders r for a person: per host a table of the measurements,
+// the scaling curve, and the bottleneck with its reasoning and fix, then
+// one summary line.
+func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
+	paint := func(code, s string) string {
+		if !o.Color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	var b strings.Builder
+	bottlenecks, unmeasured, failed := 0, 0, 0
+	for i, h := range r.Hosts {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		head := h.Host
+		if h.Model != "" {
+			head += fmt.Sprintf(" (%d × %s)", h.GPUs, h.Model)
+		} else if h.GPUs > 0 {
+			head += fmt.Sprintf(" (%d GPUs of a model not in the knowledge base)", h.GPUs)
+		}
+		b.WriteString(paint(ansiBold, head) + "\n")
+		if h.Error != "" {
+			failed++
+			fmt.Fprintf(&b, "  %s %s\n", paint(ansiRed, "Error:"), transport.HostText(h.Error))
+			continue
+		}
+		if h.Binding != "" {
+			b.WriteString(paint(ansiDim, fmt.Sprintf("  host_gpu copies bound to a NUMA node with %s\n", h.Binding)))
+		}
+		b.WriteString("\n")
+		if len(h.Layers) > 0 {
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "  layer\tdevice\tmeasured\texpected\t%\tverdict")
+			for _, row := range rows(h.Layers, o.Verbose) {
+				if row.m.Verdict == bench.VerdictNotMeasured {
+					unmeasured++
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.m.Layer, row.device, gbps(row.m.MeasuredGBps), expected(row.m), pct(row.m.Percent), verdict(paint, row.m.Verdict))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, m := range h.Layers {
+				if m.Verdict == bench.VerdictNotMeasured {
+					fmt.Fprintf(&b, "  %s %s: %s\n", paint(ansiYellow, "Not measured:"), m.Layer, transport.HostText(m.Note))
+				}
+			}
+		}
+		if h.WorkloadError != "" {
+			unmeasured++
+			fmt.Fprintf(&b, "  %s workload: %s\n", paint(ansiYellow, "Not measured:"), transport.HostText(h.WorkloadError))
+		}
+		if len(h.Scaling) > 0 {
+			b.WriteString("\n  Scaling curve:\n")
+			stw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(stw, "  GPUs\tnodes\tall_reduce busbw\texpected\tthroughput\tefficiency")
+			for _, p := range h.Scaling {
+				eff := "-"
+				if p.Efficiency != nil {
+					eff = fmt.Sprintf("%.2f (%s)", *p.Efficiency, p.EfficiencyOf)
+				}
+				thr := "-"
+				if p.Throughput != nil {
+					thr = fmt.Sprintf("%.4g", *p.Throughput)
+				}
+				fmt.Fprintf(stw, "  %d\t%d\t%s\t%s\t%s\t%s\n", p.GPUs, p.Nodes, gbps(p.BusBWGBps), gbps(p.ExpectedBusBWGBps), thr, eff)
+			}
+			if err := stw.Flush(); err != nil {
+				return err
+			}
+		}
+		b.WriteString("\n")
+		if bn := h.Bottleneck; bn != nil {
+			bottlenecks++
+			fmt.Fprintf(&b, "  %s %s on %s\n", paint(ansiRed+ansiBold, "Bottleneck:"), bn.Layer, bn.Device)
+			fmt.Fprintf(&b, "    %s\n", transport.HostText(bn.Message))
+			if bn.Reasoning != "" {
+				fmt.Fprintf(&b, "    Why: %s\n", bn.Reasoning)
+			}
+			if bn.Fix != "" {
+				fmt.Fprintf(&b, "    Fix: %s\n", transport.HostText(bn.Fix))
+			}
+			for _, f := range bn.Also {
+				fmt.Fprintf(&b, "  %s %s on %s (%.0f%%)", paint(ansiYellow, "Also below expectation:"), f.Layer, f.Device, f.Percent)
+				if f.Fix != "" {
+					fmt.Fprintf(&b, "\n    Fix: %s", transport.HostText(f.Fix))
+				}
+				b.WriteString("\n")
+			}
+		} else if len(h.Layers) == 0 && len(h.Scaling) == 0 {
+			b.WriteString("  Nothing to measure: the layers asked for do not apply to this host (storage needs bench { storage } paths).\n")
+		} else if n := notMeasured(h); n > 0 {
+			fmt.Fprintf(&b, "  %s %d measurement(s) could not be made; among the others none is below its expectation.\n", paint(ansiYellow, "No verdict:"), n)
+		} else {
+			b.WriteString("  " + paint(ansiGreen, "No bottleneck: every layer reaches its expectation.") + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nBench: %d host(s), %d with a bottleneck, %d could not be benched, %d measurement(s) not made.\n", len(r.Hosts), bottlenecks, failed, unmeasured)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type row struct {
+	m      bench.Measurement
+	device string
+}
+
+// rows folds, unless verbose, the measurements of one group (layer and
+// test, see groupTest) whose verdicts are all ok (or all contrast) into one
+// row showing the lowest of them; groups keep the order they first appear
+// in.
+func rows(ms []bench.Measurement, verbose bool) []row {
+	var out []row
+	for _, group := range groups(ms) {
+		// A group folds when every device is ok, or every one is a
+		// contrast run: the lowest stands for the rest.
+		v := group[0].Verdict
+		fold := len(group) > 2 && (v == bench.VerdictOK || v == bench.VerdictContrast)
+		for _, m := range group {
+			fold = fold && m.Verdict == v
+		}
+		if fold && !verbose {
+			low := lowest(group)
+			out = append(out, row{m: *low, device: fmt.Sprintf("%s: %d devices, lowest %s", groupTest(low.Test), len(group), low.Device)})
+			continue
+		}
+		for _, m := range group {
+			out = append(out, row{m: m, device: m.Device + " " + m.Test})
+		}
+	}
+	return out
+}
+
+// groups splits measurements by layer and test kind, in the order each
+// group first appears.
+func groups(ms []bench.Measurement) [][]bench.Measurement {
+	idx := map[string]int{}
+	var out [][]bench.Measurement
+	for _, m := range ms {
+		k := string(m.Layer) + "\x00" + groupTest(m.Test)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], m)
+	}
+	return out
+}
+
+// groupTest is a test without what differs from one device to the next:
+// "host_to_device (NUMA node 1, the GPU's)" is "host_to_device (own NUMA
+// node)" for every GPU.
+func groupTest(t string) string {
+	head, rest, ok := strings.Cut(t, " (")
+	if !ok {
+		return t
+	}
+	switch {
+	case strings.Contains(rest, "not the GPU's"):
+		return head + " (other NUMA node)"
+	case strings.Contains(rest, "the GPU's"):
+		return head + " (own NUMA node)"
+	case strings.Contains(rest, "spec's bind"):
+		return head + " (the spec's NUMA bind)"
+	}
+	return t
+}
+
+// lowest is the measurement of a group furthest below its expectation,
+// nil when none has one.
+func lowest(group []bench.Measurement) *bench.Measurement {
+	var low *bench.Measurement
+	for i := range group {
+		if p := group[i].Percent; p != nil && (low == nil || *p < *low.Percent) {
+			low = &group[i]
+		}
+	}
+	return low
+}
+
+func gbps(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f GB/s", *v)
+}
+
+func expected(m bench.Measurement) string {
+	if m.ExpectedGBps == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f GB/s %s", *m.ExpectedGBps, m.Status)
+}
+
+func pct(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", *v)
+}
+
+func verdict(paint func(string, string) string, v bench.Verdict) string {
+	switch v {
+	case bench.VerdictOK:
+		return paint(ansiGreen, string(v))
+	case bench.VerdictBelow:
+		return paint(ansiRed, string(v))
+	case bench.VerdictNotMeasured:
+		return paint(ansiYellow, string(v))
+	}
+	return string(v)
+}
+
+func notMeasured(h bench.Host) int {
+	n := 0
+	for _, m := range h.Layers {
+		if m.Verdict == bench.VerdictNotMeasured {
+			n++
+		}
+	}
+	return n
+}

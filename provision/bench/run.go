@@ -1,0 +1,234 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// DefaultBudget bounds one host's bench when neither the flag nor the
+// spec's bench { timeout } says otherwise: nvbandwidth's host and peer
+// matrices, four all_reduce sweeps and one 10 s ib_write_bw run per NIC
+// take a few minutes on an 8-GPU node; a workload at four GPU counts
+// takes what it takes, so the spec's timeout is the place to raise it.
+const DefaultBudget = 20 * time.Minute
+
+// Options say how to bench hosts.
+type Options struct {
+	// Target is how hosts are reached: Connect, Parallelism, Progress, as
+	// for every command.
+	Target target.Options
+	// Layers are the layers to measure; empty means all.
+	Layers []Layer
+	// Budget is the hard limit per host; zero means the node's bench {
+	// timeout }, else DefaultBudget.
+	Budget time.Duration
+	// KB is the knowledge base; nil means compat.Default().
+	KB *compat.KB
+	// AllowLocal lets a group's multi-node nccl_test (the spec's command)
+	// run for sim:// and local:// hosts, which run it on this machine
+	// (-allow-local).
+	AllowLocal bool
+}
+
+// Run benches every target and returns the report; a host that cannot be
+// reached or probed has Error set, the others carry on.
+func Run(ctx context.Context, targets []target.Host, o Options) *Report {
+	kb := o.KB
+	if kb == nil {
+		kb = compat.Default()
+	}
+	layers := o.Layers
+	if len(layers) == 0 {
+		layers = Layers()
+	}
+	multi := runMultiNode(ctx, targets, o)
+	var mu sync.Mutex
+	got := map[string]Host{}
+	errs := target.Each(ctx, targets, o.Target, func(ctx context.Context, tg target.Host) error {
+		start := time.Now()
+		budget := o.Budget
+		if budget == 0 && tg.Node != nil && tg.Node.Bench != nil && tg.Node.Bench.Timeout.Set {
+			budget = tg.Node.Bench.Timeout.V
+		}
+		if budget == 0 {
+			budget = DefaultBudget
+		}
+		hctx, cancel := transport.WithTimeout(ctx, budget, "bench of "+tg.Host.Name, "-budget or bench { timeout }")
+		defer cancel()
+		err := RefuseLocal(tg, o.AllowLocal)
+		var h Host
+		if err == nil {
+			h, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
+		}
+		if err != nil {
+			msg := withoutHost(err)
+			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+				msg = fmt.Sprintf("the budget of %s per host ran out before bench finished (raise it with -budget or bench { timeout })", budget)
+			}
+			h = Host{Host: tg.Host.Name, Error: msg}
+		}
+		h.DurationMS = time.Since(start).Milliseconds()
+		mu.Lock()
+		got[tg.Host.Name] = h
+		mu.Unlock()
+		if h.Error != "" {
+			return errors.New(h.Error)
+		}
+		if h.Bottleneck != nil {
+			return fmt.Errorf("bottleneck: %s %s", h.Bottleneck.Layer, h.Bottleneck.Device)
+		}
+		return nil
+	})
+	r := &Report{FormatVersion: jsonformat.Version, Layers: layers}
+	seen := map[string]bool{}
+	for _, tg := range targets {
+		name := tg.Host.Name
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		h, ok := got[name]
+		if !ok {
+			msg := "not started"
+			if err := errs[name]; err != nil {
+				msg = err.Error()
+			}
+			h = Host{Host: name, Error: msg}
+		}
+		r.Hosts = append(r.Hosts, h)
+	}
+	return r
+}
+
+func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun) (Host, error) {
+	t, err := connect(ctx, tg.Host)
+	if err != nil {
+		return Host{}, err
+	}
+	defer t.Close()
+	node, err := target.ProbeOver(ctx, t, tg.Host)
+	if err != nil {
+		return Host{}, err
+	}
+	info := NewHostInfo(kb, tg.Host.Name, node, tg.Node)
+	if len(info.GPUs) == 0 {
+		return Host{}, fmt.Errorf("no NVIDIA GPU on the PCI bus: nothing to bench")
+	}
+	co := CollectOptions{Layers: layers}
+	if tg.Node != nil {
+		co.Bench = tg.Node.Bench
+	}
+	obs, err := Collect(ctx, t, info, co)
+	if err != nil {
+		return Host{}, err
+	}
+	if multi != nil && slices.Contains(layers, LayerNetwork) {
+		if multi.why != "" {
+			obs.Missing["multi_node"] = Missing{Tool: "nccl_test " + multi.name, Reason: multi.why}
+		} else {
+			obs.MultiNode = map[int]float64{multi.nodes: multi.busbw}
+		}
+	}
+	return Judge(kb, info, obs, co.Bench, layers), nil
+}
+
+// groupRun is a node group's multi-node all_reduce result.
+type groupRun struct {
+	name  string
+	nodes int
+	busbw float64
+	why   string
+}
+
+// runMultiNode runs, for every node block with more than one host and a
+// multi-node all_reduce nccl_test in its verify block (the mpirun or srun
+// command the spec already gives verify's fleet tier), that command once
+// from the block's first host: the group's point of the scaling curve.
+func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*spec.Node]*groupRun {
+	out := map[*spec.Node]*groupRun{}
+	if len(o.Layers) > 0 && !slices.Contains(o.Layers, LayerNetwork) {
+		return out
+	}
+	first := map[*spec.Node]target.Host{}
+	var order []*spec.Node
+	for _, t := range targets {
+		if t.Node == nil || len(t.Node.Hosts) < 2 {
+			continue
+		}
+		if _, ok := first[t.Node]; !ok {
+			first[t.Node] = t
+			order = append(order, t.Node)
+		}
+	}
+	for _, n := range order {
+		for _, nt := range verify.ExpectationFor(n).NCCL {
+			if !nt.MultiNode || !strings.Contains(nt.Command, "all_reduce") {
+				continue
+			}
+			g := &groupRun{name: nt.Name, nodes: len(n.Hosts)}
+			out[n] = g
+			tg := first[n]
+			if !o.AllowLocal && connect.RunsHere(tg.Host.Name) {
+				g.why = fmt.Sprintf("the group's nccl_test %q would run on the machine gpuform runs on (%s); allow it with -allow-local", nt.Name, tg.Host.Name)
+				break
+			}
+			timeout := nt.Timeout
+			if timeout == 0 {
+				timeout = 10 * time.Minute
+			}
+			t, err := o.Target.Connect(ctx, tg.Host)
+			if err != nil {
+				g.why = fmt.Sprintf("cannot reach %s to launch it: %v", tg.Host.Name, err)
+				break
+			}
+			res, err := nccltest.RunTest(ctx, t, nt.Command, timeout)
+			t.Close()
+			switch v, ok := peakBusBW(res); {
+			case err != nil:
+				g.why = err.Error()
+			case !ok:
+				g.why = "no bus bandwidth: " + firstNonEmpty(res.Failure, "the output has no result rows")
+			default:
+				g.busbw = v
+			}
+			break
+		}
+	}
+	return out
+}
+
+// withoutHost drops the host name a transport error starts with: the
+// report shows the error under its host already.
+func withoutHost(err error) string {
+	var he *transport.HostError
+	if errors.As(err, &he) {
+		return he.Detail()
+	}
+	return err.Error()
+}
+
+// RefuseLocal refuses a target whose bench would run the spec's workload
+// command on this machine — a sim:// or local:// host — unless allowed
+// (-allow-local): the command is whatever the spec says, and the spec may
+// come from someone else. The CLI refuses before anything runs; Run
+// refuses too, for its other callers.
+func RefuseLocal(tg target.Host, allowLocal bool) error {
+	if allowLocal || !connect.RunsHere(tg.Host.Name) || tg.Node == nil || tg.Node.Bench == nil || !tg.Node.Bench.Command.Set {
+		return nil
+	}
+	return connect.LocalRefusal(tg.Host.Name, fmt.Sprintf("bench would run the spec's bench command %q on the machine gpuform runs on", tg.Node.Bench.Command.V))
+}

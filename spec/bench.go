@@ -1,0 +1,180 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Bench is a node's bench block: what `gpuform bench` runs beside its
+// bandwidth layers (a workload command at each GPU count, the storage
+// paths to measure) and its time budget per host.
+type Bench struct {
+	// Command is the workload, run on the node once per GPU count with
+	// "{gpus}" replaced by the count; unset runs no workload.
+	Command Attr[string]
+	// Throughput is a regular expression with one capture group: the
+	// workload's throughput, read from the last match in its output.
+	Throughput Attr[string]
+	// ThroughputRE is Throughput compiled; nil when unset or invalid.
+	ThroughputRE *regexp.Regexp
+	// GPUs are the GPU counts of the scaling curve; empty means 1, 2, 4, 8
+	// (those up to the node's GPUs).
+	GPUs []Attr[int]
+	// Timeout is the time budget per host ("30m"); zero means bench's
+	// default.
+	Timeout Attr[time.Duration]
+	// Storage are the paths whose sequential throughput bench measures.
+	Storage []*BenchStorage
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// BenchStorage is a storage block of bench: a path (a dataset or
+// checkpoint directory) and the floors its fio throughput is judged by.
+type BenchStorage struct {
+	// Name is the block label ("dataset", "checkpoint").
+	Name string
+	// Path is the absolute directory fio writes its test file in.
+	Path Attr[string]
+	// MinReadGBps and MinWriteGBps are the floors in GB/s; unset reports
+	// the measurement without a verdict.
+	MinReadGBps  Attr[float64]
+	MinWriteGBps Attr[float64]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+var (
+	benchSchema = &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "command"}, {Name: "throughput"}, {Name: "gpus"}, {Name: "timeout"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "storage", LabelNames: []string{"name"}}},
+	}
+	benchStorageSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "path", Required: true}, {Name: "min_read_gbps"}, {Name: "min_write_gbps"},
+	}}
+	// benchCommandPattern is nccl-tests' pattern plus ":" and the {gpus}
+	// placeholder: the command runs on the node through a shell, so
+	// nothing a shell treats as syntax is allowed.
+	benchCommandPattern = regexp.MustCompile(`^([A-Za-z0-9_./=,: \-]|\{gpus\})+$`)
+	benchPathPattern    = regexp.MustCompile(`^/[A-Za-z0-9_./\-]*$`)
+)
+
+// BenchPlaceholder is replaced by the GPU count in a bench command.
+const BenchPlaceholder = "{gpus}"
+
+func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics) {
+	dec, content := blockDecoder(blk, benchSchema, ctx)
+	b := &Bench{DeclRange: blk.DefRange}
+	b.Command = dec.string("command")
+	if b.Command.Set && !benchCommandPattern.MatchString(b.Command.V) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid bench command",
+			Detail:   "The command may contain only the program name, its arguments (letters, digits, spaces and - _ . / = , :) and {gpus}; shell syntax such as ; | $ or quotes is refused because the command runs on the node.",
+			Subject:  b.Command.Range.Ptr(),
+		})
+		b.Command.Set = false
+	}
+	b.Throughput = dec.string("throughput")
+	if b.Throughput.Set {
+		re, err := regexp.Compile(b.Throughput.V)
+		switch {
+		case err != nil:
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid throughput pattern",
+				Detail:   fmt.Sprintf("%s is not a regular expression (Go RE2 syntax): %v.", b.Throughput.Show(), err),
+				Subject:  b.Throughput.Range.Ptr(),
+			})
+		case re.NumSubexp() != 1:
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid throughput pattern",
+				Detail:   fmt.Sprintf("%s has %d capture groups; write exactly one around the number, as in \"samples/s: ([0-9.]+)\".", b.Throughput.Show(), re.NumSubexp()),
+				Subject:  b.Throughput.Range.Ptr(),
+			})
+		default:
+			b.ThroughputRE = re
+		}
+	}
+	switch {
+	case b.Command.Set && !b.Throughput.Set && !dec.diags.HasErrors():
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing throughput pattern",
+			Detail:   "A bench command needs throughput = \"REGEX\" with one capture group, to read the workload's throughput at each GPU count.",
+			Subject:  b.Command.Range.Ptr(),
+		})
+	case b.Throughput.Set && !b.Command.Set && !dec.diags.HasErrors():
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing bench command",
+			Detail:   "throughput reads the output of the bench command; add command = \"... {gpus} ...\".",
+			Subject:  b.Throughput.Range.Ptr(),
+		})
+	case b.Command.Set && !strings.Contains(b.Command.V, BenchPlaceholder):
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Bench command without {gpus}",
+			Detail:   "Without {gpus} the command runs the same way at every GPU count, and the scaling efficiency means nothing. Write it where the GPU count goes, as in --nproc_per_node={gpus}.",
+			Subject:  b.Command.Range.Ptr(),
+		})
+	}
+	b.GPUs, _ = dec.intList("gpus", 1, 1024)
+	seen := map[int]bool{}
+	for _, g := range b.GPUs {
+		if seen[g.V] {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  `Duplicate value in "gpus"`,
+				Detail:   fmt.Sprintf("%d GPUs is listed twice.", g.V),
+				Subject:  g.Range.Ptr(),
+			})
+		}
+		seen[g.V] = true
+	}
+	if t := dec.string("timeout"); t.Set {
+		d, err := time.ParseDuration(t.V)
+		if err != nil || d <= 0 {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid timeout",
+				Detail:   fmt.Sprintf("%s is not a duration like \"20m\".", t.Show()),
+				Subject:  t.Range.Ptr(),
+			})
+		} else {
+			b.Timeout = Attr[time.Duration]{V: d, Set: true, Range: t.Range}
+		}
+	}
+	names := map[string]hcl.Range{}
+	for _, sb := range content.Blocks {
+		name := sb.Labels[0]
+		if prev, dup := names[name]; dup {
+			dec.diags = append(dec.diags, duplicateDiag("storage", name, sb.LabelRanges[0], prev))
+			continue
+		}
+		names[name] = sb.DefRange
+		sd, _ := blockDecoder(sb, benchStorageSchema, ctx)
+		s := &BenchStorage{Name: name, DeclRange: sb.DefRange}
+		s.Path = sd.string("path")
+		if s.Path.Set && (!benchPathPattern.MatchString(s.Path.V) || slices.Contains(strings.Split(s.Path.V, "/"), "..")) {
+			sd.diags = append(sd.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid storage path",
+				Detail:   fmt.Sprintf("%s is not an absolute directory path of letters, digits and - _ . / (fio writes its test file there).", s.Path.Show()),
+				Subject:  s.Path.Range.Ptr(),
+			})
+			s.Path.Set = false
+		}
+		s.MinReadGBps = sd.float("min_read_gbps", 0, 10000)
+		s.MinWriteGBps = sd.float("min_write_gbps", 0, 10000)
+		dec.diags = append(dec.diags, sd.diags...)
+		b.Storage = append(b.Storage, s)
+	}
+	return b, dec.diags
+}

@@ -1,0 +1,66 @@
+package spec_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/spec"
+)
+
+// TestBenchBlock decodes a complete bench block; the invalid forms are in
+// testdata/error-files/bench.gpuform.hcl.
+func TestBenchBlock(t *testing.T) {
+	src := `node "a" {
+  hosts = ["gpu1"]
+  bench {
+    command    = "torchrun --nproc_per_node={gpus} train.py --steps 50"
+    throughput = "samples/s: ([0-9.]+)"
+    gpus       = [1, 2, 4, 8]
+    timeout    = "20m"
+    storage "dataset" {
+      path          = "/data/imagenet"
+      min_read_gbps = 5
+    }
+    storage "checkpoint" {
+      path = "/ckpt"
+    }
+  }
+}
+`
+	cfg, diags := spec.LoadFiles(map[string][]byte{"main.gpuform.hcl": []byte(src)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	b := cfg.Nodes[0].Bench
+	if b == nil {
+		t.Fatal("no bench block decoded")
+	}
+	if b.ThroughputRE == nil || b.ThroughputRE.FindStringSubmatch("samples/s: 123.5")[1] != "123.5" {
+		t.Errorf("throughput pattern: %v", b.ThroughputRE)
+	}
+	if len(b.GPUs) != 4 || b.GPUs[3].V != 8 || b.Timeout.V != 20*time.Minute {
+		t.Errorf("gpus %v timeout %v", b.GPUs, b.Timeout.V)
+	}
+	if len(b.Storage) != 2 || b.Storage[0].Path.V != "/data/imagenet" || b.Storage[0].MinReadGBps.V != 5 || b.Storage[1].MinReadGBps.Set {
+		t.Errorf("storage %+v", b.Storage)
+	}
+}
+
+// TestBenchCommandWithoutPlaceholder warns: the command would run the same
+// way at every GPU count.
+func TestBenchCommandWithoutPlaceholder(t *testing.T) {
+	src := `node "a" {
+  hosts = ["gpu1"]
+  bench {
+    command    = "python train.py"
+    throughput = "it/s ([0-9.]+)"
+  }
+}
+`
+	_, diags := spec.LoadFiles(map[string][]byte{"main.gpuform.hcl": []byte(src)}, spec.LoadOptions{})
+	if diags.HasErrors() || len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Bench command without {gpus}" {
+		t.Fatalf("diags: %v", diags)
+	}
+}

@@ -1,0 +1,13 @@
+node "a" {
+  hosts = ["gpu1"]
+  bench {
+    command    = "torchrun --nproc_per_node={gpus} train.py; rm -rf /" # ERROR: Invalid bench command
+    throughput = "samples/s: [0-9.]+" # ERROR: Invalid throughput pattern
+    gpus       = [1, 2, 2] # ERROR: Duplicate value in "gpus"
+    timeout    = "soon" # ERROR: Invalid timeout
+    warmup     = 3 # ERROR: Unsupported argument
+    storage "dataset" {
+      path = "/data/../etc" # ERROR: Invalid storage path
+    }
+  }
+}
