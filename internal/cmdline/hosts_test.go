@@ -34,7 +34,7 @@ func TestForHosts(t *testing.T) {
 		},
 		// The test's own -n (iterations) is not the launcher's.
 		"test options untouched": {
-			cmd: "srun -N 8 --ntasks-per-node=8 all_reduce_perf -n 50 -w 5 -g 1",
+			cmd:  "srun -N 8 --ntasks-per-node=8 all_reduce_perf -n 50 -w 5 -g 1",
 			want: "srun -N 2 -n 16 --ntasks-per-node=8 -w n3,n4 all_reduce_perf -n 50 -w 5 -g 1",
 		},
 		"srun nodelist and ntasks": {
@@ -83,7 +83,7 @@ func TestForHosts(t *testing.T) {
 
 func TestNamesHosts(t *testing.T) {
 	for cmd, want := range map[string]bool{
-		"mpirun -np 16 -H a:8,b:8 all_reduce_perf":       true,
+		"mpirun -np 16 -H a:8,b:8 all_reduce_perf":        true,
 		"mpirun --hostfile=/etc/h -np 16 all_reduce_perf": true,
 		"srun -N 2 -w gpu[1-2] all_reduce_perf":           true,
 		"mpirun -np 16 all_reduce_perf -w 5":              false,
