@@ -86,7 +86,7 @@ func TestRun(t *testing.T) {
 		"one slow node": {hosts: hosts(8), speed: map[string]float64{"n4": 77.8}, culprits: []string{"n4"}, maxRounds: 2},
 		"first node":    {hosts: hosts(8), speed: map[string]float64{"n1": 77.8}, culprits: []string{"n1"}, maxRounds: 2},
 		// Two bad nodes paired together: each fails with a good node too.
-		"two bad neighbours": {hosts: hosts(8), speed: map[string]float64{"n3": 60, "n4": 70}, culprits: []string{"n3", "n4"}, maxRounds: 2},
+		"two bad neighbours":     {hosts: hosts(8), speed: map[string]float64{"n3": 60, "n4": 70}, culprits: []string{"n3", "n4"}, maxRounds: 2},
 		"bad nodes in two pairs": {hosts: hosts(8), speed: map[string]float64{"n2": 60, "n7": 70}, culprits: []string{"n2", "n7"}, maxRounds: 2},
 		// An odd last node has no neighbour: it meets a good node in round 2.
 		"odd group, bad last node": {hosts: hosts(7), speed: map[string]float64{"n7": 50}, culprits: []string{"n7"}, maxRounds: 2},
@@ -96,7 +96,7 @@ func TestRun(t *testing.T) {
 		// Every pair fails: nothing is known good, nobody is named.
 		"everything fails": {hosts: hosts(4), speed: map[string]float64{"n1": 50, "n2": 50, "n3": 50, "n4": 50}, incomplete: "no pair passed", maxRounds: 1},
 		// A node that cannot be reached proves nothing about its partner.
-		"unreachable node": {hosts: hosts(4), down: map[string]bool{"n3": true}, incomplete: "n3 could not be decided", maxRounds: 2},
+		"unreachable node":   {hosts: hosts(4), down: map[string]bool{"n3": true}, incomplete: "n3 could not be decided", maxRounds: 2},
 		"two nodes, one bad": {hosts: hosts(2), speed: map[string]float64{"n2": 50}, incomplete: "no pair passed", maxRounds: 1},
 	}
 	for name, tc := range tests {
