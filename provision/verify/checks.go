@@ -43,6 +43,7 @@ const (
 	CheckDCGMDiag         CheckID = "dcgm.diag"
 	CheckDCGMTest         CheckID = "dcgm"
 	CheckNCCL             CheckID = "nccl"
+	CheckIsolation        CheckID = "nccl_isolation"
 )
 
 // GPU is the id of a per-GPU check on GPU n (NVML index), e.g.
@@ -233,6 +234,10 @@ func Checks() []CheckDef {
 			When:   "per configured nccl-tests run",
 			Judges: "NCCL/CUDA failure, missing binary (skip when `verify { optional = [\"nccl_tests\"] }`), timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; `error` when the catalogue floor's message size is larger than the run's (then the floor is not applied, the other rules are); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier",
 			Action: "read the reasons; a low busbw points at links (nvml.pcie_link, nvml.nvlink) or the NIC pairing"},
+		{ID: CheckIsolation, Scope: ScopeNamed, Needs: NeedNCCL,
+			When:   "per multi-node nccl-tests run, on each host of a node group whose run was isolated pairwise (`-tier fleet`; `verify { isolation }`)",
+			Judges: "the host failed with every pair partner while a partner passed with another node (fail: it is the bad node); slow with every partner while passing the floor is a straggler (pass with the finding, fail with `outliers = \"fail\"`); `error` when the group's run failed and the pairs could not decide the host (budget spent, no pair passed); `skip` likewise when the group's run passed",
+			Action: "drain the named node and check its fabric links (`ibstat`: a port below its rate, cables, transceivers); hosts that passed with a partner are not the cause"},
 	}
 }
 
