@@ -44,6 +44,7 @@ const (
 	CheckDCGMTest         CheckID = "dcgm"
 	CheckNCCL             CheckID = "nccl"
 	CheckIsolation        CheckID = "nccl_isolation"
+	CheckPeerOutlier      CheckID = "nvml.peer_outlier"
 )
 
 // GPU is the id of a per-GPU check on GPU n (NVML index), e.g.
@@ -238,6 +239,10 @@ func Checks() []CheckDef {
 			When:   "per multi-node nccl-tests run, on each host of a node group whose run was isolated pairwise (`-tier fleet`; `verify { isolation }`)",
 			Judges: "the host failed with every pair partner while a partner passed with another node (fail: it is the bad node); slow with every partner while passing the floor is a straggler (pass with the finding, fail with `outliers = \"fail\"`); `error` when the group's run failed and the pairs could not decide the host (budget spent, no pair passed); `skip` likewise when the group's run passed",
 			Action: "drain the named node and check its fabric links (`ibstat`: a port below its rate, cables, transceivers); hosts that passed with a partner are not the cause"},
+		{ID: CheckPeerOutlier, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "per GPU worse than its peers, with `verify { outliers = \"fail\" }` (the default `warn` lists it in the report's warnings instead)",
+			Judges: "PCIe width or maximum generation, power limit or temperature more than `outlier_margin_percent` (default 10 %) worse than the median of the same GPU model in its node or across the hosts verified, with at least 3 peers",
+			Action: "compare the GPU with its peers (`nvidia-smi -q -i BUS_ID`): reseat a narrow link, reset a lowered power limit, check the airflow of a hot GPU"},
 	}
 }
 
