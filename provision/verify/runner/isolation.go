@@ -76,7 +76,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		// A command that names no hosts runs on the group's: without a
 		// host list mpirun starts every rank here, and srun anywhere in
 		// the allocation.
-		if c, err := cmdline.ForHosts(cmd, names, 0, exp.GPUCount); err == nil {
+		if c, err := cmdline.ForHosts(cmd, names, len(group), exp.GPUCount); err == nil {
 			cmd = c
 		}
 	}
