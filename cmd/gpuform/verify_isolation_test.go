@@ -16,6 +16,12 @@ import (
 // hosts, so verify runs it on the group's. The simulated nodes have no
 // DCGM, which -tier fleet (from quick on) would fail.
 func fleetSpec(t *testing.T, isolation string, slow ...int) string {
+	return fleetSpecFloor(t, isolation, 120, "", slow...)
+}
+
+// fleetSpecFloor is fleetSpec with the group's floor and verify's
+// outliers setting ("" leaves it unset).
+func fleetSpecFloor(t *testing.T, isolation string, floor int, outliers string, slow ...int) string {
 	t.Helper()
 	var hosts []string
 	for i := 1; i <= 8; i++ {
@@ -31,6 +37,9 @@ func fleetSpec(t *testing.T, isolation string, slow ...int) string {
 	if isolation != "" {
 		mode = fmt.Sprintf("    isolation = %q\n", isolation)
 	}
+	if outliers != "" {
+		mode += fmt.Sprintf("    outliers = %q\n", outliers)
+	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `module "hgx" {
   source = "gpuform/hgx-h100-8gpu"
@@ -43,7 +52,7 @@ node "train" {
     optional = ["dcgm"]
 `+mode+`    nccl_test "fleet64" {
       command        = "mpirun -np 64 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
-      min_busbw_gbps = 120
+      min_busbw_gbps = `+fmt.Sprint(floor)+`
     }
   }
 }
@@ -162,5 +171,33 @@ func TestVerifyFleetIsolationHealthy(t *testing.T) {
 	doc, status = fleetVerify(t, fleetSpec(t, "off", 4))
 	if len(doc.Isolation) != 0 || len(status) != 0 || doc.OK() {
 		t.Errorf("off: isolation %+v, checks %v, ok %v", doc.Isolation, status, doc.OK())
+	}
+}
+
+// A slow node that still passes the floor: the group run passes, so only
+// isolation = "always" (acceptance) pairs the nodes, and the slow-NIC node
+// is named a straggler — slow with every partner, each of which is fast
+// with another node — as a warning; with outliers = "fail" it fails.
+func TestVerifyFleetStraggler(t *testing.T) {
+	doc, status := fleetVerify(t, fleetSpecFloor(t, "always", 60, "", 4))
+	if len(doc.Isolation) != 1 {
+		t.Fatalf("%d isolation sections", len(doc.Isolation))
+	}
+	iso := doc.Isolation[0]
+	if !iso.Complete || len(iso.Culprits) != 0 || len(iso.Stragglers) != 1 || iso.Stragglers[0].Host != "sim://hgx-h100-slownic/n4" || iso.Stragglers[0].Pairs != 2 {
+		t.Fatalf("complete %v (%s), culprits %+v, stragglers %+v\npairs %+v", iso.Complete, iso.Incomplete, iso.Culprits, iso.Stragglers, iso.Pairs)
+	}
+	if !doc.OK() || status["sim://hgx-h100-slownic/n4"] != "pass" {
+		t.Errorf("a straggler warns by default: ok %v, n4 %s", doc.OK(), status["sim://hgx-h100-slownic/n4"])
+	}
+	_, text, _ := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "verify", "-tier", "fleet", "-allow-local", fleetSpecFloor(t, "always", 60, "fail", 4))
+	for _, want := range []string{
+		"Straggler: sim://hgx-h100-slownic/n4: slow with all 2 partners (best pair 77.78 GB/s, median of the pairs 155.56 GB/s)",
+		"FAIL   nccl_isolation.fleet64  straggler: slow with every partner",
+		"pass, slow",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
 	}
 }
