@@ -5,8 +5,8 @@
 // the tier's workloads and judges the result against what the spec
 // expects. At the fleet tier it runs each node group's multi-node tests
 // once, isolates a failing group's bad node pairwise (provision/verify/isolate
-// decides the pairs; the runner launches and judges them) and compares
-// GPUs with their peers (provision/outlier). It returns a report.Document;
+// decides the pairs; the runner launches and judges them); at every tier
+// it compares GPUs with their peers (provision/outlier). It returns a report.Document;
 // it renders nothing and decides no exit code, which are the CLI's.
 package runner
 
