@@ -118,6 +118,8 @@ func Run(ctx context.Context, opts Options) Result {
 	switch {
 	case s.stopped != "":
 	case len(suspects) == 0:
+	case len(good) == 0 && !slices.ContainsFunc(s.pairs, func(p Pair) bool { return p.Ran }):
+		s.stopped = "no pair could run: " + s.pairs[0].Message
 	case len(good) == 0:
 		s.stopped = "no pair passed, so no node is known good to re-pair with: the fault may be the fabric (a spine, the subnet manager) rather than a node"
 	default:

@@ -96,7 +96,9 @@ func TestRun(t *testing.T) {
 		// Every pair fails: nothing is known good, nobody is named.
 		"everything fails": {hosts: hosts(4), speed: map[string]float64{"n1": 50, "n2": 50, "n3": 50, "n4": 50}, incomplete: "no pair passed", maxRounds: 1},
 		// A node that cannot be reached proves nothing about its partner.
-		"unreachable node":   {hosts: hosts(4), down: map[string]bool{"n3": true}, incomplete: "n3 could not be decided", maxRounds: 2},
+		"unreachable node": {hosts: hosts(4), down: map[string]bool{"n3": true}, incomplete: "n3 could not be decided", maxRounds: 2},
+		// Nothing ran: say why, not that the fabric may be at fault.
+		"nothing runs":       {hosts: hosts(4), down: map[string]bool{"n1": true, "n3": true}, incomplete: "no pair could run: unreachable", maxRounds: 1},
 		"two nodes, one bad": {hosts: hosts(2), speed: map[string]float64{"n2": 50}, incomplete: "no pair passed", maxRounds: 1},
 	}
 	for name, tc := range tests {
