@@ -6,12 +6,16 @@ import (
 )
 
 // DefaultMargin is how far below its peers' median a value may fall before
-// it is flagged: 10 %. gpu-fryer fails a GPU more than 10 % below the best
-// GPU of its node (https://github.com/huggingface/gpu-fryer, listed in
-// /work/shared/reference/landscape.md), and NVIDIA AICR's NCCL validator
-// applies a 10 % tolerance to its floors (nccl-thresholds.tsv, the
-// a3-megagpu-8g row). SuperBench's published rules use a tighter 5 % for
-// GEMM and memory bandwidth; callers that want it pass 0.05.
+// it is flagged: 10 %. gpu-fryer fails a GPU whose TFLOPS are more than
+// `--tflops-tolerance` (default "10") percent below the best GPU of its
+// node (https://github.com/huggingface/gpu-fryer/blob/10ad5c807536a07d58d5def53dff4b77484230d8/src/main.rs,
+// listed in the project's reference landscape), and NVIDIA AICR's NCCL
+// validator applies a 10 % tolerance to its floors (lint/compat's
+// nccl-thresholds.tsv, the a3-megagpu-8g row). The median rather than the
+// best (gpu-fryer) or the mean (DCGM 4.5's tolerance against the system
+// mean) is the reference, so that one fast or one broken device does not
+// move it. SuperBench's published rules use a tighter 5 % for GEMM and
+// memory bandwidth; callers that want it pass 0.05.
 const DefaultMargin = 0.10
 
 // MinPeers is the fewest values a comparison group needs, the device
