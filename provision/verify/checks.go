@@ -241,7 +241,7 @@ func Checks() []CheckDef {
 			Action: "drain the named node and check its fabric links (`ibstat`: a port below its rate, cables, transceivers); hosts that passed with a partner are not the cause"},
 		{ID: CheckPeerOutlier, Scope: ScopeGPU, Needs: NeedNVML,
 			When:   "per GPU worse than its peers, with `verify { outliers = \"fail\" }` (the default `warn` lists it in the report's warnings instead)",
-			Judges: "PCIe width or maximum generation, power limit or temperature more than `outlier_margin_percent` (default 10 %) worse than the median of the same GPU model in its node or across the hosts verified, with at least 3 peers",
+			Judges: "PCIe width or maximum generation, power limit or temperature more than `outlier_margin_percent` (default 10 %) worse than the median of the same GPU model in its node or across the hosts verified, with at least 3 peers; with `fail`, a host's single-node nccl-tests busbw that far below the median of the hosts with the same GPUs fails its `nccl.<name>` (with `warn` it is a warning)",
 			Action: "compare the GPU with its peers (`nvidia-smi -q -i BUS_ID`): reseat a narrow link, reset a lowered power limit, check the airflow of a hot GPU"},
 	}
 }

@@ -96,8 +96,12 @@ func (p *printer) writeFleet(d *Document) {
 			if !o.HigherIsBetter {
 				dir = "above"
 			}
-			p.line(fmt.Sprintf("  %s %s: %s %g, %.0f%% %s the %s median %g of %d",
-				transport.HostText(o.Host), transport.HostText(o.Device), o.Metric, o.V, 100*o.Worse, dir, o.Scope, o.Median, o.Peers))
+			who := transport.HostText(o.Host)
+			if o.Device != "" {
+				who += " " + transport.HostText(o.Device)
+			}
+			p.line(fmt.Sprintf("  %s: %s %g, %.0f%% %s the %s median %g of %d",
+				who, o.Metric, o.V, 100*o.Worse, dir, o.Scope, o.Median, o.Peers))
 		}
 		p.line("")
 	}

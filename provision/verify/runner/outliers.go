@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gpuform/gpuform/provision/outlier"
 	"github.com/gpuform/gpuform/provision/target"
@@ -42,11 +43,61 @@ func gpuValues(host string, rep *nvmlfacts.Report) []outlier.Value {
 	return out
 }
 
+// Metric names of a host's single-node nccl-tests busbw:
+// "nccl.<test>.busbw_gbps".
+const (
+	ncclMetricPrefix = "nccl."
+	ncclMetricSuffix = ".busbw_gbps"
+)
+
+// ncclValues are a host's single-node nccl-tests results (busbw of the
+// largest size), one value per test, for comparison across the hosts of
+// the same GPU model: a node whose NVLink or NVSwitch path is slow passes
+// a catalogue floor set for the worst acceptable system but trails its
+// peers. Multi-node results are the group's, the same on every host, and
+// are left to pairwise isolation.
+func ncclValues(h report.Host, n *spec.Node) []outlier.Value {
+	model := ""
+	if h.NVML != nil && len(h.NVML.GPUs) > 0 {
+		model = h.NVML.GPUs[0].Name
+	}
+	var out []outlier.Value
+	for _, t := range verify.ExpectationFor(n).NCCL {
+		res, ok := h.NCCL[t.Name]
+		if t.MultiNode || !ok {
+			continue
+		}
+		if v := res.Judge(0); v.BusBW > 0 {
+			out = append(out, outlier.Value{Host: h.Host, Model: model, Metric: ncclMetricPrefix + t.Name + ncclMetricSuffix, V: v.BusBW, HigherIsBetter: true})
+		}
+	}
+	return out
+}
+
+// failNCCL fails a host's nccl.<test> check for a busbw more than the
+// margin below its peers' (outliers = "fail").
+func failNCCL(h *report.Host, test string, f outlier.Finding, margin float64) {
+	for i := range h.Checks {
+		c := &h.Checks[i]
+		if c.ID != verify.CheckNCCL.Named(test) {
+			continue
+		}
+		why := fmt.Sprintf("busbw %.2f GB/s is %.0f%% below the median %.2f GB/s of %d hosts with the same GPUs (more than the %.0f%% margin; verify { outliers = \"fail\" })", f.V, 100*f.Worse, f.Median, f.Peers, 100*margin)
+		if c.Status == verify.StatusFail && c.Message != "" {
+			c.Message += "; " + why
+		} else {
+			c.Message = why
+		}
+		c.Status = verify.StatusFail
+	}
+}
+
 // peerOutliers compares every GPU with its peers (same model, same host
-// and across the hosts verified) with each node block's margin. Findings
-// of nodes with outliers = "fail" become failed nvml.peer_outlier[gpuN]
-// checks on their hosts; the others are returned as the report's
-// warnings.
+// and across the hosts verified), and every host's single-node nccl-tests
+// busbw with the hosts' of the same GPU model, with each node block's
+// margin. Findings of nodes with outliers = "fail" become failed
+// nvml.peer_outlier[gpuN] checks (or fail the host's nccl.<test>) on
+// their hosts; the others are returned as the report's warnings.
 func peerOutliers(targets []target.Host, hosts []report.Host) []report.Outlier {
 	nodeOf := map[string]*spec.Node{}
 	for _, t := range targets {
@@ -70,6 +121,7 @@ func peerOutliers(targets []target.Host, hosts []report.Host) []report.Outlier {
 			margins = append(margins, margin)
 		}
 		byMargin[margin] = append(byMargin[margin], gpuValues(h.Host, h.NVML)...)
+		byMargin[margin] = append(byMargin[margin], ncclValues(h, n)...)
 	}
 	slices.Sort(margins)
 	var warnings []report.Outlier
@@ -88,9 +140,14 @@ func peerOutliers(targets []target.Host, hosts []report.Host) []report.Outlier {
 				continue
 			}
 			for i := range hosts {
-				if hosts[i].Host == f.Host {
-					hosts[i].Checks = append(hosts[i].Checks, outlierCheck(hosts[i].NVML, f, m))
+				if hosts[i].Host != f.Host {
+					continue
 				}
+				if test, ok := strings.CutPrefix(f.Metric, ncclMetricPrefix); ok {
+					failNCCL(&hosts[i], strings.TrimSuffix(test, ncclMetricSuffix), f, m)
+					continue
+				}
+				hosts[i].Checks = append(hosts[i].Checks, outlierCheck(hosts[i].NVML, f, m))
 			}
 		}
 	}
