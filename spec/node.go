@@ -48,7 +48,7 @@ var (
 	numaBindSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpus", Required: true}, {Name: "node", Required: true}}}
 	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}, {Name: "nccl_topo_file"}}}
 	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
-	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
+	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}, {Name: "isolation"}, {Name: "outliers"}, {Name: "outlier_margin_percent"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"},
 	}}
@@ -484,6 +484,9 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 	dec, content := blockDecoder(blk, verifySchema, ctx)
 	v := &Verify{DeclRange: blk.DefRange}
 	v.Optional = decodeOptional(dec)
+	v.Isolation = enumOf(dec, "isolation", IsolationOnFailure, IsolationAlways, IsolationOff)
+	v.Outliers = enumOf(dec, "outliers", OutliersWarn, OutliersFail, OutliersOff)
+	v.OutlierMarginPercent = dec.float("outlier_margin_percent", 1, 50)
 	names := map[string]hcl.Range{}
 	for _, bb := range content.Blocks {
 		switch bb.Type {

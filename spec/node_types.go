@@ -194,9 +194,49 @@ type Verify struct {
 	// Optional are the tools a tier runs that a node may lack: their
 	// checks are skipped there instead of failing the gate.
 	Optional []Attr[VerifyTool]
+	// Isolation says when verify -tier fleet runs a node group's
+	// multi-node tests on pairs of nodes to name the bad node; unset means
+	// IsolationOnFailure.
+	Isolation Attr[Isolation]
+	// Outliers says what a GPU more than OutlierMarginPercent worse than
+	// its peers (same model, same node or fleet) is; unset means
+	// OutliersWarn.
+	Outliers Attr[Outliers]
+	// OutlierMarginPercent is the peer margin in percent; unset means
+	// provision/outlier's DefaultMargin (10 %).
+	OutlierMarginPercent Attr[float64]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
+
+// Isolation is when pairwise isolation runs.
+type Isolation string
+
+// Isolation modes.
+const (
+	// IsolationOnFailure runs pairs only when the group's run failed
+	// (gating: a passing fleet costs nothing more).
+	IsolationOnFailure Isolation = "on_failure"
+	// IsolationAlways runs pairs after every group run (acceptance
+	// testing: every node is measured with partners, and slow-but-passing
+	// nodes are named as stragglers).
+	IsolationAlways Isolation = "always"
+	// IsolationOff never runs pairs.
+	IsolationOff Isolation = "off"
+)
+
+// Outliers is how verify reports a GPU that is worse than its peers.
+type Outliers string
+
+// Outlier settings.
+const (
+	// OutliersWarn reports it as a warning: the check passes and says so.
+	OutliersWarn Outliers = "warn"
+	// OutliersFail fails the check.
+	OutliersFail Outliers = "fail"
+	// OutliersOff leaves peers uncompared.
+	OutliersOff Outliers = "off"
+)
 
 // VerifyTool is a tool a verify tier runs on the node, as the verify
 // block's optional list names it.

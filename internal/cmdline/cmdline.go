@@ -2,7 +2,9 @@
 // (nccl_test { command }): it splits them into words the way a POSIX shell
 // would, refusing shell syntax; separates environment assignments; finds the
 // multi-host launcher behind wrappers such as timeout(1) and env(1); and
-// tells whether the command forces NCCL onto its socket transport. Lint
+// tells whether the command forces NCCL onto its socket transport; and
+// rewrites a launcher command to run on given hosts (ForHosts), which is
+// how verify runs a node group's test on pairs of nodes. Lint
 // (which judges the command before any host is reached) and verify (which
 // runs it) read commands the same way through it.
 //

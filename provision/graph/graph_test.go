@@ -117,6 +117,7 @@ func TestSimProfiles(t *testing.T) {
 		"hgx-h100-converged": nil,
 		// GPU 3 idling as on stale, GPU 5 trained at x8 of x16.
 		"hgx-h100-degraded": {ProblemLink, ProblemLink},
+		"hgx-h100-slownic":  nil, // shows mlx5_5 at 200 Gb/sec; IB rates are not judged
 		"dgx-a100":          nil,
 		"l40s-rocky9":       nil,
 		"gh200":             {ProblemLink}, // the Ethernet port at x8 of x16

@@ -427,7 +427,8 @@ func load(name string) (*txtar.Archive, error) {
 	return txtar.Parse(b), nil
 }
 
-// applyArchive writes one archive into dir, its @base layer first.
+// applyArchive writes one archive into dir, its @base layer (a hardware
+// layer or another profile) first.
 func applyArchive(name, dir string, depth int) error {
 	if depth > 4 {
 		return fmt.Errorf("%s: @base nesting too deep", name)
@@ -443,7 +444,13 @@ func applyArchive(name, dir string, depth int) error {
 			if !validName(base) {
 				return fmt.Errorf("%s: bad @base %q", name, base)
 			}
-			if err := applyArchive("roots/hw/"+base+".txtar", dir, depth+1); err != nil {
+			// A hardware layer, else another profile: a variant of a
+			// profile (one NIC degraded) names the profile it varies.
+			layer := "roots/hw/" + base + ".txtar"
+			if _, err := roots.Open(layer); err != nil {
+				layer = "roots/" + base + ".txtar"
+			}
+			if err := applyArchive(layer, dir, depth+1); err != nil {
 				return err
 			}
 		}

@@ -20,7 +20,7 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 		res, ran := extra.NCCL[t.Name]
 		var r CheckResult
 		if t.MultiNode || spansNodes(res) {
-			r = judgeMultiNode(exp, rep, cat, t, res, ran)
+			r, _ = judgeMultiNode(exp, rep, cat, t, res, ran)
 		} else {
 			r = judgeSingleNode(exp, rep, cat, t, res, ran)
 		}
@@ -66,7 +66,7 @@ func judgeSingleNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t N
 // model, GPUs per node, node count and network. Whether or not a floor is
 // known, a run that fell back to NCCL's TCP socket transport, or left GPUs
 // of a node unused, fails: its busbw says nothing about the fabric.
-func judgeMultiNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NCCLExpectation, res nccltest.Result, ran bool) CheckResult {
+func judgeMultiNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NCCLExpectation, res nccltest.Result, ran bool) (CheckResult, float64) {
 	var r CheckResult
 	network := t.Network
 	if network == "" {
@@ -79,7 +79,7 @@ func judgeMultiNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NC
 			r.Expected = fmt.Sprintf("busbw >= the multi-node floor for the run's node count over %s, #wrong 0", network)
 		}
 		r.Status, r.Message = StatusSkip, "multi-node run: it runs once per node group at -tier fleet, never per host nor with --local"
-		return r
+		return r, 0
 	}
 	last := lastRun(res)
 	hosts, ranks := hostsOf(last)
@@ -129,7 +129,22 @@ func judgeMultiNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NC
 		r.Expected = fmt.Sprintf("%s (no multi-node busbw floor known for %s; set min_busbw_gbps)", checks, shape)
 	}
 	judgeBusBW(&r, res, floor, th, extraReasons)
-	return r
+	return r, floor
+}
+
+// JudgeMultiNodeRun judges one multi-node run of test t as verify judges
+// a node group's: against the spec's floor, else the catalogue's floor for
+// the node count the run's rank lines show — so a 2-node run of a pair is
+// held to the 2-node floor, never the group's nor a single-node one. It
+// returns the check, the busbw it read (GB/s, 0 when none) and the floor
+// applied (0 when none is known). cat nil means DefaultCatalogue.
+func JudgeMultiNodeRun(cat *Catalogue, exp Expectation, t NCCLExpectation, res nccltest.Result) (CheckResult, float64, float64) {
+	if cat == nil {
+		cat = DefaultCatalogue()
+	}
+	r, floor := judgeMultiNode(exp, nil, cat, t, res, true)
+	r.ID = CheckNCCL.Named(t.Name)
+	return r, res.Judge(0).BusBW, floor
 }
 
 // judgeBusBW sets the status, observation and message of r from a run

@@ -48,6 +48,8 @@ const (
 	CheckDCGMDiag         CheckID = "dcgm.diag"
 	CheckDCGMTest         CheckID = "dcgm"
 	CheckNCCL             CheckID = "nccl"
+	CheckIsolation        CheckID = "nccl_isolation"
+	CheckPeerOutlier      CheckID = "nvml.peer_outlier"
 )
 
 // GPU is the id of a per-GPU check on GPU n (NVML index), e.g.
@@ -263,6 +265,14 @@ func Checks() []CheckDef {
 			When:   "per configured nccl-tests run",
 			Judges: "NCCL/CUDA failure, missing binary (skip when `verify { optional = [\"nccl_tests\"] }`), timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; `error` when the catalogue floor's message size is larger than the run's (then the floor is not applied, the other rules are); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier",
 			Action: "read the reasons; a low busbw points at links (nvml.pcie_link, nvml.nvlink) or the NIC pairing"},
+		{ID: CheckIsolation, Scope: ScopeNamed, Needs: NeedNCCL,
+			When:   "per multi-node nccl-tests run, on each host of a node group whose run was isolated pairwise (`-tier fleet`; `verify { isolation }`)",
+			Judges: "the host failed with every pair partner while a partner passed with another node (fail: it is the bad node); slow with every partner while passing the floor is a straggler (pass with the finding, fail with `outliers = \"fail\"`); `error` when the group's run failed and the pairs could not decide the host (budget spent, no pair passed); `skip` likewise when the group's run passed",
+			Action: "drain the named node and check its fabric links (`ibstat`: a port below its rate, cables, transceivers); hosts that passed with a partner are not the cause"},
+		{ID: CheckPeerOutlier, Scope: ScopeGPU, Needs: NeedNVML,
+			When:   "per GPU worse than its peers, with `verify { outliers = \"fail\" }` (the default `warn` lists it in the report's warnings instead)",
+			Judges: "PCIe width or maximum generation, power limit or temperature more than `outlier_margin_percent` (default 10 %) worse than the median of the same GPU model in its node or across the hosts verified, with at least 3 peers; with `fail`, a host's single-node nccl-tests busbw that far below the median of the hosts with the same GPUs fails its `nccl.<name>` (with `warn` it is a warning)",
+			Action: "compare the GPU with its peers (`nvidia-smi -q -i BUS_ID`): reseat a narrow link, reset a lowered power limit, check the airflow of a hot GPU"},
 	}
 }
 

@@ -52,6 +52,12 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 func TestChecksEmitted(t *testing.T) {
 	emitted := emittedChecks(t)
 	emitted[CheckReachable] = true
+	// The runner emits nccl_isolation for the hosts of an isolated group
+	// (IsolationCheck; TestIsolationCheck).
+	emitted[CheckIsolation] = true
+	// nvml.peer_outlier compares hosts with each other: the runner emits
+	// it after every host was verified (runner's TestPeerOutliers).
+	emitted[CheckPeerOutlier] = true
 	for _, d := range Checks() {
 		if !emitted[d.ID] {
 			t.Errorf("Checks() declares %s, but no check emits it", d.Pattern())

@@ -36,6 +36,12 @@ type Document struct {
 	// prints them: hosts stays per host (with every GPU's identity), groups
 	// says which hosts share which problems.
 	Groups []Group `json:"groups"`
+	// Isolation holds the pairwise isolation of each node group whose
+	// multi-node test was run on pairs of nodes (-tier fleet).
+	Isolation []Isolation `json:"isolation,omitempty"`
+	// Outliers are warning-class findings: devices worse than their peers
+	// by more than the margin (verify { outliers = "warn" }, the default).
+	Outliers []Outlier `json:"outliers,omitempty"`
 }
 
 // Group is a set of hosts whose checks came out the same: the same

@@ -91,6 +91,7 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 	if len(d.Hosts) > 0 {
 		p.line("")
 	}
+	p.writeFleet(d)
 	verdict := p.paint(ansiGreen+ansiBold, "Verify passed")
 	if !d.OK() {
 		verdict = p.paint(ansiRed+ansiBold, "Verify failed")

@@ -3,8 +3,11 @@
 // host), runs the facts probe, gathers NVML facts (the agent on the node,
 // or the mock system a transport offers as transport.NVMLMocker), runs
 // the tier's workloads and judges the result against what the spec
-// expects. It returns a report.Document; it renders nothing and decides no
-// exit code, which are the CLI's.
+// expects. At the fleet tier it runs each node group's multi-node tests
+// once, isolates a failing group's bad node pairwise (provision/verify/isolate
+// decides the pairs; the runner launches and judges them); at every tier
+// it compares GPUs with their peers (provision/outlier). It returns a report.Document;
+// it renders nothing and decides no exit code, which are the CLI's.
 package runner
 
 import (
@@ -64,7 +67,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 			names = append(names, t.Host.Name)
 		}
 	}
-	multi := runMultiNode(ctx, targets, o)
+	multi, isolations := runMultiNode(ctx, targets, o)
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
@@ -108,7 +111,14 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		}
 		hosts = append(hosts, h)
 	}
-	return report.New(o.Tier, hosts)
+	addIsolationChecks(hosts, isolations)
+	findings := peerOutliers(targets, hosts)
+	doc := report.New(o.Tier, hosts)
+	for _, iso := range isolations {
+		doc.Isolation = append(doc.Isolation, iso.Isolation)
+	}
+	doc.Outliers = findings
+	return doc
 }
 
 func hostFailed(h report.Host) bool { return failedChecks(h) > 0 }
@@ -221,20 +231,22 @@ func nicsOf(n *spec.Node) []nvmlfacts.NIC {
 
 // runMultiNode runs, at the fleet tier, each node's multi-node nccl-tests
 // once from its first host and returns the results per node, to be judged
-// on every host of the node.
-func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*spec.Node]map[string]nccltest.Result {
+// on every host of the node, with the pairwise isolation of each group
+// whose run failed (or of every group, with verify { isolation = "always" }).
+func runMultiNode(ctx context.Context, targets []target.Host, o Options) (map[*spec.Node]map[string]nccltest.Result, []groupIsolation) {
 	out := map[*spec.Node]map[string]nccltest.Result{}
 	if !o.Tier.Includes(verify.TierFleet) || o.Local {
-		return out
+		return out, nil
 	}
-	first := map[*spec.Node]target.Host{}
+	groups := map[*spec.Node][]target.Host{}
 	var order []*spec.Node
 	for _, t := range targets {
-		if _, ok := first[t.Node]; !ok {
-			first[t.Node] = t
+		if _, ok := groups[t.Node]; !ok {
 			order = append(order, t.Node)
 		}
+		groups[t.Node] = append(groups[t.Node], t)
 	}
+	var isolations []groupIsolation
 	for _, n := range order {
 		exp := verify.ExpectationFor(n)
 		for _, nt := range exp.NCCL {
@@ -244,28 +256,14 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 			if out[n] == nil {
 				out[n] = map[string]nccltest.Result{}
 			}
-			timeout := nt.Timeout
-			if timeout == 0 {
-				timeout = o.Tier.Budget()
-			}
-			if err := RefuseLocalNCCL(first[n], o); err != nil {
-				out[n][nt.Name] = nccltest.Result{Failure: err.Error()}
-				continue
-			}
-			t, err := o.Target.Connect(ctx, first[n].Host)
-			if err != nil {
-				out[n][nt.Name] = nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first[n].Host.Name, err)}
-				continue
-			}
-			res, err := nccltest.RunTest(ctx, t, nt.Command, timeout)
-			t.Close()
-			if err != nil && res.Failure == "" {
-				res.Failure = err.Error()
-			}
+			res, iso := runGroup(ctx, o, groups[n], exp, nt)
 			out[n][nt.Name] = res
+			if iso != nil {
+				isolations = append(isolations, *iso)
+			}
 		}
 	}
-	return out
+	return out, isolations
 }
 
 // RefuseLocalNCCL refuses a target whose tier would run the spec's

@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// simGroup is a node group of 8 simulated hosts, n4 on hgx-h100-slownic,
+// whose mpirun stand-in takes delay per run.
+func simGroup(t *testing.T, delay string) ([]target.Host, Options) {
+	t.Helper()
+	state := t.TempDir()
+	n := &spec.Node{Name: "train", Verify: &spec.Verify{NCCLTests: []*spec.NCCLTest{{
+		Name:         "fleet64",
+		Command:      spec.Attr[string]{V: "mpirun -np 64 all_reduce_perf -b 8M -e 8G -f 2 -g 1", Set: true},
+		MinBusBWGbps: spec.Attr[float64]{V: 120, Set: true},
+	}}}}
+	var targets []target.Host
+	for i := 1; i <= 8; i++ {
+		profile := "hgx-h100-converged"
+		if i == 4 {
+			profile = "hgx-h100-slownic"
+		}
+		h := fmt.Sprintf("sim://%s/n%d", profile, i)
+		root, err := sim.MaterializeHost(h, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if delay != "" {
+			dir := filepath.Join(root, "var/lib/gpuform-sim/sleep")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "mpirun"), []byte(delay), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets = append(targets, target.Host{Host: spec.Host{Name: h}, Node: n})
+	}
+	o := Options{Tier: verify.TierFleet, AllowLocal: true, Target: target.Options{Parallelism: 8, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return connect.Open(ctx, h, connect.Options{SimStateDir: state, AllowLocal: true})
+	}}}
+	return targets, o
+}
+
+// The pairs stay inside the tier's budget: with runs of two seconds and
+// a budget of five, the re-pairing round that would prove n4 bad cannot
+// run, so isolation says it is incomplete because the budget was spent
+// and names nobody — round 1 alone cannot tell n3 from n4. (How many
+// rounds fit depends on the machine's load; that none past the budget
+// starts, and nothing is named, does not.)
+func TestIsolationStopsAtBudget(t *testing.T) {
+	targets, o := simGroup(t, "2")
+	o.Budget = 5 * time.Second
+	start := time.Now()
+	_, isolations := runMultiNode(context.Background(), targets, o)
+	took := time.Since(start)
+	if len(isolations) != 1 {
+		t.Fatalf("%d isolations", len(isolations))
+	}
+	iso := isolations[0]
+	if iso.Complete || !strings.Contains(iso.Incomplete, "budget was spent") || len(iso.Culprits) != 0 {
+		t.Errorf("complete %v, incomplete %q, culprits %+v; pairs %+v", iso.Complete, iso.Incomplete, iso.Culprits, iso.Pairs)
+	}
+	if len(iso.Pairs) > 4 {
+		t.Errorf("%d pairs, want at most round 1's 4: %+v", len(iso.Pairs), iso.Pairs)
+	}
+	if took > o.Budget+3*time.Second {
+		t.Errorf("the group run and its isolation took %s, budget %s", took, o.Budget)
+	}
+	// The hosts of the failing pair are not decided: an error, not a name.
+	c := verify.IsolationCheck("fleet64", "sim://hgx-h100-slownic/n4", iso.Result, iso.groupFailed, false)
+	if c.Status != verify.StatusError || !strings.Contains(c.Message, "isolation incomplete") {
+		t.Errorf("n4: %+v", c)
+	}
+}
