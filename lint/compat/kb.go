@@ -31,6 +31,8 @@ type KB struct {
 	packageSets []packageSetRow
 	pciIDs      map[string]GPUDevice // PCI device ID → model
 	hostDesigns []HostDesign
+	remedies    map[string]Remedy // "kind/code" → row of remediation.tsv
+	remedyOrder []string
 }
 
 // Load parses every embedded table. An error names the data file and line
@@ -66,6 +68,7 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadPackageSets,
 		kb.loadPCIIDs,
 		kb.loadHostDesigns,
+		kb.loadRemedies,
 	} {
 		if err := load(); err != nil {
 			return nil, err
