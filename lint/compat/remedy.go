@@ -59,7 +59,7 @@ func (a Action) Words() string {
 	case ActionReboot:
 		return "drain and reboot the node"
 	case ActionInspect:
-		return "drain and inspect cooling, power and cabling"
+		return "drain and inspect the hardware: seating, cabling, cooling, power"
 	case ActionRMA:
 		return "drain for RMA: run NVIDIA's field diagnostic, open a support case"
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
+	"github.com/gpuform/gpuform/provision/verify/kmsg"
 )
 
 // emittedChecks runs every check kind on every simulated system, with a
@@ -38,6 +39,7 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	// The spec's resources against a host, as plan compares them.
 	n := specNode(t)
 	add(Check(Expectation{Spec: n}, nil, HostFacts{Facts: convergedFacts(t, n, false)}))
+	add(Check(Expectation{}, nil, HostFacts{Kernel: &kmsg.Log{}}))
 	return ids
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -70,6 +71,9 @@ type Host struct {
 	NVML *nvmlfacts.Report `json:"-"`
 	// NCCL holds the nccl-tests results the checks judged, by test name.
 	NCCL map[string]nccltest.Result `json:"-"`
+	// Kernel is the kernel log's Xid and SXid lines kernel.xid judged;
+	// health mode counts repeats from it. Not in the JSON document.
+	Kernel *kmsg.Log `json:"-"`
 }
 
 // Summary counts outcomes.
@@ -106,6 +110,7 @@ func NewHost(host string, checks []verify.CheckResult, took time.Duration) Host 
 func UnreachableHost(host string, err error, took time.Duration) Host {
 	return Host{Host: host, Duration: took, Checks: []verify.CheckResult{{
 		ID: string(verify.CheckReachable), Status: verify.StatusFail, Expected: "reachable", Observed: "unreachable", Message: err.Error(),
+		Remedy: verify.RemedyForCheck(string(verify.CheckReachable)),
 	}}}
 }
 
