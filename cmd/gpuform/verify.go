@@ -27,6 +27,8 @@ type verifyFlags struct {
 	nccl     bool
 	node     string
 	mockNVML string
+	// mockFaults are planted in the -mock-nvml system (tests).
+	mockFaults []string
 	// asJSON is -json, the same as -format json.
 	asJSON bool
 	// slurmDrain drains this node in Slurm on a failure and resumes a
@@ -95,6 +97,9 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 					return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 				}
 			}
+			if len(vf.mockFaults) > 0 && vf.mockNVML == "" {
+				return fmt.Errorf("-mock-fault works only with -mock-nvml")
+			}
 			if vf.mockNVML != "" && !slices.Contains(nvmlMockNames(), vf.mockNVML) {
 				return fmt.Errorf("-mock-nvml: unknown simulated system %q (known: %s)", vf.mockNVML, strings.Join(nvmlMockNames(), ", "))
 			}
@@ -145,6 +150,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				// machine: its local:// host needs no -allow-local.
 				copts.AllowLocal = true
 				copts.MockNVML = vf.mockNVML
+				copts.MockFaults = vf.mockFaults
 			}
 			show := vf.format == "text" && vf.out == "" && len(targets) > 1
 			opts.Target = conn.targetOptionsFor(s, copts, show, "verifying")
@@ -212,6 +218,8 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().StringVar(&vf.node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
 	cmd.Flags().StringVar(&vf.mockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
 	_ = cmd.Flags().MarkHidden("mock-nvml")
+	cmd.Flags().StringArrayVar(&vf.mockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID; repeatable)")
+	_ = cmd.Flags().MarkHidden("mock-fault")
 	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd
 }

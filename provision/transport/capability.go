@@ -19,6 +19,10 @@ type NVMLMock struct {
 	// node, whose driver apply installs and removes. Otherwise the mock
 	// answers as it is.
 	FollowsDriver bool
+	// Faults are planted in the mock, written as the NVML agent's --fault
+	// takes them (KIND:GPU or xid:GPU:XID): a simulated node's hardware
+	// faults, or a test's.
+	Faults []string
 }
 
 // WithNVMLMock returns t offering NVMLMocker with m.

@@ -172,6 +172,13 @@ func mockedNVML(ctx context.Context, host string, m transport.NVMLMocker, node *
 		return nil, err
 	}
 	opts := nvmlfacts.AgentOptions{Mock: mock.System, Collect: collect}
+	for _, s := range mock.Faults {
+		f, err := nvmlfacts.ParseFault(s)
+		if err != nil {
+			return nil, fmt.Errorf("simulated NVML of %s: %w", host, err)
+		}
+		opts.Faults = append(opts.Faults, f)
+	}
 	if mock.FollowsDriver {
 		if node.Driver == nil {
 			return nil, fmt.Errorf("NVML cannot initialise: no NVIDIA driver is loaded on %s (/proc/driver/nvidia/version is absent)", host)
