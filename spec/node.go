@@ -27,7 +27,7 @@ var nodeBlockSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "driver"}, {Type: "cuda"}, {Type: "nccl"}, {Type: "dcgm"},
 		{Type: "container"}, {Type: "shm"}, {Type: "numa"}, {Type: "affinity"},
-		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"},
+		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"}, {Type: "health"},
 		{Type: "workload", LabelNames: []string{"name"}},
 	},
 }
@@ -164,6 +164,8 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			n.Verify, d = decodeVerify(blk, ctx)
 		case "rollout":
 			n.Rollout, d = decodeRollout(blk, ctx)
+		case "health":
+			n.Health, d = decodeHealth(blk, ctx)
 		case "workload":
 			var w *Workload
 			w, d = decodeWorkload(blk, ctx)

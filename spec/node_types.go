@@ -42,6 +42,8 @@ type Node struct {
 	Verify *Verify
 	// Rollout is the rollout block.
 	Rollout *Rollout
+	// Health is the health block (health mode's drain policy).
+	Health *Health
 	// Workloads describe the jobs that will run on the hosts.
 	Workloads []*Workload
 

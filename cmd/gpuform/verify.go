@@ -172,6 +172,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				defer f.Close()
 				w = f
 			}
+			opts.ValidFor = validFor(targets)
 			started := time.Now()
 			doc := runner.Run(cmd.Context(), targets, opts)
 
@@ -193,7 +194,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				if vf.format != "text" && vf.out == "" {
 					sw = s.Err
 				}
-				if err := slurmHealth(cmd.Context(), s, sw, doc); err != nil {
+				if err := slurmHealth(cmd.Context(), s, sw, doc, targets[0].Node.Health); err != nil {
 					return err
 				}
 			}
@@ -257,4 +258,20 @@ func localTarget(cfg *spec.Config, name string) (target.Host, error) {
 		return target.Host{Host: host, Node: cfg.Nodes[0]}, nil
 	}
 	return target.Host{}, fmt.Errorf("no node of the spec lists this host (%s); name one with --node", hostname)
+}
+
+// validFor is how long the report stands: the shortest health { valid_for }
+// of the verified hosts' nodes (the default where none sets it).
+func validFor(targets []target.Host) time.Duration {
+	var d time.Duration
+	for _, t := range targets {
+		if t.Node == nil {
+			continue
+		}
+		_, _, _, v := t.Node.Health.Policy()
+		if d == 0 || v < d {
+			d = v
+		}
+	}
+	return d
 }

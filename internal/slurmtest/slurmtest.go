@@ -29,6 +29,12 @@ type Options struct {
 	// Epilog, when set, is a shell script slurmd runs after each job; one
 	// that sleeps keeps the node COMPLETING.
 	Epilog string
+	// OtherNodes are more nodes in slurm.conf with no slurmd behind them
+	// (each at its own unused port): slurmctld knows them and keeps them
+	// DOWN (not responding), and they can be drained like real nodes. A
+	// fleet for tests that count nodes, such as health mode's circuit
+	// breaker; no job runs on them.
+	OtherNodes []string
 }
 
 // Cluster is a running one-node Slurm cluster.
@@ -107,6 +113,10 @@ func Start(t testing.TB, o Options) *Cluster {
 		}
 		epilog = "Epilog=" + p + "\n"
 	}
+	others := ""
+	for _, n := range o.OtherNodes {
+		others += fmt.Sprintf("NodeName=%s NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=1 RealMemory=100 State=UNKNOWN\n", n, n, sshtest.FreePort(t))
+	}
 	conf := fmt.Sprintf(`ClusterName=gftest
 SlurmctldHost=%[1]s(127.0.0.1)
 SlurmctldPort=%[2]d
@@ -134,8 +144,8 @@ MinJobAge=2
 KillWait=1
 RebootProgram=/bin/true
 %[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100 State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, epilog, o.NodeName, runtime.NumCPU())
+%[9]sPartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, epilog, o.NodeName, runtime.NumCPU(), others)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -291,6 +301,13 @@ func (c *Cluster) Sbatch(script string) string {
 func (c *Cluster) Drain(reason string) {
 	c.t.Helper()
 	c.Scontrol("update", "NodeName="+c.Node, "State=DRAIN", "Reason="+reason)
+}
+
+// DrainNode drains another node of the cluster (Options.OtherNodes) with
+// reason, as an admin or an earlier gpuform run would have.
+func (c *Cluster) DrainNode(node, reason string) {
+	c.t.Helper()
+	c.Scontrol("update", "NodeName="+node, "State=DRAIN", "Reason="+reason)
 }
 
 // Down sets the node DOWN as an admin would.

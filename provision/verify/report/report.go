@@ -29,6 +29,14 @@ type Document struct {
 	FormatVersion string `json:"format_version"`
 	// Tier is the verification tier that ran.
 	Tier verify.Tier `json:"tier,omitempty"`
+	// CheckedAt is when the run started: every check it holds was taken
+	// after it. Added in format 2.1.
+	CheckedAt time.Time `json:"checked_at,omitzero"`
+	// ExpiresAt is when the result stops standing (CheckedAt plus the
+	// spec's health { valid_for }, default an hour): a reader that keeps
+	// results (node_exporter's textfile, a scheduler's gate) must treat a
+	// pass past it as no result. Added in format 2.1.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Hosts are the hosts in the order they were given.
 	Hosts []Host `json:"hosts"`
 	// Summary counts hosts and checks by outcome.

@@ -49,10 +49,14 @@ type Options struct {
 	// Budget is the hard wall-clock limit per host, connecting and
 	// probing included; zero means the tier's Budget.
 	Budget time.Duration
+	// ValidFor is how long the report stands after it was taken (its
+	// expires_at); zero means spec.DefaultValidFor.
+	ValidFor time.Duration
 }
 
 // Run verifies every target and returns the report.
 func Run(ctx context.Context, targets []target.Host, o Options) *report.Document {
+	checkedAt := time.Now().UTC()
 	var names []string
 	seen := map[string]bool{}
 	for _, t := range targets {
@@ -105,7 +109,13 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		}
 		hosts = append(hosts, h)
 	}
-	return report.New(o.Tier, hosts)
+	doc := report.New(o.Tier, hosts)
+	validFor := o.ValidFor
+	if validFor <= 0 {
+		validFor = spec.DefaultValidFor
+	}
+	doc.CheckedAt, doc.ExpiresAt = checkedAt, checkedAt.Add(validFor)
+	return doc
 }
 
 func hostFailed(h report.Host) bool { return failedChecks(h) > 0 }
