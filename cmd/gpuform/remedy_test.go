@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // xid79Spec is a node of eight H100s on the given simulated host.
@@ -50,7 +51,10 @@ func TestVerifyXid79RemedyThroughCLI(t *testing.T) {
 		t.Fatalf("-json: exit %d\n%s", code, errOut)
 	}
 	var doc struct {
-		Hosts []struct {
+		FormatVersion string    `json:"format_version"`
+		CheckedAt     time.Time `json:"checked_at"`
+		Expires       time.Time `json:"expires_at"`
+		Hosts         []struct {
 			Checks []struct {
 				ID, Status, Observed string
 				Remedy               *struct {
@@ -62,6 +66,11 @@ func TestVerifyXid79RemedyThroughCLI(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
+	}
+	// The result carries when it was taken and when it stops standing
+	// (health { valid_for }, default an hour).
+	if doc.CheckedAt.IsZero() || time.Since(doc.CheckedAt) > time.Minute || doc.Expires.Sub(doc.CheckedAt) != time.Hour {
+		t.Errorf("checked_at %s, expires_at %s: want now and an hour later", doc.CheckedAt, doc.Expires)
 	}
 	got := map[string]string{}
 	for _, c := range doc.Hosts[0].Checks {
