@@ -65,10 +65,19 @@ Tiers, each with a hard time budget per host:
   full    adds single-node nccl-tests
   fleet   adds multi-node nccl-tests (mpirun/srun commands)
 
+Every failed check carries the remediation catalogue's meaning and action
+(none, monitor, config, reset_gpu, reboot, inspect, rma); kernel.xid reads
+the driver's Xids since boot from dmesg.
+
 --local verifies this machine without SSH. With -slurm-drain it is fit for
-Slurm's HealthCheckProgram (which ignores exit statuses): a failed check
-drains the node (Reason="gpuform: <check>: <message>"), a pass resumes it
-only when gpuform drained it; another reason's drain is never touched.
+Slurm's HealthCheckProgram (which ignores exit statuses): a failure that
+takes the node out drains it (Reason="gpuform: <check>: <action>:
+<message>"); a monitor-class Xid drains on its health { drain_after }th
+sighting within drain_window (counted in /var/lib/gpuform/health.json); no
+new drain while more than health { max_drained_share } (default 10%) of the
+Slurm fleet is drained by gpuform (circuit breaker: exit 1, "CIRCUIT
+BREAKER OPEN" on stderr). When nothing calls for a drain it resumes the
+node only when gpuform drained it; another reason's drain is never touched.
 
 Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
