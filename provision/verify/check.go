@@ -41,7 +41,7 @@ type CheckResult struct {
 	GPU *GPURef `json:"gpu,omitempty"`
 	// Remedy says what a failure means and what to do (monitor, reset the
 	// GPU, reboot, drain for RMA…), from the remediation catalogue; set
-	// on failed and errored checks. Added in format 2.1.
+	// on failed and errored checks. A field added to the 2.x format.
 	Remedy *Remedy `json:"remedy,omitempty"`
 }
 

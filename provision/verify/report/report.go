@@ -30,12 +30,12 @@ type Document struct {
 	// Tier is the verification tier that ran.
 	Tier verify.Tier `json:"tier,omitempty"`
 	// CheckedAt is when the run started: every check it holds was taken
-	// after it. Added in format 2.1.
+	// after it. A field added to the 2.x format.
 	CheckedAt time.Time `json:"checked_at,omitzero"`
 	// ExpiresAt is when the result stops standing (CheckedAt plus the
 	// spec's health { valid_for }, default an hour): a reader that keeps
 	// results (node_exporter's textfile, a scheduler's gate) must treat a
-	// pass past it as no result. Added in format 2.1.
+	// pass past it as no result. A field added to the 2.x format.
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Hosts are the hosts in the order they were given.
 	Hosts []Host `json:"hosts"`
