@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
 )
 
@@ -63,5 +64,26 @@ func TestKernelXID(t *testing.T) {
 	unread := checkKernelXID(Expectation{}, &kmsg.Log{Unreadable: "dmesg: read kernel buffer failed: Operation not permitted"})
 	if unread[0].Status != StatusSkip {
 		t.Errorf("unreadable log: %+v", unread[0])
+	}
+}
+
+// A failed DCGM test names DCGM's own error code: the catalogue's row for
+// it speaks, the worst of several.
+func TestDCGMRemedyFromErrorID(t *testing.T) {
+	res := &dcgm.Result{Level: 1, Diag: &dcgm.Diag{Tests: []dcgm.Test{
+		{Category: "Hardware", Name: "memory", Status: "Fail", Warnings: []string{"row remap pending", "pages"}, ErrorIDs: []int{6, 85}},
+		{Category: "Hardware", Name: "pcie", Status: "Fail"},
+	}}}
+	out := checkDCGM(res, false, false)
+	attachRemedies(compat.Default(), out)
+	if len(out) != 2 {
+		t.Fatalf("got %d results", len(out))
+	}
+	if r := out[0].Remedy; r == nil || r.Action != compat.ActionResetGPU || !strings.Contains(r.Cause, "DCGM_FR_PENDING_ROW_REMAP") {
+		t.Errorf("memory: remedy %+v, want DCGM_FR_PENDING_ROW_REMAP's reset_gpu over DCGM_FR_PENDING_PAGE_RETIREMENTS's monitor", r)
+	}
+	// Without an error code the check's own row answers.
+	if r := out[1].Remedy; r == nil || r.Cause != "dcgm" {
+		t.Errorf("pcie: remedy %+v, want the dcgm check's row", r)
 	}
 }
