@@ -35,6 +35,10 @@ func TestKernelXID(t *testing.T) {
 		// NVIDIA says restart the application: reported, not failed.
 		{name: "xid 13 monitor", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 13, Graphics Exception\n[ 2.0] NVRM: Xid (PCI:0000:1b:00): 13, Graphics Exception\n",
 			status: StatusPass, inReport: "2 times"},
+		// NVSwitch SXids are judged by their own catalogue rows.
+		{name: "sxid fabric reset", log: "[ 1.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)\n",
+			status: StatusFail, action: compat.ActionReboot, inReport: "SXid 12028 at PCI:0000:07:00.0"},
+		{name: "sxid ignored", log: "[ 1.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20001, Non-fatal, TX replay\n", status: StatusPass},
 		// The worst of several speaks for the check.
 		{name: "worst wins", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 119, GSP\n[ 2.0] NVRM: Xid (PCI:0000:9d:00): 79, off the bus\n",
 			status: StatusFail, action: compat.ActionReboot},
