@@ -28,7 +28,7 @@ var nodeBlockSchema = &hcl.BodySchema{
 		{Type: "driver"}, {Type: "cuda"}, {Type: "nccl"}, {Type: "dcgm"},
 		{Type: "container"}, {Type: "shm"}, {Type: "numa"}, {Type: "affinity"},
 		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"}, {Type: "slurm"},
-		{Type: "bench"},
+		{Type: "bench"}, {Type: "health"},
 		{Type: "workload", LabelNames: []string{"name"}},
 	},
 }
@@ -169,6 +169,8 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			n.Slurm, d = decodeNodeSlurm(blk, ctx)
 		case "bench":
 			n.Bench, d = decodeBench(blk, ctx)
+		case "health":
+			n.Health, d = decodeHealth(blk, ctx)
 		case "workload":
 			var w *Workload
 			w, d = decodeWorkload(blk, ctx)

@@ -45,6 +45,8 @@ type Node struct {
 	// Slurm is the slurm block (what the node tells slurmd), nil when
 	// not written.
 	Slurm *NodeSlurm
+	// Health is the health block (health mode's drain policy).
+	Health *Health
 	// Workloads describe the jobs that will run on the hosts.
 	Workloads []*Workload
 	// Bench is what `gpuform bench` runs beside its bandwidth layers; nil

@@ -80,7 +80,9 @@ func healthCheck(t *testing.T, c *slurmtest.Cluster, args ...string) (int, strin
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu001\"]\n}\n")
 	cmd := exec.Command(os.Args[0], append(append([]string{"gpuform-cli", "verify", "--local", "-slurm-drain"}, args...), dir)...)
-	cmd.Env = []string{c.Env(), "SLURMD_NODENAME=" + c.Node}
+	// Health mode's sightings live with the cluster, not in the test
+	// machine's /var/lib/gpuform.
+	cmd.Env = []string{c.Env(), "SLURMD_NODENAME=" + c.Node, "GPUFORM_HEALTH_STATE=" + filepath.Join(c.Dir, "health.json")}
 	cmd.Dir = "/"
 	out, err := cmd.CombinedOutput()
 	code := 0

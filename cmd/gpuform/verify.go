@@ -27,6 +27,8 @@ type verifyFlags struct {
 	nccl     bool
 	node     string
 	mockNVML string
+	// mockFaults are planted in the -mock-nvml system (tests).
+	mockFaults []string
 	// asJSON is -json, the same as -format json.
 	asJSON bool
 	// slurmDrain drains this node in Slurm on a failure and resumes a
@@ -68,10 +70,19 @@ Tiers, each with a hard time budget per host:
   full    adds single-node nccl-tests
   fleet   adds multi-node nccl-tests (mpirun/srun commands)
 
+Every failed check carries the remediation catalogue's meaning and action
+(none, monitor, config, reset_gpu, reboot, inspect, rma); kernel.xid reads
+the driver's Xids since boot from dmesg.
+
 --local verifies this machine without SSH. With -slurm-drain it is fit for
-Slurm's HealthCheckProgram (which ignores exit statuses): a failed check
-drains the node (Reason="gpuform: <check>: <message>"), a pass resumes it
-only when gpuform drained it; another reason's drain is never touched.
+Slurm's HealthCheckProgram (which ignores exit statuses): a failure that
+takes the node out drains it (Reason="gpuform: <check>: <action>:
+<message>"); a monitor-class Xid drains on its health { drain_after }th
+sighting within drain_window (counted in /var/lib/gpuform/health.json); no
+new drain while more than health { max_drained_share } (default 10%) of the
+Slurm fleet is drained by gpuform (circuit breaker: exit 1, "CIRCUIT
+BREAKER OPEN" on stderr). When nothing calls for a drain it resumes the
+node only when gpuform drained it; another reason's drain is never touched.
 
 Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
@@ -99,6 +110,9 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				case vf.slurmDrain:
 					return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 				}
+			}
+			if len(vf.mockFaults) > 0 && vf.mockNVML == "" {
+				return fmt.Errorf("-mock-fault works only with -mock-nvml")
 			}
 			if vf.mockNVML != "" && !slices.Contains(nvmlMockNames(), vf.mockNVML) {
 				return fmt.Errorf("-mock-nvml: unknown simulated system %q (known: %s)", vf.mockNVML, strings.Join(nvmlMockNames(), ", "))
@@ -150,6 +164,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				// machine: its local:// host needs no -allow-local.
 				copts.AllowLocal = true
 				copts.MockNVML = vf.mockNVML
+				copts.MockFaults = vf.mockFaults
 			}
 			show := vf.format == "text" && vf.out == "" && len(targets) > 1
 			opts.Target = conn.targetOptionsFor(s, copts, show, "verifying")
@@ -171,6 +186,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				defer f.Close()
 				w = f
 			}
+			opts.ValidFor = validFor(targets)
 			started := time.Now()
 			doc := runner.Run(cmd.Context(), targets, opts)
 
@@ -192,7 +208,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				if vf.format != "text" && vf.out == "" {
 					sw = s.Err
 				}
-				if err := slurmHealth(cmd.Context(), s, sw, doc); err != nil {
+				if err := slurmHealth(cmd.Context(), s, sw, doc, targets[0].Node.Health); err != nil {
 					return err
 				}
 			}
@@ -218,6 +234,8 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().StringVar(&vf.mockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
 	_ = cmd.Flags().MarkHidden("mock-nvml")
 	cmd.Flags().BoolVar(&vf.processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
+	cmd.Flags().StringArrayVar(&vf.mockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID; repeatable)")
+	_ = cmd.Flags().MarkHidden("mock-fault")
 	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd
 }
@@ -255,4 +273,20 @@ func localTarget(cfg *spec.Config, name string) (target.Host, error) {
 		return target.Host{Host: host, Node: cfg.Nodes[0]}, nil
 	}
 	return target.Host{}, fmt.Errorf("no node of the spec lists this host (%s); name one with --node", hostname)
+}
+
+// validFor is how long the report stands: the shortest health { valid_for }
+// of the verified hosts' nodes (the default where none sets it).
+func validFor(targets []target.Host) time.Duration {
+	var d time.Duration
+	for _, t := range targets {
+		if t.Node == nil {
+			continue
+		}
+		_, _, _, v := t.Node.Health.Policy()
+		if d == 0 || v < d {
+			d = v
+		}
+	}
+	return d
 }

@@ -35,6 +35,12 @@ type Options struct {
 	// GresConf, when set, is written as gres.conf beside slurm.conf, where
 	// slurmd reads it. Its File= paths must exist: slurmd stats them.
 	GresConf string
+	// OtherNodes are more nodes in slurm.conf with no slurmd behind them
+	// (each at its own unused port): slurmctld knows them and keeps them
+	// DOWN (not responding), and they can be drained like real nodes. A
+	// fleet for tests that count nodes, such as health mode's circuit
+	// breaker; no job runs on them.
+	OtherNodes []string
 }
 
 // Cluster is a running one-node Slurm cluster.
@@ -125,6 +131,10 @@ func Start(t testing.TB, o Options) *Cluster {
 			t.Fatal(err)
 		}
 	}
+	others := ""
+	for _, n := range o.OtherNodes {
+		others += fmt.Sprintf("NodeName=%s NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=1 RealMemory=100 State=UNKNOWN\n", n, n, sshtest.FreePort(t))
+	}
 	conf := fmt.Sprintf(`ClusterName=gftest
 SlurmctldHost=%[1]s(127.0.0.1)
 SlurmctldPort=%[2]d
@@ -152,8 +162,8 @@ MinJobAge=2
 KillWait=1
 RebootProgram=/bin/true
 %[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100%[9]s State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, extra, o.NodeName, runtime.NumCPU(), gres)
+%[10]sPartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, extra, o.NodeName, runtime.NumCPU(), gres, others)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -309,6 +319,13 @@ func (c *Cluster) Sbatch(script string) string {
 func (c *Cluster) Drain(reason string) {
 	c.t.Helper()
 	c.Scontrol("update", "NodeName="+c.Node, "State=DRAIN", "Reason="+reason)
+}
+
+// DrainNode drains another node of the cluster (Options.OtherNodes) with
+// reason, as an admin or an earlier gpuform run would have.
+func (c *Cluster) DrainNode(node, reason string) {
+	c.t.Helper()
+	c.Scontrol("update", "NodeName="+node, "State=DRAIN", "Reason="+reason)
 }
 
 // Down sets the node DOWN as an admin would.

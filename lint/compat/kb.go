@@ -33,6 +33,8 @@ type KB struct {
 	hostDesigns []HostDesign
 	hbm         map[string]MemoryBandwidth // gpu-models.tsv model → HBM bandwidth
 	pcie        map[int]PCIeRate           // PCIe generation → link rate
+	remedies    map[string]Remedy          // "kind/code" → row of remediation.tsv
+	remedyOrder []string
 }
 
 // Load parses every embedded table. An error names the data file and line
@@ -69,6 +71,7 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadPCIIDs,
 		kb.loadHostDesigns,
 		kb.loadBandwidth,
+		kb.loadRemedies,
 	} {
 		if err := load(); err != nil {
 			return nil, err

@@ -141,6 +141,12 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 			wantLine: "data/nccl-cuda.tsv:2:",
 		},
 		{
+			name:     "remedy with an unknown action",
+			file:     "data/remediation.tsv",
+			edit:     func(s string) string { return strings.Replace(s, "\treboot\tRESTART_BM", "\treplace\tRESTART_BM", 1) },
+			wantLine: "data/remediation.tsv:80:",
+		},
+		{
 			name:     "missing column",
 			file:     "data/dcgm-driver.tsv",
 			edit:     func(s string) string { return strings.Replace(s, "dcgm_major", "dcgm", 1) },

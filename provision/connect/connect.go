@@ -42,6 +42,9 @@ type Options struct {
 	// answers NVML for this machine (verify --local -mock-nvml, to try it
 	// without a GPU); the transport then offers transport.NVMLMocker.
 	MockNVML string
+	// MockFaults, with MockNVML, are faults planted in the mock
+	// (KIND:GPU or xid:GPU:XID).
+	MockFaults []string
 	// AcceptNewHostKeys records unknown SSH host keys (accept-new).
 	AcceptNewHostKeys bool
 	// KnownHostsFiles overrides ssh_config's known_hosts files.
@@ -161,7 +164,7 @@ func Open(ctx context.Context, h spec.Host, o Options) (transport.Transport, err
 			return nil, &transport.HostError{Host: h.Name, Op: "connect", Err: LocalRefusal(h.Name, "gpuform would run commands on the machine it runs on")}
 		}
 		if o.MockNVML != "" {
-			return transport.WithNVMLMock(local.New(h.Name), transport.NVMLMock{System: o.MockNVML}), nil
+			return transport.WithNVMLMock(local.New(h.Name), transport.NVMLMock{System: o.MockNVML, Faults: o.MockFaults}), nil
 		}
 		return local.New(h.Name), nil
 	}

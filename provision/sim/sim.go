@@ -91,6 +91,10 @@ const Scheme = "sim://"
 // it first on PATH.
 const BinDir = "usr/lib/gpuform-sim/bin"
 
+// NVMLFaultsFile, in a root, lists faults planted in the node's simulated
+// NVML, one per line as the NVML agent's --fault takes them ("drop_gpu:4").
+const NVMLFaultsFile = "var/lib/gpuform-sim/nvml-faults"
+
 // MarkerFile, at the top of a root, marks it as materialised by gpuform
 // and names its profile. It sits outside every path the probe and the
 // stand-ins address, so a simulated node cannot change it by its own
@@ -884,7 +888,15 @@ func (t *Transport) NVMLMock() (transport.NVMLMock, error) {
 	default:
 		return transport.NVMLMock{}, fmt.Errorf("no simulated NVML for profile %q", profile)
 	}
-	return transport.NVMLMock{System: system, FollowsDriver: true, Root: t.root}, nil
+	m := transport.NVMLMock{System: system, FollowsDriver: true, Root: t.root}
+	// A profile's hardware faults (a GPU off the bus) are planted in its
+	// mock; the file is part of the profile, like its sysfs.
+	if b, err := os.ReadFile(filepath.Join(t.root, NVMLFaultsFile)); err == nil {
+		m.Faults = strings.Fields(string(b))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return transport.NVMLMock{}, err
+	}
+	return m, nil
 }
 
 // Close does nothing; it exists to satisfy transport.Transport.

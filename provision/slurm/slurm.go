@@ -235,3 +235,41 @@ func (c Client) Reboot(ctx context.Context, reason string) error {
 	_, _, err := c.run(ctx, "reboot", `scontrol reboot ASAP nextstate=RESUME reason=`+transport.Quote(reason)+` "$n"`+"\n", c.Become)
 	return err
 }
+
+// Fleet reads every node Slurm knows (scontrol -o show nodes), for health
+// mode's circuit breaker: how much of the fleet gpuform already drained.
+func (c Client) Fleet(ctx context.Context) ([]Node, error) {
+	out, _, err := c.run(ctx, "read the nodes around", "scontrol -o show nodes\n", false)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []Node
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "NodeName=") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(line, "NodeName="), " ")
+		n, err := parseShow(name, line)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("read the nodes around Slurm node %q: scontrol show nodes listed none", c.Name)
+	}
+	return nodes, nil
+}
+
+// DrainedByGpuform counts the nodes out of service with a reason gpuform
+// set.
+func DrainedByGpuform(nodes []Node) int {
+	n := 0
+	for _, x := range nodes {
+		if x.Own() && x.OutOfService() {
+			n++
+		}
+	}
+	return n
+}

@@ -57,3 +57,23 @@ func TestReason(t *testing.T) {
 		t.Errorf("%q", r)
 	}
 }
+
+func TestParseFleet(t *testing.T) {
+	// Shapes of scontrol -o show nodes lines (Slurm 23.11), shortened.
+	out := `NodeName=gpu001 Arch=x86_64 CoresPerSocket=1 State=IDLE ThreadsPerCore=1 Reason=(null)
+NodeName=gpu002 Arch=x86_64 State=DOWN+DRAIN+NOT_RESPONDING Reason=gpuform: kernel.xid: reboot: Xid 79 [root@2026-11-30T02:14:00]
+NodeName=gpu003 State=IDLE+DRAIN Reason=RMA ticket 4711 [admin@2026-11-29T10:00:00]
+`
+	var nodes []Node
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		name, _, _ := strings.Cut(strings.TrimPrefix(l, "NodeName="), " ")
+		n, err := parseShow(name, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	if got := DrainedByGpuform(nodes); got != 1 {
+		t.Errorf("DrainedByGpuform = %d, want 1 (gpu002; gpu003 is an admin's)", got)
+	}
+}

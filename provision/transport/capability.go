@@ -23,6 +23,10 @@ type NVMLMock struct {
 	// replayed from there (nvmlfacts.SimProcessesFile and the root's
 	// /proc); "" for a mock on a real machine.
 	Root string
+	// Faults are planted in the mock, written as the NVML agent's --fault
+	// takes them (KIND:GPU or xid:GPU:XID): a simulated node's hardware
+	// faults, or a test's.
+	Faults []string
 }
 
 // WithNVMLMock returns t offering NVMLMocker with m.

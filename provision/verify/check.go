@@ -2,6 +2,8 @@ package verify
 
 import (
 	"strconv"
+
+	"github.com/gpuform/gpuform/lint/compat"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -37,6 +39,10 @@ type CheckResult struct {
 	// GPU identifies the GPU a per-GPU check judged, for an RMA ticket or
 	// a drain; nil on node-wide checks and when the GPU is not present.
 	GPU *GPURef `json:"gpu,omitempty"`
+	// Remedy says what a failure means and what to do (monitor, reset the
+	// GPU, reboot, drain for RMA…), from the remediation catalogue; set
+	// on failed and errored checks. A field added to the 2.x format.
+	Remedy *Remedy `json:"remedy,omitempty"`
 }
 
 // GPURef is what identifies one GPU to an operator and to NVIDIA support.
@@ -91,6 +97,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 		out = append(out, checkNVML(exp, rep)...)
 		out = append(out, checkProcesses(exp, rep, extra.Facts)...)
 	}
+	out = append(out, checkKernelXID(exp, extra.Kernel)...)
 	out = append(out, checkHost(exp, extra)...)
 	out = append(out, checkBinding(exp, extra.Facts)...)
 	out = append(out, checkSlurmGRES(exp, extra)...)
@@ -102,6 +109,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	identifyGPUs(rep, out)
+	attachRemedies(compat.Default(), out)
 	return redactResults(exp, out)
 }
 

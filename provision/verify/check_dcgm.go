@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 )
 
@@ -50,6 +51,15 @@ func checkDCGM(res *dcgm.Result, pinned, optional bool) []CheckResult {
 				gpus = append(gpus, fmt.Sprintf("gpu%d", id))
 			}
 			r.Message = "DCGM " + t.Category + " test " + t.Name + " failed"
+			codes := make([]uint64, 0, len(t.ErrorIDs))
+			for _, id := range t.ErrorIDs {
+				if id >= 0 {
+					codes = append(codes, uint64(id))
+				}
+			}
+			if w := worstRemedy(compat.Default(), "dcgm", codes); w != nil {
+				r.Remedy = remedyOf(*w)
+			}
 			if len(gpus) > 0 {
 				r.Message += " on " + strings.Join(gpus, ", ")
 			}

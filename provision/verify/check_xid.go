@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/lint/compat"
+
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -28,11 +30,17 @@ func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	}
 	r := CheckResult{ID: string(CheckXID), Status: StatusPass, Expected: "no fatal XID in " + (time.Duration(rep.XID.WindowMS) * time.Millisecond).String()}
 	var seen, bad []string
+	var badCodes []uint64
+	kb := compat.Default()
 	for _, e := range rep.XID.Events {
 		s := fmt.Sprintf("XID %d on gpu%d", e.XID, e.GPU)
 		seen = append(seen, s)
 		if slices.Contains(fatal, e.XID) {
+			if rem, ok := kb.XidRemedy(e.XID); ok {
+				s += " (" + rem.Describe() + ")"
+			}
 			bad = append(bad, s)
+			badCodes = append(badCodes, e.XID)
 		}
 	}
 	r.Observed = "none"
@@ -41,7 +49,13 @@ func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	}
 	if len(bad) > 0 {
 		r.Status = StatusFail
-		r.Message = "fatal XID seen: " + strings.Join(bad, ", ") + " (drain the node; NVIDIA's XID catalogue says what each needs)"
+		r.Message = "fatal XID seen: " + strings.Join(bad, ", ")
+		if w := worstRemedy(kb, "xid", badCodes); w != nil {
+			r.Remedy = remedyOf(*w)
+			r.Message += ": " + w.Action.Words()
+		} else {
+			r.Message += " (drain the node; the Xid is not in gpuform's catalogue)"
+		}
 	}
 	return []CheckResult{r}
 }

@@ -23,6 +23,7 @@ const (
 	CheckGPUModel         CheckID = "nvml.gpu_model"
 	CheckDriverVersion    CheckID = "nvml.driver_version"
 	CheckXID              CheckID = "nvml.xid"
+	CheckKernelXID        CheckID = "kernel.xid"
 	CheckPersistenceMode  CheckID = "nvml.persistence_mode"
 	CheckECCMode          CheckID = "nvml.ecc_mode"
 	CheckECCUncorrectable CheckID = "nvml.ecc_uncorrectable"
@@ -92,6 +93,9 @@ const (
 	NeedDCGM Need = "dcgm"
 	// NeedNCCL is an nccl-tests run (full tier, fleet for multi-node).
 	NeedNCCL Need = "nccl-tests"
+	// NeedKernelLog is the kernel log (dmesg): the driver's Xid and SXid
+	// lines since boot.
+	NeedKernelLog Need = "kernel log"
 )
 
 // CheckDef declares one check: its id, what it reads, when it is emitted,
@@ -164,7 +168,11 @@ func Checks() []CheckDef {
 		{ID: CheckXID, Needs: NeedNVML, Fact: nvmlfacts.FactXID,
 			When:   "the agent listened for XIDs",
 			Judges: "an XID of `FatalXIDs` (default: Azure's health-check list) was raised",
-			Action: "drain the node; NVIDIA's XID catalogue says what each XID needs"},
+			Action: "the `remedy` says what NVIDIA's Xid catalogue asks for the worst Xid seen (reset the GPU, reboot, drain for RMA)"},
+		{ID: CheckKernelXID, Needs: NeedKernelLog,
+			When:   "always (skip when dmesg cannot be read)",
+			Judges: "an Xid or NVSwitch SXid in the kernel log since boot is in `FatalXIDs` or its catalogue action takes the node out (reset_gpu, reboot, inspect, rma); monitor-class ones pass, listed in `observed`",
+			Action: "the `remedy` says what the catalogue asks for the worst one; health mode drains on it, or on repeats of monitor-class Xids"},
 		{ID: CheckPersistenceMode, Scope: ScopeGPU, Needs: NeedNVML,
 			When:   "`PersistenceMode` set",
 			Judges: "mode differs",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
+	"github.com/gpuform/gpuform/provision/verify/kmsg"
 )
 
 // emittedChecks runs every check kind on every simulated system, with a
@@ -43,6 +44,7 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	add(Check(Expectation{Spec: bn, Processes: true}, twoGPUReport(), HostFacts{Facts: boundHost(t, bn)}))
 	// What slurmd detects on an AutoDetect node.
 	add(Check(Expectation{SlurmAutodetect: true, NUMANode: map[int]int{0: 0}}, nil, HostFacts{Slurmd: &SlurmdGRES{Failure: "slurmd is not installed"}}))
+	add(Check(Expectation{}, nil, HostFacts{Kernel: &kmsg.Log{}}))
 	return ids
 }
 

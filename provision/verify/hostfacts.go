@@ -3,6 +3,7 @@ package verify
 import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
+	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 )
 
@@ -25,6 +26,9 @@ type HostFacts struct {
 	DCGM *dcgm.Result
 	// Catalogue supplies NCCL floors; nil means the embedded catalogue.
 	Catalogue *Catalogue
+	// Kernel is the kernel log's Xid and SXid lines; nil when it was not
+	// read, which emits no kernel.xid check.
+	Kernel *kmsg.Log
 	// Facts is the probe's view of the host, which the spec's resources
 	// are compared with (the spec.* checks); nil when it is unknown.
 	Facts *facts.Node

@@ -8,6 +8,7 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
+	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -44,6 +45,8 @@ type Gathered struct {
 	NVML *nvmlfacts.Report
 	// NCCL holds the nccl-tests results by test name.
 	NCCL map[string]nccltest.Result
+	// Kernel is the kernel log's Xid and SXid lines; nil when not read.
+	Kernel *kmsg.Log
 }
 
 // RunHost verifies one host at a tier within the tier's hard budget: NVML
@@ -79,6 +82,13 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		s := RunSlurmdG(ctx, t)
 		extra.Slurmd = &s
 	}
+	// The kernel log is read at every tier: it holds the Xids raised
+	// before verify listened (a GPU that fell off the bus, Xid 79).
+	if lg, err := kmsg.Read(ctx, t); err != nil {
+		extra.Kernel = &kmsg.Log{Unreadable: err.Error()}
+	} else {
+		extra.Kernel = &lg
+	}
 	if plan.DCGMDiag > 0 {
 		// DCGM's quick diagnostic gets the quick tier's share of the budget.
 		res, err := dcgm.Run(ctx, t, plan.DCGMDiag, TierQuick.Budget()-TierProbe.Budget())
@@ -107,7 +117,7 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		extra.NCCL[n.Name] = res
 	}
 	if opts.Gathered != nil {
-		*opts.Gathered = Gathered{NVML: rep, NCCL: extra.NCCL}
+		*opts.Gathered = Gathered{NVML: rep, NCCL: extra.NCCL, Kernel: extra.Kernel}
 	}
 	return Check(exp, rep, extra), nil
 }

@@ -150,6 +150,17 @@ func nodeRules(n *spec.Node, o Options) []Rule {
 			},
 		})
 	}
+	// A textfile keeps its last pass forever when verify stops running;
+	// past its expires_at it proves nothing.
+	out = append(out, Rule{
+		Alert:  "GPUFormVerifyResultExpired",
+		Expr:   fmt.Sprintf("time() > gpuform_verify_expires_timestamp_seconds{%s}", sel),
+		Labels: labels("warning"),
+		Annotations: map[string]string{
+			"summary":     "gpuform verify's result for {{ $labels.host }} has expired",
+			"description": "The last gpuform verify result of {{ $labels.host }} is older than its health { valid_for }: verify has stopped running there, and its last pass must not be trusted.",
+		},
+	})
 	out = append(out, Rule{
 		Alert:  "GPUFormCheckFailing",
 		Expr:   fmt.Sprintf("gpuform_check_ok{%s} == 0", sel),

@@ -55,7 +55,7 @@ func TestRules(t *testing.T) {
 			src: `node "infer" {
   hosts = ["10.0.0.7"]
 }`,
-			want:     []string{"GPUFormGPUUncorrectableECCErrors", "GPUFormGPURowRemapFailure", "GPUFormGPURowRemapPending", "GPUFormCheckFailing"},
+			want:     []string{"GPUFormGPUUncorrectableECCErrors", "GPUFormGPURowRemapFailure", "GPUFormGPURowRemapPending", "GPUFormCheckFailing", "GPUFormVerifyResultExpired"},
 			notWant:  []string{"GPUFormGPUTemperatureHigh", "GPUFormNVLinkDown", "GPUFormDriverNotPinned"},
 			contains: []string{`host="10.0.0.7"`},
 		},

@@ -42,6 +42,10 @@ type Test struct {
 	GPUs map[int]string `json:"gpus,omitempty"`
 	// Warnings are DCGM's warning texts for the test.
 	Warnings []string `json:"warnings,omitempty"`
+	// ErrorIDs are the DCGM error codes (dcgmError_t, DCGM_FR_*) of the
+	// warnings that carry one, in order: the key into the knowledge
+	// base's remediation catalogue.
+	ErrorIDs []int `json:"error_ids,omitempty"`
 }
 
 // normStatus capitalises statuses the way DCGM 4 prints them; older
@@ -56,6 +60,7 @@ func normStatus(s string) string {
 
 type jsonWarning struct {
 	Warning string `json:"warning"`
+	ErrorID *int   `json:"error_id"`
 }
 
 type jsonResult struct {
@@ -124,6 +129,9 @@ func ParseJSON(data []byte) (*Diag, error) {
 				}
 				for _, w := range r.Warnings {
 					t.Warnings = append(t.Warnings, strings.TrimSpace(w.Warning))
+					if w.ErrorID != nil {
+						t.ErrorIDs = append(t.ErrorIDs, *w.ErrorID)
+					}
 				}
 			}
 			if t.Status == "" {

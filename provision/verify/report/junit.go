@@ -121,6 +121,9 @@ func detail(c verify.CheckResult) string {
 	if c.Expected != "" {
 		parts = append(parts, "expected: "+c.Expected)
 	}
+	if r := c.Remedy; r != nil {
+		parts = append(parts, "what it means: "+r.Meaning+" ["+r.Cause+"]", "what to do: "+r.Do+" ["+string(r.Action)+"]")
+	}
 	return strings.Join(parts, "\n")
 }
 

@@ -54,6 +54,10 @@ func WritePrometheus(w io.Writer, d *Document, o PrometheusOptions) error {
 		if h.Duration > 0 {
 			fams.gauge("gpuform_verify_host_duration_seconds", "How long verifying the host took.", h.Duration.Seconds(), host...)
 		}
+		if !d.CheckedAt.IsZero() {
+			fams.gauge("gpuform_verify_checked_timestamp_seconds", "When the verify run that judged the host started (checked_at), seconds since the Unix epoch.", float64(d.CheckedAt.Unix()), host...)
+			fams.gauge("gpuform_verify_expires_timestamp_seconds", "When the host's verify result stops standing (expires_at: checked_at plus health { valid_for }); a pass after it proves nothing.", float64(d.ExpiresAt.Unix()), host...)
+		}
 		hostOK := 1.0
 		for _, c := range h.Checks {
 			ok := 1.0

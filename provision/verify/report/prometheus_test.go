@@ -56,7 +56,7 @@ func promDocument(t *testing.T) *Document {
 		h.NVML, h.NCCL = rep, extra.NCCL
 		return h
 	}
-	return New(verify.TierFull, []Host{
+	d := New(verify.TierFull, []Host{
 		host("gpu001"),
 		host("gpu002",
 			nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}, nvmlfacts.Fault{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6},
@@ -65,6 +65,10 @@ func promDocument(t *testing.T) *Document {
 			nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4}),
 		UnreachableHost("gpu003", errors.New("dial tcp 10.0.0.3:22: connect: connection refused"), 3*time.Second),
 	})
+	// As runner.Run stamps it: taken at 11:59:18, standing for an hour.
+	d.CheckedAt = time.Date(2026, 11, 30, 11, 59, 18, 0, time.UTC)
+	d.ExpiresAt = d.CheckedAt.Add(time.Hour)
+	return d
 }
 
 func promOptions() PrometheusOptions {

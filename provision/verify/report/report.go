@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -28,6 +29,14 @@ type Document struct {
 	FormatVersion string `json:"format_version"`
 	// Tier is the verification tier that ran.
 	Tier verify.Tier `json:"tier,omitempty"`
+	// CheckedAt is when the run started: every check it holds was taken
+	// after it. A field added to the 2.x format.
+	CheckedAt time.Time `json:"checked_at,omitzero"`
+	// ExpiresAt is when the result stops standing (CheckedAt plus the
+	// spec's health { valid_for }, default an hour): a reader that keeps
+	// results (node_exporter's textfile, a scheduler's gate) must treat a
+	// pass past it as no result. A field added to the 2.x format.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Hosts are the hosts in the order they were given.
 	Hosts []Host `json:"hosts"`
 	// Summary counts hosts and checks by outcome.
@@ -76,6 +85,9 @@ type Host struct {
 	NVML *nvmlfacts.Report `json:"-"`
 	// NCCL holds the nccl-tests results the checks judged, by test name.
 	NCCL map[string]nccltest.Result `json:"-"`
+	// Kernel is the kernel log's Xid and SXid lines kernel.xid judged;
+	// health mode counts repeats from it. Not in the JSON document.
+	Kernel *kmsg.Log `json:"-"`
 }
 
 // Summary counts outcomes.
@@ -112,6 +124,7 @@ func NewHost(host string, checks []verify.CheckResult, took time.Duration) Host 
 func UnreachableHost(host string, err error, took time.Duration) Host {
 	return Host{Host: host, Duration: took, Checks: []verify.CheckResult{{
 		ID: string(verify.CheckReachable), Status: verify.StatusFail, Expected: "reachable", Observed: "unreachable", Message: err.Error(),
+		Remedy: verify.RemedyForCheck(string(verify.CheckReachable)),
 	}}}
 }
 

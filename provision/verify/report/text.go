@@ -150,6 +150,15 @@ func (p *printer) check(c verify.CheckResult, width int) {
 	if c.Message != "" && c.Status != verify.StatusPass {
 		p.line(fmt.Sprintf("  %s  %s", strings.Repeat(" ", 5), transport.HostText(c.Message)))
 	}
+	if r := c.Remedy; r != nil && c.Status != verify.StatusPass {
+		pad := strings.Repeat(" ", 5)
+		p.line(fmt.Sprintf("  %s  what it means: %s [%s]", pad, r.Meaning, r.Cause))
+		nv := ""
+		if r.NVIDIAAction != "" && r.NVIDIAAction != "none given" {
+			nv = "NVIDIA: " + r.NVIDIAAction + "; "
+		}
+		p.line(fmt.Sprintf("  %s  what to do:    %s [%s] (%scatalogue status %s)", pad, r.Do, r.Action, nv, r.Status))
+	}
 }
 
 // label is a check's id as the text report shows it: a per-GPU check with

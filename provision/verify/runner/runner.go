@@ -55,10 +55,14 @@ type Options struct {
 	// Processes asks NVML for the compute processes on each GPU and
 	// judges their CPU and NIC binding (verify -processes).
 	Processes bool
+	// ValidFor is how long the report stands after it was taken (its
+	// expires_at); zero means spec.DefaultValidFor.
+	ValidFor time.Duration
 }
 
 // Run verifies every target and returns the report.
 func Run(ctx context.Context, targets []target.Host, o Options) *report.Document {
+	checkedAt := time.Now().UTC()
 	var names []string
 	seen := map[string]bool{}
 	for _, t := range targets {
@@ -118,6 +122,11 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		doc.Isolation = append(doc.Isolation, iso.Isolation)
 	}
 	doc.Outliers = findings
+	validFor := o.ValidFor
+	if validFor <= 0 {
+		validFor = spec.DefaultValidFor
+	}
+	doc.CheckedAt, doc.ExpiresAt = checkedAt, checkedAt.Add(validFor)
 	return doc
 }
 
@@ -173,7 +182,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 		return report.Host{}, err
 	}
 	h := report.NewHost(tg.Host.Name, checks, time.Since(start))
-	h.NVML, h.NCCL = seen.NVML, seen.NCCL
+	h.NVML, h.NCCL, h.Kernel = seen.NVML, seen.NCCL, seen.Kernel
 	return h, nil
 }
 
@@ -187,6 +196,13 @@ func mockedNVML(ctx context.Context, host string, m transport.NVMLMocker, node *
 		return nil, err
 	}
 	opts := nvmlfacts.AgentOptions{Mock: mock.System, Collect: collect, SimRoot: mock.Root}
+	for _, s := range mock.Faults {
+		f, err := nvmlfacts.ParseFault(s)
+		if err != nil {
+			return nil, fmt.Errorf("simulated NVML of %s: %w", host, err)
+		}
+		opts.Faults = append(opts.Faults, f)
+	}
 	if mock.FollowsDriver {
 		if node.Driver == nil {
 			return nil, fmt.Errorf("NVML cannot initialise: no NVIDIA driver is loaded on %s (/proc/driver/nvidia/version is absent)", host)

@@ -195,8 +195,9 @@ func (c countingSim) Run(ctx context.Context, cmd transport.Command) (transport.
 }
 
 // TestSpecChecksReuseProbe: the spec.* checks compare the spec's resources
-// with the facts the probe already gathered; the probe tier still runs one
-// command on the host (the probe), not a second round trip.
+// with the facts the probe already gathered; the probe tier runs the probe
+// and the kernel log read (kernel.xid) on the host, and the spec checks add
+// no round trip of their own.
 func TestSpecChecksReuseProbe(t *testing.T) {
 	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
 node "n" {
@@ -226,7 +227,7 @@ node "n" {
 	if sysctl == nil || sysctl.Status != verify.StatusFail || sysctl.Observed != "vm.swappiness=60" || sysctl.Expected != "vm.swappiness=1" {
 		t.Errorf("spec.sysctl: %+v", sysctl)
 	}
-	if runs != 1 {
-		t.Errorf("verify ran %d commands on the host, want 1 (the probe)", runs)
+	if runs != 2 {
+		t.Errorf("verify ran %d commands on the host, want 2 (the probe, the kernel log)", runs)
 	}
 }

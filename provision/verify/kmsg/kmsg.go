@@ -1,0 +1,126 @@
+// Package kmsg reads the NVIDIA driver's Xid and NVSwitch SXid reports
+// from a node's kernel log (dmesg): the history NVML's event API cannot
+// give, since NVML reports only Xids raised while a program listens. A GPU
+// that fell off the bus (Xid 79) is found here, not by listening.
+//
+// It does not judge what an Xid means or needs: the remediation catalogue
+// in lint/compat and the verify checks do.
+package kmsg
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/transport"
+)
+
+// Kind says which report a line is.
+type Kind string
+
+// Kinds of reports.
+const (
+	// KindXid is a GPU Xid ("NVRM: Xid (PCI:0000:9d:00): 79, …").
+	KindXid Kind = "xid"
+	// KindSXid is an NVSwitch SXid ("nvidia-nvswitch2: SXid
+	// (PCI:0000:07:00.0): 12028, …").
+	KindSXid Kind = "sxid"
+)
+
+// Event is one Xid or SXid line of the kernel log.
+type Event struct {
+	// Kind is xid or sxid.
+	Kind Kind `json:"kind"`
+	// Code is the Xid or SXid number.
+	Code uint64 `json:"code"`
+	// PCI is the device's bus address as the driver prints it
+	// ("0000:9d:00").
+	PCI string `json:"pci"`
+	// Time is when the kernel logged it; zero when dmesg printed only
+	// seconds since boot.
+	Time time.Time `json:"time,omitzero"`
+	// Line is the log line as printed, the key that tells a new event from
+	// one read before.
+	Line string `json:"line"`
+}
+
+// Log is what was read from a node's kernel log.
+type Log struct {
+	// Events are the Xid and SXid lines in log order.
+	Events []Event `json:"events"`
+	// Unreadable says why the log could not be read ("" when it was):
+	// dmesg missing, or refused to an unprivileged user
+	// (kernel.dmesg_restrict).
+	Unreadable string `json:"unreadable,omitempty"`
+}
+
+// script prints the kernel ring buffer with absolute times where dmesg
+// can (util-linux's --time-format iso), else as it can, keeping only the
+// driver's Xid and SXid lines so a busy log does not cross the wire.
+const script = `PATH="${PATH:+$PATH:}/usr/bin:/bin:/usr/sbin:/sbin"
+export LC_ALL=C
+command -v dmesg >/dev/null 2>&1 || { echo "dmesg is not installed" >&2; exit 127; }
+out=$(dmesg --time-format iso 2>/dev/null) || out=$(dmesg 2>&1) || { printf '%s\n' "$out" >&2; exit 3; }
+printf '%s\n' "$out" | grep -E 'NVRM: Xid|SXid \(' || true
+`
+
+// Read reads the Xid and SXid lines of the kernel log over t. An
+// unreadable log is not an error: Log.Unreadable says why.
+func Read(ctx context.Context, t transport.Transport) (Log, error) {
+	res, err := t.Run(ctx, transport.Command{Script: script})
+	if err != nil {
+		return Log{}, err
+	}
+	if res.ExitCode != 0 {
+		msg := strings.TrimSpace(transport.HostText(string(res.Stderr)))
+		if msg == "" {
+			msg = fmt.Sprintf("dmesg exited %d", res.ExitCode)
+		}
+		return Log{Unreadable: msg}, nil
+	}
+	return Parse(string(res.Stdout)), nil
+}
+
+var (
+	// Xid lines as the driver prints them; seen in the wild with and
+	// without "PCI:" and with a colon after the address.
+	xidRe  = regexp.MustCompile(`NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
+	sxidRe = regexp.MustCompile(`SXid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
+	// isoStamp is util-linux's --time-format iso prefix.
+	isoStamp = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.](\d+)([+-]\d\d:?\d\d)\s`)
+)
+
+// Parse reads dmesg output (any time format) and returns its Xid and SXid
+// events. Lines it does not recognise are ignored.
+func Parse(out string) Log {
+	lg := Log{Events: []Event{}}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		kind, m := KindXid, xidRe.FindStringSubmatch(line)
+		if m == nil {
+			kind, m = KindSXid, sxidRe.FindStringSubmatch(line)
+		}
+		if m == nil {
+			continue
+		}
+		code, err := strconv.ParseUint(m[2], 10, 32)
+		if err != nil {
+			continue
+		}
+		ev := Event{Kind: kind, Code: code, PCI: strings.ToLower(m[1]), Line: line}
+		if s := isoStamp.FindStringSubmatch(line); s != nil {
+			zone := strings.Replace(s[3], ":", "", 1)
+			if t, err := time.Parse("2006-01-02T15:04:05-0700", s[1]+zone); err == nil {
+				ev.Time = t
+			}
+		}
+		lg.Events = append(lg.Events, ev)
+	}
+	return lg
+}

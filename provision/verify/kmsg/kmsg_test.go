@@ -1,0 +1,58 @@
+package kmsg
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The Xid line formats are from public captures: "NVRM: Xid (PCI:0000:44:00):
+// 79, GPU has fallen off the bus" (https://github.com/NVIDIA/NVSentinel/issues/155),
+// the pid='<unknown>', name=<unknown> form and the address without "PCI:"
+// (quoted in https://github.com/leptonai/gpud's Xid reader). The SXid line
+// is modelled on the same pattern; no capture was read.
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []Event
+	}{
+		{
+			name: "iso time, pid and name",
+			in:   "2026-11-30T14:04:33,112372+00:00 NVRM: Xid (PCI:0000:9d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
+			want: []Event{{Kind: KindXid, Code: 79, PCI: "0000:9d:00", Time: time.Date(2026, 11, 30, 14, 4, 33, 0, time.UTC),
+				Line: "2026-11-30T14:04:33,112372+00:00 NVRM: Xid (PCI:0000:9d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."}},
+		},
+		{
+			// Seconds since boot: no absolute time.
+			name: "boot-relative time, no PCI prefix",
+			in:   "[ 1843.308145] NVRM: Xid (0000:af:00): 48, pid='<unknown>', name=<unknown>, Ch 00000008\n[ 1843.4] NVRM: loading NVIDIA UNIX\n",
+			want: []Event{{Kind: KindXid, Code: 48, PCI: "0000:af:00", Line: "[ 1843.308145] NVRM: Xid (0000:af:00): 48, pid='<unknown>', name=<unknown>, Ch 00000008"}},
+		},
+		{
+			name: "sxid",
+			in:   "[  100.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)\n",
+			want: []Event{{Kind: KindSXid, Code: 12028, PCI: "0000:07:00.0", Line: "[  100.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)"}},
+		},
+		{
+			// The multi-line "fallen off the bus" notice without an Xid is not an Xid.
+			name: "no xid",
+			in:   "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n               NVRM: fallen off the bus and is not responding to commands.\n",
+			want: []Event{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Parse(tc.in)
+			if diff := cmp.Diff(tc.want, got.Events); diff != "" {
+				t.Errorf("-want +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("[ 1.0] NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
+	f.Fuzz(func(t *testing.T, s string) { Parse(s) })
+}
