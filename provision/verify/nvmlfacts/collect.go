@@ -409,12 +409,15 @@ func (c *collector) watchXID(ctx context.Context, devs []nvml.Device) (*XIDWatch
 	w := &XIDWatch{Events: []XIDEvent{}}
 	start := time.Now()
 	deadline := start.Add(c.opts.XIDWindow)
-	for {
+	// The set is read at least once, however late this goroutine runs:
+	// an event already queued when the window opened must not be missed
+	// because the process was descheduled past a short deadline.
+	for waited := false; ; waited = true {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		left := time.Until(deadline)
-		if left <= 0 {
+		if left <= 0 && waited {
 			break
 		}
 		// Wait in slices of at most one second so cancellation is honoured.

@@ -130,6 +130,19 @@ func TestXIDWindow(t *testing.T) {
 	if diff := cmp.Diff(want, rep.XID); diff != "" {
 		t.Errorf("XID (-want +got):\n%s", diff)
 	}
+	// A window that has passed before the first wait (a descheduled
+	// process, a loaded CI machine) still reads the events queued in it.
+	fresh, err := NewMock(MockDGXH100, Fault{Kind: FaultXID, GPU: 5, Value: 79})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Collect(context.Background(), fresh, Options{XIDWindow: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.XID == nil || len(rep.XID.Events) != 1 || rep.XID.Events[0].XID != 79 {
+		t.Errorf("a window shorter than the scheduler's delay lost the queued Xid: %+v", rep.XID)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Collect(ctx, m, Options{XIDWindow: time.Hour}); !errors.Is(err, context.Canceled) {
