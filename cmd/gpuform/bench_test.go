@@ -352,3 +352,79 @@ func TestBenchSimIgnoresThisMachinesTools(t *testing.T) {
 		t.Errorf("layers %+v", l)
 	}
 }
+
+// TestBenchPeerOutliers: bench over a group of two healthy simulated HGX
+// H100 nodes and sim://hgx-h100-degraded (GPU 5, 0000:c3:00.0, at PCIe
+// x8) flags that GPU by host and bus id as a peer outlier of host_gpu,
+// and no GPU of the healthy hosts; the healthy hosts alone flag nothing
+// and bench exits 0 — an outlier is a warning.
+func TestBenchPeerOutliers(t *testing.T) {
+	type outlierRow struct {
+		Host         string  `json:"host"`
+		Device       string  `json:"device"`
+		BusID        string  `json:"bus_id"`
+		Layer        string  `json:"layer"`
+		Metric       string  `json:"metric"`
+		Value        float64 `json:"value"`
+		Median       float64 `json:"median"`
+		PercentBelow float64 `json:"percent_below"`
+		Scope        string  `json:"scope"`
+	}
+	var doc struct {
+		Outliers []outlierRow `json:"outliers"`
+	}
+	const degraded = "sim://hgx-h100-degraded/c"
+	code, out, errOut := runCLI(t, "", "bench", "-json", "-layers", "host_gpu,hbm", "testdata/bench-outliers")
+	// The degraded host's x8 link is a bottleneck too: that, not the
+	// outlier, is why bench exits 2.
+	if code != ExitReport {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitReport, out, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	metrics := map[string]bool{}
+	for _, o := range doc.Outliers {
+		if o.Host != degraded || o.Device != "GPU 5" || o.BusID != "0000:c3:00.0" || o.Layer != "host_gpu" {
+			t.Errorf("flagged %+v; only GPU 5 of %s should be", o, degraded)
+			continue
+		}
+		if o.Value >= o.Median*0.9 || o.PercentBelow < 40 || o.Scope != "node" {
+			t.Errorf("%+v: not its node's median less the margin", o)
+		}
+		metrics[o.Metric] = true
+	}
+	if !metrics["host_to_device"] || !metrics["device_to_host"] {
+		t.Errorf("GPU 5's host copies not both flagged: %+v", doc.Outliers)
+	}
+
+	code, out, errOut = runCLI(t, "", "bench", "-layers", "host_gpu,hbm", "testdata/bench-outliers")
+	if code != ExitReport {
+		t.Fatalf("text: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"Warning: Peer outliers (more than 10% below the median of the same model",
+		degraded + " GPU 5 (0000:c3:00.0): host_gpu host_to_device 27.7 GB/s, 50% below the node median 55.4 GB/s",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+
+	healthy := []string{"-target", "sim://hgx-h100-stale/a", "-target", "sim://hgx-h100-stale/b"}
+	code, out, errOut = runCLI(t, "", append(append([]string{"bench", "-json", "-layers", "host_gpu,hbm"}, healthy...), "testdata/bench-outliers")...)
+	if code != ExitOK {
+		t.Fatalf("healthy hosts: exit %d\n%s\n%s", code, out, errOut)
+	}
+	doc.Outliers = nil
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Outliers == nil || len(doc.Outliers) != 0 {
+		t.Errorf("healthy hosts: outliers %+v, want an empty array", doc.Outliers)
+	}
+	code, out, _ = runCLI(t, "", append(append([]string{"bench", "-layers", "host_gpu,hbm"}, healthy...), "testdata/bench-outliers")...)
+	if code != ExitOK || strings.Contains(out, "Peer outliers") {
+		t.Errorf("healthy hosts: exit %d\n%s", code, out)
+	}
+}

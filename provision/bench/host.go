@@ -23,6 +23,9 @@ type GPU struct {
 	NUMA int
 	// Model is the knowledge base's model, "" when the PCI ID is unknown.
 	Model string
+	// DeviceID is the PCI device ID ("0x2330"): what makes GPUs of a
+	// model the knowledge base does not know peers.
+	DeviceID string
 	// Gen and MaxGen are the current and maximum PCIe generation; Width
 	// and MaxWidth the lane counts (0 when unknown).
 	Gen, MaxGen, Width, MaxWidth int
@@ -86,7 +89,7 @@ func NewHostInfo(kb *compat.KB, name string, f *facts.Node, n *spec.Node) HostIn
 		numaOf[d.Address] = d.NUMANode
 	}
 	for i, d := range f.NVIDIAGPUs() {
-		g := GPU{Index: i, Address: d.Address, NUMA: d.NUMANode,
+		g := GPU{Index: i, Address: d.Address, NUMA: d.NUMANode, DeviceID: d.Device,
 			Gen: facts.LinkGen(d.CurrentLinkSpeed), MaxGen: facts.LinkGen(d.MaxLinkSpeed),
 			Width: d.CurrentLinkWidth, MaxWidth: d.MaxLinkWidth}
 		if dev, ok := kb.GPUByPCIID(d.Device); ok {

@@ -240,11 +240,15 @@ type Report struct {
 	Layers []Layer `json:"layers_requested"`
 	// Hosts are in spec order.
 	Hosts []Host `json:"hosts"`
+	// Outliers are devices more than the margin below their peers, by
+	// host and device; empty when none. They are warnings: OK ignores
+	// them.
+	Outliers []Outlier `json:"outliers"`
 }
 
 // OK reports whether every host was benched, every layer asked for was
 // measured, and no host has a bottleneck: a layer that could not be
-// measured is never a pass.
+// measured is never a pass. Peer outliers are warnings and do not count.
 func (r *Report) OK() bool {
 	for _, h := range r.Hosts {
 		if h.Error != "" || h.Bottleneck != nil || h.WorkloadError != "" {

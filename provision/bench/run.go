@@ -58,6 +58,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 	multi := runMultiNode(ctx, targets, o)
 	var mu sync.Mutex
 	got := map[string]Host{}
+	peers := map[string][]peerValue{}
 	errs := target.Each(ctx, targets, o.Target, func(ctx context.Context, tg target.Host) error {
 		start := time.Now()
 		budget := o.Budget
@@ -71,8 +72,9 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		defer cancel()
 		err := RefuseLocal(tg, o.AllowLocal)
 		var h Host
+		var vals []peerValue
 		if err == nil {
-			h, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
+			h, vals, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
 		}
 		if err != nil {
 			msg := withoutHost(err)
@@ -84,6 +86,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		h.DurationMS = time.Since(start).Milliseconds()
 		mu.Lock()
 		got[tg.Host.Name] = h
+		peers[tg.Host.Name] = vals
 		mu.Unlock()
 		if h.Error != "" {
 			return errors.New(h.Error)
@@ -111,22 +114,30 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		}
 		r.Hosts = append(r.Hosts, h)
 	}
+	// Peers are compared once every host is in: a GPU is slow only
+	// against the others of its model, in its node and across the run.
+	r.Outliers = peerOutliers(targets, peers)
+	if r.Outliers == nil {
+		r.Outliers = []Outlier{}
+	}
 	return r
 }
 
-func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun) (Host, error) {
+// benchHost measures one host and judges it; the values are its
+// per-device measurements for the comparison with its peers.
+func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun) (Host, []peerValue, error) {
 	t, err := connect(ctx, tg.Host)
 	if err != nil {
-		return Host{}, err
+		return Host{}, nil, err
 	}
 	defer t.Close()
 	node, err := target.ProbeOver(ctx, t, tg.Host)
 	if err != nil {
-		return Host{}, err
+		return Host{}, nil, err
 	}
 	info := NewHostInfo(kb, tg.Host.Name, node, tg.Node)
 	if len(info.GPUs) == 0 {
-		return Host{}, fmt.Errorf("no NVIDIA GPU on the PCI bus: nothing to bench")
+		return Host{}, nil, fmt.Errorf("no NVIDIA GPU on the PCI bus: nothing to bench")
 	}
 	co := CollectOptions{Layers: layers}
 	if tg.Node != nil {
@@ -134,7 +145,7 @@ func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg 
 	}
 	obs, err := Collect(ctx, t, info, co)
 	if err != nil {
-		return Host{}, err
+		return Host{}, nil, err
 	}
 	if multi != nil && slices.Contains(layers, LayerNetwork) {
 		if multi.why != "" {
@@ -143,7 +154,7 @@ func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg 
 			obs.MultiNode = map[int]float64{multi.nodes: multi.busbw}
 		}
 	}
-	return Judge(kb, info, obs, co.Bench, layers), nil
+	return Judge(kb, info, obs, co.Bench, layers), peerValues(info, obs, layers), nil
 }
 
 // groupRun is a node group's multi-node all_reduce result.

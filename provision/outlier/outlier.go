@@ -154,3 +154,20 @@ func median(g []Value) float64 {
 	}
 	return (vs[n/2-1] + vs[n/2]) / 2
 }
+
+// Once keeps the first finding of each host, device and metric. Flag
+// sorts the node comparison before the fleet one, so a device off in both
+// is reported once, against its node.
+func Once(fs []Finding) []Finding {
+	seen := map[[3]string]bool{}
+	var out []Finding
+	for _, f := range fs {
+		key := [3]string{f.Host, f.Device, f.Metric}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, f)
+	}
+	return out
+}

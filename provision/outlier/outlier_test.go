@@ -174,3 +174,26 @@ func ExampleFlag() {
 	}
 	// Output: gpu01 00000000:52:00.0: sm_clock_mhz 1410 is 29% below the node median 1980
 }
+
+// TestOnce: a device worse than both its node and the fleet is reported
+// once, against its node; other devices and metrics are kept.
+func TestOnce(t *testing.T) {
+	node := Finding{Value: Value{Host: "a", Device: "gpu5", Metric: "h2d"}, Scope: ScopeNode}
+	fleet := node
+	fleet.Scope = ScopeFleet
+	other := Finding{Value: Value{Host: "a", Device: "gpu5", Metric: "d2h"}, Scope: ScopeFleet}
+	tests := map[string]struct {
+		in, want []Finding
+	}{
+		"none":                {nil, nil},
+		"node and fleet":      {[]Finding{node, fleet}, []Finding{node}},
+		"another metric kept": {[]Finding{node, fleet, other}, []Finding{node, other}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Once(tt.in)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

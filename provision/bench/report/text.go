@@ -127,6 +127,7 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 			b.WriteString("  " + paint(ansiGreen, "No bottleneck: every layer reaches its expectation.") + "\n")
 		}
 	}
+	writeOutliers(&b, r.Outliers, paint)
 	fmt.Fprintf(&b, "\nBench: %d host(s), %d with a bottleneck, %d could not be benched, %d measurement(s) not made.\n", len(r.Hosts), bottlenecks, failed, unmeasured)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -253,4 +254,22 @@ func notMeasured(h bench.Host) int {
 		}
 	}
 	return n
+}
+
+// writeOutliers renders the peer outliers after the hosts: warnings, in
+// verify's words, that do not change bench's exit status.
+func writeOutliers(b *strings.Builder, outs []bench.Outlier, paint func(string, string) string) {
+	if len(outs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s%s (more than %.0f%% below the median of the same model; a warning, bench's exit status does not change)\n",
+		paint(ansiYellow+ansiBold, "Warning: "), paint(ansiBold, "Peer outliers"), outs[0].MarginPercent)
+	for _, o := range outs {
+		who := transport.HostText(o.Host) + " " + transport.HostText(o.Device)
+		if o.BusID != "" {
+			who += " (" + transport.HostText(o.BusID) + ")"
+		}
+		fmt.Fprintf(b, "  %s: %s %s %.1f GB/s, %.0f%% below the %s median %.1f GB/s (%d × %s)\n",
+			who, o.Layer, o.Metric, o.Value, o.PercentBelow, o.Scope, o.Median, o.Peers, transport.HostText(o.Model))
+	}
 }

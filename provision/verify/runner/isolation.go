@@ -9,7 +9,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
-	"github.com/gpuform/gpuform/provision/outlier"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -33,20 +32,6 @@ func isolationMode(n *spec.Node) spec.Isolation {
 		return n.Verify.Isolation.V
 	}
 	return spec.IsolationOnFailure
-}
-
-// outlierSettings reads verify { outliers, outlier_margin_percent }.
-func outlierSettings(n *spec.Node) (spec.Outliers, float64) {
-	mode, margin := spec.OutliersWarn, outlier.DefaultMargin
-	if v := n.Verify; v != nil {
-		if v.Outliers.Set {
-			mode = v.Outliers.V
-		}
-		if v.OutlierMarginPercent.Set {
-			margin = v.OutlierMarginPercent.V / 100
-		}
-	}
-	return mode, margin
 }
 
 // runGroup runs one multi-node test over a node group from its first host
@@ -104,7 +89,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	default:
 		return res, nil
 	}
-	stragglers, margin := outlierSettings(first.Node)
+	stragglers, margin := verify.OutlierSettings(first.Node)
 	hosts := make([]string, len(group))
 	byName := map[string]target.Host{}
 	for i, h := range group {

@@ -112,7 +112,7 @@ func peerOutliers(targets []target.Host, hosts []report.Host) []report.Outlier {
 		if n == nil {
 			continue
 		}
-		mode, margin := outlierSettings(n)
+		mode, margin := verify.OutlierSettings(n)
 		if mode == spec.OutliersOff {
 			continue
 		}
@@ -126,15 +126,7 @@ func peerOutliers(targets []target.Host, hosts []report.Host) []report.Outlier {
 	slices.Sort(margins)
 	var warnings []report.Outlier
 	for _, m := range margins {
-		seen := map[[3]string]bool{}
-		for _, f := range outlier.Flag(byMargin[m], m) {
-			// Flag sorts the node comparison before the fleet one: a
-			// device off in both is reported once, against its node.
-			key := [3]string{f.Host, f.Device, f.Metric}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
+		for _, f := range outlier.Once(outlier.Flag(byMargin[m], m)) {
 			if !fail[f.Host] {
 				warnings = append(warnings, report.Outlier{Finding: f, Margin: m})
 				continue
