@@ -61,9 +61,14 @@ at the network.
 A layer whose tool is not installed is reported as not measured with the
 package to install; it is never a pass.
 
-Exit status: 0 every layer measured and no bottleneck; 2 a bottleneck, a
-layer not measured, or a host that could not be benched; 1 bench could not
-run (invalid spec, bad flag).`,
+Peer outliers: each GPU's HBM and own-NUMA host copies, and each NIC's RDMA
+writes, are compared with the median of the same model in its node and
+across the hosts benched; one more than verify { outlier_margin_percent }
+(default 10) below is listed by host and bus id as a warning.
+
+Exit status: 0 every layer measured and no bottleneck (peer outliers
+included); 2 a bottleneck, a layer not measured, or a host that could not
+be benched; 1 bench could not run (invalid spec, bad flag).`,
 		Args: maxOneDir,
 		RunE: jsonErrors(s, func() bool { return bf.format == "json" && bf.out == "" }, func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
