@@ -60,7 +60,8 @@ func TestPlanJudgesImages(t *testing.T) {
 			t.Errorf("plan text lacks %q\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "ubuntu:24.04") {
+	// The image pull step may name it; no driver verdict may.
+	if strings.Contains(out, "Error: image docker.io/library/ubuntu:24.04") || strings.Contains(out, "Warning: image docker.io/library/ubuntu:24.04") {
 		t.Errorf("plan judged an image the knowledge base does not know\n%s", out)
 	}
 
@@ -126,7 +127,7 @@ func TestPlanJudgesImagesOnLoadedDriver(t *testing.T) {
 	if !strings.Contains(out, "Warning: image nvcr.io/nvidia/tritonserver:24.08-py3 needs driver R560 or later (NVIDIA's release notes); the loaded driver 535.183.06 is older") {
 		t.Errorf("plan text does not judge the loaded driver\n%s", out)
 	}
-	if strings.Contains(out, "tritonserver:24.05") {
+	if strings.Contains(out, "image nvcr.io/nvidia/tritonserver:24.05-py3 needs") {
 		t.Errorf("Triton 24.05 runs on 535.183.06 (a data-center exception), yet plan judged it\n%s", out)
 	}
 }
