@@ -287,7 +287,7 @@ if rd /usr/local; then
 	done
 fi
 l /etc/alternatives/cuda
-x /etc/docker/daemon.json /etc/nccl.conf
+x /etc/docker/daemon.json /etc/nccl.conf /etc/containerd/config.toml
 f /etc/nvidia-container-runtime/config.toml
 
 # Memory, /dev/shm, sysctls, limits, hugepages.

@@ -19,6 +19,7 @@ const (
 	DCGM               = "dcgm"
 	ContainerToolkit   = "container_toolkit"
 	DockerDaemon       = "docker_daemon"
+	ContainerdConfig   = "containerd_config"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -40,7 +41,10 @@ const (
 	GovernorFile    = "/etc/tmpfiles.d/90-gpuform-governor.conf"
 	NCCLConfFile    = "/etc/nccl.conf"
 	DaemonJSON      = "/etc/docker/daemon.json"
-	FstabFile       = "/etc/fstab"
+	// ContainerdConfigFile is containerd's configuration, which gpuform
+	// edits key by key as TOML.
+	ContainerdConfigFile = "/etc/containerd/config.toml"
+	FstabFile            = "/etc/fstab"
 )
 
 // Build returns the resources that node n of a spec manages on a host with
@@ -85,6 +89,7 @@ func builders() []builder {
 		{DCGM, buildDCGM},
 		{ContainerToolkit, buildContainerToolkit},
 		{DockerDaemon, buildDockerDaemon},
+		{ContainerdConfig, buildContainerdConfig},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},
 		{HugePages, buildHugepages},

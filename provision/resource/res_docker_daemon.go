@@ -18,15 +18,20 @@ import (
 const nvidiaRuntimePath = "nvidia-container-runtime"
 
 // buildDockerDaemon configures Docker for the NVIDIA runtime and the
-// container defaults. containerd's configuration is not managed yet: it is
-// left alone with a warning.
+// container defaults. A containerd node gets containerd_config instead;
+// the defaults are Docker's alone and are left out with a warning.
 func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
 	c := in.n.Container
 	if c == nil {
 		return nil, nil, nil
 	}
 	if c.Runtime.V == "containerd" {
-		return nil, []string{"container runtime containerd: gpuform does not manage containerd's configuration yet; run nvidia-ctk runtime configure --runtime=containerd on the host"}, nil
+		if c.DefaultShmSize.Set || len(c.Ulimits) > 0 {
+			// containerd has no daemon-wide default for either: the
+			// pod or container spec sets them.
+			return nil, []string{"container runtime containerd: default_shm_size and ulimits are Docker daemon settings with no containerd equivalent; set them in the pod or container spec"}, nil
+		}
+		return nil, nil, nil
 	}
 	r := dockerDaemon(c)
 	if r == nil {

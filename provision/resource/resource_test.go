@@ -308,9 +308,12 @@ func TestHugepages(t *testing.T) {
 	}
 }
 
-func TestContainerdIsLeftAlone(t *testing.T) {
+// Docker's daemon-wide defaults have no containerd equivalent: a
+// containerd node gets neither docker_daemon nor a silent no-op.
+func TestContainerdHasNoDockerDefaults(t *testing.T) {
 	got, warnings := diffAll(t, loadNode(t, "container {\n runtime = \"containerd\"\n default_shm_size = \"8GiB\"\n}"), debianNode())
-	if _, ok := got[DockerDaemon]; ok || len(warnings) != 1 || !strings.Contains(warnings[0], "containerd") {
+	_, cc := got[ContainerdConfig]
+	if _, ok := got[DockerDaemon]; ok || cc || len(warnings) != 1 || !strings.Contains(warnings[0], "containerd") {
 		t.Errorf("containerd: resources %v, warnings %q", got, warnings)
 	}
 }
