@@ -129,6 +129,15 @@ func (r *containerdResource) keys(d *tomledit.Doc, v string) []containerdKey {
 	return ks
 }
 
+// parseContainerdConfig reads config.toml; an error says what to do.
+func parseContainerdConfig(src []byte) (*tomledit.Doc, error) {
+	d, err := tomledit.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("is not TOML (%v); gpuform will not rewrite a file it cannot read: fix it, then plan again", err)
+	}
+	return d, nil
+}
+
 // configVersion reads the document's config version: "2" or "3", or an
 // error for version 1 (no version key) and anything else.
 func configVersion(d *tomledit.Doc) (string, error) {
@@ -150,9 +159,9 @@ func (r *containerdResource) edit(cur []byte, exists bool) (string, error) {
 	if !exists {
 		cur = nil
 	}
-	d, err := tomledit.Parse(cur)
+	d, err := parseContainerdConfig(cur)
 	if err != nil {
-		return "", fmt.Errorf("is not TOML (%v); gpuform will not rewrite a file it cannot read: fix it, then plan again", err)
+		return "", err
 	}
 	v, err := configVersion(d)
 	if err != nil {
@@ -188,7 +197,7 @@ func (r *containerdResource) attrs(content string, exists bool) (map[string]stri
 	if !exists {
 		return out, nil
 	}
-	d, err := tomledit.Parse([]byte(content))
+	d, err := parseContainerdConfig([]byte(content))
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +219,7 @@ func (r *containerdResource) desired(cur string, exists bool) (map[string]string
 	if exists {
 		src = []byte(cur)
 	}
-	d, err := tomledit.Parse(src)
+	d, err := parseContainerdConfig(src)
 	if err != nil {
 		return nil, err
 	}
