@@ -40,7 +40,7 @@ var (
 	componentSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
 	containerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "runtime"}, {Name: "nvidia_container_toolkit"}, {Name: "default_runtime"},
-		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"},
+		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
@@ -314,6 +314,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	c.Runtime = dec.enum("runtime", "docker", "containerd")
 	c.NvidiaContainerToolkit = dec.version("nvidia_container_toolkit")
 	c.DefaultRuntime = dec.bool("default_runtime")
+	c.CDI = dec.bool("cdi")
 	c.DefaultShmSize = dec.size("default_shm_size", false)
 	ul, rng := dec.stringMap("ulimits")
 	c.UlimitsRange = rng

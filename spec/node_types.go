@@ -106,6 +106,9 @@ type Container struct {
 	NvidiaContainerToolkit Attr[Version]
 	// DefaultRuntime makes the NVIDIA runtime the default.
 	DefaultRuntime Attr[bool]
+	// CDI asks for the toolkit's CDI specification of the node's GPUs,
+	// kept naming the running driver's libraries.
+	CDI Attr[bool]
 	// DefaultShmSize is the default /dev/shm size of containers.
 	DefaultShmSize Attr[Size]
 	// Ulimits are default container ulimits by name (memlock, stack, nofile, nproc).

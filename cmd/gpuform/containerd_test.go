@@ -150,3 +150,52 @@ func TestContainerdConfigNotTOMLIsRefused(t *testing.T) {
 		t.Errorf("broken file was changed:\n%s", b)
 	}
 }
+
+// Issue 21: cdi = true keeps the toolkit's CDI specification naming the
+// running driver. Apply generates it (nvidia-ctk cdi generate, the
+// simulated node's stand-in); after a driver change under it, verify
+// fails spec.cdi_spec naming both releases, and apply regenerates it.
+func TestCDISpecFollowsTheDriver(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := specDir(t, "  container {\n    runtime = \"containerd\"\n    nvidia_container_toolkit = \"1.14.3\"\n    cdi = true\n  }")
+	code, out, errOut := runPA(t, env, "", "plan", dir)
+	if code != ExitOK || !strings.Contains(out, "cdi_spec") || !strings.Contains(out, "nvidia-ctk cdi generate") && !strings.Contains(out, "/etc/cdi/nvidia.yaml") {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root := simRoot(t, state, "hgx-h100-stale")
+	spec, err := os.ReadFile(filepath.Join(root, "etc/cdi/nvidia.yaml"))
+	if err != nil || !strings.Contains(string(spec), "/libcuda.so.535.183.06") || !strings.Contains(string(spec), "kind: nvidia.com/gpu") {
+		t.Fatalf("CDI spec after apply (%v):\n%s", err, spec)
+	}
+	if code, out, errOut = runPA(t, env, "", "plan", dir); code != ExitOK || strings.Contains(out, "cdi_spec") {
+		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The driver changes under the spec (a reboot into 550 after an
+	// upgrade gpuform did not make).
+	ver := filepath.Join(root, "proc/driver/nvidia/version")
+	b, _ := os.ReadFile(ver)
+	if err := os.WriteFile(ver, []byte(strings.Replace(string(b), "535.183.06", "550.127.08", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, checks, vout := verifyJSON(t, env, dir)
+	if code != ExitReport || !hasFailed(checks, "spec.cdi_spec") {
+		t.Fatalf("verify after the driver changed: exit %d\n%s", code, vout)
+	}
+	for _, cs := range checks {
+		for _, c := range cs {
+			if c.ID == "spec.cdi_spec" && (!strings.Contains(c.Observed, "535.183.06") || !strings.Contains(c.Expected, "550.127.08")) {
+				t.Errorf("spec.cdi_spec: observed %q expected %q", c.Observed, c.Expected)
+			}
+		}
+	}
+	if code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("second apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if spec, _ = os.ReadFile(filepath.Join(root, "etc/cdi/nvidia.yaml")); !strings.Contains(string(spec), "/libcuda.so.550.127.08") || strings.Contains(string(spec), "535.183.06") {
+		t.Errorf("CDI spec after the second apply:\n%s", spec)
+	}
+}

@@ -48,6 +48,9 @@ type Node struct {
 	Docker Docker `json:"docker"`
 	// ContainerRuntime is /etc/nvidia-container-runtime/config.toml.
 	ContainerRuntime ContainerRuntime `json:"nvidia_container_runtime"`
+	// CDISpecs are the NVIDIA CDI specifications found, by path
+	// (CDISpecPaths()); nil when there are none.
+	CDISpecs map[string]CDISpec `json:"cdi_specs,omitempty"`
 	// Shm is the /dev/shm mount.
 	Shm Shm `json:"shm"`
 	// Sysctls maps a sysctl name (dotted, e.g. "kernel.numa_balancing") to its
@@ -263,6 +266,27 @@ func (d Docker) ShmSize() string {
 }
 
 // ContainerRuntime is the NVIDIA container runtime configuration.
+// CDISpecPaths are where the container toolkit writes the CDI
+// specification of a node's GPUs: nvidia-ctk cdi generate's
+// documented --output, and where the nvidia-cdi-refresh service of toolkit
+// 1.18 and later writes it
+// (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html).
+func CDISpecPaths() []string { return []string{"/etc/cdi/nvidia.yaml", "/var/run/cdi/nvidia.yaml"} }
+
+// CDISpec is what gpuform reads from a CDI specification.
+type CDISpec struct {
+	// Kind is the spec's kind ("nvidia.com/gpu").
+	Kind string `json:"kind,omitempty"`
+	// Devices are the device names it declares ("0", "all", …).
+	Devices []string `json:"devices,omitempty"`
+	// DriverVersions are the driver releases of the libcuda.so.<release>
+	// libraries it mounts, sorted: one, the running driver's, on a node
+	// whose spec is current.
+	DriverVersions []string `json:"driver_versions,omitempty"`
+	// Error says why the file could not be read as a CDI specification.
+	Error string `json:"error,omitempty"`
+}
+
 type ContainerRuntime struct {
 	// Present is true when config.toml exists.
 	Present bool `json:"present"`

@@ -289,6 +289,7 @@ fi
 l /etc/alternatives/cuda
 x /etc/docker/daemon.json /etc/nccl.conf /etc/containerd/config.toml
 f /etc/nvidia-container-runtime/config.toml
+f /etc/cdi/nvidia.yaml /var/run/cdi/nvidia.yaml
 
 # Memory, /dev/shm, sysctls, limits, hugepages.
 g '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo

@@ -20,6 +20,7 @@ const (
 	ContainerToolkit   = "container_toolkit"
 	DockerDaemon       = "docker_daemon"
 	ContainerdConfig   = "containerd_config"
+	CDISpec            = "cdi_spec"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -90,6 +91,7 @@ func builders() []builder {
 		{ContainerToolkit, buildContainerToolkit},
 		{DockerDaemon, buildDockerDaemon},
 		{ContainerdConfig, buildContainerdConfig},
+		{CDISpec, buildCDISpec},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},
 		{HugePages, buildHugepages},

@@ -191,3 +191,45 @@ func TestContainerdReadsEditedConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestCDISpecByToolkitRelease: which file is kept and how follows the
+// toolkit release, from the knowledge base's feature table.
+func TestCDISpecByToolkitRelease(t *testing.T) {
+	for _, tc := range []struct {
+		name, toolkit string
+		// want is the step's command; "" when no resource is built.
+		want, warning string
+		specs         map[string]facts.CDISpec
+		action        Action
+	}{
+		// Before 1.18 nothing refreshes the spec: gpuform runs nvidia-ctk.
+		{name: "generate", toolkit: "1.17.8", want: "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml", action: Create},
+		// 1.18 and later: the toolkit's own service writes /var/run/cdi.
+		{name: "refresh", toolkit: "1.18.0", want: "systemctl restart nvidia-cdi-refresh.service", action: Update,
+			specs: map[string]facts.CDISpec{"/var/run/cdi/nvidia.yaml": {Kind: "nvidia.com/gpu", DriverVersions: []string{"535.183.06"}}}},
+		{name: "current", toolkit: "1.18.0", action: NoOp,
+			specs: map[string]facts.CDISpec{"/var/run/cdi/nvidia.yaml": {Kind: "nvidia.com/gpu", DriverVersions: []string{"550.127.08"}}}},
+		{name: "too old", toolkit: "1.11.0", warning: "cannot generate CDI"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := debianNode()
+			f.Driver = &facts.Driver{Version: "550.127.08"}
+			f.CDISpecs = tc.specs
+			n := loadNode(t, "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \""+tc.toolkit+"\"\n cdi = true\n}")
+			got, warnings := diffAll(t, n, f)
+			c, ok := got[CDISpec]
+			if tc.warning != "" {
+				if ok || len(warnings) != 1 || !strings.Contains(warnings[0], tc.warning) {
+					t.Fatalf("resource %v, warnings %q", ok, warnings)
+				}
+				return
+			}
+			if !ok || c.Action != tc.action {
+				t.Fatalf("cdi_spec: %+v", c)
+			}
+			if tc.want != "" && (len(c.Steps) != 1 || !strings.Contains(c.Steps[0].Script, tc.want)) {
+				t.Errorf("steps %+v, want one running %q", c.Steps, tc.want)
+			}
+		})
+	}
+}
