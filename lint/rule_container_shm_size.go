@@ -22,7 +22,9 @@ func checkContainerShmSize(ctx *Context) {
 	}
 	for _, n := range ctx.Nodes() {
 		c := n.Container
-		if c == nil {
+		if c == nil || c.Runtime.V == "containerd" {
+			// default_shm_size is Docker's daemon setting; containerd has
+			// none (a pod sets its own /dev/shm), and plan says so.
 			continue
 		}
 		gpus := gpuCount(n.Hardware)
