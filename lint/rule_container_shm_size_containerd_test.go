@@ -12,8 +12,10 @@ import (
 func TestContainerShmSizeSkipsContainerd(t *testing.T) {
 	src := readFile(t, filepath.Join("testdata", "rules", "container_shm_size", "fires.gpuform.hcl"))
 	for name, edit := range map[string]func(string) string{
-		"docker":     func(s string) string { return s },
-		"containerd": func(s string) string { return strings.Replace(s, `runtime                  = "docker"`, `runtime                  = "containerd"`, 1) },
+		"docker": func(s string) string { return s },
+		"containerd": func(s string) string {
+			return strings.Replace(s, `runtime                  = "docker"`, `runtime                  = "containerd"`, 1)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": edit(src)})
