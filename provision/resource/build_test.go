@@ -2,6 +2,7 @@ package resource
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/spec"
@@ -22,6 +23,7 @@ container {
   nvidia_container_toolkit = "1.16.2"
   default_shm_size = "16GiB"
   ulimits = { memlock = "unlimited", stack = "64MiB" }
+  cdi = true
 }
 shm { size = "50%"}
 hugepages {
@@ -42,6 +44,9 @@ kernel_args = ["iommu=pt"]`
 func TestBuildersTable(t *testing.T) {
 	n, f := loadNode(t, everyResource), debianNode()
 	in := newBuildInput(n, f)
+	// A node runs Docker or containerd: containerd_config is asked for
+	// by the same spec on containerd, in place of docker_daemon.
+	onContainerd := newBuildInput(loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -51,7 +56,11 @@ func TestBuildersTable(t *testing.T) {
 		if _, err := os.Stat("res_" + b.name + ".go"); err != nil {
 			t.Errorf("resource %s: its home res_%s.go: %v", b.name, b.name, err)
 		}
-		rs, _, err := b.build(in)
+		bin := in
+		if b.name == ContainerdConfig {
+			bin = onContainerd
+		}
+		rs, _, err := b.build(bin)
 		if err != nil {
 			t.Fatalf("%s: %v", b.name, err)
 		}
@@ -73,8 +82,8 @@ func TestBuildersTable(t *testing.T) {
 			t.Errorf("Build planned %s, which no table entry declares", r.Name())
 		}
 	}
-	if len(rs) != len(seen) {
-		t.Errorf("Build planned %d resources for a spec that asks for all %d types", len(rs), len(seen))
+	if len(rs) != len(seen)-1 {
+		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config", len(rs), len(seen)-1)
 	}
 }
 

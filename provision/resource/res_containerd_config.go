@@ -55,7 +55,19 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 	if c.NvidiaContainerToolkit.Set {
 		r.deps = []string{ContainerToolkit}
 	}
-	return []Resource{r}, nil, nil
+	var warnings []string
+	if cf, ok := in.f.ConfigFile(ContainerdConfigFile); ok && cf.Exists {
+		// Files named in imports are merged over config.toml (before
+		// containerd 2.1 a plugin's table there replaces config.toml's
+		// whole: containerd/containerd#5837); newer nvidia-ctk writes its
+		// runtime to such a drop-in. gpuform does not read them.
+		if d, err := tomledit.Parse(cf.Data); err == nil {
+			if imp, ok := d.Lookup("imports"); ok && strings.Trim(imp.Text, "[] \t\n") != "" {
+				warnings = append(warnings, fmt.Sprintf("%s imports %s: settings in those files override gpuform's keys in %s, and gpuform does not read them; check that none of them sets the nvidia runtime differently (nvidia-ctk 1.18 and later writes /etc/containerd/conf.d/99-nvidia.toml)", ContainerdConfigFile, imp.Text, ContainerdConfigFile))
+			}
+		}
+	}
+	return []Resource{r}, warnings, nil
 }
 
 // containerdResource sets the NVIDIA runtime (and, when asked, the default

@@ -2,6 +2,8 @@ package resource
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"os"
 	"os/exec"
@@ -29,6 +31,9 @@ var containerdCases = []struct {
 	// The operator's comments, dotted keys, a kata runtime and
 	// SystemdCgroup = true, which the nvidia runtime must copy.
 	{"user-plugins", "user-plugins.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n default_runtime = true\n}", "2"},
+	// containerd 2.2's own default, config version 3: enable_cdi is
+	// already true there, so only the runtime is added.
+	{"default-2.2", "containerd-2.2-default.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n default_runtime = true\n}", "3"},
 	// Config version 3 (containerd 2.x): the CRI runtime plugin's new name.
 	{"v3-user", "v3-user.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n}", "3"},
 	// A toolkit older than CDI generation: enable_cdi is left alone.
@@ -48,9 +53,15 @@ func containerdFacts(t *testing.T, input string) *facts.Node {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.ConfigFiles[ContainerdConfigFile] = facts.ConfigFile{Exists: true, Data: b, Mode: "-rw-r--r--", UID: "0", GID: "0"}
+		f.ConfigFiles[ContainerdConfigFile] = configFile(b)
 	}
 	return f
+}
+
+// configFile is what the probe reports of a readable root-owned file.
+func configFile(b []byte) facts.ConfigFile {
+	sum := sha256.Sum256(b)
+	return facts.ConfigFile{Exists: true, Data: b, SHA256: hex.EncodeToString(sum[:]), Size: len(b), Mode: "-rw-r--r--", UID: "0", GID: "0"}
 }
 
 // TestContainerdConfigGolden edits real and realistic config.toml files:
@@ -92,8 +103,17 @@ func TestContainerdConfigGolden(t *testing.T) {
 			if v, _ := d.Lookup("version"); v.Text != tc.version {
 				t.Errorf("version = %q, want %q", v.Text, tc.version)
 			}
+			// The plan over the input writes the file unless it already
+			// says what the spec asks.
+			first, err := r.Diff(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if unchanged := tc.name == "configured"; (first.Action == NoOp) != unchanged || !unchanged && len(first.Steps) != 1 {
+				t.Errorf("first plan: %c, %d steps", first.Action, len(first.Steps))
+			}
 			// Applied once, planned again: nothing to do.
-			f.ConfigFiles[ContainerdConfigFile] = facts.ConfigFile{Exists: true, Data: []byte(got), Mode: "-rw-r--r--", UID: "0", GID: "0"}
+			f.ConfigFiles[ContainerdConfigFile] = configFile([]byte(got))
 			c, err := r.Diff(f)
 			if err != nil {
 				t.Fatal(err)
@@ -229,6 +249,32 @@ func TestCDISpecByToolkitRelease(t *testing.T) {
 			}
 			if tc.want != "" && (len(c.Steps) != 1 || !strings.Contains(c.Steps[0].Script, tc.want)) {
 				t.Errorf("steps %+v, want one running %q", c.Steps, tc.want)
+			}
+		})
+	}
+}
+
+// A config.toml that imports drop-ins gets a warning: what they set
+// overrides gpuform's keys, and gpuform does not read them. containerd's
+// default "imports = []" does not.
+func TestContainerdImportsWarn(t *testing.T) {
+	body := "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n}"
+	for name, tc := range map[string]struct {
+		file string
+		warn bool
+	}{
+		"none":    {file: "containerd-1.6-default.toml"},
+		"drop-in": {file: "", warn: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := containerdFacts(t, tc.file)
+			if tc.file == "" {
+				f.ConfigFiles[ContainerdConfigFile] = configFile([]byte("imports = [\"/etc/containerd/conf.d/*.toml\"]\nversion = 2\n"))
+			}
+			_, warnings := diffAll(t, loadNode(t, body), f)
+			got := len(warnings) == 1 && strings.Contains(warnings[0], "/etc/containerd/conf.d/*.toml")
+			if got != tc.warn || !tc.warn && len(warnings) != 0 {
+				t.Errorf("warnings %q", warnings)
 			}
 		})
 	}
