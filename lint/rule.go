@@ -116,6 +116,7 @@ func Rules() []Rule {
 		dcgmDriverRule(),
 		driverBranchEOLRule(),
 		duplicateHostRule(),
+		enrootNvidiaContainerCLIRule(),
 		fabricManagerRequiredRule(),
 		fabricManagerVersionRule(),
 		gpuDriverMinimumRule(),

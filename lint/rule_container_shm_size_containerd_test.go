@@ -29,7 +29,7 @@ func TestContainerShmSizeSkipsContainerd(t *testing.T) {
 					n++
 				}
 			}
-			if want := map[string]int{"docker": 1, "containerd": 0}[name]; n != want {
+			if want := map[string]int{"docker": 1, "containerd": 0, "enroot": 0}[name]; n != want {
 				t.Errorf("%d container_shm_size findings, want %d", n, want)
 			}
 		})

@@ -625,6 +625,7 @@ func ManagedDirs() []string {
 		"/etc/apt/preferences.d",
 		"/etc/udev/rules.d",
 		"/etc/tmpfiles.d",
+		"/etc/enroot/enroot.conf.d",
 	}
 }
 

@@ -164,7 +164,8 @@ gx() {
 	/etc/sysctl.d/90-gpuform.conf | /etc/sysctl.d/91-gpuform-hugepages.conf | \
 		/etc/default/grub.d/90-gpuform.cfg | /etc/security/limits.d/90-gpuform.conf | \
 		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf | \
-		/etc/gpuform/owners.json | /etc/gpuform/binding.json) return 0 ;;
+		/etc/gpuform/owners.json | /etc/gpuform/binding.json | \
+		/etc/enroot/enroot.conf.d/90-gpuform.conf) return 0 ;;
 	esac
 	return 1
 }
@@ -432,14 +433,15 @@ fi
 for p in /etc/sysctl.d/90-gpuform.conf /etc/sysctl.d/91-gpuform-hugepages.conf \
 	/etc/default/grub.d/90-gpuform.cfg /etc/security/limits.d/90-gpuform.conf \
 	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf \
-	/etc/gpuform/owners.json /etc/gpuform/binding.json; do
+	/etc/gpuform/owners.json /etc/gpuform/binding.json \
+	/etc/enroot/enroot.conf.d/90-gpuform.conf; do
 	printf '%s managed %s\n' "$M" "$p"
 	x "$p"
 done
 for d in /etc/sysctl.d /etc/modules-load.d /etc/modprobe.d /etc/security/limits.d \
 	/etc/default/grub.d /etc/systemd/system /etc/systemd/system/docker.service.d \
 	/etc/systemd/logind.conf.d /etc/profile.d /etc/apt/preferences.d /etc/udev/rules.d \
-	/etc/tmpfiles.d /etc/gpuform; do
+	/etc/tmpfiles.d /etc/enroot/enroot.conf.d /etc/gpuform; do
 	rd "$d" || continue
 	_dr=$_r
 	for p in "$_dr"/*; do

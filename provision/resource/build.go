@@ -21,6 +21,7 @@ const (
 	DockerDaemon       = "docker_daemon"
 	ContainerdConfig   = "containerd_config"
 	CDISpec            = "cdi_spec"
+	EnrootConf         = "enroot_conf"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -92,6 +93,7 @@ func builders() []builder {
 		{DockerDaemon, buildDockerDaemon},
 		{ContainerdConfig, buildContainerdConfig},
 		{CDISpec, buildCDISpec},
+		{EnrootConf, buildEnrootConf},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},
 		{HugePages, buildHugepages},
