@@ -128,6 +128,11 @@ func (r *containerdResource) keys(d *tomledit.Doc, v string) []containerdKey {
 		}
 		ks = append(ks, k)
 	}
+	if !r.c.NvidiaContainerToolkit.Set && !r.c.DefaultRuntime.V {
+		// default_runtime = false alone: only take nvidia off as the
+		// default, as daemon.json's does.
+		return ks
+	}
 	ks = append(ks, []containerdKey{
 		{attr: "runtimes.nvidia.runtime_type", path: append(slices.Clone(nv), "runtime_type"), value: tomledit.String(containerdRuntimeType)},
 		{attr: "runtimes.nvidia.options.BinaryName", path: append(slices.Clone(nv), "options", "BinaryName"), value: tomledit.String(containerdNvidiaBinary)},

@@ -40,6 +40,9 @@ var containerdCases = []struct {
 	{"old-toolkit", "user-plugins.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.11.0\"\n}", "2"},
 	// Already configured the way nvidia-ctk writes it: not one byte changes.
 	{"configured", "configured.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n default_runtime = true\n}", "2"},
+	// default_runtime = false alone takes nvidia off as the default and
+	// registers nothing.
+	{"default-off", "configured.toml", "container {\n runtime = \"containerd\"\n default_runtime = false\n}", "2"},
 	// No file: a minimal version 2 file, as nvidia-ctk writes.
 	{"absent", "", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n}", "2"},
 }
@@ -141,6 +144,10 @@ func assertOnlyOwnedChanged(t *testing.T, in, out []byte) {
 	a, b := strings.SplitAfter(string(in), "\n"), strings.SplitAfter(string(out), "\n")
 	i := 0
 	for _, l := range b {
+		// An owned key's line removed (default_runtime = false).
+		for i+1 < len(a) && l != a[i] && l == a[i+1] && ownedLine.MatchString(strings.TrimRight(a[i], "\n")) && strings.Contains(a[i], "=") {
+			i++
+		}
 		switch {
 		case i < len(a) && l == a[i]:
 			i++
