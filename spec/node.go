@@ -41,7 +41,7 @@ var (
 	containerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "runtime"}, {Name: "nvidia_container_toolkit"}, {Name: "default_runtime"},
 		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
-		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"},
+		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
@@ -337,12 +337,13 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	c.EnrootCachePath = enrootPath("enroot_cache_path")
 	c.EnrootDataPath = enrootPath("enroot_data_path")
 	c.EnrootRestrictDev = dec.bool("enroot_restrict_dev")
+	c.Pyxis = dec.bool("pyxis")
 	if c.Runtime.V != "enroot" {
 		for _, a := range []struct {
 			name string
 			set  bool
 			rng  hcl.Range
-		}{{"enroot_cache_path", c.EnrootCachePath.Set, c.EnrootCachePath.Range}, {"enroot_data_path", c.EnrootDataPath.Set, c.EnrootDataPath.Range}, {"enroot_restrict_dev", c.EnrootRestrictDev.Set, c.EnrootRestrictDev.Range}} {
+		}{{"enroot_cache_path", c.EnrootCachePath.Set, c.EnrootCachePath.Range}, {"enroot_data_path", c.EnrootDataPath.Set, c.EnrootDataPath.Range}, {"enroot_restrict_dev", c.EnrootRestrictDev.Set, c.EnrootRestrictDev.Range}, {"pyxis", c.Pyxis.Set, c.Pyxis.Range}} {
 			if a.set {
 				dec.diags = append(dec.diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,

@@ -115,6 +115,8 @@ type Container struct {
 	// EnrootRestrictDev is ENROOT_RESTRICT_DEV: /dev inside containers
 	// limited to a minimal set plus the GPUs asked for.
 	EnrootRestrictDev Attr[bool]
+	// Pyxis loads pyxis's SPANK plugin into Slurm (srun --container-image).
+	Pyxis Attr[bool]
 	// DefaultShmSize is the default /dev/shm size of containers.
 	DefaultShmSize Attr[Size]
 	// Ulimits are default container ulimits by name (memlock, stack, nofile, nproc).

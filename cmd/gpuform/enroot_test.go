@@ -72,3 +72,52 @@ func TestEnrootSettingsValidated(t *testing.T) {
 		})
 	}
 }
+
+// Issue 21: pyxis = true loads pyxis into Slurm with the line its own
+// pyxis.conf holds, naming the plugin where its package put it. Without
+// the plugin on the node, plan says to install it instead of writing a
+// "required" line that would stop slurmd.
+func TestPyxisPlugstack(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := specDir(t, "  container {\n    runtime = \"enroot\"\n    nvidia_container_toolkit = \"1.14.3\"\n    pyxis = true\n  }")
+	code, out, errOut := runPA(t, env, "", "plan", dir)
+	if code == ExitOK || !strings.Contains(out+errOut, "pyxis is not installed") {
+		t.Fatalf("plan without the plugin: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root := simRoot(t, state, "hgx-h100-stale")
+	plugin := filepath.Join(root, "usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so")
+	if err := os.MkdirAll(filepath.Dir(plugin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plugin, []byte("\x7fELF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	conf := filepath.Join(root, "etc/slurm/plugstack.conf.d/pyxis.conf")
+	b, err := os.ReadFile(conf)
+	if err != nil || !strings.HasSuffix(string(b), "\nrequired /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so\n") {
+		t.Fatalf("%s after apply (%v):\n%s", conf, err, b)
+	}
+	if code, out, errOut = runPA(t, env, "", "plan", dir); code != ExitOK || strings.Contains(out, "pyxis_plugstack") {
+		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The package's own pyxis.conf (the line alone, no header) is adopted,
+	// not rewritten.
+	if err := os.WriteFile(conf, []byte("required /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut = runPA(t, env, "", "plan", dir); code != ExitOK || strings.Contains(out, "pyxis_plugstack") {
+		t.Errorf("plan over the package's pyxis.conf: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// optional instead of required: a job would run without its container.
+	if err := os.WriteFile(conf, []byte("optional /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, checks, vout := verifyJSON(t, env, dir)
+	if code != ExitReport || !hasFailed(checks, "spec.pyxis_plugstack") {
+		t.Errorf("verify over an optional line: exit %d\n%s", code, vout)
+	}
+}

@@ -51,6 +51,8 @@ type Node struct {
 	// CDISpecs are the NVIDIA CDI specifications found, by path
 	// (CDISpecPaths()); nil when there are none.
 	CDISpecs map[string]CDISpec `json:"cdi_specs,omitempty"`
+	// Existing are the PyxisPluginPaths that exist on the node.
+	Existing []string `json:"existing,omitempty"`
 	// Shm is the /dev/shm mount.
 	Shm Shm `json:"shm"`
 	// Sysctls maps a sysctl name (dotted, e.g. "kernel.numa_balancing") to its
@@ -266,6 +268,20 @@ func (d Docker) ShmSize() string {
 }
 
 // ContainerRuntime is the NVIDIA container runtime configuration.
+// PyxisPluginPaths are where pyxis's SPANK plugin is installed: its deb
+// (libdir /usr/lib/<multiarch>, debian/rules), its rpm (%{_libdir}) and
+// make install (/usr/local/lib), each under slurm/ (NVIDIA/pyxis Makefile
+// at 107519944221822ea1dace4db8e7234b2eaa4cd5). The probe reports which
+// exist.
+func PyxisPluginPaths() []string {
+	return []string{"/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so", "/usr/lib/aarch64-linux-gnu/slurm/spank_pyxis.so",
+		"/usr/lib64/slurm/spank_pyxis.so", "/usr/local/lib/slurm/spank_pyxis.so"}
+}
+
+// Exists reports whether the probe found path, for the paths it checks
+// for existence (PyxisPluginPaths).
+func (n *Node) Exists(path string) bool { return slices.Contains(n.Existing, path) }
+
 // CDISpecPaths are where the container toolkit writes the CDI
 // specification of a node's GPUs: nvidia-ctk cdi generate's
 // documented --output, and where the nvidia-cdi-refresh service of toolkit

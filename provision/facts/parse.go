@@ -363,6 +363,11 @@ func interpret(raw *rawFacts) *Node {
 	p.docker()
 	p.containerRuntime()
 	p.cdiSpecs()
+	for _, path := range PyxisPluginPaths() {
+		if p.raw.exists[path] {
+			p.n.Existing = append(p.n.Existing, path)
+		}
+	}
 	p.memory()
 	p.shm()
 	p.sysctls()

@@ -291,6 +291,11 @@ l /etc/alternatives/cuda
 x /etc/docker/daemon.json /etc/nccl.conf /etc/containerd/config.toml
 f /etc/nvidia-container-runtime/config.toml
 f /etc/cdi/nvidia.yaml /var/run/cdi/nvidia.yaml
+# pyxis's SPANK plugin where its packages and make install put it, and
+# the plugstack drop-in that loads it.
+e /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so /usr/lib/aarch64-linux-gnu/slurm/spank_pyxis.so \
+	/usr/lib64/slurm/spank_pyxis.so /usr/local/lib/slurm/spank_pyxis.so
+x /etc/slurm/plugstack.conf.d/pyxis.conf
 
 # Memory, /dev/shm, sysctls, limits, hugepages.
 g '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo

@@ -22,6 +22,7 @@ const (
 	ContainerdConfig   = "containerd_config"
 	CDISpec            = "cdi_spec"
 	EnrootConf         = "enroot_conf"
+	PyxisPlugstack     = "pyxis_plugstack"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -94,6 +95,7 @@ func builders() []builder {
 		{ContainerdConfig, buildContainerdConfig},
 		{CDISpec, buildCDISpec},
 		{EnrootConf, buildEnrootConf},
+		{PyxisPlugstack, buildPyxisPlugstack},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},
 		{HugePages, buildHugepages},

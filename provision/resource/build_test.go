@@ -44,9 +44,11 @@ kernel_args = ["iommu=pt"]`
 func TestBuildersTable(t *testing.T) {
 	n, f := loadNode(t, everyResource), debianNode()
 	in := newBuildInput(n, f)
-	// A node runs Docker or containerd: containerd_config is asked for
-	// by the same spec on containerd, in place of docker_daemon.
+	// A node runs Docker, containerd or enroot: containerd_config is asked
+	// for by the same spec on containerd, in place of docker_daemon.
 	onContainerd := newBuildInput(loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
+	// pyxis is enroot's, for Slurm.
+	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -57,8 +59,11 @@ func TestBuildersTable(t *testing.T) {
 			t.Errorf("resource %s: its home res_%s.go: %v", b.name, b.name, err)
 		}
 		bin := in
-		if b.name == ContainerdConfig {
+		switch b.name {
+		case ContainerdConfig:
 			bin = onContainerd
+		case PyxisPlugstack:
+			bin = onEnroot
 		}
 		rs, _, err := b.build(bin)
 		if err != nil {
@@ -82,8 +87,8 @@ func TestBuildersTable(t *testing.T) {
 			t.Errorf("Build planned %s, which no table entry declares", r.Name())
 		}
 	}
-	if len(rs) != len(seen)-1 {
-		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config", len(rs), len(seen)-1)
+	if len(rs) != len(seen)-2 {
+		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config and pyxis_plugstack", len(rs), len(seen)-2)
 	}
 }
 
