@@ -36,9 +36,14 @@ const (
 // containerd edits: config version 3 (containerd 2.0) split the CRI plugin
 // and renamed it (https://github.com/containerd/containerd/blob/main/docs/cri/config.md,
 // "Config versions").
-var criPlugin = map[string]string{
-	"2": "io.containerd.grpc.v1.cri",
-	"3": "io.containerd.cri.v1.runtime",
+func criPlugin(version string) (name string, ok bool) {
+	switch version {
+	case "2":
+		return "io.containerd.grpc.v1.cri", true
+	case "3":
+		return "io.containerd.cri.v1.runtime", true
+	}
+	return "", false
 }
 
 // buildContainerdConfig registers the NVIDIA runtime in containerd's
@@ -110,7 +115,8 @@ type containerdKey struct {
 
 // keys are the keys gpuform owns in a document of config version v.
 func (r *containerdResource) keys(d *tomledit.Doc, v string) []containerdKey {
-	cri := []string{"plugins", criPlugin[v]}
+	name, _ := criPlugin(v)
+	cri := []string{"plugins", name}
 	rt := append(slices.Clone(cri), "containerd")
 	nv := append(slices.Clone(rt), "runtimes", "nvidia")
 	// The plugin-wide keys first: in a new file their table then comes
@@ -165,7 +171,7 @@ func configVersion(d *tomledit.Doc) (string, error) {
 	if !ok {
 		return "", errors.New("has no version key, so containerd reads it as config version 1, which gpuform does not edit: convert it to version 2 (containerd ≥ 2.0: containerd config migrate), then plan again")
 	}
-	if _, ok := criPlugin[v.Text]; !ok || v.Kind != "Integer" {
+	if _, ok := criPlugin(v.Text); !ok || v.Kind != "Integer" {
 		return "", fmt.Errorf("is config version %s; gpuform edits versions 2 and 3", v.Text)
 	}
 	return v.Text, nil

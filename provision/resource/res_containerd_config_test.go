@@ -197,10 +197,12 @@ func TestContainerdReadsEditedConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cri := criPlugin[tc.version]
+			v := tc.version
 			if major2 {
-				cri = criPlugin["3"]
+				// containerd 2 dumps every config as version 3.
+				v = "3"
 			}
+			cri, _ := criPlugin(v)
 			base := []string{"plugins", cri, "containerd", "runtimes", "nvidia"}
 			if v, _ := d.Lookup(append(base, "options", "BinaryName")...); v.Text != containerdNvidiaBinary {
 				t.Errorf("containerd reads the nvidia runtime's BinaryName as %q:\n%s", v.Text, out)
