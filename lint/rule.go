@@ -117,6 +117,7 @@ func Rules() []Rule {
 		dcgmDriverRule(),
 		driverBranchEOLRule(),
 		duplicateHostRule(),
+		enrootNvidiaContainerCLIRule(),
 		fabricManagerRequiredRule(),
 		fabricManagerVersionRule(),
 		gpuDriverMinimumRule(),

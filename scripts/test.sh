@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs gpuform's whole test suite on a fresh machine: installs what the
 # end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge,
-# promtool, Graphviz), then `go test ./...`.
+# promtool, Graphviz, containerd), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,9 @@ command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 # provision/graph and gpuform graph -format svg lay their DOT out with Graphviz.
 command -v dot >/dev/null 2>&1 || need+=(graphviz)
+# provision/resource hands its containerd config.toml edits to the real
+# containerd's `config dump`.
+command -v containerd >/dev/null 2>&1 || need+=(containerd)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -41,7 +41,8 @@ var (
 	componentSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
 	containerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "runtime"}, {Name: "nvidia_container_toolkit"}, {Name: "default_runtime"},
-		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"},
+		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
+		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
@@ -70,6 +71,11 @@ var (
 	// ncclCommandPattern allows the arguments nccl-tests takes and nothing
 	// that a shell would treat as syntax.
 	ncclCommandPattern = regexp.MustCompile(`^[A-Za-z0-9_./=, \-]+$`)
+	// enrootPathPattern is an absolute path, optionally per user or group
+	// the way enroot's own examples write it ($(id -u), ${UID}): enroot
+	// expands its config values in a shell, so nothing else of shell
+	// syntax may reach the file.
+	enrootPathPattern = regexp.MustCompile(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
 )
 
 var ulimitNames = []string{"memlock", "stack", "nofile", "nproc", "core"}
@@ -328,9 +334,43 @@ func decodeComponent(blk *hcl.Block, ctx *hcl.EvalContext) (*VersionedBlock, hcl
 func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diagnostics) {
 	dec, _ := blockDecoder(blk, containerSchema, ctx)
 	c := &Container{DeclRange: blk.DefRange}
-	c.Runtime = dec.enum("runtime", "docker", "containerd")
+	c.Runtime = dec.enum("runtime", "docker", "containerd", "enroot")
 	c.NvidiaContainerToolkit = dec.version("nvidia_container_toolkit")
 	c.DefaultRuntime = dec.bool("default_runtime")
+	c.CDI = dec.bool("cdi")
+	enrootPath := func(name string) Attr[string] {
+		a := dec.string(name)
+		if a.Set && !enrootPathPattern.MatchString(a.V) {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid enroot path",
+				Detail:   fmt.Sprintf("%s = %s is not accepted: write an absolute path, per user with $(id -u) or ${UID} as enroot's examples do (\"/raid/enroot/data/user-$(id -u)\").", name, a.Show()),
+				Subject:  a.Range.Ptr(),
+			})
+			return Attr[string]{}
+		}
+		return a
+	}
+	c.EnrootCachePath = enrootPath("enroot_cache_path")
+	c.EnrootDataPath = enrootPath("enroot_data_path")
+	c.EnrootRestrictDev = dec.bool("enroot_restrict_dev")
+	c.Pyxis = dec.bool("pyxis")
+	if c.Runtime.V != "enroot" {
+		for _, a := range []struct {
+			name string
+			set  bool
+			rng  hcl.Range
+		}{{"enroot_cache_path", c.EnrootCachePath.Set, c.EnrootCachePath.Range}, {"enroot_data_path", c.EnrootDataPath.Set, c.EnrootDataPath.Range}, {"enroot_restrict_dev", c.EnrootRestrictDev.Set, c.EnrootRestrictDev.Range}, {"pyxis", c.Pyxis.Set, c.Pyxis.Range}} {
+			if a.set {
+				dec.diags = append(dec.diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Setting of another runtime",
+					Detail:   fmt.Sprintf("%s configures enroot; this container block's runtime is %q. Set runtime = \"enroot\" or remove it.", a.name, c.Runtime.V),
+					Subject:  a.rng.Ptr(),
+				})
+			}
+		}
+	}
 	c.DefaultShmSize = dec.size("default_shm_size", false)
 	ul, rng := dec.stringMap("ulimits")
 	c.UlimitsRange = rng

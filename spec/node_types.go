@@ -108,12 +108,23 @@ type VersionedBlock struct {
 
 // Container is the container runtime and its GPU-relevant defaults.
 type Container struct {
-	// Runtime is "docker" or "containerd".
+	// Runtime is "docker", "containerd" or "enroot".
 	Runtime Attr[string]
 	// NvidiaContainerToolkit is the nvidia-container-toolkit version.
 	NvidiaContainerToolkit Attr[Version]
 	// DefaultRuntime makes the NVIDIA runtime the default.
 	DefaultRuntime Attr[bool]
+	// CDI asks for the toolkit's CDI specification of the node's GPUs,
+	// kept naming the running driver's libraries.
+	CDI Attr[bool]
+	// EnrootCachePath and EnrootDataPath are enroot's image cache and
+	// container storage (ENROOT_CACHE_PATH, ENROOT_DATA_PATH).
+	EnrootCachePath, EnrootDataPath Attr[string]
+	// EnrootRestrictDev is ENROOT_RESTRICT_DEV: /dev inside containers
+	// limited to a minimal set plus the GPUs asked for.
+	EnrootRestrictDev Attr[bool]
+	// Pyxis loads pyxis's SPANK plugin into Slurm (srun --container-image).
+	Pyxis Attr[bool]
 	// DefaultShmSize is the default /dev/shm size of containers.
 	DefaultShmSize Attr[Size]
 	// Ulimits are default container ulimits by name (memlock, stack, nofile, nproc).

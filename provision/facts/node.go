@@ -53,6 +53,11 @@ type Node struct {
 	Docker Docker `json:"docker"`
 	// ContainerRuntime is /etc/nvidia-container-runtime/config.toml.
 	ContainerRuntime ContainerRuntime `json:"nvidia_container_runtime"`
+	// CDISpecs are the NVIDIA CDI specifications found, by path
+	// (CDISpecPaths()); nil when there are none.
+	CDISpecs map[string]CDISpec `json:"cdi_specs,omitempty"`
+	// Existing are the PyxisPluginPaths that exist on the node.
+	Existing []string `json:"existing,omitempty"`
 	// Shm is the /dev/shm mount.
 	Shm Shm `json:"shm"`
 	// Sysctls maps a sysctl name (dotted, e.g. "kernel.numa_balancing") to its
@@ -272,6 +277,41 @@ func (d Docker) ShmSize() string {
 }
 
 // ContainerRuntime is the NVIDIA container runtime configuration.
+// PyxisPluginPaths are where pyxis's SPANK plugin is installed: its deb
+// (libdir /usr/lib/<multiarch>, debian/rules), its rpm (%{_libdir}) and
+// make install (/usr/local/lib), each under slurm/ (NVIDIA/pyxis Makefile
+// at 107519944221822ea1dace4db8e7234b2eaa4cd5). The probe reports which
+// exist.
+func PyxisPluginPaths() []string {
+	return []string{"/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so", "/usr/lib/aarch64-linux-gnu/slurm/spank_pyxis.so",
+		"/usr/lib64/slurm/spank_pyxis.so", "/usr/local/lib/slurm/spank_pyxis.so"}
+}
+
+// Exists reports whether the probe found path, for the paths it checks
+// for existence (PyxisPluginPaths).
+func (n *Node) Exists(path string) bool { return slices.Contains(n.Existing, path) }
+
+// CDISpecPaths are where the container toolkit writes the CDI
+// specification of a node's GPUs: nvidia-ctk cdi generate's
+// documented --output, and where the nvidia-cdi-refresh service of toolkit
+// 1.18 and later writes it
+// (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html).
+func CDISpecPaths() []string { return []string{"/etc/cdi/nvidia.yaml", "/var/run/cdi/nvidia.yaml"} }
+
+// CDISpec is what gpuform reads from a CDI specification.
+type CDISpec struct {
+	// Kind is the spec's kind ("nvidia.com/gpu").
+	Kind string `json:"kind,omitempty"`
+	// Devices are the device names it declares ("0", "all", …).
+	Devices []string `json:"devices,omitempty"`
+	// DriverVersions are the driver releases of the libcuda.so.<release>
+	// libraries it mounts, sorted: one, the running driver's, on a node
+	// whose spec is current.
+	DriverVersions []string `json:"driver_versions,omitempty"`
+	// Error says why the file could not be read as a CDI specification.
+	Error string `json:"error,omitempty"`
+}
+
 type ContainerRuntime struct {
 	// Present is true when config.toml exists.
 	Present bool `json:"present"`
@@ -617,6 +657,7 @@ func ManagedDirs() []string {
 		"/etc/apt/preferences.d",
 		"/etc/udev/rules.d",
 		"/etc/tmpfiles.d",
+		"/etc/enroot/enroot.conf.d",
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/gpuform/gpuform/internal/cpulist"
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/text"
+	"go.yaml.in/yaml/v3"
 )
 
 // ErrNotProbeOutput means the output does not start with the probe's header:
@@ -361,6 +363,12 @@ func interpret(raw *rawFacts) *Node {
 	p.docker()
 	p.containerRuntime()
 	p.images()
+	p.cdiSpecs()
+	for _, path := range PyxisPluginPaths() {
+		if p.raw.exists[path] {
+			p.n.Existing = append(p.n.Existing, path)
+		}
+	}
 	p.memory()
 	p.shm()
 	p.sysctls()
@@ -790,6 +798,64 @@ func (p *interpreter) containerRuntime() {
 		return
 	}
 	p.n.ContainerRuntime = ContainerRuntime{Present: true, Raw: s, Keys: parseTOMLKeys(s)}
+}
+
+// libcudaRelease finds the driver release in a libcuda.so.<release> path.
+var libcudaRelease = regexp.MustCompile(`/libcuda\.so\.([0-9]+\.[0-9]+(?:\.[0-9]+)?)$`)
+
+func (p *interpreter) cdiSpecs() {
+	for _, path := range CDISpecPaths() {
+		s, ok := p.file(path)
+		if !ok {
+			continue
+		}
+		if p.n.CDISpecs == nil {
+			p.n.CDISpecs = map[string]CDISpec{}
+		}
+		p.n.CDISpecs[path] = parseCDISpec([]byte(s))
+	}
+}
+
+// parseCDISpec reads the parts of a CDI specification verify and plan
+// compare: its kind, devices and the driver release of the libraries it
+// mounts (https://github.com/cncf-tags/container-device-interface/blob/main/SPEC.md).
+func parseCDISpec(b []byte) CDISpec {
+	type edits struct {
+		Mounts []struct {
+			HostPath string `yaml:"hostPath"`
+		} `yaml:"mounts"`
+	}
+	var doc struct {
+		Kind    string `yaml:"kind"`
+		Devices []struct {
+			Name           string `yaml:"name"`
+			ContainerEdits edits  `yaml:"containerEdits"`
+		} `yaml:"devices"`
+		ContainerEdits edits `yaml:"containerEdits"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return CDISpec{Error: err.Error()}
+	}
+	out := CDISpec{Kind: doc.Kind}
+	seen := map[string]bool{}
+	all := []edits{doc.ContainerEdits}
+	for _, d := range doc.Devices {
+		out.Devices = append(out.Devices, d.Name)
+		all = append(all, d.ContainerEdits)
+	}
+	for _, e := range all {
+		for _, m := range e.Mounts {
+			if v := libcudaRelease.FindStringSubmatch(m.HostPath); v != nil && !seen[v[1]] {
+				seen[v[1]] = true
+				out.DriverVersions = append(out.DriverVersions, v[1])
+			}
+		}
+	}
+	sort.Strings(out.DriverVersions)
+	if out.Kind == "" {
+		out.Error = "no kind: not a CDI specification"
+	}
+	return out
 }
 
 func (p *interpreter) memory() {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -519,5 +520,24 @@ func TestParseUnreadable(t *testing.T) {
 				t.Errorf("warnings %q: want one saying the file cannot be read", n.Warnings)
 			}
 		})
+	}
+}
+
+// TestCDISpec reads nvidia-ctk cdi generate's output: its kind, devices and
+// the driver release of the libcuda it mounts; a file that is not a CDI
+// spec says so instead of reading as current.
+func TestCDISpec(t *testing.T) {
+	real, err := os.ReadFile("testdata/cdi/generate-default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := parseOne(t, file("/etc/cdi/nvidia.yaml", string(real)), file("/var/run/cdi/nvidia.yaml", "devices: [\n"))
+	got := n.CDISpecs["/etc/cdi/nvidia.yaml"]
+	want := CDISpec{Kind: "example.com/device", Devices: []string{"0", "all"}, DriverVersions: []string{"999.88.77"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CDI spec (-want +got):\n%s", diff)
+	}
+	if bad := n.CDISpecs["/var/run/cdi/nvidia.yaml"]; bad.Error == "" || len(bad.DriverVersions) != 0 {
+		t.Errorf("broken CDI spec read as %+v", bad)
 	}
 }

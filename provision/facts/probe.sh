@@ -164,7 +164,8 @@ gx() {
 	/etc/sysctl.d/90-gpuform.conf | /etc/sysctl.d/91-gpuform-hugepages.conf | \
 		/etc/default/grub.d/90-gpuform.cfg | /etc/security/limits.d/90-gpuform.conf | \
 		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf | \
-		/etc/gpuform/owners.json | /etc/gpuform/binding.json) return 0 ;;
+		/etc/gpuform/owners.json | /etc/gpuform/binding.json | \
+		/etc/enroot/enroot.conf.d/90-gpuform.conf) return 0 ;;
 	esac
 	return 1
 }
@@ -287,11 +288,17 @@ if rd /usr/local; then
 	done
 fi
 l /etc/alternatives/cuda
-x /etc/docker/daemon.json /etc/nccl.conf
+x /etc/docker/daemon.json /etc/nccl.conf /etc/containerd/config.toml
 # Slurm reads gres.conf beside slurm.conf: /etc/slurm, or /etc/slurm-llnl
 # on older Debian and Ubuntu packages.
 x /etc/slurm/gres.conf /etc/slurm-llnl/gres.conf
 f /etc/nvidia-container-runtime/config.toml
+f /etc/cdi/nvidia.yaml /var/run/cdi/nvidia.yaml
+# pyxis's SPANK plugin where its packages and make install put it, and
+# the plugstack drop-in that loads it.
+e /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so /usr/lib/aarch64-linux-gnu/slurm/spank_pyxis.so \
+	/usr/lib64/slurm/spank_pyxis.so /usr/local/lib/slurm/spank_pyxis.so
+x /etc/slurm/plugstack.conf.d/pyxis.conf
 
 # Memory, /dev/shm, sysctls, limits, hugepages.
 g '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo
@@ -457,14 +464,15 @@ done
 for p in /etc/sysctl.d/90-gpuform.conf /etc/sysctl.d/91-gpuform-hugepages.conf \
 	/etc/default/grub.d/90-gpuform.cfg /etc/security/limits.d/90-gpuform.conf \
 	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf \
-	/etc/gpuform/owners.json /etc/gpuform/binding.json; do
+	/etc/gpuform/owners.json /etc/gpuform/binding.json \
+	/etc/enroot/enroot.conf.d/90-gpuform.conf; do
 	printf '%s managed %s\n' "$M" "$p"
 	x "$p"
 done
 for d in /etc/sysctl.d /etc/modules-load.d /etc/modprobe.d /etc/security/limits.d \
 	/etc/default/grub.d /etc/systemd/system /etc/systemd/system/docker.service.d \
 	/etc/systemd/logind.conf.d /etc/profile.d /etc/apt/preferences.d /etc/udev/rules.d \
-	/etc/tmpfiles.d /etc/gpuform; do
+	/etc/tmpfiles.d /etc/enroot/enroot.conf.d /etc/gpuform; do
 	rd "$d" || continue
 	_dr=$_r
 	for p in "$_dr"/*; do

@@ -20,6 +20,10 @@ const (
 	ContainerToolkit   = "container_toolkit"
 	DockerDaemon       = "docker_daemon"
 	ContainerImages    = "container_images"
+	ContainerdConfig   = "containerd_config"
+	CDISpec            = "cdi_spec"
+	EnrootConf         = "enroot_conf"
+	PyxisPlugstack     = "pyxis_plugstack"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -43,7 +47,10 @@ const (
 	GovernorFile    = "/etc/tmpfiles.d/90-gpuform-governor.conf"
 	NCCLConfFile    = "/etc/nccl.conf"
 	DaemonJSON      = "/etc/docker/daemon.json"
-	FstabFile       = "/etc/fstab"
+	// ContainerdConfigFile is containerd's configuration, which gpuform
+	// edits key by key as TOML.
+	ContainerdConfigFile = "/etc/containerd/config.toml"
+	FstabFile            = "/etc/fstab"
 )
 
 // Build returns the resources that node n of a spec manages on a host with
@@ -88,6 +95,10 @@ func builders() []builder {
 		{DCGM, buildDCGM},
 		{ContainerToolkit, buildContainerToolkit},
 		{DockerDaemon, buildDockerDaemon},
+		{ContainerdConfig, buildContainerdConfig},
+		{CDISpec, buildCDISpec},
+		{EnrootConf, buildEnrootConf},
+		{PyxisPlugstack, buildPyxisPlugstack},
 		{ContainerImages, buildContainerImages},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/spec"
@@ -23,6 +24,7 @@ container {
   default_shm_size = "16GiB"
   ulimits = { memlock = "unlimited", stack = "64MiB" }
   images = ["nvcr.io/nvidia/pytorch:25.02-py3@sha256:4f1ca7b1e2c4f0d3e1a7b9c5d2e6f8a0b3c5d7e9f1a2b4c6d8e0f2a4b6c8d0e2"]
+  cdi = true
 }
 shm { size = "50%"}
 hugepages {
@@ -47,6 +49,11 @@ kernel_args = ["iommu=pt"]`
 func TestBuildersTable(t *testing.T) {
 	n, f := loadNode(t, everyResource), debianNode()
 	in := newBuildInput(n, f)
+	// A node runs Docker, containerd or enroot: containerd_config is asked
+	// for by the same spec on containerd, in place of docker_daemon.
+	onContainerd := newBuildInput(loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
+	// pyxis is enroot's, for Slurm.
+	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -56,7 +63,14 @@ func TestBuildersTable(t *testing.T) {
 		if _, err := os.Stat("res_" + b.name + ".go"); err != nil {
 			t.Errorf("resource %s: its home res_%s.go: %v", b.name, b.name, err)
 		}
-		rs, _, err := b.build(in)
+		bin := in
+		switch b.name {
+		case ContainerdConfig:
+			bin = onContainerd
+		case PyxisPlugstack:
+			bin = onEnroot
+		}
+		rs, _, err := b.build(bin)
 		if err != nil {
 			t.Fatalf("%s: %v", b.name, err)
 		}
@@ -78,8 +92,8 @@ func TestBuildersTable(t *testing.T) {
 			t.Errorf("Build planned %s, which no table entry declares", r.Name())
 		}
 	}
-	if len(rs) != len(seen) {
-		t.Errorf("Build planned %d resources for a spec that asks for all %d types", len(rs), len(seen))
+	if len(rs) != len(seen)-2 {
+		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config and pyxis_plugstack", len(rs), len(seen)-2)
 	}
 }
 

@@ -308,10 +308,15 @@ func TestHugepages(t *testing.T) {
 	}
 }
 
-func TestContainerdIsLeftAlone(t *testing.T) {
-	got, warnings := diffAll(t, loadNode(t, "container {\n runtime = \"containerd\"\n default_shm_size = \"8GiB\"\n}"), debianNode())
-	if _, ok := got[DockerDaemon]; ok || len(warnings) != 1 || !strings.Contains(warnings[0], "containerd") {
-		t.Errorf("containerd: resources %v, warnings %q", got, warnings)
+// Docker's daemon-wide defaults have no containerd or enroot equivalent:
+// such a node gets no daemon.json, and a warning instead of a silent no-op.
+func TestContainerdHasNoDockerDefaults(t *testing.T) {
+	for _, rt := range []string{"containerd", "enroot"} {
+		got, warnings := diffAll(t, loadNode(t, "container {\n runtime = \""+rt+"\"\n default_shm_size = \"8GiB\"\n}"), debianNode())
+		_, cc := got[ContainerdConfig]
+		if _, ok := got[DockerDaemon]; ok || cc || len(warnings) != 1 || !strings.Contains(warnings[0], "runtime "+rt) {
+			t.Errorf("%s: resources %v, warnings %q", rt, got, warnings)
+		}
 	}
 }
 
