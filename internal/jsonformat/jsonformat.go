@@ -18,8 +18,11 @@ import "strings"
 
 // Version is the format_version of every JSON document gpuform writes.
 // 2.0 is the release in which documents carry typed values (booleans and
-// numbers, not strings) and share this one version string.
-const Version = "2.0"
+// numbers, not strings) and share this one version string; 2.1 added
+// fields only (plan's images, verify's remedy, checked_at, expires_at,
+// isolation and outliers, facts' hypervisor and CPU identity, the NVML
+// agent's processes) and the bench document.
+const Version = "2.1"
 
 // Compatible reports whether a document written with format version v can be
 // read by this gpuform: the same major number.
