@@ -87,3 +87,54 @@ func TestNCCLTopoFile(t *testing.T) {
 		t.Errorf("plan after apply: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestNCCLTopoFileTurnedOff: once nccl_topo_file is turned off, apply
+// removes the topology file and the NCCL_TOPO_FILE line gpuform wrote in
+// nccl.conf (plan shows it going), leaving the operator's lines as they
+// were, byte for byte; a NCCL_TOPO_FILE left behind would point every job
+// at a file that no longer exists.
+func TestNCCLTopoFileTurnedOff(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "main.gpuform.hcl")
+	writeFile(t, spec, topoSpec)
+	if code, out, errOut := runCLIEnv(t, env, "plan", dir); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+	}
+	root := simRoot(t, state, "l40s-rocky9")
+	dmi := filepath.Join(root, "sys/class/dmi/id")
+	if err := os.MkdirAll(dmi, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dmi, "sys_vendor"), "QEMU\n")
+	// The operator's own nccl.conf: a comment, settings, odd spacing and
+	// a blank line.
+	const operator = "# site defaults\nNCCL_DEBUG=WARN\n  NCCL_IB_TIMEOUT = 22\n\nNCCL_NET_GDR_LEVEL=PHB\n"
+	conf := filepath.Join(root, "etc/nccl.conf")
+	writeFile(t, conf, operator)
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply on the VM: exit %d\n%s%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(conf); !strings.Contains(string(b), "NCCL_TOPO_FILE="+nccltopo.File+"\n") {
+		t.Fatalf("nccl.conf after the first apply:\n%s", b)
+	}
+
+	writeFile(t, spec, strings.Replace(topoSpec, "nccl_topo_file = true", "nccl_topo_file = false", 1))
+	code, out, errOut := runCLIEnv(t, env, "plan", "-no-color", dir)
+	if code != ExitOK || !strings.Contains(out, "nccl_conf") || !strings.Contains(out, `- NCCL_TOPO_FILE`) {
+		t.Fatalf("plan after turning it off: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply after turning it off: exit %d\n%s%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(conf); err != nil || string(b) != operator {
+		t.Errorf("nccl.conf after turning the file off: %v\n%q\nwant the operator's file as it was:\n%q", err, b, operator)
+	}
+	if _, err := os.Stat(filepath.Join(root, nccltopo.File)); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", nccltopo.File, err)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK {
+		t.Errorf("plan after apply: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,8 +32,18 @@ func buildNCCLConf(in *buildInput) ([]Resource, []string, error) {
 func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 	a := n.Affinity
 	topo, _ := nccltopo.Decide(n, f)
+	// NCCL_TOPO_FILE naming gpuform's own file is gpuform's key even when
+	// the spec no longer asks for the file: left behind it would point
+	// every job at a file apply has just removed (NCCL then fails to init).
+	var drop []string
+	if !topo && f.NCCLConf != nil && keyValueLines(f.NCCLConf.Content)["NCCL_TOPO_FILE"] == nccltopo.File {
+		drop = append(drop, "NCCL_TOPO_FILE")
+	}
 	if a == nil || !a.NCCLEnv.V && !topo {
-		return nil, nil
+		if len(drop) == 0 {
+			return nil, nil
+		}
+		a = &spec.Affinity{}
 	}
 	var hcas []string
 	// Without nccl_env only the topology file's key is written.
@@ -80,21 +91,37 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 		want["NCCL_TOPO_FILE"] = nccltopo.File
 		keys = append(keys, "NCCL_TOPO_FILE")
 	}
-	if len(keys) == 0 {
+	if len(keys) == 0 && len(drop) == 0 {
 		return nil, nil
 	}
+	edit := func(cur []byte, _ bool) (string, error) {
+		out, err := setKeyLines(cur, keys, want, drop)
+		if err != nil {
+			return "", err
+		}
+		if len(keys) == 0 {
+			// gpuform manages no key of the file any more: its header goes.
+			_, rest := splitHeader(out)
+			return rest, nil
+		}
+		if !n.Owner.Claims() {
+			return out, nil
+		}
+		return withHeader(out, headerFor(n.Owner, "the keys "+strings.Join(keys, ", ")+"; other lines are left as they are")), nil
+	}
+	// Not empty: the file is wanted; edit computes it.
+	content := "wanted"
+	if len(keys) == 0 && f.NCCLConf != nil {
+		// A file that held nothing but gpuform's key and header goes whole.
+		if rest, err := edit([]byte(f.NCCLConf.Content), true); err == nil && strings.TrimSpace(rest) == "" {
+			content = ""
+		}
+	}
 	return &fileResource{
-		base: base{name: NCCLConf},
-		path: NCCLConfFile,
-		// Not empty: the file is wanted; edit computes it.
-		content: "wanted",
-		edit: func(cur []byte, _ bool) (string, error) {
-			out, err := setKeyLines(cur, keys, want)
-			if err != nil || !n.Owner.Claims() {
-				return out, err
-			}
-			return withHeader(out, headerFor(n.Owner, "the keys "+strings.Join(keys, ", ")+"; other lines are left as they are")), nil
-		},
+		base:    base{name: NCCLConf},
+		path:    NCCLConfFile,
+		content: content,
+		edit:    edit,
 		current: func(f *facts.Node) (string, bool) {
 			if f.NCCLConf == nil {
 				return "", false
@@ -105,7 +132,7 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
 			out := attrs{}
 			all := keyValueLines(cur)
-			for _, k := range keys {
+			for _, k := range slices.Concat(keys, drop) {
 				if v, ok := all[k]; ok {
 					out[k] = v
 				}
@@ -117,12 +144,13 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 }
 
 // setKeyLines sets KEY=value lines of a file such as nccl.conf: the line
-// of each key in keys is replaced where it is, or appended; every other
-// byte is kept. A key set twice is an error, since which line wins is the
-// reader's business.
-func setKeyLines(cur []byte, keys []string, want map[string]string) (string, error) {
+// of each key in keys is replaced where it is, or appended, and the line
+// of each key in drop is removed; every other byte is kept. A key set
+// twice is an error, since which line wins is the reader's business.
+func setKeyLines(cur []byte, keys []string, want map[string]string, drop []string) (string, error) {
 	lines := fstabLines(cur)
 	at := map[string]int{}
+	gone := map[int]bool{}
 	for i, line := range lines {
 		t := strings.TrimLeft(string(line), " \t")
 		k, _, ok := strings.Cut(t, "=")
@@ -130,6 +158,10 @@ func setKeyLines(cur []byte, keys []string, want map[string]string) (string, err
 			continue
 		}
 		k = strings.TrimSpace(k)
+		if slices.Contains(drop, k) {
+			gone[i] = true
+			continue
+		}
 		if _, managed := want[k]; !managed {
 			continue
 		}
@@ -140,6 +172,9 @@ func setKeyLines(cur []byte, keys []string, want map[string]string) (string, err
 	}
 	var b strings.Builder
 	for i, line := range lines {
+		if gone[i] {
+			continue
+		}
 		replaced := false
 		for k, j := range at {
 			if j == i {

@@ -62,8 +62,24 @@ func TestNCCLTopo(t *testing.T) {
 	if got[NCCLTopo].Action != Delete || !strings.Contains(strings.Join(warnings, "\n"), nccltopo.File+" not written: this host is not a virtual machine") {
 		t.Errorf("bare metal: %+v, warnings %q", got[NCCLTopo], warnings)
 	}
+	// nccl.conf held only gpuform's NCCL_TOPO_FILE: it goes with the file
+	// it points at.
+	if c := got[NCCLConf]; c.Action != Delete || c.Before["NCCL_TOPO_FILE"] != nccltopo.File {
+		t.Errorf("bare metal without nccl_env: nccl.conf: %+v", c)
+	}
+	// The operator's lines stay; only gpuform's key goes.
+	f.NCCLConf = &facts.File{Content: "NCCL_DEBUG=WARN\nNCCL_TOPO_FILE=" + nccltopo.File + "\n"}
+	f.ConfigFiles = map[string]facts.ConfigFile{NCCLConfFile: {Exists: true, Data: []byte(f.NCCLConf.Content), SHA256: facts.NewFile(f.NCCLConf.Content).SHA256, Mode: "-rw-r--r--", UID: "0", GID: "0"}}
+	got, _ = diffAll(t, n, f)
+	if c := got[NCCLConf]; c.Action != Update || c.Before["NCCL_TOPO_FILE"] != nccltopo.File || len(c.After) != 0 ||
+		len(c.Steps) != 1 || !strings.Contains(c.Steps[0].Input, "NCCL_DEBUG=WARN\n") || strings.Contains(c.Steps[0].Input, "NCCL_TOPO_FILE") {
+		t.Errorf("bare metal, operator's nccl.conf: %+v", c)
+	}
+	// An NCCL_TOPO_FILE of the operator's own is not gpuform's to remove.
+	f.NCCLConf = &facts.File{Content: "NCCL_TOPO_FILE=/opt/site/topo.xml\n"}
+	got, _ = diffAll(t, n, f)
 	if c, ok := got[NCCLConf]; ok {
-		t.Errorf("bare metal without nccl_env: nccl.conf planned: %+v", c)
+		t.Errorf("operator's NCCL_TOPO_FILE: nccl.conf planned: %+v", c)
 	}
 
 	// Not asked for: no warning, nothing written.
