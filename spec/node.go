@@ -47,7 +47,7 @@ var (
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
 	numaBindSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpus", Required: true}, {Name: "node", Required: true}}}
-	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}, {Name: "nccl_topo_file"}}}
+	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}, {Name: "nccl_topo_file"}, {Name: "nic_irq_affinity"}, {Name: "mtu"}}}
 	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
 	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}, {Name: "isolation"}, {Name: "outliers"}, {Name: "outlier_margin_percent"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
@@ -493,6 +493,37 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 	a.NCCLIBHCA = filterPattern(&dec.diags, a.NCCLIBHCA, regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`), "Invalid NCCL_IB_HCA entry", "Entries look like \"mlx5_0\" or \"mlx5_0:1\".")
 	a.NCCLSocketIfname = dec.string("nccl_socket_ifname")
 	a.NCCLTopoFile = dec.bool("nccl_topo_file")
+	a.NICIRQAffinity = dec.bool("nic_irq_affinity")
+	mtus, rng := dec.stringMap("mtu")
+	a.MTURange = rng
+	for _, k := range slices.Sorted(maps.Keys(mtus)) {
+		v := mtus[k]
+		if !deviceNamePattern.MatchString(k) {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid NIC name",
+				Detail:   fmt.Sprintf("mtu keys are RDMA device names like \"mlx5_0\", as in gpu_nic; %q is not one.", k),
+				Subject:  v.Range.Ptr(),
+			})
+			continue
+		}
+		// 576 is the least MTU IPv4 hosts must accept (RFC 791); 65520 the
+		// largest IPoIB allows, in connected mode.
+		m, err := strconv.Atoi(v.V)
+		if err != nil || m < 576 || m > 65520 {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid MTU",
+				Detail:   fmt.Sprintf("%s is not an MTU from 576 to 65520: RoCE links commonly use 4200 or 9000, IPoIB 2044 or 4092 (datagram mode) or up to 65520 (connected mode).", v.Show()),
+				Subject:  v.Range.Ptr(),
+			})
+			continue
+		}
+		if a.MTU == nil {
+			a.MTU = map[string]Attr[int]{}
+		}
+		a.MTU[k] = Attr[int]{V: m, Set: true, Range: v.Range}
+	}
 	if a.NCCLSocketIfname.Set && !regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`).MatchString(a.NCCLSocketIfname.V) {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

@@ -184,6 +184,15 @@ type Affinity struct {
 	// description, written on virtual machines whose PCI tree hides the
 	// GPU–NIC layout, and NCCL_TOPO_FILE pointing at it in nccl.conf.
 	NCCLTopoFile Attr[bool]
+	// NICIRQAffinity pins every interrupt of each RDMA NIC to the CPUs of
+	// the NIC's NUMA node, at apply and at every boot, and keeps irqbalance
+	// off them.
+	NICIRQAffinity Attr[bool]
+	// MTU is the MTU each RDMA device's network interface must have, keyed
+	// by RDMA device name ("mlx5_0"); verify checks it.
+	MTU map[string]Attr[int]
+	// MTURange is the range of the mtu attribute.
+	MTURange hcl.Range
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

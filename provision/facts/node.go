@@ -397,6 +397,8 @@ func WatchedUnits() []string {
 		"nvidia-dcgm.service",
 		"docker.service",
 		"containerd.service",
+		"irqbalance.service",
+		"gpuform-nic-irq.service",
 	}
 }
 
@@ -480,6 +482,19 @@ type PCIDevice struct {
 	NetDevs []string `json:"netdevs,omitempty"`
 	// RDMADevs are the RDMA devices of the function ("mlx5_0"), sorted.
 	RDMADevs []string `json:"rdma_devs,omitempty"`
+	// IRQs are the function's MSI/MSI-X interrupts (its msi_irqs in sysfs)
+	// with the CPUs each may run on, sorted by number; read for RDMA NICs
+	// only.
+	IRQs []IRQ `json:"irqs,omitempty"`
+}
+
+// IRQ is one interrupt of a PCI function.
+type IRQ struct {
+	// Number is the Linux IRQ number (/proc/irq/N).
+	Number int `json:"number"`
+	// CPUs is /proc/irq/N/smp_affinity_list as the kernel prints it
+	// ("0-55,112-167"); "" when it could not be read.
+	CPUs string `json:"cpus,omitempty"`
 }
 
 // LinkGen returns the PCIe generation of a sysfs link speed string
@@ -516,6 +531,9 @@ type RDMADevice struct {
 	Address string `json:"address"`
 	// NetDevs are the network interfaces of that function, sorted.
 	NetDevs []string `json:"netdevs,omitempty"`
+	// MTU maps each of NetDevs to its MTU (/sys/class/net/IF/mtu); an
+	// interface whose MTU could not be read is left out.
+	MTU map[string]int `json:"mtu,omitempty"`
 	// Ports are the RDMA ports, sorted by number.
 	Ports []RDMAPort `json:"ports"`
 }

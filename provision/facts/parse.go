@@ -1249,9 +1249,15 @@ func (p *interpreter) pci() {
 			if rest, ok := strings.CutPrefix(k, dir+"/infiniband/"); ok && !strings.Contains(rest, "/") {
 				d.RDMADevs = append(d.RDMADevs, rest)
 			}
+			if rest, ok := strings.CutPrefix(k, dir+"/msi_irqs/"); ok {
+				if num, err := strconv.Atoi(rest); err == nil && num >= 0 {
+					d.IRQs = append(d.IRQs, IRQ{Number: num, CPUs: strings.TrimSpace(p.raw.files["/proc/irq/"+rest+"/smp_affinity_list"])})
+				}
+			}
 		}
 		sort.Strings(d.NetDevs)
 		sort.Strings(d.RDMADevs)
+		sort.Slice(d.IRQs, func(i, j int) bool { return d.IRQs[i].Number < d.IRQs[j].Number })
 		p.n.PCI = append(p.n.PCI, d)
 	}
 }
@@ -1299,6 +1305,14 @@ func (p *interpreter) rdma() {
 			}
 		}
 		sort.Strings(d.NetDevs)
+		for _, nd := range d.NetDevs {
+			if m, err := strconv.Atoi(strings.TrimSpace(p.raw.files[dir+"/device/net/"+nd+"/mtu"])); err == nil {
+				if d.MTU == nil {
+					d.MTU = map[string]int{}
+				}
+				d.MTU[nd] = m
+			}
+		}
 		for _, f := range p.sortedFiles(dir+"/ports/", "/link_layer") {
 			portDir := path.Dir(f)
 			num, err := strconv.Atoi(path.Base(portDir))

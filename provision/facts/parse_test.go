@@ -413,6 +413,8 @@ func TestParseUnits(t *testing.T) {
 		"nvidia-persistenced.service":  {Enabled: "enabled", Active: "active"},
 		"nvidia-fabricmanager.service": {Enabled: "disabled", Active: "inactive"},
 		"containerd.service":           {Enabled: "masked", Active: "inactive"},
+		"irqbalance.service":           {Enabled: "not-found", Active: "inactive"},
+		"gpuform-nic-irq.service":      {Enabled: "not-found", Active: "inactive"},
 	}
 	if diff := cmp.Diff(want, n.Units); diff != "" {
 		t.Errorf("units (-want +got):\n%s", diff)
@@ -539,5 +541,32 @@ func TestCDISpec(t *testing.T) {
 	}
 	if bad := n.CDISpecs["/var/run/cdi/nvidia.yaml"]; bad.Error == "" || len(bad.DriverVersions) != 0 {
 		t.Errorf("broken CDI spec read as %+v", bad)
+	}
+}
+
+// TestParseNICIRQsAndMTU: an RDMA NIC's interrupts come with the CPUs
+// each may run on, sorted by number (not as the shell listed them), and
+// its netdev's MTU; an IRQ whose affinity could not be read keeps "".
+func TestParseNICIRQsAndMTU(t *testing.T) {
+	n := parseOne(t,
+		"@@n1 file /sys/bus/pci/devices/0000:18:00.0/class\n0x020700\n\n@@n1 eof\n",
+		"@@n1 exists /sys/bus/pci/devices/0000:18:00.0/infiniband/mlx5_0\n",
+		"@@n1 exists /sys/bus/pci/devices/0000:18:00.0/msi_irqs/210\n",
+		"@@n1 exists /sys/bus/pci/devices/0000:18:00.0/msi_irqs/99\n",
+		"@@n1 exists /sys/bus/pci/devices/0000:18:00.0/msi_irqs/bogus\n",
+		"@@n1 file /proc/irq/210/smp_affinity_list\n0-55,112-167\n\n@@n1 eof\n",
+		"@@n1 link /sys/class/infiniband/mlx5_0/device\n/sys/devices/pci0000:15/0000:18:00.0\n",
+		"@@n1 exists /sys/class/infiniband/mlx5_0/device/net/ibp24s0\n",
+		"@@n1 file /sys/class/infiniband/mlx5_0/device/net/ibp24s0/mtu\n4092\n\n@@n1 eof\n",
+	)
+	if len(n.PCI) != 1 {
+		t.Fatalf("pci: %+v", n.PCI)
+	}
+	if diff := cmp.Diff([]IRQ{{Number: 99}, {Number: 210, CPUs: "0-55,112-167"}}, n.PCI[0].IRQs); diff != "" {
+		t.Errorf("irqs (-want +got):\n%s", diff)
+	}
+	r, _ := n.RDMADevice("mlx5_0")
+	if diff := cmp.Diff(map[string]int{"ibp24s0": 4092}, r.MTU); diff != "" {
+		t.Errorf("mtu (-want +got):\n%s", diff)
 	}
 }

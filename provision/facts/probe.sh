@@ -372,7 +372,7 @@ fi
 # unit files, the .wants symlinks that "enable" creates, and the invocation
 # records systemd keeps in /run/systemd/units for started units.
 for u in nvidia-persistenced.service nvidia-fabricmanager.service nvidia-dcgm.service \
-	docker.service containerd.service; do
+	docker.service containerd.service irqbalance.service gpuform-nic-irq.service; do
 	if [ -z "$R" ] && command -v systemctl >/dev/null 2>&1; then
 		c "is-enabled:$u" systemctl is-enabled "$u"
 		c "is-active:$u" systemctl is-active "$u"
@@ -410,6 +410,17 @@ if rd /sys/bus/pci/devices; then
 		done
 		en "$q/net"
 		en "$q/infiniband"
+		# An RDMA NIC's interrupts and the CPUs each may run on (affinity
+		# { nic_irq_affinity }). The kernel renumbers IRQs at every boot,
+		# so they are read here, never remembered.
+		if rp "$q/infiniband" && [ -d "$_r" ] && rd "$q/msi_irqs" && [ -d "$_r" ]; then
+			for i in "$_r"/*; do
+				[ -e "$i" ] || continue
+				i=${i##*/}
+				printf '%s exists %s\n' "$M" "$q/msi_irqs/$i"
+				v "/proc/irq/$i/smp_affinity_list"
+			done
+		fi
 	done
 fi
 
@@ -421,6 +432,12 @@ if rd /sys/class/infiniband; then
 		rd "$q" || continue
 		s "$q" "$q/device"
 		en "$q/device/net"
+		if rd "$q/device/net" && [ -d "$_r" ]; then
+			for n in "$_r"/*; do
+				[ -d "$n" ] || continue
+				v "$q/device/net/${n##*/}/mtu"
+			done
+		fi
 		rp "$q/ports" && [ -d "$_r" ] || continue
 		for port in "$_r"/*; do
 			port=$q/ports/${port##*/}
@@ -429,6 +446,9 @@ if rd /sys/class/infiniband; then
 		done
 	done
 fi
+
+# irqbalance's settings (Debian/Ubuntu, RHEL family): gpuform edits one key.
+x /etc/default/irqbalance /etc/sysconfig/irqbalance
 
 # Boot configuration.
 f /etc/default/grub

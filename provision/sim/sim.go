@@ -634,7 +634,7 @@ func addPCI(dir, line string) error {
 	}
 	for k, v := range kv {
 		switch k {
-		case "driver", "net", "ib":
+		case "driver", "net", "ib", "irqs", "irq_cpus", "mtu":
 			continue
 		}
 		file, ok := attrs[k]
@@ -666,9 +666,17 @@ func addPCI(dir, line string) error {
 		if err := os.MkdirAll(filepath.Join(base, "net", n), 0o755); err != nil {
 			return err
 		}
+		if m := kv["mtu"]; m != "" {
+			if err := writeFile(filepath.Join(base, "net", n, "mtu"), []byte(m+"\n")); err != nil {
+				return err
+			}
+		}
 		if err := addLink(dir, "sys/class/net/"+n+" -> ../../devices/"+devPath+"/net/"+n); err != nil {
 			return err
 		}
+	}
+	if err := addIRQs(dir, base, kv["irqs"], kv["irq_cpus"]); err != nil {
+		return err
 	}
 	for _, ib := range splitList(kv["ib"]) {
 		if err := os.MkdirAll(filepath.Join(base, "infiniband", ib, "ports"), 0o755); err != nil {
@@ -678,6 +686,34 @@ func addPCI(dir, line string) error {
 			return err
 		}
 		if err := addLink(dir, "sys/class/infiniband/"+ib+" -> ../../devices/"+devPath+"/infiniband/"+ib); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addIRQs gives a function the MSI-X interrupts FIRST-LAST (irqs=):
+// msi_irqs/N as sysfs lists them, and /proc/irq/N/smp_affinity_list set
+// to cpus (irq_cpus=), the CPUs each may run on.
+func addIRQs(dir, base, irqs, cpus string) error {
+	if irqs == "" {
+		return nil
+	}
+	lo, hi, ok := strings.Cut(irqs, "-")
+	first, err1 := strconv.Atoi(lo)
+	last, err2 := strconv.Atoi(hi)
+	if !ok || err1 != nil || err2 != nil || first < 0 || last < first || last-first > 4096 || cpus == "" {
+		return fmt.Errorf("irqs=%q irq_cpus=%q: want irqs=FIRST-LAST irq_cpus=LIST", irqs, cpus)
+	}
+	for n := first; n <= last; n++ {
+		if err := writeFile(filepath.Join(base, "msi_irqs", strconv.Itoa(n)), []byte("msix\n")); err != nil {
+			return err
+		}
+		p, err := inRoot(dir, "proc/irq/"+strconv.Itoa(n)+"/smp_affinity_list")
+		if err != nil {
+			return err
+		}
+		if err := writeFile(p, []byte(cpus+"\n")); err != nil {
 			return err
 		}
 	}
