@@ -165,6 +165,7 @@ gx() {
 		/etc/default/grub.d/90-gpuform.cfg | /etc/security/limits.d/90-gpuform.conf | \
 		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf | \
 		/etc/gpuform/owners.json | /etc/gpuform/binding.json | /etc/gpuform/nccl-topo.xml | \
+		/etc/gpuform/nic-irq.sh | /etc/systemd/system/gpuform-nic-irq.service | \
 		/etc/enroot/enroot.conf.d/90-gpuform.conf) return 0 ;;
 	esac
 	return 1
@@ -485,6 +486,7 @@ for p in /etc/sysctl.d/90-gpuform.conf /etc/sysctl.d/91-gpuform-hugepages.conf \
 	/etc/default/grub.d/90-gpuform.cfg /etc/security/limits.d/90-gpuform.conf \
 	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf \
 	/etc/gpuform/owners.json /etc/gpuform/binding.json /etc/gpuform/nccl-topo.xml \
+	/etc/gpuform/nic-irq.sh /etc/systemd/system/gpuform-nic-irq.service \
 	/etc/enroot/enroot.conf.d/90-gpuform.conf; do
 	printf '%s managed %s\n' "$M" "$p"
 	x "$p"

@@ -34,6 +34,9 @@ const (
 	NCCLConf           = "nccl_conf"
 	Binding            = "binding"
 	GRESConf           = "gres_conf"
+	NICIRQ             = "nic_irq"
+	NICIRQUnit         = "nic_irq_unit"
+	IRQBalance         = "irqbalance"
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
@@ -110,6 +113,9 @@ func builders() []builder {
 		{NCCLConf, buildNCCLConf},
 		{Binding, buildBinding},
 		{GRESConf, buildGRESConf},
+		{NICIRQ, buildNICIRQ},
+		{NICIRQUnit, buildNICIRQUnit},
+		{IRQBalance, buildIRQBalance},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -34,6 +35,7 @@ hugepages {
 affinity {
   nccl_ib_hca = ["mlx5_0"]
   nccl_env = true
+  nic_irq_affinity = true
 }
 slurm {
   gres = true
@@ -48,6 +50,8 @@ kernel_args = ["iommu=pt"]`
 // of its own name, and every resource Build plans comes from one entry.
 func TestBuildersTable(t *testing.T) {
 	n, f := loadNode(t, everyResource), debianNode()
+	// irqbalance is planned only where it is installed.
+	f.Units = map[string]facts.UnitState{"irqbalance.service": {Enabled: "enabled", Active: "active"}}
 	in := newBuildInput(n, f)
 	// A node runs Docker, containerd or enroot: containerd_config is asked
 	// for by the same spec on containerd, in place of docker_daemon.

@@ -1,0 +1,57 @@
+package resource
+
+import (
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/nicirq"
+)
+
+// buildNICIRQ writes the script that pins each RDMA NIC's interrupts to
+// the CPUs of its NUMA node (affinity { nic_irq_affinity }) and runs it;
+// plan shows each NIC's IRQs before and after. Without the setting it
+// removes a script gpuform wrote earlier. See provision/nicirq for why a
+// script and not a list of IRQs.
+func buildNICIRQ(in *buildInput) ([]Resource, []string, error) {
+	if !nicirq.Wanted(in.n) {
+		return []Resource{absentFile(NICIRQ, nicirq.File)}, nil, nil
+	}
+	groups, warnings := nicirq.Groups(in.f)
+	content, err := nicirq.Script(header(in.n), groups)
+	if err != nil {
+		return nil, nil, err
+	}
+	want := attrs{"script": "sha256:" + shortSum(content)}
+	for _, g := range groups {
+		want[g.Label()] = g.Want()
+	}
+	return []Resource{&fileResource{
+		base:    base{name: NICIRQ},
+		path:    nicirq.File,
+		content: content,
+		current: managedFile(nicirq.File),
+		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
+			out := attrs{}
+			if exists {
+				out["script"] = "sha256:" + shortSum(cur)
+			}
+			for _, g := range groups {
+				out[g.Label()] = nicirq.Summary(g.IRQs)
+			}
+			return out
+		},
+		desired: want,
+		live: func(*facts.Node) bool {
+			for _, g := range groups {
+				if !g.Pinned() {
+					return false
+				}
+			}
+			return true
+		},
+		// irqbalance runs the script itself (--policyscript), so it must
+		// be executable; a file written earlier keeps its mode.
+		then: "chmod 0755 " + `"$R"` + q(nicirq.File),
+		// /proc/irq writes are lost at reboot; gpuform-nic-irq.service
+		// repeats them at every boot.
+		post: []Step{commandStep("pin the RDMA NICs' interrupts to their NUMA nodes' CPUs", `sh "$R"`+q(nicirq.File)+` pin "$R"`)},
+	}}, warnings, nil
+}

@@ -1,0 +1,39 @@
+package resource
+
+import (
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/nicirq"
+)
+
+// buildNICIRQUnit writes and enables gpuform-nic-irq.service, which runs
+// the script at every boot: interrupt affinities set through /proc do not
+// survive a reboot. A unit rather than a udev rule: the script must run
+// once the driver has allocated its interrupts, and a unit's runs show in
+// systemctl status and the journal.
+func buildNICIRQUnit(in *buildInput) ([]Resource, []string, error) {
+	wants := "/etc/systemd/system/multi-user.target.wants/" + nicirq.Unit
+	if !nicirq.Wanted(in.n) {
+		r := absentFile(NICIRQUnit, nicirq.UnitFile)
+		// The enable link goes with the unit; daemon-reload forgets it.
+		r.then = `rm -f "$R"` + q(wants) + ` && systemctl daemon-reload`
+		return []Resource{r}, nil, nil
+	}
+	content := nicirq.UnitText(header(in.n))
+	return []Resource{&fileResource{
+		base:    base{name: NICIRQUnit},
+		path:    nicirq.UnitFile,
+		content: content,
+		current: managedFile(nicirq.UnitFile),
+		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
+			out := attrs{"enabled": f.Unit(nicirq.Unit).Enabled}
+			if exists {
+				out["content"] = "sha256:" + shortSum(cur)
+			}
+			return out
+		},
+		desired: attrs{"content": "sha256:" + shortSum(content), "enabled": "enabled"},
+		live:    func(f *facts.Node) bool { return f.Unit(nicirq.Unit).Enabled == "enabled" },
+		then:    "systemctl daemon-reload",
+		post:    []Step{commandStep("enable "+nicirq.Unit, "systemctl enable "+q(nicirq.Unit))},
+	}}, nil, nil
+}
