@@ -15,6 +15,7 @@ node "hgx" {
   hosts = ["sim://hgx-h100-stale"]
   affinity {
     nic_irq_affinity = true
+    mtu              = { mlx5_0 = 4092, mlx5_6 = 4092 }
   }
 }
 `
@@ -89,11 +90,40 @@ func TestNICIRQAffinity(t *testing.T) {
 		t.Errorf("plan after apply: exit %d\n%s%s", code, out, errOut)
 	}
 
-	// One IRQ moved off the node: plan puts it back.
+	nicChecks := func() map[string]verifyCheck {
+		t.Helper()
+		_, hosts, out := verifyJSON(t, env, dir)
+		got := map[string]verifyCheck{}
+		for _, c := range hosts["sim://hgx-h100-stale"] {
+			if c.ID == "nic.irq_affinity" || c.ID == "nic.mtu" {
+				got[c.ID] = c
+			}
+		}
+		if len(got) != 2 {
+			t.Fatalf("verify lacks the NIC checks:\n%s", out)
+		}
+		return got
+	}
+	for id, c := range nicChecks() {
+		if c.Status != "pass" {
+			t.Errorf("verify after apply: %s %+v", id, c)
+		}
+	}
+
+	// One IRQ moved off the node: plan puts it back and verify fails it;
+	// one node's interface left at IPoIB's 2K-MTU default fails nic.mtu.
 	writeFile(t, filepath.Join(root, "proc/irq/201/smp_affinity_list"), "0-223\n")
+	writeFile(t, filepath.Join(root, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/0000:99:00.0/0000:9a:00.0/net/ibp154s0/mtu"), "2044\n")
 	code, out, errOut = runCLIEnv(t, env, "plan", "-no-color", "-detailed-exitcode", dir)
 	if code != ExitReport || !strings.Contains(oneSpace(out), `~ mlx5_0 (0000:18:00.0) = "16 IRQs: 15 on 0-55,112-167, 1 on 0-223" -> "16 IRQs: 16 on 0-55,112-167"`) {
 		t.Errorf("plan after an IRQ moved: exit %d\n%s%s", code, out, errOut)
+	}
+	got := nicChecks()
+	if c := got["nic.irq_affinity"]; c.Status != "fail" || !strings.Contains(c.Message, "mlx5_0 (0000:18:00.0) (NUMA node 0, CPUs 0-55,112-167): IRQ 201 (0-223)") {
+		t.Errorf("nic.irq_affinity after an IRQ moved: %+v", c)
+	}
+	if c := got["nic.mtu"]; c.Status != "fail" || !strings.Contains(c.Message, "mlx5_6 (ibp154s0) has MTU 2044, the spec says 4092") {
+		t.Errorf("nic.mtu with one interface at 2044: %+v", c)
 	}
 
 	// Turned off: gpuform's files go, irqbalance's file is the operator's again.

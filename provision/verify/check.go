@@ -101,6 +101,8 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkHost(exp, extra)...)
 	out = append(out, checkBinding(exp, extra.Facts)...)
 	out = append(out, checkSlurmGRES(exp, extra)...)
+	out = append(out, checkNICIRQ(exp, extra.Facts)...)
+	out = append(out, checkNICMTU(exp, extra.Facts)...)
 	out = append(out, checkImages(exp, rep)...)
 	out = append(out, checkImageDigests(exp, extra.Facts)...)
 	specChecks, pending := checkSpec(exp, extra)

@@ -41,6 +41,8 @@ const (
 	CheckPeermem          CheckID = "host.peermem"
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
+	CheckNICIRQ           CheckID = "nic.irq_affinity"
+	CheckNICMTU           CheckID = "nic.mtu"
 	CheckImageDriver      CheckID = "container.image_driver"
 	CheckImageDigest      CheckID = "container.image_digest"
 	CheckSpecCompare      CheckID = "spec.compare"
@@ -241,6 +243,14 @@ func Checks() []CheckDef {
 			When:   "the binding pairs GPUs with RDMA NICs and /etc/nccl.conf sets NCCL_IB_HCA",
 			Judges: "the file's NCCL_IB_HCA (prefix, `=` exact and `^` exclude forms as NCCL reads them) leaves out a paired NIC",
 			Action: "apply the spec (affinity { nccl_env = true } writes the list), or fix the list by hand"},
+		{ID: CheckNICIRQ, Needs: NeedProbe,
+			When:   "`affinity { nic_irq_affinity = true }`",
+			Judges: "an IRQ of an RDMA NIC's PCI function (its msi_irqs) may run on a CPU outside the NIC's NUMA node (/proc/irq/N/smp_affinity_list), or is unreadable; a NIC without interrupts, or whose NUMA node the platform does not report",
+			Action: "`gpuform apply` pins them again and keeps irqbalance off them; find what moved them (irqbalance without gpuform's policy script, a disabled gpuform-nic-irq.service)"},
+		{ID: CheckNICMTU, Needs: NeedProbe,
+			When:   "`affinity { mtu = { … } }`",
+			Judges: "a named RDMA device is absent, has no network interface, or an interface's MTU (/sys/class/net/IF/mtu) differs from the spec's value (every node of the block is held to the same value, so this also catches a mismatch across them)",
+			Action: "set the MTU where the interface is configured (netplan, NetworkManager, ifcfg) so it persists; `ip link set dev IF mtu N` changes it until reboot"},
 		{ID: CheckImageDriver, Scope: ScopeNamed, Needs: NeedNVML,
 			When:   "per NGC image in `container { images }` that the knowledge base knows",
 			Judges: "the knowledge base's image × driver × GPU decision (the one lint's `container_image_driver` makes for the pinned driver) says the loaded driver cannot run the image on this GPU; where it only may not (a forward-compatibility exception of unknown status) the check passes with the reason",

@@ -45,6 +45,8 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	// What slurmd detects on an AutoDetect node.
 	add(Check(Expectation{SlurmAutodetect: true, NUMANode: map[int]int{0: 0}}, nil, HostFacts{Slurmd: &SlurmdGRES{Failure: "slurmd is not installed"}}))
 	add(Check(Expectation{}, nil, HostFacts{Kernel: &kmsg.Log{}}))
+	// NIC interrupts and MTUs.
+	add(Check(Expectation{Spec: loadSpecNode(t, nicSpec)}, nil, HostFacts{Facts: nicHost()}))
 	return ids
 }
 
