@@ -118,6 +118,15 @@ func TestNICIRQAffinity(t *testing.T) {
 	if code != ExitReport || !strings.Contains(oneSpace(out), `~ mlx5_0 (0000:18:00.0) = "16 IRQs: 15 on 0-55,112-167, 1 on 0-223" -> "16 IRQs: 16 on 0-55,112-167"`) {
 		t.Errorf("plan after an IRQ moved: exit %d\n%s%s", code, out, errOut)
 	}
+	for _, want := range []string{
+		`~ nic_mtu {`,
+		`~ mlx5_6 (ibp154s0) = "2044" -> "4092"`,
+		"mtu: set with `ip link set` until the next reboot only",
+	} {
+		if !strings.Contains(oneSpace(out+errOut), want) {
+			t.Errorf("plan with an MTU off lacks %s\n%s%s", want, out, errOut)
+		}
+	}
 	got := nicChecks()
 	if c := got["nic.irq_affinity"]; c.Status != "fail" || !strings.Contains(c.Message, "mlx5_0 (0000:18:00.0) (NUMA node 0, CPUs 0-55,112-167): IRQ 201 (0-223)") {
 		t.Errorf("nic.irq_affinity after an IRQ moved: %+v", c)
@@ -135,6 +144,9 @@ func TestNICIRQAffinity(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(root, p)); !os.IsNotExist(err) {
 			t.Errorf("%s still there after turning nic_irq_affinity off: %v", p, err)
 		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "sys/class/net/ibp154s0/mtu")); string(b) != "4092\n" {
+		t.Errorf("ibp154s0's MTU after apply: %q, want 4092", b)
 	}
 	if b, _ := os.ReadFile(irqbalance); string(b) != operator {
 		t.Errorf("irqbalance settings after turning off:\n%q\nwant the operator's\n%q", b, operator)

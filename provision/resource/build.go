@@ -37,6 +37,7 @@ const (
 	NICIRQ             = "nic_irq"
 	NICIRQUnit         = "nic_irq_unit"
 	IRQBalance         = "irqbalance"
+	NICMTU             = "nic_mtu"
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
@@ -116,6 +117,7 @@ func builders() []builder {
 		{NICIRQ, buildNICIRQ},
 		{NICIRQUnit, buildNICIRQUnit},
 		{IRQBalance, buildIRQBalance},
+		{NICMTU, buildNICMTU},
 	}
 }
 

@@ -36,6 +36,7 @@ affinity {
   nccl_ib_hca = ["mlx5_0"]
   nccl_env = true
   nic_irq_affinity = true
+  mtu = { mlx5_0 = 4092 }
 }
 slurm {
   gres = true

@@ -37,6 +37,8 @@ func AttrKind(res, attr string) Kind {
 		if attr == "count" {
 			return Number
 		}
+	case NICMTU:
+		return Number
 	}
 	return String
 }
