@@ -43,6 +43,13 @@ func TestChecksDocumented(t *testing.T) {
 		}
 		end += nl + 1
 	}
+	// A merge can leave a second copy of rows (or conflict markers) after
+	// the table, where the table test would not look.
+	for _, line := range strings.Split(doc[end:], "\n") {
+		if strings.HasPrefix(line, "| `") || strings.HasPrefix(line, "<<<<<<< ") || strings.HasPrefix(line, ">>>>>>> ") {
+			t.Errorf("CHECKS.md has a stray table row or conflict marker after the table: %.80s", line)
+		}
+	}
 	want := checksTable()
 	if got := doc[start:end]; got != want {
 		if *update {
