@@ -34,6 +34,7 @@ const (
 	NCCLConf           = "nccl_conf"
 	Binding            = "binding"
 	GRESConf           = "gres_conf"
+	BenchTools         = "bench_tools"
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
@@ -110,6 +111,7 @@ func builders() []builder {
 		{NCCLConf, buildNCCLConf},
 		{Binding, buildBinding},
 		{GRESConf, buildGRESConf},
+		{BenchTools, buildBenchTools},
 	}
 }
 
