@@ -428,3 +428,73 @@ func TestBenchPeerOutliers(t *testing.T) {
 		t.Errorf("healthy hosts: exit %d\n%s", code, out)
 	}
 }
+
+// TestBenchToolsInstalled: on a node without perftest and fio, bench
+// reports network and storage as not measured with the package; the
+// spec's bench { tools } puts both packages in the plan, apply installs
+// them, bench then measures both layers, and verify's spec.bench_tools
+// is converged.
+func TestBenchToolsInstalled(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := "testdata/bench-tools"
+	layers := func() map[string]string {
+		t.Helper()
+		_, out, errOut := runCLIEnv(t, env, "bench", "-format", "json", "-layers", "network,storage", dir)
+		doc := decodeBench(t, out)
+		if len(doc.Hosts) != 1 || doc.Hosts[0].Error != "" {
+			t.Fatalf("hosts %+v\n%s", doc.Hosts, errOut)
+		}
+		got := map[string]string{}
+		for _, l := range doc.Hosts[0].Layers {
+			v := l.Verdict
+			if l.Install != "" {
+				v += " install " + l.Install
+			}
+			if prev, ok := got[l.Name]; !ok || prev == "ok" {
+				got[l.Name] = v
+			}
+		}
+		return got
+	}
+	before := layers()
+	if diff := cmp.Diff(map[string]string{"network": "not_measured install perftest", "storage": "not_measured install fio"}, before); diff != "" {
+		t.Fatalf("before apply (-want +got):\n%s", diff)
+	}
+
+	benchToolsCheck := func() string {
+		t.Helper()
+		_, hosts, out := verifyJSON(t, env, dir)
+		for _, c := range hosts["sim://hgx-h100-notools"] {
+			if c.ID == "spec.bench_tools" {
+				return c.Status
+			}
+		}
+		t.Fatalf("verify has no spec.bench_tools check:\n%s", out)
+		return ""
+	}
+	if st := benchToolsCheck(); st != "fail" {
+		t.Errorf("verify before apply: spec.bench_tools %s, want fail", st)
+	}
+
+	code, out, errOut := runCLIEnv(t, env, "plan", dir)
+	if code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "+ bench_tools") || !strings.Contains(out, `packages = "perftest, fio"`) {
+		t.Fatalf("plan does not install the tools:\n%s", out)
+	}
+	code, out, errOut = runCLIEnv(t, env, "apply", "-auto-approve", dir)
+	if code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	after := layers()
+	for _, l := range []string{"network", "storage"} {
+		if v := after[l]; v == "" || strings.HasPrefix(v, "not_measured") {
+			t.Errorf("%s after apply: %q", l, v)
+		}
+	}
+	if st := benchToolsCheck(); st != "pass" {
+		t.Errorf("verify after apply: spec.bench_tools %s, want pass", st)
+	}
+}
