@@ -438,7 +438,8 @@ func TestBenchPeerOutliers(t *testing.T) {
 // them, bench then measures both layers, and verify's spec.bench_tools
 // is converged.
 func TestBenchToolsInstalled(t *testing.T) {
-	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := "testdata/bench-tools"
 	layers := func() map[string]string {
 		t.Helper()
@@ -491,6 +492,10 @@ func TestBenchToolsInstalled(t *testing.T) {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
 	}
 
+	owners, err := os.ReadFile(filepath.Join(state, "hgx-h100-notools", "etc", "gpuform", "owners.json"))
+	if err != nil || !strings.Contains(string(owners), `"bench_tools"`) {
+		t.Errorf("apply did not record bench_tools as owned (%v):\n%s", err, owners)
+	}
 	after := layers()
 	for _, l := range []string{"network", "storage"} {
 		if v := after[l]; v == "" || strings.HasPrefix(v, "not_measured") {
