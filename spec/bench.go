@@ -30,6 +30,9 @@ type Bench struct {
 	Timeout Attr[time.Duration]
 	// Storage are the paths whose sequential throughput bench measures.
 	Storage []*BenchStorage
+	// Tools are the measurement tools apply installs as packages
+	// (BenchTools names them), each once, in the spec's order.
+	Tools []Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
@@ -51,7 +54,7 @@ type BenchStorage struct {
 
 var (
 	benchSchema = &hcl.BodySchema{
-		Attributes: []hcl.AttributeSchema{{Name: "command"}, {Name: "throughput"}, {Name: "gpus"}, {Name: "timeout"}},
+		Attributes: []hcl.AttributeSchema{{Name: "command"}, {Name: "throughput"}, {Name: "gpus"}, {Name: "timeout"}, {Name: "tools"}},
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "storage", LabelNames: []string{"name"}}},
 	}
 	benchStorageSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
@@ -66,6 +69,21 @@ var (
 
 // BenchPlaceholder is replaced by the GPU count in a bench command.
 const BenchPlaceholder = "{gpus}"
+
+// BenchTools are the names bench { tools } accepts: the measurement tools
+// a distribution packages under that name (perftest for ib_write_bw,
+// fio; nvbandwidth in Debian's and Ubuntu's archives where the release
+// carries it). nccl-tests is not among them: no distribution or NVIDIA
+// repository is known to package it (see BenchToolUnpackaged).
+func BenchTools() []string { return []string{"perftest", "fio", "nvbandwidth"} }
+
+// BenchToolUnpackaged maps a tool bench uses that no known repository
+// packages to how to get it.
+func BenchToolUnpackaged() map[string]string {
+	return map[string]string{
+		"nccl-tests": "build it from https://github.com/NVIDIA/nccl-tests (make MPI=1 CUDA_HOME=... NCCL_HOME=...) and put all_reduce_perf on the node's PATH",
+	}
+}
 
 func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics) {
 	dec, content := blockDecoder(blk, benchSchema, ctx)
@@ -149,6 +167,37 @@ func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics)
 			})
 		} else {
 			b.Timeout = Attr[time.Duration]{V: d, Set: true, Range: t.Range}
+		}
+	}
+	tools, _ := dec.stringList("tools")
+	seenTool := map[string]bool{}
+	for _, t := range tools {
+		hint, unpackaged := BenchToolUnpackaged()[t.V]
+		switch {
+		case unpackaged:
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Bench tool without a package",
+				Detail:   fmt.Sprintf("%s is not packaged by any repository gpuform knows, so apply cannot install it: %s.", t.Show(), hint),
+				Subject:  t.Range.Ptr(),
+			})
+		case !slices.Contains(BenchTools(), t.V):
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unknown bench tool",
+				Detail:   fmt.Sprintf("%s is not a measurement tool bench installs; tools are %s.", t.Show(), strings.Join(BenchTools(), ", ")),
+				Subject:  t.Range.Ptr(),
+			})
+		case seenTool[t.V]:
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  `Duplicate value in "tools"`,
+				Detail:   fmt.Sprintf("%s is listed twice.", t.Show()),
+				Subject:  t.Range.Ptr(),
+			})
+		default:
+			seenTool[t.V] = true
+			b.Tools = append(b.Tools, t)
 		}
 	}
 	names := map[string]hcl.Range{}

@@ -19,6 +19,7 @@ func TestBenchBlock(t *testing.T) {
     throughput = "samples/s: ([0-9.]+)"
     gpus       = [1, 2, 4, 8]
     timeout    = "20m"
+    tools      = ["perftest", "fio"]
     storage "dataset" {
       path          = "/data/imagenet"
       min_read_gbps = 5
@@ -42,6 +43,9 @@ func TestBenchBlock(t *testing.T) {
 	}
 	if len(b.GPUs) != 4 || b.GPUs[3].V != 8 || b.Timeout.V != 20*time.Minute {
 		t.Errorf("gpus %v timeout %v", b.GPUs, b.Timeout.V)
+	}
+	if len(b.Tools) != 2 || b.Tools[0].V != "perftest" || b.Tools[1].V != "fio" {
+		t.Errorf("tools %v", b.Tools)
 	}
 	if len(b.Storage) != 2 || b.Storage[0].Path.V != "/data/imagenet" || b.Storage[0].MinReadGBps.V != 5 || b.Storage[1].MinReadGBps.Set {
 		t.Errorf("storage %+v", b.Storage)

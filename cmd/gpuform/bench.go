@@ -42,7 +42,9 @@ to reach a GPU, and compares each with what the hardware should carry:
             the GPU's own NUMA node and, for contrast, to another one
             (numactl when the node has it, else taskset)
   network   RDMA write bandwidth per NIC (perftest's ib_write_bw between
-            neighbouring NICs of the node) against the link rate
+            neighbouring NICs of the node and, in a node block of two or
+            more hosts, between the same rail's NICs of paired hosts)
+            against the link rate
   storage   sequential fio read and write on the spec's bench { storage }
             paths, against the floors the spec gives
 
@@ -59,7 +61,8 @@ drop points inside the node (NVLink, PCIe, NUMA), a multi-node drop only
 at the network.
 
 A layer whose tool is not installed is reported as not measured with the
-package to install; it is never a pass.
+package to install (bench { tools = ["perftest", "fio"] } makes apply
+install it) or, for nccl-tests, where to build it; it is never a pass.
 
 Peer outliers: each GPU's HBM and own-NUMA host copies, and each NIC's RDMA
 writes, are compared with the median of the same model in its node and

@@ -49,8 +49,14 @@ func Collect(ctx context.Context, t transport.Transport, info HostInfo, o Collec
 	want := func(l Layer) bool { return slices.Contains(o.Layers, l) }
 	missing := func(key, command string) {
 		tl, _ := tool.Lookup(command)
-		obs.Missing[key] = Missing{Tool: command, Package: tl.Package,
-			Reason: fmt.Sprintf("%s is not on the node's PATH: install the %s package", command, tl.Package)}
+		why := fmt.Sprintf("%s is not on the node's PATH: install the %s package (bench { tools = [%q] })", command, tl.Package, tl.Package)
+		switch {
+		case tl.Package == "":
+			why = fmt.Sprintf("%s is not on the node's PATH: no repository is known to package %s; build it from %s and put %s on the PATH", command, tl.Name, tl.Build, command)
+		case tl.Build != "":
+			why += fmt.Sprintf(", where the node's release packages it; else build it from %s", tl.Build)
+		}
+		obs.Missing[key] = Missing{Tool: command, Package: tl.Package, Reason: why}
 	}
 	failed := func(key, command, why string) {
 		obs.Missing[key] = Missing{Tool: command, Reason: command + " failed: " + why}

@@ -45,6 +45,9 @@ type Observations struct {
 	MultiNode map[int]float64
 	// NICs is RDMA write bandwidth per NIC name, in GB/s.
 	NICs map[string]float64
+	// Remote is RDMA write bandwidth per NIC name to the same rail of
+	// the host's partner in its node group (node to node).
+	Remote map[string]RemoteNIC
 	// Storage is fio's throughput per spec storage block name.
 	Storage map[string]FioResult
 	// Workload is the spec command's throughput per GPU count.
@@ -55,6 +58,10 @@ type Observations struct {
 	// Binding names the tool that bound host_gpu runs to a NUMA node.
 	Binding string
 }
+
+// TestNodeToNode is the test of a network row measured between two nodes
+// of a group, NIC to the same rail's NIC.
+const TestNodeToNode = "rdma_write node to node"
 
 // Judge compares a host's observations with what its hardware should
 // carry and diagnoses the weakest layer. layers limits the report to
@@ -126,6 +133,22 @@ func Judge(kb *compat.KB, info HostInfo, obs Observations, b *spec.Bench, layers
 			}
 			e, eok := ExpectNIC(info, n)
 			add(judge(LayerNetwork, n.Name, "rdma_write", v, e, eok))
+		}
+		for _, n := range info.NICs {
+			r, ok := obs.Remote[n.Name]
+			if !ok {
+				continue
+			}
+			device := fmt.Sprintf("%s <-> %s %s", n.Name, r.Peer, r.PeerNIC)
+			if r.Why != "" || r.GBps <= 0 {
+				add(notMeasured(LayerNetwork, device, TestNodeToNode, Missing{Tool: "ib_write_bw", Reason: "ib_write_bw node to node failed: " + firstNonEmpty(r.Why, "no bandwidth in its output")}))
+				continue
+			}
+			// Judged against this NIC's own link rate: a run goes at the
+			// pace of the slower end, so a slow far NIC shows here too,
+			// and the device names it.
+			e, eok := ExpectNIC(info, n)
+			add(judge(LayerNetwork, device, TestNodeToNode, r.GBps, e, eok))
 		}
 		if miss, ok := obs.Missing["multi_node"]; ok {
 			add(notMeasured(LayerNetwork, "all_reduce across nodes", "busbw", miss))

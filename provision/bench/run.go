@@ -56,6 +56,15 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		layers = Layers()
 	}
 	multi := runMultiNode(ctx, targets, o)
+	remote := map[string]map[string]RemoteNIC{}
+	if slices.Contains(layers, LayerNetwork) {
+		for _, g := range crossNodeGroups(ctx, targets, o) {
+			runs, _ := crossPairs(g)
+			for h, m := range runCrossNode(ctx, runs, sshPairRunner(o.Target.Connect)) {
+				remote[h] = m
+			}
+		}
+	}
 	var mu sync.Mutex
 	got := map[string]Host{}
 	peers := map[string][]peerValue{}
@@ -74,7 +83,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		var h Host
 		var vals []peerValue
 		if err == nil {
-			h, vals, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node])
+			h, vals, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node], remote[tg.Host.Name])
 		}
 		if err != nil {
 			msg := withoutHost(err)
@@ -125,7 +134,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 
 // benchHost measures one host and judges it; the values are its
 // per-device measurements for the comparison with its peers.
-func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun) (Host, []peerValue, error) {
+func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []peerValue, error) {
 	t, err := connect(ctx, tg.Host)
 	if err != nil {
 		return Host{}, nil, err
@@ -146,6 +155,9 @@ func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg 
 	obs, err := Collect(ctx, t, info, co)
 	if err != nil {
 		return Host{}, nil, err
+	}
+	if slices.Contains(layers, LayerNetwork) {
+		obs.Remote = remote
 	}
 	if multi != nil && slices.Contains(layers, LayerNetwork) {
 		if multi.why != "" {

@@ -117,7 +117,8 @@ func TestSimProfiles(t *testing.T) {
 		"hgx-h100-converged": nil,
 		// GPU 3 idling as on stale, GPU 5 trained at x8 of x16.
 		"hgx-h100-degraded": {ProblemLink, ProblemLink},
-		"hgx-h100-slownic":  nil, // shows mlx5_5 at 200 Gb/sec; IB rates are not judged
+		"hgx-h100-slownic":  nil,           // shows mlx5_5 at 200 Gb/sec; IB rates are not judged
+		"hgx-h100-notools":  {ProblemLink}, // stale's hardware: GPU 3 idling
 		// The lost GPU stays in sysfs; only NVML and the kernel log miss it.
 		"hgx-h100-xid79": nil,
 		"dgx-a100":       nil,

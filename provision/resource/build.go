@@ -38,6 +38,7 @@ const (
 	NICIRQUnit         = "nic_irq_unit"
 	IRQBalance         = "irqbalance"
 	NICMTU             = "nic_mtu"
+	BenchTools         = "bench_tools"
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
@@ -118,6 +119,7 @@ func builders() []builder {
 		{NICIRQUnit, buildNICIRQUnit},
 		{IRQBalance, buildIRQBalance},
 		{NICMTU, buildNICMTU},
+		{BenchTools, buildBenchTools},
 	}
 }
 

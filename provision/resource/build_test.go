@@ -44,7 +44,8 @@ slurm {
 }
 cpu_governor = "performance"
 sysctl = { "vm.swappiness" = "1" }
-kernel_args = ["iommu=pt"]`
+kernel_args = ["iommu=pt"]
+bench { tools = ["perftest", "fio"] }`
 
 // TestBuildersTable checks the resource table: each resource type is
 // declared in the res_<name>.go file named after it, builds only resources

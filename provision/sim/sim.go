@@ -391,7 +391,50 @@ func build(name, dir string) error {
 			return err
 		}
 	}
-	return nil
+	return shelveBenchTools(dir)
+}
+
+// BenchPackagesFile, in a root, lists the measurement tools the node has
+// captures for but not installed, one "PACKAGE COMMAND..." line each
+// ("perftest ib_write_bw"): their stand-ins wait in ShelfDir/PACKAGE/
+// until the package manager stand-ins install PACKAGE, as a node whose
+// repository carries the package that bench { tools } installs.
+const BenchPackagesFile = "var/lib/gpuform-sim/bench-packages"
+
+// ShelfDir is where a root keeps the stand-ins of packaged measurement
+// tools not yet installed.
+const ShelfDir = "usr/lib/gpuform-sim/shelf"
+
+// shelveBenchTools moves the stand-ins BenchPackagesFile names from the
+// root's BinDir to ShelfDir.
+func shelveBenchTools(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(BenchPackagesFile)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(dir, filepath.FromSlash(BinDir))
+	return eachLine(b, func(line string) error {
+		f := strings.Fields(line)
+		if len(f) < 2 || !validName(f[0]) {
+			return fmt.Errorf("%s: want \"PACKAGE COMMAND...\", not %q", BenchPackagesFile, line)
+		}
+		shelf := filepath.Join(dir, filepath.FromSlash(ShelfDir), f[0])
+		if err := os.MkdirAll(shelf, 0o755); err != nil {
+			return err
+		}
+		for _, cmd := range f[1:] {
+			if _, ok := benchStandins[cmd]; !ok {
+				return fmt.Errorf("%s: %q is not a measurement-tool stand-in", BenchPackagesFile, cmd)
+			}
+			if err := os.Rename(filepath.Join(bin, cmd), filepath.Join(shelf, cmd)); err != nil {
+				return fmt.Errorf("%s: %s has no captures to replay: %w", BenchPackagesFile, cmd, err)
+			}
+		}
+		return nil
+	})
 }
 
 // addBench copies capture set name (bench/NAME/TOOL/FILE) into the root's

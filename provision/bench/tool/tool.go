@@ -11,13 +11,15 @@ type Tool struct {
 	Name string
 	// Command is the program bench runs (looked up on the node's PATH).
 	Command string
-	// Package is the package a spec installs to get Command: the
-	// Ubuntu/RHEL name for perftest and fio; for nvbandwidth and
-	// nccl-tests, which NVIDIA publishes as source
-	// (github.com/NVIDIA/nvbandwidth, github.com/NVIDIA/nccl-tests),
-	// the name issue 14 gives them, which a spec's own repository must
-	// provide.
+	// Package is the package a spec installs to get Command (bench {
+	// tools }): perftest and fio in Debian, Ubuntu and RHEL; nvbandwidth
+	// in Debian's and Ubuntu's archives (Ubuntu multiverse, 0.9+ds-2),
+	// only in the releases that carry it. "" for nccl-tests, which no
+	// distribution or NVIDIA repository is known to package.
 	Package string
+	// Build is where to build Command from when no package provides it
+	// (or the node's release lacks the package).
+	Build string
 	// Layers are the bench layers the tool measures.
 	Layers []string
 }
@@ -26,12 +28,12 @@ type Tool struct {
 // layers they serve. A fresh slice each call: callers may change it.
 func Tools() []Tool {
 	return []Tool{
-		{Name: "nvbandwidth", Command: "nvbandwidth", Package: "nvbandwidth", Layers: []string{"hbm", "gpu_gpu", "host_gpu"}},
+		{Name: "nvbandwidth", Command: "nvbandwidth", Package: "nvbandwidth", Build: "https://github.com/NVIDIA/nvbandwidth", Layers: []string{"hbm", "gpu_gpu", "host_gpu"}},
 		// perftest ships ib_write_bw in Ubuntu, RHEL and MLNX_OFED/DOCA
 		// under the package name perftest.
 		{Name: "perftest", Command: "ib_write_bw", Package: "perftest", Layers: []string{"network"}},
 		{Name: "fio", Command: "fio", Package: "fio", Layers: []string{"storage"}},
-		{Name: "nccl-tests", Command: "all_reduce_perf", Package: "nccl-tests", Layers: []string{"gpu_gpu", "scaling"}},
+		{Name: "nccl-tests", Command: "all_reduce_perf", Build: "https://github.com/NVIDIA/nccl-tests", Layers: []string{"gpu_gpu", "scaling"}},
 	}
 }
 

@@ -121,10 +121,24 @@ package_installed() {
 		ln -sfn /etc/alternatives/cuda "$R/usr/local/cuda"
 		;;
 	esac
+	# A measurement tool the profile packages (usr/lib/gpuform-sim/shelf/
+	# PACKAGE/, see sim.BenchPackagesFile): the package puts its
+	# stand-ins on PATH.
+	# (ls, not a glob: the package manager stand-ins run with set -f.)
+	if [ -d "$R/usr/lib/gpuform-sim/shelf/$1" ]; then
+		for f in $(ls "$R/usr/lib/gpuform-sim/shelf/$1"); do
+			cp -p "$R/usr/lib/gpuform-sim/shelf/$1/$f" "$R/usr/lib/gpuform-sim/bin/$f"
+		done
+	fi
 }
 
 # package_removed NAME: undo what package_installed created.
 package_removed() {
+	if [ -d "$R/usr/lib/gpuform-sim/shelf/$1" ]; then
+		for f in $(ls "$R/usr/lib/gpuform-sim/shelf/$1"); do
+			rm -f "$R/usr/lib/gpuform-sim/bin/$f"
+		done
+	fi
 	case $1 in
 	nvidia-fabricmanager-*) rm -f "$R/lib/systemd/system/nvidia-fabricmanager.service" "$R/usr/lib/systemd/system/nvidia-fabricmanager.service" ;;
 	datacenter-gpu-manager-4-core) rm -f "$R/lib/systemd/system/nvidia-dcgm.service" "$R/usr/lib/systemd/system/nvidia-dcgm.service" ;;

@@ -6,6 +6,12 @@ node "a" {
     gpus       = [1, 2, 2] # ERROR: Duplicate value in "gpus"
     timeout    = "soon" # ERROR: Invalid timeout
     warmup     = 3 # ERROR: Unsupported argument
+    tools = [
+      "perftest",
+      "perftest", # ERROR: Duplicate value in "tools"
+      "nccl-tests", # ERROR: Bench tool without a package
+      "iperf3", # ERROR: Unknown bench tool
+    ]
     storage "dataset" {
       path = "/data/../etc" # ERROR: Invalid storage path
     }

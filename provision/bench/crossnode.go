@@ -1,0 +1,201 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/bench/tool"
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// RemoteNIC is one NIC's RDMA write bandwidth to the same rail of another
+// node of its group.
+type RemoteNIC struct {
+	// Peer is the other host and PeerNIC its NIC.
+	Peer, PeerNIC string
+	// GBps is the bandwidth measured; 0 when Why says why not.
+	GBps float64
+	// Why is why the run gave no figure.
+	Why string
+}
+
+// crossEnd is one host of a node-to-node pair as the pairing needs it.
+type crossEnd struct {
+	tg   target.Host
+	nics []NIC
+}
+
+// crossRun is one ib_write_bw run between two nodes: the server on
+// server's NIC, the client on client's NIC of the same rail.
+type crossRun struct {
+	server, client       target.Host
+	serverNIC, clientNIC NIC
+	port                 int
+}
+
+// crossPairs pairs the hosts of a group in order (first with second,
+// third with fourth, …; an odd last host is left out) and, in each pair,
+// NIC i of one link layer with NIC i of the other (the same rail: NICs
+// are sorted by name, as NewHostInfo sorts them).
+func crossPairs(hosts []crossEnd) (runs []crossRun, unpaired []string) {
+	port := 18600
+	for i := 0; i+1 < len(hosts); i += 2 {
+		a, b := hosts[i], hosts[i+1]
+		byLayer := func(nics []NIC) map[string][]NIC {
+			m := map[string][]NIC{}
+			for _, n := range nics {
+				m[n.LinkLayer] = append(m[n.LinkLayer], n)
+			}
+			return m
+		}
+		bl := byLayer(b.nics)
+		seen := map[string]int{}
+		for _, n := range a.nics {
+			k := seen[n.LinkLayer]
+			seen[n.LinkLayer]++
+			if k >= len(bl[n.LinkLayer]) {
+				continue
+			}
+			port++
+			runs = append(runs, crossRun{server: a.tg, client: b.tg, serverNIC: n, clientNIC: bl[n.LinkLayer][k], port: port})
+		}
+	}
+	if len(hosts)%2 == 1 {
+		unpaired = append(unpaired, hosts[len(hosts)-1].tg.Host.Name)
+	}
+	return runs, unpaired
+}
+
+// pairRunner runs one crossRun and returns the client's bandwidth in
+// GB/s, or why there is none; err only when ctx ends or a host cannot be
+// reached.
+type pairRunner func(ctx context.Context, r crossRun) (gbps float64, why string, err error)
+
+// runCrossNode runs every pair's runs one at a time (two runs at once
+// would share a switch and a NIC's PCIe link and measure each other) and
+// records each result on both ends.
+func runCrossNode(ctx context.Context, runs []crossRun, run pairRunner) map[string]map[string]RemoteNIC {
+	out := map[string]map[string]RemoteNIC{}
+	put := func(host, nic string, r RemoteNIC) {
+		if out[host] == nil {
+			out[host] = map[string]RemoteNIC{}
+		}
+		out[host][nic] = r
+	}
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		gbps, why, err := run(ctx, r)
+		if err != nil {
+			why = err.Error()
+		}
+		put(r.server.Host.Name, r.serverNIC.Name, RemoteNIC{Peer: r.client.Host.Name, PeerNIC: r.clientNIC.Name, GBps: gbps, Why: why})
+		put(r.client.Host.Name, r.clientNIC.Name, RemoteNIC{Peer: r.server.Host.Name, PeerNIC: r.serverNIC.Name, GBps: gbps, Why: why})
+	}
+	return out
+}
+
+// crossNodeGroups finds, for every node block with two or more targets,
+// its hosts' active NICs (a probe of each) and whether each has
+// ib_write_bw. Simulated and local hosts are left out: they all run on
+// this machine, and the ib_write_bw stand-ins of two simulated roots
+// share no rendezvous, so there is nothing between them to measure.
+func crossNodeGroups(ctx context.Context, targets []target.Host, o Options) [][]crossEnd {
+	var order []*spec.Node
+	members := map[*spec.Node][]target.Host{}
+	for _, t := range targets {
+		if t.Node == nil || len(t.Node.Hosts) < 2 || connect.RunsHere(t.Host.Name) {
+			continue
+		}
+		if _, ok := members[t.Node]; !ok {
+			order = append(order, t.Node)
+		}
+		members[t.Node] = append(members[t.Node], t)
+	}
+	var groups [][]crossEnd
+	for _, n := range order {
+		var ends []crossEnd
+		for _, tg := range members[n] {
+			nics, ok := probeNICs(ctx, o, tg)
+			if ok {
+				ends = append(ends, crossEnd{tg: tg, nics: nics})
+			}
+		}
+		if len(ends) >= 2 {
+			groups = append(groups, ends)
+		}
+	}
+	return groups
+}
+
+// probeNICs returns a host's active NICs when it has ib_write_bw.
+func probeNICs(ctx context.Context, o Options, tg target.Host) ([]NIC, bool) {
+	t, err := o.Target.Connect(ctx, tg.Host)
+	if err != nil {
+		return nil, false
+	}
+	defer t.Close()
+	have, err := installed(ctx, t)
+	if err != nil || !have["ib_write_bw"] {
+		return nil, false
+	}
+	node, err := target.ProbeOver(ctx, t, tg.Host)
+	if err != nil {
+		return nil, false
+	}
+	kb := o.KB
+	if kb == nil {
+		kb = compat.Default()
+	}
+	info := NewHostInfo(kb, tg.Host.Name, node, tg.Node)
+	return info.NICs, len(info.NICs) > 0
+}
+
+// sshPairRunner runs the server over one transport and the client, a
+// second later, over the other, the client connecting to the server's
+// inventory name (which must resolve on the client node, as it does for
+// a cluster's own host names).
+func sshPairRunner(connectTo target.Connector) pairRunner {
+	return func(ctx context.Context, r crossRun) (float64, string, error) {
+		ts, err := connectTo(ctx, r.server.Host)
+		if err != nil {
+			return 0, "", err
+		}
+		defer ts.Close()
+		tc, err := connectTo(ctx, r.client.Host)
+		if err != nil {
+			return 0, "", err
+		}
+		defer tc.Close()
+		var wg sync.WaitGroup
+		var serr error
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, serr = ts.Run(ctx, transport.Command{Script: "exec timeout -k 5 60 " + quoteAll(tool.IBWriteBWServerArgs(r.serverNIC.Name, r.port)) + " >/dev/null 2>&1\n"})
+		}()
+		res, err := tc.Run(ctx, transport.Command{Script: "sleep 1\nexec timeout -k 5 60 " + quoteAll(tool.IBWriteBWClientArgs(r.clientNIC.Name, r.port, hostAddress(r.server.Host))) + "\n"})
+		wg.Wait()
+		if err != nil {
+			return 0, "", err
+		}
+		if serr != nil {
+			return 0, "", serr
+		}
+		v, perr := tool.ParseIBWriteBW(bytes.NewReader(res.Stdout))
+		if perr != nil || v.AvgGbps <= 0 {
+			return 0, fmt.Sprintf("%s %s → %s %s: %s", r.server.Host.Name, r.serverNIC.Name, r.client.Host.Name, r.clientNIC.Name, firstNonEmpty(errText(perr), lastLine(res.Stderr, res.Stdout))), nil
+		}
+		return v.AvgGbps / 8, "", nil
+	}
+}
+
+// hostAddress is the name the client dials: the inventory host name.
+func hostAddress(h spec.Host) string { return h.Name }
