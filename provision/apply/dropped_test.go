@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,9 @@ func TestConnectionDroppedMidStepConvergesOnNextApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := filepath.Join(root, "update-grub-started")
-	hang := "#!/bin/sh\n: >\"$GPUFORM_ROOT/update-grub-started\"\nsleep 60\n"
+	// The hung step records its pid, so the test can wait for the drop to
+	// end it: it holds the step lock until it is gone.
+	hang := "#!/bin/sh\necho $$ >\"$GPUFORM_ROOT/update-grub-started\"\nexec sleep 60\n"
 	if err := os.WriteFile(bin, []byte(hang), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +66,18 @@ func TestConnectionDroppedMidStepConvergesOnNextApply(t *testing.T) {
 		t.Errorf("temporary files left behind: %v", l)
 	}
 
+	// The connection's end kills the hung step (SIGHUP to its session);
+	// on a loaded machine that can land after apply has returned, and
+	// until then the step lock rightly refuses a second apply.
+	if b, err := os.ReadFile(started); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			for gone := time.Now().Add(30 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(gone) {
+					t.Fatalf("the hung step (pid %d) outlived its dropped connection by 30s", pid)
+				}
+			}
+		}
+	}
 	if err := os.WriteFile(bin, real, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -92,4 +107,17 @@ func TestConnectionDroppedMidStepConvergesOnNextApply(t *testing.T) {
 	if p := mustPlan(t, f, cfg); p.HasChanges() {
 		t.Error("not converged after the second apply")
 	}
+}
+
+// running reports whether pid is a live process: an exited one that
+// nobody reaped yet (a zombie, state Z) has closed its files, the step
+// lock included.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

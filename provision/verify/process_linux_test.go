@@ -1,12 +1,14 @@
 package verify
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -62,6 +64,14 @@ node "n" {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		// Start returns once exec has begun; on a loaded machine the new
+		// image's environment can show in /proc a moment later.
+		environ := fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(environ); err == nil && len(b) > 0 {
+				break
+			}
+		}
 		return cmd
 	}
 	judge := func(pid int) CheckResult {
