@@ -9,17 +9,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${GPUFORM_FUZZTIME:-60s}"
 export CGO_ENABLED=1
-# package target: loader, lock file, facts, plan file, nccl-tests output,
-# nvbandwidth, ib_write_bw and fio output.
+# package target: loader, lock file (and its image pins), facts, plan file,
+# nccl-tests output, nvbandwidth, ib_write_bw and fio output, a host's
+# kernel log, and the containerd config.toml editor.
 targets=(
   "./spec FuzzLoad"
   "./spec FuzzParseLockFile"
+  "./spec FuzzParseLockFileImages"
   "./provision/facts FuzzParse"
   "./provision/plan FuzzParseFile"
   "./provision/verify/nccltest FuzzParse"
   "./provision/bench/tool FuzzParseNvbandwidth"
   "./provision/bench/tool FuzzParseIBWriteBW"
   "./provision/bench/tool FuzzParseFioJSON"
+  "./provision/verify/kmsg FuzzParse"
+  "./internal/tomledit FuzzApply"
 )
 for t in "${targets[@]}"; do
   read -r pkg fn <<<"$t"
