@@ -24,6 +24,7 @@ const (
 	CDISpec            = "cdi_spec"
 	EnrootConf         = "enroot_conf"
 	PyxisPlugstack     = "pyxis_plugstack"
+	ApptainerConf      = "apptainer_conf"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -104,6 +105,7 @@ func builders() []builder {
 		{CDISpec, buildCDISpec},
 		{EnrootConf, buildEnrootConf},
 		{PyxisPlugstack, buildPyxisPlugstack},
+		{ApptainerConf, buildApptainerConf},
 		{ContainerImages, buildContainerImages},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},

@@ -60,6 +60,8 @@ func TestBuildersTable(t *testing.T) {
 	onContainerd := newBuildInput(loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
 	// pyxis is enroot's, for Slurm.
 	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	// apptainer.conf's directives are Apptainer's.
+	onApptainer := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -75,6 +77,8 @@ func TestBuildersTable(t *testing.T) {
 			bin = onContainerd
 		case PyxisPlugstack:
 			bin = onEnroot
+		case ApptainerConf:
+			bin = onApptainer
 		}
 		rs, _, err := b.build(bin)
 		if err != nil {
@@ -98,8 +102,8 @@ func TestBuildersTable(t *testing.T) {
 			t.Errorf("Build planned %s, which no table entry declares", r.Name())
 		}
 	}
-	if len(rs) != len(seen)-2 {
-		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config and pyxis_plugstack", len(rs), len(seen)-2)
+	if len(rs) != len(seen)-3 {
+		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config, pyxis_plugstack and apptainer_conf", len(rs), len(seen)-3)
 	}
 }
 

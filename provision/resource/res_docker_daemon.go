@@ -19,19 +19,19 @@ const nvidiaRuntimePath = "nvidia-container-runtime"
 
 // buildDockerDaemon configures Docker for the NVIDIA runtime and the
 // container defaults. A containerd node gets containerd_config instead, an
-// enroot node enroot_conf; the defaults are Docker's alone and are left
-// out with a warning.
+// enroot node enroot_conf, an Apptainer node apptainer_conf; the defaults
+// are Docker's alone and are left out with a warning.
 func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
 	c := in.n.Container
 	if c == nil {
 		return nil, nil, nil
 	}
-	if rt := c.Runtime.V; rt == "containerd" || rt == "enroot" {
+	if rt := c.Runtime.V; rt == "containerd" || rt == "enroot" || rt == "apptainer" {
 		if c.DefaultShmSize.Set || len(c.Ulimits) > 0 {
 			// Neither has a daemon-wide default for these: a pod sets
 			// its own, enroot binds the host's /dev/shm and keeps the
 			// job's limits.
-			return nil, []string{"container runtime " + rt + ": default_shm_size and ulimits are Docker daemon settings with no " + rt + " equivalent and are not applied; " + map[string]string{"containerd": "set them in the pod or container spec", "enroot": "size the host's /dev/shm with shm { size } and set limits with the limits block"}[rt]}, nil
+			return nil, []string{"container runtime " + rt + ": default_shm_size and ulimits are Docker daemon settings with no " + rt + " equivalent and are not applied; " + map[string]string{"containerd": "set them in the pod or container spec", "enroot": "size the host's /dev/shm with shm { size } and set limits with the limits block", "apptainer": "size the host's /dev/shm with shm { size } (Apptainer binds the host's /dev unless mount dev = minimal or --contain) and set limits with the limits block"}[rt]}, nil
 		}
 		return nil, nil, nil
 	}
