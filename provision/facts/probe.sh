@@ -290,6 +290,8 @@ if rd /usr/local; then
 fi
 l /etc/alternatives/cuda
 x /etc/docker/daemon.json /etc/nccl.conf /etc/containerd/config.toml
+# Apptainer's one configuration file, edited directive by directive.
+x /etc/apptainer/apptainer.conf
 # Slurm reads gres.conf beside slurm.conf: /etc/slurm, or /etc/slurm-llnl
 # on older Debian and Ubuntu packages.
 x /etc/slurm/gres.conf /etc/slurm-llnl/gres.conf
