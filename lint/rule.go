@@ -106,6 +106,9 @@ func Rules() []Rule {
 	rs := []Rule{
 		lintUnknownRule(),
 		affinityUnknownDeviceRule(),
+		apptainerMountDevRule(),
+		apptainerNvccliSetuidRule(),
+		apptainerNvidiaContainerCLIRule(),
 		bindingUnboundGPUsRule(),
 		containerImageDriverRule(),
 		containerMemlockRule(),

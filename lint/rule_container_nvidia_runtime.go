@@ -20,6 +20,12 @@ func checkContainerRuntime(ctx *Context) {
 		if c == nil || len(c.Images) == 0 || c.NvidiaContainerToolkit.Set {
 			continue
 		}
+		if c.Runtime.V == "apptainer" {
+			// --nv binds the driver's own libraries (nvliblist.conf) and
+			// needs no toolkit; apptainer_nvidia_container_cli judges
+			// the nvidia-container-cli flow.
+			continue
+		}
 		img := c.Images[0]
 		ctx.Report(img.Range,
 			fmt.Sprintf("%s: image %s is declared but nvidia_container_toolkit is not", nodeRef(n), img.V),
