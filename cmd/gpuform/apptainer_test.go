@@ -43,8 +43,8 @@ func TestApptainerConfPlanApplyVerify(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "~ apptainer_conf {") {
-		t.Errorf("plan lacks apptainer_conf:\n%s", out)
+	if !strings.Contains(out, "~ apptainer_conf {") || strings.Contains(out, "docker_daemon") {
+		t.Errorf("plan lacks apptainer_conf or configures Docker on an Apptainer node:\n%s", out)
 	}
 	for attr, change := range map[string]string{"allow setuid": `"yes" -> "no"`, "mount dev": `"yes" -> "minimal"`, "always use nv": `"no" -> "yes"`, "use nvidia-container-cli": `"no" -> "yes"`} {
 		if got := planAttr(out, attr); !strings.HasSuffix(got, change) {
