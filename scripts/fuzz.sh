@@ -11,7 +11,8 @@ fuzztime="${GPUFORM_FUZZTIME:-60s}"
 export CGO_ENABLED=1
 # package target: loader, lock file (and its image pins), facts, plan file,
 # nccl-tests output, nvbandwidth, ib_write_bw and fio output, a host's
-# kernel log, and the containerd config.toml editor.
+# kernel log, the containerd config.toml editor and the apptainer.conf
+# editor.
 targets=(
   "./spec FuzzLoad"
   "./spec FuzzParseLockFile"
@@ -24,6 +25,7 @@ targets=(
   "./provision/bench/tool FuzzParseFioJSON"
   "./provision/verify/kmsg FuzzParse"
   "./internal/tomledit FuzzApply"
+  "./provision/resource FuzzSetApptainerDirectives"
 )
 for t in "${targets[@]}"; do
   read -r pkg fn <<<"$t"

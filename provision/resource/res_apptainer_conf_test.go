@@ -185,3 +185,49 @@ func TestApptainerConfOwnership(t *testing.T) {
 		t.Errorf("a directive set twice: %v", err)
 	}
 }
+
+// FuzzSetApptainerDirectives edits arbitrary files (an apptainer.conf is
+// the node's, not gpuform's): no panic, and where the edit succeeds every
+// directive reads back as set, and every line but the directives' own is
+// kept, in order.
+func FuzzSetApptainerDirectives(f *testing.F) {
+	for _, name := range []string{"apptainer-default.conf", "site-edited.conf"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "apptainer", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("always use nv=\nmount dev = yes\r\n  allow setuid\t=\tyes # no\nuse nvidia-container-cli = no"))
+	dirs := []apptainerDirective{{"allow setuid", "no"}, {"mount dev", "minimal"}, {"always use nv", "yes"}, {"use nvidia-container-cli", "yes"}}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := setApptainerDirectives(in, dirs)
+		if err != nil {
+			return
+		}
+		vals := apptainerValues(out)
+		for _, d := range dirs {
+			if vals[d.name] != d.value {
+				t.Fatalf("%s reads %q after the edit", d.name, vals[d.name])
+			}
+		}
+		a, b := strings.SplitAfter(string(in), "\n"), strings.SplitAfter(out, "\n")
+		if a[len(a)-1] == "" {
+			// in ends with a newline: no line follows it.
+			a = a[:len(a)-1]
+		}
+		for i := 0; i < len(a) && i < len(b); i++ {
+			// The last line gains the newline a directive appended after
+			// it needs.
+			if a[i] == b[i] || i == len(a)-1 && a[i]+"\n" == b[i] {
+				continue
+			}
+			if m := apptainerLine.FindStringSubmatch(strings.TrimRight(b[i], "\n")); m == nil || apptainerValues(a[i])[strings.TrimSpace(m[1])] == "" {
+				t.Fatalf("line %d %q became %q", i+1, a[i], b[i])
+			}
+		}
+		if len(b) < len(a) {
+			t.Fatalf("%d lines became %d", len(a), len(b))
+		}
+	})
+}
