@@ -70,10 +70,10 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 		case err != nil:
 			// Diff refuses with the reason.
 		case why != "":
-			warnings = append(warnings, fmt.Sprintf("%s: %s imports %s, which containerd reads over it (a plugin's table there replaces config.toml's whole before containerd 2.1), but %s; check that none of them sets the nvidia runtime differently (nvidia-ctk 1.18 and later writes /etc/containerd/conf.d/99-nvidia.toml)", ContainerdConfig, ContainerdConfigFile, strings.Join(importPatterns(cf.Data), ", "), why))
+			warnings = append(warnings, fmt.Sprintf("%s: %s imports %s, which containerd reads over it (a plugin's table there replaces config.toml's whole before containerd 2.1), but %s; check that none of them sets the nvidia runtime differently (%s)", ContainerdConfig, ContainerdConfigFile, strings.Join(importPatterns(cf.Data), ", "), why, toolkitDropIn()))
 		default:
 			if own := criOwner(srcs, cf.Data); own != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: containerd's CRI settings are in %s, which %s imports (nvidia-ctk 1.18 and later writes the nvidia runtime there): gpuform checks the runtime there, adds no second runtime table to %s, and does not edit a file it did not write", ContainerdConfig, own.path, ContainerdConfigFile, ContainerdConfigFile))
+				warnings = append(warnings, fmt.Sprintf("%s: containerd's CRI settings are in %s, which %s imports (%s): gpuform checks the runtime there, adds no second runtime table to %s, and does not edit a file it did not write", ContainerdConfig, own.path, ContainerdConfigFile, toolkitDropIn(), ContainerdConfigFile))
 			}
 		}
 	}
@@ -323,6 +323,18 @@ type containerdSource struct {
 	path string
 	data []byte
 	doc  *tomledit.Doc
+}
+
+// toolkitDropIn says where nvidia-ctk puts its containerd drop-in, from
+// the knowledge base's feature table.
+func toolkitDropIn() string {
+	kb := compat.Default()
+	f, ok := kb.ToolkitFeature("containerd-drop-in")
+	g, ok2 := kb.ToolkitFeature("containerd-drop-in-conf-d")
+	if !ok || !ok2 {
+		return "newer nvidia-ctk writes the nvidia runtime to such a drop-in"
+	}
+	return fmt.Sprintf("nvidia-ctk %s and later writes the nvidia runtime to such a drop-in: %s, %s from %s", f.MinToolkit, f.Value, g.Value, g.MinToolkit)
 }
 
 // importPatterns are config.toml's top-level imports as written.
