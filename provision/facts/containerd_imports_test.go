@@ -20,8 +20,10 @@ import (
 func TestProbeContainerdImports(t *testing.T) {
 	for name, tc := range map[string]struct {
 		config string
-		files  map[string]string
-		want   []facts.ContainerdImport
+		// link makes /etc/containerd/conf.d a symlink to it.
+		link  string
+		files map[string]string
+		want  []facts.ContainerdImport
 	}{
 		"nvidia-ctk drop-in": {
 			config: "imports = [\"/foo/bar/*.toml\", \"/etc/containerd/conf.d/*.toml\"]\nversion = 2\n",
@@ -36,6 +38,15 @@ func TestProbeContainerdImports(t *testing.T) {
 				{Pattern: "/etc/x/*/y.toml", Unread: true}},
 		},
 		"no imports": {config: "version = 2\n", want: []facts.ContainerdImport{}},
+		// conf.d is an absolute symlink to /etc: under a root it leads to
+		// the root's /etc, never to this machine's (whose *.conf files
+		// would otherwise match).
+		"symlinked directory stays in the root": {
+			config: "imports = [\"/etc/containerd/conf.d/*.conf\"]\nversion = 2\n",
+			link:   "/etc",
+			files:  map[string]string{"etc/site.conf": "version = 2\n"},
+			want:   []facts.ContainerdImport{{Pattern: "/etc/containerd/conf.d/*.conf", Files: []string{"/etc/containerd/conf.d/site.conf"}}},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
@@ -49,6 +60,11 @@ func TestProbeContainerdImports(t *testing.T) {
 				}
 			}
 			write("etc/containerd/config.toml", tc.config)
+			if tc.link != "" {
+				if err := os.Symlink(tc.link, filepath.Join(root, "etc/containerd/conf.d")); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for p, s := range tc.files {
 				write(p, s)
 			}
@@ -62,7 +78,7 @@ func TestProbeContainerdImports(t *testing.T) {
 			for _, imp := range tc.want {
 				for _, f := range imp.Files {
 					cf, ok := n.ConfigFile(f)
-					if !ok || !cf.Exists || string(cf.Data) != tc.files[f[1:]] {
+					if !ok || !cf.Exists || string(cf.Data) != "version = 2\n" {
 						t.Errorf("%s: read %v %+v, want its bytes", f, ok, cf)
 					}
 				}
