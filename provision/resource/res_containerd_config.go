@@ -351,7 +351,8 @@ func importPatterns(main []byte) []string {
 // containerdImports returns the files config.toml imports, in the order
 // containerd merges them (each pattern in turn, its matches sorted), as the
 // probe read them. why says what the facts lack when they do not hold
-// every file; err is a file containerd cannot read either.
+// every file; err is set for an imported file that is not TOML, which
+// containerd refuses too.
 func containerdImports(f *facts.Node, main []byte) (srcs []containerdSource, why string, err error) {
 	imports := importPatterns(main)
 	if len(imports) == 0 {
