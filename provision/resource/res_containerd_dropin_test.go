@@ -71,6 +71,10 @@ func TestContainerdDropIn(t *testing.T) {
 	}{
 		{name: "default runtime in drop-in", body: asked, config: defConf, files: map[string]string{"99-nvidia.toml": "nvidia-ctk-default-99-nvidia.toml"}, action: NoOp, warning: dropInPath},
 		{name: "cdi drop-in", body: cdi, config: cdiConf, files: map[string]string{"99-nvidia.toml": "nvidia-ctk-cdi-99-nvidia.toml"}, action: NoOp, warning: dropInPath},
+		// Config version 3 (containerd 2.x): the CRI runtime plugin's new name.
+		{name: "version 3", body: plain, config: "nvidia-ctk-v3-config.toml", files: map[string]string{"99-nvidia.toml": "nvidia-ctk-v3-99-nvidia.toml"}, action: NoOp, warning: dropInPath},
+		{name: "version 3, default asked", body: asked, config: "nvidia-ctk-v3-config.toml", files: map[string]string{"99-nvidia.toml": "nvidia-ctk-v3-99-nvidia.toml"},
+			err: []string{"default_runtime_name = (none), the spec wants nvidia"}},
 		{name: "runtime only", body: plain, config: cdiConf, files: map[string]string{"99-nvidia.toml": "nvidia-ctk-cdi-99-nvidia.toml"}, action: NoOp, warning: dropInPath},
 		{name: "drop-in keeps runc the default", body: asked, config: cdiConf, files: map[string]string{"99-nvidia.toml": "nvidia-ctk-cdi-99-nvidia.toml"},
 			err: []string{"conflict", dropInPath, `default_runtime_name = runc, the spec wants nvidia`, "does not edit a file it did not write"}},
@@ -154,10 +158,20 @@ func TestContainerdReadsDropIn(t *testing.T) {
 	if err != nil {
 		sshtest.Missing(t, "containerd is not installed (apt-get install containerd)")
 	}
+	ver, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	major2 := regexp.MustCompile(` v?2\.`).Match(ver)
 	for _, tc := range []struct{ name, config, dropIn, body, wantDefault string }{
 		{"default", "nvidia-ctk-default-config.toml", "nvidia-ctk-default-99-nvidia.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.18.1\"\n default_runtime = true\n}", "nvidia"},
 		{"cdi", "nvidia-ctk-cdi-config.toml", "nvidia-ctk-cdi-99-nvidia.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.18.1\"\n cdi = true\n}", "runc"},
+		{"v3", "nvidia-ctk-v3-config.toml", "nvidia-ctk-v3-99-nvidia.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.18.1\"\n}", "runc"},
 	} {
+		if tc.name == "v3" && !major2 {
+			// containerd 1.x does not read config version 3.
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			read := func(name string) []byte {
