@@ -96,6 +96,10 @@ type Node struct {
 	// owner and where their path leads, keyed by path; an absent file is
 	// here with Exists false.
 	ConfigFiles map[string]ConfigFile `json:"config_files"`
+	// ContainerdImports are the patterns of /etc/containerd/config.toml's
+	// top-level imports and the files each matched on the node (their
+	// bytes are in ConfigFiles); nil when config.toml could not be read.
+	ContainerdImports []ContainerdImport `json:"containerd_imports,omitempty"`
 	// SysctlNames are the sysctls the kernel has (every file under
 	// /proc/sys), dotted and sorted; nil when /proc/sys could not be
 	// listed (an unpacked image has none).
@@ -576,6 +580,20 @@ type File struct {
 func NewFile(content string) File {
 	sum := sha256.Sum256([]byte(content))
 	return File{Content: content, SHA256: hex.EncodeToString(sum[:])}
+}
+
+// ContainerdImport is one pattern of containerd's imports, as the node
+// resolves it: containerd joins a relative pattern to config.toml's
+// directory and globs it (filepath.Glob, so Files are sorted).
+type ContainerdImport struct {
+	// Pattern is the absolute pattern ("/etc/containerd/conf.d/*.toml").
+	Pattern string `json:"pattern"`
+	// Files are the regular files it matched, sorted; the probe globs only
+	// the last path component, so a pattern with a wildcard in a directory
+	// has none here and Unread set.
+	Files []string `json:"files,omitempty"`
+	// Unread is true when the probe could not expand the pattern.
+	Unread bool `json:"unread,omitempty"`
 }
 
 // ConfigFile is a file gpuform rewrites, as the probe read it: byte for

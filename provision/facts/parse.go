@@ -382,6 +382,7 @@ func interpret(raw *rawFacts) *Node {
 	p.grub()
 	p.managed()
 	p.configFiles()
+	p.containerdImports()
 	p.owners()
 	if names, ok := raw.names["/proc/sys"]; ok {
 		n.SysctlNames = sysctlNames(names)
@@ -1395,6 +1396,34 @@ func (p *interpreter) configFiles() {
 			c.Error = msg
 		}
 		p.n.ConfigFiles[path] = c
+	}
+}
+
+// containerdImports reads the probe's containerd-imports record: one line
+// per pattern, the pattern then the files it matched, tab-separated, or
+// the pattern then "?" when it could not be expanded.
+func (p *interpreter) containerdImports() {
+	c, ok := p.raw.cmds["containerd-imports"]
+	if !ok || c.rc != 0 {
+		return
+	}
+	p.n.ContainerdImports = []ContainerdImport{}
+	for _, l := range strings.Split(c.out, "\n") {
+		f := strings.Split(l, "\t")
+		if f[0] == "" {
+			continue
+		}
+		imp := ContainerdImport{Pattern: f[0]}
+		for _, m := range f[1:] {
+			switch {
+			case m == "?":
+				imp.Unread = true
+			case m != "":
+				imp.Files = append(imp.Files, m)
+			}
+		}
+		sort.Strings(imp.Files)
+		p.n.ContainerdImports = append(p.n.ContainerdImports, imp)
 	}
 }
 

@@ -292,6 +292,66 @@ l /etc/alternatives/cuda
 x /etc/docker/daemon.json /etc/nccl.conf /etc/containerd/config.toml
 # Apptainer's one configuration file, edited directive by directive.
 x /etc/apptainer/apptainer.conf
+
+# containerd merges the files named by config.toml's top-level imports over
+# it, in order (nvidia-ctk 1.18 and later writes its runtime to such a
+# drop-in). One line per pattern (joined to /etc/containerd when relative,
+# as containerd does): the pattern, then the files its last component
+# matches inside the root, or "?" for a wildcard in a directory; then each
+# file byte-exact. awk only lists the array's strings: plan compares them
+# with its own TOML reading of config.toml and trusts neither if they differ.
+if rp /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
+	_ip=$(awk -v q="'" '
+		/^[ \t]*\[/ { exit }
+		!on && /^[ \t]*imports[ \t]*=/ { on = 1; sub(/^[^=]*=/, "") }
+		on {
+			s = $0
+			while (match(s, "\"[^\"]*\"|" q "[^" q "]*" q)) {
+				print substr(s, RSTART + 1, RLENGTH - 2)
+				s = substr(s, RSTART + RLENGTH)
+			}
+			if (s ~ /\]/) exit
+		}' "$_r" 2>/dev/null)
+	_ci=
+	_cf=
+	_o=$IFS
+	IFS='
+'
+	set -f
+	for _i in $_ip; do
+		set +f
+		IFS=$_o
+		case $_i in /*) ;; *) _i=/etc/containerd/$_i ;; esac
+		_d=${_i%/*}
+		case $_d in *[][*?]*)
+			_ci="$_ci$_i	?
+"
+			continue
+			;;
+		esac
+		_l=$_i
+		if rp "$_d" && [ -d "$_r" ]; then
+			for _g in "$_r"/${_i##*/}; do
+				[ -f "$_g" ] || continue
+				_l="$_l	$_d/${_g##*/}"
+				_cf="$_cf$_d/${_g##*/}
+"
+			done
+		fi
+		_ci="$_ci$_l
+"
+	done
+	printf '%s cmd containerd-imports 0\n%s\n%s eof\n' "$M" "$_ci" "$M"
+	IFS='
+'
+	set -f
+	for _i in $_cf; do
+		IFS=$_o
+		x "$_i"
+	done
+	set +f
+	IFS=$_o
+fi
 # Slurm reads gres.conf beside slurm.conf: /etc/slurm, or /etc/slurm-llnl
 # on older Debian and Ubuntu packages.
 x /etc/slurm/gres.conf /etc/slurm-llnl/gres.conf

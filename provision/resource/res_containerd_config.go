@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
+
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/gpuform/gpuform/internal/tomledit"
 	"github.com/gpuform/gpuform/lint/compat"
@@ -61,14 +64,16 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 		r.deps = []string{ContainerToolkit}
 	}
 	var warnings []string
-	if cf, ok := in.f.ConfigFile(ContainerdConfigFile); ok && cf.Exists {
-		// Files named in imports are merged over config.toml (before
-		// containerd 2.1 a plugin's table there replaces config.toml's
-		// whole: containerd/containerd#5837); newer nvidia-ctk writes its
-		// runtime to such a drop-in. gpuform does not read them.
-		if d, err := tomledit.Parse(cf.Data); err == nil {
-			if imp, ok := d.Lookup("imports"); ok && strings.Trim(imp.Text, "[] \t\n") != "" {
-				warnings = append(warnings, fmt.Sprintf("%s imports %s: settings in those files override gpuform's keys in %s, and gpuform does not read them; check that none of them sets the nvidia runtime differently (nvidia-ctk 1.18 and later writes /etc/containerd/conf.d/99-nvidia.toml)", ContainerdConfigFile, imp.Text, ContainerdConfigFile))
+	if cf, ok := in.f.ConfigFile(ContainerdConfigFile); ok && cf.Exists && cf.Error == "" {
+		srcs, why, err := containerdImports(in.f, cf.Data)
+		switch {
+		case err != nil:
+			// Diff refuses with the reason.
+		case why != "":
+			warnings = append(warnings, fmt.Sprintf("%s: %s imports %s, which containerd reads over it (a plugin's table there replaces config.toml's whole before containerd 2.1), but %s; check that none of them sets the nvidia runtime differently (%s)", ContainerdConfig, ContainerdConfigFile, strings.Join(importPatterns(cf.Data), ", "), why, toolkitDropIn()))
+		default:
+			if own := criOwner(srcs, cf.Data); own != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: containerd's CRI settings are in %s, which %s imports (%s): gpuform checks the runtime there, adds no second runtime table to %s, and does not edit a file it did not write", ContainerdConfig, own.path, ContainerdConfigFile, toolkitDropIn(), ContainerdConfigFile))
 			}
 		}
 	}
@@ -270,6 +275,15 @@ func (r *containerdResource) Diff(n *facts.Node) (Change, error) {
 		return Change{}, fmt.Errorf("%s: %s: gpuform will not rewrite it: %s", r.name, ContainerdConfigFile, cf.Error)
 	}
 	cur := string(cf.Data)
+	if cf.Exists {
+		srcs, _, err := containerdImports(n, cf.Data)
+		if err != nil {
+			return Change{}, fmt.Errorf("%s: %w", r.name, err)
+		}
+		if own := criOwner(srcs, cf.Data); own != nil {
+			return r.diffDropIn(own)
+		}
+	}
 	want, err := r.desired(cur, cf.Exists)
 	if err != nil {
 		return Change{}, fmt.Errorf("%s: %s %w", r.name, ContainerdConfigFile, err)
@@ -302,4 +316,142 @@ func (r *containerdResource) Diff(n *facts.Node) (Change, error) {
 		restarts: restarts,
 	}
 	return fr.Diff(n)
+}
+
+// containerdSource is a file containerd merges over config.toml.
+type containerdSource struct {
+	path string
+	data []byte
+	doc  *tomledit.Doc
+}
+
+// toolkitDropIn says where nvidia-ctk puts its containerd drop-in, from
+// the knowledge base's feature table.
+func toolkitDropIn() string {
+	kb := compat.Default()
+	f, ok := kb.ToolkitFeature("containerd-drop-in")
+	g, ok2 := kb.ToolkitFeature("containerd-drop-in-conf-d")
+	if !ok || !ok2 {
+		return "newer nvidia-ctk writes the nvidia runtime to such a drop-in"
+	}
+	return fmt.Sprintf("nvidia-ctk %s and later writes the nvidia runtime to such a drop-in: %s, %s from %s", f.MinToolkit, f.Value, g.Value, g.MinToolkit)
+}
+
+// importPatterns are config.toml's top-level imports as written.
+func importPatterns(main []byte) []string {
+	var top struct {
+		Imports []string `toml:"imports"`
+	}
+	if toml.Unmarshal(main, &top) != nil {
+		return nil
+	}
+	return top.Imports
+}
+
+// containerdImports returns the files config.toml imports, in the order
+// containerd merges them (each pattern in turn, its matches sorted), as the
+// probe read them. why says what the facts lack when they do not hold
+// every file; err is set for an imported file that is not TOML, which
+// containerd refuses too.
+func containerdImports(f *facts.Node, main []byte) (srcs []containerdSource, why string, err error) {
+	imports := importPatterns(main)
+	if len(imports) == 0 {
+		return nil, "", nil
+	}
+	if f.ContainerdImports == nil {
+		return nil, "the probe did not read them", nil
+	}
+	for _, p := range imports {
+		if !path.IsAbs(p) {
+			// containerd joins a relative import to config.toml's directory.
+			p = path.Join(path.Dir(ContainerdConfigFile), p)
+		}
+		i := slices.IndexFunc(f.ContainerdImports, func(c facts.ContainerdImport) bool { return c.Pattern == p })
+		switch {
+		case i < 0:
+			return nil, "the probe did not expand " + p, nil
+		case f.ContainerdImports[i].Unread:
+			return nil, p + " has a wildcard in a directory, which gpuform does not expand", nil
+		}
+		for _, file := range f.ContainerdImports[i].Files {
+			cf, ok := f.ConfigFile(file)
+			if !ok || !cf.Exists || cf.Error != "" {
+				return nil, file + " could not be read (" + cf.Error + ")", nil
+			}
+			d, perr := tomledit.Parse(cf.Data)
+			if perr != nil {
+				return nil, "", fmt.Errorf("%s, which %s imports, is not TOML (%v): containerd will not start with it; fix it, then plan again", file, ContainerdConfigFile, perr)
+			}
+			srcs = append(srcs, containerdSource{path: file, data: cf.Data, doc: d})
+		}
+	}
+	return srcs, "", nil
+}
+
+// criOwner returns the imported file whose CRI plugin table containerd
+// runs with, or nil when that is config.toml's own. Before containerd
+// 2.1 a plugin's table in an imported file replaces the one before it
+// whole (containerd/containerd#5837), which is why nvidia-ctk copies
+// config.toml's CRI table into its drop-in; the last file that has the
+// table wins.
+func criOwner(srcs []containerdSource, main []byte) *containerdSource {
+	d, err := tomledit.Parse(main)
+	if err != nil {
+		return nil
+	}
+	v, err := configVersion(d)
+	if err != nil {
+		return nil
+	}
+	cri, _ := criPlugin(v)
+	for i := len(srcs) - 1; i >= 0; i-- {
+		if srcs[i].doc.HasTable("plugins", cri) {
+			return &srcs[i]
+		}
+	}
+	return nil
+}
+
+// diffDropIn judges the nvidia runtime where an imported file holds the
+// CRI settings: gpuform edits only files it wrote, so a drop-in that says
+// what the spec asks is no change, and one that says otherwise is a
+// conflict the operator settles in that file.
+func (r *containerdResource) diffDropIn(own *containerdSource) (Change, error) {
+	before, err := r.attrs(string(own.data), true)
+	if err != nil {
+		return Change{}, fmt.Errorf("%s: %s (imported by %s) %w", r.name, own.path, ContainerdConfigFile, err)
+	}
+	want, err := r.desired(string(own.data), true)
+	if err != nil {
+		return Change{}, fmt.Errorf("%s: %s (imported by %s) %w", r.name, own.path, ContainerdConfigFile, err)
+	}
+	before, want = maps.Clone(before), maps.Clone(want)
+	if !r.c.CDI.V {
+		// gpuform turns CDI on in a config.toml it edits because the
+		// toolkit generates specs; in a file it does not own it judges
+		// enable_cdi only when the spec asks for CDI (nvidia-ctk writes it
+		// only with --cdi.enabled).
+		delete(before, "enable_cdi")
+		delete(want, "enable_cdi")
+	}
+	var differ []string
+	for _, k := range slices.Sorted(maps.Keys(attrs(want))) {
+		if got, ok := before[k]; !ok || strings.Trim(got, `"`) != want[k] {
+			g := "(none)"
+			if ok {
+				g = got
+			}
+			differ = append(differ, fmt.Sprintf("%s = %s, the spec wants %s", k, g, want[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(attrs(before))) {
+		if _, ok := want[k]; !ok {
+			differ = append(differ, fmt.Sprintf("%s = %s, the spec wants it unset", k, before[k]))
+		}
+	}
+	if len(differ) > 0 {
+		return Change{}, fmt.Errorf("%s: conflict: %s, which %s imports, holds containerd's CRI settings (containerd reads it over %s) and sets %s; gpuform does not edit a file it did not write: change it there (nvidia-ctk runtime configure --runtime=containerd rewrites it) or remove it, then plan again", r.name, own.path, ContainerdConfigFile, ContainerdConfigFile, strings.Join(differ, "; "))
+	}
+	before["configured_in"], want["configured_in"] = own.path, own.path
+	return r.change(before, want), nil
 }

@@ -263,9 +263,10 @@ func TestCDISpecByToolkitRelease(t *testing.T) {
 	}
 }
 
-// A config.toml that imports drop-ins gets a warning: what they set
-// overrides gpuform's keys, and gpuform does not read them. containerd's
-// default "imports = []" does not.
+// A config.toml that imports drop-ins the facts do not hold (here: facts
+// without the probe's imports record) gets a warning: what they set
+// overrides gpuform's keys. containerd's default "imports = []" does not.
+// Drop-ins the probe read are judged in TestContainerdDropIn.
 func TestContainerdImportsWarn(t *testing.T) {
 	body := "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n}"
 	for name, tc := range map[string]struct {

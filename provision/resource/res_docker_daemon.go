@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -42,7 +44,79 @@ func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
 	if c.NvidiaContainerToolkit.Set {
 		r.deps = []string{ContainerToolkit}
 	}
-	return []Resource{r}, nil, nil
+	var warnings []string
+	if c.CDI.V {
+		var w string
+		r.cdi, w = dockerCDIMode(in.f)
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	return []Resource{r}, warnings, nil
+}
+
+// cdiMode is what docker_daemon does with daemon.json's features.cdi for
+// cdi = true.
+type cdiMode int
+
+const (
+	// cdiNone leaves it alone: CDI not asked for, or a Docker without it.
+	cdiNone cdiMode = iota
+	// cdiSet sets it to true: Docker 25.0 to 28.1 inject CDI devices only
+	// with it, or the version is not known.
+	cdiSet
+	// cdiNotOff turns a false back to true and otherwise adds nothing:
+	// Docker 28.2 and later have CDI on by default.
+	cdiNotOff
+)
+
+// dockerPackages are the packages that install dockerd: Docker's own
+// repository, Debian and Ubuntu, Fedora.
+func dockerPackages() []string { return []string{"docker-ce", "docker.io", "moby-engine"} }
+
+// dockerEngineVersion reads the installed Docker Engine release from its
+// package ("5:28.1.1-1~ubuntu.24.04~noble", "26.1.5+dfsg1-9"); ok is
+// false when no package says.
+func dockerEngineVersion(f *facts.Node) (v compat.Version, pkg string, ok bool) {
+	for _, name := range dockerPackages() {
+		raw, ok := f.Package(name)
+		if !ok {
+			continue
+		}
+		if _, after, cut := strings.Cut(raw, ":"); cut {
+			raw = after
+		}
+		m := dockerVersionRE.FindString(raw)
+		if v, err := compat.ParseVersion(m); m != "" && err == nil {
+			return v, name, true
+		}
+	}
+	return compat.Version{}, "", false
+}
+
+var dockerVersionRE = regexp.MustCompile(`^\d+\.\d+(\.\d+)?`)
+
+// dockerCDIMode decides features.cdi from the node's Docker release and
+// the knowledge base's docker-cdi-since and docker-cdi-default facts.
+func dockerCDIMode(f *facts.Node) (cdiMode, string) {
+	kb := compat.Default()
+	since, ok1 := kb.HostFact("docker-cdi-since")
+	def, ok2 := kb.HostFact("docker-cdi-default")
+	sinceV, err1 := compat.ParseVersion(since.Value)
+	defV, err2 := compat.ParseVersion(def.Value)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return cdiSet, ""
+	}
+	v, pkg, ok := dockerEngineVersion(f)
+	switch {
+	case !ok:
+		return cdiSet, fmt.Sprintf("%s: cdi = true: the node's Docker release is not known (none of %s is installed), so gpuform sets \"features\": {\"cdi\": true} in %s: Docker %s to before %s needs it for docker run --device nvidia.com/gpu=all, later releases have CDI on by default and read it the same way, and releases before %s have no CDI", DockerDaemon, strings.Join(dockerPackages(), ", "), DaemonJSON, sinceV, defV, sinceV)
+	case v.Compare(sinceV) < 0:
+		return cdiNone, fmt.Sprintf("%s: cdi = true: Docker %s (%s) has no CDI support (from %s), so docker run --device nvidia.com/gpu=... fails on it; gpuform does not set features.cdi: upgrade Docker, or use --gpus/the nvidia runtime", DockerDaemon, v, pkg, sinceV)
+	case v.Compare(defV) >= 0:
+		return cdiNotOff, ""
+	}
+	return cdiSet, ""
 }
 
 // dockerResource merges the NVIDIA runtime and the container defaults into
@@ -51,10 +125,12 @@ func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
 type dockerResource struct {
 	base
 	c *spec.Container
+	// cdi is what to do with features.cdi (cdi = true).
+	cdi cdiMode
 }
 
 func dockerDaemon(c *spec.Container) *dockerResource {
-	if !c.DefaultRuntime.Set && !c.DefaultShmSize.Set && len(c.Ulimits) == 0 && !c.NvidiaContainerToolkit.Set {
+	if !c.DefaultRuntime.Set && !c.DefaultShmSize.Set && len(c.Ulimits) == 0 && !c.NvidiaContainerToolkit.Set && !c.CDI.V {
 		return nil
 	}
 	return &dockerResource{base: base{name: DockerDaemon}, c: c}
@@ -120,6 +196,11 @@ func (r *dockerResource) actual(d map[string]any) map[string]string {
 			out["default-shm-size"] = dockerSize(sz.Bytes)
 		}
 	}
+	if ft, ok := d["features"].(map[string]any); ok {
+		if v, ok := ft["cdi"]; ok {
+			out["features.cdi"] = fmt.Sprint(v)
+		}
+	}
 	if ul, ok := d["default-ulimits"].(map[string]any); ok {
 		for name, v := range ul {
 			m, ok := v.(map[string]any)
@@ -143,10 +224,13 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 		return Change{}, fmt.Errorf("%s: %s is not a JSON object (%s); gpuform will not rewrite a file it cannot read: fix it, then plan again", r.name, DaemonJSON, d.Error)
 	}
 	want := r.wanted()
+	act := r.actual(d.Daemon)
+	if r.cdi == cdiSet || r.cdi == cdiNotOff && act["features.cdi"] != "" && act["features.cdi"] != "true" {
+		want["features.cdi"] = "true"
+	}
 	var before map[string]string
 	if d.Present {
 		before = attrs{}
-		act := r.actual(d.Daemon)
 		// Show only the keys gpuform manages; the others are kept as they are.
 		for k := range want {
 			if v, ok := act[k]; ok {
@@ -164,7 +248,7 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	if c.Action == NoOp {
 		return c, nil
 	}
-	merged, err := r.merge(d.Daemon)
+	merged, err := r.merge(d.Daemon, want["features.cdi"] == "true")
 	if err != nil {
 		return Change{}, err
 	}
@@ -187,7 +271,7 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 // merge sets gpuform's keys in a copy of daemon.json and renders it. Keys
 // it does not manage, and sibling entries of the maps it edits (other
 // runtimes, other ulimits), are kept; numbers keep their text.
-func (r *dockerResource) merge(cur map[string]any) (string, error) {
+func (r *dockerResource) merge(cur map[string]any, cdi bool) (string, error) {
 	out := map[string]any{}
 	for k, v := range cur {
 		out[k] = v
@@ -225,6 +309,10 @@ func (r *dockerResource) merge(cur map[string]any) (string, error) {
 	}
 	if r.c.DefaultShmSize.Set {
 		out["default-shm-size"] = dockerSize(r.c.DefaultShmSize.V.Bytes)
+	}
+	if cdi {
+		// Other features (containerd-snapshotter, ...) are kept.
+		subMap("features")["cdi"] = true
 	}
 	if len(r.c.Ulimits) > 0 {
 		ul := subMap("default-ulimits")
