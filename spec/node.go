@@ -43,6 +43,7 @@ var (
 		{Name: "runtime"}, {Name: "nvidia_container_toolkit"}, {Name: "default_runtime"},
 		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
 		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
+		{Name: "image_dir"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
@@ -334,7 +335,7 @@ func decodeComponent(blk *hcl.Block, ctx *hcl.EvalContext) (*VersionedBlock, hcl
 func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diagnostics) {
 	dec, _ := blockDecoder(blk, containerSchema, ctx)
 	c := &Container{DeclRange: blk.DefRange}
-	c.Runtime = dec.enum("runtime", "docker", "containerd", "enroot")
+	c.Runtime = dec.enum("runtime", "docker", "containerd", "enroot", "apptainer")
 	c.NvidiaContainerToolkit = dec.version("nvidia_container_toolkit")
 	c.DefaultRuntime = dec.bool("default_runtime")
 	c.CDI = dec.bool("cdi")
@@ -415,6 +416,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	}
 	c.Images, _ = dec.stringList("images")
 	c.Images = filterPattern(&dec.diags, c.Images, imagePattern, "Invalid container image", "Images are written like \"nvcr.io/nvidia/pytorch:24.05-py3\".")
+	c.ImageDir = decodeImageDir(dec, c.Runtime.V)
 	return c, dec.diags
 }
 

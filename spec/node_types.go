@@ -108,7 +108,7 @@ type VersionedBlock struct {
 
 // Container is the container runtime and its GPU-relevant defaults.
 type Container struct {
-	// Runtime is "docker", "containerd" or "enroot".
+	// Runtime is "docker", "containerd", "enroot" or "apptainer".
 	Runtime Attr[string]
 	// NvidiaContainerToolkit is the nvidia-container-toolkit version.
 	NvidiaContainerToolkit Attr[Version]
@@ -133,6 +133,9 @@ type Container struct {
 	UlimitsRange hcl.Range
 	// Images are container images workloads on this node use.
 	Images []Attr[string]
+	// ImageDir is where enroot's .sqsh and Apptainer's .sif image files
+	// are pulled to (runtime enroot or apptainer only).
+	ImageDir Attr[string]
 	// Pins are the digests the lock file records for Images, by
 	// reference; set by ApplyLock.
 	Pins map[string]ImagePin
