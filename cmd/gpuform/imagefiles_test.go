@@ -143,3 +143,35 @@ func TestImageFilesPinnedByDigest(t *testing.T) {
 		})
 	}
 }
+
+// image_dir is an absolute directory, and only for the runtimes that keep
+// images as files: an error at the attribute otherwise, never ignored. A
+// pinned image on enroot without it is not pulled, and plan says why.
+func TestImageDirErrors(t *testing.T) {
+	cases := map[string]struct {
+		runtime, dir, want string
+	}{
+		"docker":   {"docker", "/raid/containers", `image_dir is where enroot and Apptainer keep pulled image files; this container block's runtime is "docker"`},
+		"relative": {"apptainer", "raid/containers", "Invalid image directory"},
+		"dot dot":  {"enroot", "/raid/../etc", "Invalid image directory"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://dgx-a100\"]\n  container {\n    runtime   = \""+tc.runtime+"\"\n    image_dir = \""+tc.dir+"\"\n  }\n}\n")
+			code, _, errOut := runCLIEnv(t, nil, "validate", dir)
+			flat := strings.Join(strings.Fields(errOut), " ")
+			if code != ExitFailed || !strings.Contains(flat, tc.want) || !strings.Contains(flat, "main.gpuform.hcl line 5") {
+				t.Errorf("validate: exit %d\n%s", code, errOut)
+			}
+		})
+	}
+
+	dir := t.TempDir()
+	ref := "nvcr.io/nvidia/cuda@sha256:" + strings.Repeat("a", 64)
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://dgx-a100\"]\n  container {\n    runtime = \"enroot\"\n    images  = [\""+ref+"\"]\n  }\n}\n")
+	code, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "plan", "-detailed-exitcode", dir)
+	if all := strings.Join(strings.Fields(out+errOut), " "); code != ExitOK || strings.Contains(out, "container_images") || !strings.Contains(all, "runtime enroot keeps images as files; set image_dir") {
+		t.Errorf("plan without image_dir: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
