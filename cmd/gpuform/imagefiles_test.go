@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,8 +40,8 @@ func TestImageFilesPinnedByDigest(t *testing.T) {
 	for _, tc := range []struct {
 		runtime, ext, call, down string
 	}{
-		{"enroot", ".sqsh", "enroot import --output /raid/containers/.%s.gpuform-tmp docker://%s#nvidia/cuda:%s", "[ERROR] URL http://%s/v2/nvidia/cuda/manifests/%s returned error"},
-		{"apptainer", ".sif", "apptainer pull /raid/containers/.%s.gpuform-tmp docker://%s/nvidia/cuda@%s", "FATAL: While making image from oci registry: error fetching image: reading manifest %[2]s in %[1]s/nvidia/cuda"},
+		{"enroot", ".sqsh", `enroot import --output /raid/containers/\.%s\.[^ /]+\.[0-9]+\.gpuform-tmp docker://%s#nvidia/cuda:%s\n`, "[ERROR] URL http://%s/v2/nvidia/cuda/manifests/%s returned error"},
+		{"apptainer", ".sif", `apptainer pull /raid/containers/\.%s\.[^ /]+\.[0-9]+\.gpuform-tmp docker://%s/nvidia/cuda@%s\n`, "FATAL: While making image from oci registry: error fetching image: reading manifest %[2]s in %[1]s/nvidia/cuda"},
 	} {
 		t.Run(tc.runtime, func(t *testing.T) {
 			reg := registrytest.Start(t)
@@ -76,12 +77,15 @@ func TestImageFilesPinnedByDigest(t *testing.T) {
 				t.Fatalf("file names %s %s", file, link)
 			}
 			calls, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
-			if want := fmt.Sprintf(tc.call, file, reg.Host, first.String()); !strings.Contains(string(calls), want+"\n") {
+			if want := fmt.Sprintf(tc.call, regexp.QuoteMeta(file), regexp.QuoteMeta(reg.Host), first.String()); !regexp.MustCompile(want).Match(calls) {
 				t.Errorf("apply did not pull by digest (%s):\n%s", want, calls)
 			}
 			images := filepath.Join(root, "raid/containers")
 			if got, err := os.Readlink(filepath.Join(images, link)); err != nil || got != file {
 				t.Errorf("the tag's link leads to %q (%v), not %s", got, err, file)
+			}
+			if left, _ := filepath.Glob(filepath.Join(images, ".*")); len(left) != 0 {
+				t.Errorf("temporary files left in image_dir: %v", left)
 			}
 			if b, err := os.ReadFile(filepath.Join(images, file)); err != nil || !strings.Contains(string(b), firstImgs["linux/amd64"].Digest.String()) {
 				t.Errorf("the image file does not hold what the registry served at the digest: %v\n%s", err, b)
@@ -173,5 +177,31 @@ func TestImageDirErrors(t *testing.T) {
 	code, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "plan", "-detailed-exitcode", dir)
 	if all := strings.Join(strings.Fields(out+errOut), " "); code != ExitOK || strings.Contains(out, "container_images") || !strings.Contains(all, "runtime enroot keeps images as files; set image_dir") {
 		t.Errorf("plan without image_dir: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// A spec that names the digest itself gets the digest's file and no tag
+// link, with or without a lock file, and verify finds it by the file.
+func TestImageFilesByDigestInSpec(t *testing.T) {
+	reg := registrytest.Start(t)
+	d, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda@" + d.String()
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	imageFileSpec(t, dir, "apptainer", ref)
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root := simRoot(t, state, "dgx-a100")
+	names, _ := filepath.Glob(filepath.Join(root, "raid/containers/*"))
+	if want := filepath.Join(root, "raid/containers", facts.ImageFileName(reg.Host+"/nvidia/cuda", d.String(), "apptainer")); len(names) != 1 || names[0] != want {
+		t.Errorf("image_dir holds %v, want only %s", names, want)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK {
+		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if status, observed, msg := imageCheck(t, env, dir, ref); status != "pass" || observed != d.String() {
+		t.Errorf("verify after apply: %s %s %s", status, observed, msg)
 	}
 }

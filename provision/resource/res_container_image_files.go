@@ -34,20 +34,24 @@ func (r *imagesResource) pullFile(im ImageRef, what string) Step {
 	}
 	var s strings.Builder
 	s.WriteString(scriptHead + facts.Resolver)
-	fmt.Fprintf(&s, "d=%s\nf=%s\ntmp=.$f.gpuform-tmp\n", q(r.dir), q(file))
+	// Temporary names are the host's own: image_dir may be shared storage
+	// that every node of a cluster pulls into at once. An interrupted pull
+	// (the step's time limit) removes its partial file.
+	fmt.Fprintf(&s, "d=%s\nf=%s\ntmp=.$f.$(uname -n).$$.gpuform-tmp\n", q(r.dir), q(file))
 	s.WriteString(`rw "$d" || { echo "image_dir $d: $_e" >&2; exit 1; }
 D=$_r
 mkdir -p "$D"
 if [ -f "$D/$f" ]; then
 	echo "$d/$f: already on the node"
 else
-	rm -f "$D/$tmp"
+	trap 'rm -f "$D/$tmp"' EXIT
+	trap 'exit 1' HUP INT TERM
 	` + pull + `
 	mv -f "$D/$tmp" "$D/$f"
 fi
 `)
 	if im.Tag != "" {
-		fmt.Fprintf(&s, "l=%s\nln -sf \"$f\" \"$D/.$l.gpuform-tmp\"\nmv -f \"$D/.$l.gpuform-tmp\" \"$D/$l\"\necho \"$d/$l -> $f\"\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
+		fmt.Fprintf(&s, "l=%s\nln -sf \"$f\" \"$D/.$l.$tmp\"\nmv -f \"$D/.$l.$tmp\" \"$D/$l\"\necho \"$d/$l -> $f\"\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
 	}
 	// The directory is recorded last: the probe lists the image files of
 	// the directories recorded there.
