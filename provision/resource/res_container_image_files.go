@@ -37,7 +37,7 @@ func (r *imagesResource) pullFile(im ImageRef, what string) Step {
 	// Temporary names are the host's own: image_dir may be shared storage
 	// that every node of a cluster pulls into at once. An interrupted pull
 	// (the step's time limit) removes its partial file.
-	fmt.Fprintf(&s, "d=%s\nf=%s\ntmp=.$f.$(uname -n).$$.gpuform-tmp\n", q(r.dir), q(file))
+	fmt.Fprintf(&s, "d=%s\nf=%s\nu=$(uname -n).$$.gpuform-tmp\ntmp=.$f.$u\n", q(r.dir), q(file))
 	s.WriteString(`rw "$d" || { echo "image_dir $d: $_e" >&2; exit 1; }
 D=$_r
 mkdir -p "$D"
@@ -51,7 +51,7 @@ else
 fi
 `)
 	if im.Tag != "" {
-		fmt.Fprintf(&s, "l=%s\nln -sf \"$f\" \"$D/.$l.$tmp\"\nmv -f \"$D/.$l.$tmp\" \"$D/$l\"\necho \"$d/$l -> $f\"\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
+		fmt.Fprintf(&s, "l=%s\nln -sf \"$f\" \"$D/.$l.$u\"\nmv -f \"$D/.$l.$u\" \"$D/$l\"\necho \"$d/$l -> $f\"\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
 	}
 	// The directory is recorded last: the probe lists the image files of
 	// the directories recorded there.
