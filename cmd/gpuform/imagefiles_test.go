@@ -204,4 +204,16 @@ func TestImageFilesByDigestInSpec(t *testing.T) {
 	if status, observed, msg := imageCheck(t, env, dir, ref); status != "pass" || observed != d.String() {
 		t.Errorf("verify after apply: %s %s %s", status, observed, msg)
 	}
+	// Another image_dir: the file in the old one is no image of the spec.
+	spec, err := os.ReadFile(filepath.Join(dir, "main.gpuform.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), strings.Replace(string(spec), "/raid/containers", "/scratch/sif", 1))
+	if code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitReport || !strings.Contains(out, "+ "+ref) {
+		t.Errorf("plan after image_dir moved: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if status, observed, _ := imageCheck(t, env, dir, ref); status != "fail" || observed != "absent" {
+		t.Errorf("verify after image_dir moved: %s %s", status, observed)
+	}
 }
