@@ -28,6 +28,9 @@ command -v dot >/dev/null 2>&1 || need+=(graphviz)
 # provision/resource hands its containerd config.toml edits to the real
 # containerd's `config dump`.
 command -v containerd >/dev/null 2>&1 || need+=(containerd)
+# The simulated nodes' enroot and apptainer stand-ins fetch manifests from
+# the tests' registry on 127.0.0.1 with curl.
+command -v curl >/dev/null 2>&1 || need+=(curl)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -44,6 +44,7 @@ var (
 		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
 		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
 		{Name: "apptainer_always_use_nv"}, {Name: "apptainer_use_nvidia_container_cli"}, {Name: "apptainer_allow_setuid"}, {Name: "apptainer_mount_dev"},
+		{Name: "image_dir"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
@@ -417,6 +418,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	}
 	c.Images, _ = dec.stringList("images")
 	c.Images = filterPattern(&dec.diags, c.Images, imagePattern, "Invalid container image", "Images are written like \"nvcr.io/nvidia/pytorch:24.05-py3\".")
+	c.ImageDir = decodeImageDir(dec, c.Runtime.V)
 	return c, dec.diags
 }
 

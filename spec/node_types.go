@@ -135,6 +135,9 @@ type Container struct {
 	UlimitsRange hcl.Range
 	// Images are container images workloads on this node use.
 	Images []Attr[string]
+	// ImageDir is where enroot's .sqsh and Apptainer's .sif image files
+	// are pulled to (runtime enroot or apptainer only).
+	ImageDir Attr[string]
 	// Pins are the digests the lock file records for Images, by
 	// reference; set by ApplyLock.
 	Pins map[string]ImagePin

@@ -105,8 +105,9 @@ type Node struct {
 	// listed (an unpacked image has none).
 	SysctlNames []string `json:"sysctl_names,omitempty"`
 	// Images are the image stores of the node's container runtimes, by
-	// runtime ("docker", "containerd"); a runtime that is not installed
-	// is absent.
+	// runtime ("docker", "containerd"; "enroot" and "apptainer" for the
+	// image files in the directories of ImageDirsFile); a runtime that is
+	// not installed is absent.
 	Images map[string]*ImageStore `json:"images,omitempty"`
 	// Owners are the owner records of OwnersFile: which spec manages each
 	// resource gpuform put on the node; nil when the node has none.

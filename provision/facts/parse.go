@@ -363,6 +363,7 @@ func interpret(raw *rawFacts) *Node {
 	p.docker()
 	p.containerRuntime()
 	p.images()
+	p.imageFiles()
 	p.cdiSpecs()
 	for _, path := range PyxisPluginPaths() {
 		if p.raw.exists[path] {

@@ -541,6 +541,25 @@ for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
 	esac
 done
 
+# Image files gpuform pulled for enroot and Apptainer (container_images),
+# in the directories /etc/gpuform/image-dirs lists (the file itself is read
+# with the rest of /etc/gpuform below): each .sqsh and .sif file's name,
+# which carries its digest, and where each tag's symlink leads.
+if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
+	while IFS= read -r _d || [ -n "$_d" ]; do
+		case $_d in /*) ;; *) continue ;; esac
+		case $_d in *[!A-Za-z0-9._/-]* | *//* | */../* | */..) continue ;; esac
+		rd "$_d" && [ -d "$_r" ] || continue
+		for _y in "$_r"/*.sqsh "$_r"/*.sif; do
+			if [ -h "$_y" ]; then
+				_t=$(readlink "$_y" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_d/${_y##*/}" "$_t"
+			elif [ -f "$_y" ]; then
+				printf '%s exists %s\n' "$M" "$_d/${_y##*/}"
+			fi
+		done
+	done <"$_r"
+fi
+
 # Files gpuform writes: the ones it writes in full (x, byte-exact), any
 # other file with "gpuform" in its name in these dirs, and everything in
 # /etc/gpuform.

@@ -3,6 +3,7 @@ package resource
 import (
 	"fmt"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ var (
 	imageRepoPattern   = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+$`)
 	imageTagPattern    = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,128}$`)
 	imageDigestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+	imageDirPattern    = regexp.MustCompile(`^(/[A-Za-z0-9._\-]+)+$`)
 )
 
 // ImageRef is a container image of the spec as a node pulls it.
@@ -66,10 +68,36 @@ func PinnedImages(n *spec.Node) (pinned []ImageRef, unlocked []string) {
 
 // ImageRuntime is the runtime whose store holds node n's images.
 func ImageRuntime(n *spec.Node) string {
-	if n.Container != nil && n.Container.Runtime.V == facts.RuntimeContainerd {
-		return facts.RuntimeContainerd
+	if n.Container != nil {
+		switch rt := n.Container.Runtime.V; rt {
+		case facts.RuntimeContainerd, facts.RuntimeEnroot, facts.RuntimeApptainer:
+			return rt
+		}
 	}
 	return facts.RuntimeDocker
+}
+
+// NodeImages is the store of f that holds node n's images: the runtime's,
+// and for enroot and Apptainer only the files in the spec's image_dir (a
+// file gpuform pulled into another directory is no image of this spec).
+func NodeImages(n *spec.Node, f *facts.Node) *facts.ImageStore {
+	rt := ImageRuntime(n)
+	s := f.Images[rt]
+	if s == nil || !fileRuntime(rt) {
+		return s
+	}
+	out := &facts.ImageStore{Error: s.Error, Images: []facts.LocalImage{}}
+	for _, im := range s.Images {
+		if n.Container.ImageDir.Set && path.Dir(im.ID) == n.Container.ImageDir.V {
+			out.Images = append(out.Images, im)
+		}
+	}
+	return out
+}
+
+// fileRuntime says whether rt keeps images as files in image_dir.
+func fileRuntime(rt string) bool {
+	return rt == facts.RuntimeEnroot || rt == facts.RuntimeApptainer
 }
 
 // NodeDigest is the digest the node's store holds for r: for a tag, the
@@ -137,6 +165,16 @@ func buildContainerImages(in *buildInput) ([]Resource, []string, error) {
 	if len(pinned) == 0 {
 		return nil, warnings, nil
 	}
+	rt := ImageRuntime(in.n)
+	dir := in.n.Container.ImageDir
+	if fileRuntime(rt) && !dir.Set {
+		return nil, append(warnings, fmt.Sprintf("container images: not pulled, runtime %s keeps images as files; set image_dir to the directory they belong in", rt)), nil
+	}
+	if dir.Set {
+		if err := check(imageDirPattern, "image directory", dir.V); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, r := range pinned {
 		if err := check(imageRepoPattern, "image repository", r.Repo); err != nil {
 			return nil, nil, err
@@ -151,9 +189,11 @@ func buildContainerImages(in *buildInput) ([]Resource, []string, error) {
 		}
 	}
 	return []Resource{&imagesResource{
-		base:    base{name: ContainerImages, deps: []string{ContainerToolkit, DockerDaemon}},
+		base:    base{name: ContainerImages, deps: []string{ContainerToolkit, DockerDaemon, EnrootConf}},
 		images:  pinned,
-		runtime: ImageRuntime(in.n),
+		runtime: rt,
+		dir:     dir.V,
+		spec:    in.n,
 	}}, warnings, nil
 }
 
@@ -164,11 +204,14 @@ type imagesResource struct {
 	base
 	images  []ImageRef
 	runtime string
+	// dir is image_dir, for enroot and Apptainer.
+	dir  string
+	spec *spec.Node
 }
 
 func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 	platform := spec.Platform(f.Arch)
-	store := f.Images[r.runtime]
+	store := NodeImages(r.spec, f)
 	value := func(im ImageRef, digest string) string {
 		if digest != im.Digest {
 			return digest
@@ -209,6 +252,9 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 // the node (root's Docker config, containerd's registry configuration);
 // gpuform sends none.
 func (r *imagesResource) pull(im ImageRef, what string) Step {
+	if fileRuntime(r.runtime) {
+		return r.pullFile(im, what)
+	}
 	byDigest := im.Repo + "@" + im.Digest
 	var s strings.Builder
 	switch r.runtime {

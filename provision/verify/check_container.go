@@ -90,11 +90,14 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 		r := CheckResult{ID: CheckImageDigest.Named(im.Ref), Expected: im.Digest}
 		var store *facts.ImageStore
 		if f != nil {
-			store = f.Images[runtime]
+			store = resource.NodeImages(exp.Spec, f)
 		}
 		switch {
 		case f == nil:
 			r.Status, r.Message = StatusError, "no probe facts: the node's images are unknown"
+		case store == nil && (runtime == facts.RuntimeEnroot || runtime == facts.RuntimeApptainer):
+			r.Status, r.Observed = StatusFail, "absent"
+			r.Message = fmt.Sprintf("gpuform has pulled no %s image onto the node (%s lists no directory); gpuform apply pulls %s into image_dir", runtime, facts.ImageDirsFile, im.Ref)
 		case store == nil:
 			r.Status, r.Observed = StatusFail, "absent"
 			r.Message = fmt.Sprintf("%s is not running on the node (no daemon socket), so it holds no image; gpuform apply pulls %s", runtime, im.Ref)
@@ -109,6 +112,9 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 			case "":
 				r.Status, r.Observed = StatusFail, "absent"
 				r.Message = fmt.Sprintf("%s holds no %s at the pinned digest; gpuform apply pulls it", runtime, im.Ref)
+				if runtime == facts.RuntimeEnroot || runtime == facts.RuntimeApptainer {
+					r.Message = fmt.Sprintf("image_dir holds no %s file of %s at the pinned digest (%s); gpuform apply pulls it", runtime, im.Ref, facts.ImageFileName(im.Repo, im.Digest, runtime))
+				}
 			default:
 				r.Status = StatusFail
 				r.Message = fmt.Sprintf("the tag now points elsewhere: %s on the node is %s, not the pinned %s; gpuform apply pulls the pinned image and points the tag back at it (gpuform lock -upgrade first if the new build is wanted)", im.Ref, d, im.Digest)

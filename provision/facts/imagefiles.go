@@ -1,0 +1,108 @@
+package facts
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Runtimes whose images are files in a directory (container image_dir)
+// rather than a daemon's store.
+const (
+	RuntimeEnroot    = "enroot"
+	RuntimeApptainer = "apptainer"
+)
+
+// ImageDirsFile lists, one absolute path a line, the directories gpuform
+// pulled enroot and Apptainer images into. The probe is the same on every
+// node and knows no spec, so it lists the image files of exactly these
+// directories: a directory gpuform never pulled into is not read.
+const ImageDirsFile = "/etc/gpuform/image-dirs"
+
+// imageFileExt is the file an image becomes for each file runtime: enroot
+// imports a registry image into a squashfs file, Apptainer into a SIF.
+var imageFileExt = map[string]string{RuntimeEnroot: ".sqsh", RuntimeApptainer: ".sif"}
+
+// ImageFileName is the file an image pulled at digest is kept in: the
+// repository with "/" written "+" (as enroot names its own imports) and a
+// registry port's ":" written "_", then "@sha256-" and the digest's hex,
+// so that a directory listing says which build each file is.
+func ImageFileName(repo, digest, runtime string) string {
+	return sanitiseRepo(repo) + "@" + strings.Replace(digest, ":", "-", 1) + imageFileExt[runtime]
+}
+
+// ImageLinkName is the symlink that stands for an image's tag: jobs name
+// this path, and it leads to the file of the pinned digest.
+func ImageLinkName(repo, tag, runtime string) string {
+	return sanitiseRepo(repo) + "+" + tag + imageFileExt[runtime]
+}
+
+func sanitiseRepo(repo string) string {
+	host, rest, _ := strings.Cut(repo, "/")
+	return strings.ReplaceAll(strings.ReplaceAll(host, ":", "_")+"/"+rest, "/", "+")
+}
+
+// unsanitiseRepo undoes sanitiseRepo: "+" never occurs in a repository
+// and "_" never in a registry's host name, so the mapping is one to one.
+func unsanitiseRepo(s string) string {
+	s = strings.ReplaceAll(s, "+", "/")
+	host, rest, _ := strings.Cut(s, "/")
+	return strings.ReplaceAll(host, "_", ":") + "/" + rest
+}
+
+var (
+	imageFilePattern = regexp.MustCompile(`^([a-z0-9._\-]+(\+[a-z0-9._\-]+)+)@sha256-([a-f0-9]{64})\.(sqsh|sif)$`)
+	imageLinkPattern = regexp.MustCompile(`^([a-z0-9._\-]+(\+[a-z0-9._\-]+)+)\+([A-Za-z0-9._\-]{1,128})\.(sqsh|sif)$`)
+)
+
+// imageFiles reads the image files of the directories in ImageDirsFile
+// into the enroot (.sqsh) and apptainer (.sif) stores: one image per file
+// named by ImageFileName, its ID the file's path, its digest the one the
+// name carries; a tag link adds its tag to the file it leads to. What this
+// trusts is the name: gpuform writes a file under it only after the
+// runtime's pull by that digest succeeded, and never reads its content.
+func (p *interpreter) imageFiles() {
+	list, ok := p.raw.files[ImageDirsFile]
+	if !ok {
+		return
+	}
+	stores := map[string]map[string]*LocalImage{RuntimeEnroot: {}, RuntimeApptainer: {}}
+	runtimeOf := map[string]string{"sqsh": RuntimeEnroot, "sif": RuntimeApptainer}
+	for _, dir := range strings.Split(list, "\n") {
+		if dir == "" || dir[0] != '/' || path.Clean(dir) != dir {
+			continue
+		}
+		for p2 := range p.raw.exists {
+			if path.Dir(p2) != dir {
+				continue
+			}
+			m := imageFilePattern.FindStringSubmatch(path.Base(p2))
+			if m == nil {
+				continue
+			}
+			im := localImage(stores[runtimeOf[m[4]]], p2)
+			im.Digests = appendNew(im.Digests, unsanitiseRepo(m[1])+"@sha256:"+m[3])
+		}
+	}
+	for link, target := range p.raw.links {
+		dir := path.Dir(link)
+		m := imageLinkPattern.FindStringSubmatch(path.Base(link))
+		if m == nil || !strings.Contains("\n"+list+"\n", "\n"+dir+"\n") {
+			continue
+		}
+		if !path.IsAbs(target) {
+			target = path.Join(dir, target)
+		}
+		t := imageFilePattern.FindStringSubmatch(path.Base(target))
+		im := stores[runtimeOf[m[4]]][target]
+		// A link that leads out of its directory, to another repository's
+		// file or to nothing is no tag of a pulled image.
+		if t == nil || im == nil || path.Dir(target) != dir || t[1] != m[1] {
+			continue
+		}
+		im.Tags = appendNew(im.Tags, unsanitiseRepo(m[1])+":"+m[3])
+	}
+	for rt, byID := range stores {
+		p.setStore(rt, &ImageStore{Images: sortedImages(byID)})
+	}
+}

@@ -1,0 +1,90 @@
+package resource
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/gpuform/gpuform/provision/facts"
+)
+
+// pullFile is one image's step for enroot and Apptainer, whose images are
+// files: the runtime pulls the image by digest into a temporary name in
+// image_dir, which is renamed to facts.ImageFileName once the pull
+// succeeded (so a file under that name is always a finished pull, and an
+// interrupted one is never mistaken for it); the tag's symlink
+// (facts.ImageLinkName) then moves to it, so a job that names the tag's
+// path runs the pinned build. A file already there at the digest is not
+// pulled again. The file of a digest the tag left is kept: a queued job
+// may name it, and gpuform removes no image file (see README).
+//
+// Credentials are the node's own: enroot reads root's
+// $ENROOT_CONFIG_PATH/.credentials (netrc), Apptainer root's
+// ~/.apptainer/docker-config.json or ~/.docker/config.json (what
+// `apptainer registry login` and `docker login` write). gpuform sends none.
+func (r *imagesResource) pullFile(im ImageRef, what string) Step {
+	file := facts.ImageFileName(im.Repo, im.Digest, r.runtime)
+	var pull string
+	switch r.runtime {
+	case facts.RuntimeEnroot:
+		pull = "enroot import --output " + `"${D#"$R"}/$tmp" ` + q(enrootURI(im))
+	default:
+		pull = "apptainer pull " + `"${D#"$R"}/$tmp" ` + q("docker://"+im.Repo+"@"+im.Digest)
+	}
+	var s strings.Builder
+	s.WriteString(scriptHead + facts.Resolver)
+	// Temporary names are the host's own: image_dir may be shared storage
+	// that every node of a cluster pulls into at once. An interrupted pull
+	// (the step's time limit) removes its partial file.
+	fmt.Fprintf(&s, "d=%s\nf=%s\nu=$(uname -n).$$.gpuform-tmp\ntmp=.$f.$u\n", q(r.dir), q(file))
+	s.WriteString(`rw "$d" || { echo "image_dir $d: $_e" >&2; exit 1; }
+D=$_r
+mkdir -p "$D"
+if [ -f "$D/$f" ]; then
+	echo "$d/$f: already on the node"
+else
+	trap 'rm -f "$D/$tmp"' EXIT
+	trap 'exit 1' HUP INT TERM
+	` + pull + `
+	mv -f "$D/$tmp" "$D/$f"
+fi
+`)
+	if im.Tag != "" {
+		fmt.Fprintf(&s, "l=%s\nln -sf \"$f\" \"$D/.$l.$u\"\nmv -f \"$D/.$l.$u\" \"$D/$l\"\necho \"$d/$l -> $f\"\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
+	}
+	// The directory is recorded last: the probe lists the image files of
+	// the directories recorded there.
+	fmt.Fprintf(&s, `rw %s || { echo "%s: $_e" >&2; exit 1; }
+if ! grep -qxF "$d" "$_r" 2>/dev/null; then
+	mkdir -p "${_r%%/*}"
+	printf '%%s\n' "$d" >>"$_r"
+fi
+`, q(facts.ImageDirsFile), facts.ImageDirsFile)
+	return Step{
+		Description: fmt.Sprintf("pull %s at %s with %s into %s", im.Ref, what, r.runtime, r.dir),
+		Script:      s.String(),
+		Become:      true,
+	}
+}
+
+// enrootURI is the reference enroot imports: docker://REGISTRY#IMAGE with
+// the digest in the tag's place (Docker Hub's images without a registry,
+// enroot's default). enroot 3.x reads a reference as
+// docker://[USER@][REGISTRY#]IMAGE[:TAG] with ":" allowed in TAG and asks
+// the registry for /v2/IMAGE/manifests/TAG
+// (NVIDIA/enroot src/docker.sh at v3.5.0, docker::import); 4.x keeps that
+// form (src/docker.sh at 8ea147d337da60cb1c557140f3a85cdf0d620968,
+// docker::_parse_uri) and adds IMAGE@DIGEST, which 3.x refuses. A digest
+// is a manifest reference wherever a tag is, so both versions fetch the
+// pinned manifest.
+func enrootURI(im ImageRef) string {
+	repo, err := name.NewRepository(im.Repo)
+	if err != nil {
+		return "docker://" + im.Repo + ":" + im.Digest
+	}
+	if repo.RegistryStr() == name.DefaultRegistry {
+		return "docker://" + repo.RepositoryStr() + ":" + im.Digest
+	}
+	return "docker://" + repo.RegistryStr() + "#" + repo.RepositoryStr() + ":" + im.Digest
+}
