@@ -43,6 +43,7 @@ var (
 		{Name: "runtime"}, {Name: "nvidia_container_toolkit"}, {Name: "default_runtime"},
 		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
 		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
+		{Name: "enroot_version"}, {Name: "enroot_caps"}, {Name: "pyxis_version"}, {Name: "apptainer_version"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
@@ -334,7 +335,7 @@ func decodeComponent(blk *hcl.Block, ctx *hcl.EvalContext) (*VersionedBlock, hcl
 func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diagnostics) {
 	dec, _ := blockDecoder(blk, containerSchema, ctx)
 	c := &Container{DeclRange: blk.DefRange}
-	c.Runtime = dec.enum("runtime", "docker", "containerd", "enroot")
+	c.Runtime = dec.enum("runtime", "docker", "containerd", "enroot", "apptainer")
 	c.NvidiaContainerToolkit = dec.version("nvidia_container_toolkit")
 	c.DefaultRuntime = dec.bool("default_runtime")
 	c.CDI = dec.bool("cdi")
@@ -355,6 +356,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	c.EnrootDataPath = enrootPath("enroot_data_path")
 	c.EnrootRestrictDev = dec.bool("enroot_restrict_dev")
 	c.Pyxis = dec.bool("pyxis")
+	decodeRuntimePackages(dec, c)
 	if c.Runtime.V != "enroot" {
 		for _, a := range []struct {
 			name string

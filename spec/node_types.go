@@ -108,7 +108,7 @@ type VersionedBlock struct {
 
 // Container is the container runtime and its GPU-relevant defaults.
 type Container struct {
-	// Runtime is "docker", "containerd" or "enroot".
+	// Runtime is "docker", "containerd", "enroot" or "apptainer".
 	Runtime Attr[string]
 	// NvidiaContainerToolkit is the nvidia-container-toolkit version.
 	NvidiaContainerToolkit Attr[Version]
@@ -125,6 +125,11 @@ type Container struct {
 	EnrootRestrictDev Attr[bool]
 	// Pyxis loads pyxis's SPANK plugin into Slurm (srun --container-image).
 	Pyxis Attr[bool]
+	// EnrootVersion, PyxisVersion and ApptainerVersion are the releases of
+	// the runtime's packages gpuform installs and holds; EnrootCaps adds
+	// enroot+caps. A PyxisVersion sets Pyxis.
+	EnrootVersion, PyxisVersion, ApptainerVersion Attr[Version]
+	EnrootCaps                                    Attr[bool]
 	// DefaultShmSize is the default /dev/shm size of containers.
 	DefaultShmSize Attr[Size]
 	// Ulimits are default container ulimits by name (memlock, stack, nofile, nproc).

@@ -22,8 +22,11 @@ const (
 	ContainerImages    = "container_images"
 	ContainerdConfig   = "containerd_config"
 	CDISpec            = "cdi_spec"
+	EnrootPackage      = "enroot_package"
 	EnrootConf         = "enroot_conf"
+	PyxisPackage       = "pyxis_package"
 	PyxisPlugstack     = "pyxis_plugstack"
+	ApptainerPackage   = "apptainer_package"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -102,8 +105,11 @@ func builders() []builder {
 		{DockerDaemon, buildDockerDaemon},
 		{ContainerdConfig, buildContainerdConfig},
 		{CDISpec, buildCDISpec},
+		{EnrootPackage, buildEnrootPackage},
 		{EnrootConf, buildEnrootConf},
+		{PyxisPackage, buildPyxisPackage},
 		{PyxisPlugstack, buildPyxisPlugstack},
+		{ApptainerPackage, buildApptainerPackage},
 		{ContainerImages, buildContainerImages},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},

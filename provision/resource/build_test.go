@@ -59,7 +59,8 @@ func TestBuildersTable(t *testing.T) {
 	// for by the same spec on containerd, in place of docker_daemon.
 	onContainerd := newBuildInput(loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
 	// pyxis is enroot's, for Slurm.
-	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true\n  enroot_version = \"4.1.2\"\n  pyxis_version = \"0.24.0\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	onApptainer := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_version = \"1.4.5\"").Replace(everyResource)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -73,8 +74,10 @@ func TestBuildersTable(t *testing.T) {
 		switch b.name {
 		case ContainerdConfig:
 			bin = onContainerd
-		case PyxisPlugstack:
+		case PyxisPlugstack, EnrootPackage, PyxisPackage:
 			bin = onEnroot
+		case ApptainerPackage:
+			bin = onApptainer
 		}
 		rs, _, err := b.build(bin)
 		if err != nil {
@@ -98,8 +101,8 @@ func TestBuildersTable(t *testing.T) {
 			t.Errorf("Build planned %s, which no table entry declares", r.Name())
 		}
 	}
-	if len(rs) != len(seen)-2 {
-		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config and pyxis_plugstack", len(rs), len(seen)-2)
+	if len(rs) != len(seen)-5 {
+		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config and the enroot, pyxis and Apptainer ones", len(rs), len(seen)-5)
 	}
 }
 
@@ -119,6 +122,9 @@ func TestComponentResourceNames(t *testing.T) {
 		spec.ComponentNCCL:             NCCL,
 		spec.ComponentDCGM:             DCGM,
 		spec.ComponentContainerToolkit: ContainerToolkit,
+		spec.ComponentEnroot:           EnrootPackage,
+		spec.ComponentPyxis:            PyxisPackage,
+		spec.ComponentApptainer:        ApptainerPackage,
 	}
 	for _, c := range spec.Components() {
 		got := c.ResourceName()

@@ -68,6 +68,11 @@ type pkgResource struct {
 	// at the next boot (the driver they need is installed, not running):
 	// they are enabled and left stopped.
 	afterReboot func(n *facts.Node) bool
+	// notOffered, when set, is what the install says, and fails with, when
+	// the node's repositories do not offer the wanted release: where the
+	// packages come from (release files a site mirrors), instead of apt's
+	// "version not found".
+	notOffered string
 }
 
 func (r *pkgResource) deferred(n *facts.Node) bool {
@@ -319,6 +324,17 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 			steps = append(steps, r.holdStep(unheld))
 		}
 	}
+	if needInstall {
+		// A service that loads the packages' files when it starts (slurmd
+		// and pyxis's plugin) runs the new release only once restarted;
+		// try-restart leaves a stopped one stopped.
+		for _, svc := range r.restarts {
+			if err := check(unitPattern, "unit name", svc); err != nil {
+				return nil, err
+			}
+			steps = append(steps, commandStep("restart "+svc+" if it runs", "systemctl try-restart "+q(svc)))
+		}
+	}
 	deferred := r.deferred(n)
 	for _, svc := range r.services {
 		st := n.Unit(svc)
@@ -565,7 +581,7 @@ func (r *pkgResource) installStep(remove ...string) Step {
 		// (published after the last refresh), and only then.
 		`if ! specs=$(gpuform_resolve); then`,
 		"	apt-get update -q -o DPkg::Lock::Timeout="+fmt.Sprint(aptLockTimeout)+" >/dev/null || true",
-		"	specs=$(gpuform_resolve) || true",
+		"	specs=$(gpuform_resolve) || "+r.notOfferedExit(),
 		"fi",
 		`specs="$specs
 $(gpuform_pinning)"`,
@@ -597,6 +613,25 @@ $(gpuform_pinning)"`,
 	return commandStep("install "+strings.Join(desc, " "), lines...)
 }
 
+// notOfferedExit is the apt script's answer to a release no repository of
+// the node offers: the set's own message and a failure, or, without one,
+// nothing, leaving apt to say which version it did not find.
+func (r *pkgResource) notOfferedExit() string {
+	if r.notOffered == "" {
+		return "true"
+	}
+	return "{ printf '%s\\n' " + q("gpuform: "+r.notOffered+".") + " >&2; exit 100; }"
+}
+
+// notOfferedHint is the dnf script's: dnf's own error names the cause, so
+// the set's message is added as a possibility.
+func (r *pkgResource) notOfferedHint() string {
+	if r.notOffered == "" {
+		return ":"
+	}
+	return "printf '%s\\n' " + q("gpuform: if that is because "+r.notOffered+".") + " >&2"
+}
+
 // specFor is the package manager's name-and-version argument.
 func specFor(family, name, pin string) string {
 	switch {
@@ -625,7 +660,9 @@ func (r *pkgResource) dnfInstallStep(remove []string) Step {
 		"dnf -q versionlock delete " + words(unlock...) + " >/dev/null 2>&1 || true",
 		// dnf waits for another dnf's lock by default (exit_on_lock=False).
 		"dnf install -y -q --allowerasing " + words(specs...) + ` || {`,
-		`	rc=$?; if [ -f "$locks.gpuform" ]; then mv -f -- "$locks.gpuform" "$locks"; fi; exit $rc`,
+		`	rc=$?; if [ -f "$locks.gpuform" ]; then mv -f -- "$locks.gpuform" "$locks"; fi`,
+		"	" + r.notOfferedHint(),
+		"	exit $rc",
 		"}",
 		`rm -f -- "$locks.gpuform"`,
 	}
