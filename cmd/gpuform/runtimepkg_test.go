@@ -129,22 +129,55 @@ func TestEnrootPyxisPackagesPlanApplyVerify(t *testing.T) {
 // naming NVIDIA's release files for the node's architecture (enroot) or
 // how pyxis is built, not apt's bare "version not found".
 func TestRuntimePackageNotOffered(t *testing.T) {
-	for name, tc := range map[string]struct{ body, want string }{
-		"enroot": {"  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.0.1\"\n    enroot_caps = true\n  }",
+	for name, tc := range map[string]struct{ host, body, want string }{
+		"enroot": {"hgx-h100-stale", "  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.0.1\"\n    enroot_caps = true\n  }",
 			"https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot_4.0.1-1_amd64.deb and https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot+caps_4.0.1-1_amd64.deb in a repository this node uses"},
-		"pyxis": {"  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.1.2\"\n    pyxis_version = \"0.22.0\"\n  }",
+		"enroot rpm": {"l40s-rocky9", "  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.0.1\"\n  }",
+			"put https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot-4.0.1-1.el8.x86_64.rpm in a repository this node uses"},
+		"pyxis": {"hgx-h100-stale", "  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.1.2\"\n    pyxis_version = \"0.22.0\"\n  }",
 			"NVIDIA publishes pyxis as source only"},
-		"apptainer": {"  container {\n    runtime = \"apptainer\"\n    apptainer_version = \"1.3.4\"\n  }",
+		"apptainer": {"hgx-h100-stale", "  container {\n    runtime = \"apptainer\"\n    apptainer_version = \"1.3.4\"\n  }",
 			"https://github.com/apptainer/apptainer/releases/tag/v1.3.4"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
-			dir := specDir(t, tc.body)
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://"+tc.host+"\"]\n"+tc.body+"\n}\n")
 			code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", dir)
 			if code == ExitOK || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), tc.want) {
 				t.Errorf("apply: exit %d, want %q\n%s\n%s", code, tc.want, out, errOut)
 			}
 		})
+	}
+}
+
+// enroot_caps = false takes enroot+caps (and the capabilities it grants)
+// away in the same transaction; enroot stays.
+func TestEnrootCapsRemoved(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	body := "  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.1.2\"\n    enroot_caps = %s\n  }"
+	dir := specDir(t, strings.Replace(body, "%s", "true", 1))
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root := simRoot(t, state, "hgx-h100-stale")
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://hgx-h100-stale\"]\n"+strings.Replace(body, "%s", "false", 1)+"\n}\n")
+	code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", dir)
+	if code != ExitReport || !strings.Contains(out, `- package enroot+caps = "4.1.2" -> null`) {
+		t.Fatalf("plan with enroot_caps = false: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply with enroot_caps = false: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if st := dpkgStanza(t, root, "enroot+caps"); st != "" {
+		t.Errorf("enroot+caps still installed:\n%s", st)
+	}
+	if st := dpkgStanza(t, root, "enroot"); !strings.Contains(st, "Version: 4.1.2-1\n") || !strings.Contains(st, "Status: hold") {
+		t.Errorf("enroot after removing enroot+caps:\n%s", st)
+	}
+	if code, out, errOut = runPA(t, env, "", "plan", "-detailed-exitcode", dir); code != ExitOK {
+		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
 

@@ -339,13 +339,20 @@ func runtimeSet(c spec.Component, family, flavour, version, fallback string) pkg
 	return s
 }
 
-// enrootSet is enroot, with enroot+caps when caps is set.
-func enrootSet(family, version string, caps bool) pkgSet {
+// enrootSet is enroot, with enroot+caps when caps is true; caps false
+// (written so in the spec) removes enroot+caps, whose capabilities the
+// spec then says users must not have. uncaps is false when the spec is
+// silent, and an installed enroot+caps is left alone.
+func enrootSet(family, version string, caps, uncaps bool) pkgSet {
 	flavour := ""
 	if caps {
 		flavour = "caps"
 	}
-	return runtimeSet(spec.ComponentEnroot, family, flavour, version, "enroot")
+	s := runtimeSet(spec.ComponentEnroot, family, flavour, version, "enroot")
+	if uncaps {
+		s.removes = kbSet(spec.ComponentEnroot, family, "caps", version, "", compat.RoleCompanion)
+	}
+	return s
 }
 
 // pyxisSet is pyxis's package, nvslurm-plugin-pyxis.

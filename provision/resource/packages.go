@@ -629,7 +629,7 @@ func (r *pkgResource) notOfferedHint() string {
 	if r.notOffered == "" {
 		return ":"
 	}
-	return "printf '%s\\n' " + q("gpuform: if that is because "+r.notOffered+".") + " >&2"
+	return "printf '%s\\n' " + q("gpuform: the install failed. If the release is missing from this node's repositories: "+r.notOffered+".") + " >&2"
 }
 
 // specFor is the package manager's name-and-version argument.

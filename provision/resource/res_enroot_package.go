@@ -13,8 +13,8 @@ func buildEnrootPackage(in *buildInput) ([]Resource, []string, error) {
 	if c == nil || c.Runtime.V != "enroot" || !c.EnrootVersion.Set {
 		return nil, nil, nil
 	}
-	s := enrootSet(in.family, c.EnrootVersion.V.Raw, c.EnrootCaps.V)
-	s = resolveSeries(s, in.f, func(v string) pkgSet { return enrootSet(in.family, v, c.EnrootCaps.V) })
+	caps, uncaps := c.EnrootCaps.V, c.EnrootCaps.Set && !c.EnrootCaps.V
+	s := resolveSeries(enrootSet(in.family, c.EnrootVersion.V.Raw, caps, uncaps), in.f, func(v string) pkgSet { return enrootSet(in.family, v, caps, uncaps) })
 	return []Resource{&pkgResource{base: base{name: EnrootPackage}, family: in.family, set: s,
 		notOffered: enrootNotOffered(in.family, s, in.f.Arch)}}, nil, nil
 }
