@@ -143,6 +143,7 @@ func Rules() []Rule {
 		numaBindWrongNodeRule(),
 		peermemWithoutRDMARule(),
 		persistenceModeRule(),
+		pyxisEnrootVersionRule(),
 		verifyGPUCountRule(),
 		versionNotPinnedRule(),
 		hostBalanceRule(),
