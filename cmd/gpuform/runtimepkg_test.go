@@ -94,9 +94,44 @@ func TestEnrootPyxisPackagesPlanApplyVerify(t *testing.T) {
 		}
 	}
 
+	// A hold lifted behind gpuform's back is put back without restarting
+	// slurmd: nothing it loads changed.
+	status := filepath.Join(root, "var/lib/dpkg/status")
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pyxis := dpkgStanza(t, root, "nvslurm-plugin-pyxis")
+	writeFile(t, status, strings.Replace(string(b), pyxis, strings.Replace(pyxis, "Status: hold ok installed", "Status: install ok installed", 1), 1))
+	code, out, errOut = runPA(t, env, "", "plan", "-detailed-exitcode", dir)
+	if code != ExitReport || !strings.Contains(out, "pyxis_package") || strings.Contains(out, "restarts slurmd") {
+		t.Errorf("plan of a lifted hold: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply of a lifted hold: exit %d\n%s\n%s", code, out, errOut)
+	}
+	restarts := func() int {
+		calls, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+		return strings.Count(string(calls), "systemctl try-restart slurmd.service")
+	}
+	if n := restarts(); n != 1 {
+		t.Errorf("slurmd restarted %d times, want once for the first apply (pyxis installed and its line written) and none for the hold", n)
+	}
+
+	// Another pyxis release under the same line: the package's change
+	// restarts slurmd.
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://hgx-h100-stale\"]\n"+enrootPkgSpec("4.1.1", "0.23.0")+"\n}\n")
+	code, out, errOut = runPA(t, env, "", "plan", "-detailed-exitcode", dir)
+	if code != ExitReport || !strings.Contains(out, "restarts slurmd.service") || strings.Contains(out, "pyxis_plugstack") {
+		t.Errorf("plan of pyxis 0.23.0: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK || restarts() != 2 {
+		t.Fatalf("apply of pyxis 0.23.0: exit %d, %d restarts\n%s\n%s", code, restarts(), out, errOut)
+	}
+
 	// A new enroot release in the spec: both packages move together.
 	dir2 := dir
-	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://hgx-h100-stale\"]\n"+enrootPkgSpec("4.1.2", "0.24.0")+"\n}\n")
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://hgx-h100-stale\"]\n"+enrootPkgSpec("4.1.2", "0.23.0")+"\n}\n")
 	code, out, errOut = runPA(t, env, "", "plan", "-detailed-exitcode", dir2)
 	if code != ExitReport || !strings.Contains(out, `"4.1.1" -> "4.1.2"`) || !strings.Contains(out, "enroot+caps 4.1.2") || strings.Contains(out, "pyxis_package") {
 		t.Fatalf("plan of enroot 4.1.2: exit %d\n%s\n%s", code, out, errOut)
@@ -109,8 +144,7 @@ func TestEnrootPyxisPackagesPlanApplyVerify(t *testing.T) {
 	}
 
 	// Someone downgrades enroot by hand: verify names it.
-	status := filepath.Join(root, "var/lib/dpkg/status")
-	b, err := os.ReadFile(status)
+	b, err = os.ReadFile(status)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,9 @@ type pkgResource struct {
 	set      pkgSet
 	reboot   bool
 	restarts []string
+	// restartIf, when set, says whether this change restarts them: false
+	// when another resource of the same apply restarts them anyway.
+	restartIf func(n *facts.Node) bool
 	// services are enabled and started after install.
 	services []string
 	// loaded, when set, reads the version the running system uses (the
@@ -260,7 +263,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	if err := r.foreignHolds(n); err != nil {
 		return Change{}, err
 	}
-	c.Restarts = r.restarts
+	if r.restartsNow(n) {
+		c.Restarts = r.restarts
+	}
 	c.Downgrades = downgrades
 	steps, err := r.steps(n)
 	if err != nil {
@@ -303,13 +308,7 @@ func (r *pkgResource) validate() error {
 func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 	var steps []Step
 	remove := r.removals(n)
-	needInstall := len(remove) > 0
-	for _, name := range r.set.names {
-		p, ok := n.Packages.Installed[name]
-		if !ok || p.State != "" || !versionMatches(p.Version, r.set.want) {
-			needInstall = true
-		}
-	}
+	needInstall := r.needsInstall(n)
 	if needInstall {
 		steps = append(steps, r.installStep(remove...))
 	}
@@ -324,7 +323,7 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 			steps = append(steps, r.holdStep(unheld))
 		}
 	}
-	if needInstall {
+	if r.restartsNow(n) {
 		// A service that loads the packages' files when it starts (slurmd
 		// and pyxis's plugin) runs the new release only once restarted;
 		// try-restart leaves a stopped one stopped.
@@ -348,6 +347,29 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 		steps = append(steps, s)
 	}
 	return steps, nil
+}
+
+// restartsNow reports that the change restarts r.restarts: it installs
+// something (holding a package restarts nothing) and no other resource
+// restarts them.
+func (r *pkgResource) restartsNow(n *facts.Node) bool {
+	return len(r.restarts) > 0 && r.needsInstall(n) && (r.restartIf == nil || r.restartIf(n))
+}
+
+// needsInstall reports that the package manager must run: a package of the
+// set missing, half installed or at another release, or one to remove.
+// (Only a missing hold needs no install.)
+func (r *pkgResource) needsInstall(n *facts.Node) bool {
+	if len(r.removals(n)) > 0 {
+		return true
+	}
+	for _, name := range r.set.names {
+		p, ok := n.Packages.Installed[name]
+		if !ok || p.State != "" || !versionMatches(p.Version, r.set.want) {
+			return true
+		}
+	}
+	return false
 }
 
 // downgrades lists the set's packages that will move to an older release,
