@@ -22,10 +22,10 @@ func checkContainerShmSize(ctx *Context) {
 	}
 	for _, n := range ctx.Nodes() {
 		c := n.Container
-		if c == nil || c.Runtime.V == "containerd" || c.Runtime.V == "enroot" {
+		if c == nil || c.Runtime.V == "containerd" || c.Runtime.V == "enroot" || c.Runtime.V == "apptainer" {
 			// default_shm_size is Docker's daemon setting; containerd has
-			// none (a pod sets its own /dev/shm), and enroot binds the
-			// host's /dev/shm (host_shm_size judges that).
+			// none (a pod sets its own /dev/shm), and enroot and Apptainer
+			// bind the host's /dev/shm (host_shm_size judges that).
 			continue
 		}
 		gpus := gpuCount(n.Hardware)

@@ -26,12 +26,15 @@ func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
 	if c == nil {
 		return nil, nil, nil
 	}
-	if rt := c.Runtime.V; rt == "containerd" || rt == "enroot" {
+	if rt := c.Runtime.V; rt == "containerd" || rt == "enroot" || rt == "apptainer" {
 		if c.DefaultShmSize.Set || len(c.Ulimits) > 0 {
 			// Neither has a daemon-wide default for these: a pod sets
 			// its own, enroot binds the host's /dev/shm and keeps the
-			// job's limits.
-			return nil, []string{"container runtime " + rt + ": default_shm_size and ulimits are Docker daemon settings with no " + rt + " equivalent and are not applied; " + map[string]string{"containerd": "set them in the pod or container spec", "enroot": "size the host's /dev/shm with shm { size } and set limits with the limits block"}[rt]}, nil
+			// job's limits, and so does Apptainer (its "mount dev"
+			// binds the host's /dev, shm included, even when minimal:
+			// apptainer/apptainer pkg/util/apptainerconf/config.go at
+			// 917d66577963ca297352a22e13c86f1748ddc645).
+			return nil, []string{"container runtime " + rt + ": default_shm_size and ulimits are Docker daemon settings with no " + rt + " equivalent and are not applied; " + map[string]string{"containerd": "set them in the pod or container spec", "enroot": "size the host's /dev/shm with shm { size } and set limits with the limits block", "apptainer": "size the host's /dev/shm with shm { size } and set limits with the limits block"}[rt]}, nil
 		}
 		return nil, nil, nil
 	}
