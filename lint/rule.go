@@ -146,6 +146,7 @@ func Rules() []Rule {
 		numaBindWrongNodeRule(),
 		peermemWithoutRDMARule(),
 		persistenceModeRule(),
+		pyxisEnrootVersionRule(),
 		verifyGPUCountRule(),
 		versionNotPinnedRule(),
 		hostBalanceRule(),

@@ -23,11 +23,19 @@ const (
 	// ComponentContainerToolkit is the NVIDIA Container Toolkit (spec:
 	// container { nvidia_container_toolkit }).
 	ComponentContainerToolkit Component = "nvidia_container_toolkit"
+	// ComponentEnroot is enroot (spec: container { enroot_version }).
+	ComponentEnroot Component = "enroot"
+	// ComponentPyxis is pyxis, enroot's Slurm plugin (spec: container {
+	// pyxis_version }).
+	ComponentPyxis Component = "pyxis"
+	// ComponentApptainer is Apptainer (spec: container { apptainer_version }).
+	ComponentApptainer Component = "apptainer"
 )
 
 // Components returns every component in lock-file order.
 func Components() []Component {
-	return []Component{ComponentDriver, ComponentFabricManager, ComponentCUDA, ComponentNCCL, ComponentDCGM, ComponentContainerToolkit}
+	return []Component{ComponentDriver, ComponentFabricManager, ComponentCUDA, ComponentNCCL, ComponentDCGM, ComponentContainerToolkit,
+		ComponentEnroot, ComponentPyxis, ComponentApptainer}
 }
 
 // ParseComponent returns the component a lock file names, and false for a
@@ -78,6 +86,8 @@ func (c Component) ResourceName() string {
 		return "cuda_toolkit"
 	case ComponentContainerToolkit:
 		return "container_toolkit"
+	case ComponentEnroot, ComponentPyxis, ComponentApptainer:
+		return string(c) + "_package"
 	}
 	return string(c)
 }

@@ -198,6 +198,13 @@ func NodeVersions(n *Node) map[Component]*Attr[Version] {
 	if n.Container != nil && n.Container.NvidiaContainerToolkit.Set {
 		out[ComponentContainerToolkit] = &n.Container.NvidiaContainerToolkit
 	}
+	if c := n.Container; c != nil {
+		for comp, a := range map[Component]*Attr[Version]{ComponentEnroot: &c.EnrootVersion, ComponentPyxis: &c.PyxisVersion, ComponentApptainer: &c.ApptainerVersion} {
+			if a.Set {
+				out[comp] = a
+			}
+		}
+	}
 	return out
 }
 

@@ -45,6 +45,7 @@ var (
 		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
 		{Name: "apptainer_always_use_nv"}, {Name: "apptainer_use_nvidia_container_cli"}, {Name: "apptainer_allow_setuid"}, {Name: "apptainer_mount_dev"},
 		{Name: "image_dir"},
+		{Name: "enroot_version"}, {Name: "enroot_caps"}, {Name: "pyxis_version"}, {Name: "apptainer_version"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
 	numaSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "balancing"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "bind"}}}
@@ -357,6 +358,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	c.EnrootDataPath = enrootPath("enroot_data_path")
 	c.EnrootRestrictDev = dec.bool("enroot_restrict_dev")
 	c.Pyxis = dec.bool("pyxis")
+	decodeRuntimePackages(dec, c)
 	if c.Runtime.V != "enroot" {
 		for _, a := range []struct {
 			name string

@@ -127,6 +127,11 @@ type Container struct {
 	Pyxis Attr[bool]
 	// Apptainer are the apptainer.conf directives of runtime "apptainer".
 	Apptainer ApptainerSettings
+	// EnrootVersion, PyxisVersion and ApptainerVersion are the releases of
+	// the runtime's packages gpuform installs and holds; EnrootCaps adds
+	// enroot+caps. A PyxisVersion sets Pyxis.
+	EnrootVersion, PyxisVersion, ApptainerVersion Attr[Version]
+	EnrootCaps                                    Attr[bool]
 	// DefaultShmSize is the default /dev/shm size of containers.
 	DefaultShmSize Attr[Size]
 	// Ulimits are default container ulimits by name (memlock, stack, nofile, nproc).

@@ -404,6 +404,9 @@ func WatchedUnits() []string {
 		"containerd.service",
 		"irqbalance.service",
 		"gpuform-nic-irq.service",
+		// slurmd loads pyxis's SPANK plugin when it starts: a new
+		// plugin or plugstack line needs it restarted where it runs.
+		"slurmd.service",
 	}
 }
 

@@ -415,6 +415,7 @@ func TestParseUnits(t *testing.T) {
 		"containerd.service":           {Enabled: "masked", Active: "inactive"},
 		"irqbalance.service":           {Enabled: "not-found", Active: "inactive"},
 		"gpuform-nic-irq.service":      {Enabled: "not-found", Active: "inactive"},
+		"slurmd.service":               {Enabled: "not-found", Active: "inactive"},
 	}
 	if diff := cmp.Diff(want, n.Units); diff != "" {
 		t.Errorf("units (-want +got):\n%s", diff)

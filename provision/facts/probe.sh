@@ -435,7 +435,7 @@ fi
 # unit files, the .wants symlinks that "enable" creates, and the invocation
 # records systemd keeps in /run/systemd/units for started units.
 for u in nvidia-persistenced.service nvidia-fabricmanager.service nvidia-dcgm.service \
-	docker.service containerd.service irqbalance.service gpuform-nic-irq.service; do
+	docker.service containerd.service irqbalance.service gpuform-nic-irq.service slurmd.service; do
 	if [ -z "$R" ] && command -v systemctl >/dev/null 2>&1; then
 		c "is-enabled:$u" systemctl is-enabled "$u"
 		c "is-active:$u" systemctl is-active "$u"

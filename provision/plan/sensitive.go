@@ -54,6 +54,15 @@ func sensitiveAttrs(n *spec.Node) map[string]map[string]bool {
 		if c.NvidiaContainerToolkit.Sensitive {
 			all(resource.ContainerToolkit)
 		}
+		if c.EnrootVersion.Sensitive {
+			all(resource.EnrootPackage)
+		}
+		if c.PyxisVersion.Sensitive {
+			all(resource.PyxisPackage)
+		}
+		if c.ApptainerVersion.Sensitive {
+			all(resource.ApptainerPackage)
+		}
 		if c.Runtime.Sensitive || c.DefaultRuntime.Sensitive || c.DefaultShmSize.Sensitive {
 			all(resource.DockerDaemon)
 		}

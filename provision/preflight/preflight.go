@@ -209,10 +209,11 @@ func nicList(f *facts.Node) string {
 	return strings.Join(names, ", ")
 }
 
-// needsPackages reports whether the node installs NVIDIA packages.
+// needsPackages reports whether the node installs packages (NVIDIA's, or
+// a container runtime's).
 func needsPackages(n *spec.Node) bool {
 	return n.Driver != nil || n.CUDA != nil || n.NCCL != nil || n.DCGM != nil ||
-		(n.Container != nil && n.Container.NvidiaContainerToolkit.Set)
+		(n.Container != nil && (n.Container.NvidiaContainerToolkit.Set || n.Container.EnrootVersion.Set || n.Container.PyxisVersion.Set || n.Container.ApptainerVersion.Set))
 }
 
 func osName(f *facts.Node) string {

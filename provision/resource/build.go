@@ -22,9 +22,12 @@ const (
 	ContainerImages    = "container_images"
 	ContainerdConfig   = "containerd_config"
 	CDISpec            = "cdi_spec"
+	EnrootPackage      = "enroot_package"
 	EnrootConf         = "enroot_conf"
+	PyxisPackage       = "pyxis_package"
 	PyxisPlugstack     = "pyxis_plugstack"
 	ApptainerConf      = "apptainer_conf"
+	ApptainerPackage   = "apptainer_package"
 	ShmMount           = "shm"
 	Sysctl             = "sysctl"
 	HugePages          = "hugepages"
@@ -103,9 +106,12 @@ func builders() []builder {
 		{DockerDaemon, buildDockerDaemon},
 		{ContainerdConfig, buildContainerdConfig},
 		{CDISpec, buildCDISpec},
+		{EnrootPackage, buildEnrootPackage},
 		{EnrootConf, buildEnrootConf},
+		{PyxisPackage, buildPyxisPackage},
 		{PyxisPlugstack, buildPyxisPlugstack},
 		{ApptainerConf, buildApptainerConf},
+		{ApptainerPackage, buildApptainerPackage},
 		{ContainerImages, buildContainerImages},
 		{ShmMount, buildShm},
 		{Sysctl, buildSysctl},

@@ -59,9 +59,9 @@ func TestBuildersTable(t *testing.T) {
 	// for by the same spec on containerd, in place of docker_daemon.
 	onContainerd := newBuildInput(loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
 	// pyxis is enroot's, for Slurm.
-	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
-	// apptainer.conf's directives are Apptainer's.
-	onApptainer := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true\n  enroot_version = \"4.1.2\"\n  pyxis_version = \"0.24.0\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	// apptainer.conf's directives and Apptainer's package are Apptainer's.
+	onApptainer := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true\n  apptainer_version = \"1.4.5\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -75,9 +75,9 @@ func TestBuildersTable(t *testing.T) {
 		switch b.name {
 		case ContainerdConfig:
 			bin = onContainerd
-		case PyxisPlugstack:
+		case PyxisPlugstack, EnrootPackage, PyxisPackage:
 			bin = onEnroot
-		case ApptainerConf:
+		case ApptainerConf, ApptainerPackage:
 			bin = onApptainer
 		}
 		rs, _, err := b.build(bin)
@@ -102,8 +102,8 @@ func TestBuildersTable(t *testing.T) {
 			t.Errorf("Build planned %s, which no table entry declares", r.Name())
 		}
 	}
-	if len(rs) != len(seen)-3 {
-		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config, pyxis_plugstack and apptainer_conf", len(rs), len(seen)-3)
+	if len(rs) != len(seen)-6 {
+		t.Errorf("Build planned %d resources for a Docker spec that asks for all %d types but containerd_config, apptainer_conf and the enroot, pyxis and Apptainer packages and plugstack line", len(rs), len(seen)-6)
 	}
 }
 
@@ -123,6 +123,9 @@ func TestComponentResourceNames(t *testing.T) {
 		spec.ComponentNCCL:             NCCL,
 		spec.ComponentDCGM:             DCGM,
 		spec.ComponentContainerToolkit: ContainerToolkit,
+		spec.ComponentEnroot:           EnrootPackage,
+		spec.ComponentPyxis:            PyxisPackage,
+		spec.ComponentApptainer:        ApptainerPackage,
 	}
 	for _, c := range spec.Components() {
 		got := c.ResourceName()

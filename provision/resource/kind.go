@@ -21,7 +21,7 @@ const (
 // counts.
 func AttrKind(res, attr string) Kind {
 	switch res {
-	case DriverPackage, FabricManager, CUDAToolkit, NCCL, DCGM, ContainerToolkit:
+	case DriverPackage, FabricManager, CUDAToolkit, NCCL, DCGM, ContainerToolkit, EnrootPackage, PyxisPackage, ApptainerPackage:
 		if attr == "held" {
 			return Bool
 		}

@@ -314,3 +314,54 @@ func containerToolkitSet(family, version string) pkgSet {
 	}
 	return s
 }
+
+// runtimeSet is the package of a container runtime (enroot, pyxis,
+// Apptainer) with the companions of flavour, pinned and held at one
+// release. A series ("4.1") is pinned as a glob, so the newest release of
+// it in the repositories is installed.
+func runtimeSet(c spec.Component, family, flavour, version, fallback string) pkgSet {
+	name, kbVer, ok := kbPackage(c, family, "", version, "")
+	if !ok {
+		name = fallback
+	}
+	names := append([]string{name}, kbSet(c, family, flavour, version, "", compat.RoleCompanion)...)
+	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}, accept: kbSet(c, family, flavour, version, "", compat.RoleAccept)}
+	pin := version + ".*"
+	switch {
+	case len(versionParts(version)) > 2 && family == FamilyDebian:
+		pin = pinFor(version, kbVer, aptPin(version))
+	case len(versionParts(version)) > 2:
+		pin = pinFor(version, kbVer, version)
+	}
+	for _, n := range names {
+		s.pins[n] = pin
+	}
+	return s
+}
+
+// enrootSet is enroot, with enroot+caps when caps is true; caps false
+// (written so in the spec) removes enroot+caps, whose capabilities the
+// spec then says users must not have. uncaps is false when the spec is
+// silent, and an installed enroot+caps is left alone.
+func enrootSet(family, version string, caps, uncaps bool) pkgSet {
+	flavour := ""
+	if caps {
+		flavour = "caps"
+	}
+	s := runtimeSet(spec.ComponentEnroot, family, flavour, version, "enroot")
+	if uncaps {
+		s.removes = kbSet(spec.ComponentEnroot, family, "caps", version, "", compat.RoleCompanion)
+	}
+	return s
+}
+
+// pyxisSet is pyxis's package, nvslurm-plugin-pyxis.
+func pyxisSet(family, version string) pkgSet {
+	return runtimeSet(spec.ComponentPyxis, family, "", version, "nvslurm-plugin-pyxis")
+}
+
+// apptainerSet is Apptainer's package. apptainer-suid is not installed:
+// running setuid is a site's security decision.
+func apptainerSet(family, version string) pkgSet {
+	return runtimeSet(spec.ComponentApptainer, family, "", version, "apptainer")
+}

@@ -59,6 +59,9 @@ type pkgResource struct {
 	set      pkgSet
 	reboot   bool
 	restarts []string
+	// restartIf, when set, says whether this change restarts them: false
+	// when another resource of the same apply restarts them anyway.
+	restartIf func(n *facts.Node) bool
 	// services are enabled and started after install.
 	services []string
 	// loaded, when set, reads the version the running system uses (the
@@ -68,6 +71,11 @@ type pkgResource struct {
 	// at the next boot (the driver they need is installed, not running):
 	// they are enabled and left stopped.
 	afterReboot func(n *facts.Node) bool
+	// notOffered, when set, is what the install says, and fails with, when
+	// the node's repositories do not offer the wanted release: where the
+	// packages come from (release files a site mirrors), instead of apt's
+	// "version not found".
+	notOffered string
 }
 
 func (r *pkgResource) deferred(n *facts.Node) bool {
@@ -255,7 +263,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	if err := r.foreignHolds(n); err != nil {
 		return Change{}, err
 	}
-	c.Restarts = r.restarts
+	if r.restartsNow(n) {
+		c.Restarts = r.restarts
+	}
 	c.Downgrades = downgrades
 	steps, err := r.steps(n)
 	if err != nil {
@@ -298,13 +308,7 @@ func (r *pkgResource) validate() error {
 func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 	var steps []Step
 	remove := r.removals(n)
-	needInstall := len(remove) > 0
-	for _, name := range r.set.names {
-		p, ok := n.Packages.Installed[name]
-		if !ok || p.State != "" || !versionMatches(p.Version, r.set.want) {
-			needInstall = true
-		}
-	}
+	needInstall := r.needsInstall(n)
 	if needInstall {
 		steps = append(steps, r.installStep(remove...))
 	}
@@ -317,6 +321,17 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 		}
 		if len(unheld) > 0 {
 			steps = append(steps, r.holdStep(unheld))
+		}
+	}
+	if r.restartsNow(n) {
+		// A service that loads the packages' files when it starts (slurmd
+		// and pyxis's plugin) runs the new release only once restarted;
+		// try-restart leaves a stopped one stopped.
+		for _, svc := range r.restarts {
+			if err := check(unitPattern, "unit name", svc); err != nil {
+				return nil, err
+			}
+			steps = append(steps, commandStep("restart "+svc+" if it runs", "systemctl try-restart "+q(svc)))
 		}
 	}
 	deferred := r.deferred(n)
@@ -332,6 +347,29 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 		steps = append(steps, s)
 	}
 	return steps, nil
+}
+
+// restartsNow reports that the change restarts r.restarts: it installs
+// something (holding a package restarts nothing) and no other resource
+// restarts them.
+func (r *pkgResource) restartsNow(n *facts.Node) bool {
+	return len(r.restarts) > 0 && r.needsInstall(n) && (r.restartIf == nil || r.restartIf(n))
+}
+
+// needsInstall reports that the package manager must run: a package of the
+// set missing, half installed or at another release, or one to remove.
+// (Only a missing hold needs no install.)
+func (r *pkgResource) needsInstall(n *facts.Node) bool {
+	if len(r.removals(n)) > 0 {
+		return true
+	}
+	for _, name := range r.set.names {
+		p, ok := n.Packages.Installed[name]
+		if !ok || p.State != "" || !versionMatches(p.Version, r.set.want) {
+			return true
+		}
+	}
+	return false
 }
 
 // downgrades lists the set's packages that will move to an older release,
@@ -565,7 +603,7 @@ func (r *pkgResource) installStep(remove ...string) Step {
 		// (published after the last refresh), and only then.
 		`if ! specs=$(gpuform_resolve); then`,
 		"	apt-get update -q -o DPkg::Lock::Timeout="+fmt.Sprint(aptLockTimeout)+" >/dev/null || true",
-		"	specs=$(gpuform_resolve) || true",
+		"	specs=$(gpuform_resolve) || "+r.notOfferedExit(),
 		"fi",
 		`specs="$specs
 $(gpuform_pinning)"`,
@@ -597,6 +635,25 @@ $(gpuform_pinning)"`,
 	return commandStep("install "+strings.Join(desc, " "), lines...)
 }
 
+// notOfferedExit is the apt script's answer to a release no repository of
+// the node offers: the set's own message and a failure, or, without one,
+// nothing, leaving apt to say which version it did not find.
+func (r *pkgResource) notOfferedExit() string {
+	if r.notOffered == "" {
+		return "true"
+	}
+	return "{ printf '%s\\n' " + q("gpuform: "+r.notOffered+".") + " >&2; exit 100; }"
+}
+
+// notOfferedHint is the dnf script's: dnf's own error names the cause, so
+// the set's message is added as a possibility.
+func (r *pkgResource) notOfferedHint() string {
+	if r.notOffered == "" {
+		return ":"
+	}
+	return "printf '%s\\n' " + q("gpuform: the install failed. If the release is missing from this node's repositories: "+r.notOffered+".") + " >&2"
+}
+
 // specFor is the package manager's name-and-version argument.
 func specFor(family, name, pin string) string {
 	switch {
@@ -625,7 +682,9 @@ func (r *pkgResource) dnfInstallStep(remove []string) Step {
 		"dnf -q versionlock delete " + words(unlock...) + " >/dev/null 2>&1 || true",
 		// dnf waits for another dnf's lock by default (exit_on_lock=False).
 		"dnf install -y -q --allowerasing " + words(specs...) + ` || {`,
-		`	rc=$?; if [ -f "$locks.gpuform" ]; then mv -f -- "$locks.gpuform" "$locks"; fi; exit $rc`,
+		`	rc=$?; if [ -f "$locks.gpuform" ]; then mv -f -- "$locks.gpuform" "$locks"; fi`,
+		"	" + r.notOfferedHint(),
+		"	exit $rc",
 		"}",
 		`rm -f -- "$locks.gpuform"`,
 	}

@@ -54,7 +54,7 @@ func buildEnrootConf(in *buildInput) ([]Resource, []string, error) {
 		fmt.Fprintf(&b, "%s %s\n", k, want[k])
 	}
 	return []Resource{&fileResource{
-		base:    base{name: EnrootConf},
+		base:    base{name: EnrootConf, deps: optional(c.EnrootVersion.Set, EnrootPackage)},
 		path:    EnrootConfFile,
 		content: b.String(),
 		current: managedFile(EnrootConfFile),

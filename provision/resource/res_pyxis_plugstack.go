@@ -20,7 +20,13 @@ func buildPyxisPlugstack(in *buildInput) ([]Resource, []string, error) {
 	if c == nil || c.Runtime.V != "enroot" || !c.Pyxis.V {
 		return nil, nil, nil
 	}
-	return []Resource{&pyxisResource{base: base{name: PyxisPlugstack}, hdr: headerFor(in.n.Owner, "the pyxis plugin line")}}, nil, nil
+	r := &pyxisResource{base: base{name: PyxisPlugstack}, hdr: headerFor(in.n.Owner, "the pyxis plugin line")}
+	if c.PyxisVersion.Set {
+		// gpuform installs pyxis first: the line names where the
+		// package puts the plugin, installed yet or not.
+		r.deps, r.plugin = []string{PyxisPackage}, pyxisPackagePlugin(in.family, in.f.Arch)
+	}
+	return []Resource{r}, nil, nil
 }
 
 // pyxisResource is one "required <plugin>" line, the line pyxis's own
@@ -30,18 +36,21 @@ func buildPyxisPlugstack(in *buildInput) ([]Resource, []string, error) {
 type pyxisResource struct {
 	base
 	hdr string
+	// plugin is the path the line names when gpuform installs pyxis;
+	// "" finds the plugin where the node has it.
+	plugin string
 }
 
 func (r *pyxisResource) Diff(n *facts.Node) (Change, error) {
-	plugin := ""
+	plugin := r.plugin
 	for _, p := range facts.PyxisPluginPaths() {
-		if n.Exists(p) {
+		if plugin == "" && n.Exists(p) {
 			plugin = p
 			break
 		}
 	}
 	if plugin == "" {
-		return Change{}, fmt.Errorf("%s: pyxis is not installed (no spank_pyxis.so in %s): install its package (nvslurm-plugin-pyxis, built against this node's Slurm), then plan again; gpuform does not install it yet", r.name, strings.Join(facts.PyxisPluginPaths(), ", "))
+		return Change{}, fmt.Errorf("%s: pyxis is not installed (no spank_pyxis.so in %s): install its package (nvslurm-plugin-pyxis, built against this node's Slurm), or set pyxis_version for gpuform to install it, then plan again", r.name, strings.Join(facts.PyxisPluginPaths(), ", "))
 	}
 	line := "required " + plugin
 	cf := currentFile(n, PyxisPlugstackFile)

@@ -6,7 +6,7 @@ import (
 
 // UpgradePackage returns the package whose versions carry the release of
 // a lock file component ("driver", "cuda", "nccl", "dcgm",
-// "nvidia_container_toolkit") of node n on a host of the package family
+// "nvidia_container_toolkit", "enroot", "pyxis", "apptainer") of node n on a host of the package family
 // ("debian", "rhel"), at the floating version the spec asks for: the
 // package gpuform would install, which lock -upgrade asks the host's
 // package manager about. ok is false for a component the node does not
@@ -46,6 +46,12 @@ func UpgradePackage(n *spec.Node, comp spec.Component, family string) (string, b
 			return "", false
 		}
 		s = containerToolkitSet(family, n.Container.NvidiaContainerToolkit.V.Raw)
+	case spec.ComponentEnroot, spec.ComponentPyxis, spec.ComponentApptainer:
+		a, ok := spec.NodeVersions(n)[comp]
+		if !ok {
+			return "", false
+		}
+		s = runtimeSet(comp, family, "", a.V.Raw, string(comp))
 	default:
 		return "", false
 	}

@@ -111,6 +111,11 @@ package_installed() {
 			printf '*** System restart required ***\n' >"$R/var/run/reboot-required"
 		fi
 		;;
+	nvslurm-plugin-pyxis)
+		p=$(pyxis_plugin)
+		mkdir -p "$R${p%/*}"
+		printf '\177ELF' >"$R$p"
+		;;
 	cuda-toolkit-[0-9]*)
 		v=${2%%-*}
 		mm=${1#cuda-toolkit-}
@@ -132,6 +137,16 @@ package_installed() {
 	fi
 }
 
+# pyxis_plugin prints where pyxis's package puts its plugin: libdir
+# /usr/lib/<multiarch> in the deb, %{_libdir} in the rpm.
+pyxis_plugin() {
+	if [ -f "$R/var/lib/dpkg/status" ]; then
+		echo "/usr/lib/$(cat "$R/proc/sys/kernel/arch" 2>/dev/null || echo x86_64)-linux-gnu/slurm/spank_pyxis.so"
+	else
+		echo /usr/lib64/slurm/spank_pyxis.so
+	fi
+}
+
 # package_removed NAME: undo what package_installed created.
 package_removed() {
 	if [ -d "$R/usr/lib/gpuform-sim/shelf/$1" ]; then
@@ -142,6 +157,7 @@ package_removed() {
 	case $1 in
 	nvidia-fabricmanager-*) rm -f "$R/lib/systemd/system/nvidia-fabricmanager.service" "$R/usr/lib/systemd/system/nvidia-fabricmanager.service" ;;
 	datacenter-gpu-manager-4-core) rm -f "$R/lib/systemd/system/nvidia-dcgm.service" "$R/usr/lib/systemd/system/nvidia-dcgm.service" ;;
+	nvslurm-plugin-pyxis) rm -f "$R$(pyxis_plugin)" ;;
 	cuda-toolkit-[0-9]*)
 		mm=$(echo "${1#cuda-toolkit-}" | tr - .)
 		rm -rf "$R/usr/local/cuda-$mm"

@@ -52,3 +52,13 @@ node "train" {
     }
   }
 }
+
+# Apptainer binds the host's /dev/shm: Docker's default_shm_size is not its.
+node "hpc" {
+  hosts    = ["gpu002.example.com"]
+  hardware = module.hgx.hardware
+  container {
+    runtime                  = "apptainer"
+    nvidia_container_toolkit = "1.17.8"
+  }
+}
