@@ -62,6 +62,9 @@ func TestBuildersTable(t *testing.T) {
 	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true\n  enroot_version = \"4.1.2\"\n  pyxis_version = \"0.24.0\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	// apptainer.conf's directives and Apptainer's package are Apptainer's.
 	onApptainer := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true\n  apptainer_version = \"1.4.5\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	// Without a package to install, the directives are set at once (with
+	// one, they wait for the package's own file: TestApptainerConfWaitsForPackage).
+	onApptainerConf := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -77,8 +80,10 @@ func TestBuildersTable(t *testing.T) {
 			bin = onContainerd
 		case PyxisPlugstack, EnrootPackage, PyxisPackage:
 			bin = onEnroot
-		case ApptainerConf, ApptainerPackage:
+		case ApptainerPackage:
 			bin = onApptainer
+		case ApptainerConf:
+			bin = onApptainerConf
 		}
 		rs, _, err := b.build(bin)
 		if err != nil {

@@ -75,6 +75,16 @@ func buildApptainerConf(in *buildInput) ([]Resource, []string, error) {
 		names = append(names, d.name)
 	}
 	var warnings []string
+	if c := in.n.Container; !cf.Exists && len(dirs) > 0 && c.ApptainerVersion.Set {
+		if _, installed := in.f.Packages.Installed["apptainer"]; !installed {
+			// The package this apply installs writes the file, so a file
+			// written now from nothing would stand in for the package's own
+			// (dpkg and rpm keep an existing configuration file), and the
+			// write step would refuse anyway once the file appears. Setting
+			// the directives waits for the next apply, over the package's file.
+			return nil, []string{ApptainerConfFile + " appears when this apply installs the apptainer package: its directives (" + strings.Join(apptainerDirectiveNames(dirs), ", ") + ") are set by the next apply, over the package's own file; until then verify's spec.apptainer_conf fails"}, nil
+		}
+	}
 	if !cf.Exists && len(dirs) > 0 {
 		warnings = append(warnings, ApptainerConfFile+" is not on the node (is Apptainer installed?): gpuform writes a file with its directives alone, and Apptainer takes its built-in defaults for every other one")
 	}
@@ -90,7 +100,7 @@ func buildApptainerConf(in *buildInput) ([]Resource, []string, error) {
 		return withHeader(out, headerFor(in.n.Owner, "the directives "+strings.Join(names, ", ")+"; other lines are left as they are")), nil
 	}
 	return []Resource{&fileResource{
-		base:    base{name: ApptainerConf},
+		base:    base{name: ApptainerConf, deps: optional(in.n.Container != nil && in.n.Container.ApptainerVersion.Set, ApptainerPackage)},
 		path:    ApptainerConfFile,
 		content: "wanted",
 		edit:    edit,
@@ -188,4 +198,13 @@ func setApptainerDirectives(cur []byte, dirs []apptainerDirective) (string, erro
 		b.WriteString(d.name + " = " + d.value + "\n")
 	}
 	return b.String(), nil
+}
+
+// apptainerDirectiveNames lists the directives' names, in the spec's order.
+func apptainerDirectiveNames(dirs []apptainerDirective) []string {
+	names := make([]string, len(dirs))
+	for i, d := range dirs {
+		names[i] = d.name
+	}
+	return names
 }

@@ -231,3 +231,40 @@ func FuzzSetApptainerDirectives(f *testing.F) {
 		}
 	})
 }
+
+// TestApptainerConfWaitsForPackage: where this apply installs Apptainer,
+// apptainer.conf is the package's to create; gpuform does not write a
+// directives-only file first (dpkg and rpm would keep it over the
+// package's own), and sets the directives once the file is there.
+func TestApptainerConfWaitsForPackage(t *testing.T) {
+	n := loadNode(t, "container {\n runtime = \"apptainer\"\n apptainer_version = \"1.4.5\"\n apptainer_always_use_nv = true\n}")
+	for _, tc := range []struct {
+		name          string
+		file          string
+		installed     bool
+		wantResources int
+		wantWarning   string
+	}{
+		{"package to install, no file", "", false, 0, "set by the next apply"},
+		{"package installed, no file", "", true, 1, "is not on the node"},
+		{"package to install, file there", "apptainer-default.conf", false, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := apptainerFacts(t, tc.file)
+			if tc.installed {
+				f.Packages.Installed["apptainer"] = facts.Package{Version: "1.4.5"}
+			}
+			rs, warnings, err := buildApptainerConf(newBuildInput(n, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) != tc.wantResources {
+				t.Errorf("%d resources, want %d", len(rs), tc.wantResources)
+			}
+			got := strings.Join(warnings, "\n")
+			if tc.wantWarning == "" && got != "" || !strings.Contains(got, tc.wantWarning) {
+				t.Errorf("warnings %q, want one containing %q", got, tc.wantWarning)
+			}
+		})
+	}
+}

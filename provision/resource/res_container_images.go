@@ -189,7 +189,7 @@ func buildContainerImages(in *buildInput) ([]Resource, []string, error) {
 		}
 	}
 	return []Resource{&imagesResource{
-		base:    base{name: ContainerImages, deps: []string{ContainerToolkit, DockerDaemon, EnrootConf}},
+		base:    base{name: ContainerImages, deps: []string{ContainerToolkit, DockerDaemon, EnrootPackage, EnrootConf, ApptainerPackage, ApptainerConf}},
 		images:  pinned,
 		runtime: rt,
 		dir:     dir.V,

@@ -2,10 +2,12 @@ package resource
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,10 +37,11 @@ func dropInFacts(t *testing.T, config string, files map[string]string) *facts.No
 	f := debianNode()
 	f.ConfigFiles = map[string]facts.ConfigFile{ContainerdConfigFile: configFile(read(config))}
 	imp := facts.ContainerdImport{Pattern: "/etc/containerd/conf.d/*.toml"}
-	for name, src := range files {
+	// The probe lists a pattern's matches sorted, as containerd's glob does.
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		p := "/etc/containerd/conf.d/" + name
 		imp.Files = append(imp.Files, p)
-		f.ConfigFiles[p] = configFile(read(src))
+		f.ConfigFiles[p] = configFile(read(files[name]))
 	}
 	f.ContainerdImports = []facts.ContainerdImport{imp}
 	return f
