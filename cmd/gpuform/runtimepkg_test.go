@@ -305,7 +305,7 @@ func TestApptainerWritesNoDaemonJSON(t *testing.T) {
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := specDir(t, "  container {\n    runtime = \"apptainer\"\n    nvidia_container_toolkit = \"1.17.8\"\n    default_shm_size = \"16GiB\"\n    apptainer_version = \"1.4.5\"\n  }")
 	code, out, errOut := runPA(t, env, "", "plan", dir)
-	if code != ExitOK || strings.Contains(out, "docker_daemon") || !strings.Contains(out+errOut, "container runtime apptainer: default_shm_size and ulimits are Docker daemon settings") {
+	if code != ExitOK || strings.Contains(out, "docker_daemon") || !strings.Contains(out+errOut, "container runtime apptainer: default_shm_size is a Docker daemon setting") {
 		t.Errorf("plan: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

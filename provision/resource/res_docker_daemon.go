@@ -29,11 +29,17 @@ func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
 		return nil, nil, nil
 	}
 	if rt := c.Runtime.V; rt == "containerd" || rt == "enroot" || rt == "apptainer" {
-		if c.DefaultShmSize.Set || len(c.Ulimits) > 0 {
-			// Neither has a daemon-wide default for these: a pod sets
-			// its own, enroot binds the host's /dev/shm and keeps the
-			// job's limits.
-			return nil, []string{"container runtime " + rt + ": default_shm_size and ulimits are Docker daemon settings with no " + rt + " equivalent and are not applied; " + map[string]string{"containerd": "set them in the pod or container spec", "enroot": "size the host's /dev/shm with shm { size } and set limits with the limits block", "apptainer": "size the host's /dev/shm with shm { size } (Apptainer binds the host's /dev unless mount dev = minimal or --contain) and set limits with the limits block"}[rt]}, nil
+		// ulimits are not lost on any of them: the limits resource writes
+		// them to the host's pam_limits file, which jobs (and enroot's and
+		// Apptainer's containers, ordinary processes of the job) inherit.
+		// default_shm_size has no runtime-wide equivalent: a pod sets its
+		// own, enroot binds the host's /dev/shm, Apptainer too unless its
+		// /dev is minimal (then a tmpfs of the kernel's default size).
+		switch {
+		case rt == "containerd" && (c.DefaultShmSize.Set || len(c.Ulimits) > 0):
+			return nil, []string{"container runtime containerd: default_shm_size and ulimits are Docker daemon settings with no containerd equivalent and are not applied to containers (ulimits still go to the host's " + LimitsFile + "); set them in the pod or container spec"}, nil
+		case c.DefaultShmSize.Set:
+			return nil, []string{"container runtime " + rt + ": default_shm_size is a Docker daemon setting and is not applied; " + rt + "'s containers use the host's /dev/shm: size it with shm { size }"}, nil
 		}
 		return nil, nil, nil
 	}
