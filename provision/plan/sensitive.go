@@ -66,6 +66,15 @@ func sensitiveAttrs(n *spec.Node) map[string]map[string]bool {
 		if c.Runtime.Sensitive || c.DefaultRuntime.Sensitive || c.DefaultShmSize.Sensitive {
 			all(resource.DockerDaemon)
 		}
+		if c.EnrootCachePath.Sensitive || c.EnrootDataPath.Sensitive || c.EnrootRestrictDev.Sensitive {
+			all(resource.EnrootConf)
+		}
+		if a := c.Apptainer; a.AlwaysUseNv.Sensitive || a.UseNvidiaContainerCLI.Sensitive || a.AllowSetuid.Sensitive || a.MountDev.Sensitive {
+			all(resource.ApptainerConf)
+		}
+		if c.ImageDir.Sensitive {
+			all(resource.ContainerImages)
+		}
 		for _, u := range c.Ulimits {
 			if u.Sensitive {
 				all(resource.DockerDaemon, resource.Limits)
