@@ -171,11 +171,11 @@ func TestContainerdReadsDropIn(t *testing.T) {
 		{"cdi", "nvidia-ctk-cdi-config.toml", "nvidia-ctk-cdi-99-nvidia.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.18.1\"\n cdi = true\n}", "runc"},
 		{"v3", "nvidia-ctk-v3-config.toml", "nvidia-ctk-v3-99-nvidia.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.18.1\"\n}", "runc"},
 	} {
-		if tc.name == "v3" && !major2 {
-			// containerd 1.x does not read config version 3.
-			continue
-		}
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "v3" && !major2 {
+				// Said, not hidden: the run lists the case as skipped.
+				t.Skipf("containerd %s does not read config version 3 (containerd 2.x does; Debian 12 packages 1.6)", strings.TrimSpace(string(ver)))
+			}
 			dir := t.TempDir()
 			read := func(name string) []byte {
 				b, err := os.ReadFile(filepath.Join("testdata", "containerd", name))
