@@ -281,7 +281,7 @@ func Checks() []CheckDef {
 			Action: "drain the node; the message names the failed GPUs"},
 		{ID: CheckNCCL, Scope: ScopeNamed, Needs: NeedNCCL,
 			When:   "per configured nccl-tests run",
-			Judges: "NCCL/CUDA failure, missing binary (skip when `verify { optional = [\"nccl_tests\"] }`), timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; `error` when the catalogue floor's message size is larger than the run's (then the floor is not applied, the other rules are); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier",
+			Judges: "NCCL/CUDA failure, missing binary (skip when `verify { optional = [\"nccl_tests\"] }`), timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; a catalogue floor read at a larger message size than the run's largest (a 16G floor, an `-e 8G` run) is judged on that largest size when it clears the floor, else `error` asking to extend the sweep (`-e <floor size>`; the other rules still fail the run); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier",
 			Action: "read the reasons; a low busbw points at links (nvml.pcie_link, nvml.nvlink) or the NIC pairing"},
 		{ID: CheckIsolation, Scope: ScopeNamed, Needs: NeedNCCL,
 			When:   "per multi-node nccl-tests run, on each host of a node group whose run was isolated pairwise (`-tier fleet`; `verify { isolation }`)",
