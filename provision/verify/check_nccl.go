@@ -19,6 +19,15 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 	for _, t := range exp.NCCL {
 		res, ran := extra.NCCL[t.Name]
 		var r CheckResult
+		if ran && res.NotRun != "" {
+			// A host of the group that did not take part in the group's
+			// run: the run judges the hosts in it, not this one.
+			r, _ = judgeMultiNode(exp, rep, cat, t, nccltest.Result{}, false)
+			r.ID = CheckNCCL.Named(t.Name)
+			r.Status, r.Observed, r.Message = StatusSkip, "not run", "not run: host did not take part ("+res.NotRun+")"
+			out = append(out, r)
+			continue
+		}
 		if t.MultiNode || spansNodes(res) {
 			r, _ = judgeMultiNode(exp, rep, cat, t, res, ran)
 		} else {

@@ -191,3 +191,14 @@ func TestIsMultiNode(t *testing.T) {
 		}
 	}
 }
+
+// TestNCCLMultiNodeHostNotInRun: a host of the group that is not in the
+// group's run (the runner sets NotRun) is "not run" — a skip, never a pass
+// (issue 27 item 3).
+func TestNCCLMultiNodeHostNotInRun(t *testing.T) {
+	exp := Expectation{GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "/opt/site/run.sh all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
+	r := ncclCheck(t, exp, nccltest.Result{Command: "/opt/site/run.sh all_reduce_perf", NotRun: "the group's multi-node run ran on n1, n2 only; n4 is not in its rank lines"}, true)
+	if r.Status != StatusSkip || r.Observed != "not run" || !strings.HasPrefix(r.Message, "not run: host did not take part (the group's multi-node run ran on n1, n2 only") {
+		t.Errorf("%+v", r)
+	}
+}
