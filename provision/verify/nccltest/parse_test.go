@@ -110,6 +110,15 @@ func TestFixtures(t *testing.T) {
 				if (row.OutOfPlace.Wrong == nil) != tt.wrongNil {
 					t.Errorf("run %d wrong: %v", i, row.OutOfPlace.Wrong)
 				}
+				// No published output here reports corruption: every
+				// #wrong it counted reads 0.
+				for _, r := range runs[i].Rows {
+					for _, w := range []*int64{r.OutOfPlace.Wrong, r.InPlace.Wrong} {
+						if w != nil && *w != 0 {
+							t.Errorf("run %d, %d bytes: #wrong %d, the file prints 0", i, r.Size, *w)
+						}
+					}
+				}
 			}
 			r := runs[len(runs)-1]
 			if len(r.Devices) != tt.ranks {
