@@ -139,6 +139,7 @@ func Rules() []Rule {
 		ncclFloorLowRule(),
 		ncclFloorPhysicalRule(),
 		ncclMultiNodePerHostRule(),
+		ncclMultiNodeHostsRule(),
 		numaBalancingRule(),
 		numaBindDuplicateRule(),
 		numaBindIncompleteRule(),

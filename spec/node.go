@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
+
+	"github.com/gpuform/gpuform/internal/cmdline"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -604,6 +606,9 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 			}
 			t.MinBusBWGbps = td.float("min_busbw_gbps", 0, 100000)
 			t.MultiNode = td.bool("multi_node")
+			if d := ownHostsDiag(t); d != nil {
+				td.diags = append(td.diags, d)
+			}
 			t.Network = td.enum("network", NCCLNetworks()...)
 			t.Timeout = td.string("timeout")
 			if t.Timeout.Set {
@@ -794,5 +799,37 @@ func checkTimeout(a Attr[string], name, example string) *hcl.Diagnostic {
 		Summary:  "Invalid " + name,
 		Detail:   fmt.Sprintf("%q is not a duration between 1s and 24h like %q.", a.V, example),
 		Subject:  a.Range.Ptr(),
+	}
+}
+
+// ownHostsDiag refuses a multi-node nccl_test whose launcher chooses its
+// own hosts (mpirun -H/--hostfile, srun -w/--nodelist): a multi-node test
+// runs once per node group on the hosts of its node block — verify hands
+// them to the launcher, judges the run on each of them and isolates a bad
+// one pairwise over the same hosts — so a host list of the command's own
+// would leave hosts of the group out of the run while verify reported them
+// passed. With multi_node = false the command is a per-host test and runs
+// as written (lint's nccl_multi_node_per_host warns about that).
+func ownHostsDiag(t *NCCLTest) *hcl.Diagnostic {
+	if !t.Command.Set || (t.MultiNode.Set && !t.MultiNode.V) {
+		return nil
+	}
+	opt, value, ok := cmdline.HostList(t.Command.V)
+	if !ok {
+		return nil
+	}
+	if len(value) > 40 {
+		value = value[:40] + "…"
+	}
+	what := "hosts"
+	if cmdline.IsHostFile(opt) {
+		what = "hosts from a file"
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Multi-node nccl_test names its own hosts",
+		Detail: fmt.Sprintf("nccl_test %q chooses its %s (%s %s), but a multi-node test runs on the hosts of its node block: verify passes them to %s (with the ranks per node the command gives), judges the run on every one of them and isolates a slow one pairwise. Remove %s and list the hosts in the node block's hosts; a test on part of a group goes in a node block of its own.",
+			t.Name, what, opt, value, cmdline.Launcher(t.Command.V), opt),
+		Subject: t.Command.Range.Ptr(),
 	}
 }

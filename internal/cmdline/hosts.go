@@ -103,14 +103,37 @@ func (l launch) option(names []string) (value string, span []int, found bool) {
 }
 
 // NamesHosts reports whether a launcher command chooses its own hosts (a
-// host list or host file): then gpuform runs it as written.
+// host list or host file).
 func NamesHosts(cmd string) bool {
+	_, _, ok := HostList(cmd)
+	return ok
+}
+
+// HostList returns the launcher option of cmd that chooses its hosts (a
+// host list such as mpirun's -H or srun's -w, or a host file) and its
+// value as written: "-H", "gpu01,gpu02". ok is false when the command is
+// not started by a launcher or names no hosts.
+func HostList(cmd string) (opt, value string, ok bool) {
 	l, err := parseLaunch(cmd)
 	if err != nil {
-		return false
+		return "", "", false
 	}
-	_, _, found := l.option(l.flags.hosts)
-	return found
+	for _, name := range l.flags.hosts {
+		if v, _, found := l.option([]string{name}); found {
+			return name, v, true
+		}
+	}
+	return "", "", false
+}
+
+// IsHostFile reports whether opt, as HostList returns it, names a file of
+// hosts rather than the hosts themselves.
+func IsHostFile(opt string) bool {
+	switch strings.TrimLeft(opt, "-") {
+	case "hostfile", "machinefile", "default-hostfile", "f", "F", "nodefile":
+		return true
+	}
+	return false
 }
 
 // ForHosts rewrites a multi-host test command to run on exactly hosts:

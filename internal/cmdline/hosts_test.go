@@ -96,6 +96,29 @@ func TestNamesHosts(t *testing.T) {
 	}
 }
 
+func TestHostList(t *testing.T) {
+	for cmd, want := range map[string][3]string{
+		"mpirun -np 16 -H gpu01,gpu02 all_reduce_perf":    {"-H", "gpu01,gpu02", "list"},
+		"mpirun --hostfile=/etc/h -np 16 all_reduce_perf": {"--hostfile", "/etc/h", "file"},
+		"srun -N 2 -w gpu[1-2] all_reduce_perf":           {"-w", "gpu[1-2]", "list"},
+		"srun --nodefile=hosts all_reduce_perf":           {"--nodefile", "hosts", "file"},
+		"mpirun -np 16 all_reduce_perf -w 5":              {"", "", ""},
+		"all_reduce_perf -g 8":                            {"", "", ""},
+	} {
+		opt, v, ok := HostList(cmd)
+		kind := ""
+		if ok {
+			kind = "list"
+			if IsHostFile(opt) {
+				kind = "file"
+			}
+		}
+		if got := [3]string{opt, v, kind}; got != want {
+			t.Errorf("HostList(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
 func TestJoinRoundTrip(t *testing.T) {
 	words := []string{"env", "A=b c", "it's", "", "-x", "NCCL_DEBUG=INFO"}
 	got, err := Split(Join(words))

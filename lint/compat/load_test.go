@@ -259,7 +259,7 @@ func TestMultiNodeFloors(t *testing.T) {
 		platform string
 	}{
 		"GKE TCPXO all_reduce": {key{"H100", "gcp_tcpxo", "all_reduce"}, 300, 2, true, 8 << 30, 0, 0, "a3-megagpu-8g"},
-		"AKS NDR all_reduce":   {key{"H100", "ib_ndr", "all_reduce"}, 150, 2, true, 16 << 30, 0, 0, "ND96isr"},
+		"NDR all_reduce":       {key{"H100", "ib_ndr", "all_reduce"}, 300, 2, true, 16 << 30, 0, 0, "8x 400 Gb/s NDR"},
 		"EKS EFA all_reduce":   {key{"H100", "aws_efa", "all_reduce"}, 300, 2, true, 16 << 30, 0, 0, "EKS"},
 		"A4 all_gather":        {key{"B200", "roce", "all_gather"}, 250, 2, false, 0, 2 << 30, 8 << 30, "a4-highgpu-8g"},
 	}

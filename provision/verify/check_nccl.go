@@ -19,6 +19,15 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 	for _, t := range exp.NCCL {
 		res, ran := extra.NCCL[t.Name]
 		var r CheckResult
+		if ran && res.NotRun != "" {
+			// A host of the group that did not take part in the group's
+			// run: the run judges the hosts in it, not this one.
+			r, _ = judgeMultiNode(exp, rep, cat, t, nccltest.Result{}, false)
+			r.ID = CheckNCCL.Named(t.Name)
+			r.Status, r.Observed, r.Message = StatusSkip, "not run", "not run: host did not take part ("+res.NotRun+")"
+			out = append(out, r)
+			continue
+		}
 		if t.MultiNode || spansNodes(res) {
 			r, _ = judgeMultiNode(exp, rep, cat, t, res, ran)
 		} else {
@@ -185,13 +194,19 @@ func judgeBusBW(r *CheckResult, res nccltest.Result, floor float64, th *Threshol
 			if v.BusBW < floor {
 				reasons = append(reasons, fmt.Sprintf("busbw %.2f GB/s at %s is below the floor %.2f GB/s", v.BusBW, nccltest.FormatSize(v.Size), floor))
 			}
+		case v.BusBW >= floor:
+			// The floor was read at a larger size than the run reached,
+			// and the largest size measured already clears it: busbw
+			// climbs with message size towards the fabric's peak, so the
+			// floor's size would clear it too (-e 8G is what most people
+			// run against a floor read at 16G).
+			r.Observed += fmt.Sprintf(" (the floor is for %s; the run's largest size already clears it)", nccltest.FormatSize(th.MessageBytes))
 		default:
-			// The floor was read at a larger size than the run reached:
-			// busbw grows with size but not strictly, so neither side of
-			// the floor at a smaller size says what the source's size
-			// would show.
-			unjudged = fmt.Sprintf("the run ends at %s but the catalogue floor is for %s; extend the sweep (-e %s) or set min_busbw_gbps",
-				nccltest.FormatSize(v.Size), nccltest.FormatSize(th.MessageBytes), nccltest.FormatSize(th.MessageBytes))
+			// Below the floor at a smaller size than the floor's: the
+			// larger sizes the run did not reach may still clear it, so
+			// this is not a failure of the node but of the sweep.
+			unjudged = fmt.Sprintf("busbw %.2f GB/s at %s, the run's largest size, is below the floor %.2f GB/s, which is for %s: the sweep ends too early to judge; extend it (-e %s) or set min_busbw_gbps",
+				v.BusBW, nccltest.FormatSize(v.Size), floor, nccltest.FormatSize(th.MessageBytes), nccltest.FormatSize(th.MessageBytes))
 		}
 	}
 	switch {

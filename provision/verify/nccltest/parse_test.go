@@ -67,6 +67,22 @@ func TestFixtures(t *testing.T) {
 		{file: "nccl-warn-only-nvls-cuda-failure-h800.txt", last: []last{{0, 0, 0}}, ranks: 0, failsWith: "transport/nvls.cc:158 NCCL WARN Cuda failure 1 'invalid argument'"},
 		// Old alltoall: blank redop, 11 tokens per row.
 		{file: "alltoall_perf-8xA100-sxm4-40gb-pre2.13-format-blank-redop.log", last: []last{{8589934592, 224.31, 226.16}}, ranks: 8, wrongNil: true, old: true, redop: "", pass: true},
+		// Published outputs added for issue 27 (sources in testdata/README.md).
+		// CoreWeave's 8-node H100 SHARP example: the author elided the
+		// rank lines ("..."); the sweep ends at 8G.
+		{file: "all_reduce_perf-64xH100-8node-ib-sharp-coreweave-elided.txt", last: []last{{8589934592, 386.56, 385.56}}, ranks: 0, redop: "sum", pass: true},
+		// CoreWeave GB200 NVL72 "Expected Performance": one rank line kept.
+		{file: "all_reduce_perf-72xGB200-nvl72-1rack-coreweave-elided.txt", last: []last{{8589934592, 834.57, 846.82}}, ranks: 1, redop: "sum", pass: true},
+		{file: "all_reduce_perf-144xGB200-nvl72-2racks-coreweave-elided.txt", last: []last{{17179869184, 810.41, 820.36}}, ranks: 1, redop: "sum", pass: true},
+		{file: "all_reduce_perf-1440xGB200-nvl72-20racks-coreweave-elided.txt", last: []last{{17179869184, 405.74, 404.77}}, ranks: 1, redop: "sum", pass: true},
+		// 2 nodes x 2 L40S over RDMA with NCCL_ALGO=ring, -g 2 per rank.
+		{file: "all_reduce_perf-4xL40S-2node-2gpu-ib-ring.txt", last: []last{{8589934592, 9.63, 9.62}}, ranks: 4, redop: "sum", pass: true},
+		// all_gather with one GPU per node (DRANET docs); sizes 0 at the start.
+		{file: "all_gather_perf-2xB200-2node-1gpu-dranet-nvidia-dra.txt", last: []last{{1073741824, 36.67, 45.14}}, ranks: 2, redop: "none", pass: true},
+		{file: "all_gather_perf-2xH200-2node-1gpu-gke-rdma-demo.txt", last: []last{{8589934592, 32.20, 33.32}}, ranks: 2, redop: "none", pass: true},
+		// The author cut the table ("truncated NCCL output for brevity"):
+		// a footer without rows proves nothing.
+		{file: "all_gather_perf-16xB200-4pod-misaligned-truncated-by-author.txt", last: []last{{0, 0, 0}}, ranks: 16, failsWith: "no result rows"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -93,6 +109,15 @@ func TestFixtures(t *testing.T) {
 				}
 				if (row.OutOfPlace.Wrong == nil) != tt.wrongNil {
 					t.Errorf("run %d wrong: %v", i, row.OutOfPlace.Wrong)
+				}
+				// No published output here reports corruption: every
+				// #wrong it counted reads 0.
+				for _, r := range runs[i].Rows {
+					for _, w := range []*int64{r.OutOfPlace.Wrong, r.InPlace.Wrong} {
+						if w != nil && *w != 0 {
+							t.Errorf("run %d, %d bytes: #wrong %d, the file prints 0", i, r.Size, *w)
+						}
+					}
 				}
 			}
 			r := runs[len(runs)-1]

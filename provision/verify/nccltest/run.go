@@ -35,6 +35,11 @@ type Result struct {
 	// failure lines of standard error (NCCL_DEBUG_FILE=/dev/stderr,
 	// launchers that merge ranks' output there), every one.
 	StderrCauses []string `json:"stderr_causes,omitempty"`
+	// NotRun, on the result a host of a node group is given, says why that
+	// host did not take part in the group's multi-node run (its name is
+	// not in the run's rank lines): the run says nothing about it, so its
+	// check is "not run", never a pass.
+	NotRun string `json:"not_run,omitempty"`
 }
 
 // Judge judges a Result: a command failure fails it, and otherwise every

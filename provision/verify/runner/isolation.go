@@ -37,7 +37,7 @@ func isolationMode(n *spec.Node) spec.Isolation {
 // runGroup runs one multi-node test over a node group from its first host
 // and, when the run failed (or the spec asks always), isolates the bad
 // node pairwise within what is left of the tier's budget.
-func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Expectation, nt verify.NCCLExpectation) (nccltest.Result, *groupIsolation) {
+func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Expectation, nt verify.NCCLExpectation) (res nccltest.Result, iso *groupIsolation, absent map[string]string) {
 	start := time.Now()
 	budget := o.Budget
 	if budget == 0 {
@@ -49,7 +49,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	}
 	first := group[0]
 	if err := RefuseLocalNCCL(first, o); err != nil {
-		return nccltest.Result{Failure: err.Error()}, nil
+		return nccltest.Result{Failure: err.Error()}, nil, nil
 	}
 	launch := hostNames(ctx, o, group)
 	names := make([]string, len(group))
@@ -67,13 +67,14 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	}
 	t, err := o.Target.Connect(ctx, first.Host)
 	if err != nil {
-		return nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first.Host.Name, err)}, nil
+		return nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first.Host.Name, err)}, nil, nil
 	}
-	res, err := nccltest.RunTest(ctx, t, cmd, timeout)
+	res, err = nccltest.RunTest(ctx, t, cmd, timeout)
 	t.Close()
 	if err != nil && res.Failure == "" {
 		res.Failure = err.Error()
 	}
+	absent = absentHosts(res, group, launch)
 
 	mode := isolationMode(first.Node)
 	judged, _, _ := verify.JudgeMultiNodeRun(nil, exp, nt, res)
@@ -81,13 +82,13 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	var trigger string
 	switch {
 	case mode == spec.IsolationOff:
-		return res, nil
+		return res, nil, absent
 	case failed:
 		trigger = fmt.Sprintf("the %d-node run failed: %s", len(group), judged.Message)
 	case mode == spec.IsolationAlways:
 		trigger = fmt.Sprintf("verify { isolation = \"always\" }; the %d-node run: %s", len(group), judged.Status)
 	default:
-		return res, nil
+		return res, nil, absent
 	}
 	stragglers, margin := verify.OutlierSettings(first.Node)
 	hosts := make([]string, len(group))
@@ -97,7 +98,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		byName[h.Host.Name] = h
 	}
 	deadline := start.Add(budget)
-	iso := &groupIsolation{
+	iso = &groupIsolation{
 		Isolation:      report.Isolation{Node: first.Node.Name, Test: nt.Name, Mode: string(mode), Trigger: trigger, Hosts: hosts, Budget: budget},
 		groupFailed:    failed,
 		stragglersFail: stragglers == spec.OutliersFail,
@@ -107,7 +108,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		// Two nodes make one pair, which is the run that already failed:
 		// without a third node neither can be told from the other.
 		iso.Result = isolate.Result{Pairs: []isolate.Pair{}, Culprits: []isolate.Named{}, Incomplete: fmt.Sprintf("a group of %d node(s) has no third node to pair with", len(group))}
-		return res, iso
+		return res, iso, absent
 	}
 	run := func(ctx context.Context, pair [2]string) isolate.Outcome {
 		a, b := byName[pair[0]], byName[pair[1]]
@@ -115,7 +116,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	}
 	iso.Result = isolate.Run(ctx, isolate.Options{Hosts: hosts, Run: run, Deadline: deadline, Estimate: res.Duration, Margin: margin})
 	iso.Duration = time.Since(isoStart)
-	return res, iso
+	return res, iso, absent
 }
 
 // runPair runs the group's test on two of its hosts, launched from the
@@ -227,4 +228,38 @@ func addIsolationChecks(hosts []report.Host, isolations []groupIsolation) {
 			h.Checks = append(h.Checks, verify.IsolationCheck(iso.Test, h.Host, iso.Result, iso.groupFailed, iso.stragglersFail))
 		}
 	}
+}
+
+// absentHosts names the hosts of a group that did not take part in its
+// multi-node run, each with the reason its check gives: hosts whose name
+// (the one the launcher knows, launch) is not in the run's rank lines.
+// When the rank lines name no host of the group at all — the output elided
+// them, or prints names the group's hosts are not known by — nothing can
+// be told apart, and no host is called absent.
+func absentHosts(res nccltest.Result, group []target.Host, launch map[string]string) map[string]string {
+	if len(res.Runs) == 0 {
+		return nil
+	}
+	var ran []string
+	seen := map[string]bool{}
+	for _, d := range res.Runs[len(res.Runs)-1].Devices {
+		if !seen[d.Host] {
+			seen[d.Host] = true
+			ran = append(ran, d.Host)
+		}
+	}
+	known := false
+	for _, h := range group {
+		known = known || seen[launch[h.Host.Name]]
+	}
+	if !known {
+		return nil
+	}
+	out := map[string]string{}
+	for _, h := range group {
+		if !seen[launch[h.Host.Name]] {
+			out[h.Host.Name] = fmt.Sprintf("the group's multi-node run ran on %s only; %s is not in its rank lines", strings.Join(ran, ", "), launch[h.Host.Name])
+		}
+	}
+	return out
 }

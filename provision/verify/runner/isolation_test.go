@@ -65,7 +65,7 @@ func TestIsolationStopsAtBudget(t *testing.T) {
 	targets, o := simGroup(t, "2")
 	o.Budget = 5 * time.Second
 	start := time.Now()
-	_, isolations := runMultiNode(context.Background(), targets, o)
+	_, _, isolations := runMultiNode(context.Background(), targets, o)
 	took := time.Since(start)
 	if len(isolations) != 1 {
 		t.Fatalf("%d isolations", len(isolations))

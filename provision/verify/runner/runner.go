@@ -71,7 +71,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 			names = append(names, t.Host.Name)
 		}
 	}
-	multi, isolations := runMultiNode(ctx, targets, o)
+	multi, absent, isolations := runMultiNode(ctx, targets, o)
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
@@ -90,7 +90,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		err := RefuseLocalNCCL(tg, o)
 		var h report.Host
 		if err == nil {
-			h, err = verifyHost(hctx, tg, o, multi[tg.Node])
+			h, err = verifyHost(hctx, tg, o, hostResults(multi[tg.Node], absent[tg.Host.Name]))
 		}
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -249,10 +249,11 @@ func nicsOf(n *spec.Node) []nvmlfacts.NIC {
 // once from its first host and returns the results per node, to be judged
 // on every host of the node, with the pairwise isolation of each group
 // whose run failed (or of every group, with verify { isolation = "always" }).
-func runMultiNode(ctx context.Context, targets []target.Host, o Options) (map[*spec.Node]map[string]nccltest.Result, []groupIsolation) {
+func runMultiNode(ctx context.Context, targets []target.Host, o Options) (map[*spec.Node]map[string]nccltest.Result, map[string]map[string]string, []groupIsolation) {
 	out := map[*spec.Node]map[string]nccltest.Result{}
+	absent := map[string]map[string]string{}
 	if !o.Tier.Includes(verify.TierFleet) || o.Local {
-		return out, nil
+		return out, absent, nil
 	}
 	groups := map[*spec.Node][]target.Host{}
 	var order []*spec.Node
@@ -272,14 +273,37 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) (map[*s
 			if out[n] == nil {
 				out[n] = map[string]nccltest.Result{}
 			}
-			res, iso := runGroup(ctx, o, groups[n], exp, nt)
+			res, iso, missing := runGroup(ctx, o, groups[n], exp, nt)
 			out[n][nt.Name] = res
+			for host, why := range missing {
+				if absent[host] == nil {
+					absent[host] = map[string]string{}
+				}
+				absent[host][nt.Name] = why
+			}
 			if iso != nil {
 				isolations = append(isolations, *iso)
 			}
 		}
 	}
-	return out, isolations
+	return out, absent, isolations
+}
+
+// hostResults is the node group's multi-node results as one host is
+// given them: a test the host did not take part in carries why (NotRun),
+// so the host is judged "not run" instead of on other hosts' run.
+func hostResults(group map[string]nccltest.Result, absent map[string]string) map[string]nccltest.Result {
+	if len(absent) == 0 {
+		return group
+	}
+	out := make(map[string]nccltest.Result, len(group))
+	for name, res := range group {
+		if why, ok := absent[name]; ok {
+			res = nccltest.Result{Command: res.Command, NotRun: why}
+		}
+		out[name] = res
+	}
+	return out
 }
 
 // RefuseLocalNCCL refuses a target whose tier would run the spec's

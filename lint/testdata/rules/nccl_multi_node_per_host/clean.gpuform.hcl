@@ -52,7 +52,7 @@ node "train" {
       multi_node = false
     }
     nccl_test "fleet" {
-      command = "timeout 900 /usr/bin/mpirun -np 16 -H gpu001,gpu002 all_reduce_perf -b 8 -e 16G -f 2 -g 1"
+      command = "timeout 900 /usr/bin/mpirun -np 16 all_reduce_perf -b 8 -e 16G -f 2 -g 1"
       network = "ib_ndr"
     }
   }
