@@ -109,6 +109,10 @@ func writeNVML(fams *families, host string, rep *nvmlfacts.Report) {
 		if g.PersistenceMode != nil {
 			fams.gauge("gpuform_gpu_persistence_mode_enabled", "1 when persistence mode is enabled.", b2f(*g.PersistenceMode), gl()...)
 		}
+		if m := g.MIG; m != nil {
+			fams.gauge("gpuform_gpu_mig_mode_enabled", "1 when MIG mode is enabled (absent on GPUs without MIG).", b2f(m.Enabled), gl()...)
+			fams.gauge("gpuform_gpu_mig_mode_pending_enabled", "1 when MIG mode will be enabled after the next GPU reset.", b2f(m.PendingEnabled), gl()...)
+		}
 		if e := g.ECC; e != nil {
 			fams.gauge("gpuform_gpu_ecc_enabled", "1 when ECC is enabled.", b2f(e.Enabled), gl()...)
 			if e.VolatileUncorrected != nil {
