@@ -33,6 +33,7 @@ const (
 	CheckTemperature      CheckID = "nvml.temperature"
 	CheckThrottle         CheckID = "nvml.throttle"
 	CheckMIGMode          CheckID = "nvml.mig_mode"
+	CheckNVLinkPairs      CheckID = "nvml.nvlink_pairs"
 	CheckNUMANode         CheckID = "nvml.numa_node"
 	CheckGPUNIC           CheckID = "nvml.gpu_nic"
 	CheckProcessBinding   CheckID = "bind.process"
@@ -199,6 +200,10 @@ func Checks() []CheckDef {
 			When:   "`NVLink` set",
 			Judges: "`all_active`: a link down or no NVLink; `none`: a link active",
 			Action: "check the NVLink bridge or NVSwitch tray and fabric manager"},
+		{ID: CheckNVLinkPairs, Scope: ScopeGPU, Needs: NeedNVML, Fact: nvmlfacts.FactTopology,
+			When:   "`NVLink` set, on the nvidia-smi fallback path only (where `nvml.nvlink` is blind): `nvidia-smi topo -m`'s NV# link count per GPU pair",
+			Judges: "`all_active` on an NVSwitch board (`hardware { interconnect = \"nvswitch\" }`): a pair below the node's full count (NV12 on A100, NV18 on H100), blamed on the GPU whose every pair is short, else on both ends of the one short pair; on NVLink-bridge boards: the GPU's best pair below the node's full count; without a hardware block: no NV# to any GPU; `none`: any NV#. `observed` lists the pairs by count (`NV12 to gpu1, gpu2`)",
+			Action: "check the NVLink bridge or NVSwitch tray and fabric manager; `nvidia-smi nvlink -s` shows the links of the GPU named"},
 		{ID: CheckTemperature, Scope: ScopeGPU, Needs: NeedNVML,
 			When:   "`MaxTemperatureC` > 0",
 			Judges: "hotter than the limit",

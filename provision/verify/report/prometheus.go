@@ -162,6 +162,16 @@ func writeNVML(fams *families, host string, rep *nvmlfacts.Report) {
 			}
 		}
 	}
+	// The bonded NVLink count per GPU pair, as `nvidia-smi topo -m` prints
+	// it (NV12) on the nvidia-smi path: written for every pair of the
+	// matrix, 0 for a pair joined over PCIe, once a pair shows NV#.
+	nvPairs := slices.ContainsFunc(rep.GPUTopology, func(p nvmlfacts.GPUPair) bool { return p.NVLinks > 0 })
+	for _, p := range rep.GPUTopology {
+		if nvPairs {
+			fams.gauge("gpuform_gpu_pair_nvlinks", "NVLinks between two GPUs (nvidia-smi topo -m NV#); 0 where the pair is joined over PCIe.", float64(p.NVLinks),
+				"host", host, "gpu", strconv.Itoa(p.A), "peer", strconv.Itoa(p.B))
+		}
+	}
 	if x := rep.XID; x != nil {
 		fams.gauge("gpuform_xid_window_seconds", "How long verify listened for XID events.", float64(x.WindowMS)/1000, "host", host)
 		type key struct {
