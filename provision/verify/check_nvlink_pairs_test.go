@@ -61,6 +61,19 @@ func TestNVLinkPairsOnRealTopologies(t *testing.T) {
 		}
 	}
 
+	// NV18 boards (H100 class): every pair full.
+	for capture, gpus := range map[string]int{
+		"topo-m-8gpu-nv18-6nic-della-empty-affinity.txt": 8, "topo-matrix-8xH100-nv18-no-nic-rhel-ai.txt": 8,
+		"topo-m-8gpu-nv18-12nic-tpgds-aihub0007.txt": 8, "topo-m-4of8-nv18-cuda-visible-devices-brev.txt": 4,
+	} {
+		got := pairChecks(nvswitch, fallbackReport(t, capture))
+		for i := 0; i < gpus; i++ {
+			if r := got[fmt.Sprintf("nvml.nvlink_pairs[gpu%d]", i)]; r.Status != StatusPass || r.Expected != "NV18 to every GPU (NVSwitch)" {
+				t.Errorf("%s gpu%d: %+v", capture, i, r)
+			}
+		}
+	}
+
 	// DGX-1 (V100 hybrid cube mesh): NV1/NV2 to four peers, PCIe to the
 	// rest. Without a hardware block every GPU reaches another: pass,
 	// each pair reported.
