@@ -133,6 +133,9 @@ func (v *jsonInts) UnmarshalJSON(b []byte) error {
 	}
 	var list []jsonInts
 	if err := json.Unmarshal(b, &list); err != nil {
+		if len(b) > 40 {
+			b = append(b[:40:40], "…"...)
+		}
 		return fmt.Errorf("GPU ids: want a number, a string or a list, got %s", b)
 	}
 	out := jsonInts{}
@@ -143,8 +146,9 @@ func (v *jsonInts) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// jsonInfo is a result's info: a string (DCGM 3) or a list of strings or
-// objects with "message"/"info" (DCGM 4).
+// jsonInfo is a result's info: a string (DCGM 3) or a list of strings
+// (DCGM 4's dcgmi/Diag.cpp); an object in the list is read for its
+// "message", "info" or "msg" text.
 type jsonInfo []string
 
 func (v *jsonInfo) UnmarshalJSON(b []byte) error {
