@@ -56,7 +56,7 @@ var (
 	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
 	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}, {Name: "isolation"}, {Name: "outliers"}, {Name: "outlier_margin_percent"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"},
+		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"}, {Name: "mig"},
 	}}
 	ncclTestSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "command", Required: true}, {Name: "min_busbw_gbps"}, {Name: "timeout"}, {Name: "multi_node"}, {Name: "network"}}}
 	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}, {Name: "step_timeout"},
@@ -584,6 +584,7 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 			v.NVML.MinPCIeWidth = nd.int("min_pcie_width", 1, 32)
 			v.NVML.NVLink = nd.enum("nvlink", "all_active", "none")
 			v.NVML.MaxTemperatureC = nd.int("max_temperature_c", 20, 120)
+			v.NVML.MIG = nd.enum("mig", MIGEnabled, MIGDisabled)
 			dec.diags = append(dec.diags, nd.diags...)
 		case "nccl_test":
 			name := bb.Labels[0]

@@ -313,9 +313,18 @@ type VerifyNVML struct {
 	NVLink Attr[string]
 	// MaxTemperatureC is the highest acceptable GPU temperature.
 	MaxTemperatureC Attr[int]
+	// MIG is the MIG mode every GPU must be in: MIGEnabled or
+	// MIGDisabled.
+	MIG Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
+
+// MIG modes of verify { nvml { mig } }.
+const (
+	MIGEnabled  = "enabled"
+	MIGDisabled = "disabled"
+)
 
 // NCCLTest is one nccl-tests run with its pass floor.
 type NCCLTest struct {

@@ -291,7 +291,41 @@ func nvbandwidth(ctx context.Context, t transport.Transport, prefix string, tcs 
 	if perr != nil && len(ms) == 0 {
 		return nil, perr.Error(), nil
 	}
-	return ms, "", nil
+	return answered(ms, tcs)
+}
+
+// answered keeps the matrices of the testcases asked for. An answer that
+// holds only other testcases is refused, not relabelled: a copy-engine
+// testcase (_ce) answered by its SM twin (_sm, copies done by kernels)
+// measures something else, and judging it against a copy-engine floor
+// would pass or fail the wrong thing. A matrix that names no testcase
+// (older nvbandwidth prints no "Running" line) is the run's, as asked.
+func answered(ms []tool.Matrix, tcs []string) ([]tool.Matrix, string, error) {
+	var match, unnamed []tool.Matrix
+	var other []string
+	for _, m := range ms {
+		switch {
+		case slices.Contains(tcs, m.Testcase):
+			match = append(match, m)
+		case m.Testcase == "":
+			unnamed = append(unnamed, m)
+		case !slices.Contains(other, m.Testcase):
+			other = append(other, m.Testcase)
+		}
+	}
+	switch {
+	case len(match) > 0:
+		return match, "", nil
+	case len(other) > 0:
+		why := fmt.Sprintf("asked nvbandwidth for %s but it answered %s", strings.Join(tcs, ", "), strings.Join(other, ", "))
+		for _, tc := range tcs {
+			if twin := strings.TrimSuffix(tc, "_ce") + "_sm"; strings.HasSuffix(tc, "_ce") && slices.Contains(other, twin) {
+				why += fmt.Sprintf(" (%s copies with SM kernels, %s with the copy engines: not the same measurement)", twin, tc)
+			}
+		}
+		return nil, why + "; not judged", nil
+	}
+	return unnamed, "", nil
 }
 
 // nicRing runs ib_write_bw between neighbouring NICs of the same link

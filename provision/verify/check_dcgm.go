@@ -9,8 +9,10 @@ import (
 )
 
 // checkDCGM turns a dcgmi diag run into one check per DCGM test, id
-// "dcgm.<test>" (lower case, spaces as underscores). DCGM's Warn passes
-// with its warning as the message: DCGM itself does not fail the run on it.
+// "dcgm.<test>" (see dcgmTestID). DCGM's Warn passes with its warning as
+// the message: DCGM itself does not fail the run on it. A test DCGM
+// skipped (or did not run) is a skip with DCGM's reason, never a pass: the
+// gate decides what a skip costs.
 //
 // A node without dcgmi fails: the tier asked for diagnostics that could
 // not run, and a gate that skips them passes a node nobody checked. The
@@ -38,39 +40,78 @@ func checkDCGM(res *dcgm.Result, pinned, optional bool) []CheckResult {
 		out = append(out, CheckResult{ID: string(CheckDCGMDiag), Status: StatusError, Expected: level + " passes", Message: res.Failure})
 	}
 	for _, t := range res.Diag.Tests {
-		r := CheckResult{ID: CheckDCGMTest.Named(strings.ReplaceAll(strings.ToLower(t.Name), " ", "_")), Observed: t.Status, Expected: "Pass"}
-		switch t.Status {
-		case "Pass", "Warn":
-			r.Status = StatusPass
-		case "Skip", "":
-			r.Status, r.Message = StatusSkip, "DCGM skipped this test"
-		default:
-			r.Status = StatusFail
-			var gpus []string
-			for _, id := range t.FailedGPUs() {
-				gpus = append(gpus, fmt.Sprintf("gpu%d", id))
-			}
-			r.Message = "DCGM " + t.Category + " test " + t.Name + " failed"
-			codes := make([]uint64, 0, len(t.ErrorIDs))
-			for _, id := range t.ErrorIDs {
-				if id >= 0 {
-					codes = append(codes, uint64(id))
-				}
-			}
-			if w := worstRemedy(compat.Default(), "dcgm", codes); w != nil {
-				r.Remedy = remedyOf(*w)
-			}
-			if len(gpus) > 0 {
-				r.Message += " on " + strings.Join(gpus, ", ")
-			}
-		}
-		if len(t.Warnings) > 0 && r.Status != StatusSkip {
-			if r.Message != "" {
-				r.Message += ": "
-			}
-			r.Message += strings.Join(t.Warnings, "; ")
-		}
-		out = append(out, r)
+		out = append(out, checkDCGMTest(t))
 	}
 	return out
+}
+
+// dcgmTestID names a DCGM test's check: "dcgm." and the test name in
+// lower case with every run of other characters than letters and digits
+// as one underscore ("Page Retirement/Row Remap" ->
+// dcgm.page_retirement_row_remap, DCGM 4's "pcie" -> dcgm.pcie).
+func dcgmTestID(name string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			gap = false
+			continue
+		}
+		gap = true
+	}
+	return CheckDCGMTest.Named(b.String())
+}
+
+// checkDCGMTest is one DCGM test's check.
+func checkDCGMTest(t dcgm.Test) CheckResult {
+	r := CheckResult{ID: dcgmTestID(t.Name), Observed: t.Status, Expected: "Pass"}
+	test := strings.TrimSpace(t.Category + " test " + t.Name)
+	switch t.Status {
+	case "Pass", "Warn":
+		r.Status = StatusPass
+		r.Message = strings.Join(t.Warnings, "; ")
+	case "Skip", "Not run", "":
+		r.Status = StatusSkip
+		r.Message = "DCGM skipped the " + test
+		if t.Status == "Not run" {
+			r.Message = "DCGM did not run the " + test
+		}
+		// DCGM's reason, where it gave one.
+		if reason := append(append([]string{}, t.Warnings...), t.Info...); len(reason) > 0 {
+			r.Message += ": " + strings.Join(reason, "; ")
+		}
+	case "Fail":
+		r.Status = StatusFail
+		r.Message = "DCGM " + test + " failed"
+		var gpus []string
+		for _, id := range t.FailedGPUs() {
+			gpus = append(gpus, fmt.Sprintf("gpu%d", id))
+		}
+		switch {
+		case len(gpus) > 0:
+			r.Message += " on " + strings.Join(gpus, ", ")
+		case t.All == "Fail":
+			r.Message += " on every GPU"
+		}
+		if len(t.Warnings) > 0 {
+			r.Message += ": " + strings.Join(t.Warnings, "; ")
+		}
+		codes := make([]uint64, 0, len(t.ErrorIDs))
+		for _, id := range t.ErrorIDs {
+			if id >= 0 {
+				codes = append(codes, uint64(id))
+			}
+		}
+		if w := worstRemedy(compat.Default(), "dcgm", codes); w != nil {
+			r.Remedy = remedyOf(*w)
+		}
+	default:
+		r.Status = StatusError
+		r.Message = fmt.Sprintf("DCGM %s: DCGM reported the status %q, which gpuform does not know; read dcgmi diag's output on the node", test, t.Status)
+	}
+	return r
 }

@@ -62,6 +62,7 @@ func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 			}
 		}
 	}
+	out = append(out, checkNVLinkPairs(exp, rep)...)
 	out = append(out, checkNUMA(exp, rep)...)
 	out = append(out, checkNIC(exp, rep)...)
 	// The nvidia-smi fallback cannot see some facts: say so instead of

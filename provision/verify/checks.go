@@ -33,6 +33,7 @@ const (
 	CheckTemperature      CheckID = "nvml.temperature"
 	CheckThrottle         CheckID = "nvml.throttle"
 	CheckMIGMode          CheckID = "nvml.mig_mode"
+	CheckNVLinkPairs      CheckID = "nvml.nvlink_pairs"
 	CheckNUMANode         CheckID = "nvml.numa_node"
 	CheckGPUNIC           CheckID = "nvml.gpu_nic"
 	CheckProcessBinding   CheckID = "bind.process"
@@ -199,6 +200,10 @@ func Checks() []CheckDef {
 			When:   "`NVLink` set",
 			Judges: "`all_active`: a link down or no NVLink; `none`: a link active",
 			Action: "check the NVLink bridge or NVSwitch tray and fabric manager"},
+		{ID: CheckNVLinkPairs, Scope: ScopeGPU, Needs: NeedNVML, Fact: nvmlfacts.FactTopology,
+			When:   "`NVLink` set, on the nvidia-smi fallback path only (where `nvml.nvlink` is blind): `nvidia-smi topo -m`'s NV# link count per GPU pair",
+			Judges: "`all_active` on an NVSwitch board (`hardware { interconnect = \"nvswitch\" }`): a pair below the node's full count (NV12 on A100, NV18 on H100), blamed on the GPU whose every pair is short, else on both ends of the one short pair; on NVLink-bridge boards: the GPU's best pair below the node's full count; without a hardware block: no NV# to any GPU; `none`: any NV#. `observed` lists the pairs by count (`NV12 to gpu1, gpu2`)",
+			Action: "check the NVLink bridge or NVSwitch tray and fabric manager; `nvidia-smi nvlink -s` shows the links of the GPU named"},
 		{ID: CheckTemperature, Scope: ScopeGPU, Needs: NeedNVML,
 			When:   "`MaxTemperatureC` > 0",
 			Judges: "hotter than the limit",
@@ -208,8 +213,8 @@ func Checks() []CheckDef {
 			Judges: "a reason in `ForbiddenThrottle` (default hw/sw thermal, hw slowdown, power brake) is active",
 			Action: "check cooling and power delivery"},
 		{ID: CheckMIGMode, Scope: ScopeGPU, Needs: NeedNVML,
-			When:   "`MIG` set",
-			Judges: "mode differs (a GPU without MIG satisfies \"off\" and fails \"on\")",
+			When:   "`verify { nvml { mig = \"enabled\" | \"disabled\" } }`; NVML or, on the fallback path, `nvidia-smi -q -x`'s `mig_mode`",
+			Judges: "mode differs (a GPU without MIG satisfies \"disabled\" and fails \"enabled\"); `observed` is the current mode, and a pending enable is named",
 			Action: "set the mode; enabling is pending until the GPU is reset"},
 		{ID: CheckNUMANode, Scope: ScopeGPU, Needs: NeedNVML, Fact: nvmlfacts.FactNUMA,
 			When:   "per `NUMANode` entry",
@@ -276,8 +281,8 @@ func Checks() []CheckDef {
 			Judges: "dcgmi missing (fail; skip when `verify { optional = [\"dcgm\"] }` and the spec does not pin DCGM), hung or DCGM runtime error (error)",
 			Action: "install DCGM, or mark it optional where a node may lack it; read the DCGM error"},
 		{ID: CheckDCGMTest, Scope: ScopeNamed, Needs: NeedDCGM,
-			When:   "per DCGM test",
-			Judges: "DCGM reports Fail (Warn passes with its message)",
+			When:   "per DCGM test, named by the test in lower case with `_` for spaces and punctuation (`dcgm.pcie`, `dcgm.page_retirement_row_remap`); read from `dcgmi diag -j` (DCGM 3 and 4) or the text table (DCGM 1.x to 4.x: `Pass - All`, `Fail - GPU: 0`, `GPU0: Pass`, section rows)",
+			Judges: "DCGM reports Fail (the message names the section, the failed GPUs and DCGM's Warning/Error text); Warn passes with its message; a test DCGM skipped or did not run is `skip` with DCGM's reason; a status gpuform does not know is `error`; Info rows are never checks",
 			Action: "drain the node; the message names the failed GPUs"},
 		{ID: CheckNCCL, Scope: ScopeNamed, Needs: NeedNCCL,
 			When:   "per configured nccl-tests run",

@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
@@ -45,6 +46,12 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	// What slurmd detects on an AutoDetect node.
 	add(Check(Expectation{SlurmAutodetect: true, NUMANode: map[int]int{0: 0}}, nil, HostFacts{Slurmd: &SlurmdGRES{Failure: "slurmd is not installed"}}))
 	add(Check(Expectation{}, nil, HostFacts{Kernel: &kmsg.Log{}}))
+	// The nvidia-smi fallback with its topology matrix: NV# per pair.
+	add(Check(Expectation{NVLink: NVLinkAllActive, Interconnect: InterconnectNVSwitch}, &nvmlfacts.Report{
+		Source: nvmlfacts.SourceNvidiaSMI, NotCollected: []string{nvmlfacts.FactNVLink},
+		GPUs:        []nvmlfacts.GPU{{Index: 0, BusID: "00000000:07:00.0"}, {Index: 1, BusID: "00000000:0F:00.0"}},
+		GPUTopology: []nvmlfacts.GPUPair{{A: 0, B: 1, NVLinks: 12}},
+	}, HostFacts{}))
 	// NIC interrupts and MTUs.
 	add(Check(Expectation{Spec: loadSpecNode(t, nicSpec)}, nil, HostFacts{Facts: nicHost()}))
 	return ids

@@ -222,6 +222,10 @@ func ExpectationFor(n *spec.Node) Expectation {
 				exp.NVLink = NVLinkExpectation(m.NVLink.V)
 			}
 			exp.MaxTemperatureC = m.MaxTemperatureC.V
+			if m.MIG.Set {
+				on := m.MIG.V == spec.MIGEnabled
+				exp.MIG = &on
+			}
 		}
 		for _, nt := range v.NCCLTests {
 			if !nt.Command.Set {

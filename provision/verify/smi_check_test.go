@@ -51,3 +51,41 @@ func TestFallbackReport(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbackMIG judges verify { nvml { mig } } on the nvidia-smi path
+// against real captures: the A100 with MIG enabled (and pending enabled)
+// and the T4, which has no MIG (mig_mode N/A).
+func TestFallbackMIG(t *testing.T) {
+	on, off := true, false
+	for _, tt := range []struct {
+		file     string
+		want     *bool
+		status   Status
+		observed string
+		message  string
+	}{
+		{"nvidia-smi-q-x-A100-sxm4-80gb-mig-driver535-one-of-4.xml", &on, StatusPass, "enabled", ""},
+		{"nvidia-smi-q-x-A100-sxm4-80gb-mig-driver535-one-of-4.xml", &off, StatusFail, "enabled", "the spec wants disabled"},
+		{"nvidia-smi-q-x-TeslaT4-driver515-v11.xml", &off, StatusPass, "not supported", ""},
+		{"nvidia-smi-q-x-TeslaT4-driver515-v11.xml", &on, StatusFail, "not supported", "reports no MIG mode"},
+	} {
+		data, err := os.ReadFile("smi/testdata/" + tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := smi.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r *CheckResult
+		for _, c := range Check(Expectation{MIG: tt.want}, rep, HostFacts{}) {
+			if c.ID == "nvml.mig_mode[gpu0]" {
+				c := c
+				r = &c
+			}
+		}
+		if r == nil || r.Status != tt.status || r.Observed != tt.observed || !strings.Contains(r.Message, tt.message) {
+			t.Errorf("%s, mig %v: %+v", tt.file, *tt.want, r)
+		}
+	}
+}

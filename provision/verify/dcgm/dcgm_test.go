@@ -30,7 +30,7 @@ func TestParseText(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		gpus[i] = "Pass"
 	}
-	want := &Diag{Version: "4.1.1", Tests: []Test{{Category: "Deployment", Name: "software", Status: "Pass", GPUs: gpus}}}
+	want := &Diag{Version: "4.1.1", Driver: "570.124.06", Tests: []Test{{Category: "Deployment", Name: "software", Status: "Pass", GPUs: gpus}}}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -80,6 +80,28 @@ func TestParseJSON(t *testing.T) {
 	d, err = Parse([]byte(old))
 	if err != nil || d.Tests[0].Status != "Fail" || !cmp.Equal(d.Tests[0].FailedGPUs(), []int{1}) {
 		t.Errorf("old format: %+v %v", d, err)
+	}
+	// DCGM 3.x writes GPU ids as strings: dcgmi/Diag.cpp of v3.3.9 fills
+	// "gpu_id" from snprintf("%u") for per-GPU results, and its level-one
+	// (software) results carry the warning text under "warnings" inside
+	// each warning object. NVIDIA/DCGM issue #139 shows "gpu_id" : "0"
+	// from DCGM 3.3.1. This document is built in that shape, not captured.
+	v3 := `{"DCGM GPU Diagnostic": {"test_categories": [
+		{"category": "Deployment", "tests": [{"name": "Persistence Mode", "results": [{"gpu_id": 0, "status": "Fail",
+			"warnings": [{"warnings": "Persistence mode for GPU 0 is currently disabled.", "error_id": 29}]}]}]},
+		{"category": "Integration", "tests": [{"name": "PCIe", "results": [{"gpu_id": "0", "status": "Pass"}, {"gpu_id": "1", "status": "Fail",
+			"warnings": [{"warning": "GPU 1 bandwidth too low", "error_id": 50}], "info": "GPU 1 host to device 3.2 GB/s"}]}]},
+		{"category": "Stress", "tests": [{"name": "EUD Test", "results": [{"gpu_ids": "0,1", "status": "Skip"}]}]}]}}`
+	d, err = Parse([]byte(v3))
+	if err != nil {
+		t.Fatalf("DCGM 3 string ids: %v", err)
+	}
+	want3 := []string{"Deployment|Persistence Mode|Fail fail=0 warnings=1", "Integration|PCIe|Fail fail=1 pass=0 warnings=1 info=1", "Stress|EUD Test|Skip skip=0,1"}
+	if diff := cmp.Diff(want3, summary(d)); diff != "" {
+		t.Errorf("DCGM 3 string ids (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(d.Tests[0].Warnings, []string{"Persistence mode for GPU 0 is currently disabled."}) || !cmp.Equal(d.Tests[0].ErrorIDs, []int{29}) {
+		t.Errorf("level-one warning: %q %v", d.Tests[0].Warnings, d.Tests[0].ErrorIDs)
 	}
 	for _, bad := range []string{`{}`, `{"DCGM Diagnostic": 3}`, "no table here"} {
 		if _, err := Parse([]byte(bad)); err == nil {

@@ -109,6 +109,10 @@ func writeNVML(fams *families, host string, rep *nvmlfacts.Report) {
 		if g.PersistenceMode != nil {
 			fams.gauge("gpuform_gpu_persistence_mode_enabled", "1 when persistence mode is enabled.", b2f(*g.PersistenceMode), gl()...)
 		}
+		if m := g.MIG; m != nil {
+			fams.gauge("gpuform_gpu_mig_mode_enabled", "1 when MIG mode is enabled (absent on GPUs without MIG).", b2f(m.Enabled), gl()...)
+			fams.gauge("gpuform_gpu_mig_mode_pending_enabled", "1 when MIG mode will be enabled after the next GPU reset.", b2f(m.PendingEnabled), gl()...)
+		}
 		if e := g.ECC; e != nil {
 			fams.gauge("gpuform_gpu_ecc_enabled", "1 when ECC is enabled.", b2f(e.Enabled), gl()...)
 			if e.VolatileUncorrected != nil {
@@ -156,6 +160,16 @@ func writeNVML(fams *families, host string, rep *nvmlfacts.Report) {
 					fams.gauge("gpuform_gpu_throttle_reason_active", "", 1, gl("reason", reason)...)
 				}
 			}
+		}
+	}
+	// The bonded NVLink count per GPU pair, as `nvidia-smi topo -m` prints
+	// it (NV12) on the nvidia-smi path: written for every pair of the
+	// matrix, 0 for a pair joined over PCIe, once a pair shows NV#.
+	nvPairs := slices.ContainsFunc(rep.GPUTopology, func(p nvmlfacts.GPUPair) bool { return p.NVLinks > 0 })
+	for _, p := range rep.GPUTopology {
+		if nvPairs {
+			fams.gauge("gpuform_gpu_pair_nvlinks", "NVLinks between two GPUs (nvidia-smi topo -m NV#); 0 where the pair is joined over PCIe.", float64(p.NVLinks),
+				"host", host, "gpu", strconv.Itoa(p.A), "peer", strconv.Itoa(p.B))
 		}
 	}
 	if x := rep.XID; x != nil {

@@ -197,3 +197,32 @@ func TestWritePrometheus(t *testing.T) {
 	}
 	promtool.CheckMetrics(t, b.Bytes())
 }
+
+// TestPrometheusNVLinkPairs: on the nvidia-smi path the NV# count of each
+// GPU pair is exported, 0 for a pair over PCIe, and MIG mode per GPU.
+func TestPrometheusNVLinkPairs(t *testing.T) {
+	rep := &nvmlfacts.Report{Source: nvmlfacts.SourceNvidiaSMI,
+		GPUs:        []nvmlfacts.GPU{{Index: 0, MIG: &nvmlfacts.MIG{Enabled: true}}, {Index: 1}, {Index: 2}},
+		GPUTopology: []nvmlfacts.GPUPair{{A: 0, B: 1, NVLinks: 2}, {A: 0, B: 2, Level: nvmlfacts.LevelSys}, {A: 1, B: 2, NVLinks: 1}},
+	}
+	var b bytes.Buffer
+	if err := WritePrometheus(&b, &Document{Hosts: []Host{{Host: "dgx1", NVML: rep}}}, PrometheusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fams := parseProm(t, b.Bytes())
+	for _, tt := range []struct {
+		gpu, peer string
+		want      float64
+	}{{"0", "1", 2}, {"0", "2", 0}, {"1", "2", 1}} {
+		if got, ok := promValue(fams, "gpuform_gpu_pair_nvlinks", map[string]string{"host": "dgx1", "gpu": tt.gpu, "peer": tt.peer}); !ok || got != tt.want {
+			t.Errorf("gpu%s–gpu%s = %v (found %v), want %v", tt.gpu, tt.peer, got, ok, tt.want)
+		}
+	}
+	if got, ok := promValue(fams, "gpuform_gpu_mig_mode_enabled", map[string]string{"host": "dgx1", "gpu": "0"}); !ok || got != 1 {
+		t.Errorf("MIG mode of gpu0 = %v (found %v)", got, ok)
+	}
+	if _, ok := promValue(fams, "gpuform_gpu_mig_mode_enabled", map[string]string{"host": "dgx1", "gpu": "1"}); ok {
+		t.Error("a GPU without MIG has a MIG mode series")
+	}
+	promtool.CheckMetrics(t, b.Bytes())
+}

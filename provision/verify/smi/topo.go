@@ -139,15 +139,27 @@ func ParseTopo(data []byte) (*Topology, error) {
 		links := cells[1 : 1+len(devices)]
 		g := TopoGPU{Index: idx}
 		g.CPUAffinity, g.NUMA, g.GPUNUMAID = affinity(cells[1+len(devices):], extra)
-		t.GPUs = append(t.GPUs, g)
+		// shifted is set at the first cell that is no link: two cells run
+		// together (a copy that lost a tab) move every later cell one
+		// column left, so nothing after it is read as its header says.
+		shifted := false
 		for j, d := range devices {
 			cell := links[j]
 			if cell == "X" {
 				continue
 			}
+			if shifted {
+				t.Warnings = append(t.Warnings, fmt.Sprintf("GPU%d–%s: not read, the row's cells after an unreadable one may be shifted", idx, nicName(d)))
+				continue
+			}
 			lvl, nv, ok := level(cell)
 			if !ok {
 				t.Warnings = append(t.Warnings, fmt.Sprintf("GPU%d–%s: unknown link %q", idx, nicName(d), cell))
+				if tabbed {
+					shifted = true
+					g.CPUAffinity, g.NUMA, g.GPUNUMAID = "", nil, nil
+					t.Warnings = append(t.Warnings, fmt.Sprintf("GPU%d: CPU and NUMA affinity not read, the row's cells may be shifted", idx))
+				}
 				continue
 			}
 			if gm := gpuName.FindStringSubmatch(d); gm != nil {
@@ -163,6 +175,7 @@ func ParseTopo(data []byte) (*Topology, error) {
 			}
 			t.NICPairs = append(t.NICPairs, nvmlfacts.NICPair{GPU: idx, NIC: nicName(d), Level: lvl})
 		}
+		t.GPUs = append(t.GPUs, g)
 	}
 	if len(t.GPUs) == 0 {
 		return nil, fmt.Errorf("parsing %s output: no GPU rows", TopoCommand)

@@ -3,6 +3,7 @@ package smi
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -63,6 +64,24 @@ func TestParseTopo(t *testing.T) {
 			[]pair{{0, 1, nvmlfacts.LevelPHB, 0}, {1, 2, nvmlfacts.LevelSys, 0}},
 			[]nic{{0, "mlx4_0", nvmlfacts.LevelSys}, {3, "mlx4_0", nvmlfacts.LevelPHB}},
 			[]gpu{{0, "0-5", -1, -1}, {2, "6-11", -1, -1}}},
+		// A node of Princeton's della cluster, inside a job: the CPU Affinity of
+		// GPUs 0-3 is printed empty and that of GPUs 4-7 as "1".
+		"topo-m-8gpu-nv18-6nic-della-empty-affinity.txt": {8, 6,
+			[]pair{{0, 1, "", 18}, {3, 4, "", 18}, {6, 7, "", 18}},
+			[]nic{{0, "mlx5_0", nvmlfacts.LevelPIX}, {0, "mlx5_1", nvmlfacts.LevelPIX}, {3, "mlx5_2", nvmlfacts.LevelPIX}, {4, "mlx5_4", nvmlfacts.LevelPIX}, {6, "mlx5_5", nvmlfacts.LevelPIX}, {1, "mlx5_0", nvmlfacts.LevelNode}},
+			[]gpu{{0, "", 0, -1}, {3, "", 0, -1}, {4, "1", 1, -1}, {7, "1", 1, -1}}},
+		"topo-matrix-8xH100-nv18-no-nic-rhel-ai.txt": {8, 0,
+			[]pair{{0, 7, "", 18}, {3, 5, "", 18}}, nil,
+			[]gpu{{0, "0-63", 0, -1}, {7, "0-63", 0, -1}}},
+		// Four of eight GPUs visible (CUDA_VISIBLE_DEVICES): only GPU0's
+		// CPU Affinity is printed.
+		"topo-m-4of8-nv18-cuda-visible-devices-brev.txt": {4, 0,
+			[]pair{{0, 3, "", 18}, {1, 2, "", 18}}, nil,
+			[]gpu{{0, "44-51,148-155", 0, -1}, {1, "", 1, -1}, {3, "", 1, -1}}},
+		"topo-m-8gpu-nv18-12nic-tpgds-aihub0007.txt": {8, 12,
+			[]pair{{0, 1, "", 18}, {5, 6, "", 18}},
+			[]nic{{0, "mlx5_0", nvmlfacts.LevelPIX}, {3, "mlx5_5", nvmlfacts.LevelPIX}, {5, "mlx5_7", nvmlfacts.LevelPIX}, {7, "mlx5_11", nvmlfacts.LevelPIX}, {0, "mlx5_1", nvmlfacts.LevelNode}},
+			[]gpu{{0, "0-191", 0, -1}, {5, "0-191", 0, -1}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -135,6 +154,51 @@ func TestParseTopo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseTopoShiftedRow: the published matrix of tpgds-aihub0008 lost a
+// tab in GPU5's row ("PIXNODE") and one in NIC7's: GPU5's cells from there
+// on, and its affinity columns, would be read one column off, so they are
+// not read and the warnings say why; every other cell reads as printed.
+func TestParseTopoShiftedRow(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "topo", "topo-m-8gpu-nv18-12nic-tpgds-aihub0008-tabs-lost-in-copy.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := ParseTopo(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(top.GPUPairs) != 28 {
+		t.Errorf("%d GPU pairs, want 28", len(top.GPUPairs))
+	}
+	for _, p := range top.GPUPairs {
+		if p.NVLinks != 18 {
+			t.Errorf("GPU%d–GPU%d NV%d, want NV18", p.A, p.B, p.NVLinks)
+		}
+	}
+	gpu5 := map[string]nvmlfacts.Level{}
+	for _, p := range top.NICPairs {
+		if p.GPU == 5 {
+			gpu5[p.NIC] = p.Level
+		}
+	}
+	// mlx5_0 to mlx5_6 come before the run-together cell.
+	if len(gpu5) != 7 || gpu5["mlx5_6"] != nvmlfacts.LevelNode || gpu5["mlx5_7"] != "" {
+		t.Errorf("GPU5's NIC pairs: %v", gpu5)
+	}
+	for _, g := range top.GPUs {
+		if g.Index == 5 && (g.CPUAffinity != "" || g.NUMA != nil) {
+			t.Errorf("GPU5's affinity read from shifted cells: %q %v", g.CPUAffinity, g.NUMA)
+		}
+		if g.Index == 4 && g.CPUAffinity != "0-191" {
+			t.Errorf("GPU4: %q", g.CPUAffinity)
+		}
+	}
+	joined := strings.Join(top.Warnings, "\n")
+	if !strings.Contains(joined, `GPU5–mlx5_7: unknown link "PIXNODE"`) || !strings.Contains(joined, "GPU5: CPU and NUMA affinity not read") {
+		t.Errorf("warnings:\n%s", joined)
 	}
 }
 
