@@ -158,3 +158,64 @@ func NICPCIeLinkOf(d facts.PCIDevice) NICPCIeLink {
 	}
 	return l
 }
+
+// NICPort is one RDMA port as verify read it, for the reports: judged
+// when it is a compute rail's port (nic.link), reported only otherwise.
+type NICPort struct {
+	// Device is the RDMA device ("mlx5_0").
+	Device string `json:"device"`
+	// Port is the port number.
+	Port int `json:"port"`
+	// PCIBusID is the device's PCI address ("0000:18:00.0").
+	PCIBusID string `json:"pci_bus_id,omitempty"`
+	// NetDevs are the device's network interfaces.
+	NetDevs []string `json:"netdevs,omitempty"`
+	// State is the port state's name ("ACTIVE", "DOWN"); "" unknown.
+	State string `json:"state"`
+	// PhysState is the physical state's name ("LinkUp", "Polling").
+	PhysState string `json:"phys_state"`
+	// RateGbps is the port rate in Gb/s; 0 when unknown.
+	RateGbps float64 `json:"rate_gbps"`
+	// LinkLayer is "InfiniBand" or "Ethernet".
+	LinkLayer string `json:"link_layer"`
+	// Judged is true for a compute rail's port, which nic.link judged.
+	Judged bool `json:"judged"`
+	// Up is true when the port is ACTIVE and LinkUp.
+	Up bool `json:"up"`
+	// DeclaredRateGbps is the rate the hardware block declares for the
+	// device; 0 when it does not list it.
+	DeclaredRateGbps int `json:"declared_rate_gbps,omitempty"`
+	// Named says where the spec names the device; empty for a port the
+	// spec does not name.
+	Named []string `json:"named_in,omitempty"`
+}
+
+// NICPorts lists every RDMA port of f, sorted by device and port, marking
+// the compute rails' ports exp's spec judges.
+func NICPorts(exp Expectation, f *facts.Node) []NICPort {
+	if f == nil {
+		return nil
+	}
+	var rails []niclink.Rail
+	if exp.Spec != nil {
+		rails = niclink.Rails(exp.Spec, niclink.HostDevices(f))
+	}
+	named := map[string][]string{}
+	for _, r := range rails {
+		named[r.Device] = r.Named
+	}
+	var out []NICPort
+	for _, d := range f.RDMA {
+		for _, fp := range d.Ports {
+			p := niclink.FromFacts(fp)
+			np := NICPort{Device: d.Name, Port: fp.Port, PCIBusID: d.Address, NetDevs: d.NetDevs, State: p.State, PhysState: p.PhysState,
+				RateGbps: p.RateGbps, LinkLayer: p.LinkLayer, Judged: niclink.IsRailPort(rails, d.Name, fp.Port),
+				Up: p.State == "ACTIVE" && p.PhysState == "LinkUp", Named: named[d.Name]}
+			if exp.Spec != nil {
+				np.DeclaredRateGbps = niclink.WantOf(exp.Spec.Hardware, d.Name).RateGbps
+			}
+			out = append(out, np)
+		}
+	}
+	return out
+}
