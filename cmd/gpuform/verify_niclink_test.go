@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuform/gpuform/internal/promtool"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/verify/report"
 )
@@ -134,6 +135,34 @@ func TestVerifyNICLinkPerRail(t *testing.T) {
 		}
 		if passed != 16 {
 			t.Errorf("%s: %d NIC checks passed, want 16 (8 rails × nic.link, nic.pcie_link)", h.Host, passed)
+		}
+	}
+}
+
+// The same rails in Prometheus: one gpuform_nic_link_up per port, the
+// DOWN rail and the unjudged storage port at 0, the EDR rail's rate
+// beside its declared one; promtool accepts the file.
+func TestVerifyNICLinkPrometheus(t *testing.T) {
+	state := t.TempDir()
+	const down, edr = "sim://hgx-h100-converged/down", "sim://hgx-h100-converged/edr"
+	railFault(t, state, down, "mlx5_0", map[string]string{"state": "1: DOWN", "phys_state": "2: Polling", "rate": "10 Gb/sec (4X SDR)"})
+	railFault(t, state, edr, "mlx5_4", map[string]string{"rate": "100 Gb/sec (4X EDR)"})
+	dir := niclinkSpec(t, down, edr)
+	code, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + state}, "verify", "-tier", "probe", "-allow-local", "-format", "prometheus", dir)
+	if code != ExitReport {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitReport, out, errOut)
+	}
+	promtool.CheckMetrics(t, []byte(out))
+	for _, line := range []string{
+		`gpuform_nic_link_up{host="` + down + `",device="mlx5_0",port="1",judged="true"} 0`,
+		`gpuform_nic_link_up{host="` + down + `",device="mlx5_3",port="1",judged="true"} 1`,
+		`gpuform_nic_link_up{host="` + down + `",device="mlx5_2",port="1",judged="false"} 0`,
+		`gpuform_nic_link_rate_bytes_per_second{host="` + edr + `",device="mlx5_4",port="1",judged="true"} 1.25e+10`,
+		`gpuform_nic_link_declared_rate_bytes_per_second{host="` + edr + `",device="mlx5_4",port="1",judged="true"} 5e+10`,
+		`gpuform_check_ok{host="` + down + `",check="nic.link[mlx5_0]"} 0`,
+	} {
+		if !strings.Contains(out, line+"\n") {
+			t.Errorf("no line %s", line)
 		}
 	}
 }
