@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/niclink"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -228,6 +229,30 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			missing[nic.Name] = true
 			t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindNIC, Label: nic.Name, Detail: []string{nic.PCI, "not found"}, Parent: numaParent(nic.NUMA), Missing: true})
 			t.problem(ProblemMissing, id, "NIC %s is declared in hardware but absent (no RDMA device or netdev of that name)", nic.Name)
+		}
+	}
+
+	// Compute rails' ports, judged as verify's nic.link judges them: the
+	// spec says which devices are rails, so a picture drawn without one
+	// shows port states and rates but judges none.
+	if decl != nil {
+		for _, rail := range niclink.Rails(decl, niclink.HostDevices(n)) {
+			d, ok := n.RDMADevice(rail.Device)
+			e, drawn := byName[rail.Device]
+			if !ok || !drawn {
+				continue // absent: the missing-device problems above say so
+			}
+			want := niclink.WantOf(hw, rail.Device)
+			for _, pn := range rail.Ports {
+				for _, p := range d.Ports {
+					if p.Port != pn {
+						continue
+					}
+					for _, fault := range niclink.Judge(rail.Device, niclink.FromFacts(p), want) {
+						t.problem(ProblemNICLink, e.id, "%s port %d (%s): %s", rail.Device, pn, d.Address, fault)
+					}
+				}
+			}
 		}
 	}
 

@@ -171,24 +171,37 @@ func WantOf(hw *spec.Hardware, dev string) Want {
 func Judge(dev string, p Port, w Want) []string {
 	var bad []string
 	phys := p.PhysState
+	// The physical state says why a port is down; the logical state
+	// follows it, so a port down for want of a link is one fault.
+	state := ""
+	switch p.State {
+	case "":
+		state = "port state unreadable"
+	case "ACTIVE":
+	default:
+		state = "port state " + p.State
+	}
+	physFault := ""
 	switch {
 	case phys == "":
-		bad = append(bad, "physical state unreadable")
+		physFault = "physical state unreadable"
 	case phys == "Polling":
-		bad = append(bad, "physical state Polling: no link partner (reseat or replace the cable or transceiver; check that the switch port is enabled)")
+		physFault = "physical state Polling: no link partner (reseat or replace the cable or transceiver; check that the switch port is enabled)"
 	case phys == "Disabled":
-		bad = append(bad, "physical state Disabled: the port is disabled (check the switch port and that the port was not disabled on the host: `ibportstate`, `mlxlink -d DEV`)")
+		physFault = "physical state Disabled: the port is disabled (check the switch port and that the port was not disabled on the host: `ibportstate`, `mlxlink -d DEV`)"
 	case phys != "LinkUp":
-		bad = append(bad, fmt.Sprintf("physical state %s, not LinkUp (reseat or replace the cable or transceiver; check the switch port)", phys))
+		physFault = fmt.Sprintf("physical state %s, not LinkUp (reseat or replace the cable or transceiver; check the switch port)", phys)
 	}
 	switch {
-	case p.State == "":
-		bad = append(bad, "port state unreadable")
-	case p.State == "ACTIVE":
-	case phys == "LinkUp" && (p.State == "INIT" || p.State == "ARMED"):
-		bad = append(bad, fmt.Sprintf("port state %s with the link up: the subnet manager has not activated the port (check that opensm or UFM runs on the fabric and sees this port)", p.State))
+	case physFault != "" && state != "":
+		bad = append(bad, state+", "+physFault)
+	case physFault != "":
+		bad = append(bad, physFault)
+	case state == "":
+	case p.State == "INIT" || p.State == "ARMED":
+		bad = append(bad, state+" with the link up: the subnet manager has not activated the port (check that opensm or UFM runs on the fabric and sees this port)")
 	default:
-		bad = append(bad, fmt.Sprintf("port state %s, not ACTIVE", p.State))
+		bad = append(bad, state+" with the link up, not ACTIVE (`ibstat DEV` shows the port)")
 	}
 	if w.LinkLayer != "" && p.LinkLayer != w.LinkLayer {
 		have := p.LinkLayer

@@ -74,10 +74,10 @@ func TestCheckNICLinks(t *testing.T) {
 		{name: "healthy", change: func(*facts.Node) {}, want: healthy},
 		{name: "rail down, no cable", change: func(f *facts.Node) {
 			f.RDMA[2].Ports[0].State, f.RDMA[2].Ports[0].PhysState, f.RDMA[2].Ports[0].Rate = "1: DOWN", "2: Polling", "10 Gb/sec (4X SDR)"
-		}, want: with(want{"nic.link[mlx5_3]", "fail", "mlx5_3 port 1 (0000:40:00.0): physical state Polling: no link partner (reseat or replace the cable or transceiver"})},
+		}, want: with(want{"nic.link[mlx5_3]", "fail", "mlx5_3 port 1 (0000:40:00.0): port state DOWN, physical state Polling: no link partner (reseat or replace the cable or transceiver"})},
 		{name: "rail down, port disabled", change: func(f *facts.Node) {
 			f.RDMA[0].Ports[0].State, f.RDMA[0].Ports[0].PhysState = "1: DOWN", "3: Disabled"
-		}, want: with(want{"nic.link[mlx5_0]", "fail", "port state DOWN, not ACTIVE"})},
+		}, want: with(want{"nic.link[mlx5_0]", "fail", "mlx5_0 port 1 (0000:18:00.0): port state DOWN, physical state Disabled: the port is disabled"})},
 		{name: "rail at EDR on NDR hardware", change: func(f *facts.Node) {
 			f.RDMA[0].Ports[0].Rate = "100 Gb/sec (4X EDR)"
 		}, want: with(want{"nic.link[mlx5_0]", "fail", "mlx5_0 port 1 (0000:18:00.0): rate 100 Gb/sec (4X EDR), below the 400 Gb/s the hardware declares"})},
