@@ -166,3 +166,26 @@ func TestVerifyNICLinkPrometheus(t *testing.T) {
 		}
 	}
 }
+
+// -verbose text names the ports no rail uses that are down, as info: the
+// converged node's DOWN storage ports, while verify's NIC checks pass.
+func TestVerifyNICLinkVerboseListsUnjudgedPorts(t *testing.T) {
+	state := t.TempDir()
+	dir := niclinkSpec(t, "sim://hgx-h100-converged")
+	_, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + state}, "verify", "-tier", "probe", "-verbose", dir)
+	if !strings.Contains(out, "not judged (no rail of the spec): mlx5_2 port 1 DOWN (Disabled), mlx5_8 port 1 DOWN (Disabled)\n") {
+		t.Errorf("no line for the unjudged ports:\n%s%s", out, errOut)
+	}
+	rails := 0
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "nic.link[") {
+			rails++
+			if f[0] != "pass" {
+				t.Errorf("a rail does not pass: %s", line)
+			}
+		}
+	}
+	if rails != 8 {
+		t.Errorf("%d nic.link lines, want 8:\n%s", rails, out)
+	}
+}
