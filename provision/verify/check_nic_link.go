@@ -111,16 +111,24 @@ func checkNICPCIe(rail niclink.Rail, f *facts.Node) (CheckResult, bool) {
 		return r, true
 	}
 	l := NICPCIeLinkOf(*pci)
-	r.Observed = fmt.Sprintf("Gen%d x%d", l.Gen, l.Width)
-	r.Expected = fmt.Sprintf("Gen%d x%d", l.WantGen, l.WantWidth)
+	r.Observed = genWidthText(l.Gen, l.Width)
+	r.Expected = genWidthText(l.WantGen, l.WantWidth)
 	if l.PortCapped {
-		r.Expected += fmt.Sprintf(" (the upstream port's maximum; the NIC's own is Gen%d x%d)", l.DeviceGen, l.DeviceWidth)
+		r.Expected += fmt.Sprintf(" (the upstream port's maximum; the NIC's own is %s)", genWidthText(l.DeviceGen, l.DeviceWidth))
+	}
+	// A side sysfs cannot tell ("Unknown", as a virtual function may
+	// print) is not judged: an unknown speed is not a slow one.
+	genKnown, widthKnown := l.Gen > 0 && l.WantGen > 0, l.Width > 0 && l.WantWidth > 0
+	if !genKnown && !widthKnown {
+		r.Status, r.Message = StatusSkip, fmt.Sprintf("%s (%s): sysfs gives no PCIe speed or width it can compare (current %q x%d, max %q x%d)",
+			rail.Device, pci.Address, pci.CurrentLinkSpeed, pci.CurrentLinkWidth, pci.MaxLinkSpeed, pci.MaxLinkWidth)
+		return r, true
 	}
 	var bad []string
-	if l.Gen < l.WantGen {
+	if genKnown && l.Gen < l.WantGen {
 		bad = append(bad, fmt.Sprintf("generation %d below %d", l.Gen, l.WantGen))
 	}
-	if l.Width < l.WantWidth {
+	if widthKnown && l.Width < l.WantWidth {
 		bad = append(bad, fmt.Sprintf("width x%d below x%d", l.Width, l.WantWidth))
 	}
 	r.Status = StatusPass
@@ -130,6 +138,18 @@ func checkNICPCIe(rail niclink.Rail, f *facts.Node) (CheckResult, bool) {
 			rail.Device, pci.Address, strings.Join(bad, ", "))
 	}
 	return r, true
+}
+
+// genWidthText is "Gen5 x16", with "?" for what sysfs did not tell.
+func genWidthText(gen, width int) string {
+	g, w := "?", "?"
+	if gen > 0 {
+		g = fmt.Sprint(gen)
+	}
+	if width > 0 {
+		w = fmt.Sprint(width)
+	}
+	return "Gen" + g + " x" + w
 }
 
 // NICPCIeLink is a NIC's PCIe link and the most it can train to.

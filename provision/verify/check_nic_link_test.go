@@ -104,6 +104,10 @@ func TestCheckNICLinks(t *testing.T) {
 		{name: "Gen5 NIC in a Gen4 slot", change: func(f *facts.Node) {
 			f.PCI[0].CurrentLinkSpeed, f.PCI[0].PortMaxLinkSpeed, f.PCI[0].PortMaxLinkWidth = "16.0 GT/s PCIe", "16.0 GT/s PCIe", 16
 		}, want: healthy},
+		// A virtual function's sysfs may not know its link speed.
+		{name: "speed unknown, width known", change: func(f *facts.Node) { f.PCI[0].CurrentLinkSpeed = "Unknown" }, want: healthy},
+		{name: "speed and width unknown", change: func(f *facts.Node) { f.PCI[0].CurrentLinkSpeed, f.PCI[0].CurrentLinkWidth = "Unknown", 0 },
+			want: with(want{"nic.pcie_link[mlx5_0]", "skip", "sysfs gives no PCIe speed or width it can compare"})},
 		{name: "no PCIe link in sysfs", change: func(f *facts.Node) { f.PCI[0].CurrentLinkSpeed, f.PCI[0].CurrentLinkWidth = "", 0 },
 			want: with(want{"nic.pcie_link[mlx5_0]", "skip", "sysfs gives no PCIe link"})},
 	} {

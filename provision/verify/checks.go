@@ -267,7 +267,7 @@ func Checks() []CheckDef {
 			Action: "the message names the device, port and PCI bus id and says what the state means: Polling (no link partner) or a low rate: reseat or replace the cable or transceiver and check the switch port (`ibstat DEV`, `mlxlink -d DEV -m`); Disabled: check the switch port and the host's port setting; INIT/ARMED with the link up: check the subnet manager"},
 		{ID: CheckNICPCIeLink, Scope: ScopeNIC, Needs: NeedProbe,
 			When:   "per compute rail (as `nic.link`) whose PCI function sysfs gives a link for",
-			Judges: "the NIC's PCIe link (current_link_width, current_link_speed) is narrower or slower than the most it can train to: the device's max_link_width/max_link_speed, lowered to the upstream port's where the probe read that (a Gen5 NIC in a Gen4 slot passes at Gen4, and `expected` says so); `skip` when sysfs gives no link",
+			Judges: "the NIC's PCIe link (current_link_width, current_link_speed) is narrower or slower than the most it can train to: the device's max_link_width/max_link_speed, lowered to the upstream port's where the probe read that (a Gen5 NIC in a Gen4 slot passes at Gen4, and `expected` says so); a speed or width sysfs does not know (a virtual function's `Unknown`) is not judged, and `skip` when neither is known or sysfs gives no link",
 			Action: "reseat the NIC or check its slot or riser; a link capped by the slot's BIOS setting: check the BIOS PCIe settings"},
 		{ID: CheckImageDriver, Scope: ScopeNamed, Needs: NeedNVML,
 			When:   "per NGC image in `container { images }` that the knowledge base knows",
