@@ -403,7 +403,17 @@ func pcieLink(d facts.PCIDevice) *Link {
 	if d.CurrentLinkSpeed == "" && d.CurrentLinkWidth == 0 {
 		return nil
 	}
-	return &Link{Gen: facts.LinkGen(d.CurrentLinkSpeed), Width: d.CurrentLinkWidth, MaxGen: facts.LinkGen(d.MaxLinkSpeed), MaxWidth: d.MaxLinkWidth}
+	l := &Link{Gen: facts.LinkGen(d.CurrentLinkSpeed), Width: d.CurrentLinkWidth, MaxGen: facts.LinkGen(d.MaxLinkSpeed), MaxWidth: d.MaxLinkWidth}
+	// A link trains to the lower of the device's and its slot's maximum
+	// (read for RDMA NICs): a Gen5 NIC in a Gen4 slot is at its maximum,
+	// as verify's nic.pcie_link judges it.
+	if g := facts.LinkGen(d.PortMaxLinkSpeed); g > 0 && g < l.MaxGen {
+		l.MaxGen = g
+	}
+	if w := d.PortMaxLinkWidth; w > 0 && w < l.MaxWidth {
+		l.MaxWidth = w
+	}
+	return l
 }
 
 func portText(p facts.RDMAPort) string {

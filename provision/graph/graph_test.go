@@ -306,11 +306,26 @@ func TestRails(t *testing.T) {
 			down.RDMA[i].Ports[0].State, down.RDMA[i].Ports[0].PhysState = "1: DOWN", "2: Polling"
 		}
 	}
+	// mlx5_0 in a Gen4 slot: trained at Gen4, its maximum there.
+	capped := factsRoot(t, "hgx-h100-converged")
+	for i := range capped.PCI {
+		if capped.PCI[i].Address == "0000:18:00.0" {
+			capped.PCI[i].CurrentLinkSpeed, capped.PCI[i].PortMaxLinkSpeed = "16.0 GT/s PCIe", "16.0 GT/s PCIe"
+		}
+	}
+	slow := factsRoot(t, "hgx-h100-converged")
+	for i := range slow.PCI {
+		if slow.PCI[i].Address == "0000:18:00.0" {
+			slow.PCI[i].CurrentLinkSpeed = "16.0 GT/s PCIe"
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		f    *facts.Node
 		want []Problem
 	}{
+		{"capped", capped, nil},
+		{"gen4-in-gen5-slot", slow, []Problem{{Kind: ProblemLink, Box: "nic:mlx5_0"}}},
 		{"slownic", factsRoot(t, "hgx-h100-slownic"), []Problem{{Kind: ProblemNICLink, Box: "nic:mlx5_5",
 			Text: "mlx5_5 port 1 (0000:5e:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s the hardware declares: a degraded cable or transceiver, or a switch port set to a lower speed (reseat or replace the cable or transceiver; check the switch port; `ibstat mlx5_5` shows the rate, `mlxlink -d mlx5_5 -m` the cable)"}}},
 		{"degraded", factsRoot(t, "hgx-h100-degraded"), []Problem{{Kind: ProblemLink, Box: "gpu:3"}, {Kind: ProblemLink, Box: "gpu:5"}, {Kind: ProblemNICLink, Box: "nic:mlx5_3"}}},
