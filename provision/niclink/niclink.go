@@ -208,7 +208,7 @@ func Judge(dev string, p Port, w Want) []string {
 		if have == "" {
 			have = "unknown"
 		}
-		bad = append(bad, fmt.Sprintf("link layer %s, the hardware declares %s (set the port type with `mlxconfig -d DEV set LINK_TYPE_P1=…` and reboot, or fix the hardware block's nic link)", have, w.LinkLayer))
+		bad = append(bad, fmt.Sprintf("link layer %s, the hardware declares %s (set the port's type with mlxconfig's LINK_TYPE_P<port> on the card's PCI address and reboot, or fix the hardware block's nic link)", have, w.LinkLayer))
 	}
 	// A port that is down reports its slowest rate (10 Gb/s for 4X SDR);
 	// the rate says something only about a port that is up.
