@@ -480,6 +480,13 @@ type PCIDevice struct {
 	CurrentLinkWidth int `json:"current_link_width,omitempty"`
 	// MaxLinkWidth is the maximum lane count; 0 when unknown.
 	MaxLinkWidth int `json:"max_link_width,omitempty"`
+	// PortMaxLinkSpeed is the max_link_speed of the bridge port the
+	// device is attached to (its last parent), read for RDMA NICs only: a
+	// link trains to the lower of the device's and the port's maximum, so
+	// a Gen5 NIC in a Gen4 slot is capped, not degraded. "" when not read.
+	PortMaxLinkSpeed string `json:"port_max_link_speed,omitempty"`
+	// PortMaxLinkWidth is that port's max_link_width; 0 when not read.
+	PortMaxLinkWidth int `json:"port_max_link_width,omitempty"`
 	// Parents are the addresses of the bridges between the root complex and
 	// the device, root port first; a device under a PCIe switch has the
 	// switch's upstream and downstream ports here.

@@ -1238,8 +1238,18 @@ func (p *interpreter) pci() {
 		}
 		d.CurrentLinkWidth, _ = strconv.Atoi(attr("current_link_width"))
 		d.MaxLinkWidth, _ = strconv.Atoi(attr("max_link_width"))
+		upstream := ""
 		if t, ok := p.raw.links[dir]; ok {
 			d.Parents = pciParents(t, addr)
+			// The upstream port, whose maxima the probe reads beside the
+			// device in /sys/devices for RDMA NICs.
+			up := t
+			if !path.IsAbs(up) {
+				up = path.Join(path.Dir(dir), up)
+			}
+			if up = path.Dir(up); len(d.Parents) > 0 && path.Base(up) == d.Parents[len(d.Parents)-1] {
+				upstream = up
+			}
 		}
 		if t, ok := p.raw.links[dir+"/driver"]; ok {
 			d.Driver = path.Base(t)
@@ -1259,6 +1269,10 @@ func (p *interpreter) pci() {
 		}
 		sort.Strings(d.NetDevs)
 		sort.Strings(d.RDMADevs)
+		if len(d.RDMADevs) > 0 && upstream != "" {
+			d.PortMaxLinkSpeed = strings.TrimSpace(p.raw.files[upstream+"/max_link_speed"])
+			d.PortMaxLinkWidth, _ = strconv.Atoi(strings.TrimSpace(p.raw.files[upstream+"/max_link_width"]))
+		}
 		sort.Slice(d.IRQs, func(i, j int) bool { return d.IRQs[i].Number < d.IRQs[j].Number })
 		p.n.PCI = append(p.n.PCI, d)
 	}

@@ -476,6 +476,26 @@ if rd /sys/bus/pci/devices; then
 		# An RDMA NIC's interrupts and the CPUs each may run on (affinity
 		# { nic_irq_affinity }). The kernel renumbers IRQs at every boot,
 		# so they are read here, never remembered.
+		# An RDMA NIC's upstream port's maxima (nic.pcie_link): the link
+		# trains to the lower of the NIC's and the slot's. The port is the
+		# parent of the device's physical directory in /sys/devices.
+		if rp "$q/infiniband" && [ -d "$_r" ]; then
+			_u=
+			if [ -z "$R" ]; then
+				cd -P "$q" 2>/dev/null && _u=${PWD%/*}
+				cd /
+			elif rp "$q" && [ -d "$_r" ]; then
+				_u=${_r#"$R"}
+				_u=${_u%/*}
+			fi
+			case ${_u##*/} in
+			*:*.*)
+				for a in max_link_speed max_link_width; do
+					rp "$_u/$a" && [ -f "$_r" ] && v "$_u/$a"
+				done
+				;;
+			esac
+		fi
 		if rp "$q/infiniband" && [ -d "$_r" ] && rd "$q/msi_irqs" && [ -d "$_r" ]; then
 			for i in "$_r"/*; do
 				[ -e "$i" ] || continue

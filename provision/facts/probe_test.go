@@ -314,3 +314,60 @@ func TestProbeUnreadableFile(t *testing.T) {
 		t.Errorf("docker %+v: an unreadable daemon.json read as absent", n.Docker)
 	}
 }
+
+// TestProbeNICUpstreamPort reads an RDMA NIC's upstream port maxima: the
+// port is the parent of the NIC's directory in /sys/devices, and a Gen5
+// x16 NIC in a Gen4 x16 slot must carry the slot's Gen4 so nic.pcie_link
+// judges it against what the link can reach. A GPU's port is not read.
+func TestProbeNICUpstreamPort(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(p, target string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("proc/sys/kernel/arch", "x86_64\n")
+	port := "sys/devices/pci0000:15/0000:15:01.0"
+	write(port+"/max_link_speed", "16.0 GT/s PCIe\n")
+	write(port+"/max_link_width", "16\n")
+	dev := port + "/0000:16:00.0"
+	for k, v := range map[string]string{"class": "0x020700", "vendor": "0x15b3", "device": "0x1021", "numa_node": "0",
+		"current_link_speed": "16.0 GT/s PCIe", "max_link_speed": "32.0 GT/s PCIe", "current_link_width": "16", "max_link_width": "16"} {
+		write(dev+"/"+k, v+"\n")
+	}
+	if err := os.MkdirAll(filepath.Join(root, dev, "infiniband", "mlx5_0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gpu := port + "/0000:17:00.0"
+	for k, v := range map[string]string{"class": "0x030200", "vendor": "0x10de", "device": "0x2330", "numa_node": "0",
+		"current_link_speed": "32.0 GT/s PCIe", "max_link_speed": "32.0 GT/s PCIe", "current_link_width": "16", "max_link_width": "16"} {
+		write(gpu+"/"+k, v+"\n")
+	}
+	link("sys/bus/pci/devices/0000:16:00.0", "../../../devices/pci0000:15/0000:15:01.0/0000:16:00.0")
+	link("sys/bus/pci/devices/0000:17:00.0", "../../../devices/pci0000:15/0000:15:01.0/0000:17:00.0")
+	n, err := facts.Probe(context.Background(), local.New("nic"), facts.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]any{}
+	for _, d := range n.PCI {
+		got[d.Address] = [2]any{d.PortMaxLinkSpeed, d.PortMaxLinkWidth}
+	}
+	want := map[string][2]any{"0000:16:00.0": {"16.0 GT/s PCIe", 16}, "0000:17:00.0": {"", 0}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("upstream port maxima (-want +got):\n%s", diff)
+	}
+}

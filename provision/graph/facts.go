@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/niclink"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -231,6 +232,30 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		}
 	}
 
+	// Compute rails' ports, judged as verify's nic.link judges them: the
+	// spec says which devices are rails, so a picture drawn without one
+	// shows port states and rates but judges none.
+	if decl != nil {
+		for _, rail := range niclink.Rails(decl, niclink.HostDevices(n)) {
+			d, ok := n.RDMADevice(rail.Device)
+			e, drawn := byName[rail.Device]
+			if !ok || !drawn {
+				continue // absent: the missing-device problems above say so
+			}
+			want := niclink.WantOf(hw, rail.Device)
+			for _, pn := range rail.Ports {
+				for _, p := range d.Ports {
+					if p.Port != pn {
+						continue
+					}
+					for _, fault := range niclink.Judge(rail.Device, niclink.FromFacts(p), want) {
+						t.problem(ProblemNICLink, e.id, "%s port %d (%s): %s", rail.Device, pn, d.Address, fault)
+					}
+				}
+			}
+		}
+	}
+
 	// GPU–NIC pairs: the spec's affinity when it has one, else each GPU's
 	// nearest RDMA NIC.
 	if decl != nil && decl.Affinity != nil && len(decl.Affinity.GPUNIC) > 0 {
@@ -378,7 +403,17 @@ func pcieLink(d facts.PCIDevice) *Link {
 	if d.CurrentLinkSpeed == "" && d.CurrentLinkWidth == 0 {
 		return nil
 	}
-	return &Link{Gen: facts.LinkGen(d.CurrentLinkSpeed), Width: d.CurrentLinkWidth, MaxGen: facts.LinkGen(d.MaxLinkSpeed), MaxWidth: d.MaxLinkWidth}
+	l := &Link{Gen: facts.LinkGen(d.CurrentLinkSpeed), Width: d.CurrentLinkWidth, MaxGen: facts.LinkGen(d.MaxLinkSpeed), MaxWidth: d.MaxLinkWidth}
+	// A link trains to the lower of the device's and its slot's maximum
+	// (read for RDMA NICs): a Gen5 NIC in a Gen4 slot is at its maximum,
+	// as verify's nic.pcie_link judges it.
+	if g := facts.LinkGen(d.PortMaxLinkSpeed); g > 0 && g < l.MaxGen {
+		l.MaxGen = g
+	}
+	if w := d.PortMaxLinkWidth; w > 0 && w < l.MaxWidth {
+		l.MaxWidth = w
+	}
+	return l
 }
 
 func portText(p facts.RDMAPort) string {

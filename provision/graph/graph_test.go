@@ -117,7 +117,7 @@ func TestSimProfiles(t *testing.T) {
 		"hgx-h100-converged": nil,
 		// GPU 3 idling as on stale, GPU 5 trained at x8 of x16.
 		"hgx-h100-degraded": {ProblemLink, ProblemLink},
-		"hgx-h100-slownic":  nil,           // shows mlx5_5 at 200 Gb/sec; IB rates are not judged
+		"hgx-h100-slownic":  nil,           // mlx5_5 at 200 Gb/sec: no spec names the rails here (TestRails judges them)
 		"hgx-h100-notools":  {ProblemLink}, // stale's hardware: GPU 3 idling
 		// The lost GPU stays in sysfs; only NVML and the kernel log miss it.
 		"hgx-h100-xid79": nil,
@@ -292,4 +292,63 @@ func TestEmptyNode(t *testing.T) {
 		t.Errorf("text:\n%s", tb.String())
 	}
 	renders(t, db.Bytes())
+}
+
+// TestRails draws nodes whose spec names their compute rails: a rail up
+// at a lower rate than the hardware declares, or down, is a problem on its
+// NIC's box, with the device, port, bus id and remedy; the DOWN storage
+// ports no spec names are not.
+func TestRails(t *testing.T) {
+	decl := loadNode(t, "rails")
+	down := factsRoot(t, "hgx-h100-converged")
+	for i := range down.RDMA {
+		if down.RDMA[i].Name == "mlx5_9" {
+			down.RDMA[i].Ports[0].State, down.RDMA[i].Ports[0].PhysState = "1: DOWN", "2: Polling"
+		}
+	}
+	// mlx5_0 in a Gen4 slot: trained at Gen4, its maximum there.
+	capped := factsRoot(t, "hgx-h100-converged")
+	for i := range capped.PCI {
+		if capped.PCI[i].Address == "0000:18:00.0" {
+			capped.PCI[i].CurrentLinkSpeed, capped.PCI[i].PortMaxLinkSpeed = "16.0 GT/s PCIe", "16.0 GT/s PCIe"
+		}
+	}
+	slow := factsRoot(t, "hgx-h100-converged")
+	for i := range slow.PCI {
+		if slow.PCI[i].Address == "0000:18:00.0" {
+			slow.PCI[i].CurrentLinkSpeed = "16.0 GT/s PCIe"
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		f    *facts.Node
+		want []Problem
+	}{
+		{"capped", capped, nil},
+		{"gen4-in-gen5-slot", slow, []Problem{{Kind: ProblemLink, Box: "nic:mlx5_0"}}},
+		{"slownic", factsRoot(t, "hgx-h100-slownic"), []Problem{{Kind: ProblemNICLink, Box: "nic:mlx5_5",
+			Text: "mlx5_5 port 1 (0000:5e:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s the hardware declares: a degraded cable or transceiver, or a switch port set to a lower speed (reseat or replace the cable or transceiver; check the switch port; `ibstat mlx5_5` shows the rate, `mlxlink -d mlx5_5 -m` the cable)"}}},
+		{"degraded", factsRoot(t, "hgx-h100-degraded"), []Problem{{Kind: ProblemLink, Box: "gpu:3"}, {Kind: ProblemLink, Box: "gpu:5"}, {Kind: ProblemNICLink, Box: "nic:mlx5_3"}}},
+		{"down", down, []Problem{{Kind: ProblemNICLink, Box: "nic:mlx5_9"}}},
+		{"converged", factsRoot(t, "hgx-h100-converged"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := FromFacts(tc.f, decl)
+			_, dot := render(t, "rails-"+tc.name, Picture{Nodes: []string{"rails"}, Hosts: []string{"sim://hgx-h100-" + tc.name}, Topology: topo})
+			var got []Problem
+			for _, p := range topo.Problems {
+				q := Problem{Kind: p.Kind, Box: p.Box}
+				if len(tc.want) > len(got) && tc.want[len(got)].Text != "" {
+					q.Text = p.Text
+				}
+				got = append(got, q)
+				if !boxMarked(dot, p.Box) {
+					t.Errorf("box %s of problem %q is not marked in the DOT", p.Box, p.Text)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s\n%v", diff, topo.Problems)
+			}
+		})
+	}
 }

@@ -132,6 +132,10 @@ const (
 	ProblemNUMABind ProblemKind = "numa_bind"
 	// ProblemMissing is a declared device absent from the node.
 	ProblemMissing ProblemKind = "missing_device"
+	// ProblemNICLink is a compute rail's port that is down, not linked
+	// up, on another link layer, or slower than the hardware declares
+	// (verify's nic.link judges the same).
+	ProblemNICLink ProblemKind = "nic_link"
 )
 
 // Problem is one thing wrong, tied to the box it is about.

@@ -103,6 +103,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkSlurmGRES(exp, extra)...)
 	out = append(out, checkNICIRQ(exp, extra.Facts)...)
 	out = append(out, checkNICMTU(exp, extra.Facts)...)
+	out = append(out, checkNICLinks(exp, extra.Facts)...)
 	out = append(out, checkImages(exp, rep)...)
 	out = append(out, checkImageDigests(exp, extra.Facts)...)
 	specChecks, pending := checkSpec(exp, extra)

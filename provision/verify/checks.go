@@ -44,6 +44,8 @@ const (
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
 	CheckNICIRQ           CheckID = "nic.irq_affinity"
 	CheckNICMTU           CheckID = "nic.mtu"
+	CheckNICLink          CheckID = "nic.link"
+	CheckNICPCIeLink      CheckID = "nic.pcie_link"
 	CheckImageDriver      CheckID = "container.image_driver"
 	CheckImageDigest      CheckID = "container.image_digest"
 	CheckSpecCompare      CheckID = "spec.compare"
@@ -59,6 +61,10 @@ const (
 // GPU is the id of a per-GPU check on GPU n (NVML index), e.g.
 // "nvml.pcie_link[gpu3]".
 func (id CheckID) GPU(n int) string { return fmt.Sprintf("%s[gpu%d]", id, n) }
+
+// NIC is the id of a per-NIC check on RDMA device dev, e.g.
+// "nic.link[mlx5_3]".
+func (id CheckID) NIC(dev string) string { return fmt.Sprintf("%s[%s]", id, dev) }
 
 // Named is the id of a named check, e.g. "nccl.allreduce" for the
 // nccl-tests run labelled allreduce.
@@ -76,6 +82,8 @@ const (
 	// ScopeNamed checks emit one id per DCGM test or nccl-tests run:
 	// CheckID.Named.
 	ScopeNamed
+	// ScopeNIC checks emit one id per RDMA device: CheckID.NIC.
+	ScopeNIC
 )
 
 // Need is what a check reads to judge.
@@ -128,6 +136,8 @@ func (d CheckDef) Pattern() string {
 	switch d.Scope {
 	case ScopeGPU:
 		return string(d.ID) + "[gpuN]"
+	case ScopeNIC:
+		return string(d.ID) + "[<dev>]"
 	case ScopeNamed:
 		if d.ID == CheckImageDigest {
 			return d.ID.Named("<image>")
@@ -256,6 +266,14 @@ func Checks() []CheckDef {
 			When:   "`affinity { mtu = { … } }`",
 			Judges: "a named RDMA device is absent, has no network interface, or an interface's MTU (/sys/class/net/IF/mtu) differs from the spec's value (every node of the block is held to the same value, so this also catches a mismatch across them)",
 			Action: "set the MTU where the interface is configured (netplan, NetworkManager, ifcfg) so it persists; `ip link set dev IF mtu N` changes it until reboot"},
+		{ID: CheckNICLink, Scope: ScopeNIC, Needs: NeedProbe,
+			When:   "per compute rail: each RDMA device `affinity { gpu_nic }` pairs with a GPU, `affinity { mtu }` names, or `affinity { nccl_ib_hca }` selects on the host (prefix, `=` exact and `^` exclude forms as NCCL reads them); the ports judged are those `nccl_ib_hca` names for the device (`mlx5_0:2`), else port 1. Ports and devices the spec names nowhere (storage, management) are listed in the JSON report's `nics` and Prometheus, not judged",
+			Judges: "the device is absent from /sys/class/infiniband, or a judged port is absent, its state (ports/N/state) is not ACTIVE, its physical state (phys_state) is not LinkUp, its link layer differs from the hardware block's `nics` entry (`link`: infiniband, or ethernet/roce = Ethernet), or, with the link up, its rate is below that entry's `speed_gbps` (a faster port passes); a device the hardware block does not list is judged on state and physical state only, which `expected` says",
+			Action: "the message names the device, port and PCI bus id and says what the state means: Polling (no link partner) or a low rate: reseat or replace the cable or transceiver and check the switch port (`ibstat DEV`, `mlxlink -d DEV -m`); Disabled: check the switch port and the host's port setting; INIT/ARMED with the link up: check the subnet manager"},
+		{ID: CheckNICPCIeLink, Scope: ScopeNIC, Needs: NeedProbe,
+			When:   "per compute rail (as `nic.link`) whose PCI function sysfs gives a link for",
+			Judges: "the NIC's PCIe link (current_link_width, current_link_speed) is narrower or slower than the most it can train to: the device's max_link_width/max_link_speed, lowered to the upstream port's where the probe read that (a Gen5 NIC in a Gen4 slot passes at Gen4, and `expected` says so); a speed or width sysfs does not know (a virtual function's `Unknown`) is not judged, and `skip` when neither is known or sysfs gives no link",
+			Action: "reseat the NIC or check its slot or riser; a link capped by the slot's BIOS setting: check the BIOS PCIe settings"},
 		{ID: CheckImageDriver, Scope: ScopeNamed, Needs: NeedNVML,
 			When:   "per NGC image in `container { images }` that the knowledge base knows",
 			Judges: "the knowledge base's image × driver × GPU decision (the one lint's `container_image_driver` makes for the pinned driver) says the loaded driver cannot run the image on this GPU; where it only may not (a forward-compatibility exception of unknown status) the check passes with the reason",
@@ -311,6 +329,10 @@ func LookupCheck(id string) (CheckDef, bool) {
 		case ScopeGPU:
 			n, ok := strings.CutPrefix(strings.TrimSuffix(gpu, "]"), "gpu")
 			if _, err := strconv.Atoi(n); perGPU && ok && err == nil && base == string(d.ID) {
+				return d, true
+			}
+		case ScopeNIC:
+			if dev := strings.TrimSuffix(gpu, "]"); perGPU && base == string(d.ID) && dev != "" && strings.HasSuffix(gpu, "]") {
 				return d, true
 			}
 		case ScopeNamed:

@@ -94,6 +94,11 @@ func TestLookupCheck(t *testing.T) {
 		{"nvml.nvlink[gpux]", ""},  // not a GPU index
 		{"nccl.", ""},              // a run has a name
 		{"nvml.unknown_check", ""}, // never declared
+		{"nic.link[mlx5_3]", CheckNICLink},
+		{"nic.pcie_link[mlx5_10]", CheckNICPCIeLink},
+		{"nic.link", ""},   // a per-NIC check always names its device
+		{"nic.link[]", ""}, // and the name is not empty
+		{"nic.mtu[mlx5_0]", ""},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			d, ok := LookupCheck(tc.id)

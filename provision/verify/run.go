@@ -47,6 +47,9 @@ type Gathered struct {
 	NCCL map[string]nccltest.Result
 	// Kernel is the kernel log's Xid and SXid lines; nil when not read.
 	Kernel *kmsg.Log
+	// NICs are the host's RDMA ports, the judged rails and the others;
+	// nil without probe facts.
+	NICs []NICPort
 }
 
 // RunHost verifies one host at a tier within the tier's hard budget: NVML
@@ -117,7 +120,7 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		extra.NCCL[n.Name] = res
 	}
 	if opts.Gathered != nil {
-		*opts.Gathered = Gathered{NVML: rep, NCCL: extra.NCCL, Kernel: extra.Kernel}
+		*opts.Gathered = Gathered{NVML: rep, NCCL: extra.NCCL, Kernel: extra.Kernel, NICs: NICPorts(exp, extra.Facts)}
 	}
 	return Check(exp, rep, extra), nil
 }

@@ -71,6 +71,7 @@ func WritePrometheus(w io.Writer, d *Document, o PrometheusOptions) error {
 		}
 		fams.gauge("gpuform_host_ok", "1 when every verify check of the host passed or was skipped.", hostOK, host...)
 		writeNVML(fams, h.Host, h.NVML)
+		writeNICs(fams, h.Host, h.NICs)
 		for _, name := range sortedKeys(h.NCCL) {
 			v := h.NCCL[name].Judge(0)
 			if v.Size == 0 {
@@ -88,6 +89,22 @@ func WritePrometheus(w io.Writer, d *Document, o PrometheusOptions) error {
 		}
 	}
 	return nil
+}
+
+// writeNICs adds a host's RDMA ports: every port, labelled judged="true"
+// for a compute rail's port nic.link judged and "false" for one reported
+// only (storage, management), so an alert can page on rails and chart the
+// rest.
+func writeNICs(fams *families, host string, ports []verify.NICPort) {
+	for _, p := range ports {
+		l := []string{"host", host, "device", p.Device, "port", strconv.Itoa(p.Port), "judged", strconv.FormatBool(p.Judged)}
+		fams.gauge("gpuform_nic_link_up", "1 when the RDMA port is ACTIVE and its physical state LinkUp (/sys/class/infiniband/DEV/ports/N).", b2f(p.Up), l...)
+		// Prometheus's base unit is bytes: 400 Gb/s is 50e9 bytes/s.
+		fams.gauge("gpuform_nic_link_rate_bytes_per_second", "The RDMA port's signalling rate as sysfs reports it, in bytes per second (a down port reports its slowest).", p.RateGbps*1e9/8, l...)
+		if p.DeclaredRateGbps > 0 {
+			fams.gauge("gpuform_nic_link_declared_rate_bytes_per_second", "The port speed the spec's hardware block declares for the device, in bytes per second.", float64(p.DeclaredRateGbps)*1e9/8, l...)
+		}
+	}
 }
 
 // writeNVML adds the per-GPU gauges of one host's NVML report.

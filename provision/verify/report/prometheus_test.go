@@ -56,13 +56,28 @@ func promDocument(t *testing.T) *Document {
 		h.NVML, h.NCCL = rep, extra.NCCL
 		return h
 	}
+	// Rails as NICPorts reports them: gpu001's up at NDR beside a down
+	// storage port, gpu002's second rail at HDR and its third down.
+	rail := func(dev string, up bool, rate float64, judged bool) verify.NICPort {
+		p := verify.NICPort{Device: dev, Port: 1, State: "ACTIVE", PhysState: "LinkUp", RateGbps: rate, LinkLayer: "InfiniBand", Judged: judged, Up: up}
+		if !up {
+			p.State, p.PhysState = "DOWN", "Polling"
+		}
+		if judged {
+			p.DeclaredRateGbps = 400
+		}
+		return p
+	}
+	healthy, faulty := host("gpu001"), host("gpu002",
+		nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}, nvmlfacts.Fault{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6},
+		nvmlfacts.Fault{Kind: nvmlfacts.FaultUncorrectableECC, GPU: 1}, nvmlfacts.Fault{Kind: nvmlfacts.FaultRemapFailure, GPU: 2},
+		nvmlfacts.Fault{Kind: nvmlfacts.FaultHot, GPU: 5}, nvmlfacts.Fault{Kind: nvmlfacts.FaultThermalSlowdown, GPU: 5},
+		nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4})
+	healthy.NICs = []verify.NICPort{rail("mlx5_0", true, 400, true), rail("mlx5_2", false, 10, false)}
+	faulty.NICs = []verify.NICPort{rail("mlx5_0", true, 400, true), rail("mlx5_3", true, 200, true), rail("mlx5_4", false, 10, true)}
 	d := New(verify.TierFull, []Host{
-		host("gpu001"),
-		host("gpu002",
-			nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}, nvmlfacts.Fault{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6},
-			nvmlfacts.Fault{Kind: nvmlfacts.FaultUncorrectableECC, GPU: 1}, nvmlfacts.Fault{Kind: nvmlfacts.FaultRemapFailure, GPU: 2},
-			nvmlfacts.Fault{Kind: nvmlfacts.FaultHot, GPU: 5}, nvmlfacts.Fault{Kind: nvmlfacts.FaultThermalSlowdown, GPU: 5},
-			nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4}),
+		healthy,
+		faulty,
 		UnreachableHost("gpu003", errors.New("dial tcp 10.0.0.3:22: connect: connection refused"), 3*time.Second),
 	})
 	// As runner.Run stamps it: taken at 11:59:18, standing for an hour.
@@ -140,12 +155,20 @@ func TestWritePrometheus(t *testing.T) {
 		}
 		return m
 	}
+	nic := func(host, dev, judged string) map[string]string {
+		return map[string]string{"host": host, "device": dev, "port": "1", "judged": judged}
+	}
 	tests := []struct {
 		name   string
 		metric string
 		labels map[string]string
 		want   float64
 	}{
+		{"rail up", "gpuform_nic_link_up", nic("gpu001", "mlx5_0", "true"), 1},
+		{"storage port down, reported", "gpuform_nic_link_up", nic("gpu001", "mlx5_2", "false"), 0},
+		{"rail down", "gpuform_nic_link_up", nic("gpu002", "mlx5_4", "true"), 0},
+		{"rail at HDR", "gpuform_nic_link_rate_bytes_per_second", nic("gpu002", "mlx5_3", "true"), 25e9},
+		{"rail declared NDR", "gpuform_nic_link_declared_rate_bytes_per_second", nic("gpu002", "mlx5_3", "true"), 50e9},
 		{"healthy link width", "gpuform_gpu_pcie_link_width_lanes", gpu("gpu001", "3"), 16},
 		{"x8 link width", "gpuform_gpu_pcie_link_width_lanes", gpu("gpu002", "3"), 8},
 		{"x8 link max width", "gpuform_gpu_pcie_link_max_width_lanes", gpu("gpu002", "3"), 16},

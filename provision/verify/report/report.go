@@ -88,6 +88,11 @@ type Host struct {
 	// Kernel is the kernel log's Xid and SXid lines kernel.xid judged;
 	// health mode counts repeats from it. Not in the JSON document.
 	Kernel *kmsg.Log `json:"-"`
+	// NICs are the host's RDMA ports as the probe read them: the compute
+	// rails nic.link judged (judged: true) and every other port, reported
+	// only (storage and management ports the spec does not name). Absent
+	// without probe facts. A field added to the 2.x format.
+	NICs []verify.NICPort `json:"nics,omitempty"`
 }
 
 // Summary counts outcomes.

@@ -64,6 +64,20 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 		if passed > 0 {
 			hp.line(hp.paint(ansiGreen, fmt.Sprintf("  %d checks passed", passed)))
 		}
+		if opts.Verbose {
+			// Ports no rail of the spec uses are reported, not judged: a
+			// DOWN storage or management port is worth knowing, not a
+			// failure of the gate.
+			var idle []string
+			for _, n := range h.NICs {
+				if !n.Judged && !n.Up {
+					idle = append(idle, fmt.Sprintf("%s port %d %s (%s)", n.Device, n.Port, orUnknown(n.State), orUnknown(n.PhysState)))
+				}
+			}
+			if len(idle) > 0 {
+				hp.line(hp.paint(ansiDim, "  not judged (no rail of the spec): "+strings.Join(idle, ", ")))
+			}
+		}
 		head := ""
 		if h.Source != "" {
 			head = p.paint(ansiDim, " ("+h.Source+")")
@@ -103,6 +117,13 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 	p.line(fmt.Sprintf("%s%s: %d of %d hosts failed; %d checks passed, %d failed, %d errors, %d skipped.",
 		verdict, tier, s.HostsFailed, s.Hosts, s.Passed, s.Failed, s.Errors, s.Skipped))
 	return p.err
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 type printer struct {
