@@ -28,6 +28,9 @@ func (o AgentOptions) Args() []string {
 	}
 	for _, f := range o.Faults {
 		s := fmt.Sprintf("%s:%d", f.Kind, f.GPU)
+		if f.BusID != "" {
+			s = string(f.Kind) + "@" + f.BusID
+		}
 		if f.Value != 0 {
 			s += fmt.Sprintf(":%d", f.Value)
 		}
