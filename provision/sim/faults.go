@@ -356,7 +356,7 @@ func scaleHostCopies(dir, bus string, factor float64) error {
 		if err != nil {
 			return err
 		}
-		out, err := ScaleHostCopyColumn(string(b), col, factor)
+		out, err := scaleHostCopyColumn(string(b), col, factor)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
@@ -367,11 +367,11 @@ func scaleHostCopies(dir, bus string, factor float64) error {
 	return nil
 }
 
-// ScaleHostCopyColumn rewrites an nvbandwidth host↔device run (one matrix
+// scaleHostCopyColumn rewrites an nvbandwidth host↔device run (one matrix
 // row "0" of one value per GPU) with GPU col's value multiplied by factor,
 // values printed as nvbandwidth prints them (%10.2f after the row label)
 // and SUM recomputed from the printed values. Everything else is kept.
-func ScaleHostCopyColumn(text string, col int, factor float64) (string, error) {
+func scaleHostCopyColumn(text string, col int, factor float64) (string, error) {
 	lines := strings.Split(text, "\n")
 	row, sum := -1, -1
 	for i, l := range lines {
@@ -423,18 +423,18 @@ func scaleRDMAWrites(dir, dev string, gbps float64) error {
 	if err != nil {
 		return err
 	}
-	out, err := ScaleRDMAReport(string(b), gbps/captureRateGbps)
+	out, err := scaleRDMAReport(string(b), gbps/captureRateGbps)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(d, "report-"+dev+".txt"), []byte(out), 0o644)
 }
 
-// ScaleRDMAReport multiplies the result line of a perftest report (#bytes,
+// scaleRDMAReport multiplies the result line of a perftest report (#bytes,
 // #iterations, BW peak, BW average, MsgRate) by factor, keeping its
 // spacing: peak and average printed %.2f, the message rate %.6f, as
 // perftest prints them.
-func ScaleRDMAReport(text string, factor float64) (string, error) {
+func scaleRDMAReport(text string, factor float64) (string, error) {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		f := strings.Fields(l)

@@ -13,7 +13,7 @@ func AgentCommand() []string { return []string{"agent", "nvml", "--json"} }
 
 // Args renders the options as the agent's flags, the inverse of
 // ParseAgentFlags: --xid-window D, --nic NAME=PCI (repeated), --mock NAME,
-// --fault KIND:GPU[:XID] (repeated), --sys-root DIR. Topology, MaxCPUs and
+// --fault KIND:GPU[:XID] or KIND@BUSID[:XID] (repeated), --sys-root DIR. Topology, MaxCPUs and
 // MaxNUMANodes are not flags: the agent uses their defaults.
 func (o AgentOptions) Args() []string {
 	var args []string
