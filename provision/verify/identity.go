@@ -50,25 +50,27 @@ func identify(exp Expectation, rep *nvmlfacts.Report) (*nvmlfacts.Report, gpuIde
 		}
 		strangers = append(strangers, g.Index)
 	}
-	// A GPU the hardware block does not declare keeps NVML's index when
-	// no declared GPU has it, else takes the next free one: it is still
-	// judged, under a name of its own.
+	for idx, bus := range exp.GPUBusID {
+		if !claimed[idx] {
+			id.missing[idx] = bus
+		}
+	}
+	// A GPU at an address the hardware block does not declare keeps
+	// NVML's index when the spec declares no GPU at that index, else takes
+	// the next index the spec does not use: it is still judged, under a
+	// name of its own, and never under a missing GPU's.
+	taken := func(n int) bool { _, declared := exp.GPUBusID[n]; return declared || claimed[n] }
 	next := 0
 	for _, i := range strangers {
 		n := i
-		for claimed[n] {
-			for claimed[next] {
+		for taken(n) {
+			for taken(next) {
 				next++
 			}
 			n = next
 		}
 		remap[i] = n
 		claimed[n] = true
-	}
-	for idx, bus := range exp.GPUBusID {
-		if !claimed[idx] {
-			id.missing[idx] = bus
-		}
 	}
 	out := *rep
 	out.GPUs = slices.Clone(rep.GPUs)

@@ -70,3 +70,21 @@ func TestGPUsIdentifiedByBusID(t *testing.T) {
 		t.Errorf("without bus ids: %v", got)
 	}
 }
+
+// TestStrangerGPUKeepsItsOwnName: a GPU at an address the hardware block
+// does not declare is judged under an index the spec does not use, and a
+// declared GPU that is absent is still reported missing.
+func TestStrangerGPUKeepsItsOwnName(t *testing.T) {
+	exp := Expectation{GPUCount: 2, GPUBusID: map[int]string{0: "0000:1b:00.0", 1: "0000:43:00.0"}}
+	rep := &nvmlfacts.Report{GPUs: []nvmlfacts.GPU{{Index: 0, BusID: "00000000:1B:00.0"}, {Index: 1, BusID: "00000000:99:00.0"}}}
+	got, id := identify(exp, rep)
+	if got.GPUs[0].Index != 0 || got.GPUs[1].Index != 2 {
+		t.Errorf("indexes %d, %d; want 0 and 2 (1 is the spec's 0000:43:00.0)", got.GPUs[0].Index, got.GPUs[1].Index)
+	}
+	if id.missingText() != "gpu1 (0000:43:00.0)" {
+		t.Errorf("missing %q", id.missingText())
+	}
+	if rep.GPUs[1].Index != 1 {
+		t.Error("identify changed the report it was given")
+	}
+}
