@@ -234,7 +234,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().StringVar(&vf.mockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
 	_ = cmd.Flags().MarkHidden("mock-nvml")
 	cmd.Flags().BoolVar(&vf.processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
-	cmd.Flags().StringArrayVar(&vf.mockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID; repeatable)")
+	cmd.Flags().StringArrayVar(&vf.mockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID, or KIND@PCI-ADDRESS to name the GPU by bus id; repeatable)")
 	_ = cmd.Flags().MarkHidden("mock-fault")
 	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd

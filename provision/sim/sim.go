@@ -356,8 +356,13 @@ func writeIdentity(dir, hostname string) error {
 
 // build writes profile name (and the layers it names) into dir.
 func build(name, dir string) error {
-	if err := applyArchive("roots/"+name+".txtar", dir, 0); err != nil {
+	var faults []DeviceFault
+	if err := applyArchive("roots/"+name+".txtar", dir, 0, &faults); err != nil {
 		return err
+	}
+	// The fault description goes last: it changes what the layers wrote.
+	if err := applyFaults(dir, faults); err != nil {
+		return fmt.Errorf("%s %s: %w", name, FaultsSection, err)
 	}
 	bin := filepath.Join(dir, filepath.FromSlash(BinDir))
 	if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -475,8 +480,9 @@ func load(name string) (*txtar.Archive, error) {
 }
 
 // applyArchive writes one archive into dir, its @base layer (a hardware
-// layer or another profile) first.
-func applyArchive(name, dir string, depth int) error {
+// layer or another profile) first, and adds its fault description to
+// faults for build to apply once every archive is written.
+func applyArchive(name, dir string, depth int, faults *[]DeviceFault) error {
 	if depth > 4 {
 		return fmt.Errorf("%s: @base nesting too deep", name)
 	}
@@ -493,11 +499,7 @@ func applyArchive(name, dir string, depth int) error {
 			}
 			// A hardware layer, else another profile: a variant of a
 			// profile (one NIC degraded) names the profile it varies.
-			layer := "roots/hw/" + base + ".txtar"
-			if _, err := roots.Open(layer); err != nil {
-				layer = "roots/" + base + ".txtar"
-			}
-			if err := applyArchive(layer, dir, depth+1); err != nil {
+			if err := applyArchive(layerPath(base), dir, depth+1, faults); err != nil {
 				return err
 			}
 		}
@@ -540,6 +542,10 @@ func applyArchive(name, dir string, depth int) error {
 			err = eachLine(f.Data, func(line string) error { return setGovernor(dir, line) })
 		case "@bench":
 			err = eachLine(f.Data, func(line string) error { return addBench(dir, line) })
+		case FaultsSection:
+			var fs []DeviceFault
+			fs, err = ParseFaults(f.Data)
+			*faults = append(*faults, fs...)
 		case "@remove":
 			err = eachLine(f.Data, func(line string) error {
 				p, err := inRoot(dir, line)

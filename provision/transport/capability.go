@@ -24,7 +24,8 @@ type NVMLMock struct {
 	// /proc); "" for a mock on a real machine.
 	Root string
 	// Faults are planted in the mock, written as the NVML agent's --fault
-	// takes them (KIND:GPU or xid:GPU:XID): a simulated node's hardware
+	// takes them (KIND:GPU, xid:GPU:XID, or KIND@BUSID naming the GPU by
+	// PCI address, as simulated profiles write them): a simulated node's hardware
 	// faults, or a test's.
 	Faults []string
 }

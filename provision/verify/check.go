@@ -47,8 +47,13 @@ type CheckResult struct {
 
 // GPURef is what identifies one GPU to an operator and to NVIDIA support.
 type GPURef struct {
-	// Index is the NVML index (the N of "[gpuN]").
+	// Index is the N of "[gpuN]": the index the spec's hardware block
+	// gives the GPU at BusID, else NVML's index.
 	Index int `json:"index"`
+	// NVMLIndex is NVML's index of the GPU where it differs from Index
+	// (NVML renumbers the GPUs after one that fell off the bus); nil when
+	// they agree. A field added to the 2.x format.
+	NVMLIndex *int `json:"nvml_index,omitempty"`
 	// BusID is the PCI address as NVML prints it ("00000000:1B:00.0").
 	BusID string `json:"pci_bus_id"`
 	// UUID is the GPU's UUID ("GPU-…").
@@ -58,7 +63,7 @@ type GPURef struct {
 }
 
 // identifyGPUs attaches the judged GPU's identity to every per-GPU result.
-func identifyGPUs(rep *nvmlfacts.Report, out []CheckResult) {
+func identifyGPUs(rep *nvmlfacts.Report, id gpuIdentity, out []CheckResult) {
 	if rep == nil {
 		return
 	}
@@ -74,6 +79,9 @@ func identifyGPUs(rep *nvmlfacts.Report, out []CheckResult) {
 		}
 		if g := rep.GPUByIndex(idx); g != nil {
 			out[i].GPU = &GPURef{Index: g.Index, BusID: g.BusID, UUID: g.UUID, Serial: g.Serial}
+			if n, ok := id.nvmlIndex[g.Index]; ok && n != g.Index {
+				out[i].GPU.NVMLIndex = &n
+			}
 		}
 	}
 }
@@ -92,9 +100,13 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 			msg = "no NVML facts were collected"
 		}
 		out = append(out, CheckResult{ID: string(CheckNVMLFacts), Status: StatusFail, Expected: "NVML report", Message: msg})
-	} else {
+	}
+	// GPUs are judged by the PCI bus id the spec gives them, not by
+	// NVML's numbering, which shifts when one falls off the bus.
+	rep, id := identify(exp, rep)
+	if rep != nil {
 		out = append(out, CheckResult{ID: string(CheckNVMLFacts), Status: StatusPass, Observed: describeSource(rep), Message: strings.Join(rep.Warnings, "; ")})
-		out = append(out, checkNVML(exp, rep)...)
+		out = append(out, checkNVMLIdentified(exp, rep, id)...)
 		out = append(out, checkProcesses(exp, rep, extra.Facts)...)
 	}
 	out = append(out, checkKernelXID(exp, extra.Kernel)...)
@@ -111,7 +123,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	explainPending(out, pending)
 	out = append(out, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional)...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
-	identifyGPUs(rep, out)
+	identifyGPUs(rep, id, out)
 	attachRemedies(compat.Default(), out)
 	return redactResults(exp, out)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
-func checkNIC(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
+func checkNIC(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity) []CheckResult {
 	var out []CheckResult
 	for _, idx := range slices.Sorted(maps.Keys(exp.NIC)) {
 		want := exp.NIC[idx]
@@ -30,7 +30,7 @@ func checkNIC(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		}
 		switch {
 		case rep.GPUByIndex(idx) == nil:
-			r.Status, r.Message = StatusSkip, fmt.Sprintf("gpu%d not present (see nvml.gpu_count)", idx)
+			r.Status, r.Message = StatusSkip, id.absent(idx)
 		case pair == nil:
 			r.Status, r.Message = StatusFail, fmt.Sprintf("no topology for gpu%d and %s (NIC missing or not passed to the agent)", idx, want.NIC)
 		default:

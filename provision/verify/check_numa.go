@@ -9,7 +9,7 @@ import (
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
-func checkNUMA(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
+func checkNUMA(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity) []CheckResult {
 	var out []CheckResult
 	for _, idx := range slices.Sorted(maps.Keys(exp.NUMANode)) {
 		want := exp.NUMANode[idx]
@@ -17,7 +17,7 @@ func checkNUMA(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		g := rep.GPUByIndex(idx)
 		switch {
 		case g == nil:
-			r.Status, r.Message = StatusSkip, fmt.Sprintf("gpu%d not present (see nvml.gpu_count)", idx)
+			r.Status, r.Message = StatusSkip, id.absent(idx)
 		case g.NUMANode == nil:
 			r.Status, r.Message = StatusSkip, "NUMA node not reported"
 		default:

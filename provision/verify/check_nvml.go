@@ -12,12 +12,23 @@ import (
 )
 
 func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
+	rep, id := identify(exp, rep)
+	return checkNVMLIdentified(exp, rep, id)
+}
+
+// checkNVMLIdentified judges a report whose GPU indexes identify already
+// made the spec's (identify).
+func checkNVMLIdentified(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity) []CheckResult {
 	var out []CheckResult
 	if exp.GPUCount > 0 {
 		r := CheckResult{ID: string(CheckGPUCount), Observed: strconv.Itoa(len(rep.GPUs)), Expected: strconv.Itoa(exp.GPUCount), Status: StatusPass}
 		if len(rep.GPUs) != exp.GPUCount {
 			r.Status = StatusFail
 			r.Message = fmt.Sprintf("NVML sees %d GPUs, the spec expects %d", len(rep.GPUs), exp.GPUCount)
+			if len(id.missing) > 0 {
+				// The spec's hardware says which GPU is gone.
+				r.Message += "; missing: " + id.missingText()
+			}
 			if len(rep.GPUs) < exp.GPUCount {
 				r.Message += " (a GPU fell off the bus or its driver failed; see dmesg for XID 79)"
 			}
@@ -63,8 +74,8 @@ func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		}
 	}
 	out = append(out, checkNVLinkPairs(exp, rep)...)
-	out = append(out, checkNUMA(exp, rep)...)
-	out = append(out, checkNIC(exp, rep)...)
+	out = append(out, checkNUMA(exp, rep, id)...)
+	out = append(out, checkNIC(exp, rep, id)...)
 	// The nvidia-smi fallback cannot see some facts: say so instead of
 	// failing the node on a blind spot of the fallback.
 	// Which checks are blind is declared in Checks() (CheckDef.Fact).

@@ -95,6 +95,11 @@ type Expectation struct {
 	NUMANode map[int]int
 	// NIC maps GPU index to its paired NIC.
 	NIC map[int]NICExpectation
+	// GPUBusID maps a GPU index of the spec to the PCI address the
+	// hardware block gives it ("0000:9d:00.0", lower case): the checks
+	// match the spec's GPUs to NVML's by this address, not by NVML's
+	// numbering. Empty when the hardware gives no addresses.
+	GPUBusID map[int]string
 	// SlurmAutodetect is true when slurmd finds the GPUs itself (slurm {
 	// gres_autodetect = "nvml" }): slurm.gres compares what `slurmd -G`
 	// reports with NUMANode.
@@ -156,6 +161,14 @@ func ExpectationFor(n *spec.Node) Expectation {
 	if hw := n.Hardware; hw != nil {
 		exp.GPUCount = hw.GPUCount
 		exp.GPUModel = modelToken(hw.GPUModel)
+		for _, g := range hw.GPUs {
+			if bus, err := nvmlfacts.NormalizeBusID(g.PCI); err == nil && g.PCI != "" {
+				if exp.GPUBusID == nil {
+					exp.GPUBusID = map[int]string{}
+				}
+				exp.GPUBusID[g.Index] = bus
+			}
+		}
 		switch hw.Interconnect {
 		case "nvswitch":
 			exp.Interconnect = InterconnectNVSwitch

@@ -63,6 +63,9 @@ node "n" {
 		NVLink: NVLinkAllActive, FabricManager: &tr, Peermem: &tr,
 		NUMANode: map[int]int{0: 0, 1: 0},
 		NIC:      map[int]NICExpectation{0: {NIC: "mlx5_0"}},
+		// The hardware module's GPU addresses (modules/hgx-h100-8gpu).
+		GPUBusID: map[int]string{0: "0000:1b:00.0", 1: "0000:43:00.0", 2: "0000:52:00.0", 3: "0000:61:00.0",
+			4: "0000:9d:00.0", 5: "0000:c3:00.0", 6: "0000:d1:00.0", 7: "0000:df:00.0"},
 		NCCL: []NCCLExpectation{
 			{Name: "local", Command: "all_reduce_perf -b 8 -e 8G -g 8", MinBusBWGBps: 400, Timeout: 5 * 60e9, Network: "ib_ndr"},
 			{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -b 8 -e 8G", MultiNode: true, Network: "ib_ndr"},

@@ -13,7 +13,7 @@ func AgentCommand() []string { return []string{"agent", "nvml", "--json"} }
 
 // Args renders the options as the agent's flags, the inverse of
 // ParseAgentFlags: --xid-window D, --nic NAME=PCI (repeated), --mock NAME,
-// --fault KIND:GPU[:XID] (repeated), --sys-root DIR. Topology, MaxCPUs and
+// --fault KIND:GPU[:XID] or KIND@BUSID[:XID] (repeated), --sys-root DIR. Topology, MaxCPUs and
 // MaxNUMANodes are not flags: the agent uses their defaults.
 func (o AgentOptions) Args() []string {
 	var args []string
@@ -28,6 +28,9 @@ func (o AgentOptions) Args() []string {
 	}
 	for _, f := range o.Faults {
 		s := fmt.Sprintf("%s:%d", f.Kind, f.GPU)
+		if f.BusID != "" {
+			s = string(f.Kind) + "@" + f.BusID
+		}
 		if f.Value != 0 {
 			s += fmt.Sprintf(":%d", f.Value)
 		}

@@ -164,6 +164,62 @@ func TestDropGPU(t *testing.T) {
 	}
 }
 
+// TestBusAddressedFaults: faults that name their GPU by PCI address land
+// on the GPU at that address, and a dropped GPU takes its address with it:
+// the GPUs after it are renumbered, as NVML renumbers them, but keep their
+// own addresses. An idle GPU's link reads Gen1 with the idle reason set.
+func TestBusAddressedFaults(t *testing.T) {
+	var faults []Fault
+	for _, s := range []string{"drop_gpu@0000:9d:00.0", "pcie_x8@0000:c3:00.0", "pcie_idle@0000:61:00.0"} {
+		f, err := ParseFault(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults = append(faults, f)
+	}
+	m, err := NewMock(MockDGXH100, faults...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Collect(context.Background(), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buses []string
+	for _, g := range rep.GPUs {
+		b, err := NormalizeBusID(g.BusID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buses = append(buses, b)
+	}
+	want := []string{"0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0", "0000:c3:00.0", "0000:d1:00.0", "0000:df:00.0"}
+	if diff := cmp.Diff(want, buses); diff != "" {
+		t.Errorf("bus ids after dropping 9d (-want +got):\n%s", diff)
+	}
+	for _, g := range rep.GPUs {
+		p := g.PCIe
+		b, _ := NormalizeBusID(g.BusID)
+		switch b {
+		case "0000:c3:00.0":
+			if p.CurrentWidth != 8 || p.CurrentGen != 5 || g.Index != 4 {
+				t.Errorf("c3 (NVML index %d): Gen%d x%d, want index 4 at Gen5 x8", g.Index, p.CurrentGen, p.CurrentWidth)
+			}
+		case "0000:61:00.0":
+			if p.CurrentGen != 1 || p.MaxGen != 5 || p.CurrentWidth != 16 || g.Throttle == nil || g.Throttle.Mask&0x1 == 0 {
+				t.Errorf("61: Gen%d (max %d) x%d throttle %+v, want idle at Gen1 of 5, x16", p.CurrentGen, p.MaxGen, p.CurrentWidth, g.Throttle)
+			}
+		default:
+			if p.CurrentWidth != 16 || p.CurrentGen != 5 {
+				t.Errorf("%s: Gen%d x%d, want Gen5 x16", g.BusID, p.CurrentGen, p.CurrentWidth)
+			}
+		}
+	}
+	if _, err := NewMock(MockDGXH100, Fault{Kind: FaultPCIeX8, GPU: -1, BusID: "0000:aa:00.0"}); err == nil {
+		t.Error("a fault at an address with no GPU was accepted")
+	}
+}
+
 func TestRunAgentGolden(t *testing.T) {
 	var buf bytes.Buffer
 	if err := RunAgent(context.Background(), &buf, AgentOptions{Mock: MockDGXH100}); err != nil {

@@ -4,6 +4,7 @@ package nvmlfacts
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -251,6 +252,23 @@ func NewMockLayout(name string, layout MockLayout, faults ...Fault) (*MockSystem
 			return nil, fmt.Errorf("NVML mock %s: %w", name, err)
 		}
 	}
+	faults = append([]Fault(nil), faults...)
+	for k, f := range faults {
+		if f.BusID == "" {
+			continue
+		}
+		// A fault that names its GPU by PCI address lands on the GPU of
+		// the layout at that address, whatever its index.
+		faults[k].GPU = -1
+		for i, g := range layout.GPUs {
+			if b, _ := NormalizeBusID(g.BusID); b == f.BusID {
+				faults[k].GPU = i
+			}
+		}
+		if faults[k].GPU < 0 {
+			return nil, fmt.Errorf("fault %s: no GPU at %s on %s", f.Kind, f.BusID, name)
+		}
+	}
 	s := &MockSystem{Server: m.newServer(n), model: m, layout: layout, faults: faults, sysNIC: map[int]bool{}}
 	for _, f := range faults {
 		if f.GPU < 0 || f.GPU >= n {
@@ -266,12 +284,18 @@ func NewMockLayout(name string, layout MockLayout, faults ...Fault) (*MockSystem
 	}
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return events.set(), nvml.SUCCESS }
 	// A dropped GPU vanishes from enumeration like one that fell off the
-	// bus; dropping happens last so the remaining devices keep their wiring.
-	for k := len(faults) - 1; k >= 0; k-- {
-		if faults[k].Kind == FaultDropGPU {
-			idx := faults[k].GPU
-			s.Devices = append(s.Devices[:idx:idx], s.Devices[idx+1:]...)
+	// bus; dropping happens last so the remaining devices keep their wiring
+	// (and their PCI addresses), highest index first so the indexes of
+	// those still to drop stay valid.
+	var drop []int
+	for _, f := range faults {
+		if f.Kind == FaultDropGPU && !slices.Contains(drop, f.GPU) {
+			drop = append(drop, f.GPU)
 		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(drop)))
+	for _, idx := range drop {
+		s.Devices = append(s.Devices[:idx:idx], s.Devices[idx+1:]...)
 	}
 	return s, nil
 }
@@ -480,6 +504,12 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	if _, bad := s.has(i, FaultPCIeX8); bad {
 		width = 8
 	}
+	_, idle := s.has(i, FaultPCIeIdle)
+	if idle && m.pcieGen > 0 {
+		// An idle GPU's link runs at Gen1 (2.5 GT/s) until work arrives;
+		// the negotiated maximum stays.
+		gen = 1
+	}
 	pcie := func(v int) (int, nvml.Return) {
 		if m.pcieGen == 0 {
 			return 0, nvml.ERROR_NOT_SUPPORTED
@@ -539,6 +569,9 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	}
 	if _, slow := s.has(i, FaultThermalSlowdown); slow {
 		mask = 0x40 // nvmlClocksEventReasonHwThermalSlowdown
+	}
+	if idle {
+		mask |= 0x1 // nvmlClocksEventReasonGpuIdle
 	}
 	d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return temp, nvml.SUCCESS }
 	d.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) {

@@ -96,6 +96,10 @@ const (
 	// FaultPCIeGenDown trains a GPU's link one generation below the GPU's
 	// maximum (Gen4 instead of Gen5 on Hopper and Blackwell).
 	FaultPCIeGenDown FaultKind = "pcie_gen_down"
+	// FaultPCIeIdle is not a fault: an idle GPU whose link has dropped to
+	// Gen1 to save power, with the GPU-idle clock event reason set, as a
+	// real idle GPU reports it. It must fail no check.
+	FaultPCIeIdle FaultKind = "pcie_idle"
 	// FaultNVLinkDown takes NVLink link 0 of a GPU down.
 	FaultNVLinkDown FaultKind = "nvlink_down"
 	// FaultWrongNUMA moves a GPU to the other socket's NUMA node.
@@ -116,14 +120,24 @@ const (
 type Fault struct {
 	// Kind is the fault.
 	Kind FaultKind
-	// GPU is the GPU index it applies to.
+	// GPU is the GPU index it applies to, in the layout's order (the
+	// order before any GPU is dropped).
 	GPU int
+	// BusID, when set, names the GPU by PCI address instead of GPU: the
+	// mock resolves it against its layout. A simulated node's faults are
+	// written this way, so they name the same device its sysfs does.
+	BusID string
 	// Value is the XID number for FaultXID.
 	Value uint64
 }
 
-// ParseFault reads "kind:gpu" or "xid:gpu:value", e.g. "nvlink_down:3".
+// ParseFault reads "kind:gpu" or "xid:gpu:value", e.g. "nvlink_down:3",
+// or the same with the GPU named by PCI address after an @:
+// "pcie_x8@0000:c3:00.0", "xid@0000:9d:00.0:79".
 func ParseFault(s string) (Fault, error) {
+	if kind, rest, ok := strings.Cut(s, "@"); ok {
+		return parseBusFault(s, kind, rest)
+	}
 	parts := strings.Split(s, ":")
 	if len(parts) < 2 || len(parts) > 3 {
 		return Fault{}, fmt.Errorf("fault %q: want KIND:GPU or xid:GPU:XID", s)
@@ -150,10 +164,36 @@ func ParseFault(s string) (Fault, error) {
 	return f, nil
 }
 
+// parseBusFault reads the "KIND@BUSID" and "xid@BUSID:XID" forms.
+func parseBusFault(s, kind, rest string) (Fault, error) {
+	f := Fault{Kind: FaultKind(kind), GPU: -1}
+	if !knownFault(f.Kind) {
+		return Fault{}, fmt.Errorf("fault %q: unknown kind %q", s, kind)
+	}
+	bus := rest
+	if f.Kind == FaultXID {
+		i := strings.LastIndexByte(rest, ':')
+		if i < 0 {
+			return Fault{}, fmt.Errorf("fault %q: xid needs a value, e.g. xid@%s:79", s, rest)
+		}
+		v, err := strconv.ParseUint(rest[i+1:], 10, 64)
+		if err != nil || v == 0 {
+			return Fault{}, fmt.Errorf("fault %q: XID must be a number", s)
+		}
+		bus, f.Value = rest[:i], v
+	}
+	b, err := NormalizeBusID(bus)
+	if err != nil {
+		return Fault{}, fmt.Errorf("fault %q: %w", s, err)
+	}
+	f.BusID = b
+	return f, nil
+}
+
 func knownFault(k FaultKind) bool {
 	switch k {
 	case FaultDropGPU, FaultECCOff, FaultUncorrectableECC, FaultRemapPending, FaultRemapFailure,
-		FaultPCIeX8, FaultPCIeGenDown, FaultNVLinkDown, FaultWrongNUMA, FaultNICAcrossSYS,
+		FaultPCIeX8, FaultPCIeGenDown, FaultPCIeIdle, FaultNVLinkDown, FaultWrongNUMA, FaultNICAcrossSYS,
 		FaultPersistenceOff, FaultHot, FaultThermalSlowdown, FaultXID:
 		return true
 	}
