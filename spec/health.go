@@ -15,6 +15,7 @@ import (
 //	  drain_window      = "24h"  # … within 24 hours
 //	  max_drained_share = 0.1    # never drain past 10 % of the fleet drained by gpuform
 //	  valid_for         = "1h"   # a verify result expires an hour after it was taken
+//	  confirm_delay     = "10s"  # a performance or link failure is checked again after 10 s
 //	}
 type Health struct {
 	// DrainAfter is how many sightings of a monitor-class Xid (NVIDIA:
@@ -22,10 +23,13 @@ type Health struct {
 	DrainAfter Attr[int]
 	// DrainWindow is the window DrainAfter counts in ("24h").
 	DrainWindow Attr[string]
-	// MaxDrainedShare is the circuit breaker: the share of the Slurm
-	// fleet (0 to 1) that may already be drained by gpuform before health
-	// mode refuses to drain another node.
+	// MaxDrainedShare is the circuit breaker: the share of the fleet (the
+	// node block's hosts as Slurm nodes, 0 to 1, rounded down) health
+	// mode may hold drained at once.
 	MaxDrainedShare Attr[float64]
+	// ConfirmDelay is how long health mode waits before it runs the
+	// checks again to confirm a performance or link failure ("10s").
+	ConfirmDelay Attr[string]
 	// ValidFor is how long a verify result stands (its expires_at).
 	ValidFor Attr[string]
 	// DeclRange is the block's header.
@@ -33,7 +37,7 @@ type Health struct {
 }
 
 var healthSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"},
+	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "confirm_delay"},
 }}
 
 // Health defaults. See README "Find the bad node" for why.
@@ -48,6 +52,17 @@ const (
 	DefaultMaxDrainedShare = 0.10
 	// DefaultValidFor is how long a verify result stands.
 	DefaultValidFor = time.Hour
+	// DefaultConfirmDelay: long enough for a link to retrain or a thermal
+	// excursion to pass, short enough to stay well inside slurmd's
+	// health check interval.
+	DefaultConfirmDelay = 10 * time.Second
+)
+
+// confirm_delay's bounds: a second at least, five minutes at most (the
+// health check must end before its next interval).
+const (
+	minConfirmDelay = time.Second
+	maxConfirmDelay = 5 * time.Minute
 )
 
 // healthDurations bound drain_window and valid_for: at least a minute (a
@@ -64,6 +79,18 @@ func decodeHealth(blk *hcl.Block, ctx *hcl.EvalContext) (*Health, hcl.Diagnostic
 	h.MaxDrainedShare = dec.float("max_drained_share", 0, 1)
 	h.DrainWindow = dec.string("drain_window")
 	h.ValidFor = dec.string("valid_for")
+	h.ConfirmDelay = dec.string("confirm_delay")
+	if a := &h.ConfirmDelay; a.Set {
+		if d, err := time.ParseDuration(a.V); err != nil || d < minConfirmDelay || d > maxConfirmDelay {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid confirm_delay",
+				Detail:   fmt.Sprintf("%q is not a duration between 1s and 5m like \"10s\": health mode waits this long before it checks a performance or link failure again.", a.V),
+				Subject:  a.Range.Ptr(),
+			})
+			a.Set = false
+		}
+	}
 	for _, a := range []*Attr[string]{&h.DrainWindow, &h.ValidFor} {
 		if !a.Set {
 			continue
@@ -101,4 +128,15 @@ func (h *Health) Policy() (drainAfter int, window time.Duration, maxShare float6
 		validFor = d
 	}
 	return
+}
+
+// ConfirmDelayOrDefault is confirm_delay, or its default; a nil block is
+// the default.
+func (h *Health) ConfirmDelayOrDefault() time.Duration {
+	if h != nil && h.ConfirmDelay.Set {
+		if d, err := time.ParseDuration(h.ConfirmDelay.V); err == nil {
+			return d
+		}
+	}
+	return DefaultConfirmDelay
 }

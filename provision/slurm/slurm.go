@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -42,6 +43,12 @@ type Node struct {
 	// Reason is the drain or down reason without the "[user@time]" Slurm
 	// appends; "" when none.
 	Reason string
+	// ReasonTime is when the reason was set, from the "[user@time]" Slurm
+	// appends (slurmctld's clock, whole seconds); zero when absent or
+	// unreadable.
+	ReasonTime time.Time
+	// Comment is the node's Comment= (Slurm 20.11 and later); "" when none.
+	Comment string
 	// Jobs are the jobs running or completing on the node, "ID STATE".
 	Jobs []string
 }
@@ -182,17 +189,33 @@ func parseShow(name, out string) (Node, error) {
 	n := Node{Name: name}
 	show, jobs, _ := strings.Cut(out, "--- jobs\n")
 	show = strings.TrimSpace(show)
-	// Reason= comes last and its text has spaces; Slurm appends
-	// " [user@time]".
+	// Reason= comes last but for Comment= and its text has spaces; Slurm
+	// appends " [user@time]" to it, which ends it before a Comment=.
 	if i := strings.Index(show, " Reason="); i >= 0 {
 		r := strings.TrimSpace(show[i+len(" Reason="):])
+		if j := strings.Index(r, "] Comment="); j >= 0 {
+			n.Comment = strings.TrimSpace(r[j+len("] Comment="):])
+			r = r[:j+1]
+		}
 		if j := strings.LastIndex(r, " ["); j >= 0 && strings.HasSuffix(r, "]") {
+			stamp := r[j+2 : len(r)-1]
+			if _, at, ok := strings.Cut(stamp, "@"); ok {
+				if t, err := time.Parse("2006-01-02T15:04:05", at); err == nil {
+					n.ReasonTime = t
+				}
+			}
 			r = r[:j]
 		}
 		if r != "(null)" {
 			n.Reason = r
 		}
 		show = show[:i]
+	} else if i := strings.Index(show, " Comment="); i >= 0 {
+		n.Comment = strings.TrimSpace(show[i+len(" Comment="):])
+		show = show[:i]
+	}
+	if n.Comment == "(null)" {
+		n.Comment = ""
 	}
 	for _, f := range strings.Fields(show) {
 		if v, ok := strings.CutPrefix(f, "State="); ok {
@@ -219,6 +242,18 @@ func (c Client) Drain(ctx context.Context, reason string) error {
 // SetReason replaces the reason of a node that stays out of service.
 func (c Client) SetReason(ctx context.Context, reason string) error {
 	_, _, err := c.run(ctx, "set the reason of", `scontrol update NodeName="$n" Reason=`+transport.Quote(reason)+"\n", c.Become)
+	return err
+}
+
+// SetComment sets the node's Comment= ("" clears it): health mode's
+// note on a node it did not drain because of the circuit breaker, which an
+// admin sees in scontrol show node and sinfo -O NodeList,Comment.
+func (c Client) SetComment(ctx context.Context, comment string) error {
+	comment = strings.Join(strings.Fields(comment), " ")
+	if len(comment) > maxReason {
+		comment = comment[:maxReason-3] + "..."
+	}
+	_, _, err := c.run(ctx, "set the comment of", `scontrol update NodeName="$n" Comment=`+transport.Quote(comment)+"\n", c.Become)
 	return err
 }
 

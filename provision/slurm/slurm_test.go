@@ -77,3 +77,19 @@ NodeName=gpu003 State=IDLE+DRAIN Reason=RMA ticket 4711 [admin@2026-11-29T10:00:
 		t.Errorf("DrainedByGpuform = %d, want 1 (gpu002; gpu003 is an admin's)", got)
 	}
 }
+
+// The reason's time and the node's comment, as Slurm 23.11 prints them
+// (Comment= after Reason=).
+func TestParseShowReasonTimeAndComment(t *testing.T) {
+	n, err := parseShow("gpu003", "NodeName=gpu003 State=IDLE+DRAIN+NOT_RESPONDING Partitions=test Reason=gpuform: health: y [root@2026-12-01T19:44:57] Comment=gpuform: health: circuit breaker open: z\n--- jobs\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Reason != "gpuform: health: y" || n.Comment != "gpuform: health: circuit breaker open: z" || n.ReasonTime.Format("2006-01-02T15:04:05") != "2026-12-01T19:44:57" {
+		t.Errorf("%+v", n)
+	}
+	n, _ = parseShow("gpu004", "NodeName=gpu004 State=IDLE ExtSensorsTemp=n/s Comment=note\n--- jobs\n")
+	if n.Reason != "" || n.Comment != "note" || !n.ReasonTime.IsZero() {
+		t.Errorf("%+v", n)
+	}
+}
