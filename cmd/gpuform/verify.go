@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,9 @@ type verifyFlags struct {
 	mockNVML string
 	// mockFaults are planted in the -mock-nvml system (tests).
 	mockFaults []string
+	// mockFaultsOnce are planted in the first run only: health mode's
+	// confirming second run sees the system without them (tests).
+	mockFaultsOnce []string
 	// asJSON is -json, the same as -format json.
 	asJSON bool
 	// slurmDrain drains this node in Slurm on a failure and resumes a
@@ -111,7 +115,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 					return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 				}
 			}
-			if len(vf.mockFaults) > 0 && vf.mockNVML == "" {
+			if (len(vf.mockFaults) > 0 || len(vf.mockFaultsOnce) > 0) && vf.mockNVML == "" {
 				return fmt.Errorf("-mock-fault works only with -mock-nvml")
 			}
 			if vf.mockNVML != "" && !slices.Contains(nvmlMockNames(), vf.mockNVML) {
@@ -164,7 +168,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				// machine: its local:// host needs no -allow-local.
 				copts.AllowLocal = true
 				copts.MockNVML = vf.mockNVML
-				copts.MockFaults = vf.mockFaults
+				copts.MockFaults = append(slices.Clone(vf.mockFaults), vf.mockFaultsOnce...)
 			}
 			show := vf.format == "text" && vf.out == "" && len(targets) > 1
 			opts.Target = conn.targetOptionsFor(s, copts, show, "verifying")
@@ -208,7 +212,16 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				if vf.format != "text" && vf.out == "" {
 					sw = s.Err
 				}
-				if err := slurmHealth(cmd.Context(), s, sw, doc, targets[0].Node.Health); err != nil {
+				// Health mode's confirming run: the same checks again,
+				// its progress and report not printed.
+				rerun := func(ctx context.Context) *report.Document {
+					ropts := opts
+					rc := copts
+					rc.MockFaults = vf.mockFaults
+					ropts.Target = conn.targetOptionsFor(s, rc, false, "verifying")
+					return runner.Run(ctx, targets, ropts)
+				}
+				if err := slurmHealth(cmd.Context(), s, sw, doc, targets[0].Node, rerun); err != nil {
 					return err
 				}
 			}
@@ -236,6 +249,8 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().BoolVar(&vf.processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
 	cmd.Flags().StringArrayVar(&vf.mockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID; repeatable)")
 	_ = cmd.Flags().MarkHidden("mock-fault")
+	cmd.Flags().StringArrayVar(&vf.mockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
+	_ = cmd.Flags().MarkHidden("mock-fault-once")
 	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd
 }
