@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -16,6 +17,7 @@ import (
 //	  max_drained_share = 0.1    # never drain past 10 % of the fleet drained by gpuform
 //	  valid_for         = "1h"   # a verify result expires an hour after it was taken
 //	  confirm_delay     = "10s"  # a performance or link failure is checked again after 10 s
+//	  fleet_partition   = "gpu"  # the breaker's fleet: this Slurm partition (default: the hosts)
 //	}
 type Health struct {
 	// DrainAfter is how many sightings of a monitor-class Xid (NVIDIA:
@@ -30,6 +32,10 @@ type Health struct {
 	// ConfirmDelay is how long health mode waits before it runs the
 	// checks again to confirm a performance or link failure ("10s").
 	ConfirmDelay Attr[string]
+	// FleetPartition, when set, makes the circuit breaker's fleet the
+	// Slurm nodes of this partition instead of the node block's hosts
+	// (for specs whose hosts are a variable filled per job, or one host).
+	FleetPartition Attr[string]
 	// ValidFor is how long a verify result stands (its expires_at).
 	ValidFor Attr[string]
 	// DeclRange is the block's header.
@@ -37,7 +43,7 @@ type Health struct {
 }
 
 var healthSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "confirm_delay"},
+	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "confirm_delay"}, {Name: "fleet_partition"},
 }}
 
 // Health defaults. See README "Find the bad node" for why.
@@ -80,6 +86,16 @@ func decodeHealth(blk *hcl.Block, ctx *hcl.EvalContext) (*Health, hcl.Diagnostic
 	h.DrainWindow = dec.string("drain_window")
 	h.ValidFor = dec.string("valid_for")
 	h.ConfirmDelay = dec.string("confirm_delay")
+	h.FleetPartition = dec.string("fleet_partition")
+	if a := &h.FleetPartition; a.Set && (a.V == "" || strings.ContainsAny(a.V, " ,=\t\n")) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid fleet_partition",
+			Detail:   fmt.Sprintf("%q is not a Slurm partition name: one name, no spaces, commas or '='.", a.V),
+			Subject:  a.Range.Ptr(),
+		})
+		a.Set = false
+	}
 	if a := &h.ConfirmDelay; a.Set {
 		if d, err := time.ParseDuration(a.V); err != nil || d < minConfirmDelay || d > maxConfirmDelay {
 			dec.diags = append(dec.diags, &hcl.Diagnostic{

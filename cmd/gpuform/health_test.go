@@ -393,13 +393,36 @@ func TestSlurmHealthConfirmsLinkFailures(t *testing.T) {
 	}
 }
 
-// confirm_delay is checked by validate.
+// confirm_delay and fleet_partition are checked by validate.
 func TestHealthConfirmDelayValidated(t *testing.T) {
+	dir := healthSpec(t, `"gpu001"`, "  health {\n    fleet_partition = \"gpu,cpu\"\n  }")
+	if code, out, errOut := runCLI(t, "", "validate", dir); code != ExitFailed || !strings.Contains(out+errOut, "Invalid fleet_partition") {
+		t.Errorf("fleet_partition: exit %d\n%s%s", code, out, errOut)
+	}
 	for _, v := range []string{"0s", "10m", "soon"} {
 		dir := healthSpec(t, `"gpu001"`, "  health {\n    confirm_delay = \""+v+"\"\n  }")
 		code, out, errOut := runCLI(t, "", "validate", dir)
 		if code != ExitFailed || !strings.Contains(out+errOut, "Invalid confirm_delay") {
 			t.Errorf("%s: exit %d\n%s%s", v, code, out, errOut)
 		}
+	}
+}
+
+// health { fleet_partition } makes the breaker's fleet a Slurm partition:
+// a spec naming one host (a fleet of one, which at 0.4 allows no drain)
+// drains when its partition "gpu" has five nodes (0.4 × 5 = 2 allowed,
+// one held); the CPU nodes of the default partition do not count.
+func TestSlurmHealthFleetPartition(t *testing.T) {
+	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", OtherNodes: []string{"gpu[002-005]", "cpu[001-050]"},
+		Partitions: []string{"PartitionName=gpu Nodes=gpu[001-005] State=UP"}})
+	c.DrainNode("gpu002", "gpuform: health: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00")
+	state := filepath.Join(c.Dir, "health.json")
+	code, out, errOut := runHealth(t, healthCmd(c, healthSpec(t, `"gpu001"`, "  health {\n    max_drained_share = 0.4\n  }"), "gpu001", state))
+	if st, _ := c.State(); code != ExitFailed || strings.Contains(st, "DRAIN") || !strings.Contains(errOut, "of the fleet's 1 GPU nodes") {
+		t.Fatalf("fleet of the hosts: exit %d state %q\n%s%s", code, st, out, errOut)
+	}
+	code, out, errOut = runHealth(t, healthCmd(c, healthSpec(t, `"gpu001"`, "  health {\n    max_drained_share = 0.4\n    fleet_partition   = \"gpu\"\n  }"), "gpu001", state))
+	if st, _ := c.State(); code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.Contains(out, "(2 of 2 allowed in a fleet of 5)") {
+		t.Fatalf("fleet of the partition: exit %d state %q\n%s%s", code, st, out, errOut)
 	}
 }

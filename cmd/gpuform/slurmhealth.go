@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,7 +155,12 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 // the order every node computes alike (health.Admit), else resumes itself
 // at once, notes the open breaker in the node's Comment and fails loudly.
 func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Client, n slurm.Node, node *spec.Node, reason string, p health.Policy) error {
-	names := fleetNames(node)
+	fleet := func(nodes []slurm.Node) map[string]bool {
+		if node != nil && node.Health != nil && node.Health.FleetPartition.Set {
+			return partitionNames(nodes, node.Health.FleetPartition.V)
+		}
+		return fleetNames(node)
+	}
 	open := func(a health.Admission, undone bool) error {
 		msg := a.Open(p)
 		if undone {
@@ -177,7 +183,7 @@ func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Cl
 	if err != nil {
 		return fmt.Errorf("-slurm-drain: circuit breaker: %w", err)
 	}
-	if a := health.Held(n.Name, nodes, names, p); !a.Keep {
+	if a := health.Held(n.Name, nodes, fleet(nodes), p); !a.Keep {
 		return open(a, false)
 	}
 	if err := cl.Drain(ctx, reason); err != nil {
@@ -194,7 +200,7 @@ func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Cl
 		undoOwnDrain(ctx, cl, reason)
 		return fmt.Errorf("-slurm-drain: circuit breaker: %w (the drain of node %s was undone)", err, n.Name)
 	}
-	a := health.Admit(n.Name, nodes, names, p)
+	a := health.Admit(n.Name, nodes, fleet(nodes), p)
 	switch {
 	case a.Lost:
 		fmt.Fprintf(w, "Slurm: node %s: its drain was changed by someone else meanwhile; left alone.\n", n.Name)
@@ -239,6 +245,18 @@ func fleetNames(node *spec.Node) map[string]bool {
 	for _, h := range node.Hosts {
 		if name, err := spec.SlurmNodeName(template, h.Name); err == nil {
 			names[name] = true
+		}
+	}
+	return names
+}
+
+// partitionNames are the Slurm nodes in partition (health {
+// fleet_partition }).
+func partitionNames(nodes []slurm.Node, partition string) map[string]bool {
+	names := map[string]bool{}
+	for _, n := range nodes {
+		if slices.Contains(n.Partitions, partition) {
+			names[n.Name] = true
 		}
 	}
 	return names

@@ -46,6 +46,10 @@ type Options struct {
 	// ("cpu[001-300]"): one slurm.conf line, at 127.0.0.2, so hundreds of
 	// nodes cost slurmctld nothing to start.
 	OtherNodes []string
+	// Partitions are more slurm.conf partition lines
+	// ("PartitionName=gpu Nodes=gpu[001-005]"), beside the default
+	// partition "test" of all nodes.
+	Partitions []string
 }
 
 // Cluster is a running one-node Slurm cluster.
@@ -125,6 +129,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		}
 		extra = "Epilog=" + p + "\n"
 	}
+	extraParts := ""
 	gres := ""
 	if o.Gres != "" {
 		name, _, _ := strings.Cut(o.Gres, ":")
@@ -137,6 +142,9 @@ func Start(t testing.TB, o Options) *Cluster {
 		}
 	}
 	others := ""
+	for _, p := range o.Partitions {
+		extraParts += p + "\n"
+	}
 	slurmdTimeout := 30
 	if len(o.OtherNodes) > 0 {
 		slurmdTimeout = 600
@@ -176,7 +184,7 @@ KillWait=1
 RebootProgram=/bin/true
 %[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100%[9]s State=UNKNOWN
 %[10]sPartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, extra, o.NodeName, runtime.NumCPU(), gres, others, slurmdTimeout)
+%[12]s`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, extra, o.NodeName, runtime.NumCPU(), gres, others, slurmdTimeout, extraParts)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,8 @@ type Node struct {
 	ReasonTime time.Time
 	// Comment is the node's Comment= (Slurm 20.11 and later); "" when none.
 	Comment string
+	// Partitions are the partitions the node is in (Partitions=).
+	Partitions []string
 	// Jobs are the jobs running or completing on the node, "ID STATE".
 	Jobs []string
 }
@@ -220,6 +222,9 @@ func parseShow(name, out string) (Node, error) {
 	for _, f := range strings.Fields(show) {
 		if v, ok := strings.CutPrefix(f, "State="); ok {
 			n.State = v
+		}
+		if v, ok := strings.CutPrefix(f, "Partitions="); ok && v != "" && v != "(null)" {
+			n.Partitions = strings.Split(v, ",")
 		}
 	}
 	if n.State == "" {

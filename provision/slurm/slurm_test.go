@@ -85,7 +85,7 @@ func TestParseShowReasonTimeAndComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Reason != "gpuform: health: y" || n.Comment != "gpuform: health: circuit breaker open: z" || n.ReasonTime.Format("2006-01-02T15:04:05") != "2026-12-01T19:44:57" {
+	if n.Reason != "gpuform: health: y" || n.Comment != "gpuform: health: circuit breaker open: z" || n.ReasonTime.Format("2006-01-02T15:04:05") != "2026-12-01T19:44:57" || strings.Join(n.Partitions, ",") != "test" {
 		t.Errorf("%+v", n)
 	}
 	n, _ = parseShow("gpu004", "NodeName=gpu004 State=IDLE ExtSensorsTemp=n/s Comment=note\n--- jobs\n")
