@@ -80,13 +80,18 @@ the driver's Xids since boot from dmesg.
 
 --local verifies this machine without SSH. With -slurm-drain it is fit for
 Slurm's HealthCheckProgram (which ignores exit statuses): a failure that
-takes the node out drains it (Reason="gpuform: <check>: <action>:
-<message>"); a monitor-class Xid drains on its health { drain_after }th
-sighting within drain_window (counted in /var/lib/gpuform/health.json); no
-new drain while more than health { max_drained_share } (default 10%) of the
-Slurm fleet is drained by gpuform (circuit breaker: exit 1, "CIRCUIT
-BREAKER OPEN" on stderr). When nothing calls for a drain it resumes the
-node only when gpuform drained it; another reason's drain is never touched.
+takes the node out drains it (Reason="gpuform: health: <check>: <action>:
+<message>"); a link or performance failure only when it fails again after
+health { confirm_delay } (default 10s); a monitor-class Xid on its health {
+drain_after }th sighting within drain_window (counted in
+/var/lib/gpuform/health.json; an unusable state never stops a drain, exit
+1). The circuit breaker keeps health mode's drains to health {
+max_drained_share } (default 10%, rounded down) of the node block's hosts
+(or health { fleet_partition }), even when all nodes check at once: a
+node past it is not left drained (exit 1, "CIRCUIT BREAKER OPEN" on
+stderr, a node Comment). When nothing calls for a drain it resumes the
+node only when health mode drained it; apply's, an admin's and any other
+drain are never touched.
 
 Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
