@@ -58,6 +58,14 @@ func TestSlurmPlanAndPromptListDrains(t *testing.T) {
 		t.Errorf("prompt does not list the drained host (exit %d):\n%s", code, out)
 	}
 
+	// Health mode's drain (a fallen-off GPU) is not apply's to lift.
+	const healthReason = "gpuform: health: nvml.xid: reboot: fatal XID seen: XID 79 on gpu4"
+	c.Drain(healthReason)
+	code, out, _ = runPA(t, env, "", "plan", dir)
+	if !strings.Contains(out, "left alone: out of service for someone else (Reason=\""+healthReason+"\")") {
+		t.Errorf("plan does not say the health-drained host is left alone (exit %d):\n%s", code, out)
+	}
+
 	const reason = "RMA ticket 4711: GPU3 XID 79, do not use"
 	c.Drain(reason)
 	code, out, _ = runPA(t, env, "", "plan", dir)

@@ -12,9 +12,9 @@ import (
 // ReasonPrefix starts every drain reason health mode sets. Health mode
 // lifts only drains with this prefix: apply's ("gpuform: apply …"), an
 // admin's, NHC's and Slurm's own (DOWN, "Not responding") are not its own.
-// It starts with slurm.ReasonPrefix, so apply still tells a drain of
-// gpuform's from an admin's.
-const ReasonPrefix = slurm.ReasonPrefix + " health: "
+// Apply leaves these drains alone as it does an admin's
+// (slurm.Node.Own).
+const ReasonPrefix = slurm.HealthReasonPrefix
 
 // CommentPrefix starts the node Comment= health mode sets when the
 // circuit breaker kept it from draining a failing node; health mode

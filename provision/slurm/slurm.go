@@ -82,11 +82,21 @@ func (n Node) OutOfService() bool {
 	return n.has("DRAIN") || n.has("FAIL")
 }
 
-// Own reports whether the reason is one gpuform set.
-func (n Node) Own() bool { return strings.HasPrefix(n.Reason, ReasonPrefix) }
+// HealthReasonPrefix starts the drain reasons health mode sets
+// (provision/health). Those drains are health mode's alone: apply treats
+// them like an admin's, so a node health mode took out for a fallen-off
+// GPU is not resumed by the next apply.
+const HealthReasonPrefix = ReasonPrefix + " health: "
+
+// Own reports whether the reason is one apply set: gpuform's, and not
+// health mode's.
+func (n Node) Own() bool {
+	return strings.HasPrefix(n.Reason, ReasonPrefix) && !strings.HasPrefix(n.Reason, HealthReasonPrefix)
+}
 
 // Foreign reports whether the node is out of service for a reason that is
-// not gpuform's: an admin's drain, a DOWN node, another health checker.
+// not apply's: an admin's drain, a DOWN node, another health checker,
+// gpuform's health mode.
 func (n Node) Foreign() bool { return n.OutOfService() && !n.Own() }
 
 // Drained reports whether the node takes no new jobs and has none left:

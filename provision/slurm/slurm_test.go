@@ -19,6 +19,8 @@ func TestNodeStates(t *testing.T) {
 		{"completing job listed", "IDLE+DRAIN", "gpuform: apply by x", []string{"4 COMPLETING"}, true, true, false},
 		{"drained", "IDLE+DRAIN", "gpuform: apply by x", nil, true, true, true},
 		{"admin drained", "IDLE+DRAIN", "RMA ticket 4711", nil, true, false, true},
+		// Health mode's drain is not apply's to take over or lift.
+		{"health mode drained", "IDLE+DRAIN", "gpuform: health: nvml.xid: reboot: fatal XID seen: XID 79 on gpu4", nil, true, false, true},
 		{"down", "DOWN", "PSU 2 failed", nil, true, false, true},
 		{"down not responding", "DOWN*+DRAIN", "Not responding", nil, true, false, true},
 		{"not responding idle", "IDLE+NOT_RESPONDING", "", nil, false, false, false},
