@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -155,4 +156,30 @@ func (h *Health) ConfirmDelayOrDefault() time.Duration {
 		}
 	}
 	return DefaultConfirmDelay
+}
+
+// breakerAllowsNone warns when a node's own health block lets health
+// mode drain none of its hosts: the circuit breaker allows
+// floor(max_drained_share × hosts) drains, which is 0 for fewer than ten
+// hosts at the default 10 %.
+func breakerAllowsNone(n *Node) *hcl.Diagnostic {
+	h := n.Health
+	if h == nil || h.FleetPartition.Set || len(n.Hosts) == 0 {
+		return nil
+	}
+	_, _, share, _ := h.Policy()
+	if math.Floor(share*float64(len(n.Hosts))+1e-9) >= 1 {
+		return nil
+	}
+	subject := h.DeclRange
+	if h.MaxDrainedShare.Set {
+		subject = h.MaxDrainedShare.Range
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
+		Summary:  "Circuit breaker allows no drain",
+		Detail: fmt.Sprintf("health { max_drained_share = %g } of this node block's %d host(s) rounds down to no node: health mode (verify --local -slurm-drain) will never drain one of them. "+
+			"Set max_drained_share to at least %.2g, or name the Slurm partition of the whole fleet with fleet_partition.", share, len(n.Hosts), 1/float64(len(n.Hosts))),
+		Subject: subject.Ptr(),
+	}
 }

@@ -108,6 +108,14 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 		if !dec.Drain {
 			fmt.Fprintf(w, "Slurm: node %s: the failure did not repeat; not drained.\n", n.Name)
 		}
+		// The node may have changed hands meanwhile (an admin's drain):
+		// act on what Slurm says now.
+		sctx, cancel := context.WithTimeout(ctx, slurmHealthTimeout)
+		n, err = cl.Show(sctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("-slurm-drain: %w", err)
+		}
 	}
 
 	sctx, cancel = context.WithTimeout(ctx, slurmHealthTimeout)
