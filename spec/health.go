@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -15,6 +17,8 @@ import (
 //	  drain_window      = "24h"  # … within 24 hours
 //	  max_drained_share = 0.1    # never drain past 10 % of the fleet drained by gpuform
 //	  valid_for         = "1h"   # a verify result expires an hour after it was taken
+//	  confirm_delay     = "10s"  # a performance or link failure is checked again after 10 s
+//	  fleet_partition   = "gpu"  # the breaker's fleet: this Slurm partition (default: the hosts)
 //	}
 type Health struct {
 	// DrainAfter is how many sightings of a monitor-class Xid (NVIDIA:
@@ -22,10 +26,17 @@ type Health struct {
 	DrainAfter Attr[int]
 	// DrainWindow is the window DrainAfter counts in ("24h").
 	DrainWindow Attr[string]
-	// MaxDrainedShare is the circuit breaker: the share of the Slurm
-	// fleet (0 to 1) that may already be drained by gpuform before health
-	// mode refuses to drain another node.
+	// MaxDrainedShare is the circuit breaker: the share of the fleet (the
+	// node block's hosts as Slurm nodes, 0 to 1, rounded down) health
+	// mode may hold drained at once.
 	MaxDrainedShare Attr[float64]
+	// ConfirmDelay is how long health mode waits before it runs the
+	// checks again to confirm a performance or link failure ("10s").
+	ConfirmDelay Attr[string]
+	// FleetPartition, when set, makes the circuit breaker's fleet the
+	// Slurm nodes of this partition instead of the node block's hosts
+	// (for specs whose hosts are a variable filled per job, or one host).
+	FleetPartition Attr[string]
 	// ValidFor is how long a verify result stands (its expires_at).
 	ValidFor Attr[string]
 	// DeclRange is the block's header.
@@ -33,7 +44,7 @@ type Health struct {
 }
 
 var healthSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"},
+	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "confirm_delay"}, {Name: "fleet_partition"},
 }}
 
 // Health defaults. See README "Find the bad node" for why.
@@ -48,6 +59,17 @@ const (
 	DefaultMaxDrainedShare = 0.10
 	// DefaultValidFor is how long a verify result stands.
 	DefaultValidFor = time.Hour
+	// DefaultConfirmDelay: long enough for a link to retrain or a thermal
+	// excursion to pass, short enough to stay well inside slurmd's
+	// health check interval.
+	DefaultConfirmDelay = 10 * time.Second
+)
+
+// confirm_delay's bounds: a second at least, five minutes at most (the
+// health check must end before its next interval).
+const (
+	minConfirmDelay = time.Second
+	maxConfirmDelay = 5 * time.Minute
 )
 
 // healthDurations bound drain_window and valid_for: at least a minute (a
@@ -64,6 +86,28 @@ func decodeHealth(blk *hcl.Block, ctx *hcl.EvalContext) (*Health, hcl.Diagnostic
 	h.MaxDrainedShare = dec.float("max_drained_share", 0, 1)
 	h.DrainWindow = dec.string("drain_window")
 	h.ValidFor = dec.string("valid_for")
+	h.ConfirmDelay = dec.string("confirm_delay")
+	h.FleetPartition = dec.string("fleet_partition")
+	if a := &h.FleetPartition; a.Set && (a.V == "" || strings.ContainsAny(a.V, " ,=\t\n")) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid fleet_partition",
+			Detail:   fmt.Sprintf("%q is not a Slurm partition name: one name, no spaces, commas or '='.", a.V),
+			Subject:  a.Range.Ptr(),
+		})
+		a.Set = false
+	}
+	if a := &h.ConfirmDelay; a.Set {
+		if d, err := time.ParseDuration(a.V); err != nil || d < minConfirmDelay || d > maxConfirmDelay {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid confirm_delay",
+				Detail:   fmt.Sprintf("%q is not a duration between 1s and 5m like \"10s\": health mode waits this long before it checks a performance or link failure again.", a.V),
+				Subject:  a.Range.Ptr(),
+			})
+			a.Set = false
+		}
+	}
 	for _, a := range []*Attr[string]{&h.DrainWindow, &h.ValidFor} {
 		if !a.Set {
 			continue
@@ -101,4 +145,41 @@ func (h *Health) Policy() (drainAfter int, window time.Duration, maxShare float6
 		validFor = d
 	}
 	return
+}
+
+// ConfirmDelayOrDefault is confirm_delay, or its default; a nil block is
+// the default.
+func (h *Health) ConfirmDelayOrDefault() time.Duration {
+	if h != nil && h.ConfirmDelay.Set {
+		if d, err := time.ParseDuration(h.ConfirmDelay.V); err == nil {
+			return d
+		}
+	}
+	return DefaultConfirmDelay
+}
+
+// breakerAllowsNone warns when a node's own health block lets health
+// mode drain none of its hosts: the circuit breaker allows
+// floor(max_drained_share × hosts) drains, which is 0 for fewer than ten
+// hosts at the default 10 %.
+func breakerAllowsNone(n *Node) *hcl.Diagnostic {
+	h := n.Health
+	if h == nil || h.FleetPartition.Set || len(n.Hosts) == 0 {
+		return nil
+	}
+	_, _, share, _ := h.Policy()
+	if math.Floor(share*float64(len(n.Hosts))+1e-9) >= 1 {
+		return nil
+	}
+	subject := h.DeclRange
+	if h.MaxDrainedShare.Set {
+		subject = h.MaxDrainedShare.Range
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
+		Summary:  "Circuit breaker allows no drain",
+		Detail: fmt.Sprintf("health { max_drained_share = %g } of this node block's %d host(s) rounds down to no node: health mode (verify --local -slurm-drain) will never drain one of them. "+
+			"Set max_drained_share to at least %.2g, or name the Slurm partition of the whole fleet with fleet_partition.", share, len(n.Hosts), 1/float64(len(n.Hosts))),
+		Subject: subject.Ptr(),
+	}
 }

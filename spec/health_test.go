@@ -32,3 +32,30 @@ node "b" {
 		t.Errorf("b: %d %s %g %s", after, window, share, valid)
 	}
 }
+
+// A health block whose breaker rounds down to no drain for the node's
+// hosts is warned about; enough hosts, a share that allows one, or a
+// fleet_partition are not.
+func TestHealthBreakerAllowsNoneWarns(t *testing.T) {
+	for _, tc := range []struct {
+		hosts, body string
+		warn        bool
+	}{
+		{`"gpu[1-5]"`, "drain_after = 3", true},
+		{`"gpu[1-5]"`, "max_drained_share = 0.1", true},
+		{`"gpu[1-5]"`, "max_drained_share = 0.2", false},
+		{`"gpu[01-10]"`, "drain_after = 3", false},
+		{`"gpu1"`, "fleet_partition = \"gpu\"", false},
+	} {
+		_, diags := LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte("node \"a\" {\n  hosts = [" + tc.hosts + "]\n  health {\n    " + tc.body + "\n  }\n}\n")}, LoadOptions{})
+		got := false
+		for _, d := range diags {
+			if d.Summary == "Circuit breaker allows no drain" {
+				got = true
+			}
+		}
+		if diags.HasErrors() || got != tc.warn {
+			t.Errorf("%s %s: warning %v, want %v (%s)", tc.hosts, tc.body, got, tc.warn, diags.Error())
+		}
+	}
+}

@@ -189,6 +189,9 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 		}
 		diags = append(diags, d...)
 	}
+	if d := breakerAllowsNone(n); d != nil {
+		diags = append(diags, d)
+	}
 	// numa { balancing } is written as kernel.numa_balancing, in the same
 	// sysctl file: with both, one would silently override the other.
 	if s, ok := n.Sysctl["kernel.numa_balancing"]; ok && n.NUMA != nil && n.NUMA.Balancing.Set {

@@ -58,6 +58,14 @@ func TestSlurmPlanAndPromptListDrains(t *testing.T) {
 		t.Errorf("prompt does not list the drained host (exit %d):\n%s", code, out)
 	}
 
+	// Health mode's drain (a fallen-off GPU) is not apply's to lift.
+	const healthReason = "gpuform: health: nvml.xid: reboot: fatal XID seen: XID 79 on gpu4"
+	c.Drain(healthReason)
+	code, out, _ = runPA(t, env, "", "plan", dir)
+	if !strings.Contains(out, "left alone: out of service for someone else (Reason=\""+healthReason+"\")") {
+		t.Errorf("plan does not say the health-drained host is left alone (exit %d):\n%s", code, out)
+	}
+
 	const reason = "RMA ticket 4711: GPU3 XID 79, do not use"
 	c.Drain(reason)
 	code, out, _ = runPA(t, env, "", "plan", dir)
@@ -78,7 +86,9 @@ func TestSlurmPlanAndPromptListDrains(t *testing.T) {
 func healthCheck(t *testing.T, c *slurmtest.Cluster, args ...string) (int, string) {
 	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu001\"]\n}\n")
+	// A fleet of this node alone: max_drained_share = 1 lets its drain
+	// through the circuit breaker.
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\""+c.Node+"\"]\n  health {\n    max_drained_share = 1\n  }\n}\n")
 	cmd := exec.Command(os.Args[0], append(append([]string{"gpuform-cli", "verify", "--local", "-slurm-drain"}, args...), dir)...)
 	// Health mode's sightings live with the cluster, not in the test
 	// machine's /var/lib/gpuform.
@@ -102,7 +112,7 @@ func TestSlurmHealthCheckDrainAndResume(t *testing.T) {
 	// No GPU here: nvml.facts fails.
 	code, out := healthCheck(t, c)
 	state, reason := c.State()
-	if code != ExitReport || !strings.Contains(state, "DRAIN") || !strings.HasPrefix(reason, "gpuform: nvml.facts: ") {
+	if code != ExitReport || !strings.Contains(state, "DRAIN") || !strings.HasPrefix(reason, "gpuform: health: nvml.facts: ") {
 		t.Fatalf("failed check: exit %d, state %q reason %q\n%s", code, state, reason, out)
 	}
 	if !strings.Contains(out, "drained node gpu007") {
@@ -121,7 +131,7 @@ func TestSlurmHealthCheckDrainAndResume(t *testing.T) {
 		if state, reason := c.State(); !strings.Contains(state, "DRAIN") || reason != admin {
 			t.Errorf("%v: admin's drain touched: state %q reason %q", args, state, reason)
 		}
-		if !strings.Contains(out, "not gpuform's") || !strings.Contains(out, "left alone") {
+		if !strings.Contains(out, "not health mode's") || !strings.Contains(out, "left alone") {
 			t.Errorf("%v: output does not say the admin's drain was left alone:\n%s", args, out)
 		}
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,39 +20,55 @@ import (
 // slurmHealthTimeout bounds the scontrol calls of -slurm-drain.
 const slurmHealthTimeout = 20 * time.Second
 
+// breakerSettle is how long a node waits after its drain before it reads
+// the fleet's drains: slurmctld stamps a drain with its clock in whole
+// seconds while it holds its node write lock, so once a second has passed
+// since this drain returned, every drain stamped no later than this one
+// is visible to a read (README "Circuit breaker").
+const breakerSettle = 1100 * time.Millisecond
+
 // slurmHealth is verify --local -slurm-drain, gpuform as Slurm's
 // HealthCheckProgram. slurmd ignores the program's exit status, so the
 // program drains the node itself, as LBNL NHC does. What drains is the
 // remediation catalogue's call (provision/health): a failed check whose
 // action takes the node out drains it at once with
-// Reason="gpuform: <check>: <action>: <message>"; a monitor-class Xid
+// Reason="gpuform: health: <check>: <action>: <message>"; a performance or
+// link failure drains only when it fails again after health {
+// confirm_delay } (rerun runs the checks again); a monitor-class Xid
 // drains only once it has been seen health { drain_after } times within
-// drain_window (sightings kept in /var/lib/gpuform/health.json); and no
-// new drain happens while more than max_drained_share of the Slurm fleet
-// is already drained by gpuform (the circuit breaker), which fails the
-// run loudly instead. When nothing calls for a drain it resumes the node
-// only if gpuform drained it. A node drained or down for any other reason
-// is never touched. It runs under slurmd's bare environment (no PATH, no
-// HOME): the scripts find scontrol in the standard directories themselves.
-func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Document, hs *spec.Health) error {
-	// An unreachable slurmctld must not hold slurmd's health check
-	// forever: scontrol retries for a long time on its own.
-	ctx, cancel := context.WithTimeout(ctx, slurmHealthTimeout)
-	defer cancel()
+// drain_window (sightings kept in /var/lib/gpuform/health.json, which
+// fails closed: an unusable state never stops a drain); and the circuit
+// breaker keeps health mode's drains to max_drained_share of the node
+// block's hosts, atomically across nodes checking at once. When nothing
+// calls for a drain it resumes the node only if health mode drained it.
+// A node drained or down for any other reason (apply's drains, an
+// admin's, DOWN) is never touched. It runs under slurmd's bare
+// environment (no PATH, no HOME): the scripts find scontrol in the
+// standard directories themselves.
+func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Document, node *spec.Node, rerun func(context.Context) *report.Document) error {
 	env := map[string]string{}
 	if v := s.Getenv("SLURM_CONF"); v != "" {
 		env["SLURM_CONF"] = v
 	}
 	host, _ := os.Hostname()
 	cl := slurm.Client{Tr: local.New("local://"+host, local.WithEnv(env)), Name: s.Getenv("SLURMD_NODENAME")}
-	n, err := cl.Show(ctx)
+	// An unreachable slurmctld must not hold slurmd's health check
+	// forever: scontrol retries for a long time on its own.
+	sctx, cancel := context.WithTimeout(ctx, slurmHealthTimeout)
+	n, err := cl.Show(sctx)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("-slurm-drain: %w", err)
 	}
 	cl.Name = n.Name
 
 	var p health.Policy
+	var hs *spec.Health
+	if node != nil {
+		hs = node.Health
+	}
 	p.DrainAfter, p.DrainWindow, p.MaxDrainedShare, _ = hs.Policy()
+	p.ConfirmDelay = hs.ConfirmDelayOrDefault()
 	// GPUFORM_HEALTH_STATE moves the sightings file (tests; nodes whose
 	// /var/lib is read-only).
 	statePath := s.Getenv("GPUFORM_HEALTH_STATE")
@@ -58,60 +76,202 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 		statePath = health.DefaultStateFile
 	}
 	var dec health.Decision
-	if err := health.Update(statePath, func(st *health.State) error {
+	stateErr := health.Update(statePath, func(st *health.State) {
 		dec = health.Decide(doc, st, time.Now(), p)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("-slurm-drain: %w", err)
+	})
+	var se *health.StateError
+	if errors.As(stateErr, &se) {
+		// Fail closed: the state only counts repeats; a failure that
+		// drains on sight drains without it, and says so.
+		fmt.Fprintf(s.Err, "gpuform: %v; judged this run without the earlier sightings.\n", stateErr)
+	}
+	for _, x := range dec.NotApplicable {
+		fmt.Fprintf(w, "Slurm: node %s: %s.\n", n.Name, x)
 	}
 	for _, x := range dec.Watching {
 		fmt.Fprintf(w, "Slurm: watching node %s: %s (drains at %d).\n", n.Name, x, p.DrainAfter)
 	}
-
-	switch {
-	case n.Foreign():
-		fmt.Fprintf(w, "Slurm: node %s is out of service for a reason that is not gpuform's (%s); left alone.\n", n.Name, n.Describe())
-	case dec.Drain:
-		reason := slurm.Reason(dec.Reason)
-		if n.Own() && n.Reason == reason {
-			fmt.Fprintf(w, "Slurm: node %s stays drained (%s).\n", n.Name, n.Describe())
-			return nil
+	// Confirm before drain: a performance or link failure is checked
+	// again before the node leaves service.
+	if dec.Drain && len(dec.Confirm) > 0 && !n.OutOfService() && rerun != nil {
+		fmt.Fprintf(w, "Slurm: node %s: %s failed; running the checks again in %s before draining.\n", n.Name, dec.Confirm[0].ID, p.ConfirmDelay)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("-slurm-drain: %w", ctx.Err())
+		case <-time.After(p.ConfirmDelay):
 		}
-		// An older gpuform drain gets the current failure as its reason.
-		if n.Own() && n.OutOfService() {
-			if err := cl.SetReason(ctx, reason); err != nil {
-				return fmt.Errorf("-slurm-drain: %w", err)
-			}
-			fmt.Fprintf(w, "Slurm: node %s stays drained: Reason=%q.\n", n.Name, reason)
-			return nil
+		var runs []string
+		dec, runs = health.Confirm(dec, rerun(ctx), p.ConfirmDelay)
+		for _, r := range runs {
+			fmt.Fprintf(w, "Slurm: node %s: %s.\n", n.Name, r)
 		}
-		// The circuit breaker: a new drain only while gpuform holds no
-		// more than its share of the fleet.
-		fleet, err := cl.Fleet(ctx)
+		if !dec.Drain {
+			fmt.Fprintf(w, "Slurm: node %s: the failure did not repeat; not drained.\n", n.Name)
+		}
+		// The node may have changed hands meanwhile (an admin's drain):
+		// act on what Slurm says now.
+		sctx, cancel := context.WithTimeout(ctx, slurmHealthTimeout)
+		n, err = cl.Show(sctx)
+		cancel()
 		if err != nil {
-			return fmt.Errorf("-slurm-drain: circuit breaker: %w", err)
-		}
-		if open, msg := health.Breaker(slurm.DrainedByGpuform(fleet), len(fleet), p); open {
-			fmt.Fprintf(s.Err, "gpuform: CIRCUIT BREAKER OPEN: not draining node %s (%s): %s.\n", n.Name, reason, msg)
-			return exitError{ExitFailed}
-		}
-		if err := cl.Drain(ctx, reason); err != nil {
 			return fmt.Errorf("-slurm-drain: %w", err)
 		}
-		fmt.Fprintf(w, "Slurm: drained node %s: Reason=%q.\n", n.Name, reason)
-	case n.Own() && n.OutOfService():
-		if err := cl.Resume(ctx); err != nil {
-			return fmt.Errorf("-slurm-drain: %w", err)
-		}
-		fmt.Fprintf(w, "Slurm: resumed node %s, drained by gpuform (Reason=%q), nothing calls for a drain now.\n", n.Name, n.Reason)
-	default:
-		fmt.Fprintf(w, "Slurm: node %s is in service (State=%s); %s.\n", n.Name, n.State, inServiceNote(doc))
 	}
+
+	sctx, cancel = context.WithTimeout(ctx, slurmHealthTimeout)
+	defer cancel()
+	var ret error
+	if stateErr != nil {
+		ret = exitError{ExitFailed}
+	}
+	switch {
+	case n.OutOfService() && !health.Owns(n):
+		fmt.Fprintf(w, "Slurm: node %s is out of service for a reason that is not health mode's (%s); left alone.\n", n.Name, n.Describe())
+	case dec.Drain && n.OutOfService():
+		// The drain keeps its first reason and time: its place in the
+		// circuit breaker's order is its time in Slurm.
+		if r := health.Reason(dec.Reason); r != n.Reason {
+			fmt.Fprintf(w, "Slurm: node %s stays drained (%s); now also: %s.\n", n.Name, n.Describe(), dec.Reason)
+		} else {
+			fmt.Fprintf(w, "Slurm: node %s stays drained (%s).\n", n.Name, n.Describe())
+		}
+	case dec.Drain:
+		text := dec.Reason
+		if stateErr != nil {
+			text = "[state unusable] " + text
+		}
+		if err := drainBehindBreaker(sctx, s, w, cl, n, node, health.Reason(text), p); err != nil {
+			return err
+		}
+	case n.OutOfService():
+		if err := cl.Resume(sctx); err != nil {
+			return fmt.Errorf("-slurm-drain: %w", err)
+		}
+		fmt.Fprintf(w, "Slurm: resumed node %s, drained by health mode (Reason=%q), nothing calls for a drain now.\n", n.Name, n.Reason)
+		clearBreakerComment(sctx, cl, n)
+	default:
+		fmt.Fprintf(w, "Slurm: node %s is in service (State=%s); %s.\n", n.Name, n.State, inServiceNote(doc, dec))
+		clearBreakerComment(sctx, cl, n)
+	}
+	return ret
+}
+
+// drainBehindBreaker drains the node unless the circuit breaker holds:
+// with the fleet's limit of health-mode drains already held it does not
+// drain; otherwise it drains, waits breakerSettle, reads the fleet's
+// drains again and keeps its own only when it is among the first Limit in
+// the order every node computes alike (health.Admit), else resumes itself
+// at once, notes the open breaker in the node's Comment and fails loudly.
+func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Client, n slurm.Node, node *spec.Node, reason string, p health.Policy) error {
+	fleet := func(nodes []slurm.Node) map[string]bool {
+		if node != nil && node.Health != nil && node.Health.FleetPartition.Set {
+			return partitionNames(nodes, node.Health.FleetPartition.V)
+		}
+		return fleetNames(node)
+	}
+	open := func(a health.Admission, undone bool) error {
+		msg := a.Open(p)
+		if undone {
+			msg += " (its own drain, made before the others' were visible, was undone at once)"
+		}
+		if err := cl.SetComment(ctx, health.CommentPrefix+"not drained ("+strings.TrimPrefix(reason, health.ReasonPrefix)+")"); err != nil {
+			fmt.Fprintf(s.Err, "gpuform: could not note the open breaker in node %s's Comment: %v.\n", n.Name, err)
+		}
+		fmt.Fprintf(s.Err, "gpuform: CIRCUIT BREAKER OPEN: not draining node %s (%s): %s.\n", n.Name, reason, msg)
+		return exitError{ExitFailed}
+	}
+	// GPUFORM_HEALTH_BARRIER (tests): wait for this file to exist, so
+	// that many nodes reach the breaker at the same instant.
+	if b := s.Getenv("GPUFORM_HEALTH_BARRIER"); b != "" {
+		for _, err := os.Stat(b); err != nil && ctx.Err() == nil; _, err = os.Stat(b) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	nodes, err := cl.Fleet(ctx)
+	if err != nil {
+		return fmt.Errorf("-slurm-drain: circuit breaker: %w", err)
+	}
+	if a := health.Held(n.Name, nodes, fleet(nodes), p); !a.Keep {
+		return open(a, false)
+	}
+	if err := cl.Drain(ctx, reason); err != nil {
+		return fmt.Errorf("-slurm-drain: %w", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(breakerSettle):
+	}
+	nodes, err = cl.Fleet(ctx)
+	if err != nil {
+		// Without the fleet the breaker cannot tell: the drain is undone
+		// so that it never holds more than its share.
+		undoOwnDrain(ctx, cl, reason)
+		return fmt.Errorf("-slurm-drain: circuit breaker: %w (the drain of node %s was undone)", err, n.Name)
+	}
+	a := health.Admit(n.Name, nodes, fleet(nodes), p)
+	switch {
+	case a.Lost:
+		fmt.Fprintf(w, "Slurm: node %s: its drain was changed by someone else meanwhile; left alone.\n", n.Name)
+		return nil
+	case !a.Keep:
+		undoOwnDrain(ctx, cl, reason)
+		return open(a, true)
+	}
+	fmt.Fprintf(w, "Slurm: drained node %s: Reason=%q (%d of %d allowed in a fleet of %d).\n", n.Name, reason, len(a.Ahead)+1, a.Limit, a.Fleet)
+	clearBreakerComment(ctx, cl, n)
 	return nil
 }
 
+// undoOwnDrain resumes the node only while it still carries reason, the
+// drain this run set: an admin's drain made meanwhile is kept.
+func undoOwnDrain(ctx context.Context, cl slurm.Client, reason string) {
+	if now, err := cl.Show(ctx); err == nil && now.Reason == reason {
+		_ = cl.Resume(ctx)
+	}
+}
+
+// clearBreakerComment removes health mode's note of an open breaker from
+// a node; any other comment is kept.
+func clearBreakerComment(ctx context.Context, cl slurm.Client, n slurm.Node) {
+	if strings.HasPrefix(n.Comment, health.CommentPrefix) {
+		_ = cl.SetComment(ctx, "")
+	}
+}
+
+// fleetNames are the Slurm node names of the node block's hosts (rollout
+// { slurm_node_name }, else each host's short name): the fleet the
+// circuit breaker divides by, never every node Slurm knows.
+func fleetNames(node *spec.Node) map[string]bool {
+	names := map[string]bool{}
+	if node == nil {
+		return names
+	}
+	template := "{short}"
+	if node.Rollout != nil && node.Rollout.SlurmNodeName.Set {
+		template = node.Rollout.SlurmNodeName.V
+	}
+	for _, h := range node.Hosts {
+		if name, err := spec.SlurmNodeName(template, h.Name); err == nil {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// partitionNames are the Slurm nodes in partition (health {
+// fleet_partition }).
+func partitionNames(nodes []slurm.Node, partition string) map[string]bool {
+	names := map[string]bool{}
+	for _, n := range nodes {
+		if slices.Contains(n.Partitions, partition) {
+			names[n.Name] = true
+		}
+	}
+	return names
+}
+
 // inServiceNote says why a node stays in service.
-func inServiceNote(doc *report.Document) string {
+func inServiceNote(doc *report.Document, dec health.Decision) string {
 	if doc.OK() {
 		return "every check passed"
 	}
@@ -122,6 +282,9 @@ func inServiceNote(doc *report.Document) string {
 				ids = append(ids, c.ID+" ("+string(c.Remedy.Action)+")")
 			}
 		}
+	}
+	if len(ids) == 0 && len(dec.NotApplicable) > 0 {
+		return "the failed checks do not apply to this node's hardware"
 	}
 	return "the failed checks call for no drain now: " + strings.Join(ids, ", ")
 }

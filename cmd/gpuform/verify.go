@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,9 @@ type verifyFlags struct {
 	mockNVML string
 	// mockFaults are planted in the -mock-nvml system (tests).
 	mockFaults []string
+	// mockFaultsOnce are planted in the first run only: health mode's
+	// confirming second run sees the system without them (tests).
+	mockFaultsOnce []string
 	// asJSON is -json, the same as -format json.
 	asJSON bool
 	// slurmDrain drains this node in Slurm on a failure and resumes a
@@ -76,13 +80,18 @@ the driver's Xids since boot from dmesg.
 
 --local verifies this machine without SSH. With -slurm-drain it is fit for
 Slurm's HealthCheckProgram (which ignores exit statuses): a failure that
-takes the node out drains it (Reason="gpuform: <check>: <action>:
-<message>"); a monitor-class Xid drains on its health { drain_after }th
-sighting within drain_window (counted in /var/lib/gpuform/health.json); no
-new drain while more than health { max_drained_share } (default 10%) of the
-Slurm fleet is drained by gpuform (circuit breaker: exit 1, "CIRCUIT
-BREAKER OPEN" on stderr). When nothing calls for a drain it resumes the
-node only when gpuform drained it; another reason's drain is never touched.
+takes the node out drains it (Reason="gpuform: health: <check>: <action>:
+<message>"); a link or performance failure only when it fails again after
+health { confirm_delay } (default 10s); a monitor-class Xid on its health {
+drain_after }th sighting within drain_window (counted in
+/var/lib/gpuform/health.json; an unusable state never stops a drain, exit
+1). The circuit breaker keeps health mode's drains to health {
+max_drained_share } (default 10%, rounded down) of the node block's hosts
+(or health { fleet_partition }), even when all nodes check at once: a
+node past it is not left drained (exit 1, "CIRCUIT BREAKER OPEN" on
+stderr, a node Comment). When nothing calls for a drain it resumes the
+node only when health mode drained it; apply's, an admin's and any other
+drain are never touched.
 
 Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
@@ -111,7 +120,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 					return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 				}
 			}
-			if len(vf.mockFaults) > 0 && vf.mockNVML == "" {
+			if (len(vf.mockFaults) > 0 || len(vf.mockFaultsOnce) > 0) && vf.mockNVML == "" {
 				return fmt.Errorf("-mock-fault works only with -mock-nvml")
 			}
 			if vf.mockNVML != "" && !slices.Contains(nvmlMockNames(), vf.mockNVML) {
@@ -164,7 +173,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				// machine: its local:// host needs no -allow-local.
 				copts.AllowLocal = true
 				copts.MockNVML = vf.mockNVML
-				copts.MockFaults = vf.mockFaults
+				copts.MockFaults = append(slices.Clone(vf.mockFaults), vf.mockFaultsOnce...)
 			}
 			show := vf.format == "text" && vf.out == "" && len(targets) > 1
 			opts.Target = conn.targetOptionsFor(s, copts, show, "verifying")
@@ -208,7 +217,16 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				if vf.format != "text" && vf.out == "" {
 					sw = s.Err
 				}
-				if err := slurmHealth(cmd.Context(), s, sw, doc, targets[0].Node.Health); err != nil {
+				// Health mode's confirming run: the same checks again,
+				// its progress and report not printed.
+				rerun := func(ctx context.Context) *report.Document {
+					ropts := opts
+					rc := copts
+					rc.MockFaults = vf.mockFaults
+					ropts.Target = conn.targetOptionsFor(s, rc, false, "verifying")
+					return runner.Run(ctx, targets, ropts)
+				}
+				if err := slurmHealth(cmd.Context(), s, sw, doc, targets[0].Node, rerun); err != nil {
 					return err
 				}
 			}
@@ -236,6 +254,8 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 	cmd.Flags().BoolVar(&vf.processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
 	cmd.Flags().StringArrayVar(&vf.mockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID, or KIND@PCI-ADDRESS to name the GPU by bus id; repeatable)")
 	_ = cmd.Flags().MarkHidden("mock-fault")
+	cmd.Flags().StringArrayVar(&vf.mockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
+	_ = cmd.Flags().MarkHidden("mock-fault-once")
 	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd
 }

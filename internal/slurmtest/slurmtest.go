@@ -36,11 +36,20 @@ type Options struct {
 	// slurmd reads it. Its File= paths must exist: slurmd stats them.
 	GresConf string
 	// OtherNodes are more nodes in slurm.conf with no slurmd behind them
-	// (each at its own unused port): slurmctld knows them and keeps them
-	// DOWN (not responding), and they can be drained like real nodes. A
+	// (each at its own unused port): slurmctld knows them, Start brings
+	// them to IDLE+NOT_RESPONDING (DOWN, then RESUME) and SlurmdTimeout
+	// to ten minutes, so for a test's length they stay in service and can
+	// be drained and resumed like real nodes (SLURMD_NODENAME=one of them
+	// runs health mode as that node). A
 	// fleet for tests that count nodes, such as health mode's circuit
-	// breaker; no job runs on them.
+	// breaker; no job runs on them. An entry may be a Slurm hostlist
+	// ("cpu[001-300]"): one slurm.conf line, at 127.0.0.2, so hundreds of
+	// nodes cost slurmctld nothing to start.
 	OtherNodes []string
+	// Partitions are more slurm.conf partition lines
+	// ("PartitionName=gpu Nodes=gpu[001-005]"), beside the default
+	// partition "test" of all nodes.
+	Partitions []string
 }
 
 // Cluster is a running one-node Slurm cluster.
@@ -120,6 +129,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		}
 		extra = "Epilog=" + p + "\n"
 	}
+	extraParts := ""
 	gres := ""
 	if o.Gres != "" {
 		name, _, _ := strings.Cut(o.Gres, ":")
@@ -132,7 +142,18 @@ func Start(t testing.TB, o Options) *Cluster {
 		}
 	}
 	others := ""
+	for _, p := range o.Partitions {
+		extraParts += p + "\n"
+	}
+	slurmdTimeout := 30
+	if len(o.OtherNodes) > 0 {
+		slurmdTimeout = 600
+	}
 	for _, n := range o.OtherNodes {
+		if strings.Contains(n, "[") {
+			others += fmt.Sprintf("NodeName=%s NodeAddr=127.0.0.2 Port=%d CPUs=1 RealMemory=100 State=UNKNOWN\n", n, sshtest.FreePort(t))
+			continue
+		}
 		others += fmt.Sprintf("NodeName=%s NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=1 RealMemory=100 State=UNKNOWN\n", n, n, sshtest.FreePort(t))
 	}
 	conf := fmt.Sprintf(`ClusterName=gftest
@@ -157,13 +178,13 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-SlurmdTimeout=30
+SlurmdTimeout=%[11]d
 MinJobAge=2
 KillWait=1
 RebootProgram=/bin/true
 %[6]sNodeName=%[7]s NodeHostname=%[1]s NodeAddr=127.0.0.1 CPUs=%[8]d RealMemory=100%[9]s State=UNKNOWN
 %[10]sPartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, extra, o.NodeName, runtime.NumCPU(), gres, others)
+%[12]s`, host, sshtest.FreePort(t), sshtest.FreePort(t), sock, dir, extra, o.NodeName, runtime.NumCPU(), gres, others, slurmdTimeout, extraParts)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +192,12 @@ RebootProgram=/bin/true
 	c.waitFor("slurmctld to answer", func() bool { _, err := c.run("scontrol", "ping"); return err == nil })
 	c.daemon("slurmd", "/usr/sbin/slurmd", "-D", "-N", o.NodeName, "-f", c.Conf)
 	c.waitFor("the node to register as IDLE", func() bool { s, _ := c.State(); return s == "IDLE" })
+	// Nodes no slurmd serves start UNKNOWN, which Slurm will not drain
+	// and resume like a node in service.
+	for _, n := range o.OtherNodes {
+		c.Scontrol("update", "NodeName="+n, "State=DOWN", "Reason=slurmtest: no slurmd")
+		c.Scontrol("update", "NodeName="+n, "State=RESUME")
+	}
 	// Jobs a test left running end with it, before slurmd does, so no
 	// sleep outlives the test.
 	c.t.Cleanup(func() {
@@ -273,6 +300,15 @@ func (c *Cluster) State() (state, reason string) {
 	if err != nil {
 		return "", ""
 	}
+	return parseState(out)
+}
+
+// parseState reads State= and Reason= from scontrol -o show node; a
+// Comment= after the reason is not part of it.
+func parseState(out string) (state, reason string) {
+	if i := strings.Index(out, "] Comment="); i >= 0 {
+		out = out[:i+1]
+	}
 	if i := strings.Index(out, " Reason="); i >= 0 {
 		reason = strings.TrimSpace(out[i+len(" Reason="):])
 		if j := strings.LastIndex(reason, " ["); j >= 0 {
@@ -326,6 +362,35 @@ func (c *Cluster) Drain(reason string) {
 func (c *Cluster) DrainNode(node, reason string) {
 	c.t.Helper()
 	c.Scontrol("update", "NodeName="+node, "State=DRAIN", "Reason="+reason)
+}
+
+// NodeState returns another node's State= and Reason= (Reason without
+// the "[user@time]" Slurm appends), as State does for this machine's.
+func (c *Cluster) NodeState(node string) (state, reason string) {
+	out, err := c.run("scontrol", "-o", "show", "node", node)
+	if err != nil {
+		return "", ""
+	}
+	return parseState(out)
+}
+
+// Comment returns a node's Comment= ("" when none).
+func (c *Cluster) Comment(node string) string {
+	out, err := c.run("scontrol", "-o", "show", "node", node)
+	if err != nil {
+		return ""
+	}
+	_, comment, ok := strings.Cut(strings.TrimSpace(out), " Comment=")
+	if !ok || comment == "(null)" {
+		return ""
+	}
+	return comment
+}
+
+// DownNode sets another node DOWN with reason, as an admin would.
+func (c *Cluster) DownNode(node, reason string) {
+	c.t.Helper()
+	c.Scontrol("update", "NodeName="+node, "State=DOWN", "Reason="+reason)
 }
 
 // Down sets the node DOWN as an admin would.

@@ -21,21 +21,32 @@ type Policy struct {
 	DrainAfter int
 	// DrainWindow is the window sightings are counted in.
 	DrainWindow time.Duration
-	// MaxDrainedShare is the share of the fleet (0 to 1) that may already
-	// be drained by gpuform before a new drain is refused.
+	// MaxDrainedShare is the share of the fleet (the spec's GPU nodes, 0
+	// to 1) health mode may hold drained, rounded down (Limit).
 	MaxDrainedShare float64
+	// ConfirmDelay is how long health mode waits before it runs the
+	// checks again to confirm a performance or link failure.
+	ConfirmDelay time.Duration
 }
 
 // Decision is what to do with the node.
 type Decision struct {
 	// Drain is true when the node must be out of service.
 	Drain bool
-	// Reason is the drain reason without the "gpuform: " prefix: the
-	// check, the catalogue's action and the message.
+	// Reason is the drain reason without a prefix: the check, the
+	// catalogue's action and the message.
 	Reason string
+	// Confirm lists the failed performance or link checks this drain
+	// rests on alone: health mode runs the checks again after
+	// Policy.ConfirmDelay and drains only when one fails again (Confirm).
+	Confirm []verify.CheckResult
 	// Watching lists monitor-class Xids seen but not often enough to
 	// drain: "Xid 13 seen 1 of 3 times in 24h0m0s".
 	Watching []string
+	// NotApplicable lists checks that failed only because the node's
+	// hardware lacks what they judge (NVLink on a GPU without it, the
+	// fabric manager on a node with no NVLink at all): never a drain.
+	NotApplicable []string
 }
 
 // Decide judges a verify report of this node (its first host) against the
@@ -51,6 +62,10 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 		if c.Status != verify.StatusFail && c.Status != verify.StatusError {
 			continue
 		}
+		if why := notApplicable(c, h); why != "" {
+			d.NotApplicable = append(d.NotApplicable, c.ID+": not applicable: "+why)
+			continue
+		}
 		act := compat.ActionUnknown
 		if c.Remedy != nil {
 			act = c.Remedy.Action
@@ -58,6 +73,10 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 		// A monitor-class Xid is counted below, never drained on sight;
 		// an informational one is never drained.
 		if act == compat.ActionNone || (act == compat.ActionMonitor && isXidCheck(c.ID)) {
+			continue
+		}
+		if confirmable(c.ID) {
+			d.Confirm = append(d.Confirm, c)
 			continue
 		}
 		if !d.Drain {
@@ -82,7 +101,124 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 		}
 		d.Watching = append(d.Watching, fmt.Sprintf("%s seen %d of %d times in %s", k, n, p.DrainAfter, p.DrainWindow))
 	}
+	switch {
+	case d.Drain:
+		// Another failure drains on its own: nothing to confirm.
+		d.Confirm = nil
+	case len(d.Confirm) > 0:
+		c := d.Confirm[0]
+		d.Drain, d.Reason = true, reason(c, action(c))
+	}
 	return d
+}
+
+// Confirm judges the second run of the checks a Decision's drain rests on
+// (Decision.Confirm, run again after Policy.ConfirmDelay): the drain
+// stands only when one of them fails again, with a reason that says it
+// failed twice. Runs are what to show: each check's first and second
+// result.
+func Confirm(d Decision, second *report.Document, delay time.Duration) (Decision, []string) {
+	var again map[string]verify.CheckResult
+	if len(second.Hosts) > 0 {
+		again = map[string]verify.CheckResult{}
+		for _, c := range second.Hosts[0].Checks {
+			again[c.ID] = c
+		}
+	}
+	out := d
+	out.Drain, out.Reason, out.Confirm = false, "", nil
+	var runs []string
+	for _, c := range d.Confirm {
+		runs = append(runs, fmt.Sprintf("%s first run: %s (%s)", c.ID, c.Status, oneLine(c)))
+		c2, ok := again[c.ID]
+		switch {
+		case !ok:
+			// The second run did not judge it (the host became
+			// unreachable, the tier ran out of time): the first failure
+			// stands.
+			runs = append(runs, fmt.Sprintf("%s second run after %s: not judged; the first failure stands", c.ID, delay))
+			c2 = c
+		default:
+			runs = append(runs, fmt.Sprintf("%s second run after %s: %s (%s)", c.ID, delay, c2.Status, oneLine(c2)))
+		}
+		if (c2.Status == verify.StatusFail || c2.Status == verify.StatusError) && !out.Drain {
+			out.Drain = true
+			out.Reason = reason(c2, action(c2)) + fmt.Sprintf(" (failed twice, %s apart)", delay)
+		}
+	}
+	return out, runs
+}
+
+// action is a check's catalogue action, unknown without a remedy.
+func action(c verify.CheckResult) compat.Action {
+	if c.Remedy != nil {
+		return c.Remedy.Action
+	}
+	return compat.ActionUnknown
+}
+
+// confirmFamilies are the performance and link checks: a failure of one
+// can be a passing glitch (a link retraining, a thermal excursion, a
+// bandwidth dip under a neighbour's load), so it drains only when it
+// fails again. Xids and the node's own faults (NVML gone, ECC, row remap)
+// drain on sight.
+var confirmFamilies = []string{
+	string(verify.CheckPCIeLink), string(verify.CheckNVLink), string(verify.CheckThrottle),
+	string(verify.CheckTemperature), string(verify.CheckPeerOutlier), string(verify.CheckNCCL),
+	"nic",
+}
+
+// confirmable reports whether a check id ("nvml.pcie_link[gpu3]",
+// "nccl.allreduce", "nic.link mlx5_0") is a performance or link check.
+func confirmable(id string) bool {
+	fam, _, _ := strings.Cut(id, "[")
+	fam, _, _ = strings.Cut(fam, " ")
+	for _, f := range confirmFamilies {
+		if fam == f || strings.HasPrefix(fam, f+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// notApplicable says why a failed check does not apply to this node's
+// hardware ("" when it does): NVLink judged on a GPU NVML reports no
+// NVLink for (a PCIe card), and the fabric manager required on a node
+// none of whose GPUs has an NVLink (no NVSwitch to manage). Health mode's
+// own judgement, kept here so verify's statuses stay as they are.
+func notApplicable(c verify.CheckResult, h report.Host) string {
+	if h.NVML == nil || len(h.NVML.GPUs) == 0 {
+		return ""
+	}
+	fam, gpu, _ := strings.Cut(c.ID, "[")
+	switch fam {
+	case string(verify.CheckNVLink):
+		var idx int
+		if _, err := fmt.Sscanf(gpu, "gpu%d]", &idx); err != nil {
+			return ""
+		}
+		if g := h.NVML.GPUByIndex(idx); g != nil && len(g.NVLinks) == 0 && c.Expected != "no active links" {
+			return "NVML reports no NVLink on " + g.BusID + " (a PCIe-only GPU)"
+		}
+	case string(verify.CheckFabricManager):
+		for _, g := range h.NVML.GPUs {
+			if len(g.NVLinks) > 0 {
+				return ""
+			}
+		}
+		return "no GPU of this node has an NVLink, so there is no NVSwitch for nvidia-fabricmanager to manage"
+	}
+	return ""
+}
+
+// oneLine is a check's message, or expected and observed, on one line.
+func oneLine(c verify.CheckResult) string {
+	msg := c.Message
+	if msg == "" {
+		msg = fmt.Sprintf("expected %s, observed %s", c.Expected, c.Observed)
+	}
+	msg, _, _ = strings.Cut(strings.TrimSpace(msg), "\n")
+	return msg
 }
 
 func isXidCheck(id string) bool {
@@ -110,66 +246,111 @@ func describe(key string) string {
 	return "not in the catalogue"
 }
 
-// sightings are this run's monitor-class Xids: those NVML raised while
-// verify listened, and those in the kernel log from before the run (the
-// log repeats what NVML saw during it, so those are not counted twice).
-func sightings(h report.Host, checkedAt, now time.Time) []Sighting {
+// sameEventSlack widens the window in which a kernel line and an NVML
+// event are taken for one event: the kernel stamps the line, NVML's
+// callback and verify's clock read it a moment apart.
+const sameEventSlack = 2 * time.Second
+
+// sightings are this run's monitor-class Xids. An event is identified by
+// its kernel log line (the kernel's timestamp and text): a line read again
+// by a later run is the same sighting. An NVML event of this run is the
+// same event as a kernel line for the same Xid and GPU logged during the
+// run, and is not counted beside it; one whose line is not in the log
+// yet is kept as NVML's sighting with the run's span (From to At), which
+// the line recognises when a later run reads it (State.record).
+func sightings(h report.Host, runStart, now time.Time) []Sighting {
 	kb := compat.Default()
 	monitor := func(kind string, code uint64) bool {
 		r, ok := kb.Remedy(kind, strconv.FormatUint(code, 10))
 		return ok && r.Action == compat.ActionMonitor
 	}
-	var out []Sighting
-	if h.NVML != nil && h.NVML.XID != nil {
-		for i, e := range h.NVML.XID.Events {
-			if monitor("xid", e.XID) {
-				out = append(out, Sighting{Key: fmt.Sprintf("nvml %s #%d xid %d gpu %d", now.UTC().Format(time.RFC3339Nano), i, e.XID, e.GPU), Kind: "Xid", Code: e.XID, At: now})
-			}
-		}
-	}
+	var kernel []Sighting
 	if h.Kernel != nil {
 		for _, e := range h.Kernel.Events {
-			if !e.Time.IsZero() && !checkedAt.IsZero() && !e.Time.Before(checkedAt) {
-				continue
-			}
 			kind := "Xid"
 			if e.Kind == kmsg.KindSXid {
 				kind = "SXid"
 			}
-			if monitor(string(e.Kind), e.Code) {
-				at := e.Time
-				if at.IsZero() {
-					at = now
+			if !monitor(string(e.Kind), e.Code) {
+				continue
+			}
+			at := e.Time
+			if at.IsZero() {
+				at = now
+			}
+			kernel = append(kernel, Sighting{Key: "kmsg " + e.Line, Kind: kind, Code: e.Code, PCI: busDevice(e.PCI), At: at})
+		}
+	}
+	matched := make([]bool, len(kernel))
+	var out []Sighting
+	if h.NVML != nil && h.NVML.XID != nil {
+		for i, e := range h.NVML.XID.Events {
+			if !monitor("xid", e.XID) {
+				continue
+			}
+			pci := ""
+			if g := h.NVML.GPUByIndex(e.GPU); g != nil {
+				pci = busDevice(g.BusID)
+			}
+			s := Sighting{Key: fmt.Sprintf("nvml %s #%d xid %d gpu %d", now.UTC().Format(time.RFC3339Nano), i, e.XID, e.GPU),
+				Kind: "Xid", Code: e.XID, PCI: pci, At: now, From: runStart}
+			if runStart.IsZero() {
+				s.From = now
+			}
+			same := false
+			for k := range kernel {
+				if !matched[k] && s.sameEvent(kernel[k]) {
+					matched[k], same = true, true
+					break
 				}
-				out = append(out, Sighting{Key: "kmsg " + e.Line, Kind: kind, Code: e.Code, At: at})
+			}
+			if !same {
+				out = append(out, s)
 			}
 		}
 	}
-	return out
+	return append(kernel, out...)
 }
 
-// Breaker says whether the circuit breaker holds a new drain back:
-// drained of total nodes are already out of service by gpuform's drains.
-func Breaker(drained, total int, p Policy) (open bool, msg string) {
-	if total <= 0 {
-		return false, ""
+// sameEvent reports whether kernel line k is the event NVML sighting s
+// reported: the same Xid on the same GPU (when both name it), logged
+// within the span of the run that saw s.
+func (s Sighting) sameEvent(k Sighting) bool {
+	if s.From.IsZero() || s.Kind != k.Kind || s.Code != k.Code || !strings.HasPrefix(k.Key, "kmsg ") {
+		return false
 	}
-	share := float64(drained) / float64(total)
-	if share <= p.MaxDrainedShare {
-		return false, ""
+	if s.PCI != "" && k.PCI != "" && s.PCI != k.PCI {
+		return false
 	}
-	return true, fmt.Sprintf("%d of %d Slurm nodes (%.0f%%) are already drained by gpuform, more than health { max_drained_share = %g }: "+
-		"this many failing at once points to a common cause (a driver rollout, the fabric, a faulty check) rather than one more broken node; "+
-		"find it, resume the nodes that are fine (scontrol update NodeName=… State=RESUME) or raise max_drained_share",
-		drained, total, share*100, p.MaxDrainedShare)
+	return !k.At.Before(s.From.Add(-sameEventSlack)) && !k.At.After(s.At.Add(sameEventSlack))
 }
 
-// record adds new sightings and forgets those older than the window.
+// busDevice is a PCI address's bus and device, lower case ("9d:00"), so
+// NVML's "00000000:9D:00.0" and the kernel's "0000:9d:00" compare equal.
+func busDevice(pci string) string {
+	pci = strings.ToLower(strings.TrimSpace(pci))
+	pci, _, _ = strings.Cut(pci, ".")
+	parts := strings.Split(pci, ":")
+	if len(parts) < 2 {
+		return pci
+	}
+	return parts[len(parts)-2] + ":" + parts[len(parts)-1]
+}
+
+// record adds new sightings and forgets those older than the window. A
+// sighting already recorded (the same key) is not added again, and a
+// kernel line that is the event an earlier run saw only through NVML
+// takes that sighting's place instead of counting twice.
 func (st *State) record(new []Sighting, now time.Time, window time.Duration) {
 	for _, s := range new {
-		if !slices.ContainsFunc(st.Sightings, func(x Sighting) bool { return x.Key == s.Key }) {
-			st.Sightings = append(st.Sightings, s)
+		if slices.ContainsFunc(st.Sightings, func(x Sighting) bool { return x.Key == s.Key }) {
+			continue
 		}
+		if i := slices.IndexFunc(st.Sightings, func(x Sighting) bool { return x.sameEvent(s) }); i >= 0 {
+			st.Sightings[i] = s
+			continue
+		}
+		st.Sightings = append(st.Sightings, s)
 	}
 	keep := st.Sightings[:0]
 	for _, s := range st.Sightings {

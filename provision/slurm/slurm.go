@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -42,6 +43,14 @@ type Node struct {
 	// Reason is the drain or down reason without the "[user@time]" Slurm
 	// appends; "" when none.
 	Reason string
+	// ReasonTime is when the reason was set, from the "[user@time]" Slurm
+	// appends (slurmctld's clock, whole seconds); zero when absent or
+	// unreadable.
+	ReasonTime time.Time
+	// Comment is the node's Comment= (Slurm 20.11 and later); "" when none.
+	Comment string
+	// Partitions are the partitions the node is in (Partitions=).
+	Partitions []string
 	// Jobs are the jobs running or completing on the node, "ID STATE".
 	Jobs []string
 }
@@ -73,11 +82,21 @@ func (n Node) OutOfService() bool {
 	return n.has("DRAIN") || n.has("FAIL")
 }
 
-// Own reports whether the reason is one gpuform set.
-func (n Node) Own() bool { return strings.HasPrefix(n.Reason, ReasonPrefix) }
+// HealthReasonPrefix starts the drain reasons health mode sets
+// (provision/health). Those drains are health mode's alone: apply treats
+// them like an admin's, so a node health mode took out for a fallen-off
+// GPU is not resumed by the next apply.
+const HealthReasonPrefix = ReasonPrefix + " health: "
+
+// Own reports whether the reason is one apply set: gpuform's, and not
+// health mode's.
+func (n Node) Own() bool {
+	return strings.HasPrefix(n.Reason, ReasonPrefix) && !strings.HasPrefix(n.Reason, HealthReasonPrefix)
+}
 
 // Foreign reports whether the node is out of service for a reason that is
-// not gpuform's: an admin's drain, a DOWN node, another health checker.
+// not apply's: an admin's drain, a DOWN node, another health checker,
+// gpuform's health mode.
 func (n Node) Foreign() bool { return n.OutOfService() && !n.Own() }
 
 // Drained reports whether the node takes no new jobs and has none left:
@@ -182,21 +201,40 @@ func parseShow(name, out string) (Node, error) {
 	n := Node{Name: name}
 	show, jobs, _ := strings.Cut(out, "--- jobs\n")
 	show = strings.TrimSpace(show)
-	// Reason= comes last and its text has spaces; Slurm appends
-	// " [user@time]".
+	// Reason= comes last but for Comment= and its text has spaces; Slurm
+	// appends " [user@time]" to it, which ends it before a Comment=.
 	if i := strings.Index(show, " Reason="); i >= 0 {
 		r := strings.TrimSpace(show[i+len(" Reason="):])
+		if j := strings.Index(r, "] Comment="); j >= 0 {
+			n.Comment = strings.TrimSpace(r[j+len("] Comment="):])
+			r = r[:j+1]
+		}
 		if j := strings.LastIndex(r, " ["); j >= 0 && strings.HasSuffix(r, "]") {
+			stamp := r[j+2 : len(r)-1]
+			if _, at, ok := strings.Cut(stamp, "@"); ok {
+				if t, err := time.Parse("2006-01-02T15:04:05", at); err == nil {
+					n.ReasonTime = t
+				}
+			}
 			r = r[:j]
 		}
 		if r != "(null)" {
 			n.Reason = r
 		}
 		show = show[:i]
+	} else if i := strings.Index(show, " Comment="); i >= 0 {
+		n.Comment = strings.TrimSpace(show[i+len(" Comment="):])
+		show = show[:i]
+	}
+	if n.Comment == "(null)" {
+		n.Comment = ""
 	}
 	for _, f := range strings.Fields(show) {
 		if v, ok := strings.CutPrefix(f, "State="); ok {
 			n.State = v
+		}
+		if v, ok := strings.CutPrefix(f, "Partitions="); ok && v != "" && v != "(null)" {
+			n.Partitions = strings.Split(v, ",")
 		}
 	}
 	if n.State == "" {
@@ -219,6 +257,18 @@ func (c Client) Drain(ctx context.Context, reason string) error {
 // SetReason replaces the reason of a node that stays out of service.
 func (c Client) SetReason(ctx context.Context, reason string) error {
 	_, _, err := c.run(ctx, "set the reason of", `scontrol update NodeName="$n" Reason=`+transport.Quote(reason)+"\n", c.Become)
+	return err
+}
+
+// SetComment sets the node's Comment= ("" clears it): health mode's
+// note on a node it did not drain because of the circuit breaker, which an
+// admin sees in scontrol show node and sinfo -O NodeList,Comment.
+func (c Client) SetComment(ctx context.Context, comment string) error {
+	comment = strings.Join(strings.Fields(comment), " ")
+	if len(comment) > maxReason {
+		comment = comment[:maxReason-3] + "..."
+	}
+	_, _, err := c.run(ctx, "set the comment of", `scontrol update NodeName="$n" Comment=`+transport.Quote(comment)+"\n", c.Become)
 	return err
 }
 

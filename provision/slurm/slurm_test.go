@@ -19,6 +19,8 @@ func TestNodeStates(t *testing.T) {
 		{"completing job listed", "IDLE+DRAIN", "gpuform: apply by x", []string{"4 COMPLETING"}, true, true, false},
 		{"drained", "IDLE+DRAIN", "gpuform: apply by x", nil, true, true, true},
 		{"admin drained", "IDLE+DRAIN", "RMA ticket 4711", nil, true, false, true},
+		// Health mode's drain is not apply's to take over or lift.
+		{"health mode drained", "IDLE+DRAIN", "gpuform: health: nvml.xid: reboot: fatal XID seen: XID 79 on gpu4", nil, true, false, true},
 		{"down", "DOWN", "PSU 2 failed", nil, true, false, true},
 		{"down not responding", "DOWN*+DRAIN", "Not responding", nil, true, false, true},
 		{"not responding idle", "IDLE+NOT_RESPONDING", "", nil, false, false, false},
@@ -75,5 +77,21 @@ NodeName=gpu003 State=IDLE+DRAIN Reason=RMA ticket 4711 [admin@2026-11-29T10:00:
 	}
 	if got := DrainedByGpuform(nodes); got != 1 {
 		t.Errorf("DrainedByGpuform = %d, want 1 (gpu002; gpu003 is an admin's)", got)
+	}
+}
+
+// The reason's time and the node's comment, as Slurm 23.11 prints them
+// (Comment= after Reason=).
+func TestParseShowReasonTimeAndComment(t *testing.T) {
+	n, err := parseShow("gpu003", "NodeName=gpu003 State=IDLE+DRAIN+NOT_RESPONDING Partitions=test Reason=gpuform: health: y [root@2026-12-01T19:44:57] Comment=gpuform: health: circuit breaker open: z\n--- jobs\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Reason != "gpuform: health: y" || n.Comment != "gpuform: health: circuit breaker open: z" || n.ReasonTime.Format("2006-01-02T15:04:05") != "2026-12-01T19:44:57" || strings.Join(n.Partitions, ",") != "test" {
+		t.Errorf("%+v", n)
+	}
+	n, _ = parseShow("gpu004", "NodeName=gpu004 State=IDLE ExtSensorsTemp=n/s Comment=note\n--- jobs\n")
+	if n.Reason != "" || n.Comment != "note" || !n.ReasonTime.IsZero() {
+		t.Errorf("%+v", n)
 	}
 }

@@ -1,5 +1,5 @@
 node "a" {
-  hosts = ["gpu1"]
+  hosts = ["gpu[01-10]"]
   health {
     drain_after       = 3
     drain_window      = "90d" # ERROR: Invalid duration
