@@ -37,3 +37,38 @@ func TestLockHostileRegistryConfigSize(t *testing.T) {
 // oneLine is text with its line wrapping undone, for phrases a diagnostic
 // may wrap.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestSensitiveDriverInPrometheus: verify -format prometheus labels every
+// GPU with the driver it runs; a sensitive driver version is hidden there
+// too (the node that matches it shows the secret otherwise).
+func TestSensitiveDriverInPrometheus(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	// The stale node runs 535.183.06: the secret is what it runs.
+	dir, vf := sensitiveSpec(t, "535.183.06", `  driver {
+    version = var.secret
+  }
+`)
+	code, out, errOut := runCLIEnv(t, env, "verify", "-format", "prometheus", "-var-file", vf, dir)
+	if code != ExitOK && code != ExitReport || !strings.Contains(out, `gpuform_gpu_info{`) || !strings.Contains(out, `driver_version="(sensitive value)"`) {
+		t.Fatalf("verify -format prometheus: exit %d\n%s%s", code, out, errOut)
+	}
+	noSecret(t, "verify -format prometheus", []string{out, errOut}, "535.183.06", "535.183")
+}
+
+// TestSensitiveImageInCheckID: a check named after a sensitive image
+// reference names it by its place in container.images in every format,
+// so the id carries nothing of the value.
+func TestSensitiveImageInCheckID(t *testing.T) {
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir, vf := sensitiveSpec(t, "24.05-py3", `  container {
+    images = ["nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", "nvcr.io/nvidia/pytorch:${var.secret}"]
+  }
+`)
+	for _, format := range []string{"text", "json", "junit", "prometheus"} {
+		_, out, errOut := runCLIEnv(t, env, "verify", "-format", format, "-var-file", vf, dir)
+		if !strings.Contains(out, "container.image_digest.image-2") || !strings.Contains(out, "container.image_digest.nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04") {
+			t.Errorf("verify -format %s names the images' checks otherwise:\n%s%s", format, out, errOut)
+		}
+		noSecret(t, "verify -format "+format, []string{out, errOut}, "24.05-py3", "24.05")
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // checkImages judges each NGC image the spec runs against the driver the
@@ -26,7 +27,7 @@ func checkImages(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		if !ok {
 			continue
 		}
-		r := CheckResult{ID: CheckImageDriver.Named(img.V), Observed: "driver " + rep.DriverVersion,
+		r := CheckResult{ID: CheckImageDriver.Named(imageName(exp.Spec, img.V)), Observed: "driver " + rep.DriverVersion,
 			Expected: fmt.Sprintf("driver R%d or later for %s (CUDA %s)", im.MinDriverBranch, img.V, im.CUDA)}
 		drv, err := compat.ParseDriverVersion(rep.DriverVersion)
 		if err != nil {
@@ -87,7 +88,7 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 	runtime := resource.ImageRuntime(exp.Spec)
 	var out []CheckResult
 	for _, im := range pinned {
-		r := CheckResult{ID: CheckImageDigest.Named(im.Ref), Expected: im.Digest}
+		r := CheckResult{ID: CheckImageDigest.Named(imageName(exp.Spec, im.Ref)), Expected: im.Digest}
 		var store *facts.ImageStore
 		if f != nil {
 			store = resource.NodeImages(exp.Spec, f)
@@ -123,8 +124,28 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 		out = append(out, r)
 	}
 	for _, ref := range unlocked {
-		out = append(out, CheckResult{ID: CheckImageDigest.Named(ref), Status: StatusSkip, Expected: "a pinned digest",
+		out = append(out, CheckResult{ID: CheckImageDigest.Named(imageName(exp.Spec, ref)), Status: StatusSkip, Expected: "a pinned digest",
 			Message: "the lock file records no digest for this tag; run gpuform lock"})
 	}
 	return out
+}
+
+// imageName is how a check id names image ref: the reference itself, or,
+// when the reference comes from a sensitive value, "image-N" for its place
+// (from 1) in container.images. An id is printed everywhere (text, JSON,
+// JUnit test names, Prometheus labels) and cannot be redacted after the
+// fact without colliding, so it must not carry the value. An index, not a
+// hash: a hash of a short secret (a tag such as "24.05") is undone by
+// hashing the few candidates, while an index says nothing about the value
+// and stays the same from run to run as long as the list does.
+func imageName(n *spec.Node, ref string) string {
+	if n == nil || n.Container == nil {
+		return ref
+	}
+	for i, img := range n.Container.Images {
+		if img.V == ref && img.Sensitive {
+			return fmt.Sprintf("image-%d", i+1)
+		}
+	}
+	return ref
 }

@@ -182,7 +182,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 		return report.Host{}, err
 	}
 	h := report.NewHost(tg.Host.Name, checks, time.Since(start))
-	h.NVML, h.NCCL, h.Kernel = seen.NVML, seen.NCCL, seen.Kernel
+	h.NVML, h.NCCL, h.Kernel = verify.RedactNVML(exp, seen.NVML), seen.NCCL, seen.Kernel
 	return h, nil
 }
 
