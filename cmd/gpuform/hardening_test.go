@@ -1,11 +1,14 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuform/gpuform/internal/registrytest"
+	"github.com/gpuform/gpuform/provision/sim"
 )
 
 // The regression tests of issue 31 that go through the command line: each
@@ -71,4 +74,49 @@ func TestSensitiveImageInCheckID(t *testing.T) {
 		}
 		noSecret(t, "verify -format "+format, []string{out, errOut}, "24.05-py3", "24.05")
 	}
+}
+
+// TestPyxisPlugstackKeepsArguments: an admin's pyxis.conf with the
+// plugin's arguments and a comment keeps them byte for byte; only the
+// keyword and the plugin path are gpuform's.
+func TestPyxisPlugstackKeepsArguments(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := specDir(t, "  container {\n    runtime = \"enroot\"\n    nvidia_container_toolkit = \"1.14.3\"\n    pyxis = true\n  }")
+	root, err := sim.MaterializeHost("sim://hgx-h100-stale", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lib = "/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so"
+	writeFileAll(t, filepath.Join(root, lib), "\x7fELF")
+	conf := filepath.Join(root, "etc/slurm/plugstack.conf.d/pyxis.conf")
+	const args = " container_scope=global sbatch_support=1 runtime_path=/run/pyxis  # site: keep jobs' containers\n"
+	admin := "# pyxis for the site, see wiki\n\trequired " + lib + args
+	writeFileAll(t, conf, admin)
+	// The line is what gpuform wants: its plugin is unchanged.
+	if code, out, errOut := runPA(t, env, "", "plan", dir); code != ExitOK || strings.Contains(out, "~ plugin") {
+		t.Errorf("plan over the admin's line with arguments: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// optional becomes required; the arguments and the comment stay.
+	writeFile(t, conf, strings.Replace(admin, "required", "optional", 1))
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(conf); string(b) != admin {
+		t.Errorf("pyxis.conf after apply:\n%q\nwant\n%q", b, admin)
+	}
+	// Two pyxis lines: which one slurmd honours is not gpuform's call.
+	writeFile(t, conf, admin+"optional "+lib+"\n")
+	if code, out, errOut := runPA(t, env, "", "plan", dir); code != ExitFailed || !strings.Contains(oneLine(out+errOut), "loads pyxis 2 times") {
+		t.Errorf("plan over two pyxis lines: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// writeFileAll is writeFile that makes the directories above path first.
+func writeFileAll(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, content)
 }
