@@ -120,3 +120,43 @@ func writeFileAll(t *testing.T, path, content string) {
 	}
 	writeFile(t, path, content)
 }
+
+// TestGRESAdminSpellings: an admin's gres.conf that declares the GPUs in
+// any spelling slurmd accepts stops the plan, naming the lines, before and
+// after gpuform's block is written, and verify cannot pass the node.
+func TestGRESAdminSpellings(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := "testdata/gres"
+	if code, out, errOut := runPA(t, env, "", "plan", dir); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+	}
+	conf := filepath.Join(state, "hgx-h100-stale@gres", "etc/slurm/gres.conf")
+	for _, admin := range []string{
+		"Name = gpu File = /dev/nvidia[0-7]",
+		`Name="gpu" File="/dev/nvidia[0-7]"`,
+		"NodeName=gres NAME=GPU File=/dev/nvidia[0-7]",
+		"name=gpu \\\n  File=/dev/nvidia[0-7]",
+	} {
+		writeFileAll(t, conf, "# site\n"+admin+"\n")
+		code, out, errOut := runPA(t, env, "", "plan", dir)
+		want := "line 2 (" + strings.ReplaceAll(admin, "\\\n", "") + ") describe GPUs outside gpuform's lines"
+		if code == ExitOK || !strings.Contains(out+errOut, want) {
+			t.Errorf("plan over %q: exit %d, want %q\n%s%s", admin, code, want, out, errOut)
+		}
+	}
+	// A NodeName line for other nodes gives this one no GPU.
+	writeFileAll(t, conf, "NodeName=other[01-04] Name=gpu File=/dev/nvidia[0-7]\n")
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply beside other nodes' line: exit %d\n%s%s", code, out, errOut)
+	}
+	// gpuform's block is there; an admin line added later fails verify.
+	b, _ := os.ReadFile(conf)
+	writeFile(t, conf, "Name = gpu File = /dev/nvidia[0-7]\n"+string(b))
+	code, checks, vout := verifyJSON(t, env, dir)
+	// The comparison cannot be made: spec.compare says why (it was a pass
+	// of spec.gres_conf before).
+	if code != ExitReport || !hasFailed(checks, "spec.compare") || !strings.Contains(oneLine(vout), "line 1 (Name = gpu File = /dev/nvidia[0-7]) describe GPUs outside gpuform's lines") {
+		t.Errorf("verify over the admin's line: exit %d\n%s", code, vout)
+	}
+}
