@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/registrytest"
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/sim"
 )
 
@@ -158,5 +159,56 @@ func TestGRESAdminSpellings(t *testing.T) {
 	// of spec.gres_conf before).
 	if code != ExitReport || !hasFailed(checks, "spec.compare") || !strings.Contains(oneLine(vout), "line 1 (Name = gpu File = /dev/nvidia[0-7]) describe GPUs outside gpuform's lines") {
 		t.Errorf("verify over the admin's line: exit %d\n%s", code, vout)
+	}
+}
+
+// TestImageTagLinkRegularFile: a regular file at the name of an image's
+// tag link is someone else's: apply refuses to replace it (in a directory
+// not yet probed), and once the directory is known plan refuses, naming
+// it; the file is never touched.
+func TestImageTagLinkRegularFile(t *testing.T) {
+	reg := registrytest.Start(t)
+	first, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	imageFileSpec(t, dir, "enroot", ref)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root, err := sim.MaterializeHost("sim://dgx-a100", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "raid/containers", facts.ImageLinkName(reg.Host+"/nvidia/cuda", "12.8", "enroot"))
+	const theirs = "an admin's own squashfs\n"
+	writeFileAll(t, link, theirs)
+	code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir)
+	if code == ExitOK || !strings.Contains(oneLine(out+errOut), "is not the tag's link gpuform makes") {
+		t.Errorf("apply over a regular file at the link's name: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(link); err != nil || string(b) != theirs {
+		t.Fatalf("the admin's file was replaced: %q %v", b, err)
+	}
+	// Moved away, apply pulls and records the directory; a regular file
+	// put at the link's name later is a plan error.
+	if err := os.Rename(link, link+".admin"); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, link, theirs)
+	code, out, errOut = runCLIEnv(t, env, "plan", dir)
+	want := "/raid/containers/" + filepath.Base(link) + " is a regular file, not the tag's link gpuform makes"
+	if code != ExitFailed || !strings.Contains(oneLine(out+errOut), want) || !strings.Contains(oneLine(out+errOut), "@sha256-"+first.Hex) {
+		t.Errorf("plan over a regular file at the link's name: exit %d, want %q\n%s\n%s", code, want, out, errOut)
+	}
+	if b, err := os.ReadFile(link); err != nil || string(b) != theirs {
+		t.Fatalf("the admin's file was replaced: %q %v", b, err)
 	}
 }

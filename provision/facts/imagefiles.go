@@ -3,6 +3,7 @@ package facts
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -67,6 +68,7 @@ func (p *interpreter) imageFiles() {
 		return
 	}
 	stores := map[string]map[string]*LocalImage{RuntimeEnroot: {}, RuntimeApptainer: {}}
+	notLinks := map[string][]string{}
 	runtimeOf := map[string]string{"sqsh": RuntimeEnroot, "sif": RuntimeApptainer}
 	for _, dir := range strings.Split(list, "\n") {
 		if dir == "" || dir[0] != '/' || path.Clean(dir) != dir {
@@ -78,6 +80,11 @@ func (p *interpreter) imageFiles() {
 			}
 			m := imageFilePattern.FindStringSubmatch(path.Base(p2))
 			if m == nil {
+				// A regular file (the probe reports links apart) under
+				// a tag link's name.
+				if l := imageLinkPattern.FindStringSubmatch(path.Base(p2)); l != nil {
+					notLinks[runtimeOf[l[4]]] = append(notLinks[runtimeOf[l[4]]], p2)
+				}
 				continue
 			}
 			im := localImage(stores[runtimeOf[m[4]]], p2)
@@ -103,6 +110,7 @@ func (p *interpreter) imageFiles() {
 		im.Tags = appendNew(im.Tags, unsanitiseRepo(m[1])+":"+m[3])
 	}
 	for rt, byID := range stores {
-		p.setStore(rt, &ImageStore{Images: sortedImages(byID)})
+		slices.Sort(notLinks[rt])
+		p.setStore(rt, &ImageStore{Images: sortedImages(byID), NotLinks: notLinks[rt]})
 	}
 }

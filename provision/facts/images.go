@@ -19,6 +19,10 @@ type ImageStore struct {
 	Error string `json:"error,omitempty"`
 	// Images are the images the store holds, sorted by ID.
 	Images []LocalImage `json:"images"`
+	// NotLinks are the paths, sorted, in an image directory that carry a
+	// tag link's name (ImageLinkName) but are regular files: someone
+	// else's, which gpuform must not replace with its link.
+	NotLinks []string `json:"not_links,omitempty"`
 }
 
 // LocalImage is one image in a runtime's store.

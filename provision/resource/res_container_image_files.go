@@ -41,7 +41,20 @@ func (r *imagesResource) pullFile(im ImageRef, what string) Step {
 	s.WriteString(`rw "$d" || { echo "image_dir $d: $_e" >&2; exit 1; }
 D=$_r
 mkdir -p "$D"
-if [ -f "$D/$f" ]; then
+`)
+	if im.Tag != "" {
+		// Plan refuses a regular file at the link's name where the probe
+		// saw it; the step refuses anything but a link there too, before
+		// it pulls (a directory gpuform has not recorded yet is not
+		// probed), since mv -f would replace it.
+		fmt.Fprintf(&s, "l=%s\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
+		s.WriteString(`if [ -e "$D/$l" ] && [ ! -h "$D/$l" ]; then
+	echo "$d/$l is not the tag's link gpuform makes (a file or directory of someone else's); gpuform replaces nothing it did not write: move it away, then apply again" >&2
+	exit 1
+fi
+`)
+	}
+	s.WriteString(`if [ -f "$D/$f" ]; then
 	echo "$d/$f: already on the node"
 else
 	trap 'rm -f "$D/$tmp"' EXIT
@@ -51,7 +64,7 @@ else
 fi
 `)
 	if im.Tag != "" {
-		fmt.Fprintf(&s, "l=%s\nln -sf \"$f\" \"$D/.$l.$u\"\nmv -f \"$D/.$l.$u\" \"$D/$l\"\necho \"$d/$l -> $f\"\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
+		s.WriteString("ln -sf \"$f\" \"$D/.$l.$u\"\nmv -f \"$D/.$l.$u\" \"$D/$l\"\necho \"$d/$l -> $f\"\n")
 	}
 	// The directory is recorded last: the probe lists the image files of
 	// the directories recorded there.

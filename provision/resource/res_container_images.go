@@ -92,6 +92,11 @@ func NodeImages(n *spec.Node, f *facts.Node) *facts.ImageStore {
 			out.Images = append(out.Images, im)
 		}
 	}
+	for _, p := range s.NotLinks {
+		if n.Container.ImageDir.Set && path.Dir(p) == n.Container.ImageDir.V {
+			out.NotLinks = append(out.NotLinks, p)
+		}
+	}
 	return out
 }
 
@@ -223,6 +228,12 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 	}
 	before, after := attrs{}, attrs{}
 	for _, im := range r.images {
+		if fileRuntime(r.runtime) && im.Tag != "" && store != nil {
+			link := path.Join(r.dir, facts.ImageLinkName(im.Repo, im.Tag, r.runtime))
+			if slices.Contains(store.NotLinks, link) {
+				return Change{}, fmt.Errorf("%s: %s is a regular file, not the tag's link gpuform makes; gpuform replaces no file it did not write: move it away (or to its digest's name, %s, if it is that build), then plan again", r.name, link, facts.ImageFileName(im.Repo, im.Digest, r.runtime))
+			}
+		}
 		after[im.Ref] = value(im, im.Digest)
 		if d := NodeDigest(store, im); d != "" {
 			before[im.Ref] = value(im, d)
