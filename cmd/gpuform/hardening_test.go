@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +212,59 @@ func TestImageTagLinkRegularFile(t *testing.T) {
 	}
 	if b, err := os.ReadFile(link); err != nil || string(b) != theirs {
 		t.Fatalf("the admin's file was replaced: %q %v", b, err)
+	}
+}
+
+// TestContainerdInheritsRuncOptions: runc's options written as an inline
+// table reach the nvidia runtime gpuform makes the default (containerd's
+// own config dump reads SystemdCgroup = true for it), and enable_cdi on
+// containerd 1.6, which ignores it, is a plan warning naming the release.
+func TestContainerdInheritsRuncOptions(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := specDir(t, containerdSpec)
+	root, err := sim.MaterializeHost("sim://hgx-h100-stale", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(root, "etc/containerd/config.toml")
+	input, err := os.ReadFile("../../provision/resource/testdata/containerd/inline-runc-options.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFileAll(t, conf, string(input))
+	// Debian 12's containerd, the 1.6 release.
+	status := filepath.Join(root, "var/lib/dpkg/status")
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, status, string(b)+"\nPackage: containerd\nStatus: install ok installed\nPriority: optional\nArchitecture: amd64\nVersion: 1.6.20~ds1-1+deb12u3\nDescription: daemon to control runC\n")
+
+	code, out, errOut := runPA(t, env, "", "plan", dir)
+	all := oneLine(out + errOut)
+	if code != ExitOK || !strings.Contains(all, "containerd 1.6.20~ds1-1+deb12u3 (package containerd) ignores enable_cdi") || !strings.Contains(all, "CDI arrived in containerd 1.7") {
+		t.Errorf("plan: exit %d, want a warning naming containerd 1.6.20\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{`+ runtimes.nvidia.options.SystemdCgroup`, `+ runtimes.nvidia.options.NoNewKeyring`, `+ runtimes.nvidia.options.ShimCgroup`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	bin, err := exec.LookPath("containerd")
+	if err != nil {
+		t.Skip("containerd is not installed: the applied file is not read by it")
+	}
+	dump, err := exec.Command(bin, "--config", conf, "config", "dump").Output()
+	if err != nil {
+		t.Fatalf("containerd config dump: %v", err)
+	}
+	nv := regexp.MustCompile(`(?s)\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.nvidia\.options\]\n(.*?)\n\s*\[`).FindSubmatch(dump)
+	if nv == nil || !regexp.MustCompile(`\bSystemdCgroup = true\b`).Match(nv[1]) || !regexp.MustCompile(`\bNoNewKeyring = true\b`).Match(nv[1]) ||
+		!strings.Contains(string(nv[1]), `BinaryName = "/usr/bin/nvidia-container-runtime"`) {
+		t.Errorf("containerd reads the nvidia runtime's options as:\n%s", dump)
 	}
 }
