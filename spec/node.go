@@ -44,7 +44,7 @@ var (
 		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
 		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
 		{Name: "apptainer_always_use_nv"}, {Name: "apptainer_use_nvidia_container_cli"}, {Name: "apptainer_allow_setuid"}, {Name: "apptainer_mount_dev"},
-		{Name: "image_dir"},
+		{Name: "image_dir"}, {Name: "image_dir_shared"},
 		{Name: "enroot_version"}, {Name: "enroot_caps"}, {Name: "pyxis_version"}, {Name: "apptainer_version"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
@@ -421,6 +421,15 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	c.Images, _ = dec.stringList("images")
 	c.Images = filterPattern(&dec.diags, c.Images, imagePattern, "Invalid container image", "Images are written like \"nvcr.io/nvidia/pytorch:24.05-py3\".")
 	c.ImageDir = decodeImageDir(dec, c.Runtime.V)
+	c.ImageDirShared = dec.bool("image_dir_shared")
+	if c.ImageDirShared.Set && !c.ImageDir.Set {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Setting without its directory",
+			Detail:   "image_dir_shared says that image_dir is shared storage; set image_dir too, or remove image_dir_shared.",
+			Subject:  c.ImageDirShared.Range.Ptr(),
+		})
+	}
 	return c, dec.diags
 }
 

@@ -268,3 +268,101 @@ func TestContainerdInheritsRuncOptions(t *testing.T) {
 		t.Errorf("containerd reads the nvidia runtime's options as:\n%s", dump)
 	}
 }
+
+// imageFileSpecShared is imageFileSpec with image_dir_shared set.
+func imageFileSpecShared(t *testing.T, dir, rt, ref string, shared bool) {
+	t.Helper()
+	extra := ""
+	if shared {
+		extra = "    image_dir_shared = true\n"
+	}
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `node "n" {
+  hosts = ["sim://dgx-a100"]
+  container {
+    runtime   = "`+rt+`"
+    image_dir = "/raid/containers"
+`+extra+`    images    = ["`+ref+`"]
+  }
+}
+`)
+}
+
+// TestImageDirTrust: an image_dir other users may write to is refused
+// unless the spec says it is shared storage; a file under the pinned
+// digest's name that gpuform did not pull is not adopted: plan pulls,
+// verify fails it as unverified, apply pulls the registry's image over it.
+func TestImageDirTrust(t *testing.T) {
+	reg := registrytest.Start(t)
+	first, firstImgs := reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	imageFileSpecShared(t, dir, "enroot", ref, false)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root, err := sim.MaterializeHost("sim://dgx-a100", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := filepath.Join(root, "raid/containers")
+	file := filepath.Join(images, facts.ImageFileName(reg.Host+"/nvidia/cuda", first.String(), "enroot"))
+	const planted = "a squashfs someone else built\n"
+	writeFileAll(t, file, planted)
+
+	// World-writable: refused, nothing pulled, the file untouched.
+	if err := os.Chmod(images, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir)
+	if code == ExitOK || !strings.Contains(oneLine(out+errOut), "image_dir /raid/containers: /raid/containers is writable by users other than its owner (drwxrwxrwx)") {
+		t.Errorf("apply into a world-writable image_dir: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(file); string(b) != planted {
+		t.Fatalf("the file changed under a refused apply: %q", b)
+	}
+
+	// Owner-only again: the planted file is not adopted but pulled over.
+	if err := os.Chmod(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLIEnv(t, env, "apply", "-auto-approve", dir)
+	calls, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+	if code != ExitOK || !strings.Contains(string(calls), "enroot import") {
+		t.Fatalf("apply over a planted file: exit %d, want a pull\n%s\n%s\n%s", code, out, errOut, calls)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), firstImgs["linux/amd64"].Digest.String()) {
+		t.Errorf("the planted file was adopted, not pulled over: %q", b)
+	}
+	if status, _, msg := imageCheck(t, env, dir, ref); status != "pass" {
+		t.Errorf("verify after the pull: %s %s", status, msg)
+	}
+
+	// Someone replaces the pulled file later: plan pulls again, verify
+	// fails it as unverified.
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, file, planted)
+	code, out, errOut = runCLIEnv(t, env, "plan", "-detailed-exitcode", dir)
+	if code != ExitReport || !strings.Contains(out, "+ "+ref) {
+		t.Errorf("plan over a replaced file: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if status, observed, msg := imageCheck(t, env, dir, ref); status != "fail" || observed != "unverified" || !strings.Contains(msg, "gpuform did not pull it on this node") {
+		t.Errorf("verify of a replaced file: %s %s %s", status, observed, msg)
+	}
+
+	// Shared storage, by the spec's word: the directory may be
+	// world-writable, and a file there is taken by its name.
+	imageFileSpecShared(t, dir, "enroot", ref, true)
+	if err := os.Chmod(images, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut = runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Errorf("apply into shared storage: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if status, _, msg := imageCheck(t, env, dir, ref); status != "pass" {
+		t.Errorf("verify on shared storage: %s %s", status, msg)
+	}
+}

@@ -35,6 +35,10 @@ type LocalImage struct {
 	// Digests are the "repository@sha256:…" references it was pulled by:
 	// the registry manifest digests it is known under.
 	Digests []string `json:"digests,omitempty"`
+	// Unverified marks an image file (enroot, Apptainer) that gpuform did
+	// not pull on this node, or that changed since it did: its name says
+	// a digest, but nothing proves its content is that build.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // images reads the runtimes' listings: "docker image ls --digests" rows

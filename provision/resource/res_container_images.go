@@ -88,6 +88,13 @@ func NodeImages(n *spec.Node, f *facts.Node) *facts.ImageStore {
 	}
 	out := &facts.ImageStore{Error: s.Error, Images: []facts.LocalImage{}}
 	for _, im := range s.Images {
+		// A file gpuform did not pull on this node (or that changed
+		// since) is no image of the spec, whatever its name says, unless
+		// the spec says image_dir is shared storage, where another node
+		// pulled it.
+		if im.Unverified && !n.Container.ImageDirShared.V {
+			continue
+		}
 		if n.Container.ImageDir.Set && path.Dir(im.ID) == n.Container.ImageDir.V {
 			out.Images = append(out.Images, im)
 		}
@@ -198,6 +205,7 @@ func buildContainerImages(in *buildInput) ([]Resource, []string, error) {
 		images:  pinned,
 		runtime: rt,
 		dir:     dir.V,
+		shared:  in.n.Container.ImageDirShared.V,
 		spec:    in.n,
 	}}, warnings, nil
 }
@@ -210,8 +218,10 @@ type imagesResource struct {
 	images  []ImageRef
 	runtime string
 	// dir is image_dir, for enroot and Apptainer.
-	dir  string
-	spec *spec.Node
+	dir string
+	// shared is image_dir_shared: the directory is shared storage.
+	shared bool
+	spec   *spec.Node
 }
 
 func (r *imagesResource) Diff(f *facts.Node) (Change, error) {

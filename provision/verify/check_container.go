@@ -115,6 +115,10 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 				r.Message = fmt.Sprintf("%s holds no %s at the pinned digest; gpuform apply pulls it", runtime, im.Ref)
 				if runtime == facts.RuntimeEnroot || runtime == facts.RuntimeApptainer {
 					r.Message = fmt.Sprintf("image_dir holds no %s file of %s at the pinned digest (%s); gpuform apply pulls it", runtime, im.Ref, facts.ImageFileName(im.Repo, im.Digest, runtime))
+					if unverifiedFile(f.Images[runtime], exp.Spec, im) {
+						r.Observed = "unverified"
+						r.Message = fmt.Sprintf("image_dir holds %s under the pinned digest's name, but gpuform did not pull it on this node, or it changed since (its identity is not the one %s recorded): the name proves nothing about its content; gpuform apply pulls the pinned image again", facts.ImageFileName(im.Repo, im.Digest, runtime), facts.ImageFilesLedger)
+					}
 				}
 			default:
 				r.Status = StatusFail
@@ -148,4 +152,20 @@ func imageName(n *spec.Node, ref string) string {
 		}
 	}
 	return ref
+}
+
+// unverifiedFile reports whether store holds, in n's image_dir, a file
+// under im's digest name that gpuform did not pull (facts.LocalImage's
+// Unverified).
+func unverifiedFile(store *facts.ImageStore, n *spec.Node, im resource.ImageRef) bool {
+	if store == nil || n.Container == nil || !n.Container.ImageDir.Set {
+		return false
+	}
+	want := n.Container.ImageDir.V + "/" + facts.ImageFileName(im.Repo, im.Digest, resource.ImageRuntime(n))
+	for _, li := range store.Images {
+		if li.ID == want && li.Unverified {
+			return true
+		}
+	}
+	return false
 }
