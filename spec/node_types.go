@@ -150,6 +150,11 @@ type Container struct {
 	// is refused and a file gpuform did not pull on this node is pulled
 	// again before the tag's link leads to it.
 	ImageDirShared Attr[bool]
+	// ContainerdRuntimeOptions override options the nvidia runtime would
+	// otherwise inherit from containerd's default runtime (runc):
+	// "true"/"false" are written as TOML booleans, whole numbers as
+	// integers, anything else as a string.
+	ContainerdRuntimeOptions map[string]Attr[string]
 	// Pins are the digests the lock file records for Images, by
 	// reference; set by ApplyLock.
 	Pins map[string]ImagePin

@@ -366,3 +366,19 @@ func TestImageDirTrust(t *testing.T) {
 		t.Errorf("verify on shared storage: %s %s", status, msg)
 	}
 }
+
+// TestContainerdRuntimeOptionsValidate: the spec's override of the
+// inherited options is checked: containerd only, and BinaryName is
+// gpuform's.
+func TestContainerdRuntimeOptionsValidate(t *testing.T) {
+	for body, want := range map[string]string{
+		"  container {\n    runtime = \"containerd\"\n    containerd_runtime_options = { BinaryName = \"/x\" }\n  }": "BinaryName is gpuform's",
+		"  container {\n    runtime = \"enroot\"\n    containerd_runtime_options = { SystemdCgroup = false }\n  }":   "sets the options of containerd's nvidia runtime",
+		"  container {\n    runtime = \"enroot\"\n    image_dir_shared = true\n  }":                                  "set image_dir too",
+	} {
+		code, out, errOut := runCLI(t, "", "validate", specDir(t, body))
+		if code != ExitFailed || !strings.Contains(oneLine(out+errOut), want) {
+			t.Errorf("validate %q: exit %d, want %q\n%s%s", body, code, want, out, errOut)
+		}
+	}
+}

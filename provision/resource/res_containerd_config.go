@@ -194,8 +194,16 @@ func (r *containerdResource) keys(d *tomledit.Doc, v string) []containerdKey {
 	// node whose kubelet uses systemd fails to start. They are read
 	// however the file writes them: an options table, dotted keys, or an
 	// inline table (options = { SystemdCgroup = true }).
+	// The spec's containerd_runtime_options override what is inherited.
+	opts := map[string]string{}
 	for _, o := range inheritedOptions(d, rt) {
-		ks = append(ks, containerdKey{attr: "runtimes.nvidia.options." + o.key, path: append(slices.Clone(nv), "options", o.key), value: o.value})
+		opts[o.key] = o.value
+	}
+	for k, a := range r.c.ContainerdRuntimeOptions {
+		opts[k] = optionValue(a.V)
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		ks = append(ks, containerdKey{attr: "runtimes.nvidia.options." + k, path: append(slices.Clone(nv), "options", k), value: opts[k]})
 	}
 	return ks
 }
@@ -251,6 +259,18 @@ func inheritedOptions(d *tomledit.Doc, rt []string) []runtimeOption {
 		out = append(out, runtimeOption{k, v})
 	}
 	return out
+}
+
+// optionValue is a containerd_runtime_options value as TOML: a boolean,
+// a whole number, or a string.
+func optionValue(v string) string {
+	if v == "true" || v == "false" {
+		return v
+	}
+	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return v
+	}
+	return tomledit.String(v)
 }
 
 // parseContainerdConfig reads config.toml; an error says what to do.

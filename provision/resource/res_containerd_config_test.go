@@ -49,6 +49,8 @@ var containerdCases = []struct {
 	// runc's options as an inline table: the nvidia runtime inherits
 	// them all but BinaryName (issue 31).
 	{"inline-runc-options", "inline-runc-options.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n default_runtime = true\n}", "2"},
+	// The spec overrides one inherited option and adds another.
+	{"inline-runc-options-override", "inline-runc-options.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n default_runtime = true\n containerd_runtime_options = { SystemdCgroup = false, NoPivotRoot = true }\n}", "2"},
 	// No file: a minimal version 2 file, as nvidia-ctk writes.
 	{"absent", "", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n}", "2"},
 }
@@ -222,8 +224,17 @@ func TestContainerdReadsEditedConfig(t *testing.T) {
 			runcDump := runtimeOptions(t, out, append(base[:len(base)-1:len(base)-1], "runc"))
 			nvDump := runtimeOptions(t, out, base)
 			for k, v := range runcDump {
+				// The spec's containerd_runtime_options win.
+				if strings.Contains(tc.body, " "+k+" = ") || strings.Contains(tc.body, "{ "+k+" = ") {
+					continue
+				}
 				if k != "BinaryName" && nvDump[k] != v {
 					t.Errorf("containerd reads the nvidia runtime's %s as %v, runc's as %v", k, nvDump[k], v)
+				}
+			}
+			if strings.Contains(tc.body, "containerd_runtime_options") {
+				if nvDump["SystemdCgroup"] != false || nvDump["NoPivotRoot"] != true {
+					t.Errorf("containerd reads the spec's options for the nvidia runtime as %v", nvDump)
 				}
 			}
 			wantDefault := "runc"
