@@ -257,7 +257,7 @@ func Checks() []CheckDef {
 			Action: "upgrade the driver (the spec's pin, then apply) or use an older image"},
 		{ID: CheckImageDigest, Scope: ScopeNamed, Needs: NeedProbe,
 			When:   "per image in `container { images }` pinned to a digest (by the lock file, or by the reference itself); `skip` for a tag the lock file does not record; a reference from a sensitive value is named `image-N`, its place in the list",
-			Judges: "the node's runtime (docker, or containerd's k8s.io namespace) does not hold the pinned digest under the image's tag: absent, or the tag points to another digest (the tag now points elsewhere: a pull by tag after the lock); `error` when the runtime's images cannot be listed",
+			Judges: "the node's runtime (docker, or containerd's k8s.io namespace) does not hold the pinned digest under the image's tag: absent, or the tag points to another digest (the tag now points elsewhere: a pull by tag after the lock); for enroot and Apptainer also a file under the digest's name that this node did not pull or that changed since (observed `unverified`); `error` when the runtime's images cannot be listed",
 			Action: "`gpuform apply` pulls the pinned digest and points the tag at it; if the new build is wanted, `gpuform lock -upgrade` first"},
 		{ID: CheckSpecCompare, Needs: NeedProbe,
 			When:   "always (the node block's resources compared with the host, as `plan` does)",
