@@ -46,7 +46,7 @@ var (
 		{Name: "default_shm_size"}, {Name: "ulimits"}, {Name: "images"}, {Name: "cdi"},
 		{Name: "enroot_cache_path"}, {Name: "enroot_data_path"}, {Name: "enroot_restrict_dev"}, {Name: "pyxis"},
 		{Name: "apptainer_always_use_nv"}, {Name: "apptainer_use_nvidia_container_cli"}, {Name: "apptainer_allow_setuid"}, {Name: "apptainer_mount_dev"},
-		{Name: "image_dir"},
+		{Name: "image_dir"}, {Name: "image_dir_shared"}, {Name: "containerd_runtime_options"},
 		{Name: "enroot_version"}, {Name: "enroot_caps"}, {Name: "pyxis_version"}, {Name: "apptainer_version"},
 	}}
 	shmSchema       = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}}}
@@ -426,8 +426,45 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 	c.Images, _ = dec.stringList("images")
 	c.Images = filterPattern(&dec.diags, c.Images, imagePattern, "Invalid container image", "Images are written like \"nvcr.io/nvidia/pytorch:24.05-py3\".")
 	c.ImageDir = decodeImageDir(dec, c.Runtime.V)
+	c.ImageDirShared = dec.bool("image_dir_shared")
+	c.ContainerdRuntimeOptions, _ = dec.stringMap("containerd_runtime_options")
+	for k, a := range c.ContainerdRuntimeOptions {
+		switch {
+		case c.Runtime.V != "containerd":
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Setting of another runtime",
+				Detail:   fmt.Sprintf("containerd_runtime_options sets the options of containerd's nvidia runtime; this container block's runtime is %q. Set runtime = \"containerd\", or remove it.", c.Runtime.V),
+				Subject:  a.Range.Ptr(),
+			})
+			c.ContainerdRuntimeOptions = nil
+		case !runtimeOptionKey.MatchString(k) || k == "BinaryName":
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid runtime option",
+				Detail:   fmt.Sprintf("containerd_runtime_options key %q is not accepted: write an option of runc's shim (SystemdCgroup, NoNewKeyring, Root, …) in letters and digits; BinaryName is gpuform's (the NVIDIA runtime's binary).", k),
+				Subject:  a.Range.Ptr(),
+			})
+			delete(c.ContainerdRuntimeOptions, k)
+		}
+		if c.ContainerdRuntimeOptions == nil {
+			break
+		}
+	}
+	if c.ImageDirShared.Set && !c.ImageDir.Set {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Setting without its directory",
+			Detail:   "image_dir_shared says that image_dir is shared storage; set image_dir too, or remove image_dir_shared.",
+			Subject:  c.ImageDirShared.Range.Ptr(),
+		})
+	}
 	return c, dec.diags
 }
+
+// runtimeOptionKey is a containerd runtime option's name (runc's shim
+// options are CamelCase Go field names).
+var runtimeOptionKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,63}$`)
 
 func parseCount(s string) (Size, error) {
 	if s == "unlimited" || s == "-1" {

@@ -143,6 +143,18 @@ type Container struct {
 	// ImageDir is where enroot's .sqsh and Apptainer's .sif image files
 	// are pulled to (runtime enroot or apptainer only).
 	ImageDir Attr[string]
+	// ImageDirShared says image_dir is shared storage (NFS, Lustre, a
+	// directory other users write to): gpuform then pulls into it even
+	// when users other than root may write there, and adopts an image
+	// file another node pulled by its name. Without it, such a directory
+	// is refused and a file gpuform did not pull on this node is pulled
+	// again before the tag's link leads to it.
+	ImageDirShared Attr[bool]
+	// ContainerdRuntimeOptions override options the nvidia runtime would
+	// otherwise inherit from containerd's default runtime (runc):
+	// "true"/"false" are written as TOML booleans, whole numbers as
+	// integers, anything else as a string.
+	ContainerdRuntimeOptions map[string]Attr[string]
 	// Pins are the digests the lock file records for Images, by
 	// reference; set by ApplyLock.
 	Pins map[string]ImagePin

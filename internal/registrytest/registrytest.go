@@ -5,11 +5,17 @@
 package registrytest
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -96,4 +102,111 @@ type Image struct {
 	Digest v1.Hash
 	// Size is the sum of its layers' compressed sizes.
 	Size int64
+}
+
+// Hostile describes a registry that answers what a test tells it to,
+// whatever the client asked: for limit tests, an endless manifest, a
+// manifest declaring a 20 GB config blob, a body dripped a byte at a time.
+type Hostile struct {
+	// ManifestType is the Content-Type of every manifest answer
+	// (application/vnd.oci.image.manifest.v1+json when empty).
+	ManifestType string
+	// Manifest is the body of every manifest answer.
+	Manifest []byte
+	// ManifestEndless makes a manifest answer go on after Manifest with
+	// spaces until the client hangs up; no Content-Length is sent.
+	ManifestEndless bool
+	// Blob is the body of every blob answer.
+	Blob []byte
+	// BlobEndless makes a blob answer go on with zero bytes until the
+	// client hangs up.
+	BlobEndless bool
+	// Drip, when set, writes every body one byte at a time this far apart.
+	Drip time.Duration
+}
+
+// HostileRegistry is a running Hostile registry.
+type HostileRegistry struct {
+	// Host is "127.0.0.1:PORT".
+	Host   string
+	served atomic.Int64
+}
+
+// Served is how many body bytes the registry has written so far: what a
+// client that stops reading at its limit made it send (plus what the
+// sockets' buffers took).
+func (h *HostileRegistry) Served() int64 { return h.served.Load() }
+
+// StartHostile runs a Hostile registry until the test ends.
+func StartHostile(t testing.TB, answer Hostile) *HostileRegistry {
+	t.Helper()
+	h := &HostileRegistry{}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v2/" || r.URL.Path == "/v2":
+			w.WriteHeader(http.StatusOK)
+		case strings.Contains(r.URL.Path, "/manifests/"):
+			ct := answer.ManifestType
+			if ct == "" {
+				ct = "application/vnd.oci.image.manifest.v1+json"
+			}
+			w.Header().Set("Content-Type", ct)
+			h.write(r.Context(), w, answer.Manifest, answer.ManifestEndless, ' ', answer.Drip)
+		case strings.Contains(r.URL.Path, "/blobs/"):
+			w.Header().Set("Content-Type", "application/octet-stream")
+			h.write(r.Context(), w, answer.Blob, answer.BlobEndless, 0, answer.Drip)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	h.Host = strings.TrimPrefix(s.URL, "http://")
+	return h
+}
+
+// write sends body, then pad bytes without end when endless, until the
+// client goes away.
+func (h *HostileRegistry) write(ctx context.Context, w http.ResponseWriter, body []byte, endless bool, pad byte, drip time.Duration) {
+	if !endless && drip == 0 {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(http.StatusOK)
+	chunk := make([]byte, 32<<10)
+	for i := range chunk {
+		chunk[i] = pad
+	}
+	send := func(b []byte) bool {
+		if drip > 0 {
+			for i := range b {
+				select {
+				case <-ctx.Done():
+					return false
+				case <-time.After(drip):
+				}
+				n, err := w.Write(b[i : i+1])
+				h.served.Add(int64(n))
+				if err != nil {
+					return false
+				}
+				w.(http.Flusher).Flush()
+			}
+			return true
+		}
+		n, err := w.Write(b)
+		h.served.Add(int64(n))
+		return err == nil && ctx.Err() == nil
+	}
+	if !send(body) || !endless {
+		return
+	}
+	for send(chunk) {
+	}
+}
+
+// ImageManifest is an OCI image manifest whose config blob is declared
+// configSize bytes long, with one small layer.
+func ImageManifest(configSize int64) []byte {
+	return []byte(fmt.Sprintf(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",`+
+		`"config":{"mediaType":"application/vnd.oci.image.config.v1+json","size":%d,"digest":"sha256:%064x"},`+
+		`"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","size":1024,"digest":"sha256:%064x"}]}`, configSize, 1, 2))
 }

@@ -177,6 +177,9 @@ func (d *Doc) HasTable(path ...string) bool {
 	return false
 }
 
+// Bytes are the document's source, for readers that decode it whole.
+func (d *Doc) Bytes() []byte { return d.src }
+
 // Empty reports whether the document has no table and no key (only
 // comments and blank lines, or nothing).
 func (d *Doc) Empty() bool { return len(d.exprs) == 0 }
@@ -336,7 +339,13 @@ func (d *Doc) newTable(table []string, key, value string) []byte {
 	header := FormatKey(table)
 	if section >= 0 {
 		// The shared part written as the file writes it.
-		header = strings.Join(append(slices.Clone(d.exprs[section].raw[:best]), FormatKey(table[best:])), ".")
+		parts := slices.Clone(d.exprs[section].raw[:best])
+		if best < len(table) {
+			parts = append(parts, FormatKey(table[best:]))
+		}
+		// (best == len(table): the table is a parent of one the file
+		// has, [a.b] after [a.b.c], which TOML allows.)
+		header = strings.Join(parts, ".")
 	}
 	text := indent + "[" + header + "]" + d.nl + indent + d.step() + FormatKey([]string{key}) + " = " + value
 	if at > 0 && !bytes.HasSuffix(d.src[:at], []byte(d.nl+d.nl)) {
@@ -396,6 +405,9 @@ func FormatKey(path []string) string {
 	}
 	return strings.Join(parts, ".")
 }
+
+// BareKey reports whether s can be written as a TOML key without quotes.
+func BareKey(s string) bool { return bareKey(s) }
 
 func bareKey(s string) bool {
 	if s == "" {

@@ -24,6 +24,11 @@ func TestApply(t *testing.T) {
 			in:    "[p.'x'.r.runc]\n  t = 1\n\n  [p.'x'.r.runc.o]\n    b = 2\n\n[q]\n",
 			edits: []Edit{{Path: []string{"p", "x", "r", "nv", "t"}, Value: "3"}},
 			want:  "[p.'x'.r.runc]\n  t = 1\n\n  [p.'x'.r.runc.o]\n    b = 2\n\n[p.'x'.r.nv]\n  t = 3\n\n[q]\n"},
+		// [p."x"] after [p."x".c]: a parent table the file never wrote.
+		{name: "new parent table after its child",
+			in:    "[p.\"x\".c]\n  k = 1\n",
+			edits: []Edit{{Path: []string{"p", "x", "cdi"}, Value: "true"}},
+			want:  "[p.\"x\".c]\n  k = 1\n\n[p.\"x\"]\n  cdi = true\n"},
 		// A table made by dotted keys cannot get a header of its own.
 		{name: "dotted table gets a dotted key",
 			in:    "[a]\nreg.path = \"/x\"\n",

@@ -3,6 +3,7 @@ package facts
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,14 @@ const (
 // node and knows no spec, so it lists the image files of exactly these
 // directories: a directory gpuform never pulled into is not read.
 const ImageDirsFile = "/etc/gpuform/image-dirs"
+
+// ImageFilesLedger records, one line each, the image files gpuform pulled
+// on this node: "DEV:INODE SIZE MTIME PATH", the file's identity as
+// `stat -c '%d:%i %s %Y'` prints it right after the pull renamed it into
+// place. It is root's (under /etc/gpuform): a file in image_dir whose
+// identity is not recorded here was put there by someone else, or changed
+// since, and its name proves nothing about its content.
+const ImageFilesLedger = "/etc/gpuform/image-files"
 
 // imageFileExt is the file an image becomes for each file runtime: enroot
 // imports a registry image into a squashfs file, Apptainer into a SIF.
@@ -58,15 +67,19 @@ var (
 // imageFiles reads the image files of the directories in ImageDirsFile
 // into the enroot (.sqsh) and apptainer (.sif) stores: one image per file
 // named by ImageFileName, its ID the file's path, its digest the one the
-// name carries; a tag link adds its tag to the file it leads to. What this
-// trusts is the name: gpuform writes a file under it only after the
-// runtime's pull by that digest succeeded, and never reads its content.
+// name carries; a tag link adds its tag to the file it leads to. The name
+// is trusted only for a file gpuform pulled on this node and that has not
+// changed since (its identity matches ImageFilesLedger); any other is
+// marked Unverified.
 func (p *interpreter) imageFiles() {
 	list, ok := p.raw.files[ImageDirsFile]
 	if !ok {
 		return
 	}
 	stores := map[string]map[string]*LocalImage{RuntimeEnroot: {}, RuntimeApptainer: {}}
+	notLinks := map[string][]string{}
+	pulled := ledger(p.raw.files[ImageFilesLedger])
+	ids := ledger(p.raw.cmds["image-file-ids"].out)
 	runtimeOf := map[string]string{"sqsh": RuntimeEnroot, "sif": RuntimeApptainer}
 	for _, dir := range strings.Split(list, "\n") {
 		if dir == "" || dir[0] != '/' || path.Clean(dir) != dir {
@@ -78,10 +91,16 @@ func (p *interpreter) imageFiles() {
 			}
 			m := imageFilePattern.FindStringSubmatch(path.Base(p2))
 			if m == nil {
+				// A regular file (the probe reports links apart) under
+				// a tag link's name.
+				if l := imageLinkPattern.FindStringSubmatch(path.Base(p2)); l != nil {
+					notLinks[runtimeOf[l[4]]] = append(notLinks[runtimeOf[l[4]]], p2)
+				}
 				continue
 			}
 			im := localImage(stores[runtimeOf[m[4]]], p2)
 			im.Digests = appendNew(im.Digests, unsanitiseRepo(m[1])+"@sha256:"+m[3])
+			im.Unverified = pulled[p2] == "" || pulled[p2] != ids[p2]
 		}
 	}
 	for link, target := range p.raw.links {
@@ -103,6 +122,21 @@ func (p *interpreter) imageFiles() {
 		im.Tags = appendNew(im.Tags, unsanitiseRepo(m[1])+":"+m[3])
 	}
 	for rt, byID := range stores {
-		p.setStore(rt, &ImageStore{Images: sortedImages(byID)})
+		slices.Sort(notLinks[rt])
+		p.setStore(rt, &ImageStore{Images: sortedImages(byID), NotLinks: notLinks[rt]})
 	}
+}
+
+// ledger reads "IDENTITY... PATH" lines (ImageFilesLedger, the probe's
+// image-file-ids) into the identity by path; the path is the last field.
+func ledger(text string) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(text, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 4 || !path.IsAbs(f[3]) {
+			continue
+		}
+		out[f[3]] = strings.Join(f[:3], " ")
+	}
+	return out
 }

@@ -1,10 +1,14 @@
+//go:build linux
+
 package facts_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,7 +23,9 @@ import (
 // its tag to the file it leads to. Unfinished pulls, names that carry no
 // digest, links that lead out of the directory, to another repository or
 // to nothing, lines that are no clean absolute path, and directories not
-// listed are not images.
+// listed are not images. A file whose identity /etc/gpuform/image-files
+// does not record as it is now is Unverified, and a regular file under a
+// tag link's name is listed in NotLinks.
 func TestProbeImageFiles(t *testing.T) {
 	a := "sha256:" + strings.Repeat("a", 64)
 	b := "sha256:" + strings.Repeat("b", 64)
@@ -60,6 +66,19 @@ func TestProbeImageFiles(t *testing.T) {
 	link("raid/sif/"+facts.ImageLinkName(repo, "12.8", facts.RuntimeApptainer), sif)
 	write("raid/unlisted/"+fa, "x")
 	write("etc/"+fa, "x")
+	// A regular file under a tag link's name: someone else's.
+	write("raid/images/"+facts.ImageLinkName(repo, "14.0", facts.RuntimeEnroot), "an admin's file")
+	// The ledger of what gpuform pulled: fa and sif as they are, fb with
+	// another modification time (changed since), other not at all.
+	ident := func(p string, mtimeDelta int64) string {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(root, p), &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d:%d %d %d /%s", st.Dev, st.Ino, st.Size, st.Mtim.Sec+mtimeDelta, p)
+	}
+	write("etc/gpuform/image-files", ident("raid/images/"+fa, 0)+"\n"+ident("raid/images/"+fb, 60)+"\n"+ident("raid/sif/"+sif, 0)+"\n")
 
 	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Root: root})
 	if err != nil {
@@ -68,9 +87,9 @@ func TestProbeImageFiles(t *testing.T) {
 	want := map[string]*facts.ImageStore{
 		"enroot": {Images: []facts.LocalImage{
 			{ID: "/raid/images/" + fa, Digests: []string{repo + "@" + a}},
-			{ID: "/raid/images/" + fb, Tags: []string{repo + ":12.8"}, Digests: []string{repo + "@" + b}},
-			{ID: "/raid/images/" + other, Digests: []string{"nvcr.io/nvidia/pytorch@" + a}},
-		}},
+			{ID: "/raid/images/" + fb, Tags: []string{repo + ":12.8"}, Digests: []string{repo + "@" + b}, Unverified: true},
+			{ID: "/raid/images/" + other, Digests: []string{"nvcr.io/nvidia/pytorch@" + a}, Unverified: true},
+		}, NotLinks: []string{"/raid/images/" + facts.ImageLinkName(repo, "14.0", facts.RuntimeEnroot)}},
 		"apptainer": {Images: []facts.LocalImage{
 			{ID: "/raid/sif/" + sif, Tags: []string{repo + ":12.8"}, Digests: []string{repo + "@" + a}},
 		}},

@@ -19,6 +19,10 @@ type ImageStore struct {
 	Error string `json:"error,omitempty"`
 	// Images are the images the store holds, sorted by ID.
 	Images []LocalImage `json:"images"`
+	// NotLinks are the paths, sorted, in an image directory that carry a
+	// tag link's name (ImageLinkName) but are regular files: someone
+	// else's, which gpuform must not replace with its link.
+	NotLinks []string `json:"not_links,omitempty"`
 }
 
 // LocalImage is one image in a runtime's store.
@@ -31,6 +35,10 @@ type LocalImage struct {
 	// Digests are the "repository@sha256:…" references it was pulled by:
 	// the registry manifest digests it is known under.
 	Digests []string `json:"digests,omitempty"`
+	// Unverified marks an image file (enroot, Apptainer) that gpuform did
+	// not pull on this node, or that changed since it did: its name says
+	// a digest, but nothing proves its content is that build.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // images reads the runtimes' listings: "docker image ls --digests" rows

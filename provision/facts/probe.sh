@@ -565,7 +565,14 @@ done
 # in the directories /etc/gpuform/image-dirs lists (the file itself is read
 # with the rest of /etc/gpuform below): each .sqsh and .sif file's name,
 # which carries its digest, and where each tag's symlink leads.
+# Each file's identity (device:inode, size, modification time) goes with
+# it, to be compared with what /etc/gpuform/image-files recorded when
+# gpuform pulled it: a file under a digest's name that gpuform did not pull
+# on this node, or that changed since, is not taken for that build.
 if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
+	_ids=
+	_nl='
+'
 	while IFS= read -r _d || [ -n "$_d" ]; do
 		case $_d in /*) ;; *) continue ;; esac
 		case $_d in *[!A-Za-z0-9._/-]* | *//* | */../* | */..) continue ;; esac
@@ -575,9 +582,11 @@ if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
 				_t=$(readlink "$_y" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_d/${_y##*/}" "$_t"
 			elif [ -f "$_y" ]; then
 				printf '%s exists %s\n' "$M" "$_d/${_y##*/}"
+				_s=$(stat -c '%d:%i %s %Y' "$_y" 2>/dev/null) && _ids=$_ids$_s" $_d/${_y##*/}"$_nl
 			fi
 		done
 	done <"$_r"
+	printf '%s cmd image-file-ids 0\n%s\n%s eof\n' "$M" "$_ids" "$M"
 fi
 
 # Files gpuform writes: the ones it writes in full (x, byte-exact), any

@@ -31,6 +31,8 @@ type Options struct {
 	Keychain authn.Keychain
 	// Transport carries the requests; remote.DefaultTransport when nil.
 	Transport http.RoundTripper
+	// Limits bound each kind of answer; DefaultLimits for a zero field.
+	Limits Limits
 }
 
 // Resolve asks the registry what ref names now: the digest of its
@@ -62,9 +64,12 @@ func Resolve(ctx context.Context, ref string, platforms []string, o Options) (sp
 		remote.WithRetryBackoff(remote.Backoff{Steps: 1}),
 		remote.WithUserAgent("gpuform"),
 	}
-	if o.Transport != nil {
-		opts = append(opts, remote.WithTransport(o.Transport))
+	base := o.Transport
+	if base == nil {
+		base = remote.DefaultTransport
 	}
+	limits := o.Limits.orDefault()
+	opts = append(opts, remote.WithTransport(&limitTransport{base: base, registry: r.Context().RegistryStr(), limits: limits}))
 	desc, err := remote.Get(r, opts...)
 	if err != nil {
 		return spec.ImagePin{}, explain(ctx, r, timeout, err)
@@ -115,6 +120,15 @@ func Resolve(ctx context.Context, ref string, platforms []string, o Options) (sp
 		if err != nil {
 			return spec.ImagePin{}, explain(ctx, r, timeout, err)
 		}
+		// The manifest declares the config's size: one over the limit is
+		// refused before a byte of it is fetched.
+		m, err := img.Manifest()
+		if err != nil {
+			return spec.ImagePin{}, explain(ctx, r, timeout, err)
+		}
+		if m.Config.Size > limits.Config {
+			return spec.ImagePin{}, fmt.Errorf("%s: %w", ref, &TooLargeError{Registry: r.Context().RegistryStr(), Kind: "config blob", Limit: limits.Config, Declared: m.Config.Size})
+		}
 		cf, err := img.ConfigFile()
 		if err != nil {
 			return spec.ImagePin{}, explain(ctx, r, timeout, err)
@@ -164,6 +178,10 @@ func layerSize(img v1.Image) (int64, error) {
 // on, naming the registry and what it said.
 func explain(ctx context.Context, r name.Reference, timeout time.Duration, err error) error {
 	reg := r.Context().RegistryStr()
+	var big *TooLargeError
+	if errors.As(err, &big) {
+		return fmt.Errorf("%s: %w", r, big)
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%s: registry %s did not answer within %s", r, reg, timeout)
 	}

@@ -41,17 +41,56 @@ func (r *imagesResource) pullFile(im ImageRef, what string) Step {
 	s.WriteString(`rw "$d" || { echo "image_dir $d: $_e" >&2; exit 1; }
 D=$_r
 mkdir -p "$D"
+`)
+	if im.Tag != "" {
+		// Plan refuses a regular file at the link's name where the probe
+		// saw it; the step refuses anything but a link there too, before
+		// it pulls (a directory gpuform has not recorded yet is not
+		// probed), since mv -f would replace it.
+		fmt.Fprintf(&s, "l=%s\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
+		s.WriteString(`if [ -e "$D/$l" ] && [ ! -h "$D/$l" ]; then
+	echo "$d/$l is not the tag's link gpuform makes (a file or directory of someone else's); gpuform replaces nothing it did not write: move it away, then apply again" >&2
+	exit 1
+fi
+`)
+	}
+	// The ledger of the files gpuform pulled on this node (root's): a
+	// file under the digest's name is adopted only when it is one of
+	// them, unchanged; any other is pulled again over it, since its name
+	// proves nothing about its content. On shared storage another node
+	// pulled it, and the spec says so: it is adopted by its name.
+	fmt.Fprintf(&s, "shared=%t\n", r.shared)
+	fmt.Fprintf(&s, `rw %s || { echo "%s: $_e" >&2; exit 1; }
+L=$_r
+`, q(facts.ImageFilesLedger), facts.ImageFilesLedger)
+	s.WriteString(`ident() { stat -c '%d:%i %s %Y' "$1"; }
+if ! $shared; then
+	` + imageDirTrust + `
+fi
+mine=false
 if [ -f "$D/$f" ]; then
+	if $shared; then
+		mine=true
+	elif [ -f "$L" ] && awk -v p="$d/$f" -v id="$(ident "$D/$f")" '$4 == p && $1 " " $2 " " $3 == id { ok = 1 } END { exit !ok }' "$L"; then
+		mine=true
+	else
+		echo "$d/$f: not pulled by gpuform on this node (or changed since): pulling it again"
+	fi
+fi
+if $mine; then
 	echo "$d/$f: already on the node"
 else
 	trap 'rm -f "$D/$tmp"' EXIT
 	trap 'exit 1' HUP INT TERM
 	` + pull + `
 	mv -f "$D/$tmp" "$D/$f"
+	mkdir -p "${L%/*}"
+	{ [ -f "$L" ] && awk -v p="$d/$f" '$4 != p' "$L"; echo "$(ident "$D/$f") $d/$f"; } >"$L.$u"
+	mv -f "$L.$u" "$L"
 fi
 `)
 	if im.Tag != "" {
-		fmt.Fprintf(&s, "l=%s\nln -sf \"$f\" \"$D/.$l.$u\"\nmv -f \"$D/.$l.$u\" \"$D/$l\"\necho \"$d/$l -> $f\"\n", q(facts.ImageLinkName(im.Repo, im.Tag, r.runtime)))
+		s.WriteString("ln -sf \"$f\" \"$D/.$l.$u\"\nmv -f \"$D/.$l.$u\" \"$D/$l\"\necho \"$d/$l -> $f\"\n")
 	}
 	// The directory is recorded last: the probe lists the image files of
 	// the directories recorded there.
@@ -67,6 +106,28 @@ fi
 		Become:      true,
 	}
 }
+
+// imageDirTrust refuses an image_dir ($D, shown as $d) that users other
+// than root, or the user the step runs as, may write to, or that lies
+// under a directory they may rename or replace it in (group or world
+// writable without the sticky bit): any of them could put a file under a
+// digest's name, or a link under a tag's, before gpuform looks.
+// image_dir_shared = true is the spec saying so on purpose.
+const imageDirTrust = `me=$(id -u)
+p=$D
+while :; do
+	o=$(stat -c %u "$p") || exit 1
+	if [ "$o" != 0 ] && [ "$o" != "$me" ]; then
+		echo "image_dir $d: ${p#"$R"} belongs to user $o, not root: another user could plant a file under an image's name; make root its owner, or set image_dir_shared = true if it is shared storage" >&2
+		exit 1
+	fi
+	if [ "$p" = "$D" ] && [ -n "$(find "$p" -maxdepth 0 -perm /022)" ] || [ -n "$(find "$p" -maxdepth 0 -perm /022 ! -perm -1000)" ]; then
+		echo "image_dir $d: ${p#"$R"} is writable by users other than its owner ($(stat -c %A "$p")): another user could plant a file under an image's name; chmod go-w it, or set image_dir_shared = true if it is shared storage" >&2
+		exit 1
+	fi
+	[ "$p" = "${R:-/}" ] || [ "$p" = / ] && break
+	p=$(dirname "$p")
+done`
 
 // enrootURI is the reference enroot imports: docker://REGISTRY#IMAGE with
 // the digest in the tag's place (Docker Hub's images without a registry,

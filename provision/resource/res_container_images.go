@@ -88,8 +88,20 @@ func NodeImages(n *spec.Node, f *facts.Node) *facts.ImageStore {
 	}
 	out := &facts.ImageStore{Error: s.Error, Images: []facts.LocalImage{}}
 	for _, im := range s.Images {
+		// A file gpuform did not pull on this node (or that changed
+		// since) is no image of the spec, whatever its name says, unless
+		// the spec says image_dir is shared storage, where another node
+		// pulled it.
+		if im.Unverified && !n.Container.ImageDirShared.V {
+			continue
+		}
 		if n.Container.ImageDir.Set && path.Dir(im.ID) == n.Container.ImageDir.V {
 			out.Images = append(out.Images, im)
+		}
+	}
+	for _, p := range s.NotLinks {
+		if n.Container.ImageDir.Set && path.Dir(p) == n.Container.ImageDir.V {
+			out.NotLinks = append(out.NotLinks, p)
 		}
 	}
 	return out
@@ -193,6 +205,7 @@ func buildContainerImages(in *buildInput) ([]Resource, []string, error) {
 		images:  pinned,
 		runtime: rt,
 		dir:     dir.V,
+		shared:  in.n.Container.ImageDirShared.V,
 		spec:    in.n,
 	}}, warnings, nil
 }
@@ -205,8 +218,10 @@ type imagesResource struct {
 	images  []ImageRef
 	runtime string
 	// dir is image_dir, for enroot and Apptainer.
-	dir  string
-	spec *spec.Node
+	dir string
+	// shared is image_dir_shared: the directory is shared storage.
+	shared bool
+	spec   *spec.Node
 }
 
 func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
@@ -223,6 +238,12 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 	}
 	before, after := attrs{}, attrs{}
 	for _, im := range r.images {
+		if fileRuntime(r.runtime) && im.Tag != "" && store != nil {
+			link := path.Join(r.dir, facts.ImageLinkName(im.Repo, im.Tag, r.runtime))
+			if slices.Contains(store.NotLinks, link) {
+				return Change{}, fmt.Errorf("%s: %s is a regular file, not the tag's link gpuform makes; gpuform replaces no file it did not write: move it away (or to its digest's name, %s, if it is that build), then plan again", r.name, link, facts.ImageFileName(im.Repo, im.Digest, r.runtime))
+			}
+		}
 		after[im.Ref] = value(im, im.Digest)
 		if d := NodeDigest(store, im); d != "" {
 			before[im.Ref] = value(im, d)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -64,6 +65,11 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 		r.deps = []string{ContainerToolkit}
 	}
 	var warnings []string
+	if r.cdiWanted() {
+		if pkg, ver, ok := containerdRelease(in.f); ok && !containerdReadsCDI(ver) {
+			warnings = append(warnings, fmt.Sprintf("%s: containerd %s (package %s) ignores enable_cdi, which gpuform sets for the toolkit's CDI specs: CDI arrived in containerd 1.7, so pods asking for GPUs by CDI name get none; upgrade containerd to 1.7 or later, or ask for GPUs through the nvidia runtime", ContainerdConfig, ver, pkg))
+		}
+	}
 	if cf, ok := in.f.ConfigFile(ContainerdConfigFile); ok && cf.Exists && cf.Error == "" {
 		srcs, why, err := containerdImports(in.f, cf.Data)
 		switch {
@@ -78,6 +84,39 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 		}
 	}
 	return []Resource{r}, warnings, nil
+}
+
+// containerdRelease is the containerd the node has installed: Docker's
+// containerd.io package, or the distribution's containerd.
+func containerdRelease(f *facts.Node) (pkg, version string, ok bool) {
+	for _, p := range []string{"containerd.io", "containerd"} {
+		if v, ok := f.Package(p); ok && v != "" {
+			return p, v, true
+		}
+	}
+	return "", "", false
+}
+
+// containerdReadsCDI reports whether a containerd package version reads
+// the CRI plugin's enable_cdi: containerd 1.7.0 added CDI device
+// injection (its release notes, "Support for CDI device injection");
+// 1.6 decodes the CRI config without the key and drops it silently. A
+// version gpuform cannot read is given the benefit of the doubt.
+func containerdReadsCDI(pkgVersion string) bool {
+	v := pkgVersion
+	if _, after, ok := strings.Cut(v, ":"); ok {
+		v = after // a Debian epoch
+	}
+	parts := strings.FieldsFunc(v, func(r rune) bool { return r == '~' || r == '-' || r == '+' })
+	if len(parts) == 0 {
+		return true
+	}
+	cv, err := compat.ParseVersion(parts[0])
+	if err != nil {
+		return true
+	}
+	min, _ := compat.ParseVersion("1.7")
+	return cv.Compare(min) >= 0
 }
 
 // containerdResource sets the NVIDIA runtime (and, when asked, the default
@@ -148,13 +187,90 @@ func (r *containerdResource) keys(d *tomledit.Doc, v string) []containerdKey {
 		{attr: "runtimes.nvidia.runtime_type", path: append(slices.Clone(nv), "runtime_type"), value: tomledit.String(containerdRuntimeType)},
 		{attr: "runtimes.nvidia.options.BinaryName", path: append(slices.Clone(nv), "options", "BinaryName"), value: tomledit.String(containerdNvidiaBinary)},
 	}...)
-	// nvidia-ctk starts the nvidia runtime from runc's options; the one
-	// that matters is the cgroup driver: a pod under the nvidia runtime
-	// with cgroupfs on a node whose kubelet uses systemd fails to start.
-	if sc, ok := d.Lookup(append(slices.Clone(rt), "runtimes", "runc", "options", "SystemdCgroup")...); ok && sc.Kind == "Bool" {
-		ks = append(ks, containerdKey{attr: "runtimes.nvidia.options.SystemdCgroup", path: append(slices.Clone(nv), "options", "SystemdCgroup"), value: sc.Text})
+	// nvidia-ctk starts the nvidia runtime from the default runtime's
+	// options (runc's): the nvidia runtime inherits every one of them but
+	// BinaryName, which is gpuform's. The one that matters most is the
+	// cgroup driver: a pod under the nvidia runtime with cgroupfs on a
+	// node whose kubelet uses systemd fails to start. They are read
+	// however the file writes them: an options table, dotted keys, or an
+	// inline table (options = { SystemdCgroup = true }).
+	// The spec's containerd_runtime_options override what is inherited.
+	opts := map[string]string{}
+	for _, o := range inheritedOptions(d, rt) {
+		opts[o.key] = o.value
+	}
+	for k, a := range r.c.ContainerdRuntimeOptions {
+		opts[k] = optionValue(a.V)
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		ks = append(ks, containerdKey{attr: "runtimes.nvidia.options." + k, path: append(slices.Clone(nv), "options", k), value: opts[k]})
 	}
 	return ks
+}
+
+// runtimeOption is one key of a runtime's options, as TOML text.
+type runtimeOption struct{ key, value string }
+
+// inheritedOptions are the options of the runtime the nvidia runtime is
+// made from: the default runtime's when default_runtime_name names one
+// other than nvidia that the file defines, else runc's. Only scalar values
+// are copied (every option runc's shim takes is one: SystemdCgroup,
+// NoPivotRoot, NoNewKeyring, ShimCgroup, IoUid, IoGid, Root, CriuPath, …).
+func inheritedOptions(d *tomledit.Doc, rt []string) []runtimeOption {
+	var doc map[string]any
+	if err := toml.Unmarshal(d.Bytes(), &doc); err != nil {
+		return nil
+	}
+	table := func(m map[string]any, path ...string) map[string]any {
+		for _, k := range path {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				return nil
+			}
+			m = next
+		}
+		return m
+	}
+	runtimes := table(doc, append(slices.Clone(rt), "runtimes")...)
+	if runtimes == nil {
+		return nil
+	}
+	from := "runc"
+	if def, ok := table(doc, rt...)["default_runtime_name"].(string); ok && def != "nvidia" && table(runtimes, def) != nil {
+		from = def
+	}
+	opts := table(runtimes, from, "options")
+	var out []runtimeOption
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		if k == "BinaryName" || !tomledit.BareKey(k) {
+			continue
+		}
+		var v string
+		switch x := opts[k].(type) {
+		case bool:
+			v = strconv.FormatBool(x)
+		case int64:
+			v = strconv.FormatInt(x, 10)
+		case string:
+			v = tomledit.String(x)
+		default:
+			continue
+		}
+		out = append(out, runtimeOption{k, v})
+	}
+	return out
+}
+
+// optionValue is a containerd_runtime_options value as TOML: a boolean,
+// a whole number, or a string.
+func optionValue(v string) string {
+	if v == "true" || v == "false" {
+		return v
+	}
+	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return v
+	}
+	return tomledit.String(v)
 }
 
 // parseContainerdConfig reads config.toml; an error says what to do.

@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/internal/tomledit"
@@ -43,6 +46,11 @@ var containerdCases = []struct {
 	// default_runtime = false alone takes nvidia off as the default and
 	// registers nothing.
 	{"default-off", "configured.toml", "container {\n runtime = \"containerd\"\n default_runtime = false\n}", "2"},
+	// runc's options as an inline table: the nvidia runtime inherits
+	// them all but BinaryName (issue 31).
+	{"inline-runc-options", "inline-runc-options.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n default_runtime = true\n}", "2"},
+	// The spec overrides one inherited option and adds another.
+	{"inline-runc-options-override", "inline-runc-options.toml", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n default_runtime = true\n containerd_runtime_options = { SystemdCgroup = false, NoPivotRoot = true }\n}", "2"},
 	// No file: a minimal version 2 file, as nvidia-ctk writes.
 	{"absent", "", "container {\n runtime = \"containerd\"\n nvidia_container_toolkit = \"1.17.3\"\n}", "2"},
 }
@@ -131,7 +139,7 @@ func TestContainerdConfigGolden(t *testing.T) {
 // ownedLine is a line an edit may add or change: a key gpuform owns, the
 // nvidia runtime's tables, gpuform's header, a blank line before a new table.
 var ownedLine = regexp.MustCompile(`^\s*(` +
-	`(runtime_type|BinaryName|SystemdCgroup|default_runtime_name|enable_cdi|version) = .*` +
+	`(runtime_type|BinaryName|SystemdCgroup|NoNewKeyring|NoPivotRoot|ShimCgroup|IoUid|IoGid|Root|CriuPath|CriuImagePath|CriuWorkPath|default_runtime_name|enable_cdi|version) = .*` +
 	`|\[plugins\.["'][a-z0-9.]+["'](\.containerd\.runtimes\.nvidia(\.options)?)?\]` +
 	`|# Managed by gpuform.*|# Applied from .*|)$`)
 
@@ -209,6 +217,25 @@ func TestContainerdReadsEditedConfig(t *testing.T) {
 			}
 			if v, _ := d.Lookup(append(base, "runtime_type")...); v.Text != containerdRuntimeType {
 				t.Errorf("containerd reads the nvidia runtime_type as %q", v.Text)
+			}
+			// The nvidia runtime starts as the default runtime would:
+			// every option of runc's that containerd reads (but the
+			// binary) is the nvidia runtime's too.
+			runcDump := runtimeOptions(t, out, append(base[:len(base)-1:len(base)-1], "runc"))
+			nvDump := runtimeOptions(t, out, base)
+			for k, v := range runcDump {
+				// The spec's containerd_runtime_options win.
+				if strings.Contains(tc.body, " "+k+" = ") || strings.Contains(tc.body, "{ "+k+" = ") {
+					continue
+				}
+				if k != "BinaryName" && nvDump[k] != v {
+					t.Errorf("containerd reads the nvidia runtime's %s as %v, runc's as %v", k, nvDump[k], v)
+				}
+			}
+			if strings.Contains(tc.body, "containerd_runtime_options") {
+				if nvDump["SystemdCgroup"] != false || nvDump["NoPivotRoot"] != true {
+					t.Errorf("containerd reads the spec's options for the nvidia runtime as %v", nvDump)
+				}
 			}
 			wantDefault := "runc"
 			if strings.Contains(tc.body, "default_runtime = true") {
@@ -288,4 +315,19 @@ func TestContainerdImportsWarn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runtimeOptions are the options of the runtime at path in a config dump.
+func runtimeOptions(t *testing.T, dump []byte, path []string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := toml.Unmarshal(dump, &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := doc
+	for _, k := range append(slices.Clone(path), "options") {
+		next, _ := m[k].(map[string]any)
+		m = next
+	}
+	return m
 }

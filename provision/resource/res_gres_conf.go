@@ -57,7 +57,7 @@ func buildGRESConf(in *buildInput) ([]Resource, []string, error) {
 		path:    path,
 		content: "wanted",
 		edit: func(cur []byte, _ bool) (string, error) {
-			return setGRESBlock(string(cur), block)
+			return setGRESBlock(string(cur), block, in.f.Hostname)
 		},
 		current: func(f *facts.Node) (string, bool) {
 			c := currentFile(f, path)
@@ -103,19 +103,19 @@ func splitGRES(content string) (block, before, after string) {
 // setGRESBlock puts block in gres.conf in place of gpuform's old block, or
 // at the end. It refuses a file whose other lines describe GPUs too: slurmd
 // would count each GPU twice, or detect them over the lines.
-func setGRESBlock(cur, block string) (string, error) {
+//
+// The other lines are read as slurmd reads them (gres.ParseConf): "Name =
+// gpu", Name="gpu", NAME=GPU and a NodeName= line naming host declare GPUs
+// as much as Name=gpu does.
+func setGRESBlock(cur, block, host string) (string, error) {
 	old, before, after := splitGRES(cur)
 	if old != "" && !strings.Contains(old, "\n"+gresEnd) {
 		return "", fmt.Errorf("gpuform's block has no %q line; restore it (or remove the block) and plan again", gresEnd)
 	}
 	var clash []string
-	for _, l := range gresOthers(cur) {
-		for _, f := range strings.Fields(l.text) {
-			k, v, _ := strings.Cut(f, "=")
-			if strings.EqualFold(k, "AutoDetect") || strings.EqualFold(k, "Name") && strings.EqualFold(v, "gpu") {
-				clash = append(clash, fmt.Sprintf("line %d (%s)", l.n, l.text))
-				break
-			}
+	for _, l := range gres.ParseConf(outsideBlock(cur)) {
+		if l.DeclaresGPUs(host) {
+			clash = append(clash, fmt.Sprintf("line %d (%s)", l.N, l.Text))
 		}
 	}
 	if len(clash) > 0 {
@@ -128,6 +128,13 @@ func setGRESBlock(cur, block string) (string, error) {
 		return before + block, nil
 	}
 	return before + block + after, nil
+}
+
+// outsideBlock is content with the lines of gpuform's block blanked, so
+// that what is left keeps its line numbers.
+func outsideBlock(content string) string {
+	block, before, after := splitGRES(content)
+	return before + strings.Repeat("\n", strings.Count(block, "\n")) + after
 }
 
 // gresLine is a gres.conf line outside gpuform's block.

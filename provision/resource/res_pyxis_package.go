@@ -23,7 +23,8 @@ func buildPyxisPackage(in *buildInput) ([]Resource, []string, error) {
 		line := "required " + pyxisPackagePlugin(in.family, in.f.Arch)
 		r.restartIf = func(n *facts.Node) bool {
 			cf := currentFile(n, PyxisPlugstackFile)
-			return cf.Exists && plugstackPlugin(string(cf.Data)) == line
+			own, _, _ := findPyxisLine(string(cf.Data))
+			return cf.Exists && own == line
 		}
 	}
 	return []Resource{r}, nil, nil

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
@@ -66,8 +67,17 @@ func (r *pyxisResource) Diff(n *facts.Node) (Change, error) {
 		path:    PyxisPlugstackFile,
 		content: "wanted",
 		// The package's own pyxis.conf (the line alone) is adopted as it
-		// is; gpuform's header is added only when it writes.
-		edit: func(cur []byte, _ bool) (string, error) { return r.hdr + line + "\n", nil },
+		// is; gpuform's header is added only to a file it creates. In a
+		// file that exists only the keyword and the plugin path of the
+		// pyxis line are gpuform's: its arguments (container_scope=,
+		// runtime_path=, …), comments and every other line are kept
+		// byte for byte.
+		edit: func(cur []byte, exists bool) (string, error) {
+			if !exists {
+				return r.hdr + line + "\n", nil
+			}
+			return editPlugstack(string(cur), line)
+		},
 		current: func(*facts.Node) (string, bool) {
 			return string(cf.Data), cf.Exists
 		},
@@ -75,7 +85,8 @@ func (r *pyxisResource) Diff(n *facts.Node) (Change, error) {
 			if !exists {
 				return nil
 			}
-			return attrs{"plugin": plugstackPlugin(cur)}
+			pl, _, _ := findPyxisLine(cur)
+			return attrs{"plugin": pl}
 		},
 		desired:  attrs{"plugin": line},
 		then:     then,
@@ -84,13 +95,69 @@ func (r *pyxisResource) Diff(n *facts.Node) (Change, error) {
 	return fr.Diff(n)
 }
 
-// plugstackPlugin returns the plugin lines of a plugstack file, joined.
-func plugstackPlugin(content string) string {
-	var out []string
-	for _, l := range strings.Split(content, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			out = append(out, strings.Join(strings.Fields(l), " "))
+// plugstackLine is one plugin line of a plugstack file as slurm's SPANK
+// loader reads it (src/common/spank.c, _spank_stack_process_line): a line
+// is "required|optional PLUGIN [ARGS…]" or "include GLOB"; '#' starts a
+// comment; fields are separated by blanks.
+type plugstackLine struct {
+	// start and end are the byte offsets of the line, without its "\n".
+	start, end int
+	// ownEnd is where the plugin path ends: the bytes from the line's
+	// start to it ("required /usr/lib/…/spank_pyxis.so", with any leading
+	// blanks) are gpuform's; the rest (the plugin's arguments, a comment)
+	// is the admin's.
+	ownEnd int
+	// own is the keyword and the path, joined by one space.
+	own string
+}
+
+// findPyxisLine finds the line of content that loads spank_pyxis.so; more
+// than one is an error (which one slurmd honours is not gpuform's to
+// decide).
+func findPyxisLine(content string) (string, *plugstackLine, error) {
+	var found []plugstackLine
+	for start := 0; start < len(content); {
+		end := strings.IndexByte(content[start:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += start
 		}
+		line := content[start:end]
+		if code, _, _ := strings.Cut(line, "#"); true {
+			f := strings.Fields(code)
+			if len(f) >= 2 && (f[0] == "required" || f[0] == "optional") && path.Base(f[1]) == "spank_pyxis.so" {
+				// The path ends where its field does.
+				i := strings.Index(code, f[0]) + len(f[0])
+				i += strings.Index(code[i:], f[1]) + len(f[1])
+				found = append(found, plugstackLine{start: start, end: end, ownEnd: start + i, own: f[0] + " " + f[1]})
+			}
+		}
+		start = end + 1
 	}
-	return strings.Join(out, "; ")
+	switch len(found) {
+	case 0:
+		return "", nil, nil
+	case 1:
+		return found[0].own, &found[0], nil
+	}
+	return "", nil, fmt.Errorf("%s loads pyxis %d times; keep one line (slurmd would load the plugin twice)", PyxisPlugstackFile, len(found))
+}
+
+// editPlugstack puts line ("required PATH") in place of the keyword and
+// path of content's pyxis line, or adds it at the end when there is none.
+func editPlugstack(content, line string) (string, error) {
+	_, pl, err := findPyxisLine(content)
+	if err != nil {
+		return "", err
+	}
+	if pl == nil {
+		if content != "" && !strings.HasSuffix(content, "\n") {
+			content += "\n"
+		}
+		return content + line + "\n", nil
+	}
+	lead := content[pl.start:pl.ownEnd]
+	indent := lead[:len(lead)-len(strings.TrimLeft(lead, " \t"))]
+	return content[:pl.start] + indent + line + content[pl.ownEnd:], nil
 }

@@ -1,11 +1,11 @@
 package verify
 
 import (
+	"fmt"
 	"strconv"
-
-	"github.com/gpuform/gpuform/lint/compat"
 	"strings"
 
+	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -137,8 +137,16 @@ func redactResults(exp Expectation, out []CheckResult) []CheckResult {
 		}
 		return spec.Redacted
 	}
+	hidden := 0
 	for i := range out {
 		r := &out[i]
+		// The id is the second line of defence's too: a name that carries
+		// a sensitive value (a check named after it that does not name
+		// itself by index) becomes "sensitive-K", K counting such ids.
+		if red := exp.Redactor.Redact(r.ID); red != r.ID {
+			hidden++
+			r.ID = sensitiveID(r.ID, hidden)
+		}
 		base, _, _ := strings.Cut(r.ID, "[")
 		if exp.Sensitive[base] {
 			r.Expected, r.Observed, r.Message = hide(r.Expected), hide(r.Observed), hide(r.Message)
@@ -149,6 +157,17 @@ func redactResults(exp Expectation, out []CheckResult) []CheckResult {
 		r.Message = exp.Redactor.Redact(r.Message)
 	}
 	return out
+}
+
+// sensitiveID is id with the name after its check's CheckID replaced by
+// "sensitive-K" (the whole id when no CheckID is its prefix).
+func sensitiveID(id string, k int) string {
+	for _, d := range Checks() {
+		if strings.HasPrefix(id, string(d.ID)+".") {
+			return fmt.Sprintf("%s.sensitive-%d", d.ID, k)
+		}
+	}
+	return fmt.Sprintf("sensitive-%d", k)
 }
 
 func boolCheck(id string, got *bool, want bool, on, off string) *CheckResult {

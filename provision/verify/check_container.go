@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // checkImages judges each NGC image the spec runs against the driver the
@@ -26,7 +27,7 @@ func checkImages(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		if !ok {
 			continue
 		}
-		r := CheckResult{ID: CheckImageDriver.Named(img.V), Observed: "driver " + rep.DriverVersion,
+		r := CheckResult{ID: CheckImageDriver.Named(imageName(exp.Spec, img.V)), Observed: "driver " + rep.DriverVersion,
 			Expected: fmt.Sprintf("driver R%d or later for %s (CUDA %s)", im.MinDriverBranch, img.V, im.CUDA)}
 		drv, err := compat.ParseDriverVersion(rep.DriverVersion)
 		if err != nil {
@@ -87,7 +88,7 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 	runtime := resource.ImageRuntime(exp.Spec)
 	var out []CheckResult
 	for _, im := range pinned {
-		r := CheckResult{ID: CheckImageDigest.Named(im.Ref), Expected: im.Digest}
+		r := CheckResult{ID: CheckImageDigest.Named(imageName(exp.Spec, im.Ref)), Expected: im.Digest}
 		var store *facts.ImageStore
 		if f != nil {
 			store = resource.NodeImages(exp.Spec, f)
@@ -114,6 +115,10 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 				r.Message = fmt.Sprintf("%s holds no %s at the pinned digest; gpuform apply pulls it", runtime, im.Ref)
 				if runtime == facts.RuntimeEnroot || runtime == facts.RuntimeApptainer {
 					r.Message = fmt.Sprintf("image_dir holds no %s file of %s at the pinned digest (%s); gpuform apply pulls it", runtime, im.Ref, facts.ImageFileName(im.Repo, im.Digest, runtime))
+					if unverifiedFile(f.Images[runtime], exp.Spec, im) {
+						r.Observed = "unverified"
+						r.Message = fmt.Sprintf("image_dir holds %s under the pinned digest's name, but gpuform did not pull it on this node, or it changed since (its identity is not the one %s recorded): the name proves nothing about its content; gpuform apply pulls the pinned image again", facts.ImageFileName(im.Repo, im.Digest, runtime), facts.ImageFilesLedger)
+					}
 				}
 			default:
 				r.Status = StatusFail
@@ -123,8 +128,44 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 		out = append(out, r)
 	}
 	for _, ref := range unlocked {
-		out = append(out, CheckResult{ID: CheckImageDigest.Named(ref), Status: StatusSkip, Expected: "a pinned digest",
+		out = append(out, CheckResult{ID: CheckImageDigest.Named(imageName(exp.Spec, ref)), Status: StatusSkip, Expected: "a pinned digest",
 			Message: "the lock file records no digest for this tag; run gpuform lock"})
 	}
 	return out
+}
+
+// imageName is how a check id names image ref: the reference itself, or,
+// when the reference comes from a sensitive value, "image-N" for its place
+// (from 1) in container.images. An id is printed everywhere (text, JSON,
+// JUnit test names, Prometheus labels) and cannot be redacted after the
+// fact without colliding, so it must not carry the value. An index, not a
+// hash: a hash of a short secret (a tag such as "24.05") is undone by
+// hashing the few candidates, while an index says nothing about the value
+// and stays the same from run to run as long as the list does.
+func imageName(n *spec.Node, ref string) string {
+	if n == nil || n.Container == nil {
+		return ref
+	}
+	for i, img := range n.Container.Images {
+		if img.V == ref && img.Sensitive {
+			return fmt.Sprintf("image-%d", i+1)
+		}
+	}
+	return ref
+}
+
+// unverifiedFile reports whether store holds, in n's image_dir, a file
+// under im's digest name that gpuform did not pull (facts.LocalImage's
+// Unverified).
+func unverifiedFile(store *facts.ImageStore, n *spec.Node, im resource.ImageRef) bool {
+	if store == nil || n.Container == nil || !n.Container.ImageDir.Set {
+		return false
+	}
+	want := n.Container.ImageDir.V + "/" + facts.ImageFileName(im.Repo, im.Digest, resource.ImageRuntime(n))
+	for _, li := range store.Images {
+		if li.ID == want && li.Unverified {
+			return true
+		}
+	}
+	return false
 }
