@@ -15,6 +15,7 @@ import (
 //	  drain_window      = "24h"  # … within 24 hours
 //	  max_drained_share = 0.1    # never drain past 10 % of the fleet drained by gpuform
 //	  valid_for         = "1h"   # a verify result expires an hour after it was taken
+//	  unknown_xid       = "warn" # an Xid gpuform cannot judge: "warn" (never a pass, never drains) or "drain"
 //	}
 type Health struct {
 	// DrainAfter is how many sightings of a monitor-class Xid (NVIDIA:
@@ -28,12 +29,18 @@ type Health struct {
 	MaxDrainedShare Attr[float64]
 	// ValidFor is how long a verify result stands (its expires_at).
 	ValidFor Attr[string]
+	// UnknownXid is what an Xid or SXid gpuform cannot judge does (one
+	// its catalogue does not hold, or one NVIDIA's catalogue gives no
+	// action for): "warn" (the default: kernel.xid errors, never passes,
+	// and health mode leaves the node in service) or "drain" (kernel.xid
+	// fails and health mode drains).
+	UnknownXid Attr[string]
 	// DeclRange is the block's header.
 	DeclRange hcl.Range
 }
 
 var healthSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"},
+	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "unknown_xid"},
 }}
 
 // Health defaults. See README "Find the bad node" for why.
@@ -64,6 +71,16 @@ func decodeHealth(blk *hcl.Block, ctx *hcl.EvalContext) (*Health, hcl.Diagnostic
 	h.MaxDrainedShare = dec.float("max_drained_share", 0, 1)
 	h.DrainWindow = dec.string("drain_window")
 	h.ValidFor = dec.string("valid_for")
+	h.UnknownXid = dec.string("unknown_xid")
+	if a := &h.UnknownXid; a.Set && a.V != "warn" && a.V != "drain" {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid unknown_xid",
+			Detail:   fmt.Sprintf("unknown_xid is \"warn\" or \"drain\", not %q.%s", a.V, didYouMeanSuffix(a.V, []string{"warn", "drain"})),
+			Subject:  a.Range.Ptr(),
+		})
+		a.Set = false
+	}
 	for _, a := range []*Attr[string]{&h.DrainWindow, &h.ValidFor} {
 		if !a.Set {
 			continue
@@ -101,4 +118,10 @@ func (h *Health) Policy() (drainAfter int, window time.Duration, maxShare float6
 		validFor = d
 	}
 	return
+}
+
+// DrainsUnknownXid reports whether an Xid gpuform cannot judge fails the
+// node (unknown_xid = "drain"); a nil block is the default, "warn".
+func (h *Health) DrainsUnknownXid() bool {
+	return h != nil && h.UnknownXid.Set && h.UnknownXid.V == "drain"
 }
