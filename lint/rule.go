@@ -119,6 +119,7 @@ func Rules() []Rule {
 		cudaDriverMinimumRule(),
 		dcgmDriverRule(),
 		driverBranchEOLRule(),
+		driverSecurityAdvisoryRule(),
 		duplicateHostRule(),
 		enrootNvidiaContainerCLIRule(),
 		fabricManagerRequiredRule(),

@@ -62,7 +62,7 @@ func promDocument(t *testing.T) *Document {
 			nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}, nvmlfacts.Fault{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6},
 			nvmlfacts.Fault{Kind: nvmlfacts.FaultUncorrectableECC, GPU: 1}, nvmlfacts.Fault{Kind: nvmlfacts.FaultRemapFailure, GPU: 2},
 			nvmlfacts.Fault{Kind: nvmlfacts.FaultHot, GPU: 5}, nvmlfacts.Fault{Kind: nvmlfacts.FaultThermalSlowdown, GPU: 5},
-			nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4}),
+			nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4, Value: 13}),
 		UnreachableHost("gpu003", errors.New("dial tcp 10.0.0.3:22: connect: connection refused"), 3*time.Second),
 	})
 	// As runner.Run stamps it: taken at 11:59:18, standing for an hour.
