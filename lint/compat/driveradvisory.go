@@ -89,7 +89,9 @@ func (kb *KB) DriverAdvisories(v Version) []DriverAdvisory {
 }
 
 // DriverAdvisoryList returns every row, in table order.
-func (kb *KB) DriverAdvisoryList() []DriverAdvisory { return append([]DriverAdvisory(nil), kb.advisories...) }
+func (kb *KB) DriverAdvisoryList() []DriverAdvisory {
+	return append([]DriverAdvisory(nil), kb.advisories...)
+}
 
 // NewestDriverBulletin returns the newest bulletin the table was built from.
 func (kb *KB) NewestDriverBulletin() (DriverAdvisory, bool) {

@@ -89,8 +89,8 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 	}
 	kb := compat.Default()
 	type key struct {
-		kind                         kmsg.Kind
-		code                         uint64
+		kind                       kmsg.Kind
+		code                       uint64
 		pci, sub, status, severity string
 	}
 	var order []key

@@ -105,7 +105,7 @@ var (
 	// format NVIDIA's catalogue gives: "<subcode> <Fatal|Nonfatal> <XC>
 	// <injected> Link <n> (<intrInfo> <errorStatus> …)".
 	nvlink5Re = regexp.MustCompile(`^\s*([A-Z][A-Z0-9_]*(?:/[A-Z][A-Z0-9_]*)?),?\s+(Fatal|Nonfatal)\b[^(]*(?:\((0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+))?`)
-	isoStamp = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.](\d+)([+-]\d\d:?\d\d)\s`)
+	isoStamp  = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.](\d+)([+-]\d\d:?\d\d)\s`)
 )
 
 // Parse reads dmesg output (any time format) and returns its Xid and SXid
