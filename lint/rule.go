@@ -149,6 +149,7 @@ func Rules() []Rule {
 		persistenceModeRule(),
 		pyxisEnrootVersionRule(),
 		verifyGPUCountRule(),
+		verifyNVLinkRule(),
 		versionNotPinnedRule(),
 		hostBalanceRule(),
 		workloadLayoutRule(),
