@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // driverSecurityAdvisoryRule declares driver_security_advisory.
@@ -29,10 +30,21 @@ var advisoryConfigurationWords = map[string]string{
 func checkDriverSecurityAdvisory(ctx *Context) {
 	for _, n := range ctx.Nodes() {
 		drv, ok := nodeDriver(n)
-		if !ok || !drv.IsExact() {
-			// A floating branch is judged once the lock file pins it:
-			// plan and lint -lock see the release.
+		if !ok {
 			continue
+		}
+		pinned := ""
+		if !drv.IsExact() {
+			// A floating branch is judged on the release the lock file
+			// pins, when it pins one.
+			p, ok := ctx.Pinned(n.Name, spec.ComponentDriver)
+			if !ok {
+				continue
+			}
+			if drv, ok = driverVersionString(p); !ok {
+				continue
+			}
+			pinned = " (locked to " + drv.String() + ")"
 		}
 		advs := ctx.kb().DriverAdvisories(drv)
 		if len(advs) == 0 {
@@ -53,12 +65,12 @@ func checkDriverSecurityAdvisory(ctx *Context) {
 				sev = min(sev, severityFor(adv.Fact, Error))
 			}
 			ctx.ReportAs(sev, a.Range,
-				fmt.Sprintf("%s: driver %s is affected by %s", nodeRef(n), a.V.Raw, cveList(every)),
+				fmt.Sprintf("%s: driver %s%s is affected by %s", nodeRef(n), a.V.Raw, pinned, cveList(every)),
 				advisoryDetail(drv, every, ""))
 		}
 		for _, adv := range some {
 			ctx.ReportAs(Warning, a.Range,
-				fmt.Sprintf("%s: driver %s is affected by %s on %s", nodeRef(n), a.V.Raw, adv.CVE, advisoryConfigurationWords[adv.Configuration]),
+				fmt.Sprintf("%s: driver %s%s is affected by %s on %s", nodeRef(n), a.V.Raw, pinned, adv.CVE, advisoryConfigurationWords[adv.Configuration]),
 				advisoryDetail(drv, []compat.DriverAdvisory{adv}, "Only "+advisoryConfigurationWords[adv.Configuration]+" are exposed, so this is a warning; if the node is one, treat it as an error. "))
 		}
 	}
@@ -98,4 +110,14 @@ func advisoryDetail(drv compat.Version, advs []compat.DriverAdvisory, lead strin
 	}
 	return fmt.Sprintf("%sNVIDIA's GPU display driver security bulletins %s list every R%d data-center Linux driver before the fixed release as affected: %s. Pin %s or later, the first R%d release with every fix (https://nvidia.custhelp.com/app/answers/detail/a_id/%s; table lint/compat/data/driver-advisories.tsv).",
 		lead, strings.Join(bulletins, ", "), drv.Major(), strings.Join(ids, ", "), fix, drv.Major(), advs[len(advs)-1].Bulletin)
+}
+
+// driverVersionString parses a lock file's driver pin ("580.159.03-1"):
+// the package revision is dropped.
+func driverVersionString(s string) (compat.Version, bool) {
+	if i := strings.IndexAny(s, "-+"); i >= 0 {
+		s = s[:i]
+	}
+	v, err := compat.ParseDriverVersion(strings.TrimSpace(s))
+	return v, err == nil && v.IsExact()
 }

@@ -218,3 +218,53 @@ func TestDriverAdvisories(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshDate: every table of data/ has a "last checked" date in
+// docs/knowledge-base.md, the refresh date is the oldest of them, and no
+// dated fact is newer than it.
+func TestRefreshDate(t *testing.T) {
+	b, err := os.ReadFile("../../docs/knowledge-base.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dated := map[string]time.Time{}
+	var oldest time.Time
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(l, "| "), " | ")
+		d, err := time.Parse(time.DateOnly, strings.TrimSpace(cells[len(cells)-1]))
+		if err != nil {
+			t.Errorf("docs/knowledge-base.md row without a last-checked date: %s", l)
+			continue
+		}
+		for _, part := range strings.Split(cells[0], "`") {
+			if strings.HasSuffix(part, ".tsv") {
+				dated[part[strings.LastIndex(part, "/")+1:]] = d
+			}
+		}
+		if oldest.IsZero() || d.Before(oldest) {
+			oldest = d
+		}
+	}
+	files, err := os.ReadDir("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".tsv") {
+			if _, ok := dated[f.Name()]; !ok {
+				t.Errorf("data/%s has no last-checked date in docs/knowledge-base.md", f.Name())
+			}
+		}
+	}
+	kb := mustKB(t)
+	r, ok := kb.RefreshDate()
+	if !ok || !r.Date.Equal(oldest) {
+		t.Errorf("refresh date %s, want the oldest per-table date %s", r, oldest.Format(time.DateOnly))
+	}
+	if d, ok := kb.NewestFact(); ok && d.Date.After(r.Date) {
+		t.Errorf("newest fact %s (%s) is after the refresh date %s", d, d.What, r)
+	}
+}
