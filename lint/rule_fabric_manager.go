@@ -73,6 +73,15 @@ func checkFabricManagerVersion(ctx *Context) {
 				want = pinnedDrv
 			}
 			if !sameDriverRelease(pinnedFM, want) {
+				if r620, ok := ctx.hostFact("fm-version-match-r620"); ok && branchOf(want) >= 620 {
+					// From R620 the FM-equals-driver fact is not known
+					// (a Talos note says they are versioned apart):
+					// the mismatch is a warning that says so.
+					ctx.ReportAs(severityFor(r620.Fact, Error), n.Driver.FabricManager.Range,
+						fmt.Sprintf("%s: the lock file pins Fabric Manager %s but the driver %s", nodeRef(n), pinnedFM, want),
+						fmt.Sprintf("Up to R6xx %s (%s). From R620 gpuform does not know whether that still holds: %s (%s). Check NVIDIA's R620 Fabric Manager packaging before relying on either. %s", match.Statement, cite(match.Fact), r620.Statement, cite(r620.Fact), caveat(r620.Fact)))
+					continue
+				}
 				ctx.ReportAs(severityFor(match.Fact, Error), n.Driver.FabricManager.Range,
 					fmt.Sprintf("%s: the lock file pins Fabric Manager %s but the driver %s", nodeRef(n), pinnedFM, want),
 					fmt.Sprintf("%s (%s); with a mismatch nvidia-fabricmanager refuses to start and NVLink stays down. Re-run `gpuform lock` so both resolve to the same release. %s", match.Statement, cite(match.Fact), caveat(match.Fact)))
@@ -86,6 +95,19 @@ func checkFabricManagerVersion(ctx *Context) {
 			fmt.Sprintf("%s: driver %q floats, so Fabric Manager and the driver can resolve to different releases", nodeRef(n), n.Driver.Version.V.Raw),
 			fmt.Sprintf("%s (%s). With a branch-only version the driver and nvidia-fabricmanager packages are resolved separately and can land on different releases after a repository update; Fabric Manager then refuses to start. Pin the exact driver release or lock it with `gpuform lock`.", match.Statement, cite(match.Fact)))
 	}
+}
+
+// branchOf is a driver release's branch (620 for "620.10.01-1"); 0 when
+// it does not parse.
+func branchOf(s string) int {
+	if i := strings.IndexAny(s, "-+"); i >= 0 {
+		s = s[:i]
+	}
+	v, err := compat.ParseDriverVersion(strings.TrimSpace(s))
+	if err != nil {
+		return 0
+	}
+	return v.Major()
 }
 
 // sameDriverRelease compares two driver versions as package versions: the

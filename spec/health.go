@@ -19,6 +19,7 @@ import (
 //	  valid_for         = "1h"   # a verify result expires an hour after it was taken
 //	  confirm_delay     = "10s"  # a performance or link failure is checked again after 10 s
 //	  fleet_partition   = "gpu"  # the breaker's fleet: this Slurm partition (default: the hosts)
+//	  unknown_xid       = "warn" # an Xid gpuform cannot judge: "warn" (never a pass, never drains) or "drain"
 //	}
 type Health struct {
 	// DrainAfter is how many sightings of a monitor-class Xid (NVIDIA:
@@ -39,12 +40,18 @@ type Health struct {
 	FleetPartition Attr[string]
 	// ValidFor is how long a verify result stands (its expires_at).
 	ValidFor Attr[string]
+	// UnknownXid is what an Xid or SXid gpuform cannot judge does (one
+	// its catalogue does not hold, or one NVIDIA's catalogue gives no
+	// action for): "warn" (the default: kernel.xid errors, never passes,
+	// and health mode leaves the node in service) or "drain" (kernel.xid
+	// fails and health mode drains).
+	UnknownXid Attr[string]
 	// DeclRange is the block's header.
 	DeclRange hcl.Range
 }
 
 var healthSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "confirm_delay"}, {Name: "fleet_partition"},
+	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "confirm_delay"}, {Name: "fleet_partition"}, {Name: "unknown_xid"},
 }}
 
 // Health defaults. See README "Find the bad node" for why.
@@ -87,6 +94,16 @@ func decodeHealth(blk *hcl.Block, ctx *hcl.EvalContext) (*Health, hcl.Diagnostic
 	h.DrainWindow = dec.string("drain_window")
 	h.ValidFor = dec.string("valid_for")
 	h.ConfirmDelay = dec.string("confirm_delay")
+	h.UnknownXid = dec.string("unknown_xid")
+	if a := &h.UnknownXid; a.Set && a.V != "warn" && a.V != "drain" {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid unknown_xid",
+			Detail:   fmt.Sprintf("unknown_xid is \"warn\" or \"drain\", not %q.%s", a.V, didYouMeanSuffix(a.V, []string{"warn", "drain"})),
+			Subject:  a.Range.Ptr(),
+		})
+		a.Set = false
+	}
 	h.FleetPartition = dec.string("fleet_partition")
 	if a := &h.FleetPartition; a.Set && (a.V == "" || strings.ContainsAny(a.V, " ,=\t\n")) {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
@@ -182,4 +199,10 @@ func breakerAllowsNone(n *Node) *hcl.Diagnostic {
 			"Set max_drained_share to at least %.2g, or name the Slurm partition of the whole fleet with fleet_partition.", share, len(n.Hosts), 1/float64(len(n.Hosts))),
 		Subject: subject.Ptr(),
 	}
+}
+
+// DrainsUnknownXid reports whether an Xid gpuform cannot judge fails the
+// node (unknown_xid = "drain"); a nil block is the default, "warn".
+func (h *Health) DrainsUnknownXid() bool {
+	return h != nil && h.UnknownXid.Set && h.UnknownXid.V == "drain"
 }

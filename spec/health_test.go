@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,5 +58,37 @@ func TestHealthBreakerAllowsNoneWarns(t *testing.T) {
 		if diags.HasErrors() || got != tc.warn {
 			t.Errorf("%s %s: warning %v, want %v (%s)", tc.hosts, tc.body, got, tc.warn, diags.Error())
 		}
+	}
+}
+
+// unknown_xid is "warn" (the default) or "drain"; anything else is a clear
+// error with a suggestion.
+func TestHealthUnknownXid(t *testing.T) {
+	load := func(v string) (*Config, string) {
+		cfg, diags := LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
+node "a" {
+  hosts = ["gpu1"]
+  health {
+    unknown_xid = "` + v + `"
+  }
+}
+`)}, LoadOptions{})
+		if diags.HasErrors() {
+			return nil, diags.Error()
+		}
+		return cfg, ""
+	}
+	if cfg, err := load("drain"); err != "" || !cfg.Nodes[0].Health.DrainsUnknownXid() {
+		t.Errorf("drain: %v %q", cfg, err)
+	}
+	if cfg, err := load("warn"); err != "" || cfg.Nodes[0].Health.DrainsUnknownXid() {
+		t.Errorf("warn: %q", err)
+	}
+	if _, err := load("drian"); err == "" || !strings.Contains(err, `Did you mean "drain"?`) {
+		t.Errorf("typo: %q", err)
+	}
+	var none *Health
+	if none.DrainsUnknownXid() {
+		t.Error("no block drains unknown Xids")
 	}
 }

@@ -38,7 +38,7 @@ func TestVerifyXid79RemedyThroughCLI(t *testing.T) {
 		"FAIL   kernel.xid",
 		"Xid 79 at PCI:0000:9d:00",
 		"what it means: GPU has fallen off the bus and is not responding to commands [Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS)]",
-		"what to do:    drain and reboot the node [reboot] (NVIDIA: RESTART_BM (fatal); catalogue status confirmed)",
+		"what to do:    drain and reboot the node [reboot] (NVIDIA: RESTART_BM; catalogue status confirmed)",
 		"FAIL   nvml.gpu_count",
 	} {
 		if !strings.Contains(out, want) {
@@ -86,7 +86,7 @@ func TestVerifyXid79RemedyThroughCLI(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"kernel.xid":     "reboot | Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS) | RESTART_BM (fatal)",
+		"kernel.xid":     "reboot | Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS) | RESTART_BM",
 		"nvml.gpu_count": "reboot | nvml.gpu_count | RESTART_BM (Xid 79); Xid 143 GPU_INIT_ERROR: RESET_GPU",
 	}
 	for id, w := range want {

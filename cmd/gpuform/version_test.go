@@ -32,4 +32,14 @@ func TestVersionKnowledgeBaseDate(t *testing.T) {
 	if v["knowledge_base_date"] != d.String() || v["knowledge_base_newest"] != d.What || v["format_version"] != jsonformat.Version {
 		t.Errorf("version -json: %v", v)
 	}
+	// The refresh date is the day the tables were last checked, not the
+	// newest release: issue 29 found version reporting 2026-08-12 (the
+	// newest row) while releases since August were unknown.
+	r, ok := compat.Default().RefreshDate()
+	if !ok || v["knowledge_base_refresh_date"] != r.String() || r.String() == d.String() {
+		t.Errorf("version -json knowledge_base_refresh_date %q, want %q (distinct from the newest fact %s)", v["knowledge_base_refresh_date"], r, d)
+	}
+	if _, out, _ := runCLI(t, "", "version"); !strings.Contains(out, "knowledge base: refreshed "+r.String()) {
+		t.Errorf("version does not print the refresh date:\n%s", out)
+	}
 }

@@ -35,6 +35,8 @@ type KB struct {
 	pcie        map[int]PCIeRate           // PCIe generation → link rate
 	remedies    map[string]Remedy          // "kind/code" → row of remediation.tsv
 	remedyOrder []string
+	subcodes    []xidSubcode // xid-subcodes.tsv: Xids 144-150 by subcode
+	advisories  []DriverAdvisory
 }
 
 // Load parses every embedded table. An error names the data file and line
@@ -72,6 +74,8 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadHostDesigns,
 		kb.loadBandwidth,
 		kb.loadRemedies,
+		kb.loadSubcodes,
+		kb.loadDriverAdvisories,
 	} {
 		if err := load(); err != nil {
 			return nil, err

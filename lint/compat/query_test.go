@@ -718,7 +718,7 @@ func TestNewestFact(t *testing.T) {
 	if !ok {
 		t.Fatal("no dated fact in the knowledge base")
 	}
-	if d.String() != "2026-08-12" || !strings.Contains(d.What, "1.20.0") {
-		t.Errorf("newest fact = %s %q, want 2026-08-12 (toolkit 1.20.0)", d, d.What)
+	if d.String() != "2026-09-18" || !strings.Contains(d.What, "NCCL 2.32.3") {
+		t.Errorf("newest fact = %s %q, want 2026-09-18 (NCCL 2.32.3)", d, d.What)
 	}
 }

@@ -2,7 +2,9 @@ package compat
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Action is what an operator does about an error or a failed check:
@@ -98,7 +100,7 @@ func (r Remedy) Describe() string {
 var remedyKinds = map[string]bool{"xid": true, "sxid": true, "dcgm": true, "check": true}
 
 func (kb *KB) loadRemedies() error {
-	t, err := readTable(kb.fsys, "data/remediation.tsv", "kind", "code", "name", "meaning", "action", "nvidia_action", "status", "sources")
+	t, err := readTable(kb.fsys, "data/remediation.tsv", "kind", "code", "name", "meaning", "action", "nvidia_action", "status", "sources", "note")
 	if err != nil {
 		return err
 	}
@@ -122,7 +124,10 @@ func (kb *KB) loadRemedies() error {
 			return r.errorf("action %q: want none, monitor, config, reset_gpu, reboot, inspect, rma or unknown", r.get("action"))
 		}
 		rem := Remedy{Kind: kind, Code: code, Name: dash(r.get("name")), Meaning: dash(r.get("meaning")), Action: act,
-			NVIDIAAction: r.get("nvidia_action"), Fact: r.fact(st, "sources", "")}
+			NVIDIAAction: r.get("nvidia_action"), Fact: r.fact(st, "sources", "note")}
+		if rem.Note == "-" {
+			rem.Note = ""
+		}
 		key := kind + "/" + code
 		if _, dup := kb.remedies[key]; dup {
 			return r.errorf("%s %s defined twice", kind, code)
@@ -172,4 +177,102 @@ func (r Remedy) String() string {
 		return fmt.Sprintf("SXid %s (%s)", r.Code, r.Name)
 	}
 	return fmt.Sprintf("%s (DCGM error %s)", r.Name, r.Code)
+}
+
+// xidSubcode is one row of xid-subcodes.tsv: the catalogue's "XID 144-150
+// Decode" sheet, whose action depends on the subcode the Xid line names and
+// on its error status (the second register in the line's parentheses).
+type xidSubcode struct {
+	xid      uint64
+	names    []string // V1 and V2 spellings ("TLW_RX", "TLW_RX_PIPE0")
+	statuses []string // "0x00000001"; nil: any (the sheet decodes IntrInfo bits instead)
+	action   Action
+	action2  Action // the action when the error is promoted to fatal; "" for none
+	nvidia   string
+	fact     Fact
+}
+
+func (kb *KB) loadSubcodes() error {
+	t, err := readTable(kb.fsys, "data/xid-subcodes.tsv", "xid", "subcode", "error_status", "action", "action_2", "nvidia_action", "status", "sources")
+	if err != nil {
+		return err
+	}
+	for _, r := range t.rows {
+		st, err := r.status("status")
+		if err != nil {
+			return err
+		}
+		x, err := strconv.ParseUint(r.get("xid"), 10, 32)
+		if err != nil || x < 144 || x > 150 {
+			return r.errorf("xid %q: want 144 to 150", r.get("xid"))
+		}
+		act, ok := parseAction(r.get("action"))
+		if !ok {
+			return r.errorf("action %q is not an action class", r.get("action"))
+		}
+		var act2 Action
+		if a := r.get("action_2"); a != "-" {
+			if act2, ok = parseAction(a); !ok {
+				return r.errorf("action_2 %q is not an action class", a)
+			}
+		}
+		sc := xidSubcode{xid: x, names: strings.Split(r.get("subcode"), "/"), action: act, action2: act2,
+			nvidia: r.get("nvidia_action"), fact: r.fact(st, "sources", "")}
+		if s := r.get("error_status"); s != "-" {
+			for _, v := range strings.Split(s, "/") {
+				sc.statuses = append(sc.statuses, strings.ToLower(v))
+			}
+		}
+		kb.subcodes = append(kb.subcodes, sc)
+	}
+	return nil
+}
+
+// actionOrder ranks actions by how much of the node they take out (the
+// same order as verify.Worse), to pick the worst of several subcode rows.
+var actionOrder = map[Action]int{ActionNone: 0, ActionUnknown: 1, ActionMonitor: 2, ActionConfig: 3,
+	ActionResetGPU: 4, ActionInspect: 5, ActionReboot: 6, ActionRMA: 7}
+
+// XidSubcodeRemedy answers for an NVLink5 Xid (144-150) by the subcode
+// and error status its kernel line names ("NVRM: Xid (PCI:…): 145,
+// RLW_REMAP Nonfatal XC0 i0 Link 02 (0x… 0x00000001 …)"). fatal is the
+// line's own severity word: a "Fatal" line takes a promotable row's second
+// action. Where the sheet gives several rows for the subcode and status
+// (it decodes IntrInfo bits gpuform does not), the worst action answers.
+// ok=false when the sheet has no row for them: the caller falls back to
+// the Xid's own row.
+func (kb *KB) XidSubcodeRemedy(xid uint64, subcode, errorStatus string, fatal bool) (Remedy, bool) {
+	base, ok := kb.XidRemedy(xid)
+	if !ok || subcode == "" {
+		return Remedy{}, false
+	}
+	errorStatus = strings.ToLower(errorStatus)
+	var best *xidSubcode
+	bestAction := Action("")
+	for i := range kb.subcodes {
+		sc := &kb.subcodes[i]
+		if sc.xid != xid || !slices.Contains(sc.names, subcode) {
+			continue
+		}
+		if sc.statuses != nil && !slices.Contains(sc.statuses, errorStatus) {
+			continue
+		}
+		act := sc.action
+		if fatal && sc.action2 != "" {
+			act = sc.action2
+		}
+		if best == nil || actionOrder[act] > actionOrder[bestAction] {
+			best, bestAction = sc, act
+		}
+	}
+	if best == nil {
+		return Remedy{}, false
+	}
+	r := base
+	r.Name = base.Name + " " + subcode
+	if errorStatus != "" {
+		r.Name += " " + errorStatus
+	}
+	r.Action, r.NVIDIAAction, r.Fact = bestAction, best.nvidia, best.fact
+	return r, true
 }

@@ -9,7 +9,7 @@ import (
 // the health mode and the Xid 79 profile rely on say what NVIDIA says.
 func TestRemedies(t *testing.T) {
 	kb := mustKB(t)
-	for n := uint64(1); n <= 162; n++ {
+	for n := uint64(1); n <= 172; n++ {
 		if _, ok := kb.XidRemedy(n); !ok {
 			t.Errorf("Xid %d has no remediation row", n)
 		}
@@ -20,11 +20,17 @@ func TestRemedies(t *testing.T) {
 		nvidia           string
 	}{
 		// A GPU that fell off the bus comes back only with a restart of the host.
-		{"xid 79", "xid", "79", ActionReboot, "RESTART_BM (fatal)"},
+		{"xid 79", "xid", "79", ActionReboot, "RESTART_BM"},
 		// NVIDIA: restart the application; gpuform counts repeats.
-		{"xid 13", "xid", "13", ActionMonitor, "RESTART_APP (nonfatal)"},
-		{"xid 119", "xid", "119", ActionResetGPU, "RESET_GPU (fatal)"},
-		{"xid 63 ignored", "xid", "63", ActionNone, "IGNORE (nonfatal)"},
+		{"xid 13", "xid", "13", ActionMonitor, "RESTART_APP"},
+		{"xid 119", "xid", "119", ActionResetGPU, "RESET_GPU"},
+		{"xid 63 ignored", "xid", "63", ActionNone, "IGNORE"},
+		// The catalogue: IGNORE for a channel retirement (a secondary mapping said
+		// reboot), nothing for power smoothing re-engaged (it said reset).
+		{"xid 160 ignored", "xid", "160", ActionNone, "IGNORE"},
+		{"xid 162 informational", "xid", "162", ActionNone, "-"},
+		{"xid 108 ignored", "xid", "108", ActionNone, "IGNORE"},
+		{"xid 167 no action", "xid", "167", ActionUnknown, "-"},
 		{"sxid fabric reset", "sxid", "12028", ActionReboot, "RESET_FABRIC (fatal)"},
 		{"dcgm dbe", "dcgm", "4", ActionResetGPU, "Drain the GPU and reset it or reboot the node."},
 		{"check gpu count", "check", "nvml.gpu_count", ActionReboot, ""},

@@ -2,12 +2,14 @@
 # that works together, every version taken from gpuform's reference tables
 # (/work/shared/reference/*.tsv, embedded in lint/compat/data), row by row:
 #
-#   driver 580.95.05   R580 is a Long Term Support Branch, end of life June-August 2028
-#                      (driver-branches.tsv row R580). 580.95.05 is the driver that CUDA
-#                      13.0 Update 2 ships with (cuda-driver.tsv row "13.0 Update 2",
-#                      toolkit driver >=580.95.05), so it is a released R580 build.
+#   driver 580.159.03  R580 is a Long Term Support Branch, end of life June-August 2028
+#                      (driver-branches.tsv row R580). 580.159.03 is the first R580
+#                      data-center Linux release NVIDIA's security bulletin 5821 (May
+#                      2026) lists as fixed, which also carries bulletin 5747's fixes
+#                      (580.126.09) (driver-advisories.tsv): the earlier pin, 580.95.05,
+#                      is affected by both.
 #   CUDA 12.8.1        cuda-driver.tsv row "12.8 Update 1": toolkit needs >=570.124.06;
-#                      580.95.05 is newer, and cuda-mvc.tsv row 12.x says newer drivers run
+#                      580.159.03 is newer, and cuda-mvc.tsv row 12.x says newer drivers run
 #                      12.x through backward compatibility.
 #   NCCL 2.25.1        nccl-cuda.tsv row 2.25.1: CUDA 12.8.0 and 12.8.1 images pin
 #                      2.25.1-1+cuda12.8 (confirmed), so the build matches CUDA 12.8.
@@ -25,6 +27,7 @@
 #   https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html (Tables 2 and 3)
 #   https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
 #   https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html
+#   https://nvidia.custhelp.com/app/answers/detail/a_id/5821 (security bulletin 5821)
 #   https://github.com/NVIDIA/nccl/tags and https://developer.download.nvidia.com/compute/redist/nccl
 #   https://github.com/NVIDIA/nvidia-container-toolkit/tags
 #   https://github.com/NVIDIA/DCGM/blob/72fa3feaa67d716a75323a8f47c34ff3ee73f824/cmake/packaging.cmake
@@ -36,7 +39,7 @@
 
 output "driver_version" {
   description = "NVIDIA driver release (R580 LTSB)."
-  value       = "580.95.05"
+  value       = "580.159.03"
 }
 
 output "kernel_module" {

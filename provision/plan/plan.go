@@ -301,7 +301,7 @@ func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
 	if err != nil {
 		return err
 	}
-	hp.Warnings = warnings
+	hp.Warnings = append(warnings, driverAdvisoryWarnings(n, f)...)
 	hp.ResourceChanges = changes
 	hp.Images = judgeImages(n, f, changes)
 	for _, rc := range changes {

@@ -29,12 +29,17 @@ func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		fatal = DefaultFatalXIDs()
 	}
 	r := CheckResult{ID: string(CheckXID), Status: StatusPass, Expected: "no fatal XID in " + (time.Duration(rep.XID.WindowMS) * time.Millisecond).String()}
-	var seen, bad []string
+	var seen, bad, unknown []string
 	var badCodes []uint64
 	kb := compat.Default()
 	for _, e := range rep.XID.Events {
 		s := fmt.Sprintf("XID %d on gpu%d", e.XID, e.GPU)
 		seen = append(seen, s)
+		rem, known := kb.XidRemedy(e.XID)
+		if !slices.Contains(fatal, e.XID) && (!known || rem.Action == compat.ActionUnknown) {
+			// Never a pass: gpuform cannot judge it (kernel.xid says the same).
+			unknown = append(unknown, s+" — "+unknownWords(kb, rem, known))
+		}
 		if slices.Contains(fatal, e.XID) {
 			if rem, ok := kb.XidRemedy(e.XID); ok {
 				s += " (" + rem.Describe() + ")"
@@ -56,6 +61,13 @@ func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 		} else {
 			r.Message += " (drain the node; the Xid is not in gpuform's catalogue)"
 		}
+	} else if len(unknown) > 0 {
+		r.Status = StatusError
+		if exp.UnknownXidFail {
+			r.Status = StatusFail
+		}
+		r.Message = "not judged: " + strings.Join(unknown, "; ")
+		r.Remedy = unknownXidRemedy(exp.UnknownXidFail)
 	}
 	return []CheckResult{r}
 }

@@ -114,6 +114,11 @@ type Expectation struct {
 	// FatalXIDs lists XIDs that fail the node when seen in the listening
 	// window; nil means DefaultFatalXIDs().
 	FatalXIDs []uint64
+	// UnknownXidFail fails kernel.xid on an Xid or SXid gpuform cannot
+	// judge (not in its catalogue, or no action in NVIDIA's) instead of
+	// erroring it: health { unknown_xid = "drain" }. Either way it is
+	// never a pass.
+	UnknownXidFail bool
 	// FabricManager, when set, says whether nvidia-fabricmanager must be running.
 	FabricManager *bool
 	// Peermem, when set, says whether nvidia-peermem must be loaded.
@@ -200,6 +205,7 @@ func ExpectationFor(n *spec.Node) Expectation {
 		}
 	}
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
+	exp.UnknownXidFail = n.Health.DrainsUnknownXid()
 	exp.DCGMOptional = n.Verify.IsOptional(spec.ToolDCGM)
 	exp.NCCLOptional = n.Verify.IsOptional(spec.ToolNCCLTests)
 	exp.Spec = n

@@ -42,6 +42,31 @@ func TestKernelXID(t *testing.T) {
 		// The worst of several speaks for the check.
 		{name: "worst wins", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 119, GSP\n[ 2.0] NVRM: Xid (PCI:0000:9d:00): 79, off the bus\n",
 			status: StatusFail, action: compat.ActionReboot},
+		// NVIDIA's catalogue: Xid 160 is IGNORE and 162 has no action; a
+		// B200 node with them is healthy (the table used to drain it).
+		{name: "xid 160 ignored", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 160, Channel Retirement Event\n", status: StatusPass},
+		{name: "xid 162 informational", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 162, Power Smoothing HW Circuitry capability reengaged\n", status: StatusPass},
+		// An Xid the catalogue names but gives no action for is not a pass.
+		{name: "xid 167 no action", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 167, PCIE_FATAL_TIMEOUT\n",
+			status: StatusError, action: compat.ActionMonitor, inReport: "PCIe fatal timeout: NVIDIA's catalogue gives no action"},
+		// An Xid unknown to gpuform is never a pass.
+		{name: "xid unknown", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 173, something new\n",
+			status: StatusError, action: compat.ActionMonitor, inReport: "Xid 173 at PCI:0000:1b:00 — unknown to this release of gpuform"},
+		{name: "sxid unknown", log: "[ 1.0] nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 99999, Non-fatal, new\n",
+			status: StatusError, inReport: "SXid 99999"},
+		// Xids 144-150 are judged by subcode and error status: RLW_REMAP
+		// 0x00000001 is XID_154_EVAL (restart the app) in the decode sheet,
+		// 0x00000040 is RESET_GPU.
+		{name: "xid 145 non-fatal subcode", log: "[ 1.0] NVRM: Xid (PCI:0000:5f:00): 145, RLW_REMAP Nonfatal XC0 i0 Link 02 (0x00000004 0x00000001 0x00000000 0x00000000)\n",
+			status: StatusPass, inReport: "Xid 145 RLW_REMAP"},
+		{name: "xid 145 fatal subcode", log: "[ 1.0] NVRM: Xid (PCI:0000:5f:00): 145, RLW_REMAP Fatal XC1 i0 Link 10 (0x00000082 0x00000040 0x00000000 0x00000000)\n",
+			status: StatusFail, action: compat.ActionResetGPU},
+		{name: "xid 149 ber event ignored", log: "[ 1.0] NVRM: Xid (PCI:0018:01:00): 149, NETIR_BER_EVENT Nonfatal XC0 i0 Link 03 (0x00086226 0x00000001 0x00000000 0x00000000)\n",
+			status: StatusPass},
+		// A subcode line the sheet has no row for falls back to the Xid's
+		// row (WORKFLOW_NVLINK5_ERR: reset).
+		{name: "xid 145 undecoded", log: "[ 1.0] NVRM: Xid (PCI:0000:5f:00): 145, RLW_REMAP Nonfatal XC0 i0 Link 02\n",
+			status: StatusFail, action: compat.ActionResetGPU},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,9 +90,20 @@ func TestKernelXID(t *testing.T) {
 			}
 		})
 	}
-	unread := checkKernelXID(Expectation{}, &kmsg.Log{Unreadable: "dmesg: read kernel buffer failed: Operation not permitted"})
-	if unread[0].Status != StatusSkip {
-		t.Errorf("unreadable log: %+v", unread[0])
+	// Nothing judged is nothing passed: an unreadable log, or one past the
+	// transport's 64 MiB (kmsg.Read's error), is an error that says why,
+	// with a remedy health mode drains on (docs/security.md: the host fails).
+	for _, why := range []string{"dmesg: read kernel buffer failed: Operation not permitted",
+		"the command wrote more than 64 MiB to its stdout and was stopped (a node whose output is this large is broken or hostile)"} {
+		unread := checkKernelXID(Expectation{}, &kmsg.Log{Unreadable: why})
+		if r := unread[0]; r.Status != StatusError || !strings.Contains(r.Message, why) || r.Remedy == nil || r.Remedy.Action != compat.ActionConfig {
+			t.Errorf("unreadable log: %+v", r)
+		}
+	}
+	// The spec may ask an unknown Xid to fail (health { unknown_xid = "drain" }).
+	lg := kmsg.Parse("[ 1.0] NVRM: Xid (PCI:0000:1b:00): 173, something new\n")
+	if r := checkKernelXID(Expectation{UnknownXidFail: true}, &lg)[0]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != compat.ActionUnknown {
+		t.Errorf("unknown Xid with unknown_xid = drain: %+v", r)
 	}
 }
 

@@ -46,6 +46,16 @@ type Event struct {
 	// Line is the log line as printed, the key that tells a new event from
 	// one read before.
 	Line string `json:"line"`
+	// Subcode is the NVLink5 unit an Xid 144-150 names ("RLW_REMAP"); ""
+	// for other Xids. NVIDIA's catalogue gives these Xids' action per
+	// subcode and error status.
+	Subcode string `json:"subcode,omitempty"`
+	// Severity is the line's own word for an Xid 144-150: "Fatal" or
+	// "Nonfatal".
+	Severity string `json:"severity,omitempty"`
+	// ErrorStatus is the second register in the parentheses of an Xid
+	// 144-150 line ("0x00000001"), the catalogue's "Error Status".
+	ErrorStatus string `json:"error_status,omitempty"`
 }
 
 // Log is what was read from a node's kernel log.
@@ -91,7 +101,11 @@ var (
 	xidRe  = regexp.MustCompile(`NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
 	sxidRe = regexp.MustCompile(`SXid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
 	// isoStamp is util-linux's --time-format iso prefix.
-	isoStamp = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.](\d+)([+-]\d\d:?\d\d)\s`)
+	// nvlink5Re reads what follows the code of an Xid 144-150, in the
+	// format NVIDIA's catalogue gives: "<subcode> <Fatal|Nonfatal> <XC>
+	// <injected> Link <n> (<intrInfo> <errorStatus> …)".
+	nvlink5Re = regexp.MustCompile(`^\s*([A-Z][A-Z0-9_]*(?:/[A-Z][A-Z0-9_]*)?),?\s+(Fatal|Nonfatal)\b[^(]*(?:\((0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+))?`)
+	isoStamp  = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.](\d+)([+-]\d\d:?\d\d)\s`)
 )
 
 // Parse reads dmesg output (any time format) and returns its Xid and SXid
@@ -114,6 +128,12 @@ func Parse(out string) Log {
 			continue
 		}
 		ev := Event{Kind: kind, Code: code, PCI: strings.ToLower(m[1]), Line: line}
+		if kind == KindXid && code >= 144 && code <= 150 {
+			rest := line[strings.Index(line, m[0])+len(m[0]):]
+			if n := nvlink5Re.FindStringSubmatch(rest); n != nil {
+				ev.Subcode, ev.Severity, ev.ErrorStatus = n[1], n[2], strings.ToLower(n[4])
+			}
+		}
 		if s := isoStamp.FindStringSubmatch(line); s != nil {
 			zone := strings.Replace(s[3], ":", "", 1)
 			if t, err := time.Parse("2006-01-02T15:04:05-0700", s[1]+zone); err == nil {

@@ -36,6 +36,19 @@ func TestParse(t *testing.T) {
 			want: []Event{{Kind: KindSXid, Code: 12028, PCI: "0000:07:00.0", Line: "[  100.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)"}},
 		},
 		{
+			// NVLink5 Xids name a subcode, a severity and registers. The
+			// first line is as quoted from NVIDIA/TensorRT-LLM#4816 (no
+			// registers); the second follows the format NVIDIA's Xid
+			// catalogue gives ("<Xid> <sub component> <fatal vs nonfatal>
+			// <Crosscontain> <injected> <link> (<intrInfo> <errorStatus> …)").
+			name: "nvlink5 subcode",
+			in:   "NVRM: Xid (PCI:0000:5f:00): 145, RLW_REMAP Nonfatal XC0 i0 Link 02\nNVRM: Xid (PCI:0018:01:00): 149, NETIR_LINK_EVT  Fatal   XC0 i0 Link 09 (0x025525c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)\n",
+			want: []Event{
+				{Kind: KindXid, Code: 145, PCI: "0000:5f:00", Subcode: "RLW_REMAP", Severity: "Nonfatal", Line: "NVRM: Xid (PCI:0000:5f:00): 145, RLW_REMAP Nonfatal XC0 i0 Link 02"},
+				{Kind: KindXid, Code: 149, PCI: "0018:01:00", Subcode: "NETIR_LINK_EVT", Severity: "Fatal", ErrorStatus: "0x00000000", Line: "NVRM: Xid (PCI:0018:01:00): 149, NETIR_LINK_EVT  Fatal   XC0 i0 Link 09 (0x025525c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)"},
+			},
+		},
+		{
 			// The multi-line "fallen off the bus" notice without an Xid is not an Xid.
 			name: "no xid",
 			in:   "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n               NVRM: fallen off the bus and is not responding to commands.\n",

@@ -105,6 +105,7 @@ func (p *printer) writeFleet(d *Document) {
 		}
 		p.line("")
 	}
+	p.printDriverAdvisories(d.DriverAdvisories)
 }
 
 func pairName(pr isolate.Pair) string {

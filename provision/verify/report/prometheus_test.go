@@ -72,7 +72,7 @@ func promDocument(t *testing.T) *Document {
 		nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}, nvmlfacts.Fault{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6},
 		nvmlfacts.Fault{Kind: nvmlfacts.FaultUncorrectableECC, GPU: 1}, nvmlfacts.Fault{Kind: nvmlfacts.FaultRemapFailure, GPU: 2},
 		nvmlfacts.Fault{Kind: nvmlfacts.FaultHot, GPU: 5}, nvmlfacts.Fault{Kind: nvmlfacts.FaultThermalSlowdown, GPU: 5},
-		nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4})
+		nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4, Value: 13})
 	healthy.NICs = []verify.NICPort{rail("mlx5_0", true, 400, true), rail("mlx5_2", false, 10, false)}
 	faulty.NICs = []verify.NICPort{rail("mlx5_0", true, 400, true), rail("mlx5_3", true, 200, true), rail("mlx5_4", false, 10, true)}
 	d := New(verify.TierFull, []Host{

@@ -51,6 +51,10 @@ type Document struct {
 	// Outliers are warning-class findings: devices worse than their peers
 	// by more than the margin (verify { outliers = "warn" }, the default).
 	Outliers []Outlier `json:"outliers,omitempty"`
+	// DriverAdvisories are warning-class findings: running drivers NVIDIA's
+	// security bulletins list as affected, by driver. A field added to the
+	// 2.x format.
+	DriverAdvisories []DriverAdvisory `json:"driver_advisories,omitempty"`
 }
 
 // Group is a set of hosts whose checks came out the same: the same
@@ -161,6 +165,7 @@ func New(tier verify.Tier, hosts []Host) *Document {
 		}
 	}
 	d.Groups = groups(d.Hosts)
+	d.DriverAdvisories = driverAdvisories(d.Hosts)
 	return d
 }
 

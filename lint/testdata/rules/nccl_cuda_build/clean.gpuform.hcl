@@ -58,3 +58,12 @@ node "b" {
   cuda { version = "13.1.1" }
   nccl { version = "2.28.9" }
 }
+
+# NCCL 2.30.7 has no CUDA 12.8 build, but its CUDA 12.9 build runs: driver
+# 580.95.05 supports CUDA 12.9 outright (NVIDIA/nccl#1093).
+node "newer-minor" {
+  hosts = ["e.example.com"]
+  driver { version = "580.95.05" }
+  cuda { version = "12.8.1" }
+  nccl { version = "2.30.7" }
+}

@@ -13,7 +13,11 @@ node "train" {
     fabric_manager   = true
     peermem          = true
   }
-  cuda { version = "12.8.1" }
+  # NCCL 2.30.7 is built for CUDA 12.9 and 13.3 only; the 13.3 build wants
+  # driver 610.43.02, and 580 meets only 13.x's minor-version-compatibility
+  # floor: a warning (NVIDIA/nccl#1093: a newer-minor build works when the
+  # driver is recent enough).
+  cuda { version = "13.0.2" }
   nccl { version = "2.30.7" }
   container {
     runtime                  = "docker"
@@ -57,4 +61,20 @@ node "b" {
   hosts = ["b.example.com"]
   cuda { version = "12.8.1" }
   nccl { version = "2.99.1" }
+}
+
+# No build of the same CUDA major at all: an error.
+node "old" {
+  hosts = ["c.example.com"]
+  driver { version = "580.95.05" }
+  cuda { version = "11.8.0" }
+  nccl { version = "2.30.7" }
+}
+
+# A floating driver: lint cannot tell whether it runs the 13.3 build.
+node "float" {
+  hosts = ["d.example.com"]
+  driver { version = "580" }
+  cuda { version = "13.0.2" }
+  nccl { version = "2.30.7" }
 }
