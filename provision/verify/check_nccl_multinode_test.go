@@ -152,13 +152,33 @@ func TestNCCLMultiNode(t *testing.T) {
 	}
 }
 
-// TestNCCLMultiNodeNotRunPerHost: a multi-node test that did not run says
-// where it runs instead of the generic "not run at this tier".
+// TestNCCLMultiNodeNotRunPerHost: a multi-node test that did not run is
+// not run, saying where it runs; below -tier fleet it was left to a
+// deeper tier and does not hold the host back, at -tier fleet the tier
+// needed it and the host has not passed.
 func TestNCCLMultiNodeNotRunPerHost(t *testing.T) {
 	exp := Expectation{GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "timeout 600 mpirun -np 16 all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
 	r := ncclCheck(t, exp, nccltest.Result{}, false)
-	if r.Status != StatusSkip || !strings.Contains(r.Message, "once per node group at -tier fleet") {
+	if r.Status != StatusNotRun || r.Needed || r.Blocks() || !strings.Contains(r.Message, "once per node group from -tier fleet") {
 		t.Errorf("%+v", r)
+	}
+	for _, tc := range []struct {
+		tier   Tier
+		needed bool
+	}{{TierProbe, false}, {TierQuick, false}, {TierFull, false}, {TierFleet, true}} {
+		var got *CheckResult
+		for _, c := range Check(exp, nil, HostFacts{Tier: tc.tier}) {
+			if c.ID == "nccl.fleet" {
+				got = &c
+			}
+		}
+		if got == nil || got.Status != StatusNotRun || got.Needed != tc.needed || got.Blocks() != tc.needed {
+			t.Errorf("tier %s: %+v, want not run, needed %v", tc.tier, got, tc.needed)
+			continue
+		}
+		if tc.needed && (got.Remedy == nil || !strings.Contains(got.Remedy.Meaning, "not verified")) {
+			t.Errorf("tier %s: a needed not-run check says the host is not verified: %+v", tc.tier, got.Remedy)
+		}
 	}
 }
 
