@@ -88,7 +88,7 @@ func attachRemedies(kb *compat.KB, out []CheckResult, extra HostFacts) {
 		switch {
 		case r.Status == StatusNotRun:
 			r.Remedy = &Remedy{Cause: string(d.ID), Meaning: "the tier needed this check and it did not run on this host: the host is not verified", Action: compat.ActionUnknown,
-				Do: "run it on this host: name the host in the node block the test runs on, and verify again at the same tier", Status: ownStatus}
+				Do: "make the run include this host (a multi-node test runs once per node group, over the hosts of its node block, never with --local) and verify again at the same tier", Status: ownStatus}
 			continue
 		case r.Status == StatusError && d.ID != CheckDCGMDiag:
 			// dcgm.diag's row is about dcgmi not running, which is
