@@ -45,6 +45,17 @@ func parseVerify(t *testing.T, out string) verifyDoc {
 func TestQuickstartQuickTierWithoutDCGM(t *testing.T) {
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	quick := "../../examples/quickstart"
+	// The plan says it first.
+	note := "# verify: dcgm: optional, the spec installs no DCGM"
+	if code, out, _ := runCLIEnv(t, env, "plan", quick); code != ExitOK || !strings.Contains(out, note) {
+		t.Errorf("plan of a spec without DCGM: exit %d, want the note %q\n%s", code, note, out)
+	}
+	if code, out, _ := runCLIEnv(t, env, "plan", "-json", quick); code != ExitOK || !strings.Contains(out, `"verify_notes": [`) {
+		t.Errorf("plan -json of a spec without DCGM: exit %d, want verify_notes\n%s", code, out)
+	}
+	if _, out, _ := runCLIEnv(t, env, "plan", "testdata/gate-dcgm-pinned"); strings.Contains(out, note) {
+		t.Errorf("plan of a spec pinning DCGM says it is optional:\n%s", out)
+	}
 	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", quick); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
 	}

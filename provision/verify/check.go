@@ -203,7 +203,7 @@ func boolCheck(id string, got *bool, want bool, on, off string) *CheckResult {
 
 // DCGMOptionalNote is what plan and verify say where dcgm.diag is optional
 // because the spec installs no DCGM: never silently.
-const DCGMOptionalNote = "dcgm: optional, the spec installs no DCGM"
+const DCGMOptionalNote = spec.DCGMOptionalNote
 
 // dcgmDefaultOptional words the skip of a node without dcgmi whose spec
 // installs no DCGM and does not list it in verify { optional }: optional
