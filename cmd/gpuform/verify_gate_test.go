@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -132,5 +135,47 @@ func TestVerifyNotRunIsNotPassed(t *testing.T) {
 	}
 	if !found || code != ExitReport || d.Summary.HostsFailed != 1 {
 		t.Errorf("fleet tier, --local: exit %d, want 2; summary %+v\n%s\n%s", code, d.Summary, out, errOut)
+	}
+}
+
+// hasNVIDIAGPU reports whether this machine has an NVIDIA GPU on its PCI
+// bus (vendor 0x10de, class 0x0300 or 0x0302), as the facts probe counts.
+func hasNVIDIAGPU(t *testing.T) bool {
+	t.Helper()
+	devs, _ := filepath.Glob("/sys/bus/pci/devices/*")
+	for _, d := range devs {
+		v, _ := os.ReadFile(filepath.Join(d, "vendor"))
+		c, _ := os.ReadFile(filepath.Join(d, "class"))
+		if strings.TrimSpace(string(v)) == "0x10de" && (strings.HasPrefix(string(c), "0x0300") || strings.HasPrefix(string(c), "0x0302")) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestVerifyLocalWithoutGPU is item 9's "a machine without a GPU is told to
+// drain and reboot the node": verify --local on a machine with no NVIDIA
+// GPU on its PCI bus (a CI runner, a laptop) asks whether it is a GPU
+// node. It runs the CLI as a process of its own, as Slurm would.
+func TestVerifyLocalWithoutGPU(t *testing.T) {
+	if hasNVIDIAGPU(t) {
+		t.Skip("this machine has an NVIDIA GPU on its PCI bus")
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu001\"]\n}\n")
+	cmd := exec.Command(os.Args[0], "gpuform-cli", "verify", "--local", dir)
+	cmd.Env = []string{"NO_COLOR=1", "PATH=/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != ExitReport {
+		t.Fatalf("exit %v, want 2\n%s", err, out)
+	}
+	for _, want := range []string{"FAIL   nvml.facts", "no NVIDIA GPU on the PCI bus", "what to do:    no NVIDIA GPU found: is this a GPU node? check the driver is installed"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the report does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "drain and reboot") {
+		t.Errorf("a machine without a GPU is told to drain and reboot:\n%s", out)
 	}
 }
