@@ -153,7 +153,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, dcgmDefaultOptional(exp, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional || exp.DCGMNotInstalled))...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	identifyGPUs(rep, out)
-	attachRemedies(compat.Default(), out, extra)
+	attachRemedies(compat.Default(), out, rep, extra)
 	return redactResults(exp, out)
 }
 

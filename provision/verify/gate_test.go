@@ -7,6 +7,7 @@ import (
 	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -167,6 +168,40 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 	fewer := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0}}}
 	if r := gateResults(Check(Expectation{GPUCount: 2}, fewer, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != compat.ActionReboot {
 		t.Errorf("fewer GPUs than the spec: remedy %+v, want the catalogue's reboot (Xid 79)", r.Remedy)
+	}
+
+	// A link a hypervisor presents, or a host caps, has no GPU to reseat;
+	// a PCIe-only node with an NVLink up has no GPU to reset.
+	link := func(virt string, gen, maxGen, gpuMax, width int) *nvmlfacts.Report {
+		return &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, BusID: "00000000:1B:00.0", Virtualization: virt,
+			PCIe: &nvmlfacts.PCIeLink{CurrentGen: gen, MaxGen: maxGen, GPUMaxGen: gpuMax, CurrentWidth: width, MaxWidth: 16}}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		rep    *nvmlfacts.Report
+		exp    Expectation
+		action compat.Action
+		do     string
+	}{
+		{"VM at x8", link(nvmlfacts.VirtPassThrough, 4, 4, 4, 8), Expectation{}, compat.ActionConfig, "what the instance type provides"},
+		{"Gen5 GPU in a Gen4 host", link("", 4, 4, 5, 16), Expectation{}, compat.ActionConfig, "BIOS slot setting"},
+		{"trained down on bare metal", link("", 4, 5, 5, 16), Expectation{}, compat.ActionInspect, "inspect the hardware"},
+	} {
+		r := gateResults(Check(tc.exp, tc.rep, HostFacts{}))["nvml.pcie_link[gpu0]"]
+		if r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != tc.action || !strings.Contains(r.Remedy.Do, tc.do) {
+			t.Errorf("%s: %+v remedy %+v, want %s saying %q", tc.name, r, r.Remedy, tc.action, tc.do)
+		}
+	}
+	up := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, NVLinks: []nvmlfacts.NVLink{{Link: 0, Active: true}}}}}
+	if r := gateResults(Check(Expectation{NVLink: NVLinkNone}, up, HostFacts{}))["nvml.nvlink[gpu0]"]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != compat.ActionConfig {
+		t.Errorf("NVLink up on a PCIe-only node: %+v remedy %+v, want config", r, r.Remedy)
+	}
+
+	// A missing nccl-tests binary is not a hardware fault.
+	missing := HostFacts{Tier: TierFull, NCCL: map[string]nccltest.Result{"a": {NotInstalled: true, Failure: "all_reduce_perf: not found on PATH"}}}
+	if r := gateResults(Check(Expectation{NCCL: []NCCLExpectation{{Name: "a", Command: "all_reduce_perf -g 8"}}}, nil, missing))["nccl.a"]; r.Status != StatusFail || r.Remedy == nil ||
+		r.Remedy.Action != compat.ActionConfig || !strings.Contains(r.Remedy.Do, "install nccl-tests") {
+		t.Errorf("nccl-tests not installed: %+v remedy %+v", r, r.Remedy)
 	}
 
 	if r := RemedyForCheck("host.reachable"); r == nil || !strings.Contains(r.Do, "check the host is up and reachable") || strings.Contains(r.Do, "the source gives no action") {

@@ -3,8 +3,10 @@ package verify
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
 // Remedy says what a failed check means and what to do about it, from the
@@ -75,7 +77,7 @@ const ownStatus = "unconfirmed"
 // not judge gets a remedy that says so (couldNotTell): the row describes
 // the failure, which was not seen. A not-run check the tier needed says
 // the host was not checked.
-func attachRemedies(kb *compat.KB, out []CheckResult, extra HostFacts) {
+func attachRemedies(kb *compat.KB, out []CheckResult, rep *nvmlfacts.Report, extra HostFacts) {
 	for i := range out {
 		r := &out[i]
 		if r.Remedy != nil || !r.Blocks() {
@@ -96,7 +98,7 @@ func attachRemedies(kb *compat.KB, out []CheckResult, extra HostFacts) {
 			r.Remedy = couldNotTell(d.ID)
 			continue
 		}
-		if rem := situationalRemedy(d.ID, *r, extra); rem != nil {
+		if rem := situationalRemedy(d.ID, *r, rep, extra); rem != nil {
 			r.Remedy = rem
 			continue
 		}
@@ -115,9 +117,11 @@ func couldNotTell(id CheckID) *Remedy {
 
 // situationalRemedy replaces a catalogue row whose action the host's facts
 // show to be untrue: "drain and reboot" a node with no NVIDIA GPU, or one
-// with GPUs and no driver, or "a GPU fell off the bus" where NVML sees
-// more GPUs than the spec. nil keeps the row.
-func situationalRemedy(id CheckID, r CheckResult, extra HostFacts) *Remedy {
+// with GPUs and no driver; "a GPU fell off the bus" where NVML sees more
+// GPUs than the spec; "reseat the GPU" for a link a hypervisor or the
+// host's slot caps; "reset the GPU" for an NVLink up on a node the spec
+// says is PCIe-only. nil keeps the row.
+func situationalRemedy(id CheckID, r CheckResult, rep *nvmlfacts.Report, extra HostFacts) *Remedy {
 	own := func(meaning string, a compat.Action, do string) *Remedy {
 		return &Remedy{Cause: string(id), Meaning: meaning, Action: a, Do: do, Status: ownStatus}
 	}
@@ -142,6 +146,31 @@ func situationalRemedy(id CheckID, r CheckResult, extra HostFacts) *Remedy {
 		}
 	case CheckReachable:
 		return reachableRemedy()
+	case CheckPCIeLink:
+		var g *nvmlfacts.GPU
+		if rep != nil && r.GPU != nil {
+			g = rep.GPUByIndex(r.GPU.Index)
+		}
+		switch {
+		case g == nil || g.PCIe == nil:
+		case g.InVM():
+			return own("the PCIe link is the one the hypervisor presents to this virtual machine ("+g.Virtualization+")", compat.ActionConfig,
+				"set min_pcie_gen / min_pcie_width to what the instance type provides, or report the link to the cloud provider or hypervisor admin; there is no GPU to reseat")
+		case g.PCIe.GPUMaxGen > g.PCIe.MaxGen && g.PCIe.CurrentWidth >= g.PCIe.MaxWidth && g.PCIe.CurrentGen >= g.PCIe.MaxGen:
+			// The link runs at the host's maximum, below the GPU's.
+			return own("the PCIe link runs at the slot's or host's maximum, below the GPU's", compat.ActionConfig,
+				"check the BIOS slot setting and the riser; if the platform itself is of that generation, set min_pcie_gen to it")
+		}
+	case CheckNCCL:
+		if res, ok := extra.NCCL[strings.TrimPrefix(r.ID, string(CheckNCCL)+".")]; ok && res.NotInstalled {
+			return own("the nccl-tests binary (or the launcher) the test runs is not installed on the node", compat.ActionConfig,
+				"install nccl-tests where the command looks for it (and mpirun or srun for a multi-node test), or add \"nccl_tests\" to verify { optional } where a node may lack them")
+		}
+	case CheckNVLink:
+		if r.Expected == "no active links" {
+			return own("an NVLink is active on a node the spec says is PCIe-only", compat.ActionConfig,
+				"fix the spec's hardware (its interconnect), or the host's placement in the spec")
+		}
 	}
 	return nil
 }
