@@ -80,7 +80,8 @@ func TestSlurmHealthCircuitBreaker(t *testing.T) {
 	c.DrainNode("gpu002", "gpuform: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00")
 	c.DrainNode("gpu003", "RMA ticket 4711")
 
-	// No GPU on this machine: nvml.facts fails, a reboot-class failure.
+	// No GPU on this machine: nvml.facts fails; its remedy asks whether
+	// this is a GPU node (config), which still takes the node out.
 	code, out, errOut := healthRun(t, c, "")
 	state, reason := c.State()
 	if code != ExitFailed || strings.Contains(state, "DRAIN") {
@@ -94,7 +95,7 @@ func TestSlurmHealthCircuitBreaker(t *testing.T) {
 
 	code, out, errOut = healthRun(t, c, "  health {\n    max_drained_share = 0.25\n  }")
 	state, reason = c.State()
-	if code != ExitReport || !strings.Contains(state, "DRAIN") || !strings.HasPrefix(reason, "gpuform: nvml.facts: reboot: ") {
+	if code != ExitReport || !strings.Contains(state, "DRAIN") || !strings.HasPrefix(reason, "gpuform: nvml.facts: config: no NVIDIA GPU on the PCI bus") {
 		t.Fatalf("drain under a raised share: exit %d, state %q reason %q\n%s%s", code, state, reason, out, errOut)
 	}
 }
