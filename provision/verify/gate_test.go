@@ -105,9 +105,9 @@ func TestUnreadFactIsNotASkip(t *testing.T) {
 
 // TestDCGMOptionalWhereTheSpecInstallsNone: at the quick tier a node
 // without dcgmi skips dcgm.diag, saying "dcgm: optional, the spec installs
-// no DCGM", only where the spec has no dcgm block; a spec that declares
-// DCGM (pinned or not) fails the node, and one that lists dcgm in
-// verify { optional } says so in its own words.
+// no DCGM", only where the spec has no dcgm block; a spec that pins DCGM
+// (a dcgm block always does) fails the node even when verify { optional }
+// lists dcgm, and a spec that lists it says so in its own words.
 func TestDCGMOptionalWhereTheSpecInstallsNone(t *testing.T) {
 	missing := &dcgm.Result{Level: 1, NotInstalled: true}
 	for _, tc := range []struct {
@@ -118,7 +118,8 @@ func TestDCGMOptionalWhereTheSpecInstallsNone(t *testing.T) {
 	}{
 		{"no dcgm block", Expectation{DCGMNotInstalled: true}, StatusSkip, "dcgm: optional, the spec installs no DCGM"},
 		{"no dcgm block, listed optional", Expectation{DCGMNotInstalled: true, DCGMOptional: true}, StatusSkip, "the spec marks dcgm optional"},
-		{"dcgm block without a version", Expectation{}, StatusFail, "install DCGM"},
+		// An expectation that says nothing of the spec requires dcgmi.
+		{"zero expectation", Expectation{}, StatusFail, "install DCGM"},
 		{"dcgm pinned", Expectation{DCGM: true}, StatusFail, "the spec pins DCGM"},
 		{"dcgm pinned, listed optional", Expectation{DCGM: true, DCGMOptional: true}, StatusFail, "the spec pins DCGM"},
 	} {
