@@ -75,14 +75,34 @@ func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 			blind[string(d.ID)] = true
 		}
 	}
+	emitted := map[string]bool{}
+	for _, r := range out {
+		emitted[r.ID] = true
+	}
 	for i := range out {
-		if base, _, _ := strings.Cut(out[i].ID, "["); blind[base] {
-			out[i] = CheckResult{ID: out[i].ID, Status: StatusError, Expected: out[i].Expected,
-				Message: "could not tell: not available from " + rep.Source + " (the NVML agent could not run; see nvml.facts)"}
+		base, gpu, _ := strings.Cut(out[i].ID, "[")
+		if !blind[base] {
+			continue
 		}
+		if by, ok := blindCoveredBy[CheckID(base)]; ok && emitted[string(by)+"["+gpu] {
+			// Another check judges the same expectation from what this
+			// path does show: a skip that names it, not an error.
+			out[i] = CheckResult{ID: out[i].ID, Status: StatusSkip, Expected: out[i].Expected,
+				Message: "not available from " + rep.Source + " (the NVML agent could not run); " + string(by) + "[" + gpu + " judges it on this path"}
+			continue
+		}
+		out[i] = CheckResult{ID: out[i].ID, Status: StatusError, Expected: out[i].Expected,
+			Message: "could not tell: not available from " + rep.Source + " (the NVML agent could not run; see nvml.facts)"}
 	}
 	return out
 }
+
+// blindCoveredBy names, for a check the nvidia-smi fallback is blind to,
+// the per-GPU check that judges the same expectation from what that path
+// shows. Where the covering check was emitted for the GPU, the blind one
+// is a skip naming it; elsewhere it is an error. (nvml.nvlink's per-link
+// state is covered by topo -m's NV# counts where a check judges them.)
+var blindCoveredBy = map[CheckID]CheckID{}
 
 func describeSource(rep *nvmlfacts.Report) string {
 	switch rep.Source {
