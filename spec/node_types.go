@@ -298,6 +298,18 @@ const (
 // VerifyTools lists the words optional accepts.
 func VerifyTools() []VerifyTool { return []VerifyTool{ToolDCGM, ToolNCCLTests} }
 
+// DCGMOptionalNote is what plan and verify say where a node's spec installs
+// no DCGM: its quick tier then runs dcgmi only where it is installed, and
+// says so rather than silently.
+const DCGMOptionalNote = "dcgm: optional, the spec installs no DCGM"
+
+// DCGMOptionalByDefault reports whether dcgm.diag is optional only because
+// the node installs no DCGM (no dcgm block), not because verify { optional }
+// lists it.
+func (n *Node) DCGMOptionalByDefault() bool {
+	return n.DCGM == nil && !n.Verify.IsOptional(ToolDCGM)
+}
+
 // IsOptional reports whether the verify block lets a node lack tool.
 func (v *Verify) IsOptional(tool VerifyTool) bool {
 	if v == nil {

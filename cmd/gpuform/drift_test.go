@@ -306,9 +306,10 @@ func TestVerifyRebootPending(t *testing.T) {
 }
 
 // TestVerifyRequiredTools: a tier that cannot run its tool fails the gate
-// unless the spec marks the tool optional; then the check is a skip,
-// counted in the summary line. The README's CI command on
-// examples/ci-preflight (optional = ["dcgm"]) passes that way.
+// unless the spec marks the tool optional (or, for DCGM, installs none);
+// then the check is a skip, counted in the summary line. The README's CI
+// command on examples/ci-preflight (optional = ["dcgm"]) passes that way,
+// its nccl-tests run left to the full tier as not run.
 func TestVerifyRequiredTools(t *testing.T) {
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	src, err := os.ReadFile("../../examples/ci-preflight/main.gpuform.hcl")
@@ -327,14 +328,27 @@ func TestVerifyRequiredTools(t *testing.T) {
 	// The README's CI example, as written.
 	junit := filepath.Join(t.TempDir(), "verify.xml")
 	code, out, errOut := runCLIEnv(t, env, "verify", "-tier", "quick", "-format", "junit", "-out", junit, "../../examples/ci-preflight")
-	if code != ExitOK || !strings.Contains(out, "0 failed, 0 errors, 2 skipped") {
+	if code != ExitOK || !strings.Contains(out, "0 failed, 0 errors, 1 skipped, 1 not run") {
 		t.Errorf("README CI example: exit %d\n%s%s", code, out, errOut)
 	}
 
-	// No dcgmi and nothing optional: the quick tier fails.
+	// No dcgmi and nothing optional: a spec that installs no DCGM lets
+	// the quick tier skip it, saying so; one that pins DCGM fails it (and
+	// spec.dcgm, the package apply would install).
 	code, hosts, out := verifyJSON(t, env, "-tier", "quick", withOptional("[]"))
-	if _, other := failedIDs(hosts["sim://dgx-a100"]); code != ExitReport || !cmp.Equal(other, []string{"dcgm.diag"}) {
-		t.Errorf("dcgm required: exit %d, failed %v\n%s", code, other, out)
+	if _, other := failedIDs(hosts["sim://dgx-a100"]); code != ExitOK || len(other) != 0 || !strings.Contains(out, "dcgm: optional, the spec installs no DCGM") {
+		t.Errorf("dcgm not installed by the spec: exit %d, failed %v\n%s", code, other, out)
+	}
+	pinned := withOptional("[]")
+	pinnedSrc, err := os.ReadFile(filepath.Join(pinned, "main.gpuform.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinnedSrc = []byte(strings.Replace(string(pinnedSrc), `node "preflight" {`, "module \"stack\" {\n  source = \"gpuform/stack-cuda12-8\"\n}\n\nnode \"preflight\" {\n  dcgm {\n    version = module.stack.dcgm_version\n  }\n", 1))
+	writeFile(t, filepath.Join(pinned, "main.gpuform.hcl"), string(pinnedSrc))
+	code, hosts, out = verifyJSON(t, env, "-tier", "quick", pinned)
+	if drift, other := failedIDs(hosts["sim://dgx-a100"]); code != ExitReport || !cmp.Equal(other, []string{"dcgm.diag"}) || !cmp.Equal(drift, []string{"spec.dcgm"}) {
+		t.Errorf("dcgm pinned: exit %d, failed %v and %v\n%s", code, drift, other, out)
 	}
 
 	// No nccl-tests binary on the full tier (the sim node runs the

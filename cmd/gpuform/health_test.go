@@ -107,7 +107,8 @@ func TestSlurmHealthCircuitBreaker(t *testing.T) {
 	c.DrainNode("gpu003", "RMA ticket 4711")
 	state := filepath.Join(c.Dir, "health.json")
 
-	// No GPU on this machine: nvml.facts fails, a failure that drains on sight.
+	// No GPU on this machine: nvml.facts fails; its remedy asks whether
+	// this is a GPU node (config), which still takes the node out.
 	code, out, errOut := runHealth(t, healthCmd(c, healthSpec(t, `"gpu[001-005]"`, "  health {\n    max_drained_share = 0.25\n  }"), "gpu001", state))
 	st, reason := c.State()
 	if code != ExitFailed || strings.Contains(st, "DRAIN") {
@@ -124,7 +125,7 @@ func TestSlurmHealthCircuitBreaker(t *testing.T) {
 
 	code, out, errOut = runHealth(t, healthCmd(c, healthSpec(t, `"gpu[001-005]"`, "  health {\n    max_drained_share = 0.4\n  }"), "gpu001", state))
 	st, reason = c.State()
-	if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, "gpuform: health: nvml.facts: reboot: ") {
+	if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, "gpuform: health: nvml.facts: config: no NVIDIA GPU on the PCI bus") {
 		t.Fatalf("drain under a raised share: exit %d, state %q reason %q\n%s%s", code, st, reason, out, errOut)
 	}
 	if !strings.Contains(out, "(2 of 2 allowed in a fleet of 5)") || c.Comment("gpu001") != "" {

@@ -62,7 +62,15 @@ The spec.* checks compare every resource of the spec with the host as plan
 does (package versions, daemon.json, shm, limits, sysctls, kernel
 arguments, governor, nccl.conf) and fail what drifted, and a reboot that
 is pending. A tier whose tool (dcgmi, an nccl-tests binary) is missing
-fails unless the spec lists it in verify { optional }.
+fails unless the spec lists it in verify { optional }; dcgmi is optional
+by default where the spec installs no DCGM (no dcgm block), and the report
+says so ("dcgm: optional, the spec installs no DCGM").
+
+Each check is pass, fail, error (gpuform could not tell: a fact it could
+not read, a tool that did not run), skip (does not apply to this node, or
+optional) or not run (left to a deeper tier, or, where the tier needed
+it, a run this host took no part in). Only pass is passed: a host passes
+when nothing failed or errored and nothing its tier needed was not run.
 
 NVML facts are read on the node by this same binary, copied over the SSH
 connection when missing or different (checksum); where it cannot run, verify
@@ -93,7 +101,8 @@ stderr, a node Comment). When nothing calls for a drain it resumes the
 node only when health mode drained it; apply's, an admin's and any other
 drain are never touched.
 
-Exit status: 0 every check passed; 2 a check failed (an unreachable host is a
+Exit status: 0 every host passed; 2 a host did not (a check failed or
+errored, or one its tier needed was not run; an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
 		Args: maxOneDir,
 		RunE: jsonErrors(s, func() bool { return vf.format == "json" && vf.out == "" }, func(cmd *cobra.Command, args []string) error {
@@ -207,8 +216,12 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 				return err
 			}
 			if vf.out != "" {
-				fmt.Fprintf(s.Out, "Verify: %d host(s), %d failed; %d checks passed, %d failed, %d errors, %d skipped. Report written to %s.\n",
-					doc.Summary.Hosts, doc.Summary.HostsFailed, doc.Summary.Passed, doc.Summary.Failed, doc.Summary.Errors, doc.Summary.Skipped, vf.out)
+				notRun := ""
+				if doc.Summary.NotRun > 0 {
+					notRun = fmt.Sprintf(", %d not run", doc.Summary.NotRun)
+				}
+				fmt.Fprintf(s.Out, "Verify: %d host(s), %d failed; %d checks passed, %d failed, %d errors, %d skipped%s. Report written to %s.\n",
+					doc.Summary.Hosts, doc.Summary.HostsFailed, doc.Summary.Passed, doc.Summary.Failed, doc.Summary.Errors, doc.Summary.Skipped, notRun, vf.out)
 			}
 			if vf.slurmDrain {
 				// The report may be JSON on stdout: Slurm's part goes to

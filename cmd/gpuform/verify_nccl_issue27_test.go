@@ -94,8 +94,8 @@ func TestVerifyMultiNodeOwnHostListRefused(t *testing.T) {
 // Issue 27 item 3, the part validate cannot see: a multi-node test whose
 // command is a site script that starts its own job on two of the group's
 // four hosts. verify runs it once, as written; the hosts in its rank lines
-// are judged on it, the two that never took part are "not run" — a skip,
-// never a pass.
+// are judged on it, the two that never took part are "not run" and needed:
+// they fail verify, never a pass.
 func TestVerifyMultiNodeHostsNotInRunAreNotRun(t *testing.T) {
 	bin := t.TempDir()
 	slots := strings.Repeat("n1,", 8) + strings.TrimSuffix(strings.Repeat("n2,", 8), ",")
@@ -118,9 +118,12 @@ func TestVerifyMultiNodeHostsNotInRunAreNotRun(t *testing.T) {
 		switch {
 		case in && !strings.HasPrefix(c, "pass"):
 			t.Errorf("%s took part in a healthy run: %s", host, c)
-		case !in && (!strings.HasPrefix(c, "skip | ") || !strings.Contains(c, "| not run | not run: host did not take part") || !strings.Contains(c, "ran on n1, n2 only")):
+		case !in && (!strings.HasPrefix(c, "not run | ") || !strings.Contains(c, "| not run | not run: host did not take part") || !strings.Contains(c, "ran on n1, n2 only")):
 			t.Errorf("%s never took part: %s", host, c)
 		}
+	}
+	if code != ExitReport {
+		t.Errorf("exit %d, want 2: two hosts of the group were not run\n%s", code, out)
 	}
 }
 

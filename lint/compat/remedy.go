@@ -65,7 +65,9 @@ func (a Action) Words() string {
 	case ActionRMA:
 		return "drain for RMA: run NVIDIA's field diagnostic, open a support case"
 	}
-	return "the source gives no action"
+	// ActionUnknown: saying only that the source gives none leaves the
+	// operator with nothing to do; say what is left to do.
+	return "no action catalogued: read the message, and the source's documentation for this error, before acting"
 }
 
 // Remedy is one row of remediation.tsv: what an Xid, SXid, DCGM error

@@ -59,7 +59,7 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 	}
 	h := doc.Hosts[0]
 	for _, c := range h.Checks {
-		if c.Status != verify.StatusFail && c.Status != verify.StatusError {
+		if !c.Blocks() {
 			continue
 		}
 		if why := notApplicable(c, h); why != "" {

@@ -40,6 +40,10 @@ func TestDecide(t *testing.T) {
 	monitorFail := verify.CheckResult{ID: "nvml.xid", Status: verify.StatusFail, Message: "fatal XID seen: XID 69",
 		Remedy: &verify.Remedy{Action: "monitor"}}
 	noRemedy := verify.CheckResult{ID: "nvml.facts", Status: verify.StatusFail, Message: "no NVML"}
+	skipped := verify.CheckResult{ID: "nvml.ecc_uncorrectable[gpu0]", Status: verify.StatusSkip, Message: "no ECC counters (ECC off or not supported)"}
+	deeper := verify.CheckResult{ID: "nccl.single", Status: verify.StatusNotRun, Message: "not run at -tier probe: single-node nccl-tests run from -tier full"}
+	unread := verify.CheckResult{ID: "nvml.temperature[gpu0]", Status: verify.StatusError, Message: "could not tell: NVML's GetTemperature failed (ERROR_UNKNOWN)"}
+	missed := verify.CheckResult{ID: "nccl.fleet", Status: verify.StatusNotRun, Needed: true, Message: "not run: the run named other hosts"}
 	tests := []struct {
 		name   string
 		doc    *report.Document
@@ -53,6 +57,12 @@ func TestDecide(t *testing.T) {
 		{"no remedy", docWith([]verify.CheckResult{noRemedy}, nil, "", t0), true, "nvml.facts: unknown: no NVML"},
 		// An Xid of the fatal list whose class is monitor is counted, not drained on sight.
 		{"monitor-class fatal-list xid", docWith([]verify.CheckResult{monitorFail}, []uint64{69}, "", t0), false, ""},
+		// The gate's verdicts: a check that does not apply, or one left
+		// to a deeper tier, keeps the node in; a check gpuform could not
+		// make, or one the tier needed that did not run, takes it out.
+		{"skip and not run", docWith([]verify.CheckResult{skipped, deeper}, nil, "", t0), false, ""},
+		{"could not tell", docWith([]verify.CheckResult{unread}, nil, "", t0), true, "nvml.temperature[gpu0]: unknown: could not tell: NVML's GetTemperature failed (ERROR_UNKNOWN)"},
+		{"needed, not run", docWith([]verify.CheckResult{missed}, nil, "", t0), true, "nccl.fleet: unknown: not run: the run named other hosts"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -91,6 +91,7 @@ type hostJSON struct {
 	FactsFingerprint string               `json:"facts_fingerprint,omitempty"`
 	Error            string               `json:"error,omitempty"`
 	Warnings         []string             `json:"warnings,omitempty"`
+	VerifyNotes      []string             `json:"verify_notes,omitempty"`
 	Images           []imageJSON          `json:"images,omitempty"`
 	ResourceChanges  []resourceChangeJSON `json:"resource_changes"`
 	RebootRequired   bool                 `json:"reboot_required"`
@@ -171,7 +172,7 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 }
 
 func (h *HostPlan) toJSON() *hostJSON {
-	out := &hostJSON{Host: h.Host, Node: h.Node, FactsFingerprint: h.FactsFingerprint, Error: h.Error, Warnings: h.Warnings,
+	out := &hostJSON{Host: h.Host, Node: h.Node, FactsFingerprint: h.FactsFingerprint, Error: h.Error, Warnings: h.Warnings, VerifyNotes: h.VerifyNotes,
 		ResourceChanges: make([]resourceChangeJSON, len(h.ResourceChanges)), RebootRequired: h.RebootRequired, RebootPending: h.RebootPending, Slurm: h.Slurm, Summary: h.Summary}
 	for i, rc := range h.ResourceChanges {
 		out.ResourceChanges[i] = rc.toJSON()
@@ -183,7 +184,7 @@ func (h *HostPlan) toJSON() *hostJSON {
 }
 
 func (hj *hostJSON) toModel() (*HostPlan, error) {
-	h := &HostPlan{Host: hj.Host, Node: hj.Node, FactsFingerprint: hj.FactsFingerprint, Error: hj.Error, Warnings: hj.Warnings,
+	h := &HostPlan{Host: hj.Host, Node: hj.Node, FactsFingerprint: hj.FactsFingerprint, Error: hj.Error, Warnings: hj.Warnings, VerifyNotes: hj.VerifyNotes,
 		ResourceChanges: make([]ResourceChange, len(hj.ResourceChanges)), RebootRequired: hj.RebootRequired, RebootPending: hj.RebootPending, Slurm: hj.Slurm, Summary: hj.Summary}
 	for _, v := range hj.Images {
 		h.Images = append(h.Images, ImageVerdict(v))

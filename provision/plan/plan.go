@@ -77,6 +77,10 @@ type HostPlan struct {
 	Error string
 	// Warnings are settings gpuform leaves alone on this host.
 	Warnings []string
+	// VerifyNotes say what verify will not require of the host because of
+	// what the spec leaves out ("dcgm: optional, the spec installs no
+	// DCGM"), so that it is never silent.
+	VerifyNotes []string
 	// Images are the knowledge base's verdicts on the node's container
 	// images against the driver the host runs after apply (judgeImages);
 	// only images with a warning or an error are listed.
@@ -302,6 +306,9 @@ func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
 		return err
 	}
 	hp.Warnings = append(warnings, driverAdvisoryWarnings(n, f)...)
+	if n.DCGMOptionalByDefault() {
+		hp.VerifyNotes = append(hp.VerifyNotes, spec.DCGMOptionalNote+" (verify -tier quick skips dcgm.diag on a host without dcgmi)")
+	}
 	hp.ResourceChanges = changes
 	hp.Images = judgeImages(n, f, changes)
 	for _, rc := range changes {

@@ -149,6 +149,9 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 	if len(pending) > 0 {
 		fmt.Fprintf(b, "\n  # %s configured, waiting for a reboot to take effect\n", strings.Join(pending, ", "))
 	}
+	for _, v := range h.VerifyNotes {
+		fmt.Fprintf(b, "\n  # verify: %s\n", v)
+	}
 	b.WriteString("\n  ")
 	if h.HasChanges() {
 		fmt.Fprintf(b, "Plan: %d to add, %d to change, %d to destroy", h.Summary.Add, h.Summary.Change, h.Summary.Destroy)

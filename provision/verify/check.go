@@ -14,21 +14,63 @@ import (
 type Status string
 
 // Check outcomes. A failed check means the node is not what the spec says;
-// an error means gpuform could not tell.
+// an error means gpuform could not tell. Only pass is a pass: skip and not
+// run are never counted as passed, and whether they keep a host from
+// passing the gate is Blocks' rule.
 const (
-	StatusPass  Status = "pass"
-	StatusFail  Status = "fail"
-	StatusSkip  Status = "skip"
+	// StatusPass: the check was made and the node matched.
+	StatusPass Status = "pass"
+	// StatusFail: the check was made and the node is not what the spec
+	// says.
+	StatusFail Status = "fail"
+	// StatusSkip: the check does not apply to this node, and the message
+	// says why: the hardware lacks what it judges (no ECC counters with
+	// ECC off, no row remapping before Ampere), there is nothing to judge
+	// (no compute process on the GPU), the GPU is absent and
+	// nvml.gpu_count fails for it, or the spec lists the tool in
+	// verify { optional } (or installs no DCGM, for dcgm.diag). A check
+	// that could not be made where it applies is never a skip: it is
+	// StatusError with the reason.
+	StatusSkip Status = "skip"
+	// StatusError: gpuform could not tell: a fact the check needs could
+	// not be read, a tool the tier runs is missing or did not finish, or
+	// the comparison could not be made.
 	StatusError Status = "error"
+	// StatusNotRun: the check was not run on this host. With Needed
+	// false it was left to a deeper tier than the one run (an nccl-tests
+	// run at -tier quick); with Needed true the tier run includes it but
+	// the host did not take part (a multi-node run that named other
+	// hosts, or none that could run for it), so the host has not passed.
+	// Its JSON and Prometheus value is "not run"; the text report's tag
+	// is "not run". A status added to the 2.x format.
+	StatusNotRun Status = "not run"
 )
+
+// Blocks reports whether the check keeps its host from passing the gate:
+// a fail, an error, or a not-run check the tier needed. pass, skip and a
+// not-run check left to a deeper tier do not. A status this gpuform does
+// not know blocks, so that the gate fails closed.
+func (r CheckResult) Blocks() bool {
+	switch r.Status {
+	case StatusPass, StatusSkip:
+		return false
+	case StatusNotRun:
+		return r.Needed
+	}
+	return true
+}
 
 // CheckResult is one judged fact. ID is stable across releases so that
 // pipelines can match on it, e.g. "nvml.gpu_count" or "nvml.pcie_link[gpu3]".
 type CheckResult struct {
 	// ID names the check; per-GPU checks end in "[gpuN]".
 	ID string `json:"id"`
-	// Status is pass, fail, skip or error.
+	// Status is pass, fail, skip, error or not run.
 	Status Status `json:"status"`
+	// Needed is set on a not-run check the tier run needed (the host did
+	// not take part in it): such a check fails the host. Absent on every
+	// other check. A field added to the 2.x format.
+	Needed bool `json:"needed,omitempty"`
 	// Observed is what the node showed; "" when nothing was observed. Always
 	// present in JSON, so consumers read one shape.
 	Observed string `json:"observed"`
@@ -121,10 +163,10 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)
 	explainPending(out, pending)
-	out = append(out, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional)...)
+	out = append(out, dcgmDefaultOptional(exp, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional || exp.DCGMNotInstalled))...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	identifyGPUs(rep, id, out)
-	attachRemedies(compat.Default(), out)
+	attachRemedies(compat.Default(), out, rep, extra)
 	return redactResults(exp, out)
 }
 
@@ -189,4 +231,23 @@ func boolCheck(id string, got *bool, want bool, on, off string) *CheckResult {
 		r.Message = "is " + word(*got) + ", the spec wants " + word(want)
 	}
 	return r
+}
+
+// DCGMOptionalNote is what plan and verify say where dcgm.diag is optional
+// because the spec installs no DCGM: never silently.
+const DCGMOptionalNote = spec.DCGMOptionalNote
+
+// dcgmDefaultOptional words the skip of a node without dcgmi whose spec
+// installs no DCGM and does not list it in verify { optional }: optional
+// by default, and saying so.
+func dcgmDefaultOptional(exp Expectation, out []CheckResult) []CheckResult {
+	if exp.DCGMOptional || !exp.DCGMNotInstalled {
+		return out
+	}
+	for i := range out {
+		if out[i].ID == string(CheckDCGMDiag) && out[i].Status == StatusSkip {
+			out[i].Message = DCGMOptionalNote + ": dcgmi is not installed on the node, so this tier ran no DCGM diagnostics (a dcgm block installs DCGM and makes them required)"
+		}
+	}
+	return out
 }

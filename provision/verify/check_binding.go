@@ -223,7 +223,7 @@ func checkProcesses(exp Expectation, rep *nvmlfacts.Report, f *facts.Node) []Che
 			continue
 		}
 		if rep.Processes == nil {
-			r.Status, r.Message = StatusSkip, "processes not available from "+rep.Source+" (the NVML agent could not run)"
+			r.Status, r.Message = StatusError, "could not tell: -processes asks for the GPU's compute processes, and "+rep.Source+" does not list them (the NVML agent could not run)"
 			out = append(out, r)
 			continue
 		}

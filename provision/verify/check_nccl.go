@@ -24,14 +24,23 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 			// run: the run judges the hosts in it, not this one.
 			r, _ = judgeMultiNode(exp, rep, cat, t, nccltest.Result{}, false)
 			r.ID = CheckNCCL.Named(t.Name)
-			r.Status, r.Observed, r.Message = StatusSkip, "not run", "not run: host did not take part ("+res.NotRun+")"
+			r.Status, r.Needed, r.Observed, r.Message = StatusNotRun, true, "not run", "not run: host did not take part ("+res.NotRun+")"
 			out = append(out, r)
 			continue
 		}
 		if t.MultiNode || spansNodes(res) {
 			r, _ = judgeMultiNode(exp, rep, cat, t, res, ran)
+			if !ran {
+				// At -tier fleet the group's run was needed on this
+				// host; below it the run was left to a deeper tier.
+				notRun(&r, extra.Tier, TierFleet, "multi-node nccl-tests run once per node group from -tier fleet",
+					"-tier fleet runs the node group's multi-node test, but no run of it was made for this host (multi-node tests never run per host nor with --local)")
+			}
 		} else {
 			r = judgeSingleNode(exp, rep, cat, t, res, ran)
+			if !ran {
+				notRun(&r, extra.Tier, TierFull, "single-node nccl-tests run from -tier full", "the tier runs it, but it did not run on this host")
+			}
 		}
 		if ran && res.NotInstalled && exp.NCCLOptional {
 			r.Status, r.Observed = StatusSkip, "not installed"
@@ -41,6 +50,22 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 		out = append(out, r)
 	}
 	return out
+}
+
+// notRun marks r as not run: left to a deeper tier when the run's tier is
+// below from (leftFor says where it runs), else needed by the tier and
+// missing on this host (why), which fails the host.
+func notRun(r *CheckResult, tier, from Tier, leftFor, why string) {
+	r.Status = StatusNotRun
+	if tier.Includes(from) {
+		r.Needed, r.Message = true, "not run: "+why
+		return
+	}
+	at := "this tier"
+	if tier != "" {
+		at = "-tier " + string(tier)
+	}
+	r.Message = "not run at " + at + ": " + leftFor
 }
 
 // judgeSingleNode judges a run on one node against the spec's floor, else
@@ -62,7 +87,7 @@ func judgeSingleNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t N
 		r.Expected = "#wrong 0, out of bounds 0 (no busbw floor known; set min_busbw_gbps)"
 	}
 	if !ran {
-		r.Status, r.Message = StatusSkip, "not run at this tier"
+		r.Status, r.Message = StatusNotRun, "single-node run: it runs from -tier full"
 		return r
 	}
 	judgeBusBW(&r, res, floor, th, nil)
@@ -87,7 +112,7 @@ func judgeMultiNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NC
 		} else {
 			r.Expected = fmt.Sprintf("busbw >= the multi-node floor for the run's node count over %s, #wrong 0", network)
 		}
-		r.Status, r.Message = StatusSkip, "multi-node run: it runs once per node group at -tier fleet, never per host nor with --local"
+		r.Status, r.Message = StatusNotRun, "multi-node run: it runs once per node group at -tier fleet, never per host nor with --local"
 		return r, 0
 	}
 	last := lastRun(res)

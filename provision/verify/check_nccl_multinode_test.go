@@ -155,13 +155,33 @@ func TestNCCLMultiNode(t *testing.T) {
 	}
 }
 
-// TestNCCLMultiNodeNotRunPerHost: a multi-node test that did not run says
-// where it runs instead of the generic "not run at this tier".
+// TestNCCLMultiNodeNotRunPerHost: a multi-node test that did not run is
+// not run, saying where it runs; below -tier fleet it was left to a
+// deeper tier and does not hold the host back, at -tier fleet the tier
+// needed it and the host has not passed.
 func TestNCCLMultiNodeNotRunPerHost(t *testing.T) {
 	exp := Expectation{GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "timeout 600 mpirun -np 16 all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
 	r := ncclCheck(t, exp, nccltest.Result{}, false)
-	if r.Status != StatusSkip || !strings.Contains(r.Message, "once per node group at -tier fleet") {
+	if r.Status != StatusNotRun || r.Needed || r.Blocks() || !strings.Contains(r.Message, "once per node group from -tier fleet") {
 		t.Errorf("%+v", r)
+	}
+	for _, tc := range []struct {
+		tier   Tier
+		needed bool
+	}{{TierProbe, false}, {TierQuick, false}, {TierFull, false}, {TierFleet, true}} {
+		var got *CheckResult
+		for _, c := range Check(exp, nil, HostFacts{Tier: tc.tier}) {
+			if c.ID == "nccl.fleet" {
+				got = &c
+			}
+		}
+		if got == nil || got.Status != StatusNotRun || got.Needed != tc.needed || got.Blocks() != tc.needed {
+			t.Errorf("tier %s: %+v, want not run, needed %v", tc.tier, got, tc.needed)
+			continue
+		}
+		if tc.needed && (got.Remedy == nil || !strings.Contains(got.Remedy.Meaning, "not verified")) {
+			t.Errorf("tier %s: a needed not-run check says the host is not verified: %+v", tc.tier, got.Remedy)
+		}
 	}
 }
 
@@ -193,12 +213,12 @@ func TestIsMultiNode(t *testing.T) {
 }
 
 // TestNCCLMultiNodeHostNotInRun: a host of the group that is not in the
-// group's run (the runner sets NotRun) is "not run" — a skip, never a pass
-// (issue 27 item 3).
+// group's run (the runner sets NotRun) is "not run", needed: it fails the
+// host, never a pass (issue 27 item 3).
 func TestNCCLMultiNodeHostNotInRun(t *testing.T) {
 	exp := Expectation{GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "/opt/site/run.sh all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
 	r := ncclCheck(t, exp, nccltest.Result{Command: "/opt/site/run.sh all_reduce_perf", NotRun: "the group's multi-node run ran on n1, n2 only; n4 is not in its rank lines"}, true)
-	if r.Status != StatusSkip || r.Observed != "not run" || !strings.HasPrefix(r.Message, "not run: host did not take part (the group's multi-node run ran on n1, n2 only") {
+	if r.Status != StatusNotRun || !r.Needed || !r.Blocks() || r.Observed != "not run" || !strings.HasPrefix(r.Message, "not run: host did not take part (the group's multi-node run ran on n1, n2 only") {
 		t.Errorf("%+v", r)
 	}
 }

@@ -105,7 +105,7 @@ func TestNCCLChecks(t *testing.T) {
 	for _, r := range Check(exp, collectMock(t, c.mock), extra) {
 		got[r.ID] = r
 	}
-	want := map[string]Status{"nccl.spec_floor": StatusPass, "nccl.high_floor": StatusFail, "nccl.catalogue": StatusPass, "nccl.not_run": StatusSkip}
+	want := map[string]Status{"nccl.spec_floor": StatusPass, "nccl.high_floor": StatusFail, "nccl.catalogue": StatusPass, "nccl.not_run": StatusNotRun}
 	for id, st := range want {
 		if got[id].Status != st {
 			t.Errorf("%s: %+v, want %s", id, got[id], st)

@@ -69,6 +69,7 @@ func checkNVMLIdentified(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity)
 	for _, fn := range perGPU {
 		for i := range rep.GPUs {
 			if r := fn(exp, &rep.GPUs[i]); r != nil {
+				unreported(r, rep, &rep.GPUs[i])
 				out = append(out, *r)
 			}
 		}
@@ -76,8 +77,9 @@ func checkNVMLIdentified(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity)
 	out = append(out, checkNVLinkPairs(exp, rep)...)
 	out = append(out, checkNUMA(exp, rep, id)...)
 	out = append(out, checkNIC(exp, rep, id)...)
-	// The nvidia-smi fallback cannot see some facts: say so instead of
-	// failing the node on a blind spot of the fallback.
+	// The nvidia-smi fallback cannot see some facts: the check the spec
+	// asked for is not made, which is an error that says why, never a
+	// pass nor a skip (the gate would pass what nobody checked).
 	// Which checks are blind is declared in Checks() (CheckDef.Fact).
 	blind := map[string]bool{}
 	for _, d := range Checks() {
@@ -85,14 +87,34 @@ func checkNVMLIdentified(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity)
 			blind[string(d.ID)] = true
 		}
 	}
+	emitted := map[string]bool{}
+	for _, r := range out {
+		emitted[r.ID] = true
+	}
 	for i := range out {
-		if base, _, _ := strings.Cut(out[i].ID, "["); blind[base] {
-			out[i] = CheckResult{ID: out[i].ID, Status: StatusSkip, Expected: out[i].Expected,
-				Message: "not available from " + rep.Source + " (the NVML agent could not run)"}
+		base, gpu, _ := strings.Cut(out[i].ID, "[")
+		if !blind[base] {
+			continue
 		}
+		if by, ok := blindCoveredBy[CheckID(base)]; ok && emitted[string(by)+"["+gpu] {
+			// Another check judges the same expectation from what this
+			// path does show: a skip that names it, not an error.
+			out[i] = CheckResult{ID: out[i].ID, Status: StatusSkip, Expected: out[i].Expected,
+				Message: "not available from " + rep.Source + " (the NVML agent could not run); " + string(by) + "[" + gpu + " judges it on this path"}
+			continue
+		}
+		out[i] = CheckResult{ID: out[i].ID, Status: StatusError, Expected: out[i].Expected,
+			Message: "could not tell: not available from " + rep.Source + " (the NVML agent could not run; see nvml.facts)"}
 	}
 	return out
 }
+
+// blindCoveredBy names, for a check the nvidia-smi fallback is blind to,
+// the per-GPU check that judges the same expectation from what that path
+// shows. Where the covering check was emitted for the GPU, the blind one
+// is a skip naming it; elsewhere it is an error. (nvml.nvlink's per-link
+// state is covered by topo -m's NV# counts where a check judges them.)
+var blindCoveredBy = map[CheckID]CheckID{CheckNVLink: CheckNVLinkPairs}
 
 func describeSource(rep *nvmlfacts.Report) string {
 	switch rep.Source {
@@ -123,4 +145,50 @@ func nameHasModel(name, model string) bool {
 		}
 	}
 	return false
+}
+
+// nvmlCalls are the NVML queries each per-GPU check reads, as the agent
+// names them in its warnings ("gpu3: GetTemperature: ERROR_UNKNOWN").
+var nvmlCalls = map[CheckID][]string{
+	CheckPersistenceMode:  {"GetPersistenceMode"},
+	CheckECCMode:          {"GetEccMode"},
+	CheckECCUncorrectable: {"GetEccMode", "GetTotalEccErrors(volatile)", "GetTotalEccErrors(aggregate)"},
+	CheckRowRemap:         {"GetRemappedRows", "GetRetiredPages", "GetRetiredPagesPendingStatus"},
+	CheckPCIeLink:         {"GetCurrPcieLinkGeneration", "GetMaxPcieLinkGeneration", "GetCurrPcieLinkWidth", "GetMaxPcieLinkWidth"},
+	CheckTemperature:      {"GetTemperature"},
+	CheckThrottle:         {"GetCurrentClocksEventReasons"},
+	CheckMIGMode:          {"GetMigMode"},
+}
+
+// unreported settles a per-GPU check skipped because the GPU reported
+// no value for the fact it judges. The NVML agent leaves a value out in
+// two cases, which its warnings tell apart: the GPU does not have the
+// feature (NVML answers NOT_SUPPORTED, no warning), or the query failed
+// (a warning naming the GPU and the call). A failed query is an error
+// that quotes the warning: the check the gate needed was not made. A
+// feature the GPU lacks stays a skip (not applicable), except for a mode
+// the spec asks for: a GPU without the mode satisfies "off" and fails
+// "on", as nvml.mig_mode does.
+func unreported(r *CheckResult, rep *nvmlfacts.Report, g *nvmlfacts.GPU) {
+	if r.Status != StatusSkip {
+		return
+	}
+	base, _, _ := strings.Cut(r.ID, "[")
+	for _, call := range nvmlCalls[CheckID(base)] {
+		prefix := fmt.Sprintf("gpu%d: %s: ", g.Index, call)
+		for _, w := range rep.Warnings {
+			if strings.HasPrefix(w, prefix) {
+				r.Status, r.Message = StatusError, "could not tell: NVML's "+call+" failed ("+strings.TrimPrefix(w, prefix)+")"
+				return
+			}
+		}
+	}
+	switch CheckID(base) {
+	case CheckPersistenceMode, CheckECCMode:
+		if r.Expected == "disabled" {
+			r.Status, r.Observed, r.Message = StatusPass, "not supported", ""
+		} else {
+			r.Status, r.Observed, r.Message = StatusFail, "not supported", "the spec wants it enabled, and this GPU does not support it"
+		}
+	}
 }

@@ -120,7 +120,8 @@ type CheckDef struct {
 	Needs Need
 	// Fact, when set, is the NVML fact beyond the basic report the check
 	// needs (nvmlfacts.Fact*): on a path that did not collect it (the
-	// nvidia-smi fallback) the check is skipped instead of judged.
+	// nvidia-smi fallback) the check is an error that says so: it was not
+	// made, and a gate must not pass it.
 	Fact string
 	// When says when the check is emitted.
 	When string
@@ -235,7 +236,7 @@ func Checks() []CheckDef {
 			Judges: "the GPU–NIC common ancestor is not allowed (default PIX/PXB; SYS fails); skip, `not run`, for a declared GPU NVML does not enumerate, naming its PCI address",
 			Action: "pair the GPU with a NIC under its PCIe switch"},
 		{ID: CheckProcessBinding, Scope: ScopeGPU, Needs: NeedNVML,
-			When:   "`verify -processes`, per GPU (skip when no compute process runs on it, or on the nvidia-smi fallback, which lists none)",
+			When:   "`verify -processes`, per GPU (skip when no compute process runs on it; `error` on the nvidia-smi fallback, which lists none)",
 			Judges: "a compute process NVML reports on the GPU may run on CPUs outside the GPU's NUMA node (the spec's `bind`, else NVML's CPU affinity; /proc/PID/status Cpus_allowed_list), or, for a GPU paired with an RDMA NIC, its NCCL_IB_HCA is missing or selects other NICs than the paired one, or its UCX_NET_DEVICES names another device (/proc/PID/environ); `error` when a process's /proc cannot be read (exited, another PID namespace, permission denied); on a simulated node `observed` says the processes are modelled",
 			Action: "start the job's ranks with `gpuform bind -- COMMAND` (under torchrun --no-python, srun or mpirun); run verify as root to read other users' processes"},
 		{ID: CheckSlurmGRES, Scope: ScopeGPU, Needs: NeedSlurmd,
@@ -296,7 +297,7 @@ func Checks() []CheckDef {
 			Action: "`gpuform plan` shows the change and `gpuform apply` converges it; find out who changed the host"},
 		{ID: CheckDCGMDiag, Needs: NeedDCGM,
 			When:   "quick tier and deeper",
-			Judges: "dcgmi missing (fail; skip when `verify { optional = [\"dcgm\"] }` and the spec does not pin DCGM), hung or DCGM runtime error (error)",
+			Judges: "dcgmi missing (fail; skip when `verify { optional = [\"dcgm\"] }` or the spec has no `dcgm` block, which the message says, unless the spec pins DCGM), hung or DCGM runtime error (error)",
 			Action: "install DCGM, or mark it optional where a node may lack it; read the DCGM error"},
 		{ID: CheckDCGMTest, Scope: ScopeNamed, Needs: NeedDCGM,
 			When:   "per DCGM test, named by the test in lower case with `_` for spaces and punctuation (`dcgm.pcie`, `dcgm.page_retirement_row_remap`); read from `dcgmi diag -j` (DCGM 3 and 4) or the text table (DCGM 1.x to 4.x: `Pass - All`, `Fail - GPU: 0`, `GPU0: Pass`, section rows)",
@@ -304,7 +305,7 @@ func Checks() []CheckDef {
 			Action: "drain the node; the message names the failed GPUs"},
 		{ID: CheckNCCL, Scope: ScopeNamed, Needs: NeedNCCL,
 			When:   "per configured nccl-tests run",
-			Judges: "NCCL/CUDA failure, missing binary (skip when `verify { optional = [\"nccl_tests\"] }`), timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; a catalogue floor read at a larger message size than the run's largest (a 16G floor, an `-e 8G` run) is judged on that largest size when it clears the floor, else `error` asking to extend the sweep (`-e <floor size>`; the other rules still fail the run); a `-c 0` run says in `observed` that `#wrong` was not counted; `skip` when not run at this tier, and on a host of a node group that the group's multi-node run did not include (its rank lines do not name it: `observed` \"not run\", never a pass)",
+			Judges: "NCCL/CUDA failure, missing binary (skip when `verify { optional = [\"nccl_tests\"] }`), timeout, non-zero exit, no footer, `#wrong` ≠ 0, out-of-bounds values, a nan/inf time or bandwidth, or the largest size's busbw (min of out-of-place/in-place) below the floor; a catalogue floor read at a larger message size than the run's largest (a 16G floor, an `-e 8G` run) is judged on that largest size when it clears the floor, else `error` asking to extend the sweep (`-e <floor size>`; the other rules still fail the run); a `-c 0` run says in `observed` that `#wrong` was not counted; `not run` when left to a deeper tier (single-node from `full`, multi-node from `fleet`); `not run` with `needed` (fails the host) at a tier that runs it when no run was made for this host, and on a host of a node group that the group's multi-node run did not include (its rank lines do not name it), never a pass",
 			Action: "read the reasons; a low busbw points at links (nvml.pcie_link, nvml.nvlink) or the NIC pairing"},
 		{ID: CheckIsolation, Scope: ScopeNamed, Needs: NeedNCCL,
 			When:   "per multi-node nccl-tests run, on each host of a node group whose run was isolated pairwise (`-tier fleet`; `verify { isolation }`)",

@@ -130,6 +130,11 @@ type Expectation struct {
 	// DCGMOptional lets a node without dcgmi skip dcgm.diag; otherwise the
 	// quick tier, which cannot run its diagnostics, fails it.
 	DCGMOptional bool
+	// DCGMNotInstalled is true when the spec installs no DCGM (no dcgm
+	// block): then dcgm.diag is optional by default, and its skip says
+	// "dcgm: optional, the spec installs no DCGM". A spec that declares
+	// DCGM requires dcgmi unless verify { optional } lists it.
+	DCGMNotInstalled bool
 	// NCCL lists the nccl-tests runs.
 	NCCL []NCCLExpectation
 	// NCCLOptional lets a node without an nccl-tests binary skip the run;
@@ -207,6 +212,7 @@ func ExpectationFor(n *spec.Node) Expectation {
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
 	exp.UnknownXidFail = n.Health.DrainsUnknownXid()
 	exp.DCGMOptional = n.Verify.IsOptional(spec.ToolDCGM)
+	exp.DCGMNotInstalled = n.DCGM == nil
 	exp.NCCLOptional = n.Verify.IsOptional(spec.ToolNCCLTests)
 	exp.Spec = n
 	if n.NUMA != nil {

@@ -70,8 +70,9 @@ node "n" {
 			{Name: "local", Command: "all_reduce_perf -b 8 -e 8G -g 8", MinBusBWGBps: 400, Timeout: 5 * 60e9, Network: "ib_ndr"},
 			{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -b 8 -e 8G", MultiNode: true, Network: "ib_ndr"},
 		},
-		// dcgm may be missing; nccl-tests may not.
-		DCGMOptional: true,
+		// dcgm may be missing; nccl-tests may not. The spec has no dcgm
+		// block, which alone would make dcgm optional too.
+		DCGMOptional: true, DCGMNotInstalled: true,
 		// The spec.* checks compare the node block's resources.
 		Spec: cfg.Nodes[0],
 	}

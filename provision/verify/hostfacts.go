@@ -35,6 +35,12 @@ type HostFacts struct {
 	// Slurmd is what `slurmd -G` printed on an AutoDetect node; nil when
 	// it was not run.
 	Slurmd *SlurmdGRES
+	// Tier is the tier this verify run went to; RunHost sets it. A check
+	// the tier includes that did not run on the host (a multi-node run it
+	// took no part in) is not run with Needed set, which fails the host;
+	// one the tier leaves to a deeper tier is not run without it. ""
+	// (a caller that does not say) is treated as the probe tier.
+	Tier Tier
 }
 
 // HostFactsFromNode fills the host facts that the facts probe already

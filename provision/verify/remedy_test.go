@@ -115,7 +115,7 @@ func TestDCGMRemedyFromErrorID(t *testing.T) {
 		{Category: "Hardware", Name: "pcie", Status: "Fail"},
 	}}}
 	out := checkDCGM(res, false, false)
-	attachRemedies(compat.Default(), out)
+	attachRemedies(compat.Default(), out, nil, HostFacts{})
 	if len(out) != 2 {
 		t.Fatalf("got %d results", len(out))
 	}

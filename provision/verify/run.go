@@ -67,6 +67,7 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 	defer cancel()
 
 	extra := HostFactsFromNode(opts.Node)
+	extra.Tier = tier
 	fetch := opts.Fetch
 	if fetch.Agent.Collect.XIDWindow == 0 {
 		fetch.Agent.Collect.XIDWindow = plan.XIDWindow

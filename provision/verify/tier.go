@@ -14,7 +14,9 @@ const (
 	// TierProbe reads NVML and sysfs only, never runs a workload, and fits
 	// Slurm's HealthCheckProgram, which Slurm kills after 60 s.
 	TierProbe Tier = "probe"
-	// TierQuick adds DCGM diagnostics level 1 and nvbandwidth when installed.
+	// TierQuick adds DCGM diagnostics level 1 (dcgm.diag is optional by
+	// default where the spec installs no DCGM). nvbandwidth is measured by
+	// gpuform bench, not by verify.
 	TierQuick Tier = "quick"
 	// TierFull adds the single-node NCCL tests.
 	TierFull Tier = "full"
@@ -86,8 +88,6 @@ type TierPlan struct {
 	NVML bool
 	// DCGMDiag is the DCGM diagnostic level to run when dcgmi is present; 0 = none.
 	DCGMDiag int
-	// NVBandwidth runs nvbandwidth when installed.
-	NVBandwidth bool
 	// NCCL are the nccl-tests runs of this tier, each with its timeout.
 	NCCL []NCCLExpectation
 	// Skipped are the nccl-tests runs left for a deeper tier.
@@ -104,7 +104,6 @@ func Plan(t Tier, exp Expectation) (TierPlan, error) {
 	p := TierPlan{Tier: t, Budget: t.Budget(), XIDWindow: t.XIDWindow(), NVML: true}
 	if t.Includes(TierQuick) {
 		p.DCGMDiag = 1
-		p.NVBandwidth = true
 	}
 	for _, n := range exp.NCCL {
 		switch {

@@ -83,14 +83,30 @@ func WriteJUnit(w io.Writer, d *Document) error {
 			case verify.StatusFail:
 				tc.Failure = &junitProblem{Message: firstNonEmpty(c.Message, "check failed"), Type: "fail", Body: body}
 				s.Failures++
-			case verify.StatusError:
-				tc.Error = &junitProblem{Message: firstNonEmpty(c.Message, "check could not be judged"), Type: "error", Body: body}
-				s.Errors++
 			case verify.StatusPass:
 				tc.SystemOut = body
-			default:
+			case verify.StatusSkip:
 				tc.Skipped = &junitProblem{Message: c.Message}
 				s.Skipped++
+			case verify.StatusNotRun:
+				// Not run where the tier needed it is an error of the
+				// suite: the host was not checked. Left to a deeper
+				// tier, it is skipped, its message saying so.
+				msg := firstNonEmpty(c.Message, "the check did not run on this host")
+				if !strings.HasPrefix(msg, "not run") {
+					msg = "not run: " + msg
+				}
+				if c.Blocks() {
+					tc.Error = &junitProblem{Message: msg, Type: "not run", Body: body}
+					s.Errors++
+				} else {
+					tc.Skipped = &junitProblem{Message: msg}
+					s.Skipped++
+				}
+			default:
+				// An error, or a status this gpuform does not know.
+				tc.Error = &junitProblem{Message: firstNonEmpty(c.Message, "check could not be judged"), Type: firstNonEmpty(string(c.Status), "error"), Body: body}
+				s.Errors++
 			}
 			s.Cases = append(s.Cases, tc)
 		}

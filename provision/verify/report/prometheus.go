@@ -31,7 +31,7 @@ type PrometheusOptions struct {
 // checkStatuses returns the values gpuform_check_status's status label takes,
 // all written for every check so that a state change is a value change.
 func checkStatuses() []verify.Status {
-	return []verify.Status{verify.StatusPass, verify.StatusFail, verify.StatusError, verify.StatusSkip}
+	return []verify.Status{verify.StatusPass, verify.StatusFail, verify.StatusError, verify.StatusSkip, verify.StatusNotRun}
 }
 
 // WritePrometheus writes d in the Prometheus text exposition format, for
@@ -61,15 +61,15 @@ func WritePrometheus(w io.Writer, d *Document, o PrometheusOptions) error {
 		hostOK := 1.0
 		for _, c := range h.Checks {
 			ok := 1.0
-			if c.Status == verify.StatusFail || c.Status == verify.StatusError {
+			if c.Blocks() {
 				ok, hostOK = 0, 0
 			}
-			fams.gauge("gpuform_check_ok", "1 when the verify check passed or was skipped, 0 when it failed or could not be judged.", ok, "host", h.Host, "check", c.ID)
+			fams.gauge("gpuform_check_ok", "0 when the verify check keeps the host from passing (failed, could not be judged, or not run where the tier needed it); 1 otherwise (passed, skipped as not applicable or optional, or left to a deeper tier).", ok, "host", h.Host, "check", c.ID)
 			for _, s := range checkStatuses() {
-				fams.gauge("gpuform_check_status", "1 for the verify check's current status (pass, fail, error, skip), 0 for the others.", b2f(c.Status == s), "host", h.Host, "check", c.ID, "status", string(s))
+				fams.gauge("gpuform_check_status", "1 for the verify check's current status (pass, fail, error, skip, not run), 0 for the others.", b2f(c.Status == s), "host", h.Host, "check", c.ID, "status", string(s))
 			}
 		}
-		fams.gauge("gpuform_host_ok", "1 when every verify check of the host passed or was skipped.", hostOK, host...)
+		fams.gauge("gpuform_host_ok", "1 when the host passed verify: no check failed, errored or was not run where the tier needed it.", hostOK, host...)
 		writeNVML(fams, h.Host, h.NVML)
 		writeNICs(fams, h.Host, h.NICs)
 		for _, name := range sortedKeys(h.NCCL) {

@@ -65,9 +65,11 @@ type Group struct {
 	Hosts string `json:"hosts"`
 	// HostCount is how many hosts the group holds.
 	HostCount int `json:"host_count"`
-	// OK is true when no check of these hosts failed or errored.
+	// OK is true when no check of these hosts keeps them from passing:
+	// none failed, errored or is a not-run check the tier needed.
 	OK bool `json:"ok"`
-	// Problems are the failed and errored checks, "id: message", in
+	// Problems are the checks that keep the hosts from passing (failed,
+	// errored, not run where the tier needed them), "id: message", in
 	// check order.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -103,7 +105,8 @@ type Host struct {
 type Summary struct {
 	// Hosts is the number of hosts.
 	Hosts int `json:"hosts"`
-	// HostsFailed counts hosts with at least one failed or errored check.
+	// HostsFailed counts hosts that did not pass: at least one check
+	// failed, errored, or was not run where the tier needed it.
 	HostsFailed int `json:"hosts_failed"`
 	// Passed counts passed checks over all hosts.
 	Passed int `json:"passed"`
@@ -111,8 +114,13 @@ type Summary struct {
 	Failed int `json:"failed"`
 	// Errors counts checks gpuform could not judge.
 	Errors int `json:"errors"`
-	// Skipped counts skipped checks.
+	// Skipped counts skipped checks (not applicable, or optional): not
+	// passed, but not held against the host.
 	Skipped int `json:"skipped"`
+	// NotRun counts checks not run on their host: left to a deeper
+	// tier, or (held against the host) a run the tier needed that the
+	// host did not take part in. A field added to the 2.x format.
+	NotRun int `json:"not_run"`
 }
 
 // NewHost builds a Host from checks; the NVML source is taken from the
@@ -147,17 +155,20 @@ func New(tier verify.Tier, hosts []Host) *Document {
 	for _, h := range hosts {
 		bad := false
 		for _, c := range h.Checks {
+			bad = bad || c.Blocks()
 			switch c.Status {
 			case verify.StatusPass:
 				d.Summary.Passed++
 			case verify.StatusFail:
 				d.Summary.Failed++
-				bad = true
-			case verify.StatusError:
-				d.Summary.Errors++
-				bad = true
-			default:
+			case verify.StatusSkip:
 				d.Summary.Skipped++
+			case verify.StatusNotRun:
+				d.Summary.NotRun++
+			default:
+				// An error, or a status this gpuform does not know:
+				// either way gpuform could not tell.
+				d.Summary.Errors++
 			}
 		}
 		if bad {
@@ -192,7 +203,7 @@ func groups(hosts []Host) []Group {
 		}
 		grp := Group{Hosts: hostrange.Fold(names), HostCount: len(names), OK: true}
 		for _, c := range g.Items[0].Checks {
-			if c.Status == verify.StatusFail || c.Status == verify.StatusError {
+			if c.Blocks() {
 				grp.OK = false
 				grp.Problems = append(grp.Problems, c.ID+": "+cmp.Or(c.Message, string(c.Status)))
 			}
@@ -202,6 +213,9 @@ func groups(hosts []Host) []Group {
 	return out
 }
 
-// OK reports whether every check of every host passed or was skipped; the
-// CLI exits 2 when it is false (DESIGN.md exit codes).
-func (d *Document) OK() bool { return d.Summary.Failed == 0 && d.Summary.Errors == 0 }
+// OK reports whether every host passed the gate: no check of any host
+// blocks it (verify.CheckResult.Blocks: failed, errored, or not run where
+// the tier needed it). Skipped checks and checks left to a deeper tier do
+// not count as passed, and do not fail the run either. The CLI exits 2
+// when it is false (DESIGN.md exit codes).
+func (d *Document) OK() bool { return d.Summary.HostsFailed == 0 }

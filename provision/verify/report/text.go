@@ -47,10 +47,13 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 	for _, h := range d.Hosts {
 		var b strings.Builder
 		hp := &printer{w: &b, color: opts.Color}
-		width := 0
+		width, tagWidth := 0, len("ERROR")
 		for _, c := range h.Checks {
 			if c.Status != verify.StatusPass || opts.Verbose {
 				width = max(width, len(label(c)))
+			}
+			if c.Status == verify.StatusNotRun {
+				tagWidth = len("not run")
 			}
 		}
 		passed := 0
@@ -59,7 +62,7 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 				passed++
 				continue
 			}
-			hp.check(c, width)
+			hp.check(c, tagWidth, width)
 		}
 		if passed > 0 {
 			hp.line(hp.paint(ansiGreen, fmt.Sprintf("  %d checks passed", passed)))
@@ -114,8 +117,12 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 	if d.Tier != "" {
 		tier = fmt.Sprintf(" (tier %s)", d.Tier)
 	}
-	p.line(fmt.Sprintf("%s%s: %d of %d hosts failed; %d checks passed, %d failed, %d errors, %d skipped.",
-		verdict, tier, s.HostsFailed, s.Hosts, s.Passed, s.Failed, s.Errors, s.Skipped))
+	notRun := ""
+	if s.NotRun > 0 {
+		notRun = fmt.Sprintf(", %d not run", s.NotRun)
+	}
+	p.line(fmt.Sprintf("%s%s: %d of %d hosts failed; %d checks passed, %d failed, %d errors, %d skipped%s.",
+		verdict, tier, s.HostsFailed, s.Hosts, s.Passed, s.Failed, s.Errors, s.Skipped, notRun))
 	return p.err
 }
 
@@ -145,17 +152,28 @@ func (p *printer) line(s string) {
 	}
 }
 
-func (p *printer) check(c verify.CheckResult, width int) {
+// check prints one check line; tagWidth is the width of the status tags
+// of the host's block (wider only when a check of it was not run, so that
+// other reports keep their columns).
+func (p *printer) check(c verify.CheckResult, tagWidth, width int) {
+	pad := func(s string) string { return fmt.Sprintf("%-*s", tagWidth, s) }
 	var tag string
 	switch c.Status {
 	case verify.StatusPass:
-		tag = p.paint(ansiGreen, "pass ")
+		tag = p.paint(ansiGreen, pad("pass"))
 	case verify.StatusFail:
-		tag = p.paint(ansiRed+ansiBold, "FAIL ")
-	case verify.StatusError:
-		tag = p.paint(ansiYellow+ansiBold, "ERROR")
+		tag = p.paint(ansiRed+ansiBold, pad("FAIL"))
+	case verify.StatusSkip:
+		tag = p.paint(ansiDim, pad("skip"))
+	case verify.StatusNotRun:
+		// Upper case where it fails the host, as FAIL and ERROR are.
+		if c.Blocks() {
+			tag = p.paint(ansiRed+ansiBold, pad("NOT RUN"))
+		} else {
+			tag = p.paint(ansiDim, pad("not run"))
+		}
 	default:
-		tag = p.paint(ansiDim, "skip ")
+		tag = p.paint(ansiYellow+ansiBold, pad("ERROR"))
 	}
 	// Observed values and messages carry what hosts reported (GPU names,
 	// nccl-tests and dcgmi output): HostText keeps them from moving the
@@ -169,10 +187,10 @@ func (p *printer) check(c verify.CheckResult, width int) {
 	}
 	p.line(strings.TrimRight(fmt.Sprintf("  %s  %-*s  %s", tag, width, label(c), strings.Join(vals, ", ")), " "))
 	if c.Message != "" && c.Status != verify.StatusPass {
-		p.line(fmt.Sprintf("  %s  %s", strings.Repeat(" ", 5), transport.HostText(c.Message)))
+		p.line(fmt.Sprintf("  %s  %s", strings.Repeat(" ", tagWidth), transport.HostText(c.Message)))
 	}
 	if r := c.Remedy; r != nil && c.Status != verify.StatusPass {
-		pad := strings.Repeat(" ", 5)
+		pad := strings.Repeat(" ", tagWidth)
 		p.line(fmt.Sprintf("  %s  what it means: %s [%s]", pad, r.Meaning, r.Cause))
 		nv := ""
 		if r.NVIDIAAction != "" && r.NVIDIAAction != "none given" {

@@ -135,7 +135,7 @@ func hostFailed(h report.Host) bool { return failedChecks(h) > 0 }
 func failedChecks(h report.Host) int {
 	n := 0
 	for _, c := range h.Checks {
-		if c.Status == verify.StatusFail || c.Status == verify.StatusError {
+		if c.Blocks() {
 			n++
 		}
 	}
