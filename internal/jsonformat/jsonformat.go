@@ -21,8 +21,11 @@ import "strings"
 // numbers, not strings) and share this one version string; 2.1 added
 // fields only (plan's images, verify's remedy, checked_at, expires_at,
 // isolation and outliers, facts' hypervisor and CPU identity, the NVML
-// agent's processes) and the bench document.
-const Version = "2.1"
+// agent's processes) and the bench document; 2.2 added fields and one
+// status only (verify's "not run" status and checks[].needed,
+// summary.not_run, nics, driver_advisories, gpu.nvml_index and
+// nccl_result.not_run; plan's verify_notes).
+const Version = "2.2"
 
 // Compatible reports whether a document written with format version v can be
 // read by this gpuform: the same major number.
