@@ -21,9 +21,11 @@ const (
 const ImageDirsFile = "/etc/gpuform/image-dirs"
 
 // ImageFilesLedger records, one line each, the image files gpuform pulled
-// on this node: "DEV:INODE SIZE MTIME PATH", the file's identity as
-// `stat -c '%d:%i %s %Y'` prints it right after the pull renamed it into
-// place. It is root's (under /etc/gpuform): a file in image_dir whose
+// on this node: "DEV:INODE SIZE MTIME PATH sha256:HEX", the file's
+// identity as `stat -c '%d:%i %s %Y'` prints it right after the pull
+// renamed it into place, and the sha256 of its content computed then
+// (verify -tier full hashes the file again and compares). Entries written
+// before the hash was recorded have no last field. It is root's (under /etc/gpuform): a file in image_dir whose
 // identity is not recorded here was put there by someone else, or changed
 // since, and its name proves nothing about its content.
 const ImageFilesLedger = "/etc/gpuform/image-files"
@@ -78,8 +80,8 @@ func (p *interpreter) imageFiles() {
 	}
 	stores := map[string]map[string]*LocalImage{RuntimeEnroot: {}, RuntimeApptainer: {}}
 	notLinks := map[string][]string{}
-	pulled := ledger(p.raw.files[ImageFilesLedger])
-	ids := ledger(p.raw.cmds["image-file-ids"].out)
+	pulled, hashes := ledger(p.raw.files[ImageFilesLedger])
+	ids, _ := ledger(p.raw.cmds["image-file-ids"].out)
 	runtimeOf := map[string]string{"sqsh": RuntimeEnroot, "sif": RuntimeApptainer}
 	for _, dir := range strings.Split(list, "\n") {
 		if dir == "" || dir[0] != '/' || path.Clean(dir) != dir {
@@ -101,6 +103,9 @@ func (p *interpreter) imageFiles() {
 			im := localImage(stores[runtimeOf[m[4]]], p2)
 			im.Digests = appendNew(im.Digests, unsanitiseRepo(m[1])+"@sha256:"+m[3])
 			im.Unverified = pulled[p2] == "" || pulled[p2] != ids[p2]
+			if !im.Unverified {
+				im.ContentSHA256 = hashes[p2]
+			}
 		}
 	}
 	for link, target := range p.raw.links {
@@ -127,16 +132,26 @@ func (p *interpreter) imageFiles() {
 	}
 }
 
-// ledger reads "IDENTITY... PATH" lines (ImageFilesLedger, the probe's
-// image-file-ids) into the identity by path; the path is the last field.
-func ledger(text string) map[string]string {
-	out := map[string]string{}
+// ledger reads "IDENTITY... PATH [sha256:HEX]" lines (ImageFilesLedger,
+// the probe's image-file-ids) into the identity by path, and the content
+// hash recorded at pull time (lower-case hex) by path where the line has
+// one.
+func ledger(text string) (ids, hashes map[string]string) {
+	ids, hashes = map[string]string{}, map[string]string{}
 	for _, l := range strings.Split(text, "\n") {
 		f := strings.Fields(l)
-		if len(f) != 4 || !path.IsAbs(f[3]) {
+		if (len(f) != 4 && len(f) != 5) || !path.IsAbs(f[3]) {
 			continue
 		}
-		out[f[3]] = strings.Join(f[:3], " ")
+		ids[f[3]] = strings.Join(f[:3], " ")
+		if len(f) == 5 {
+			if h, ok := strings.CutPrefix(f[4], "sha256:"); ok && sha256Hex.MatchString(h) {
+				hashes[f[3]] = h
+			}
+		}
 	}
-	return out
+	return ids, hashes
 }
+
+// sha256Hex is a sha256 as sha256sum prints it.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)

@@ -35,6 +35,11 @@ type HostFacts struct {
 	// Slurmd is what `slurmd -G` printed on an AutoDetect node; nil when
 	// it was not run.
 	Slurmd *SlurmdGRES
+	// ImageContent is the sha256 of each pinned image file, by path, that
+	// verify -tier full computed on the node (HashImageFiles); nil below
+	// the full tier, where container.image_digest judges a file by its
+	// name and identity only.
+	ImageContent map[string]ImageContent
 }
 
 // HostFactsFromNode fills the host facts that the facts probe already
