@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,5 +136,103 @@ func TestImageFileContentAtFullTier(t *testing.T) {
 	}
 	if status, _, msg := imageCheckTier(t, env, dir, ref, "full"); status != "pass" {
 		t.Errorf("verify -tier full after the re-pull: %s %s", status, msg)
+	}
+}
+
+// imageDirSpec writes a spec whose node pulls ref with enroot into
+// imageDir on a simulated DGX A100, image_dir_shared as shared says.
+func imageDirSpec(t *testing.T, dir, imageDir, ref string, shared bool) {
+	t.Helper()
+	extra := ""
+	if shared {
+		extra = "    image_dir_shared = true\n"
+	}
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `node "n" {
+  hosts = ["sim://dgx-a100"]
+  container {
+    runtime   = "enroot"
+    image_dir = "`+imageDir+`"
+`+extra+`    images    = ["`+ref+`"]
+  }
+}
+`)
+}
+
+// TestImageDirTrustAtPlan: an image_dir other users may write to is a
+// plan error where the probe sees it (the controller names the spec's
+// image_dir to the probe), naming the directory, its owner and mode and
+// image_dir_shared; apply stops there too, before any step. A directory
+// that does not exist yet is judged by its nearest existing parent; a
+// sticky directory above a trusted image_dir is fine; image_dir_shared
+// accepts shared storage.
+func TestImageDirTrustAtPlan(t *testing.T) {
+	reg := registrytest.Start(t)
+	reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	imageDirSpec(t, dir, "/raid/containers", ref, false)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root, err := sim.MaterializeHost("sim://dgx-a100", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := filepath.Join(root, "raid/containers")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(images, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	uid := strconv.Itoa(os.Getuid())
+	want := "image_dir /raid/containers: /raid/containers (owner uid " + uid + ", mode drwxrwxrwx) is writable by users other than its owner"
+	code, out, errOut := runCLIEnv(t, env, "plan", dir)
+	all := oneLine(out + errOut)
+	if code != ExitFailed || !strings.Contains(all, want) || !strings.Contains(all, "image_dir_shared = true") || strings.Contains(out, "+ "+ref) {
+		t.Errorf("plan into a world-writable image_dir: exit %d, want %q\n%s\n%s", code, want, out, errOut)
+	}
+	code, out, errOut = runCLIEnv(t, env, "apply", "-auto-approve", dir)
+	if code == ExitOK || !strings.Contains(oneLine(out+errOut), want) {
+		t.Errorf("apply into a world-writable image_dir: exit %d\n%s\n%s", code, out, errOut)
+	}
+	calls, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+	if strings.Contains(string(calls), "enroot import") {
+		t.Errorf("apply pulled into a refused image_dir:\n%s", calls)
+	}
+	for _, p := range []string{facts.ImageDirsFile, facts.ImageFilesLedger} {
+		if _, err := os.Stat(filepath.Join(root, p)); !os.IsNotExist(err) {
+			t.Errorf("apply wrote %s before refusing: %v", p, err)
+		}
+	}
+
+	// Not there yet: its nearest existing parent is judged.
+	imageDirSpec(t, dir, "/raid/containers/new/deeper", ref, false)
+	code, out, errOut = runCLIEnv(t, env, "plan", dir)
+	want = "image_dir /raid/containers/new/deeper: /raid/containers/new/deeper does not exist yet, and its nearest existing parent /raid/containers (owner uid " + uid + ", mode drwxrwxrwx) is writable by users other than its owner"
+	if code != ExitFailed || !strings.Contains(oneLine(out+errOut), want) {
+		t.Errorf("plan into a missing image_dir under a world-writable one: exit %d, want %q\n%s\n%s", code, want, out, errOut)
+	}
+
+	// Sticky above, owner-only below: trusted.
+	if err := os.Chmod(images, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(images, "new/deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut = runCLIEnv(t, env, "plan", dir); code != ExitOK || !strings.Contains(out, "+ "+ref) {
+		t.Errorf("plan into an owner-only image_dir under a sticky one: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// Shared storage, by the spec's word.
+	if err := os.Chmod(images, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	imageDirSpec(t, dir, "/raid/containers", ref, true)
+	if code, out, errOut = runCLIEnv(t, env, "plan", dir); code != ExitOK || !strings.Contains(out, "+ "+ref) {
+		t.Errorf("plan into shared storage: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -155,3 +156,61 @@ func ledger(text string) (ids, hashes map[string]string) {
 
 // sha256Hex is a sha256 as sha256sum prints it.
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// ImageDirTrust is what the probe saw of the directories an image_dir
+// will use: who may write to them decides whether a file under a digest's
+// name there can be someone else's.
+type ImageDirTrust struct {
+	// UID is the user the probe ran as: the pull step runs as it too, and
+	// a directory it owns is as trusted as root's.
+	UID int `json:"uid"`
+	// Dirs are, by image_dir, the directory itself (or its nearest
+	// existing parent, when it does not exist yet) and every directory
+	// above it up to the root, nearest first.
+	Dirs map[string][]DirStat `json:"dirs"`
+}
+
+// DirStat is one directory's owner and permission bits.
+type DirStat struct {
+	// Path is the directory as the node sees it (symlinks resolved).
+	Path string `json:"path"`
+	// UID owns it.
+	UID int `json:"uid"`
+	// Mode is its permission bits with the sticky bit (0o1777 at most).
+	Mode uint32 `json:"mode"`
+	// Symbolic is the mode as ls prints it (drwxrwxrwt), for messages.
+	Symbolic string `json:"symbolic"`
+}
+
+// imageDirTrust reads the probe's image-dir-stats: "me UID", then
+// "DIR UID OCTAL SYMBOLIC PATH" lines, nearest first.
+func (p *interpreter) imageDirTrust() {
+	c, ok := p.raw.cmds["image-dir-stats"]
+	if !ok {
+		return
+	}
+	t := &ImageDirTrust{UID: -1, Dirs: map[string][]DirStat{}}
+	for _, l := range strings.Split(c.out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && f[0] == "me" {
+			if uid, err := strconv.Atoi(f[1]); err == nil && uid >= 0 {
+				t.UID = uid
+			}
+			continue
+		}
+		if len(f) != 5 || !path.IsAbs(f[0]) || !path.IsAbs(f[4]) {
+			continue
+		}
+		uid, err1 := strconv.Atoi(f[1])
+		mode, err2 := strconv.ParseUint(f[2], 8, 32)
+		if err1 != nil || err2 != nil || uid < 0 {
+			continue
+		}
+		t.Dirs[f[0]] = append(t.Dirs[f[0]], DirStat{Path: f[4], UID: uid, Mode: uint32(mode) & 0o7777, Symbolic: f[3]})
+	}
+	if t.UID < 0 {
+		p.warnf("image-dir-stats: the probe's uid is missing; image_dir trust is judged by the pull step only")
+		return
+	}
+	p.n.ImageDirTrust = t
+}

@@ -136,6 +136,33 @@ while :; do
 	p=$(dirname "$p")
 done`
 
+// judgeImageDir is imageDirTrust at plan time, on what the probe saw of
+// dir (facts.ImageDirTrust): the same rules, so that a directory the pull
+// step would refuse is a plan error before anything is applied. A
+// directory that does not exist yet is judged by its nearest existing
+// parent, where mkdir -p makes it: whoever may write there may make it
+// first. Nothing is judged where the probe saw nothing of dir (a re-probe
+// after the steps); the pull step still refuses.
+func judgeImageDir(dir string, t *facts.ImageDirTrust) error {
+	if t == nil {
+		return nil
+	}
+	chain := t.Dirs[dir]
+	for i, d := range chain {
+		what := d.Path
+		if i == 0 && d.Path != dir {
+			what = fmt.Sprintf("%s does not exist yet, and its nearest existing parent %s", dir, d.Path)
+		}
+		if d.UID != 0 && d.UID != t.UID {
+			return fmt.Errorf("image_dir %s: %s belongs to user %d, not root (mode %s): another user could plant a file under an image's name; make root its owner, or set image_dir_shared = true if it is shared storage", dir, what, d.UID, d.Symbolic)
+		}
+		if d.Mode&0o022 != 0 && (i == 0 || d.Mode&0o1000 == 0) {
+			return fmt.Errorf("image_dir %s: %s (owner uid %d, mode %s) is writable by users other than its owner: another user could plant a file under an image's name; chmod go-w it, or set image_dir_shared = true if it is shared storage", dir, what, d.UID, d.Symbolic)
+		}
+	}
+	return nil
+}
+
 // enrootURI is the reference enroot imports: docker://REGISTRY#IMAGE with
 // the digest in the tag's place (Docker Hub's images without a registry,
 // enroot's default). enroot 3.x reads a reference as

@@ -258,6 +258,11 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 		}
 		return digest
 	}
+	if fileRuntime(r.runtime) && !r.shared {
+		if err := judgeImageDir(r.dir, f.ImageDirTrust); err != nil {
+			return Change{}, fmt.Errorf("%s: %w", r.name, err)
+		}
+	}
 	before, after := attrs{}, attrs{}
 	for _, im := range r.images {
 		if fileRuntime(r.runtime) && im.Tag != "" && store != nil {
