@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -21,9 +22,11 @@ const (
 const ImageDirsFile = "/etc/gpuform/image-dirs"
 
 // ImageFilesLedger records, one line each, the image files gpuform pulled
-// on this node: "DEV:INODE SIZE MTIME PATH", the file's identity as
-// `stat -c '%d:%i %s %Y'` prints it right after the pull renamed it into
-// place. It is root's (under /etc/gpuform): a file in image_dir whose
+// on this node: "DEV:INODE SIZE MTIME PATH sha256:HEX", the file's
+// identity as `stat -c '%d:%i %s %Y'` prints it right after the pull
+// renamed it into place, and the sha256 of its content computed then
+// (verify -tier full hashes the file again and compares). Entries written
+// before the hash was recorded have no last field. It is root's (under /etc/gpuform): a file in image_dir whose
 // identity is not recorded here was put there by someone else, or changed
 // since, and its name proves nothing about its content.
 const ImageFilesLedger = "/etc/gpuform/image-files"
@@ -78,8 +81,8 @@ func (p *interpreter) imageFiles() {
 	}
 	stores := map[string]map[string]*LocalImage{RuntimeEnroot: {}, RuntimeApptainer: {}}
 	notLinks := map[string][]string{}
-	pulled := ledger(p.raw.files[ImageFilesLedger])
-	ids := ledger(p.raw.cmds["image-file-ids"].out)
+	pulled, hashes := ledger(p.raw.files[ImageFilesLedger])
+	ids, _ := ledger(p.raw.cmds["image-file-ids"].out)
 	runtimeOf := map[string]string{"sqsh": RuntimeEnroot, "sif": RuntimeApptainer}
 	for _, dir := range strings.Split(list, "\n") {
 		if dir == "" || dir[0] != '/' || path.Clean(dir) != dir {
@@ -101,6 +104,9 @@ func (p *interpreter) imageFiles() {
 			im := localImage(stores[runtimeOf[m[4]]], p2)
 			im.Digests = appendNew(im.Digests, unsanitiseRepo(m[1])+"@sha256:"+m[3])
 			im.Unverified = pulled[p2] == "" || pulled[p2] != ids[p2]
+			if !im.Unverified {
+				im.ContentSHA256 = hashes[p2]
+			}
 		}
 	}
 	for link, target := range p.raw.links {
@@ -127,16 +133,84 @@ func (p *interpreter) imageFiles() {
 	}
 }
 
-// ledger reads "IDENTITY... PATH" lines (ImageFilesLedger, the probe's
-// image-file-ids) into the identity by path; the path is the last field.
-func ledger(text string) map[string]string {
-	out := map[string]string{}
+// ledger reads "IDENTITY... PATH [sha256:HEX]" lines (ImageFilesLedger,
+// the probe's image-file-ids) into the identity by path, and the content
+// hash recorded at pull time (lower-case hex) by path where the line has
+// one.
+func ledger(text string) (ids, hashes map[string]string) {
+	ids, hashes = map[string]string{}, map[string]string{}
 	for _, l := range strings.Split(text, "\n") {
 		f := strings.Fields(l)
-		if len(f) != 4 || !path.IsAbs(f[3]) {
+		if (len(f) != 4 && len(f) != 5) || !path.IsAbs(f[3]) {
 			continue
 		}
-		out[f[3]] = strings.Join(f[:3], " ")
+		ids[f[3]] = strings.Join(f[:3], " ")
+		if len(f) == 5 {
+			if h, ok := strings.CutPrefix(f[4], "sha256:"); ok && sha256Hex.MatchString(h) {
+				hashes[f[3]] = h
+			}
+		}
 	}
-	return out
+	return ids, hashes
+}
+
+// sha256Hex is a sha256 as sha256sum prints it.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// ImageDirTrust is what the probe saw of the directories an image_dir
+// will use: who may write to them decides whether a file under a digest's
+// name there can be someone else's.
+type ImageDirTrust struct {
+	// UID is the user the probe ran as: the pull step runs as it too, and
+	// a directory it owns is as trusted as root's.
+	UID int `json:"uid"`
+	// Dirs are, by image_dir, the directory itself (or its nearest
+	// existing parent, when it does not exist yet) and every directory
+	// above it up to the root, nearest first.
+	Dirs map[string][]DirStat `json:"dirs"`
+}
+
+// DirStat is one directory's owner and permission bits.
+type DirStat struct {
+	// Path is the directory as the node sees it (symlinks resolved).
+	Path string `json:"path"`
+	// UID owns it.
+	UID int `json:"uid"`
+	// Mode is its permission bits with the sticky bit (0o1777 at most).
+	Mode uint32 `json:"mode"`
+	// Symbolic is the mode as ls prints it (drwxrwxrwt), for messages.
+	Symbolic string `json:"symbolic"`
+}
+
+// imageDirTrust reads the probe's image-dir-stats: "me UID", then
+// "DIR UID OCTAL SYMBOLIC PATH" lines, nearest first.
+func (p *interpreter) imageDirTrust() {
+	c, ok := p.raw.cmds["image-dir-stats"]
+	if !ok {
+		return
+	}
+	t := &ImageDirTrust{UID: -1, Dirs: map[string][]DirStat{}}
+	for _, l := range strings.Split(c.out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && f[0] == "me" {
+			if uid, err := strconv.Atoi(f[1]); err == nil && uid >= 0 {
+				t.UID = uid
+			}
+			continue
+		}
+		if len(f) != 5 || !path.IsAbs(f[0]) || !path.IsAbs(f[4]) {
+			continue
+		}
+		uid, err1 := strconv.Atoi(f[1])
+		mode, err2 := strconv.ParseUint(f[2], 8, 32)
+		if err1 != nil || err2 != nil || uid < 0 {
+			continue
+		}
+		t.Dirs[f[0]] = append(t.Dirs[f[0]], DirStat{Path: f[4], UID: uid, Mode: uint32(mode) & 0o7777, Symbolic: f[3]})
+	}
+	if t.UID < 0 {
+		p.warnf("image-dir-stats: the probe's uid is missing; image_dir trust is judged by the pull step only")
+		return
+	}
+	p.n.ImageDirTrust = t
 }

@@ -98,3 +98,50 @@ func TestProbeImageFiles(t *testing.T) {
 		t.Errorf("images (-want +got):\n%s", diff)
 	}
 }
+
+// TestProbeImageDirTrust: the probe reports the owner and mode of each
+// image_dir the controller names, or of its nearest existing parent, and
+// of every directory above up to the root prefix, nearest first; a name
+// that is no clean absolute path is not looked at.
+func TestProbeImageDirTrust(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "raid/images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "raid"), 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc/gpuform"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/os-release"), []byte("ID=testos\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Root: root, ImageDirs: []string{"/raid/images", "/raid/missing/deeper", "/raid/../etc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := os.Getuid()
+	images := facts.DirStat{Path: "/raid/images", UID: uid, Mode: 0o755, Symbolic: "drwxr-xr-x"}
+	raid := facts.DirStat{Path: "/raid", UID: uid, Mode: 0o1777, Symbolic: "drwxrwxrwt"}
+	top := facts.DirStat{Path: "/", UID: uid, Mode: 0o755, Symbolic: "drwxr-xr-x"}
+	want := &facts.ImageDirTrust{UID: uid, Dirs: map[string][]facts.DirStat{
+		"/raid/images":         {images, raid, top},
+		"/raid/missing/deeper": {raid, top},
+	}}
+	if diff := cmp.Diff(want, n.ImageDirTrust); diff != "" {
+		t.Errorf("ImageDirTrust (-want +got):\n%s", diff)
+	}
+
+	// Without image dirs asked about, nothing is reported.
+	n, err = facts.Probe(context.Background(), local.New("localhost"), facts.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.ImageDirTrust != nil {
+		t.Errorf("ImageDirTrust without ImageDirs: %+v", n.ImageDirTrust)
+	}
+}

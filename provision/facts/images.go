@@ -39,6 +39,12 @@ type LocalImage struct {
 	// not pull on this node, or that changed since it did: its name says
 	// a digest, but nothing proves its content is that build.
 	Unverified bool `json:"unverified,omitempty"`
+	// ContentSHA256 is, for an image file gpuform pulled on this node and
+	// that kept its identity, the sha256 (hex) of its content that
+	// ImageFilesLedger recorded right after the pull; "" when the ledger
+	// entry predates recorded hashes. verify -tier full hashes the file
+	// again and compares.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
 }
 
 // images reads the runtimes' listings: "docker image ls --digests" rows

@@ -116,6 +116,10 @@ type Node struct {
 	// become; nil under a root prefix (a simulated node, an unpacked
 	// image), where writing needs the root directory, not uid 0.
 	EUID *int `json:"euid,omitempty"`
+	// ImageDirTrust is the owner and mode of the image_dir directories
+	// the controller asked about (Options.ImageDirs) and of every
+	// directory above them; nil when it asked about none.
+	ImageDirTrust *ImageDirTrust `json:"image_dir_trust,omitempty"`
 	// PendingReboot is true when the node says a reboot is required
 	// (/var/run/reboot-required on Debian/Ubuntu).
 	PendingReboot bool `json:"pending_reboot"`

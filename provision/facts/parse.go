@@ -364,6 +364,7 @@ func interpret(raw *rawFacts) *Node {
 	p.containerRuntime()
 	p.images()
 	p.imageFiles()
+	p.imageDirTrust()
 	p.cdiSpecs()
 	for _, path := range PyxisPluginPaths() {
 		if p.raw.exists[path] {

@@ -40,6 +40,13 @@ type Options struct {
 	// Everything the probe reads is world-readable on stock distributions;
 	// Become is for hardened nodes (e.g. /etc/docker mode 0700).
 	Become bool
+	// ImageDirs are the image_dir directories the host's spec will pull
+	// into: the probe reports the owner and mode of each (of its nearest
+	// existing parent when it does not exist yet) and of every directory
+	// above it (ImageDirTrust), so that plan can refuse one other users
+	// may write to before apply pulls anything. Each must be a clean
+	// absolute path of [A-Za-z0-9._/-]; the probe skips any other.
+	ImageDirs []string
 }
 
 // Probe runs the facts probe on the node behind t in exactly one command and
@@ -53,6 +60,9 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 	env := map[string]string{"GPUFORM_PROBE_NONCE": nonce}
 	if opts.Root != "" {
 		env["GPUFORM_ROOT"] = opts.Root
+	}
+	if len(opts.ImageDirs) > 0 {
+		env["GPUFORM_PROBE_IMAGE_DIRS"] = strings.Join(opts.ImageDirs, " ")
 	}
 	res, err := t.Run(ctx, transport.Command{Script: Script, Become: opts.Become, Env: env})
 	if err != nil {

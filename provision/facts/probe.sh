@@ -589,6 +589,40 @@ if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
 	printf '%s cmd image-file-ids 0\n%s\n%s eof\n' "$M" "$_ids" "$M"
 fi
 
+# The directories the spec's image_dir will use, which the controller names
+# in GPUFORM_PROBE_IMAGE_DIRS (space-separated): the owner and mode of each
+# (of its nearest existing parent when it does not exist yet: mkdir -p
+# makes it there) and of every directory above it, as the pull step judges
+# them, so that plan refuses a directory other users may write to before
+# apply changes anything. One line each: "DIR UID OCTAL-MODE MODE PATH",
+# nearest first, after the probe's own uid ("me UID").
+if [ -n "${GPUFORM_PROBE_IMAGE_DIRS:-}" ]; then
+	_nl='
+'
+	_o="me $(id -u)"
+	for _d in $GPUFORM_PROBE_IMAGE_DIRS; do
+		case $_d in /*) ;; *) continue ;; esac
+		case $_d in *[!A-Za-z0-9._/-]* | *//* | */../* | */..) continue ;; esac
+		_p=$_d
+		while ! { rp "$_p" && [ -d "$_r" ]; }; do
+			[ "$_p" = / ] && break
+			_p=${_p%/*}
+			[ -n "$_p" ] || _p=/
+		done
+		{ rp "$_p" && [ -d "$_r" ]; } || continue
+		_q=$_r
+		while :; do
+			_s=$(stat -c '%u %a %A' "$_q" 2>/dev/null) || break
+			_v=${_q#"$R"}
+			_o=$_o$_nl"$_d $_s ${_v:-/}"
+			[ "$_q" = "${R:-/}" ] || [ "$_q" = / ] && break
+			_q=${_q%/*}
+			[ -n "$_q" ] || _q=/
+		done
+	done
+	printf '%s cmd image-dir-stats 0\n%s\n%s eof\n' "$M" "$_o" "$M"
+fi
+
 # Files gpuform writes: the ones it writes in full (x, byte-exact), any
 # other file with "gpuform" in its name in these dirs, and everything in
 # /etc/gpuform.

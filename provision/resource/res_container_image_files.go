@@ -57,7 +57,10 @@ fi
 	// The ledger of the files gpuform pulled on this node (root's): a
 	// file under the digest's name is adopted only when it is one of
 	// them, unchanged; any other is pulled again over it, since its name
-	// proves nothing about its content. On shared storage another node
+	// proves nothing about its content. The ledger records the file's
+	// sha256 too, hashed here after the pull (within the step's time
+	// limit), for verify -tier full to hash it again; an entry an older
+	// gpuform wrote without one is pulled again. On shared storage another node
 	// pulled it, and the spec says so: it is adopted by its name.
 	fmt.Fprintf(&s, "shared=%t\n", r.shared)
 	fmt.Fprintf(&s, `rw %s || { echo "%s: $_e" >&2; exit 1; }
@@ -71,8 +74,10 @@ mine=false
 if [ -f "$D/$f" ]; then
 	if $shared; then
 		mine=true
-	elif [ -f "$L" ] && awk -v p="$d/$f" -v id="$(ident "$D/$f")" '$4 == p && $1 " " $2 " " $3 == id { ok = 1 } END { exit !ok }' "$L"; then
+	elif [ -f "$L" ] && awk -v p="$d/$f" -v id="$(ident "$D/$f")" '$4 == p && $1 " " $2 " " $3 == id && length($5) == 71 && substr($5, 1, 7) == "sha256:" { ok = 1 } END { exit !ok }' "$L"; then
 		mine=true
+	elif [ -f "$L" ] && awk -v p="$d/$f" '$4 == p && NF == 4 { ok = 1 } END { exit !ok }' "$L"; then
+		echo "$d/$f: recorded without a content hash (an older gpuform): pulling it again"
 	else
 		echo "$d/$f: not pulled by gpuform on this node (or changed since): pulling it again"
 	fi
@@ -83,9 +88,11 @@ else
 	trap 'rm -f "$D/$tmp"' EXIT
 	trap 'exit 1' HUP INT TERM
 	` + pull + `
+	h=$(sha256sum <"$D/$tmp") || { echo "$d/$tmp: sha256sum failed" >&2; exit 1; }
+	h=${h%% *}
 	mv -f "$D/$tmp" "$D/$f"
 	mkdir -p "${L%/*}"
-	{ [ -f "$L" ] && awk -v p="$d/$f" '$4 != p' "$L"; echo "$(ident "$D/$f") $d/$f"; } >"$L.$u"
+	{ [ -f "$L" ] && awk -v p="$d/$f" '$4 != p' "$L"; echo "$(ident "$D/$f") $d/$f sha256:$h"; } >"$L.$u"
 	mv -f "$L.$u" "$L"
 fi
 `)
@@ -128,6 +135,33 @@ while :; do
 	[ "$p" = "${R:-/}" ] || [ "$p" = / ] && break
 	p=$(dirname "$p")
 done`
+
+// judgeImageDir is imageDirTrust at plan time, on what the probe saw of
+// dir (facts.ImageDirTrust): the same rules, so that a directory the pull
+// step would refuse is a plan error before anything is applied. A
+// directory that does not exist yet is judged by its nearest existing
+// parent, where mkdir -p makes it: whoever may write there may make it
+// first. Nothing is judged where the probe saw nothing of dir (a re-probe
+// after the steps); the pull step still refuses.
+func judgeImageDir(dir string, t *facts.ImageDirTrust) error {
+	if t == nil {
+		return nil
+	}
+	chain := t.Dirs[dir]
+	for i, d := range chain {
+		what := d.Path
+		if i == 0 && d.Path != dir {
+			what = fmt.Sprintf("%s does not exist yet, and its nearest existing parent %s", dir, d.Path)
+		}
+		if d.UID != 0 && d.UID != t.UID {
+			return fmt.Errorf("image_dir %s: %s belongs to user %d, not root (mode %s): another user could plant a file under an image's name; make root its owner, or set image_dir_shared = true if it is shared storage", dir, what, d.UID, d.Symbolic)
+		}
+		if d.Mode&0o022 != 0 && (i == 0 || d.Mode&0o1000 == 0) {
+			return fmt.Errorf("image_dir %s: %s (owner uid %d, mode %s) is writable by users other than its owner: another user could plant a file under an image's name; chmod go-w it, or set image_dir_shared = true if it is shared storage", dir, what, d.UID, d.Symbolic)
+		}
+	}
+	return nil
+}
 
 // enrootURI is the reference enroot imports: docker://REGISTRY#IMAGE with
 // the digest in the tag's place (Docker Hub's images without a registry,

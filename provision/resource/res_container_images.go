@@ -107,6 +107,28 @@ func NodeImages(n *spec.Node, f *facts.Node) *facts.ImageStore {
 	return out
 }
 
+// NodeFile is the file of store (NodeImages') under im's digest name in
+// n's image_dir, or nil.
+func NodeFile(n *spec.Node, store *facts.ImageStore, im ImageRef) *facts.LocalImage {
+	if store == nil || n.Container == nil || !n.Container.ImageDir.Set {
+		return nil
+	}
+	want := path.Join(n.Container.ImageDir.V, facts.ImageFileName(im.Repo, im.Digest, ImageRuntime(n)))
+	for i := range store.Images {
+		if store.Images[i].ID == want {
+			return &store.Images[i]
+		}
+	}
+	return nil
+}
+
+// NodeFileUnhashed says whether im's file in image_dir is one gpuform
+// pulled whose ledger entry records no content hash (an older gpuform).
+func NodeFileUnhashed(n *spec.Node, store *facts.ImageStore, im ImageRef) bool {
+	li := NodeFile(n, store, im)
+	return li != nil && !li.Unverified && li.ContentSHA256 == ""
+}
+
 // fileRuntime says whether rt keeps images as files in image_dir.
 func fileRuntime(rt string) bool {
 	return rt == facts.RuntimeEnroot || rt == facts.RuntimeApptainer
@@ -236,6 +258,11 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 		}
 		return digest
 	}
+	if fileRuntime(r.runtime) && !r.shared {
+		if err := judgeImageDir(r.dir, f.ImageDirTrust); err != nil {
+			return Change{}, fmt.Errorf("%s: %w", r.name, err)
+		}
+	}
 	before, after := attrs{}, attrs{}
 	for _, im := range r.images {
 		if fileRuntime(r.runtime) && im.Tag != "" && store != nil {
@@ -245,6 +272,11 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 			}
 		}
 		after[im.Ref] = value(im, im.Digest)
+		// A file an older gpuform recorded without its content hash is
+		// pulled again, so that verify -tier full can check its content.
+		if fileRuntime(r.runtime) && !r.shared && NodeFileUnhashed(r.spec, store, im) {
+			continue
+		}
 		if d := NodeDigest(store, im); d != "" {
 			before[im.Ref] = value(im, d)
 		}

@@ -170,7 +170,7 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 			return err
 		}
 		defer t.Close()
-		n, err := ProbeOver(ctx, t, h.Host)
+		n, err := facts.Probe(ctx, t, facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node)})
 		if err != nil {
 			return err
 		}
@@ -200,6 +200,20 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 // what plan and apply see.
 func ProbeOver(ctx context.Context, t transport.Transport, h spec.Host) (*facts.Node, error) {
 	return facts.Probe(ctx, t, facts.Options{Become: h.Become != ""})
+}
+
+// imageDirs are the image_dir directories n will pull into (enroot,
+// Apptainer), for the probe to report who may write to them, so that plan
+// refuses an untrusted one before apply pulls anything.
+func imageDirs(n *spec.Node) []string {
+	if n == nil || n.Container == nil || !n.Container.ImageDir.Set {
+		return nil
+	}
+	switch n.Container.Runtime.V {
+	case facts.RuntimeEnroot, facts.RuntimeApptainer:
+		return []string{n.Container.ImageDir.V}
+	}
+	return nil
 }
 
 // ErrorText is how a host's error reads beside the host's name: a

@@ -159,7 +159,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkNICMTU(exp, extra.Facts)...)
 	out = append(out, checkNICLinks(exp, extra.Facts)...)
 	out = append(out, checkImages(exp, rep)...)
-	out = append(out, checkImageDigests(exp, extra.Facts)...)
+	out = append(out, checkImageDigests(exp, extra.Facts, extra.ImageContent)...)
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)
 	explainPending(out, pending)

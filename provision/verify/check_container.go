@@ -80,7 +80,12 @@ func imageDriverMessage(im compat.NGCImage, drv compat.Version, ans compat.Image
 // its tag, at the pinned digest: a job that runs the tag gets exactly the
 // locked build. A node whose tag points to another digest (someone pulled
 // the tag after it moved in the registry) fails with both digests.
-func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
+//
+// An image file (enroot, Apptainer) is judged by its name and its
+// identity in the ledger below the full tier, which says so in observed;
+// at the full tier (content non-nil) its content's sha256 must be the one
+// the ledger recorded at pull time.
+func checkImageDigests(exp Expectation, f *facts.Node, content map[string]ImageContent) []CheckResult {
 	if exp.Spec == nil {
 		return nil
 	}
@@ -110,6 +115,9 @@ func checkImageDigests(exp Expectation, f *facts.Node) []CheckResult {
 			switch d {
 			case im.Digest:
 				r.Status = StatusPass
+				if runtime == facts.RuntimeEnroot || runtime == facts.RuntimeApptainer {
+					judgeImageContent(&r, exp, store, im, content)
+				}
 			case "":
 				r.Status, r.Observed = StatusFail, "absent"
 				r.Message = fmt.Sprintf("%s holds no %s at the pinned digest; gpuform apply pulls it", runtime, im.Ref)
@@ -168,4 +176,45 @@ func unverifiedFile(store *facts.ImageStore, n *spec.Node, im resource.ImageRef)
 		}
 	}
 	return false
+}
+
+// judgeImageContent judges the content of the image file a passing
+// container.image_digest found under im's digest name. Below the full
+// tier (content nil) it stays a pass on name and identity, and observed
+// says the content was not hashed. At the full tier the file's sha256 must
+// be the one the ledger recorded when gpuform pulled it; a file whose
+// hash could not be computed in time, or whose ledger entry has none, is
+// an error, never a pass. On shared storage (image_dir_shared) a file
+// another node pulled has no entry here: the spec accepted its name.
+func judgeImageContent(r *CheckResult, exp Expectation, store *facts.ImageStore, im resource.ImageRef, content map[string]ImageContent) {
+	li := resource.NodeFile(exp.Spec, store, im)
+	if li == nil {
+		return
+	}
+	shared := exp.Spec.Container.ImageDirShared.V
+	if content == nil {
+		r.Observed += " (name and identity only: content not hashed at this tier; verify -tier full hashes it)"
+		return
+	}
+	if li.ContentSHA256 == "" && (shared || li.Unverified) {
+		r.Observed += " (shared storage: taken by its name; no content hash recorded on this node)"
+		return
+	}
+	if li.ContentSHA256 == "" {
+		r.Status = StatusError
+		r.Message = fmt.Sprintf("%s: no recorded content hash: re-pull with gpuform apply (the entry in %s predates recorded hashes)", li.ID, facts.ImageFilesLedger)
+		return
+	}
+	got, ok := content[li.ID]
+	switch {
+	case !ok:
+		r.Status, r.Message = StatusError, fmt.Sprintf("%s was not hashed", li.ID)
+	case got.Error != "":
+		r.Status, r.Message = StatusError, got.Error
+	case got.SHA256 != li.ContentSHA256:
+		r.Status, r.Observed = StatusFail, "content sha256:"+got.SHA256
+		r.Message = fmt.Sprintf("%s changed since gpuform pulled it: its content's sha256 is %s, not the sha256:%s %s recorded at the pull (its size and modification time were kept, so only its content tells): remove it, and gpuform apply pulls the pinned image again", li.ID, got.SHA256, li.ContentSHA256, facts.ImageFilesLedger)
+	default:
+		r.Observed += " (content sha256:" + got.SHA256 + ", as pulled)"
+	}
 }

@@ -41,6 +41,11 @@ type HostFacts struct {
 	// one the tier leaves to a deeper tier is not run without it. ""
 	// (a caller that does not say) is treated as the probe tier.
 	Tier Tier
+	// ImageContent is the sha256 of each pinned image file, by path, that
+	// verify -tier full computed on the node (HashImageFiles); nil below
+	// the full tier, where container.image_digest judges a file by its
+	// name and identity only.
+	ImageContent map[string]ImageContent
 }
 
 // HostFactsFromNode fills the host facts that the facts probe already

@@ -37,6 +37,9 @@ type HostOptions struct {
 	// report and the nccl-tests results) for outputs that show them, such
 	// as the Prometheus metrics.
 	Gathered *Gathered
+	// Become runs the commands that read root's files (the image files'
+	// hashes) with the host's become method.
+	Become bool
 }
 
 // Gathered is what RunHost read from a host besides the checks' verdicts.
@@ -92,6 +95,9 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		extra.Kernel = &kmsg.Log{Unreadable: err.Error()}
 	} else {
 		extra.Kernel = &lg
+	}
+	if plan.Tier.Includes(TierFull) {
+		extra.ImageContent = HashImageFiles(ctx, t, exp, opts.Node, opts.Become, ImageHashTimeout)
 	}
 	if plan.DCGMDiag > 0 {
 		// DCGM's quick diagnostic gets the quick tier's share of the budget.

@@ -159,7 +159,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	exp := verify.ExpectationFor(tg.Node)
 	exp.Processes = o.Processes
 
-	hopts := verify.HostOptions{Node: node, NCCL: multi}
+	hopts := verify.HostOptions{Node: node, NCCL: multi, Become: tg.Host.Become != ""}
 	hopts.Fetch.LocalBinary = agentFor(o.AgentBinary, node)
 	hopts.Fetch.Agent.Collect.NICs = nicsOf(tg.Node)
 	hopts.Fetch.Agent.Collect.Processes = o.Processes
