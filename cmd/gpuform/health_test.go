@@ -106,6 +106,11 @@ func TestSlurmHealthCircuitBreaker(t *testing.T) {
 	c.DrainNode("gpu002", "gpuform: health: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00")
 	c.DrainNode("gpu003", "RMA ticket 4711")
 	state := filepath.Join(c.Dir, "health.json")
+	// Slurm stamps a drain in whole seconds and the breaker breaks ties by
+	// name, so gpu001 drained in gpu002's second would rank before it; the
+	// counts below assume gpu002's drain is the earlier one, as it is in a
+	// fleet (a held drain is hours old).
+	time.Sleep(1100 * time.Millisecond)
 
 	// No GPU on this machine: nvml.facts fails; its remedy asks whether
 	// this is a GPU node (config), which still takes the node out.
