@@ -209,6 +209,7 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 	}
 	cfg.Files = parser.Files()
 	collectSensitive(cfg)
+	diags = explainNumberVersions(diags, cfg.Files, cfg.Variables)
 	return cfg, redactDiagnostics(cfg.Redactor(), explainModuleOutputs(explainLimits(diags), cfg.Modules))
 }
 

@@ -33,6 +33,17 @@ func TestValidateRejectsWhatPlanRejects(t *testing.T) {
 			want: []string{"main.gpuform.hcl line 2", `Did you mean "gpuform/hgx-h100-8gpu"`, "Built-in modules: gpuform/a100-pcie-4gpu"},
 			not:  []string{"file does not exist"},
 		},
+		// issue 30 item 1: HCL reads 12.10 as 12.1, and the plan installed
+		// cuda-toolkit-12-1.
+		"cuda version as a number": {
+			src:  "node \"a\" {\n  hosts = [\"gpu1\"]\n  cuda {\n    version = 12.10\n  }\n}\n",
+			want: []string{"Version must be a string", "main.gpuform.hcl line 4", `Write version = "12.10" (quoted): HCL reads 12.10 as the number 12.1.`},
+			not:  []string{`"12.1"`},
+		},
+		"nccl version as a number through a variable": {
+			src:  "variable \"nccl\" {\n  default = 2.20\n}\nnode \"a\" {\n  hosts = [\"gpu1\"]\n  nccl {\n    version = var.nccl\n  }\n}\n",
+			want: []string{"Version must be a string", "main.gpuform.hcl line 7", `write its value as "2.20" (quoted)`},
+		},
 		"list variable from -var": {
 			src:  "variable \"hosts\" {\n  type = list(string)\n}\nnode \"a\" {\n  hosts = var.hosts\n}\n",
 			args: []string{"-var", "hosts=gpu001"},
