@@ -216,6 +216,7 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 	collectSensitive(cfg)
 	diags = append(diags, checkGPUModels(cfg, opts.GPUModels)...)
 	diags = explainNumberVersions(diags, cfg.Files, cfg.Variables)
+	diags = append(diags, checkLossyStringDefaults(cfg.Files, cfg.Variables)...)
 	return cfg, redactDiagnostics(cfg.Redactor(), explainModuleOutputs(explainLimits(diags), cfg.Modules))
 }
 

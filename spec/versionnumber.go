@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"regexp"
+	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -104,4 +105,46 @@ func sourceText(files map[string]*hcl.File, rng hcl.Range) string {
 		return ""
 	}
 	return text
+}
+
+// LossyNumberSummary is the summary of the error for a string variable
+// whose default is written as a number that loses digits (12.10 → "12.1").
+const LossyNumberSummary = "Number loses digits"
+
+// checkLossyStringDefaults refuses a string variable whose default is an
+// unquoted number HCL does not read back as written: type = string with
+// default = 12.10 holds "12.1", and a version taken from it would install
+// another release. A number that survives (12.4, 550) is left alone.
+func checkLossyStringDefaults(files map[string]*hcl.File, vars map[string]*Variable) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range sortedVariableNames(vars) {
+		v := vars[name]
+		if v.DefaultRange == nil || !v.Type.Equals(cty.String) || v.Sensitive {
+			continue
+		}
+		d, _ := v.Default.Unmark()
+		if d.IsNull() || !d.IsKnown() || !d.Type().Equals(cty.String) {
+			continue
+		}
+		written := sourceText(files, *v.DefaultRange)
+		if written == "" || written == d.AsString() {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  LossyNumberSummary,
+			Detail:   fmt.Sprintf("Write default = %q (quoted): variable %q is a string, and HCL reads %s as the number %s.", written, name, written, d.AsString()),
+			Subject:  v.DefaultRange.Ptr(),
+		})
+	}
+	return diags
+}
+
+func sortedVariableNames(vars map[string]*Variable) []string {
+	names := make([]string, 0, len(vars))
+	for n := range vars {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
