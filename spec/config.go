@@ -63,6 +63,8 @@ type Variable struct {
 	Type cty.Type
 	// Default is the default value, or cty.NilVal when there is none.
 	Default cty.Value
+	// DefaultRange is where the default is written, when it is.
+	DefaultRange *hcl.Range
 	// Sensitive hides the value in every output.
 	Sensitive bool
 	// Value is the final value after every source was applied.

@@ -239,10 +239,23 @@ func (d *attrDecoder) float(name string, min, max float64) Attr[float64] {
 }
 
 func (d *attrDecoder) version(name string) Attr[Version] {
-	s := d.string(name)
-	if !s.Set {
-		return Attr[Version]{Range: s.Range, Sensitive: s.Sensitive}
+	mv, a, ok := d.value(name, cty.DynamicPseudoType)
+	if !ok {
+		return Attr[Version]{Range: rangeOr(a, d.block)}
 	}
+	u, sens := unmarkAll(mv)
+	if u.Type() == cty.Number {
+		// HCL has already turned 12.10 into 12.1; converting it to a
+		// string would install a different release than the one written.
+		d.diags = append(d.diags, numberVersionDiag(name, u, a.Expr, sens))
+		return Attr[Version]{Range: a.Expr.Range(), Sensitive: sens}
+	}
+	cv, err := convert.Convert(u, cty.String)
+	if err != nil {
+		d.diags = append(d.diags, typeDiag(name, "a string", a.Expr.Range()))
+		return Attr[Version]{Range: a.Expr.Range(), Sensitive: sens}
+	}
+	s := Attr[string]{V: cv.AsString(), Set: true, Range: a.Expr.Range(), Sensitive: sens}
 	v, err := ParseVersion(s.V)
 	if err != nil {
 		detail := err.Error() + "."

@@ -139,7 +139,7 @@ func (r *hardwareReader) boolean(obj cty.Value, path, key string) bool {
 }
 
 var (
-	hardwareKeys = []string{"name", "gpu_model", "gpu_count", "interconnect", "nvlink_domain", "cpu_sockets", "numa_nodes", "memory", "cpu_cores", "nvme", "gpus", "nics"}
+	hardwareKeys = []string{"name", "gpu_model", "gpu_model_unknown_ok", "gpu_count", "interconnect", "nvlink_domain", "cpu_sockets", "numa_nodes", "memory", "cpu_cores", "nvme", "gpus", "nics"}
 	hwGPUKeys    = []string{"index", "pci", "numa", "switch"}
 	hwNICKeys    = []string{"name", "netdev", "pci", "numa", "switch", "link", "speed_gbps", "rdma"}
 )
@@ -156,6 +156,11 @@ func decodeHardware(v cty.Value, expr hcl.Expression) (*Hardware, hcl.Diagnostic
 	hw := &Hardware{Range: rng}
 	hw.Name = r.str(v, "", "name", false)
 	hw.GPUModel = r.str(v, "", "gpu_model", true)
+	hw.GPUModelRange = rng
+	if kr, ok := r.keyRanges["gpu_model"]; ok {
+		hw.GPUModelRange = kr
+	}
+	hw.GPUModelUnknownOK = r.boolean(v, "", "gpu_model_unknown_ok")
 	hw.GPUCount = r.num(v, "", "gpu_count", true)
 	hw.Interconnect = r.str(v, "", "interconnect", true)
 	if hw.Interconnect != "" && !contains([]string{"nvswitch", "nvlink_bridge", "pcie", "nvlink_c2c"}, hw.Interconnect) {

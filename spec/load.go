@@ -32,6 +32,11 @@ type LoadOptions struct {
 	// Origin is where this run applies the spec from; every node's Owner
 	// carries it with the spec's name.
 	Origin Origin
+	// GPUModels is the knowledge base's GPU model table. When set, a
+	// hardware gpu_model it does not know is an error with "did you mean",
+	// unless gpu_model_unknown_ok = true. It is given, not imported, because
+	// the knowledge base (lint/compat) imports spec.
+	GPUModels *GPUModelTable
 
 	// defaultName names the spec after its directory when gpuform { name }
 	// is not written: Load does, LoadFiles has no directory to name it by.
@@ -209,6 +214,9 @@ func loadSources(dir string, files map[string][]byte, opts LoadOptions, rd fileR
 	}
 	cfg.Files = parser.Files()
 	collectSensitive(cfg)
+	diags = append(diags, checkGPUModels(cfg, opts.GPUModels)...)
+	diags = explainNumberVersions(diags, cfg.Files, cfg.Variables)
+	diags = append(diags, checkLossyStringDefaults(cfg.Files, cfg.Variables)...)
 	return cfg, redactDiagnostics(cfg.Redactor(), explainModuleOutputs(explainLimits(diags), cfg.Modules))
 }
 

@@ -443,6 +443,12 @@ type Hardware struct {
 	Name string
 	// GPUModel is the GPU model ("H100-SXM5-80GB").
 	GPUModel string
+	// GPUModelRange is where gpu_model is written (the hardware value's
+	// range when it is not a literal object).
+	GPUModelRange hcl.Range
+	// GPUModelUnknownOK accepts a gpu_model the knowledge base does not
+	// list yet (hardware newer than its tables): gpu_model_unknown_ok = true.
+	GPUModelUnknownOK bool
 	// GPUCount is the number of GPUs.
 	GPUCount int
 	// Interconnect is "nvswitch", "nvlink_bridge", "pcie" or "nvlink_c2c".

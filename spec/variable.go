@@ -70,6 +70,7 @@ func decodeVariableBlock(b *hcl.Block) (*Variable, hcl.Diagnostics) {
 		}
 	}
 	if a, ok := content.Attributes["default"]; ok {
+		v.DefaultRange = a.Expr.Range().Ptr()
 		val, d := a.Expr.Value(staticContext())
 		diags = append(diags, d...)
 		// A default that is there but wrong is unknown from here on, so

@@ -33,6 +33,8 @@ func TestGRESPlanApply(t *testing.T) {
 	code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", dir)
 	for _, want := range []string{
 		"~ gres_conf",
+		// issue 30 item 8: the plan names the file it writes.
+		"# gres_conf (/etc/slurm/gres.conf) will be updated in-place",
 		`+ gpu.5       = "Type=h100_sxm5_80gb File=/dev/nvidia5 Cores=56-111 Links=1,1,1,1,1,-1,1,1"`,
 		`+ other_lines = "1 kept"`,
 	} {

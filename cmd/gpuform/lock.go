@@ -55,6 +55,13 @@ digest: a tag that moves in the registry changes the lock only with
 -upgrade, and plan then pulls the new image. -images=false keeps the image
 pins as they are, for a machine that cannot reach the registries.
 
+With -check, nothing is written and no host is asked: the spec is judged
+against the lock file (every floating version must have a pin of its branch
+there), so the check passes right after lock -upgrade, before any host runs
+the new release. Whether the hosts run what is locked is plan's and
+verify's job. -check -upgrade does ask the hosts, to say whether an upgrade
+would move the lock.
+
 Exit status: 0 the lock file is written (or, with -check, up to date);
 1 a version could not be locked; 2 with -check, the lock file would change.`,
 		Args: maxOneDir,
@@ -70,9 +77,18 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				writeDiags(s, diags, cfg)
 				return exitError{ExitFailed}
 			}
+			path := filepath.Join(dir, spec.LockFileName)
+			if err := readlimit.LinkLeavesRepository(path); err != nil {
+				return err
+			}
+			prev, _, prevDiags := spec.LoadLockFile(path)
+			// -check judges the spec against the lock file; it asks no
+			// host (see lockfile.FromLock). -check -upgrade still asks
+			// what an upgrade would move to.
+			fromLock := check && !upgrade
 			var hosts []target.Host
 			for _, h := range all {
-				if lockfile.NeedsFacts(h.Node) {
+				if lockfile.NeedsFacts(h.Node) && !fromLock {
 					hosts = append(hosts, h)
 				}
 			}
@@ -93,7 +109,13 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				}
 			}
 			var lock *spec.Lock
-			if upgrade {
+			if fromLock {
+				judged := prev
+				if prevDiags.HasErrors() {
+					judged = nil
+				}
+				lock, diags = lockfile.FromLock(cfg, judged)
+			} else if upgrade {
 				o, err := conn.targetOptions(s, dir, true, "listing packages")
 				if err != nil {
 					return err
@@ -111,11 +133,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 				writeDiags(s, diags, cfg)
 				return exitError{ExitFailed}
 			}
-			path := filepath.Join(dir, spec.LockFileName)
-			if err := readlimit.LinkLeavesRepository(path); err != nil {
-				return err
-			}
-			prev, _, d := spec.LoadLockFile(path)
+			d := prevDiags
 			imagePrev := prev
 			if d.HasErrors() {
 				imagePrev = nil
@@ -154,7 +172,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 	flags.register(cmd.Flags())
 	conn.register(cmd.Flags())
 	conn.timeouts.registerProbe(cmd.Flags())
-	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change")
+	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change (without -upgrade, judge the spec against the lock file and ask no host)")
 	cmd.Flags().BoolVar(&images, "images", true, "resolve container images at their registries (false: keep the image pins the lock file has, for a machine that cannot reach the registries)")
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "lock the newest release of each floating version that the hosts' repositories offer")
 	return cmd

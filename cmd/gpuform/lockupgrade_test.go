@@ -46,6 +46,12 @@ func TestLockUpgrade(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, `~ node "n" driver: 535.183.06 -> 535.216.01`) || !strings.Contains(lockFile(t, dir), `"535.216.01"`) {
 		t.Fatalf("lock -upgrade: exit %d\n%s\n%s\n%s", code, out, errOut, lockFile(t, dir))
 	}
+	// issue 30 item 4: -check judges the spec against the lock file, so
+	// it passes before any host runs 535.216.01 (it used to re-resolve
+	// from the hosts and report the lock as changing back).
+	if code, out, errOut := runCLIEnv(t, env, "lock", "-check", dir); code != ExitOK || !strings.Contains(out, "up to date") {
+		t.Errorf("lock -check right after lock -upgrade: exit %d\n%s\n%s", code, out, errOut)
+	}
 	code, out, errOut = runCLIEnv(t, env, "plan", "-detailed-exitcode", dir)
 	if code != ExitReport || !strings.Contains(out, `"535.183.06" -> "535.216.01"`) {
 		t.Fatalf("plan after lock -upgrade does not install 535.216.01: exit %d\n%s\n%s", code, out, errOut)
@@ -76,6 +82,10 @@ func TestLockUpgradeToABranchNoHostRuns(t *testing.T) {
 	code, out, errOut = runCLIEnv(t, env, "lock", "-upgrade", dir)
 	if code != ExitOK || !strings.Contains(lockFile(t, dir), `"550.127.08"`) {
 		t.Fatalf("lock -upgrade: exit %d\n%s\n%s\n%s", code, out, errOut, lockFile(t, dir))
+	}
+	// issue 30 item 4: no host runs 550 yet, and the CI gate is green.
+	if code, out, errOut := runCLIEnv(t, env, "lock", "-check", dir); code != ExitOK || !strings.Contains(out, "up to date") {
+		t.Errorf("lock -check right after lock -upgrade: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = runCLIEnv(t, env, "plan", "-detailed-exitcode", dir)
 	if code != ExitReport || !strings.Contains(out, `"550.127.08"`) {

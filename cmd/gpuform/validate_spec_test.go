@@ -33,6 +33,23 @@ func TestValidateRejectsWhatPlanRejects(t *testing.T) {
 			want: []string{"main.gpuform.hcl line 2", `Did you mean "gpuform/hgx-h100-8gpu"`, "Built-in modules: gpuform/a100-pcie-4gpu"},
 			not:  []string{"file does not exist"},
 		},
+		// issue 30 item 1: HCL reads 12.10 as 12.1, and the plan installed
+		// cuda-toolkit-12-1.
+		"cuda version as a number": {
+			src:  "node \"a\" {\n  hosts = [\"gpu1\"]\n  cuda {\n    version = 12.10\n  }\n}\n",
+			want: []string{"Version must be a string", "main.gpuform.hcl line 4", `Write version = "12.10" (quoted): HCL reads 12.10 as the number 12.1.`},
+			not:  []string{`"12.1"`},
+		},
+		"nccl version as a number through a variable": {
+			src:  "variable \"nccl\" {\n  default = 2.20\n}\nnode \"a\" {\n  hosts = [\"gpu1\"]\n  nccl {\n    version = var.nccl\n  }\n}\n",
+			want: []string{"Version must be a string", "main.gpuform.hcl line 7", `write its value as "2.20" (quoted)`},
+		},
+		// issue 30 item 2: a mistyped model passed validate, and lint could
+		// only say it could not check it.
+		"mistyped gpu_model": {
+			src:  "node \"a\" {\n  hosts = [\"gpu1\"]\n  hardware = {\n    gpu_model    = \"H100 SXM6 80GB\"\n    gpu_count    = 8\n    interconnect = \"nvswitch\"\n  }\n}\n",
+			want: []string{"Unknown GPU model", "main.gpuform.hcl line 4", `Did you mean "H100 SXM5 80GB"?`, "gpu_model_unknown_ok = true"},
+		},
 		"list variable from -var": {
 			src:  "variable \"hosts\" {\n  type = list(string)\n}\nnode \"a\" {\n  hosts = var.hosts\n}\n",
 			args: []string{"-var", "hosts=gpu001"},
@@ -101,5 +118,16 @@ func TestLintConfigTopLevelRule(t *testing.T) {
 	all := strings.Join(strings.Fields(out+errOut), " ")
 	if code != ExitFailed || !strings.Contains(all, "Rule block outside lint") || !strings.Contains(all, "lint.hcl line 1") || !strings.Contains(all, `lint { rule "shm_size" { ... } }`) {
 		t.Errorf("exit %d, want 1 pointing the rule block into lint { }; output:\n%s", code, all)
+	}
+}
+
+// TestValidateAcceptsUnknownGPUModelWhenDeclared checks the escape for
+// hardware newer than the knowledge base: gpu_model_unknown_ok = true.
+func TestValidateAcceptsUnknownGPUModelWhenDeclared(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"a\" {\n  hosts = [\"gpu1\"]\n  hardware = {\n    gpu_model            = \"H100 SXM6 80GB\"\n    gpu_model_unknown_ok = true\n    gpu_count            = 8\n    interconnect         = \"nvswitch\"\n  }\n}\n")
+	code, out, errOut := runCLI(t, "", "validate", dir)
+	if code != 0 || !strings.Contains(out, "Success!") {
+		t.Errorf("exit %d, want 0; output:\n%s%s", code, out, errOut)
 	}
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"sort"
 	"strings"
+
+	"github.com/gpuform/gpuform/spec"
 )
 
 // KernelModules says which kernel-module flavours of the driver a GPU works
@@ -622,4 +624,20 @@ func (kb *KB) GPUArchitecture(name string) (Architecture, bool) {
 		}
 	}
 	return kb.ArchitectureOf(cc)
+}
+
+// GPUModelTable is the model table as spec.Load checks gpu_model against it:
+// a name is known when it is a model, an alias or a family name (a bare
+// "H100" is known, though lint cannot tell which H100 it is), and the names
+// suggested for an unknown one are the model cells without their remarks.
+func (kb *KB) GPUModelTable() *spec.GPUModelTable {
+	names := make([]string, 0, len(kb.gpus))
+	for _, g := range kb.gpus {
+		names = append(names, modelKey(g.Name))
+	}
+	return &spec.GPUModelTable{
+		Known:  func(name string) bool { return len(kb.aliases[NormalizeGPUName(name)]) > 0 },
+		Names:  names,
+		Source: "lint/compat/data/gpu-models.tsv (or an alias of gpu-aliases.tsv)",
+	}
 }

@@ -113,6 +113,7 @@ type imageJSON struct {
 
 type resourceChangeJSON struct {
 	Resource        string                     `json:"resource"`
+	Path            string                     `json:"path,omitempty"`
 	Actions         []string                   `json:"actions"`
 	Before          map[string]json.RawMessage `json:"before"`
 	After           map[string]json.RawMessage `json:"after"`
@@ -200,7 +201,7 @@ func (hj *hostJSON) toModel() (*HostPlan, error) {
 }
 
 func (rc ResourceChange) toJSON() resourceChangeJSON {
-	out := resourceChangeJSON{Resource: rc.Resource, Actions: []string{rc.Action.String()}, RebootRequired: rc.RebootRequired,
+	out := resourceChangeJSON{Resource: rc.Resource, Path: rc.Path, Actions: []string{rc.Action.String()}, RebootRequired: rc.RebootRequired,
 		RebootPending: rc.RebootPending, PendingReason: rc.PendingReason, Restarts: rc.Restarts, Downgrades: rc.Downgrades, DependsOn: rc.DependsOn}
 	// A create has nothing before it (Terraform's "before": null): a
 	// probe's reading of an absent resource, all empty values, is no
@@ -214,7 +215,7 @@ func (rc ResourceChange) toJSON() resourceChangeJSON {
 }
 
 func (rj resourceChangeJSON) toModel() (ResourceChange, error) {
-	rc := ResourceChange{Change: resource.Change{Resource: rj.Resource, RebootRequired: rj.RebootRequired, RebootPending: rj.RebootPending,
+	rc := ResourceChange{Change: resource.Change{Resource: rj.Resource, Path: rj.Path, RebootRequired: rj.RebootRequired, RebootPending: rj.RebootPending,
 		PendingReason: rj.PendingReason, Restarts: rj.Restarts, Downgrades: rj.Downgrades, DependsOn: rj.DependsOn}}
 	if len(rj.Actions) > 0 {
 		a, ok := resource.ParseAction(rj.Actions[0])

@@ -360,6 +360,9 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 		rc := ResourceChange{Change: c, Before: typedAttrs(c.Resource, c.Before), After: typedAttrs(c.Resource, c.After)}
 		rc.Change.Before, rc.Change.After = nil, nil
 		hideSensitive(&rc, sens[rc.Resource])
+		// A path can carry a sensitive value (a conf_dir from a
+		// sensitive variable).
+		rc.Path = red.Redact(rc.Path)
 		if !red.Empty() && len(rc.Steps) > 0 {
 			// Descriptions are printed by apply; the scripts keep the
 			// values, which they need.

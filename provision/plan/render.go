@@ -128,7 +128,12 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		if len(rc.Downgrades) > 0 {
 			note += ", " + pt.paint("33", "downgrades "+strings.Join(rc.Downgrades, ", "))
 		}
-		fmt.Fprintf(b, "\n  # %s %s%s\n", pt.bold(rc.Resource), verb(a), note)
+		where := ""
+		if rc.Path != "" {
+			// Which file the attributes below are written to.
+			where = " (" + rc.Path + ")"
+		}
+		fmt.Fprintf(b, "\n  # %s%s %s%s\n", pt.bold(rc.Resource), where, verb(a), note)
 		fmt.Fprintf(b, "%s %s {\n", pt.action(a, a.Symbol()), rc.Resource)
 		renderAttrs(b, rc, pt)
 		b.WriteString("    }\n")

@@ -72,7 +72,7 @@ node "n" {
 		src:   one(`"gpu1"`),
 		facts: []*facts.Node{ubuntu(map[string]string{"vm.swappiness": "1", "kernel.numa_balancing": "1"})},
 		want: []string{
-			"  # sysctl will be updated in-place\n  ~ sysctl {\n      ~ kernel.numa_balancing = \"1\" -> \"0\"\n        # (1 unchanged attribute hidden)\n    }\n",
+			"  # sysctl (/etc/sysctl.d/90-gpuform.conf) will be updated in-place\n  ~ sysctl {\n      ~ kernel.numa_balancing = \"1\" -> \"0\"\n        # (1 unchanged attribute hidden)\n    }\n",
 			"Plan: 0 to add, 1 to change, 0 to destroy.",
 		},
 		not: []string{"# now", "+ sysctl", "+ create"},

@@ -195,6 +195,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		after["content"] = "sha256:" + shortSum(content)
 	}
 	c := r.change(before, after)
+	c.Path = r.path
 	deferred := r.afterReboot != nil && r.content != "" && r.afterReboot(n)
 	reboot := r.reboot || deferred
 	if fileOK && (liveOK || reboot) {

@@ -569,5 +569,7 @@ func (r *containerdResource) diffDropIn(own *containerdSource) (Change, error) {
 		return Change{}, fmt.Errorf("%s: conflict: %s, which %s imports, holds containerd's CRI settings (containerd reads it over %s) and sets %s; gpuform does not edit a file it did not write: change it there (nvidia-ctk runtime configure --runtime=containerd rewrites it) or remove it, then plan again", r.name, own.path, ContainerdConfigFile, ContainerdConfigFile, strings.Join(differ, "; "))
 	}
 	before["configured_in"], want["configured_in"] = own.path, own.path
-	return r.change(before, want), nil
+	c := r.change(before, want)
+	c.Path = own.path
+	return c, nil
 }

@@ -251,6 +251,7 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 		before["in effect"], want["in effect"] = "false", "true"
 	}
 	c := r.change(before, want)
+	c.Path = DaemonJSON
 	if c.Action == NoOp {
 		return c, nil
 	}

@@ -27,6 +27,10 @@ type Change struct {
 	Resource string `json:"resource"`
 	// Action is what the change does; NoOp when converged.
 	Action Action `json:"-"`
+	// Path is the file a config resource writes ("/etc/nccl.conf"), so the
+	// plan says where its attributes go; "" for a resource that is not a
+	// file (a package, a service).
+	Path string `json:"path,omitempty"`
 	// Before is the actual value, attribute by attribute; nil when the
 	// resource is absent.
 	Before map[string]string `json:"before"`
