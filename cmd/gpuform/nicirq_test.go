@@ -55,7 +55,7 @@ func TestNICIRQAffinity(t *testing.T) {
 		`~ mlx5_6 (0000:9a:00.0) = "16 IRQs: 16 on 0-223" -> "16 IRQs: 16 on 56-111,168-223"`,
 		`~ nic_irq_unit {`,
 		`~ enabled = "not-found" -> "enabled"`,
-		`# irqbalance will be updated in-place, restarts irqbalance.service`,
+		`# irqbalance (/etc/default/irqbalance) will be updated in-place, restarts irqbalance.service`,
 		`+ policy script = "` + nicirq.File + `"`,
 	} {
 		if !strings.Contains(oneSpace(out), want) {

@@ -442,7 +442,7 @@ func TestDeleteWhatTheSpecNoLongerAsks(t *testing.T) {
 	}
 	var b strings.Builder
 	plan.RenderText(&b, p, plan.RenderOptions{})
-	if !strings.Contains(b.String(), "  # cpu_governor will be destroyed\n  - cpu_governor {") || !strings.Contains(b.String(), "0 to add, 1 to change, 1 to destroy") {
+	if !strings.Contains(b.String(), "  # cpu_governor (/etc/tmpfiles.d/90-gpuform-governor.conf) will be destroyed\n  - cpu_governor {") || !strings.Contains(b.String(), "0 to add, 1 to change, 1 to destroy") {
 		t.Errorf("plan text:\n%s", b.String())
 	}
 	if rep := apply.Apply(context.Background(), cfg, p, opts(f)); !rep.Converged() {
