@@ -58,6 +58,12 @@ func TestPublishedRunsAgainstCatalogueFloors(t *testing.T) {
 		// ship with 8x 100 to 16x 100 Gb/s), so bandwidth is not judged;
 		// the run passes the other rules.
 		{file: "all_reduce_perf-16xA100-2node-roce-16x100g-oci-mpirun.txt", model: "A100", perNode: 8, nodes: 2, network: "roce", coll: "all_reduce", healthy: true, noFloor: true, status: StatusPass, observed: "busbw 191.75 GB/s at 10G"},
+		// ABCI Compute Node (A), 2 nodes x 8 A100 over 4x 200 Gb/s HDR with
+		// SHARP, 105.46 GB/s at 2G: the only healthy published HDR run
+		// found. No HDR floor: DGX A100 nodes carry 8 HDR rails, ABCI's 4,
+		// so one number per GPU and fabric either fails this run or passes
+		// an 8-rail node with half its rails gone.
+		{file: "all_reduce_perf-16xA100-2node-abci-4x-hdr-sharp-snipped-by-author.txt", model: "A100", perNode: 8, nodes: 2, network: "ib_hdr", coll: "all_reduce", healthy: true, noFloor: true, status: StatusPass, observed: "busbw 105.46 GB/s at 2G"},
 		// Single node: nccl-tests#290's 8x H100 (476 GB/s, "in the
 		// expected range" per an NVIDIA maintainer), -e 4G against 460 at 16G.
 		{file: "all_reduce_perf-8xH100-nvswitch-1node.txt", model: "H100", perNode: 8, nodes: 1, ic: InterconnectNVSwitch, coll: "all_reduce", healthy: true, status: StatusPass},
@@ -140,8 +146,9 @@ func TestA100EFAFloorSource(t *testing.T) {
 			t.Errorf("A100 EFA floor status %s, want derived (from published healthy runs)", f.Threshold.Fact.Status)
 		}
 	}
-	// No published multi-node floor or healthy run with its output was
-	// found for HDR InfiniBand: the catalogue says nothing rather than guess.
+	// No published multi-node floor was found for HDR InfiniBand, and the
+	// one healthy published HDR run (ABCI, 4 rails) cannot set a floor for
+	// 8-rail nodes: the catalogue says nothing rather than guess.
 	for _, m := range []string{"A100", "H100"} {
 		if th, ok := DefaultCatalogue().LookupMultiNode(m, 8, 2, "ib_hdr", "all_reduce"); ok {
 			t.Errorf("%s over ib_hdr has a floor (%s) that no published run supports", m, th.Platform)
