@@ -29,6 +29,9 @@ func TestPublishedRunsAgainstCatalogueFloors(t *testing.T) {
 		// noFloor: the catalogue has no floor for the run's shape (none
 		// published); the run is still judged on every other rule.
 		noFloor bool
+		// cutByAuthor: the publisher kept only the table; gpuform fails
+		// the text for its missing footer, and the floor must add nothing.
+		cutByAuthor bool
 		// status is what gpuform must say; message, a part of its reason.
 		status  Status
 		message string
@@ -52,6 +55,24 @@ func TestPublishedRunsAgainstCatalogueFloors(t *testing.T) {
 		// healthy run, which the derived floor (29 at 1G) must pass.
 		{file: "all_reduce_perf-16xA100-2node-aws-p4d-efa-nccl2.9.9-eks-tag-output.txt", model: "A100", perNode: 8, nodes: 2, network: "aws_efa", coll: "all_reduce", healthy: true, status: StatusPass, observed: "busbw 43.72 GB/s at 4G"},
 		{file: "all_reduce_perf-16xA100-2node-aws-p4d-efa-nccl2.8.3-eks-tag-output.txt", model: "A100", perNode: 8, nodes: 2, network: "aws_efa", coll: "all_reduce", healthy: true, status: StatusPass, observed: "busbw 32.71 GB/s at 1G"},
+		// AWS's awsome-distributed-training "should look as below" tables:
+		// 2x p4de.24xlarge (A100 80GB, 4x 100 Gb/s EFA) 78.33 GB/s at 2G,
+		// and 2x p5.48xlarge (H100, 32x EFA) 487.09 at 16G. The author cut
+		// everything but the table, footer included, so gpuform cannot tell
+		// the text from a run that died before its footer and fails it on
+		// that; the floor itself must not add a reason.
+		{file: "all_reduce_perf-16xA100-2node-aws-p4de-efa-srun-label-table-only.txt", model: "A100", perNode: 8, nodes: 2, network: "aws_efa", coll: "all_reduce", healthy: true, cutByAuthor: true,
+			status: StatusFail, message: `no "Out of bounds values" footer`, observed: "busbw 78.33 GB/s at 2G"},
+		{file: "all_reduce_perf-16xH100-2node-aws-p5-efa-srun-label-table-only.txt", model: "H100", perNode: 8, nodes: 2, network: "aws_efa", coll: "all_reduce", healthy: true, cutByAuthor: true,
+			status: StatusFail, message: `no "Out of bounds values" footer`, observed: "busbw 487.09 GB/s at 16G"},
+		// The same guide's EKS excerpt, two p5.48xlarge, NCCL 2.18.5, -e 2G
+		// with the middle rows elided: 437.79 at 2G clears AICR's 300 read
+		// at 16G.
+		{file: "all_reduce_perf-16xH100-2node-aws-p5-efa-eks-tag-output-elided.txt", model: "H100", perNode: 8, nodes: 2, network: "aws_efa", coll: "all_reduce", healthy: true, status: StatusPass,
+			observed: "busbw 437.79 GB/s at 2G (the floor is for 16G; the run's largest size already clears it)"},
+		// AWS Batch on p5 (the guide does not say how many nodes; the floor
+		// holds for 2 or more): 483.05 at 16G.
+		{file: "all_reduce_perf-H100-aws-p5-efa-batch-tag-output-table-only.txt", model: "H100", perNode: 8, nodes: 2, network: "aws_efa", coll: "all_reduce", healthy: true, status: StatusPass, observed: "busbw 483.05 GB/s at 16G"},
 		// OCI BM.GPU4.8, 2 nodes x 8 A100 over 16x 100 Gb/s RoCE, 191.75 GB/s
 		// at 10G: no published A100 RoCE floor (the catalogue's floors
 		// are keyed by GPU and fabric, not NIC count, and A100 RoCE nodes
@@ -89,7 +110,11 @@ func TestPublishedRunsAgainstCatalogueFloors(t *testing.T) {
 			} else {
 				judgeBusBW(&r, res, th.MinBusBWGBps, &th, nil)
 			}
-			if tt.healthy != (r.Status == StatusPass) {
+			if tt.cutByAuthor {
+				if strings.Contains(r.Message, "floor") {
+					t.Errorf("healthy run's bandwidth judged against %s (%.0f GB/s): %s", th.Platform, th.MinBusBWGBps, r.Message)
+				}
+			} else if tt.healthy != (r.Status == StatusPass) {
 				t.Errorf("%s run judged %s against %s (%.0f GB/s): %s", map[bool]string{true: "healthy", false: "degraded"}[tt.healthy], r.Status, th.Platform, th.MinBusBWGBps, r.Message)
 			}
 			if r.Observed != tt.observed && tt.observed != "" {
