@@ -85,7 +85,9 @@ func TestParseJSON(t *testing.T) {
 	// "gpu_id" from snprintf("%u") for per-GPU results, and its level-one
 	// (software) results carry the warning text under "warnings" inside
 	// each warning object. NVIDIA/DCGM issue #139 shows "gpu_id" : "0"
-	// from DCGM 3.3.1. This document is built in that shape, not captured.
+	// from DCGM 3.3.1. This document is built in that shape, not captured;
+	// the real DCGM 3 documents (TestPublishedJSONDocuments) are healthy,
+	// so this one keeps the failing and level-one warning shapes tested.
 	v3 := `{"DCGM GPU Diagnostic": {"test_categories": [
 		{"category": "Deployment", "tests": [{"name": "Persistence Mode", "results": [{"gpu_id": 0, "status": "Fail",
 			"warnings": [{"warnings": "Persistence mode for GPU 0 is currently disabled.", "error_id": 29}]}]}]},

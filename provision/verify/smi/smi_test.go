@@ -68,6 +68,19 @@ func TestParse(t *testing.T) {
 				TemperatureC: ptr(38), PowerLimitW: ptr(70.0)},
 		},
 		{
+			// v12 DTD of driver 525 with the older wording
+			// (clocks_throttle_reasons, enforced_power_limit); ECC, page
+			// retirement and row remapping all N/A on this Pascal board, so
+			// unknown, not zero; idle at Gen1 of Gen3 and x8 of x16.
+			file: "nvidia-smi-q-x-QuadroP2000-driver525-v12-x8-of-x16.xml", driver: "525.125.06", cuda: "12.0",
+			gpu: nvmlfacts.GPU{Index: 0, UUID: "GPU-396caaed-39ca-3199-2e68-717cdb786ec6", Name: "Quadro P2000", BusID: "00000000:17:00.0",
+				Serial: "0322218049033", Virtualization: "None",
+				PCIDeviceID: "0x1C3010DE", PersistenceMode: ptr(true),
+				PCIe:         &nvmlfacts.PCIeLink{CurrentGen: 1, MaxGen: 3, GPUMaxGen: 3, CurrentWidth: 8, MaxWidth: 16},
+				TemperatureC: ptr(34), PowerLimitW: ptr(75.0),
+				Throttle: &nvmlfacts.Throttle{Mask: 1, Active: []string{nvmlfacts.ThrottleGPUIdle}}},
+		},
+		{
 			file: "nvidia-smi-q-x-A10G-driver515-v11.xml", driver: "515.105.01", cuda: "11.7",
 			gpu: nvmlfacts.GPU{Index: 0, Name: "NVIDIA A10G"},
 		},
