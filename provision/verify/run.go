@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -91,7 +92,12 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 	}
 	// The kernel log is read at every tier: it holds the Xids raised
 	// before verify listened (a GPU that fell off the bus, Xid 79).
-	if lg, err := kmsg.Read(ctx, t); err != nil {
+	var limit *transport.OutputLimitError
+	if lg, err := kmsg.Read(ctx, t); errors.As(err, &limit) {
+		// Only Xid and SXid lines cross the wire: a node that prints this
+		// many is broken or hostile, and none of them was judged.
+		extra.Kernel = &kmsg.Log{Unreadable: fmt.Sprintf("dmesg printed more than %d MiB of Xid and SXid lines and reading was stopped (a node whose kernel log is this large is broken or hostile)", limit.Limit>>20)}
+	} else if err != nil {
 		extra.Kernel = &kmsg.Log{Unreadable: err.Error()}
 	} else {
 		extra.Kernel = &lg
