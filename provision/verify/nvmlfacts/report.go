@@ -97,7 +97,8 @@ type GPU struct {
 	// the N of /dev/nvidiaN, which Slurm's NVML AutoDetect reports as the
 	// GPU's File. The driver gives it when it probes the GPU, so it stays
 	// while NVML renumbers the GPUs after one that fell off the bus; nil
-	// when not reported (the nvidia-smi path, an older agent).
+	// when not reported (an older agent; nvidia-smi -q -x prints it as
+	// minor_number).
 	MinorNumber *int `json:"minor_number,omitempty"`
 	// NUMANode is the NUMA node closest to the GPU (host memory affinity,
 	// or the GPU's own node on coherent platforms).
