@@ -62,7 +62,7 @@ node "a100" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `gpuform_gpu_mig_mode_enabled{host="sim://dgx-a100",gpu="0"} 0`) {
+	if !strings.Contains(string(b), `gpuform_gpu_mig_mode_enabled{host="sim://dgx-a100",gpu="0",pci_bus_id="00000000:07:00.0"} 0`) {
 		t.Errorf("no MIG mode metric:\n%s", b)
 	}
 }
