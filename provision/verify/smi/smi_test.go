@@ -74,7 +74,7 @@ func TestParse(t *testing.T) {
 			// unknown, not zero; idle at Gen1 of Gen3 and x8 of x16.
 			file: "nvidia-smi-q-x-QuadroP2000-driver525-v12-x8-of-x16.xml", driver: "525.125.06", cuda: "12.0",
 			gpu: nvmlfacts.GPU{Index: 0, UUID: "GPU-396caaed-39ca-3199-2e68-717cdb786ec6", Name: "Quadro P2000", BusID: "00000000:17:00.0",
-				Serial: "0322218049033", Virtualization: "None",
+				Serial: "0322218049033", Virtualization: "None", MinorNumber: ptr(0),
 				PCIDeviceID: "0x1C3010DE", PersistenceMode: ptr(true),
 				PCIe:         &nvmlfacts.PCIeLink{CurrentGen: 1, MaxGen: 3, GPUMaxGen: 3, CurrentWidth: 8, MaxWidth: 16},
 				TemperatureC: ptr(34), PowerLimitW: ptr(75.0),
