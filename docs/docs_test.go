@@ -121,3 +121,35 @@ func TestOutsideRefsPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitectureNamesEveryPackage keeps ARCHITECTURE.md's package table
+// in step with the code: every directory holding Go files must have a row
+// ("| `dir` |"), and every row must name a directory that exists.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	root := repoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	pkgs := map[string]bool{}
+	for _, f := range trackedFiles(t, root) {
+		if !strings.HasSuffix(f, ".go") || strings.Contains("/"+f, "/testdata/") {
+			continue
+		}
+		pkgs[filepath.ToSlash(filepath.Dir(f))] = true
+	}
+	if len(pkgs) < 50 {
+		t.Fatalf("found %d Go packages; the walk is broken", len(pkgs))
+	}
+	for p := range pkgs {
+		if !strings.Contains(doc, "| `"+p+"` |") {
+			t.Errorf("ARCHITECTURE.md has no row for package %s", p)
+		}
+	}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_/]+)` \\|").FindAllStringSubmatch(doc, -1) {
+		if !pkgs[m[1]] {
+			t.Errorf("ARCHITECTURE.md has a row for %s, which holds no Go package", m[1])
+		}
+	}
+}
