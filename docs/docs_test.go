@@ -17,7 +17,7 @@ import (
 // repository: the team's original design document, its shared reference
 // and fixture folders, and the reference pages by name. The words are
 // split so that this file does not cite them itself.
-var outsideRefs = regexp.MustCompile(`DESIGN` + `\.md|shared/(reference|fixtures)|\.\./shared|/work` + `/|\b(compat|verification|landscape|ux-conventions)` + `\.md\b`)
+var outsideRefs = regexp.MustCompile(`DESIGN` + `\.md|shared/(reference|fixtures)|\.\./shared|(^|[^A-Za-z0-9_.-])/work` + `/|\b(compat|verification|landscape|ux-conventions)` + `\.md\b`)
 
 // verbatimCopies are files kept byte for byte as their authors wrote them
 // (a copied provenance README); what they cite is part of the record.
@@ -115,6 +115,7 @@ func TestOutsideRefsPattern(t *testing.T) {
 		"(docs/design.md, \"Exit codes\")",
 		"lint/compat/data/gpu-models.tsv",
 		"copied from the team's fixture set",
+		"https://example.com/work" + "/page.html",
 	} {
 		if outsideRefs.MatchString(line) {
 			t.Errorf("pattern flags in-repo citation %q", line)
