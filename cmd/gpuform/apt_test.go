@@ -302,8 +302,8 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
     fabric_manager = true
   }`)
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
-	if code == ExitOK || !strings.Contains(out+errOut, "E: Version '580.82.07-*' for 'nvidia-open' was not found") {
-		t.Fatalf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "E: Version '580.82.07-*' for 'nvidia-open' was not found") {
+		t.Fatalf("apply of a missing release: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if i := strings.Index(out+errOut, "exit status 100: "); i < 0 || !strings.HasPrefix((out + errOut)[i+len("exit status 100: "):], "E: Version") {
 		t.Errorf("apt's error does not lead the failure message:\n%s%s", out, errOut)
@@ -417,11 +417,11 @@ func TestAptHoldSetBySomeoneElse(t *testing.T) {
 	}
 	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
 	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
-	if code == ExitOK || code == ExitReport || !strings.Contains(out+errOut, "libnccl2 2.20.5, libnccl-dev 2.20.5 held by someone other than gpuform") || !strings.Contains(out+errOut, "apt-mark unhold libnccl2 libnccl-dev") {
-		t.Fatalf("plan over a foreign hold: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "libnccl2 2.20.5, libnccl-dev 2.20.5 held by someone other than gpuform") || !strings.Contains(out+errOut, "apt-mark unhold libnccl2 libnccl-dev") {
+		t.Fatalf("plan over a foreign hold: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
-	if code, _, _ := a.cli("", "apply", "-auto-approve"); code == ExitOK {
-		t.Fatal("apply overrode a hold someone else set")
+	if code, _, _ := a.cli("", "apply", "-auto-approve"); code != ExitFailed {
+		t.Fatalf("apply over a hold someone else set: exit %d, want %d", code, ExitFailed)
 	}
 	if st := a.dpkg(); !strings.Contains(st, "libnccl2 2.20.5-1+cuda12.4 hi") {
 		t.Fatalf("the foreign hold was changed:\n%s", st)
@@ -441,7 +441,9 @@ func TestAptHoldSetBySomeoneElse(t *testing.T) {
 // converges with every hold in place and dpkg clean.
 func TestAptKilledApplyFollowedByAnother(t *testing.T) {
 	bin := buildGpuform(t)
-	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 5; fi\nexit 0\n")
+	// The postinst runs until the test removes /run/slow-postinst (at most
+	// a minute), so the orphan is still running when the second apply starts.
+	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; i=0; while [ -e /run/slow-postinst ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; fi\nexit 0\n")
 	a := startAptNode(t, debs)
 	a.spec(`  nccl { version = "2.21.5" }`)
 	a.root.Run(t, ": >/run/slow-postinst")
@@ -449,15 +451,17 @@ func TestAptKilledApplyFollowedByAnother(t *testing.T) {
 	a.root.Run(t, "i=0; while [ ! -e /run/in-postinst ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; [ -e /run/in-postinst ]")
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+	if out, err := a.root.Exec("pgrep -x apt-get"); err != nil {
+		t.Fatalf("no apt-get runs on the node once gpuform is killed (%v %s): the scenario needs the orphan", err, out)
+	}
 
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
-	if code == ExitOK {
-		t.Logf("the orphaned step had already finished:\n%s", out)
-	} else if !strings.Contains(out+errOut, "still running") {
-		t.Fatalf("second apply next to an orphaned apt: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "still running") {
+		t.Fatalf("second apply next to an orphaned apt: exit %d, want %d naming the apt still running\n%s\n%s", code, ExitFailed, out, errOut)
 	}
-	a.root.Run(t, "i=0; while pgrep -x apt-get >/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ! pgrep -x apt-get")
+	// The orphan's postinst ends, and so does its apt.
 	a.root.Run(t, "rm -f /run/slow-postinst")
+	a.root.Run(t, "i=0; while pgrep -x apt-get >/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ! pgrep -x apt-get")
 	a.apply()
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
 }
@@ -526,8 +530,8 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 	// 580.82.07 is a real release (cuda-driver.tsv) the repository lacks.
 	a.spec(spec("580.82.07", "2.20.5-1+cuda12.4"))
 	code, out, errOut = a.cli("", "apply", "-auto-approve")
-	if code == ExitOK || !strings.Contains(out+errOut, "exit status 1: Error: Unable to find a match: nvidia-open-580.82.07") {
-		t.Errorf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "exit status 1: Error: Unable to find a match: nvidia-open-580.82.07") {
+		t.Errorf("apply of a missing release: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if locks := a.root.Run(t, "cat /etc/dnf/plugins/versionlock.list"); !strings.Contains(locks, "nvidia-open-0:590.44.01-1.*") {
 		t.Errorf("the driver's version lock was not put back after the failed install:\n%s", locks)
@@ -547,9 +551,9 @@ func TestAptInterruptedDpkgThatCannotBeRepairedStops(t *testing.T) {
 	}
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
 	all := out + errOut
-	if code == ExitOK || !strings.Contains(all, "dpkg_interrupted: dpkg --configure -a") || !strings.Contains(all, "exit status 1: dpkg: error processing package libnccl2 (--configure):") ||
+	if code != ExitFailed || !strings.Contains(all, "dpkg_interrupted: dpkg --configure -a") || !strings.Contains(all, "exit status 1: dpkg: error processing package libnccl2 (--configure):") ||
 		!strings.Contains(all, "then run 'dpkg --configure -a' on the node") {
-		t.Fatalf("apply over an unrepairable dpkg: exit %d\n%s", code, all)
+		t.Fatalf("apply over an unrepairable dpkg: exit %d, want 1\n%s", code, all)
 	}
 	if st := a.dpkg(); strings.Contains(st, "libnccl-dev") {
 		t.Errorf("apply went on past the failed repair:\n%s", st)
