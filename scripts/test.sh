@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs gpuform's whole test suite on a fresh machine: installs what the
 # end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge,
-# promtool, Graphviz, containerd), then `go test ./...`.
+# promtool, Graphviz, containerd, busybox), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +31,9 @@ command -v containerd >/dev/null 2>&1 || need+=(containerd)
 # The simulated nodes' enroot and apptainer stand-ins fetch manifests from
 # the tests' registry on 127.0.0.1 with curl.
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# provision/facts runs the probe under busybox sh as well as dash and bash;
+# busybox-static's sh prefers its own applets (rpm among them) to $PATH.
+command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -62,8 +62,8 @@ func TestAptRuntimePackages(t *testing.T) {
 	a.spec(body("4.0.1"))
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
 	want := "put https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot_4.0.1-1_amd64.deb and https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot+caps_4.0.1-1_amd64.deb in a repository this node uses"
-	if code == ExitOK || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), want) {
-		t.Errorf("apply of a release the mirror lacks: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), want) {
+		t.Errorf("apply of a release the mirror lacks: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if h := a.holds(); strings.Join(h, " ") != "enroot enroot+caps nvslurm-plugin-pyxis" {
 		t.Errorf("holds after the failed install: %v", h)
@@ -104,8 +104,8 @@ func TestDnfRuntimePackages(t *testing.T) {
 	}
 	a.spec(body("4.0.1"))
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
-	if code == ExitOK || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), "put https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot-4.0.1-1.el8.x86_64.rpm and") {
-		t.Errorf("apply of a release the mirror lacks: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), "put https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot-4.0.1-1.el8.x86_64.rpm and") {
+		t.Errorf("apply of a release the mirror lacks: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if after := a.root.Run(t, "cat /etc/dnf/plugins/versionlock.list"); !strings.Contains(after, "enroot-0:4.1.2-1.el8.*") {
 		t.Errorf("enroot's version lock was not put back:\n%s", after)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/registrytest"
+	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/sim"
 )
@@ -257,7 +258,7 @@ func TestContainerdInheritsRuncOptions(t *testing.T) {
 	}
 	bin, err := exec.LookPath("containerd")
 	if err != nil {
-		t.Skip("containerd is not installed: the applied file is not read by it")
+		sshtest.Missing(t, "containerd is not installed (apt-get install containerd): the applied file is not read by it")
 	}
 	dump, err := exec.Command(bin, "--config", conf, "config", "dump").Output()
 	if err != nil {
