@@ -18,5 +18,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "agent" {
 		os.Exit(Run(context.Background(), os.Args[1:], Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Environ: os.Environ()}))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltGpuform()
+	os.Exit(code)
 }
