@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+// Most tests here run the CLI in-process against simulated nodes, sshd, a
+// real Slurm or a Debian root, each in its own temporary state, and spend
+// their time waiting: they call t.Parallel() (scripts/test.sh runs eight at
+// once). A test stays sequential when it changes what the whole process
+// shares (t.Setenv, t.Chdir), or judges elapsed time, the process's memory
+// or a race between processes that other tests' load would disturb
+// (TestSignals, TestApplyLockTimeout, TestBoundedWork, the Slurm circuit
+// breaker tests); sequential tests all run before the parallel ones start.
+
 // TestMain lets the test binary stand in for gpuform when verify copies
 // "itself" to a node and runs "agent nvml --json": without this, the test
 // binary would run the whole suite again on the node, recursively.

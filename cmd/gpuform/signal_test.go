@@ -255,6 +255,7 @@ func killOrphanStep(root string) {
 // -detailed-exitcode and lint give meanings to. The crash triggers exist
 // only in binaries built with -tags gpuform_crashtest.
 func TestCrashExitStatus(t *testing.T) {
+	t.Parallel()
 	bin := buildGpuform(t)
 	for _, kind := range []string{"stack-overflow", "goroutine-panic"} {
 		t.Run(kind, func(t *testing.T) {
