@@ -8,7 +8,7 @@ import (
 
 // Most tests here run the CLI in-process against simulated nodes, sshd, a
 // real Slurm or a Debian root, each in its own temporary state, and spend
-// their time waiting: they call t.Parallel() (scripts/test.sh runs eight at
+// their time waiting: they call t.Parallel() (scripts/test.sh runs four at
 // once). A test stays sequential when it changes what the whole process
 // shares (t.Setenv, t.Chdir), or judges elapsed time, the process's memory
 // or a race between processes that other tests' load would disturb
