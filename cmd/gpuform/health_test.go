@@ -249,23 +249,11 @@ func TestSlurmHealthBreakerConcurrent(t *testing.T) {
 	})
 
 	t.Run("drains that are not health mode's survive a pass", func(t *testing.T) {
-		// Five nodes health mode did not drain: which two it drained
-		// depends on the second each run drained in, and on a loaded
-		// machine that can be any two.
-		var free []string
-		for i := 11; i <= 20 && len(free) < 5; i++ {
-			if st, _ := c.NodeState(node(i)); !strings.Contains(st, "DRAIN") {
-				free = append(free, node(i))
-			}
-		}
-		if len(free) < 5 {
-			t.Fatalf("only %v of gpu011-gpu020 are not drained", free)
-		}
 		owners := map[string]string{
-			free[0]: "gpuform: apply by cluster",
-			free[1]: "gpuform: apply failed: step 3 of 9 (driver): exit status 100",
-			free[2]: "gpuform: reboot pending after apply",
-			free[3]: "RMA ticket 4711: GPU3 XID 79, do not use",
+			node(11): "gpuform: apply by cluster",
+			node(12): "gpuform: apply failed: step 3 of 9 (driver): exit status 100",
+			node(13): "gpuform: reboot pending after apply",
+			node(14): "RMA ticket 4711: GPU3 XID 79, do not use",
 		}
 		for n, r := range owners {
 			if st, _ := c.NodeState(n); strings.Contains(st, "DRAIN") {
@@ -273,8 +261,8 @@ func TestSlurmHealthBreakerConcurrent(t *testing.T) {
 			}
 			c.DrainNode(n, r)
 		}
-		c.DownNode(free[4], "PSU 2 failed")
-		owners[free[4]] = "PSU 2 failed"
+		c.DownNode(node(15), "PSU 2 failed")
+		owners[node(15)] = "PSU 2 failed"
 		for n, want := range owners {
 			before, _ := c.NodeState(n)
 			code, out, errOut := runHealth(t, healthCmd(c, spec, n, filepath.Join(states, n, "health.json"), "-mock-nvml", "dgxh100"))
