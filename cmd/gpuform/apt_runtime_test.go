@@ -32,6 +32,7 @@ func pyxisDeb(version string) debroot.Deb {
 // their holds; a release the mirror lacks fails saying where NVIDIA
 // publishes it, and every hold stays.
 func TestAptRuntimePackages(t *testing.T) {
+	t.Parallel()
 	debs := append(append(enrootDebs("4.1.1-1"), enrootDebs("4.1.2-1")...), pyxisDeb("0.24.0-1"))
 	a := startAptNode(t, debs)
 	body := func(enroot string) string {
@@ -76,6 +77,7 @@ func TestAptRuntimePackages(t *testing.T) {
 // plugstack line names the rpm's %{_libdir}, and a release the mirror
 // lacks fails naming NVIDIA's rpm, with the locks put back.
 func TestDnfRuntimePackages(t *testing.T) {
+	t.Parallel()
 	a := startRPMNode(t)
 	a.root.PublishRPMs(t,
 		debroot.RPM{Name: "enroot", Version: "4.1.2", Release: "1.el8"},

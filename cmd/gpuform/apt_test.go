@@ -137,6 +137,7 @@ func (a *aptNode) planConverged() {
 // of "nccl will be created"; apply runs dpkg --configure -a first and
 // converges.
 func TestAptInterruptedDpkgIsRepaired(t *testing.T) {
+	t.Parallel()
 	// A postinst that waits while the test wants it to.
 	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 600; fi\nexit 0\n")
 	a := startAptNode(t, debs)
@@ -212,6 +213,7 @@ func stackPackages(drv string, open bool, nccl, toolkit string) (installed, held
 // transaction removes the held cuda-drivers-550, its kernel module package
 // and fabric manager 550, and every hold moves to the new packages.
 func TestAptFreshInstallAndBranchChange(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(stack("550.127.08", "proprietary", "2.21.5", "1.17.8"))
 	a.apply()
@@ -237,6 +239,7 @@ func TestAptFreshInstallAndBranchChange(t *testing.T) {
 // package's (without it: "nvidia-open : Depends: nvidia-kernel-open-580
 // (= 580.65.06-1) but 580.95.05-1 is to be installed").
 func TestAptUpgradeAndDowngrade(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(stack("580.65.06", "open", "2.21.5", "1.17.8"))
 	a.apply()
@@ -283,6 +286,7 @@ func TestAptUpgradeAndDowngrade(t *testing.T) {
 // every hold stays; once the release is published (after the node's last
 // apt-get update), the next apply refreshes the lists and installs it.
 func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(`  driver {
     version        = "580.65.06"
@@ -321,6 +325,7 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
 // seconds (a killed apply's dpkg, unattended-upgrades) and applies at once:
 // apt waits for the lock instead of failing with "Could not get lock".
 func TestAptWaitsForABusyDpkg(t *testing.T) {
+	t.Parallel()
 	busy := debroot.Deb{Name: "gpuform-test-busy", Version: "1", Postinst: "#!/bin/sh\n: >/run/busy-started\nsleep 4\n"}
 	a := startAptNode(t, append(debroot.NVIDIARepo(), busy))
 	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
@@ -343,6 +348,7 @@ func TestAptWaitsForABusyDpkg(t *testing.T) {
 // installs it with fabric manager of exactly that release and NVIDIA's
 // branch pinning package, never 590.
 func TestAptFloatingBranch(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(`  driver {
     version        = "580"
@@ -365,6 +371,7 @@ func TestAptFloatingBranch(t *testing.T) {
 // packages are gone, the lock, not the repository's newest release, says
 // what to install.
 func TestAptFloatingBranchFollowsTheInstalledDriverAndTheLock(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(`  driver {
     version       = "580.65.06"
@@ -407,6 +414,7 @@ func TestAptFloatingBranchFollowsTheInstalledDriverAndTheLock(t *testing.T) {
 // plan goes through and the hold becomes gpuform's. A hold someone else set
 // on a package already at the wanted release is left alone.
 func TestAptHoldSetBySomeoneElse(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.root.Run(t, "apt-get install -y -q libnccl2=2.20.5-1+cuda12.4 libnccl-dev=2.20.5-1+cuda12.4 && apt-mark hold libnccl2 libnccl-dev")
 	a.spec(`  nccl { version = "2.20.5-1+cuda12.4" }`)
@@ -440,6 +448,7 @@ func TestAptHoldSetBySomeoneElse(t *testing.T) {
 // fast naming it), and once the orphan has finished, the next apply
 // converges with every hold in place and dpkg clean.
 func TestAptKilledApplyFollowedByAnother(t *testing.T) {
+	t.Parallel()
 	bin := buildGpuform(t)
 	// The postinst runs until the test removes /run/slow-postinst (at most
 	// a minute), so the orphan is still running when the second apply starts.
@@ -500,6 +509,7 @@ func (a *aptNode) rpmConverged(want []string, locked []string) {
 // a missing release: dnf's error leads the message and the locks are put
 // back.
 func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
+	t.Parallel()
 	a := startRPMNode(t)
 	spec := func(drv, nccl string) string {
 		return `  driver {
@@ -543,6 +553,7 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 // fails too, and stops there with dpkg's error first and the command to
 // run, changing nothing else. Once the package is fixed, apply converges.
 func TestAptInterruptedDpkgThatCannotBeRepairedStops(t *testing.T) {
+	t.Parallel()
 	debs := ncclWithPostinst("#!/bin/sh\n[ -e /run/postinst-ok ] || { echo 'libnccl2: cannot configure' >&2; exit 1; }\n")
 	a := startAptNode(t, debs)
 	a.spec(`  nccl { version = "2.21.5" }`)

@@ -61,6 +61,7 @@ func healthRun(t *testing.T, c *slurmtest.Cluster, healthBlock string, args ...s
 // a reason that says why, and the drain holds while the sightings stay in
 // the window. A reboot-class Xid (79) drains on sight and says "reboot".
 func TestSlurmHealthMonitorXidDrainsOnRepeat(t *testing.T) {
+	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu007"})
 	const block = `  health {
     drain_after       = 3
@@ -311,6 +312,7 @@ func TestSlurmHealthBreakerConcurrent(t *testing.T) {
 // says the state was unusable and the run exits 1; a corrupt file is
 // moved aside and rebuilt, and nothing is written through a link.
 func TestSlurmHealthStateFailsClosed(t *testing.T) {
+	t.Parallel()
 	var others []string
 	for i := 2; i <= 8; i++ {
 		others = append(others, fmt.Sprintf("gpu%03d", i))
@@ -394,6 +396,7 @@ func TestSlurmHealthStateFailsClosed(t *testing.T) {
 // at x16 in the run confirm_delay later does not drain; one that stays at
 // x8 does, and the output shows both runs.
 func TestSlurmHealthConfirmsLinkFailures(t *testing.T) {
+	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu009"})
 	const block = "  health {\n    max_drained_share = 1\n    confirm_delay     = \"1s\"\n  }"
 	code, out, errOut := healthRun(t, c, block, "-mock-nvml", "dgxh100", "-mock-fault-once", "pcie_x8:3")
@@ -429,6 +432,7 @@ func TestHealthConfirmDelayValidated(t *testing.T) {
 // drains when its partition "gpu" has five nodes (0.4 × 5 = 2 allowed,
 // one held); the CPU nodes of the default partition do not count.
 func TestSlurmHealthFleetPartition(t *testing.T) {
+	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", OtherNodes: []string{"gpu[002-005]", "cpu[001-050]"},
 		Partitions: []string{"PartitionName=gpu Nodes=gpu[001-005] State=UP"}})
 	c.DrainNode("gpu002", "gpuform: health: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00")

@@ -94,11 +94,13 @@ func (c layerCheck) names(dev string) bool {
 // shows, and a GPU the description says is idle (link at Gen1 to save
 // power) is flagged by no layer at all.
 func TestSimProfileLayersAgree(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("probes, verifies and benches every simulated profile")
 	}
 	for _, profile := range sim.Names() {
 		t.Run(profile, func(t *testing.T) {
+			t.Parallel()
 			mod, gpuNIC := profileModule(profile)
 			if mod == "" {
 				t.Fatalf("profile %s has no hardware module in profileModule", profile)

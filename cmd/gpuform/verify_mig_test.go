@@ -11,6 +11,7 @@ import (
 // simulated DGX A100 (MIG off) and shown in the text, JSON and Prometheus
 // reports.
 func TestVerifyMIGMode(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	spec := func(mode string) string {
 		dir := t.TempDir()
