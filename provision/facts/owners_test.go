@@ -10,8 +10,8 @@ func TestOwnersRoundTrip(t *testing.T) {
 		"sysctl": {Spec: "hgx-training", Commit: "4f1c", Source: "git@example.com:fleet.git//hgx", AppliedBy: "alice@ws"},
 		"limits": {Spec: "team-b"},
 	}
-	text := FormatOwners(recs)
-	if text != FormatOwners(recs) {
+	text := FormatOwners(recs, nil)
+	if text != FormatOwners(recs, nil) {
 		t.Fatal("FormatOwners is not deterministic")
 	}
 	got := ParseOwners([]byte(text))
@@ -23,7 +23,7 @@ func TestOwnersRoundTrip(t *testing.T) {
 func TestParseOwnersRefuses(t *testing.T) {
 	tests := map[string]struct{ in, want string }{
 		"not JSON":      {`sysctl=hgx`, "not owner records"},
-		"newer format":  {`{"format_version":"2","resources":{}}`, `format_version "2"`},
+		"newer format":  {`{"format_version":"3","resources":{}}`, `format_version "3"`},
 		"unknown field": {`{"format_version":"1","resources":{},"extra":1}`, "not owner records"},
 		"no spec":       {`{"format_version":"1","resources":{"sysctl":{"spec":""}}}`, "no spec"},
 		// A record is printed in plans and written into file headers.

@@ -56,6 +56,19 @@ type Change struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Steps converge the resource, in order. Empty for NoOp.
 	Steps []Step `json:"-"`
+	// Keys, for a resource made of keys that several specs may share
+	// (sysctl, nccl_conf), says which keys the spec declares and which
+	// the file holds now, so that ownership is recorded per key; nil for
+	// every other resource, and when the node has no owner.
+	Keys *KeyedFile `json:"-"`
+}
+
+// KeyedFile is what a keyed resource's change says about its keys.
+type KeyedFile struct {
+	// Declared are the keys the spec sets, sorted.
+	Declared []string
+	// InFile are the keys the file holds before the change, sorted.
+	InFile []string
 }
 
 // Step is one idempotent remote action. Each step is atomic on its own:

@@ -1,0 +1,137 @@
+package resource
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// IsKeyed reports whether resource name is made of keys that several specs
+// may share, each spec owning the keys it declares: a sysctl of one spec
+// and another sysctl of a second spec live in the same drop-in. Ownership
+// of these is recorded per key (facts.Owners.Keys).
+func IsKeyed(name string) bool { return name == Sysctl || name == NCCLConf }
+
+// keyShare is how the keys of a keyed resource's file are shared out
+// between specs, as one spec plans it.
+type keyShare struct {
+	// claims is false on a node without an owner (a test's hand-built
+	// node): the spec then writes the whole file, as before key records.
+	claims bool
+	owner  spec.Owner
+	res    string
+	// mine are the keys recorded under this spec.
+	mine map[string]bool
+	// others are the keys recorded under other specs.
+	others map[string]facts.OwnerRecord
+}
+
+// shareOf reads who owns which key of res on node f, whose file holds
+// fileKeys now.
+func shareOf(o spec.Owner, f *facts.Node, res string, fileKeys []string) keyShare {
+	s := keyShare{claims: o.Claims(), owner: o, res: res, mine: map[string]bool{}, others: map[string]facts.OwnerRecord{}}
+	if !s.claims {
+		return s
+	}
+	for k, rec := range f.Owners.KeyOwners(res, fileKeys) {
+		if rec.Spec == o.Spec {
+			s.mine[k] = true
+		} else {
+			s.others[k] = rec
+		}
+	}
+	return s
+}
+
+// drop returns, sorted, the keys recorded under this spec that it no
+// longer declares: the spec removes them, and only them.
+func (s keyShare) drop(want map[string]string) []string {
+	var out []string
+	for k := range s.mine {
+		if _, ok := want[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// kept returns, sorted, the keys of fileKeys the change leaves exactly as
+// they are: another spec's, or nobody's (set by hand, or by a gpuform
+// without records), and not declared by this spec.
+func (s keyShare) kept(fileKeys []string, want map[string]string) []string {
+	var out []string
+	for _, k := range fileKeys {
+		if _, declared := want[k]; !declared && !s.mine[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// header returns the header of the file after the change, naming the spec
+// of every key it will hold: this spec's header when it is the only one,
+// the other spec's when this spec keeps no key there, or one line naming
+// each spec and its keys. what, when not nil, describes a single spec's
+// keys (nccl.conf's "the keys …"); tail follows a line naming several.
+// "" when no spec will own a key of the file.
+func (s keyShare) header(declared, fileKeys []string, what func(keys []string) string, tail string) string {
+	want := map[string]string{}
+	for _, k := range declared {
+		want[k] = ""
+	}
+	bySpec := map[string][]string{}
+	recs := map[string]facts.OwnerRecord{}
+	for _, k := range s.kept(fileKeys, want) {
+		if rec, ok := s.others[k]; ok {
+			bySpec[rec.Spec] = append(bySpec[rec.Spec], k)
+			if _, seen := recs[rec.Spec]; !seen {
+				recs[rec.Spec] = rec
+			}
+		}
+	}
+	if len(declared) > 0 {
+		bySpec[s.owner.Spec] = declared
+	}
+	describe := func(keys []string) string {
+		if what == nil {
+			return ""
+		}
+		return what(keys)
+	}
+	switch len(bySpec) {
+	case 0:
+		return ""
+	case 1:
+		if len(declared) > 0 {
+			return headerFor(s.owner, describe(declared))
+		}
+		for name, keys := range bySpec {
+			rec := recs[name]
+			return headerFor(spec.Owner{Spec: rec.Spec, Origin: spec.Origin{Commit: rec.Commit, Source: rec.Source, AppliedBy: rec.AppliedBy}}, describe(keys))
+		}
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(bySpec)) {
+		keys := bySpec[name]
+		word := "keys "
+		if len(keys) == 1 {
+			word = "key "
+		}
+		parts = append(parts, strconv.Quote(oneLine(name))+" ("+word+oneLine(strings.Join(keys, ", "))+")")
+	}
+	return headerPrefix + ", specs " + strings.Join(parts, ", ") + tail + ". Change the spec that sets a key, not this file.\n"
+}
+
+// keyedFile is the KeyedFile of a change that declares want on a file
+// holding fileKeys; nil when the node has no owner.
+func (s keyShare) keyedFile(want map[string]string, fileKeys []string) *KeyedFile {
+	if !s.claims {
+		return nil
+	}
+	return &KeyedFile{Declared: slices.Sorted(maps.Keys(want)), InFile: slices.Clone(fileKeys)}
+}
