@@ -58,9 +58,9 @@ type Owners struct {
 }
 
 type ownersJSON struct {
-	Comment       string                 `json:"comment"`
-	FormatVersion string                 `json:"format_version"`
-	Resources     map[string]OwnerRecord `json:"resources"`
+	Comment       string                            `json:"comment"`
+	FormatVersion string                            `json:"format_version"`
+	Resources     map[string]OwnerRecord            `json:"resources"`
 	Keys          map[string]map[string]OwnerRecord `json:"keys,omitempty"`
 }
 
