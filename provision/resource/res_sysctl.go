@@ -42,8 +42,8 @@ func sysctlResource(n *spec.Node, f *facts.Node) (*fileResource, error) {
 			return nil, err
 		}
 	}
-	cur, _ := f.ManagedFile(SysctlFile)
-	fileKeys := slices.Sorted(maps.Keys(keyValueLines(cur)))
+	curText, _ := f.ManagedFile(SysctlFile)
+	fileKeys := slices.Sorted(maps.Keys(keyValueLines(curText)))
 	share := shareOf(n.Owner, f, Sysctl, fileKeys)
 	drop := share.drop(want)
 	kept := share.kept(fileKeys, want)
@@ -53,6 +53,11 @@ func sysctlResource(n *spec.Node, f *facts.Node) (*fileResource, error) {
 		// Other keys stay: edit the spec's lines only.
 		content = "wanted"
 		edit = func(cur []byte, _ bool) (string, error) {
+			if string(cur) != curText {
+				// The bytes to edit must be those whose keys were
+				// shared out, or another spec's lines could be lost.
+				return "", fmt.Errorf("the drop-in was not read byte for byte, so gpuform will not edit the keys of other specs in it; probe again")
+			}
 			if len(keys) == 0 && len(drop) == 0 {
 				return string(cur), nil
 			}

@@ -1,0 +1,217 @@
+package resource
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// keyedNode is a node whose file at path holds content (as a probe reads
+// it, byte for byte) and whose owner records are owners ("" for none).
+func keyedNode(path, content, owners string) *facts.Node {
+	f := debianNode()
+	sum := sha256.Sum256([]byte(content))
+	f.ConfigFiles = map[string]facts.ConfigFile{path: {Exists: true, Data: []byte(content), SHA256: hex.EncodeToString(sum[:]), Size: len(content), Mode: "-rw-r--r--", UID: "0", GID: "0"}}
+	if path == NCCLConfFile {
+		nf := facts.NewFile(content)
+		f.NCCLConf = &nf
+	} else {
+		f.ManagedFiles = map[string]facts.File{path: facts.NewFile(content)}
+	}
+	if owners != "" {
+		f.Owners = facts.ParseOwners([]byte(owners))
+		if f.Owners.Error != "" {
+			panic(f.Owners.Error)
+		}
+	}
+	return f
+}
+
+// written returns the content the change writes to path, and whether it
+// writes it.
+func written(c Change, path string) (string, bool) {
+	for _, st := range c.Steps {
+		if strings.HasPrefix(st.Description, "write "+path) {
+			return st.Input, true
+		}
+	}
+	return "", false
+}
+
+const (
+	hdrA = `# Managed by gpuform, spec "a". Change the spec, not this file.` + "\n"
+	hdrB = `# Managed by gpuform, spec "b". Change the spec, not this file.` + "\n"
+	// keysA records vm.swappiness under spec a.
+	keysA = `{"format_version":"2","resources":{},"keys":{"sysctl":{"vm.swappiness":{"spec":"a"}}}}`
+)
+
+// TestSysctlSharedKeys: spec b's sysctl drop-in edits only b's keys; every
+// key of another spec, or of nobody, keeps its bytes (issue 30 item 6).
+func TestSysctlSharedKeys(t *testing.T) {
+	tests := map[string]struct {
+		file, owners, body string
+		// noOwner plans with the zero Owner (a hand-built node).
+		noOwner bool
+		// want is the file written; "" when none is.
+		want   string
+		action Action
+		// before and after are the attributes the plan shows.
+		before, after map[string]string
+	}{
+		"adds its key next to another spec's": {
+			file: hdrA + "vm.swappiness = 1\n", owners: keysA,
+			body:   `sysctl = { "net.core.rmem_max" = "16777216" }`,
+			want:   `# Managed by gpuform, specs "a" (key vm.swappiness), "b" (key net.core.rmem_max). Change the spec that sets a key, not this file.` + "\nvm.swappiness = 1\nnet.core.rmem_max = 16777216\n",
+			action: Update, before: map[string]string{}, after: map[string]string{"net.core.rmem_max": "16777216"},
+		},
+		"keeps another spec's comments and spacing byte for byte": {
+			file:   hdrA + "# tuned for RDMA\nvm.swappiness   =  1\n\n",
+			owners: keysA,
+			body:   `sysctl = { "net.core.rmem_max" = "16777216" }`,
+			want:   `# Managed by gpuform, specs "a" (key vm.swappiness), "b" (key net.core.rmem_max). Change the spec that sets a key, not this file.` + "\n# tuned for RDMA\nvm.swappiness   =  1\n\nnet.core.rmem_max = 16777216\n",
+			action: Update, before: map[string]string{}, after: map[string]string{"net.core.rmem_max": "16777216"},
+		},
+		"drops only its own key": {
+			file:   `# Managed by gpuform, specs "a" (key vm.swappiness), "b" (key net.core.rmem_max). Change the spec that sets a key, not this file.` + "\nvm.swappiness = 1\nnet.core.rmem_max = 16777216\n",
+			owners: `{"format_version":"2","resources":{},"keys":{"sysctl":{"vm.swappiness":{"spec":"a"},"net.core.rmem_max":{"spec":"b"}}}}`,
+			want:   hdrA + "vm.swappiness = 1\n",
+			action: Update, before: map[string]string{"net.core.rmem_max": "16777216"}, after: map[string]string{},
+		},
+		"a record of a gpuform before key records keeps the old spec's keys": {
+			file:   hdrA + "vm.swappiness = 1\nvm.max_map_count = 262144\n",
+			owners: `{"format_version":"1","resources":{"sysctl":{"spec":"a"}}}`,
+			body:   `sysctl = { "net.core.rmem_max" = "16777216" }`,
+			want:   `# Managed by gpuform, specs "a" (keys vm.max_map_count, vm.swappiness), "b" (key net.core.rmem_max). Change the spec that sets a key, not this file.` + "\nvm.swappiness = 1\nvm.max_map_count = 262144\nnet.core.rmem_max = 16777216\n",
+			action: Update, before: map[string]string{}, after: map[string]string{"net.core.rmem_max": "16777216"},
+		},
+		"a key nobody recorded stays": {
+			file: managedHeader + "kernel.numa_balancing = 0\n",
+			body: `sysctl = { "vm.swappiness" = "1" }`,
+			want: hdrB + "kernel.numa_balancing = 0\nvm.swappiness = 1\n", action: Update,
+			before: map[string]string{}, after: map[string]string{"vm.swappiness": "1"},
+		},
+		"a file of its own keys only is written whole, sorted": {
+			file:   hdrB + "vm.swappiness = 1\n",
+			owners: `{"format_version":"2","resources":{},"keys":{"sysctl":{"vm.swappiness":{"spec":"b"}}}}`,
+			body:   `sysctl = { "vm.swappiness" = "1", "net.core.rmem_max" = "16777216" }`,
+			want:   hdrB + "net.core.rmem_max = 16777216\nvm.swappiness = 1\n", action: Update,
+			before: map[string]string{"vm.swappiness": "1"}, after: map[string]string{"vm.swappiness": "1", "net.core.rmem_max": "16777216"},
+		},
+		"its last key goes with the file": {
+			file:   hdrB + "vm.swappiness = 1\n",
+			owners: `{"format_version":"2","resources":{},"keys":{"sysctl":{"vm.swappiness":{"spec":"b"}}}}`,
+			action: Delete, before: map[string]string{"vm.swappiness": "1"},
+		},
+		"nothing of its own: no change": {
+			file: hdrA + "vm.swappiness = 1\n", owners: keysA,
+			action: NoOp,
+		},
+		"a node without an owner writes the whole file": {
+			file: hdrA + "vm.swappiness = 1\n", owners: keysA, noOwner: true,
+			body:   `sysctl = { "net.core.rmem_max" = "16777216" }`,
+			want:   managedHeader + "net.core.rmem_max = 16777216\n",
+			action: Update, before: map[string]string{"vm.swappiness": "1"}, after: map[string]string{"net.core.rmem_max": "16777216"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := loadNode(t, tc.body)
+			if !tc.noOwner {
+				n.Owner = spec.Owner{Spec: "b"}
+			}
+			f := keyedNode(SysctlFile, tc.file, tc.owners)
+			r, err := sysctlResource(n, f)
+			must(t, err)
+			c, err := r.Diff(f)
+			must(t, err)
+			got, ok := written(c, SysctlFile)
+			if tc.want == "" && ok || tc.want != "" && got != tc.want {
+				t.Errorf("writes (%v):\n%s\nwant:\n%s", ok, got, tc.want)
+			}
+			if c.Action != tc.action {
+				t.Errorf("action %v, want %v", c.Action, tc.action)
+			}
+			if !sameAttrs(c.Before, tc.before) || !sameAttrs(c.After, tc.after) {
+				t.Errorf("before %v after %v, want %v -> %v", c.Before, c.After, tc.before, tc.after)
+			}
+			if !tc.noOwner && tc.action != NoOp && c.Keys == nil {
+				t.Error("the change does not say its keys")
+			}
+		})
+	}
+}
+
+// sameAttrs compares attribute maps, nil apart from empty.
+func sameAttrs(a, b map[string]string) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSysctlSharedDropInReadWhole: an edit that would start from bytes
+// other than those the keys were read from is refused, not guessed at
+// (another spec's lines would be lost).
+func TestSysctlSharedDropInReadWhole(t *testing.T) {
+	f := keyedNode(SysctlFile, hdrA+"vm.swappiness = 1\n", keysA)
+	f.ConfigFiles = nil
+	n := loadNode(t, `sysctl = { "net.core.rmem_max" = "16777216" }`)
+	n.Owner = spec.Owner{Spec: "b"}
+	r, err := sysctlResource(n, f)
+	must(t, err)
+	if _, err := r.Diff(f); err == nil || !strings.Contains(err.Error(), "not read byte for byte") {
+		t.Fatalf("Diff: %v, want a refusal", err)
+	}
+}
+
+// TestNCCLConfSharedKeys: a spec edits only its keys of /etc/nccl.conf;
+// the other spec's keys and the operator's lines keep their bytes.
+func TestNCCLConfSharedKeys(t *testing.T) {
+	const hca = "NCCL_IB_HCA=mlx5_0,mlx5_1\n"
+	tests := map[string]struct {
+		file, owners, body, want string
+	}{
+		"adds its key next to another spec's and the operator's": {
+			file:   `# Managed by gpuform, spec "a" (the keys NCCL_IB_HCA; other lines are left as they are). Change the spec, not this file.` + "\nNCCL_DEBUG=WARN\n" + hca,
+			owners: `{"format_version":"2","resources":{},"keys":{"nccl_conf":{"NCCL_IB_HCA":{"spec":"a"}}}}`,
+			body:   "affinity {\n nccl_env = true\n nccl_socket_ifname = \"^docker,lo\"\n}",
+			want:   `# Managed by gpuform, specs "a" (key NCCL_IB_HCA), "b" (key NCCL_SOCKET_IFNAME); other lines are left as they are. Change the spec that sets a key, not this file.` + "\nNCCL_DEBUG=WARN\n" + hca + "NCCL_SOCKET_IFNAME=^docker,lo\n",
+		},
+		"drops its key, keeps the other spec's": {
+			file:   `# Managed by gpuform, specs "a" (key NCCL_IB_HCA), "b" (key NCCL_SOCKET_IFNAME); other lines are left as they are. Change the spec that sets a key, not this file.` + "\nNCCL_DEBUG=WARN\n" + hca + "NCCL_SOCKET_IFNAME=^docker,lo\n",
+			owners: `{"format_version":"2","resources":{},"keys":{"nccl_conf":{"NCCL_IB_HCA":{"spec":"a"},"NCCL_SOCKET_IFNAME":{"spec":"b"}}}}`,
+			want:   `# Managed by gpuform, spec "a" (the keys NCCL_IB_HCA; other lines are left as they are). Change the spec, not this file.` + "\nNCCL_DEBUG=WARN\n" + hca,
+		},
+		"drops its last key: the header goes, the operator's lines stay": {
+			file:   `# Managed by gpuform, spec "b" (the keys NCCL_SOCKET_IFNAME; other lines are left as they are). Change the spec, not this file.` + "\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=^docker,lo\n",
+			owners: `{"format_version":"2","resources":{},"keys":{"nccl_conf":{"NCCL_SOCKET_IFNAME":{"spec":"b"}}}}`,
+			want:   "NCCL_DEBUG=WARN\n",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := loadNode(t, tc.body)
+			n.Owner = spec.Owner{Spec: "b"}
+			f := keyedNode(NCCLConfFile, tc.file, tc.owners)
+			r, err := ncclConf(n, f)
+			must(t, err)
+			if r == nil {
+				t.Fatal("nccl_conf not planned")
+			}
+			c, err := r.Diff(f)
+			must(t, err)
+			if got, _ := written(c, NCCLConfFile); got != tc.want {
+				t.Errorf("writes:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
