@@ -384,3 +384,77 @@ func TestOwnershipPerKey(t *testing.T) {
 	noChanges("prov-a after prov-b dropped its keys", a)
 	noChanges("prov-b after dropping its keys", b)
 }
+
+// TestOwnershipPerKeyOldRecords: a node whose owners.json a gpuform
+// before key records wrote (format 1, sysctl recorded as a whole) keeps
+// every key of that drop-in under the spec recorded: another spec may add
+// its own key next to them, never take one silently.
+func TestOwnershipPerKeyOldRecords(t *testing.T) {
+	state := t.TempDir()
+	specs := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	root := filepath.Join(state, "hgx-h100-converged")
+	const sysctlFile = "etc/sysctl.d/90-gpuform.conf"
+	a := ownerSpec(t, specs, "prov-a", `
+  sysctl = {
+    "kernel.numa_balancing" = "0"
+    "vm.swappiness"         = "1"
+    "vm.max_map_count"      = "262144"
+  }`)
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", a); code != ExitOK {
+		t.Fatalf("apply prov-a: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// What the older gpuform wrote: prov-a manages "sysctl", the whole
+	// drop-in.
+	old := `{
+  "comment": "Managed by gpuform.",
+  "format_version": "1",
+  "resources": {
+    "sysctl": {"spec": "prov-a", "source": "` + a + `", "applied_by": "alice@ws"}
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(root, "etc/gpuform/owners.json"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a)
+	if code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a on its old records: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if readRoot(t, root, "etc/gpuform/owners.json") != old {
+		t.Fatal("a plan changed the records")
+	}
+
+	b := ownerSpec(t, specs, "prov-b", `
+  sysctl = { "kernel.numa_balancing" = "1" }`)
+	code, out, errOut = runPA(t, env, "", "plan", b)
+	if code != ExitFailed || !strings.Contains(out+errOut, `sysctl key kernel.numa_balancing is managed by spec "prov-a" (applied from `+a+` by alice@ws)`) {
+		t.Fatalf("plan prov-b declaring a key of prov-a's old drop-in: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	before := readRoot(t, root, sysctlFile)
+	b = ownerSpec(t, specs, "prov-b", `
+  sysctl = { "net.core.rmem_max" = "16777216" }`)
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", b); code != ExitOK {
+		t.Fatalf("apply prov-b: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := readRoot(t, root, sysctlFile); body(got) != body(before)+"net.core.rmem_max = 16777216\n" {
+		t.Errorf("drop-in after prov-b on old records:\nbefore:\n%s\nafter:\n%s", before, got)
+	}
+	got := keyOwners(t, root, "sysctl")
+	want := map[string]string{"kernel.numa_balancing": "prov-a", "vm.swappiness": "prov-a", "vm.max_map_count": "prov-a", "net.core.rmem_max": "prov-b"}
+	if len(got) != len(want) {
+		t.Errorf("sysctl key owners %v, want %v", got, want)
+	}
+	for k, s := range want {
+		if got[k] != s {
+			t.Errorf("owner of %s = %q, want %q", k, got[k], s)
+		}
+	}
+	if _, ok := owners(t, root)["sysctl"]; ok {
+		t.Error("the whole-resource record of sysctl is still there next to its key records")
+	}
+	if code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a after prov-b: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
