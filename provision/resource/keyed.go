@@ -14,7 +14,7 @@ import (
 // may share, each spec owning the keys it declares: a sysctl of one spec
 // and another sysctl of a second spec live in the same drop-in. Ownership
 // of these is recorded per key (facts.Owners.Keys).
-func IsKeyed(name string) bool { return name == Sysctl || name == NCCLConf }
+func IsKeyed(name string) bool { return name == Sysctl || name == NCCLConf || name == Limits }
 
 // keyShare is how the keys of a keyed resource's file are shared out
 // between specs, as one spec plans it.
@@ -134,4 +134,46 @@ func (s keyShare) keyedFile(want map[string]string, fileKeys []string) *KeyedFil
 		return nil
 	}
 	return &KeyedFile{Declared: slices.Sorted(maps.Keys(want)), InFile: slices.Clone(fileKeys)}
+}
+
+// editKeyedLines sets, in a file of lines each of which belongs to at
+// most one key (keyOf: "" for a comment or a line of no key), the lines of
+// each key of order to set[key] (one or more lines, each ending in "\n"),
+// where the key's first line is, and removes its other lines and every
+// line of a key in drop. Every other line is kept byte for byte; keys not
+// in the file yet are appended in order.
+func editKeyedLines(cur []byte, keyOf func(line string) string, order []string, set map[string]string, drop []string) string {
+	var b strings.Builder
+	done := map[string]bool{}
+	lines := fstabLines(cur)
+	present := map[string]bool{}
+	for _, line := range lines {
+		present[keyOf(string(line))] = true
+	}
+	appends := slices.ContainsFunc(order, func(k string) bool { return !present[k] })
+	for i, line := range lines {
+		k := keyOf(string(line))
+		if _, mine := set[k]; k != "" && mine {
+			if !done[k] {
+				b.WriteString(set[k])
+				done[k] = true
+			}
+			continue
+		}
+		if k != "" && slices.Contains(drop, k) {
+			continue
+		}
+		b.Write(line)
+		// A last line without a newline keeps it so, unless a key's
+		// lines follow it.
+		if i < len(lines)-1 || cur[len(cur)-1] == '\n' || appends {
+			b.WriteByte('\n')
+		}
+	}
+	for _, k := range order {
+		if !done[k] {
+			b.WriteString(set[k])
+		}
+	}
+	return b.String()
 }

@@ -215,3 +215,70 @@ func TestNCCLConfSharedKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitsSharedKeys: a spec's pam_limits file edits only the items it
+// declares; another spec's items keep their lines byte for byte.
+func TestLimitsSharedKeys(t *testing.T) {
+	const memlockA = "* soft memlock unlimited\n*   hard   memlock   unlimited\n"
+	tests := map[string]struct {
+		file, owners, body, want string
+		action                   Action
+		before, after            map[string]string
+	}{
+		"adds its item next to another spec's": {
+			file:   hdrA + memlockA,
+			owners: `{"format_version":"2","resources":{},"keys":{"limits":{"memlock":{"spec":"a"}}}}`,
+			body:   "container {\n runtime = \"docker\"\n ulimits = { nofile = \"1048576\" }\n}",
+			want:   `# Managed by gpuform, specs "a" (key memlock), "b" (key nofile). Change the spec that sets a key, not this file.` + "\n" + memlockA + "* soft nofile 1048576\n* hard nofile 1048576\n",
+			action: Update, before: map[string]string{}, after: map[string]string{"nofile": "1048576"},
+		},
+		"drops its item, keeps the other spec's": {
+			file:   `# Managed by gpuform, specs "a" (key memlock), "b" (key nofile). Change the spec that sets a key, not this file.` + "\n" + memlockA + "* soft nofile 1048576\n* hard nofile 1048576\n",
+			owners: `{"format_version":"2","resources":{},"keys":{"limits":{"memlock":{"spec":"a"},"nofile":{"spec":"b"}}}}`,
+			want:   hdrA + memlockA,
+			action: Update, before: map[string]string{"nofile": "1048576"}, after: map[string]string{},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := loadNode(t, tc.body)
+			n.Owner = spec.Owner{Spec: "b"}
+			f := keyedNode(LimitsFile, tc.file, tc.owners)
+			for _, line := range strings.Split(tc.file, "\n") {
+				if fl := strings.Fields(line); len(fl) == 4 && fl[0] == "*" {
+					f.Limits = append(f.Limits, facts.LimitEntry{File: LimitsFile, Domain: "*", Type: fl[1], Item: fl[2], Value: fl[3]})
+				}
+			}
+			c, err := limitsResource(n, f).Diff(f)
+			must(t, err)
+			if got, _ := written(c, LimitsFile); got != tc.want {
+				t.Errorf("writes:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if c.Action != tc.action || !sameAttrs(c.Before, tc.before) || !sameAttrs(c.After, tc.after) {
+				t.Errorf("%v %v -> %v, want %v %v -> %v", c.Action, c.Before, c.After, tc.action, tc.before, tc.after)
+			}
+		})
+	}
+}
+
+// TestEditKeyedLines: only the lines of the keys set or dropped change.
+func TestEditKeyedLines(t *testing.T) {
+	tests := map[string]struct {
+		cur, want string
+		order     []string
+		set       map[string]string
+		drop      []string
+	}{
+		"replaces in place, keeps the rest":                           {"# c\n* soft a 1\nx y z w\n* hard a 1\n", "# c\n* soft a 2\n* hard a 2\nx y z w\n", []string{"a"}, map[string]string{"a": "* soft a 2\n* hard a 2\n"}, nil},
+		"appends a new key":                                           {"* soft b 1\n", "* soft b 1\n* soft a 2\n", []string{"a"}, map[string]string{"a": "* soft a 2\n"}, nil},
+		"keeps a last line without newline":                           {"* soft a 1\n* soft b 1", "* soft b 1", nil, nil, []string{"a"}},
+		"a key after a last line without newline starts its own line": {"* soft b 1", "* soft b 1\n* soft a 2\n", []string{"a"}, map[string]string{"a": "* soft a 2\n"}, nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := editKeyedLines([]byte(tc.cur), limitsItem, tc.order, tc.set, tc.drop); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
