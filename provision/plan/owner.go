@@ -185,9 +185,12 @@ func withAttr(a Attrs, spec string) Attrs {
 // declares that another spec's record names is an OwnershipError naming
 // the key (unless taken over); its declared keys are recorded under mine,
 // and its keys it no longer declares lose their record. A record of the
-// whole resource from a gpuform before key records is turned into records
-// of the keys the file holds (facts.Owners.KeyOwners), so it is never
-// lost. keep is false for a removal of the file this spec may not make.
+// whole resource from a gpuform before key records keeps other specs off
+// the keys the file holds (facts.Owners.KeyOwners); in gpuform's own
+// drop-in it becomes records of those keys, in a file shared with the
+// operator it stays until its own spec applies (see
+// resource.KeyedFile.WholeFileRecord). keep is false for a removal of the
+// file this spec may not make.
 func ownKeys(o spec.Owner, mine facts.OwnerRecord, rc *ResourceChange, owners *facts.Owners, next map[string]facts.OwnerRecord, nextKeys map[string]map[string]facts.OwnerRecord) (keep bool, err error) {
 	res := rc.Resource
 	held := owners.KeyOwners(res, rc.Keys.InFile)
@@ -222,8 +225,26 @@ func ownKeys(o spec.Owner, mine facts.OwnerRecord, rc *ResourceChange, owners *f
 		return false, err
 	}
 	keys := map[string]facts.OwnerRecord{}
-	maps.Copy(keys, held)
-	delete(next, res)
+	var legacy *facts.OwnerRecord
+	if owners != nil {
+		maps.Copy(keys, owners.Keys[res])
+		if rec, ok := owners.Resources[res]; ok {
+			legacy = &rec
+		}
+	}
+	switch {
+	case legacy == nil:
+	case rc.Keys.WholeFileRecord:
+		// gpuform's own drop-in, which that gpuform wrote whole: the
+		// record becomes one for every key the file holds.
+		maps.Copy(keys, held)
+		delete(next, res)
+	case legacy.Spec == o.Spec:
+		// A file shared with the operator: the spec's declared keys get
+		// records below; the others it had may be the operator's, and
+		// become nobody's (kept, never removed).
+		delete(next, res)
+	}
 	for k, rec := range keys {
 		if rec.Spec == o.Spec && !slices.Contains(rc.Keys.Declared, k) {
 			delete(keys, k)

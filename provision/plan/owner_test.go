@@ -39,9 +39,18 @@ func attrsOf(kv ...string) Attrs {
 // inFile.
 func keyedChange(action resource.Action, declared, inFile []string, before, after Attrs) ResourceChange {
 	return ResourceChange{
-		Change: resource.Change{Resource: resource.Sysctl, Action: action, Keys: &resource.KeyedFile{Declared: declared, InFile: inFile}},
+		Change: resource.Change{Resource: resource.Sysctl, Action: action, Keys: &resource.KeyedFile{Declared: declared, InFile: inFile, WholeFileRecord: true}},
 		Before: before, After: after,
 	}
+}
+
+// ncclChange is keyedChange for nccl_conf, a file shared with the
+// operator.
+func ncclChange(action resource.Action, declared, inFile []string, before, after Attrs) ResourceChange {
+	rc := keyedChange(action, declared, inFile, before, after)
+	rc.Resource = resource.NCCLConf
+	rc.Keys.WholeFileRecord = false
+	return rc
 }
 
 // TestOwnKeys: own applies the ownership rules key by key to a keyed
@@ -58,10 +67,15 @@ func TestOwnKeys(t *testing.T) {
 		return o
 	}
 	legacy := &facts.Owners{Resources: map[string]facts.OwnerRecord{resource.Sysctl: a}}
+	ncclLegacy := func(spec string) *facts.Owners {
+		return &facts.Owners{Resources: map[string]facts.OwnerRecord{resource.NCCLConf: {Spec: spec}}}
+	}
 	tests := map[string]struct {
-		owners   *facts.Owners
-		change   ResourceChange
-		takeOver bool
+		owners *facts.Owners
+		change ResourceChange
+		// legacyKept is true when the whole-resource record stays.
+		legacyKept bool
+		takeOver   bool
 		// err is part of the error; "" for none.
 		err string
 		// records are the sysctl key records written (key -> spec); nil
@@ -118,6 +132,25 @@ func TestOwnKeys(t *testing.T) {
 			change:  keyedChange(resource.Delete, nil, []string{"x"}, attrsOf("x", "1"), nil),
 			records: map[string]string{"z": "a"},
 		},
+		// nccl.conf is shared with the operator: an old record of the
+		// whole file keeps other specs off gpuform's keys in it, but
+		// gives none of them to its spec to remove.
+		"an old record of a shared file refuses another spec its keys": {
+			owners: ncclLegacy("a"),
+			change: ncclChange(resource.Update, []string{"NCCL_IB_HCA"}, []string{"NCCL_IB_HCA"}, attrsOf("NCCL_IB_HCA", "mlx5_0"), attrsOf("NCCL_IB_HCA", "mlx5_1")),
+			err:    `nccl_conf key NCCL_IB_HCA is managed by spec "a"`,
+		},
+		"an old record of a shared file stays when another spec adds a key": {
+			owners:     ncclLegacy("a"),
+			change:     ncclChange(resource.Update, []string{"NCCL_SOCKET_IFNAME"}, []string{"NCCL_IB_HCA"}, attrsOf(), attrsOf("NCCL_SOCKET_IFNAME", "^lo")),
+			records:    map[string]string{"NCCL_SOCKET_IFNAME": "b"},
+			legacyKept: true,
+		},
+		"an old record of a shared file, applied by its spec, records only what it declares": {
+			owners:  ncclLegacy("b"),
+			change:  ncclChange(resource.Update, []string{"NCCL_IB_HCA"}, []string{"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME"}, attrsOf("NCCL_IB_HCA", "mlx5_0"), attrsOf("NCCL_IB_HCA", "mlx5_1")),
+			records: map[string]string{"NCCL_IB_HCA": "b"},
+		},
 		"converged: nothing written": {
 			owners: keyRecs("x", "b"),
 			change: keyedChange(resource.NoOp, []string{"x"}, []string{"x"}, attrsOf("x", "1"), attrsOf("x", "1")),
@@ -126,12 +159,13 @@ func TestOwnKeys(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			o := spec.Owner{Spec: "b"}
+			res := tc.change.Resource
 			if tc.takeOver {
-				o.TakeOver = []string{resource.Sysctl}
+				o.TakeOver = []string{res}
 			}
 			out, err := own(o, []ResourceChange{tc.change}, &facts.Node{Owners: tc.owners})
 			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "-take-over sysctl") {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "-take-over "+res) {
 					t.Fatalf("error %v, want %q", err, tc.err)
 				}
 				return
@@ -149,10 +183,10 @@ func TestOwnKeys(t *testing.T) {
 			case tc.records != nil && got == nil:
 				t.Fatalf("no records written, want %v", tc.records)
 			case tc.records != nil:
-				if _, ok := got.Resources[resource.Sysctl]; ok {
-					t.Errorf("the whole-resource record of sysctl is still written: %+v", got.Resources)
+				if _, ok := got.Resources[res]; ok != tc.legacyKept {
+					t.Errorf("the whole-resource record of %s written: %v, want %v (%+v)", res, ok, tc.legacyKept, got.Resources)
 				}
-				keys := got.Keys[resource.Sysctl]
+				keys := got.Keys[res]
 				if len(keys) != len(tc.records) {
 					t.Errorf("key records %v, want %v", keys, tc.records)
 				}

@@ -28,14 +28,32 @@ type keyShare struct {
 	mine map[string]bool
 	// others are the keys recorded under other specs.
 	others map[string]facts.OwnerRecord
+	// wholeFile is KeyedFile.WholeFileRecord; legacy are the keys owned
+	// only through a record of the whole resource.
+	wholeFile bool
+	legacy    map[string]bool
 }
+
+// wholeFileRecord reports whether a record of the whole keyed resource res,
+// from a gpuform before key records, stands for every key of its file (see
+// KeyedFile.WholeFileRecord).
+func wholeFileRecord(res string) bool { return res == Sysctl || res == Limits }
 
 // shareOf reads who owns which key of res on node f, whose file holds
 // fileKeys now.
 func shareOf(o spec.Owner, f *facts.Node, res string, fileKeys []string) keyShare {
-	s := keyShare{claims: o.Claims(), owner: o, res: res, mine: map[string]bool{}, others: map[string]facts.OwnerRecord{}}
+	s := keyShare{claims: o.Claims(), owner: o, res: res, mine: map[string]bool{}, others: map[string]facts.OwnerRecord{}, wholeFile: wholeFileRecord(res), legacy: map[string]bool{}}
 	if !s.claims {
 		return s
+	}
+	if f.Owners != nil && f.Owners.Error == "" {
+		if _, old := f.Owners.Resources[res]; old {
+			for _, k := range fileKeys {
+				if _, named := f.Owners.Keys[res][k]; !named {
+					s.legacy[k] = true
+				}
+			}
+		}
 	}
 	for k, rec := range f.Owners.KeyOwners(res, fileKeys) {
 		if rec.Spec == o.Spec {
@@ -48,10 +66,15 @@ func shareOf(o spec.Owner, f *facts.Node, res string, fileKeys []string) keyShar
 }
 
 // drop returns, sorted, the keys recorded under this spec that it no
-// longer declares: the spec removes them, and only them.
+// longer declares: the spec removes them, and only them. In a file shared
+// with the operator, a key that only an old whole-resource record gives
+// this spec may be the operator's, and stays.
 func (s keyShare) drop(want map[string]string) []string {
 	var out []string
 	for k := range s.mine {
+		if s.legacy[k] && !s.wholeFile {
+			continue
+		}
 		if _, ok := want[k]; !ok {
 			out = append(out, k)
 		}
@@ -65,8 +88,9 @@ func (s keyShare) drop(want map[string]string) []string {
 // without records), and not declared by this spec.
 func (s keyShare) kept(fileKeys []string, want map[string]string) []string {
 	var out []string
+	dropped := s.drop(want)
 	for _, k := range fileKeys {
-		if _, declared := want[k]; !declared && !s.mine[k] {
+		if _, declared := want[k]; !declared && !slices.Contains(dropped, k) {
 			out = append(out, k)
 		}
 	}
@@ -133,7 +157,7 @@ func (s keyShare) keyedFile(want map[string]string, fileKeys []string) *KeyedFil
 	if !s.claims {
 		return nil
 	}
-	return &KeyedFile{Declared: slices.Sorted(maps.Keys(want)), InFile: slices.Clone(fileKeys)}
+	return &KeyedFile{Declared: slices.Sorted(maps.Keys(want)), InFile: slices.Clone(fileKeys), WholeFileRecord: s.wholeFile}
 }
 
 // editKeyedLines sets, in a file of lines each of which belongs to at

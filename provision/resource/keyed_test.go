@@ -191,6 +191,14 @@ func TestNCCLConfSharedKeys(t *testing.T) {
 			owners: `{"format_version":"2","resources":{},"keys":{"nccl_conf":{"NCCL_IB_HCA":{"spec":"a"},"NCCL_SOCKET_IFNAME":{"spec":"b"}}}}`,
 			want:   `# Managed by gpuform, spec "a" (the keys NCCL_IB_HCA; other lines are left as they are). Change the spec, not this file.` + "\nNCCL_DEBUG=WARN\n" + hca,
 		},
+		// A gpuform before key records recorded nccl_conf as a whole: the
+		// keys it stands for may be the operator's, so none is removed.
+		"an old record of the whole file removes none of its keys": {
+			file:   "NCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=eth0\n",
+			owners: `{"format_version":"1","resources":{"nccl_conf":{"spec":"b"}}}`,
+			body:   "affinity {\n nccl_env = true\n nccl_ib_hca = [\"mlx5_0\"]\n}",
+			want:   `# Managed by gpuform, spec "b" (the keys NCCL_IB_HCA; other lines are left as they are). Change the spec, not this file.` + "\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=eth0\nNCCL_IB_HCA=mlx5_0\n",
+		},
 		"drops its last key: the header goes, the operator's lines stay": {
 			file:   `# Managed by gpuform, spec "b" (the keys NCCL_SOCKET_IFNAME; other lines are left as they are). Change the spec, not this file.` + "\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=^docker,lo\n",
 			owners: `{"format_version":"2","resources":{},"keys":{"nccl_conf":{"NCCL_SOCKET_IFNAME":{"spec":"b"}}}}`,

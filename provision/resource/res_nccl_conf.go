@@ -37,7 +37,14 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 	if f.NCCLConf != nil {
 		cur = f.NCCLConf.Content
 	}
-	fileKeys := slices.Sorted(maps.Keys(keyValueLines(cur)))
+	// Only the keys gpuform writes can be a spec's: the file's other
+	// settings are the operator's.
+	var fileKeys []string
+	for _, k := range slices.Sorted(maps.Keys(keyValueLines(cur))) {
+		if slices.Contains(ncclKeys, k) {
+			fileKeys = append(fileKeys, k)
+		}
+	}
 	// Other specs may own other keys of the file (see keyShare).
 	share := shareOf(n.Owner, f, NCCLConf, fileKeys)
 	// NCCL_TOPO_FILE naming gpuform's own file is gpuform's key even when
@@ -171,6 +178,9 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 		keyed:   share.keyedFile(want, fileKeys),
 	}, nil
 }
+
+// ncclKeys are the keys of nccl.conf gpuform writes.
+var ncclKeys = []string{"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_TOPO_FILE"}
 
 // setKeyLines sets KEY=value lines of a file such as nccl.conf: the line
 // of each key in keys is replaced where it is, or appended, and the line
