@@ -14,7 +14,9 @@ import (
 // may share, each spec owning the keys it declares: a sysctl of one spec
 // and another sysctl of a second spec live in the same drop-in. Ownership
 // of these is recorded per key (facts.Owners.Keys).
-func IsKeyed(name string) bool { return name == Sysctl || name == NCCLConf || name == Limits }
+func IsKeyed(name string) bool {
+	return name == Sysctl || name == NCCLConf || name == Limits || name == DockerDaemon
+}
 
 // keyShare is how the keys of a keyed resource's file are shared out
 // between specs, as one spec plans it.

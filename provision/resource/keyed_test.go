@@ -1,8 +1,11 @@
 package resource
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,6 +289,81 @@ func TestEditKeyedLines(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := editKeyedLines([]byte(tc.cur), limitsItem, tc.order, tc.set, tc.drop); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDockerDaemonSharedKeys: a spec sets and removes only its own keys of
+// daemon.json; another spec's keys and the operator's stay.
+func TestDockerDaemonSharedKeys(t *testing.T) {
+	const runtimeA = `"runtimes": {"nvidia": {"args": [], "path": "nvidia-container-runtime"}}`
+	tests := map[string]struct {
+		daemon, owners, body string
+		// want are the keys of the daemon.json written, with what they
+		// hold; nil when nothing is planned.
+		want     map[string]string
+		declared []string
+	}{
+		"adds its key next to another spec's and the operator's": {
+			daemon:   `{"log-driver": "journald", ` + runtimeA + `}`,
+			owners:   `{"format_version":"2","resources":{},"keys":{"docker_daemon":{"runtimes.nvidia":{"spec":"a"}}}}`,
+			body:     "container {\n runtime = \"docker\"\n default_shm_size = \"16GiB\"\n}",
+			want:     map[string]string{"log-driver": `"journald"`, "runtimes": `{"nvidia":{"args":[],"path":"nvidia-container-runtime"}}`, "default-shm-size": `"16G"`},
+			declared: []string{"default-shm-size"},
+		},
+		"removes its key, keeps the other spec's and the operator's": {
+			daemon: `{"log-driver": "journald", "default-shm-size": "16G", ` + runtimeA + `}`,
+			owners: `{"format_version":"2","resources":{},"keys":{"docker_daemon":{"runtimes.nvidia":{"spec":"a"},"default-shm-size":{"spec":"b"}}}}`,
+			want:   map[string]string{"log-driver": `"journald"`, "runtimes": `{"nvidia":{"args":[],"path":"nvidia-container-runtime"}}`},
+		},
+		// A whole-resource record of docker_daemon may stand for keys the
+		// operator set: none is removed on its word.
+		"an old record of the whole file removes nothing": {
+			daemon: `{"default-shm-size": "16G", ` + runtimeA + `}`,
+			owners: `{"format_version":"1","resources":{"docker_daemon":{"spec":"b"}}}`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := loadNode(t, tc.body)
+			n.Owner = spec.Owner{Spec: "b"}
+			f := keyedNode(DaemonJSON, tc.daemon, tc.owners)
+			var d map[string]any
+			dec := json.NewDecoder(strings.NewReader(tc.daemon))
+			dec.UseNumber()
+			must(t, dec.Decode(&d))
+			f.Docker = facts.Docker{Present: true, Daemon: d, Raw: tc.daemon}
+			rs, _, err := buildDockerDaemon(&buildInput{n: n, f: f, family: FamilyDebian})
+			must(t, err)
+			if tc.want == nil {
+				if len(rs) != 0 {
+					t.Fatalf("planned %v, want nothing", rs)
+				}
+				return
+			}
+			if len(rs) != 1 {
+				t.Fatalf("planned %d resources, want docker_daemon", len(rs))
+			}
+			c, err := rs[0].Diff(f)
+			must(t, err)
+			text, ok := written(c, DaemonJSON)
+			if !ok {
+				t.Fatalf("daemon.json not written: %+v", c)
+			}
+			var got map[string]json.RawMessage
+			must(t, json.Unmarshal([]byte(text), &got))
+			if len(got) != len(tc.want) {
+				t.Errorf("daemon.json written:\n%s\nwant the keys %v", text, tc.want)
+			}
+			for k, v := range tc.want {
+				var compact bytes.Buffer
+				if err := json.Compact(&compact, got[k]); err != nil || compact.String() != v {
+					t.Errorf("%s = %s, want %s", k, compact.String(), v)
+				}
+			}
+			if c.Keys == nil || !slices.Equal(c.Keys.Declared, tc.declared) {
+				t.Errorf("change's keys %+v, want declared %v", c.Keys, tc.declared)
 			}
 		})
 	}
