@@ -99,6 +99,11 @@ func own(o spec.Owner, changes []ResourceChange, f *facts.Node) ([]ResourceChang
 			out = append(out, rc)
 			continue
 		}
+		if resource.IsKeyed(rc.Resource) && rc.Keys == nil {
+			// Recording it whole would hide every other spec's keys.
+			errs = append(errs, fmt.Errorf("%s: planned without its keys, so its ownership cannot be recorded per key (a bug in gpuform)", rc.Resource))
+			continue
+		}
 		if rc.Keys != nil {
 			keep, err := ownKeys(o, mine, &rc, f.Owners, next, nextKeys)
 			if err != nil {

@@ -368,3 +368,36 @@ func TestDockerDaemonSharedKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyedChangesSayTheirKeys: every keyed resource that a spec with an
+// owner plans says its keys, so that ownership is recorded per key and
+// never as a whole-resource record (plan's own relies on it).
+func TestKeyedChangesSayTheirKeys(t *testing.T) {
+	n := loadNode(t, `sysctl = { "vm.swappiness" = "1" }
+  affinity {
+    nccl_env           = true
+    nccl_socket_ifname = "^docker,lo"
+  }
+  container {
+    runtime          = "docker"
+    default_shm_size = "16GiB"
+    ulimits          = { memlock = "unlimited" }
+  }`)
+	n.Owner = spec.Owner{Spec: "b"}
+	f := debianNode()
+	f.Docker = facts.Docker{Present: true, Daemon: map[string]any{}, Raw: "{}"}
+	changes, _ := diffAll(t, n, f)
+	seen := 0
+	for name, c := range changes {
+		if !IsKeyed(name) {
+			continue
+		}
+		seen++
+		if c.Keys == nil || len(c.Keys.Declared) == 0 {
+			t.Errorf("%s: change says no keys: %+v", name, c.Keys)
+		}
+	}
+	if seen != 4 {
+		t.Errorf("%d keyed resources planned, want sysctl, limits, nccl_conf and docker_daemon: %v", seen, changes)
+	}
+}
