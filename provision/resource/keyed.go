@@ -15,7 +15,7 @@ import (
 // and another sysctl of a second spec live in the same drop-in. Ownership
 // of these is recorded per key (facts.Owners.Keys).
 func IsKeyed(name string) bool {
-	return name == Sysctl || name == NCCLConf || name == Limits || name == DockerDaemon
+	return name == Sysctl || name == NCCLConf || name == Limits || name == DockerDaemon || name == KernelCmdline
 }
 
 // keyShare is how the keys of a keyed resource's file are shared out
@@ -39,7 +39,9 @@ type keyShare struct {
 // wholeFileRecord reports whether a record of the whole keyed resource res,
 // from a gpuform before key records, stands for every key of its file (see
 // KeyedFile.WholeFileRecord).
-func wholeFileRecord(res string) bool { return res == Sysctl || res == Limits }
+func wholeFileRecord(res string) bool {
+	return res == Sysctl || res == Limits || res == KernelCmdline
+}
 
 // shareOf reads who owns which key of res on node f, whose file holds
 // fileKeys now.

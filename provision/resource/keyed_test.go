@@ -374,6 +374,7 @@ func TestDockerDaemonSharedKeys(t *testing.T) {
 // never as a whole-resource record (plan's own relies on it).
 func TestKeyedChangesSayTheirKeys(t *testing.T) {
 	n := loadNode(t, `sysctl = { "vm.swappiness" = "1" }
+  kernel_args = ["iommu=pt"]
   affinity {
     nccl_env           = true
     nccl_socket_ifname = "^docker,lo"
@@ -397,7 +398,66 @@ func TestKeyedChangesSayTheirKeys(t *testing.T) {
 			t.Errorf("%s: change says no keys: %+v", name, c.Keys)
 		}
 	}
-	if seen != 4 {
-		t.Errorf("%d keyed resources planned, want sysctl, limits, nccl_conf and docker_daemon: %v", seen, changes)
+	if seen != 5 {
+		t.Errorf("%d keyed resources planned, want sysctl, limits, kernel_cmdline, nccl_conf and docker_daemon: %v", seen, changes)
+	}
+}
+
+// TestKernelCmdlineSharedKeys: a spec's kernel arguments are one run where
+// its first one was; another spec's arguments, and nobody's, keep their
+// place, and on RHEL grubby removes only the spec's own.
+func TestKernelCmdlineSharedKeys(t *testing.T) {
+	line := func(args string) string { return `GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX ` + args + `"` + "\n" }
+	tests := map[string]struct {
+		file, owners, body, family string
+		want, then                 string
+		before, after              map[string]string
+	}{
+		"adds its arguments after another spec's": {
+			file:   hdrA + line("iommu=pt"),
+			owners: `{"format_version":"2","resources":{},"keys":{"kernel_cmdline":{"iommu":{"spec":"a"}}}}`,
+			body:   `kernel_args = ["isolcpus=2-7"]`,
+			want:   `# Managed by gpuform, specs "a" (key iommu), "b" (key isolcpus). Change the spec that sets a key, not this file.` + "\n" + line("iommu=pt isolcpus=2-7"),
+			before: map[string]string{"args": ""}, after: map[string]string{"args": "isolcpus=2-7"},
+		},
+		"its run stays in place and in order": {
+			file:   `# Managed by gpuform, specs "a" (key iommu), "b" (keys default_hugepagesz, hugepages, hugepagesz). Change the spec that sets a key, not this file.` + "\n" + line("default_hugepagesz=1G hugepagesz=1G hugepages=8 iommu=pt"),
+			owners: `{"format_version":"2","resources":{},"keys":{"kernel_cmdline":{"iommu":{"spec":"a"},"default_hugepagesz":{"spec":"b"},"hugepagesz":{"spec":"b"},"hugepages":{"spec":"b"}}}}`,
+			body:   "hugepages {\n size = \"1GiB\"\n count = 16\n}",
+			want:   `# Managed by gpuform, specs "a" (key iommu), "b" (keys default_hugepagesz, hugepages, hugepagesz). Change the spec that sets a key, not this file.` + "\n" + line("default_hugepagesz=1G hugepagesz=1G hugepages=16 iommu=pt"),
+			before: map[string]string{"args": "default_hugepagesz=1G hugepagesz=1G hugepages=8"}, after: map[string]string{"args": "default_hugepagesz=1G hugepagesz=1G hugepages=16"},
+		},
+		"on RHEL grubby removes only its own": {
+			file:   `# Managed by gpuform, specs "a" (key iommu), "b" (key isolcpus). Change the spec that sets a key, not this file.` + "\n" + line("iommu=pt isolcpus=2-7"),
+			owners: `{"format_version":"2","resources":{},"keys":{"kernel_cmdline":{"iommu":{"spec":"a"},"isolcpus":{"spec":"b"}}}}`,
+			family: FamilyRHEL,
+			want:   hdrA + line("iommu=pt"),
+			then:   "grubby --update-kernel=ALL --remove-args=isolcpus=2-7;",
+			before: map[string]string{"args": "isolcpus=2-7"}, after: map[string]string{"args": ""},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := loadNode(t, tc.body)
+			n.Owner = spec.Owner{Spec: "b"}
+			f := keyedNode(GrubDropIn, tc.file, tc.owners)
+			family := tc.family
+			if family == "" {
+				family = FamilyDebian
+			}
+			r, err := kernelCmdline(n, f, family, hugepagesBootArgs(n))
+			must(t, err)
+			c, err := r.Diff(f)
+			must(t, err)
+			if got, _ := written(c, GrubDropIn); got != tc.want {
+				t.Errorf("writes:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if tc.then != "" && !strings.Contains(c.Steps[0].Script, tc.then) {
+				t.Errorf("step does not run %q:\n%s", tc.then, c.Steps[0].Script)
+			}
+			if !sameAttrs(c.Before, tc.before) || !sameAttrs(c.After, tc.after) {
+				t.Errorf("%v -> %v, want %v -> %v", c.Before, c.After, tc.before, tc.after)
+			}
+		})
 	}
 }
