@@ -26,7 +26,7 @@ const ownersFormatResources = "1"
 
 // ownersComment is written into OwnersFile for whoever opens it on the node.
 const ownersComment = "Managed by gpuform: the spec that manages each resource gpuform put on this node. " +
-	"A spec removes only resources, and keys of keyed resources (sysctl, limits, nccl_conf, docker_daemon), recorded here under its name; " +
+	"A spec removes only resources, and keys of keyed resources (sysctl, limits, kernel_cmdline, nccl_conf, docker_daemon), recorded here under its name; " +
 	"to hand one to another spec, apply that spec with -take-over RESOURCE."
 
 // OwnerRecord is who manages one resource on a node.
@@ -47,7 +47,8 @@ type Owners struct {
 	// Resources maps a resource name ("sysctl") to its record.
 	Resources map[string]OwnerRecord `json:"resources"`
 	// Keys maps a resource made of keys, whose keys several specs may
-	// share ("sysctl", "limits", "nccl_conf", "docker_daemon"), to the
+	// share ("sysctl", "limits", "kernel_cmdline", "nccl_conf",
+	// "docker_daemon"), to the
 	// record of each key
 	// ("vm.swappiness"). A record of such a resource in Resources is of a
 	// gpuform from before key records: it stands for every key of the

@@ -57,7 +57,7 @@ type Change struct {
 	// Steps converge the resource, in order. Empty for NoOp.
 	Steps []Step `json:"-"`
 	// Keys, for a resource made of keys that several specs may share
-	// (sysctl, limits, nccl_conf, docker_daemon), says which keys the spec declares and which
+	// (sysctl, limits, kernel_cmdline, nccl_conf, docker_daemon), says which keys the spec declares and which
 	// the file holds now, so that ownership is recorded per key; nil for
 	// every other resource, and when the node has no owner.
 	Keys *KeyedFile `json:"-"`
