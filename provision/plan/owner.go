@@ -222,8 +222,10 @@ func ownKeys(o spec.Owner, mine facts.OwnerRecord, rc *ResourceChange, owners *f
 				takenFrom = append(takenFrom, rec.Spec)
 			}
 		default:
+			// Found on the host without a record: in the file, or
+			// shown as the value the host has now.
 			_, found := rc.Before[k]
-			adopted = adopted || found
+			adopted = adopted || found || slices.Contains(rc.Keys.InFile, k)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
