@@ -251,6 +251,7 @@ func body(content string) string {
 // A dropping one of its keys never touches B's; B declaring A's key is
 // refused naming the key and spec A.
 func TestOwnershipPerKey(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	specs := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
@@ -390,6 +391,7 @@ func TestOwnershipPerKey(t *testing.T) {
 // every key of that drop-in under the spec recorded: another spec may add
 // its own key next to them, never take one silently.
 func TestOwnershipPerKeyOldRecords(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	specs := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
