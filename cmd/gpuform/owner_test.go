@@ -460,3 +460,50 @@ func TestOwnershipPerKeyOldRecords(t *testing.T) {
 		t.Fatalf("plan prov-a after prov-b: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestOwnershipPerKeyKernelArgs: two specs add their own kernel arguments
+// to gpuform's GRUB drop-in on one simulated node; the same argument name
+// in both is refused naming it and the spec that has it.
+func TestOwnershipPerKeyKernelArgs(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	specs := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	root := filepath.Join(state, "hgx-h100-converged")
+	const dropIn = "etc/default/grub.d/90-gpuform.cfg"
+	cmdline := func() string {
+		t.Helper()
+		c := readRoot(t, root, dropIn)
+		_, line, _ := strings.Cut(c, "GRUB_CMDLINE_LINUX=")
+		return line
+	}
+	a := ownerSpec(t, specs, "prov-a", `  kernel_args = ["iommu=pt"]`)
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", a); code != ExitOK {
+		t.Fatalf("apply prov-a: exit %d\n%s\n%s", code, out, errOut)
+	}
+	b := ownerSpec(t, specs, "prov-b", `  kernel_args = ["pci=realloc"]`)
+	code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", b)
+	if code != ExitOK || strings.Contains(out, "iommu") {
+		t.Fatalf("apply prov-b: exit %d, want only its own argument shown\n%s\n%s", code, out, errOut)
+	}
+	if got := cmdline(); got != `"$GRUB_CMDLINE_LINUX iommu=pt pci=realloc"`+"\n" {
+		t.Errorf("drop-in after prov-b: %q", got)
+	}
+	if code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a after prov-b: exit %d\n%s\n%s", code, out, errOut)
+	}
+	clash := ownerSpec(t, specs, "prov-b", `  kernel_args = ["pci=realloc", "iommu=off"]`)
+	if code, out, errOut := runPA(t, env, "", "plan", clash); code != ExitFailed || !strings.Contains(out+errOut, `kernel_cmdline key iommu is managed by spec "prov-a"`) {
+		t.Fatalf("plan prov-b declaring iommu: exit %d\n%s\n%s", code, out, errOut)
+	}
+	b = ownerSpec(t, specs, "prov-b", "")
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", b); code != ExitOK {
+		t.Fatalf("apply prov-b without its argument: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := cmdline(); got != `"$GRUB_CMDLINE_LINUX iommu=pt"`+"\n" {
+		t.Errorf("drop-in after prov-b dropped its argument: %q", got)
+	}
+	if code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a at the end: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
