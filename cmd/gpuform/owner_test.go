@@ -90,25 +90,36 @@ func TestOwnership(t *testing.T) {
 	// The node had these from a gpuform without records: prov-a adopts
 	// what it declares, and only that.
 	recs := owners(t, root)
-	for _, res := range []string{"sysctl", "cpu_governor", "nccl_conf"} {
+	for _, res := range []string{"cpu_governor"} {
 		if recs[res]["spec"] != "prov-a" || recs[res]["source"] != a {
 			t.Errorf("owner of %s = %v, want spec prov-a from %s", res, recs[res], a)
 		}
 	}
-	for _, res := range []string{"kernel_cmdline", "limits", "nvidia_peermem"} {
+	// sysctl and nccl_conf are owned key by key (TestOwnershipPerKey):
+	// prov-a's keys, not the drop-in's kernel.numa_balancing it does not
+	// declare.
+	if got := keyOwners(t, root, "sysctl"); got["vm.swappiness"] != "prov-a" || len(got) != 1 {
+		t.Errorf("sysctl key owners = %v, want vm.swappiness by prov-a", got)
+	}
+	if got := keyOwners(t, root, "nccl_conf"); got["NCCL_IB_HCA"] != "prov-a" || got["NCCL_SOCKET_IFNAME"] != "prov-a" || len(got) != 2 {
+		t.Errorf("nccl_conf key owners = %v, want NCCL_IB_HCA and NCCL_SOCKET_IFNAME by prov-a", got)
+	}
+	for _, res := range []string{"sysctl", "nccl_conf", "kernel_cmdline", "limits", "nvidia_peermem"} {
 		if _, ok := recs[res]; ok {
 			t.Errorf("%s is recorded although prov-a does not declare it: %v", res, recs[res])
 		}
 	}
-	// Files prov-a changed name it; the governor drop-in it adopted as it
-	// was keeps the header of the gpuform that wrote it.
-	for _, f := range []string{"etc/sysctl.d/90-gpuform.conf", "etc/nccl.conf"} {
+	// Files prov-a changed name it; the governor and sysctl drop-ins it
+	// adopted as they were keep the header of the gpuform that wrote them.
+	for _, f := range []string{"etc/nccl.conf"} {
 		if c := readRoot(t, root, f); !strings.HasPrefix(c, `# Managed by gpuform, spec "prov-a"`) || !strings.Contains(c, "\n# Applied from "+a+" by ") {
 			t.Errorf("%s does not name its spec and origin:\n%s", f, c)
 		}
 	}
-	if c := readRoot(t, root, "etc/tmpfiles.d/90-gpuform-governor.conf"); !strings.HasPrefix(c, "# Managed by gpuform.\n") {
-		t.Errorf("the adopted governor drop-in was rewritten:\n%s", c)
+	for _, f := range []string{"etc/tmpfiles.d/90-gpuform-governor.conf", "etc/sysctl.d/90-gpuform.conf"} {
+		if c := readRoot(t, root, f); !strings.HasPrefix(c, "# Managed by gpuform.\n") {
+			t.Errorf("the adopted %s was rewritten:\n%s", f, c)
+		}
 	}
 	if c := readRoot(t, root, "etc/nccl.conf"); !strings.Contains(c, "\nNCCL_IB_HCA=mlx5_0,") || !strings.Contains(c, "\nNCCL_SOCKET_IFNAME=^docker,lo\n") {
 		t.Errorf("nccl.conf lost a setting:\n%s", c)
@@ -131,7 +142,7 @@ func TestOwnership(t *testing.T) {
     count = 64
   }`)
 	code, out, errOut = runPA(t, env, "", "plan", b)
-	if code != ExitFailed || !strings.Contains(out+errOut, `sysctl is managed by spec "prov-a" (applied from `+a) || !strings.Contains(out+errOut, "-take-over sysctl") {
+	if code != ExitFailed || !strings.Contains(out+errOut, `sysctl key vm.swappiness is managed by spec "prov-a" (applied from `+a) || !strings.Contains(out+errOut, "-take-over sysctl") {
 		t.Fatalf("plan prov-b declaring prov-a's sysctl: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -170,7 +181,7 @@ func TestOwnership(t *testing.T) {
 		}
 	}
 	recs = owners(t, root)
-	if _, ok := recs["cpu_governor"]; ok || recs["hugepages"]["spec"] != "prov-b" || recs["sysctl"]["spec"] != "prov-a" {
+	if _, ok := recs["cpu_governor"]; ok || recs["hugepages"]["spec"] != "prov-b" || keyOwners(t, root, "sysctl")["vm.swappiness"] != "prov-a" {
 		t.Errorf("owners after prov-a dropped cpu_governor: %v", recs)
 	}
 
@@ -186,11 +197,11 @@ func TestOwnership(t *testing.T) {
 		t.Fatalf("plan prov-b -take-over sysctl: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = runPA(t, env, "", "apply", "-auto-approve", "-take-over", "sysctl", b)
-	if code != ExitOK || owners(t, root)["sysctl"]["spec"] != "prov-b" || !strings.Contains(readRoot(t, root, "etc/sysctl.d/90-gpuform.conf"), "vm.swappiness = 10") {
-		t.Fatalf("apply prov-b -take-over sysctl: exit %d, owners %v\n%s\n%s", code, owners(t, root), out, errOut)
+	if code != ExitOK || keyOwners(t, root, "sysctl")["vm.swappiness"] != "prov-b" || !strings.Contains(readRoot(t, root, "etc/sysctl.d/90-gpuform.conf"), "vm.swappiness = 10") {
+		t.Fatalf("apply prov-b -take-over sysctl: exit %d, sysctl key owners %v\n%s\n%s", code, keyOwners(t, root, "sysctl"), out, errOut)
 	}
 	code, out, errOut = runPA(t, env, "", "plan", a)
-	if code != ExitFailed || !strings.Contains(out+errOut, `sysctl is managed by spec "prov-b"`) {
+	if code != ExitFailed || !strings.Contains(out+errOut, `sysctl key vm.swappiness is managed by spec "prov-b"`) {
 		t.Fatalf("plan prov-a after the take-over: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
@@ -201,5 +212,299 @@ func TestTakeOverNamesAResource(t *testing.T) {
 	code, _, errOut := runPA(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "", "plan", "-take-over", "sysctls", "testdata/planapply")
 	if code == ExitOK || !strings.Contains(errOut, `"sysctls" is not a resource`) {
 		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+}
+
+// keyOwners reads the key records of resource res on the simulated node
+// under root: key -> spec.
+func keyOwners(t *testing.T, root, res string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "etc/gpuform/owners.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Keys map[string]map[string]map[string]string `json:"keys"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("owners.json: %v\n%s", err, b)
+	}
+	out := map[string]string{}
+	for k, rec := range doc.Keys[res] {
+		out[k] = rec["spec"]
+	}
+	return out
+}
+
+// body returns content without gpuform's header lines.
+func body(content string) string {
+	for strings.HasPrefix(content, "# Managed by gpuform") || strings.HasPrefix(content, "# Applied from ") {
+		_, content, _ = strings.Cut(content, "\n")
+	}
+	return content
+}
+
+// TestOwnershipPerKey walks two specs sharing the keys of one resource on
+// one simulated node (issue 30, seen item 6: the README's team spec that
+// adds one sysctl was refused, "sysctl is managed by spec …"): spec B adds
+// a sysctl and an nccl.conf key next to spec A's, A's lines stay byte for
+// byte and A plans no change; B dropping its key removes only that line;
+// A dropping one of its keys never touches B's; B declaring A's key is
+// refused naming the key and spec A.
+func TestOwnershipPerKey(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	specs := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	root := filepath.Join(state, "hgx-h100-converged")
+	const sysctlFile, ncclFile = "etc/sysctl.d/90-gpuform.conf", "etc/nccl.conf"
+	apply := func(what, dir string) string {
+		t.Helper()
+		code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", dir)
+		if code != ExitOK {
+			t.Fatalf("apply %s: exit %d\n%s\n%s", what, code, out, errOut)
+		}
+		return out
+	}
+	noChanges := func(what, dir string) {
+		t.Helper()
+		code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", dir)
+		if code != ExitOK || !strings.Contains(out, "No changes") {
+			t.Fatalf("plan %s: exit %d, want no changes\n%s\n%s", what, code, out, errOut)
+		}
+	}
+
+	aFull := `
+  sysctl = {
+    "vm.swappiness"   = "1"
+    "vm.max_map_count" = "262144"
+  }
+  affinity {
+    gpu_nic  = module.hgx.gpu_nic
+    nccl_env = true
+  }`
+	a := ownerSpec(t, specs, "prov-a", aFull)
+	apply("prov-a", a)
+	noChanges("prov-a after its apply", a)
+	if got := keyOwners(t, root, "sysctl"); got["vm.swappiness"] != "prov-a" || got["vm.max_map_count"] != "prov-a" || len(got) != 2 {
+		t.Fatalf("sysctl key owners after prov-a = %v", got)
+	}
+	sysA, ncclA := readRoot(t, root, sysctlFile), readRoot(t, root, ncclFile)
+
+	// prov-b adds one sysctl and one nccl.conf key on the same node.
+	bWith := `
+  sysctl = { "net.core.rmem_max" = "16777216" }
+  affinity {
+    nccl_env           = true
+    nccl_socket_ifname = "^docker,lo"
+  }`
+	b := ownerSpec(t, specs, "prov-b", bWith)
+	code, out, errOut := runPA(t, env, "", "plan", b)
+	if code != ExitOK || strings.Contains(out, "vm.swappiness") || strings.Contains(out, "vm.max_map_count") || strings.Contains(out, "NCCL_IB_HCA") || !strings.Contains(out, "net.core.rmem_max") || !strings.Contains(out, "NCCL_SOCKET_IFNAME") {
+		t.Fatalf("plan prov-b: exit %d, want only prov-b's keys\n%s\n%s", code, out, errOut)
+	}
+	apply("prov-b", b)
+	sysAB, ncclAB := readRoot(t, root, sysctlFile), readRoot(t, root, ncclFile)
+	if body(sysAB) != body(sysA)+"net.core.rmem_max = 16777216\n" {
+		t.Errorf("sysctl drop-in after prov-b, want prov-a's lines kept byte for byte and prov-b's appended:\nbefore:\n%s\nafter:\n%s", sysA, sysAB)
+	}
+	if body(ncclAB) != body(ncclA)+"NCCL_SOCKET_IFNAME=^docker,lo\n" {
+		t.Errorf("nccl.conf after prov-b, want prov-a's lines kept byte for byte and prov-b's appended:\nbefore:\n%s\nafter:\n%s", ncclA, ncclAB)
+	}
+	if !strings.HasPrefix(sysAB, `# Managed by gpuform, specs "prov-a" (keys vm.max_map_count, vm.swappiness), "prov-b" (key net.core.rmem_max).`) {
+		t.Errorf("the shared drop-in's header does not name both specs and their keys:\n%s", sysAB)
+	}
+	if got := strings.TrimSpace(readRoot(t, root, "proc/sys/net/core/rmem_max")); got != "16777216" {
+		t.Errorf("net.core.rmem_max on the node = %q, want 16777216", got)
+	}
+	if got := keyOwners(t, root, "sysctl"); got["vm.swappiness"] != "prov-a" || got["vm.max_map_count"] != "prov-a" || got["net.core.rmem_max"] != "prov-b" || len(got) != 3 {
+		t.Errorf("sysctl key owners after prov-b = %v", got)
+	}
+	if got := keyOwners(t, root, "nccl_conf"); got["NCCL_IB_HCA"] != "prov-a" || got["NCCL_SOCKET_IFNAME"] != "prov-b" || len(got) != 2 {
+		t.Errorf("nccl_conf key owners after prov-b = %v", got)
+	}
+	noChanges("prov-a after prov-b's apply", a)
+	noChanges("prov-b after its apply", b)
+
+	// prov-b declaring prov-a's key is the error it always was, naming
+	// the key and the spec.
+	bClash := ownerSpec(t, specs, "prov-b", `
+  sysctl = { "vm.max_map_count" = "65530" }
+  affinity {
+    gpu_nic            = module.hgx.gpu_nic
+    nccl_env           = true
+    nccl_socket_ifname = "^docker,lo"
+  }`)
+	code, out, errOut = runPA(t, env, "", "plan", bClash)
+	for _, want := range []string{`sysctl key vm.max_map_count is managed by spec "prov-a" (applied from ` + a, `nccl_conf key NCCL_IB_HCA is managed by spec "prov-a"`, "-take-over sysctl"} {
+		if code != ExitFailed || !strings.Contains(out+errOut, want) {
+			t.Errorf("plan prov-b declaring prov-a's keys: exit %d, want %q\n%s\n%s", code, want, out, errOut)
+		}
+	}
+	if readRoot(t, root, sysctlFile) != sysAB {
+		t.Fatal("a refused plan changed the drop-in")
+	}
+	b = ownerSpec(t, specs, "prov-b", bWith)
+
+	// prov-a drops vm.max_map_count: that line goes, prov-b's stays.
+	a = ownerSpec(t, specs, "prov-a", `
+  sysctl = { "vm.swappiness" = "1" }
+  affinity {
+    gpu_nic  = module.hgx.gpu_nic
+    nccl_env = true
+  }`)
+	code, out, errOut = runPA(t, env, "", "plan", a)
+	if code != ExitOK || !strings.Contains(out, "- \"vm.max_map_count\"") && !strings.Contains(out, "- vm.max_map_count") || strings.Contains(out, "rmem_max") {
+		t.Fatalf("plan prov-a without vm.max_map_count: exit %d\n%s\n%s", code, out, errOut)
+	}
+	apply("prov-a without vm.max_map_count", a)
+	sysNow := readRoot(t, root, sysctlFile)
+	if body(sysNow) != strings.Replace(body(sysAB), "vm.max_map_count = 262144\n", "", 1) {
+		t.Errorf("drop-in after prov-a dropped vm.max_map_count, want only that line gone:\nbefore:\n%s\nafter:\n%s", sysAB, sysNow)
+	}
+	if got := keyOwners(t, root, "sysctl"); got["vm.swappiness"] != "prov-a" || got["net.core.rmem_max"] != "prov-b" || len(got) != 2 {
+		t.Errorf("sysctl key owners after prov-a dropped a key = %v", got)
+	}
+	noChanges("prov-b after prov-a dropped a key", b)
+
+	// prov-b drops its keys: only its lines go.
+	b = ownerSpec(t, specs, "prov-b", "")
+	code, out, errOut = runPA(t, env, "", "plan", b)
+	if code != ExitOK || !strings.Contains(out, "rmem_max") || !strings.Contains(out, "NCCL_SOCKET_IFNAME") || strings.Contains(out, "vm.swappiness") || strings.Contains(out, "NCCL_IB_HCA") {
+		t.Fatalf("plan prov-b without its keys: exit %d\n%s\n%s", code, out, errOut)
+	}
+	apply("prov-b without its keys", b)
+	if got := readRoot(t, root, sysctlFile); body(got) != strings.Replace(body(sysNow), "net.core.rmem_max = 16777216\n", "", 1) || !strings.HasPrefix(got, `# Managed by gpuform, spec "prov-a". Change the spec, not this file.`) {
+		t.Errorf("drop-in after prov-b dropped its key:\nbefore:\n%s\nafter:\n%s", sysNow, got)
+	}
+	if got := readRoot(t, root, ncclFile); body(got) != body(ncclA) {
+		t.Errorf("nccl.conf after prov-b dropped its key, want prov-a's as it was:\n%s\nnow:\n%s", ncclA, got)
+	}
+	if got := keyOwners(t, root, "nccl_conf"); got["NCCL_IB_HCA"] != "prov-a" || len(got) != 1 {
+		t.Errorf("nccl_conf key owners after prov-b dropped its key = %v", got)
+	}
+	noChanges("prov-a after prov-b dropped its keys", a)
+	noChanges("prov-b after dropping its keys", b)
+}
+
+// TestOwnershipPerKeyOldRecords: a node whose owners.json a gpuform
+// before key records wrote (format 1, sysctl recorded as a whole) keeps
+// every key of that drop-in under the spec recorded: another spec may add
+// its own key next to them, never take one silently.
+func TestOwnershipPerKeyOldRecords(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	specs := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	root := filepath.Join(state, "hgx-h100-converged")
+	const sysctlFile = "etc/sysctl.d/90-gpuform.conf"
+	a := ownerSpec(t, specs, "prov-a", `
+  sysctl = {
+    "kernel.numa_balancing" = "0"
+    "vm.swappiness"         = "1"
+    "vm.max_map_count"      = "262144"
+  }`)
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", a); code != ExitOK {
+		t.Fatalf("apply prov-a: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// What the older gpuform wrote: prov-a manages "sysctl", the whole
+	// drop-in.
+	old := `{
+  "comment": "Managed by gpuform.",
+  "format_version": "1",
+  "resources": {
+    "sysctl": {"spec": "prov-a", "source": "` + a + `", "applied_by": "alice@ws"}
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(root, "etc/gpuform/owners.json"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a)
+	if code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a on its old records: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if readRoot(t, root, "etc/gpuform/owners.json") != old {
+		t.Fatal("a plan changed the records")
+	}
+
+	b := ownerSpec(t, specs, "prov-b", `
+  sysctl = { "kernel.numa_balancing" = "1" }`)
+	code, out, errOut = runPA(t, env, "", "plan", b)
+	if code != ExitFailed || !strings.Contains(out+errOut, `sysctl key kernel.numa_balancing is managed by spec "prov-a" (applied from `+a+` by alice@ws)`) {
+		t.Fatalf("plan prov-b declaring a key of prov-a's old drop-in: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	before := readRoot(t, root, sysctlFile)
+	b = ownerSpec(t, specs, "prov-b", `
+  sysctl = { "net.core.rmem_max" = "16777216" }`)
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", b); code != ExitOK {
+		t.Fatalf("apply prov-b: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := readRoot(t, root, sysctlFile); body(got) != body(before)+"net.core.rmem_max = 16777216\n" {
+		t.Errorf("drop-in after prov-b on old records:\nbefore:\n%s\nafter:\n%s", before, got)
+	}
+	got := keyOwners(t, root, "sysctl")
+	want := map[string]string{"kernel.numa_balancing": "prov-a", "vm.swappiness": "prov-a", "vm.max_map_count": "prov-a", "net.core.rmem_max": "prov-b"}
+	if len(got) != len(want) {
+		t.Errorf("sysctl key owners %v, want %v", got, want)
+	}
+	for k, s := range want {
+		if got[k] != s {
+			t.Errorf("owner of %s = %q, want %q", k, got[k], s)
+		}
+	}
+	if _, ok := owners(t, root)["sysctl"]; ok {
+		t.Error("the whole-resource record of sysctl is still there next to its key records")
+	}
+	if code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a after prov-b: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestOwnershipPerKeyKernelArgs: two specs add their own kernel arguments
+// to gpuform's GRUB drop-in on one simulated node; the same argument name
+// in both is refused naming it and the spec that has it.
+func TestOwnershipPerKeyKernelArgs(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	specs := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	root := filepath.Join(state, "hgx-h100-converged")
+	const dropIn = "etc/default/grub.d/90-gpuform.cfg"
+	cmdline := func() string {
+		t.Helper()
+		c := readRoot(t, root, dropIn)
+		_, line, _ := strings.Cut(c, "GRUB_CMDLINE_LINUX=")
+		return line
+	}
+	a := ownerSpec(t, specs, "prov-a", `  kernel_args = ["iommu=pt"]`)
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", a); code != ExitOK {
+		t.Fatalf("apply prov-a: exit %d\n%s\n%s", code, out, errOut)
+	}
+	b := ownerSpec(t, specs, "prov-b", `  kernel_args = ["pci=realloc"]`)
+	code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", b)
+	if code != ExitOK || strings.Contains(out, "iommu") {
+		t.Fatalf("apply prov-b: exit %d, want only its own argument shown\n%s\n%s", code, out, errOut)
+	}
+	if got := cmdline(); got != `"$GRUB_CMDLINE_LINUX iommu=pt pci=realloc"`+"\n" {
+		t.Errorf("drop-in after prov-b: %q", got)
+	}
+	if code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a after prov-b: exit %d\n%s\n%s", code, out, errOut)
+	}
+	clash := ownerSpec(t, specs, "prov-b", `  kernel_args = ["pci=realloc", "iommu=off"]`)
+	if code, out, errOut := runPA(t, env, "", "plan", clash); code != ExitFailed || !strings.Contains(out+errOut, `kernel_cmdline key iommu is managed by spec "prov-a"`) {
+		t.Fatalf("plan prov-b declaring iommu: exit %d\n%s\n%s", code, out, errOut)
+	}
+	b = ownerSpec(t, specs, "prov-b", "")
+	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", b); code != ExitOK {
+		t.Fatalf("apply prov-b without its argument: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := cmdline(); got != `"$GRUB_CMDLINE_LINUX iommu=pt"`+"\n" {
+		t.Errorf("drop-in after prov-b dropped its argument: %q", got)
+	}
+	if code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", a); code != ExitOK || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan prov-a at the end: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -30,10 +30,11 @@ Terraform does: + create, ~ update in-place, - destroy, with each attribute's
 value before -> after, and which changes need a reboot. Hosts with identical
 plans are shown once, so a fleet plan stays readable.
 
-Each host records which spec manages each resource gpuform put there
-(/etc/gpuform/owners.json). A spec removes only what it manages and no longer
-declares; a resource another spec manages is an error for the host, unless
--take-over RESOURCE hands it to this spec.
+Each host records which spec manages each resource gpuform put there, and
+for sysctl, limits, kernel_cmdline, nccl_conf and docker_daemon each key
+(/etc/gpuform/owners.json): several specs may set different keys of one
+file. A spec removes only what it manages and no longer declares; a resource or key another spec manages is an error for
+the host, unless -take-over RESOURCE hands it to this spec.
 
 With -out FILE the plan is saved together with each host's facts
 fingerprint; "gpuform apply FILE" then runs exactly this plan, and refuses

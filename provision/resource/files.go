@@ -146,6 +146,9 @@ type fileResource struct {
 	// precheck refuses to plan on a node where the file would be wrong
 	// (a sysctl the kernel does not have).
 	precheck func(n *facts.Node) error
+	// keyed, for a file several specs share key by key, is the change's
+	// Keys.
+	keyed *KeyedFile
 }
 
 func managedFile(path string) func(n *facts.Node) (string, bool) {
@@ -196,6 +199,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	}
 	c := r.change(before, after)
 	c.Path = r.path
+	c.Keys = r.keyed
 	deferred := r.afterReboot != nil && r.content != "" && r.afterReboot(n)
 	reboot := r.reboot || deferred
 	if fileOK && (liveOK || reboot) {

@@ -423,7 +423,7 @@ func TestSysctlKeyMustExist(t *testing.T) {
 		{"mistyped", "vm.swapiness", "sysctl vm.swapiness does not exist on this node (no /proc/sys/vm/swapiness)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := sysctlResource(loadNode(t, fmt.Sprintf("sysctl = { %q = \"1\" }", tc.key)))
+			r, err := sysctlResource(loadNode(t, fmt.Sprintf("sysctl = { %q = \"1\" }", tc.key)), f)
 			must(t, err)
 			_, err = r.Diff(f)
 			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {

@@ -22,11 +22,11 @@ func IsName(name string) bool { return slices.Contains(Names(), name) }
 // OwnersStep writes facts.OwnersFile with records, atomically and only if
 // the file is still what the probe of n read: the step that records which
 // spec manages what on the node.
-func OwnersStep(records map[string]facts.OwnerRecord, n *facts.Node) (Step, error) {
+func OwnersStep(records map[string]facts.OwnerRecord, keys map[string]map[string]facts.OwnerRecord, n *facts.Node) (Step, error) {
 	return fileWrite{
 		desc:    "record the owner of each resource in " + facts.OwnersFile,
 		path:    facts.OwnersFile,
-		content: facts.FormatOwners(records),
+		content: facts.FormatOwners(records, keys),
 		cur:     currentFile(n, facts.OwnersFile),
 	}.step()
 }

@@ -74,7 +74,7 @@ func TestDockerCDIFeature(t *testing.T) {
 			if c.Action != Update {
 				return
 			}
-			out, err := r.merge(d, true)
+			out, err := r.merge(d, true, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

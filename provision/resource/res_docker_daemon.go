@@ -24,6 +24,29 @@ const nvidiaRuntimePath = "nvidia-container-runtime"
 // enroot node enroot_conf, an Apptainer node apptainer_conf; the defaults
 // are Docker's alone and are left out with a warning.
 func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
+	rs, warnings, err := buildDockerDaemonWanted(in)
+	if err != nil || len(rs) > 0 || !in.n.Owner.Claims() {
+		return rs, warnings, err
+	}
+	// The spec sets nothing in daemon.json any more: the keys recorded
+	// under it there go, and only they.
+	share := shareOf(in.n.Owner, in.f, DockerDaemon, daemonKeys(in.f))
+	if len(share.drop(nil)) > 0 {
+		rs = []Resource{&dockerResource{base: base{name: DockerDaemon}, c: &spec.Container{}, owner: in.n.Owner}}
+	}
+	return rs, warnings, nil
+}
+
+// daemonKeys are the keys of daemon.json a spec may own, sorted: those
+// gpuform reads and writes (see dockerResource.actual).
+func daemonKeys(f *facts.Node) []string {
+	if !f.Docker.Present || f.Docker.Error != "" {
+		return nil
+	}
+	return slices.Sorted(maps.Keys((&dockerResource{}).actual(f.Docker.Daemon)))
+}
+
+func buildDockerDaemonWanted(in *buildInput) ([]Resource, []string, error) {
 	c := in.n.Container
 	if c == nil {
 		return nil, nil, nil
@@ -47,6 +70,7 @@ func buildDockerDaemon(in *buildInput) ([]Resource, []string, error) {
 	if r == nil {
 		return nil, nil, nil
 	}
+	r.owner = in.n.Owner
 	if c.NvidiaContainerToolkit.Set {
 		r.deps = []string{ContainerToolkit}
 	}
@@ -133,6 +157,9 @@ type dockerResource struct {
 	c *spec.Container
 	// cdi is what to do with features.cdi (cdi = true).
 	cdi cdiMode
+	// owner is the spec's: other specs may own other keys of daemon.json
+	// (see keyShare).
+	owner spec.Owner
 }
 
 func dockerDaemon(c *spec.Container) *dockerResource {
@@ -234,15 +261,27 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	if r.cdi == cdiSet || r.cdi == cdiNotOff && act["features.cdi"] != "" && act["features.cdi"] != "true" {
 		want["features.cdi"] = "true"
 	}
+	fileKeys := slices.Sorted(maps.Keys(act))
+	share := shareOf(r.owner, n, DockerDaemon, fileKeys)
+	drop := share.drop(want)
 	var before map[string]string
 	if d.Present {
 		before = attrs{}
-		// Show only the keys gpuform manages; the others are kept as they are.
+		// Show only the keys the spec sets or removes; the others are
+		// kept as they are.
 		for k := range want {
 			if v, ok := act[k]; ok {
 				before[k] = v
 			}
 		}
+		for _, k := range drop {
+			if v, ok := act[k]; ok {
+				before[k] = v
+			}
+		}
+	}
+	if len(want) == 0 && len(drop) == 0 {
+		before, want = nil, nil
 	}
 	// An earlier apply that wrote daemon.json was cut off before Docker
 	// restarted (its marker is still there): restart it now.
@@ -252,10 +291,15 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	}
 	c := r.change(before, want)
 	c.Path = DaemonJSON
+	c.Keys = share.keyedFile(r.wanted(), fileKeys)
+	if c.Keys != nil && want["features.cdi"] == "true" && !slices.Contains(c.Keys.Declared, "features.cdi") {
+		c.Keys.Declared = append(c.Keys.Declared, "features.cdi")
+		slices.Sort(c.Keys.Declared)
+	}
 	if c.Action == NoOp {
 		return c, nil
 	}
-	merged, err := r.merge(d.Daemon, want["features.cdi"] == "true")
+	merged, err := r.merge(d.Daemon, want["features.cdi"] == "true", drop)
 	if err != nil {
 		return Change{}, err
 	}
@@ -278,7 +322,12 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 // merge sets gpuform's keys in a copy of daemon.json and renders it. Keys
 // it does not manage, and sibling entries of the maps it edits (other
 // runtimes, other ulimits), are kept; numbers keep their text.
-func (r *dockerResource) merge(cur map[string]any, cdi bool) (string, error) {
+//
+// The keys of drop (recorded under this spec, no longer declared) are
+// removed, and a map left empty with them; the nvidia runtime stays while
+// daemon.json still makes it the default, since Docker will not start
+// with a default runtime it does not have.
+func (r *dockerResource) merge(cur map[string]any, cdi bool, drop []string) (string, error) {
 	out := map[string]any{}
 	for k, v := range cur {
 		out[k] = v
@@ -326,6 +375,37 @@ func (r *dockerResource) merge(cur map[string]any, cdi bool) (string, error) {
 		for name, a := range r.c.Ulimits {
 			v := json.Number(ulimitText(a.V))
 			ul[name] = map[string]any{"Name": name, "Soft": v, "Hard": v}
+		}
+	}
+	unset := func(key, sub string) {
+		m, ok := out[key].(map[string]any)
+		if !ok {
+			return
+		}
+		m = maps.Clone(m)
+		delete(m, sub)
+		if len(m) == 0 {
+			delete(out, key)
+		} else {
+			out[key] = m
+		}
+	}
+	for _, k := range drop {
+		switch {
+		case k == "runtimes.nvidia":
+			if out["default-runtime"] != "nvidia" {
+				unset("runtimes", "nvidia")
+			}
+		case k == "default-runtime":
+			if out["default-runtime"] == "nvidia" {
+				delete(out, "default-runtime")
+			}
+		case k == "default-shm-size":
+			delete(out, k)
+		case k == "features.cdi":
+			unset("features", "cdi")
+		case strings.HasPrefix(k, "default-ulimits."):
+			unset("default-ulimits", strings.TrimPrefix(k, "default-ulimits."))
 		}
 	}
 	var buf bytes.Buffer

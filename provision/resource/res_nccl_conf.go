@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -32,14 +33,39 @@ func buildNCCLConf(in *buildInput) ([]Resource, []string, error) {
 func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 	a := n.Affinity
 	topo, _ := nccltopo.Decide(n, f)
+	cur := ""
+	if f.NCCLConf != nil {
+		cur = f.NCCLConf.Content
+	}
+	// Only the keys gpuform writes can be a spec's: the file's other
+	// settings are the operator's.
+	var fileKeys []string
+	for _, k := range slices.Sorted(maps.Keys(keyValueLines(cur))) {
+		if slices.Contains(ncclKeys, k) {
+			fileKeys = append(fileKeys, k)
+		}
+	}
+	// Other specs may own other keys of the file (see keyShare).
+	share := shareOf(n.Owner, f, NCCLConf, fileKeys)
 	// NCCL_TOPO_FILE naming gpuform's own file is gpuform's key even when
 	// the spec no longer asks for the file: left behind it would point
 	// every job at a file apply has just removed (NCCL then fails to init).
+	// Unless another spec has it, which writes that file itself.
 	var drop []string
-	if !topo && f.NCCLConf != nil && keyValueLines(f.NCCLConf.Content)["NCCL_TOPO_FILE"] == nccltopo.File {
+	if _, theirs := share.others["NCCL_TOPO_FILE"]; !topo && !theirs && keyValueLines(cur)["NCCL_TOPO_FILE"] == nccltopo.File {
 		drop = append(drop, "NCCL_TOPO_FILE")
 	}
+	// The keys recorded under this spec that it no longer declares go.
+	mineOnly := func(want map[string]string) {
+		for _, k := range share.drop(want) {
+			if !slices.Contains(drop, k) {
+				drop = append(drop, k)
+			}
+		}
+		slices.Sort(drop)
+	}
 	if a == nil || !a.NCCLEnv.V && !topo {
+		mineOnly(nil)
 		if len(drop) == 0 {
 			return nil, nil
 		}
@@ -91,23 +117,32 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 		want["NCCL_TOPO_FILE"] = nccltopo.File
 		keys = append(keys, "NCCL_TOPO_FILE")
 	}
+	mineOnly(want)
 	if len(keys) == 0 && len(drop) == 0 {
 		return nil, nil
 	}
+	sortedKeys := slices.Sorted(slices.Values(keys))
 	edit := func(cur []byte, _ bool) (string, error) {
 		out, err := setKeyLines(cur, keys, want, drop)
 		if err != nil {
 			return "", err
 		}
-		if len(keys) == 0 {
-			// gpuform manages no key of the file any more: its header goes.
-			_, rest := splitHeader(out)
-			return rest, nil
+		hdr := ""
+		if share.claims {
+			hdr = share.header(sortedKeys, fileKeys, func(keys []string) string {
+				return "the keys " + strings.Join(keys, ", ") + "; other lines are left as they are"
+			}, "; other lines are left as they are")
 		}
-		if !n.Owner.Claims() {
+		if hdr == "" {
+			if len(keys) == 0 {
+				// gpuform manages no key of the file any more: its
+				// header goes.
+				_, rest := splitHeader(out)
+				return rest, nil
+			}
 			return out, nil
 		}
-		return withHeader(out, headerFor(n.Owner, "the keys "+strings.Join(keys, ", ")+"; other lines are left as they are")), nil
+		return withHeader(out, hdr), nil
 	}
 	// Not empty: the file is wanted; edit computes it.
 	content := "wanted"
@@ -140,14 +175,24 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 			return out
 		},
 		desired: want,
+		keyed:   share.keyedFile(want, fileKeys),
 	}, nil
 }
+
+// ncclKeys are the keys of nccl.conf gpuform writes.
+var ncclKeys = []string{"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_TOPO_FILE"}
 
 // setKeyLines sets KEY=value lines of a file such as nccl.conf: the line
 // of each key in keys is replaced where it is, or appended, and the line
 // of each key in drop is removed; every other byte is kept. A key set
 // twice is an error, since which line wins is the reader's business.
 func setKeyLines(cur []byte, keys []string, want map[string]string, drop []string) (string, error) {
+	return setKeyLinesAs(cur, keys, want, drop, func(k, v string) string { return k + "=" + v + "\n" })
+}
+
+// setKeyLinesAs is setKeyLines for a file whose lines line writes
+// ("key = value\n" in a sysctl.d drop-in).
+func setKeyLinesAs(cur []byte, keys []string, want map[string]string, drop []string, format func(k, v string) string) (string, error) {
 	lines := fstabLines(cur)
 	at := map[string]int{}
 	gone := map[int]bool{}
@@ -178,7 +223,7 @@ func setKeyLines(cur []byte, keys []string, want map[string]string, drop []strin
 		replaced := false
 		for k, j := range at {
 			if j == i {
-				b.WriteString(k + "=" + want[k] + "\n")
+				b.WriteString(format(k, want[k]))
 				replaced = true
 			}
 		}
@@ -192,7 +237,7 @@ func setKeyLines(cur []byte, keys []string, want map[string]string, drop []strin
 	}
 	for _, k := range keys {
 		if _, ok := at[k]; !ok {
-			b.WriteString(k + "=" + want[k] + "\n")
+			b.WriteString(format(k, want[k]))
 		}
 	}
 	return b.String(), nil

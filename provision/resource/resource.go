@@ -56,6 +56,28 @@ type Change struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Steps converge the resource, in order. Empty for NoOp.
 	Steps []Step `json:"-"`
+	// Keys, for a resource made of keys that several specs may share
+	// (sysctl, limits, kernel_cmdline, nccl_conf, docker_daemon), says which keys the spec declares and which
+	// the file holds now, so that ownership is recorded per key; nil for
+	// every other resource, and when the node has no owner.
+	Keys *KeyedFile `json:"-"`
+}
+
+// KeyedFile is what a keyed resource's change says about its keys.
+type KeyedFile struct {
+	// Declared are the keys the spec sets, sorted.
+	Declared []string
+	// InFile are the keys the file holds before the change that a spec
+	// may own, sorted: every key of gpuform's own drop-ins; in a file
+	// shared with the operator (nccl.conf), only the keys gpuform writes.
+	InFile []string
+	// WholeFileRecord says what a record of the whole resource, written
+	// by a gpuform before key records, stands for: true for gpuform's own
+	// drop-in (sysctl, limits), which that gpuform wrote whole, so every
+	// key of InFile is the recorded spec's; false for a file shared with
+	// the operator (nccl.conf), where such a record keeps other specs off
+	// those keys but gives none of them to the recorded spec to remove.
+	WholeFileRecord bool
 }
 
 // Step is one idempotent remote action. Each step is atomic on its own:
