@@ -112,8 +112,18 @@ func TestSlurmIdleDrainedAndResumed(t *testing.T) {
 // state and the job id.
 func TestSlurmBusyWaitsForJob(t *testing.T) {
 	f, c := slurmFleet(t, slurmtest.Options{})
-	id := c.Sbatch("sleep 4")
-	ev := &events{}
+	// The job runs until apply has said it waits for it: a fixed-length
+	// job could end before apply reaches the node on a loaded machine, and
+	// the wait this test is about would not happen.
+	release := filepath.Join(t.TempDir(), "job-may-end")
+	id := c.Sbatch("while [ ! -e " + release + " ]; do sleep 0.2; done")
+	ev := &events{hook: func(msg string) {
+		if strings.Contains(msg, "(RUNNING)") {
+			if err := os.WriteFile(release, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}}
 	h := applyWith(t, f, slurmSpec(t, ""), context.Background(), ev)
 	if !h.OK() {
 		t.Fatalf("apply: %+v\n%s", h, ev)
