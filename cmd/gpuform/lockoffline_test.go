@@ -102,3 +102,46 @@ func TestLockOfflineDigestInSpec(t *testing.T) {
 		t.Errorf("lock -check: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestQuickstartCleanOffline: the quickstart, as shipped, lints clean,
+// passes lock -check against the lock file it ships, and plans and applies on its simulated node with no
+// registry to reach and no warning it could avoid: the only warning of the
+// first plan is about the driver the stale node runs, which apply
+// replaces, and the plan after apply has none.
+func TestQuickstartCleanOffline(t *testing.T) {
+	src, err := os.ReadFile("../../examples/quickstart/main.gpuform.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.ReadFile("../../examples/quickstart/.gpuform.lock.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), string(src))
+	writeFile(t, filepath.Join(dir, ".gpuform.lock.hcl"), string(lock))
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+
+	if code, out, errOut := runCLIEnv(t, env, "lint", dir); code != ExitOK || !strings.Contains(out, "No problems found") {
+		t.Errorf("lint: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "lock", "-check", dir); code != ExitOK || errOut != "" {
+		t.Errorf("lock -check: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir)
+	if code != ExitReport {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, l := range strings.Split(out+errOut, "\n") {
+		if strings.Contains(l, "Warning") && !strings.Contains(l, "the running driver, 535.183.06, is affected by") {
+			t.Errorf("plan warns: %s", l)
+		}
+	}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLIEnv(t, env, "plan", "-detailed-exitcode", dir)
+	if code != ExitOK || strings.Contains(out+errOut, "Warning") {
+		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
