@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/registrytest"
+	"github.com/gpuform/gpuform/provision/sim"
 )
 
 // offlineSpec is the quickstart with a floating driver branch the
@@ -143,5 +144,64 @@ func TestQuickstartCleanOffline(t *testing.T) {
 	code, out, errOut = runCLIEnv(t, env, "plan", "-detailed-exitcode", dir)
 	if code != ExitOK || strings.Contains(out+errOut, "Warning") {
 		t.Errorf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestPlanFailsUnreachableImage is issue 30 item 5's image half: an image
+// the plan would pull is checked from the host, and a registry the host
+// cannot reach fails that host's plan before any step, naming the image
+// and curl's reason; apply of a plan saved while the registry answered
+// changes nothing. An image the node already holds is not pulled, so
+// needs no registry.
+func TestPlanFailsUnreachableImage(t *testing.T) {
+	reg := registrytest.Start(t)
+	reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := offlineSpec(t, ref)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	saved := filepath.Join(t.TempDir(), "plan.bin")
+	if code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", "-out", saved, dir); code != ExitReport || !strings.Contains(out, "container_images") {
+		t.Fatalf("plan with the registry up: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	reg.Close()
+	code, out, errOut := runCLIEnv(t, env, "plan", dir)
+	flat := oneLine(out + errOut)
+	if code != ExitFailed || !strings.Contains(flat, "preflight: container_images: pull "+ref) ||
+		!strings.Contains(flat, "container image "+ref+": registry "+reg.Host+" cannot be reached from this host (curl: (7)") ||
+		strings.Contains(out, "driver_package") {
+		t.Fatalf("plan with the registry down: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLIEnv(t, env, "apply", saved)
+	if code != ExitFailed || !strings.Contains(oneLine(out+errOut), "registry "+reg.Host+" cannot be reached from this host") || !strings.Contains(errOut, "the host fails the checks before apply now") {
+		t.Errorf("apply of the saved plan with the registry down: exit %d\n%s\n%s", code, out, errOut)
+	}
+	root, err := sim.MaterializeHost("sim://hgx-h100-stale", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log")); len(calls) != 0 {
+		t.Errorf("apply ran commands on the host:\n%s", calls)
+	}
+
+	// Offline, an image the node already holds at its digest is fine.
+	up := registrytest.Start(t)
+	up.PushIndex(t, "nvidia/cuda:12.8")
+	env = []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir = t.TempDir()
+	imageSpec(t, dir, up.Host+"/nvidia/cuda:12.8")
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK {
+		t.Fatalf("apply with the registry up: exit %d\n%s\n%s", code, out, errOut)
+	}
+	up.Close()
+	if code, out, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK {
+		t.Errorf("plan of the applied node with the registry down: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -333,6 +333,7 @@ func (r *imagesResource) pull(im ImageRef, what string) Step {
 		Description: fmt.Sprintf("pull %s at %s with %s", im.Ref, what, r.runtime),
 		Script:      "set -e\n" + s.String(),
 		Become:      true,
+		Check:       imageReachableCheck(im, r.runtime),
 	}
 }
 
