@@ -30,6 +30,12 @@ Terraform does: + create, ~ update in-place, - destroy, with each attribute's
 value before -> after, and which changes need a reboot. Hosts with identical
 plans are shown once, so a fleet plan stays readable.
 
+Before anything is applied, plan checks on each host what it can see in
+advance: for every container image it will pull there, that the image's
+registry answers from the host (curl, 20 seconds at most; an image the host
+already holds is not pulled). A host that fails a check has no plan, and the
+error names the image and why; apply checks again before its first step.
+
 Each host records which spec manages each resource gpuform put there
 (/etc/gpuform/owners.json). A spec removes only what it manages and no longer
 declares; a resource another spec manages is an error for the host, unless
