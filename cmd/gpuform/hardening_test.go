@@ -19,15 +19,16 @@ import (
 // The regression tests of issue 31 that go through the command line: each
 // reproduces one thing an adversarial run found broken.
 
-// TestLockHostileRegistryConfigSize: gpuform lock and lock -check against
-// a registry that declares a 20 GB config blob fail at once, naming the
-// registry and the limit, instead of reading it into memory.
+// TestLockHostileRegistryConfigSize: gpuform lock and lock -check
+// -upgrade (plain -check asks no registry) against a registry that
+// declares a 20 GB config blob fail at once, naming the registry and the
+// limit, instead of reading it into memory.
 func TestLockHostileRegistryConfigSize(t *testing.T) {
 	reg := registrytest.StartHostile(t, registrytest.Hostile{Manifest: registrytest.ImageManifest(20 << 30), BlobEndless: true})
 	dir := t.TempDir()
 	imageSpec(t, dir, reg.Host+"/nvidia/cuda:12.8")
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
-	for _, args := range [][]string{{"lock", dir}, {"lock", "-check", dir}} {
+	for _, args := range [][]string{{"lock", dir}, {"lock", "-check", "-upgrade", dir}} {
 		start := time.Now()
 		code, out, errOut := runCLIEnv(t, env, args...)
 		if code == ExitOK || !strings.Contains(oneLine(errOut), "registry "+reg.Host+" declares a config blob of 20 GiB, over gpuform's limit of 16 MiB") {

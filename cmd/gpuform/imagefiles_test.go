@@ -35,7 +35,8 @@ func imageFileSpec(t *testing.T, dir, rt, ref string) {
 // the second plan is empty and verify passes; the tag moves in the
 // registry and nothing changes until lock -upgrade, after which verify
 // fails the node holding the old digest and apply moves the tag's link;
-// with the registry gone the pull fails with the runtime's words.
+// a digest the registry lacks fails the pull with the runtime's words, and
+// a registry gone fails the host before its first step.
 func TestImageFilesPinnedByDigest(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -132,15 +133,32 @@ func TestImageFilesPinnedByDigest(t *testing.T) {
 				t.Errorf("verify after the second apply: %s %s", status, msg)
 			}
 
-			// The registry goes away and the tag's file with it: the
-			// pull fails at the image's step with the runtime's words.
-			reg.Close()
+			// The tag's file goes away and the lock pins a digest the
+			// registry does not have (as if deleted there): the
+			// registry answers, so the check before apply passes, and
+			// the pull fails at the image's step with the runtime's
+			// words.
 			if err := os.Remove(filepath.Join(images, newFile)); err != nil {
 				t.Fatal(err)
 			}
+			gone := "sha256:" + strings.Repeat("0", 64)
+			lock := lockFile(t, dir)
+			if !strings.Contains(lock, `digest = "`+moved.String()+`"`) {
+				t.Fatalf("lock file:\n%s", lock)
+			}
+			writeFile(t, filepath.Join(dir, ".gpuform.lock.hcl"), strings.Replace(lock, `digest = "`+moved.String()+`"`, `digest = "`+gone+`"`, 1))
 			code, out, errOut = runCLIEnv(t, env, "apply", "-auto-approve", dir)
 			all := strings.Join(strings.Fields(out+errOut), " ")
-			if code == ExitOK || !strings.Contains(all, "container_images: pull "+ref) || !strings.Contains(all, fmt.Sprintf(tc.down, reg.Host, moved.String())) {
+			if code == ExitOK || !strings.Contains(all, "container_images: pull "+ref) || !strings.Contains(all, fmt.Sprintf(tc.down, reg.Host, gone)) {
+				t.Errorf("apply of a digest the registry lacks: exit %d\n%s\n%s", code, out, errOut)
+			}
+
+			// The registry goes away: the check before apply fails the
+			// host, naming the image, and nothing is pulled.
+			reg.Close()
+			code, out, errOut = runCLIEnv(t, env, "apply", "-auto-approve", dir)
+			all = strings.Join(strings.Fields(out+errOut), " ")
+			if code == ExitOK || !strings.Contains(all, "preflight: container_images: pull "+ref) || !strings.Contains(all, "registry "+reg.Host+" cannot be reached from this host") || !strings.Contains(all, "nothing was changed") {
 				t.Errorf("apply with the registry down: exit %d\n%s\n%s", code, out, errOut)
 			}
 			if status, observed, _ := imageCheck(t, env, dir, ref); status != "fail" || observed != "absent" {

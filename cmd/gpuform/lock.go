@@ -52,18 +52,25 @@ digest its registry serves now, for linux/amd64 and linux/arm64, with the
 Docker credentials of the user running gpuform (~/.docker/config.json;
 nothing is sent to the nodes). An image the lock file already pins keeps its
 digest: a tag that moves in the registry changes the lock only with
--upgrade, and plan then pulls the new image. -images=false keeps the image
-pins as they are, for a machine that cannot reach the registries.
+-upgrade, and plan then pulls the new image. -images=false asks no
+registry, for a machine that cannot reach them: the image pins stay as they
+are, the package releases are recorded, and a tag the lock file does not pin
+yet is left unpinned with a warning naming it (plan does not pull it; lock
+-check fails on it). A reference that names its digest (repo@sha256:...) is
+pinned by the spec itself.
 
-With -check, nothing is written and no host is asked: the spec is judged
-against the lock file (every floating version must have a pin of its branch
-there), so the check passes right after lock -upgrade, before any host runs
-the new release. Whether the hosts run what is locked is plan's and
-verify's job. -check -upgrade does ask the hosts, to say whether an upgrade
-would move the lock.
+With -check, nothing is written and no host or registry is asked: the spec
+is judged against the lock file (every floating version must have a pin of
+its branch there, and every image tag a digest), so the check passes right
+after lock -upgrade, before any host runs the new release. Whether the hosts
+run what is locked is plan's and verify's job. -check -upgrade does ask the
+hosts and the registries, to say whether an upgrade would move the lock.
 
-Exit status: 0 the lock file is written (or, with -check, up to date);
-1 a version could not be locked; 2 with -check, the lock file would change.`,
+Exit status: 0 the lock file is written (also when -images=false left an
+image unpinned: the warning names it), or, with -check, up to date; 1 a
+version or an image could not be locked, or with -check, a floating version
+or an image tag has no pin in the lock file; 2 with -check, the lock file
+would change.`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
@@ -138,15 +145,28 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 			if d.HasErrors() {
 				imagePrev = nil
 			}
-			resolve := resolveImage
-			if !images {
-				resolve = keepImages
+			mode := lockfile.ImagesResolve
+			switch {
+			case fromLock:
+				// -check asks no registry, as it asks no host: a tag
+				// the lock file does not pin fails the gate.
+				mode = lockfile.ImagesCheck
+			case !images:
+				mode = lockfile.ImagesOffline
 			}
-			if diags := lockfile.Images(cmd.Context(), cfg, imagePrev, lock, upgrade && images, resolve); diags.HasErrors() {
-				writeDiags(s, diags, cfg)
-				fmt.Fprintln(s.Err, "Error: every container image must be resolved to its digest to lock it; nothing was written.")
+			imageDiags := lockfile.Images(cmd.Context(), cfg, imagePrev, lock, upgrade, mode, resolveImage)
+			if imageDiags.HasErrors() {
+				writeDiags(s, imageDiags, cfg)
+				if mode == lockfile.ImagesCheck {
+					fmt.Fprintln(s.Err, "Error: every container image tag must be pinned in the lock file.")
+				} else {
+					fmt.Fprintln(s.Err, "Error: every container image must be resolved to its digest to lock it; nothing was written.")
+				}
 				return exitError{ExitFailed}
 			}
+			// Offline, an image nobody pinned yet stays unpinned: the
+			// warning names it, and the package releases are written.
+			writeDiags(s, imageDiags, cfg)
 			old, _ := readlimit.ReadRegularFile(path, spec.MaxFileSize)
 			content := spec.FormatLock(lock)
 			if bytes.Equal(old, content) {
@@ -173,7 +193,7 @@ Exit status: 0 the lock file is written (or, with -check, up to date);
 	conn.register(cmd.Flags())
 	conn.timeouts.registerProbe(cmd.Flags())
 	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change (without -upgrade, judge the spec against the lock file and ask no host)")
-	cmd.Flags().BoolVar(&images, "images", true, "resolve container images at their registries (false: keep the image pins the lock file has, for a machine that cannot reach the registries)")
+	cmd.Flags().BoolVar(&images, "images", true, "resolve container images at their registries (false: ask no registry; keep the image pins the lock file has and leave a tag it does not pin unpinned, with a warning)")
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "lock the newest release of each floating version that the hosts' repositories offer")
 	return cmd
 }
@@ -238,12 +258,6 @@ func writeLockChanges(s Streams, prev, next *spec.Lock) {
 // node).
 func resolveImage(ctx context.Context, ref string) (spec.ImagePin, error) {
 	return registry.Resolve(ctx, ref, spec.ImagePlatforms(), registry.Options{})
-}
-
-// keepImages is lock -images=false's resolver: an image the lock file does
-// not pin yet cannot be locked without its registry.
-func keepImages(_ context.Context, ref string) (spec.ImagePin, error) {
-	return spec.ImagePin{}, fmt.Errorf("%s is not in the lock file yet, and -images=false does not ask its registry", ref)
 }
 
 // writeImageChanges prints the image pins of node n that move.

@@ -19,10 +19,9 @@ func copyQuickstart(t *testing.T, driver string) string {
 	if s == string(src) {
 		t.Fatal("quickstart no longer takes the driver from the stack module")
 	}
-	// Locking an image asks its registry (nvcr.io); these tests are about
-	// versions and run offline. images_test.go locks images against a
-	// registry of its own.
-	s = strings.Replace(s, "    images = [module.stack.pytorch_image]\n", "", 1)
+	// The quickstart names no image (TestQuickstartCleanOffline), so these
+	// tests run offline; images_test.go locks images against a registry of
+	// its own.
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), s)
 	return dir

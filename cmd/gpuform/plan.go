@@ -30,11 +30,18 @@ Terraform does: + create, ~ update in-place, - destroy, with each attribute's
 value before -> after, and which changes need a reboot. Hosts with identical
 plans are shown once, so a fleet plan stays readable.
 
+Before anything is applied, plan checks on each host what it can see in
+advance: for every container image it will pull there, that the image's
+registry answers from the host (curl, 20 seconds at most; an image the host
+already holds is not pulled). A host that fails a check has no plan, and the
+error names the image and why; apply checks again before its first step.
+
 Each host records which spec manages each resource gpuform put there, and
 for sysctl, limits, kernel_cmdline, nccl_conf and docker_daemon each key
 (/etc/gpuform/owners.json): several specs may set different keys of one
-file. A spec removes only what it manages and no longer declares; a resource or key another spec manages is an error for
-the host, unless -take-over RESOURCE hands it to this spec.
+file. A spec removes only what it manages and no longer declares; a
+resource or key another spec manages is an error for the host, unless
+-take-over RESOURCE hands it to this spec.
 
 With -out FILE the plan is saved together with each host's facts
 fingerprint; "gpuform apply FILE" then runs exactly this plan, and refuses

@@ -48,7 +48,10 @@ node "quickstart" {
       memlock = "unlimited" # RDMA pins memory
       stack   = "64MiB"
     }
-    images = [module.stack.pytorch_image]
+    # No images: pinning one needs its registry's digest, and the
+    # quickstart runs offline. examples/inference-pcie and
+    # examples/training-cluster pin images (see README, "Pin your
+    # containers").
   }
 
   shm {

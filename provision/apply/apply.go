@@ -359,6 +359,18 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 		return fail("%v", err)
 	}
 	defer lock.Release()
+	// The plan's step checks again, before anything is changed or
+	// drained: a registry that went away since the plan fails the host
+	// here, not at its pull step with the driver already replaced.
+	if plan.HasChecks(hp) {
+		emit(opts, hp.Host, "checking before the first step")
+		cctx, cancel := transport.WithTimeout(ctx, opts.Target.ProbeLimit(hp.Target.Host), "the checks before apply", plan.CheckSetting)
+		_, err := plan.RunChecks(cctx, tr, hp)
+		cancel()
+		if err != nil {
+			return fail("preflight, before the first step (nothing was changed): %s", target.ErrorText(err))
+		}
+	}
 	if nr.Drain == spec.DrainSlurm {
 		return applySlurm(ctx, tr, lock, hp, node, nr, r, opts)
 	}

@@ -161,6 +161,10 @@ func CheckSaved(saved, fresh *Plan) error {
 			stale[s.Host] = "the host failed to plan when the plan was made (" + s.Error + ")"
 		case f == nil:
 			stale[s.Host] = "the host is no longer in the spec"
+		case strings.HasPrefix(f.Error, "preflight: "):
+			// Preflight's checks (a registry that answered when the
+			// plan was made and does not now).
+			stale[s.Host] = "the host fails the checks before apply now (" + f.Error + ")"
 		case f.Error != "":
 			stale[s.Host] = "the host cannot be probed now (" + f.Error + ")"
 		case f.FactsFingerprint != s.FactsFingerprint:

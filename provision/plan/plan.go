@@ -412,15 +412,21 @@ func redactErr(red *spec.Redactor, err error) error {
 	return err
 }
 
-// Run probes hosts (chosen by target.Select) the way every command does
-// and makes the plan: the path of plan and apply. Host failures are part
-// of the plan (Errored); the error is for a context that ended first.
+// Run probes hosts (chosen by target.Select) the way every command does,
+// makes the plan and runs its step checks on the hosts (Preflight): the
+// path of plan and apply. Host failures are part of the plan (Errored);
+// the error is for a context that ended first.
 func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, error) {
 	probed, err := target.Probe(ctx, hosts, o)
 	if err != nil {
 		return nil, err
 	}
-	return Make(probed), nil
+	p := Make(probed)
+	Preflight(ctx, p, o)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // SlurmAction is what apply does with a host in Slurm.

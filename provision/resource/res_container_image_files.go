@@ -111,6 +111,7 @@ fi
 		Description: fmt.Sprintf("pull %s at %s with %s into %s", im.Ref, what, r.runtime, r.dir),
 		Script:      s.String(),
 		Become:      true,
+		Check:       imageReachableCheck(im, r.runtime),
 	}
 }
 

@@ -194,7 +194,7 @@ func buildContainerImages(in *buildInput) ([]Resource, []string, error) {
 	pinned, unlocked := PinnedImages(in.n)
 	var warnings []string
 	for _, ref := range unlocked {
-		warnings = append(warnings, fmt.Sprintf("container image %s: not pulled, the lock file records no digest for it; run gpuform lock", ref))
+		warnings = append(warnings, fmt.Sprintf("container image %s: unpinned, not pulled: the lock file records no digest for it (lock -images=false leaves a tag unpinned); run gpuform lock where its registry can be reached, or name its digest in the spec", ref))
 	}
 	if len(pinned) == 0 {
 		return nil, warnings, nil
@@ -333,6 +333,7 @@ func (r *imagesResource) pull(im ImageRef, what string) Step {
 		Description: fmt.Sprintf("pull %s at %s with %s", im.Ref, what, r.runtime),
 		Script:      "set -e\n" + s.String(),
 		Become:      true,
+		Check:       imageReachableCheck(im, r.runtime),
 	}
 }
 

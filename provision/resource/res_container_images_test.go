@@ -79,7 +79,7 @@ func TestContainerImagesUnlocked(t *testing.T) {
 		strings.Contains(c.Steps[0].Script, "tag") {
 		t.Errorf("change %+v", c)
 	}
-	if !strings.Contains(strings.Join(warnings, "\n"), "container image nvcr.io/nvidia/cuda:12.8.0-base-ubuntu22.04: not pulled, the lock file records no digest for it; run gpuform lock") {
+	if !strings.Contains(strings.Join(warnings, "\n"), "container image nvcr.io/nvidia/cuda:12.8.0-base-ubuntu22.04: unpinned, not pulled: the lock file records no digest for it (lock -images=false leaves a tag unpinned); run gpuform lock where its registry can be reached, or name its digest in the spec") {
 		t.Errorf("warnings: %q", warnings)
 	}
 }

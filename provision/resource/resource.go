@@ -94,6 +94,14 @@ type Step struct {
 	Input string `json:"input,omitempty"`
 	// Become runs the step with the transport's privilege escalation.
 	Become bool `json:"become"`
+	// Check, when not empty, is a POSIX sh script that changes nothing and
+	// says in advance whether the step can succeed, for what the node can
+	// show before apply starts (the registry an image is pulled from
+	// answers): plan runs it on the host after the diff, and apply again
+	// before its first step. It exits 0 when the step can run (printing
+	// "unchecked: WHY" when it could not tell, which plan shows), and
+	// otherwise exits non-zero with one line on standard error saying why.
+	Check string `json:"check,omitempty"`
 }
 
 // attrs is a helper for building Before/After maps.
