@@ -24,8 +24,10 @@ import "strings"
 // agent's processes) and the bench document; 2.2 added fields and one
 // status only (verify's "not run" status and checks[].needed,
 // summary.not_run, nics, driver_advisories, gpu.nvml_index and
-// nccl_result.not_run; plan's verify_notes).
-const Version = "2.2"
+// nccl_result.not_run; plan's verify_notes); 2.3 added fields only
+// (plan's resource_changes[].version_from, releases and
+// version_unresolved; facts' offers).
+const Version = "2.3"
 
 // Compatible reports whether a document written with format version v can be
 // read by this gpuform: the same major number.

@@ -30,6 +30,33 @@ rhel)
 		awk 'NF == 3 && $1 ~ /\./ { n = $1; sub(/\.[^.]*$/, "", n); print n, $2 }'
 	;;
 esac
+# Where the versions come from, for a plan that must say why a release is
+# missing: the repositories configured (a bounded excerpt), and how many
+# metadata files the manager holds (none: the lists were never refreshed).
+# Lines start with "@", which no package name does.
+set +f
+R=${GPUFORM_ROOT:-}
+case $GPUFORM_FAMILY in
+debian)
+	for f in "$R"/etc/apt/sources.list "$R"/etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] && sed -n 's/^[[:space:]]*\(deb[[:space:]].*\)$/\1/p' "$f"
+	done 2>/dev/null | head -n 16 | cut -c1-200 | sed 's/^/@source /'
+	for f in "$R"/etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && sed -n 's/^URIs:[[:space:]]*\(.*\)$/deb822 \1/p' "$f"
+	done 2>/dev/null | head -n 16 | cut -c1-200 | sed 's/^/@source /'
+	n=0
+	for f in "$R"/var/lib/apt/lists/*_Packages*; do [ -f "$f" ] && n=$((n + 1)); done
+	echo "@lists $n"
+	;;
+rhel)
+	for f in "$R"/etc/yum.repos.d/*.repo; do
+		[ -f "$f" ] && awk '/^\[/ { id = $0 } /^(baseurl|mirrorlist|metalink)[[:space:]]*=/ { print id, $0 }' "$f"
+	done 2>/dev/null | head -n 16 | cut -c1-200 | sed 's/^/@source /'
+	n=0
+	for f in "$R"/var/cache/dnf/*/repodata; do [ -d "$f" ] && n=$((n + 1)); done
+	echo "@lists $n"
+	;;
+esac
 `
 
 // Available asks the host's package manager which versions of the named
@@ -64,4 +91,166 @@ func Available(ctx context.Context, t transport.Transport, family string, names 
 		}
 	}
 	return out, nil
+}
+
+// Offers is what a host's package manager offers of the packages a plan
+// installs, read from the repository metadata the host already has
+// (nothing is refreshed): the versions by package name, newest first, and,
+// so that a plan can say why a release is missing, where they come from.
+type Offers struct {
+	// Manager is "apt" or "dnf".
+	Manager string `json:"manager"`
+	// Versions maps each package name asked about to the versions the
+	// manager can install, newest first; a name it offers nothing of is
+	// absent.
+	Versions map[string][]string `json:"versions"`
+	// Sources are the repositories configured on the host, as far as they
+	// can be read cheaply: apt's "deb …" lines and deb822 URIs, dnf's
+	// "[repo] baseurl=…" (at most 16 of each kind, 200 characters each).
+	Sources []string `json:"sources,omitempty"`
+	// Lists is how many repository metadata files the manager holds (apt's
+	// lists, dnf's cached repodata); 0 means they were never refreshed,
+	// and what the repositories offer is not known without the network.
+	Lists int `json:"lists"`
+}
+
+// Manager names the package manager of a package family.
+func Manager(family string) string {
+	if family == "rhel" {
+		return "dnf"
+	}
+	return "apt"
+}
+
+// QueryOffers asks the host's package manager, as Available does, which
+// versions of the named packages it offers, and which repositories it
+// reads them from. Versions are sorted newest first whatever order the
+// manager lists them in (dnf lists oldest first).
+func QueryOffers(ctx context.Context, t transport.Transport, family string, names []string, become bool) (*Offers, error) {
+	o := &Offers{Manager: Manager(family), Versions: map[string][]string{}}
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, " \t\n'\"\\$`;|&<>*?[") {
+			return nil, fmt.Errorf("package name %q", n)
+		}
+	}
+	res, err := t.Run(ctx, transport.Command{Script: availableScript, Become: become, Env: map[string]string{
+		"GPUFORM_FAMILY":   family,
+		"GPUFORM_PACKAGES": strings.Join(names, " "),
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, &transport.HostError{Host: t.Host(), Op: "list available packages", Err: fmt.Errorf("exit %d: %s", res.ExitCode, text.FirstLine(string(res.Stderr)))}
+	}
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		switch {
+		case strings.HasPrefix(line, "@source "):
+			o.Sources = append(o.Sources, text.FirstLine(strings.TrimSpace(strings.TrimPrefix(line, "@source "))))
+		case strings.HasPrefix(line, "@lists "):
+			fmt.Sscan(strings.TrimPrefix(line, "@lists "), &o.Lists)
+		default:
+			f := strings.Fields(line)
+			if len(f) == 2 && slices.Contains(names, f[0]) && !slices.Contains(o.Versions[f[0]], f[1]) {
+				o.Versions[f[0]] = append(o.Versions[f[0]], f[1])
+			}
+		}
+	}
+	for name, vs := range o.Versions {
+		slices.SortStableFunc(vs, func(a, b string) int { return -CompareVersions(a, b) })
+		o.Versions[name] = vs
+	}
+	return o, nil
+}
+
+// CompareVersions orders package versions the way the package managers
+// do for the versions NVIDIA's repositories carry: the epoch, then the
+// upstream release and the revision, each part by part, numerically where
+// both parts are numbers ("580.95.05-1" > "580.65.06-1", "1:4.2.3-1" >
+// "4.5.0-1").
+func CompareVersions(a, b string) int {
+	ea, ra := splitEpoch(a)
+	eb, rb := splitEpoch(b)
+	if c := compareParts(ea, eb); c != 0 {
+		return c
+	}
+	ua, va, _ := cutLast(ra, '-')
+	ub, vb, _ := cutLast(rb, '-')
+	if c := compareParts(ua, ub); c != 0 {
+		return c
+	}
+	return compareParts(va, vb)
+}
+
+func splitEpoch(v string) (string, string) {
+	if e, rest, ok := strings.Cut(v, ":"); ok {
+		return e, rest
+	}
+	return "0", v
+}
+
+func cutLast(s string, sep byte) (string, string, bool) {
+	if i := strings.LastIndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
+}
+
+// compareParts compares strings split into runs of digits and of other
+// characters, digits numerically.
+func compareParts(a, b string) int {
+	for a != "" || b != "" {
+		pa, ra := nextPart(a)
+		pb, rb := nextPart(b)
+		da, db := pa != "" && pa[0] >= '0' && pa[0] <= '9', pb != "" && pb[0] >= '0' && pb[0] <= '9'
+		switch {
+		case da && db:
+			x, y := strings.TrimLeft(pa, "0"), strings.TrimLeft(pb, "0")
+			if len(x) != len(y) {
+				return cmpInt(len(x), len(y))
+			}
+			if c := strings.Compare(x, y); c != 0 {
+				return c
+			}
+		case pa != pb:
+			// "~" sorts before anything, even the end of the version; the
+			// end sorts before any other part.
+			switch {
+			case strings.HasPrefix(pa, "~") != strings.HasPrefix(pb, "~"):
+				if strings.HasPrefix(pa, "~") {
+					return -1
+				}
+				return 1
+			case pa == "":
+				return -1
+			case pb == "":
+				return 1
+			}
+			return strings.Compare(pa, pb)
+		}
+		a, b = ra, rb
+	}
+	return 0
+}
+
+func nextPart(s string) (string, string) {
+	if s == "" {
+		return "", ""
+	}
+	digit := s[0] >= '0' && s[0] <= '9'
+	i := 1
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9') == digit {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

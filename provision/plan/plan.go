@@ -3,11 +3,15 @@ package plan
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/preflight"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -238,6 +242,9 @@ func Make(probed []target.Probed) *Plan {
 				// assumes of the hardware is verify's to check.
 				problems = preflight.Hardware(t.Node, pr.Facts)
 			}
+			// Every release the changes install must be offered by the
+			// host's repositories, checked before anything runs.
+			problems = append(problems, preflight.Packages(missingReleases(hp.ResourceChanges), pr.Facts.Offers)...)
 			if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
 				// Apply would run steps here (or could not be planned
 				// at all): it needs root.
@@ -263,6 +270,18 @@ func Make(probed []target.Probed) *Plan {
 	}
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
+}
+
+// missingReleases are the releases the changes install that the host's
+// repositories do not offer.
+func missingReleases(changes []ResourceChange) []preflight.MissingRelease {
+	var out []preflight.MissingRelease
+	for _, rc := range changes {
+		for _, m := range rc.Missing {
+			out = append(out, preflight.MissingRelease{Resource: rc.Resource, Missing: m})
+		}
+	}
+	return out
 }
 
 func rolloutOf(n *spec.Node) NodeRollout {
@@ -415,12 +434,70 @@ func redactErr(red *spec.Redactor, err error) error {
 // Run probes hosts (chosen by target.Select) the way every command does
 // and makes the plan: the path of plan and apply. Host failures are part
 // of the plan (Errored); the error is for a context that ended first.
+// After each host's probe it asks the host's package manager which
+// versions its repositories offer of the packages the spec installs there
+// (facts.QueryOffers, from the metadata the host has: nothing is
+// refreshed), so that the plan resolves floating versions to the release
+// that will be installed and refuses a release no repository offers.
 func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, error) {
+	return RunPinned(ctx, hosts, o, nil)
+}
+
+// RunPinned is Run for apply of a saved plan: pins are the releases the
+// saved plan resolved, by host and package (SavedReleases), and each
+// host's offers are narrowed to them, so that the plan resolves exactly
+// what was shown, or refuses the host when a pinned release is no longer
+// offered.
+func RunPinned(ctx context.Context, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
+	o.AfterProbe = func(ctx context.Context, t transport.Transport, h target.Host, n *facts.Node) error {
+		names := resource.OfferedNames(h.Node, n)
+		if len(names) == 0 {
+			return nil
+		}
+		offers, err := facts.QueryOffers(ctx, t, n.OS.Family(), names, h.Host.Become != "")
+		if err != nil {
+			return fmt.Errorf("listing what the package repositories offer: %w", err)
+		}
+		for name, v := range pins[h.Host.Name] {
+			if vs, ok := offers.Versions[name]; ok {
+				offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
+			}
+		}
+		n.Offers = offers
+		return nil
+	}
 	probed, err := target.Probe(ctx, hosts, o)
 	if err != nil {
 		return nil, err
 	}
 	return Make(probed), nil
+}
+
+// sameVersion reports whether an offered version is a pinned one (dnf pins
+// carry no epoch).
+func sameVersion(offered, pinned string) bool {
+	if offered == pinned {
+		return true
+	}
+	_, rest, ok := strings.Cut(offered, ":")
+	return ok && rest == pinned
+}
+
+// SavedReleases are the exact package releases a saved plan resolved, by
+// host and package, for RunPinned.
+func SavedReleases(p *Plan) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, h := range p.Hosts {
+		for _, rc := range h.ResourceChanges {
+			for name, v := range rc.Releases {
+				if out[h.Host] == nil {
+					out[h.Host] = map[string]string{}
+				}
+				out[h.Host][name] = v
+			}
+		}
+	}
+	return out
 }
 
 // SlurmAction is what apply does with a host in Slurm.

@@ -116,6 +116,11 @@ type Options struct {
 	// ProbeTimeout bounds each probe (the -probe-timeout flag); zero means
 	// the host's inventory probe_timeout, else DefaultProbeTimeout.
 	ProbeTimeout time.Duration
+	// AfterProbe, when set, runs on each host right after its probe, over
+	// the same connection and within the probe's time limit, and may add
+	// to the facts (plan asks the package manager what its repositories
+	// offer of the packages the spec installs). Its error is the host's.
+	AfterProbe func(ctx context.Context, t transport.Transport, h Host, n *facts.Node) error
 }
 
 // ProbeLimit is the time allowed to connect to and probe h.
@@ -173,6 +178,11 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 		n, err := facts.Probe(ctx, t, facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node)})
 		if err != nil {
 			return err
+		}
+		if o.AfterProbe != nil {
+			if err := o.AfterProbe(ctx, t, h, n); err != nil {
+				return err
+			}
 		}
 		mu.Lock()
 		got[h.Host.Name] = n
