@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,54 +11,14 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
-// availableScript lists, as "NAME VERSION" lines, every version of the
-// packages named in $GPUFORM_PACKAGES that the host's package manager can
-// install, from its repository lists as they are (it refreshes nothing):
-// apt-cache madison on Debian/Ubuntu, dnf list --showduplicates from dnf's
-// cache on the RHEL family.
-const availableScript = `set -f
-case $GPUFORM_FAMILY in
-debian)
-	for n in $GPUFORM_PACKAGES; do
-		apt-cache madison "$n" 2>/dev/null | while IFS='|' read -r _ v _; do
-			printf '%s %s\n' "$n" "$(printf '%s' "$v" | tr -d ' ')"
-		done
-	done
-	;;
-rhel)
-	# shellcheck disable=SC2086 # the names are split on purpose
-	dnf -q -C list --showduplicates $GPUFORM_PACKAGES 2>/dev/null |
-		awk 'NF == 3 && $1 ~ /\./ { n = $1; sub(/\.[^.]*$/, "", n); print n, $2 }'
-	;;
-esac
-# Where the versions come from, for a plan that must say why a release is
-# missing: the repositories configured (a bounded excerpt), and how many
-# metadata files the manager holds (none: the lists were never refreshed).
-# Lines start with "@", which no package name does.
-set +f
-R=${GPUFORM_ROOT:-}
-case $GPUFORM_FAMILY in
-debian)
-	for f in "$R"/etc/apt/sources.list "$R"/etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] && sed -n 's/^[[:space:]]*\(deb[[:space:]].*\)$/\1/p' "$f"
-	done 2>/dev/null | head -n 16 | cut -c1-200 | sed 's/^/@source /'
-	for f in "$R"/etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] && sed -n 's/^URIs:[[:space:]]*\(.*\)$/deb822 \1/p' "$f"
-	done 2>/dev/null | head -n 16 | cut -c1-200 | sed 's/^/@source /'
-	n=0
-	for f in "$R"/var/lib/apt/lists/*_Packages*; do [ -f "$f" ] && n=$((n + 1)); done
-	echo "@lists $n"
-	;;
-rhel)
-	for f in "$R"/etc/yum.repos.d/*.repo; do
-		[ -f "$f" ] && awk '/^\[/ { id = $0 } /^(baseurl|mirrorlist|metalink)[[:space:]]*=/ { print id, $0 }' "$f"
-	done 2>/dev/null | head -n 16 | cut -c1-200 | sed 's/^/@source /'
-	n=0
-	for f in "$R"/var/cache/dnf/*/repodata; do [ -d "$f" ] && n=$((n + 1)); done
-	echo "@lists $n"
-	;;
-esac
-`
+// availableScript is offers.sh: it lists, as "NAME VERSION" lines, every
+// version of the packages named in $GPUFORM_PACKAGES that the host's
+// package manager can install, from its repository lists as they are (it
+// refreshes nothing), then "@source" and "@lists" lines saying where they
+// come from.
+//
+//go:embed offers.sh
+var availableScript string
 
 // Available asks the host's package manager which versions of the named
 // packages its repositories offer, for a host of the package family
@@ -128,10 +89,8 @@ func Manager(family string) string {
 // manager lists them in (dnf lists oldest first).
 func QueryOffers(ctx context.Context, t transport.Transport, family string, names []string, become bool) (*Offers, error) {
 	o := &Offers{Manager: Manager(family), Versions: map[string][]string{}}
-	for _, n := range names {
-		if n == "" || strings.ContainsAny(n, " \t\n'\"\\$`;|&<>*?[") {
-			return nil, fmt.Errorf("package name %q", n)
-		}
+	if err := checkPackageNames(names); err != nil {
+		return nil, err
 	}
 	res, err := t.Run(ctx, transport.Command{Script: availableScript, Become: become, Env: map[string]string{
 		"GPUFORM_FAMILY":   family,
@@ -143,7 +102,26 @@ func QueryOffers(ctx context.Context, t transport.Transport, family string, name
 	if res.ExitCode != 0 {
 		return nil, &transport.HostError{Host: t.Host(), Op: "list available packages", Err: fmt.Errorf("exit %d: %s", res.ExitCode, text.FirstLine(string(res.Stderr)))}
 	}
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
+	parseOffers(string(res.Stdout), names, o)
+	return o, nil
+}
+
+// checkPackageNames refuses a name the listing's shell would split or
+// expand.
+func checkPackageNames(names []string) error {
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, " \t\n'\"\\$`;|&<>*?[") {
+			return fmt.Errorf("package name %q", n)
+		}
+	}
+	return nil
+}
+
+// parseOffers reads offers.sh's output into o: versions of the names asked
+// about (any, for nil names), newest first, and the sources and lists
+// lines.
+func parseOffers(out string, names []string, o *Offers) {
+	for _, line := range strings.Split(out, "\n") {
 		switch {
 		case strings.HasPrefix(line, "@source "):
 			o.Sources = append(o.Sources, text.FirstLine(strings.TrimSpace(strings.TrimPrefix(line, "@source "))))
@@ -151,7 +129,7 @@ func QueryOffers(ctx context.Context, t transport.Transport, family string, name
 			fmt.Sscan(strings.TrimPrefix(line, "@lists "), &o.Lists)
 		default:
 			f := strings.Fields(line)
-			if len(f) == 2 && slices.Contains(names, f[0]) && !slices.Contains(o.Versions[f[0]], f[1]) {
+			if len(f) == 2 && (names == nil || slices.Contains(names, f[0])) && !slices.Contains(o.Versions[f[0]], f[1]) {
 				o.Versions[f[0]] = append(o.Versions[f[0]], f[1])
 			}
 		}
@@ -160,7 +138,6 @@ func QueryOffers(ctx context.Context, t transport.Transport, family string, name
 		slices.SortStableFunc(vs, func(a, b string) int { return -CompareVersions(a, b) })
 		o.Versions[name] = vs
 	}
-	return o, nil
 }
 
 // CompareVersions orders package versions the way the package managers

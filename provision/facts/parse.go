@@ -616,6 +616,14 @@ func (p *interpreter) packages() {
 	if c, ok := p.raw.cmds["apt-candidates"]; ok && c.rc == 0 {
 		parseAptCandidates(c.out, pk)
 	}
+	if c, ok := p.raw.cmds["offers"]; ok && c.rc == 0 {
+		o := &Offers{Manager: Manager("rhel"), Versions: map[string][]string{}}
+		if pk.Manager == ManagerDpkg {
+			o.Manager = Manager("debian")
+		}
+		parseOffers(c.out, nil, o)
+		p.n.Offers = o
+	}
 	if s, ok := p.file("/etc/dnf/plugins/versionlock.list"); ok {
 		for _, line := range strings.Split(s, "\n") {
 			line = strings.TrimSpace(line)

@@ -651,4 +651,18 @@ for d in /etc/sysctl.d /etc/modules-load.d /etc/modprobe.d /etc/security/limits.
 	done
 done
 
+# What the package repositories offer of the packages plan names in
+# $GPUFORM_PROBE_PACKAGES (the ones the spec installs), with gpuform_offers
+# (offers.sh, which facts.Script puts in front of this), from the
+# repository metadata the host has: nothing is refreshed.
+if [ -n "${GPUFORM_PROBE_PACKAGES:-}" ]; then
+	if [ -f "$R/var/lib/dpkg/status" ] && command -v apt-cache >/dev/null 2>&1; then
+		GPUFORM_FAMILY=debian
+	else
+		GPUFORM_FAMILY=rhel
+	fi
+	GPUFORM_PACKAGES=$GPUFORM_PROBE_PACKAGES
+	c offers gpuform_offers
+fi
+
 printf '%s end\n' "$M"

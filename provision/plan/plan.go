@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/gpuform/gpuform/provision/preflight"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
-	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -434,8 +432,8 @@ func redactErr(red *spec.Redactor, err error) error {
 // Run probes hosts (chosen by target.Select) the way every command does
 // and makes the plan: the path of plan and apply. Host failures are part
 // of the plan (Errored); the error is for a context that ended first.
-// After each host's probe it asks the host's package manager which
-// versions its repositories offer of the packages the spec installs there
+// Each host's probe also asks its package manager which versions its
+// repositories offer of the packages the spec installs there
 // (facts.QueryOffers, from the metadata the host has: nothing is
 // refreshed), so that the plan resolves floating versions to the release
 // that will be installed and refuses a release no repository offers.
@@ -449,26 +447,20 @@ func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, err
 // what was shown, or refuses the host when a pinned release is no longer
 // offered.
 func RunPinned(ctx context.Context, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
-	o.AfterProbe = func(ctx context.Context, t transport.Transport, h target.Host, n *facts.Node) error {
-		names := resource.OfferedNames(h.Node, n)
-		if len(names) == 0 {
-			return nil
-		}
-		offers, err := facts.QueryOffers(ctx, t, n.OS.Family(), names, h.Host.Become != "")
-		if err != nil {
-			return fmt.Errorf("listing what the package repositories offer: %w", err)
-		}
-		for name, v := range pins[h.Host.Name] {
-			if vs, ok := offers.Versions[name]; ok {
-				offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
-			}
-		}
-		n.Offers = offers
-		return nil
-	}
+	o.Packages = resource.OfferedNames
 	probed, err := target.Probe(ctx, hosts, o)
 	if err != nil {
 		return nil, err
+	}
+	for _, pr := range probed {
+		if pr.Facts == nil || pr.Facts.Offers == nil {
+			continue
+		}
+		for name, v := range pins[pr.Host.Host.Name] {
+			if vs, ok := pr.Facts.Offers.Versions[name]; ok {
+				pr.Facts.Offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
+			}
+		}
 	}
 	return Make(probed), nil
 }

@@ -27,26 +27,44 @@ type Missing struct {
 	Hint string
 }
 
-// OfferedNames lists the packages node n installs on a host with facts f
-// (every package of each package resource that is not converged), for
-// facts.QueryOffers; nil when the node installs none or cannot be built
-// (plan reports that).
-func OfferedNames(n *spec.Node, f *facts.Node) []string {
-	rs, _, err := Build(n, f)
-	if err != nil {
+// OfferedNames lists the packages node n may install, on a host of
+// either package family (the probe that asks about them runs before the
+// family is known), for facts.Options.Packages; nil when it installs none.
+func OfferedNames(n *spec.Node) []string {
+	names := map[string]bool{}
+	for _, os := range []facts.OS{{ID: "debian"}, {ID: "rhel"}} {
+		in := newBuildInput(n, &facts.Node{OS: os})
+		for _, b := range builders() {
+			if !packageBuilder(b.name) {
+				continue
+			}
+			rs, _, err := b.build(in)
+			if err != nil {
+				continue
+			}
+			for _, r := range rs {
+				if p, ok := r.(*pkgResource); ok && p.validate() == nil {
+					for _, name := range p.set.names {
+						names[name] = true
+					}
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
 		return nil
 	}
-	names := map[string]bool{}
-	for _, r := range rs {
-		p, ok := r.(*pkgResource)
-		if !ok || p.validate() != nil || !p.needsInstall(f) {
-			continue
-		}
-		for _, name := range p.set.names {
-			names[name] = true
-		}
-	}
 	return slices.Sorted(maps.Keys(names))
+}
+
+// packageBuilder reports whether the builder of the named resource makes
+// package resources.
+func packageBuilder(name string) bool {
+	switch name {
+	case DriverPackage, FabricManager, CUDAToolkit, NCCL, DCGM, ContainerToolkit, EnrootPackage, PyxisPackage, ApptainerPackage:
+		return true
+	}
+	return false
 }
 
 // floating reports whether a version names a branch or series ("580",

@@ -116,11 +116,10 @@ type Options struct {
 	// ProbeTimeout bounds each probe (the -probe-timeout flag); zero means
 	// the host's inventory probe_timeout, else DefaultProbeTimeout.
 	ProbeTimeout time.Duration
-	// AfterProbe, when set, runs on each host right after its probe, over
-	// the same connection and within the probe's time limit, and may add
-	// to the facts (plan asks the package manager what its repositories
-	// offer of the packages the spec installs). Its error is the host's.
-	AfterProbe func(ctx context.Context, t transport.Transport, h Host, n *facts.Node) error
+	// Packages, when set, names the packages a node block installs: the
+	// probe also asks each host's package manager which versions of them
+	// its repositories offer (facts.Node.Offers), in the same command.
+	Packages func(n *spec.Node) []string
 }
 
 // ProbeLimit is the time allowed to connect to and probe h.
@@ -175,14 +174,13 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 			return err
 		}
 		defer t.Close()
-		n, err := facts.Probe(ctx, t, facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node)})
+		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node)}
+		if o.Packages != nil && h.Node != nil {
+			opts.Packages = o.Packages(h.Node)
+		}
+		n, err := facts.Probe(ctx, t, opts)
 		if err != nil {
 			return err
-		}
-		if o.AfterProbe != nil {
-			if err := o.AfterProbe(ctx, t, h, n); err != nil {
-				return err
-			}
 		}
 		mu.Lock()
 		got[h.Host.Name] = n
