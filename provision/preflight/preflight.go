@@ -264,22 +264,22 @@ func Packages(missing []MissingRelease, offers *facts.Offers) []Problem {
 	}
 	var out []Problem
 	for _, m := range missing {
-		found := "no repository " + offers.Manager + " uses on this host offers it"
+		found := "no repository " + offers.Manager + " uses on this host offers it: "
 		if len(m.Offered) > 0 {
-			found += " (it offers " + m.Package + " " + strings.Join(m.Offered, ", ") + ")"
+			found += offers.Manager + " offers " + m.Package + " " + strings.Join(m.Offered, ", ")
 		} else {
-			found += " (it offers no version of " + m.Package + ")"
+			found += offers.Manager + " offers no version of " + m.Package
 		}
-		found += "; " + repositories(offers)
+		found += " (" + repositories(offers) + "; "
 		if offers.Manager == "apt" {
-			found += "; read from apt's package lists as they are: if the release was published since they were last refreshed, run apt-get update on the host and plan again"
+			found += "read from apt's package lists as they are: if the release was published since they were refreshed, run apt-get update on the host and plan again)"
 		} else {
-			found += "; read from dnf's cached metadata: if the release was published since it was refreshed, run dnf makecache on the host and plan again"
+			found += "read from dnf's cached metadata: if the release was published since it was refreshed, run dnf makecache on the host and plan again)"
 		}
 		if m.Hint != "" {
 			found += ". " + m.Hint
 		}
-		out = append(out, Problem{"package release", m.Package + " " + m.Release + " (" + m.Resource + ") offered by a repository of the host", found})
+		out = append(out, Problem{"package release", m.Package + " " + m.Release + " (" + m.Resource + ") from a repository of the host", found})
 	}
 	return out
 }
@@ -289,9 +289,9 @@ func Packages(missing []MissingRelease, offers *facts.Offers) []Problem {
 func repositories(o *facts.Offers) string {
 	if len(o.Sources) == 0 {
 		if o.Manager == "dnf" {
-			return "its repositories: none readable in /etc/yum.repos.d"
+			return "repositories: none readable in /etc/yum.repos.d"
 		}
-		return "its repositories: none readable in /etc/apt/sources.list or /etc/apt/sources.list.d"
+		return "repositories: none readable in /etc/apt/sources.list or /etc/apt/sources.list.d"
 	}
-	return "its repositories: " + strings.Join(o.Sources, "; ")
+	return "repositories: " + strings.Join(o.Sources, ", ")
 }
