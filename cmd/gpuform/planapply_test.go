@@ -19,8 +19,9 @@ func runPA(t *testing.T, env []string, stdin string, args ...string) (int, strin
 }
 
 // changingCalls are the calls a simulated node's stand-ins recorded other
-// than the package listing plan's probe runs (apt-cache madison, dnf list),
-// which reads only.
+// than the ones plan makes, which read only: the package listing of its
+// probe (apt-cache madison, dnf list) and the Slurm state of its preview
+// (scontrol show node, squeue).
 func changingCalls(t *testing.T, root string) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
@@ -29,7 +30,8 @@ func changingCalls(t *testing.T, root string) []string {
 	}
 	var out []string
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" || strings.HasPrefix(line, "apt-cache madison ") || strings.HasPrefix(line, "dnf -q -C list --showduplicates ") {
+		if line == "" || strings.HasPrefix(line, "apt-cache madison ") || strings.HasPrefix(line, "dnf -q -C list --showduplicates ") ||
+			strings.HasPrefix(line, "scontrol -o show node ") || strings.HasPrefix(line, "squeue ") {
 			continue
 		}
 		out = append(out, line)
