@@ -516,7 +516,9 @@ func resolveDriverRelease(family, flavour, version string, f *facts.Node) string
 	best := ""
 	offered := f.Packages.Available[s.names[0]]
 	if f.Offers != nil {
-		offered = append(slices.Clone(offered), f.Offers.Versions[s.names[0]]...)
+		// What the package manager said (plan asked it) is what apply's
+		// install picks from; a saved plan narrows it to its release.
+		offered = f.Offers.Versions[s.names[0]]
 	}
 	for _, v := range offered {
 		if versionMatches(v, version) && (best == "" || cmpRelease(upstream(v), best) > 0) {
