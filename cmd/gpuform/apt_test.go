@@ -558,9 +558,9 @@ func (a *aptNode) rpmConverged(want []string, locked []string) {
 // TestDnfInstallDowngradeBranchChangeAndMissingRelease runs the package
 // scenarios with the real dnf and rpm: a fresh install with version locks,
 // a downgrade of the driver and NCCL through their locks, a branch change
-// whose fabric manager conflicts with the old one (dnf --allowerasing), and
-// a missing release: dnf's error leads the message and the locks are put
-// back.
+// whose fabric manager conflicts with the old one (dnf --allowerasing), a
+// missing release, which plan refuses before anything runs, and a floating
+// branch resolved against dnf's metadata and installed exactly.
 func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 	a := startRPMNode(t)
 	spec := func(drv, nccl string) string {
@@ -589,15 +589,32 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 	a.rpmConverged([]string{"nvidia-open 590.44.01-1", "nvidia-kernel-open-590 590.44.01-1", "nvidia-fabricmanager-590 590.44.01-1", "libnccl 2.20.5-1+cuda12.4", "libnccl-devel 2.20.5-1+cuda12.4"},
 		[]string{"libnccl", "libnccl-devel", "nvidia-fabricmanager-590", "nvidia-open"})
 
-	// 580.82.07 is a real release (cuda-driver.tsv) the repository lacks.
+	// 580.82.07 is a real release (cuda-driver.tsv) the repository lacks:
+	// plan refuses the host naming it and dnf, and apply runs no step.
 	a.spec(spec("580.82.07", "2.20.5-1+cuda12.4"))
 	code, out, errOut = a.cli("", "apply", "-auto-approve")
-	if code == ExitOK || !strings.Contains(out+errOut, "exit status 1: Error: Unable to find a match: nvidia-open-580.82.07") {
+	if code == ExitOK || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), "package release: expected nvidia-open 580.82.07 (driver_package) from a repository of the host; found no repository dnf uses on this host offers it: dnf offers nvidia-open 590.44.01-1, 580.95.05-1, 580.65.06-1") {
 		t.Errorf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if locks := a.root.Run(t, "cat /etc/dnf/plugins/versionlock.list"); !strings.Contains(locks, "nvidia-open-0:590.44.01-1.*") {
-		t.Errorf("the driver's version lock was not put back after the failed install:\n%s", locks)
+		t.Errorf("the driver's version lock changed although apply was refused:\n%s", locks)
 	}
+	if out := a.root.Run(t, "rpm -q nvidia-open"); !strings.HasPrefix(out, "nvidia-open-590.44.01-1") {
+		t.Errorf("the driver changed although apply was refused: %s", out)
+	}
+
+	// A floating branch resolves against dnf's metadata to the newest
+	// release of it, shown and installed exactly.
+	a.spec(spec("580", "2.20.5-1+cuda12.4"))
+	code, out, errOut = a.cli("", "plan")
+	if code != ExitOK || !regexp.MustCompile(`~ version +?= "590.44.01" -> "580.95.05" \(from "580"\)`).MatchString(out) {
+		t.Errorf("plan of branch 580: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = a.cli("", "apply", "-auto-approve")
+	if code != ExitOK || !strings.Contains(out+errOut, "install nvidia-open-580.95.05-1") {
+		t.Errorf("apply did not give dnf the exact release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	a.rpmConverged([]string{"nvidia-open 580.95.05-1", "nvidia-kernel-open-580 580.95.05-1", "nvidia-fabricmanager-580 580.95.05-1", "libnccl 2.20.5-1+cuda12.4", "libnccl-devel 2.20.5-1+cuda12.4"}, locked)
 }
 
 // TestAptInterruptedDpkgThatCannotBeRepairedStops: a postinst that fails

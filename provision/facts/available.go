@@ -125,6 +125,8 @@ func parseOffers(out string, names []string, o *Offers) {
 		switch {
 		case strings.HasPrefix(line, "@source "):
 			o.Sources = append(o.Sources, text.FirstLine(strings.TrimSpace(strings.TrimPrefix(line, "@source "))))
+		case strings.HasPrefix(line, "@family "):
+			o.Manager = Manager(strings.TrimSpace(strings.TrimPrefix(line, "@family ")))
 		case strings.HasPrefix(line, "@lists "):
 			fmt.Sscan(strings.TrimPrefix(line, "@lists "), &o.Lists)
 		default:

@@ -27,6 +27,7 @@ esac
 # Lines start with "@", which no package name does.
 set +f
 R=${GPUFORM_ROOT:-}
+echo "@family $GPUFORM_FAMILY"
 case $GPUFORM_FAMILY in
 debian)
 	for f in "$R"/etc/apt/sources.list "$R"/etc/apt/sources.list.d/*.list; do

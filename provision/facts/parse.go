@@ -617,10 +617,8 @@ func (p *interpreter) packages() {
 		parseAptCandidates(c.out, pk)
 	}
 	if c, ok := p.raw.cmds["offers"]; ok && c.rc == 0 {
-		o := &Offers{Manager: Manager("rhel"), Versions: map[string][]string{}}
-		if pk.Manager == ManagerDpkg {
-			o.Manager = Manager("debian")
-		}
+		// The listing names the family it used (os-release's).
+		o := &Offers{Versions: map[string][]string{}}
 		parseOffers(c.out, nil, o)
 		p.n.Offers = o
 	}
