@@ -90,10 +90,12 @@ func withinRelease(v, want string) bool {
 // any version of the release does.
 func (r *pkgResource) pinMatcher(name, want string) string {
 	pin := r.set.pins[name]
-	if pin == "" || strings.Contains(pin, "*") || !floating(want) {
+	if pin == "" || !floating(want) {
 		return pin
 	}
-	if i := strings.Index(pin, want); i >= 0 {
+	if i := strings.Index(pin, want); i >= 0 && !strings.HasPrefix(pin[i+len(want):], ".") {
+		// "2.21-1+cuda12.4" → "2.21.*-1+cuda12.4", "1:4.6-1" →
+		// "1:4.6.*-1"; a pin already widened ("580.*", "4.1.*") stays.
 		return pin[:i+len(want)] + ".*" + pin[i+len(want):]
 	}
 	return pin
@@ -129,11 +131,16 @@ func cutEpoch(v string) (string, string) {
 }
 
 // candidates are the versions of name the host offers that the set may
-// install as release want, newest first.
-func (r *pkgResource) candidates(o *facts.Offers, name, want string) []string {
-	pin := r.pinMatcher(name, want)
+// install as release want, newest first: within want, and accepted by the
+// pin the set has for the version the spec wrote.
+func (r *pkgResource) candidates(o *facts.Offers, name, want, written string) []string {
+	pin := r.pinMatcher(name, written)
 	var out []string
 	for _, v := range o.Versions[name] {
+		if r.set.build != "" && !strings.HasSuffix(v, r.set.build) {
+			// Another build of the release (NCCL for another CUDA).
+			continue
+		}
 		if pinPattern.MatchString(v) && withinRelease(v, want) && r.pinAccepts(pin, v) {
 			out = append(out, v)
 		}
@@ -167,16 +174,16 @@ func (r *pkgResource) resolveOffered(f *facts.Node) {
 		// A floating version never moves what is installed: the other
 		// packages of the set join it at its release.
 		release = upstream(p.Version)
-	} else if c := r.candidates(o, r.set.names[0], written); len(c) > 0 && floating(written) {
+	} else if c := r.candidates(o, r.set.names[0], written, written); len(c) > 0 && floating(written) {
 		release = upstream(c[0])
 	}
 	pins := map[string]string{}
 	var missing []Missing
 	for _, name := range r.set.names {
-		c := r.candidates(o, name, release)
+		c := r.candidates(o, name, release, written)
 		if len(c) == 0 {
 			look := release
-			if pin := r.pinMatcher(name, release); pin != "" && pin != release {
+			if pin := r.pinMatcher(name, written); pin != "" && pin != release && release == written {
 				look = pin
 			}
 			missing = append(missing, Missing{Package: name, Release: look, Offered: firstN(o.Versions[name], 5), Hint: r.notOffered})

@@ -50,6 +50,10 @@ type pkgSet struct {
 	// pinning is an optional package installed with the set when the
 	// repository carries it (NVIDIA's nvidia-driver-pinning-<branch>).
 	pinning string
+	// build, when set, ends every version of the set that may be
+	// installed ("+cuda12.4": NCCL built for the spec's CUDA), so that a
+	// floating version resolves to the right build.
+	build string
 }
 
 // pkgResource converges one pkgSet.
