@@ -25,8 +25,8 @@ func newPlanCommand(s Streams) *cobra.Command {
 		Annotations: graceful(),
 		Short:       "Show what apply would change on every host",
 		Long: `Plan probes every host of the spec in DIR (one remote command per host,
-and one more that lists what the host's package repositories offer of the
-packages the spec installs there), compares what it runs with what the spec says, and prints the changes the way
+which also lists what the host's package repositories offer of the
+packages the spec installs there, from the metadata the host has), compares what it runs with what the spec says, and prints the changes the way
 Terraform does: + create, ~ update in-place, - destroy, with each attribute's
 value before -> after, and which changes need a reboot. Hosts with identical
 plans are shown once, so a fleet plan stays readable.
