@@ -40,8 +40,15 @@ needs a reboot is rebooted only with rollout { reboot = "allow" }; otherwise
 it is reported as "reboot pending". Ctrl-C starts no new host and lets each
 host in flight finish its current step.
 
+Before the first step on any host, apply makes the plan again, which checks
+that every package release it installs is offered by each host's
+repositories; a host that fails it fails the whole apply with nothing
+changed.
+
 Given a PLANFILE saved by "gpuform plan -out", apply runs that plan without
-asking, and refuses it when a host or the spec changed since.
+asking, installs exactly the package releases it showed, and refuses it
+when a host or the spec changed since, or a release it pins is no longer
+offered.
 
 Exit status: 0 every host converged; 1 otherwise.`,
 		Args: maxOneDir,
@@ -73,7 +80,14 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
 				return err
 			}
-			p, err := makePlan(ctx, s, cfg, dir, targets, conn, asJSON, "apply would change the machine gpuform runs on")
+			// A saved plan's resolved releases are what apply installs:
+			// the fresh plan resolves exactly those, or refuses a host
+			// whose repositories no longer offer one.
+			var pins map[string]map[string]string
+			if saved != nil {
+				pins = plan.SavedReleases(saved.Plan)
+			}
+			p, err := makePlan(ctx, s, cfg, dir, targets, conn, asJSON, "apply would change the machine gpuform runs on", pins)
 			if err != nil {
 				return err
 			}

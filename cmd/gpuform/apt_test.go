@@ -282,9 +282,10 @@ func TestAptUpgradeAndDowngrade(t *testing.T) {
 }
 
 // TestAptMissingReleaseKeepsHoldsAndRefreshes asks for a driver release the
-// repository does not carry yet: apply fails with apt's own error first,
-// every hold stays; once the release is published (after the node's last
-// apt-get update), the next apply refreshes the lists and installs it.
+// repository does not carry yet: plan fails the host naming the package,
+// the release and apt, and apply runs no step (the installed driver and
+// every hold stay). Once the release is published and the node's lists
+// refreshed, apply installs exactly it.
 func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
 	t.Parallel()
 	a := startAptNode(t, nil)
@@ -305,20 +306,92 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
     kernel_module  = "open"
     fabric_manager = true
   }`)
-	code, out, errOut := a.cli("", "apply", "-auto-approve")
-	if code != ExitFailed || !strings.Contains(out+errOut, "E: Version '580.82.07-*' for 'nvidia-open' was not found") {
-		t.Fatalf("apply of a missing release: exit %d, want 1\n%s\n%s", code, out, errOut)
+	code, out, errOut := a.cli("", "plan")
+	text := strings.Join(strings.Fields(out), " ")
+	for _, w := range []string{
+		"package release: expected nvidia-open 580.82.07-* (driver_package) from a repository of the host; found no repository apt uses on this host offers it: apt offers nvidia-open 590.44.01-1, 580.95.05-1, 580.65.06-1",
+		"package release: expected nvidia-fabricmanager-580 580.82.07-1 (fabric_manager)",
+		"run apt-get update on the host and plan again",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("plan lacks %q:\n%s", w, out)
+		}
 	}
-	if i := strings.Index(out+errOut, "exit status 100: "); i < 0 || !strings.HasPrefix((out + errOut)[i+len("exit status 100: "):], "E: Version") {
-		t.Errorf("apt's error does not lead the failure message:\n%s%s", out, errOut)
+	if code != ExitFailed {
+		t.Errorf("plan of a missing release: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
-	if h := a.holds(); strings.Join(h, " ") != "nvidia-driver-pinning-580 nvidia-fabricmanager-580 nvidia-kernel-open-580 nvidia-open" {
-		t.Errorf("holds after a failed install: %v", h)
+	before := a.root.Run(t, "cat /var/log/apt/history.log 2>/dev/null | grep -c '^Start-Date' || true")
+	code, out, errOut = a.cli("", "apply", "-auto-approve")
+	if code != ExitFailed || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), "nvidia-open 580.82.07-* (driver_package)") || !strings.Contains(errOut+out, "nothing was changed") {
+		t.Fatalf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
 	}
+	if after := a.root.Run(t, "cat /var/log/apt/history.log 2>/dev/null | grep -c '^Start-Date' || true"); after != before {
+		t.Errorf("apt ran although plan refused the host (history.log entries %s -> %s)", strings.TrimSpace(before), strings.TrimSpace(after))
+	}
+	var installed []string
+	for _, l := range strings.Split(strings.TrimSpace(a.dpkg()), "\n") {
+		if f := strings.Fields(l); len(f) == 3 {
+			installed = append(installed, f[0]+" "+f[1])
+		}
+	}
+	sort.Strings(installed)
+	sort.Strings(want)
+	if strings.Join(installed, ", ") != strings.Join(want, ", ") {
+		t.Errorf("after the refused apply dpkg has %v, want %v", installed, want)
+	}
+	sort.Strings(wantHeld)
+	if h := a.holds(); strings.Join(h, " ") != strings.Join(wantHeld, " ") {
+		t.Errorf("holds after the refused apply: %v", h)
+	}
+
 	a.root.Publish(t, debroot.DriverDebs("580.82.07", true)...)
 	a.root.Publish(t, debroot.FabricManagerDeb("580.82.07"))
+	a.root.Run(t, "apt-get update -q >/dev/null")
 	a.apply()
 	a.converged([]string{"nvidia-open 580.82.07-1", "nvidia-kernel-open-580 580.82.07-1", "nvidia-fabricmanager-580 580.82.07-1", "nvidia-driver-pinning-580 580.95.05-1"}, wantHeld)
+}
+
+// TestAptPlanShowsAndPinsTheRelease (issue 30, item 3) with the real apt: a
+// floating "580" plans as the newest release of the branch the node's lists
+// offer, shown with where it came from; the saved plan records the exact
+// versions, and apply of it installs them although a newer 580 release was
+// published (and the lists refreshed) in between.
+func TestAptPlanShowsAndPinsTheRelease(t *testing.T) {
+	a := startAptNode(t, nil)
+	a.spec(`  driver {
+    version        = "580"
+    kernel_module  = "open"
+    fabric_manager = true
+  }`)
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	code, out, errOut := a.cli("", "plan", "-out", saved)
+	// debroot.NVIDIARepo publishes nvidia-open 580.65.06-1, 580.95.05-1 and
+	// 590.44.01-1.
+	if code != ExitOK || !regexp.MustCompile(`\+ version += "580.95.05" \(from "580"\)`).MatchString(out) {
+		t.Fatalf("plan -out: exit %d\n%s\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"version_from": "580"`, `"nvidia-open": "580.95.05-1"`, `"nvidia-fabricmanager-580": "580.95.05-1"`} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("the saved plan lacks %s", w)
+		}
+	}
+	// 580.105.08 is a later R580 release (lint/compat/data/gpu-models.tsv).
+	a.root.Publish(t, debroot.DriverDebs("580.105.08", true)...)
+	a.root.Publish(t, debroot.FabricManagerDeb("580.105.08"))
+	a.root.Run(t, "apt-get update -q >/dev/null")
+	code, out, errOut = runCLI(t, "", "apply", "-ssh-config", a.root.SSHConfig, "-known-hosts", a.root.KnownHosts, "-identity", a.root.Identity, saved)
+	if code != ExitOK {
+		t.Fatalf("apply of the saved plan: exit %d\n%s\n%s\ndpkg:\n%s", code, out, errOut, a.dpkg())
+	}
+	if !strings.Contains(out+errOut, "install nvidia-open=580.95.05-1") {
+		t.Errorf("apply did not give apt the exact release:\n%s\n%s", out, errOut)
+	}
+	a.converged([]string{"nvidia-open 580.95.05-1", "nvidia-kernel-open-580 580.95.05-1", "nvidia-fabricmanager-580 580.95.05-1", "nvidia-driver-pinning-580 580.95.05-1"},
+		[]string{"nvidia-open", "nvidia-kernel-open-580", "nvidia-fabricmanager-580", "nvidia-driver-pinning-580"})
 }
 
 // TestAptWaitsForABusyDpkg starts a dpkg run that holds the lock for a few
@@ -505,9 +578,9 @@ func (a *aptNode) rpmConverged(want []string, locked []string) {
 // TestDnfInstallDowngradeBranchChangeAndMissingRelease runs the package
 // scenarios with the real dnf and rpm: a fresh install with version locks,
 // a downgrade of the driver and NCCL through their locks, a branch change
-// whose fabric manager conflicts with the old one (dnf --allowerasing), and
-// a missing release: dnf's error leads the message and the locks are put
-// back.
+// whose fabric manager conflicts with the old one (dnf --allowerasing), a
+// missing release, which plan refuses before anything runs, and a floating
+// branch resolved against dnf's metadata and installed exactly.
 func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 	t.Parallel()
 	a := startRPMNode(t)
@@ -537,15 +610,32 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 	a.rpmConverged([]string{"nvidia-open 590.44.01-1", "nvidia-kernel-open-590 590.44.01-1", "nvidia-fabricmanager-590 590.44.01-1", "libnccl 2.20.5-1+cuda12.4", "libnccl-devel 2.20.5-1+cuda12.4"},
 		[]string{"libnccl", "libnccl-devel", "nvidia-fabricmanager-590", "nvidia-open"})
 
-	// 580.82.07 is a real release (cuda-driver.tsv) the repository lacks.
+	// 580.82.07 is a real release (cuda-driver.tsv) the repository lacks:
+	// plan refuses the host naming it and dnf, and apply runs no step.
 	a.spec(spec("580.82.07", "2.20.5-1+cuda12.4"))
 	code, out, errOut = a.cli("", "apply", "-auto-approve")
-	if code != ExitFailed || !strings.Contains(out+errOut, "exit status 1: Error: Unable to find a match: nvidia-open-580.82.07") {
+	if code != ExitFailed || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), "package release: expected nvidia-open 580.82.07 (driver_package) from a repository of the host; found no repository dnf uses on this host offers it: dnf offers nvidia-open 590.44.01-1, 580.95.05-1, 580.65.06-1") {
 		t.Errorf("apply of a missing release: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if locks := a.root.Run(t, "cat /etc/dnf/plugins/versionlock.list"); !strings.Contains(locks, "nvidia-open-0:590.44.01-1.*") {
-		t.Errorf("the driver's version lock was not put back after the failed install:\n%s", locks)
+		t.Errorf("the driver's version lock changed although apply was refused:\n%s", locks)
 	}
+	if out := a.root.Run(t, "rpm -q nvidia-open"); !strings.HasPrefix(out, "nvidia-open-590.44.01-1") {
+		t.Errorf("the driver changed although apply was refused: %s", out)
+	}
+
+	// A floating branch resolves against dnf's metadata to the newest
+	// release of it, shown and installed exactly.
+	a.spec(spec("580", "2.20.5-1+cuda12.4"))
+	code, out, errOut = a.cli("", "plan")
+	if code != ExitOK || !regexp.MustCompile(`~ version +?= "590.44.01" -> "580.95.05" \(from "580"\)`).MatchString(out) {
+		t.Errorf("plan of branch 580: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = a.cli("", "apply", "-auto-approve")
+	if code != ExitOK || !strings.Contains(out+errOut, "install nvidia-open-580.95.05-1") {
+		t.Errorf("apply did not give dnf the exact release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	a.rpmConverged([]string{"nvidia-open 580.95.05-1", "nvidia-kernel-open-580 580.95.05-1", "nvidia-fabricmanager-580 580.95.05-1", "libnccl 2.20.5-1+cuda12.4", "libnccl-devel 2.20.5-1+cuda12.4"}, locked)
 }
 
 // TestAptInterruptedDpkgThatCannotBeRepairedStops: a postinst that fails

@@ -24,17 +24,26 @@ func newPlanCommand(s Streams) *cobra.Command {
 		Use:         "plan [DIR]",
 		Annotations: graceful(),
 		Short:       "Show what apply would change on every host",
-		Long: `Plan probes every host of the spec in DIR (one remote command per host),
-compares what it runs with what the spec says, and prints the changes the way
+		Long: `Plan probes every host of the spec in DIR (one remote command per host,
+which also lists what the host's package repositories offer of the
+packages the spec installs there, from the metadata the host has), compares what it runs with what the spec says, and prints the changes the way
 Terraform does: + create, ~ update in-place, - destroy, with each attribute's
 value before -> after, and which changes need a reboot. Hosts with identical
 plans are shown once, so a fleet plan stays readable.
 
+A floating version ("580", "12.8") is resolved on each host to the release
+its repositories offer, the way apply's package manager would pick it (the
+release of it installed, else the newest offered), and shown with where it
+came from: version = "535.183.06" -> "580.95.05" (from "580").
+
 Before anything is applied, plan checks on each host what it can see in
-advance: for every container image it will pull there, that the image's
-registry answers from the host (curl, 20 seconds at most; an image the host
-already holds is not pulled). A host that fails a check has no plan, and the
-error names the image and why; apply checks again before its first step.
+advance: that its repositories offer every package release it will install
+(a release none offers fails that host's plan, naming the package, the
+release and the repositories), and for every container image it will pull
+there, that the image's registry answers from the host (curl, 20 seconds at
+most; an image the host already holds is not pulled). A host that fails a
+check has no plan, and the error says why; apply checks again before its
+first step.
 
 Each host records which spec manages each resource gpuform put there, and
 for sysctl, limits, kernel_cmdline, nccl_conf and docker_daemon each key
@@ -64,7 +73,7 @@ and which is loaded).`,
 					return fmt.Errorf("-out %s: the directory %s does not exist", out, filepath.Dir(out))
 				}
 			}
-			p, err := makePlan(cmd.Context(), s, cfg, dir, targets, conn, asJSON, "plan would run its probe on the machine gpuform runs on")
+			p, err := makePlan(cmd.Context(), s, cfg, dir, targets, conn, asJSON, "plan would run its probe on the machine gpuform runs on", nil)
 			if err != nil {
 				return err
 			}
@@ -111,8 +120,10 @@ and which is loaded).`,
 }
 
 // makePlan probes the targeted hosts of cfg and makes the plan; refusal
-// says what would happen to a local:// host without -allow-local.
-func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, asJSON bool, refusal string) (*plan.Plan, error) {
+// says what would happen to a local:// host without -allow-local. pins,
+// for apply of a saved plan, are the package releases it resolved
+// (plan.SavedReleases): the plan resolves those and no others.
+func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, asJSON bool, refusal string, pins map[string]map[string]string) (*plan.Plan, error) {
 	hosts, err := selectHosts(s, cfg, dir, targets, asJSON)
 	if err != nil {
 		return nil, err
@@ -124,7 +135,7 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.Run(ctx, hosts, o)
+	p, err := plan.RunPinned(ctx, hosts, o, pins)
 	if err != nil {
 		return nil, err
 	}

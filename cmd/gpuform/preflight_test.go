@@ -251,7 +251,9 @@ node "train" {
 			t.Errorf("plan lacks %q:\n%s\n%s", w, out, errOut)
 		}
 	}
-	if strings.Contains(out, "Reboot required") || strings.Contains(out, "nvidia-fabricmanager") {
+	// No resource block: the package-release problems name the packages
+	// (this host's repositories offer no NVIDIA driver), no change does.
+	if strings.Contains(out, "Reboot required") || strings.Contains(out, "fabric_manager {") {
 		t.Errorf("plan shows changes for a host it cannot apply to:\n%s", out)
 	}
 }

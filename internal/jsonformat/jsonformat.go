@@ -25,7 +25,9 @@ import "strings"
 // status only (verify's "not run" status and checks[].needed,
 // summary.not_run, nics, driver_advisories, gpu.nvml_index and
 // nccl_result.not_run; plan's verify_notes); 2.3 added fields only (the
-// steps of a plan file carry their check, resource.Step.Check).
+// steps of a plan file carry their check, resource.Step.Check; plan's
+// resource_changes[].version_from, releases and version_unresolved; facts'
+// offers).
 const Version = "2.3"
 
 // Compatible reports whether a document written with format version v can be

@@ -47,6 +47,10 @@ type Node struct {
 	Modules []string `json:"modules"`
 	// Packages is the package database.
 	Packages Packages `json:"packages"`
+	// Offers is what the host's repositories offer of the packages a plan
+	// installs (QueryOffers); nil when nobody asked (the probe does not:
+	// plan asks after it, knowing the spec's packages).
+	Offers *Offers `json:"offers,omitempty"`
 	// CUDAToolkits are the toolkits found under /usr/local/cuda*, sorted by path.
 	CUDAToolkits []CUDAToolkit `json:"cuda_toolkits"`
 	// Docker is /etc/docker/daemon.json.
@@ -914,6 +918,12 @@ func (n *Node) Fingerprint() string {
 	// Free huge pages change with every job that maps one; a saved plan must
 	// not go stale because a training job started.
 	c.HugePages.Free = 0
+	// What the repositories offer (and the driver releases in apt's lists)
+	// moves whenever a release is published;
+	// a saved plan pins the releases it resolved, and apply checks that
+	// they are still offered instead.
+	c.Offers = nil
+	c.Packages.Available = nil
 	// encoding/json writes struct fields in declaration order and map keys
 	// sorted, so the encoding is canonical for a given format version.
 	b, err := json.Marshal(&c)

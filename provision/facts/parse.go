@@ -616,6 +616,12 @@ func (p *interpreter) packages() {
 	if c, ok := p.raw.cmds["apt-candidates"]; ok && c.rc == 0 {
 		parseAptCandidates(c.out, pk)
 	}
+	if c, ok := p.raw.cmds["offers"]; ok && c.rc == 0 {
+		// The listing names the family it used (os-release's).
+		o := &Offers{Versions: map[string][]string{}}
+		parseOffers(c.out, nil, o)
+		p.n.Offers = o
+	}
 	if s, ok := p.file("/etc/dnf/plugins/versionlock.list"); ok {
 		for _, line := range strings.Split(s, "\n") {
 			line = strings.TrimSpace(line)

@@ -17,8 +17,9 @@ import (
 // prefix in $GPUFORM_ROOT, everything a Node holds and prints it as marked
 // records. It is exported so the CLI can show it (and an operator can audit
 // exactly what gpuform runs on their nodes). It is Resolver followed by
-// probe.sh.
-var Script = Resolver + probeBody
+// probe.sh, with offers.sh (the package listing of facts.Available) as
+// the function gpuform_offers between them.
+var Script = Resolver + "gpuform_offers() {\n" + availableScript + "}\n" + probeBody
 
 //go:embed probe.sh
 var probeBody string
@@ -47,6 +48,11 @@ type Options struct {
 	// may write to before apply pulls anything. Each must be a clean
 	// absolute path of [A-Za-z0-9._/-]; the probe skips any other.
 	ImageDirs []string
+	// Packages are the packages the host's spec installs: the probe asks
+	// the package manager which versions of them its repositories offer
+	// (Node.Offers), from the metadata the host has, in the same command.
+	// Each must be a package name; Probe refuses any other.
+	Packages []string
 }
 
 // Probe runs the facts probe on the node behind t in exactly one command and
@@ -63,6 +69,12 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 	}
 	if len(opts.ImageDirs) > 0 {
 		env["GPUFORM_PROBE_IMAGE_DIRS"] = strings.Join(opts.ImageDirs, " ")
+	}
+	if len(opts.Packages) > 0 {
+		if err := checkPackageNames(opts.Packages); err != nil {
+			return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
+		}
+		env["GPUFORM_PROBE_PACKAGES"] = strings.Join(opts.Packages, " ")
 	}
 	res, err := t.Run(ctx, transport.Command{Script: Script, Become: opts.Become, Env: env})
 	if err != nil {

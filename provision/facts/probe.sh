@@ -674,4 +674,24 @@ for d in /etc/sysctl.d /etc/modules-load.d /etc/modprobe.d /etc/security/limits.
 	done
 done
 
+# What the package repositories offer of the packages plan names in
+# $GPUFORM_PROBE_PACKAGES (the ones the spec installs), with gpuform_offers
+# (offers.sh, which facts.Script puts in front of this), from the
+# repository metadata the host has: nothing is refreshed.
+if [ -n "${GPUFORM_PROBE_PACKAGES:-}" ]; then
+	# The package family of the distribution, as facts.OS.Family reads
+	# os-release's ID and ID_LIKE (a host may carry both dpkg and rpm).
+	GPUFORM_FAMILY=
+	if rp /etc/os-release && [ -r "$_r" ]; then
+		for _w in $(sed -n -e 's/^ID=//p' -e 's/^ID_LIKE=//p' "$_r" | tr -d "\"'"); do
+			case $_w in
+			debian | ubuntu) GPUFORM_FAMILY=${GPUFORM_FAMILY:-debian} ;;
+			rhel | centos | fedora | rocky | almalinux | amzn) GPUFORM_FAMILY=${GPUFORM_FAMILY:-rhel} ;;
+			esac
+		done
+	fi
+	GPUFORM_PACKAGES=$GPUFORM_PROBE_PACKAGES
+	[ -z "$GPUFORM_FAMILY" ] || c offers gpuform_offers
+fi
+
 printf '%s end\n' "$M"

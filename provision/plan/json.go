@@ -41,7 +41,11 @@ import (
 //	      "reboot_required": bool, "reboot_pending": bool, "pending_reason": "580.95.05 installed, 550.90.07 loaded",
 //	    "slurm": {"node": "gpu001", "state": "IDLE", "reason": "…",
 //	              "action": "drain" | "skip" | "change-keep-drained" | "resume" | "none", "error": "…"},
-//	      "restarts": [unit], "downgrades": ["pkg old -> new"], "depends_on": [resource]
+//	      "restarts": [unit], "downgrades": ["pkg old -> new"], "depends_on": [resource],
+//	      "version_from": "580",             // 2.3: the floating version after.version was resolved from
+//	      "releases": {"cuda-drivers-580": "580.95.05-1"},  // 2.3: exact versions apply installs, resolved
+//	                                         // against the host's repositories; a saved plan pins them
+//	      "version_unresolved": "…"          // 2.3: why a floating version has no release yet
 //	    }],
 //	    "reboot_required": bool, "reboot_pending": bool,
 //	    "slurm": {"node": "gpu001", "state": "IDLE", "reason": "…",
@@ -125,6 +129,9 @@ type resourceChangeJSON struct {
 	Restarts        []string                   `json:"restarts,omitempty"`
 	Downgrades      []string                   `json:"downgrades,omitempty"`
 	DependsOn       []string                   `json:"depends_on,omitempty"`
+	VersionFrom     string                     `json:"version_from,omitempty"`
+	Releases        map[string]string          `json:"releases,omitempty"`
+	Unresolved      string                     `json:"version_unresolved,omitempty"`
 }
 
 // RenderJSON writes the plan as one JSON document (the -json output).
@@ -202,7 +209,8 @@ func (hj *hostJSON) toModel() (*HostPlan, error) {
 
 func (rc ResourceChange) toJSON() resourceChangeJSON {
 	out := resourceChangeJSON{Resource: rc.Resource, Path: rc.Path, Actions: []string{rc.Action.String()}, RebootRequired: rc.RebootRequired,
-		RebootPending: rc.RebootPending, PendingReason: rc.PendingReason, Restarts: rc.Restarts, Downgrades: rc.Downgrades, DependsOn: rc.DependsOn}
+		RebootPending: rc.RebootPending, PendingReason: rc.PendingReason, Restarts: rc.Restarts, Downgrades: rc.Downgrades, DependsOn: rc.DependsOn,
+		VersionFrom: rc.VersionFrom, Releases: rc.Releases, Unresolved: rc.Unresolved}
 	// A create has nothing before it (Terraform's "before": null): a
 	// probe's reading of an absent resource, all empty values, is no
 	// state. A "create" that replaces live values keeps them; it reads as
@@ -216,7 +224,8 @@ func (rc ResourceChange) toJSON() resourceChangeJSON {
 
 func (rj resourceChangeJSON) toModel() (ResourceChange, error) {
 	rc := ResourceChange{Change: resource.Change{Resource: rj.Resource, Path: rj.Path, RebootRequired: rj.RebootRequired, RebootPending: rj.RebootPending,
-		PendingReason: rj.PendingReason, Restarts: rj.Restarts, Downgrades: rj.Downgrades, DependsOn: rj.DependsOn}}
+		PendingReason: rj.PendingReason, Restarts: rj.Restarts, Downgrades: rj.Downgrades, DependsOn: rj.DependsOn,
+		VersionFrom: rj.VersionFrom, Releases: rj.Releases, Unresolved: rj.Unresolved}}
 	if len(rj.Actions) > 0 {
 		a, ok := resource.ParseAction(rj.Actions[0])
 		if !ok {

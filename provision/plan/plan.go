@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/preflight"
@@ -238,6 +240,9 @@ func Make(probed []target.Probed) *Plan {
 				// assumes of the hardware is verify's to check.
 				problems = preflight.Hardware(t.Node, pr.Facts)
 			}
+			// Every release the changes install must be offered by the
+			// host's repositories, checked before anything runs.
+			problems = append(problems, preflight.Packages(missingReleases(hp.ResourceChanges), pr.Facts.Offers)...)
 			if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
 				// Apply would run steps here (or could not be planned
 				// at all): it needs root.
@@ -263,6 +268,18 @@ func Make(probed []target.Probed) *Plan {
 	}
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
+}
+
+// missingReleases are the releases the changes install that the host's
+// repositories do not offer.
+func missingReleases(changes []ResourceChange) []preflight.MissingRelease {
+	var out []preflight.MissingRelease
+	for _, rc := range changes {
+		for _, m := range rc.Missing {
+			out = append(out, preflight.MissingRelease{Resource: rc.Resource, Missing: m})
+		}
+	}
+	return out
 }
 
 func rolloutOf(n *spec.Node) NodeRollout {
@@ -416,10 +433,35 @@ func redactErr(red *spec.Redactor, err error) error {
 // makes the plan and runs its step checks on the hosts (Preflight): the
 // path of plan and apply. Host failures are part of the plan (Errored);
 // the error is for a context that ended first.
+// Each host's probe also asks its package manager which versions its
+// repositories offer of the packages the spec installs there
+// (facts.QueryOffers, from the metadata the host has: nothing is
+// refreshed), so that the plan resolves floating versions to the release
+// that will be installed and refuses a release no repository offers.
 func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, error) {
+	return RunPinned(ctx, hosts, o, nil)
+}
+
+// RunPinned is Run for apply of a saved plan: pins are the releases the
+// saved plan resolved, by host and package (SavedReleases), and each
+// host's offers are narrowed to them, so that the plan resolves exactly
+// what was shown, or refuses the host when a pinned release is no longer
+// offered.
+func RunPinned(ctx context.Context, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
+	o.Packages = resource.OfferedNames
 	probed, err := target.Probe(ctx, hosts, o)
 	if err != nil {
 		return nil, err
+	}
+	for _, pr := range probed {
+		if pr.Facts == nil || pr.Facts.Offers == nil {
+			continue
+		}
+		for name, v := range pins[pr.Host.Host.Name] {
+			if vs, ok := pr.Facts.Offers.Versions[name]; ok {
+				pr.Facts.Offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
+			}
+		}
 	}
 	p := Make(probed)
 	Preflight(ctx, p, o)
@@ -427,6 +469,33 @@ func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, err
 		return nil, err
 	}
 	return p, nil
+}
+
+// sameVersion reports whether an offered version is a pinned one (dnf pins
+// carry no epoch).
+func sameVersion(offered, pinned string) bool {
+	if offered == pinned {
+		return true
+	}
+	_, rest, ok := strings.Cut(offered, ":")
+	return ok && rest == pinned
+}
+
+// SavedReleases are the exact package releases a saved plan resolved, by
+// host and package, for RunPinned.
+func SavedReleases(p *Plan) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, h := range p.Hosts {
+		for _, rc := range h.ResourceChanges {
+			for name, v := range rc.Releases {
+				if out[h.Host] == nil {
+					out[h.Host] = map[string]string{}
+				}
+				out[h.Host][name] = v
+			}
+		}
+	}
+	return out
 }
 
 // SlurmAction is what apply does with a host in Slurm.

@@ -235,7 +235,20 @@ func renderAttrs(b *strings.Builder, rc ResourceChange, pt painter) {
 		}
 	}
 	for _, l := range lines {
+		if l.k == "version" && l.a != resource.Delete {
+			// The release a floating version resolved to says where it
+			// came from; one that could not be resolved says so.
+			switch {
+			case rc.VersionFrom != "":
+				l.v += " (from " + strconv.Quote(rc.VersionFrom) + ")"
+			case rc.Unresolved != "":
+				l.v += " (release known after apply)"
+			}
+		}
 		fmt.Fprintf(b, "    %s %-*s = %s\n", pt.action(l.a, l.a.Symbol()), width, l.k, l.v)
+	}
+	if rc.Unresolved != "" {
+		fmt.Fprintf(b, "        # version: %s\n", rc.Unresolved)
 	}
 	if unchanged > 0 {
 		s := "s"

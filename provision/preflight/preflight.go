@@ -2,7 +2,8 @@
 // block assumes of its hosts holds there: the GPUs its hardware declares,
 // the NUMA nodes its binds name, the NICs its GPU-NIC pairing names, a CPU
 // architecture and an operating system gpuform installs packages for, and
-// the privileges apply needs. A host that fails one cannot be converged by
+// the privileges apply needs, and that every package release it installs
+// is offered by the host's repositories. A host that fails one cannot be converged by
 // apply, so plan reports it as the host's error instead of a plan that
 // would fail at its first step. It reads facts and reaches no host.
 package preflight
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -240,4 +242,56 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MissingRelease is a package release a resource's change installs that
+// the host's repositories do not offer.
+type MissingRelease struct {
+	// Resource is the change's resource ("enroot_package").
+	Resource string
+	resource.Missing
+}
+
+// Packages turns the releases no repository of the host offers into
+// problems, each naming the package, the release, what the repositories
+// offer of it instead, the package manager and its repositories, so that
+// plan refuses the host before apply's first step instead of failing at
+// the step that installs it. offers is what the host's package manager
+// said (facts.QueryOffers).
+func Packages(missing []MissingRelease, offers *facts.Offers) []Problem {
+	if len(missing) == 0 || offers == nil {
+		return nil
+	}
+	var out []Problem
+	for _, m := range missing {
+		found := "no repository " + offers.Manager + " uses on this host offers it: "
+		if len(m.Offered) > 0 {
+			found += offers.Manager + " offers " + m.Package + " " + strings.Join(m.Offered, ", ")
+		} else {
+			found += offers.Manager + " offers no version of " + m.Package
+		}
+		found += " (" + repositories(offers) + "; "
+		if offers.Manager == "apt" {
+			found += "read from apt's package lists as they are: if the release was published since they were refreshed, run apt-get update on the host and plan again)"
+		} else {
+			found += "read from dnf's cached metadata: if the release was published since it was refreshed, run dnf makecache on the host and plan again)"
+		}
+		if m.Hint != "" {
+			found += ". " + m.Hint
+		}
+		out = append(out, Problem{"package release", m.Package + " " + m.Release + " (" + m.Resource + ") from a repository of the host", found})
+	}
+	return out
+}
+
+// repositories names the repositories the host's package manager is
+// configured with, as far as the query could read them.
+func repositories(o *facts.Offers) string {
+	if len(o.Sources) == 0 {
+		if o.Manager == "dnf" {
+			return "repositories: none readable in /etc/yum.repos.d"
+		}
+		return "repositories: none readable in /etc/apt/sources.list or /etc/apt/sources.list.d"
+	}
+	return "repositories: " + strings.Join(o.Sources, ", ")
 }

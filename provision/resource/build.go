@@ -76,6 +76,11 @@ func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err e
 		rs = append(rs, r...)
 		warnings = append(warnings, w...)
 	}
+	for _, r := range rs {
+		if p, ok := r.(*pkgResource); ok {
+			p.resolveOffered(f)
+		}
+	}
 	rs = withDpkgRepair(rs, f)
 	ordered, err := Order(rs)
 	return ordered, warnings, err

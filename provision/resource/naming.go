@@ -248,6 +248,11 @@ func ncclSet(family, version, cuda string) pkgSet {
 	for _, n := range names {
 		s.pins[n] = pin
 	}
+	if p := versionParts(cuda); cuda != "" && len(p) > 1 && !strings.Contains(version, "-") {
+		// NVIDIA builds each NCCL release for several CUDA releases
+		// (packages.tsv: <nccl>-<rev>+cuda<major>.<minor>).
+		s.build = "+cuda" + p[0] + "." + p[1]
+	}
 	return s
 }
 

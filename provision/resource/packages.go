@@ -50,6 +50,10 @@ type pkgSet struct {
 	// pinning is an optional package installed with the set when the
 	// repository carries it (NVIDIA's nvidia-driver-pinning-<branch>).
 	pinning string
+	// build, when set, ends every version of the set that may be
+	// installed ("+cuda12.4": NCCL built for the spec's CUDA), so that a
+	// floating version resolves to the right build.
+	build string
 }
 
 // pkgResource converges one pkgSet.
@@ -76,6 +80,16 @@ type pkgResource struct {
 	// packages come from (release files a site mirrors), instead of apt's
 	// "version not found".
 	notOffered string
+	// from is the floating version the spec wrote ("580") when the set's
+	// want was resolved to a release of it; "" otherwise.
+	from string
+	// resolved are the exact versions resolveOffered pinned, by package;
+	// unresolved says why a floating version could not be resolved at
+	// plan time; missing are the packages the host's repositories do not
+	// offer at the release.
+	resolved   map[string]string
+	unresolved string
+	missing    []Missing
 }
 
 func (r *pkgResource) deferred(n *facts.Node) bool {
@@ -259,6 +273,14 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	}
 	if c.Action == NoOp {
 		return c, nil
+	}
+	if r.from != "" && after["version"] != r.from {
+		c.VersionFrom = r.from
+	}
+	c.Unresolved = r.unresolved
+	if r.needsInstall(n) {
+		c.Releases = r.resolved
+		c.Missing = r.missing
 	}
 	if err := r.foreignHolds(n); err != nil {
 		return Change{}, err
@@ -484,10 +506,11 @@ func plural(n int, one, many string) string {
 // into the release gpuform installs, so that the plan shows it and fabric
 // manager gets exactly that release: the branch's release already installed
 // (a floating spec never moves a converged node), else the newest release
-// of the branch in apt's lists. An exact version, or one nothing resolves,
+// of the branch in apt's lists or offered by the host's repositories
+// (facts.Offers, asked by plan). An exact version, or one nothing resolves,
 // is returned as it is.
 func resolveDriverRelease(family, flavour, version string, f *facts.Node) string {
-	if exactRelease(version) || family != FamilyDebian {
+	if exactRelease(version) || family != FamilyDebian && f.Offers == nil {
 		return version
 	}
 	s := driverSet(family, flavour, version)
@@ -495,7 +518,13 @@ func resolveDriverRelease(family, flavour, version string, f *facts.Node) string
 		return upstream(p.Version)
 	}
 	best := ""
-	for _, v := range f.Packages.Available[s.names[0]] {
+	offered := f.Packages.Available[s.names[0]]
+	if f.Offers != nil {
+		// What the package manager said (plan asked it) is what apply's
+		// install picks from; a saved plan narrows it to its release.
+		offered = f.Offers.Versions[s.names[0]]
+	}
+	for _, v := range offered {
 		if versionMatches(v, version) && (best == "" || cmpRelease(upstream(v), best) > 0) {
 			best = upstream(v)
 		}

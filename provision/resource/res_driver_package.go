@@ -12,7 +12,12 @@ func buildDriverPackage(in *buildInput) ([]Resource, []string, error) {
 		return nil, nil, nil
 	}
 	flavour := string(in.n.Driver.KernelModule.V)
+	from := ""
+	if written := in.n.Driver.Version.V.Raw; written != in.driverVersion {
+		from = written
+	}
 	return []Resource{&pkgResource{
+		from:   from,
 		base:   base{name: DriverPackage},
 		family: in.family,
 		set:    driverSet(in.family, flavour, in.driverVersion),

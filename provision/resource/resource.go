@@ -54,6 +54,21 @@ type Change struct {
 	Downgrades []string `json:"downgrades,omitempty"`
 	// DependsOn are the resources that converge first.
 	DependsOn []string `json:"depends_on,omitempty"`
+	// VersionFrom is the floating version the spec wrote ("580") when
+	// After's version is the release of it resolved from the host's
+	// repositories ("580.95.05"); "" otherwise.
+	VersionFrom string `json:"version_from,omitempty"`
+	// Releases are the exact versions the change gives the package
+	// manager, by package ("cuda-drivers-580": "580.95.05-1"), when they
+	// were resolved against the host's repositories at plan time. A saved
+	// plan records them, and apply installs exactly these.
+	Releases map[string]string `json:"releases,omitempty"`
+	// Unresolved says why a floating version could not be resolved to a
+	// release at plan time (the host's package lists are empty).
+	Unresolved string `json:"version_unresolved,omitempty"`
+	// Missing are the packages the change installs at a release no
+	// repository of the host offers; plan refuses the host (preflight).
+	Missing []Missing `json:"-"`
 	// Steps converge the resource, in order. Empty for NoOp.
 	Steps []Step `json:"-"`
 	// Keys, for a resource made of keys that several specs may share

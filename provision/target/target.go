@@ -116,6 +116,10 @@ type Options struct {
 	// ProbeTimeout bounds each probe (the -probe-timeout flag); zero means
 	// the host's inventory probe_timeout, else DefaultProbeTimeout.
 	ProbeTimeout time.Duration
+	// Packages, when set, names the packages a node block installs: the
+	// probe also asks each host's package manager which versions of them
+	// its repositories offer (facts.Node.Offers), in the same command.
+	Packages func(n *spec.Node) []string
 }
 
 // ProbeLimit is the time allowed to connect to and probe h.
@@ -170,7 +174,11 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 			return err
 		}
 		defer t.Close()
-		n, err := facts.Probe(ctx, t, facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node)})
+		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node)}
+		if o.Packages != nil && h.Node != nil {
+			opts.Packages = o.Packages(h.Node)
+		}
+		n, err := facts.Probe(ctx, t, opts)
 		if err != nil {
 			return err
 		}
