@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpuform/gpuform/provision/sim"
 )
 
 // hgxSpec is a node on the given simulated HGX H100 host described by the
@@ -144,5 +146,40 @@ func TestQuickstartIdleLinkAgrees(t *testing.T) {
 	}
 	if code, out, errOut := runCLIEnv(t, env, "graph", quick); code != ExitOK || !strings.Contains(out, "No problems seen.") {
 		t.Errorf("graph: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestQuickstartPassesThroughNvidiaSMI: the quickstart's node, applied and
+// then read as a node where the NVML agent cannot run (verify falls back
+// to nvidia-smi -q -x and topo -m), still passes: the driver apply
+// installed is the one nvidia-smi reports, GPU 3's idle Gen1 link passes
+// saying it idles, and the GPU–NIC pairs, NUMA nodes and NV# counts are
+// judged from topo -m, not skipped.
+func TestQuickstartPassesThroughNvidiaSMI(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	quick := "../../examples/quickstart"
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", quick); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+	}
+	writeFile(t, filepath.Join(state, "hgx-h100-stale", filepath.FromSlash(sim.NoNVMLAgentFile)), "no agent for this node\n")
+	code, out, errOut := runCLIEnv(t, env, "verify", quick)
+	if code != ExitOK || !strings.Contains(out, "Verify passed") {
+		t.Fatalf("verify through nvidia-smi after apply: exit %d\n%s%s", code, out, errOut)
+	}
+	checks := verifyChecks(t, env, quick)
+	if c := checks["nvml.facts"]; c.Status != "pass" || !strings.Contains(c.Observed, "nvidia-smi") {
+		t.Errorf("nvml.facts: %+v", c)
+	}
+	if c := checks["nvml.driver_version"]; c.Status != "pass" || !strings.Contains(c.Observed, "580.") {
+		t.Errorf("nvml.driver_version: %+v", c)
+	}
+	if c := checks["nvml.pcie_link[gpu3]"]; c.Status != "pass" || !strings.Contains(c.Observed, "idle at Gen1") {
+		t.Errorf("GPU 3: %+v", c)
+	}
+	for _, id := range []string{"nvml.gpu_nic[gpu0]", "nvml.numa_node[gpu0]", "nvml.nvlink_pairs[gpu0]"} {
+		if c := checks[id]; c.Status != "pass" {
+			t.Errorf("%s: %+v", id, c)
+		}
 	}
 }
