@@ -161,6 +161,9 @@ node "n" {
 				if f.Kind == "gpu" && f.XID > 0 {
 					saw("kernel.xid", f.Device, "description")
 				}
+				if f.Kind == "gpu" && f.NVLinkDown {
+					saw("nvml.nvlink", f.Device, "description")
+				}
 			}
 
 			// Facts.
@@ -291,6 +294,11 @@ func verifyLayers(t *testing.T, env []string, dir string) []layerCheck {
 func judgeLayers(t *testing.T, profile, path string, checks []layerCheck, faults map[string]*layerFault, idle map[string]bool) {
 	t.Helper()
 	failing := func(check, dev string) (layerCheck, bool) {
+		if check == "nvml.nvlink" && path == "nvidia-smi" {
+			// nvidia-smi shows no per-link state; topo -m's NV# counts
+			// judge the same expectation.
+			check = "nvml.nvlink_pairs"
+		}
 		for _, c := range checks {
 			base, _, _ := strings.Cut(c.ID, "[")
 			if (c.ID == check || base == check) && c.Status == "fail" && c.names(dev) {
