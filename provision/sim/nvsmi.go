@@ -88,7 +88,7 @@ func writeNvidiaSMI(dir, profile string) error {
 		faults = append(faults, f)
 	}
 	// Every RDMA device of the node, as nvidia-smi's NIC columns list
-	// them, placed by the node's own PCI tree (its sysfs).
+	// them.
 	nics, err := nvmlfacts.DiscoverNICs(dir)
 	if err != nil {
 		return err
@@ -134,6 +134,8 @@ func writeNvidiaSMI(dir, profile string) error {
 	nicLevel := func(a, b string) string {
 		l, err := sys.CommonAncestor(a, b)
 		if err != nil {
+			// Every NIC listed came from this tree; one it could not
+			// place anyway prints SYS (verify reads no NIC row).
 			return "SYS"
 		}
 		return string(l)
@@ -198,7 +200,7 @@ func renderSMIQuery(rep *nvmlfacts.Report) []byte {
 		el(3, "virtualization_mode", orNA(g.Virtualization))
 		el(3, "host_vgpu_mode", "N/A")
 		closeEl(2, "gpu_virtualization_mode")
-		writeSMIPCI(&b, el, open, closeEl, g)
+		writeSMIPCI(el, open, closeEl, g)
 		if g.Throttle != nil {
 			open(2, "clocks_event_reasons")
 			active := map[string]bool{}
@@ -217,7 +219,7 @@ func renderSMIQuery(rep *nvmlfacts.Report) []byte {
 			}
 			closeEl(2, "clocks_event_reasons")
 		}
-		writeSMIECC(&b, el, open, closeEl, g)
+		writeSMIECC(el, open, closeEl, g)
 		if t := g.TemperatureC; t != nil {
 			open(2, "temperature")
 			el(3, "gpu_temp", fmt.Sprintf("%d C", *t))
@@ -241,7 +243,7 @@ func renderSMIQuery(rep *nvmlfacts.Report) []byte {
 type elFunc func(depth int, name, value string)
 type tagFunc func(depth int, name string)
 
-func writeSMIPCI(b *strings.Builder, el elFunc, open, closeEl tagFunc, g nvmlfacts.GPU) {
+func writeSMIPCI(el elFunc, open, closeEl tagFunc, g nvmlfacts.GPU) {
 	open(2, "pci")
 	// "00000000:C3:00.0": domain, bus, device as the capture splits them.
 	dom, rest, _ := strings.Cut(g.BusID, ":")
@@ -275,7 +277,7 @@ func writeSMIPCI(b *strings.Builder, el elFunc, open, closeEl tagFunc, g nvmlfac
 	closeEl(2, "pci")
 }
 
-func writeSMIECC(b *strings.Builder, el elFunc, open, closeEl tagFunc, g nvmlfacts.GPU) {
+func writeSMIECC(el elFunc, open, closeEl tagFunc, g nvmlfacts.GPU) {
 	e := g.ECC
 	open(2, "ecc_mode")
 	if e != nil {
