@@ -76,7 +76,8 @@ func (r Result) minSeverity() Severity {
 	return r.MinSeverity
 }
 
-// ExitCode maps a lint run to the exit-code contract of DESIGN.md: 1 when
+// ExitCode maps a lint run to the exit-code contract (docs/design.md,
+// "Exit codes"): 1 when
 // the spec (or the lint configuration) has error diagnostics, since then
 // lint could not do its whole job; 2 when findings reach the threshold;
 // 0 otherwise.

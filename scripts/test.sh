@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs gpuform's whole test suite on a fresh machine: installs what the
 # end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge,
-# promtool, Graphviz, containerd), then `go test ./...`.
+# promtool, Graphviz, containerd, busybox), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +31,9 @@ command -v containerd >/dev/null 2>&1 || need+=(containerd)
 # The simulated nodes' enroot and apptainer stand-ins fetch manifests from
 # the tests' registry on 127.0.0.1 with curl.
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# provision/facts runs the probe under busybox sh as well as dash and bash;
+# busybox-static's sh prefers its own applets (rpm among them) to $PATH.
+command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -47,7 +50,12 @@ fi
 # go-nvml and its mock servers need cgo.
 export CGO_ENABLED=1
 # The package tests that build Debian roots on a cold machine take minutes:
-# go test's 10-minute default per package is too tight for a loaded CI, and
-# cmd/gpuform's CLI walks over simulated nodes take over 20 minutes on a busy
-# 2-core machine.
-exec go test -count=1 -timeout 45m "$@" ./...
+# go test's 10-minute default per package is too tight for a loaded CI.
+# Much of the suite's time is waiting, not computing: on sshd, a real
+# slurmctld, apt in a Debian root, the simulated nodes' stand-ins. The tests
+# that can share the machine call t.Parallel(); -parallel 4 lets four of
+# them run at once (go test's default is GOMAXPROCS, 2 on a 2-core CI), and
+# -p 4 runs four packages' tests side by side for the same reason. More
+# than that starves the simulated nodes' probes of CPU on two cores, and
+# verify's tier budgets (30s for the probe tier) are real limits.
+exec go test -count=1 -timeout 45m -p 4 -parallel 4 "$@" ./...

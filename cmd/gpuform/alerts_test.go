@@ -24,6 +24,7 @@ import (
 // alert fire for exactly what verify failed, the hardware alerts stay quiet
 // on its healthy GPUs.
 func TestAlerts(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "gpuform.rules.yml")

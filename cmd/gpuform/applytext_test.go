@@ -22,6 +22,7 @@ func (b *termBuffer) IsTerminal() bool { return b.term }
 // every step. Each ends with the recap table and a summary that names only
 // the outcomes that occurred.
 func TestApplyProgressText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		term      bool

@@ -17,6 +17,7 @@ const apptainerDefaultConf = "../../provision/resource/testdata/apptainer/apptai
 // empty, and a hand edit of a directive fails verify's spec.apptainer_conf
 // and is planned back.
 func TestApptainerConfPlanApplyVerify(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  container {\n    runtime = \"apptainer\"\n    nvidia_container_toolkit = \"1.17.8\"\n    apptainer_use_nvidia_container_cli = true\n    apptainer_allow_setuid = false\n    apptainer_always_use_nv = true\n    apptainer_mount_dev = \"minimal\"\n  }")

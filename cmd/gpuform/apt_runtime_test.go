@@ -32,6 +32,7 @@ func pyxisDeb(version string) debroot.Deb {
 // their holds; a release the mirror lacks fails saying where NVIDIA
 // publishes it, and every hold stays.
 func TestAptRuntimePackages(t *testing.T) {
+	t.Parallel()
 	debs := append(append(enrootDebs("4.1.1-1"), enrootDebs("4.1.2-1")...), pyxisDeb("0.24.0-1"))
 	a := startAptNode(t, debs)
 	body := func(enroot string) string {
@@ -62,8 +63,8 @@ func TestAptRuntimePackages(t *testing.T) {
 	a.spec(body("4.0.1"))
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
 	want := "put https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot_4.0.1-1_amd64.deb and https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot+caps_4.0.1-1_amd64.deb in a repository this node uses"
-	if code == ExitOK || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), want) {
-		t.Errorf("apply of a release the mirror lacks: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), want) {
+		t.Errorf("apply of a release the mirror lacks: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if h := a.holds(); strings.Join(h, " ") != "enroot enroot+caps nvslurm-plugin-pyxis" {
 		t.Errorf("holds after the failed install: %v", h)
@@ -76,6 +77,7 @@ func TestAptRuntimePackages(t *testing.T) {
 // plugstack line names the rpm's %{_libdir}, and a release the mirror
 // lacks fails naming NVIDIA's rpm, with the locks put back.
 func TestDnfRuntimePackages(t *testing.T) {
+	t.Parallel()
 	a := startRPMNode(t)
 	a.root.PublishRPMs(t,
 		debroot.RPM{Name: "enroot", Version: "4.1.2", Release: "1.el8"},
@@ -104,8 +106,8 @@ func TestDnfRuntimePackages(t *testing.T) {
 	}
 	a.spec(body("4.0.1"))
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
-	if code == ExitOK || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), "put https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot-4.0.1-1.el8.x86_64.rpm and") {
-		t.Errorf("apply of a release the mirror lacks: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(strings.Join(strings.Fields(out+errOut), " "), "put https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot-4.0.1-1.el8.x86_64.rpm and") {
+		t.Errorf("apply of a release the mirror lacks: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if after := a.root.Run(t, "cat /etc/dnf/plugins/versionlock.list"); !strings.Contains(after, "enroot-0:4.1.2-1.el8.*") {
 		t.Errorf("enroot's version lock was not put back:\n%s", after)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -18,6 +19,9 @@ type aptNode struct {
 	t    *testing.T
 	root *debroot.Root
 	dir  string
+	// driver: the spec written last declares a driver. The root runs no
+	// kernel, so the driver apply installs is never loaded.
+	driver bool
 }
 
 func startAptNode(t *testing.T, debs []debroot.Deb) *aptNode {
@@ -32,10 +36,14 @@ func startAptNode(t *testing.T, debs []debroot.Deb) *aptNode {
 	return &aptNode{t: t, root: r, dir: t.TempDir()}
 }
 
+// driverBlock finds a driver block in a node block's body.
+var driverBlock = regexp.MustCompile(`(?m)^\s*driver\s*\{`)
+
 // spec writes the node's spec: body goes inside the node block.
 func (a *aptNode) spec(body string) {
 	a.t.Helper()
 	src := "node \"n\" {\n  hosts = [\"" + a.root.Alias + "\"]\n" + body + "\n}\n"
+	a.driver = driverBlock.MatchString(body)
 	if err := os.WriteFile(filepath.Join(a.dir, "main.gpuform.hcl"), []byte(src), 0o644); err != nil {
 		a.t.Fatal(err)
 	}
@@ -103,15 +111,23 @@ func (a *aptNode) converged(want []string, held []string) {
 	if out := a.root.Run(a.t, "dpkg --audit || true"); strings.TrimSpace(out) != "" {
 		a.t.Errorf("dpkg --audit:\n%s", out)
 	}
+	a.planConverged()
+}
+
+// planConverged checks the second plan after apply: no changes, and exit 0
+// unless the spec declares a driver. The root runs no kernel, so the
+// installed driver is never loaded: the plan says "none loaded; reboot
+// pending" and -detailed-exitcode exits 2 (README: a host that waits for a
+// reboot to run what is installed has something to report).
+func (a *aptNode) planConverged() {
+	a.t.Helper()
 	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
-	// The root runs no kernel: an installed driver is never loaded, and
-	// -detailed-exitcode reports the reboot it waits for with 2.
-	wantCode := ExitOK
-	if strings.Contains(out, "none loaded; reboot pending") {
-		wantCode = ExitReport
+	wantCode, wantSummary := ExitOK, "No changes.\n"
+	if a.driver {
+		wantCode, wantSummary = ExitReport, "No changes. Reboot pending.\n"
 	}
-	if code != wantCode || !strings.Contains(out, "No changes.") {
-		a.t.Errorf("second plan: exit %d, want %d\n%s\n%s", code, wantCode, out, errOut)
+	if code != wantCode || !strings.Contains(out, wantSummary) || strings.Contains(out, "none loaded; reboot pending") != a.driver {
+		a.t.Errorf("second plan (spec declares a driver: %v): exit %d, want %d and %q\n%s\n%s", a.driver, code, wantCode, wantSummary, out, errOut)
 	}
 }
 
@@ -121,6 +137,7 @@ func (a *aptNode) converged(want []string, held []string) {
 // of "nccl will be created"; apply runs dpkg --configure -a first and
 // converges.
 func TestAptInterruptedDpkgIsRepaired(t *testing.T) {
+	t.Parallel()
 	// A postinst that waits while the test wants it to.
 	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 600; fi\nexit 0\n")
 	a := startAptNode(t, debs)
@@ -196,6 +213,7 @@ func stackPackages(drv string, open bool, nccl, toolkit string) (installed, held
 // transaction removes the held cuda-drivers-550, its kernel module package
 // and fabric manager 550, and every hold moves to the new packages.
 func TestAptFreshInstallAndBranchChange(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(stack("550.127.08", "proprietary", "2.21.5", "1.17.8"))
 	a.apply()
@@ -221,6 +239,7 @@ func TestAptFreshInstallAndBranchChange(t *testing.T) {
 // package's (without it: "nvidia-open : Depends: nvidia-kernel-open-580
 // (= 580.65.06-1) but 580.95.05-1 is to be installed").
 func TestAptUpgradeAndDowngrade(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(stack("580.65.06", "open", "2.21.5", "1.17.8"))
 	a.apply()
@@ -267,6 +286,7 @@ func TestAptUpgradeAndDowngrade(t *testing.T) {
 // every hold stays; once the release is published (after the node's last
 // apt-get update), the next apply refreshes the lists and installs it.
 func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(`  driver {
     version        = "580.65.06"
@@ -286,8 +306,8 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
     fabric_manager = true
   }`)
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
-	if code == ExitOK || !strings.Contains(out+errOut, "E: Version '580.82.07-*' for 'nvidia-open' was not found") {
-		t.Fatalf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "E: Version '580.82.07-*' for 'nvidia-open' was not found") {
+		t.Fatalf("apply of a missing release: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if i := strings.Index(out+errOut, "exit status 100: "); i < 0 || !strings.HasPrefix((out + errOut)[i+len("exit status 100: "):], "E: Version") {
 		t.Errorf("apt's error does not lead the failure message:\n%s%s", out, errOut)
@@ -305,6 +325,7 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
 // seconds (a killed apply's dpkg, unattended-upgrades) and applies at once:
 // apt waits for the lock instead of failing with "Could not get lock".
 func TestAptWaitsForABusyDpkg(t *testing.T) {
+	t.Parallel()
 	busy := debroot.Deb{Name: "gpuform-test-busy", Version: "1", Postinst: "#!/bin/sh\n: >/run/busy-started\nsleep 4\n"}
 	a := startAptNode(t, append(debroot.NVIDIARepo(), busy))
 	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
@@ -327,6 +348,7 @@ func TestAptWaitsForABusyDpkg(t *testing.T) {
 // installs it with fabric manager of exactly that release and NVIDIA's
 // branch pinning package, never 590.
 func TestAptFloatingBranch(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(`  driver {
     version        = "580"
@@ -349,6 +371,7 @@ func TestAptFloatingBranch(t *testing.T) {
 // packages are gone, the lock, not the repository's newest release, says
 // what to install.
 func TestAptFloatingBranchFollowsTheInstalledDriverAndTheLock(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(`  driver {
     version       = "580.65.06"
@@ -391,6 +414,7 @@ func TestAptFloatingBranchFollowsTheInstalledDriverAndTheLock(t *testing.T) {
 // plan goes through and the hold becomes gpuform's. A hold someone else set
 // on a package already at the wanted release is left alone.
 func TestAptHoldSetBySomeoneElse(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.root.Run(t, "apt-get install -y -q libnccl2=2.20.5-1+cuda12.4 libnccl-dev=2.20.5-1+cuda12.4 && apt-mark hold libnccl2 libnccl-dev")
 	a.spec(`  nccl { version = "2.20.5-1+cuda12.4" }`)
@@ -401,11 +425,11 @@ func TestAptHoldSetBySomeoneElse(t *testing.T) {
 	}
 	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
 	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
-	if code == ExitOK || code == ExitReport || !strings.Contains(out+errOut, "libnccl2 2.20.5, libnccl-dev 2.20.5 held by someone other than gpuform") || !strings.Contains(out+errOut, "apt-mark unhold libnccl2 libnccl-dev") {
-		t.Fatalf("plan over a foreign hold: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "libnccl2 2.20.5, libnccl-dev 2.20.5 held by someone other than gpuform") || !strings.Contains(out+errOut, "apt-mark unhold libnccl2 libnccl-dev") {
+		t.Fatalf("plan over a foreign hold: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
-	if code, _, _ := a.cli("", "apply", "-auto-approve"); code == ExitOK {
-		t.Fatal("apply overrode a hold someone else set")
+	if code, _, _ := a.cli("", "apply", "-auto-approve"); code != ExitFailed {
+		t.Fatalf("apply over a hold someone else set: exit %d, want %d", code, ExitFailed)
 	}
 	if st := a.dpkg(); !strings.Contains(st, "libnccl2 2.20.5-1+cuda12.4 hi") {
 		t.Fatalf("the foreign hold was changed:\n%s", st)
@@ -424,8 +448,11 @@ func TestAptHoldSetBySomeoneElse(t *testing.T) {
 // fast naming it), and once the orphan has finished, the next apply
 // converges with every hold in place and dpkg clean.
 func TestAptKilledApplyFollowedByAnother(t *testing.T) {
+	t.Parallel()
 	bin := buildGpuform(t)
-	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; sleep 5; fi\nexit 0\n")
+	// The postinst runs until the test removes /run/slow-postinst (at most
+	// a minute), so the orphan is still running when the second apply starts.
+	debs := ncclWithPostinst("#!/bin/sh\nif [ -e /run/slow-postinst ]; then : >/run/in-postinst; i=0; while [ -e /run/slow-postinst ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; fi\nexit 0\n")
 	a := startAptNode(t, debs)
 	a.spec(`  nccl { version = "2.21.5" }`)
 	a.root.Run(t, ": >/run/slow-postinst")
@@ -433,15 +460,17 @@ func TestAptKilledApplyFollowedByAnother(t *testing.T) {
 	a.root.Run(t, "i=0; while [ ! -e /run/in-postinst ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; [ -e /run/in-postinst ]")
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+	if out, err := a.root.Exec("pgrep -x apt-get"); err != nil {
+		t.Fatalf("no apt-get runs on the node once gpuform is killed (%v %s): the scenario needs the orphan", err, out)
+	}
 
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
-	if code == ExitOK {
-		t.Logf("the orphaned step had already finished:\n%s", out)
-	} else if !strings.Contains(out+errOut, "still running") {
-		t.Fatalf("second apply next to an orphaned apt: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "still running") {
+		t.Fatalf("second apply next to an orphaned apt: exit %d, want %d naming the apt still running\n%s\n%s", code, ExitFailed, out, errOut)
 	}
-	a.root.Run(t, "i=0; while pgrep -x apt-get >/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ! pgrep -x apt-get")
+	// The orphan's postinst ends, and so does its apt.
 	a.root.Run(t, "rm -f /run/slow-postinst")
+	a.root.Run(t, "i=0; while pgrep -x apt-get >/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ! pgrep -x apt-get")
 	a.apply()
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl2", "libnccl-dev"})
 }
@@ -470,15 +499,7 @@ func (a *aptNode) rpmConverged(want []string, locked []string) {
 	if strings.Join(strings.Fields(locks), " ") != strings.Join(locked, " ") {
 		a.t.Errorf("version locks:\n%s\nwant %v", locks, locked)
 	}
-	code, out, errOut := a.cli("", "plan", "-detailed-exitcode")
-	// As for apt: the installed driver is never loaded in the root.
-	wantCode := ExitOK
-	if strings.Contains(out, "none loaded; reboot pending") {
-		wantCode = ExitReport
-	}
-	if code != wantCode || !strings.Contains(out, "No changes.") {
-		a.t.Errorf("second plan: exit %d, want %d\n%s\n%s", code, wantCode, out, errOut)
-	}
+	a.planConverged()
 }
 
 // TestDnfInstallDowngradeBranchChangeAndMissingRelease runs the package
@@ -488,6 +509,7 @@ func (a *aptNode) rpmConverged(want []string, locked []string) {
 // a missing release: dnf's error leads the message and the locks are put
 // back.
 func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
+	t.Parallel()
 	a := startRPMNode(t)
 	spec := func(drv, nccl string) string {
 		return `  driver {
@@ -518,8 +540,8 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 	// 580.82.07 is a real release (cuda-driver.tsv) the repository lacks.
 	a.spec(spec("580.82.07", "2.20.5-1+cuda12.4"))
 	code, out, errOut = a.cli("", "apply", "-auto-approve")
-	if code == ExitOK || !strings.Contains(out+errOut, "exit status 1: Error: Unable to find a match: nvidia-open-580.82.07") {
-		t.Errorf("apply of a missing release: exit %d\n%s\n%s", code, out, errOut)
+	if code != ExitFailed || !strings.Contains(out+errOut, "exit status 1: Error: Unable to find a match: nvidia-open-580.82.07") {
+		t.Errorf("apply of a missing release: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	if locks := a.root.Run(t, "cat /etc/dnf/plugins/versionlock.list"); !strings.Contains(locks, "nvidia-open-0:590.44.01-1.*") {
 		t.Errorf("the driver's version lock was not put back after the failed install:\n%s", locks)
@@ -531,6 +553,7 @@ func TestDnfInstallDowngradeBranchChangeAndMissingRelease(t *testing.T) {
 // fails too, and stops there with dpkg's error first and the command to
 // run, changing nothing else. Once the package is fixed, apply converges.
 func TestAptInterruptedDpkgThatCannotBeRepairedStops(t *testing.T) {
+	t.Parallel()
 	debs := ncclWithPostinst("#!/bin/sh\n[ -e /run/postinst-ok ] || { echo 'libnccl2: cannot configure' >&2; exit 1; }\n")
 	a := startAptNode(t, debs)
 	a.spec(`  nccl { version = "2.21.5" }`)
@@ -539,9 +562,9 @@ func TestAptInterruptedDpkgThatCannotBeRepairedStops(t *testing.T) {
 	}
 	code, out, errOut := a.cli("", "apply", "-auto-approve")
 	all := out + errOut
-	if code == ExitOK || !strings.Contains(all, "dpkg_interrupted: dpkg --configure -a") || !strings.Contains(all, "exit status 1: dpkg: error processing package libnccl2 (--configure):") ||
+	if code != ExitFailed || !strings.Contains(all, "dpkg_interrupted: dpkg --configure -a") || !strings.Contains(all, "exit status 1: dpkg: error processing package libnccl2 (--configure):") ||
 		!strings.Contains(all, "then run 'dpkg --configure -a' on the node") {
-		t.Fatalf("apply over an unrepairable dpkg: exit %d\n%s", code, all)
+		t.Fatalf("apply over an unrepairable dpkg: exit %d, want 1\n%s", code, all)
 	}
 	if st := a.dpkg(); strings.Contains(st, "libnccl-dev") {
 		t.Errorf("apply went on past the failed repair:\n%s", st)

@@ -127,6 +127,7 @@ func sudoCalls(t *testing.T, log string) int {
 // its become, like plan and apply, so they see the loaded driver and the
 // packages only root can read. They used to probe without it.
 func TestProbeBecomesRoot(t *testing.T) {
+	t.Parallel()
 	dir, flags, log := hardenedHost(t, "535")
 	args := func(cmd string, more ...string) []string {
 		return append(append([]string{cmd}, flags...), append(more, dir)...)

@@ -145,6 +145,7 @@ func TestBenchMissingTools(t *testing.T) {
 // writes halved: the bottleneck is host_gpu on GPU 5 with the link width
 // named, and the slow NIC is reported, in text, JSON and the chart.
 func TestBenchDegraded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "bench.svg")
 	code, out, errOut := runCLI(t, "", "bench", "-plot", svg, "testdata/bench-degraded")
@@ -201,6 +202,7 @@ func TestBenchDegraded(t *testing.T) {
 // real captures unchanged: every layer is measured, none is below its
 // expectation, the scaling curve has 2, 4 and 8 GPUs, and bench exits 0.
 func TestBenchHealthy(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runCLI(t, "", "bench", "-json", "../../examples/quickstart")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -309,6 +311,7 @@ func TestBenchWorkload(t *testing.T) {
 // one shared TCP interface) reaches a fifth of what one node does: the
 // network is the bottleneck, and the group's point is on the curve.
 func TestBenchMultiNodeSlowNetwork(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runCLI(t, "", "bench", "-allow-local", "-json", "-layers", "gpu_gpu,network", "testdata/bench-multinode")
 	if code != ExitReport {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -362,6 +365,7 @@ func TestBenchSimIgnoresThisMachinesTools(t *testing.T) {
 // and no GPU of the healthy hosts; the healthy hosts alone flag nothing
 // and bench exits 0 — an outlier is a warning.
 func TestBenchPeerOutliers(t *testing.T) {
+	t.Parallel()
 	type outlierRow struct {
 		Host         string  `json:"host"`
 		Device       string  `json:"device"`
@@ -438,6 +442,7 @@ func TestBenchPeerOutliers(t *testing.T) {
 // them, bench then measures both layers, and verify's spec.bench_tools
 // is converged.
 func TestBenchToolsInstalled(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := "testdata/bench-tools"

@@ -13,6 +13,7 @@ import (
 // not judged on that figure: the host_gpu layer says which testcase was
 // asked and which answered, and nothing is called healthy on it.
 func TestBenchRefusesSMAnswerToCERequest(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	if code, out, errOut := runCLIEnv(t, env, "bench", "-layers", "hbm", "testdata/bench-degraded"); code != ExitOK {

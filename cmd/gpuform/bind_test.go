@@ -112,6 +112,7 @@ func TestBindVerbose(t *testing.T) {
 // started with its affinity narrowed to one CPU must give the command
 // all of NUMA node 0's CPUs, MPOL_BIND on node 0, and the NIC variables.
 func TestBindRealRun(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("gpuform bind is Linux only")
 	}
@@ -194,6 +195,7 @@ func TestBindRealRun(t *testing.T) {
 // with the CPUs the host reports, and the launcher, reading that file,
 // puts local rank 5 on GPU 5's socket and NIC.
 func TestBindReadsAppliedBinding(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", "../../examples/quickstart"); code != ExitOK {

@@ -395,6 +395,7 @@ func TestFmtDeepNesting(t *testing.T) {
 // overflowed the Go stack in validate and lint, and which fmt took 7 s
 // and 1.4 GB to rewrite. Every command refuses it as too deep.
 func TestLongOperatorChain(t *testing.T) {
+	t.Parallel()
 	for _, op := range []string{"+", "/", "%", "&&", "||", "==", "!=", "<", "<=", ">", ">="} {
 		t.Run(op, func(t *testing.T) {
 			// A million for one operator and every command; past the

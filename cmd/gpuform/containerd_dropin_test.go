@@ -16,6 +16,7 @@ import (
 // after the drop-in is edited to disagree with the spec, plan and apply
 // refuse naming the file and the key, and verify fails.
 func TestContainerdDropInPlanApplyVerify(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, containerdSpec)

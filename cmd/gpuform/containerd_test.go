@@ -30,6 +30,7 @@ func stripHeader(s string) string {
 // containerd once, the next plan is empty, and a hand edit of the runtime
 // fails verify's spec.containerd_config.
 func TestContainerdConfigPlanApplyVerify(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, containerdSpec)
@@ -130,6 +131,7 @@ func hasFailed(hosts map[string][]verifyCheck, id string) bool {
 
 // A config.toml that is not TOML is refused with the reason, not rewritten.
 func TestContainerdConfigNotTOMLIsRefused(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, containerdSpec)
@@ -157,6 +159,7 @@ func TestContainerdConfigNotTOMLIsRefused(t *testing.T) {
 // simulated node's stand-in); after a driver change under it, verify
 // fails spec.cdi_spec naming both releases, and apply regenerates it.
 func TestCDISpecFollowsTheDriver(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  container {\n    runtime = \"containerd\"\n    nvidia_container_toolkit = \"1.14.3\"\n    cdi = true\n  }")

@@ -29,6 +29,7 @@ func addDpkgPackage(t *testing.T, root, name, version string) {
 // release is unknown), apply writes it keeping every other key, the next
 // plan is empty, verify passes, and verify fails once the key is removed.
 func TestDockerCDIPlanApplyVerify(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  container {\n    runtime = \"docker\"\n    nvidia_container_toolkit = \"1.14.3\"\n    cdi = true\n  }")

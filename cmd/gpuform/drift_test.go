@@ -133,6 +133,7 @@ func failedIDs(checks []verifyCheck) (spec, other []string) {
 // breaks a live check (a stopped fabric manager) fails that check too, and
 // no other.
 func TestVerifyDriftMatrix(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := "testdata/drift"
@@ -268,6 +269,7 @@ func TestVerifyDriftMatrix(t *testing.T) {
 // release installed and the one loaded, and nvml.driver_version says why
 // the loaded driver differs; every resource itself is in place.
 func TestVerifyRebootPending(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := "testdata/planapply"
 	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", dir); code != ExitOK || !strings.Contains(out, "1 reboot pending") {
@@ -311,6 +313,7 @@ func TestVerifyRebootPending(t *testing.T) {
 // command on examples/ci-preflight (optional = ["dcgm"]) passes that way,
 // its nccl-tests run left to the full tier as not run.
 func TestVerifyRequiredTools(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	src, err := os.ReadFile("../../examples/ci-preflight/main.gpuform.hcl")
 	if err != nil {

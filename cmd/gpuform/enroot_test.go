@@ -11,6 +11,7 @@ import (
 // the enroot.conf.d drop-in (the operator's enroot.conf untouched), the
 // next plan is empty, and a hand edit fails verify's spec.enroot_conf.
 func TestEnrootConfPlanApplyVerify(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  container {\n    runtime = \"enroot\"\n    nvidia_container_toolkit = \"1.14.3\"\n    enroot_cache_path = \"/raid/enroot/cache/group-$(id -g)\"\n    enroot_data_path = \"/raid/enroot/data/user-$(id -u)\"\n    enroot_restrict_dev = true\n  }")
@@ -78,6 +79,7 @@ func TestEnrootSettingsValidated(t *testing.T) {
 // the plugin on the node, plan says to install it instead of writing a
 // "required" line that would stop slurmd.
 func TestPyxisPlugstack(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  container {\n    runtime = \"enroot\"\n    nvidia_container_toolkit = \"1.14.3\"\n    pyxis = true\n  }")

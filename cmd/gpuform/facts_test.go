@@ -23,6 +23,7 @@ func runCLIEnv(t *testing.T, env []string, args ...string) (int, string, string)
 }
 
 func TestFactsOnSimulatedNode(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	code, out, errOut := runCLIEnv(t, env, "facts", "-json", "../../examples/quickstart")
@@ -65,6 +66,7 @@ func TestFactsOnSimulatedNode(t *testing.T) {
 }
 
 func TestFactsRoot(t *testing.T) {
+	t.Parallel()
 	root, err := sim.Materialize("l40s-rocky9", t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -84,6 +84,7 @@ func TestApplyKeepsEveryFstabLine(t *testing.T) {
 // Issue 17 C: every rewrite ended in chmod 0644, so a 0600 fstab holding a
 // CIFS password= and a 0600 daemon.json became world-readable.
 func TestApplyKeepsFileModes(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  shm { size = \"50%\" }\n  container {\n    runtime = \"docker\"\n    default_shm_size = \"16GiB\"\n  }")
@@ -124,6 +125,7 @@ func TestApplyKeepsFileModes(t *testing.T) {
 // Issue 17 D: facts --root followed a relative .. link out of the root and
 // printed the controller's /etc/passwd.
 func TestFactsRootDoesNotLeaveTheRoot(t *testing.T) {
+	t.Parallel()
 	passwd, err := os.ReadFile("/etc/passwd")
 	if err != nil || len(passwd) == 0 {
 		t.Skip("no /etc/passwd on this machine")
@@ -163,6 +165,7 @@ func TestFactsRootDoesNotLeaveTheRoot(t *testing.T) {
 
 // A mistyped sysctl key is refused at plan, by name.
 func TestPlanRefusesUnknownSysctl(t *testing.T) {
+	t.Parallel()
 	dir := specDir(t, `  sysctl = { "vm.swapiness" = "10" }`)
 	code, out, errOut := runPA(t, []string{"GPUFORM_SIM_STATE=" + t.TempDir()}, "", "plan", dir)
 	if code == ExitOK || !strings.Contains(out+errOut, "sysctl vm.swapiness does not exist on this node") {

@@ -51,6 +51,7 @@ func TestFlagErrorsAsTyped(t *testing.T) {
 // TestJSONFlagIsFormatJSON checks -json on lint and verify writes the same
 // document as -format json.
 func TestJSONFlagIsFormatJSON(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := "testdata/planapply"
 	for _, cmd := range []string{"lint", "verify"} {
@@ -89,6 +90,7 @@ func jsonKeys(t *testing.T, doc string) []string {
 // TestApplyJSONSummary checks apply -json ends with the counts of the text
 // summary, consistent with the hosts it lists and the exit status.
 func TestApplyJSONSummary(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", "-json", "testdata/planapply")
 	var doc struct {

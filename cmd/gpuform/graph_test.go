@@ -17,6 +17,7 @@ import (
 // passes it too), DOT, -offline from the hardware value, and SVG written
 // to a file.
 func TestGraphQuickstart(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	code, out, errOut := runCLIEnv(t, env, "graph", "../../examples/quickstart")
 	if code != ExitOK {

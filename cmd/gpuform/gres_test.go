@@ -13,6 +13,7 @@ import (
 // this hardware (its golden file) after it, the next plan has nothing to
 // do, and a site line that describes the GPUs too stops the plan.
 func TestGRESPlanApply(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := "testdata/gres"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/registrytest"
+	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/sim"
 )
@@ -49,6 +50,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // GPU with the driver it runs; a sensitive driver version is hidden there
 // too (the node that matches it shows the secret otherwise).
 func TestSensitiveDriverInPrometheus(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	// The stale node runs 535.183.06: the secret is what it runs.
 	dir, vf := sensitiveSpec(t, "535.183.06", `  driver {
@@ -66,6 +68,7 @@ func TestSensitiveDriverInPrometheus(t *testing.T) {
 // reference names it by its place in container.images in every format,
 // so the id carries nothing of the value.
 func TestSensitiveImageInCheckID(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir, vf := sensitiveSpec(t, "24.05-py3", `  container {
     images = ["nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", "nvcr.io/nvidia/pytorch:${var.secret}"]
@@ -84,6 +87,7 @@ func TestSensitiveImageInCheckID(t *testing.T) {
 // plugin's arguments and a comment keeps them byte for byte; only the
 // keyword and the plugin path are gpuform's.
 func TestPyxisPlugstackKeepsArguments(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  container {\n    runtime = \"enroot\"\n    nvidia_container_toolkit = \"1.14.3\"\n    pyxis = true\n  }")
@@ -129,6 +133,7 @@ func writeFileAll(t *testing.T, path, content string) {
 // any spelling slurmd accepts stops the plan, naming the lines, before and
 // after gpuform's block is written, and verify cannot pass the node.
 func TestGRESAdminSpellings(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := "testdata/gres"
@@ -170,6 +175,7 @@ func TestGRESAdminSpellings(t *testing.T) {
 // not yet probed), and once the directory is known plan refuses, naming
 // it; the file is never touched.
 func TestImageTagLinkRegularFile(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	first, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda:12.8"
@@ -221,6 +227,7 @@ func TestImageTagLinkRegularFile(t *testing.T) {
 // own config dump reads SystemdCgroup = true for it), and enable_cdi on
 // containerd 1.6, which ignores it, is a plan warning naming the release.
 func TestContainerdInheritsRuncOptions(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, containerdSpec)
@@ -257,7 +264,7 @@ func TestContainerdInheritsRuncOptions(t *testing.T) {
 	}
 	bin, err := exec.LookPath("containerd")
 	if err != nil {
-		t.Skip("containerd is not installed: the applied file is not read by it")
+		sshtest.Missing(t, "containerd is not installed (apt-get install containerd): the applied file is not read by it")
 	}
 	dump, err := exec.Command(bin, "--config", conf, "config", "dump").Output()
 	if err != nil {
@@ -293,6 +300,7 @@ func imageFileSpecShared(t *testing.T, dir, rt, ref string, shared bool) {
 // digest's name that gpuform did not pull is not adopted: plan pulls,
 // verify fails it as unverified, apply pulls the registry's image over it.
 func TestImageDirTrust(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	first, firstImgs := reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda:12.8"

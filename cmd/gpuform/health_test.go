@@ -61,6 +61,7 @@ func healthRun(t *testing.T, c *slurmtest.Cluster, healthBlock string, args ...s
 // a reason that says why, and the drain holds while the sightings stay in
 // the window. A reboot-class Xid (79) drains on sight and says "reboot".
 func TestSlurmHealthMonitorXidDrainsOnRepeat(t *testing.T) {
+	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu007"})
 	const block = `  health {
     drain_after       = 3
@@ -234,7 +235,8 @@ func TestSlurmHealthBreakerConcurrent(t *testing.T) {
 	})
 
 	t.Run("a third drain is refused", func(t *testing.T) {
-		for _, i := range []int{3, 19} {
+		// Two nodes of the twenty are drained: of three candidates, one is not.
+		for _, i := range []int{3, 19, 4} {
 			if st, _ := c.NodeState(node(i)); strings.Contains(st, "DRAIN") {
 				continue
 			}
@@ -245,23 +247,32 @@ func TestSlurmHealthBreakerConcurrent(t *testing.T) {
 			t.Logf("%s", errOut)
 			return
 		}
+		t.Fatal("nodes 3, 19 and 4 are all drained: no node left to refuse a third drain")
 	})
 
 	t.Run("drains that are not health mode's survive a pass", func(t *testing.T) {
+		// Which two nodes health mode drained above is a race: take five
+		// it did not.
+		var free []string
+		for i := 5; i <= 20 && len(free) < 5; i++ {
+			if st, _ := c.NodeState(node(i)); !strings.Contains(st, "DRAIN") {
+				free = append(free, node(i))
+			}
+		}
+		if len(free) < 5 {
+			t.Fatalf("only %v of gpu005-gpu020 are not drained, want five", free)
+		}
 		owners := map[string]string{
-			node(11): "gpuform: apply by cluster",
-			node(12): "gpuform: apply failed: step 3 of 9 (driver): exit status 100",
-			node(13): "gpuform: reboot pending after apply",
-			node(14): "RMA ticket 4711: GPU3 XID 79, do not use",
+			free[0]: "gpuform: apply by cluster",
+			free[1]: "gpuform: apply failed: step 3 of 9 (driver): exit status 100",
+			free[2]: "gpuform: reboot pending after apply",
+			free[3]: "RMA ticket 4711: GPU3 XID 79, do not use",
 		}
 		for n, r := range owners {
-			if st, _ := c.NodeState(n); strings.Contains(st, "DRAIN") {
-				t.Fatalf("%s is drained already", n)
-			}
 			c.DrainNode(n, r)
 		}
-		c.DownNode(node(15), "PSU 2 failed")
-		owners[node(15)] = "PSU 2 failed"
+		c.DownNode(free[4], "PSU 2 failed")
+		owners[free[4]] = "PSU 2 failed"
 		for n, want := range owners {
 			before, _ := c.NodeState(n)
 			code, out, errOut := runHealth(t, healthCmd(c, spec, n, filepath.Join(states, n, "health.json"), "-mock-nvml", "dgxh100"))
@@ -301,6 +312,7 @@ func TestSlurmHealthBreakerConcurrent(t *testing.T) {
 // says the state was unusable and the run exits 1; a corrupt file is
 // moved aside and rebuilt, and nothing is written through a link.
 func TestSlurmHealthStateFailsClosed(t *testing.T) {
+	t.Parallel()
 	var others []string
 	for i := 2; i <= 8; i++ {
 		others = append(others, fmt.Sprintf("gpu%03d", i))
@@ -384,6 +396,7 @@ func TestSlurmHealthStateFailsClosed(t *testing.T) {
 // at x16 in the run confirm_delay later does not drain; one that stays at
 // x8 does, and the output shows both runs.
 func TestSlurmHealthConfirmsLinkFailures(t *testing.T) {
+	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu009"})
 	const block = "  health {\n    max_drained_share = 1\n    confirm_delay     = \"1s\"\n  }"
 	code, out, errOut := healthRun(t, c, block, "-mock-nvml", "dgxh100", "-mock-fault-once", "pcie_x8:3")
@@ -419,6 +432,7 @@ func TestHealthConfirmDelayValidated(t *testing.T) {
 // drains when its partition "gpu" has five nodes (0.4 × 5 = 2 allowed,
 // one held); the CPU nodes of the default partition do not count.
 func TestSlurmHealthFleetPartition(t *testing.T) {
+	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", OtherNodes: []string{"gpu[002-005]", "cpu[001-050]"},
 		Partitions: []string{"PartitionName=gpu Nodes=gpu[001-005] State=UP"}})
 	c.DrainNode("gpu002", "gpuform: health: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00")

@@ -44,6 +44,7 @@ func imageCheckTier(t *testing.T, env []string, dir, ref, tier string) (status, 
 // ledger entry an older gpuform wrote without a hash is an error at the
 // full tier, and plan and apply pull the image again.
 func TestImageFileContentAtFullTier(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	first, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda:12.8"
@@ -166,6 +167,7 @@ func imageDirSpec(t *testing.T, dir, imageDir, ref string, shared bool) {
 // sticky directory above a trusted image_dir is fine; image_dir_shared
 // accepts shared storage.
 func TestImageDirTrustAtPlan(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda:12.8"

@@ -37,6 +37,7 @@ func imageFileSpec(t *testing.T, dir, rt, ref string) {
 // fails the node holding the old digest and apply moves the tag's link;
 // with the registry gone the pull fails with the runtime's words.
 func TestImageFilesPinnedByDigest(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		runtime, ext, call, down string
 	}{
@@ -44,6 +45,7 @@ func TestImageFilesPinnedByDigest(t *testing.T) {
 		{"apptainer", ".sif", `apptainer pull /raid/containers/\.%s\.[^ /]+\.[0-9]+\.gpuform-tmp docker://%s/nvidia/cuda@%s\n`, "FATAL: While making image from oci registry: error fetching image: reading manifest %[2]s in %[1]s/nvidia/cuda"},
 	} {
 		t.Run(tc.runtime, func(t *testing.T) {
+			t.Parallel()
 			reg := registrytest.Start(t)
 			first, firstImgs := reg.PushIndex(t, "nvidia/cuda:12.8")
 			ref := reg.Host + "/nvidia/cuda:12.8"
@@ -152,6 +154,7 @@ func TestImageFilesPinnedByDigest(t *testing.T) {
 // images as files: an error at the attribute otherwise, never ignored. A
 // pinned image on enroot without it is not pulled, and plan says why.
 func TestImageDirErrors(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		runtime, dir, want string
 	}{
@@ -183,6 +186,7 @@ func TestImageDirErrors(t *testing.T) {
 // A spec that names the digest itself gets the digest's file and no tag
 // link, with or without a lock file, and verify finds it by the file.
 func TestImageFilesByDigestInSpec(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	d, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda@" + d.String()

@@ -53,6 +53,7 @@ func imageCheck(t *testing.T, env []string, dir, ref string) (status, observed, 
 // changes until lock -upgrade, after which plan pulls the new build and
 // verify fails the node that still holds the old one.
 func TestImagesPinnedByDigest(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	first, firstImgs := reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda:12.8"
@@ -173,6 +174,7 @@ func TestImagesLockErrors(t *testing.T) {
 // at it, lock records its platforms and sizes, and a malformed digest is
 // an error at the image.
 func TestImagesByDigestInSpec(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	d, imgs := reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda@" + d.String()
@@ -205,6 +207,7 @@ func TestImagesByDigestInSpec(t *testing.T) {
 // containerd's k8s.io namespace (nerdctl, which reads the node's registry
 // credentials, where the node has it) and verify finds the digest there.
 func TestImagesContainerd(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	d, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda:12.8"
@@ -249,6 +252,7 @@ func TestImagesContainerd(t *testing.T) {
 // apply at the image's step, with the runtime's own words, and verify
 // keeps failing the image until a pull succeeds.
 func TestImagesPullFails(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	reg.PushIndex(t, "nvidia/cuda:12.8")
 	ref := reg.Host + "/nvidia/cuda:12.8"

@@ -16,8 +16,10 @@ import (
 // may still add is gpuform's own persistence of the same state (package
 // holds, boot-time files), never another version or setting.
 func TestImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, profile := range sim.Names() {
 		t.Run(profile, func(t *testing.T) {
+			t.Parallel()
 			env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "main.gpuform.hcl")
@@ -120,6 +122,7 @@ func TestNodeName(t *testing.T) {
 // the PCI bus shows are its hardware; a /dev/shm at half the RAM is written as "50%" so
 // that nodes with other RAM sizes do not drift from it.
 func TestImportSaysWhatItDidNotFind(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	code, src, errOut := runCLIEnv(t, env, "import", "sim://no-driver")
 	if code != ExitOK {

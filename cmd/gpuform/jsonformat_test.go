@@ -12,6 +12,7 @@ import (
 // and checks each document, and the facts nested in facts -json, carries the
 // one format_version: consumers check a single string.
 func TestEveryJSONDocumentSameFormatVersion(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := "testdata/planapply"
 	for _, args := range [][]string{

@@ -151,6 +151,7 @@ func TestBoundedWork(t *testing.T) {
 // regular came only after the open, so validate, lint, plan and fmt in CI
 // hung until the job's time ran out. Each must refuse it at once.
 func TestFIFOInSpecDir(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"evil.gpuform.hcl", "x.auto.gpuvars.hcl", ".gpuform.lock.hcl", ".gpuform-lint.hcl"} {
 		for _, cmd := range []string{"validate", "lint", "plan", "fmt"} {
 			t.Run(name+"/"+cmd, func(t *testing.T) {

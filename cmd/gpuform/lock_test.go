@@ -29,6 +29,7 @@ func copyQuickstart(t *testing.T, driver string) string {
 }
 
 func TestLockResolvesFloatingVersionsFromHosts(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 
 	// The stale node runs 535: a "580" cannot be locked before apply.
@@ -104,6 +105,7 @@ func TestLockBrokenLockFile(t *testing.T) {
 // `gpuform lock` CI ran. A link that stays inside the spec directory (or
 // its repository) is still written through.
 func TestLockFileLinkOutsideSpecDir(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := copyQuickstart(t, "535")
 	victim := filepath.Join(t.TempDir(), "authorized_keys")

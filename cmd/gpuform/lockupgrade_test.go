@@ -35,6 +35,7 @@ func lockFile(t *testing.T, dir string) string {
 // moves the lock to the newest release of the branch, and the next plan
 // installs it.
 func TestLockUpgrade(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	driverSpec(t, dir, "535", "sim://hgx-h100-stale")
@@ -63,6 +64,7 @@ func TestLockUpgrade(t *testing.T) {
 // the command it names works: lock -upgrade pins the newest 550 release
 // the repository offers, which the next plan installs.
 func TestLockUpgradeToABranchNoHostRuns(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	driverSpec(t, dir, "535", "sim://hgx-h100-stale")
@@ -97,6 +99,7 @@ func TestLockUpgradeToABranchNoHostRuns(t *testing.T) {
 // offer different newest releases; lock -upgrade writes nothing and says
 // what each host runs and offers.
 func TestLockUpgradeHostsDisagree(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	root, err := sim.MaterializeHost("sim://hgx-h100-stale/b", state)

@@ -94,6 +94,7 @@ func TestNCCLTopoFile(t *testing.T) {
 // were, byte for byte; a NCCL_TOPO_FILE left behind would point every job
 // at a file that no longer exists.
 func TestNCCLTopoFileTurnedOff(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := t.TempDir()

@@ -30,6 +30,7 @@ node "hgx" {
 // apply removes the script and the unit and gives irqbalance's file back
 // byte for byte.
 func TestNICIRQAffinity(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := t.TempDir()

@@ -69,6 +69,7 @@ func exists(root, path string) bool {
 // resource (nothing of the other spec's, nothing nobody recorded), and
 // -take-over hands a resource from one spec to the other.
 func TestOwnership(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	specs := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}

@@ -22,6 +22,7 @@ func runPA(t *testing.T, env []string, stdin string, args ...string) (int, strin
 // plan shows changes, a refused prompt changes nothing, apply converges,
 // the next plan is empty, and a saved plan is refused once the host moved.
 func TestPlanApplyPlan(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := "testdata/planapply"

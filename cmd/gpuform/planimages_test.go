@@ -44,6 +44,7 @@ node "infer" {
 // only may not, as part of its exception list is unconfirmed; Ubuntu is
 // not judged.
 func TestPlanJudgesImages(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := planImagesSpec(t, `  driver { version = "530.30.02" }`)
 
@@ -118,6 +119,7 @@ func TestPlanJudgesImages(t *testing.T) {
 // TestPlanJudgesImagesOnLoadedDriver: a node that pins no driver keeps the
 // one the host runs, and plan judges the images against it.
 func TestPlanJudgesImagesOnLoadedDriver(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := planImagesSpec(t, "")
 	code, out, errOut := runPA(t, env, "", "plan", dir)

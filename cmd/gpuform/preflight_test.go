@@ -18,6 +18,7 @@ import (
 // what it does not have: plan must refuse the host (exit 1) with what was
 // expected and what was found, instead of a plan apply would fail on.
 func TestPlanPreflight(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		host    string
@@ -145,6 +146,7 @@ node "n" {
 // on a node of other hardware and is not refused: it applies nothing, and
 // the hardware it expects is verify's to check.
 func TestPlanPreflightVerificationOnly(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	code, out, errOut := runPA(t, env, "", "plan", "-detailed-exitcode", "-var", `hosts=["sim://hgx-h100-stale"]`, "../../examples/ci-preflight")
 	if code != ExitOK || strings.Contains(out, "cannot be applied") {
@@ -153,6 +155,7 @@ func TestPlanPreflightVerificationOnly(t *testing.T) {
 }
 
 func TestPlanPreflightOtherHostsStillPlan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `module "hgx" { source = "gpuform/hgx-h100-8gpu" }
 node "n" {

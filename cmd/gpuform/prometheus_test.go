@@ -16,6 +16,7 @@ import (
 // collector file: atomically (nothing else left in the directory), valid
 // for promtool, with the failing checks at 0.
 func TestVerifyPrometheus(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "gpuform.prom")

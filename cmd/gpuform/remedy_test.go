@@ -27,6 +27,7 @@ node "gpu" {
 // with the catalogue's meaning and action, in the text report and in the
 // JSON document; the same node before the fault passes both.
 func TestVerifyXid79RemedyThroughCLI(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := xid79Spec(t, "sim://hgx-h100-xid79")
 

@@ -18,7 +18,7 @@ import (
 // Version is this build's version, checked against required_version.
 const Version = "0.1.0"
 
-// Exit codes: one contract for every command (DESIGN.md "Contracts").
+// Exit codes: one contract for every command (docs/design.md, "Exit codes").
 const (
 	// ExitOK means clean: nothing to report.
 	ExitOK = 0

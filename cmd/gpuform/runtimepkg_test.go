@@ -35,6 +35,7 @@ func enrootPkgSpec(enroot, pyxis string) string {
 // the next plan is empty and verify passes. A new release in the spec is a
 // change, and a package moved behind gpuform's back fails verify.
 func TestEnrootPyxisPackagesPlanApplyVerify(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, enrootPkgSpec("4.1.1", "0.24.0"))
@@ -163,6 +164,7 @@ func TestEnrootPyxisPackagesPlanApplyVerify(t *testing.T) {
 // naming NVIDIA's release files for the node's architecture (enroot) or
 // how pyxis is built, not apt's bare "version not found".
 func TestRuntimePackageNotOffered(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct{ host, body, want string }{
 		"enroot": {"hgx-h100-stale", "  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.0.1\"\n    enroot_caps = true\n  }",
 			"https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot_4.0.1-1_amd64.deb and https://github.com/NVIDIA/enroot/releases/download/v4.0.1/enroot+caps_4.0.1-1_amd64.deb in a repository this node uses"},
@@ -188,6 +190,7 @@ func TestRuntimePackageNotOffered(t *testing.T) {
 // enroot_caps = false takes enroot+caps (and the capabilities it grants)
 // away in the same transaction; enroot stays.
 func TestEnrootCapsRemoved(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	body := "  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.1.2\"\n    enroot_caps = %s\n  }"
@@ -218,6 +221,7 @@ func TestEnrootCapsRemoved(t *testing.T) {
 // Apptainer is a runtime of its own: apptainer_version installs and holds
 // it, and the next plan is empty.
 func TestApptainerPackage(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := specDir(t, "  container {\n    runtime = \"apptainer\"\n    apptainer_version = \"1.4.5\"\n  }")
@@ -236,6 +240,7 @@ func TestApptainerPackage(t *testing.T) {
 // On the RHEL family the packages come through dnf, locked with
 // versionlock, and the plugstack line names the rpm's %{_libdir}.
 func TestEnrootPyxisPackagesRHEL(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := t.TempDir()
@@ -262,6 +267,7 @@ func TestEnrootPyxisPackagesRHEL(t *testing.T) {
 // release installed, lock -upgrade the newest the repository offers, and
 // the next plan installs it.
 func TestLockEnrootSeries(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := specDir(t, "  container {\n    runtime = \"enroot\"\n    enroot_version = \"4.1.1\"\n  }")
 	if code, out, errOut := runPA(t, env, "", "apply", "-auto-approve", dir); code != ExitOK {
@@ -302,6 +308,7 @@ func TestRuntimePackageSettingsValidated(t *testing.T) {
 // defaults do not write daemon.json; the defaults are a plan warning, as
 // on enroot (Apptainer binds the host's /dev/shm).
 func TestApptainerWritesNoDaemonJSON(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := specDir(t, "  container {\n    runtime = \"apptainer\"\n    nvidia_container_toolkit = \"1.17.8\"\n    default_shm_size = \"16GiB\"\n    apptainer_version = \"1.4.5\"\n  }")
 	code, out, errOut := runPA(t, env, "", "plan", dir)

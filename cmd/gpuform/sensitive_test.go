@@ -44,6 +44,7 @@ func noSecret(t *testing.T, what string, outs []string, secrets ...string) {
 // hidden by the text plan, plan -json, the saved plan file and apply, and
 // still reaches the node.
 func TestSensitiveSysctlInPlan(t *testing.T) {
+	t.Parallel()
 	const secret = "qzx"
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
@@ -129,6 +130,7 @@ func TestSensitiveDerivedValueInValidate(t *testing.T) {
 // TestSensitiveDriverInVerify: verify's expected value for a sensitive
 // driver version is hidden, and so is what the node showed for it.
 func TestSensitiveDriverInVerify(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	// The stale node runs 535.183.06; the pin fails the check.
 	dir, vf := sensitiveSpec(t, "550.54.15", `  driver {

@@ -11,6 +11,7 @@ import (
 // text is plan's own (without the "Saved the plan" advice) and -json is
 // the document plan -json printed when it saved the file.
 func TestShowSavedPlan(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	planFile := filepath.Join(t.TempDir(), "gpuform.plan")
 	code, planText, errOut := runPA(t, env, "", "plan", "-out", planFile, "testdata/planapply")
@@ -42,6 +43,7 @@ func TestShowSavedPlan(t *testing.T) {
 // TestShowRefuses: show reads only gpuform plan files of a format version
 // it knows, and says what it wanted.
 func TestShowRefuses(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	planFile := filepath.Join(dir, "gpuform.plan")

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,19 +17,49 @@ import (
 	"github.com/gpuform/gpuform/internal/sshtest"
 )
 
+// builtGpuform is the binary buildGpuform makes, once per run of the
+// package's tests: linking it takes seconds on a loaded CI, and every test
+// that runs it wants the same binary. TestMain removes it.
+var builtGpuform struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
 // buildGpuform builds the real binary, with the test-only crash triggers
-// (crash_on.go), into a temporary directory.
+// (crash_on.go), into a temporary directory, the first time a test asks,
+// and returns that binary to every test after it.
 func buildGpuform(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the gpuform binary")
 	}
-	bin := filepath.Join(t.TempDir(), "gpuform")
-	out, err := exec.Command("go", "build", "-tags", "gpuform_crashtest", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	b := &builtGpuform
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "gpuform-test-bin-")
+		if b.err != nil {
+			return
+		}
+		bin := filepath.Join(b.dir, "gpuform")
+		out, err := exec.Command("go", "build", "-tags", "gpuform_crashtest", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		b.bin = bin
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return bin
+	return b.bin
+}
+
+// removeBuiltGpuform removes what buildGpuform built, after the tests.
+func removeBuiltGpuform() {
+	if builtGpuform.dir != "" {
+		os.RemoveAll(builtGpuform.dir)
+	}
 }
 
 // proc is a running gpuform.
@@ -223,6 +255,7 @@ func killOrphanStep(root string) {
 // -detailed-exitcode and lint give meanings to. The crash triggers exist
 // only in binaries built with -tags gpuform_crashtest.
 func TestCrashExitStatus(t *testing.T) {
+	t.Parallel()
 	bin := buildGpuform(t)
 	for _, kind := range []string{"stack-overflow", "goroutine-panic"} {
 		t.Run(kind, func(t *testing.T) {

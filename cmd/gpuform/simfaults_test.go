@@ -59,6 +59,7 @@ func verifyChecks(t *testing.T, env []string, dir string) map[string]cliCheck {
 // with a width (not idle) hint, and GPU 3, idling at Gen1 on the same node,
 // is passed by verify and not marked by graph.
 func TestVerifyShippedDegradedNodeFails(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := hgxSpec(t, "sim://hgx-h100-degraded", "verify {\n    nvml { min_pcie_width = 16 }\n  }")
 	code, out, errOut := runCLIEnv(t, env, "verify", dir)
@@ -102,6 +103,7 @@ func TestVerifyShippedDegradedNodeFails(t *testing.T) {
 // pairing is not run and says why, gpu5..7 keep their own NICs and pass,
 // and no other nvml check fails.
 func TestVerifyLostGPUByBusID(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	checks := verifyChecks(t, env, hgxSpec(t, "sim://hgx-h100-xid79", ""))
 	if c := checks["nvml.gpu_count"]; c.Status != "fail" || !strings.Contains(c.Message, "missing: gpu4 (0000:9d:00.0)") {
@@ -132,6 +134,7 @@ func TestVerifyLostGPUByBusID(t *testing.T) {
 // verify although its GPU 3 idles at Gen1, and graph marks nothing: an
 // idle link is not a fault on any layer.
 func TestQuickstartIdleLinkAgrees(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	quick := "../../examples/quickstart"
 	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", quick); code != ExitOK {

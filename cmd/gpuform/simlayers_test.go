@@ -97,11 +97,13 @@ func (c layerCheck) names(dev string) bool {
 // run there (sim.NoNVMLAgentFile), through its nvidia-smi (-q -x, topo -m):
 // both runs are held to the layers, and to each other (smiAgreesWithNVML).
 func TestSimProfileLayersAgree(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("probes, verifies and benches every simulated profile")
 	}
 	for _, profile := range sim.Names() {
 		t.Run(profile, func(t *testing.T) {
+			t.Parallel()
 			mod, gpuNIC := profileModule(profile)
 			if mod == "" {
 				t.Fatalf("profile %s has no hardware module in profileModule", profile)

@@ -42,6 +42,7 @@ func slurmSim(t *testing.T) (*slurmtest.Cluster, []string) {
 // The plan and the apply prompt say which hosts are drained and which an
 // admin's drain keeps out; apply's summary says what it did in Slurm.
 func TestSlurmPlanAndPromptListDrains(t *testing.T) {
+	t.Parallel()
 	c, env := slurmSim(t)
 	dir := slurmSpecDir(t, "")
 	const host = "sim://hgx-h100-stale/1"
@@ -108,6 +109,7 @@ func healthCheck(t *testing.T, c *slurmtest.Cluster, args ...string) (int, strin
 // the reason, resumes its own drain once the checks pass, and never
 // touches an admin's drain.
 func TestSlurmHealthCheckDrainAndResume(t *testing.T) {
+	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu007"})
 	// No GPU here: nvml.facts fails.
 	code, out := healthCheck(t, c)
@@ -140,6 +142,7 @@ func TestSlurmHealthCheckDrainAndResume(t *testing.T) {
 // A job's node list (SLURM_JOB_NODELIST's form, commas outside brackets)
 // is accepted by hosts through a variable and by -target.
 func TestSlurmNodeListHostsAndTarget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "variable \"nodes\" {\n  type = string\n}\n\nnode \"n\" {\n  hosts = [var.nodes]\n}\n")
 	const list = "sim://hgx-h100-stale/[1-2],sim://l40s-rocky9"

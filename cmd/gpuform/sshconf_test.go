@@ -61,6 +61,7 @@ func TestUnresolvableHostIsWordedLikeSSH(t *testing.T) {
 // -connect-timeout takes ssh's ConnectTimeout form (seconds) as well as a
 // duration; the limit is the one that applies to a host that never answers.
 func TestConnectTimeoutSeconds(t *testing.T) {
+	t.Parallel()
 	// A server that accepts and never speaks: the SSH handshake waits.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

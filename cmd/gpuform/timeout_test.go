@@ -90,6 +90,7 @@ func TestTimeoutSettingsAreChecked(t *testing.T) {
 // (flag or rollout { step_timeout }), the host fails with a message naming
 // it, the step and the limit, and the next apply is not blocked by it.
 func TestStepTimeout(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("testdata/planapply/node.gpuform.hcl")
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +109,7 @@ func TestStepTimeout(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			state := t.TempDir()
 			env := []string{"GPUFORM_SIM_STATE=" + state}
 			if code, out, errOut := runPA(t, env, "", "plan", "testdata/planapply"); code != ExitOK {

@@ -46,6 +46,7 @@ func noWitness(t *testing.T, witness string) {
 // the per-user state directory, and GPUFORM_SIM_STATE may not point into
 // the spec.
 func TestPlanNeverRunsSimStateFromSpecDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://hgx-h100-stale\"]\n}\n")
 	planted, err := sim.Materialize("hgx-h100-stale", filepath.Join(dir, ".gpuform", "sim"))
@@ -97,6 +98,7 @@ func TestSimStateThroughALinkToTheSpecDir(t *testing.T) {
 // A simulated root that gpuform did not make, or that is not where gpuform
 // put it, is refused with a clear error and nothing in it runs.
 func TestPlanRefusesSimStateGpuformDidNotMake(t *testing.T) {
+	t.Parallel()
 	tests := map[string]func(t *testing.T, root string){
 		"marker missing": func(t *testing.T, root string) {
 			if err := os.Remove(filepath.Join(root, sim.MarkerFile)); err != nil && !os.IsNotExist(err) {
@@ -165,6 +167,7 @@ func TestLocalHostsNeedAllowLocal(t *testing.T) {
 // verify -tier full runs a spec's nccl_test commands; on a sim:// or
 // local:// host they would run on this machine, so that needs -allow-local.
 func TestVerifyNCCLOnThisMachineNeedsAllowLocal(t *testing.T) {
+	t.Parallel()
 	spec := func(host, witness string) string {
 		return "node \"n\" {\n  hosts = [\"" + host + "\"]\n  verify {\n    nccl_test \"witness\" {\n      command = \"touch " + witness + "\"\n    }\n  }\n}\n"
 	}
@@ -212,6 +215,7 @@ func noForgery(t *testing.T, output string) {
 
 // Output of a failing step cannot rewrite apply's report.
 func TestApplyFailureCannotForgeReportLines(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := "testdata/planapply"
@@ -232,6 +236,7 @@ func TestApplyFailureCannotForgeReportLines(t *testing.T) {
 
 // Output of an nccl-tests command cannot rewrite verify's report.
 func TestVerifyOutputCannotForgeReportLines(t *testing.T) {
+	t.Parallel()
 	script := filepath.Join(t.TempDir(), "fake_perf")
 	writeFile(t, script, "#!/bin/sh\nprintf '"+strings.ReplaceAll(strings.ReplaceAll(forged, "\x1b", `\033`), "\r", `\r`)+"\\n' >&2\nexit 127\n")
 	if err := os.Chmod(script, 0o755); err != nil {

@@ -65,6 +65,7 @@ func dcgmChecks(checks []verifyCheck) map[string]verifyCheck {
 // of DCGM 3.3.3 on 8x A100 (tests reading "Pass - All") passes verify's
 // quick tier, one check per DCGM test, none of them failed.
 func TestVerifyDCGMPublishedHealthyRun(t *testing.T) {
+	t.Parallel()
 	env := simWithDCGM(t, "dcgmi-diag-r2-dcgm3.3.3-8xA100-p4de-healthy.txt")
 	code, hosts, out := verifyJSON(t, env, "-tier", "quick", ciPreflightRequiringDCGM(t))
 	checks := hosts["sim://dgx-a100"]
@@ -90,6 +91,7 @@ func TestVerifyDCGMPublishedHealthyRun(t *testing.T) {
 // TestVerifyDCGMSkipAllIsSkip: a test DCGM reports "Skip - All" is a skip
 // with DCGM's word for it, never a failure (and never a pass).
 func TestVerifyDCGMSkipAllIsSkip(t *testing.T) {
+	t.Parallel()
 	env := simWithDCGM(t, "dcgmi-diag-r3-dcgm3.3.9-8xH200-healthy-eud-skip.txt")
 	_, hosts, out := verifyJSON(t, env, "-tier", "quick", ciPreflightRequiringDCGM(t))
 	checks := hosts["sim://dgx-a100"]
@@ -109,6 +111,7 @@ func TestVerifyDCGMSkipAllIsSkip(t *testing.T) {
 // DCGM failed, in its section, with DCGM's whole warning text, and the
 // Warning rows of a DCGM 4 table are not checks of their own.
 func TestVerifyDCGMPublishedFailures(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		capture, failed, message string
 	}{
@@ -118,6 +121,7 @@ func TestVerifyDCGMPublishedFailures(t *testing.T) {
 			"DCGM Integration test pcie failed: There was an internal error during the test: 'A child process (152) exited with non-zero status 1' Check DCGM and system logs for errors."},
 	} {
 		t.Run(tt.capture, func(t *testing.T) {
+			t.Parallel()
 			env := simWithDCGM(t, tt.capture)
 			dir := ciPreflightRequiringDCGM(t)
 			code, hosts, out := verifyJSON(t, env, "-tier", "quick", dir)

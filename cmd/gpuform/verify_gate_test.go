@@ -46,6 +46,7 @@ func parseVerify(t *testing.T, out string) verifyDoc {
 // verify -tier quick, dcgm.diag skipped with the reason, never silently;
 // a spec that pins DCGM still fails a node without dcgmi.
 func TestQuickstartQuickTierWithoutDCGM(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	quick := "../../examples/quickstart"
 	// The plan says it first.
@@ -86,6 +87,7 @@ func TestQuickstartQuickTierWithoutDCGM(t *testing.T) {
 // unreachable host gets the SSH error and "check the host is up and
 // reachable", not "the source gives no action".
 func TestVerifyRemediesAreTrue(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	code, out, _ := runCLIEnv(t, env, "verify", "testdata/gate-no-driver")
 	if code != ExitReport || !strings.Contains(out, "8 NVIDIA GPU(s) on the PCI bus, but no NVIDIA driver is loaded") ||
@@ -106,6 +108,7 @@ func TestVerifyRemediesAreTrue(t *testing.T) {
 // --local, which never runs one), is "not run" and needed: the host has
 // not passed, and verify exits 2. Before, both were "skip" and passed.
 func TestVerifyNotRunIsNotPassed(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	code, out, errOut := runCLIEnv(t, env, "verify", "-json", "testdata/gate-fleet-local")
 	d := parseVerify(t, out)
@@ -158,6 +161,7 @@ func hasNVIDIAGPU(t *testing.T) bool {
 // GPU on its PCI bus (a CI runner, a laptop) asks whether it is a GPU
 // node. It runs the CLI as a process of its own, as Slurm would.
 func TestVerifyLocalWithoutGPU(t *testing.T) {
+	t.Parallel()
 	if hasNVIDIAGPU(t) {
 		t.Skip("this machine has an NVIDIA GPU on its PCI bus")
 	}

@@ -87,6 +87,7 @@ func fleetVerify(t *testing.T, dir string) (report.Document, map[string]string) 
 // node, within the tier's budget; the pair matrix is in the JSON and the
 // text report.
 func TestVerifyFleetIsolationNamesSlowNIC(t *testing.T) {
+	t.Parallel()
 	dir := fleetSpec(t, "", 4)
 	doc, status := fleetVerify(t, dir)
 	if len(doc.Isolation) != 1 {
@@ -147,6 +148,7 @@ func TestVerifyFleetIsolationNamesSlowNIC(t *testing.T) {
 // All-healthy groups name none: on_failure runs no pairs after a passing
 // run, and always (acceptance) runs them and names nobody.
 func TestVerifyFleetIsolationHealthy(t *testing.T) {
+	t.Parallel()
 	doc, status := fleetVerify(t, fleetSpec(t, ""))
 	if len(doc.Isolation) != 0 || len(status) != 0 {
 		t.Errorf("on_failure after a passing run: isolation %+v, checks %v", doc.Isolation, status)
@@ -179,6 +181,7 @@ func TestVerifyFleetIsolationHealthy(t *testing.T) {
 // is named a straggler — slow with every partner, each of which is fast
 // with another node — as a warning; with outliers = "fail" it fails.
 func TestVerifyFleetStraggler(t *testing.T) {
+	t.Parallel()
 	doc, status := fleetVerify(t, fleetSpecFloor(t, "always", 60, "", 4))
 	if len(doc.Isolation) != 1 {
 		t.Fatalf("%d isolation sections", len(doc.Isolation))

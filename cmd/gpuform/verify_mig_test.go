@@ -11,6 +11,7 @@ import (
 // simulated DGX A100 (MIG off) and shown in the text, JSON and Prometheus
 // reports.
 func TestVerifyMIGMode(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	spec := func(mode string) string {
 		dir := t.TempDir()
@@ -62,7 +63,7 @@ node "a100" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `gpuform_gpu_mig_mode_enabled{host="sim://dgx-a100",gpu="0"} 0`) {
+	if !strings.Contains(string(b), `gpuform_gpu_mig_mode_enabled{host="sim://dgx-a100",gpu="0",pci_bus_id="00000000:07:00.0"} 0`) {
 		t.Errorf("no MIG mode metric:\n%s", b)
 	}
 }

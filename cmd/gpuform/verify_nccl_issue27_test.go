@@ -63,6 +63,7 @@ node "train" {
 // refuses the command's own host list, verify runs nothing on the refused
 // spec, and lint names the hosts of the group the list leaves out.
 func TestVerifyMultiNodeOwnHostListRefused(t *testing.T) {
+	t.Parallel()
 	slots := strings.Repeat("n1,", 8) + strings.TrimSuffix(strings.Repeat("n2,", 8), ",")
 	dir := fourHostGroup(t, `      command        = "mpirun -np 16 -H `+slots+` all_reduce_perf -b 8M -e 8G -f 2 -g 1"
       min_busbw_gbps = 120`)
@@ -97,6 +98,7 @@ func TestVerifyMultiNodeOwnHostListRefused(t *testing.T) {
 // are judged on it, the two that never took part are "not run" and needed:
 // they fail verify, never a pass.
 func TestVerifyMultiNodeHostsNotInRunAreNotRun(t *testing.T) {
+	t.Parallel()
 	bin := t.TempDir()
 	slots := strings.Repeat("n1,", 8) + strings.TrimSuffix(strings.Repeat("n2,", 8), ",")
 	script := filepath.Join(bin, "site-allreduce.sh")
@@ -133,6 +135,7 @@ func TestVerifyMultiNodeHostsNotInRunAreNotRun(t *testing.T) {
 // 8x H100 run of nccl-tests#290 the simulated node replays); it passes now,
 // and says which size the floor is for.
 func TestVerifyNCCLShortSweepClearsFloor(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `module "hgx" {
   source = "gpuform/hgx-h100-8gpu"
@@ -162,6 +165,7 @@ node "train" {
 // under the largest-size rule; the derived 300 GB/s at 16G does not, and the
 // check asks for the floor's size.
 func TestVerifyMultiNodeDegradedNDRNotPassed(t *testing.T) {
+	t.Parallel()
 	fixture, err := filepath.Abs("../../provision/verify/nccltest/testdata/all_reduce_perf-16xH100-2node-ib-srun-label-check0-degraded.txt")
 	if err != nil {
 		t.Fatal(err)

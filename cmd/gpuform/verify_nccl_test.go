@@ -18,6 +18,7 @@ import (
 // GPUDirect-TCPXO, not the single-node NVLink floor of 460 GB/s;
 // -tier full does not launch it at all.
 func TestVerifyMultiNodeNCCLOncePerGroup(t *testing.T) {
+	t.Parallel()
 	fixture, err := filepath.Abs("../../provision/verify/nccltest/testdata/all_reduce_perf-16xH100-2node-gcp-a3mega-tcpxo-mpirun.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,7 @@ node "train" {
 // mlx5_8 are DOWN, passes every NIC check: they are reported in the JSON
 // report's nics, not judged. Before nic.link no check looked at a port.
 func TestVerifyNICLinkPerRail(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	const (
 		healthy  = "sim://hgx-h100-converged/ok"
@@ -143,6 +144,7 @@ func TestVerifyNICLinkPerRail(t *testing.T) {
 // DOWN rail and the unjudged storage port at 0, the EDR rail's rate
 // beside its declared one; promtool accepts the file.
 func TestVerifyNICLinkPrometheus(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	const down, edr = "sim://hgx-h100-converged/down", "sim://hgx-h100-converged/edr"
 	railFault(t, state, down, "mlx5_0", map[string]string{"state": "1: DOWN", "phys_state": "2: Polling", "rate": "10 Gb/sec (4X SDR)"})
@@ -170,6 +172,7 @@ func TestVerifyNICLinkPrometheus(t *testing.T) {
 // -verbose text names the ports no rail uses that are down, as info: the
 // converged node's DOWN storage ports, while verify's NIC checks pass.
 func TestVerifyNICLinkVerboseListsUnjudgedPorts(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	dir := niclinkSpec(t, "sim://hgx-h100-converged")
 	_, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + state}, "verify", "-tier", "probe", "-verbose", dir)

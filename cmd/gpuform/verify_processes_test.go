@@ -30,6 +30,7 @@ func simProcess(t *testing.T, root string, pid, cpus string, env ...string) {
 // a GPU without processes is skipped. Without -processes nothing of it
 // shows.
 func TestVerifyProcesses(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", "../../examples/quickstart"); code != ExitOK {

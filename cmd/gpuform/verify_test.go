@@ -11,6 +11,7 @@ import (
 )
 
 func TestVerifySimulatedNodes(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 
 	// The stale node runs an old driver with no fabric manager, and apply
@@ -64,6 +65,7 @@ func TestVerifySimulatedNodes(t *testing.T) {
 }
 
 func TestVerifyFailures(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	// A node without an NVIDIA driver has no NVML; a host that refuses SSH
@@ -119,6 +121,7 @@ func TestAgentCommand(t *testing.T) {
 // sim://no-driver has no NVML until apply installs a driver and the node
 // reboots; then verify passes like on any other simulated HGX H100.
 func TestVerifyNoDriverAfterApply(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	src, err := os.ReadFile("../../examples/quickstart/main.gpuform.hcl")
 	if err != nil {

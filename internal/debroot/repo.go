@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -99,7 +100,7 @@ func (r *Root) writeRepo(t testing.TB) {
 	for _, d := range debs {
 		file := filepath.Join(r.RepoDir, debFile(d))
 		if _, err := os.Stat(file); err != nil {
-			buildDeb(t, d, file)
+			writeDeb(t, d, file)
 		}
 		b, err := os.ReadFile(file)
 		must(t, err)
@@ -115,6 +116,70 @@ func (r *Root) writeRepo(t testing.TB) {
 	release := fmt.Sprintf("Origin: gpuform-test\nLabel: gpuform-test\nSuite: gpuform-test\nCodename: gpuform-test\nDate: %s\nArchitectures: amd64 arm64 all\nDescription: packages with NVIDIA's names built by gpuform's tests\nMD5Sum:\n %s %d Packages\nSHA256:\n %s %d Packages\n",
 		time.Now().UTC().Format(time.RFC1123), hex.EncodeToString(md[:]), len(packages), hex.EncodeToString(sum[:]), len(packages))
 	writeFile(t, filepath.Join(r.RepoDir, "Release"), []byte(release), 0o644)
+}
+
+// builtDebs holds the packages this test process has built, by what went
+// into them: every root of a run publishes much the same NVIDIA repository
+// (NVIDIARepo is 35 packages), and running dpkg-deb for each of them again
+// in each of a package's roots cost seconds per test. The files are small
+// (no compression, a few marker files each).
+var builtDebs struct {
+	mu   sync.Mutex
+	byID map[[32]byte]*builtDeb
+}
+
+// builtDeb is one package's file; mu is held while it is built, so roots
+// starting at once build it once.
+type builtDeb struct {
+	mu   sync.Mutex
+	data []byte
+}
+
+// id identifies everything buildDeb puts into d's package.
+func (d Deb) id() [32]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q %q\n", d.Name, d.Version, d.control())
+	fmt.Fprintf(h, "postinst %q\n", d.Postinst)
+	paths := make([]string, 0, len(d.Files))
+	for p := range d.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(h, "file %q %q\n", p, d.Files[p])
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+// writeDeb writes d's package to out: a copy of the one built before in
+// this process for the same d, else a new build.
+func writeDeb(t testing.TB, d Deb, out string) {
+	t.Helper()
+	id := d.id()
+	builtDebs.mu.Lock()
+	if builtDebs.byID == nil {
+		builtDebs.byID = map[[32]byte]*builtDeb{}
+	}
+	e := builtDebs.byID[id]
+	if e == nil {
+		e = &builtDeb{}
+		builtDebs.byID[id] = e
+	}
+	builtDebs.mu.Unlock()
+	// A build that fails the test leaves data nil (Fatal unwinds through
+	// the deferred Unlock) and the next root builds it again.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.data != nil {
+		writeFile(t, out, e.data, 0o644)
+		return
+	}
+	buildDeb(t, d, out)
+	b, err := os.ReadFile(out)
+	must(t, err)
+	e.data = b
 }
 
 // buildDeb runs dpkg-deb on a staging tree for d.

@@ -1,8 +1,9 @@
 // Package sshtest starts a real OpenSSH sshd for tests: on 127.0.0.1, on a
 // free port, as the user running the tests (root included), with throwaway
 // ed25519 host and user keys generated in t.TempDir() and a private
-// sshd_config. It is what DESIGN.md's "real parts, not mocks" means for SSH:
-// every end-to-end test of gpuform talks to the same sshd a user runs.
+// sshd_config. It is what "real parts, not mocks" (docs/design.md, "Testing:
+// real parts, not mocks") means for SSH: every end-to-end test of gpuform
+// talks to the same sshd a user runs.
 //
 // It is not an SSH client and holds no gpuform logic; tests dial the server
 // with provision/ssh (or any client) using the fields of Server.

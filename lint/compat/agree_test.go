@@ -21,8 +21,10 @@ var knownMissingCUDA = map[string]string{}
 
 // knownMissingBranches are driver branches that cuda-driver.tsv implies (a
 // toolkit bundles a driver of that branch) but driver-branches.tsv lacks:
-// the branch tables come from NVIDIA's data-center support pages, which list
-// neither R465 nor R495 (compat.md section 1c).
+// the branch tables come from NVIDIA's data-center support pages
+// (https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html
+// and the sources column of driver-branches.tsv), which list neither R465
+// nor R495.
 var knownMissingBranches = map[int]string{
 	465: "CUDA 11.3 toolkit driver 465.19.01; no data-center branch row",
 	495: "CUDA 11.5 toolkit driver 495.29.05; no data-center branch row",
@@ -235,8 +237,9 @@ func TestAgreeNGCWithCUDAAndNCCL(t *testing.T) {
 					t.Errorf("NCCL %s not in nccl-cuda.tsv", img.NCCL)
 				}
 				// The image's NCCL must have a build that runs under the
-				// image's CUDA (compat.md section 4: builds for an older
-				// minor of the same major are fine).
+				// image's CUDA (builds for an older minor of the same
+				// major are fine: CUDA minor version compatibility, as
+				// NGC PyTorch 25.12 ships; see NCCLUsableBuild).
 				if img.NCCL.IsExact() && !img.CUDA.IsZero() {
 					a, ok := kb.NCCLUsableBuild(img.NCCL, img.CUDA)
 					if ok && a.Available == No {

@@ -14,8 +14,8 @@
 // It is the one copy of every table, used by lint's rules, by lockfile (which
 // installed packages carry a component's release) and by verify (the NCCL
 // floors it judges nccl-tests by): a test fails if a table exists twice in
-// the repository. It lives under lint because DESIGN.md gives lint the
-// knowledge base and lets provision import lint, never the reverse, so lint
+// the repository. It lives under lint because provision may import lint,
+// never the reverse (docs/design.md, "Data flows one way"), so lint
 // and provision read the same tables without an upward edge. Of gpuform it
 // imports only spec's Component, the one vocabulary of components shared by
 // the lock file, the package tables and the plan's resources.

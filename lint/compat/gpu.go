@@ -486,8 +486,8 @@ func parseGPURow(r row) (GPUModel, error) {
 		}
 	}
 
-	// NVSwitch and Fabric Manager columns have no status column. compat.md
-	// (section 2) takes NVSwitch use from NVIDIA's GPU Operator platform list
+	// NVSwitch and Fabric Manager columns have no status column. The table
+	// (its sources column) takes NVSwitch use from NVIDIA's GPU Operator platform list
 	// and NVIDIA AI Enterprise NVSwitch list, and facts.tsv fm-scope
 	// (confirmed) says NVSwitch boards need Fabric Manager: "yes" is
 	// confirmed. "no" is for PCIe products, which have no NVSwitch board:
@@ -541,7 +541,7 @@ func parseGPURow(r row) (GPUModel, error) {
 	// identity of the model, i.e. its compute capability.
 	g.Fact.Status = g.CCFact.Status
 
-	// Cite, for each field, the page it comes from (compat.md section 2).
+	// Cite, for each field, the page it comes from (of the row's sources).
 	g.CCFact = g.CCFact.preferSource("developer.nvidia.com/cuda-gpus", "cuda-legacy-gpus")
 	g.MinCUDAFact = g.MinCUDAFact.preferSource("cuda-toolkit-driver-and-architecture-matrix")
 	g.MinDriver.Fact = g.MinDriver.Fact.preferSource("cuda-toolkit-release-notes", "platform-support")

@@ -130,8 +130,8 @@ func (kb *KB) NCCLBuildFor(nccl, cuda Version) (NCCLBuildAnswer, bool) {
 // NCCLUsableBuild answers "can NCCL nccl run with CUDA cuda?" the way NVIDIA
 // ships it: a build for the same CUDA major and an equal or older minor works
 // through CUDA minor version compatibility (NGC PyTorch 25.12 ships NCCL
-// 2.28.9's CUDA 13.0 build in a CUDA 13.1 image; compat.md section 4 says to
-// compare NCCL by version, not by its +cudaX.Y tag). It returns the build
+// 2.28.9's CUDA 13.0 build in a CUDA 13.1 image, ngc-pytorch.tsv), so NCCL
+// is compared by version, not by its +cudaX.Y tag. It returns the build
 // with the highest such minor. ok is false when the release is unknown.
 func (kb *KB) NCCLUsableBuild(nccl, cuda Version) (NCCLBuildAnswer, bool) {
 	rel, ok := kb.NCCL(nccl)

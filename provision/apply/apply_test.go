@@ -64,6 +64,7 @@ func statuses(rep *apply.Report) map[string]apply.Status {
 const stale = "sim://hgx-h100-stale/1"
 
 func TestApplyConvergesAndIsIdempotent(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale})
 	ctx := context.Background()
@@ -130,6 +131,7 @@ func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 }
 
 func TestApplyRebootWhenAllowed(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"allow\"")
 	rep := apply.Apply(context.Background(), cfg, mustPlan(t, f, cfg), opts(f))
@@ -145,6 +147,7 @@ func TestApplyRebootWhenAllowed(t *testing.T) {
 }
 
 func TestDaemonJSONKeepsUserKeys(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale})
 	user := `{
@@ -207,6 +210,7 @@ func leftovers(t *testing.T, root string) []string {
 }
 
 func TestFailedStepLeavesNoPartialFileAndNextApplyConverges(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale})
 	// update-grub fails midway through the steps, after daemon.json,
@@ -337,6 +341,7 @@ func TestConcurrentApplyFailsFast(t *testing.T) {
 }
 
 func TestRolloutStopsAtFailureBudget(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	var hosts []string
 	for i := 1; i <= 12; i++ {
@@ -407,6 +412,7 @@ func TestInterruptStartsNoNewHost(t *testing.T) {
 }
 
 func TestApplyRHEL(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	const host = "sim://l40s-rocky9"
 	cfg := loadSpec(t, "rocky.gpuform.hcl", []string{host})
@@ -428,6 +434,7 @@ func TestApplyRHEL(t *testing.T) {
 }
 
 func TestDeleteWhatTheSpecNoLongerAsks(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "sysctl.gpuform.hcl", []string{stale})
 	// An earlier spec set the CPU governor; this one does not.
@@ -461,6 +468,7 @@ func TestDeleteWhatTheSpecNoLongerAsks(t *testing.T) {
 // before the new driver is loaded, so they must wait for the reboot rather
 // than fail the apply, and the node converges with or without the reboot.
 func TestNoDriverNodeConverges(t *testing.T) {
+	t.Parallel()
 	const host = "sim://no-driver"
 	for _, tc := range []struct {
 		name, reboot string
@@ -497,6 +505,7 @@ func TestNoDriverNodeConverges(t *testing.T) {
 // the next boot: the plan says so, and apply with reboot = "allow" must
 // reboot even though the re-probe cannot see what the old drop-in added.
 func TestRemovedKernelArgumentsReboot(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "sysctl.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"allow\"")
 	f.WriteFile(stale, "/etc/default/grub.d/90-gpuform.cfg", "# Managed by gpuform.\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX iommu=pt\"\n")
@@ -515,6 +524,7 @@ func TestRemovedKernelArgumentsReboot(t *testing.T) {
 // moment longer: a probe in that window must not count as the host being
 // back. Here the reboot never happens; apply must not report "rebooted".
 func TestRebootThatDidNotHappenIsNoReboot(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "sysctl.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"allow\"")
 	f.WriteFile(stale, "/etc/default/grub.d/90-gpuform.cfg", "# Managed by gpuform.\nGRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX iommu=pt\"\n")
@@ -534,6 +544,7 @@ func TestRebootThatDidNotHappenIsNoReboot(t *testing.T) {
 // another apply in the middle of its steps (a dpkg run) must not have the
 // machine restarted under it.
 func TestRebootOnlyApplyTakesTheLock(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	ctx := context.Background()
 	never := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    reboot = \"never\"")

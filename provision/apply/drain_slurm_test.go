@@ -17,7 +17,10 @@ import (
 
 // These tests drain the simulated node sim://hgx-h100-stale/1 in a real
 // slurmctld, where this machine is the Slurm node gpu001
-// (slurm_node_name = "gpu00{short}").
+// (slurm_node_name = "gpu00{short}"). They do not call t.Parallel: they
+// race Slurm's own timing (a slurmd registering late returns a DOWN node
+// to service, an epilog's COMPLETING lasts seconds), which other tests'
+// load on a 2-core machine shifts enough to fail them.
 
 // slurmFleet starts a real Slurm and a fleet whose stale node runs the
 // real scontrol and squeue against it.

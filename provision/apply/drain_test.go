@@ -34,6 +34,7 @@ func indexOf(calls []string, prefix string) int {
 // With drain = "slurm" the host is drained before its first change, apply
 // waits for running jobs to finish, and the host is resumed once converged.
 func TestDrainWaitsForJobsAndResumes(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    drain = \"slurm\"\n    reboot = \"allow\"")
 	// The state read before the drain and two more after it see a job still
@@ -80,6 +81,7 @@ func TestDrainWaitsForJobsAndResumes(t *testing.T) {
 // A host whose apply fails stays drained, with the reason; one whose jobs do
 // not finish in time is not changed at all.
 func TestDrainKeepsFailedHostsOut(t *testing.T) {
+	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    drain = \"slurm\"")
 	jobs := filepath.Join(f.Root(stale), "var/lib/gpuform-sim/slurm/jobs")

@@ -235,6 +235,29 @@ c() {
 	printf '%s cmd %s %s\n%s\n%s eof\n' "$M" "$_n" "$_rc" "$_o" "$M"
 }
 
+# on_path NAME: _b is the first executable file NAME in $PATH. A command
+# whose real binary matters is run by that path: a busybox sh built to
+# prefer its applets (FEATURE_SH_STANDALONE, as Debian's busybox-static)
+# runs its own applet for a bare name even before $PATH, and busybox's
+# rpm reads no rpm database. A name with a slash is always the file;
+# relative $PATH entries are skipped.
+on_path() {
+	_b=
+	_o=$IFS
+	IFS=:
+	set -f
+	for _d in $PATH; do
+		case $_d in /*) ;; *) continue ;; esac
+		if [ -f "$_d/$1" ] && [ -x "$_d/$1" ]; then
+			_b=$_d/$1
+			break
+		fi
+	done
+	set +f
+	IFS=$_o
+	[ -n "$_b" ]
+}
+
 # Identity and kernel.
 f /etc/os-release
 rp /etc/os-release
@@ -272,8 +295,8 @@ fi
 # The apt holds gpuform set itself (a hold someone else set is theirs).
 f /var/lib/gpuform/apt-holds
 f /etc/dnf/plugins/versionlock.list
-if command -v rpm >/dev/null 2>&1 && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
-	c rpm rpm --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'
+if on_path rpm && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
+	c rpm "$_b" --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'
 fi
 
 # CUDA toolkits and container runtime configuration.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/sim"
@@ -176,9 +177,19 @@ func errorsAs(err error, target **transport.HostError) bool {
 
 // TestProbeShells runs the probe under every POSIX shell found on this
 // machine (nodes run dash, bash, or busybox ash) and checks each reads the
-// same facts as the golden file. Shells that are not installed are skipped.
+// same facts as the golden file. scripts/test.sh installs busybox-static,
+// whose sh prefers its own applets (rpm among them) to $PATH; a shell that
+// is not installed fails the test in CI and skips it elsewhere.
 func TestProbeShells(t *testing.T) {
-	shells := map[string][]string{"dash": {"dash"}, "bash-posix": {"bash", "--posix"}, "busybox-ash": {"busybox", "sh"}}
+	// Each shell's command line and the Debian package that has it.
+	shells := map[string]struct {
+		argv []string
+		pkg  string
+	}{
+		"dash":        {[]string{"dash"}, "dash"},
+		"bash-posix":  {[]string{"bash", "--posix"}, "bash"},
+		"busybox-ash": {[]string{"busybox", "sh"}, "busybox-static"},
+	}
 	script := filepath.Join(t.TempDir(), "probe.sh")
 	if err := os.WriteFile(script, []byte(facts.Script), 0o644); err != nil {
 		t.Fatal(err)
@@ -193,10 +204,11 @@ func TestProbeShells(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, argv := range shells {
+		for name, sh := range shells {
 			t.Run(profile+"/"+name, func(t *testing.T) {
+				argv := sh.argv
 				if _, err := exec.LookPath(argv[0]); err != nil {
-					t.Skipf("%s not installed", argv[0])
+					sshtest.Missing(t, argv[0]+" is not installed (apt-get install "+sh.pkg+")")
 				}
 				cmd := exec.Command(argv[0], append(argv[1:], script)...)
 				cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=sh1",
@@ -261,7 +273,8 @@ func TestProbeAbsoluteSymlinks(t *testing.T) {
 // TestProbeUnreadableFile runs the probe as a user who cannot read
 // /etc/docker/daemon.json (mode 0600): the probe must say the file is
 // unreadable, not missing. Root reads everything, so under root the probe
-// is run through setpriv as nobody; without either the test is skipped.
+// is run through setpriv as nobody; root without setpriv fails in CI and
+// skips elsewhere.
 func TestProbeUnreadableFile(t *testing.T) {
 	root := t.TempDir()
 	// t.TempDir and its parent are 0700; open them for nobody.
@@ -290,7 +303,7 @@ func TestProbeUnreadableFile(t *testing.T) {
 	if os.Geteuid() == 0 {
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil {
-			t.Skip("running as root without setpriv: cannot drop privileges")
+			sshtest.Missing(t, "running as root without setpriv (util-linux): cannot drop privileges")
 		}
 		// The temp dir's parents must be searchable for nobody.
 		for d := filepath.Dir(root); d != "/"; d = filepath.Dir(d) {

@@ -68,7 +68,7 @@ func TestPlanGolden(t *testing.T) {
 		}
 		t.Fatal("plan errored")
 	}
-	// One probe per host: the DESIGN's "one fact-gathering round trip".
+	// One probe per host (docs/design.md, "Facts: one round trip per host").
 	if got := f.Execs(); got != int64(len(hosts)) {
 		t.Errorf("remote commands = %d, want one per host (%d)", got, len(hosts))
 	}

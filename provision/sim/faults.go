@@ -26,6 +26,8 @@ import (
 //	gpu 0000:9d:00.0 nvlink_down              NVLink link 0 down: NV17 to every peer in topo -m
 //	nic mlx5_3 rate="200 Gb/sec (4X HDR)"     port up at a lower rate
 //	nic mlx5_5 state="1: DOWN" phys_state="2: Polling"   rail down
+//	kernel dmesg=restricted                   dmesg refused (kernel.dmesg_restrict)
+//	kernel dmesg=flood                        the log's Xid lines repeated past 64 MiB
 
 // FaultsSection is the archive section holding a profile's fault
 // description.
@@ -57,6 +59,11 @@ type DeviceFault struct {
 	// hardware layer (rate, state, phys_state, link_layer), as sysfs
 	// prints them.
 	Port map[string]string
+	// Dmesg, for the kernel log ("kernel" lines, no device), is how
+	// dmesg fails: "restricted" (refused to the user, as under
+	// kernel.dmesg_restrict) or "flood" (the log's lines printed over and
+	// over, more than gpuform reads of a command's output).
+	Dmesg string
 }
 
 // Fault reports whether the line describes something wrong with the
@@ -128,8 +135,17 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 				return errors.New("a NIC fault needs rate=, state=, phys_state= or link_layer=")
 			}
 			f.Port = attrs
+		case "kernel":
+			head, attrs, err := fields(rest)
+			if err != nil {
+				return err
+			}
+			if head != "" || len(attrs) != 1 || (attrs["dmesg"] != DmesgRestricted && attrs["dmesg"] != DmesgFlood) {
+				return fmt.Errorf("want kernel dmesg=%s or dmesg=%s", DmesgRestricted, DmesgFlood)
+			}
+			f.Dmesg = attrs["dmesg"]
 		default:
-			return fmt.Errorf("unknown device kind %q (want gpu or nic)", kind)
+			return fmt.Errorf("unknown device kind %q (want gpu, nic or kernel)", kind)
 		}
 		out = append(out, f)
 		return nil
@@ -163,6 +179,28 @@ func Faults(name string) ([]DeviceFault, error) {
 		return err
 	})
 	return out, err
+}
+
+// PlantFaults applies a fault description no shipped profile carries to
+// a root Materialize made, as if its profile's @faults held the lines too
+// (the CLI tests' kernel-log failures), every layer derived from them as
+// from a profile's own, nvidia-smi's answers included. Lines that rewrite
+// what a profile already derived (its NVML faults) replace it; plant them
+// on a profile without such faults.
+func PlantFaults(root string, description []byte) error {
+	marker, err := os.ReadFile(filepath.Join(root, MarkerFile))
+	if err != nil {
+		return fmt.Errorf("%s is not a simulated root: %w", root, err)
+	}
+	faults, err := ParseFaults(description)
+	if err != nil {
+		return err
+	}
+	if err := applyFaults(root, faults); err != nil {
+		return err
+	}
+	_, profile, _ := strings.Cut(strings.TrimSpace(string(marker)), "\nprofile ")
+	return writeNvidiaSMI(root, profile)
 }
 
 // walkArchives calls fn for each special section of an archive and its
@@ -215,6 +253,8 @@ func applyFaults(dir string, faults []DeviceFault) error {
 			nvml = append(nvml, lines...)
 		case "nic":
 			err = applyNICFault(dir, f)
+		case "kernel":
+			err = applyKernelFault(dir, f)
 		}
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", f.Kind, f.Device, err)
@@ -290,6 +330,39 @@ func applyNICFault(dir string, f DeviceFault) error {
 		return err
 	}
 	return scaleRDMAWrites(dir, f.Device, gbps)
+}
+
+// The ways a "kernel" fault line makes dmesg fail.
+const (
+	DmesgRestricted = "restricted"
+	DmesgFlood      = "flood"
+)
+
+// DmesgFloodFile, in a root, makes the dmesg stand-in print the kernel log
+// over and over, more than a command may write (an Xid storm on a node
+// whose log buffer was made huge, or a hostile one).
+const DmesgFloodFile = "var/lib/gpuform-sim/kmsg-flood"
+
+// dmesgRestricted is what util-linux's dmesg prints when the kernel
+// refuses an unprivileged reader its buffer (kernel.dmesg_restrict=1).
+const dmesgRestricted = "dmesg: read kernel buffer failed: Operation not permitted\n"
+
+// applyKernelFault makes the dmesg stand-in fail as described: refused
+// (its failure file, as a tool's fail/NAME file makes any stand-in fail),
+// or flooding, which needs a kernel log with an Xid line to repeat: only
+// Xid lines cross the wire, so only they can pass the output limit.
+func applyKernelFault(dir string, f DeviceFault) error {
+	switch f.Dmesg {
+	case DmesgRestricted:
+		return writeFile(filepath.Join(dir, "var", "lib", "gpuform-sim", "fail", "dmesg"), []byte(dmesgRestricted))
+	case DmesgFlood:
+		b, err := os.ReadFile(filepath.Join(dir, "var", "lib", "gpuform-sim", "kmsg"))
+		if err != nil || !strings.Contains(string(b), "NVRM: Xid") {
+			return errors.New("dmesg=flood repeats the profile's kernel log, which has no Xid line")
+		}
+		return writeFile(filepath.Join(dir, filepath.FromSlash(DmesgFloodFile)), []byte("65\n"))
+	}
+	return fmt.Errorf("unknown dmesg fault %q", f.Dmesg)
 }
 
 // captureRateGbps is the link rate of the ib_write_bw capture every

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/provision/verify/smi"
 )
@@ -146,11 +149,7 @@ func TestDownRailDerived(t *testing.T) {
 // nvml.nvlink_pairs through nvidia-smi.
 func TestNVLinkDownDerived(t *testing.T) {
 	tr, root := newNode(t, "hgx-h100-converged")
-	f, err := sim.ParseFaults([]byte("gpu 0000:9d:00.0 nvlink_down"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.ApplyFaults(root, f); err != nil {
+	if err := sim.PlantFaults(root, []byte("gpu 0000:9d:00.0 nvlink_down")); err != nil {
 		t.Fatal(err)
 	}
 	m, err := tr.NVMLMock()
@@ -216,4 +215,52 @@ func parseFaults(t *testing.T, s []string) []nvmlfacts.Fault {
 		out = append(out, p)
 	}
 	return out
+}
+
+// TestKernelLogFaults: "kernel dmesg=restricted" makes dmesg fail as
+// util-linux's does under kernel.dmesg_restrict, and "kernel
+// dmesg=flood" makes it repeat the profile's Xid lines past the 64 MiB a
+// command may write, so kmsg.Read reports the log unreadable in the one
+// case and the transport stops the command in the other. No shipped
+// profile has either; they are planted on the Xid 79 profile's root.
+func TestKernelLogFaults(t *testing.T) {
+	got, err := sim.ParseFaults([]byte("kernel dmesg=restricted\nkernel dmesg=flood\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Dmesg != sim.DmesgRestricted || got[1].Dmesg != sim.DmesgFlood || !got[0].Fault() {
+		t.Errorf("parsed %+v", got)
+	}
+	for _, bad := range []string{"kernel", "kernel dmesg=slow", "kernel dmesg=flood xid=79", "kernel ring dmesg=flood"} {
+		if _, err := sim.ParseFaults([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+
+	tr, root := newNode(t, "hgx-h100-xid79")
+	if err := sim.PlantFaults(root, []byte("kernel dmesg=restricted")); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := kmsg.Read(context.Background(), tr)
+	if err != nil || lg.Unreadable != "dmesg: read kernel buffer failed: Operation not permitted" || len(lg.Events) != 0 {
+		t.Errorf("restricted: %+v, %v", lg, err)
+	}
+
+	tr, root = newNode(t, "hgx-h100-xid79")
+	if err := sim.PlantFaults(root, []byte("kernel dmesg=flood")); err != nil {
+		t.Fatal(err)
+	}
+	var limit *transport.OutputLimitError
+	if lg, err := kmsg.Read(context.Background(), tr); !errors.As(err, &limit) || limit.Stream != "stdout" {
+		t.Errorf("flood: %v, want the stdout limit (read %d events, unreadable %.300q)", err, len(lg.Events), lg.Unreadable)
+	}
+
+	// A flood repeats Xid lines; a log without one has none to repeat.
+	_, root = newNode(t, "hgx-h100-converged")
+	if err := sim.PlantFaults(root, []byte("kernel dmesg=flood")); err == nil || !strings.Contains(err.Error(), "no Xid line") {
+		t.Errorf("flood without Xid lines: %v", err)
+	}
+	if err := sim.PlantFaults(t.TempDir(), []byte("kernel dmesg=flood")); err == nil {
+		t.Error("planted faults on a directory that is no simulated root")
+	}
 }

@@ -195,6 +195,9 @@ func renderSMIQuery(rep *nvmlfacts.Report) []byte {
 		closeEl(2, "mig_mode")
 		el(2, "serial", orNA(g.Serial))
 		el(2, "uuid", g.UUID)
+		if g.MinorNumber != nil {
+			el(2, "minor_number", strconv.Itoa(*g.MinorNumber))
+		}
 		open(2, "gpu_virtualization_mode")
 		el(3, "virtualization_mode", orNA(g.Virtualization))
 		el(3, "host_vgpu_mode", "N/A")

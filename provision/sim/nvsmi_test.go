@@ -123,8 +123,24 @@ func TestNvidiaSMIRoundTrip(t *testing.T) {
 				t.Errorf("topo -m has %d GPU rows, want %d", len(top.GPUs), len(want))
 			}
 
+			// The driver numbers /dev/nvidiaN as it probes the GPUs, in PCI
+			// order, and a GPU that falls off the bus later keeps no one
+			// else's number: the minor is the GPU's place among all of
+			// sysfs's GPUs, the lost ones included.
+			var all []string
+			for _, d := range devs {
+				v, _ := os.ReadFile(filepath.Join(d, "vendor"))
+				c, _ := os.ReadFile(filepath.Join(d, "class"))
+				if strings.TrimSpace(string(v)) == "0x10de" && strings.HasPrefix(string(c), "0x03") {
+					all = append(all, filepath.Base(d))
+				}
+			}
+			sort.Strings(all)
 			for i, bus := range want {
 				g := rep.GPUs[i]
+				if g.MinorNumber == nil || *g.MinorNumber != slices.Index(all, bus) {
+					t.Errorf("%s: minor_number %v, want %d", bus, g.MinorNumber, slices.Index(all, bus))
+				}
 				dev := filepath.Join(root, "sys/bus/pci/devices", bus)
 				read := func(f string) string { b, _ := os.ReadFile(filepath.Join(dev, f)); return strings.TrimSpace(string(b)) }
 				f := described[bus]

@@ -149,12 +149,12 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	if rep != nil {
 		out = append(out, CheckResult{ID: string(CheckNVMLFacts), Status: StatusPass, Observed: describeSource(rep), Message: strings.Join(rep.Warnings, "; ")})
 		out = append(out, checkNVMLIdentified(exp, rep, id)...)
-		out = append(out, checkProcesses(exp, rep, extra.Facts)...)
+		out = append(out, checkProcesses(exp, rep, id, extra.Facts)...)
 	}
 	out = append(out, checkKernelXID(exp, extra.Kernel)...)
 	out = append(out, checkHost(exp, extra)...)
 	out = append(out, checkBinding(exp, extra.Facts)...)
-	out = append(out, checkSlurmGRES(exp, extra)...)
+	out = append(out, checkSlurmGRES(exp, rep, id, extra)...)
 	out = append(out, checkNICIRQ(exp, extra.Facts)...)
 	out = append(out, checkNICMTU(exp, extra.Facts)...)
 	out = append(out, checkNICLinks(exp, extra.Facts)...)

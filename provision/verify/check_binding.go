@@ -176,8 +176,9 @@ func ncclConfValue(content, key string) (string, bool) {
 // (verify -processes): its allowed CPUs must lie within its GPU's NUMA
 // node (the spec's bind, else the GPU's NVML CPU affinity) and its NIC
 // variables must select its GPU's paired NIC alone. A process whose /proc
-// could not be read is an error, never a pass. One result per GPU.
-func checkProcesses(exp Expectation, rep *nvmlfacts.Report, f *facts.Node) []CheckResult {
+// could not be read is an error, never a pass. One result per GPU, by
+// the spec's index (rep and its processes are identified by bus id).
+func checkProcesses(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity, f *facts.Node) []CheckResult {
 	if !exp.Processes || rep == nil {
 		return nil
 	}
@@ -200,9 +201,24 @@ func checkProcesses(exp Expectation, rep *nvmlfacts.Report, f *facts.Node) []Che
 		}
 	}
 	slices.Sort(devices)
-	var out []CheckResult
+	// The GPUs are judged in spec order (rep is identified), with each
+	// declared GPU NVML does not enumerate among them: its processes
+	// cannot be listed, and nvml.gpu_count fails for it.
+	var indexes []int
 	for _, g := range rep.GPUs {
-		r := CheckResult{ID: CheckProcessBinding.GPU(g.Index)}
+		indexes = append(indexes, g.Index)
+	}
+	indexes = append(indexes, slices.Collect(maps.Keys(id.missing))...)
+	slices.Sort(indexes)
+	var out []CheckResult
+	for _, idx := range indexes {
+		r := CheckResult{ID: CheckProcessBinding.GPU(idx)}
+		g := rep.GPUByIndex(idx)
+		if g == nil {
+			r.Status, r.Message = StatusSkip, id.absent(idx)
+			out = append(out, r)
+			continue
+		}
 		bg, isBound := bound[g.Index]
 		cpus := g.CPUAffinity
 		if isBound && bg.NUMA != bind.Unbound {

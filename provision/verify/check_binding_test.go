@@ -157,7 +157,7 @@ func TestProcessBinding(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := checkProcesses(Expectation{Spec: n, Processes: true}, twoGPUReport(tc.procs...), boundHost(t, n))
+			got := checkProcesses(Expectation{Spec: n, Processes: true}, twoGPUReport(tc.procs...), gpuIdentity{}, boundHost(t, n))
 			if len(got) != 2 {
 				t.Fatalf("%d results: %+v", len(got), got)
 			}
@@ -177,7 +177,7 @@ func TestProcessBinding(t *testing.T) {
 	// them, so the check could not be made: an error saying why.
 	rep := twoGPUReport()
 	rep.Processes, rep.Source = nil, nvmlfacts.SourceNvidiaSMI
-	for _, r := range checkProcesses(Expectation{Spec: n, Processes: true}, rep, boundHost(t, n)) {
+	for _, r := range checkProcesses(Expectation{Spec: n, Processes: true}, rep, gpuIdentity{}, boundHost(t, n)) {
 		if r.Status != StatusError || !strings.Contains(r.Message, "nvidia-smi does not list them") {
 			t.Errorf("fallback: %+v", r)
 		}
@@ -189,11 +189,11 @@ func TestProcessBinding(t *testing.T) {
 	plain := loadSpecNode(t, `node "n" {
   hosts = ["gpu1"]
 }`)
-	if got := checkProcesses(Expectation{Spec: plain, Processes: true}, rep, boundHost(t, n)); len(got) != 2 || got[0].Status != StatusSkip || !strings.Contains(got[0].Message, "nothing to judge") || got[1].Status != StatusSkip {
+	if got := checkProcesses(Expectation{Spec: plain, Processes: true}, rep, gpuIdentity{}, boundHost(t, n)); len(got) != 2 || got[0].Status != StatusSkip || !strings.Contains(got[0].Message, "nothing to judge") || got[1].Status != StatusSkip {
 		t.Errorf("unplaced GPU: %+v", got)
 	}
 	// Without -processes nothing is emitted.
-	if got := checkProcesses(Expectation{Spec: n}, twoGPUReport(bound(0, "0-7", "")), boundHost(t, n)); len(got) != 0 {
+	if got := checkProcesses(Expectation{Spec: n}, twoGPUReport(bound(0, "0-7", "")), gpuIdentity{}, boundHost(t, n)); len(got) != 0 {
 		t.Errorf("without -processes: %+v", got)
 	}
 }

@@ -84,6 +84,10 @@ func TestDCGMPublishedVerdicts(t *testing.T) {
 			messageHas: "DCGM Integration test pcie failed: There was an internal error during the test: 'A child process (152) exited", noCheckContain: "warning"},
 		{file: "dcgmi-diag-r2-dcgm4.4.1-8xB200-pcie-fail-warning.txt", passed: 2, failed: []string{"dcgm.pcie"},
 			messageHas: "couldn't be parsed", noCheckContain: "warning"},
+		{file: "dcgmi-diag-r4-dcgm2x-blacklist-era-healthy-gcm.txt", passed: 18},
+		// Complete dcgmi diag -j documents (DCGM 3 shape, one GPU).
+		{file: "dcgmi-diag-r2-json-dcgm3-1gpu-healthy-virtualclient.json", passed: 11},
+		{file: "dcgmi-diag-r3-json-dcgm3-1gpu-healthy-virtualclient.json", passed: 15, skip: []string{"dcgm.eud_test"}},
 		{file: "dcgmi-diag-fragment-deployment-error-row-remap-pending.txt", failed: []string{"dcgm.error"},
 			messageHas: "GPU 3 has uncorrectable memory errors and row remappings are pending"},
 		{file: "dcgmi-diag-r2-dcgm3.3.1-excerpt-gpu-memory-fail-gpu0-info-row.txt", failed: []string{"dcgm.gpu_memory", "dcgm.diagnostic", "dcgm.targeted_stress"},

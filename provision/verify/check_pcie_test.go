@@ -3,10 +3,13 @@
 package verify
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/provision/verify/smi"
 )
 
 func TestIdleGPUKeepsPCIePass(t *testing.T) {
@@ -51,6 +54,37 @@ func TestPCIeHostCapMessage(t *testing.T) {
 			r := checkPCIe(Expectation{}, &g)
 			if r.Status != tt.status || !strings.Contains(r.Message, tt.want) || (tt.not != "" && strings.Contains(r.Message, tt.not)) {
 				t.Errorf("%+v: want %s with %q and without %q", r, tt.status, tt.want, tt.not)
+			}
+		})
+	}
+}
+
+// TestPCIePublishedCaptures judges the PCIe link of published nvidia-smi
+// -q -x captures (smi/testdata/README.md): the idle Quadro P2000 at Gen1
+// of Gen3 is judged on its link's maximum, and its x8 of x16 fails; the
+// A100 at Gen4 x16 passes.
+func TestPCIePublishedCaptures(t *testing.T) {
+	tests := []struct {
+		file            string
+		status          Status
+		observed, fault string
+	}{
+		{"nvidia-smi-q-x-QuadroP2000-driver525-v12-x8-of-x16.xml", StatusFail, "Gen3 x8 (idle at Gen1", "downgraded PCIe link on 00000000:17:00.0: width x8 below x16"},
+		{"nvidia-smi-q-x-A100-sxm4-80gb-mig-driver535-one-of-4.xml", StatusPass, "Gen4 x16", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("smi", "testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := smi.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := checkPCIe(Expectation{}, &rep.GPUs[0])
+			if r.Status != tt.status || !strings.HasPrefix(r.Observed, tt.observed) || !strings.Contains(r.Message, tt.fault) {
+				t.Errorf("%s %q %q; want %s, observed starting %q, message with %q", r.Status, r.Observed, r.Message, tt.status, tt.observed, tt.fault)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/gres"
 	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
 // SlurmdGRES is what `slurmd -G` printed on a host: the GRES slurmd would
@@ -47,17 +48,41 @@ func RunSlurmdG(ctx context.Context, t transport.Transport) SlurmdGRES {
 
 // checkSlurmGRES compares what slurmd detects on an AutoDetect node with
 // the numa binds: each bound GPU's device must be there with the Slurm
-// core indexes of its NUMA node on this host.
-func checkSlurmGRES(exp Expectation, extra HostFacts) []CheckResult {
+// core indexes of its NUMA node on this host. slurmd names a GPU by its
+// device file, /dev/nvidia<minor>: the GPU the spec declares at a PCI bus
+// id is looked up by that id in rep (identified: spec indexes) and its
+// file is its minor's, so the GPUs NVML renumbers after one fell off the
+// bus keep their own files; a declared GPU NVML does not enumerate is
+// not judged here (nvml.gpu_count fails for it). Without NVML's minor
+// numbers the file is /dev/nvidia<spec index>, the PCI order the driver
+// numbers GPUs in.
+func checkSlurmGRES(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity, extra HostFacts) []CheckResult {
 	if !exp.SlurmAutodetect || len(exp.NUMANode) == 0 {
 		return nil
 	}
 	var out []CheckResult
+	absent := func(idx int) bool {
+		if _, ok := id.missing[idx]; !ok {
+			return false
+		}
+		out = append(out, CheckResult{ID: CheckSlurmGRES.GPU(idx), Status: StatusSkip, Message: id.absent(idx)})
+		return true
+	}
 	fail := func(status Status, msg string) []CheckResult {
 		for _, idx := range slices.Sorted(maps.Keys(exp.NUMANode)) {
-			out = append(out, CheckResult{ID: CheckSlurmGRES.GPU(idx), Status: status, Message: msg})
+			if !absent(idx) {
+				out = append(out, CheckResult{ID: CheckSlurmGRES.GPU(idx), Status: status, Message: msg})
+			}
 		}
 		return out
+	}
+	deviceFile := func(idx int) string {
+		if rep != nil {
+			if g := rep.GPUByIndex(idx); g != nil && g.MinorNumber != nil {
+				return "/dev/nvidia" + strconv.Itoa(*g.MinorNumber)
+			}
+		}
+		return "/dev/nvidia" + strconv.Itoa(idx)
 	}
 	switch {
 	case extra.Slurmd == nil:
@@ -82,8 +107,11 @@ func checkSlurmGRES(exp Expectation, extra HostFacts) []CheckResult {
 		}
 	}
 	for _, idx := range slices.Sorted(maps.Keys(exp.NUMANode)) {
+		if absent(idx) {
+			continue
+		}
 		node := exp.NUMANode[idx]
-		file := "/dev/nvidia" + strconv.Itoa(idx)
+		file := deviceFile(idx)
 		want, ok := cores[node]
 		r := CheckResult{ID: CheckSlurmGRES.GPU(idx), Expected: fmt.Sprintf("%s Cores=%s (NUMA node %d)", file, want, node)}
 		d, found := byFile[file]

@@ -41,7 +41,7 @@ func TestCheckSlurmGRES(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := checkSlurmGRES(tt.exp, tt.extra)
+			got := checkSlurmGRES(tt.exp, nil, gpuIdentity{}, tt.extra)
 			if len(got) != len(tt.status) {
 				t.Fatalf("got %d results, want %d: %+v", len(got), len(tt.status), got)
 			}

@@ -14,8 +14,8 @@ import (
 // DefaultFatalXIDs are the XIDs Azure's GPU health checks fail a node on
 // (customTests/azure_gpu_xid.nhc in
 // https://github.com/Azure/azurehpc-health-checks at commit
-// 0e0a1ac26a64b32ac4dd7632a529638505d3314a, as quoted in
-// shared/reference/verification.md section 2).
+// 0e0a1ac26a64b32ac4dd7632a529638505d3314a:
+// https://github.com/Azure/azurehpc-health-checks/blob/0e0a1ac26a64b32ac4dd7632a529638505d3314a/customTests/azure_gpu_xid.nhc).
 func DefaultFatalXIDs() []uint64 {
 	return []uint64{48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 119, 120}
 }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,7 +45,10 @@ type HostOptions struct {
 
 // Gathered is what RunHost read from a host besides the checks' verdicts.
 type Gathered struct {
-	// NVML is the NVML report; nil when none could be read.
+	// NVML is the NVML report as the checks judged it: each GPU under
+	// the spec's index of the GPU at its PCI bus id (NVML's own where the
+	// spec gives no bus ids; GPURef.NVMLIndex in the checks keeps NVML's);
+	// nil when none could be read.
 	NVML *nvmlfacts.Report
 	// NCCL holds the nccl-tests results by test name.
 	NCCL map[string]nccltest.Result
@@ -91,7 +95,12 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 	}
 	// The kernel log is read at every tier: it holds the Xids raised
 	// before verify listened (a GPU that fell off the bus, Xid 79).
-	if lg, err := kmsg.Read(ctx, t); err != nil {
+	var limit *transport.OutputLimitError
+	if lg, err := kmsg.Read(ctx, t); errors.As(err, &limit) {
+		// Only Xid and SXid lines cross the wire: a node that prints this
+		// many is broken or hostile, and none of them was judged.
+		extra.Kernel = &kmsg.Log{Unreadable: fmt.Sprintf("dmesg printed more than %d MiB of Xid and SXid lines and reading was stopped (a node whose kernel log is this large is broken or hostile)", limit.Limit>>20)}
+	} else if err != nil {
 		extra.Kernel = &kmsg.Log{Unreadable: err.Error()}
 	} else {
 		extra.Kernel = &lg
@@ -127,7 +136,12 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		extra.NCCL[n.Name] = res
 	}
 	if opts.Gathered != nil {
-		*opts.Gathered = Gathered{NVML: rep, NCCL: extra.NCCL, Kernel: extra.Kernel, NICs: NICPorts(exp, extra.Facts)}
+		// The report as the checks judged it: GPUs (and their pairs,
+		// processes and XID events) under the spec's indexes, matched by
+		// PCI bus id, so the Prometheus series and health mode name a GPU
+		// as the check ids do.
+		judged, _ := identify(exp, rep)
+		*opts.Gathered = Gathered{NVML: judged, NCCL: extra.NCCL, Kernel: extra.Kernel, NICs: NICPorts(exp, extra.Facts)}
 	}
 	return Check(exp, rep, extra), nil
 }

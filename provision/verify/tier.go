@@ -9,7 +9,7 @@ import (
 // and has a hard time budget.
 type Tier string
 
-// Verification tiers (DESIGN.md, "Verification has tiers").
+// Verification tiers (docs/design.md, "Verification tiers").
 const (
 	// TierProbe reads NVML and sysfs only, never runs a workload, and fits
 	// Slurm's HealthCheckProgram, which Slurm kills after 60 s.

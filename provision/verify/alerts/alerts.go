@@ -92,8 +92,8 @@ func nodeRules(n *spec.Node, o Options) []Rule {
 			For:    hw,
 			Labels: labels("warning"),
 			Annotations: map[string]string{
-				"summary":     "GPU {{ $labels.gpu }} of {{ $labels.host }} is above the spec's max_temperature_c",
-				"description": fmt.Sprintf("GPU {{ $labels.gpu }} of {{ $labels.host }} runs at {{ $value }} °C; node %q allows at most %d °C (verify { nvml { max_temperature_c } }).", n.Name, exp.MaxTemperatureC),
+				"summary":     "GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }} is above the spec's max_temperature_c",
+				"description": fmt.Sprintf("GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }} runs at {{ $value }} °C; node %q allows at most %d °C (verify { nvml { max_temperature_c } }).", n.Name, exp.MaxTemperatureC),
 			},
 		})
 	}
@@ -103,8 +103,8 @@ func nodeRules(n *spec.Node, o Options) []Rule {
 			Expr:   fmt.Sprintf("gpuform_gpu_ecc_volatile_uncorrected_errors_total{%s} > 0", sel),
 			Labels: labels("critical"),
 			Annotations: map[string]string{
-				"summary":     "GPU {{ $labels.gpu }} of {{ $labels.host }} has uncorrectable ECC errors",
-				"description": "GPU {{ $labels.gpu }} of {{ $labels.host }} counted {{ $value }} uncorrectable ECC errors since the driver loaded; drain the node and follow NVIDIA's GPU memory error recovery.",
+				"summary":     "GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }} has uncorrectable ECC errors",
+				"description": "GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }} counted {{ $value }} uncorrectable ECC errors since the driver loaded; drain the node and follow NVIDIA's GPU memory error recovery.",
 			},
 		},
 		Rule{
@@ -112,8 +112,8 @@ func nodeRules(n *spec.Node, o Options) []Rule {
 			Expr:   fmt.Sprintf("gpuform_gpu_row_remap_failure{%s} == 1", sel),
 			Labels: labels("critical"),
 			Annotations: map[string]string{
-				"summary":     "GPU {{ $labels.gpu }} of {{ $labels.host }} failed a row remap",
-				"description": "The row remapper of GPU {{ $labels.gpu }} on {{ $labels.host }} failed: NVIDIA says the GPU needs service.",
+				"summary":     "GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }} failed a row remap",
+				"description": "The row remapper of GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) on {{ $labels.host }} failed: NVIDIA says the GPU needs service.",
 			},
 		},
 		Rule{
@@ -122,8 +122,8 @@ func nodeRules(n *spec.Node, o Options) []Rule {
 			For:    hw,
 			Labels: labels("warning"),
 			Annotations: map[string]string{
-				"summary":     "GPU {{ $labels.gpu }} of {{ $labels.host }} waits for a reset to remap rows",
-				"description": "A row remap of GPU {{ $labels.gpu }} on {{ $labels.host }} is pending: reset the GPU (or reboot) when its jobs allow.",
+				"summary":     "GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }} waits for a reset to remap rows",
+				"description": "A row remap of GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) on {{ $labels.host }} is pending: reset the GPU (or reboot) when its jobs allow.",
 			},
 		},
 	)
@@ -134,8 +134,8 @@ func nodeRules(n *spec.Node, o Options) []Rule {
 			For:    hw,
 			Labels: labels("critical"),
 			Annotations: map[string]string{
-				"summary":     "NVLink down on GPU {{ $labels.gpu }} of {{ $labels.host }}",
-				"description": fmt.Sprintf("GPU {{ $labels.gpu }} of {{ $labels.host }} has only {{ $value }} NVLink links up; node %q wants every link active (verify { nvml { nvlink = \"all_active\" } }).", n.Name),
+				"summary":     "NVLink down on GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }}",
+				"description": fmt.Sprintf("GPU {{ $labels.gpu }} ({{ $labels.pci_bus_id }}) of {{ $labels.host }} has only {{ $value }} NVLink links up; node %q wants every link active (verify { nvml { nvlink = \"all_active\" } }).", n.Name),
 			},
 		})
 	}

@@ -112,6 +112,15 @@ func TestPublishedCaptures(t *testing.T) {
 		{"dcgmi-diag-r2-dcgm4.4.1-8xB200-pcie-fail-warning.txt", "4.4.1",
 			[]string{"Deployment|software|Pass " + gpus("pass", 8), "Hardware|memory|Pass " + gpus("pass", 8), "Integration|pcie|Fail " + gpus("pass", 8) + " warnings=1"},
 			map[string]string{"pcie": "There was an internal error during the test: 'Output of child process (11167) couldn't be parsed: '* Line 1, Column 1   Syntax error: value, object or array expected. '' Check DCGM and system logs for errors."}},
+		// DCGM 2.x: "Blacklist" (DCGM 3 says "Denylist") with the A100-era
+		// "Page Retirement/Row Remap", no Metadata section, so no version.
+		{"dcgmi-diag-r4-dcgm2x-blacklist-era-healthy-gcm.txt", "",
+			[]string{"Deployment|Blacklist|Pass", "Deployment|NVML Library|Pass", "Deployment|CUDA Main Library|Pass",
+				"Deployment|Permissions and OS Blocks|Pass", "Deployment|Persistence Mode|Pass", "Deployment|Environment Variables|Pass",
+				"Deployment|Page Retirement/Row Remap|Pass", "Deployment|Graphics Processes|Pass", "Deployment|Inforom|Pass",
+				"Integration|PCIe|Pass all=Pass", "Hardware|GPU Memory|Pass all=Pass", "Hardware|Diagnostic|Pass all=Pass", "Hardware|Pulse Test|Pass all=Pass",
+				"Stress|SM Stress|Pass all=Pass", "Stress|Targeted Stress|Pass all=Pass", "Stress|Targeted Power|Pass all=Pass",
+				"Stress|Memory Bandwidth|Pass all=Pass", "Stress|Memtest|Pass all=Pass"}, nil},
 		// Excerpts: no section heading above the rows, so no section.
 		{"dcgmi-diag-r2-fragment-8gpu-gpu-memory-fail-gpu0-thermal.txt", "", nil, nil},
 		{"dcgmi-diag-fragment-deployment-error-row-remap-pending.txt", "",
@@ -164,5 +173,54 @@ func TestParseTextSectionlessExcerpt(t *testing.T) {
 	}
 	if w := "GPU 0 Thermal violations totaling 13.3 seconds started at 9.7 seconds into the test for GPU 0 Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components."; d.Tests[0].Warnings[0] != w {
 		t.Errorf("warning %q", d.Tests[0].Warnings[0])
+	}
+}
+
+// TestPublishedJSONDocuments reads the complete published `dcgmi diag -j`
+// documents (DCGM 3's "DCGM GPU Diagnostic" shape: level-one results
+// without a GPU id, per-GPU results with "gpu_ids" as a string and "info"
+// as one string) and checks each test and the first info text of the
+// tests that carry one, read by hand from the files.
+func TestPublishedJSONDocuments(t *testing.T) {
+	r2 := with(deployment3, "Integration|PCIe|Pass pass=0 info=1", "Hardware|GPU Memory|Pass pass=0 info=1")
+	tests := []struct {
+		file string
+		want []string
+		info map[string]string // test name -> its first info text starts with
+	}{
+		{"dcgmi-diag-r2-json-dcgm3-1gpu-healthy-virtualclient.json", r2, map[string]string{
+			"PCIe":       "GPU 0 GPU 0 GPU to Host bandwidth:\t\t13.15 GB/s, GPU 0 GPU 0 Host to GPU bandwidth:\t\t13.11 GB/s, GPU 0 GPU 0 bidirectional bandwidth:\t22.49 GB/s",
+			"GPU Memory": "GPU 0 Allocated 15206918958 bytes (97.3%)",
+		}},
+		{"dcgmi-diag-r3-json-dcgm3-1gpu-healthy-virtualclient.json",
+			with(r2, "Hardware|Diagnostic|Pass pass=0 info=1", "Hardware|EUD Test|Skip skip=0",
+				"Stress|Targeted Stress|Pass pass=0 info=1", "Stress|Targeted Power|Pass pass=0 info=1", "Stress|Memory Bandwidth|Pass pass=0"),
+			map[string]string{
+				"Diagnostic":      "GPU 0 Allocated space for 408 output matricies from 13826359296 bytes available., GPU 0 Running with precisions: FP64 0, FP32 1, FP16 1, GPU 0 GPU 0 calculated at approximately 11103.02 gigaflops",
+				"Targeted Stress": "GPU 0 GPU 0 relative stress level\t3184",
+				"Targeted Power":  "GPU 0 GPU 0 power average:\t70 W",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			d, err := Parse(read(t, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Version != "" || d.RuntimeError != "" {
+				t.Errorf("version %q runtime error %q: the document states neither", d.Version, d.RuntimeError)
+			}
+			if diff := cmp.Diff(tt.want, summary(d)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			for _, x := range d.Tests {
+				if len(x.Warnings) > 0 {
+					t.Errorf("%s: warnings %q in a document that has none", x.Name, x.Warnings)
+				}
+				if w, ok := tt.info[x.Name]; ok && (len(x.Info) == 0 || !strings.HasPrefix(x.Info[0], w)) {
+					t.Errorf("%s: info %q, want the first to start %q", x.Name, x.Info, w)
+				}
+			}
+		})
 	}
 }

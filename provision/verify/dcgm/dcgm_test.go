@@ -74,8 +74,9 @@ func TestParseJSON(t *testing.T) {
 		t.Errorf("failing: %+v", tt)
 	}
 	// DCGM 3 and older: "DCGM GPU Diagnostic", results keyed by gpu_ids,
-	// no test summary (shape from the "DCGM 4.0" change described in
-	// shared/reference/verification.md section 5).
+	// no test summary (the shape dcgmi/Diag.cpp of
+	// https://github.com/NVIDIA/DCGM wrote before its "DCGM 4.0" commit
+	// renamed the key and moved results to entity fields).
 	old := `{"DCGM GPU Diagnostic": {"test_categories": [{"category": "Integration", "tests": [{"name": "PCIe", "results": [{"gpu_id": 1, "status": "FAIL"}, {"gpu_id": 0, "status": "PASS"}]}]}]}}`
 	d, err = Parse([]byte(old))
 	if err != nil || d.Tests[0].Status != "Fail" || !cmp.Equal(d.Tests[0].FailedGPUs(), []int{1}) {
@@ -85,7 +86,9 @@ func TestParseJSON(t *testing.T) {
 	// "gpu_id" from snprintf("%u") for per-GPU results, and its level-one
 	// (software) results carry the warning text under "warnings" inside
 	// each warning object. NVIDIA/DCGM issue #139 shows "gpu_id" : "0"
-	// from DCGM 3.3.1. This document is built in that shape, not captured.
+	// from DCGM 3.3.1. This document is built in that shape, not captured;
+	// the real DCGM 3 documents (TestPublishedJSONDocuments) are healthy,
+	// so this one keeps the failing and level-one warning shapes tested.
 	v3 := `{"DCGM GPU Diagnostic": {"test_categories": [
 		{"category": "Deployment", "tests": [{"name": "Persistence Mode", "results": [{"gpu_id": 0, "status": "Fail",
 			"warnings": [{"warnings": "Persistence mode for GPU 0 is currently disabled.", "error_id": 29}]}]}]},

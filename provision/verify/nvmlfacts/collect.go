@@ -140,6 +140,9 @@ func (c *collector) gpu(i int, d nvml.Device) GPU {
 			g.PCIDeviceID = fmt.Sprintf("0x%08X", p.PciDeviceId)
 		}
 	}
+	if v, ret := d.GetMinorNumber(); c.ok(ret, where, "GetMinorNumber") {
+		g.MinorNumber = &v
+	}
 	if v, ret := d.GetSerial(); c.ok(ret, where, "GetSerial") {
 		g.Serial = v
 	}

@@ -6,7 +6,8 @@ import "fmt"
 type Level string
 
 // Topology levels from closest to farthest. The names and meanings are
-// nvidia-smi's legend (see shared/reference/verification.md section 3);
+// nvidia-smi's legend (printed by `nvidia-smi topo -m`; see the real
+// captures in provision/verify/smi/testdata/topo/);
 // NVML's GpuTopologyLevel values map onto them one to one.
 const (
 	// LevelInternal is two devices on the same board (NVML TOPOLOGY_INTERNAL).

@@ -125,7 +125,9 @@ const SimProcessesFile = "/var/lib/gpuform-sim/nvml-processes.json"
 
 // SimProcess is one entry of SimProcessesFile.
 type SimProcess struct {
-	// GPU is the NVML index.
+	// GPU is the GPU's NVML index on the node with all its GPUs (the
+	// mock layout's): a GPU a fault drops takes its processes with it,
+	// and the GPUs NVML renumbers keep theirs.
 	GPU int `json:"gpu"`
 	// PID is the process id, a directory under the root's /proc.
 	PID int `json:"pid"`

@@ -93,6 +93,13 @@ type GPU struct {
 	Virtualization string `json:"virtualization_mode,omitempty"`
 	// PCIDeviceID is the combined device/vendor id, e.g. "0x233010DE".
 	PCIDeviceID string `json:"pci_device_id,omitempty"`
+	// MinorNumber is the GPU's device minor (nvmlDeviceGetMinorNumber):
+	// the N of /dev/nvidiaN, which Slurm's NVML AutoDetect reports as the
+	// GPU's File. The driver gives it when it probes the GPU, so it stays
+	// while NVML renumbers the GPUs after one that fell off the bus; nil
+	// when not reported (an older agent; nvidia-smi -q -x prints it as
+	// minor_number).
+	MinorNumber *int `json:"minor_number,omitempty"`
 	// NUMANode is the NUMA node closest to the GPU (host memory affinity,
 	// or the GPU's own node on coherent platforms).
 	NUMANode *int `json:"numa_node,omitempty"`

@@ -112,11 +112,20 @@ func writeNVML(fams *families, host string, rep *nvmlfacts.Report) {
 	if rep == nil {
 		return
 	}
+	// Every per-GPU series names the GPU twice: gpu is the spec's index
+	// (the N of the checks' [gpuN], matched by PCI bus id, so it does not
+	// move when NVML renumbers the GPUs after one fell off the bus) and
+	// pci_bus_id its address as NVML prints it, which never moves.
+	busOf := map[int]string{}
+	for _, g := range rep.GPUs {
+		busOf[g.Index] = g.BusID
+	}
 	for _, g := range rep.GPUs {
 		gl := func(extra ...string) []string {
-			return append([]string{"host", host, "gpu", strconv.Itoa(g.Index)}, extra...)
+			return append([]string{"host", host, "gpu", strconv.Itoa(g.Index), "pci_bus_id", g.BusID}, extra...)
 		}
-		fams.gauge("gpuform_gpu_info", "One series per GPU naming its model, UUID, PCI bus id and driver; always 1.", 1, gl("name", g.Name, "uuid", g.UUID, "pci_bus_id", g.BusID, "driver_version", rep.DriverVersion)...)
+		fams.gauge("gpuform_gpu_info", "One series per GPU naming its model, UUID, PCI bus id and driver; always 1.", 1,
+			"host", host, "gpu", strconv.Itoa(g.Index), "name", g.Name, "uuid", g.UUID, "pci_bus_id", g.BusID, "driver_version", rep.DriverVersion)
 		if g.TemperatureC != nil {
 			fams.gauge("gpuform_gpu_temperature_celsius", "GPU core temperature.", float64(*g.TemperatureC), gl()...)
 		}
@@ -186,7 +195,7 @@ func writeNVML(fams *families, host string, rep *nvmlfacts.Report) {
 	for _, p := range rep.GPUTopology {
 		if nvPairs {
 			fams.gauge("gpuform_gpu_pair_nvlinks", "NVLinks between two GPUs (nvidia-smi topo -m NV#); 0 where the pair is joined over PCIe.", float64(p.NVLinks),
-				"host", host, "gpu", strconv.Itoa(p.A), "peer", strconv.Itoa(p.B))
+				"host", host, "gpu", strconv.Itoa(p.A), "pci_bus_id", busOf[p.A], "peer", strconv.Itoa(p.B), "peer_pci_bus_id", busOf[p.B])
 		}
 	}
 	if x := rep.XID; x != nil {
@@ -205,7 +214,11 @@ func writeNVML(fams *families, host string, rep *nvmlfacts.Report) {
 			counts[k]++
 		}
 		for _, k := range keys {
-			fams.gauge("gpuform_gpu_xid_events", "XID events seen during verify's listening window, by GPU (-1: unknown) and XID number.", float64(counts[k]), "host", host, "gpu", strconv.Itoa(k.gpu), "xid", strconv.FormatUint(k.xid, 10))
+			l := []string{"host", host, "gpu", strconv.Itoa(k.gpu)}
+			if bus, ok := busOf[k.gpu]; ok {
+				l = append(l, "pci_bus_id", bus)
+			}
+			fams.gauge("gpuform_gpu_xid_events", "XID events seen during verify's listening window, by GPU (-1: unknown) and XID number.", float64(counts[k]), append(l, "xid", strconv.FormatUint(k.xid, 10))...)
 		}
 	}
 }

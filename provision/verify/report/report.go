@@ -1,7 +1,8 @@
 // Package report renders verify results for people and machines: a text
 // report in the look of Terraform's human output (per host, per check,
-// observed against expected), a versioned JSON document (the shape DESIGN.md
-// promises: per-host checks with id, status, observed, expected) and JUnit
+// observed against expected), a versioned JSON document (the shape of
+// docs/design.md, "Machine output": per-host checks with id, status,
+// observed, expected) and JUnit
 // XML with one testcase per host × check so CI systems show a node's
 // failures natively.
 //
@@ -136,8 +137,8 @@ func NewHost(host string, checks []verify.CheckResult, took time.Duration) Host 
 }
 
 // UnreachableHost is a host gpuform could not reach: one failed check, so
-// that an unreachable node fails verify like a broken one (DESIGN.md: "an
-// unreachable host is a failed check").
+// that an unreachable node fails verify like a broken one (docs/design.md,
+// "An unreachable host is a failed check").
 func UnreachableHost(host string, err error, took time.Duration) Host {
 	return Host{Host: host, Duration: took, Checks: []verify.CheckResult{{
 		ID: string(verify.CheckReachable), Status: verify.StatusFail, Expected: "reachable", Observed: "unreachable", Message: err.Error(),

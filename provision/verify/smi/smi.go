@@ -38,6 +38,7 @@ type gpu struct {
 	ProductName     string     `xml:"product_name"`
 	UUID            string     `xml:"uuid"`
 	Serial          string     `xml:"serial"`
+	MinorNumber     string     `xml:"minor_number"`
 	Virtualization  string     `xml:"gpu_virtualization_mode>virtualization_mode"`
 	PersistenceMode string     `xml:"persistence_mode"`
 	MIG             modePair   `xml:"mig_mode"`
@@ -149,6 +150,9 @@ func convert(i int, g gpu) nvmlfacts.GPU {
 		out.BusID = strings.TrimSpace(g.ID)
 	}
 	out.Serial = na(g.Serial)
+	if n, err := strconv.Atoi(na(g.MinorNumber)); err == nil && n >= 0 {
+		out.MinorNumber = &n
+	}
 	out.Virtualization = na(g.Virtualization)
 	if id := na(g.PCI.DeviceID); id != "" {
 		out.PCIDeviceID = "0x" + strings.ToUpper(id)

@@ -36,7 +36,7 @@ func TestParse(t *testing.T) {
 			gpu: nvmlfacts.GPU{Index: 0, UUID: "GPU-d37e67a5-91dd-3774-a5cb-99096249601a", Name: "Tesla T4", BusID: "00000000:00:1E.0",
 				// An AWS g4dn T4: a passed-through GPU whose board serial
 				// the cloud zeroes.
-				Serial: "0000000000000", Virtualization: nvmlfacts.VirtPassThrough,
+				Serial: "0000000000000", Virtualization: nvmlfacts.VirtPassThrough, MinorNumber: ptr(0),
 				PCIDeviceID: "0x1EB810DE", PersistenceMode: ptr(false),
 				ECC:          &nvmlfacts.ECC{Enabled: true, PendingEnabled: true, VolatileUncorrected: ptr[uint64](0), AggregateUncorrected: ptr[uint64](0)},
 				RetiredPages: &nvmlfacts.RetiredPages{},
@@ -48,7 +48,7 @@ func TestParse(t *testing.T) {
 			// v12 wording of driver 535+: clocks_event_reasons, gpu_power_readings.
 			file: "nvidia-smi-q-x-A100-sxm4-80gb-mig-driver535-one-of-4.xml", driver: "535.54.03", cuda: "12.2",
 			gpu: nvmlfacts.GPU{Index: 0, UUID: "GPU-513536b6-7d19-9063-b049-1e69664bb298", Name: "NVIDIA A100-SXM4-80GB", BusID: "00000000:01:00.0",
-				Serial: "1650522003820", Virtualization: "None",
+				Serial: "1650522003820", Virtualization: "None", MinorNumber: ptr(1),
 				PCIDeviceID: "0x20B210DE", PersistenceMode: ptr(false), MIG: &nvmlfacts.MIG{Enabled: true, PendingEnabled: true},
 				ECC:          &nvmlfacts.ECC{Enabled: true, PendingEnabled: true, VolatileUncorrected: ptr[uint64](0), AggregateUncorrected: ptr[uint64](0)},
 				PCIe:         &nvmlfacts.PCIeLink{CurrentGen: 4, MaxGen: 4, GPUMaxGen: 4, CurrentWidth: 16, MaxWidth: 16},
@@ -60,12 +60,25 @@ func TestParse(t *testing.T) {
 			file: "nvidia-smi-q-x-RTX4000SFFAda-driver595-v13.xml", driver: "595.84", cuda: "13.2",
 			gpu: nvmlfacts.GPU{Index: 0, UUID: "GPU-37037c3f-65c8-ec4d-24a9-420204ad8026", Name: "NVIDIA RTX 4000 SFF Ada Generation", BusID: "00000000:06:00.0",
 				// The capture's authors redacted the serial; it is kept as printed.
-				Serial: "REDACTED", Virtualization: "None",
+				Serial: "REDACTED", Virtualization: "None", MinorNumber: ptr(0),
 				PCIDeviceID: "0x27B010DE", PersistenceMode: ptr(true),
 				ECC:          &nvmlfacts.ECC{Enabled: false, PendingEnabled: false},
 				RemappedRows: &nvmlfacts.RemappedRows{},
 				PCIe:         &nvmlfacts.PCIeLink{CurrentGen: 1, MaxGen: 4, GPUMaxGen: 4, CurrentWidth: 16, MaxWidth: 16},
 				TemperatureC: ptr(38), PowerLimitW: ptr(70.0)},
+		},
+		{
+			// v12 DTD of driver 525 with the older wording
+			// (clocks_throttle_reasons, enforced_power_limit); ECC, page
+			// retirement and row remapping all N/A on this Pascal board, so
+			// unknown, not zero; idle at Gen1 of Gen3 and x8 of x16.
+			file: "nvidia-smi-q-x-QuadroP2000-driver525-v12-x8-of-x16.xml", driver: "525.125.06", cuda: "12.0",
+			gpu: nvmlfacts.GPU{Index: 0, UUID: "GPU-396caaed-39ca-3199-2e68-717cdb786ec6", Name: "Quadro P2000", BusID: "00000000:17:00.0",
+				Serial: "0322218049033", Virtualization: "None", MinorNumber: ptr(0),
+				PCIDeviceID: "0x1C3010DE", PersistenceMode: ptr(true),
+				PCIe:         &nvmlfacts.PCIeLink{CurrentGen: 1, MaxGen: 3, GPUMaxGen: 3, CurrentWidth: 8, MaxWidth: 16},
+				TemperatureC: ptr(34), PowerLimitW: ptr(75.0),
+				Throttle: &nvmlfacts.Throttle{Mask: 1, Active: []string{nvmlfacts.ThrottleGPUIdle}}},
 		},
 		{
 			file: "nvidia-smi-q-x-A10G-driver515-v11.xml", driver: "515.105.01", cuda: "11.7",
