@@ -186,3 +186,35 @@ func TestQuickstartPassesThroughNvidiaSMI(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyNVLinkDownBothPaths: no shipped profile has an NVLink down, so
+// "gpu 0000:9d:00.0 nvlink_down" is planted on a converged node. Through
+// the simulated NVML verify fails nvml.nvlink[gpu4]; through nvidia-smi,
+// whose topo -m shows GPU 4 at NV17 to every peer where the others have
+// NV18, it fails nvml.nvlink_pairs[gpu4] naming the GPU's bus id and
+// blames no other GPU.
+func TestVerifyNVLinkDownBothPaths(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	root := plantedNode(t, "sim://hgx-h100-converged", state, "gpu 0000:9d:00.0 nvlink_down")
+	dir := hgxSpec(t, "sim://hgx-h100-converged", "")
+	checks := verifyChecks(t, env, dir)
+	for id, c := range checks {
+		if strings.HasPrefix(id, "nvml.nvlink[") && (c.Status == "fail") != (id == "nvml.nvlink[gpu4]") {
+			t.Errorf("NVML path: %s %s %q", id, c.Status, c.Message)
+		}
+	}
+	if c := checks["nvml.nvlink[gpu4]"]; c.Status != "fail" {
+		t.Errorf("NVML path: nvml.nvlink[gpu4] %+v", c)
+	}
+	writeFile(t, filepath.Join(root, filepath.FromSlash(sim.NoNVMLAgentFile)), "no agent\n")
+	checks = verifyChecks(t, env, dir)
+	if c := checks["nvml.nvlink_pairs[gpu4]"]; c.Status != "fail" || !strings.Contains(c.Message, "00000000:9D:00.0") || !strings.Contains(c.Message, "NV17") {
+		t.Errorf("nvidia-smi path: nvml.nvlink_pairs[gpu4] %+v", c)
+	}
+	for id, c := range checks {
+		if strings.HasPrefix(id, "nvml.nvlink_pairs[") && id != "nvml.nvlink_pairs[gpu4]" && c.Status != "pass" {
+			t.Errorf("nvidia-smi path: %s %s %q", id, c.Status, c.Message)
+		}
+	}
+}
