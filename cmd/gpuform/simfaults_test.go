@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpuform/gpuform/provision/sim"
 )
 
 // hgxSpec is a node on the given simulated HGX H100 host described by the
@@ -147,5 +149,72 @@ func TestQuickstartIdleLinkAgrees(t *testing.T) {
 	}
 	if code, out, errOut := runCLIEnv(t, env, "graph", quick); code != ExitOK || !strings.Contains(out, "No problems seen.") {
 		t.Errorf("graph: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestQuickstartPassesThroughNvidiaSMI: the quickstart's node, applied and
+// then read as a node where the NVML agent cannot run (verify falls back
+// to nvidia-smi -q -x and topo -m), still passes: the driver apply
+// installed is the one nvidia-smi reports, GPU 3's idle Gen1 link passes
+// saying it idles, and the GPU–NIC pairs, NUMA nodes and NV# counts are
+// judged from topo -m, not skipped.
+func TestQuickstartPassesThroughNvidiaSMI(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	quick := "../../examples/quickstart"
+	if code, out, errOut := runCLIEnv(t, env, "apply", "-auto-approve", quick); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+	}
+	writeFile(t, filepath.Join(state, "hgx-h100-stale", filepath.FromSlash(sim.NoNVMLAgentFile)), "no agent for this node\n")
+	code, out, errOut := runCLIEnv(t, env, "verify", quick)
+	if code != ExitOK || !strings.Contains(out, "Verify passed") {
+		t.Fatalf("verify through nvidia-smi after apply: exit %d\n%s%s", code, out, errOut)
+	}
+	checks := verifyChecks(t, env, quick)
+	if c := checks["nvml.facts"]; c.Status != "pass" || !strings.Contains(c.Observed, "nvidia-smi") {
+		t.Errorf("nvml.facts: %+v", c)
+	}
+	if c := checks["nvml.driver_version"]; c.Status != "pass" || !strings.Contains(c.Observed, "580.") {
+		t.Errorf("nvml.driver_version: %+v", c)
+	}
+	if c := checks["nvml.pcie_link[gpu3]"]; c.Status != "pass" || !strings.Contains(c.Observed, "idle at Gen1") {
+		t.Errorf("GPU 3: %+v", c)
+	}
+	for _, id := range []string{"nvml.gpu_nic[gpu0]", "nvml.numa_node[gpu0]", "nvml.nvlink_pairs[gpu0]"} {
+		if c := checks[id]; c.Status != "pass" {
+			t.Errorf("%s: %+v", id, c)
+		}
+	}
+}
+
+// TestVerifyNVLinkDownBothPaths: no shipped profile has an NVLink down, so
+// "gpu 0000:9d:00.0 nvlink_down" is planted on a converged node. Through
+// the simulated NVML verify fails nvml.nvlink[gpu4]; through nvidia-smi,
+// whose topo -m shows GPU 4 at NV17 to every peer where the others have
+// NV18, it fails nvml.nvlink_pairs[gpu4] naming the GPU's bus id and
+// blames no other GPU.
+func TestVerifyNVLinkDownBothPaths(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	root := plantedNode(t, "sim://hgx-h100-converged", state, "gpu 0000:9d:00.0 nvlink_down")
+	dir := hgxSpec(t, "sim://hgx-h100-converged", "")
+	checks := verifyChecks(t, env, dir)
+	for id, c := range checks {
+		if strings.HasPrefix(id, "nvml.nvlink[") && (c.Status == "fail") != (id == "nvml.nvlink[gpu4]") {
+			t.Errorf("NVML path: %s %s %q", id, c.Status, c.Message)
+		}
+	}
+	if c := checks["nvml.nvlink[gpu4]"]; c.Status != "fail" {
+		t.Errorf("NVML path: nvml.nvlink[gpu4] %+v", c)
+	}
+	writeFile(t, filepath.Join(root, filepath.FromSlash(sim.NoNVMLAgentFile)), "no agent\n")
+	checks = verifyChecks(t, env, dir)
+	if c := checks["nvml.nvlink_pairs[gpu4]"]; c.Status != "fail" || !strings.Contains(c.Message, "00000000:9D:00.0") || !strings.Contains(c.Message, "NV17") {
+		t.Errorf("nvidia-smi path: nvml.nvlink_pairs[gpu4] %+v", c)
+	}
+	for id, c := range checks {
+		if strings.HasPrefix(id, "nvml.nvlink_pairs[") && id != "nvml.nvlink_pairs[gpu4]" && c.Status != "pass" {
+			t.Errorf("nvidia-smi path: %s %s %q", id, c.Status, c.Message)
+		}
 	}
 }

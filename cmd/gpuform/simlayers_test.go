@@ -92,7 +92,10 @@ func (c layerCheck) names(dev string) bool {
 // (NIC checks not yet in verify are pending, see pendingNICChecks). And
 // the other way: no nvml.pcie_link fails on a device no other layer
 // shows, and a GPU the description says is idle (link at Gen1 to save
-// power) is flagged by no layer at all.
+// power) is flagged by no layer at all. verify runs twice, through the
+// node's simulated NVML and then, the root saying the NVML agent cannot
+// run there (sim.NoNVMLAgentFile), through its nvidia-smi (-q -x, topo -m):
+// both runs are held to the layers, and to each other (smiAgreesWithNVML).
 func TestSimProfileLayersAgree(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -159,6 +162,9 @@ node "n" {
 				}
 				if f.Kind == "gpu" && f.XID > 0 {
 					saw("kernel.xid", f.Device, "description")
+				}
+				if f.Kind == "gpu" && f.NVLinkDown {
+					saw("nvml.nvlink", f.Device, "description")
 				}
 			}
 
@@ -256,84 +262,109 @@ node "n" {
 				}
 			}
 
-			// verify.
-			_, out, errOut = runCLIEnv(t, env, "verify", "-json", dir)
-			var vdoc struct {
-				Hosts []struct {
-					Checks []layerCheck `json:"checks"`
-				} `json:"hosts"`
-			}
-			if err := json.Unmarshal([]byte(out), &vdoc); err != nil || len(vdoc.Hosts) != 1 {
-				t.Fatalf("verify -json: %v\n%s\n%s", err, out, errOut)
-			}
-			checks := vdoc.Hosts[0].Checks
-			failing := func(check, dev string) (layerCheck, bool) {
-				for _, c := range checks {
-					base, _, _ := strings.Cut(c.ID, "[")
-					if (c.ID == check || base == check) && c.Status == "fail" && c.names(dev) {
-						return c, true
-					}
-				}
-				return layerCheck{}, false
-			}
-
-			var pending []string
-			for _, k := range sortedKeys(faults) {
-				f := faults[k]
-				if strings.HasPrefix(f.check, "nic.") {
-					pending = append(pending, f.check)
-					if known(strings.Split(f.check, "[")[0]) {
-						if _, ok := failing(f.check, f.device); !ok {
-							t.Errorf("%s shown at fault by %s; verify does not fail %s", f.device, strings.Join(f.seen, ", "), f.check)
-						}
-						continue
-					}
-					t.Logf("pending check %s: %s shown at fault by %s, which verify does not judge yet", f.check, f.device, strings.Join(f.seen, ", "))
-					continue
-				}
-				if _, ok := failing(f.check, f.device); !ok {
-					t.Errorf("%s shown at fault by %s; verify does not fail %s naming it", f.device, strings.Join(f.seen, ", "), f.check)
-				}
-			}
-			if diff := sortedDiff(pendingNICChecks[profile], pending); diff != "" {
-				t.Errorf("NIC faults the layers show differ from pendingNICChecks: %s", diff)
-			}
-
-			// The other way: verify fails no GPU link no other layer shows.
-			for _, c := range checks {
-				if !strings.HasPrefix(c.ID, "nvml.pcie_link[") || c.Status != "fail" {
-					continue
-				}
-				found := false
-				for _, f := range faults {
-					found = found || (f.check == "nvml.pcie_link" && c.names(f.device))
-				}
-				if !found {
-					t.Errorf("verify fails %s (%s) on a link no other layer shows at fault", c.ID, c.Message)
-				}
-			}
-			// An idle GPU is a fault on no layer; verify checked it and
-			// passed it, saying it idles.
-			for dev := range idle {
-				for _, f := range faults {
-					if f.device == dev {
-						t.Errorf("idle GPU %s is flagged by %s (%s)", dev, strings.Join(f.seen, ", "), f.check)
-					}
-				}
-				judged := false
-				for _, c := range checks {
-					if strings.HasPrefix(c.ID, "nvml.pcie_link[") && c.names(dev) {
-						judged = true
-						if c.Status != "pass" || !strings.Contains(c.Observed, "idle at Gen1") {
-							t.Errorf("idle GPU %s: %s %s %q", dev, c.ID, c.Status, c.Observed)
-						}
-					}
-				}
-				if !judged && !strings.Contains(profile, "no-driver") {
-					t.Errorf("idle GPU %s: no nvml.pcie_link check judged it", dev)
-				}
-			}
+			// verify, through the simulated NVML and then, as on a node
+			// where the NVML agent cannot run, through nvidia-smi.
+			state := strings.TrimPrefix(env[0], "GPUFORM_SIM_STATE=")
+			nvmlChecks := verifyLayers(t, env, dir)
+			judgeLayers(t, profile, "NVML", nvmlChecks, faults, idle)
+			writeFile(t, filepath.Join(state, profile, filepath.FromSlash(sim.NoNVMLAgentFile)), "simulated node without the NVML agent\n")
+			smiChecks := verifyLayers(t, env, dir)
+			judgeLayers(t, profile, "nvidia-smi", smiChecks, faults, idle)
+			smiAgreesWithNVML(t, nvmlChecks, smiChecks)
 		})
+	}
+}
+
+// verifyLayers runs verify -json on the one host of dir.
+func verifyLayers(t *testing.T, env []string, dir string) []layerCheck {
+	t.Helper()
+	_, out, errOut := runCLIEnv(t, env, "verify", "-json", dir)
+	var vdoc struct {
+		Hosts []struct {
+			Checks []layerCheck `json:"checks"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(out), &vdoc); err != nil || len(vdoc.Hosts) != 1 {
+		t.Fatalf("verify -json: %v\n%s\n%s", err, out, errOut)
+	}
+	return vdoc.Hosts[0].Checks
+}
+
+// judgeLayers holds one verify run (path says which NVML source it read)
+// to the faults the other layers show: each fails its check naming the
+// device, no GPU link fails that no layer shows, and an idle GPU passes.
+func judgeLayers(t *testing.T, profile, path string, checks []layerCheck, faults map[string]*layerFault, idle map[string]bool) {
+	t.Helper()
+	failing := func(check, dev string) (layerCheck, bool) {
+		if check == "nvml.nvlink" && path == "nvidia-smi" {
+			// nvidia-smi shows no per-link state; topo -m's NV# counts
+			// judge the same expectation.
+			check = "nvml.nvlink_pairs"
+		}
+		for _, c := range checks {
+			base, _, _ := strings.Cut(c.ID, "[")
+			if (c.ID == check || base == check) && c.Status == "fail" && c.names(dev) {
+				return c, true
+			}
+		}
+		return layerCheck{}, false
+	}
+
+	var pending []string
+	for _, k := range sortedKeys(faults) {
+		f := faults[k]
+		if strings.HasPrefix(f.check, "nic.") {
+			pending = append(pending, f.check)
+			if known(strings.Split(f.check, "[")[0]) {
+				if _, ok := failing(f.check, f.device); !ok {
+					t.Errorf(path+": %s shown at fault by %s; verify does not fail %s", f.device, strings.Join(f.seen, ", "), f.check)
+				}
+				continue
+			}
+			t.Logf(path+": pending check %s: %s shown at fault by %s, which verify does not judge yet", f.check, f.device, strings.Join(f.seen, ", "))
+			continue
+		}
+		if _, ok := failing(f.check, f.device); !ok {
+			t.Errorf(path+": %s shown at fault by %s; verify does not fail %s naming it", f.device, strings.Join(f.seen, ", "), f.check)
+		}
+	}
+	if diff := sortedDiff(pendingNICChecks[profile], pending); diff != "" {
+		t.Errorf(path+": NIC faults the layers show differ from pendingNICChecks: %s", diff)
+	}
+
+	// The other way: verify fails no GPU link no other layer shows.
+	for _, c := range checks {
+		if !strings.HasPrefix(c.ID, "nvml.pcie_link[") || c.Status != "fail" {
+			continue
+		}
+		found := false
+		for _, f := range faults {
+			found = found || (f.check == "nvml.pcie_link" && c.names(f.device))
+		}
+		if !found {
+			t.Errorf(path+": verify fails %s (%s) on a link no other layer shows at fault", c.ID, c.Message)
+		}
+	}
+	// An idle GPU is a fault on no layer; verify checked it and
+	// passed it, saying it idles.
+	for dev := range idle {
+		for _, f := range faults {
+			if f.device == dev {
+				t.Errorf(path+": idle GPU %s is flagged by %s (%s)", dev, strings.Join(f.seen, ", "), f.check)
+			}
+		}
+		judged := false
+		for _, c := range checks {
+			if strings.HasPrefix(c.ID, "nvml.pcie_link[") && c.names(dev) {
+				judged = true
+				if c.Status != "pass" || !strings.Contains(c.Observed, "idle at Gen1") {
+					t.Errorf(path+": idle GPU %s: %s %s %q", dev, c.ID, c.Status, c.Observed)
+				}
+			}
+		}
+		if !judged && !strings.Contains(profile, "no-driver") {
+			t.Errorf(path+": idle GPU %s: no nvml.pcie_link check judged it", dev)
+		}
 	}
 }
 
@@ -396,4 +427,55 @@ func sortedDiff(want, got []string) string {
 		return ""
 	}
 	return fmt.Sprintf("want %v, the layers show %v", w, g)
+}
+
+// smiAgreesWithNVML holds the nvidia-smi path to the NVML path on the same
+// node: nvml.facts says it read nvidia-smi, every check both paths make
+// has the same verdict, nvml.nvlink (blind to nvidia-smi) is a skip naming
+// nvml.nvlink_pairs, which judges the NV# counts of topo -m and agrees
+// with what nvml.nvlink said of the same GPU, and no check only one path
+// makes is unaccounted for (nvml.xid listens to NVML events, which
+// nvidia-smi does not report; kernel.xid reads them from the kernel log on
+// both paths).
+func smiAgreesWithNVML(t *testing.T, nvml, smiPath []layerCheck) {
+	t.Helper()
+	byID := map[string]layerCheck{}
+	for _, c := range nvml {
+		byID[c.ID] = c
+	}
+	seen := map[string]bool{}
+	for _, c := range smiPath {
+		seen[c.ID] = true
+		base, gpu, _ := strings.Cut(c.ID, "[")
+		n, both := byID[c.ID]
+		switch base {
+		case "nvml.facts":
+			if c.Status == "pass" && !strings.Contains(c.Observed, "nvidia-smi") {
+				t.Errorf("nvidia-smi path: nvml.facts read %q", c.Observed)
+			}
+			if c.Status != n.Status {
+				t.Errorf("nvml.facts: %s through NVML, %s through nvidia-smi (%s)", n.Status, c.Status, c.Message)
+			}
+			continue
+		case "nvml.nvlink":
+			if c.Status != "skip" || !strings.Contains(c.Message, "nvml.nvlink_pairs") {
+				t.Errorf("nvidia-smi path: %s %s %q, want a skip naming nvml.nvlink_pairs", c.ID, c.Status, c.Message)
+			}
+			continue
+		case "nvml.nvlink_pairs":
+			n, both = byID["nvml.nvlink["+gpu]
+		}
+		switch {
+		case !both:
+			t.Errorf("%s (%s %q) only on the nvidia-smi path", c.ID, c.Status, c.Message)
+		case n.Status != c.Status:
+			t.Errorf("%s: %s through NVML (%s), %s through nvidia-smi (%s)", c.ID, n.Status, n.Message, c.Status, c.Message)
+		}
+	}
+	for _, c := range nvml {
+		base, _, _ := strings.Cut(c.ID, "[")
+		if !seen[c.ID] && base != "nvml.xid" {
+			t.Errorf("%s (%s) only on the NVML path", c.ID, c.Status)
+		}
+	}
 }

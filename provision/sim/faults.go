@@ -14,7 +14,8 @@ import (
 // A profile's hardware faults are written once, in its @faults section,
 // and every layer of the node is derived from that one description: the
 // sysfs attributes the facts probe and graph read, the faults planted in
-// the node's simulated NVML (NVMLFaultsFile), and the bench replays of the
+// the node's simulated NVML (NVMLFaultsFile), what its nvidia-smi prints
+// (NvidiaSMIDir, written from that NVML), and the bench replays of the
 // devices a fault slows. So a fault cannot show on one layer and be absent
 // from another; TestProfileLayersAgree checks what is left hand-written
 // (the kernel log).
@@ -22,6 +23,7 @@ import (
 //	gpu 0000:c3:00.0 width=8                  trained at x8 of x16
 //	gpu 0000:61:00.0 idle                     idle: link at Gen1 to save power (not a fault)
 //	gpu 0000:9d:00.0 off_bus xid=79           fell off the bus; NVML no longer enumerates it
+//	gpu 0000:9d:00.0 nvlink_down              NVLink link 0 down: NV17 to every peer in topo -m
 //	nic mlx5_3 rate="200 Gb/sec (4X HDR)"     port up at a lower rate
 //	nic mlx5_5 state="1: DOWN" phys_state="2: Polling"   rail down
 //	kernel dmesg=restricted                   dmesg refused (kernel.dmesg_restrict)
@@ -49,6 +51,10 @@ type DeviceFault struct {
 	OffBus bool
 	// XID is the Xid the driver logged for the GPU (0: none).
 	XID int
+	// NVLinkDown says one NVLink link of the GPU is down (link 0, as the
+	// simulated NVML models it): NVML shows the link inactive, and
+	// nvidia-smi topo -m one bonded link fewer to every peer.
+	NVLinkDown bool
 	// Port holds a NIC port's sysfs attributes that differ from the
 	// hardware layer (rate, state, phys_state, link_layer), as sysfs
 	// prints them.
@@ -63,7 +69,7 @@ type DeviceFault struct {
 // Fault reports whether the line describes something wrong with the
 // device (an idle GPU is described but not at fault).
 func (f DeviceFault) Fault() bool {
-	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0)
+	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0 && !f.NVLinkDown)
 }
 
 // ParseFaults reads a fault description, one device per line.
@@ -90,6 +96,8 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 					f.Idle = true
 				case w == "off_bus":
 					f.OffBus = true
+				case w == "nvlink_down":
+					f.NVLinkDown = true
 				case kv && (k == "width" || k == "xid"):
 					n, err := strconv.Atoi(v)
 					if err != nil || n <= 0 {
@@ -104,7 +112,7 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 						f.Width = n
 					}
 				default:
-					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, xid=N)", w)
+					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, nvlink_down, xid=N)", w)
 				}
 			}
 		case "nic":
@@ -175,18 +183,24 @@ func Faults(name string) ([]DeviceFault, error) {
 
 // PlantFaults applies a fault description no shipped profile carries to
 // a root Materialize made, as if its profile's @faults held the lines too
-// (the CLI tests' kernel-log failures). Lines that rewrite what a profile
-// already derived (its NVML faults) replace it; plant them on a profile
-// without such faults.
+// (the CLI tests' kernel-log failures), every layer derived from them as
+// from a profile's own, nvidia-smi's answers included. Lines that rewrite
+// what a profile already derived (its NVML faults) replace it; plant them
+// on a profile without such faults.
 func PlantFaults(root string, description []byte) error {
-	if _, err := os.Stat(filepath.Join(root, MarkerFile)); err != nil {
+	marker, err := os.ReadFile(filepath.Join(root, MarkerFile))
+	if err != nil {
 		return fmt.Errorf("%s is not a simulated root: %w", root, err)
 	}
 	faults, err := ParseFaults(description)
 	if err != nil {
 		return err
 	}
-	return applyFaults(root, faults)
+	if err := applyFaults(root, faults); err != nil {
+		return err
+	}
+	_, profile, _ := strings.Cut(strings.TrimSpace(string(marker)), "\nprofile ")
+	return writeNvidiaSMI(root, profile)
 }
 
 // walkArchives calls fn for each special section of an archive and its
@@ -286,6 +300,11 @@ func applyGPUFault(dir string, f DeviceFault) ([]string, error) {
 	}
 	if f.OffBus {
 		nvml = append(nvml, "drop_gpu@"+bus)
+	}
+	if f.NVLinkDown {
+		// The bench replays keep their numbers: one link of 18 (or 12)
+		// is within the spread of peer copies (modelled, not captured).
+		nvml = append(nvml, "nvlink_down@"+bus)
 	}
 	return nvml, nil
 }

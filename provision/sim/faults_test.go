@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +13,10 @@ import (
 
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/provision/verify/smi"
 )
 
 func readRoot(t *testing.T, root, p string) string {
@@ -134,6 +138,83 @@ func TestDownRailDerived(t *testing.T) {
 	if !strings.Contains(out, "Port number 1 state is Down") || strings.Contains(out, "rc=0") {
 		t.Errorf("ib_write_bw on a DOWN rail:\n%s", out)
 	}
+}
+
+// TestNVLinkDownDerived: no shipped profile has an NVLink down, so the
+// line that describes one is applied here. The node's simulated NVML
+// shows the link inactive and its nvidia-smi topo -m one bonded link fewer
+// between that GPU and every peer (NV17 where a real HGX H100 prints NV18,
+// smi/testdata/topo/topo-matrix-8xH100-nv18-no-nic-rhel-ai.txt), and
+// verify fails the GPU by bus id on either path: nvml.nvlink through NVML,
+// nvml.nvlink_pairs through nvidia-smi.
+func TestNVLinkDownDerived(t *testing.T) {
+	tr, root := newNode(t, "hgx-h100-converged")
+	if err := sim.PlantFaults(root, []byte("gpu 0000:9d:00.0 nvlink_down")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := tr.NVMLMock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(m.Faults, "nvlink_down@0000:9d:00.0") {
+		t.Fatalf("simulated NVML faults %v", m.Faults)
+	}
+
+	rep, err := smi.Parse(run(t, tr, smi.Command).Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := smi.ParseTopo(run(t, tr, smi.TopoCommand).Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range top.GPUPairs {
+		want := 18
+		if p.A == 4 || p.B == 4 { // GPU 4 is 0000:9d:00.0
+			want = 17
+		}
+		if p.NVLinks != want {
+			t.Errorf("GPU%d–GPU%d: NV%d, want NV%d", p.A, p.B, p.NVLinks, want)
+		}
+	}
+	top.Apply(rep)
+	exp := verify.Expectation{GPUCount: 8, NVLink: verify.NVLinkAllActive, Interconnect: verify.InterconnectNVSwitch}
+	for _, r := range verify.Check(exp, rep, verify.HostFacts{}) {
+		if !strings.HasPrefix(r.ID, "nvml.nvlink_pairs[") {
+			continue
+		}
+		bad := r.ID == "nvml.nvlink_pairs[gpu4]"
+		if bad != (r.Status == verify.StatusFail) || (bad && !strings.Contains(r.Message, "00000000:9D:00.0")) {
+			t.Errorf("nvidia-smi path: %s %s %q", r.ID, r.Status, r.Message)
+		}
+	}
+
+	nv, err := nvmlfacts.CollectAgent(context.Background(), nvmlfacts.AgentOptions{Mock: m.System, Faults: parseFaults(t, m.Faults)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range verify.Check(exp, nv, verify.HostFacts{}) {
+		if !strings.HasPrefix(r.ID, "nvml.nvlink[") {
+			continue
+		}
+		bad := r.ID == "nvml.nvlink[gpu4]"
+		if bad != (r.Status == verify.StatusFail) || (bad && (r.GPU == nil || r.GPU.BusID != "00000000:9D:00.0")) {
+			t.Errorf("NVML path: %s %s %q %+v", r.ID, r.Status, r.Message, r.GPU)
+		}
+	}
+}
+
+func parseFaults(t *testing.T, s []string) []nvmlfacts.Fault {
+	t.Helper()
+	var out []nvmlfacts.Fault
+	for _, f := range s {
+		p, err := nvmlfacts.ParseFault(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // TestKernelLogFaults: "kernel dmesg=restricted" makes dmesg fail as

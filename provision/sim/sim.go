@@ -364,6 +364,10 @@ func build(name, dir string) error {
 	if err := applyFaults(dir, faults); err != nil {
 		return fmt.Errorf("%s %s: %w", name, FaultsSection, err)
 	}
+	// nvidia-smi answers from the NVML the description just planted.
+	if err := writeNvidiaSMI(dir, name); err != nil {
+		return fmt.Errorf("%s nvidia-smi: %w", name, err)
+	}
 	bin := filepath.Join(dir, filepath.FromSlash(BinDir))
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
@@ -958,20 +962,20 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 // loaded, as a real node would.
 func (t *Transport) NVMLMock() (transport.NVMLMock, error) {
 	profile, _, _ := ParseHost(t.Host())
-	var system string
-	switch {
-	case strings.HasPrefix(profile, "hgx-h100"), profile == "no-driver":
-		// no-driver is the HGX H100 hardware with no NVIDIA software; once
-		// apply installs a driver and it reboots, it answers like the others.
-		system = "dgxh100"
-	case strings.HasPrefix(profile, "dgx-a100"):
-		system = "dgxa100"
-	case strings.HasPrefix(profile, "l40s"):
-		system = "l40s-pcie"
-	case strings.HasPrefix(profile, "gh200"):
-		system = "gh200"
-	default:
+	system, ok := mockSystem(profile)
+	if !ok {
 		return transport.NVMLMock{}, fmt.Errorf("no simulated NVML for profile %q", profile)
+	}
+	// A node that cannot run the NVML agent is read through nvidia-smi,
+	// as verify reads such a real node.
+	if b, err := os.ReadFile(filepath.Join(t.root, NoNVMLAgentFile)); err == nil {
+		why := strings.TrimSpace(string(b))
+		if why == "" {
+			why = "the node cannot run the NVML agent"
+		}
+		return transport.NVMLMock{}, fmt.Errorf("%w: %s (%s)", transport.ErrNoNVMLAgent, why, NoNVMLAgentFile)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return transport.NVMLMock{}, err
 	}
 	m := transport.NVMLMock{System: system, FollowsDriver: true, Root: t.root}
 	// A profile's hardware faults (a GPU off the bus) are planted in its

@@ -1,5 +1,13 @@
 package transport
 
+import "errors"
+
+// ErrNoNVMLAgent, wrapped in an NVMLMocker's error, says the node has no
+// NVML the agent could read (a simulated node made to lack the agent):
+// verify then reads it through nvidia-smi, as it does a real node where
+// the agent cannot run.
+var ErrNoNVMLAgent = errors.New("the NVML agent cannot run on this node")
+
 // NVMLMocker is a capability a transport may offer besides running
 // commands: its node has no NVML of its own, and NVML is answered by a
 // go-nvml mock system instead (a simulated node; this machine under

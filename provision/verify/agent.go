@@ -92,6 +92,9 @@ type FetchOptions struct {
 	// LocalBinary is the agent to copy to the node (normally the running
 	// gpuform executable); "" goes straight to the nvidia-smi fallback.
 	LocalBinary string
+	// NoAgent, when set, says why the agent is not tried on this node
+	// (LocalBinary is then ignored): the fallback's warning gives it.
+	NoAgent string
 	// Agent is rendered as the agent's flags (nvmlfacts.AgentCommand()
 	// followed by Agent.Args()) when AgentArgs is nil.
 	Agent nvmlfacts.AgentOptions
@@ -116,7 +119,9 @@ const DefaultSMITimeout = 30 * time.Second
 // put it in HostFacts.NVMLError.
 func FetchNVML(ctx context.Context, t transport.Transport, opts FetchOptions) (*nvmlfacts.Report, error) {
 	var agentErr error
-	if opts.LocalBinary != "" {
+	if opts.NoAgent != "" {
+		agentErr = errors.New(opts.NoAgent)
+	} else if opts.LocalBinary != "" {
 		rep, err := runAgent(ctx, t, opts)
 		if err == nil {
 			return rep, nil

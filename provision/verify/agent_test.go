@@ -111,6 +111,13 @@ func TestFetchNVMLFallback(t *testing.T) {
 	if err != nil || rep.Source != "nvidia-smi" || !strings.Contains(strings.Join(rep.Warnings, ""), "agent exited") {
 		t.Fatalf("bad agent: %+v %v", rep, err)
 	}
+	// A node said to have no agent is not sent one, even with a binary
+	// at hand; the warning gives the reason.
+	up := &countingTransport{Transport: local.New("localhost", local.WithEnv(map[string]string{"PATH": stand + ":/usr/bin:/bin", "HOME": t.TempDir()}))}
+	rep, err = FetchNVML(ctx, up, FetchOptions{LocalBinary: bad, NoAgent: "the NVML agent cannot run on this node: no agent here"})
+	if err != nil || rep.Source != "nvidia-smi" || up.uploads != 0 || !strings.Contains(strings.Join(rep.Warnings, ""), "NVML agent not used: the NVML agent cannot run on this node: no agent here") {
+		t.Fatalf("no agent: %+v %v (%d uploads)", rep, err, up.uploads)
+	}
 	// Neither path, on a node whose PCI bus holds only the BMC's VGA: the
 	// message says so first, then both paths' reasons.
 	root := pciRoot(t, map[string]string{"0000:03:00.0": "0x1a03 0x030000"})

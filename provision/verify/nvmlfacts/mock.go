@@ -151,12 +151,14 @@ func dgxB200Layout() MockLayout {
 // so GPU–NIC is NODE or SYS), two dual-port ConnectX-7 at 21:00.0/.1 (NUMA
 // 0) and 81:00.0/.1 (NUMA 1), CPUs 0-31 and 32-63. GPU addresses 01, 41, C1
 // and E1 are from the public lspci dump the module cites; the four slots it
-// left empty are modelled (21+n, 61, 81+n, A1 style addresses are avoided so
-// that no GPU shares a NIC's bus). The levels of the four real slots match
+// left empty are modelled as the simulated l40s-rocky9 node's sysfs models
+// them (25, 65, 85, A5 on each root complex's port 05.1,
+// provision/sim/roots/hw/l40s-8gpu.txtar), so NVML, nvidia-smi and sysfs
+// name the same GPUs; none shares a NIC's bus (21, 81). The levels of the four real slots match
 // that host's own `nvidia-smi topo -m` (smi's TestMockL40SMatchesCapture).
 func l40sLayout() MockLayout {
 	l := MockLayout{SameSwitch: LevelPIX, CPUs: map[int]string{0: "0-31", 1: "32-63"}}
-	for i, bus := range []string{"01", "11", "41", "51", "c1", "d1", "e1", "f1"} {
+	for i, bus := range []string{"01", "25", "41", "65", "85", "a5", "c1", "e1"} {
 		l.GPUs = append(l.GPUs, MockDevice{BusID: "0000:" + bus + ":00.0", NUMA: i / 4})
 	}
 	l.NICs = []MockDevice{

@@ -1,11 +1,18 @@
 package nvmlfacts
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// ErrNoCgo is returned by RunAgent and CollectAgent in binaries built with
+// CGO_ENABLED=0: go-nvml (and its mocks) need cgo, so such a binary cannot
+// be the agent and verify falls back to nvidia-smi. It is declared in
+// every build so callers can test for it.
+var ErrNoCgo = errors.New("this gpuform was built without cgo and cannot read NVML; verify falls back to nvidia-smi -q -x")
 
 // Options tune one Collect pass.
 type Options struct {

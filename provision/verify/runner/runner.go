@@ -172,6 +172,11 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	if m, ok := t.(transport.NVMLMocker); ok {
 		hopts.Report, nvmlErr = mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs, Processes: o.Processes})
 	}
+	if errors.Is(nvmlErr, transport.ErrNoNVMLAgent) {
+		// No NVML the agent could read: nvidia-smi, as on a real node
+		// where the agent cannot run.
+		hopts.Fetch.LocalBinary, hopts.Fetch.NoAgent, nvmlErr = "", nvmlErr.Error(), nil
+	}
 	if nvmlErr != nil {
 		hopts.NVMLError = nvmlErr.Error()
 	}
