@@ -26,23 +26,12 @@ var availableScript string
 // lists them. It runs one command with the host's become, since a
 // hardened host may keep the package lists root-only.
 func Available(ctx context.Context, t transport.Transport, family string, names []string, become bool) (map[string][]string, error) {
-	for _, n := range names {
-		if n == "" || strings.ContainsAny(n, " \t\n'\"\\$`;|&<>*?[") {
-			return nil, fmt.Errorf("package name %q", n)
-		}
-	}
-	res, err := t.Run(ctx, transport.Command{Script: availableScript, Become: become, Env: map[string]string{
-		"GPUFORM_FAMILY":   family,
-		"GPUFORM_PACKAGES": strings.Join(names, " "),
-	}})
+	stdout, err := listAvailable(ctx, t, family, names, become)
 	if err != nil {
 		return nil, err
 	}
-	if res.ExitCode != 0 {
-		return nil, &transport.HostError{Host: t.Host(), Op: "list available packages", Err: fmt.Errorf("exit %d: %s", res.ExitCode, text.FirstLine(string(res.Stderr)))}
-	}
 	out := map[string][]string{}
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
+	for _, line := range strings.Split(stdout, "\n") {
 		f := strings.Fields(line)
 		if len(f) != 2 || !slices.Contains(names, f[0]) {
 			continue
@@ -52,6 +41,25 @@ func Available(ctx context.Context, t transport.Transport, family string, names 
 		}
 	}
 	return out, nil
+}
+
+// listAvailable runs availableScript on the host for names and returns
+// what it printed: the one place Available and QueryOffers reach the host.
+func listAvailable(ctx context.Context, t transport.Transport, family string, names []string, become bool) (string, error) {
+	if err := checkPackageNames(names); err != nil {
+		return "", err
+	}
+	res, err := t.Run(ctx, transport.Command{Script: availableScript, Become: become, Env: map[string]string{
+		"GPUFORM_FAMILY":   family,
+		"GPUFORM_PACKAGES": strings.Join(names, " "),
+	}})
+	if err != nil {
+		return "", err
+	}
+	if res.ExitCode != 0 {
+		return "", &transport.HostError{Host: t.Host(), Op: "list available packages", Err: fmt.Errorf("exit %d: %s", res.ExitCode, text.FirstLine(string(res.Stderr)))}
+	}
+	return string(res.Stdout), nil
 }
 
 // Offers is what a host's package manager offers of the packages a plan
@@ -89,20 +97,11 @@ func Manager(family string) string {
 // manager lists them in (dnf lists oldest first).
 func QueryOffers(ctx context.Context, t transport.Transport, family string, names []string, become bool) (*Offers, error) {
 	o := &Offers{Manager: Manager(family), Versions: map[string][]string{}}
-	if err := checkPackageNames(names); err != nil {
-		return nil, err
-	}
-	res, err := t.Run(ctx, transport.Command{Script: availableScript, Become: become, Env: map[string]string{
-		"GPUFORM_FAMILY":   family,
-		"GPUFORM_PACKAGES": strings.Join(names, " "),
-	}})
+	stdout, err := listAvailable(ctx, t, family, names, become)
 	if err != nil {
 		return nil, err
 	}
-	if res.ExitCode != 0 {
-		return nil, &transport.HostError{Host: t.Host(), Op: "list available packages", Err: fmt.Errorf("exit %d: %s", res.ExitCode, text.FirstLine(string(res.Stderr)))}
-	}
-	parseOffers(string(res.Stdout), names, o)
+	parseOffers(stdout, names, o)
 	return o, nil
 }
 
