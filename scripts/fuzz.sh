@@ -59,8 +59,30 @@ if $list_only; then
   exit 0
 fi
 echo "fuzz: ${#targets[@]} targets, $fuzztime each"
+# Go 1.26's fuzzing coordinator can fail a target that found nothing with
+# a bare "context deadline exceeded" as -fuzztime runs out on a loaded
+# machine (golang/go#75804, fixed in Go 1.27). That one failure, with no
+# failing input written under testdata/fuzz/FuzzX/, is reported and
+# counted, not failed; any other failure, or any new input, fails the run.
+raced=0
 for t in "${targets[@]}"; do
   read -r pkg fn <<<"$t"
   echo "fuzz: $fn in $pkg for $fuzztime"
-  go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$fuzztime" "$pkg"
+  corpus="$pkg/testdata/fuzz/$fn"
+  before=$(ls "$corpus" 2>/dev/null | sort || true)
+  log=$(mktemp)
+  if go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"; then
+    rm -f "$log"
+    continue
+  fi
+  after=$(ls "$corpus" 2>/dev/null | sort || true)
+  reasons=$(grep -v -e '^fuzz: ' -e '^--- FAIL: ' -e '^FAIL' -e '^exit status ' -e '^ok ' -e '^warning: starting with empty corpus' "$log" | sed 's/^[[:space:]]*//' | sort -u)
+  rm -f "$log"
+  if [[ "$before" == "$after" && "$reasons" == "context deadline exceeded" ]]; then
+    echo "fuzz: $fn: Go's coordinator stopped with \"context deadline exceeded\" and wrote no failing input (golang/go#75804); not a crash"
+    raced=$((raced + 1))
+    continue
+  fi
+  exit 1
 done
+echo "fuzz: ${#targets[@]} targets, no crash ($raced stopped by golang/go#75804)"
