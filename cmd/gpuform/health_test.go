@@ -437,6 +437,11 @@ func TestSlurmHealthFleetPartition(t *testing.T) {
 		Partitions: []string{"PartitionName=gpu Nodes=gpu[001-005] State=UP"}})
 	c.DrainNode("gpu002", "gpuform: health: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00")
 	state := filepath.Join(c.Dir, "health.json")
+	// Slurm stamps a drain in whole seconds and the breaker breaks ties by
+	// name: gpu001 drained in gpu002's second would rank before it and be
+	// counted "1 of 2". The count below assumes gpu002's drain is the
+	// earlier one, as a held drain is in a fleet.
+	time.Sleep(1100 * time.Millisecond)
 	code, out, errOut := runHealth(t, healthCmd(c, healthSpec(t, `"gpu001"`, "  health {\n    max_drained_share = 0.4\n  }"), "gpu001", state))
 	if st, _ := c.State(); code != ExitFailed || strings.Contains(st, "DRAIN") || !strings.Contains(errOut, "of the fleet's 1 GPU nodes") {
 		t.Fatalf("fleet of the hosts: exit %d state %q\n%s%s", code, st, out, errOut)
