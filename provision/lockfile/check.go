@@ -22,37 +22,27 @@ func FromLock(cfg *spec.Config, prev *spec.Lock) (*spec.Lock, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	lock := &spec.Lock{Nodes: map[string]map[spec.Component]spec.Attr[spec.Version]{}}
 	for _, n := range cfg.Nodes {
-		pins := map[spec.Component]spec.Attr[spec.Version]{}
-		versions := spec.NodeVersions(n)
-		for _, comp := range spec.Components() {
-			a, ok := versions[comp]
-			if !ok {
-				continue
-			}
-			if a.V.IsExact() {
-				pins[comp] = *a
-				continue
-			}
+		pins, d := nodePins(n, func(comp spec.Component, a *spec.Attr[spec.Version]) (spec.Version, hcl.Diagnostics) {
 			pin, ok := prev.Pinned(n.Name, comp)
 			switch {
 			case !ok:
-				diags = append(diags, &hcl.Diagnostic{
+				return spec.Version{}, hcl.Diagnostics{{
 					Severity: hcl.DiagError,
 					Summary:  "Floating version not locked",
 					Detail:   fmt.Sprintf("Node %q asks for %s %s, and the lock file records no release of it. Run gpuform lock to record the release the hosts run, or gpuform lock -upgrade for the newest release their package repositories offer.", n.Name, comp, a.V),
 					Subject:  a.Range.Ptr(),
-				})
+				}}
 			case !pin.Within(a.V):
-				diags = append(diags, &hcl.Diagnostic{
+				return spec.Version{}, hcl.Diagnostics{{
 					Severity: hcl.DiagError,
 					Summary:  "Lock file is out of date",
 					Detail:   fmt.Sprintf("The lock file pins %s %s for node %q, which is not a release of %s as the spec now asks. Run gpuform lock -upgrade to lock the newest release of %s the hosts' package repositories offer, or gpuform lock once the hosts run one.", comp, pin, n.Name, a.V, a.V),
 					Subject:  a.Range.Ptr(),
-				})
-			default:
-				pins[comp] = spec.Attr[spec.Version]{V: pin, Set: true, Range: a.Range}
+				}}
 			}
-		}
+			return pin, nil
+		})
+		diags = append(diags, d...)
 		if drv, ok := pins[spec.ComponentDriver]; ok && n.Driver != nil && n.Driver.FabricManager.V {
 			// lock records the fabric manager the hosts run when they
 			// agree, else the driver's release. The lock file's own

@@ -56,28 +56,38 @@ func Upgrade(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) 
 	return resolve(cfg, hostFacts, offers)
 }
 
+// nodePins is the walk Resolve, Upgrade and FromLock share: every version
+// the node declares, an exact one as written, a floating one as floating
+// resolves it (no pin when it returns an empty version).
+func nodePins(n *spec.Node, floating func(spec.Component, *spec.Attr[spec.Version]) (spec.Version, hcl.Diagnostics)) (map[spec.Component]spec.Attr[spec.Version], hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	pins := map[spec.Component]spec.Attr[spec.Version]{}
+	versions := spec.NodeVersions(n)
+	for _, comp := range spec.Components() {
+		a, ok := versions[comp]
+		if !ok {
+			continue
+		}
+		if a.V.IsExact() {
+			pins[comp] = *a
+			continue
+		}
+		v, d := floating(comp, a)
+		diags = append(diags, d...)
+		if v.Raw != "" {
+			pins[comp] = spec.Attr[spec.Version]{V: v, Set: true, Range: a.Range}
+		}
+	}
+	return pins, diags
+}
+
 func resolve(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) (*spec.Lock, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	lock := &spec.Lock{Nodes: map[string]map[spec.Component]spec.Attr[spec.Version]{}}
 	for _, n := range cfg.Nodes {
-		pins := map[spec.Component]spec.Attr[spec.Version]{}
-		versions := spec.NodeVersions(n)
-		for _, comp := range spec.Components() {
-			a, ok := versions[comp]
-			if !ok {
-				continue
-			}
-			if a.V.IsExact() {
-				pins[comp] = *a
-				continue
-			}
+		pins, d := nodePins(n, func(comp spec.Component, a *spec.Attr[spec.Version]) (spec.Version, hcl.Diagnostics) {
 			if offers != nil {
-				v, d := newestOffered(n, comp, a, hostFacts, offers)
-				diags = append(diags, d...)
-				if v.Raw != "" {
-					pins[comp] = spec.Attr[spec.Version]{V: v, Set: true, Range: a.Range}
-				}
-				continue
+				return newestOffered(n, comp, a, hostFacts, offers)
 			}
 			seen := map[string][]string{}
 			for _, h := range n.Hosts {
@@ -91,12 +101,9 @@ func resolve(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) 
 				}
 				seen[v] = append(seen[v], h.Name)
 			}
-			v, d := agree(n, comp, a, seen)
-			diags = append(diags, d...)
-			if v.Raw != "" {
-				pins[comp] = spec.Attr[spec.Version]{V: v, Set: true, Range: a.Range}
-			}
-		}
+			return agree(n, comp, a, seen)
+		})
+		diags = append(diags, d...)
 		if v, ok := pins[spec.ComponentDriver]; ok && n.Driver != nil && n.Driver.FabricManager.V {
 			// The lock records what is installed: the fabric manager
 			// release the hosts run when they all run the same one, else
