@@ -1,6 +1,8 @@
-// Package docs holds gpuform's design and knowledge-base pages. Its tests
-// keep the repository self-contained: no tracked file may cite a path
-// outside it, so a newcomer with only a clone can follow every reference.
+// Package docs holds gpuform's user guide (guide/), design, security and
+// knowledge-base pages. Its tests keep the repository self-contained: no
+// tracked file may cite a path outside it, and every relative link of the
+// README and these pages resolves, so a newcomer with only a clone can
+// follow every reference.
 package docs
 
 import (

@@ -54,7 +54,7 @@ var healthSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "drain_after"}, {Name: "drain_window"}, {Name: "max_drained_share"}, {Name: "valid_for"}, {Name: "confirm_delay"}, {Name: "fleet_partition"}, {Name: "unknown_xid"},
 }}
 
-// Health defaults. See README "Find the bad node" for why.
+// Health defaults. See docs/guide/bad-node.md ("Find the bad node") for why.
 const (
 	// DefaultDrainAfter: a monitor-class Xid drains on its third sighting.
 	DefaultDrainAfter = 3

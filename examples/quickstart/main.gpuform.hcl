@@ -50,8 +50,8 @@ node "quickstart" {
     }
     # No images: pinning one needs its registry's digest, and the
     # quickstart runs offline. examples/inference-pcie and
-    # examples/training-cluster pin images (see README, "Pin your
-    # containers").
+    # examples/training-cluster pin images (see docs/guide/containers.md,
+    # "Pin your containers").
   }
 
   shm {

@@ -60,7 +60,7 @@ func (e *OwnershipError) Error() string {
 }
 
 // own fits the changes of a node to what its spec manages on the host
-// (see the README's Ownership section):
+// (see docs/guide/plan-and-apply.md, "Ownership: which spec manages what"):
 //   - a resource the spec no longer declares is removed only when the
 //     host's records say this spec manages it; otherwise it is left alone;
 //   - a resource the spec declares that another spec manages is an

@@ -212,7 +212,7 @@ func cudaSet(family, version string) pkgSet {
 	if !ok {
 		name = "cuda-toolkit-" + p[0] + "-" + minor
 	}
-	// Held like every other package gpuform pins: the README promises
+	// Held like every other package gpuform pins: the user guide promises
 	// exact, held versions, and an unattended upgrade must not move them.
 	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: kbSet(spec.ComponentCUDA, family, "", version, "", compat.RoleRelated)}
 	if len(p) > 2 {

@@ -17,7 +17,7 @@ import (
 // (facts.ImageLinkName) then moves to it, so a job that names the tag's
 // path runs the pinned build. A file already there at the digest is not
 // pulled again. The file of a digest the tag left is kept: a queued job
-// may name it, and gpuform removes no image file (see README).
+// may name it, and gpuform removes no image file (see docs/guide/containers.md).
 //
 // Credentials are the node's own: enroot reads root's
 // $ENROOT_CONFIG_PATH/.credentials (netrc), Apptainer root's

@@ -194,7 +194,7 @@ func promDuration(d time.Duration) string { return model.Duration(d).String() }
 
 // Write writes f as YAML, with a header saying where it came from.
 func Write(w io.Writer, f File) error {
-	if _, err := io.WriteString(w, "# Prometheus alerting rules derived from the gpuform spec by `gpuform alerts`.\n# They read the metrics of `gpuform verify -format prometheus` (README: Prometheus metrics).\n"); err != nil {
+	if _, err := io.WriteString(w, "# Prometheus alerting rules derived from the gpuform spec by `gpuform alerts`.\n# They read the metrics of `gpuform verify -format prometheus` (docs/guide/verify.md: Prometheus metrics and alerts).\n"); err != nil {
 		return err
 	}
 	enc := yaml.NewEncoder(w)

@@ -218,5 +218,5 @@ func groups(hosts []Host) []Group {
 // blocks it (verify.CheckResult.Blocks: failed, errored, or not run where
 // the tier needed it). Skipped checks and checks left to a deeper tier do
 // not count as passed, and do not fail the run either. The CLI exits 2
-// when it is false (README "Contracts: exit codes and JSON").
+// when it is false (docs/guide/contracts.md, "Contracts: exit codes and JSON").
 func (d *Document) OK() bool { return d.Summary.HostsFailed == 0 }
