@@ -59,10 +59,11 @@ import (
 //	  "summary": {"add": n, "change": n, "destroy": n}
 //	}
 //
-// An attribute value is a JSON boolean or number when the resource says
-// the attribute is one (resource.AttrKind: "held": true, hugepages
+// An attribute value is a JSON boolean or number when the resource made
+// it as one (resource.BoolVal, resource.NumberVal: "held": true, hugepages
 // "count": 512) and its text reads as one; otherwise, and always for a
-// sensitive value, it is a string.
+// sensitive value, it is a string. Reading a plan file back gives each
+// value the kind its JSON type says, so the same document comes out.
 
 // planJSON is the JSON plan document.
 type planJSON struct {
@@ -306,17 +307,19 @@ func attrsModel(m map[string]json.RawMessage, sens map[string]bool) (Attrs, erro
 		raw = bytes.TrimSpace(raw)
 		switch {
 		case bytes.Equal(raw, []byte("true")), bytes.Equal(raw, []byte("false")):
-			v.Text, v.Kind = string(raw), resource.Bool
+			v.Value = resource.BoolVal(string(raw) == "true")
 		case len(raw) > 0 && raw[0] == '"':
-			if err := json.Unmarshal(raw, &v.Text); err != nil {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
 				return nil, fmt.Errorf("attribute %s: %w", k, err)
 			}
+			v.Value = resource.StringVal(s)
 		default:
 			n, err := strconv.ParseInt(string(raw), 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("attribute %s: not a string, boolean or integer: %s", k, raw)
 			}
-			v.Text, v.Kind = strconv.FormatInt(n, 10), resource.Number
+			v.Value = resource.NumberVal(n)
 		}
 		out[k] = v
 	}
