@@ -150,7 +150,7 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 		doc.Hosts[i] = h.toJSON()
 	}
 	for i, n := range p.Nodes {
-		doc.Nodes[i] = rolloutJSON(n)
+		doc.Nodes[i] = n.toJSON()
 	}
 	return json.Marshal(doc)
 }
@@ -164,7 +164,11 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	}
 	*p = Plan{Applyable: doc.Applyable, Errored: doc.Errored, Summary: doc.Summary, Nodes: make([]NodeRollout, len(doc.Nodes))}
 	for i, n := range doc.Nodes {
-		p.Nodes[i] = NodeRollout(n)
+		r, err := n.toModel()
+		if err != nil {
+			return err
+		}
+		p.Nodes[i] = r
 	}
 	for _, hj := range doc.Hosts {
 		if hj == nil {
@@ -179,6 +183,53 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+func (n NodeRollout) toJSON() rolloutJSON {
+	return rolloutJSON{Name: n.Name, Hosts: n.Hosts, Batch: n.Batch, MaxFailures: n.MaxFailures, Reboot: n.Reboot, Drain: n.Drain,
+		StepTimeout: n.StepTimeout.Text, DrainTimeout: n.DrainTimeout.Text, DrainPoll: n.DrainPoll.Text,
+		ForeignDrain: n.ForeignDrain, SlurmNodeName: n.SlurmNodeName, SlurmClient: n.SlurmClient}
+}
+
+// toModel reads a node's rollout back, its timeouts parsed once here: a
+// plan file whose timeout apply could not use is refused, not run with
+// the default in its place.
+func (rj rolloutJSON) toModel() (NodeRollout, error) {
+	n := NodeRollout{Name: rj.Name, Hosts: rj.Hosts, Batch: rj.Batch, MaxFailures: rj.MaxFailures, Reboot: rj.Reboot, Drain: rj.Drain,
+		ForeignDrain: rj.ForeignDrain, SlurmNodeName: rj.SlurmNodeName, SlurmClient: rj.SlurmClient}
+	for _, t := range []struct {
+		name string
+		text string
+		to   *spec.Duration
+	}{{"step_timeout", rj.StepTimeout, &n.StepTimeout}, {"drain_timeout", rj.DrainTimeout, &n.DrainTimeout}, {"drain_poll", rj.DrainPoll, &n.DrainPoll}} {
+		if t.text == "" {
+			continue
+		}
+		d, err := spec.ParseTimeout(t.text)
+		if err != nil {
+			return n, &FileValueError{Node: rj.Name, Attr: t.name, Err: err}
+		}
+		*t.to = d
+	}
+	return n, nil
+}
+
+// FileValueError is a value in a plan file that gpuform would not have
+// written (a node's step_timeout that is no duration): the file was
+// edited or damaged, and apply refuses it rather than guess.
+type FileValueError struct {
+	// Node is the node block the value belongs to.
+	Node string
+	// Attr is the value's name in the plan JSON ("step_timeout").
+	Attr string
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *FileValueError) Error() string {
+	return fmt.Sprintf("node %s: %s: %v", e.Node, e.Attr, e.Err)
+}
+
+func (e *FileValueError) Unwrap() error { return e.Err }
 
 func (h *HostPlan) toJSON() *hostJSON {
 	out := &hostJSON{Host: h.Host, Node: h.Node, FactsFingerprint: h.FactsFingerprint, Error: h.Error, Warnings: h.Warnings, VerifyNotes: h.VerifyNotes,

@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -85,5 +87,51 @@ func TestPlanFileOfEarlierGpuform(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(old), string(back)); diff != "" {
 		t.Errorf("plan file written back differs (-old +new):\n%s", diff)
+	}
+}
+
+// A node's rollout timeouts are written into a plan file as the spec wrote
+// them and parsed once when the file is read; one that is no timeout is an
+// error naming it, not a default quietly put in its place.
+func TestPlanFileRolloutTimeouts(t *testing.T) {
+	old, err := os.ReadFile("testdata/tfplan-2.3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = `"reboot": "never"`
+	if !bytes.Contains(old, []byte(at)) {
+		t.Fatalf("testdata/tfplan-2.3.json has no %s", at)
+	}
+	with := func(step string) []byte {
+		return bytes.Replace(old, []byte(at), []byte(at+`,
+        "drain": "slurm",
+        "step_timeout": "`+step+`",
+        "drain_timeout": "2h",
+        "drain_poll": "30s"`), 1)
+	}
+	src := with("45m")
+	f, err := ParseFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := f.Plan.Nodes[0]
+	got := []spec.Duration{n.StepTimeout, n.DrainTimeout, n.DrainPoll}
+	want := []spec.Duration{{Text: "45m", D: 45 * time.Minute}, {Text: "2h", D: 2 * time.Hour}, {Text: "30s", D: 30 * time.Second}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rollout timeouts (-want +got):\n%s", diff)
+	}
+	path := filepath.Join(t.TempDir(), "tfplan")
+	if err := WriteFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := os.ReadFile(path); err != nil || !bytes.Equal(back, src) {
+		t.Errorf("plan file written back differs (%v):\n%s", err, cmp.Diff(string(src), string(back)))
+	}
+	for _, bad := range []string{"soon", "0s", "25h"} {
+		_, err := ParseFile(with(bad))
+		wantErr := `plan file: node train: step_timeout: "` + bad + `" is not a duration between 1s and 24h; make the plan again`
+		if err == nil || err.Error() != wantErr {
+			t.Errorf("step_timeout %q: %v, want %s", bad, err, wantErr)
+		}
 	}
 }

@@ -46,13 +46,14 @@ type NodeRollout struct {
 	// Drain is spec.DrainSlurm when apply drains each host in Slurm before
 	// changing it and resumes it once it has converged; "" otherwise.
 	Drain spec.DrainMode
-	// StepTimeout is the node's rollout { step_timeout } as written
-	// ("45m"); "" leaves the limit to apply.
-	StepTimeout string
-	// DrainTimeout and DrainPoll are rollout { drain_timeout, drain_poll }
-	// as written; "" leaves them to apply.
-	DrainTimeout string
-	DrainPoll    string
+	// StepTimeout is the node's rollout { step_timeout }, as written
+	// ("45m", which the plan JSON carries) and parsed; unset (zero)
+	// leaves the limit to apply.
+	StepTimeout spec.Duration
+	// DrainTimeout and DrainPoll are rollout { drain_timeout, drain_poll },
+	// as written and parsed; unset leaves them to apply.
+	DrainTimeout spec.Duration
+	DrainPoll    spec.Duration
 	// ForeignDrain is rollout { foreign_drain }; "" means skip.
 	ForeignDrain spec.ForeignDrainPolicy
 	// SlurmNodeName is rollout { slurm_node_name }, a template; "" means
