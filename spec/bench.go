@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -157,8 +158,8 @@ func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics)
 		seen[g.V] = true
 	}
 	if t := dec.string("timeout"); t.Set {
-		d, err := time.ParseDuration(t.V)
-		if err != nil || d <= 0 {
+		d, ok := parseDuration(t.V, 1, math.MaxInt64)
+		if !ok {
 			dec.diags = append(dec.diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid timeout",
@@ -166,7 +167,7 @@ func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics)
 				Subject:  t.Range.Ptr(),
 			})
 		} else {
-			b.Timeout = Attr[time.Duration]{V: d, Set: true, Range: t.Range}
+			b.Timeout = Attr[time.Duration]{V: d.D, Set: true, Range: t.Range}
 		}
 	}
 	tools, _ := dec.stringList("tools")

@@ -130,7 +130,7 @@ type Inventory struct {
 	// Become is the privilege method: "" or "sudo".
 	Become Attr[string]
 	// ProbeTimeout bounds connecting to and probing each host ("2m").
-	ProbeTimeout Attr[string]
+	ProbeTimeout Attr[Duration]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

@@ -26,20 +26,20 @@ type Health struct {
 	// restart the application) within DrainWindow drain the node.
 	DrainAfter Attr[int]
 	// DrainWindow is the window DrainAfter counts in ("24h").
-	DrainWindow Attr[string]
+	DrainWindow Attr[Duration]
 	// MaxDrainedShare is the circuit breaker: the share of the fleet (the
 	// node block's hosts as Slurm nodes, 0 to 1, rounded down) health
 	// mode may hold drained at once.
 	MaxDrainedShare Attr[float64]
 	// ConfirmDelay is how long health mode waits before it runs the
 	// checks again to confirm a performance or link failure ("10s").
-	ConfirmDelay Attr[string]
+	ConfirmDelay Attr[Duration]
 	// FleetPartition, when set, makes the circuit breaker's fleet the
 	// Slurm nodes of this partition instead of the node block's hosts
 	// (for specs whose hosts are a variable filled per job, or one host).
 	FleetPartition Attr[string]
 	// ValidFor is how long a verify result stands (its expires_at).
-	ValidFor Attr[string]
+	ValidFor Attr[Duration]
 	// UnknownXid is what an Xid or SXid gpuform cannot judge does (one
 	// its catalogue does not hold, or one NVIDIA's catalogue gives no
 	// action for): "warn" (the default: kernel.xid errors, never passes,
@@ -91,9 +91,9 @@ func decodeHealth(blk *hcl.Block, ctx *hcl.EvalContext) (*Health, hcl.Diagnostic
 	h := &Health{DeclRange: blk.DefRange}
 	h.DrainAfter = dec.int("drain_after", 1, 1000)
 	h.MaxDrainedShare = dec.float("max_drained_share", 0, 1)
-	h.DrainWindow = dec.string("drain_window")
-	h.ValidFor = dec.string("valid_for")
-	h.ConfirmDelay = dec.string("confirm_delay")
+	drainWindow := dec.string("drain_window")
+	validFor := dec.string("valid_for")
+	confirmDelay := dec.string("confirm_delay")
 	h.UnknownXid = dec.string("unknown_xid")
 	if a := &h.UnknownXid; a.Set && a.V != "warn" && a.V != "drain" {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
@@ -114,29 +114,26 @@ func decodeHealth(blk *hcl.Block, ctx *hcl.EvalContext) (*Health, hcl.Diagnostic
 		})
 		a.Set = false
 	}
-	if a := &h.ConfirmDelay; a.Set {
-		if d, err := time.ParseDuration(a.V); err != nil || d < minConfirmDelay || d > maxConfirmDelay {
-			dec.diags = append(dec.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid confirm_delay",
-				Detail:   fmt.Sprintf("%q is not a duration between 1s and 5m like \"10s\": health mode waits this long before it checks a performance or link failure again.", a.V),
-				Subject:  a.Range.Ptr(),
-			})
-			a.Set = false
-		}
+	var ok bool
+	if h.ConfirmDelay, ok = durationAttr(confirmDelay, minConfirmDelay, maxConfirmDelay); !ok {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid confirm_delay",
+			Detail:   fmt.Sprintf("%q is not a duration between 1s and 5m like \"10s\": health mode waits this long before it checks a performance or link failure again.", confirmDelay.V),
+			Subject:  confirmDelay.Range.Ptr(),
+		})
 	}
-	for _, a := range []*Attr[string]{&h.DrainWindow, &h.ValidFor} {
-		if !a.Set {
-			continue
-		}
-		if d, err := time.ParseDuration(a.V); err != nil || d < minHealthDuration || d > maxHealthDuration {
+	for _, d := range []struct {
+		to   *Attr[Duration]
+		from Attr[string]
+	}{{&h.DrainWindow, drainWindow}, {&h.ValidFor, validFor}} {
+		if *d.to, ok = durationAttr(d.from, minHealthDuration, maxHealthDuration); !ok {
 			dec.diags = append(dec.diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid duration",
-				Detail:   fmt.Sprintf("%q is not a duration between 1m and 720h (30 days) like \"24h\".", a.V),
-				Subject:  a.Range.Ptr(),
+				Detail:   fmt.Sprintf("%q is not a duration between 1m and 720h (30 days) like \"24h\".", d.from.V),
+				Subject:  d.from.Range.Ptr(),
 			})
-			a.Set = false
 		}
 	}
 	return h, dec.diags
@@ -155,11 +152,11 @@ func (h *Health) Policy() (drainAfter int, window time.Duration, maxShare float6
 	if h.MaxDrainedShare.Set {
 		maxShare = h.MaxDrainedShare.V
 	}
-	if d, err := time.ParseDuration(h.DrainWindow.V); h.DrainWindow.Set && err == nil {
-		window = d
+	if h.DrainWindow.Set {
+		window = h.DrainWindow.V.D
 	}
-	if d, err := time.ParseDuration(h.ValidFor.V); h.ValidFor.Set && err == nil {
-		validFor = d
+	if h.ValidFor.Set {
+		validFor = h.ValidFor.V.D
 	}
 	return
 }
@@ -168,9 +165,7 @@ func (h *Health) Policy() (drainAfter int, window time.Duration, maxShare float6
 // the default.
 func (h *Health) ConfirmDelayOrDefault() time.Duration {
 	if h != nil && h.ConfirmDelay.Set {
-		if d, err := time.ParseDuration(h.ConfirmDelay.V); err == nil {
-			return d
-		}
+		return h.ConfirmDelay.V.D
 	}
 	return DefaultConfirmDelay
 }

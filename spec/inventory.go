@@ -33,10 +33,9 @@ func (e *evaluator) evalInventory(b *hcl.Block) (*Inventory, cty.Value, hcl.Diag
 	inv.Port = dec.int("port", 1, 65535)
 	inv.Jump = dec.string("jump")
 	inv.Become = dec.enum("become", "sudo", "")
-	inv.ProbeTimeout = dec.string("probe_timeout")
-	if d := checkTimeout(inv.ProbeTimeout, "probe_timeout", "2m"); d != nil {
-		dec.diags = append(dec.diags, d)
-		inv.ProbeTimeout.Set = false
+	var bad *hcl.Diagnostic
+	if inv.ProbeTimeout, bad = checkTimeout(dec.string("probe_timeout"), "probe_timeout", "2m"); bad != nil {
+		dec.diags = append(dec.diags, bad)
 	}
 	diags = append(diags, dec.diags...)
 	// Connection settings are printed (plans, reports, ssh errors), so
@@ -101,8 +100,9 @@ func (e *evaluator) evalInventory(b *hcl.Block) (*Inventory, cty.Value, hcl.Diag
 		"port":   cty.NumberIntVal(int64(inv.Port.V)),
 		"jump":   cty.StringVal(inv.Jump.V),
 		"become": cty.StringVal(inv.Become.V),
-		// probe_timeout is "" when unset: the command's limit applies.
-		"probe_timeout": cty.StringVal(inv.ProbeTimeout.V),
+		// probe_timeout is "" when unset or invalid: the command's
+		// limit applies.
+		"probe_timeout": cty.StringVal(inv.ProbeTimeout.V.Text),
 	})
 	return inv, val, diags
 }

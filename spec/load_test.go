@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
@@ -121,7 +122,7 @@ func TestFullSpecDecodesEveryBlock(t *testing.T) {
 		"containerd":         x.Container.Runtime.V == "containerd" && x.Container.DefaultRuntime.V,
 		"nofile":             x.Container.Ulimits["nofile"].V.Bytes == 1048576 && x.Container.Ulimits["nproc"].V.Unlimited,
 		"min_pcie_width":     x.Verify.NVML.MinPCIeWidth.V == 16 && x.Verify.NVML.MaxTemperatureC.V == 85,
-		"timeout":            x.Verify.NCCLTests[0].Timeout.V == "10m",
+		"timeout":            x.Verify.NCCLTests[0].Timeout.V == spec.Duration{Text: "10m", D: 10 * time.Minute},
 		"reboot":             x.Rollout.Reboot.V == "allow",
 		"output":             cfg.Outputs["hosts"].Value.LengthInt() == 32 && cfg.Outputs["hosts"].Description != "",
 		"lint":               len(cfg.Lint.Rules) == 2 && !cfg.Lint.Rules[0].Enabled.V && cfg.Lint.Rules[0].Enabled.Set && cfg.Lint.Rules[1].Severity.V == "warning",

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -651,17 +652,15 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 				td.diags = append(td.diags, d)
 			}
 			t.Network = td.enum("network", NCCLNetworks()...)
-			t.Timeout = td.string("timeout")
-			if t.Timeout.Set {
-				if dur, err := time.ParseDuration(t.Timeout.V); err != nil || dur <= 0 {
-					td.diags = append(td.diags, &hcl.Diagnostic{
-						Severity: hcl.DiagError,
-						Summary:  "Invalid timeout",
-						Detail:   fmt.Sprintf("%s is not a duration like \"90s\" or \"10m\".", t.Timeout.Show()),
-						Subject:  t.Timeout.Range.Ptr(),
-					})
-					t.Timeout.Set = false
-				}
+			timeout := td.string("timeout")
+			var ok bool
+			if t.Timeout, ok = durationAttr(timeout, 1, math.MaxInt64); !ok {
+				td.diags = append(td.diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid timeout",
+					Detail:   fmt.Sprintf("%s is not a duration like \"90s\" or \"10m\".", timeout.Show()),
+					Subject:  timeout.Range.Ptr(),
+				})
 			}
 			dec.diags = append(dec.diags, td.diags...)
 			v.NCCLTests = append(v.NCCLTests, t)
@@ -714,11 +713,11 @@ func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnost
 	r.MaxFailures = dec.int("max_failures", 0, 100000)
 	r.Drain = enumOf(dec, "drain", DrainSlurm, DrainNone)
 	r.Reboot = enumOf(dec, "reboot", RebootAllow, RebootNever, RebootSlurm)
-	r.StepTimeout = dec.string("step_timeout")
+	stepTimeout := dec.string("step_timeout")
 	decodeSlurmRollout(dec, r)
-	if d := checkTimeout(r.StepTimeout, "step_timeout", "30m"); d != nil {
+	var d *hcl.Diagnostic
+	if r.StepTimeout, d = checkTimeout(stepTimeout, "step_timeout", "30m"); d != nil {
 		dec.diags = append(dec.diags, d)
-		r.StepTimeout.Set = false
 	}
 	// The rollout is printed in every plan and in apply's progress.
 	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive || r.StepTimeout.Sensitive || r.slurmSensitive() {
@@ -784,13 +783,29 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 				return x.AsString()
 			}
 			port := 0
-			if p := it.GetAttr("port"); p.Type() == cty.Number && !p.IsNull() {
-				port, _ = wholeNumber(p)
+			// An object written as an inventory may leave port out.
+			if it.Type().HasAttribute("port") {
+				if p := it.GetAttr("port"); p.Type() == cty.Number && !p.IsNull() {
+					port, _ = wholeNumber(p)
+				}
+			}
+			// An inventory's probe_timeout was checked when it was decoded
+			// (an invalid one reads ""); an object written as one is
+			// checked here.
+			var probe Duration
+			if text := inv("probe_timeout"); text != "" {
+				var err error
+				if probe, err = ParseTimeout(text); err != nil {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid probe_timeout",
+						Detail:   fmt.Sprintf("%s like \"2m\".", err),
+						Subject:  r.Ptr(),
+					})
+				}
 			}
 			for _, hv := range it.GetAttr("hosts").AsValueSlice() {
-				// probe_timeout was checked when the inventory was decoded.
-				probe, _ := time.ParseDuration(inv("probe_timeout"))
-				add(Host{Name: hv.AsString(), User: inv("user"), Port: port, Jump: inv("jump"), Become: inv("become"), ProbeTimeout: probe, Inventory: inv("name"), Range: r})
+				add(Host{Name: hv.AsString(), User: inv("user"), Port: port, Jump: inv("jump"), Become: inv("become"), ProbeTimeout: probe.D, Inventory: inv("name"), Range: r})
 			}
 			continue
 		}
@@ -824,23 +839,25 @@ func hostsFromValue(v cty.Value, expr hcl.Expression) ([]Host, hcl.Diagnostics) 
 // overflow.
 const maxTimeout = 24 * time.Hour
 
-// checkTimeout validates a duration attribute such as step_timeout: a
-// positive Go duration of at most maxTimeout. It returns nil when a is
-// unset or valid.
-func checkTimeout(a Attr[string], name, example string) *hcl.Diagnostic {
+// checkTimeout parses a timeout attribute such as step_timeout: a Go
+// duration between 1s and maxTimeout (ParseTimeout). An invalid one is
+// returned unset with its diagnostic; an unset one is returned unset.
+func checkTimeout(a Attr[string], name, example string) (Attr[Duration], *hcl.Diagnostic) {
+	out := Attr[Duration]{Range: a.Range, Sensitive: a.Sensitive}
 	if !a.Set {
-		return nil
+		return out, nil
 	}
-	d, err := time.ParseDuration(a.V)
-	if err == nil && d >= time.Second && d <= maxTimeout {
-		return nil
+	d, err := ParseTimeout(a.V)
+	if err != nil {
+		return out, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid " + name,
+			Detail:   fmt.Sprintf("%s like %q.", err, example),
+			Subject:  a.Range.Ptr(),
+		}
 	}
-	return &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  "Invalid " + name,
-		Detail:   fmt.Sprintf("%q is not a duration between 1s and 24h like %q.", a.V, example),
-		Subject:  a.Range.Ptr(),
-	}
+	out.V, out.Set = d, true
+	return out, nil
 }
 
 // ownHostsDiag refuses a multi-node nccl_test whose launcher chooses its

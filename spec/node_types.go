@@ -359,7 +359,7 @@ type NCCLTest struct {
 	// MinBusBWGbps is the floor on the largest message's bus bandwidth, GB/s.
 	MinBusBWGbps Attr[float64]
 	// Timeout bounds the run, as a Go duration ("10m").
-	Timeout Attr[string]
+	Timeout Attr[Duration]
 	// MultiNode says whether the command runs one job across several
 	// hosts; unset, verify reads it from the launcher (mpirun, srun, …).
 	MultiNode Attr[bool]
@@ -417,11 +417,11 @@ type Rollout struct {
 	// Reboot is whether apply may reboot; unset means never.
 	Reboot Attr[RebootPolicy]
 	// StepTimeout bounds each apply step on the node's hosts ("45m").
-	StepTimeout Attr[string]
+	StepTimeout Attr[Duration]
 	// DrainTimeout bounds waiting for a drained host's jobs ("2h").
-	DrainTimeout Attr[string]
+	DrainTimeout Attr[Duration]
 	// DrainPoll is the interval between Slurm state reads ("30s").
-	DrainPoll Attr[string]
+	DrainPoll Attr[Duration]
 	// ForeignDrain is what apply does with a host drained or down for a
 	// reason that is not gpuform's: skip it (default) or change it and
 	// leave it drained with its reason.

@@ -23,15 +23,12 @@ const (
 
 // decodeSlurmRollout reads the rollout block's Slurm settings.
 func decodeSlurmRollout(dec *attrDecoder, r *Rollout) {
-	r.DrainTimeout = dec.string("drain_timeout")
-	if d := checkTimeout(r.DrainTimeout, "drain_timeout", "2h"); d != nil {
+	var d *hcl.Diagnostic
+	if r.DrainTimeout, d = checkTimeout(dec.string("drain_timeout"), "drain_timeout", "2h"); d != nil {
 		dec.diags = append(dec.diags, d)
-		r.DrainTimeout.Set = false
 	}
-	r.DrainPoll = dec.string("drain_poll")
-	if d := checkTimeout(r.DrainPoll, "drain_poll", "30s"); d != nil {
+	if r.DrainPoll, d = checkTimeout(dec.string("drain_poll"), "drain_poll", "30s"); d != nil {
 		dec.diags = append(dec.diags, d)
-		r.DrainPoll.Set = false
 	}
 	r.ForeignDrain = enumOf(dec, "foreign_drain", ForeignDrainSkip, ForeignDrainChange)
 	r.SlurmNodeName = dec.string("slurm_node_name")

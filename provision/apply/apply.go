@@ -189,8 +189,8 @@ func (o *Options) stepTimeout(nr plan.NodeRollout) time.Duration {
 	if o.StepTimeout > 0 {
 		return o.StepTimeout
 	}
-	if d, err := time.ParseDuration(nr.StepTimeout); err == nil && d > 0 {
-		return d
+	if nr.StepTimeout.D > 0 {
+		return nr.StepTimeout.D
 	}
 	return DefaultStepTimeout
 }

@@ -38,11 +38,11 @@ const (
 // looks: Options first, then the rollout block, then the defaults.
 func drainLimits(nr plan.NodeRollout, opts Options) (timeout, poll time.Duration) {
 	timeout, poll = opts.DrainTimeout, opts.DrainPoll
-	if d, err := time.ParseDuration(nr.DrainTimeout); timeout == 0 && err == nil && d > 0 {
-		timeout = d
+	if timeout == 0 {
+		timeout = nr.DrainTimeout.D
 	}
-	if d, err := time.ParseDuration(nr.DrainPoll); poll == 0 && err == nil && d > 0 {
-		poll = d
+	if poll == 0 {
+		poll = nr.DrainPoll.D
 	}
 	if timeout == 0 {
 		timeout = defaultDrainTimeout

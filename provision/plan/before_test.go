@@ -11,7 +11,7 @@ import (
 // read nothing there; a create that replaces live values keeps them (it
 // reads as an update), and an update always has its before.
 func TestCreateBeforeNull(t *testing.T) {
-	text := func(s string) Value { return Value{Text: s} }
+	text := func(s string) Value { return Value{Value: resource.StringVal(s)} }
 	for name, tc := range map[string]struct {
 		action resource.Action
 		before Attrs
@@ -20,7 +20,7 @@ func TestCreateBeforeNull(t *testing.T) {
 		"create, nothing read":    {resource.Create, nil, "null"},
 		"create, empty values":    {resource.Create, Attrs{"args": text("")}, "null"},
 		"create, live value":      {resource.Create, Attrs{"vm.swappiness": text("60")}, `{"vm.swappiness":"60"}`},
-		"create, sensitive value": {resource.Create, Attrs{"token": {Text: "", Sensitive: true}}, `{"token":""}`},
+		"create, sensitive value": {resource.Create, Attrs{"token": {Value: resource.StringVal(""), Sensitive: true}}, `{"token":""}`},
 		"update, empty value":     {resource.Update, Attrs{"args": text("")}, `{"args":""}`},
 	} {
 		t.Run(name, func(t *testing.T) {

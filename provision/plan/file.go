@@ -113,7 +113,11 @@ func ReadFile(path string) (*File, error) {
 // ParseFile reads a plan file's bytes.
 func ParseFile(b []byte) (*File, error) {
 	var f File
-	if err := json.Unmarshal(b, &f); err != nil || f.Kind != FileKind || f.Plan == nil {
+	err := json.Unmarshal(b, &f)
+	if bad := (*FileValueError)(nil); errors.As(err, &bad) && f.Kind == FileKind {
+		return nil, fmt.Errorf("plan file: %w; make the plan again", bad)
+	}
+	if err != nil || f.Kind != FileKind || f.Plan == nil {
 		return nil, ErrNotPlanFile
 	}
 	for _, h := range f.Plan.Hosts {

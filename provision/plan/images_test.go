@@ -25,7 +25,7 @@ func gpuDevices(id string, n int) []facts.PCIDevice {
 
 // driverChange is driver_package planned to version v.
 func driverChange(a resource.Action, v string) ResourceChange {
-	return ResourceChange{Change: resource.Change{Resource: resource.DriverPackage, Action: a}, After: Attrs{"version": {Text: v}}}
+	return ResourceChange{Change: resource.Change{Resource: resource.DriverPackage, Action: a}, After: Attrs{"version": {Value: resource.StringVal(v)}}}
 }
 
 // TestJudgeImages: plan judges each NGC image against the driver the host

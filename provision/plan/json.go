@@ -59,10 +59,11 @@ import (
 //	  "summary": {"add": n, "change": n, "destroy": n}
 //	}
 //
-// An attribute value is a JSON boolean or number when the resource says
-// the attribute is one (resource.AttrKind: "held": true, hugepages
+// An attribute value is a JSON boolean or number when the resource made
+// it as one (resource.BoolVal, resource.NumberVal: "held": true, hugepages
 // "count": 512) and its text reads as one; otherwise, and always for a
-// sensitive value, it is a string.
+// sensitive value, it is a string. Reading a plan file back gives each
+// value the kind its JSON type says, so the same document comes out.
 
 // planJSON is the JSON plan document.
 type planJSON struct {
@@ -149,7 +150,7 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 		doc.Hosts[i] = h.toJSON()
 	}
 	for i, n := range p.Nodes {
-		doc.Nodes[i] = rolloutJSON(n)
+		doc.Nodes[i] = n.toJSON()
 	}
 	return json.Marshal(doc)
 }
@@ -163,7 +164,11 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	}
 	*p = Plan{Applyable: doc.Applyable, Errored: doc.Errored, Summary: doc.Summary, Nodes: make([]NodeRollout, len(doc.Nodes))}
 	for i, n := range doc.Nodes {
-		p.Nodes[i] = NodeRollout(n)
+		r, err := n.toModel()
+		if err != nil {
+			return err
+		}
+		p.Nodes[i] = r
 	}
 	for _, hj := range doc.Hosts {
 		if hj == nil {
@@ -178,6 +183,53 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+func (n NodeRollout) toJSON() rolloutJSON {
+	return rolloutJSON{Name: n.Name, Hosts: n.Hosts, Batch: n.Batch, MaxFailures: n.MaxFailures, Reboot: n.Reboot, Drain: n.Drain,
+		StepTimeout: n.StepTimeout.Text, DrainTimeout: n.DrainTimeout.Text, DrainPoll: n.DrainPoll.Text,
+		ForeignDrain: n.ForeignDrain, SlurmNodeName: n.SlurmNodeName, SlurmClient: n.SlurmClient}
+}
+
+// toModel reads a node's rollout back, its timeouts parsed once here: a
+// plan file whose timeout apply could not use is refused, not run with
+// the default in its place.
+func (rj rolloutJSON) toModel() (NodeRollout, error) {
+	n := NodeRollout{Name: rj.Name, Hosts: rj.Hosts, Batch: rj.Batch, MaxFailures: rj.MaxFailures, Reboot: rj.Reboot, Drain: rj.Drain,
+		ForeignDrain: rj.ForeignDrain, SlurmNodeName: rj.SlurmNodeName, SlurmClient: rj.SlurmClient}
+	for _, t := range []struct {
+		name string
+		text string
+		to   *spec.Duration
+	}{{"step_timeout", rj.StepTimeout, &n.StepTimeout}, {"drain_timeout", rj.DrainTimeout, &n.DrainTimeout}, {"drain_poll", rj.DrainPoll, &n.DrainPoll}} {
+		if t.text == "" {
+			continue
+		}
+		d, err := spec.ParseTimeout(t.text)
+		if err != nil {
+			return n, &FileValueError{Node: rj.Name, Attr: t.name, Err: err}
+		}
+		*t.to = d
+	}
+	return n, nil
+}
+
+// FileValueError is a value in a plan file that gpuform would not have
+// written (a node's step_timeout that is no duration): the file was
+// edited or damaged, and apply refuses it rather than guess.
+type FileValueError struct {
+	// Node is the node block the value belongs to.
+	Node string
+	// Attr is the value's name in the plan JSON ("step_timeout").
+	Attr string
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *FileValueError) Error() string {
+	return fmt.Sprintf("node %s: %s: %v", e.Node, e.Attr, e.Err)
+}
+
+func (e *FileValueError) Unwrap() error { return e.Err }
 
 func (h *HostPlan) toJSON() *hostJSON {
 	out := &hostJSON{Host: h.Host, Node: h.Node, FactsFingerprint: h.FactsFingerprint, Error: h.Error, Warnings: h.Warnings, VerifyNotes: h.VerifyNotes,
@@ -306,17 +358,19 @@ func attrsModel(m map[string]json.RawMessage, sens map[string]bool) (Attrs, erro
 		raw = bytes.TrimSpace(raw)
 		switch {
 		case bytes.Equal(raw, []byte("true")), bytes.Equal(raw, []byte("false")):
-			v.Text, v.Kind = string(raw), resource.Bool
+			v.Value = resource.BoolVal(string(raw) == "true")
 		case len(raw) > 0 && raw[0] == '"':
-			if err := json.Unmarshal(raw, &v.Text); err != nil {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
 				return nil, fmt.Errorf("attribute %s: %w", k, err)
 			}
+			v.Value = resource.StringVal(s)
 		default:
 			n, err := strconv.ParseInt(string(raw), 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("attribute %s: not a string, boolean or integer: %s", k, raw)
 			}
-			v.Text, v.Kind = strconv.FormatInt(n, 10), resource.Number
+			v.Value = resource.NumberVal(n)
 		}
 		out[k] = v
 	}

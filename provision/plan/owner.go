@@ -182,7 +182,7 @@ func own(o spec.Owner, changes []ResourceChange, f *facts.Node) ([]ResourceChang
 func withAttr(a Attrs, spec string) Attrs {
 	out := make(Attrs, len(a)+1)
 	maps.Copy(out, a)
-	out[ManagedBy] = Value{Text: spec, Kind: resource.String}
+	out[ManagedBy] = Value{Value: resource.StringVal(spec)}
 	return out
 }
 

@@ -30,7 +30,7 @@ func recordsWritten(t *testing.T, out []ResourceChange) *facts.Owners {
 func attrsOf(kv ...string) Attrs {
 	out := Attrs{}
 	for i := 0; i+1 < len(kv); i += 2 {
-		out[kv[i]] = Value{Text: kv[i+1], Kind: resource.String}
+		out[kv[i]] = Value{Value: resource.StringVal(kv[i+1])}
 	}
 	return out
 }

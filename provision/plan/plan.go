@@ -46,13 +46,14 @@ type NodeRollout struct {
 	// Drain is spec.DrainSlurm when apply drains each host in Slurm before
 	// changing it and resumes it once it has converged; "" otherwise.
 	Drain spec.DrainMode
-	// StepTimeout is the node's rollout { step_timeout } as written
-	// ("45m"); "" leaves the limit to apply.
-	StepTimeout string
-	// DrainTimeout and DrainPoll are rollout { drain_timeout, drain_poll }
-	// as written; "" leaves them to apply.
-	DrainTimeout string
-	DrainPoll    string
+	// StepTimeout is the node's rollout { step_timeout }, as written
+	// ("45m", which the plan JSON carries) and parsed; unset (zero)
+	// leaves the limit to apply.
+	StepTimeout spec.Duration
+	// DrainTimeout and DrainPoll are rollout { drain_timeout, drain_poll },
+	// as written and parsed; unset leaves them to apply.
+	DrainTimeout spec.Duration
+	DrainPoll    spec.Duration
 	// ForeignDrain is rollout { foreign_drain }; "" means skip.
 	ForeignDrain spec.ForeignDrainPolicy
 	// SlurmNodeName is rollout { slurm_node_name }, a template; "" means
@@ -115,13 +116,10 @@ func (h *HostPlan) Redact(text string) string {
 	return h.redactor.Redact(text)
 }
 
-// Value is one attribute's value: the resource's text (spec.Redacted when
-// Sensitive) and the kind of value it is.
+// Value is one attribute's value: the resource's value, kind and text
+// (spec.Redacted when Sensitive).
 type Value struct {
-	// Text is the value as the resource reads it ("false", "580.95.05").
-	Text string
-	// Kind says whether Text is a boolean, a number or text.
-	Kind resource.Kind
+	resource.Value
 	// Sensitive is true when the value comes from a sensitive spec value
 	// and Text is spec.Redacted.
 	Sensitive bool
@@ -148,14 +146,15 @@ type ResourceChange struct {
 	sensitiveChanged map[string]bool
 }
 
-// typedAttrs types m's values with the resource layer's kinds.
-func typedAttrs(res string, m map[string]string) Attrs {
+// planAttrs is the resource's values m as plan attributes, none of them
+// hidden yet (hideSensitive hides them).
+func planAttrs(m resource.Values) Attrs {
 	if m == nil {
 		return nil
 	}
 	out := make(Attrs, len(m))
 	for k, v := range m {
-		out[k] = Value{Text: v, Kind: resource.AttrKind(res, k)}
+		out[k] = Value{Value: v}
 	}
 	return out
 }
@@ -374,7 +373,7 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 			// that is an update ("~ x = 1 -> 0"), not an addition.
 			c.Action = resource.Update
 		}
-		rc := ResourceChange{Change: c, Before: typedAttrs(c.Resource, c.Before), After: typedAttrs(c.Resource, c.After)}
+		rc := ResourceChange{Change: c, Before: planAttrs(c.Before), After: planAttrs(c.After)}
 		rc.Change.Before, rc.Change.After = nil, nil
 		hideSensitive(&rc, sens[rc.Resource])
 		// A path can carry a sensitive value (a conf_dir from a
@@ -408,9 +407,9 @@ func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 
 // changesLiveValue reports whether after replaces a value the host has
 // (non-empty in before) with a different one.
-func changesLiveValue(before, after map[string]string) bool {
+func changesLiveValue(before, after resource.Values) bool {
 	for k, b := range before {
-		if a, ok := after[k]; ok && b != "" && a != b {
+		if a, ok := after[k]; ok && b.Text != "" && a != b {
 			return true
 		}
 	}

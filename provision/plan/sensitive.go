@@ -160,7 +160,7 @@ func redactAttrs(m Attrs, hide func(string) bool) Attrs {
 	out := make(Attrs, len(m))
 	for k, v := range m {
 		if hide(k) {
-			v = Value{Text: spec.Redacted, Kind: v.Kind, Sensitive: true}
+			v = Value{Value: resource.Value{Kind: v.Kind, Text: spec.Redacted}, Sensitive: true}
 		}
 		out[k] = v
 	}

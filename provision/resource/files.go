@@ -115,9 +115,9 @@ type fileResource struct {
 	current func(n *facts.Node) (string, bool)
 	// attrs reads the attributes shown in the plan from a file content
 	// (absent file: ""), and live state where the resource has one.
-	attrs func(n *facts.Node, content string, exists bool) map[string]string
+	attrs func(n *facts.Node, content string, exists bool) Values
 	// desired are the attributes after the change.
-	desired map[string]string
+	desired Values
 	// live reports whether the running system already matches; nil means
 	// there is no live state beyond the file.
 	live func(n *facts.Node) bool
@@ -175,11 +175,11 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	}
 	fileOK := exists == (content != "") && (!exists || sameFile(cur, content, r.edit != nil))
 	liveOK := r.live == nil || r.live(n)
-	before := map[string]string(nil)
+	before := Values(nil)
 	if exists || (r.live != nil && r.content != "") {
 		before = r.attrs(n, cur, exists)
 	}
-	after := map[string]string(nil)
+	after := Values(nil)
 	if r.content != "" {
 		after = r.desired
 	}
@@ -188,14 +188,14 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	if _, pending := n.ManagedFile(PendingMarker(r.path)); pending && (r.then != "" || r.thenFor != nil) && r.content != "" {
 		fileOK = false
 		before, after = copyAttrs(before), copyAttrs(after)
-		before["in effect"], after["in effect"] = "false", "true"
+		before["in effect"], after["in effect"] = StringVal("false"), StringVal("true")
 	}
 	if exists && content != "" && !sameFile(cur, content, r.edit != nil) && diffAction(before, after) == NoOp {
 		// Same settings, different text (comments, order): show why.
 		before = copyAttrs(before)
 		after = copyAttrs(after)
-		before["content"] = "sha256:" + shortSum(cur)
-		after["content"] = "sha256:" + shortSum(content)
+		before["content"] = StringVal("sha256:" + shortSum(cur))
+		after["content"] = StringVal("sha256:" + shortSum(content))
 	}
 	c := r.change(before, after)
 	c.Path = r.path
@@ -252,8 +252,8 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	return c, nil
 }
 
-func copyAttrs(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+1)
+func copyAttrs(m Values) Values {
+	out := make(Values, len(m)+1)
 	for k, v := range m {
 		out[k] = v
 	}
@@ -289,7 +289,7 @@ func keyValueLines(content string) map[string]string {
 // longer asks for: it plans a delete when the file is there, nothing else.
 func absentFile(name, path string) *fileResource {
 	return &fileResource{base: base{name: name}, path: path, current: managedFile(path),
-		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
-			return attrs{"file": path, "content": "sha256:" + shortSum(cur)}
+		attrs: func(_ *facts.Node, cur string, _ bool) Values {
+			return Values{"file": StringVal(path), "content": StringVal("sha256:" + shortSum(cur))}
 		}}
 }

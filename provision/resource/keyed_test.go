@@ -138,7 +138,7 @@ func TestSysctlSharedKeys(t *testing.T) {
 			if c.Action != tc.action {
 				t.Errorf("action %v, want %v", c.Action, tc.action)
 			}
-			if !sameAttrs(c.Before, tc.before) || !sameAttrs(c.After, tc.after) {
+			if !sameAttrs(c.Before, stringVals(tc.before)) || !sameAttrs(c.After, stringVals(tc.after)) {
 				t.Errorf("before %v after %v, want %v -> %v", c.Before, c.After, tc.before, tc.after)
 			}
 			if !tc.noOwner && tc.action != NoOp && c.Keys == nil {
@@ -149,7 +149,7 @@ func TestSysctlSharedKeys(t *testing.T) {
 }
 
 // sameAttrs compares attribute maps, nil apart from empty.
-func sameAttrs(a, b map[string]string) bool {
+func sameAttrs(a, b Values) bool {
 	if (a == nil) != (b == nil) || len(a) != len(b) {
 		return false
 	}
@@ -265,7 +265,7 @@ func TestLimitsSharedKeys(t *testing.T) {
 			if got, _ := written(c, LimitsFile); got != tc.want {
 				t.Errorf("writes:\n%s\nwant:\n%s", got, tc.want)
 			}
-			if c.Action != tc.action || !sameAttrs(c.Before, tc.before) || !sameAttrs(c.After, tc.after) {
+			if c.Action != tc.action || !sameAttrs(c.Before, stringVals(tc.before)) || !sameAttrs(c.After, stringVals(tc.after)) {
 				t.Errorf("%v %v -> %v, want %v %v -> %v", c.Action, c.Before, c.After, tc.action, tc.before, tc.after)
 			}
 		})
@@ -455,7 +455,7 @@ func TestKernelCmdlineSharedKeys(t *testing.T) {
 			if tc.then != "" && !strings.Contains(c.Steps[0].Script, tc.then) {
 				t.Errorf("step does not run %q:\n%s", tc.then, c.Steps[0].Script)
 			}
-			if !sameAttrs(c.Before, tc.before) || !sameAttrs(c.After, tc.after) {
+			if !sameAttrs(c.Before, stringVals(tc.before)) || !sameAttrs(c.After, stringVals(tc.after)) {
 				t.Errorf("%v -> %v, want %v -> %v", c.Before, c.After, tc.before, tc.after)
 			}
 		})

@@ -49,8 +49,8 @@ func TestResolveOffered(t *testing.T) {
 			f.Offers = &facts.Offers{Manager: "apt", Versions: tc.offered, Lists: 1}
 			got, _ := diffAll(t, n, f)
 			c := got[tc.res]
-			if c.After["version"] != tc.version || c.VersionFrom != tc.from {
-				t.Errorf("version %q (from %q), want %q (from %q)", c.After["version"], c.VersionFrom, tc.version, tc.from)
+			if c.After["version"] != StringVal(tc.version) || c.VersionFrom != tc.from {
+				t.Errorf("version %q (from %q), want %q (from %q)", c.After["version"].Text, c.VersionFrom, tc.version, tc.from)
 			}
 			if tc.missing != "" {
 				if len(c.Missing) == 0 || c.Missing[0].Package+" "+c.Missing[0].Release != tc.missing {
@@ -90,7 +90,7 @@ func TestResolveOfferedWithoutLists(t *testing.T) {
 	f.Offers = &facts.Offers{Manager: "apt", Versions: map[string][]string{}}
 	got, _ := diffAll(t, n, f)
 	c := got[DriverPackage]
-	if c.After["version"] != "580" || !strings.Contains(c.Unresolved, "apt-get update never ran") || len(c.Missing) != 0 || len(c.Releases) != 0 {
+	if c.After["version"] != StringVal("580") || !strings.Contains(c.Unresolved, "apt-get update never ran") || len(c.Missing) != 0 || len(c.Releases) != 0 {
 		t.Errorf("change %+v", c)
 	}
 }

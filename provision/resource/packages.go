@@ -148,25 +148,25 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	if fam := n.OS.Family(); fam == "" || fam != r.family {
 		return Change{}, fmt.Errorf("%s: the node runs %s, which gpuform cannot install packages on (it knows apt on Debian/Ubuntu and dnf on the RHEL family)", r.name, osName(n))
 	}
-	after := attrs{"package": r.set.names[0], "version": r.set.want}
+	after := Values{"package": StringVal(r.set.names[0]), "version": StringVal(r.set.want)}
 	if r.set.hold {
-		after["held"] = "true"
+		after["held"] = BoolVal(true)
 	}
-	var before attrs
+	var before Values
 	converged := true
 	// holdOnly stays true while everything differing is a missing hold:
 	// holding a package changes nothing that runs, so it needs no reboot.
 	holdOnly := true
 	if name, p, ok := r.set.installedAs(n); ok {
-		before = attrs{"package": name, "version": upstream(p.Version)}
+		before = Values{"package": StringVal(name), "version": StringVal(upstream(p.Version))}
 		if r.set.hold {
-			before["held"] = boolStr(p.Held)
+			before["held"] = BoolVal(p.Held)
 		}
 		if versionMatches(p.Version, r.set.want) {
 			// Show the installed release when a branch was asked for, so an
 			// unchanged resource reads as unchanged.
 			after["version"] = before["version"]
-			after["package"] = name
+			after["package"] = StringVal(name)
 		}
 		converged = versionMatches(p.Version, r.set.want) && (!r.set.hold || p.Held) && p.State == ""
 		holdOnly = versionMatches(p.Version, r.set.want)
@@ -176,9 +176,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		for _, prefix := range r.set.related {
 			if names := n.PackagesMatching(prefix); len(names) > 0 {
 				p := n.Packages.Installed[names[0]]
-				before = attrs{"package": names[0], "version": upstream(p.Version)}
+				before = Values{"package": StringVal(names[0]), "version": StringVal(upstream(p.Version))}
 				if r.set.hold {
-					before["held"] = boolStr(p.Held)
+					before["held"] = BoolVal(p.Held)
 				}
 				break
 			}
@@ -209,9 +209,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 				wanted = append(wanted, strings.TrimSpace(name+" "+r.set.want))
 			}
 		}
-		after["packages"] = strings.Join(wanted, ", ")
+		after["packages"] = StringVal(strings.Join(wanted, ", "))
 		if before != nil {
-			before["packages"] = strings.Join(present, ", ")
+			before["packages"] = StringVal(strings.Join(present, ", "))
 		}
 		if len(missing) > 0 {
 			converged = false
@@ -221,9 +221,9 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	// each shows as a removed attribute ("-") before anything runs.
 	for _, name := range r.removals(n) {
 		if before == nil {
-			before = attrs{}
+			before = Values{}
 		}
-		before["package "+name] = upstream(n.Packages.Installed[name].Version)
+		before["package "+name] = StringVal(upstream(n.Packages.Installed[name].Version))
 		converged = false
 		holdOnly = false
 	}
@@ -232,12 +232,12 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	waiting := false
 	for _, svc := range r.services {
 		st := n.Unit(svc)
-		after["service "+svc] = "enabled, active"
+		after["service "+svc] = StringVal("enabled, active")
 		if before != nil || st.Enabled != "not-found" {
 			if before == nil {
-				before = attrs{}
+				before = Values{}
 			}
-			before["service "+svc] = st.Enabled + ", " + st.Active
+			before["service "+svc] = StringVal(st.Enabled + ", " + st.Active)
 		}
 		switch {
 		case st.Enabled != "enabled":
@@ -263,7 +263,7 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 			c.RebootRequired = c.Action != NoOp && r.reboot && !(running && holdOnly)
 			c.RebootPending = c.Action == NoOp && r.reboot
 			if c.RebootPending {
-				c.PendingReason = pendingReason(before["version"], v, ok)
+				c.PendingReason = pendingReason(before["version"].Text, v, ok)
 			}
 		}
 	} else if c.Action != NoOp {
@@ -274,7 +274,7 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 	if c.Action == NoOp {
 		return c, nil
 	}
-	if r.from != "" && after["version"] != r.from {
+	if r.from != "" && after["version"].Text != r.from {
 		c.VersionFrom = r.from
 	}
 	c.Unresolved = r.unresolved

@@ -65,7 +65,7 @@ func buildApptainerConf(in *buildInput) ([]Resource, []string, error) {
 			return nil, nil, nil
 		}
 	}
-	want := attrs{}
+	want := map[string]string{}
 	var names []string
 	for _, d := range dirs {
 		if err := check(apptainerValuePattern, d.name, d.value); err != nil {
@@ -109,8 +109,8 @@ func buildApptainerConf(in *buildInput) ([]Resource, []string, error) {
 			return string(c.Data), c.Exists
 		},
 		// Only gpuform's directives: the others stay as they are.
-		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
-			out := attrs{}
+		attrs: textAttrs(func(_ *facts.Node, cur string, _ bool) map[string]string {
+			out := map[string]string{}
 			all := apptainerValues(cur)
 			for _, name := range names {
 				if v, ok := all[name]; ok {
@@ -118,8 +118,8 @@ func buildApptainerConf(in *buildInput) ([]Resource, []string, error) {
 				}
 			}
 			return out
-		},
-		desired: want,
+		}),
+		desired: stringVals(want),
 	}}, warnings, nil
 }
 

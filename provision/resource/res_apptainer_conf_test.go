@@ -114,8 +114,8 @@ func TestApptainerConfGolden(t *testing.T) {
 			}
 			vals := apptainerValues(got)
 			for k, v := range r.desired {
-				if vals[k] != v {
-					t.Errorf("%s reads %q after the edit, want %q", k, vals[k], v)
+				if StringVal(vals[k]) != v {
+					t.Errorf("%s reads %q after the edit, want %q", k, vals[k], v.Text)
 				}
 			}
 			first, err := r.Diff(f)

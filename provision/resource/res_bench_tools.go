@@ -59,7 +59,7 @@ func (r *benchTools) Diff(n *facts.Node) (Change, error) {
 	if err != nil {
 		return c, err
 	}
-	for _, m := range []map[string]string{c.Before, c.After} {
+	for _, m := range []Values{c.Before, c.After} {
 		if m == nil {
 			continue
 		}

@@ -55,7 +55,7 @@ func TestBenchTools(t *testing.T) {
 				t.Errorf("bench tools are held: %v", c.After)
 			}
 			if v, ok := c.After["version"]; ok {
-				t.Errorf("a version %q is wanted: %v", v, c.After)
+				t.Errorf("a version %q is wanted: %v", v.Text, c.After)
 			}
 			if tc.action == NoOp {
 				if len(c.Steps) != 0 {
@@ -63,8 +63,8 @@ func TestBenchTools(t *testing.T) {
 				}
 				return
 			}
-			if c.After["packages"] != tc.packages {
-				t.Errorf("packages %q, want %q", c.After["packages"], tc.packages)
+			if c.After["packages"] != StringVal(tc.packages) {
+				t.Errorf("packages %q, want %q", c.After["packages"].Text, tc.packages)
 			}
 			var script strings.Builder
 			for _, s := range c.Steps {

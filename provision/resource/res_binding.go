@@ -33,13 +33,13 @@ func buildBinding(in *buildInput) ([]Resource, []string, error) {
 		path:    bind.File,
 		content: b.Marshal(),
 		current: managedFile(bind.File),
-		attrs: func(_ *facts.Node, cur string, exists bool) map[string]string {
+		attrs: func(_ *facts.Node, cur string, exists bool) Values {
 			if !exists {
-				return attrs{}
+				return Values{}
 			}
 			old, err := bind.Parse([]byte(cur))
 			if err != nil {
-				return attrs{"content": "sha256:" + shortSum(cur)}
+				return Values{"content": StringVal("sha256:" + shortSum(cur))}
 			}
 			return bindingAttrs(old)
 		},
@@ -49,8 +49,8 @@ func buildBinding(in *buildInput) ([]Resource, []string, error) {
 
 // bindingAttrs shows one attribute per GPU in a plan: "gpu.3" =
 // "numa 1 (56-111,168-223), nic mlx5_5 (ibp94s0)".
-func bindingAttrs(b *bind.Binding) map[string]string {
-	out := attrs{}
+func bindingAttrs(b *bind.Binding) Values {
+	out := Values{}
 	for _, g := range b.GPUs {
 		var parts []string
 		if g.NUMA == bind.Unbound {
@@ -65,7 +65,7 @@ func bindingAttrs(b *bind.Binding) map[string]string {
 			}
 			parts = append(parts, nic)
 		}
-		out["gpu."+strconv.Itoa(g.Index)] = strings.Join(parts, ", ")
+		out["gpu."+strconv.Itoa(g.Index)] = StringVal(strings.Join(parts, ", "))
 	}
 	return out
 }

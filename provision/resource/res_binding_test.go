@@ -27,7 +27,7 @@ func TestBinding(t *testing.T) {
 	f.NUMA = []facts.NUMANode{{ID: 0, CPUs: "0-3"}, {ID: 1, CPUs: "4-7"}}
 	got, _ := diffAll(t, loadNode(t, bindBody), f)
 	c := got[Binding]
-	if c.Action != Create || c.After["gpu.1"] != "numa 1 (4-7), nic mlx5_1" || len(c.Steps) != 1 || c.Steps[0].Input == "" {
+	if c.Action != Create || c.After["gpu.1"] != StringVal("numa 1 (4-7), nic mlx5_1") || len(c.Steps) != 1 || c.Steps[0].Input == "" {
 		t.Fatalf("binding: %+v", c)
 	}
 	written, err := bind.Parse([]byte(c.Steps[0].Input))
@@ -43,7 +43,7 @@ func TestBinding(t *testing.T) {
 	// The host's CPUs moved (another BIOS NUMA setting): rewritten.
 	f.NUMA[1].CPUs = "4-5"
 	got, _ = diffAll(t, loadNode(t, bindBody), f)
-	if c := got[Binding]; c.Action != Update || c.Before["gpu.1"] != "numa 1 (4-7), nic mlx5_1" || c.After["gpu.1"] != "numa 1 (4-5), nic mlx5_1" {
+	if c := got[Binding]; c.Action != Update || c.Before["gpu.1"] != StringVal("numa 1 (4-7), nic mlx5_1") || c.After["gpu.1"] != StringVal("numa 1 (4-5), nic mlx5_1") {
 		t.Errorf("changed CPUs: %+v", c)
 	}
 	// The spec no longer binds: the file goes.

@@ -67,16 +67,16 @@ func (r *cdiResource) path() string {
 
 func (r *cdiResource) Diff(n *facts.Node) (Change, error) {
 	path := r.path()
-	var before map[string]string
+	var before Values
 	if s, ok := n.CDISpecs[path]; ok {
-		before = attrs{"file": path, "driver": strings.Join(s.DriverVersions, ",")}
+		before = Values{"file": StringVal(path), "driver": StringVal(strings.Join(s.DriverVersions, ","))}
 		if s.Error != "" {
-			before["driver"] = "(unreadable: " + s.Error + ")"
+			before["driver"] = StringVal("(unreadable: " + s.Error + ")")
 		}
 	}
-	after := attrs{"file": path, "driver": "(the running driver's)"}
+	after := Values{"file": StringVal(path), "driver": StringVal("(the running driver's)")}
 	if n.Driver != nil && n.Driver.Version != "" {
-		after["driver"] = n.Driver.Version
+		after["driver"] = StringVal(n.Driver.Version)
 	}
 	c := r.change(before, after)
 	if c.Action == NoOp {
@@ -92,7 +92,7 @@ func (r *cdiResource) Diff(n *facts.Node) (Change, error) {
 		c.Steps = []Step{commandStep("regenerate "+path+" (systemctl restart "+cdiRefreshService+")", "systemctl restart "+cdiRefreshService)}
 	} else {
 		// No driver running: nvidia-ctk fails on NVML and says so.
-		c.Steps = []Step{commandStep("generate "+path+" for driver "+after["driver"], "nvidia-ctk cdi generate --output="+CDISpecFile)}
+		c.Steps = []Step{commandStep("generate "+path+" for driver "+after["driver"].Text, "nvidia-ctk cdi generate --output="+CDISpecFile)}
 	}
 	return c, nil
 }

@@ -263,7 +263,7 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 			return Change{}, fmt.Errorf("%s: %w", r.name, err)
 		}
 	}
-	before, after := attrs{}, attrs{}
+	before, after := Values{}, Values{}
 	for _, im := range r.images {
 		if fileRuntime(r.runtime) && im.Tag != "" && store != nil {
 			link := path.Join(r.dir, facts.ImageLinkName(im.Repo, im.Tag, r.runtime))
@@ -271,17 +271,17 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 				return Change{}, fmt.Errorf("%s: %s is a regular file, not the tag's link gpuform makes; gpuform replaces no file it did not write: move it away (or to its digest's name, %s, if it is that build), then plan again", r.name, link, facts.ImageFileName(im.Repo, im.Digest, r.runtime))
 			}
 		}
-		after[im.Ref] = value(im, im.Digest)
+		after[im.Ref] = StringVal(value(im, im.Digest))
 		// A file an older gpuform recorded without its content hash is
 		// pulled again, so that verify -tier full can check its content.
 		if fileRuntime(r.runtime) && !r.shared && NodeFileUnhashed(r.spec, store, im) {
 			continue
 		}
 		if d := NodeDigest(store, im); d != "" {
-			before[im.Ref] = value(im, d)
+			before[im.Ref] = StringVal(value(im, d))
 		}
 	}
-	var b map[string]string = before
+	var b Values = before
 	if len(before) == 0 {
 		b = nil
 	}
@@ -292,7 +292,7 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 		}
 		for _, im := range r.images {
 			if im.Ref == ref {
-				c.Steps = append(c.Steps, r.pull(im, after[ref]))
+				c.Steps = append(c.Steps, r.pull(im, after[ref].Text))
 			}
 		}
 	}

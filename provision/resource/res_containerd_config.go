@@ -337,7 +337,7 @@ func (r *containerdResource) edit(cur []byte, exists bool) (string, error) {
 
 // attrs reads gpuform's keys from a config.toml, for the plan.
 func (r *containerdResource) attrs(content string, exists bool) (map[string]string, error) {
-	out := attrs{}
+	out := map[string]string{}
 	if !exists {
 		return out, nil
 	}
@@ -371,7 +371,7 @@ func (r *containerdResource) desired(cur string, exists bool) (map[string]string
 	if err != nil {
 		return nil, err
 	}
-	out := attrs{}
+	out := map[string]string{}
 	for _, k := range r.keys(d, v) {
 		switch {
 		case k.value != "":
@@ -421,13 +421,13 @@ func (r *containerdResource) Diff(n *facts.Node) (Change, error) {
 		content: "wanted",
 		edit:    r.edit,
 		current: func(*facts.Node) (string, bool) { return cur, cf.Exists },
-		attrs: func(*facts.Node, string, bool) map[string]string {
+		attrs: func(*facts.Node, string, bool) Values {
 			if !cf.Exists {
 				return nil
 			}
-			return maps.Clone(before)
+			return stringVals(before)
 		},
-		desired:  want,
+		desired:  stringVals(want),
 		then:     then,
 		restarts: restarts,
 	}
@@ -551,7 +551,7 @@ func (r *containerdResource) diffDropIn(own *containerdSource) (Change, error) {
 		delete(want, "enable_cdi")
 	}
 	var differ []string
-	for _, k := range slices.Sorted(maps.Keys(attrs(want))) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if got, ok := before[k]; !ok || strings.Trim(got, `"`) != want[k] {
 			g := "(none)"
 			if ok {
@@ -560,7 +560,7 @@ func (r *containerdResource) diffDropIn(own *containerdSource) (Change, error) {
 			differ = append(differ, fmt.Sprintf("%s = %s, the spec wants %s", k, g, want[k]))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(attrs(before))) {
+	for _, k := range slices.Sorted(maps.Keys(before)) {
 		if _, ok := want[k]; !ok {
 			differ = append(differ, fmt.Sprintf("%s = %s, the spec wants it unset", k, before[k]))
 		}
@@ -569,7 +569,7 @@ func (r *containerdResource) diffDropIn(own *containerdSource) (Change, error) {
 		return Change{}, fmt.Errorf("%s: conflict: %s, which %s imports, holds containerd's CRI settings (containerd reads it over %s) and sets %s; gpuform does not edit a file it did not write: change it there (nvidia-ctk runtime configure --runtime=containerd rewrites it) or remove it, then plan again", r.name, own.path, ContainerdConfigFile, ContainerdConfigFile, strings.Join(differ, "; "))
 	}
 	before["configured_in"], want["configured_in"] = own.path, own.path
-	c := r.change(before, want)
+	c := r.change(stringVals(before), stringVals(want))
 	c.Path = own.path
 	return c, nil
 }

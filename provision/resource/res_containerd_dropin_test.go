@@ -137,10 +137,10 @@ func TestContainerdDropIn(t *testing.T) {
 			if c.Action != tc.action {
 				t.Fatalf("action %c, want %c: %v -> %v", c.Action, tc.action, c.Before, c.After)
 			}
-			if tc.action == NoOp && (len(c.Steps) != 0 || c.Before["configured_in"] != dropInPath || c.Before["runtimes.nvidia.options.BinaryName"] != containerdNvidiaBinary) {
+			if tc.action == NoOp && (len(c.Steps) != 0 || c.Before["configured_in"] != StringVal(dropInPath) || c.Before["runtimes.nvidia.options.BinaryName"] != StringVal(containerdNvidiaBinary)) {
 				t.Errorf("no-op over the drop-in: steps %d, before %v", len(c.Steps), c.Before)
 			}
-			if tc.action == Update && c.Before["configured_in"] != "" {
+			if tc.action == Update && c.Before["configured_in"] != StringVal("") {
 				t.Errorf("config.toml edit claims a drop-in: %v", c.Before)
 			}
 			joined := strings.Join(warnings, "\n")

@@ -32,10 +32,10 @@ func governorResource(gov, header string) (*fileResource, error) {
 		path:    GovernorFile,
 		content: content,
 		current: managedFile(GovernorFile),
-		attrs: func(f *facts.Node, _ string, exists bool) map[string]string {
-			return attrs{"governor": strings.Join(f.CPU.Governors, ","), "set_at_boot": boolStr(exists)}
+		attrs: func(f *facts.Node, _ string, exists bool) Values {
+			return Values{"governor": StringVal(strings.Join(f.CPU.Governors, ",")), "set_at_boot": BoolVal(exists)}
 		},
-		desired: attrs{"governor": gov, "set_at_boot": "true"},
+		desired: Values{"governor": StringVal(gov), "set_at_boot": BoolVal(true)},
 		live: func(f *facts.Node) bool {
 			// No cpufreq (VMs, some BIOS settings): nothing to set.
 			return len(f.CPU.Governors) == 0 || len(f.CPU.Governors) == 1 && f.CPU.Governors[0] == gov

@@ -64,7 +64,7 @@ func TestDockerCDIFeature(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Action != tc.action || c.After["features.cdi"] != tc.want {
+			if c.Action != tc.action || c.After["features.cdi"] != StringVal(tc.want) {
 				t.Errorf("plan %c %v -> %v, want %c with features.cdi %q", c.Action, c.Before, c.After, tc.action, tc.want)
 			}
 			joined := strings.Join(warnings, "\n")

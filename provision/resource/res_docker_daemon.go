@@ -184,7 +184,7 @@ func dockerSize(n uint64) string {
 }
 
 func (r *dockerResource) wanted() map[string]string {
-	w := attrs{}
+	w := map[string]string{}
 	if r.c.NvidiaContainerToolkit.Set || r.c.DefaultRuntime.V {
 		w["runtimes.nvidia"] = nvidiaRuntimePath
 	}
@@ -211,7 +211,7 @@ func ulimitText(s spec.Size) string {
 
 // actual reads the same attributes from daemon.json.
 func (r *dockerResource) actual(d map[string]any) map[string]string {
-	out := attrs{}
+	out := map[string]string{}
 	if rt, ok := d["runtimes"].(map[string]any); ok {
 		if nv, ok := rt["nvidia"].(map[string]any); ok {
 			if p, ok := nv["path"].(string); ok {
@@ -266,7 +266,7 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	drop := share.drop(want)
 	var before map[string]string
 	if d.Present {
-		before = attrs{}
+		before = map[string]string{}
 		// Show only the keys the spec sets or removes; the others are
 		// kept as they are.
 		for k := range want {
@@ -283,13 +283,14 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	if len(want) == 0 && len(drop) == 0 {
 		before, want = nil, nil
 	}
+	beforeVals, afterVals := stringVals(before), stringVals(want)
 	// An earlier apply that wrote daemon.json was cut off before Docker
 	// restarted (its marker is still there): restart it now.
 	if _, pending := n.ManagedFile(PendingMarker(DaemonJSON)); pending && n.Unit("docker.service").Enabled != "not-found" {
-		before, want = copyAttrs(before), copyAttrs(want)
-		before["in effect"], want["in effect"] = "false", "true"
+		beforeVals, afterVals = copyAttrs(beforeVals), copyAttrs(afterVals)
+		beforeVals["in effect"], afterVals["in effect"] = StringVal("false"), StringVal("true")
 	}
-	c := r.change(before, want)
+	c := r.change(beforeVals, afterVals)
 	c.Path = DaemonJSON
 	c.Keys = share.keyedFile(r.wanted(), fileKeys)
 	if c.Keys != nil && want["features.cdi"] == "true" && !slices.Contains(c.Keys.Declared, "features.cdi") {

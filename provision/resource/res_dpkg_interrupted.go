@@ -40,13 +40,13 @@ func withDpkgRepair(rs []Resource, f *facts.Node) []Resource {
 
 func (r *dpkgRepair) Diff(n *facts.Node) (Change, error) {
 	left := n.InterruptedPackages()
-	after := attrs{"dpkg": "configured"}
+	after := Values{"dpkg": StringVal("configured")}
 	if len(left) == 0 {
 		c := r.change(after, after)
 		c.Action = NoOp
 		return c, nil
 	}
-	c := r.change(attrs{"dpkg": "interrupted: " + strings.Join(left, ", ")}, after)
+	c := r.change(Values{"dpkg": StringVal("interrupted: " + strings.Join(left, ", "))}, after)
 	c.Steps = []Step{commandStep("dpkg --configure -a (finish the interrupted dpkg run)",
 		"export DEBIAN_FRONTEND=noninteractive",
 		// dpkg has no lock timeout of its own: wait for another package

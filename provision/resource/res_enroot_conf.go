@@ -26,7 +26,7 @@ func buildEnrootConf(in *buildInput) ([]Resource, []string, error) {
 	if c == nil || c.Runtime.V != "enroot" || !c.EnrootCachePath.Set && !c.EnrootDataPath.Set && !c.EnrootRestrictDev.Set {
 		return []Resource{absentFile(EnrootConf, EnrootConfFile)}, nil, nil
 	}
-	want := attrs{}
+	want := map[string]string{}
 	var keys []string
 	for _, kv := range []struct {
 		key string
@@ -58,16 +58,16 @@ func buildEnrootConf(in *buildInput) ([]Resource, []string, error) {
 		path:    EnrootConfFile,
 		content: b.String(),
 		current: managedFile(EnrootConfFile),
-		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
+		attrs: textAttrs(func(_ *facts.Node, cur string, _ bool) map[string]string {
 			return enrootSettings(cur)
-		},
-		desired: want,
+		}),
+		desired: stringVals(want),
 	}}, nil, nil
 }
 
 // enrootSettings reads "KEY value" lines, as enroot does, skipping comments.
 func enrootSettings(content string) map[string]string {
-	out := attrs{}
+	out := map[string]string{}
 	for _, line := range strings.Split(content, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {

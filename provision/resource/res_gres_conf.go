@@ -65,11 +65,11 @@ func buildGRESConf(in *buildInput) ([]Resource, []string, error) {
 		},
 		// other_lines is only in the after side: a change to the file
 		// shows, as an added attribute, that the site's lines stay.
-		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
+		attrs: textAttrs(func(_ *facts.Node, cur string, _ bool) map[string]string {
 			b, _, _ := splitGRES(cur)
 			return gresAttrs(b)
-		},
-		desired:  want,
+		}),
+		desired:  stringVals(want),
 		post:     []Step{slurmdRestart()},
 		restarts: []string{"slurmd"},
 	}}, nil, nil
@@ -171,7 +171,7 @@ func gresOthers(content string) []gresLine {
 // "Type=h100_sxm5_80gb File=/dev/nvidia0 Cores=0-55 Links=-1,1,…", or
 // AutoDetect = "nvml".
 func gresAttrs(block string) map[string]string {
-	out := attrs{}
+	out := map[string]string{}
 	i := 0
 	for _, l := range strings.Split(block, "\n") {
 		t, _, _ := strings.Cut(l, "#")

@@ -48,7 +48,7 @@ func TestGRESConf(t *testing.T) {
 	got, _ := diffAll(t, loadNode(t, body), f)
 	c := got[GRESConf]
 	wantGPU1 := "Type=h100_sxm5_80gb File=/dev/nvidia1 Cores=4-7 Links=1,-1"
-	if c.Action != Create || c.After["gpu.1"] != wantGPU1 || len(c.Steps) != 2 {
+	if c.Action != Create || c.After["gpu.1"] != StringVal(wantGPU1) || len(c.Steps) != 2 {
 		t.Fatalf("absent gres.conf: %+v", c)
 	}
 	written := c.Steps[0].Input
@@ -72,7 +72,7 @@ func TestGRESConf(t *testing.T) {
 	withGRES(f, site+strings.Replace(written, "Cores=4-7", "Cores=0-3", 1)+"NodeName=other Name=nic Count=1\n")
 	got, _ = diffAll(t, loadNode(t, body), f)
 	c = got[GRESConf]
-	if c.Action != Update || c.Before["gpu.1"] != strings.Replace(wantGPU1, "Cores=4-7", "Cores=0-3", 1) || c.After["gpu.1"] != wantGPU1 || c.After["other_lines"] != "2 kept" {
+	if c.Action != Update || c.Before["gpu.1"] != StringVal(strings.Replace(wantGPU1, "Cores=4-7", "Cores=0-3", 1)) || c.After["gpu.1"] != StringVal(wantGPU1) || c.After["other_lines"] != StringVal("2 kept") {
 		t.Fatalf("changed block among the site's lines: %+v", c)
 	}
 	if w := c.Steps[0].Input; w != site+written+"NodeName=other Name=nic Count=1\n" {
@@ -84,7 +84,7 @@ func TestGRESConf(t *testing.T) {
 	withGRES(f, "Name=mps Count=100 File=/dev/nvidia0")
 	got, _ = diffAll(t, loadNode(t, body), f)
 	c = got[GRESConf]
-	if c.Action != Update || c.Before["other_lines"] != "" || c.After["other_lines"] != "1 kept" || c.Steps[0].Input != "Name=mps Count=100 File=/dev/nvidia0\n"+written {
+	if c.Action != Update || c.Before["other_lines"] != StringVal("") || c.After["other_lines"] != StringVal("1 kept") || c.Steps[0].Input != "Name=mps Count=100 File=/dev/nvidia0\n"+written {
 		t.Fatalf("site's file without the block: %+v\n%s", c, c.Steps[0].Input)
 	}
 
@@ -122,7 +122,7 @@ func TestGRESConf(t *testing.T) {
 	f.ConfigFiles = nil
 	auto := "slurm {\n gres = true\n gres_autodetect = \"nvml\"\n}"
 	got, _ = diffAll(t, loadNode(t, auto), f)
-	if c := got[GRESConf]; c.Action != Create || c.After["AutoDetect"] != "nvml" || !strings.Contains(c.Steps[0].Input, "\nAutoDetect=nvml\n") {
+	if c := got[GRESConf]; c.Action != Create || c.After["AutoDetect"] != StringVal("nvml") || !strings.Contains(c.Steps[0].Input, "\nAutoDetect=nvml\n") {
 		t.Errorf("autodetect: %+v", c)
 	}
 

@@ -29,7 +29,7 @@ func hugepagesResource(n *spec.Node) (*fileResource, error) {
 	h := n.Hugepages
 	if h == nil || !h.Count.Set {
 		return &fileResource{base: base{name: HugePages}, path: HugePagesFile, current: managedFile(HugePagesFile),
-			attrs: func(*facts.Node, string, bool) map[string]string { return attrs{"file": HugePagesFile} }}, nil
+			attrs: func(*facts.Node, string, bool) Values { return Values{"file": StringVal(HugePagesFile)} }}, nil
 	}
 	size := h.Size.V.Bytes
 	if size == 0 {
@@ -48,10 +48,10 @@ func hugepagesResource(n *spec.Node) (*fileResource, error) {
 		path:    HugePagesFile,
 		content: content,
 		current: managedFile(HugePagesFile),
-		attrs: func(f *facts.Node, _ string, _ bool) map[string]string {
-			return attrs{"page_size": spec.FormatBytes(f.HugePages.PageSizeBytes), "count": strconv.FormatUint(f.HugePages.Total, 10)}
+		attrs: func(f *facts.Node, _ string, _ bool) Values {
+			return Values{"page_size": StringVal(spec.FormatBytes(f.HugePages.PageSizeBytes)), "count": NumberVal(f.HugePages.Total)}
 		},
-		desired: attrs{"page_size": "2MiB", "count": count},
+		desired: Values{"page_size": StringVal("2MiB"), "count": NumberVal(h.Count.V)},
 		live: func(f *facts.Node) bool {
 			return f.HugePages.Total == uint64(h.Count.V) && (f.HugePages.PageSizeBytes == 0 || f.HugePages.PageSizeBytes == 2<<20)
 		},

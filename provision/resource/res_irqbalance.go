@@ -74,13 +74,13 @@ func buildIRQBalance(in *buildInput) ([]Resource, []string, error) {
 		}
 		return setKeyLines(cur, []string{irqbalanceKey}, map[string]string{irqbalanceKey: v}, nil)
 	}
-	after := attrs{}
+	after := Values{}
 	if wanted {
-		after["policy script"] = nicirq.File
+		after["policy script"] = StringVal(nicirq.File)
 	}
-	before := attrs{}
+	before := Values{}
 	if has {
-		before["policy script"] = nicirq.File
+		before["policy script"] = StringVal(nicirq.File)
 	}
 	return []Resource{&fileResource{
 		base: base{name: IRQBalance},
@@ -93,7 +93,7 @@ func buildIRQBalance(in *buildInput) ([]Resource, []string, error) {
 			c := currentFile(f, path)
 			return string(c.Data), c.Exists
 		},
-		attrs: func(*facts.Node, string, bool) map[string]string {
+		attrs: func(*facts.Node, string, bool) Values {
 			return before
 		},
 		desired:  after,

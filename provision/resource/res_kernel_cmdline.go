@@ -145,7 +145,7 @@ func kernelCmdline(n *spec.Node, f *facts.Node, family string, extra []string) (
 			return cmd, nil
 		}
 	}
-	desired := attrs{"args": strings.Join(args, " ")}
+	desired := map[string]string{"args": strings.Join(args, " ")}
 	if share.claims && len(args) == 0 && len(drop) == 0 {
 		// Nothing of this spec's here: no change to show.
 		desired = nil
@@ -159,15 +159,15 @@ func kernelCmdline(n *spec.Node, f *facts.Node, family string, extra []string) (
 		current: managedFile(GrubDropIn),
 		// The plan shows the spec's own arguments; without an owner,
 		// all of the drop-in's (all of them are the spec's).
-		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
+		attrs: textAttrs(func(f *facts.Node, cur string, exists bool) map[string]string {
 			if desired == nil {
 				return nil
 			}
 			if !exists {
-				return attrs{"args": ""}
+				return map[string]string{"args": ""}
 			}
 			if !share.claims {
-				return attrs{"args": dropInArgs(cur)}
+				return map[string]string{"args": dropInArgs(cur)}
 			}
 			var own []string
 			for _, a := range strings.Fields(dropInArgs(cur)) {
@@ -175,9 +175,9 @@ func kernelCmdline(n *spec.Node, f *facts.Node, family string, extra []string) (
 					own = append(own, a)
 				}
 			}
-			return attrs{"args": strings.Join(own, " ")}
-		},
-		desired: desired,
+			return map[string]string{"args": strings.Join(own, " ")}
+		}),
+		desired: stringVals(desired),
 		live: func(f *facts.Node) bool {
 			for _, a := range args {
 				name, val, hasVal := strings.Cut(a, "=")

@@ -22,7 +22,7 @@ func buildLimits(in *buildInput) ([]Resource, []string, error) {
 // and stack in KiB. Several specs may share the file, each owning the
 // items it declares (see keyShare): then only the spec's lines change.
 func limitsResource(n *spec.Node, f *facts.Node) *fileResource {
-	want := attrs{}
+	want := map[string]string{}
 	lines := map[string]string{}
 	var keys []string
 	if n.Container != nil {
@@ -82,11 +82,11 @@ func limitsResource(n *spec.Node, f *facts.Node) *fileResource {
 		r.content = b.String()
 	}
 	if len(keys) > 0 {
-		r.desired = want
+		r.desired = stringVals(want)
 	}
 	// The plan shows the items the spec declares or removes; without an
 	// owner, every item of the file (all of them are the spec's).
-	r.attrs = func(f *facts.Node, _ string, _ bool) map[string]string {
+	r.attrs = textAttrs(func(f *facts.Node, _ string, _ bool) map[string]string {
 		all := limitAttrs(f)
 		if !share.claims {
 			return all
@@ -94,16 +94,16 @@ func limitsResource(n *spec.Node, f *facts.Node) *fileResource {
 		if len(keys) == 0 && len(drop) == 0 {
 			return nil
 		}
-		out := attrs{}
+		out := map[string]string{}
 		for _, k := range slices.Concat(keys, drop) {
 			if v, ok := all[k]; ok {
 				out[k] = v
 			}
 		}
 		return out
-	}
+	})
 	if share.claims && len(keys) == 0 && len(drop) > 0 {
-		r.desired = attrs{}
+		r.desired = Values{}
 	}
 	return r
 }
@@ -132,7 +132,7 @@ func limitsItems(content string) []string {
 
 // limitAttrs reads the soft limits gpuform's file sets.
 func limitAttrs(f *facts.Node) map[string]string {
-	out := attrs{}
+	out := map[string]string{}
 	for _, l := range f.Limits {
 		if l.File == LimitsFile && l.Domain == "*" && (l.Type == "soft" || l.Type == "-") {
 			out[l.Item] = l.Value

@@ -103,7 +103,7 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 			return nil, err
 		}
 	}
-	want := attrs{}
+	want := map[string]string{}
 	var keys []string
 	if len(hcas) > 0 {
 		want["NCCL_IB_HCA"] = strings.Join(hcas, ",")
@@ -164,8 +164,8 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 			return f.NCCLConf.Content, true
 		},
 		// Only gpuform's keys: the operator's other settings stay as they are.
-		attrs: func(_ *facts.Node, cur string, _ bool) map[string]string {
-			out := attrs{}
+		attrs: textAttrs(func(_ *facts.Node, cur string, _ bool) map[string]string {
+			out := map[string]string{}
 			all := keyValueLines(cur)
 			for _, k := range slices.Concat(keys, drop) {
 				if v, ok := all[k]; ok {
@@ -173,8 +173,8 @@ func ncclConf(n *spec.Node, f *facts.Node) (*fileResource, error) {
 				}
 			}
 			return out
-		},
-		desired: want,
+		}),
+		desired: stringVals(want),
 		keyed:   share.keyedFile(want, fileKeys),
 	}, nil
 }

@@ -30,12 +30,12 @@ func buildNCCLTopo(in *buildInput) ([]Resource, []string, error) {
 		path:    nccltopo.File,
 		content: content,
 		current: managedFile(nccltopo.File),
-		attrs: func(_ *facts.Node, cur string, exists bool) map[string]string {
+		attrs: func(_ *facts.Node, cur string, exists bool) Values {
 			if !exists {
-				return attrs{}
+				return Values{}
 			}
-			return attrs{"content": "sha256:" + shortSum(cur)}
+			return Values{"content": StringVal("sha256:" + shortSum(cur))}
 		},
-		desired: attrs{"content": "sha256:" + shortSum(content)},
+		desired: Values{"content": StringVal("sha256:" + shortSum(content))},
 	}}, nil, nil
 }

@@ -44,7 +44,7 @@ func TestNCCLTopo(t *testing.T) {
 		t.Fatalf("nccl_topo on a flattened VM: %+v (warnings %q)", topo, warnings)
 	}
 	// Without nccl_env, nccl.conf gets the topology key alone.
-	if conf.Action != Create || conf.After["NCCL_TOPO_FILE"] != nccltopo.File || conf.After["NCCL_IB_HCA"] != "" {
+	if conf.Action != Create || conf.After["NCCL_TOPO_FILE"] != StringVal(nccltopo.File) || conf.After["NCCL_IB_HCA"] != StringVal("") {
 		t.Errorf("nccl_conf: %+v", conf)
 	}
 	// Written: nothing to do.
@@ -64,14 +64,14 @@ func TestNCCLTopo(t *testing.T) {
 	}
 	// nccl.conf held only gpuform's NCCL_TOPO_FILE: it goes with the file
 	// it points at.
-	if c := got[NCCLConf]; c.Action != Delete || c.Before["NCCL_TOPO_FILE"] != nccltopo.File {
+	if c := got[NCCLConf]; c.Action != Delete || c.Before["NCCL_TOPO_FILE"] != StringVal(nccltopo.File) {
 		t.Errorf("bare metal without nccl_env: nccl.conf: %+v", c)
 	}
 	// The operator's lines stay; only gpuform's key goes.
 	f.NCCLConf = &facts.File{Content: "NCCL_DEBUG=WARN\nNCCL_TOPO_FILE=" + nccltopo.File + "\n"}
 	f.ConfigFiles = map[string]facts.ConfigFile{NCCLConfFile: {Exists: true, Data: []byte(f.NCCLConf.Content), SHA256: facts.NewFile(f.NCCLConf.Content).SHA256, Mode: "-rw-r--r--", UID: "0", GID: "0"}}
 	got, _ = diffAll(t, n, f)
-	if c := got[NCCLConf]; c.Action != Update || c.Before["NCCL_TOPO_FILE"] != nccltopo.File || len(c.After) != 0 ||
+	if c := got[NCCLConf]; c.Action != Update || c.Before["NCCL_TOPO_FILE"] != StringVal(nccltopo.File) || len(c.After) != 0 ||
 		len(c.Steps) != 1 || !strings.Contains(c.Steps[0].Input, "NCCL_DEBUG=WARN\n") || strings.Contains(c.Steps[0].Input, "NCCL_TOPO_FILE") {
 		t.Errorf("bare metal, operator's nccl.conf: %+v", c)
 	}
@@ -88,7 +88,7 @@ func TestNCCLTopo(t *testing.T) {
   nccl_env = true
 }`)
 	got, warnings = diffAll(t, n, f)
-	if got[NCCLTopo].Action != NoOp || got[NCCLConf].After["NCCL_TOPO_FILE"] != "" || strings.Contains(strings.Join(warnings, "\n"), nccltopo.File) {
+	if got[NCCLTopo].Action != NoOp || got[NCCLConf].After["NCCL_TOPO_FILE"] != StringVal("") || strings.Contains(strings.Join(warnings, "\n"), nccltopo.File) {
 		t.Errorf("not asked: %+v %+v %q", got[NCCLTopo], got[NCCLConf], warnings)
 	}
 }

@@ -19,22 +19,22 @@ func buildNICIRQ(in *buildInput) ([]Resource, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	want := attrs{"script": "sha256:" + shortSum(content)}
+	want := Values{"script": StringVal("sha256:" + shortSum(content))}
 	for _, g := range groups {
-		want[g.Label()] = g.Want()
+		want[g.Label()] = StringVal(g.Want())
 	}
 	return []Resource{&fileResource{
 		base:    base{name: NICIRQ},
 		path:    nicirq.File,
 		content: content,
 		current: managedFile(nicirq.File),
-		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
-			out := attrs{}
+		attrs: func(f *facts.Node, cur string, exists bool) Values {
+			out := Values{}
 			if exists {
-				out["script"] = "sha256:" + shortSum(cur)
+				out["script"] = StringVal("sha256:" + shortSum(cur))
 			}
 			for _, g := range groups {
-				out[g.Label()] = nicirq.Summary(g.IRQs)
+				out[g.Label()] = StringVal(nicirq.Summary(g.IRQs))
 			}
 			return out
 		},

@@ -24,14 +24,14 @@ func buildNICIRQUnit(in *buildInput) ([]Resource, []string, error) {
 		path:    nicirq.UnitFile,
 		content: content,
 		current: managedFile(nicirq.UnitFile),
-		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
-			out := attrs{"enabled": f.Unit(nicirq.Unit).Enabled}
+		attrs: func(f *facts.Node, cur string, exists bool) Values {
+			out := Values{"enabled": StringVal(f.Unit(nicirq.Unit).Enabled)}
 			if exists {
-				out["content"] = "sha256:" + shortSum(cur)
+				out["content"] = StringVal("sha256:" + shortSum(cur))
 			}
 			return out
 		},
-		desired: attrs{"content": "sha256:" + shortSum(content), "enabled": "enabled"},
+		desired: Values{"content": StringVal("sha256:" + shortSum(content)), "enabled": StringVal("enabled")},
 		live:    func(f *facts.Node) bool { return f.Unit(nicirq.Unit).Enabled == "enabled" },
 		then:    "systemctl daemon-reload",
 		post:    []Step{commandStep("enable "+nicirq.Unit, "systemctl enable "+q(nicirq.Unit))},

@@ -62,15 +62,15 @@ func buildNICMTU(in *buildInput) ([]Resource, []string, error) {
 }
 
 func (r *nicMTU) Diff(n *facts.Node) (Change, error) {
-	before, after := attrs{}, attrs{}
+	before, after := Values{}, Values{}
 	var steps []Step
 	for _, k := range slices.Sorted(maps.Keys(r.want)) {
 		t := r.want[k]
-		after[k] = strconv.Itoa(t.mtu)
-		before[k] = "(unknown)"
+		after[k] = NumberVal(t.mtu)
+		before[k] = StringVal("(unknown)")
 		for _, d := range n.RDMA {
 			if m, ok := d.MTU[t.netdev]; ok && slices.Contains(d.NetDevs, t.netdev) {
-				before[k] = strconv.Itoa(m)
+				before[k] = NumberVal(m)
 			}
 		}
 		if before[k] != after[k] {

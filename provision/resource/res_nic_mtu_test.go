@@ -33,7 +33,7 @@ func TestNICMTU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Action != Update || c.Before["mlx5_0 (enp24s0np0)"] != "1500" || c.After["mlx5_0 (enp24s0np0)"] != "4200" ||
+	if c.Action != Update || c.Before["mlx5_0 (enp24s0np0)"] != NumberVal(1500) || c.After["mlx5_0 (enp24s0np0)"] != NumberVal(4200) ||
 		len(c.Steps) != 1 || !strings.Contains(c.Steps[0].Script, "ip link set dev enp24s0np0 mtu 4200") {
 		t.Fatalf("change %+v", c)
 	}

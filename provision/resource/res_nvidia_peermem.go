@@ -34,10 +34,10 @@ func peermem(afterReboot func(*facts.Node) bool, header string) (*fileResource, 
 		path:    ModulesLoadFile,
 		content: header + module + "\n",
 		current: managedFile(ModulesLoadFile),
-		attrs: func(n *facts.Node, content string, exists bool) map[string]string {
-			return attrs{"loaded": boolStr(n.HasModule(module)), "load_at_boot": boolStr(exists && strings.Contains(content, module))}
+		attrs: func(n *facts.Node, content string, exists bool) Values {
+			return Values{"loaded": BoolVal(n.HasModule(module)), "load_at_boot": BoolVal(exists && strings.Contains(content, module))}
 		},
-		desired:     attrs{"loaded": "true", "load_at_boot": "true"},
+		desired:     Values{"loaded": BoolVal(true), "load_at_boot": BoolVal(true)},
 		live:        func(n *facts.Node) bool { return n.HasModule(module) },
 		post:        []Step{commandStep("load "+module, "modprobe "+q(module))},
 		afterReboot: afterReboot,

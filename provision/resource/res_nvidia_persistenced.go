@@ -24,11 +24,11 @@ type serviceResource struct {
 
 func (r *serviceResource) Diff(n *facts.Node) (Change, error) {
 	st := n.Unit(r.unit)
-	before := attrs{"enabled": st.Enabled, "active": st.Active}
+	before := Values{"enabled": StringVal(st.Enabled), "active": StringVal(st.Active)}
 	if st.Enabled == "not-found" {
 		before = nil
 	}
-	after := attrs{"enabled": "enabled", "active": "active"}
+	after := Values{"enabled": StringVal("enabled"), "active": StringVal("active")}
 	c := r.change(before, after)
 	if c.Action == NoOp {
 		return c, nil

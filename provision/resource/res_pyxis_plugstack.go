@@ -81,14 +81,14 @@ func (r *pyxisResource) Diff(n *facts.Node) (Change, error) {
 		current: func(*facts.Node) (string, bool) {
 			return string(cf.Data), cf.Exists
 		},
-		attrs: func(_ *facts.Node, cur string, exists bool) map[string]string {
+		attrs: func(_ *facts.Node, cur string, exists bool) Values {
 			if !exists {
 				return nil
 			}
 			pl, _, _ := findPyxisLine(cur)
-			return attrs{"plugin": pl}
+			return Values{"plugin": StringVal(pl)}
 		},
-		desired:  attrs{"plugin": line},
+		desired:  Values{"plugin": StringVal(line)},
 		then:     then,
 		restarts: restarts,
 	}

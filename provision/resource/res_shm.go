@@ -94,7 +94,7 @@ func parseTmpfsSize(s string, ram uint64) (uint64, bool) {
 
 func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 	want := r.size.Resolve(n.MemoryBytes)
-	after := attrs{"fstab": "size=" + r.opt, "mounted_size": sizeText(want)}
+	after := Values{"fstab": StringVal("size=" + r.opt), "mounted_size": StringVal(sizeText(want))}
 	cf := currentFile(n, FstabFile)
 	if cf.Error != "" {
 		return Change{}, fmt.Errorf("%s: gpuform will not rewrite it: %s", FstabFile, cf.Error)
@@ -103,17 +103,17 @@ func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
-	var before map[string]string
+	var before Values
 	if n.Shm.Mounted || entry >= 0 {
-		before = attrs{}
+		before = Values{}
 		if entry >= 0 {
-			before["fstab"] = "size=" + fstabSize(fstabLine(cf.Data, entry))
+			before["fstab"] = StringVal("size=" + fstabSize(fstabLine(cf.Data, entry)))
 			if fstabSize(fstabLine(cf.Data, entry)) == "" {
-				before["fstab"] = "(no size)"
+				before["fstab"] = StringVal("(no size)")
 			}
 		}
 		if n.Shm.Mounted {
-			before["mounted_size"] = sizeText(n.Shm.SizeBytes)
+			before["mounted_size"] = StringVal(sizeText(n.Shm.SizeBytes))
 		}
 	}
 	fstabOK := entry >= 0 && sameSize(fstabSize(fstabLine(cf.Data, entry)), r.opt, n.MemoryBytes)

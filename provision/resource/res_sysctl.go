@@ -97,11 +97,11 @@ func sysctlResource(n *spec.Node, f *facts.Node) (*fileResource, error) {
 		edit:    edit,
 		keyed:   share.keyedFile(want, fileKeys),
 		current: managedFile(SysctlFile),
-		attrs: func(f *facts.Node, cur string, exists bool) map[string]string {
+		attrs: textAttrs(func(f *facts.Node, cur string, exists bool) map[string]string {
 			if desired == nil {
 				return nil
 			}
-			out := attrs{}
+			out := map[string]string{}
 			inFile := keyValueLines(cur)
 			for _, k := range shown {
 				if _, ok := out[k]; ok {
@@ -118,8 +118,8 @@ func sysctlResource(n *spec.Node, f *facts.Node) (*fileResource, error) {
 				}
 			}
 			return out
-		},
-		desired: desired,
+		}),
+		desired: stringVals(desired),
 		precheck: func(f *facts.Node) error {
 			for _, k := range keys {
 				if exists, known := f.HasSysctl(k); known && !exists {

@@ -33,9 +33,9 @@ type Change struct {
 	Path string `json:"path,omitempty"`
 	// Before is the actual value, attribute by attribute; nil when the
 	// resource is absent.
-	Before map[string]string `json:"before"`
+	Before Values `json:"before"`
 	// After is the desired value; nil when the resource will be deleted.
-	After map[string]string `json:"after"`
+	After Values `json:"after"`
 	// RebootRequired is true when the change takes full effect only after a
 	// reboot (driver, kernel command line, boot-time huge pages).
 	RebootRequired bool `json:"reboot_required"`
@@ -119,11 +119,9 @@ type Step struct {
 	Check string `json:"check,omitempty"`
 }
 
-// attrs is a helper for building Before/After maps.
-type attrs map[string]string
-
-// diffAction derives the action from before and after values.
-func diffAction(before, after map[string]string) Action {
+// diffAction derives the action from before and after values: an
+// attribute changes when its text or its kind does.
+func diffAction(before, after Values) Action {
 	switch {
 	case before == nil && after == nil:
 		return NoOp
@@ -204,13 +202,6 @@ func (b base) Name() string        { return b.name }
 func (b base) DependsOn() []string { return b.deps }
 
 // change starts a Change for b from before and after.
-func (b base) change(before, after map[string]string) Change {
+func (b base) change(before, after Values) Change {
 	return Change{Resource: b.name, Action: diffAction(before, after), Before: before, After: after, DependsOn: b.deps}
-}
-
-func boolStr(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }

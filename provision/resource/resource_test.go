@@ -287,7 +287,7 @@ func TestHugepages(t *testing.T) {
 	f.HugePages = facts.HugePages{Total: 0, PageSizeBytes: 2 << 20}
 	got, _ := diffAll(t, loadNode(t, "hugepages {\n size = \"2MiB\"\n count = 1024\n}"), f)
 	c := got[HugePages]
-	if c.Action != Create || c.After["count"] != "1024" || len(c.Steps) != 2 || !strings.Contains(c.Steps[1].Script, "sysctl -q -p /etc/sysctl.d/91-gpuform-hugepages.conf") {
+	if c.Action != Create || c.After["count"] != NumberVal(1024) || len(c.Steps) != 2 || !strings.Contains(c.Steps[1].Script, "sysctl -q -p /etc/sysctl.d/91-gpuform-hugepages.conf") {
 		t.Errorf("2 MiB pages: %+v", c)
 	}
 	// Reserved and persisted: nothing to do.
@@ -300,7 +300,7 @@ func TestHugepages(t *testing.T) {
 	// 1 GiB pages are boot-time kernel arguments, and need a reboot.
 	got, _ = diffAll(t, loadNode(t, "kernel_args = [\"iommu=pt\"]\nhugepages {\n size = \"1GiB\"\n count = 16\n}"), debianNode())
 	k := got[KernelCmdline]
-	if k.After["args"] != "iommu=pt default_hugepagesz=1G hugepagesz=1G hugepages=16" || !k.RebootRequired || k.Action != Create {
+	if k.After["args"] != StringVal("iommu=pt default_hugepagesz=1G hugepagesz=1G hugepages=16") || !k.RebootRequired || k.Action != Create {
 		t.Errorf("1 GiB pages: %+v", k)
 	}
 	if !strings.Contains(k.Steps[0].Script, "update-grub") {
@@ -363,8 +363,8 @@ func TestPackageSetShowsVersions(t *testing.T) {
 			}
 			got, _ := diffAll(t, tk, f)
 			c := got[ContainerToolkit]
-			if c.Before["packages"] != tc.before || c.After["packages"] != tc.after {
-				t.Errorf("packages\nbefore %q\n want  %q\nafter  %q\n want  %q", c.Before["packages"], tc.before, c.After["packages"], tc.after)
+			if c.Before["packages"] != StringVal(tc.before) || c.After["packages"] != StringVal(tc.after) {
+				t.Errorf("packages\nbefore %q\n want  %q\nafter  %q\n want  %q", c.Before["packages"].Text, tc.before, c.After["packages"].Text, tc.after)
 			}
 		})
 	}

@@ -174,7 +174,7 @@ node "n" {
 // carries no ownership record (converged by hand or by an older gpuform)
 // passes; plan shows the adoption, verify has nothing to fail.
 func TestSpecCheckUnrecordedIsNotDrift(t *testing.T) {
-	v := func(s string) plan.Value { return plan.Value{Text: s} }
+	v := func(s string) plan.Value { return plan.Value{Value: resource.StringVal(s)} }
 	adopt := plan.ResourceChange{Change: resource.Change{Resource: "sysctl", Action: resource.Update},
 		Before: plan.Attrs{"vm.swappiness": v("1"), plan.ManagedBy: v("(no record)")},
 		After:  plan.Attrs{"vm.swappiness": v("1"), plan.ManagedBy: v("prov")}}

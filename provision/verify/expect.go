@@ -264,7 +264,7 @@ func ExpectationFor(n *spec.Node) Expectation {
 				e.Network = nt.Network.V
 			}
 			if nt.Timeout.Set {
-				e.Timeout, _ = time.ParseDuration(nt.Timeout.V)
+				e.Timeout = nt.Timeout.V.D
 			}
 			exp.NCCL = append(exp.NCCL, e)
 		}
