@@ -39,7 +39,7 @@ func peermem(afterReboot func(*facts.Node) bool, header string) (*fileResource, 
 		},
 		desired:     attrs{"loaded": "true", "load_at_boot": "true"},
 		live:        func(n *facts.Node) bool { return n.HasModule(module) },
-		post:        []Step{commandStep("load "+module, "modprobe "+q(module))},
+		post:        []Step{scriptStep("load "+module, moduleLoadScript, module)},
 		afterReboot: afterReboot,
 	}, nil
 }
