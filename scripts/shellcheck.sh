@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs shellcheck over every shell script the repository tracks: each *.sh
-# as the shell its shebang names (bash for scripts/*.sh), and as POSIX sh
+# as the shell its shebang names (bash for scripts/*.sh) and as POSIX sh
 # (-s sh) without one (what gpuform runs on nodes: provision/*/scripts,
 # the prelude, the probe, and the simulated nodes' stand-in library), and
 # .ci/run. A finding fails it.
@@ -21,4 +21,4 @@ while IFS= read -r -d '' f; do
 done < <(git ls-files -z -- '*.sh' ':!:provision/facts/probe.sh')
 shellcheck -s sh "${posix[@]}"
 shellcheck "${shebang[@]}"
-echo "shellcheck: ${#posix[@]} POSIX sh and ${#shebang[@]} bash scripts clean"
+echo "shellcheck: ${#posix[@]} POSIX sh scripts and ${#shebang[@]} with a shebang: clean"
