@@ -41,6 +41,20 @@ const (
 	// ExitInterrupted: the step's shell was stopped by a signal (128 +
 	// SIGINT).
 	ExitInterrupted = 130
+	// ExitNotFound: a tool the script needs is not on the node (the
+	// shell's own status for a command not found).
+	ExitNotFound = 127
+)
+
+// Statuses of timeout(1), under which a script runs a command whose time
+// is bounded on the node; no script exits with them itself.
+const (
+	// ExitTimedOut: the command ran out of time and ended on timeout's
+	// TERM.
+	ExitTimedOut = 124
+	// ExitTimedOutKilled: the command ignored the TERM and timeout -k
+	// killed it (128 + SIGKILL).
+	ExitTimedOutKilled = 137
 )
 
 // Script returns the script to run on a node: the prelude, then each of

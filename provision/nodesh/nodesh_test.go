@@ -24,6 +24,7 @@ func TestPreludeExitStatuses(t *testing.T) {
 		"EXIT_BUSY":        nodesh.ExitBusy,
 		"EXIT_NOT_OFFERED": nodesh.ExitNotOffered,
 		"EXIT_INTERRUPTED": nodesh.ExitInterrupted,
+		"EXIT_NOT_FOUND":   nodesh.ExitNotFound,
 	}
 	got := map[string]int{}
 	for _, m := range regexp.MustCompile(`(?m)^(EXIT_[A-Z_]+)=(.*)$`).FindAllStringSubmatch(nodesh.Prelude, -1) {

@@ -32,6 +32,10 @@ EXIT_NOT_OFFERED=100
 # EXIT_INTERRUPTED: the step was stopped by a signal (128 + SIGINT).
 # shellcheck disable=SC2034
 EXIT_INTERRUPTED=130
+# EXIT_NOT_FOUND: a tool the script needs is not on the node, as the shell
+# says for a command not found.
+# shellcheck disable=SC2034
+EXIT_NOT_FOUND=127
 
 # fail MESSAGE...: says "gpuform: MESSAGE" on standard error and ends the
 # script with status 1.
@@ -48,12 +52,13 @@ fail() {
 # busybox-static) runs its own applet for a bare name even before $PATH,
 # which would bypass both the node's real tool and a simulated root's
 # stand-in. Relative $PATH entries are skipped. Without such a file it
-# says so and returns 127, as the shell does for a command not found.
+# says so and returns EXIT_NOT_FOUND, as the shell does for a command not
+# found.
 # shellcheck disable=SC2317
 run_binary() {
 	binary_path "$1" || {
 		printf 'gpuform: %s: not found\n' "$1" >&2
-		return 127
+		return "$EXIT_NOT_FOUND"
 	}
 	shift
 	"$_binary" "$@"
