@@ -99,6 +99,12 @@ var (
 	lockAwaitBody string
 	//go:embed scripts/step_lock.sh
 	stepLockBody string
+	// rebootScript restarts the host (scripts/reboot.sh); bootIDScript
+	// reads the boot id that tells the boot before it from the one after.
+	//go:embed scripts/reboot.sh
+	rebootScript string
+	//go:embed scripts/boot_id.sh
+	bootIDScript string
 )
 
 // holdScript takes the lock without waiting and keeps it while its

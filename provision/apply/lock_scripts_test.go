@@ -15,16 +15,19 @@ import (
 	"github.com/gpuform/gpuform/provision/nodesh/nodeshtest"
 )
 
-// TestLockScriptsShellcheck checks scripts/*.sh as they are and as they
-// are sent (the prelude, the lock files as arguments, the script; the step
-// lock in front of a step).
+// TestLockScriptsShellcheck checks scripts/*.sh (the lock's, reboot's and
+// the boot id's) as they are, and the lock's as they are sent (the
+// prelude, the lock files as arguments, the script; the step lock in front
+// of a step).
 func TestLockScriptsShellcheck(t *testing.T) {
 	files := map[string]string{
 		"sent/lock_hold.sh":  holdScript(),
 		"sent/lock_await.sh": awaitScript(),
 		"sent/step.sh":       stepPrefix() + nodesh.Script("set -eu\necho \"$1\"\n", []string{"a step"}),
+		"sent/reboot.sh":     nodesh.Script(rebootScript, nil),
 	}
-	for name, body := range map[string]string{"lock_hold.sh": lockHoldBody, "lock_await.sh": lockAwaitBody, "step_lock.sh": stepLockBody} {
+	for name, body := range map[string]string{"lock_hold.sh": lockHoldBody, "lock_await.sh": lockAwaitBody, "step_lock.sh": stepLockBody,
+		"reboot.sh": rebootScript, "boot_id.sh": bootIDScript} {
 		files[name] = body
 	}
 	nodeshtest.Shellcheck(t, files)
