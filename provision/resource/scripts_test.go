@@ -1,10 +1,13 @@
 package resource
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +18,20 @@ import (
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/nodesh/nodeshtest"
 )
+
+// sampleImage is an image pinned by digest under a tag.
+var sampleImage = ImageRef{Ref: "nvcr.io/nvidia/pytorch:25.02-py3", Repo: "nvcr.io/nvidia/pytorch", Tag: "25.02-py3", Digest: "sha256:" + strings.Repeat("a", 64)}
+
+// hostname is uname -n, which image_file_pull.sh puts in its temporary
+// names.
+func hostname(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("uname", "-n").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // sampleSteps are one step of each of scripts/*.sh, built as the
 // resources build them, by script name.
@@ -313,6 +330,44 @@ esac`,
 			calls: "ctr [-n] [k8s.io] [images] [pull] [nvcr.io/nvidia/pytorch@sha256:" + strings.Repeat("a", 64) + "]\n" +
 				"ctr [-n] [k8s.io] [images] [tag] [--force] [nvcr.io/nvidia/pytorch@sha256:" + strings.Repeat("a", 64) + "] [nvcr.io/nvidia/pytorch:25.02-py3]\n",
 		},
+		"enroot pull into image_dir, the tag's link and the ledger": {
+			// The stand-in writes the image where it was told, under the root.
+			tools: map[string]string{"enroot": `printf 'image\n' >"$GPUFORM_ROOT$3"`},
+			setup: func(t *testing.T, root string) {
+				if err := os.MkdirAll(filepath.Join(root, "var/lib/enroot/images"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			step: func(t *testing.T, root string) Step {
+				return (&imagesResource{runtime: facts.RuntimeEnroot, dir: "/var/lib/enroot/images"}).pullFile(sampleImage, "25.02-py3")
+			},
+			calls: "enroot [import] [--output] [/var/lib/enroot/images/." + facts.ImageFileName(sampleImage.Repo, sampleImage.Digest, facts.RuntimeEnroot) + "." + hostname(t) + ".PID.gpuform-tmp] [" + enrootURI(sampleImage) + "]\n",
+			check: func(t *testing.T, root string) {
+				file := facts.ImageFileName(sampleImage.Repo, sampleImage.Digest, facts.RuntimeEnroot)
+				dir := filepath.Join(root, "var/lib/enroot/images")
+				if got := read(t, root, "/var/lib/enroot/images/"+file); got != "image\n" {
+					t.Errorf("image file: %q", got)
+				}
+				if l, err := os.Readlink(filepath.Join(dir, facts.ImageLinkName(sampleImage.Repo, sampleImage.Tag, facts.RuntimeEnroot))); err != nil || l != file {
+					t.Errorf("tag link: %q %v", l, err)
+				}
+				sum := sha256.Sum256([]byte("image\n"))
+				ledger := read(t, root, facts.ImageFilesLedger)
+				if !strings.HasSuffix(ledger, " /var/lib/enroot/images/"+file+" sha256:"+hex.EncodeToString(sum[:])+"\n") || strings.Count(ledger, "\n") != 1 {
+					t.Errorf("ledger: %q", ledger)
+				}
+				if got := read(t, root, facts.ImageDirsFile); got != "/var/lib/enroot/images\n" {
+					t.Errorf("image dirs: %q", got)
+				}
+			},
+		},
+		"registry check with curl": {
+			tools: map[string]string{"curl": ""},
+			step: func(t *testing.T, root string) Step {
+				return Step{Script: imageReachableCheck(sampleImage, facts.RuntimeDocker)}
+			},
+			calls: "curl [-sS] [-o] [/dev/null] [--max-time] [20] [--max-filesize] [1048576] [https://nvcr.io/v2/]\n",
+		},
 		"docker pull by digest, no tag": {
 			tools: map[string]string{"docker": ""},
 			step: func(t *testing.T, root string) Step {
@@ -355,7 +410,9 @@ esac`,
 					t.Fatalf("%v\n%s", err, out)
 				}
 				calls, _ := os.ReadFile(log)
-				if d := cmp.Diff(c.calls, string(calls)); d != "" {
+				// A temporary name carries the step shell's pid.
+				got := regexp.MustCompile(`\.[0-9]+\.gpuform-tmp\]`).ReplaceAllString(string(calls), ".PID.gpuform-tmp]")
+				if d := cmp.Diff(c.calls, got); d != "" {
 					t.Errorf("tools called (-want +got):\n%s", d)
 				}
 				if c.check != nil {
