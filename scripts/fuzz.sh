@@ -69,12 +69,14 @@ for t in "${targets[@]}"; do
   read -r pkg fn <<<"$t"
   echo "fuzz: $fn in $pkg for $fuzztime"
   corpus="$pkg/testdata/fuzz/$fn"
+  # shellcheck disable=SC2012 # the corpus's names are go test's hex hashes
   before=$(ls "$corpus" 2>/dev/null | sort || true)
   log=$(mktemp)
   if go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"; then
     rm -f "$log"
     continue
   fi
+  # shellcheck disable=SC2012 # as above
   after=$(ls "$corpus" 2>/dev/null | sort || true)
   reasons=$(grep -v -e '^fuzz: ' -e '^--- FAIL: ' -e '^FAIL' -e '^exit status ' -e '^ok ' -e '^warning: starting with empty corpus' "$log" | sed 's/^[[:space:]]*//' | sort -u)
   rm -f "$log"

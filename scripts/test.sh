@@ -34,6 +34,10 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 # provision/facts runs the probe under busybox sh as well as dash and bash;
 # busybox-static's sh prefers its own applets (rpm among them) to $PATH.
 command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
+# provision/nodesh, resource and apply run their node-side scripts under dash
+# too, and through shellcheck (as .ci/run does every tracked shell script).
+command -v dash >/dev/null 2>&1 || need+=(dash)
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

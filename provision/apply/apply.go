@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/slurm"
@@ -518,7 +519,7 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 	// longer; the kernel's boot id tells the old boot from the new one.
 	bootBefore := bootID(ctx, tr)
 	// The connection may drop before reboot reports back; that is success.
-	res, err := tr.Run(context.WithoutCancel(ctx), transport.Command{Script: "reboot", Become: true})
+	res, err := tr.Run(context.WithoutCancel(ctx), transport.Command{Script: nodesh.Script(rebootScript, nil), Become: true})
 	if err == nil && res.ExitCode != 0 {
 		r.Status = Failed
 		r.Error = fmt.Sprintf("reboot: exit status %d: %s", res.ExitCode, lastLines(string(res.Stderr), 2))
@@ -579,7 +580,7 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 
 // bootID reads the kernel's random boot id, "" when it cannot be read.
 func bootID(ctx context.Context, tr transport.Transport) string {
-	res, err := tr.Run(ctx, transport.Command{Script: `cat -- "${GPUFORM_ROOT:-}/proc/sys/kernel/random/boot_id" 2>/dev/null || true`})
+	res, err := tr.Run(ctx, transport.Command{Script: nodesh.Script(bootIDScript, nil)})
 	if err != nil || res.ExitCode != 0 {
 		return ""
 	}

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -25,10 +27,6 @@ const LockPath = "/run/gpuform.lock"
 // started the step died and its LockPath holder went with it. An apply
 // that takes LockPath checks that no such orphaned step still runs.
 const StepLockPath = "/run/gpuform.step.lock"
-
-// exitBusy is what the lock scripts exit with when another apply holds the
-// lock, or one of its steps still runs (EX_TEMPFAIL).
-const exitBusy = 75
 
 // LockBusyError is returned when another gpuform apply holds a host's lock,
 // or a step of an earlier apply still runs there.
@@ -92,81 +90,39 @@ type Lock struct {
 	err   error
 }
 
-// lockVars names the lock files for every lock script.
-const lockVars = `R=${GPUFORM_ROOT:-}
-L="$R"` + LockPath + `
-S="$R"` + StepLockPath + `
-`
+// The lock scripts (scripts/*.sh, each after the nodesh prelude, with the
+// lock files as arguments).
+var (
+	//go:embed scripts/lock_hold.sh
+	lockHoldBody string
+	//go:embed scripts/lock_await.sh
+	lockAwaitBody string
+	//go:embed scripts/step_lock.sh
+	stepLockBody string
+	// rebootScript restarts the host (scripts/reboot.sh); bootIDScript
+	// reads the boot id that tells the boot before it from the one after.
+	//go:embed scripts/reboot.sh
+	rebootScript string
+	//go:embed scripts/boot_id.sh
+	bootIDScript string
+)
 
 // holdScript takes the lock without waiting and keeps it while its
-// standard input stays open. The first line of the lock file names the
-// holder, for the message a second apply prints. Holding LockPath, it
-// checks that no step of an apply that is gone still holds StepLockPath.
-// Every way the lock file can be unusable (a directory, a full disk, a
-// read-only /run) ends the script at once with the shell's own error
-// line, which AcquireLock reports.
-const holdScript = lockVars + `mkdir -p -- "${L%/*}" || exit 71
-exec 9>>"$L" || exit 71
-if ! flock -n 9; then
-	# The holder writes its name just after it locks; give it a moment.
-	sleep 0.3
-	printf 'apply\t'
-	head -n 1 -- "$L" 2>/dev/null
-	exit 75
-fi
-exec 8>>"$S" || exit 71
-if ! flock -n 8; then
-	sleep 0.3
-	printf 'step\t'
-	line=$(head -n 1 -- "$S" 2>/dev/null)
-	printf '%s\t' "$line"
-	pid=${line%%	*}
-	case $pid in
-	'' | *[!0-9]*) ;;
-	*) ps -o args= -p "$pid" 2>/dev/null | head -n 1 | cut -c 1-200 ;;
-	esac
-	echo
-	exit 75
-fi
-exec 8>&-
-# tee, not printf >"$L": dash's printf says "I/O error" for a full disk,
-# tee names the file and the errno.
-printf '%s\n' "$GPUFORM_LOCK_OWNER" | tee -- "$L" >/dev/null || exit 71
-cat >/dev/null
-: >"$L"
-`
+// standard input stays open (scripts/lock_hold.sh).
+func holdScript() string {
+	return nodesh.Script(lockHoldBody, []string{LockPath, StepLockPath})
+}
 
 // awaitScript waits until the lock file names this apply's holder, which
-// proves the holder has the lock.
-const awaitScript = lockVars + `i=0
-while [ "$(head -n 1 -- "$L" 2>/dev/null)" != "$GPUFORM_LOCK_OWNER" ]; do
-	i=$((i + 1))
-	[ "$i" -lt 600 ] || exit 75
-	sleep 0.05
-done
-`
+// proves the holder has the lock (scripts/lock_await.sh).
+func awaitScript() string { return nodesh.Script(lockAwaitBody, []string{LockPath}) }
 
-// stepPrefix goes before every step's script. In the step's own shell it
-// checks that this apply still holds LockPath (its holder may have died
-// with the controller just before the step was started) and takes
-// StepLockPath on descriptor 8, which every process of the step inherits;
-// the line it writes there names the step for an apply that finds it
-// still running. The step's own pid is read with sh -c 'echo $PPID',
-// outside any pipeline, because $$ is the parent shell's in a subshell
-// (the SSH transport runs the script in one).
-const stepPrefix = lockVars + `if [ "$(head -n 1 -- "$L" 2>/dev/null)" != "$GPUFORM_LOCK_OWNER" ]; then
-	echo "gpuform: this apply no longer holds $L; the step was not started" >&2
-	exit 75
-fi
-exec 8>>"$S" || exit 71
-if ! flock -n 8; then
-	echo "gpuform: another step holds $S: $(head -n 1 -- "$S" 2>/dev/null)" >&2
-	exit 75
-fi
-P=$(sh -c 'echo "$PPID"')
-printf '%s\t%s\t%s\n' "$P" "$GPUFORM_STEP" "$GPUFORM_LOCK_OWNER" | tee -- "$S" >/dev/null || exit 71
-unset R L S P
-`
+// stepPrefix goes before every step's script (scripts/step_lock.sh): in
+// the step's own shell it checks that this apply still holds LockPath and
+// takes StepLockPath, which every process of the step inherits.
+func stepPrefix() string {
+	return nodesh.Script(stepLockBody, []string{LockPath, StepLockPath})
+}
 
 // Step returns cmd made to run as a step under l: its shell takes the step
 // lock before running cmd.Script, so the lock stays held as long as any
@@ -180,7 +136,7 @@ func (l *Lock) Step(cmd transport.Command, desc string) transport.Command {
 	env["GPUFORM_LOCK_OWNER"] = l.owner
 	env["GPUFORM_STEP"] = strings.NewReplacer("\t", " ", "\n", " ").Replace(desc)
 	cmd.Env = env
-	cmd.Script = stepPrefix + cmd.Script
+	cmd.Script = stepPrefix() + cmd.Script
 	return cmd
 }
 
@@ -207,7 +163,7 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 	go func() {
 		// The holder outlives ctx on purpose: after Ctrl-C the step in
 		// flight finishes under the lock, then Release ends it.
-		res, err := t.Run(context.WithoutCancel(ctx), transport.Command{Script: holdScript, Stdin: pr, Become: true, Env: env})
+		res, err := t.Run(context.WithoutCancel(ctx), transport.Command{Script: holdScript(), Stdin: pr, Become: true, Env: env})
 		pr.Close()
 		holder <- held{res, err}
 	}()
@@ -217,7 +173,7 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 	defer cancel()
 	awaited := make(chan error, 1)
 	go func() {
-		res, err := t.Run(awaitCtx, transport.Command{Script: awaitScript, Become: true, Env: env})
+		res, err := t.Run(awaitCtx, transport.Command{Script: awaitScript(), Become: true, Env: env})
 		if err == nil && res.ExitCode != 0 {
 			err = fmt.Errorf("the lock holder did not take %s within 30s (exit %d) %s", LockPath, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 		}
@@ -284,7 +240,7 @@ func holderError(host string, res transport.Result, err error) error {
 	if err != nil {
 		return err
 	}
-	if res.ExitCode == exitBusy {
+	if res.ExitCode == nodesh.ExitBusy {
 		e := &LockBusyError{Host: host}
 		kind, rest, _ := strings.Cut(strings.TrimRight(string(res.Stdout), "\n"), "\t")
 		f := strings.Split(rest, "\t")

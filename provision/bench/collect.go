@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"math"
 	"path"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/cmdline"
 	"github.com/gpuform/gpuform/provision/bench/tool"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/spec"
@@ -230,6 +232,11 @@ func Collect(ctx context.Context, t transport.Transport, info HostInfo, o Collec
 	return obs, nil
 }
 
+// toolsPresentScript lists the tools a node has (scripts/tools_present.sh).
+//
+//go:embed scripts/tools_present.sh
+var toolsPresentScript string
+
 // installed lists which of the tools bench uses the node has on PATH.
 func installed(ctx context.Context, t transport.Transport) (map[string]bool, error) {
 	names := []string{"numactl", "taskset"}
@@ -240,13 +247,7 @@ func installed(ctx context.Context, t transport.Transport) (map[string]bool, err
 	// goes on to this machine's, whose nvbandwidth or fio would measure
 	// this machine and write here. On any other node R is empty and every
 	// absolute path matches.
-	var sb strings.Builder
-	sb.WriteString("R=${GPUFORM_ROOT:-}\n")
-	for _, n := range names {
-		fmt.Fprintf(&sb, "p=$(command -v %s 2>/dev/null) && case $p in \"$R\"/*) echo %s ;; esac\n", transport.Quote(n), transport.Quote(n))
-	}
-	sb.WriteString("exit 0\n")
-	res, err := t.Run(ctx, transport.Command{Script: sb.String()})
+	res, err := t.Run(ctx, transport.Command{Script: nodesh.Script(toolsPresentScript, names)})
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 			s, err = removeFileStep(r.path, currentFile(n, r.path))
 			if err == nil && then != "" {
 				c.Steps = append(c.Steps, s)
-				s = commandStep("run "+then, then)
+				s = runCommandStep("run "+then, then)
 			}
 		} else {
 			desc := "write " + r.path

@@ -2,8 +2,11 @@ package resource
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/gpuform/gpuform/provision/nodesh"
 )
 
 // RegistryCheckSeconds bounds the reachability check of one image's
@@ -25,7 +28,7 @@ const RegistryCheckSeconds = 20
 // registry-mirrors for Docker Hub), the registry itself is not what the
 // pull reaches: the check says it could not tell rather than fail an
 // air-gapped node whose mirror works. A node with neither curl nor wget
-// cannot tell either.
+// cannot tell either. The check is scripts/image_reachable.sh.
 func imageReachableCheck(im ImageRef, runtime string) string {
 	reg := "registry"
 	url := ""
@@ -34,43 +37,5 @@ func imageReachableCheck(im ImageRef, runtime string) string {
 		url = r.Registry.Scheme() + "://" + reg + "/v2/"
 	}
 	what := fmt.Sprintf("container image %s", im.Ref)
-	return fmt.Sprintf(`R=${GPUFORM_ROOT:-}
-reg=%s
-url=%s
-what=%s
-case %s in
-containerd)
-	for d in "$reg" _default; do
-		if [ -f "$R/etc/containerd/certs.d/$d/hosts.toml" ]; then
-			echo "unchecked: $what: containerd pulls from $reg as /etc/containerd/certs.d/$d/hosts.toml says, not from $reg directly"
-			exit 0
-		fi
-	done
-	;;
-docker)
-	if [ "$reg" = %s ] && grep -qs registry-mirrors "$R/etc/docker/daemon.json"; then
-		echo "unchecked: $what: Docker pulls it through the registry-mirrors of /etc/docker/daemon.json"
-		exit 0
-	fi
-	;;
-esac
-[ -n "$url" ] || { echo "$what: not an image reference gpuform can reach" >&2; exit 1; }
-if command -v curl >/dev/null 2>&1; then
-	if e=$(curl -sS -o /dev/null --max-time %d --max-filesize 1048576 "$url" 2>&1); then
-		exit 0
-	fi
-elif command -v wget >/dev/null 2>&1; then
-	e=$(wget -q -T %d -t 1 -O /dev/null "$url" 2>&1)
-	case $? in
-	0 | 6 | 8) exit 0 ;; # an answer, a login asked for, an HTTP error: the registry answered
-	esac
-	e=${e:-wget could not connect}
-else
-	echo "unchecked: $what: neither curl nor wget on the host to ask $reg"
-	exit 0
-fi
-e=$(printf '%%s' "$e" | tr '\n\r\t' '   ' | cut -c1-300)
-echo "$what: registry $reg cannot be reached from this host ($e), so its pull would fail: make it reachable (or configure a mirror), or put the image on the node at its digest first (gpuform pulls no image the node holds)" >&2
-exit 1
-`, q(reg), q(url), q(what), q(runtime), q(name.DefaultRegistry), RegistryCheckSeconds, RegistryCheckSeconds)
+	return nodesh.Script(imageReachableScript, []string{reg, url, what, runtime, name.DefaultRegistry, strconv.Itoa(RegistryCheckSeconds)})
 }

@@ -432,7 +432,7 @@ func TestKernelCmdlineSharedKeys(t *testing.T) {
 			owners: `{"format_version":"2","resources":{},"keys":{"kernel_cmdline":{"iommu":{"spec":"a"},"isolcpus":{"spec":"b"}}}}`,
 			family: FamilyRHEL,
 			want:   hdrA + line("iommu=pt"),
-			then:   "grubby --update-kernel=ALL --remove-args=isolcpus=2-7;",
+			then:   "grubby --update-kernel=ALL --remove-args=isolcpus=2-7",
 			before: map[string]string{"args": "isolcpus=2-7"}, after: map[string]string{"args": ""},
 		},
 	}
@@ -452,8 +452,10 @@ func TestKernelCmdlineSharedKeys(t *testing.T) {
 			if got, _ := written(c, GrubDropIn); got != tc.want {
 				t.Errorf("writes:\n%s\nwant:\n%s", got, tc.want)
 			}
-			if tc.then != "" && !strings.Contains(c.Steps[0].Script, tc.then) {
-				t.Errorf("step does not run %q:\n%s", tc.then, c.Steps[0].Script)
+			// file_write.sh's tenth argument is the command that puts the
+			// file into effect.
+			if a := callOf(t, c.Steps[0]).Args; tc.then != "" && (len(a) != 11 || a[9] != tc.then) {
+				t.Errorf("step does not run %q: %s", tc.then, callOf(t, c.Steps[0]))
 			}
 			if !sameAttrs(c.Before, stringVals(tc.before)) || !sameAttrs(c.After, stringVals(tc.after)) {
 				t.Errorf("%v -> %v, want %v -> %v", c.Before, c.After, tc.before, tc.after)

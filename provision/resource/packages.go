@@ -353,7 +353,7 @@ func (r *pkgResource) steps(n *facts.Node) ([]Step, error) {
 			if err := check(unitPattern, "unit name", svc); err != nil {
 				return nil, err
 			}
-			steps = append(steps, commandStep("restart "+svc+" if it runs", "systemctl try-restart "+q(svc)))
+			steps = append(steps, systemdUnitStep("restart "+svc+" if it runs", unitTryRestart, svc))
 		}
 	}
 	deferred := r.deferred(n)
@@ -438,20 +438,6 @@ func cmpRelease(a, b string) int {
 // aptHoldsFile records the packages gpuform put on hold, so that a hold
 // someone else set is told from gpuform's own (facts.Packages.GpuformHolds).
 const aptHoldsFile = stateDir + "/apt-holds"
-
-// recordHolds returns script lines adding the packages named by the shell
-// words in names to aptHoldsFile, and dropping the removed ones.
-func recordHolds(names string, removed []string) []string {
-	lines := []string{
-		`f="$R` + aptHoldsFile + `"`,
-		`mkdir -p -- "${f%/*}"`,
-		"{ cat \"$f\" 2>/dev/null || true; for n in " + names + "; do printf '%s\\n' \"$n\"; done; } | sort -u >\"$f.new\"",
-	}
-	for _, name := range removed {
-		lines = append(lines, "grep -vxF -- "+q(name)+` "$f.new" >"$f.tmp" || true`, `mv -f -- "$f.tmp" "$f.new"`)
-	}
-	return append(lines, `mv -f -- "$f.new" "$f"`)
-}
 
 // foreignHolds refuses a change to a package someone other than gpuform put
 // on hold: the hold is theirs, and overriding it needs the operator's
@@ -568,119 +554,38 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-// installStep is one package manager transaction: every package of the set
-// at its exact version and, for apt, the packages the set's packages depend
-// on with "=" (a driver meta package's kernel module package), and every
-// package in remove with apt's trailing '-'.
+// installStep is one package manager transaction (scripts/apt_install.sh,
+// scripts/dnf_install.sh): every package of the set at its exact version
+// and, for apt, the packages the set's packages depend on with "=" (a
+// driver meta package's kernel module package), and every package in
+// remove with apt's trailing '-'.
 func (r *pkgResource) installStep(remove ...string) Step {
 	if r.family != FamilyDebian {
 		return r.dnfInstallStep(remove)
 	}
 	var desc []string
-	var lines []string
-	lines = append(lines,
-		"export DEBIAN_FRONTEND=noninteractive",
-		// Versions are apt globs ("580.95.05-*"), never file names.
-		"set -f",
-		// gpuform_candidate NAME PATTERN prints the newest version of NAME
-		// in apt's lists that PATTERN (a version or an apt glob) matches.
-		"gpuform_candidate() {",
-		`	apt-cache madison "$1" 2>/dev/null | while IFS='|' read -r _ v _; do`,
-		`		v=$(printf '%s' "$v" | tr -d ' ')`,
-		`		case $v in $2) printf '%s\n' "$v"; break ;; esac`,
-		"	done",
-		"}",
-		// gpuform_exact_deps NAME VERSION prints "dep=version" for each
-		// dependency pinned with "=": apt keeps an installed newer
-		// dependency otherwise, and the downgrade fails.
-		"gpuform_exact_deps() {",
-		`	apt-cache show "$1=$2" 2>/dev/null | sed -n 's/^Depends: //p' | head -n 1 | tr ',' '\n' | grep -v '|' |`,
-		`		sed -n 's/^ *\([a-z0-9][a-z0-9.+-]*\)\(:[a-z0-9]*\)\{0,1\} *(= *\([^)]*\)).*$/\1=\3/p'`,
-		"}",
-		"gpuform_resolve() {",
-		"	set --")
+	hold := ""
+	if r.set.hold {
+		hold = "hold"
+	}
+	args := []string{strconv.Itoa(aptLockTimeout), hold, r.set.pinning, r.notOffered, aptHoldsFile}
 	for _, name := range r.set.names {
 		pin := r.set.pins[name]
 		if pin == "" {
 			pin = "*"
 		}
-		lines = append(lines, `	set -- "$@" `+q(name)+" "+q(pin))
+		args = append(args, name, pin)
 		desc = append(desc, specFor(r.family, name, r.set.pins[name]))
 	}
-	lines = append(lines,
-		"	missing=0",
-		`	while [ $# -gt 0 ]; do`,
-		`		v=$(gpuform_candidate "$1" "$2")`,
-		`		if [ -n "$v" ]; then printf '%s=%s\n' "$1" "$v"; gpuform_exact_deps "$1" "$v"; else printf '%s=%s\n' "$1" "$2"; missing=1; fi`,
-		"		shift 2",
-		"	done",
-		"	return $missing",
-		"}",
-	)
 	if r.set.pinning != "" {
-		lines = append(lines,
-			"gpuform_pinning() {",
-			"	v=$(gpuform_candidate "+q(r.set.pinning)+" '*')",
-			`	[ -z "$v" ] || printf '%s=%s\n' `+q(r.set.pinning)+` "$v"`,
-			"}")
 		desc = append(desc, "with "+r.set.pinning+" if the repository has it")
-	} else {
-		lines = append(lines, "gpuform_pinning() { :; }")
 	}
-	lines = append(lines,
-		// The lists are refreshed when a wanted release is not a candidate
-		// (published after the last refresh), and only then.
-		`if ! specs=$(gpuform_resolve); then`,
-		"	apt-get update -q -o DPkg::Lock::Timeout="+fmt.Sprint(aptLockTimeout)+" >/dev/null || true",
-		"	specs=$(gpuform_resolve) || "+r.notOfferedExit(),
-		"fi",
-		`specs="$specs
-$(gpuform_pinning)"`,
-		"set --",
-		// One "name=version" per line.
-		"IFS='\n'",
-		`for s in $specs; do set -- "$@" "$s"; done`,
-		"unset IFS")
+	args = append(args, "--")
 	for _, name := range remove {
-		lines = append(lines, `set -- "$@" `+q(name+"-"))
+		args = append(args, name)
 		desc = append(desc, "remove "+name)
 	}
-	// confold keeps a configuration file the operator edited; the
-	// held-packages switch lets a pinned downgrade or upgrade of a held
-	// package through; the lock timeout waits for another apt or dpkg
-	// (unattended-upgrades, a killed apply's dpkg) instead of failing.
-	lines = append(lines,
-		"apt-get install -y -q --no-install-recommends --allow-downgrades --allow-change-held-packages"+
-			" -o DPkg::Lock::Timeout="+fmt.Sprint(aptLockTimeout)+" -o Dpkg::Options::=--force-confold \"$@\"")
-	if r.set.hold {
-		// What the set pulled in with "=" is held with it, so that an
-		// upgrade cannot move the kernel module package alone.
-		lines = append(lines,
-			"deps=''",
-			`for s in "$@"; do case $s in *-) ;; *) deps="$deps ${s%%=*}" ;; esac; done`,
-			"apt-mark hold $deps >/dev/null")
-		lines = append(lines, recordHolds("$deps", remove)...)
-	}
-	return commandStep("install "+strings.Join(desc, " "), lines...)
-}
-
-// notOfferedExit is the apt script's answer to a release no repository of
-// the node offers: the set's own message and a failure, or, without one,
-// nothing, leaving apt to say which version it did not find.
-func (r *pkgResource) notOfferedExit() string {
-	if r.notOffered == "" {
-		return "true"
-	}
-	return "{ printf '%s\\n' " + q("gpuform: "+r.notOffered+".") + " >&2; exit 100; }"
-}
-
-// notOfferedHint is the dnf script's: dnf's own error names the cause, so
-// the set's message is added as a possibility.
-func (r *pkgResource) notOfferedHint() string {
-	if r.notOffered == "" {
-		return ":"
-	}
-	return "printf '%s\\n' " + q("gpuform: the install failed. If the release is missing from this node's repositories: "+r.notOffered+".") + " >&2"
+	return scriptStep("install "+strings.Join(desc, " "), aptInstallScript, args...)
 }
 
 // specFor is the package manager's name-and-version argument.
@@ -703,29 +608,16 @@ func (r *pkgResource) dnfInstallStep(remove []string) Step {
 	for _, name := range r.set.names {
 		specs = append(specs, specFor(r.family, name, r.set.pins[name]))
 	}
-	unlock := append(append([]string(nil), r.set.names...), remove...)
-	lines := []string{
-		"dnf makecache -q >/dev/null",
-		`locks="$R/etc/dnf/plugins/versionlock.list"`,
-		`if [ -f "$locks" ]; then cp -p -- "$locks" "$locks.gpuform"; fi`,
-		"dnf -q versionlock delete " + words(unlock...) + " >/dev/null 2>&1 || true",
-		// dnf waits for another dnf's lock by default (exit_on_lock=False).
-		"dnf install -y -q --allowerasing " + words(specs...) + ` || {`,
-		`	rc=$?; if [ -f "$locks.gpuform" ]; then mv -f -- "$locks.gpuform" "$locks"; fi`,
-		"	" + r.notOfferedHint(),
-		"	exit $rc",
-		"}",
-		`rm -f -- "$locks.gpuform"`,
-	}
-	return commandStep("install "+strings.Join(specs, " "), lines...)
+	args := append(append([]string{r.notOffered}, specs...), "--")
+	args = append(append(args, r.set.names...), remove...)
+	return scriptStep("install "+strings.Join(specs, " "), dnfInstallScript, args...)
 }
 
 func (r *pkgResource) holdStep(names []string) Step {
 	if r.family == FamilyDebian {
-		return commandStep("hold "+strings.Join(names, " "), append([]string{"apt-mark hold " + words(names...) + " >/dev/null"},
-			recordHolds(words(names...), nil)...)...)
+		return scriptStep("hold "+strings.Join(names, " "), aptHoldScript, append([]string{aptHoldsFile}, names...)...)
 	}
-	return commandStep("version-lock "+strings.Join(names, " "), "dnf -q versionlock add "+words(names...))
+	return scriptStep("version-lock "+strings.Join(names, " "), dnfVersionlockScript, names...)
 }
 
 func osName(n *facts.Node) string {

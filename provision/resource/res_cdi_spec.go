@@ -89,10 +89,10 @@ func (r *cdiResource) Diff(n *facts.Node) (Change, error) {
 		return c, nil
 	}
 	if r.auto {
-		c.Steps = []Step{commandStep("regenerate "+path+" (systemctl restart "+cdiRefreshService+")", "systemctl restart "+cdiRefreshService)}
+		c.Steps = []Step{systemdUnitStep("regenerate "+path+" (systemctl restart "+cdiRefreshService+")", unitRestart, cdiRefreshService)}
 	} else {
 		// No driver running: nvidia-ctk fails on NVML and says so.
-		c.Steps = []Step{commandStep("generate "+path+" for driver "+after["driver"].Text, "nvidia-ctk cdi generate --output="+CDISpecFile)}
+		c.Steps = []Step{scriptStep("generate "+path+" for driver "+after["driver"].Text, cdiGenerateScript, CDISpecFile)}
 	}
 	return c, nil
 }

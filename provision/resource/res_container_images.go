@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -308,30 +309,13 @@ func (r *imagesResource) pull(im ImageRef, what string) Step {
 	if fileRuntime(r.runtime) {
 		return r.pullFile(im, what)
 	}
-	byDigest := im.Repo + "@" + im.Digest
-	var s strings.Builder
-	switch r.runtime {
-	case facts.RuntimeContainerd:
-		// nerdctl reads the node's Docker credentials; ctr is what every
-		// containerd install has.
-		fmt.Fprintf(&s, "if command -v nerdctl >/dev/null 2>&1; then\n\tnerdctl --namespace k8s.io pull %s\n", q(byDigest))
-		if im.Tag != "" {
-			fmt.Fprintf(&s, "\tnerdctl --namespace k8s.io tag %s %s\n", q(byDigest), q(im.Repo+":"+im.Tag))
-		}
-		fmt.Fprintf(&s, "else\n\tctr -n k8s.io images pull %s\n", q(byDigest))
-		if im.Tag != "" {
-			fmt.Fprintf(&s, "\tctr -n k8s.io images tag --force %s %s\n", q(byDigest), q(im.Repo+":"+im.Tag))
-		}
-		s.WriteString("fi\n")
-	default:
-		fmt.Fprintf(&s, "docker pull %s\n", q(byDigest))
-		if im.Tag != "" {
-			fmt.Fprintf(&s, "docker tag %s %s\n", q(byDigest), q(im.Repo+":"+im.Tag))
-		}
+	tagged := ""
+	if im.Tag != "" {
+		tagged = im.Repo + ":" + im.Tag
 	}
 	return Step{
 		Description: fmt.Sprintf("pull %s at %s with %s", im.Ref, what, r.runtime),
-		Script:      "set -e\n" + s.String(),
+		Script:      nodesh.Script(imagePullScript, []string{r.runtime, im.Repo + "@" + im.Digest, tagged}),
 		Become:      true,
 		Check:       imageReachableCheck(im, r.runtime),
 	}

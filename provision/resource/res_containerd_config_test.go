@@ -259,9 +259,9 @@ func TestCDISpecByToolkitRelease(t *testing.T) {
 		action        Action
 	}{
 		// Before 1.18 nothing refreshes the spec: gpuform runs nvidia-ctk.
-		{name: "generate", toolkit: "1.17.8", want: "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml", action: Create},
+		{name: "generate", toolkit: "1.17.8", want: "cdi_generate.sh /etc/cdi/nvidia.yaml", action: Create},
 		// 1.18 and later: the toolkit's own service writes /var/run/cdi.
-		{name: "refresh", toolkit: "1.18.0", want: "systemctl restart nvidia-cdi-refresh.service", action: Update,
+		{name: "refresh", toolkit: "1.18.0", want: "systemd_unit.sh restart nvidia-cdi-refresh.service", action: Update,
 			specs: map[string]facts.CDISpec{"/var/run/cdi/nvidia.yaml": {Kind: "nvidia.com/gpu", DriverVersions: []string{"535.183.06"}}}},
 		{name: "current", toolkit: "1.18.0", action: NoOp,
 			specs: map[string]facts.CDISpec{"/var/run/cdi/nvidia.yaml": {Kind: "nvidia.com/gpu", DriverVersions: []string{"550.127.08"}}}},
@@ -283,7 +283,7 @@ func TestCDISpecByToolkitRelease(t *testing.T) {
 			if !ok || c.Action != tc.action {
 				t.Fatalf("cdi_spec: %+v", c)
 			}
-			if tc.want != "" && (len(c.Steps) != 1 || !strings.Contains(c.Steps[0].Script, tc.want)) {
+			if tc.want != "" && (len(c.Steps) != 1 || callOf(t, c.Steps[0]).String() != tc.want) {
 				t.Errorf("steps %+v, want one running %q", c.Steps, tc.want)
 			}
 		})

@@ -41,13 +41,7 @@ func governorResource(gov, header string) (*fileResource, error) {
 			return len(f.CPU.Governors) == 0 || len(f.CPU.Governors) == 1 && f.CPU.Governors[0] == gov
 		},
 		// Each CPU's file is resolved inside the root, as every write is.
-		post: []Step{commandStep("set the "+gov+" governor on every CPU",
-			`if [ -n "$R" ]; then R=$(cd -P -- "$R" && pwd -P); fi`,
-			facts.Resolver,
-			`rd /sys/devices/system/cpu || exit 0`,
-			`for c in "$_r"/cpu[0-9]*; do`,
-			`	rp "/sys/devices/system/cpu/${c##*/}/cpufreq/scaling_governor" && [ -f "$_r" ] || continue`,
-			`	printf '%s\n' `+q(gov)+` >"$_r"`,
-			`done`)},
+		post: []Step{{Description: "set the " + gov + " governor on every CPU",
+			Script: resolvingScript(cpuGovernorScript, gov), Become: true}},
 	}, nil
 }

@@ -1,7 +1,7 @@
 package resource
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
@@ -47,21 +47,8 @@ func (r *dpkgRepair) Diff(n *facts.Node) (Change, error) {
 		return c, nil
 	}
 	c := r.change(Values{"dpkg": StringVal("interrupted: " + strings.Join(left, ", "))}, after)
-	c.Steps = []Step{commandStep("dpkg --configure -a (finish the interrupted dpkg run)",
-		"export DEBIAN_FRONTEND=noninteractive",
-		// dpkg has no lock timeout of its own: wait for another package
-		// manager as apt's DPkg::Lock::Timeout does.
-		"i=0",
-		"while ! out=$(dpkg --force-confold --configure -a 2>&1); do",
-		`	case $out in *"lock"*) ;; *) break ;; esac`,
-		"	i=$((i + 1))",
-		"	[ $i -lt "+fmt.Sprint(aptLockTimeout)+" ] || break",
-		"	sleep 1",
-		"done",
-		`if [ -n "$(dpkg --audit 2>/dev/null)" ]; then`,
-		`	printf '%s\n' "$out" >&2`,
-		`	echo "dpkg was interrupted and 'dpkg --configure -a' did not finish it; fix the package named above, then run 'dpkg --configure -a' on the node" >&2`,
-		"	exit 1",
-		"fi")}
+	// dpkg has no lock timeout of its own: the script waits for another
+	// package manager as apt's DPkg::Lock::Timeout does.
+	c.Steps = []Step{scriptStep("dpkg --configure -a (finish the interrupted dpkg run)", dpkgConfigureScript, strconv.Itoa(aptLockTimeout))}
 	return c, nil
 }

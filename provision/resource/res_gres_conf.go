@@ -21,8 +21,7 @@ const (
 // running slurmd reads it only at start); a node without slurmd has
 // nothing to restart. Jobs keep running across a slurmd restart.
 func slurmdRestart() Step {
-	return commandStep("restart slurmd if it runs, so it reads gres.conf",
-		"if systemctl is-active --quiet slurmd.service; then systemctl restart slurmd.service; fi")
+	return systemdUnitStep("restart slurmd if it runs, so it reads gres.conf", unitRestartIfActive, "slurmd.service")
 }
 
 // buildGRESConf writes the node's GPUs into gres.conf as gpuform's block

@@ -55,8 +55,8 @@ func TestGRESConf(t *testing.T) {
 	if !strings.Contains(written, "\nName=gpu "+wantGPU1+"\n") || !strings.HasPrefix(written, gresBegin) || !strings.HasSuffix(written, gresEnd+"\n") {
 		t.Fatalf("written gres.conf:\n%s", written)
 	}
-	if !strings.Contains(c.Steps[1].Script, "systemctl restart slurmd.service") {
-		t.Errorf("the write does not restart slurmd:\n%s", c.Steps[1].Script)
+	if got := callOf(t, c.Steps[1]).String(); got != "systemd_unit.sh restart-if-active slurmd.service" {
+		t.Errorf("the write does not restart slurmd: %s", got)
 	}
 
 	// Written: nothing to do.

@@ -55,7 +55,7 @@ func hugepagesResource(n *spec.Node) (*fileResource, error) {
 		live: func(f *facts.Node) bool {
 			return f.HugePages.Total == uint64(h.Count.V) && (f.HugePages.PageSizeBytes == 0 || f.HugePages.PageSizeBytes == 2<<20)
 		},
-		post: []Step{commandStep("reserve huge pages", `sysctl -q -p `+q(HugePagesFile))},
+		post: []Step{scriptStep("reserve huge pages", sysctlApplyScript, HugePagesFile, "always")},
 	}, nil
 }
 

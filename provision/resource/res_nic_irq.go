@@ -52,6 +52,6 @@ func buildNICIRQ(in *buildInput) ([]Resource, []string, error) {
 		then: "chmod 0755 " + `"$R"` + q(nicirq.File),
 		// /proc/irq writes are lost at reboot; gpuform-nic-irq.service
 		// repeats them at every boot.
-		post: []Step{commandStep("pin the RDMA NICs' interrupts to their NUMA nodes' CPUs", `sh "$R"`+q(nicirq.File)+` pin "$R"`)},
+		post: []Step{scriptStep("pin the RDMA NICs' interrupts to their NUMA nodes' CPUs", nicIRQPinScript, nicirq.File)},
 	}}, warnings, nil
 }

@@ -34,6 +34,6 @@ func buildNICIRQUnit(in *buildInput) ([]Resource, []string, error) {
 		desired: Values{"content": StringVal("sha256:" + shortSum(content)), "enabled": StringVal("enabled")},
 		live:    func(f *facts.Node) bool { return f.Unit(nicirq.Unit).Enabled == "enabled" },
 		then:    "systemctl daemon-reload",
-		post:    []Step{commandStep("enable "+nicirq.Unit, "systemctl enable "+q(nicirq.Unit))},
+		post:    []Step{systemdUnitStep("enable "+nicirq.Unit, unitEnable, nicirq.Unit)},
 	}}, nil, nil
 }

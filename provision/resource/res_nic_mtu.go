@@ -74,8 +74,8 @@ func (r *nicMTU) Diff(n *facts.Node) (Change, error) {
 			}
 		}
 		if before[k] != after[k] {
-			steps = append(steps, commandStep(fmt.Sprintf("set the MTU of %s to %d (until reboot)", t.netdev, t.mtu),
-				"ip link set dev "+q(t.netdev)+" mtu "+strconv.Itoa(t.mtu)))
+			steps = append(steps, scriptStep(fmt.Sprintf("set the MTU of %s to %d (until reboot)", t.netdev, t.mtu),
+				nicMTUScript, t.netdev, strconv.Itoa(t.mtu)))
 		}
 	}
 	c := r.change(before, after)

@@ -34,7 +34,7 @@ func TestNICMTU(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Action != Update || c.Before["mlx5_0 (enp24s0np0)"] != NumberVal(1500) || c.After["mlx5_0 (enp24s0np0)"] != NumberVal(4200) ||
-		len(c.Steps) != 1 || !strings.Contains(c.Steps[0].Script, "ip link set dev enp24s0np0 mtu 4200") {
+		len(c.Steps) != 1 || callOf(t, c.Steps[0]).String() != "nic_mtu.sh enp24s0np0 4200" {
 		t.Fatalf("change %+v", c)
 	}
 	f.RDMA[0].MTU["enp24s0np0"] = 4200

@@ -39,7 +39,7 @@ func peermem(afterReboot func(*facts.Node) bool, header string) (*fileResource, 
 		},
 		desired:     Values{"loaded": BoolVal(true), "load_at_boot": BoolVal(true)},
 		live:        func(n *facts.Node) bool { return n.HasModule(module) },
-		post:        []Step{commandStep("load "+module, "modprobe "+q(module))},
+		post:        []Step{scriptStep("load "+module, moduleLoadScript, module)},
 		afterReboot: afterReboot,
 	}, nil
 }

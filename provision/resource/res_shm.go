@@ -142,7 +142,7 @@ func (r *shmResource) Diff(n *facts.Node) (Change, error) {
 		c.Steps = append(c.Steps, s)
 	}
 	if !liveOK {
-		c.Steps = append(c.Steps, commandStep("remount /dev/shm with size="+r.opt, "mount -o "+q("remount,size="+r.opt)+" /dev/shm"))
+		c.Steps = append(c.Steps, scriptStep("remount /dev/shm with size="+r.opt, shmRemountScript, r.opt))
 	}
 	return c, nil
 }

@@ -138,7 +138,7 @@ func sysctlResource(n *spec.Node, f *facts.Node) (*fileResource, error) {
 		},
 		// Tools take paths as the node sees them; only the shell's own
 		// file operations go through "$R".
-		post: []Step{commandStep("apply "+SysctlFile, `[ ! -f "$R"`+q(SysctlFile)+` ] || sysctl -q -p `+q(SysctlFile))},
+		post: []Step{scriptStep("apply "+SysctlFile, sysctlApplyScript, SysctlFile, "if-present")},
 	}, nil
 }
 

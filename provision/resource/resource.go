@@ -101,8 +101,10 @@ type KeyedFile struct {
 type Step struct {
 	// Description says what the step does, for progress and errors.
 	Description string `json:"description"`
-	// Script is the POSIX sh script run on the node. It addresses every file
-	// as "$R/…" with R=${GPUFORM_ROOT:-}, so it works on simulated roots.
+	// Script is the POSIX sh script run on the node: the nodesh prelude,
+	// the step's values as positional parameters, and one of scripts/*.sh.
+	// It addresses every file as "$R/…" with R=${GPUFORM_ROOT:-}, so it
+	// works on simulated roots.
 	Script string `json:"script"`
 	// Input, when not empty, is given to Script on standard input (file
 	// content), so that content never has to be quoted into the script.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,10 +171,12 @@ func TestQuotingHoldsWithoutValidation(t *testing.T) {
 	rpm := &pkgResource{base: base{name: DriverPackage}, family: FamilyRHEL, set: pkgSet{names: []string{"nvidia-open"}, pins: map[string]string{"nvidia-open": hostile}}}
 	steps["dnf install"] = rpm.installStep()
 	steps["dnf lock"] = rpm.holdStep([]string{hostile})
-	steps["service"] = commandStep("", "systemctl enable --now "+q(hostile))
-	steps["modprobe"] = commandStep("", "modprobe "+q(hostile))
-	steps["remount"] = commandStep("", "mount -o "+q("remount,size="+hostile)+" /dev/shm")
-	steps["grubby"] = commandStep("", "grubby --update-kernel=ALL --args="+q(hostile))
+	steps["service"] = systemdUnitStep("", unitEnableNow, hostile)
+	steps["modprobe"] = scriptStep("", moduleLoadScript, hostile)
+	steps["remount"] = scriptStep("", shmRemountScript, hostile)
+	steps["sysctl"] = scriptStep("", sysctlApplyScript, hostile, "always")
+	// The command a file's change is put into effect with, run as a step.
+	steps["grubby"] = runCommandStep("", "grubby --update-kernel=ALL --args="+q(hostile))
 	for name, st := range steps {
 		t.Run(name, func(t *testing.T) {
 			os.Remove(argv)
@@ -287,7 +290,7 @@ func TestHugepages(t *testing.T) {
 	f.HugePages = facts.HugePages{Total: 0, PageSizeBytes: 2 << 20}
 	got, _ := diffAll(t, loadNode(t, "hugepages {\n size = \"2MiB\"\n count = 1024\n}"), f)
 	c := got[HugePages]
-	if c.Action != Create || c.After["count"] != NumberVal(1024) || len(c.Steps) != 2 || !strings.Contains(c.Steps[1].Script, "sysctl -q -p /etc/sysctl.d/91-gpuform-hugepages.conf") {
+	if c.Action != Create || c.After["count"] != NumberVal(1024) || len(c.Steps) != 2 || callOf(t, c.Steps[1]).String() != "sysctl_apply.sh /etc/sysctl.d/91-gpuform-hugepages.conf always" {
 		t.Errorf("2 MiB pages: %+v", c)
 	}
 	// Reserved and persisted: nothing to do.
@@ -392,14 +395,13 @@ func TestGrubbyRemovesDroppedArguments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, _ := diffAll(t, loadNode(t, tc.body), rhel())
 			c := got[KernelCmdline]
-			var scripts []string
-			for _, s := range c.Steps {
-				scripts = append(scripts, s.Script)
-			}
-			all := strings.Join(scripts, "\n")
+			// The commands the steps run to put the drop-in into effect,
+			// and every step's script and arguments.
+			run := commandsRun(t, c.Steps)
+			all := callsOf(t, c.Steps)
 			for _, w := range tc.want {
-				if !strings.Contains(all, w) {
-					t.Errorf("no %q in the steps:\n%s", w, all)
+				if !slices.Contains(run, w) {
+					t.Errorf("no %q in the steps: %q", w, run)
 				}
 			}
 			for _, w := range tc.not {

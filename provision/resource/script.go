@@ -50,10 +50,6 @@ func check(re *regexp.Regexp, what, v string) error {
 // of values that passed their pattern.
 func q(s string) string { return transport.Quote(s) }
 
-// scriptHead starts every step: fail on the first error, and address files
-// under the root prefix ("" on a real node).
-const scriptHead = "set -eu\nR=${GPUFORM_ROOT:-}\n"
-
 // backupDir is where a file's previous content is kept, one timestamped
 // directory per write, mirroring the file's path. Backups live outside the
 // configuration directories on purpose: sysctl.d, modprobe.d and apt's
@@ -108,66 +104,42 @@ func currentFile(n *facts.Node, path string) facts.ConfigFile {
 	return c
 }
 
-// fileGuard returns the shell that resolves path inside the root and
-// checks it against what the plan saw: p is the file to write (the target
-// of any symlink on the way, resolved as chroot "$R" would), d its
-// directory. It refuses a path that now leads elsewhere, and anything but
-// a regular file.
-func fileGuard(path string, cur facts.ConfigFile) (string, error) {
+// writeTarget checks what the plan read of path before a step acts on it:
+// a file the probe could not read is not rewritten, and the path the file
+// was resolved to (the target of any symlink on the way, as chroot "$R"
+// resolves it) must be one the step can name. It returns that path: the
+// step refuses to write when the path now leads elsewhere.
+func writeTarget(path string, cur facts.ConfigFile) (string, error) {
 	if cur.Error != "" {
 		return "", fmt.Errorf("%s: gpuform will not rewrite it: %s", path, cur.Error)
 	}
-	want := path
-	if cur.Resolved != "" {
-		if !resolvedPattern.MatchString(cur.Resolved) {
-			return "", &ErrUnsafeValue{What: "resolved path", Value: cur.Resolved}
-		}
-		want = cur.Resolved
+	if cur.Resolved == "" {
+		return path, nil
 	}
-	var b strings.Builder
-	b.WriteString(scriptHead)
-	b.WriteString(`if [ -n "$R" ]; then R=$(cd -P -- "$R" && pwd -P); fi
-`)
-	b.WriteString(facts.Resolver)
-	fmt.Fprintf(&b, `fail() { printf 'gpuform: %%s\n' "$*" >&2; exit 1; }
-rw %[1]s || fail %[1]s": $_e"
-p=$_r
-if [ "${p#"$R"}" != %[2]s ]; then
-	fail %[1]s" now leads to ${p#"$R"}, not "%[2]s" as planned; run gpuform plan again"
-fi
-if [ -e "$p" ] && [ ! -f "$p" ]; then fail %[1]s" is not a regular file"; fi
-d=${p%%/*}
-`, q(path), q(want))
-	return b.String(), nil
+	if !resolvedPattern.MatchString(cur.Resolved) {
+		return "", &ErrUnsafeValue{What: "resolved path", Value: cur.Resolved}
+	}
+	return cur.Resolved, nil
 }
 
-// backupShell copies "$p" to a timestamped backup under backupDir
-// (resolved inside the root too) and sets b to it; cp -p keeps its mode.
-const backupShell = `rw "` + backupDir + `/$(date -u +%Y%m%dT%H%M%SZ)${p#"$R"}" || fail "backup: $_e"
-b=$_r
-mkdir -p -- "${b%/*}"
-cp -p -- "$p" "$b"
-`
-
-// step returns the step that replaces the file atomically: the new content
-// goes into a temporary file in the same directory, gets the old file's
-// mode, owner, group and SELinux context (NewFileMode for a new file), is
-// synced, and renamed over the old one, whose content is first copied to
-// a timestamped backup. A symlinked file is written through: the target
-// is replaced, the link stays. When the content equals the current file
-// nothing is written, so the step is idempotent. The step refuses to write
-// when the file's content (sha256), mode, owner or group differ from what
-// the plan read.
+// step returns the step that replaces the file atomically
+// (scripts/file_write.sh): the new content goes into a temporary file in
+// the same directory, gets the old file's mode, owner, group and SELinux
+// context (NewFileMode for a new file), is synced, and renamed over the
+// old one, whose content is first copied to a timestamped backup. A
+// symlinked file is written through: the target is replaced, the link
+// stays. When the content equals the current file nothing is written, so
+// the step is idempotent. The step refuses to write when the file's
+// content (sha256), mode, owner or group differ from what the plan read.
 func (w fileWrite) step() (Step, error) {
 	if err := check(filePathPattern, "file path", w.path); err != nil {
 		return Step{}, err
 	}
-	guard, err := fileGuard(w.path, w.cur)
+	want, err := writeTarget(w.path, w.cur)
 	if err != nil {
 		return Step{}, err
 	}
-	expect := "absent"
-	var meta string
+	expect, lsMode, uid, gid, mode, context := "absent", "", "", "", NewFileMode, ""
 	if w.cur.Exists {
 		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(w.cur.SHA256) {
 			return Step{}, &ErrUnsafeValue{What: "sha256", Value: w.cur.SHA256}
@@ -187,99 +159,25 @@ func (w fileWrite) step() (Step, error) {
 				return Step{}, err
 			}
 		}
-		// The owner first: chown may clear set-id bits that chmod sets.
-		meta = fmt.Sprintf(`set -f
-# shellcheck disable=SC2046 # ls's fields on purpose
-set -- $(ls -lnd -- "$p")
-set +f
-if [ "$1" != %[1]s ] || [ "$3" != %[2]s ] || [ "$4" != %[3]s ]; then
-	fail %[4]s" changed since this change was planned (mode and owner now $1 $3:$4); run gpuform plan again"
-fi
-chown %[2]s:%[3]s "$tmp"
-chmod %[5]s "$tmp"
-`, q(w.cur.Mode), w.cur.UID, w.cur.GID, q(w.path), oct)
+		lsMode, uid, gid, mode = w.cur.Mode, w.cur.UID, w.cur.GID, oct
 		if w.cur.Context != "" {
 			if err := check(contextPattern, "SELinux context", w.cur.Context); err != nil {
 				return Step{}, err
 			}
-			meta += "chcon -- " + q(w.cur.Context) + ` "$tmp"` + "\n"
+			context = w.cur.Context
 		}
-	} else {
-		meta = "chmod " + NewFileMode + ` "$tmp"` + "\n"
 	}
-	var b strings.Builder
-	b.WriteString(guard)
-	b.WriteString(`mkdir -p -- "$d"
-tmp=$(mktemp "$d/.gpuform-tmp.XXXXXX")
-trap 'rm -f -- "$tmp"' EXIT
-trap 'exit 130' INT TERM HUP
-cat >"$tmp"
-`)
+	marker := ""
 	if w.then != "" {
-		// The marker says "written but not yet put into effect". It is
-		// created before the rename and removed only after then succeeds,
-		// so an apply killed in between (a dropped connection) leaves it
-		// behind, the next plan sees it in /etc/gpuform, and this step runs
-		// then again even though the file is already in place.
-		fmt.Fprintf(&b, "rw %s || fail \"marker: $_e\"\nm=$_r\n", q(PendingMarker(w.path)))
-		b.WriteString(`if [ -f "$p" ] && cmp -s -- "$tmp" "$p" && [ ! -e "$m" ]; then
-	exit 0
-fi
-`)
-	} else {
-		b.WriteString(`if [ -f "$p" ] && cmp -s -- "$tmp" "$p"; then
-	exit 0
-fi
-`)
+		marker = PendingMarker(w.path)
 	}
-	fmt.Fprintf(&b, `cur=absent
-if [ -e "$p" ]; then cur=$(sha256sum <"$p"); cur=${cur%%%% *}; fi
-if [ "$cur" != %s ]; then
-	fail "${p#"$R"} changed since this change was planned; run gpuform plan again"
-fi
-`, q(expect))
-	b.WriteString(meta)
-	// fsync the new content before the rename makes it visible, so a crash
-	// leaves the old file or the new one, never an empty one.
-	b.WriteString(`sync -- "$tmp" 2>/dev/null || sync
-had=false
-same=false
-if [ -f "$p" ] && cmp -s -- "$tmp" "$p"; then
-	same=true
-elif [ -e "$p" ]; then
-	had=true
-` + backupShell + `fi
-`)
-	if w.then != "" {
-		b.WriteString(`mkdir -p -- "${m%/*}" && : >"$m"
-`)
-	}
-	b.WriteString(`if $same; then rm -f -- "$tmp"; else mv -f -- "$tmp" "$p"; fi
-trap - EXIT
-`)
-	if w.then != "" {
-		b.WriteString("if ! " + w.then + `; then
-	if $same; then
-		# Already in place from an interrupted run: still pending.
-		fail "${p#"$R"} is in place but could not be put into effect"
-	fi
-	if $had; then
-		cp -p -- "$b" "$d/.gpuform-restore" && mv -f -- "$d/.gpuform-restore" "$p"
-	else
-		rm -f -- "$p"
-	fi
-	rm -f -- "$m"
-	fail "${p#"$R"} was not put into effect; the previous file is back in place"
-fi
-rm -f -- "$m"
-`)
-	}
-	return Step{Description: w.desc, Script: b.String(), Input: w.content, Become: true}, nil
+	script := fileScript(fileWriteScript, w.path, want, expect, lsMode, uid, gid, mode, context, marker, w.then, backupDir)
+	return Step{Description: w.desc, Script: script, Input: w.content, Become: true}, nil
 }
 
-// removeFileStep removes path after backing it up; removing a missing file
-// succeeds. A symlink is removed itself, not its target. The step refuses
-// when the file changed since the plan read it.
+// removeFileStep removes path after backing it up (scripts/file_remove.sh);
+// removing a missing file succeeds. A symlink is removed itself, not its
+// target. The step refuses when the file changed since the plan read it.
 func removeFileStep(path string, cur facts.ConfigFile) (Step, error) {
 	if err := check(filePathPattern, "file path", path); err != nil {
 		return Step{}, err
@@ -294,43 +192,9 @@ func removeFileStep(path string, cur facts.ConfigFile) (Step, error) {
 		}
 		expect = cur.SHA256
 	}
-	var b strings.Builder
-	b.WriteString(scriptHead)
-	b.WriteString(`if [ -n "$R" ]; then R=$(cd -P -- "$R" && pwd -P); fi
-`)
-	b.WriteString(facts.Resolver)
 	dir, name := pathpkg.Split(path)
-	fmt.Fprintf(&b, `fail() { printf 'gpuform: %%s\n' "$*" >&2; exit 1; }
-rw %[1]s || fail %[1]s": $_e"
-p=$_r/%[2]s
-[ -e "$p" ] || [ -h "$p" ] || exit 0
-cur=absent
-if [ -e "$p" ]; then cur=$(sha256sum <"$p"); cur=${cur%%%% *}; fi
-if [ "$cur" != %[3]s ]; then
-	fail %[4]s" changed since this change was planned; run gpuform plan again"
-fi
-if [ -e "$p" ]; then
-`, q(pathpkg.Clean(dir)), q(name), q(expect), q(path))
-	b.WriteString(backupShell)
-	b.WriteString(`fi
-rm -f -- "$p"
-`)
-	return Step{Description: "remove " + path, Script: b.String(), Become: true}, nil
-}
-
-// commandStep is a step running one fixed command line built by the caller
-// from quoted words.
-func commandStep(desc string, lines ...string) Step {
-	return Step{Description: desc, Script: scriptHead + strings.Join(lines, "\n") + "\n", Become: true}
-}
-
-// words quotes each word and joins them with spaces.
-func words(ws ...string) string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i] = q(w)
-	}
-	return strings.Join(out, " ")
+	script := fileScript(fileRemoveScript, pathpkg.Clean(dir), name, expect, path, backupDir)
+	return Step{Description: "remove " + path, Script: script, Become: true}, nil
 }
 
 // serviceStep enables and starts a systemd unit.
@@ -343,9 +207,9 @@ func unitStep(unit string, now bool) (Step, error) {
 		return Step{}, err
 	}
 	if !now {
-		return commandStep("enable "+unit+" (starts at the next boot)", "systemctl enable "+q(unit)), nil
+		return systemdUnitStep("enable "+unit+" (starts at the next boot)", unitEnable, unit), nil
 	}
-	return commandStep("enable and start "+unit, "systemctl enable --now "+q(unit)), nil
+	return systemdUnitStep("enable and start "+unit, unitEnableNow, unit), nil
 }
 
 // Patterns for host settings, matching spec's validation.

@@ -7,10 +7,12 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -147,25 +149,19 @@ type Client struct {
 	Become bool
 }
 
-// preamble finds scontrol in the standard places (slurmd runs its
-// HealthCheckProgram with no PATH at all) and sets $n to the node name.
-func (c Client) preamble() string {
-	name := `n=$(hostname -s 2>/dev/null || hostname)`
-	if c.Name != "" {
-		name = "n=" + transport.Quote(c.Name)
-	}
-	return `PATH="${PATH:+$PATH:}/usr/bin:/usr/local/bin:/opt/slurm/bin:/usr/sbin:/sbin:/bin"
-export PATH
-command -v scontrol >/dev/null 2>&1 || { echo "scontrol is not installed on $(hostname 2>/dev/null): drain = \"slurm\" needs the Slurm client there (or rollout { slurm_client = HOST })" >&2; exit 127; }
-` + name + `
-printf 'node=%s\n' "$n"
-`
-}
+// scontrolScript reads or changes the node with scontrol
+// (scripts/scontrol.sh): it finds scontrol in the standard places (slurmd
+// runs its HealthCheckProgram with no PATH at all), prints the node name it
+// used, then does one action.
+//
+//go:embed scripts/scontrol.sh
+var scontrolScript string
 
-// run runs script after the preamble and returns its stdout after the
-// node= line, and the node name the script used.
-func (c Client) run(ctx context.Context, what, script string, become bool) (string, string, error) {
-	res, err := c.Tr.Run(ctx, transport.Command{Script: c.preamble() + script, Become: become})
+// run runs scontrol.sh's action (with value, "" for none) and returns its
+// stdout after the node= line, and the node name the script used.
+func (c Client) run(ctx context.Context, what, action, value string, become bool) (string, string, error) {
+	script := nodesh.Script(scontrolScript, []string{c.Name, action, value})
+	res, err := c.Tr.Run(ctx, transport.Command{Script: script, Become: become})
 	name := c.Name
 	out := string(res.Stdout)
 	if first, rest, ok := strings.Cut(out, "\n"); ok && strings.HasPrefix(first, "node=") {
@@ -186,10 +182,7 @@ func (c Client) run(ctx context.Context, what, script string, become bool) (stri
 
 // Show reads the node's state, reason and jobs.
 func (c Client) Show(ctx context.Context) (Node, error) {
-	out, name, err := c.run(ctx, "read", `scontrol -o show node "$n" || exit
-echo '--- jobs'
-if command -v squeue >/dev/null 2>&1; then squeue -h -w "$n" -t running,completing -o '%i %T' 2>/dev/null || true; fi
-`, false)
+	out, name, err := c.run(ctx, "read", "show", "", false)
 	if err != nil {
 		return Node{Name: name}, err
 	}
@@ -250,13 +243,13 @@ func parseShow(name, out string) (Node, error) {
 
 // Drain drains the node with reason (made with Reason).
 func (c Client) Drain(ctx context.Context, reason string) error {
-	_, _, err := c.run(ctx, "drain", `scontrol update NodeName="$n" State=DRAIN Reason=`+transport.Quote(reason)+"\n", c.Become)
+	_, _, err := c.run(ctx, "drain", "drain", reason, c.Become)
 	return err
 }
 
 // SetReason replaces the reason of a node that stays out of service.
 func (c Client) SetReason(ctx context.Context, reason string) error {
-	_, _, err := c.run(ctx, "set the reason of", `scontrol update NodeName="$n" Reason=`+transport.Quote(reason)+"\n", c.Become)
+	_, _, err := c.run(ctx, "set the reason of", "reason", reason, c.Become)
 	return err
 }
 
@@ -268,28 +261,28 @@ func (c Client) SetComment(ctx context.Context, comment string) error {
 	if len(comment) > maxReason {
 		comment = comment[:maxReason-3] + "..."
 	}
-	_, _, err := c.run(ctx, "set the comment of", `scontrol update NodeName="$n" Comment=`+transport.Quote(comment)+"\n", c.Become)
+	_, _, err := c.run(ctx, "set the comment of", "comment", comment, c.Become)
 	return err
 }
 
 // Resume returns the node to service. Callers resume only their own
 // drains (Node.Own).
 func (c Client) Resume(ctx context.Context) error {
-	_, _, err := c.run(ctx, "resume", `scontrol update NodeName="$n" State=RESUME`+"\n", c.Become)
+	_, _, err := c.run(ctx, "resume", "resume", "", c.Become)
 	return err
 }
 
 // Reboot asks Slurm to reboot the node once its jobs are done and return it
 // to service after slurmd registers again, with reason shown meanwhile.
 func (c Client) Reboot(ctx context.Context, reason string) error {
-	_, _, err := c.run(ctx, "reboot", `scontrol reboot ASAP nextstate=RESUME reason=`+transport.Quote(reason)+` "$n"`+"\n", c.Become)
+	_, _, err := c.run(ctx, "reboot", "reboot", reason, c.Become)
 	return err
 }
 
 // Fleet reads every node Slurm knows (scontrol -o show nodes), for health
 // mode's circuit breaker: how much of the fleet gpuform already drained.
 func (c Client) Fleet(ctx context.Context) ([]Node, error) {
-	out, _, err := c.run(ctx, "read the nodes around", "scontrol -o show nodes\n", false)
+	out, _, err := c.run(ctx, "read the nodes around", "nodes", "", false)
 	if err != nil {
 		return nil, err
 	}

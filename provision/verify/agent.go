@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/text"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/provision/verify/smi"
@@ -41,15 +43,10 @@ func EnsureAgentIn(ctx context.Context, t transport.Transport, localBinary, dir 
 	}
 	sum := sha256.Sum256(data)
 	want := hex.EncodeToString(sum[:])
-	// The default directory needs $HOME expanded by the remote shell; a
-	// given one is quoted. The checksum is hex, safe as it is.
-	dirExpr := `"$HOME/` + AgentCacheDir + `"`
-	if dir != "" {
-		dirExpr = transport.Quote(dir)
-	}
+	// The default directory needs $HOME expanded by the remote shell
+	// (scripts/agent.sh does); a given one is used as it is.
 	name := "agent-" + want
-
-	probe := "d=" + dirExpr + "\nf=\"$d/" + name + "\"\nprintf '%s\\n' \"$f\"\nif [ -f \"$f\" ]; then sha256sum < \"$f\"; fi\n"
+	probe := nodesh.Script(agentScript, []string{"find", dir, AgentCacheDir, name})
 	res, err := t.Run(ctx, transport.Command{Script: probe})
 	if err != nil {
 		return "", false, err
@@ -63,9 +60,7 @@ func EnsureAgentIn(ctx context.Context, t transport.Transport, localBinary, dir 
 		return remotePath, false, nil
 	}
 
-	upload := "set -e\numask 077\nd=" + dirExpr + "\nmkdir -p \"$d\"\n" +
-		"tmp=\"$d/." + name + ".$$\"\ntrap 'rm -f \"$tmp\"' EXIT\n" +
-		"cat > \"$tmp\"\nchmod 0700 \"$tmp\"\nmv -f \"$tmp\" \"$d/" + name + "\"\nsha256sum < \"$d/" + name + "\"\n"
+	upload := nodesh.Script(agentScript, []string{"upload", dir, AgentCacheDir, name})
 	res, err = t.Run(ctx, transport.Command{Script: upload, Stdin: bytes.NewReader(data)})
 	if err != nil {
 		return "", false, err
@@ -181,18 +176,16 @@ func runSMI(ctx context.Context, t transport.Transport, script string, limit tim
 	return res, err
 }
 
-// busScript counts the NVIDIA VGA and 3D controllers on the PCI bus (under
-// $GPUFORM_ROOT, as the facts probe reads) and says whether nvidia-smi is
-// installed, so that a node where neither NVML path worked is told why.
-const busScript = `n=0
-for d in "${GPUFORM_ROOT:-}"/sys/bus/pci/devices/*; do
-	read -r v < "$d/vendor" 2>/dev/null || continue
-	read -r c < "$d/class" 2>/dev/null || continue
-	case "$v:$c" in 0x10de:0x0300* | 0x10de:0x0302*) n=$((n + 1)) ;; esac
-done
-echo "gpus $n"
-if command -v nvidia-smi >/dev/null 2>&1; then echo "smi yes"; else echo "smi no"; fi
-`
+// busScript counts the NVIDIA VGA and 3D controllers on the PCI bus and
+// says whether nvidia-smi is installed (scripts/gpu_bus.sh).
+//
+//go:embed scripts/gpu_bus.sh
+var busScript string
+
+// agentScript finds and uploads the agent binary (scripts/agent.sh).
+//
+//go:embed scripts/agent.sh
+var agentScript string
 
 // diagnose explains why neither the agent nor nvidia-smi produced facts,
 // leading with what is true of the node: no NVIDIA GPU on the PCI bus, or
@@ -202,7 +195,7 @@ func diagnose(ctx context.Context, t transport.Transport, agentErr, smiErr error
 	if ctx.Err() != nil {
 		return plain
 	}
-	res, err := t.Run(ctx, transport.Command{Script: busScript})
+	res, err := t.Run(ctx, transport.Command{Script: nodesh.Script(busScript, nil)})
 	if err != nil || res.ExitCode != 0 {
 		return plain
 	}

@@ -2,12 +2,15 @@ package verify
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -55,6 +58,11 @@ func HashImageFiles(ctx context.Context, t transport.Transport, exp Expectation,
 	return out
 }
 
+// hashFileScript hashes one file on the node (scripts/hash_file.sh).
+//
+//go:embed scripts/hash_file.sh
+var hashFileScript string
+
 // hashOut is sha256sum's line: the digest, two spaces, the name.
 var hashOut = regexp.MustCompile(`^([0-9a-f]{64}) `)
 
@@ -65,10 +73,7 @@ func hashFile(ctx context.Context, t transport.Transport, file string, become bo
 	secs := int64((timeout + time.Second - 1) / time.Second)
 	// The file is opened by sha256sum under timeout, never by the shell:
 	// a FIFO planted at the name would block an open before the limit.
-	script := "R=${GPUFORM_ROOT:-}\n" + facts.Resolver + fmt.Sprintf(`rp '%s' || { printf '%%s\n' "$_e" >&2; exit 3; }
-[ -f "$_r" ] || { echo "not a regular file" >&2; exit 3; }
-exec timeout -k 5 %d sha256sum -- "$_r"
-`, file, secs)
+	script := nodesh.Script(hashFileScript, []string{file, strconv.FormatInt(secs, 10)}, facts.Resolver)
 	rctx, cancel := context.WithTimeout(ctx, timeout+15*time.Second)
 	defer cancel()
 	res, err := t.Run(rctx, transport.Command{Script: script, Become: become})
@@ -77,7 +82,7 @@ exec timeout -k 5 %d sha256sum -- "$_r"
 		return ImageContent{Error: fmt.Sprintf("sha256sum of %s did not finish within %s", file, timeout)}
 	case err != nil:
 		return ImageContent{Error: fmt.Sprintf("sha256sum of %s could not run: %s", file, transport.HostText(err.Error()))}
-	case res.ExitCode == 124 || res.ExitCode == 137 || res.ExitCode == -1:
+	case res.ExitCode == nodesh.ExitTimedOut || res.ExitCode == nodesh.ExitTimedOutKilled || res.ExitCode == -1:
 		return ImageContent{Error: fmt.Sprintf("sha256sum of %s did not finish within %s", file, timeout)}
 	case res.ExitCode != 0:
 		msg := strings.TrimSpace(transport.HostText(string(res.Stderr)))

@@ -2,11 +2,19 @@ package verify
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/nodesh"
+	"github.com/gpuform/gpuform/provision/nodesh/nodeshtest"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -99,9 +107,52 @@ func TestHashFileBounded(t *testing.T) {
 			if got := hashFile(ctx, tc.tr, file, false, time.Second); got != tc.want {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
-			if len(tc.tr.saw) != 1 || !strings.Contains(tc.tr.saw[0], "timeout -k 5 1 sha256sum -- ") {
+			// scripts/hash_file.sh, which runs sha256sum under timeout -k 5
+			// SECONDS, with the file and the limit in whole seconds.
+			if len(tc.tr.saw) != 1 || !strings.HasSuffix(tc.tr.saw[0], nodesh.Args(file, "1")+hashFileScript) {
 				t.Errorf("script:\n%s", tc.tr.saw)
 			}
 		})
+	}
+}
+
+// TestHashFileScriptUnderEachShell runs hash_file.sh under dash, bash and
+// busybox ash on a scratch root: a file's digest, and exit 3 with the
+// reason for a directory and for a path that does not resolve.
+func TestHashFileScriptUnderEachShell(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "raid/containers/dir.sqsh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "raid/containers/x.sqsh"), []byte("squashfs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("squashfs\n"))
+	for _, sh := range nodeshtest.Shells() {
+		for _, tc := range []struct {
+			file, stdout, stderr string
+			exit                 int
+		}{
+			{"/raid/containers/x.sqsh", hex.EncodeToString(sum[:]) + "  " + root + "/raid/containers/x.sqsh\n", "", 0},
+			{"/raid/containers/dir.sqsh", "", "not a regular file\n", 3},
+		} {
+			t.Run(sh.Name+tc.file, func(t *testing.T) {
+				cmd := nodeshtest.Command(t, sh, nodesh.Script(hashFileScript, []string{tc.file, "5"}, facts.Resolver))
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GPUFORM_ROOT=" + root}
+				var stdout, stderr strings.Builder
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				exit := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					exit = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if exit != tc.exit || stdout.String() != tc.stdout || stderr.String() != tc.stderr {
+					t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", exit, stdout.String(), stderr.String(), tc.exit, tc.stdout, tc.stderr)
+				}
+			})
+		}
 	}
 }

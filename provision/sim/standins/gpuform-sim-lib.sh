@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared helpers for the gpuform simulated-node stand-ins; sourced, not run.
 #
 # Every stand-in records its command line in $GPUFORM_ROOT/var/log/gpuform-sim/calls.log,
@@ -131,6 +132,7 @@ package_installed() {
 	# stand-ins on PATH.
 	# (ls, not a glob: the package manager stand-ins run with set -f.)
 	if [ -d "$R/usr/lib/gpuform-sim/shelf/$1" ]; then
+		# shellcheck disable=SC2045 # ls on purpose, as said above
 		for f in $(ls "$R/usr/lib/gpuform-sim/shelf/$1"); do
 			cp -p "$R/usr/lib/gpuform-sim/shelf/$1/$f" "$R/usr/lib/gpuform-sim/bin/$f"
 		done
@@ -150,6 +152,7 @@ pyxis_plugin() {
 # package_removed NAME: undo what package_installed created.
 package_removed() {
 	if [ -d "$R/usr/lib/gpuform-sim/shelf/$1" ]; then
+		# shellcheck disable=SC2045 # ls on purpose, as said above
 		for f in $(ls "$R/usr/lib/gpuform-sim/shelf/$1"); do
 			rm -f "$R/usr/lib/gpuform-sim/bin/$f"
 		done
@@ -189,6 +192,7 @@ load_module() {
 	nvidia)
 		line=$(grep '^driver ' "$SIM/pending-reboot" 2>/dev/null)
 		[ -n "$line" ] || return 1
+		# shellcheck disable=SC2086 # the line's fields on purpose
 		set -- $line
 		write_driver "$2" "$3"
 		grep -v '^driver ' "$SIM/pending-reboot" >"$SIM/pending-reboot.new"

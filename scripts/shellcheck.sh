@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs shellcheck over every shell script the repository tracks: each *.sh
+# as the shell its shebang names (bash for scripts/*.sh) and as POSIX sh
+# (-s sh) without one (what gpuform runs on nodes: provision/*/scripts,
+# the prelude, the probe, and the simulated nodes' stand-in library), and
+# .ci/run. A finding fails it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v shellcheck >/dev/null 2>&1 || { echo "scripts/shellcheck.sh: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
+posix=()
+shebang=(.ci/run)
+# TODO(hres): provision/facts/probe.sh is left out until helper hres's
+# rewrite of it (readable names, shellcheck-clean) is merged; the lead
+# drops this exclusion then.
+while IFS= read -r -d '' f; do
+  if head -n 1 "$f" | grep -q '^#!'; then
+    shebang+=("$f")
+  else
+    posix+=("$f")
+  fi
+done < <(git ls-files -z -- '*.sh' ':!:provision/facts/probe.sh')
+shellcheck -s sh "${posix[@]}"
+shellcheck "${shebang[@]}"
+echo "shellcheck: ${#posix[@]} POSIX sh scripts and ${#shebang[@]} with a shebang: clean"
