@@ -127,7 +127,7 @@ func parseOffers(out string, names []string, o *Offers) {
 		case strings.HasPrefix(line, "@family "):
 			o.Manager = Manager(strings.TrimSpace(strings.TrimPrefix(line, "@family ")))
 		case strings.HasPrefix(line, "@lists "):
-			fmt.Sscan(strings.TrimPrefix(line, "@lists "), &o.Lists)
+			_, _ = fmt.Sscan(strings.TrimPrefix(line, "@lists "), &o.Lists) // not a number: no lists counted
 		default:
 			f := strings.Fields(line)
 			if len(f) == 2 && (names == nil || slices.Contains(names, f[0])) && !slices.Contains(o.Versions[f[0]], f[1]) {

@@ -333,9 +333,6 @@ func words(ws ...string) string {
 	return strings.Join(out, " ")
 }
 
-// serviceStep enables and starts a systemd unit.
-func serviceStep(unit string) (Step, error) { return unitStep(unit, true) }
-
 // unitStep enables a systemd unit, and starts it when now is true (a unit
 // that needs a driver not yet loaded only starts at the next boot).
 func unitStep(unit string, now bool) (Step, error) {

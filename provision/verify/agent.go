@@ -209,7 +209,7 @@ func diagnose(ctx context.Context, t transport.Transport, agentErr, smiErr error
 	gpus, smiInstalled := -1, true
 	for _, l := range strings.Split(string(res.Stdout), "\n") {
 		if n, ok := strings.CutPrefix(l, "gpus "); ok {
-			fmt.Sscan(n, &gpus)
+			_, _ = fmt.Sscan(n, &gpus) // not a number: gpus stays -1, unknown
 		}
 		if l == "smi no" {
 			smiInstalled = false

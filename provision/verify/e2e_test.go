@@ -6,7 +6,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func TestAgentOverSSH(t *testing.T) {
 	home := srv.Home
 
 	agent := filepath.Join(t.TempDir(), "gpuform-agent")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", agent, "./internal/testagent")
+	build := exec.Command("go", "build", "-o", agent, "./internal/testagent")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the test agent: %v\n%s", err, out)
 	}
