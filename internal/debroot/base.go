@@ -188,13 +188,6 @@ func debianURI(path string) string {
 	return ""
 }
 
-// Base returns the cached debootstrap root, building it first when no test
-// has. Concurrent test binaries wait for one build (flock on a lock file).
-func Base(t testing.TB) string {
-	t.Helper()
-	return base(t, debianVariant)
-}
-
 func base(t testing.TB, v variant) string {
 	t.Helper()
 	requireTools(t)

@@ -91,20 +91,6 @@ func Manager(family string) string {
 	return "apt"
 }
 
-// QueryOffers asks the host's package manager, as Available does, which
-// versions of the named packages it offers, and which repositories it
-// reads them from. Versions are sorted newest first whatever order the
-// manager lists them in (dnf lists oldest first).
-func QueryOffers(ctx context.Context, t transport.Transport, family string, names []string, become bool) (*Offers, error) {
-	o := &Offers{Manager: Manager(family), Versions: map[string][]string{}}
-	stdout, err := listAvailable(ctx, t, family, names, become)
-	if err != nil {
-		return nil, err
-	}
-	parseOffers(stdout, names, o)
-	return o, nil
-}
-
 // checkPackageNames refuses a name the listing's shell would split or
 // expand.
 func checkPackageNames(names []string) error {

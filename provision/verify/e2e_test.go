@@ -46,16 +46,16 @@ func TestAgentOverSSH(t *testing.T) {
 	}
 	defer c.Close()
 
-	path, uploaded, err := EnsureAgent(ctx, c, agent)
+	path, uploaded, err := EnsureAgentIn(ctx, c, agent, "")
 	if err != nil || !uploaded {
-		t.Fatalf("first EnsureAgent: %q %v %v", path, uploaded, err)
+		t.Fatalf("first EnsureAgentIn: %q %v %v", path, uploaded, err)
 	}
 	if !strings.HasPrefix(path, filepath.Join(home, AgentCacheDir, "agent-")) {
 		t.Errorf("agent stored at %s, want under %s", path, filepath.Join(home, AgentCacheDir))
 	}
-	again, uploaded, err := EnsureAgent(ctx, c, agent)
+	again, uploaded, err := EnsureAgentIn(ctx, c, agent, "")
 	if err != nil || uploaded || again != path {
-		t.Fatalf("second EnsureAgent uploaded again: %q %v %v", again, uploaded, err)
+		t.Fatalf("second EnsureAgentIn uploaded again: %q %v %v", again, uploaded, err)
 	}
 
 	rep, err := FetchNVML(ctx, c, FetchOptions{

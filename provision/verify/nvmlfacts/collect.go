@@ -4,7 +4,6 @@ package nvmlfacts
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/bits"
 	"sort"
@@ -490,12 +489,6 @@ func cpuList(words []uint) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ",")
-}
-
-// IsInitError reports whether err is an NVML start-up failure.
-func IsInitError(err error) bool {
-	var ie *InitError
-	return errors.As(err, &ie)
 }
 
 // virtualizationName names an nvmlGpuVirtualizationMode the way
