@@ -169,13 +169,3 @@ func Rules() []Rule {
 func renamedRules() map[string]string {
 	return map[string]string{"tensor_parallel_domain": "workload_layout"}
 }
-
-// RuleByName returns the named rule from the catalogue.
-func RuleByName(name string) (Rule, bool) {
-	for _, r := range Rules() {
-		if r.Name == name {
-			return r, true
-		}
-	}
-	return Rule{}, false
-}

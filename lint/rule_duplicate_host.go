@@ -22,9 +22,8 @@ func duplicateHostRule() Rule {
 }
 
 type hostSeen struct {
-	node  string
-	rng   hcl.Range
-	where string
+	node string
+	rng  hcl.Range
 }
 
 func checkDuplicateHost(ctx *Context) {

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"math/big"
-	"sort"
 	"strings"
 
 	"github.com/agext/levenshtein"
@@ -475,13 +474,4 @@ func duplicateKeys(e hcl.Expression) hcl.Diagnostics {
 		}
 	}
 	return diags
-}
-
-func sortedInts[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }

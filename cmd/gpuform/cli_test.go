@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // runCLI runs the CLI in-process with injected streams. Simulated nodes
@@ -165,8 +170,17 @@ func TestSingleDashFlags(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got %v", got)
 	}
-	if code, out, _ := runCLI(t, "", "version", "-json"); code != ExitOK || !strings.Contains(out, `"gpuform_version": "`+Version) {
-		t.Errorf("version -json: %d %s", code, out)
+	code, out, _ := runCLI(t, "", "version", "-json")
+	var version map[string]string
+	if err := json.Unmarshal([]byte(out), &version); code != ExitOK || err != nil {
+		t.Errorf("version -json: %d %v %s", code, err, out)
+	}
+	wantKeys := []string{"format_version", "go_version", "gpuform_version", "knowledge_base_date", "knowledge_base_newest", "knowledge_base_refresh_date", "platform"}
+	if diff := cmp.Diff(wantKeys, slices.Sorted(maps.Keys(version))); diff != "" {
+		t.Errorf("version -json fields (-want +got):\n%s", diff)
+	}
+	if version["gpuform_version"] != Version || version["go_version"] != runtime.Version() || version["platform"] != runtime.GOOS+"_"+runtime.GOARCH {
+		t.Errorf("version -json: %v, want gpuform %s, %s on %s_%s", version, Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	}
 	if code, _, errOut := runCLI(t, "", "validate", "-nosuchflag"); code != ExitFailed || !strings.Contains(errOut, "unknown flag") {
 		t.Errorf("bad flag: %d %s", code, errOut)

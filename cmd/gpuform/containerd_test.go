@@ -53,6 +53,9 @@ func TestContainerdConfigPlanApplyVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = runPA(t, env, "", "plan", dir)
+	if code != ExitOK {
+		t.Errorf("plan after the hand-written config.toml: exit %d", code)
+	}
 	for _, want := range []string{`runtimes.nvidia.options.BinaryName`, `"/usr/bin/nvidia-container-runtime"`, `default_runtime_name`, `"runc" -> "nvidia"`, "containerd.service"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan lacks %q:\n%s%s", want, out, errOut)

@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/gpuform/gpuform/internal/readlimit"
-	"github.com/gpuform/gpuform/lint/format"
-	"github.com/gpuform/gpuform/spec"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/readlimit"
+	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/spec"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"

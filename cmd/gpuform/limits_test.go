@@ -47,7 +47,7 @@ func fanOutModules() map[string]string {
 		}
 		return b.String()
 	}
-	files["root/main.gpuform.hcl"] = strings.ReplaceAll(call("m1"), "../", "../")
+	files["root/main.gpuform.hcl"] = call("m1")
 	for i := 1; i < 6; i++ {
 		files[fmt.Sprintf("m%d/main.gpuform.hcl", i)] = call(fmt.Sprintf("m%d", i+1))
 	}

@@ -52,8 +52,8 @@ func TestLintBrokenSpec(t *testing.T) {
 		Version string
 		Runs    []struct{ Results []any }
 	}
-	if err := json.Unmarshal([]byte(out), &sarif); err != nil || sarif.Version != "2.1.0" || len(sarif.Runs[0].Results) < 10 {
-		t.Errorf("sarif: %v %+v", err, sarif)
+	if err := json.Unmarshal([]byte(out), &sarif); err != nil || code != ExitReport || sarif.Version != "2.1.0" || len(sarif.Runs[0].Results) < 10 {
+		t.Errorf("sarif: exit %d err %v %+v", code, err, sarif)
 	}
 }
 

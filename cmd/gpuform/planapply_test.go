@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // runCLIEnv runs the CLI in-process with extra environment.
@@ -87,8 +89,29 @@ func TestPlanApplyPlan(t *testing.T) {
 		t.Fatalf("plan after apply, reboot pending: exit %d, want 2 naming installed and loaded\n%s", code, out)
 	}
 	code, out, _ = runPA(t, env, "", "plan", "-json", dir)
-	if code != ExitOK || !strings.Contains(out, `"pending_reason": "550.127.08 installed, 535.183.06 loaded"`) {
-		t.Fatalf("plan -json after apply, reboot pending: exit %d, want the pending reason\n%s", code, out)
+	type pendingJSON struct {
+		Resource      string
+		RebootPending bool   `json:"reboot_pending"`
+		PendingReason string `json:"pending_reason"`
+	}
+	var pendingDoc struct {
+		Hosts []struct {
+			ResourceChanges []pendingJSON `json:"resource_changes"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &pendingDoc); code != ExitOK || err != nil || len(pendingDoc.Hosts) != 1 {
+		t.Fatalf("plan -json after apply, reboot pending: exit %d, %v\n%s", code, err, out)
+	}
+	// The driver is the change that says why it waits (the others waiting
+	// with it say only reboot_pending).
+	var pending []pendingJSON
+	for _, rc := range pendingDoc.Hosts[0].ResourceChanges {
+		if rc.PendingReason != "" {
+			pending = append(pending, rc)
+		}
+	}
+	if diff := cmp.Diff([]pendingJSON{{"driver_package", true, "550.127.08 installed, 535.183.06 loaded"}}, pending); diff != "" {
+		t.Fatalf("plan -json after apply, the pending reasons (-want +got):\n%s", diff)
 	}
 
 	planFile := filepath.Join(t.TempDir(), "gpuform.plan")

@@ -15,11 +15,9 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// varArgs collects -var and -var-file into one ordered list, because
-// Terraform applies them in command-line order, later ones winning.
-type varArgs struct{ list *[]spec.VarArg }
-
-// varFlag is a pflag.Value that appends to the shared list.
+// varFlag is a pflag.Value that appends -var and -var-file to one shared,
+// ordered list, because Terraform applies them in command-line order, later
+// ones winning.
 type varFlag struct {
 	list *[]spec.VarArg
 	file bool

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // verifyDoc is what these tests read of verify -json.
@@ -54,8 +56,17 @@ func TestQuickstartQuickTierWithoutDCGM(t *testing.T) {
 	if code, out, _ := runCLIEnv(t, env, "plan", quick); code != ExitOK || !strings.Contains(out, note) {
 		t.Errorf("plan of a spec without DCGM: exit %d, want the note %q\n%s", code, note, out)
 	}
-	if code, out, _ := runCLIEnv(t, env, "plan", "-json", quick); code != ExitOK || !strings.Contains(out, `"verify_notes": [`) {
-		t.Errorf("plan -json of a spec without DCGM: exit %d, want verify_notes\n%s", code, out)
+	code, out, _ := runCLIEnv(t, env, "plan", "-json", quick)
+	type hostNotes struct {
+		VerifyNotes []string `json:"verify_notes"`
+	}
+	var notes struct{ Hosts []hostNotes }
+	if err := json.Unmarshal([]byte(out), &notes); code != ExitOK || err != nil {
+		t.Errorf("plan -json of a spec without DCGM: exit %d, %v\n%s", code, err, out)
+	}
+	wantNotes := []hostNotes{{[]string{"dcgm: optional, the spec installs no DCGM (verify -tier quick skips dcgm.diag on a host without dcgmi)"}}}
+	if diff := cmp.Diff(wantNotes, notes.Hosts); diff != "" {
+		t.Errorf("plan -json of a spec without DCGM: verify_notes (-want +got):\n%s", diff)
 	}
 	if _, out, _ := runCLIEnv(t, env, "plan", "testdata/gate-dcgm-pinned"); strings.Contains(out, note) {
 		t.Errorf("plan of a spec pinning DCGM says it is optional:\n%s", out)

@@ -188,13 +188,6 @@ func debianURI(path string) string {
 	return ""
 }
 
-// Base returns the cached debootstrap root, building it first when no test
-// has. Concurrent test binaries wait for one build (flock on a lock file).
-func Base(t testing.TB) string {
-	t.Helper()
-	return base(t, debianVariant)
-}
-
 func base(t testing.TB, v variant) string {
 	t.Helper()
 	requireTools(t)
@@ -211,7 +204,7 @@ func base(t testing.TB, v variant) string {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		unavailable(t, "cache lock: %v", err)
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // lock.Close releases it in any case
 	if _, err := os.Stat(filepath.Join(root, ".gpuform-debroot")); err == nil {
 		return root
 	}
@@ -257,7 +250,9 @@ func buildBase(dir, mirror string, v variant) (string, error) {
 		os.Remove(filepath.Join(dir, f))
 	}
 	os.RemoveAll(filepath.Join(dir, "var/lib/apt/lists"))
-	os.MkdirAll(filepath.Join(dir, "var/lib/apt/lists/partial"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "var/lib/apt/lists/partial"), 0o755); err != nil {
+		return log.String(), err
+	}
 	if err := run("chroot", dir, "apt-get", "clean"); err != nil {
 		return log.String(), err
 	}

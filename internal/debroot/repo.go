@@ -63,23 +63,6 @@ func (r *Root) Publish(t testing.TB, debs ...Deb) {
 	r.writeRepo(t)
 }
 
-// Unpublish removes a package version from the repository (as a mirror
-// that dropped it).
-func (r *Root) Unpublish(t testing.TB, name, version string) {
-	t.Helper()
-	r.mu.Lock()
-	kept := r.debs[:0]
-	for _, d := range r.debs {
-		if d.Name != name || d.Version != version {
-			kept = append(kept, d)
-		}
-	}
-	r.debs = kept
-	r.mu.Unlock()
-	os.Remove(filepath.Join(r.RepoDir, debFile(Deb{Name: name, Version: version})))
-	r.writeRepo(t)
-}
-
 func debFile(d Deb) string {
 	v := d.Version
 	if i := strings.IndexByte(v, ':'); i >= 0 {

@@ -226,7 +226,7 @@ func (c *Cluster) daemon(name, path string, args ...string) {
 		c.t.Fatalf("slurmtest: start %s: %v", name, err)
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); out.Close(); close(done) }()
+	go func() { _ = cmd.Wait(); out.Close(); close(done) }() // a daemon that exits is seen by the waits on its ports and log
 	c.t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {

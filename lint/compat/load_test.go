@@ -96,7 +96,7 @@ func TestLoadEveryRow(t *testing.T) {
 	if Default() == nil {
 		t.Fatal("Default() = nil")
 	}
-	if Default() != Default() {
+	if first, second := Default(), Default(); first != second {
 		t.Error("Default() built twice")
 	}
 }

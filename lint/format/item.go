@@ -2,7 +2,6 @@ package format
 
 import (
 	"bytes"
-	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -139,14 +138,4 @@ func ruleIndex(rules []lint.Rule) map[string]int {
 		m[r.Name] = i
 	}
 	return m
-}
-
-// sortedFileNames returns the keys of files in order.
-func sortedFileNames(files map[string]*hcl.File) []string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

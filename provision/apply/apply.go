@@ -359,7 +359,7 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer lock.Release()
+	defer lock.Release() //nolint:errcheck // a holder that will not exit ends with the connection (Release says so)
 	// The plan's step checks again, before anything is changed or
 	// drained: a registry that went away since the plan fails the host
 	// here, not at its pull step with the driver already replaced.

@@ -208,7 +208,7 @@ func waitDrained(ctx context.Context, cl slurm.Client, host string, nr plan.Node
 			last = d
 		}
 		if !opts.Now().Before(deadline) {
-			return fmt.Errorf("Slurm node %s still has jobs %s after it was drained (%s; rollout { drain_timeout } sets the limit)", n.Name, timeout, n.Describe())
+			return fmt.Errorf("Slurm node %s still has jobs %s after it was drained (%s; rollout { drain_timeout } sets the limit)", n.Name, timeout, n.Describe()) //nolint:staticcheck // Slurm is a name
 		}
 		select {
 		case <-ctx.Done():

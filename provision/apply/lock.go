@@ -182,7 +182,7 @@ func AcquireLock(ctx context.Context, t transport.Transport, owner string, now t
 	select {
 	case h := <-holder:
 		cancel()
-		<-awaited
+		<-awaited //nolint:errcheck // cancelled; the holder's own error is the one to report
 		return nil, holderError(t.Host(), h.res, h.err)
 	case err := <-awaited:
 		if err == nil {
@@ -249,7 +249,7 @@ func holderError(host string, res transport.Result, err error) error {
 			e.Holder, e.Since = f[1], f[2]
 		case kind == "step" && len(f) >= 5:
 			// pid, step, token, owner, since[, command]
-			fmt.Sscan(f[0], &e.StepPID)
+			_, _ = fmt.Sscan(f[0], &e.StepPID) // not a number: no pid to show
 			e.Step, e.Holder, e.Since = f[1], f[3], f[4]
 			if len(f) > 5 {
 				e.Command = strings.TrimSpace(f[5])

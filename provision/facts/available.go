@@ -91,20 +91,6 @@ func Manager(family string) string {
 	return "apt"
 }
 
-// QueryOffers asks the host's package manager, as Available does, which
-// versions of the named packages it offers, and which repositories it
-// reads them from. Versions are sorted newest first whatever order the
-// manager lists them in (dnf lists oldest first).
-func QueryOffers(ctx context.Context, t transport.Transport, family string, names []string, become bool) (*Offers, error) {
-	o := &Offers{Manager: Manager(family), Versions: map[string][]string{}}
-	stdout, err := listAvailable(ctx, t, family, names, become)
-	if err != nil {
-		return nil, err
-	}
-	parseOffers(stdout, names, o)
-	return o, nil
-}
-
 // checkPackageNames refuses a name the listing's shell would split or
 // expand.
 func checkPackageNames(names []string) error {
@@ -127,7 +113,7 @@ func parseOffers(out string, names []string, o *Offers) {
 		case strings.HasPrefix(line, "@family "):
 			o.Manager = Manager(strings.TrimSpace(strings.TrimPrefix(line, "@family ")))
 		case strings.HasPrefix(line, "@lists "):
-			fmt.Sscan(strings.TrimPrefix(line, "@lists "), &o.Lists)
+			_, _ = fmt.Sscan(strings.TrimPrefix(line, "@lists "), &o.Lists) // not a number: no lists counted
 		default:
 			f := strings.Fields(line)
 			if len(f) == 2 && (names == nil || slices.Contains(names, f[0])) && !slices.Contains(o.Versions[f[0]], f[1]) {

@@ -1,9 +1,22 @@
 package facts
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
+
+// decodeJSON parses a JSON document for a structural comparison.
+func decodeJSON(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, text)
+	}
+	return doc
+}
 
 func TestOwnersRoundTrip(t *testing.T) {
 	recs := map[string]OwnerRecord{
@@ -49,13 +62,18 @@ func TestParseOwnersRefuses(t *testing.T) {
 // 2, one without stays format 1 (which a gpuform before key records reads).
 func TestOwnersKeyRecords(t *testing.T) {
 	recs := map[string]OwnerRecord{"hugepages": {Spec: "b"}}
-	if text := FormatOwners(recs, map[string]map[string]OwnerRecord{"sysctl": {}}); !strings.Contains(text, `"format_version": "1"`) || strings.Contains(text, `"keys"`) {
-		t.Errorf("records without keys:\n%s", text)
+	hugepages := map[string]any{"hugepages": map[string]any{"spec": "b"}}
+	want := map[string]any{"comment": ownersComment, "format_version": "1", "resources": hugepages}
+	if diff := cmp.Diff(want, decodeJSON(t, FormatOwners(recs, map[string]map[string]OwnerRecord{"sysctl": {}}))); diff != "" {
+		t.Errorf("records without keys (-want +got):\n%s", diff)
 	}
 	keys := map[string]map[string]OwnerRecord{"sysctl": {"vm.swappiness": {Spec: "a", Commit: "4f1c"}, "net.core.rmem_max": {Spec: "b"}}}
 	text := FormatOwners(recs, keys)
-	if !strings.Contains(text, `"format_version": "2"`) || text != FormatOwners(recs, keys) {
-		t.Fatalf("records with keys:\n%s", text)
+	want = map[string]any{"comment": ownersComment, "format_version": "2", "resources": hugepages, "keys": map[string]any{
+		"sysctl": map[string]any{"vm.swappiness": map[string]any{"spec": "a", "commit": "4f1c"}, "net.core.rmem_max": map[string]any{"spec": "b"}},
+	}}
+	if diff := cmp.Diff(want, decodeJSON(t, text)); diff != "" || text != FormatOwners(recs, keys) {
+		t.Fatalf("records with keys (-want +got):\n%s\n%s", diff, text)
 	}
 	got := ParseOwners([]byte(text))
 	if got.Error != "" || got.Resources["hugepages"] != recs["hugepages"] || len(got.Keys["sysctl"]) != 2 || got.Keys["sysctl"]["vm.swappiness"] != keys["sysctl"]["vm.swappiness"] || got.Keys["sysctl"]["net.core.rmem_max"].Spec != "b" {

@@ -608,9 +608,7 @@ func (p *interpreter) packages() {
 		}
 	}
 	if s, ok := p.file("/var/lib/gpuform/apt-holds"); ok {
-		for _, name := range strings.Fields(s) {
-			pk.GpuformHolds = append(pk.GpuformHolds, name)
-		}
+		pk.GpuformHolds = append(pk.GpuformHolds, strings.Fields(s)...)
 		sort.Strings(pk.GpuformHolds)
 	}
 	if c, ok := p.raw.cmds["apt-candidates"]; ok && c.rc == 0 {

@@ -101,7 +101,7 @@ func Update(path string, fn func(*State)) error {
 				problems = append(problems, "lock: "+errText(err))
 				writable = false
 			} else {
-				defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+				defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // lock.Close releases it in any case
 			}
 		}
 	}

@@ -125,8 +125,25 @@ func TestImageVerdictsInPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(b, []byte(`"images":[{"image":"nvcr.io/nvidia/tritonserver:24.05-py3","severity":"error","driver":"530.30.02","driver_from":"planned"`)) {
-		t.Errorf("JSON plan lacks the image verdict:\n%s", b)
+	var doc struct {
+		Hosts []struct {
+			Host   string
+			Images []map[string]any
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	imageJSON := func(severity, message string) []map[string]any {
+		return []map[string]any{{"image": "nvcr.io/nvidia/tritonserver:24.05-py3", "severity": severity, "driver": "530.30.02", "driver_from": "planned",
+			"gpu": "H100 SXM5 80GB (HGX/DGX H100)", "gpu_class": "data-center GPU", "message": message, "source": "https://docs.nvidia.com/x"}}
+	}
+	wantHosts := []struct {
+		Host   string
+		Images []map[string]any
+	}{{"a", imageJSON("error", "image needs R545")}, {"b", imageJSON("error", "image needs R545")}, {"c", imageJSON("warning", "image may not run")}}
+	if diff := cmp.Diff(wantHosts, doc.Hosts); diff != "" {
+		t.Errorf("JSON plan's image verdicts (-want +got):\n%s", diff)
 	}
 	var back Plan
 	if err := json.Unmarshal(b, &back); err != nil {

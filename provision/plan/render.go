@@ -317,7 +317,7 @@ func sizeDisplay(s string, unit uint64) (string, bool) {
 	if unit == 0 {
 		unit = 1
 		if i := strings.IndexAny(s, "kKmMgGtT"); i >= 0 && i == len(s)-1 {
-			unit = uint64(1) << (10 * (1 + strings.IndexByte("kmgt", byte(strings.ToLower(s[i:])[0]))))
+			unit = uint64(1) << (10 * (1 + strings.IndexByte("kmgt", strings.ToLower(s[i:])[0])))
 			s = s[:i]
 		}
 	}

@@ -153,10 +153,10 @@ func (r *pkgResource) Diff(n *facts.Node) (Change, error) {
 		after["held"] = BoolVal(true)
 	}
 	var before Values
-	converged := true
+	var converged bool
 	// holdOnly stays true while everything differing is a missing hold:
 	// holding a package changes nothing that runs, so it needs no reboot.
-	holdOnly := true
+	var holdOnly bool
 	if name, p, ok := r.set.installedAs(n); ok {
 		before = Values{"package": StringVal(name), "version": StringVal(upstream(p.Version))}
 		if r.set.hold {

@@ -85,7 +85,7 @@ func sysctlResource(n *spec.Node, f *facts.Node) (*fileResource, error) {
 	if !share.claims {
 		shown = slices.Concat(keys, fileKeys)
 	}
-	desired := map[string]string(want)
+	desired := want
 	if share.claims && len(keys) == 0 && len(drop) == 0 {
 		// Nothing of this spec's here: no change to show.
 		desired = nil

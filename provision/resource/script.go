@@ -197,9 +197,6 @@ func removeFileStep(path string, cur facts.ConfigFile) (Step, error) {
 	return Step{Description: "remove " + path, Script: script, Become: true}, nil
 }
 
-// serviceStep enables and starts a systemd unit.
-func serviceStep(unit string) (Step, error) { return unitStep(unit, true) }
-
 // unitStep enables a systemd unit, and starts it when now is true (a unit
 // that needs a driver not yet loaded only starts at the next boot).
 func unitStep(unit string, now bool) (Step, error) {

@@ -412,8 +412,8 @@ func renderSMITopo(rep *nvmlfacts.Report, nics []nvmlfacts.NIC, nicLevel func(a,
 			row = append(row, nicCell[i][k])
 		}
 		for j := range nics {
-			switch {
-			case j == k:
+			switch j {
+			case k:
 				row = append(row, " X ")
 			default:
 				row = append(row, nicLevel(nics[k].BusID, nics[j].BusID))

@@ -304,15 +304,3 @@ func (c Client) Fleet(ctx context.Context) ([]Node, error) {
 	}
 	return nodes, nil
 }
-
-// DrainedByGpuform counts the nodes out of service with a reason gpuform
-// set.
-func DrainedByGpuform(nodes []Node) int {
-	n := 0
-	for _, x := range nodes {
-		if x.Own() && x.OutOfService() {
-			n++
-		}
-	}
-	return n
-}

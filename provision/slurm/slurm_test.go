@@ -95,3 +95,15 @@ func TestParseShowReasonTimeAndComment(t *testing.T) {
 		t.Errorf("%+v", n)
 	}
 }
+
+// DrainedByGpuform counts the nodes out of service with a reason gpuform
+// set.
+func DrainedByGpuform(nodes []Node) int {
+	n := 0
+	for _, x := range nodes {
+		if x.Own() && x.OutOfService() {
+			n++
+		}
+	}
+	return n
+}

@@ -270,7 +270,7 @@ func resolveError(host string, err *net.DNSError) error {
 	case err.IsTimeout, err.IsTemporary:
 		reason = "Temporary failure in name resolution"
 	}
-	return fmt.Errorf("Could not resolve hostname %s: %s", host, reason)
+	return fmt.Errorf("Could not resolve hostname %s: %s", host, reason) //nolint:staticcheck // OpenSSH's own words, capital included
 }
 
 // keepalive sends keepalive@openssh.com requests every interval and closes

@@ -24,18 +24,12 @@ import (
 // login user's home directory; each file is named after its checksum.
 const AgentCacheDir = ".cache/gpuform"
 
-// EnsureAgent makes sure the node behind t has an exact copy of
-// localBinary in ~/.cache/gpuform/agent-<sha256>. It uploads the binary
-// over the open connection (stdin of one remote command: write to a
-// temporary file, chmod, rename) only when the remote copy is missing or its
-// checksum differs, and verifies the checksum after uploading. It returns
-// the remote path and whether an upload happened.
-func EnsureAgent(ctx context.Context, t transport.Transport, localBinary string) (remotePath string, uploaded bool, err error) {
-	return EnsureAgentIn(ctx, t, localBinary, "")
-}
-
-// EnsureAgentIn is EnsureAgent with another cache directory on the node;
-// "" means ~/.cache/gpuform.
+// EnsureAgentIn makes sure the node behind t has an exact copy of
+// localBinary in dir/agent-<sha256> ("" means ~/.cache/gpuform). It uploads
+// the binary over the open connection (stdin of one remote command: write to
+// a temporary file, chmod, rename) only when the remote copy is missing or
+// its checksum differs, and verifies the checksum after uploading. It
+// returns the remote path and whether an upload happened.
 func EnsureAgentIn(ctx context.Context, t transport.Transport, localBinary, dir string) (remotePath string, uploaded bool, err error) {
 	data, err := os.ReadFile(localBinary)
 	if err != nil {
@@ -202,7 +196,7 @@ func diagnose(ctx context.Context, t transport.Transport, agentErr, smiErr error
 	gpus, smiInstalled := -1, true
 	for _, l := range strings.Split(string(res.Stdout), "\n") {
 		if n, ok := strings.CutPrefix(l, "gpus "); ok {
-			fmt.Sscan(n, &gpus)
+			_, _ = fmt.Sscan(n, &gpus) // not a number: gpus stays -1, unknown
 		}
 		if l == "smi no" {
 			smiInstalled = false

@@ -49,21 +49,21 @@ func TestEnsureAgentLocal(t *testing.T) {
 	sum := sha256.Sum256([]byte("#!/bin/sh\necho agent v1\n"))
 	wantPath := filepath.Join(home, AgentCacheDir, "agent-"+hex.EncodeToString(sum[:]))
 
-	path, uploaded, err := EnsureAgent(ctx, tr, bin)
+	path, uploaded, err := EnsureAgentIn(ctx, tr, bin, "")
 	if err != nil || !uploaded || path != wantPath {
 		t.Fatalf("first: %q %v %v", path, uploaded, err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("uploaded file: %v %v", fi, err)
 	}
-	if _, uploaded, err := EnsureAgent(ctx, tr, bin); err != nil || uploaded || tr.uploads != 1 {
+	if _, uploaded, err := EnsureAgentIn(ctx, tr, bin, ""); err != nil || uploaded || tr.uploads != 1 {
 		t.Fatalf("second run uploaded again: %v %v (%d uploads)", uploaded, err, tr.uploads)
 	}
 	// A remote copy that was tampered with is replaced.
 	if err := os.WriteFile(path, []byte("tampered"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, uploaded, err := EnsureAgent(ctx, tr, bin); err != nil || !uploaded {
+	if _, uploaded, err := EnsureAgentIn(ctx, tr, bin, ""); err != nil || !uploaded {
 		t.Fatalf("tampered copy kept: %v %v", uploaded, err)
 	}
 	// Bytes damaged on the way are caught by the checksum after upload.
@@ -71,14 +71,14 @@ func TestEnsureAgentLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.corrupt = true
-	if _, _, err := EnsureAgent(ctx, tr, bin); err == nil || !strings.Contains(err.Error(), "corrupt") {
+	if _, _, err := EnsureAgentIn(ctx, tr, bin, ""); err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("corrupted upload accepted: %v", err)
 	}
 	left, _ := filepath.Glob(filepath.Join(home, AgentCacheDir, ".agent-*"))
 	if len(left) != 0 {
 		t.Errorf("temporary files left behind: %v", left)
 	}
-	if _, _, err := EnsureAgent(ctx, tr, filepath.Join(t.TempDir(), "missing")); err == nil {
+	if _, _, err := EnsureAgentIn(ctx, tr, filepath.Join(t.TempDir(), "missing"), ""); err == nil {
 		t.Error("missing local binary accepted")
 	}
 }

@@ -11,11 +11,6 @@ import (
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
-func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
-	rep, id := identify(exp, rep)
-	return checkNVMLIdentified(exp, rep, id)
-}
-
 // checkNVMLIdentified judges a report whose GPU indexes identify already
 // made the spec's (identify).
 func checkNVMLIdentified(exp Expectation, rep *nvmlfacts.Report, id gpuIdentity) []CheckResult {

@@ -41,3 +41,10 @@ func TestGPUModelWholeTokens(t *testing.T) {
 		})
 	}
 }
+
+// checkNVML identifies the GPUs and judges them, as the NVML path of
+// verify does in two steps.
+func checkNVML(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
+	rep, id := identify(exp, rep)
+	return checkNVMLIdentified(exp, rep, id)
+}

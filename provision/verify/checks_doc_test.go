@@ -3,8 +3,9 @@
 package verify
 
 import (
-	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"testing"
+
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"

@@ -108,3 +108,28 @@ func TestLookupCheck(t *testing.T) {
 		})
 	}
 }
+
+// Pattern is the id as CHECKS.md writes it: "nvml.pcie_link[gpuN]",
+// "nccl.<name>".
+func (d CheckDef) Pattern() string {
+	switch d.Scope {
+	case ScopeGPU:
+		return string(d.ID) + "[gpuN]"
+	case ScopeNIC:
+		return string(d.ID) + "[<dev>]"
+	case ScopeNamed:
+		if d.ID == CheckImageDigest {
+			return d.ID.Named("<image>")
+		}
+		switch d.Needs {
+		case NeedDCGM:
+			return d.ID.Named("<test>")
+		case NeedProbe:
+			return d.ID.Named("<resource>")
+		case NeedNVML:
+			return d.ID.Named("<image>")
+		}
+		return d.ID.Named("<name>")
+	}
+	return string(d.ID)
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func TestAgentOverSSH(t *testing.T) {
 	home := srv.Home
 
 	agent := filepath.Join(t.TempDir(), "gpuform-agent")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", agent, "./internal/testagent")
+	build := exec.Command("go", "build", "-o", agent, "./internal/testagent")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the test agent: %v\n%s", err, out)
 	}
@@ -47,16 +46,16 @@ func TestAgentOverSSH(t *testing.T) {
 	}
 	defer c.Close()
 
-	path, uploaded, err := EnsureAgent(ctx, c, agent)
+	path, uploaded, err := EnsureAgentIn(ctx, c, agent, "")
 	if err != nil || !uploaded {
-		t.Fatalf("first EnsureAgent: %q %v %v", path, uploaded, err)
+		t.Fatalf("first EnsureAgentIn: %q %v %v", path, uploaded, err)
 	}
 	if !strings.HasPrefix(path, filepath.Join(home, AgentCacheDir, "agent-")) {
 		t.Errorf("agent stored at %s, want under %s", path, filepath.Join(home, AgentCacheDir))
 	}
-	again, uploaded, err := EnsureAgent(ctx, c, agent)
+	again, uploaded, err := EnsureAgentIn(ctx, c, agent, "")
 	if err != nil || uploaded || again != path {
-		t.Fatalf("second EnsureAgent uploaded again: %q %v %v", again, uploaded, err)
+		t.Fatalf("second EnsureAgentIn uploaded again: %q %v %v", again, uploaded, err)
 	}
 
 	rep, err := FetchNVML(ctx, c, FetchOptions{

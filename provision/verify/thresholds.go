@@ -65,7 +65,6 @@ func NewCatalogue(floors []compat.NCCLFloor) *Catalogue {
 	return c
 }
 
-// Rows returns every floor in the catalogue.
 func (c *Catalogue) Rows() []Threshold { return append([]Threshold(nil), c.rows...) }
 
 // Lookup finds the floor for a GPU model (a key such as "H100" or a driver

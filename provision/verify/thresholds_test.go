@@ -95,3 +95,5 @@ func TestPlan(t *testing.T) {
 		t.Error("plan for unknown tier")
 	}
 }
+
+// Rows returns every floor in the catalogue.

@@ -38,7 +38,6 @@ type Fleet struct {
 	mu    sync.Mutex
 	roots map[string]string
 	execs atomic.Int64
-	dials atomic.Int64
 }
 
 // Start starts sshd and returns an empty fleet; hosts are materialised on
@@ -91,7 +90,6 @@ func (f *Fleet) Connect(ctx context.Context, h spec.Host) (transport.Transport, 
 	if err != nil {
 		return nil, err
 	}
-	f.dials.Add(1)
 	env := map[string]string{
 		"GPUFORM_ROOT": root,
 		"GPUFORM_SIM":  "1",
@@ -117,9 +115,6 @@ func (f *Fleet) Plan(ctx context.Context, cfg *spec.Config) (*plan.Plan, error) 
 
 // Execs is the number of remote commands run so far, over all hosts.
 func (f *Fleet) Execs() int64 { return f.execs.Load() }
-
-// Dials is the number of SSH connections opened so far.
-func (f *Fleet) Dials() int64 { return f.dials.Load() }
 
 // Calls returns the stand-in command lines recorded in host's root, in
 // order ("apt-get install -y …"), without plan's read-only package listing

@@ -109,9 +109,7 @@ func (r *Run) Largest() (Row, bool) {
 // smaller of out-of-place and in-place, at or above floor.
 func Judge(r Run, floor float64) Verdict {
 	v := Verdict{Floor: floor}
-	for _, f := range r.Failures {
-		v.Reasons = append(v.Reasons, f)
-	}
+	v.Reasons = append(v.Reasons, r.Failures...)
 	row, ok := r.Largest()
 	switch {
 	case !ok && len(r.Causes) > 0:

@@ -3,6 +3,8 @@ package nccltest
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestFailureCauses: what NCCL printed about a failure is kept, every
@@ -20,8 +22,16 @@ func TestFailureCauses(t *testing.T) {
 	if run.Network != "Socket" {
 		t.Errorf("network %q, want Socket (\"Using network Socket\")", run.Network)
 	}
-	if len(run.Causes) != 5 || !strings.Contains(run.Causes[0], "graph/search.cc:1135 NCCL WARN Could not find a path for pattern 4") {
-		t.Errorf("causes %q, want the 4 graph/search warnings and the Cuda failure", run.Causes)
+	// The capture's five WARN lines (24, 26, 29, 31 and 66), in order.
+	wantCauses := []string{
+		"GENOA-06:4766:4781 [1] graph/search.cc:1135 NCCL WARN Could not find a path for pattern 4, falling back to simple order",
+		"GENOA-06:4766:4781 [1] graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order",
+		"GENOA-06:4766:4780 [0] graph/search.cc:1135 NCCL WARN Could not find a path for pattern 4, falling back to simple order",
+		"GENOA-06:4766:4780 [0] graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order",
+		"GENOA-06:4766:4766 [1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'",
+	}
+	if diff := cmp.Diff(wantCauses, run.Causes); diff != "" {
+		t.Errorf("causes, want the 4 graph/search warnings and the Cuda failure (-want +got):\n%s", diff)
 	}
 	res := Result{Runs: r, ExitCode: 3, Failure: "exit status 3 (NCCL error)"}
 	v := res.Judge(0)

@@ -201,7 +201,7 @@ func TestDerivedVariants(t *testing.T) {
 		{
 			// A run killed mid-table: rows, no footer.
 			name: "aborted",
-			text: src[:strings.Index(src, lastRow)],
+			text: src[:strings.Index(src, lastRow)], //nolint:gocritic // lastRow is in src: checked above
 			want: `no "Out of bounds values" footer`, busbw: 468.57,
 		},
 		{

@@ -4,7 +4,6 @@ package nvmlfacts
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/bits"
 	"sort"
@@ -50,7 +49,7 @@ func Collect(ctx context.Context, lib nvml.Interface, opts Options) (*Report, er
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, &InitError{Ret: ret}
 	}
-	defer lib.Shutdown()
+	defer lib.Shutdown() //nolint:errcheck // the report is made; a failed shutdown changes nothing in it
 
 	c := collector{lib: lib, opts: opts, rep: &Report{FormatVersion: jsonformat.Version, Source: SourceNVML, GPUs: []GPU{}}}
 	c.has = func(string) bool { return true }
@@ -396,7 +395,7 @@ func (c *collector) watchXID(ctx context.Context, devs []nvml.Device) (*XIDWatch
 	if !c.ok(ret, "system", "EventSetCreate") {
 		return nil, nil
 	}
-	defer set.Free()
+	defer set.Free() //nolint:errcheck // freed with the NVML session at Shutdown if not here
 	registered := 0
 	for i, d := range devs {
 		if d == nil {
@@ -490,12 +489,6 @@ func cpuList(words []uint) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ",")
-}
-
-// IsInitError reports whether err is an NVML start-up failure.
-func IsInitError(err error) bool {
-	var ie *InitError
-	return errors.As(err, &ie)
 }
 
 // virtualizationName names an nvmlGpuVirtualizationMode the way

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpuform/gpuform/provision/outlier"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/isolate"
@@ -61,31 +63,40 @@ func TestFleetSections(t *testing.T) {
 	if err := WriteJSON(&js, d); err != nil {
 		t.Fatal(err)
 	}
+	type pairJSON struct {
+		Round int       `json:"round"`
+		Hosts [2]string `json:"hosts"`
+		Ran   bool      `json:"ran"`
+	}
+	type isolationJSON struct {
+		Pairs      []pairJSON `json:"pairs"`
+		Culprits   []any      `json:"culprits"`
+		Complete   bool       `json:"complete"`
+		Incomplete string     `json:"incomplete"`
+	}
+	type outlierJSON struct {
+		Host   string  `json:"host"`
+		Device string  `json:"device"`
+		Median float64 `json:"median"`
+		Scope  string  `json:"scope"`
+	}
 	var back struct {
-		Isolation []struct {
-			Pairs []struct {
-				Round int       `json:"round"`
-				Hosts [2]string `json:"hosts"`
-				Ran   bool      `json:"ran"`
-			} `json:"pairs"`
-			Culprits   []any  `json:"culprits"`
-			Complete   bool   `json:"complete"`
-			Incomplete string `json:"incomplete"`
-		} `json:"isolation"`
-		Outliers []struct {
-			Host   string  `json:"host"`
-			Device string  `json:"device"`
-			Median float64 `json:"median"`
-			Scope  string  `json:"scope"`
-		} `json:"outliers"`
+		Isolation []isolationJSON `json:"isolation"`
+		Outliers  []outlierJSON   `json:"outliers"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Isolation) != 1 || len(back.Isolation[0].Pairs) != 3 || back.Isolation[0].Pairs[2].Ran || back.Isolation[0].Complete || back.Isolation[0].Culprits == nil || back.Isolation[0].Incomplete == "" {
-		t.Errorf("isolation JSON: %s", js.String())
+	// Culprits is [] (nobody named), not null: an incomplete isolation.
+	wantIsolation := []isolationJSON{{
+		Pairs:      []pairJSON{{1, [2]string{"gpu01", "gpu02"}, true}, {1, [2]string{"gpu03", "gpu04"}, true}, {2, [2]string{"gpu03", "gpu01"}, false}},
+		Culprits:   []any{},
+		Incomplete: "the tier's budget was spent while a round ran; undecided: gpu03, gpu04",
+	}}
+	if diff := cmp.Diff(wantIsolation, back.Isolation); diff != "" {
+		t.Errorf("isolation JSON (-want +got):\n%s", diff)
 	}
-	if len(back.Outliers) != 1 || back.Outliers[0].Device != "00000000:52:00.0" || back.Outliers[0].Median != 16 || back.Outliers[0].Scope != "node" {
-		t.Errorf("outliers JSON: %s", js.String())
+	if diff := cmp.Diff([]outlierJSON{{"gpu01", "00000000:52:00.0", 16, "node"}}, back.Outliers); diff != "" {
+		t.Errorf("outliers JSON (-want +got):\n%s", diff)
 	}
 }
