@@ -282,7 +282,7 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 			before[im.Ref] = StringVal(value(im, d))
 		}
 	}
-	var b Values = before
+	b := before
 	if len(before) == 0 {
 		b = nil
 	}
