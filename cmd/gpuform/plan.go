@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/provision/apply"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -135,13 +134,5 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.RunPinned(ctx, hosts, o, pins)
-	if err != nil {
-		return nil, err
-	}
-	// Hosts drained through Slurm: the plan says what apply will do there
-	// (drain, leave an admin's drain alone, resume a stale drain of
-	// gpuform's), from the state Slurm shows now.
-	apply.PreviewSlurm(ctx, p, o)
-	return p, nil
+	return plan.RunPinned(ctx, hosts, o, pins)
 }
