@@ -1,0 +1,105 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// argsCmp compares arguments structs field by field, unexported fields
+// (the raw -json flag, specFlags, connectFlags) included.
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+
+// TestParsePlanArguments parses plan's command lines into planArguments,
+// after Terraform's arguments tests: each flag lands in its field, -json
+// picks the JSON view, and what is left is the spec directory.
+func TestParsePlanArguments(t *testing.T) {
+	defaults := func() connectFlags { return connectFlags{parallelism: fleet.DefaultParallelism} }
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *planArguments
+		wantErr string
+	}{
+		{"defaults", nil, &planArguments{Dir: ".", Conn: defaults()}, ""},
+		{"dir", []string{"specs/a"}, &planArguments{Dir: "specs/a", Conn: defaults()}, ""},
+		{"json one dash", []string{"-json", "d"}, &planArguments{Dir: "d", Conn: defaults(), ViewType: viewJSON, json: true}, ""},
+		{"json two dashes", []string{"--json", "d"}, &planArguments{Dir: "d", Conn: defaults(), ViewType: viewJSON, json: true}, ""},
+		{"out and detailed exit code", []string{"-out", "p.plan", "-detailed-exitcode"}, &planArguments{Dir: ".", Conn: defaults(), OutPath: "p.plan", DetailedExitCode: true}, ""},
+		{"targets in order", []string{"-target", "gpu[001-002]", "-target=gpu009", "d"}, &planArguments{Dir: "d", Conn: defaults(), Targets: []string{"gpu[001-002]", "gpu009"}}, ""},
+		{"vars and var files in command-line order", []string{"-var", "a=1", "-var-file", "x.gpuvars.hcl", "-var=a=2"},
+			&planArguments{Dir: ".", Conn: defaults(), Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}, {File: true, Value: "x.gpuvars.hcl"}, {Value: "a=2"}}}}, ""},
+		{"take over", []string{"-take-over", "sysctl", "-take-over", "limits"},
+			&planArguments{Dir: ".", Conn: defaults(), Spec: specFlags{takeOver: []string{"sysctl", "limits"}}}, ""},
+		{"connection and probe timeout", []string{"-parallelism", "4", "-accept-new-host-keys", "-connect-timeout", "5", "-probe-timeout", "90s", "-allow-local", "-identity", "k", "-known-hosts", "kh", "-ssh-config", "none"},
+			&planArguments{Dir: ".", Conn: connectFlags{parallelism: 4, acceptNew: true, connectTimeout: "5", timeouts: timeoutFlags{probe: "90s"}, allowLocal: true, identities: []string{"k"}, knownHosts: []string{"kh"}, sshConfig: "none"}}, ""},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+		{"take over what is no resource", []string{"-take-over", "sysctl.net"}, nil, `invalid argument "sysctl.net" for "--take-over" flag: "sysctl.net" is not a resource; one of: driver_package, `},
+		{"step timeout is apply's", []string{"-step-timeout", "1m"}, nil, "unknown flag: --step-timeout"},
+		{"auto-approve is apply's", []string{"-auto-approve"}, nil, "unknown flag: --auto-approve"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parsePlanArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("planArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseApplyArguments parses apply's command lines into
+// applyArguments; a negative -lock-timeout is refused with the error apply
+// has always given.
+func TestParseApplyArguments(t *testing.T) {
+	defaults := func() connectFlags { return connectFlags{parallelism: fleet.DefaultParallelism} }
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *applyArguments
+		wantErr string
+	}{
+		{"defaults", nil, &applyArguments{Dir: ".", Conn: defaults()}, ""},
+		{"plan file", []string{"tf.plan"}, &applyArguments{Dir: "tf.plan", Conn: defaults()}, ""},
+		{"json and auto-approve", []string{"-json", "-auto-approve", "d"}, &applyArguments{Dir: "d", Conn: defaults(), ViewType: viewJSON, AutoApprove: true, json: true}, ""},
+		{"verbose and lock timeout", []string{"-verbose", "-lock-timeout", "5m"}, &applyArguments{Dir: ".", Conn: defaults(), Verbose: true, LockTimeout: 5 * time.Minute}, ""},
+		{"lock timeout zero", []string{"-lock-timeout=0s"}, &applyArguments{Dir: ".", Conn: defaults()}, ""},
+		{"step and probe timeouts", []string{"-step-timeout", "45m", "-probe-timeout", "2m"},
+			&applyArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "2m", step: "45m"}}}, ""},
+		{"targets and take over", []string{"-target", "gpu001", "-take-over", "sysctl"},
+			&applyArguments{Dir: ".", Conn: defaults(), Targets: []string{"gpu001"}, Spec: specFlags{takeOver: []string{"sysctl"}}}, ""},
+		{"negative lock timeout", []string{"-lock-timeout", "-1s"}, nil, "-lock-timeout -1s: a duration of 0s or more is required"},
+		{"bad lock timeout", []string{"-lock-timeout", "soon"}, nil, `invalid argument "soon" for "--lock-timeout" flag: time: invalid duration "soon"`},
+		{"detailed exit code is plan's", []string{"-detailed-exitcode"}, nil, "unknown flag: --detailed-exitcode"},
+		{"out is plan's", []string{"-out", "p"}, nil, "unknown flag: --out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseApplyArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("applyArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
