@@ -47,7 +47,7 @@ offered.
 Exit status: 0 every host converged; 1 otherwise.`,
 		Args: maxOneDir,
 		RunE: jsonErrors(s, func() bool { return a.ViewType == viewJSON }, func(cmd *cobra.Command, args []string) error {
-			if err := a.finish(args); err != nil {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
 			// On a terminal one live line replaces the per-step lines (32

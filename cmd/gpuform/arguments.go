@@ -14,7 +14,8 @@ import (
 // command tree and parses the flags (register binds them to the struct's
 // fields); finish then checks what the flags alone can tell and fills in
 // the derived fields. parse*Arguments does both without cobra, for the
-// table-driven tests of parsing (arguments_test.go).
+// table-driven tests of parsing (arguments_test.go). verify's arguments
+// are in verify.go.
 //
 // Checks that need the file system, the spec or the hosts are the work's:
 // they keep their place in the order a command has always reported
@@ -70,7 +71,7 @@ func (a *planArguments) register(fs *pflag.FlagSet) {
 }
 
 // finish takes the positional arguments once the flags are parsed.
-func (a *planArguments) finish(args []string) error {
+func (a *planArguments) finish(_ *pflag.FlagSet, args []string) error {
 	a.Dir = dirArg(args)
 	a.ViewType = viewTypeOf(a.json)
 	return nil
@@ -119,7 +120,7 @@ func (a *applyArguments) register(fs *pflag.FlagSet) {
 }
 
 // finish checks -lock-timeout and takes the positional arguments.
-func (a *applyArguments) finish(args []string) error {
+func (a *applyArguments) finish(_ *pflag.FlagSet, args []string) error {
 	a.ViewType = viewTypeOf(a.json)
 	if a.LockTimeout < 0 {
 		return fmt.Errorf("-lock-timeout %s: a duration of 0s or more is required", a.LockTimeout)
@@ -139,7 +140,7 @@ func parseApplyArguments(args []string) (*applyArguments, error) {
 // the positional arguments to finish. It is the parse path of the
 // arguments tests; cobra's own parse, its flag errors and its argument
 // count checks are what the CLI tests cover.
-func parseArguments(args []string, register func(*pflag.FlagSet), finish func([]string) error) error {
+func parseArguments(args []string, register func(*pflag.FlagSet), finish func(*pflag.FlagSet, []string) error) error {
 	fs := pflag.NewFlagSet("gpuform", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	register(fs)
@@ -149,5 +150,5 @@ func parseArguments(args []string, register func(*pflag.FlagSet), finish func([]
 	if fs.NArg() > 1 {
 		return fmt.Errorf("accepts at most 1 arg(s), received %d", fs.NArg())
 	}
-	return finish(fs.Args())
+	return finish(fs, fs.Args())
 }

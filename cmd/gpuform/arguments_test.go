@@ -8,12 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/spec"
 )
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -99,6 +100,64 @@ func TestParseApplyArguments(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
 				t.Errorf("applyArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseVerifyArguments parses verify's command lines: -json is
+// -format json, -tier is parsed once, the --local-only flags are refused
+// without --local, and --local -nccl raises the tier to full, each with
+// the error verify has always given.
+func TestParseVerifyArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	base := func(f func(a *verifyArguments)) *verifyArguments {
+		a := &verifyArguments{Dir: ".", Conn: conn, Tier: verify.TierProbe, Format: "text", tier: "probe"}
+		f(a)
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *verifyArguments
+		wantErr string
+	}{
+		{"defaults", nil, base(func(*verifyArguments) {}), ""},
+		{"json is format json", []string{"-json", "d"}, base(func(a *verifyArguments) { a.Dir, a.Format, a.json = "d", "json", true }), ""},
+		{"format json and json agree", []string{"-format", "json", "-json"}, base(func(a *verifyArguments) { a.Format, a.json = "json", true }), ""},
+		{"json conflicts with another format", []string{"-json", "-format", "junit"}, nil, "--json conflicts with --format junit: give one of them"},
+		{"tier and out", []string{"-tier", "quick", "-format", "junit", "-out", "r.xml", "-target", "gpu001"},
+			base(func(a *verifyArguments) {
+				a.tier, a.Tier, a.Format, a.OutPath, a.Targets = "quick", verify.TierQuick, "junit", "r.xml", []string{"gpu001"}
+			}), ""},
+		{"bad tier", []string{"-tier", "deep"}, nil, "unknown tier"},
+		{"bad format", []string{"-format", "yaml"}, nil, `-format must be text, json, junit or prometheus, not "yaml"`},
+		{"local nccl raises the tier", []string{"--local", "-nccl"}, base(func(a *verifyArguments) { a.Local, a.NCCL, a.Tier = true, true, verify.TierFull }), ""},
+		{"local nccl keeps fleet", []string{"--local", "-nccl", "-tier", "fleet"}, base(func(a *verifyArguments) { a.Local, a.NCCL, a.tier, a.Tier = true, true, "fleet", verify.TierFleet }), ""},
+		{"nccl needs local", []string{"-nccl"}, nil, "-nccl works only with --local; to run nccl-tests on the spec's hosts use -tier full"},
+		{"node needs local", []string{"-node", "gpu"}, nil, "-node works only with --local; to verify some hosts use -target"},
+		{"mock-nvml needs local", []string{"-mock-nvml", "dgxh100"}, nil, "-mock-nvml works only with --local"},
+		{"slurm-drain needs local", []string{"-slurm-drain"}, nil, "-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)"},
+		{"mock-fault needs mock-nvml", []string{"--local", "-mock-fault", "pcie_x8:3"}, nil, "-mock-fault works only with -mock-nvml"},
+		{"unknown mock system", []string{"--local", "-mock-nvml", "nosuch"}, nil, `-mock-nvml: unknown simulated system "nosuch" (known: `},
+		{"health mode", []string{"--local", "-slurm-drain", "-mock-nvml", "dgxh100", "-mock-fault-once", "pcie_x8:3", "-node", "gpu", "-processes", "-verbose"},
+			base(func(a *verifyArguments) {
+				a.Local, a.SlurmDrain, a.MockNVML, a.MockFaultsOnce, a.Node, a.Processes, a.Verbose = true, true, "dgxh100", []string{"pcie_x8:3"}, "gpu", true, true
+			}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseVerifyArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("verifyArguments (-want +got):\n%s", d)
 			}
 		})
 	}

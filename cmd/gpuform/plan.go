@@ -57,7 +57,7 @@ reboot to run what is installed (the plan says which release is installed
 and which is loaded).`,
 		Args: maxOneDir,
 		RunE: jsonErrors(s, func() bool { return a.ViewType == viewJSON }, func(cmd *cobra.Command, args []string) error {
-			if err := a.finish(args); err != nil {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
 			v := newPlanView(a.ViewType, s)
