@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -80,7 +81,7 @@ func (a *planArguments) finish(_ *pflag.FlagSet, args []string) error {
 // parsePlanArguments parses gpuform plan's command line (after "plan").
 func parsePlanArguments(args []string) (*planArguments, error) {
 	a := &planArguments{}
-	return a, parseArguments(args, a.register, a.finish)
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
 }
 
 // applyArguments are the arguments of gpuform apply.
@@ -132,23 +133,23 @@ func (a *applyArguments) finish(_ *pflag.FlagSet, args []string) error {
 // parseApplyArguments parses gpuform apply's command line (after "apply").
 func parseApplyArguments(args []string) (*applyArguments, error) {
 	a := &applyArguments{}
-	return a, parseArguments(args, a.register, a.finish)
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
 }
 
 // parseArguments parses a command line the way Run and cobra do
-// (normalizeArgs, then pflag) into the flags register binds, and hands
-// the positional arguments to finish. It is the parse path of the
-// arguments tests; cobra's own parse, its flag errors and its argument
-// count checks are what the CLI tests cover.
-func parseArguments(args []string, register func(*pflag.FlagSet), finish func(*pflag.FlagSet, []string) error) error {
+// (normalizeArgs, pflag, then the command's positional check, cobra's
+// Args) into the flags register binds, and hands the positional arguments
+// to finish. It is the parse path of the arguments tests; cobra's own
+// parse and its flag errors are what the CLI tests cover.
+func parseArguments(args []string, register func(*pflag.FlagSet), positional cobra.PositionalArgs, finish func(*pflag.FlagSet, []string) error) error {
 	fs := pflag.NewFlagSet("gpuform", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	register(fs)
 	if err := fs.Parse(normalizeArgs(args)); err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("accepts at most 1 arg(s), received %d", fs.NArg())
+	if err := positional(nil, fs.Args()); err != nil {
+		return err
 	}
 	return finish(fs, fs.Args())
 }

@@ -14,7 +14,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -158,6 +158,66 @@ func TestParseVerifyArguments(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
 				t.Errorf("verifyArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseFactsAndShowArguments parses facts's and show's command lines.
+func TestParseFactsAndShowArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *factsArguments
+		wantErr string
+	}{
+		{"defaults", nil, &factsArguments{Dir: ".", Conn: conn}, ""},
+		{"json and targets", []string{"-json", "-target", "gpu001", "d"}, &factsArguments{Dir: "d", Conn: conn, Targets: []string{"gpu001"}, ViewType: viewJSON, json: true}, ""},
+		{"root", []string{"--root", "/srv/image", "-probe-timeout", "30s"}, &factsArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "30s"}}, Root: "/srv/image"}, ""},
+		{"root takes no dir", []string{"--root", "/srv/image", "d"}, nil, "--root probes a root filesystem and takes no spec directory or -target"},
+		{"root takes no target", []string{"--root", "/srv/image", "-target", "gpu001"}, nil, "--root probes a root filesystem and takes no spec directory or -target"},
+	} {
+		t.Run("facts "+tc.name, func(t *testing.T) {
+			got, err := parseFactsArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("factsArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *showArguments
+		wantErr string
+	}{
+		{"plan file", []string{"tf.plan"}, &showArguments{Path: "tf.plan"}, ""},
+		{"json", []string{"-json", "tf.plan"}, &showArguments{Path: "tf.plan", ViewType: viewJSON, json: true}, ""},
+		{"no file", nil, nil, "show takes one argument, the plan file saved by gpuform plan -out (got 0)"},
+		{"two files", []string{"a", "b"}, nil, "show takes one argument, the plan file saved by gpuform plan -out (got 2)"},
+	} {
+		t.Run("show "+tc.name, func(t *testing.T) {
+			got, err := parseShowArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("showArguments (-want +got):\n%s", d)
 			}
 		})
 	}

@@ -131,7 +131,7 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 // "verify").
 func parseVerifyArguments(args []string) (*verifyArguments, error) {
 	a := &verifyArguments{}
-	return a, parseArguments(args, a.register, a.finish)
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
 }
 
 func newVerifyCommand(s Streams) *cobra.Command {
