@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpuform/gpuform/lint"
+	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/spec"
@@ -14,7 +16,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -218,6 +220,78 @@ func TestParseFactsAndShowArguments(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
 				t.Errorf("showArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseValidateAndLintArguments parses validate's and lint's command
+// lines: lint's -format and --min-severity are parsed once, -json is
+// -format json, and each bad value gets the error lint has always given.
+func TestParseValidateAndLintArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *validateArguments
+		wantErr string
+	}{
+		{"defaults", nil, &validateArguments{Dir: "."}, ""},
+		{"json and vars", []string{"-json", "-var", "a=1", "d"}, &validateArguments{Dir: "d", Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}, ViewType: viewJSON, json: true}, ""},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run("validate "+tc.name, func(t *testing.T) {
+			got, err := parseValidateArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("validateArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+	base := func(f func(a *lintArguments)) *lintArguments {
+		a := &lintArguments{Dir: ".", Format: format.Text, MinSeverity: lint.Error, format: "text", minSeverity: "error"}
+		f(a)
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *lintArguments
+		wantErr string
+	}{
+		{"defaults", nil, base(func(*lintArguments) {}), ""},
+		{"json", []string{"-json", "d"}, base(func(a *lintArguments) { a.Dir, a.Format, a.format, a.json = "d", format.JSON, "json", true }), ""},
+		{"sarif, warnings and a config", []string{"-format", "sarif", "--min-severity", "warning", "--config", "l.hcl"},
+			base(func(a *lintArguments) {
+				a.Format, a.format, a.MinSeverity, a.minSeverity, a.ConfigPath = format.SARIF, "sarif", lint.Warning, "warning", "l.hcl"
+			}), ""},
+		{"compact info", []string{"-format=compact", "-min-severity=info"}, base(func(a *lintArguments) {
+			a.Format, a.format, a.MinSeverity, a.minSeverity = format.Compact, "compact", lint.Info, "info"
+		}), ""},
+		{"json conflicts with sarif", []string{"-json", "-format", "sarif"}, nil, "--json conflicts with --format sarif: give one of them"},
+		{"bad format", []string{"-format", "yaml"}, nil, `-format: unknown format "yaml": use one of `},
+		{"bad severity", []string{"-min-severity", "fatal"}, nil, `--min-severity must be error, warning or info, not "fatal"`},
+	} {
+		t.Run("lint "+tc.name, func(t *testing.T) {
+			got, err := parseLintArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("lintArguments (-want +got):\n%s", d)
 			}
 		})
 	}
