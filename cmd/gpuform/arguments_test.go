@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/spec"
@@ -16,7 +17,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -292,6 +293,56 @@ func TestParseValidateAndLintArguments(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
 				t.Errorf("lintArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseBenchArguments parses bench's command lines: -layers is parsed
+// once (comma lists and repeats; none is every layer), -json is -format json, and a bad
+// -format, layer or -budget gets the error bench has always given.
+func TestParseBenchArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	base := func(f func(a *benchArguments)) *benchArguments {
+		a := &benchArguments{Dir: ".", Conn: conn, Format: "text", Layers: bench.Layers()}
+		f(a)
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *benchArguments
+		wantErr string
+	}{
+		{"defaults", nil, base(func(*benchArguments) {}), ""},
+		{"json", []string{"-json", "d"}, base(func(a *benchArguments) { a.Dir, a.Format, a.json = "d", "json", true }), ""},
+		{"layers as a list and repeated", []string{"-layers", "hbm,network", "-layers", "storage"},
+			base(func(a *benchArguments) {
+				a.layers = []string{"hbm,network", "storage"}
+				a.Layers = []bench.Layer{bench.LayerHBM, bench.LayerNetwork, bench.LayerStorage}
+			}), ""},
+		{"outputs and budget", []string{"-out", "r.txt", "-plot", "c.svg", "-budget", "5m", "-verbose", "-target", "gpu001"},
+			base(func(a *benchArguments) {
+				a.OutPath, a.PlotPath, a.Budget, a.Verbose, a.Targets = "r.txt", "c.svg", 5*time.Minute, true, []string{"gpu001"}
+			}), ""},
+		{"bad format", []string{"-format", "junit"}, nil, `-format must be text or json, not "junit"`},
+		{"json conflicts with another format", []string{"-json", "-format", "text"}, nil, "--json conflicts with --format text: give one of them"},
+		{"bad layer", []string{"-layers", "l2cache"}, nil, `-layers: unknown layer "l2cache" (layers: hbm, `},
+		{"negative budget", []string{"-budget", "-1m"}, nil, "-budget must be a positive duration, not -1m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseBenchArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("benchArguments (-want +got):\n%s", d)
 			}
 		})
 	}
