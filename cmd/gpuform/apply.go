@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/provision/apply"
@@ -18,11 +16,7 @@ import (
 )
 
 func newApplyCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var conn connectFlags
-	var targets []string
-	var autoApprove, asJSON, verbose bool
-	var lockTimeout time.Duration
+	a := &applyArguments{}
 	cmd := &cobra.Command{
 		Use:         "apply [DIR|PLANFILE]",
 		Annotations: graceful(),
@@ -52,137 +46,112 @@ offered.
 
 Exit status: 0 every host converged; 1 otherwise.`,
 		Args: maxOneDir,
-		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if lockTimeout < 0 {
-				return fmt.Errorf("-lock-timeout %s: a duration of 0s or more is required", lockTimeout)
-			}
-			dir := dirArg(args)
-			var saved *plan.File
-			if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-				f, err := plan.ReadFile(dir)
-				if err != nil {
-					return fmt.Errorf("%s: %w", dir, err)
-				}
-				if len(flags.vars) > 0 || len(targets) > 0 || len(flags.takeOver) > 0 {
-					return fmt.Errorf("a saved plan carries its own variables, targets and take-overs; -var, -var-file, -target and -take-over do not apply")
-				}
-				saved = f
-				dir = f.SpecDir
-				flags.vars = f.VarArgs
-				targets = f.Targets
-				flags.takeOver = f.TakeOver
-			}
-			if asJSON && saved == nil && !autoApprove {
-				return fmt.Errorf("-json cannot ask for confirmation: add -auto-approve, or apply a saved plan file")
-			}
-			cfg, diags := flags.loadPinned(s, dir)
-			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
-				return err
-			}
-			// A saved plan's resolved releases are what apply installs:
-			// the fresh plan resolves exactly those, or refuses a host
-			// whose repositories no longer offer one.
-			var pins map[string]map[string]string
-			if saved != nil {
-				pins = plan.SavedReleases(saved.Plan)
-			}
-			p, err := makePlan(ctx, s, cfg, dir, targets, conn, asJSON, "apply would change the machine gpuform runs on", pins)
-			if err != nil {
-				return err
-			}
-			if saved != nil {
-				if err := plan.CheckSaved(saved.Plan, p); err != nil {
-					return err
-				}
-			}
-			if !asJSON {
-				if err := plan.RenderText(s.Out, p, plan.RenderOptions{Color: s.Color(s.Out)}); err != nil {
-					return err
-				}
-			}
-			if p.Errored {
-				if asJSON {
-					var diags hcl.Diagnostics
-					for _, h := range p.Hosts {
-						if h.Error != "" {
-							diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot plan host " + h.Host, Detail: h.Error})
-						}
-					}
-					return failJSON(s, diags, cfg, errors.New("some hosts could not be planned; nothing was changed"))
-				}
-				fmt.Fprintln(s.Err, "Error: some hosts could not be planned (see above); nothing was changed.")
-				return exitError{ExitFailed}
-			}
-			if !p.HasChanges() && !hasPendingReboot(p) && len(plan.SlurmHosts(p, plan.SlurmResumeStale)) == 0 {
-				if asJSON {
-					return apply.RenderJSON(s.Out, apply.Apply(ctx, cfg, p, apply.Options{}))
-				}
-				return nil
-			}
-			if saved == nil && !autoApprove && p.HasChanges() {
-				// Nothing has changed yet, and the prompt's read cannot
-				// be cancelled: a signal here ends apply at once.
-				s.interrupts.setGraceful(false)
-				ok := confirm(s, p)
-				s.interrupts.setGraceful(true)
-				if !ok {
-					fmt.Fprintln(s.Out, "\nApply cancelled.")
-					return exitError{ExitFailed}
-				}
-			}
-			o, err := conn.targetOptions(s, dir, false, "applying")
-			if err != nil {
+		RunE: jsonErrors(s, func() bool { return a.ViewType == viewJSON }, func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
 			// On a terminal one live line replaces the per-step lines (32
 			// hosts make hundreds of them); -verbose, or output to a file
 			// or a pipe, keeps them.
-			shown := apply.NewProgress(s.Err, apply.ProgressOptions{
-				Live:  !verbose && s.IsTerminal(s.Out) && s.IsTerminal(s.Err),
-				Hosts: len(p.Hosts),
-			})
-			progress := func(e apply.Event) {
-				if e.Done {
-					s.interrupts.doing(e.Host, "")
-				} else {
-					s.interrupts.doing(e.Host, transport.HostText(e.Message))
-				}
-				if !asJSON {
-					shown.Event(e)
-				}
-			}
-			rep := apply.Apply(ctx, cfg, p, apply.Options{
-				Target:      o,
-				Progress:    progress,
-				StepTimeout: conn.timeouts.stepLimit(),
-				LockTimeout: lockTimeout,
-			})
-			shown.Finish()
-			if asJSON {
-				if err := apply.RenderJSON(s.Out, rep); err != nil {
-					return err
-				}
-			} else {
-				apply.RenderText(s.Out, rep)
-			}
-			if !rep.Converged() {
-				return exitError{ExitFailed}
-			}
-			return nil
+			live := !a.Verbose && s.IsTerminal(s.Out) && s.IsTerminal(s.Err)
+			return runApply(cmd.Context(), s, a, newApplyView(a.ViewType, s, live))
 		}),
 	}
-	flags.register(cmd.Flags())
-	flags.registerTakeOver(cmd.Flags())
-	conn.register(cmd.Flags())
-	conn.timeouts.registerProbe(cmd.Flags())
-	conn.timeouts.registerStep(cmd.Flags())
-	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
-	cmd.Flags().DurationVar(&lockTimeout, "lock-timeout", 0, "wait this long (e.g. 5m) for a host locked by another apply; 0s fails at once")
-	cmd.Flags().BoolVar(&autoApprove, "auto-approve", false, "apply without asking for confirmation")
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "print every step of every host, also on a terminal (where one progress line replaces them)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the apply report as JSON (implies no prompt: combine with -auto-approve or a plan file)")
+	a.register(cmd.Flags())
 	return cmd
+}
+
+// runApply is gpuform apply's work: it makes the plan (or checks a saved
+// one against a fresh one), asks for confirmation, applies it and returns
+// the exit error. Everything it shows goes through v, in the order apply
+// reaches it.
+func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) error {
+	dir, specFlags, targets := a.Dir, a.Spec, a.Targets
+	var saved *plan.File
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		f, err := plan.ReadFile(dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+		if len(specFlags.vars) > 0 || len(targets) > 0 || len(specFlags.takeOver) > 0 {
+			return fmt.Errorf("a saved plan carries its own variables, targets and take-overs; -var, -var-file, -target and -take-over do not apply")
+		}
+		saved = f
+		dir = f.SpecDir
+		specFlags.vars = f.VarArgs
+		targets = f.Targets
+		specFlags.takeOver = f.TakeOver
+	}
+	if a.ViewType == viewJSON && saved == nil && !a.AutoApprove {
+		return fmt.Errorf("-json cannot ask for confirmation: add -auto-approve, or apply a saved plan file")
+	}
+	cfg, diags := specFlags.loadPinned(s, dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
+		return err
+	}
+	// A saved plan's resolved releases are what apply installs:
+	// the fresh plan resolves exactly those, or refuses a host
+	// whose repositories no longer offer one.
+	var pins map[string]map[string]string
+	if saved != nil {
+		pins = plan.SavedReleases(saved.Plan)
+	}
+	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins)
+	if err != nil {
+		return err
+	}
+	if saved != nil {
+		if err := plan.CheckSaved(saved.Plan, p); err != nil {
+			return err
+		}
+	}
+	if err := v.Plan(p); err != nil {
+		return err
+	}
+	if p.Errored {
+		return v.PlanFailed(p, cfg)
+	}
+	if !p.HasChanges() && !hasPendingReboot(p) && len(plan.SlurmHosts(p, plan.SlurmResumeStale)) == 0 {
+		// Nothing to do: Apply connects to no host, and its report says
+		// so for each.
+		return v.Report(apply.Apply(ctx, cfg, p, apply.Options{}), true)
+	}
+	if saved == nil && !a.AutoApprove && p.HasChanges() {
+		// Nothing has changed yet, and the prompt's read cannot
+		// be cancelled: a signal here ends apply at once.
+		s.interrupts.setGraceful(false)
+		ok := confirm(s, p)
+		s.interrupts.setGraceful(true)
+		if !ok {
+			fmt.Fprintln(s.Out, "\nApply cancelled.")
+			return exitError{ExitFailed}
+		}
+	}
+	o, err := a.Conn.targetOptions(s, dir, false, "applying")
+	if err != nil {
+		return err
+	}
+	progress := func(e apply.Event) {
+		if e.Done {
+			s.interrupts.doing(e.Host, "")
+		} else {
+			s.interrupts.doing(e.Host, transport.HostText(e.Message))
+		}
+		v.Progress(e)
+	}
+	rep := apply.Apply(ctx, cfg, p, apply.Options{
+		Target:      o,
+		Progress:    progress,
+		StepTimeout: a.Conn.timeouts.stepLimit(),
+		LockTimeout: a.LockTimeout,
+	})
+	if err := v.Report(rep, false); err != nil {
+		return err
+	}
+	if !rep.Converged() {
+		return exitError{ExitFailed}
+	}
+	return nil
 }
 
 func hasPendingReboot(p *plan.Plan) bool {

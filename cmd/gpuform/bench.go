@@ -2,32 +2,91 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/bench/report"
+	"github.com/gpuform/gpuform/spec"
 )
 
-type benchFlags struct {
-	targets []string
-	layers  []string
-	format  string
-	out     string
-	plot    string
-	budget  time.Duration
-	verbose bool
-	asJSON  bool
+// benchArguments are the arguments of gpuform bench.
+type benchArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Conn are the connection flags.
+	Conn connectFlags
+	// Targets are the -target hosts; none means every host.
+	Targets []string
+	// Layers are -layers, parsed; none means every layer.
+	Layers []bench.Layer
+	// Format is -format (text, json); -json sets json.
+	Format string
+	// OutPath is -out: the report's file, "" for standard output.
+	OutPath string
+	// PlotPath is -plot: the SVG chart's file, "" for none.
+	PlotPath string
+	// Budget is -budget: the time limit per host, 0 for the spec's.
+	Budget time.Duration
+	// Verbose lists every device.
+	Verbose bool
+
+	layers []string
+	json   bool
+}
+
+func (a *benchArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	a.Conn.register(fs)
+	fs.StringArrayVar(&a.Targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
+	fs.StringArrayVar(&a.layers, "layers", nil, "only these layers: hbm, gpu_gpu, host_gpu, network, storage (comma list or repeated)")
+	fs.StringVar(&a.Format, "format", "text", "text or json")
+	fs.BoolVar(&a.json, "json", false, "print the report as JSON (the same as -format json)")
+	fs.StringVar(&a.OutPath, "out", "", "write the report to FILE instead of standard output")
+	fs.StringVar(&a.PlotPath, "plot", "", "also draw the chart (measured vs expected per layer, scaling vs ideal) to FILE.svg")
+	fs.DurationVar(&a.Budget, "budget", 0, "time limit per host (default: the spec's bench { timeout }, else 20m)")
+	fs.BoolVar(&a.Verbose, "verbose", false, "list every device, not only the lowest of a layer whose devices are all ok")
+}
+
+// finish checks -format, -layers and -budget, in the order bench has
+// always reported them.
+func (a *benchArguments) finish(fs *pflag.FlagSet, args []string) error {
+	a.Dir = dirArg(args)
+	if err := jsonAliasOf(fs, a.json, &a.Format); err != nil {
+		return err
+	}
+	if a.Format != "text" && a.Format != "json" {
+		return fmt.Errorf("-format must be text or json, not %q", a.Format)
+	}
+	layers, err := bench.ParseLayers(a.layers)
+	if err != nil {
+		return err
+	}
+	a.Layers = layers
+	if a.Budget < 0 {
+		return fmt.Errorf("-budget must be a positive duration, not %s", a.Budget)
+	}
+	return nil
+}
+
+// parseBenchArguments parses gpuform bench's command line (after "bench").
+func parseBenchArguments(args []string) (*benchArguments, error) {
+	a := &benchArguments{}
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
 }
 
 func newBenchCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var conn connectFlags
-	var bf benchFlags
+	a := &benchArguments{}
 	cmd := &cobra.Command{
 		Use:         "bench [DIR]",
 		Annotations: graceful(),
@@ -73,92 +132,18 @@ Exit status: 0 every layer measured and no bottleneck (peer outliers
 included); 2 a bottleneck, a layer not measured, or a host that could not
 be benched; 1 bench could not run (invalid spec, bad flag).`,
 		Args: maxOneDir,
-		RunE: jsonErrors(s, func() bool { return bf.format == "json" && bf.out == "" }, func(cmd *cobra.Command, args []string) error {
-			dir := dirArg(args)
-			if err := jsonAlias(cmd, bf.asJSON, &bf.format); err != nil {
+		RunE: jsonErrors(s, func() bool { return a.Format == "json" && a.OutPath == "" }, func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
-			if bf.format != "text" && bf.format != "json" {
-				return fmt.Errorf("-format must be text or json, not %q", bf.format)
-			}
-			layers, err := bench.ParseLayers(bf.layers)
+			v := &benchView{s: s, format: a.Format, out: a.OutPath, plot: a.PlotPath, verbose: a.Verbose, w: s.Out}
+			defer v.Close()
+			r, err := runBench(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
-			if bf.budget < 0 {
-				return fmt.Errorf("-budget must be a positive duration, not %s", bf.budget)
-			}
-			cfg, diags := flags.loadPinned(s, dir)
-			if err := reportLoad(s, diags, cfg, bf.format == "json" && bf.out == ""); err != nil {
+			if err := v.Report(r); err != nil {
 				return err
-			}
-			targets, err := selectHosts(s, cfg, dir, bf.targets, bf.format == "json" && bf.out == "")
-			if err != nil {
-				return err
-			}
-			if err := conn.refuseLocal(targets, "bench would run its measurements on the machine gpuform runs on"); err != nil {
-				return err
-			}
-			for _, tg := range targets {
-				if err := bench.RefuseLocal(tg, conn.allowLocal); err != nil {
-					return err
-				}
-			}
-			copts, err := conn.options(s, dir)
-			if err != nil {
-				return err
-			}
-			// A bench takes minutes per host: progress goes to stderr
-			// whenever the report is text on the terminal's stdout.
-			show := bf.format == "text" && bf.out == ""
-			o := bench.Options{Target: conn.targetOptionsFor(s, copts, show, "benchmarking"), Layers: layers, Budget: bf.budget, AllowLocal: conn.allowLocal}
-			// Open the outputs before the run: a typo in a path must not
-			// cost a bench of several minutes.
-			w := s.Out
-			if bf.out != "" {
-				f, err := os.Create(bf.out)
-				if err != nil {
-					return fmt.Errorf("-out: %w", err)
-				}
-				defer f.Close()
-				w = f
-			}
-			if bf.plot != "" {
-				if st, err := os.Stat(filepath.Dir(bf.plot)); err != nil || !st.IsDir() {
-					return fmt.Errorf("-plot: %s is not a directory", filepath.Dir(bf.plot))
-				}
-			}
-			r := bench.Run(cmd.Context(), targets, o)
-			if bf.format == "json" {
-				err = report.WriteJSON(w, r)
-			} else {
-				err = report.WriteText(w, r, report.TextOptions{Color: s.Color(w) && bf.out == "", Verbose: bf.verbose})
-			}
-			if err != nil {
-				return err
-			}
-			if bf.plot != "" {
-				var buf bytes.Buffer
-				if err := report.WriteSVG(&buf, r); err != nil {
-					return fmt.Errorf("-plot: %w", err)
-				}
-				if err := os.WriteFile(bf.plot, buf.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("-plot: %w", err)
-				}
-			}
-			if bf.out != "" || bf.plot != "" {
-				msg := "Bench:"
-				if bf.out != "" {
-					msg += " report written to " + bf.out + "."
-				}
-				if bf.plot != "" {
-					msg += " chart written to " + bf.plot + "."
-				}
-				out := s.Out
-				if bf.format == "json" && bf.out == "" {
-					out = s.Err
-				}
-				fmt.Fprintln(out, msg)
 			}
 			if !r.OK() {
 				return exitError{ExitReport}
@@ -166,17 +151,121 @@ be benched; 1 bench could not run (invalid spec, bad flag).`,
 			return nil
 		}),
 	}
-	flags.register(cmd.Flags())
-	conn.register(cmd.Flags())
-	cmd.Flags().StringArrayVar(&bf.targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
-	cmd.Flags().StringArrayVar(&bf.layers, "layers", nil, "only these layers: hbm, gpu_gpu, host_gpu, network, storage (comma list or repeated)")
-	cmd.Flags().StringVar(&bf.format, "format", "text", "text or json")
-	cmd.Flags().BoolVar(&bf.asJSON, "json", false, "print the report as JSON (the same as -format json)")
+	a.register(cmd.Flags())
 	completeValues(cmd, "format", "text", "json")
 	completeValues(cmd, "layers", "hbm", "gpu_gpu", "host_gpu", "network", "storage")
-	cmd.Flags().StringVar(&bf.out, "out", "", "write the report to FILE instead of standard output")
-	cmd.Flags().StringVar(&bf.plot, "plot", "", "also draw the chart (measured vs expected per layer, scaling vs ideal) to FILE.svg")
-	cmd.Flags().DurationVar(&bf.budget, "budget", 0, "time limit per host (default: the spec's bench { timeout }, else 20m)")
-	cmd.Flags().BoolVar(&bf.verbose, "verbose", false, "list every device, not only the lowest of a layer whose devices are all ok")
 	return cmd
+}
+
+// runBench is gpuform bench's work: it loads the spec, picks the hosts and
+// measures them, and returns the report for v to render.
+func runBench(ctx context.Context, s Streams, a *benchArguments, v *benchView) (*bench.Report, error) {
+	cfg, diags := a.Spec.loadPinned(s, a.Dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
+		return nil, err
+	}
+	targets, err := selectHostsReporting(cfg, a.Dir, a.Targets, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Conn.refuseLocal(targets, "bench would run its measurements on the machine gpuform runs on"); err != nil {
+		return nil, err
+	}
+	for _, tg := range targets {
+		if err := bench.RefuseLocal(tg, a.Conn.allowLocal); err != nil {
+			return nil, err
+		}
+	}
+	copts, err := a.Conn.options(s, a.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o := bench.Options{Target: a.Conn.targetOptionsFor(s, copts, v.ShowsProbeProgress(), "benchmarking"), Layers: a.Layers, Budget: a.Budget, AllowLocal: a.Conn.allowLocal}
+	// Open the outputs before the run: a typo in a path must not
+	// cost a bench of several minutes.
+	if err := v.Open(); err != nil {
+		return nil, err
+	}
+	return bench.Run(ctx, targets, o), nil
+}
+
+// benchView renders bench's report as text or JSON, to standard output
+// or the -out file, and its chart to -plot.
+type benchView struct {
+	s       Streams
+	format  string
+	out     string
+	plot    string
+	verbose bool
+	w       io.Writer
+	file    *os.File
+}
+
+func (v *benchView) Diagnostics(diags hcl.Diagnostics, cfg *spec.Config) error {
+	return reportLoad(v.s, diags, cfg, v.format == "json" && v.out == "")
+}
+
+// ShowsProbeProgress: a bench takes minutes per host, so progress goes to
+// stderr whenever the report is text on the terminal's stdout.
+func (v *benchView) ShowsProbeProgress() bool { return v.format == "text" && v.out == "" }
+
+// Open creates the -out file and checks -plot's directory.
+func (v *benchView) Open() error {
+	if v.out != "" {
+		f, err := os.Create(v.out)
+		if err != nil {
+			return fmt.Errorf("-out: %w", err)
+		}
+		v.file, v.w = f, f
+	}
+	if v.plot != "" {
+		if st, err := os.Stat(filepath.Dir(v.plot)); err != nil || !st.IsDir() {
+			return fmt.Errorf("-plot: %s is not a directory", filepath.Dir(v.plot))
+		}
+	}
+	return nil
+}
+
+// Close closes the -out file.
+func (v *benchView) Close() {
+	if v.file != nil {
+		v.file.Close()
+	}
+}
+
+// Report writes the report, the chart, and where they went.
+func (v *benchView) Report(r *bench.Report) error {
+	var err error
+	if v.format == "json" {
+		err = report.WriteJSON(v.w, r)
+	} else {
+		err = report.WriteText(v.w, r, report.TextOptions{Color: v.s.Color(v.w) && v.out == "", Verbose: v.verbose})
+	}
+	if err != nil {
+		return err
+	}
+	if v.plot != "" {
+		var buf bytes.Buffer
+		if err := report.WriteSVG(&buf, r); err != nil {
+			return fmt.Errorf("-plot: %w", err)
+		}
+		if err := os.WriteFile(v.plot, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("-plot: %w", err)
+		}
+	}
+	if v.out != "" || v.plot != "" {
+		msg := "Bench:"
+		if v.out != "" {
+			msg += " report written to " + v.out + "."
+		}
+		if v.plot != "" {
+			msg += " chart written to " + v.plot + "."
+		}
+		out := v.s.Out
+		if v.format == "json" && v.out == "" {
+			out = v.s.Err
+		}
+		fmt.Fprintln(out, msg)
+	}
+	return nil
 }

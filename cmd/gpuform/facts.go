@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
@@ -19,12 +20,52 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// factsArguments are the arguments of gpuform facts.
+type factsArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Conn are the connection flags and -probe-timeout.
+	Conn connectFlags
+	// Targets are the -target hosts; none means every host.
+	Targets []string
+	// Root is --root: an unpacked root filesystem probed instead of the
+	// spec's hosts, "" for none.
+	Root string
+	// ViewType is -json's.
+	ViewType viewType
+
+	json bool
+}
+
+func (a *factsArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	a.Conn.register(fs)
+	a.Conn.timeouts.registerProbe(fs)
+	fs.StringArrayVar(&a.Targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
+	fs.BoolVar(&a.json, "json", false, "print facts as JSON")
+	fs.StringVar(&a.Root, "root", "", "probe the root filesystem at PATH on this machine instead of the spec's hosts")
+}
+
+// finish refuses a spec directory or -target beside --root.
+func (a *factsArguments) finish(_ *pflag.FlagSet, args []string) error {
+	a.ViewType = viewTypeOf(a.json)
+	if a.Root != "" && (len(args) > 0 || len(a.Targets) > 0) {
+		return fmt.Errorf("--root probes a root filesystem and takes no spec directory or -target")
+	}
+	a.Dir = dirArg(args)
+	return nil
+}
+
+// parseFactsArguments parses gpuform facts's command line (after "facts").
+func parseFactsArguments(args []string) (*factsArguments, error) {
+	a := &factsArguments{}
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
+}
+
 func newFactsCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var conn connectFlags
-	var targets []string
-	var asJSON bool
-	var root string
+	a := &factsArguments{}
 	cmd := &cobra.Command{
 		Use:         "facts [DIR]",
 		Annotations: graceful(),
@@ -41,61 +82,74 @@ instead (a node image), and needs no spec.
 Exit status: 0 every host probed; 1 a host could not be probed or the spec is
 invalid.`,
 		Args: maxOneDir,
-		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if root != "" {
-				if len(args) > 0 || len(targets) > 0 {
-					return fmt.Errorf("--root probes a root filesystem and takes no spec directory or -target")
-				}
-				if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-					return fmt.Errorf("--root %s is not a directory", root)
-				}
-				abs, err := filepath.Abs(root)
-				if err != nil {
-					return err
-				}
-				if err := conn.timeouts.check(); err != nil {
-					return err
-				}
-				o := conn.targetOptionsFor(s, connect.Options{}, false, "probing")
-				pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
-				n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
-				cancel()
-				results := []facts.HostFacts{{Host: root, Facts: n}}
-				if err != nil {
-					results[0].Error = err.Error()
-				}
-				return writeFacts(s, asJSON, results)
-			}
-			dir := dirArg(args)
-			cfg, diags := flags.load(s, dir)
-			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
+		RunE: jsonErrors(s, func() bool { return a.ViewType == viewJSON }, func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
-			hosts, err := selectHosts(s, cfg, dir, targets, asJSON)
+			v := newFactsView(a.ViewType, s)
+			results, err := runFacts(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
-			if err := conn.refuseLocal(hosts, "facts would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
+			if err := v.Facts(results); err != nil {
 				return err
 			}
-			o, err := conn.targetOptions(s, dir, !asJSON, "probing")
-			if err != nil {
-				return err
+			for _, r := range results {
+				if r.Error != "" {
+					return exitError{ExitFailed}
+				}
 			}
-			// The listing on stdout says each host's error, once per
-			// group of hosts; progress only says which hosts failed.
-			o.Progress = errorsBelow{o.Progress}
-			return writeFacts(s, asJSON, probeHosts(ctx, hosts, o))
+			return nil
 		}),
 	}
-	flags.register(cmd.Flags())
-	conn.register(cmd.Flags())
-	conn.timeouts.registerProbe(cmd.Flags())
-	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print facts as JSON")
-	cmd.Flags().StringVar(&root, "root", "", "probe the root filesystem at PATH on this machine instead of the spec's hosts")
+	a.register(cmd.Flags())
 	return cmd
+}
+
+// runFacts is gpuform facts's work: it probes the spec's hosts, or the
+// --root directory, and returns what each host runs (a host's failure is
+// its own result).
+func runFacts(ctx context.Context, s Streams, a *factsArguments, v operationView) ([]facts.HostFacts, error) {
+	if a.Root != "" {
+		if fi, err := os.Stat(a.Root); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--root %s is not a directory", a.Root)
+		}
+		abs, err := filepath.Abs(a.Root)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.Conn.timeouts.check(); err != nil {
+			return nil, err
+		}
+		o := a.Conn.targetOptionsFor(s, connect.Options{}, false, "probing")
+		pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
+		n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
+		cancel()
+		results := []facts.HostFacts{{Host: a.Root, Facts: n}}
+		if err != nil {
+			results[0].Error = err.Error()
+		}
+		return results, nil
+	}
+	cfg, diags := a.Spec.load(s, a.Dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
+		return nil, err
+	}
+	hosts, err := selectHostsReporting(cfg, a.Dir, a.Targets, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Conn.refuseLocal(hosts, "facts would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
+		return nil, err
+	}
+	o, err := a.Conn.targetOptions(s, a.Dir, v.ShowsProbeProgress(), "probing")
+	if err != nil {
+		return nil, err
+	}
+	// The listing on stdout says each host's error, once per
+	// group of hosts; progress only says which hosts failed.
+	o.Progress = errorsBelow{o.Progress}
+	return probeHosts(ctx, hosts, o), nil
 }
 
 // probeHosts probes every host the way every command does and lists
@@ -117,21 +171,29 @@ func probeHosts(ctx context.Context, hosts []target.Host, o target.Options) []fa
 	return out
 }
 
-func writeFacts(s Streams, asJSON bool, results []facts.HostFacts) error {
-	if asJSON {
-		if err := facts.RenderJSON(s.Out, results); err != nil {
-			return err
-		}
-	} else {
-		facts.RenderText(s.Out, results)
+// factsView renders what gpuform facts found.
+type factsView interface {
+	operationView
+	Facts(results []facts.HostFacts) error
+}
+
+func newFactsView(t viewType, s Streams) factsView {
+	if t == viewJSON {
+		return factsJSON{jsonOperation{s}}
 	}
-	for _, r := range results {
-		if r.Error != "" {
-			return exitError{ExitFailed}
-		}
-	}
+	return factsHuman{humanOperation{s}}
+}
+
+type factsHuman struct{ humanOperation }
+
+func (v factsHuman) Facts(results []facts.HostFacts) error {
+	facts.RenderText(v.s.Out, results)
 	return nil
 }
+
+type factsJSON struct{ jsonOperation }
+
+func (v factsJSON) Facts(results []facts.HostFacts) error { return facts.RenderJSON(v.s.Out, results) }
 
 // errorsBelow is a progress view that names failed hosts without their
 // error, for commands whose report prints the error itself.

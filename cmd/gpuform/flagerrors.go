@@ -142,10 +142,15 @@ func strictCompletion(s Streams, root *cobra.Command) {
 // -json, as Terraform's do. -json with another -format is refused rather
 // than one silently winning.
 func jsonAlias(cmd *cobra.Command, asJSON bool, format *string) error {
+	return jsonAliasOf(cmd.Flags(), asJSON, format)
+}
+
+// jsonAliasOf is jsonAlias over a command's parsed flags.
+func jsonAliasOf(fs *pflag.FlagSet, asJSON bool, format *string) error {
 	if !asJSON {
 		return nil
 	}
-	if cmd.Flags().Changed("format") && *format != "json" {
+	if fs.Changed("format") && *format != "json" {
 		return fmt.Errorf("--json conflicts with --format %s: give one of them", *format)
 	}
 	*format = "json"

@@ -9,16 +9,67 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/spec"
 )
 
+// lintArguments are the arguments of gpuform lint.
+type lintArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Format is -format's (text, compact, json, sarif); -json sets json.
+	Format format.Format
+	// MinSeverity is --min-severity: the lowest severity that makes the
+	// exit status 2.
+	MinSeverity lint.Severity
+	// ConfigPath is --config, "" for DIR/.gpuform-lint.hcl when present.
+	ConfigPath string
+
+	format, minSeverity string
+	json                bool
+}
+
+func (a *lintArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	fs.StringVar(&a.format, "format", "text", "output format: text, compact, json or sarif")
+	fs.BoolVar(&a.json, "json", false, "print findings as JSON (the same as -format json)")
+	fs.StringVar(&a.minSeverity, "min-severity", "error", "lowest severity that makes the exit status 2: error, warning or info")
+	fs.StringVar(&a.ConfigPath, "config", "", "lint configuration file (default DIR/"+spec.LintConfigFile+" when present)")
+}
+
+// finish parses -format and --min-severity, in the order lint has always
+// reported them.
+func (a *lintArguments) finish(fs *pflag.FlagSet, args []string) error {
+	a.Dir = dirArg(args)
+	if err := jsonAliasOf(fs, a.json, &a.format); err != nil {
+		return err
+	}
+	f, err := format.ParseFormat(a.format)
+	if err != nil {
+		return fmt.Errorf("-format: %w", err)
+	}
+	a.Format = f
+	min, ok := lint.ParseSeverity(a.minSeverity)
+	if !ok {
+		return fmt.Errorf("--min-severity must be error, warning or info, not %q", a.minSeverity)
+	}
+	a.MinSeverity = min
+	return nil
+}
+
+// parseLintArguments parses gpuform lint's command line (after "lint").
+func parseLintArguments(args []string) (*lintArguments, error) {
+	a := &lintArguments{}
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
+}
+
 func newLintCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var outFormat, minSeverity, configPath string
-	var asJSON bool
+	a := &lintArguments{}
 	cmd := &cobra.Command{
 		Use:   "lint [DIR]",
 		Short: "Find mistakes that make a GPU node slow or broken, before anything is touched",
@@ -35,62 +86,69 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 --min-severity (default error).`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := dirArg(args)
-			if err := jsonAlias(cmd, asJSON, &outFormat); err != nil {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
-			outF, err := format.ParseFormat(outFormat)
+			m, err := runLint(s, a)
 			if err != nil {
-				return fmt.Errorf("-format: %w", err)
-			}
-			min, ok := lint.ParseSeverity(minSeverity)
-			if !ok {
-				return fmt.Errorf("--min-severity must be error, warning or info, not %q", minSeverity)
-			}
-			cfg, diags := flags.load(s, dir)
-			opts := lint.Options{MinSeverity: min}
-			if configPath == "" {
-				if _, err := os.Stat(filepath.Join(dir, spec.LintConfigFile)); err == nil {
-					configPath = filepath.Join(dir, spec.LintConfigFile)
-				}
-			} else if _, err := os.Stat(configPath); errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("lint configuration %s does not exist", configPath)
-			}
-			if configPath != "" {
-				lc, f, d := spec.LoadLintFile(configPath)
-				diags = append(diags, d...)
-				if f != nil {
-					cfg.Files[configPath] = f
-				}
-				opts.Config = lc
-			}
-			lock, lf, d := spec.LoadLockFile(filepath.Join(dir, spec.LockFileName))
-			diags = append(diags, d...)
-			if lf != nil {
-				cfg.Files[lf.Body.MissingItemRange().Filename] = lf
-			}
-			opts.Pins = lintPins(lock)
-			res, d := lint.Run(cfg, opts)
-			diags = append(diags, d...)
-			if err := writeLint(s, outF, dir, diags, res, cfg.Files); err != nil {
 				return err
 			}
-			if code := lint.ExitCode(res, diags); code != ExitOK {
+			if err := writeLint(s, a.Format, a.Dir, m.diags, m.result, m.files); err != nil {
+				return err
+			}
+			if code := lint.ExitCode(m.result, m.diags); code != ExitOK {
 				return exitError{code}
 			}
 			return nil
 		},
 	}
-	flags.register(cmd.Flags())
-	cmd.Flags().StringVar(&outFormat, "format", "text", "output format: text, compact, json or sarif")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON (the same as -format json)")
-	cmd.Flags().StringVar(&minSeverity, "min-severity", "error", "lowest severity that makes the exit status 2: error, warning or info")
+	a.register(cmd.Flags())
 	completeValues(cmd, "format", formatNames()...)
 	completeValues(cmd, "min-severity", "error", "warning", "info")
-	cmd.Flags().StringVar(&configPath, "config", "", "lint configuration file (default DIR/"+spec.LintConfigFile+" when present)")
 	return cmd
 }
 
+// lintModel is what lint found: the spec's diagnostics and the rules'
+// findings, with the files they point into.
+type lintModel struct {
+	diags  hcl.Diagnostics
+	result lint.Result
+	files  map[string]*hcl.File
+}
+
+// runLint is gpuform lint's work: it loads the spec, the lint
+// configuration and the lock file, and runs the rules.
+func runLint(s Streams, a *lintArguments) (*lintModel, error) {
+	cfg, diags := a.Spec.load(s, a.Dir)
+	opts := lint.Options{MinSeverity: a.MinSeverity}
+	configPath := a.ConfigPath
+	if configPath == "" {
+		if _, err := os.Stat(filepath.Join(a.Dir, spec.LintConfigFile)); err == nil {
+			configPath = filepath.Join(a.Dir, spec.LintConfigFile)
+		}
+	} else if _, err := os.Stat(configPath); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("lint configuration %s does not exist", configPath)
+	}
+	if configPath != "" {
+		lc, f, d := spec.LoadLintFile(configPath)
+		diags = append(diags, d...)
+		if f != nil {
+			cfg.Files[configPath] = f
+		}
+		opts.Config = lc
+	}
+	lock, lf, d := spec.LoadLockFile(filepath.Join(a.Dir, spec.LockFileName))
+	diags = append(diags, d...)
+	if lf != nil {
+		cfg.Files[lf.Body.MissingItemRange().Filename] = lf
+	}
+	opts.Pins = lintPins(lock)
+	res, d := lint.Run(cfg, opts)
+	diags = append(diags, d...)
+	return &lintModel{diags: diags, result: res, files: cfg.Files}, nil
+}
+
+// writeLint is lint's view: every -format renders the same model.
 func writeLint(s Streams, f format.Format, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
 	err := format.Write(s.Out, f, format.Input{
 		Diags:    diags,

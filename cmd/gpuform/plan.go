@@ -9,17 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/provision/apply"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/spec"
 )
 
 func newPlanCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var conn connectFlags
-	var targets []string
-	var out string
-	var asJSON, detailed bool
+	a := &planArguments{}
 	cmd := &cobra.Command{
 		Use:         "plan [DIR]",
 		Annotations: graceful(),
@@ -61,87 +56,78 @@ with -detailed-exitcode, 2 when there are changes or a host waits for a
 reboot to run what is installed (the plan says which release is installed
 and which is loaded).`,
 		Args: maxOneDir,
-		RunE: jsonErrors(s, func() bool { return asJSON }, func(cmd *cobra.Command, args []string) error {
-			dir := dirArg(args)
-			cfg, diags := flags.loadPinned(s, dir)
-			if err := reportLoad(s, diags, cfg, asJSON); err != nil {
+		RunE: jsonErrors(s, func() bool { return a.ViewType == viewJSON }, func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
-			// Check where the plan goes before probing a fleet for it.
-			if out != "" {
-				if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
-					return fmt.Errorf("-out %s: the directory %s does not exist", out, filepath.Dir(out))
-				}
-			}
-			p, err := makePlan(cmd.Context(), s, cfg, dir, targets, conn, asJSON, "plan would run its probe on the machine gpuform runs on", nil)
+			v := newPlanView(a.ViewType, s)
+			p, err := runPlan(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
-			if out != "" {
-				f, err := plan.NewFile(p, dir, flags.vars, targets, time.Now())
-				if err != nil {
-					return err
-				}
-				f.TakeOver = flags.takeOver
-				if err := plan.WriteFile(out, f); err != nil {
-					return fmt.Errorf("writing the plan file: %w", err)
-				}
-			}
-			if asJSON {
-				if err := plan.RenderJSON(s.Out, p); err != nil {
-					return err
-				}
-			} else {
-				if err := plan.RenderText(s.Out, p, plan.RenderOptions{Color: s.Color(s.Out)}); err != nil {
-					return err
-				}
-				if out != "" {
-					fmt.Fprintf(s.Out, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n  gpuform apply %s\n", out, out)
-				}
+			if err := v.Plan(p, a.OutPath); err != nil {
+				return err
 			}
 			switch {
 			case p.Errored:
 				return exitError{ExitFailed}
-			case detailed && (p.HasChanges() || p.RebootPending()):
+			case a.DetailedExitCode && (p.HasChanges() || p.RebootPending()):
 				return exitError{ExitReport}
 			}
 			return nil
 		}),
 	}
-	flags.register(cmd.Flags())
-	flags.registerTakeOver(cmd.Flags())
-	conn.register(cmd.Flags())
-	conn.timeouts.registerProbe(cmd.Flags())
-	cmd.Flags().StringArrayVar(&targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
-	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE for gpuform apply FILE")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
-	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when there are changes")
+	a.register(cmd.Flags())
 	return cmd
 }
 
-// makePlan probes the targeted hosts of cfg and makes the plan; refusal
+// runPlan is gpuform plan's work: it loads the spec, makes the plan and
+// saves it to -out. It reports through v while it runs and returns the
+// plan for v to render.
+func runPlan(ctx context.Context, s Streams, a *planArguments, v operationView) (*plan.Plan, error) {
+	cfg, diags := a.Spec.loadPinned(s, a.Dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
+		return nil, err
+	}
+	// Check where the plan goes before probing a fleet for it.
+	if a.OutPath != "" {
+		if fi, err := os.Stat(filepath.Dir(a.OutPath)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("-out %s: the directory %s does not exist", a.OutPath, filepath.Dir(a.OutPath))
+		}
+	}
+	p, err := makePlan(ctx, s, cfg, a.Dir, a.Targets, a.Conn, v, "plan would run its probe on the machine gpuform runs on", nil)
+	if err != nil {
+		return nil, err
+	}
+	if a.OutPath != "" {
+		f, err := plan.NewFile(p, a.Dir, a.Spec.vars, a.Targets, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		f.TakeOver = a.Spec.takeOver
+		if err := plan.WriteFile(a.OutPath, f); err != nil {
+			return nil, fmt.Errorf("writing the plan file: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// makePlan probes the targeted hosts of cfg and makes the plan (plan.Run,
+// Slurm preview included), reporting through v; refusal
 // says what would happen to a local:// host without -allow-local. pins,
 // for apply of a saved plan, are the package releases it resolved
 // (plan.SavedReleases): the plan resolves those and no others.
-func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, asJSON bool, refusal string, pins map[string]map[string]string) (*plan.Plan, error) {
-	hosts, err := selectHosts(s, cfg, dir, targets, asJSON)
+func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, v operationView, refusal string, pins map[string]map[string]string) (*plan.Plan, error) {
+	hosts, err := selectHostsReporting(cfg, dir, targets, v)
 	if err != nil {
 		return nil, err
 	}
 	if err := conn.refuseLocal(hosts, refusal); err != nil {
 		return nil, err
 	}
-	o, err := conn.targetOptions(s, dir, !asJSON, "probing")
+	o, err := conn.targetOptions(s, dir, v.ShowsProbeProgress(), "probing")
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.RunPinned(ctx, hosts, o, pins)
-	if err != nil {
-		return nil, err
-	}
-	// Hosts drained through Slurm: the plan says what apply will do there
-	// (drain, leave an admin's drain alone, resume a stale drain of
-	// gpuform's), from the state Slurm shows now.
-	apply.PreviewSlurm(ctx, p, o)
-	return p, nil
+	return plan.RunPinned(ctx, hosts, o, pins)
 }

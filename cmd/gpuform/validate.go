@@ -3,14 +3,46 @@ package main
 import (
 	"fmt"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/spec"
 )
 
+// validateArguments are the arguments of gpuform validate.
+type validateArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// ViewType is -json's.
+	ViewType viewType
+
+	json bool
+}
+
+func (a *validateArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	fs.BoolVar(&a.json, "json", false, "print diagnostics as JSON (terraform validate -json shape)")
+}
+
+func (a *validateArguments) finish(_ *pflag.FlagSet, args []string) error {
+	a.Dir = dirArg(args)
+	a.ViewType = viewTypeOf(a.json)
+	return nil
+}
+
+// parseValidateArguments parses gpuform validate's command line (after
+// "validate").
+func parseValidateArguments(args []string) (*validateArguments, error) {
+	a := &validateArguments{}
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
+}
+
 func newValidateCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var asJSON bool
+	a := &validateArguments{}
 	cmd := &cobra.Command{
 		Use:   "validate [DIR]",
 		Short: "Check that a spec is well-formed: syntax, types, references, values",
@@ -22,18 +54,14 @@ versions or topology make sense; that is what "gpuform lint" is for.
 Exit status: 0 valid, 1 invalid.`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, diags := flags.load(s, dirArg(args))
-			if asJSON {
-				if err := format.WriteJSON(s.Out, diags, nil, cfg.Files); err != nil {
-					return err
-				}
-			} else {
-				if err := format.WriteText(s.Err, diags, nil, cfg.Files, format.TextOptions{Color: s.Color(s.Err)}); err != nil {
-					return err
-				}
-				if !diags.HasErrors() {
-					fmt.Fprintf(s.Out, "Success! The spec is valid (%d node%s).\n", len(cfg.Nodes), plural(len(cfg.Nodes)))
-				}
+			if err := a.finish(cmd.Flags(), args); err != nil {
+				return err
+			}
+			// The work is loading the spec; its model, the spec and its
+			// diagnostics, is what the view renders.
+			cfg, diags := a.Spec.load(s, a.Dir)
+			if err := newValidateView(a.ViewType, s).Validated(cfg, diags); err != nil {
+				return err
 			}
 			if diags.HasErrors() {
 				return exitError{ExitFailed}
@@ -41,9 +69,41 @@ Exit status: 0 valid, 1 invalid.`,
 			return nil
 		},
 	}
-	flags.register(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print diagnostics as JSON (terraform validate -json shape)")
+	a.register(cmd.Flags())
 	return cmd
+}
+
+// validateView renders what validate found.
+type validateView interface {
+	Validated(cfg *spec.Config, diags hcl.Diagnostics) error
+}
+
+func newValidateView(t viewType, s Streams) validateView {
+	if t == viewJSON {
+		return validateJSON{s}
+	}
+	return validateHuman{s}
+}
+
+// validateHuman writes the diagnostics on standard error, and the success
+// line on standard output.
+type validateHuman struct{ s Streams }
+
+func (v validateHuman) Validated(cfg *spec.Config, diags hcl.Diagnostics) error {
+	if err := format.WriteText(v.s.Err, diags, nil, cfg.Files, format.TextOptions{Color: v.s.Color(v.s.Err)}); err != nil {
+		return err
+	}
+	if !diags.HasErrors() {
+		fmt.Fprintf(v.s.Out, "Success! The spec is valid (%d node%s).\n", len(cfg.Nodes), plural(len(cfg.Nodes)))
+	}
+	return nil
+}
+
+// validateJSON writes the terraform validate -json document.
+type validateJSON struct{ s Streams }
+
+func (v validateJSON) Validated(cfg *spec.Config, diags hcl.Diagnostics) error {
+	return format.WriteJSON(v.s.Out, diags, nil, cfg.Files)
 }
 
 func plural(n int) string {

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -18,34 +20,122 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-type verifyFlags struct {
-	targets  []string
-	tier     string
-	format   string
-	out      string
-	verbose  bool
-	local    bool
-	nccl     bool
-	node     string
-	mockNVML string
-	// mockFaults are planted in the -mock-nvml system (tests).
-	mockFaults []string
-	// mockFaultsOnce are planted in the first run only: health mode's
+// verifyArguments are the arguments of gpuform verify.
+type verifyArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Conn are the connection flags.
+	Conn connectFlags
+	// Targets are the -target hosts; none means every host.
+	Targets []string
+	// Tier is -tier, raised to full by --local -nccl.
+	Tier verify.Tier
+	// Format is -format (text, json, junit, prometheus); -json sets json.
+	Format string
+	// OutPath is -out: the report's file, "" for standard output.
+	OutPath string
+	// Verbose lists passed checks too.
+	Verbose bool
+	// Local verifies this machine without SSH; NCCL, Node, MockNVML,
+	// MockFaults, MockFaultsOnce and SlurmDrain work only with it.
+	Local bool
+	NCCL  bool
+	Node  string
+	// MockNVML answers NVML from a simulated system (tests).
+	MockNVML string
+	// MockFaults are planted in the -mock-nvml system (tests).
+	MockFaults []string
+	// MockFaultsOnce are planted in the first run only: health mode's
 	// confirming second run sees the system without them (tests).
-	mockFaultsOnce []string
-	// asJSON is -json, the same as -format json.
-	asJSON bool
-	// slurmDrain drains this node in Slurm on a failure and resumes a
+	MockFaultsOnce []string
+	// SlurmDrain drains this node in Slurm on a failure and resumes a
 	// drain of gpuform's on success (with --local).
-	slurmDrain bool
-	// processes judges the CPU and NIC binding of every GPU process.
-	processes bool
+	SlurmDrain bool
+	// Processes judges the CPU and NIC binding of every GPU process.
+	Processes bool
+
+	tier string
+	// json is -json, the same as -format json.
+	json bool
+}
+
+func (a *verifyArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	a.Conn.register(fs)
+	fs.StringArrayVar(&a.Targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
+	fs.StringVar(&a.tier, "tier", "probe", "probe, quick, full or fleet")
+	fs.StringVar(&a.Format, "format", "text", "text, json, junit or prometheus (node_exporter textfile collector)")
+	fs.BoolVar(&a.json, "json", false, "print the report as JSON (the same as -format json)")
+	fs.StringVar(&a.OutPath, "out", "", "write the report to FILE instead of standard output")
+	fs.BoolVar(&a.Verbose, "verbose", false, "list passed checks too")
+	fs.BoolVar(&a.Local, "local", false, "verify this machine, without SSH")
+	fs.BoolVar(&a.NCCL, "nccl", false, "with --local, also run the spec's nccl-tests (full tier)")
+	fs.StringVar(&a.Node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
+	fs.StringVar(&a.MockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
+	_ = fs.MarkHidden("mock-nvml")
+	fs.BoolVar(&a.Processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
+	fs.StringArrayVar(&a.MockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID, or KIND@PCI-ADDRESS to name the GPU by bus id; repeatable)")
+	_ = fs.MarkHidden("mock-fault")
+	fs.StringArrayVar(&a.MockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
+	_ = fs.MarkHidden("mock-fault-once")
+	fs.BoolVar(&a.SlurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
+}
+
+// finish checks what the flags alone can tell, in the order verify has
+// always reported it, and takes the positional arguments.
+func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
+	a.Dir = dirArg(args)
+	if err := jsonAliasOf(fs, a.json, &a.Format); err != nil {
+		return err
+	}
+	tier, err := verify.ParseTier(a.tier)
+	if err != nil {
+		return err
+	}
+	// Flags that only mean something with --local are refused
+	// without it: a silently ignored -nccl would pass a run that
+	// never started nccl-tests.
+	if !a.Local {
+		switch {
+		case a.NCCL:
+			return fmt.Errorf("-nccl works only with --local; to run nccl-tests on the spec's hosts use -tier full")
+		case a.Node != "":
+			return fmt.Errorf("-node works only with --local; to verify some hosts use -target")
+		case a.MockNVML != "":
+			return fmt.Errorf("-mock-nvml works only with --local")
+		case a.SlurmDrain:
+			return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
+		}
+	}
+	if (len(a.MockFaults) > 0 || len(a.MockFaultsOnce) > 0) && a.MockNVML == "" {
+		return fmt.Errorf("-mock-fault works only with -mock-nvml")
+	}
+	if a.MockNVML != "" && !slices.Contains(nvmlMockNames(), a.MockNVML) {
+		return fmt.Errorf("-mock-nvml: unknown simulated system %q (known: %s)", a.MockNVML, strings.Join(nvmlMockNames(), ", "))
+	}
+	if a.Local && a.NCCL && !tier.Includes(verify.TierFull) {
+		tier = verify.TierFull
+	}
+	a.Tier = tier
+	switch a.Format {
+	case "text", "json", "junit", "prometheus":
+	default:
+		return fmt.Errorf("-format must be text, json, junit or prometheus, not %q", a.Format)
+	}
+	return nil
+}
+
+// parseVerifyArguments parses gpuform verify's command line (after
+// "verify").
+func parseVerifyArguments(args []string) (*verifyArguments, error) {
+	a := &verifyArguments{}
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
 }
 
 func newVerifyCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var conn connectFlags
-	var vf verifyFlags
+	a := &verifyArguments{}
 	cmd := &cobra.Command{
 		Use:         "verify [DIR]",
 		Annotations: graceful(),
@@ -105,182 +195,187 @@ Exit status: 0 every host passed; 2 a host did not (a check failed or
 errored, or one its tier needed was not run; an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
 		Args: maxOneDir,
-		RunE: jsonErrors(s, func() bool { return vf.format == "json" && vf.out == "" }, func(cmd *cobra.Command, args []string) error {
-			dir := dirArg(args)
-			if err := jsonAlias(cmd, vf.asJSON, &vf.format); err != nil {
+		RunE: jsonErrors(s, func() bool { return a.Format == "json" && a.OutPath == "" }, func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
-			tier, err := verify.ParseTier(vf.tier)
-			if err != nil {
-				return err
-			}
-			// Flags that only mean something with --local are refused
-			// without it: a silently ignored -nccl would pass a run that
-			// never started nccl-tests.
-			if !vf.local {
-				switch {
-				case vf.nccl:
-					return fmt.Errorf("-nccl works only with --local; to run nccl-tests on the spec's hosts use -tier full")
-				case vf.node != "":
-					return fmt.Errorf("-node works only with --local; to verify some hosts use -target")
-				case vf.mockNVML != "":
-					return fmt.Errorf("-mock-nvml works only with --local")
-				case vf.slurmDrain:
-					return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
-				}
-			}
-			if (len(vf.mockFaults) > 0 || len(vf.mockFaultsOnce) > 0) && vf.mockNVML == "" {
-				return fmt.Errorf("-mock-fault works only with -mock-nvml")
-			}
-			if vf.mockNVML != "" && !slices.Contains(nvmlMockNames(), vf.mockNVML) {
-				return fmt.Errorf("-mock-nvml: unknown simulated system %q (known: %s)", vf.mockNVML, strings.Join(nvmlMockNames(), ", "))
-			}
-			if vf.local && vf.nccl && !tier.Includes(verify.TierFull) {
-				tier = verify.TierFull
-			}
-			switch vf.format {
-			case "text", "json", "junit", "prometheus":
-			default:
-				return fmt.Errorf("-format must be text, json, junit or prometheus, not %q", vf.format)
-			}
-			cfg, diags := flags.loadPinned(s, dir)
-			if err := reportLoad(s, diags, cfg, vf.format == "json" && vf.out == ""); err != nil {
-				return err
-			}
-			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local, Processes: vf.processes}
-			if exe, err := os.Executable(); err == nil {
-				opts.AgentBinary = exe
-			}
-			var targets []target.Host
-			if vf.local {
-				tg, err := localTarget(cfg, vf.node)
-				if err != nil {
-					return err
-				}
-				targets = []target.Host{tg}
-			} else {
-				if targets, err = selectHosts(s, cfg, dir, vf.targets, vf.format == "json" && vf.out == ""); err != nil {
-					return err
-				}
-				// --local is the operator's own request to check this
-				// machine; a local:// or sim:// host in a spec is not.
-				if err := conn.refuseLocal(targets, "verify would run its checks on the machine gpuform runs on"); err != nil {
-					return err
-				}
-				for _, tg := range targets {
-					if err := runner.RefuseLocalNCCL(tg, opts); err != nil {
-						return err
-					}
-				}
-			}
-			copts, err := conn.options(s, dir)
-			if err != nil {
-				return err
-			}
-			if vf.local {
-				// --local is the operator's own request to check this
-				// machine: its local:// host needs no -allow-local.
-				copts.AllowLocal = true
-				copts.MockNVML = vf.mockNVML
-				copts.MockFaults = append(slices.Clone(vf.mockFaults), vf.mockFaultsOnce...)
-			}
-			show := vf.format == "text" && vf.out == "" && len(targets) > 1
-			opts.Target = conn.targetOptionsFor(s, copts, show, "verifying")
-			// Open the report file before the checks run: a full-tier run
-			// takes minutes, and its report must not be lost to a typo.
-			w := s.Out
-			if vf.format == "prometheus" && vf.out != "" {
-				// node_exporter's textfile collector may read the file at
-				// any moment: it is written whole after the run, to a
-				// temporary file in its directory renamed over it.
-				if err := checkOutDir(vf.out); err != nil {
-					return err
-				}
-			} else if vf.out != "" {
-				f, err := os.Create(vf.out)
-				if err != nil {
-					return fmt.Errorf("-out: %w", err)
-				}
-				defer f.Close()
-				w = f
-			}
-			opts.ValidFor = validFor(targets)
-			started := time.Now()
-			doc := runner.Run(cmd.Context(), targets, opts)
-
-			if vf.format == "prometheus" {
-				if err := writePrometheus(w, vf.out, doc, time.Since(started)); err != nil {
-					return err
-				}
-			} else if err := writeVerify(w, vf, doc, s.Color(w) && vf.out == ""); err != nil {
-				return err
-			}
-			if vf.out != "" {
-				notRun := ""
-				if doc.Summary.NotRun > 0 {
-					notRun = fmt.Sprintf(", %d not run", doc.Summary.NotRun)
-				}
-				fmt.Fprintf(s.Out, "Verify: %d host(s), %d failed; %d checks passed, %d failed, %d errors, %d skipped%s. Report written to %s.\n",
-					doc.Summary.Hosts, doc.Summary.HostsFailed, doc.Summary.Passed, doc.Summary.Failed, doc.Summary.Errors, doc.Summary.Skipped, notRun, vf.out)
-			}
-			if vf.slurmDrain {
-				// The report may be JSON on stdout: Slurm's part goes to
-				// stderr then.
-				sw := s.Out
-				if vf.format != "text" && vf.out == "" {
-					sw = s.Err
-				}
-				// Health mode's confirming run: the same checks again,
-				// its progress and report not printed.
-				rerun := func(ctx context.Context) *report.Document {
-					ropts := opts
-					rc := copts
-					rc.MockFaults = vf.mockFaults
-					ropts.Target = conn.targetOptionsFor(s, rc, false, "verifying")
-					return runner.Run(ctx, targets, ropts)
-				}
-				if err := slurmHealth(cmd.Context(), s, sw, doc, targets[0].Node, rerun); err != nil {
-					return err
-				}
-			}
-			if !doc.OK() {
-				return exitError{ExitReport}
-			}
-			return nil
+			v := newVerifyView(s, a.Format, a.OutPath, a.Verbose)
+			defer v.Close()
+			return runVerify(cmd.Context(), s, a, v)
 		}),
 	}
-	flags.register(cmd.Flags())
-	conn.register(cmd.Flags())
-	cmd.Flags().StringArrayVar(&vf.targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
-	cmd.Flags().StringVar(&vf.tier, "tier", "probe", "probe, quick, full or fleet")
-	cmd.Flags().StringVar(&vf.format, "format", "text", "text, json, junit or prometheus (node_exporter textfile collector)")
-	cmd.Flags().BoolVar(&vf.asJSON, "json", false, "print the report as JSON (the same as -format json)")
+	a.register(cmd.Flags())
 	completeValues(cmd, "tier", tierNames()...)
 	completeValues(cmd, "format", "text", "json", "junit", "prometheus")
-	cmd.Flags().StringVar(&vf.out, "out", "", "write the report to FILE instead of standard output")
-	cmd.Flags().BoolVar(&vf.verbose, "verbose", false, "list passed checks too")
-	cmd.Flags().BoolVar(&vf.local, "local", false, "verify this machine, without SSH")
-	cmd.Flags().BoolVar(&vf.nccl, "nccl", false, "with --local, also run the spec's nccl-tests (full tier)")
-	cmd.Flags().StringVar(&vf.node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
-	cmd.Flags().StringVar(&vf.mockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
-	_ = cmd.Flags().MarkHidden("mock-nvml")
-	cmd.Flags().BoolVar(&vf.processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
-	cmd.Flags().StringArrayVar(&vf.mockFaults, "mock-fault", nil, "with -mock-nvml, plant a fault in the simulated system (KIND:GPU or xid:GPU:XID, or KIND@PCI-ADDRESS to name the GPU by bus id; repeatable)")
-	_ = cmd.Flags().MarkHidden("mock-fault")
-	cmd.Flags().StringArrayVar(&vf.mockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
-	_ = cmd.Flags().MarkHidden("mock-fault-once")
-	cmd.Flags().BoolVar(&vf.slurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 	return cmd
 }
 
-func writeVerify(w io.Writer, vf verifyFlags, doc *report.Document, color bool) error {
-	switch vf.format {
-	case "json":
-		return report.WriteJSON(w, doc)
-	case "junit":
-		return report.WriteJUnit(w, doc)
+// runVerify is gpuform verify's work: it loads the spec, picks the hosts,
+// runs the checks and, in health mode, acts on the report in Slurm. The
+// report is the model; v renders it and everything shown on the way, and
+// runVerify maps the report onto the exit code.
+func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView) error {
+	cfg, diags := a.Spec.loadPinned(s, a.Dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
+		return err
 	}
-	return report.WriteText(w, doc, report.TextOptions{Color: color, Verbose: vf.verbose})
+	opts := runner.Options{Tier: a.Tier, AllowLocal: a.Conn.allowLocal, Local: a.Local, Processes: a.Processes}
+	if exe, err := os.Executable(); err == nil {
+		opts.AgentBinary = exe
+	}
+	var targets []target.Host
+	if a.Local {
+		tg, err := localTarget(cfg, a.Node)
+		if err != nil {
+			return err
+		}
+		targets = []target.Host{tg}
+	} else {
+		var err error
+		if targets, err = selectHostsReporting(cfg, a.Dir, a.Targets, v); err != nil {
+			return err
+		}
+		// --local is the operator's own request to check this
+		// machine; a local:// or sim:// host in a spec is not.
+		if err := a.Conn.refuseLocal(targets, "verify would run its checks on the machine gpuform runs on"); err != nil {
+			return err
+		}
+		for _, tg := range targets {
+			if err := runner.RefuseLocalNCCL(tg, opts); err != nil {
+				return err
+			}
+		}
+	}
+	copts, err := a.Conn.options(s, a.Dir)
+	if err != nil {
+		return err
+	}
+	if a.Local {
+		// --local is the operator's own request to check this
+		// machine: its local:// host needs no -allow-local.
+		copts.AllowLocal = true
+		copts.MockNVML = a.MockNVML
+		copts.MockFaults = append(slices.Clone(a.MockFaults), a.MockFaultsOnce...)
+	}
+	show := v.ShowsProbeProgress() && len(targets) > 1
+	opts.Target = a.Conn.targetOptionsFor(s, copts, show, "verifying")
+	// Open the report file before the checks run: a full-tier run
+	// takes minutes, and its report must not be lost to a typo.
+	if err := v.Open(); err != nil {
+		return err
+	}
+	opts.ValidFor = validFor(targets)
+	started := time.Now()
+	doc := runner.Run(ctx, targets, opts)
+	if err := v.Report(doc, time.Since(started)); err != nil {
+		return err
+	}
+	if a.SlurmDrain {
+		// Health mode's confirming run: the same checks again,
+		// its progress and report not printed.
+		rerun := func(ctx context.Context) *report.Document {
+			ropts := opts
+			rc := copts
+			rc.MockFaults = a.MockFaults
+			ropts.Target = a.Conn.targetOptionsFor(s, rc, false, "verifying")
+			return runner.Run(ctx, targets, ropts)
+		}
+		if err := slurmHealth(ctx, s, v.Messages(), doc, targets[0].Node, rerun); err != nil {
+			return err
+		}
+	}
+	if !doc.OK() {
+		return exitError{ExitReport}
+	}
+	return nil
+}
+
+// verifyView renders verify's report in the -format asked for, to
+// standard output or to the -out file (then with a summary line on
+// standard output).
+type verifyView struct {
+	s       Streams
+	format  string
+	out     string
+	verbose bool
+	w       io.Writer
+	file    *os.File
+}
+
+func newVerifyView(s Streams, format, out string, verbose bool) *verifyView {
+	return &verifyView{s: s, format: format, out: out, verbose: verbose, w: s.Out}
+}
+
+// jsonOnStdout is whether standard output is one JSON document.
+func (v *verifyView) jsonOnStdout() bool { return v.format == "json" && v.out == "" }
+
+func (v *verifyView) Diagnostics(diags hcl.Diagnostics, cfg *spec.Config) error {
+	return reportLoad(v.s, diags, cfg, v.jsonOnStdout())
+}
+
+// ShowsProbeProgress: only the text report on standard output has the
+// progress of several hosts beside it.
+func (v *verifyView) ShowsProbeProgress() bool { return v.format == "text" && v.out == "" }
+
+// Open creates the -out file, or for prometheus checks its directory.
+func (v *verifyView) Open() error {
+	if v.format == "prometheus" && v.out != "" {
+		// node_exporter's textfile collector may read the file at
+		// any moment: it is written whole after the run, to a
+		// temporary file in its directory renamed over it.
+		return checkOutDir(v.out)
+	}
+	if v.out != "" {
+		f, err := os.Create(v.out)
+		if err != nil {
+			return fmt.Errorf("-out: %w", err)
+		}
+		v.file, v.w = f, f
+	}
+	return nil
+}
+
+// Close closes the -out file.
+func (v *verifyView) Close() {
+	if v.file != nil {
+		v.file.Close()
+	}
+}
+
+// Report renders the report; took is how long the checks ran.
+func (v *verifyView) Report(doc *report.Document, took time.Duration) error {
+	var err error
+	switch v.format {
+	case "prometheus":
+		err = writePrometheus(v.w, v.out, doc, took)
+	case "json":
+		err = report.WriteJSON(v.w, doc)
+	case "junit":
+		err = report.WriteJUnit(v.w, doc)
+	default:
+		err = report.WriteText(v.w, doc, report.TextOptions{Color: v.s.Color(v.w) && v.out == "", Verbose: v.verbose})
+	}
+	if err != nil {
+		return err
+	}
+	if v.out != "" {
+		notRun := ""
+		if doc.Summary.NotRun > 0 {
+			notRun = fmt.Sprintf(", %d not run", doc.Summary.NotRun)
+		}
+		fmt.Fprintf(v.s.Out, "Verify: %d host(s), %d failed; %d checks passed, %d failed, %d errors, %d skipped%s. Report written to %s.\n",
+			doc.Summary.Hosts, doc.Summary.HostsFailed, doc.Summary.Passed, doc.Summary.Failed, doc.Summary.Errors, doc.Summary.Skipped, notRun, v.out)
+	}
+	return nil
+}
+
+// Messages is where health mode's Slurm lines go: standard output, unless
+// the report is a document for a program there.
+func (v *verifyView) Messages() io.Writer {
+	if v.format != "text" && v.out == "" {
+		return v.s.Err
+	}
+	return v.s.Out
 }
 
 // localTarget picks the node block this machine belongs to.

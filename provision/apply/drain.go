@@ -3,13 +3,11 @@ package apply
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/gpuform/gpuform/internal/text"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/slurm"
-	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -53,40 +51,9 @@ func drainLimits(nr plan.NodeRollout, opts Options) (timeout, poll time.Duration
 	return timeout, poll
 }
 
-// slurmNodeName is the Slurm node name of a host: rollout's
-// slurm_node_name template, else the short host name, which without a
-// slurm_client is read on the node itself ("").
-func slurmNodeName(host string, nr plan.NodeRollout) (string, error) {
-	switch {
-	case nr.SlurmNodeName != "":
-		return spec.SlurmNodeName(nr.SlurmNodeName, host)
-	case nr.SlurmClient != "":
-		return spec.SlurmNodeName("{short}", host)
-	}
-	return "", nil
-}
-
-// slurmClient returns the scontrol client for a host: on the host itself
-// over tr, or on rollout { slurm_client } over a connection of its own,
-// which the returned func closes.
-func slurmClient(ctx context.Context, tr transport.Transport, host string, nr plan.NodeRollout, opts Options) (slurm.Client, func(), error) {
-	name, err := slurmNodeName(host, nr)
-	if err != nil {
-		return slurm.Client{}, nil, fmt.Errorf("slurm_node_name: %w", err)
-	}
-	if nr.SlurmClient == "" {
-		return slurm.Client{Tr: tr, Name: name, Become: true}, func() {}, nil
-	}
-	ct, err := opts.Target.Connect(ctx, spec.Host{Name: nr.SlurmClient})
-	if err != nil {
-		return slurm.Client{}, nil, fmt.Errorf("slurm_client %s: %w", nr.SlurmClient, err)
-	}
-	return slurm.Client{Tr: ct, Name: name, Become: true}, func() { ct.Close() }, nil
-}
-
 // applySlurm runs applyDrained between a drain and a resume.
 func applySlurm(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.HostPlan, node *spec.Node, nr plan.NodeRollout, r HostResult, opts Options) HostResult {
-	cl, done, err := slurmClient(ctx, tr, hp.Host, nr, opts)
+	cl, done, err := plan.SlurmClient(ctx, tr, hp.Host, nr, opts.Target)
 	if err != nil {
 		r.Status, r.Error = Failed, err.Error()
 		return r
@@ -228,7 +195,7 @@ func resumeStale(ctx context.Context, hp *plan.HostPlan, nr plan.NodeRollout, r 
 		return r
 	}
 	defer tr.Close()
-	cl, done, err := slurmClient(ctx, tr, hp.Host, nr, opts)
+	cl, done, err := plan.SlurmClient(ctx, tr, hp.Host, nr, opts.Target)
 	if err != nil {
 		r.Status, r.Error = Failed, err.Error()
 		return r
@@ -250,79 +217,4 @@ func resumeStale(ctx context.Context, hp *plan.HostPlan, nr plan.NodeRollout, r 
 	r.Slurm = fmt.Sprintf("resumed: drained by gpuform (%q) with nothing left to do", n.Reason)
 	emit(opts, hp.Host, "Slurm node "+n.Name+" "+r.Slurm)
 	return r
-}
-
-// PreviewSlurm reads the Slurm state of every planned host of a node with
-// drain = "slurm" and records in the plan what apply will do there. It
-// changes nothing. A host whose state cannot be read gets the error in
-// its SlurmPlan; apply reads the state again before it acts.
-func PreviewSlurm(ctx context.Context, p *plan.Plan, o target.Options) {
-	rollouts := map[string]plan.NodeRollout{}
-	for _, nr := range p.Nodes {
-		rollouts[nr.Name] = nr
-	}
-	var hosts []target.Host
-	for _, hp := range p.Hosts {
-		if nr, ok := rollouts[hp.Node]; ok && nr.Drain == spec.DrainSlurm && hp.Error == "" {
-			hosts = append(hosts, hp.Target)
-		}
-	}
-	if len(hosts) == 0 {
-		return
-	}
-	o.Progress = nil
-	results := make(map[string]*plan.SlurmPlan, len(hosts))
-	var mu sync.Mutex
-	target.Each(ctx, hosts, o, func(ctx context.Context, h target.Host) error {
-		hp := p.Host(h.Host.Name)
-		sp := previewHost(ctx, hp, rollouts[hp.Node], Options{Target: o})
-		mu.Lock()
-		results[h.Host.Name] = sp
-		mu.Unlock()
-		return nil
-	})
-	for _, hp := range p.Hosts {
-		if sp, ok := results[hp.Host]; ok {
-			hp.Slurm = sp
-		}
-	}
-}
-
-func previewHost(ctx context.Context, hp *plan.HostPlan, nr plan.NodeRollout, opts Options) *plan.SlurmPlan {
-	sp := &plan.SlurmPlan{Action: plan.SlurmNone}
-	if name, err := slurmNodeName(hp.Host, nr); err == nil {
-		sp.Node = name
-	}
-	tr, err := opts.Target.Connect(ctx, hp.Target.Host)
-	if err != nil {
-		sp.Error = err.Error()
-		return sp
-	}
-	defer tr.Close()
-	cl, done, err := slurmClient(ctx, tr, hp.Host, nr, opts)
-	if err != nil {
-		sp.Error = err.Error()
-		return sp
-	}
-	defer done()
-	n, err := cl.Show(ctx)
-	sp.Node = n.Name
-	if err != nil {
-		sp.Error = err.Error()
-		return sp
-	}
-	sp.State, sp.Reason = n.State, n.Reason
-	work := hp.HasChanges() || hp.RebootPending && nr.Reboot != spec.RebootNever
-	switch {
-	case n.Foreign() && !work:
-	case n.Foreign() && nr.ForeignDrain == spec.ForeignDrainChange:
-		sp.Action = plan.SlurmChangeForeign
-	case n.Foreign():
-		sp.Action = plan.SlurmSkipForeign
-	case work:
-		sp.Action = plan.SlurmDrain
-	case n.Own() && n.OutOfService() && !hp.RebootPending:
-		sp.Action = plan.SlurmResumeStale
-	}
-	return sp
 }

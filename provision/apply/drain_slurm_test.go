@@ -80,7 +80,6 @@ func applyWith(t *testing.T, f *plantest.Fleet, cfg *spec.Config, ctx context.Co
 	p := mustPlan(t, f, cfg)
 	o := opts(f)
 	o.Progress = ev.progress
-	apply.PreviewSlurm(ctx, p, o.Target)
 	return apply.Apply(ctx, cfg, p, o).Hosts[0]
 }
 
@@ -170,8 +169,8 @@ func TestSlurmForeignLeftAlone(t *testing.T) {
 			tc.take(c, tc.reason)
 			before, _ := c.State()
 			cfg := slurmSpec(t, "")
+			// The plan (plan.Run) reads the Slurm state itself.
 			p := mustPlan(t, f, cfg)
-			apply.PreviewSlurm(context.Background(), p, opts(f).Target)
 			if sp := p.Hosts[0].Slurm; sp == nil || sp.Action != "skip" || sp.Reason != tc.reason {
 				t.Errorf("plan: %+v, want skip with the admin's reason", sp)
 			}

@@ -37,13 +37,13 @@ func TestDrainWaitsForJobsAndResumes(t *testing.T) {
 	t.Parallel()
 	f := plantest.Start(t)
 	cfg := loadSpec(t, "node.gpuform.hcl", []string{stale}, "max_failures = 1", "max_failures = 1\n    drain = \"slurm\"\n    reboot = \"allow\"")
-	// The state read before the drain and two more after it see a job still
-	// running.
+	// The plan's Slurm preview (plan.Run), the state read before the drain
+	// and two more after it see a job still running.
 	jobs := filepath.Join(f.Root(stale), "var/lib/gpuform-sim/slurm/jobs")
 	if err := os.MkdirAll(filepath.Dir(jobs), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(jobs, []byte("3\n"), 0o644); err != nil {
+	if err := os.WriteFile(jobs, []byte("4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o := opts(f)

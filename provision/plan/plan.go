@@ -437,6 +437,8 @@ func redactErr(red *spec.Redactor, err error) error {
 // (facts.QueryOffers, from the metadata the host has: nothing is
 // refreshed), so that the plan resolves floating versions to the release
 // that will be installed and refuses a release no repository offers.
+// For a node with drain = "slurm" it also reads each host's Slurm state
+// and records what apply will do there (HostPlan.Slurm).
 func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, error) {
 	return RunPinned(ctx, hosts, o, nil)
 }
@@ -467,6 +469,9 @@ func RunPinned(ctx context.Context, hosts []target.Host, o target.Options, pins 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Hosts drained through Slurm: the plan says what apply will do there,
+	// from the state Slurm shows now (slurm.go).
+	previewSlurm(ctx, p, o)
 	return p, nil
 }
 

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/lint"
+	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/provision/bench"
+	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// argsCmp compares arguments structs field by field, unexported fields
+// (the raw -json flag, specFlags, connectFlags) included.
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+
+// TestParsePlanArguments parses plan's command lines into planArguments,
+// after Terraform's arguments tests: each flag lands in its field, -json
+// picks the JSON view, and what is left is the spec directory.
+func TestParsePlanArguments(t *testing.T) {
+	defaults := func() connectFlags { return connectFlags{parallelism: fleet.DefaultParallelism} }
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *planArguments
+		wantErr string
+	}{
+		{"defaults", nil, &planArguments{Dir: ".", Conn: defaults()}, ""},
+		{"dir", []string{"specs/a"}, &planArguments{Dir: "specs/a", Conn: defaults()}, ""},
+		{"json one dash", []string{"-json", "d"}, &planArguments{Dir: "d", Conn: defaults(), ViewType: viewJSON, json: true}, ""},
+		{"json two dashes", []string{"--json", "d"}, &planArguments{Dir: "d", Conn: defaults(), ViewType: viewJSON, json: true}, ""},
+		{"out and detailed exit code", []string{"-out", "p.plan", "-detailed-exitcode"}, &planArguments{Dir: ".", Conn: defaults(), OutPath: "p.plan", DetailedExitCode: true}, ""},
+		{"targets in order", []string{"-target", "gpu[001-002]", "-target=gpu009", "d"}, &planArguments{Dir: "d", Conn: defaults(), Targets: []string{"gpu[001-002]", "gpu009"}}, ""},
+		{"vars and var files in command-line order", []string{"-var", "a=1", "-var-file", "x.gpuvars.hcl", "-var=a=2"},
+			&planArguments{Dir: ".", Conn: defaults(), Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}, {File: true, Value: "x.gpuvars.hcl"}, {Value: "a=2"}}}}, ""},
+		{"take over", []string{"-take-over", "sysctl", "-take-over", "limits"},
+			&planArguments{Dir: ".", Conn: defaults(), Spec: specFlags{takeOver: []string{"sysctl", "limits"}}}, ""},
+		{"connection and probe timeout", []string{"-parallelism", "4", "-accept-new-host-keys", "-connect-timeout", "5", "-probe-timeout", "90s", "-allow-local", "-identity", "k", "-known-hosts", "kh", "-ssh-config", "none"},
+			&planArguments{Dir: ".", Conn: connectFlags{parallelism: 4, acceptNew: true, connectTimeout: "5", timeouts: timeoutFlags{probe: "90s"}, allowLocal: true, identities: []string{"k"}, knownHosts: []string{"kh"}, sshConfig: "none"}}, ""},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+		{"take over what is no resource", []string{"-take-over", "sysctl.net"}, nil, `invalid argument "sysctl.net" for "--take-over" flag: "sysctl.net" is not a resource; one of: driver_package, `},
+		{"step timeout is apply's", []string{"-step-timeout", "1m"}, nil, "unknown flag: --step-timeout"},
+		{"auto-approve is apply's", []string{"-auto-approve"}, nil, "unknown flag: --auto-approve"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parsePlanArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("planArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseApplyArguments parses apply's command lines into
+// applyArguments; a negative -lock-timeout is refused with the error apply
+// has always given.
+func TestParseApplyArguments(t *testing.T) {
+	defaults := func() connectFlags { return connectFlags{parallelism: fleet.DefaultParallelism} }
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *applyArguments
+		wantErr string
+	}{
+		{"defaults", nil, &applyArguments{Dir: ".", Conn: defaults()}, ""},
+		{"plan file", []string{"tf.plan"}, &applyArguments{Dir: "tf.plan", Conn: defaults()}, ""},
+		{"json and auto-approve", []string{"-json", "-auto-approve", "d"}, &applyArguments{Dir: "d", Conn: defaults(), ViewType: viewJSON, AutoApprove: true, json: true}, ""},
+		{"verbose and lock timeout", []string{"-verbose", "-lock-timeout", "5m"}, &applyArguments{Dir: ".", Conn: defaults(), Verbose: true, LockTimeout: 5 * time.Minute}, ""},
+		{"lock timeout zero", []string{"-lock-timeout=0s"}, &applyArguments{Dir: ".", Conn: defaults()}, ""},
+		{"step and probe timeouts", []string{"-step-timeout", "45m", "-probe-timeout", "2m"},
+			&applyArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "2m", step: "45m"}}}, ""},
+		{"targets and take over", []string{"-target", "gpu001", "-take-over", "sysctl"},
+			&applyArguments{Dir: ".", Conn: defaults(), Targets: []string{"gpu001"}, Spec: specFlags{takeOver: []string{"sysctl"}}}, ""},
+		{"negative lock timeout", []string{"-lock-timeout", "-1s"}, nil, "-lock-timeout -1s: a duration of 0s or more is required"},
+		{"bad lock timeout", []string{"-lock-timeout", "soon"}, nil, `invalid argument "soon" for "--lock-timeout" flag: time: invalid duration "soon"`},
+		{"detailed exit code is plan's", []string{"-detailed-exitcode"}, nil, "unknown flag: --detailed-exitcode"},
+		{"out is plan's", []string{"-out", "p"}, nil, "unknown flag: --out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseApplyArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("applyArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseVerifyArguments parses verify's command lines: -json is
+// -format json, -tier is parsed once, the --local-only flags are refused
+// without --local, and --local -nccl raises the tier to full, each with
+// the error verify has always given.
+func TestParseVerifyArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	base := func(f func(a *verifyArguments)) *verifyArguments {
+		a := &verifyArguments{Dir: ".", Conn: conn, Tier: verify.TierProbe, Format: "text", tier: "probe"}
+		f(a)
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *verifyArguments
+		wantErr string
+	}{
+		{"defaults", nil, base(func(*verifyArguments) {}), ""},
+		{"json is format json", []string{"-json", "d"}, base(func(a *verifyArguments) { a.Dir, a.Format, a.json = "d", "json", true }), ""},
+		{"format json and json agree", []string{"-format", "json", "-json"}, base(func(a *verifyArguments) { a.Format, a.json = "json", true }), ""},
+		{"json conflicts with another format", []string{"-json", "-format", "junit"}, nil, "--json conflicts with --format junit: give one of them"},
+		{"tier and out", []string{"-tier", "quick", "-format", "junit", "-out", "r.xml", "-target", "gpu001"},
+			base(func(a *verifyArguments) {
+				a.tier, a.Tier, a.Format, a.OutPath, a.Targets = "quick", verify.TierQuick, "junit", "r.xml", []string{"gpu001"}
+			}), ""},
+		{"bad tier", []string{"-tier", "deep"}, nil, "unknown tier"},
+		{"bad format", []string{"-format", "yaml"}, nil, `-format must be text, json, junit or prometheus, not "yaml"`},
+		{"local nccl raises the tier", []string{"--local", "-nccl"}, base(func(a *verifyArguments) { a.Local, a.NCCL, a.Tier = true, true, verify.TierFull }), ""},
+		{"local nccl keeps fleet", []string{"--local", "-nccl", "-tier", "fleet"}, base(func(a *verifyArguments) { a.Local, a.NCCL, a.tier, a.Tier = true, true, "fleet", verify.TierFleet }), ""},
+		{"nccl needs local", []string{"-nccl"}, nil, "-nccl works only with --local; to run nccl-tests on the spec's hosts use -tier full"},
+		{"node needs local", []string{"-node", "gpu"}, nil, "-node works only with --local; to verify some hosts use -target"},
+		{"mock-nvml needs local", []string{"-mock-nvml", "dgxh100"}, nil, "-mock-nvml works only with --local"},
+		{"slurm-drain needs local", []string{"-slurm-drain"}, nil, "-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)"},
+		{"mock-fault needs mock-nvml", []string{"--local", "-mock-fault", "pcie_x8:3"}, nil, "-mock-fault works only with -mock-nvml"},
+		{"unknown mock system", []string{"--local", "-mock-nvml", "nosuch"}, nil, `-mock-nvml: unknown simulated system "nosuch" (known: `},
+		{"health mode", []string{"--local", "-slurm-drain", "-mock-nvml", "dgxh100", "-mock-fault-once", "pcie_x8:3", "-node", "gpu", "-processes", "-verbose"},
+			base(func(a *verifyArguments) {
+				a.Local, a.SlurmDrain, a.MockNVML, a.MockFaultsOnce, a.Node, a.Processes, a.Verbose = true, true, "dgxh100", []string{"pcie_x8:3"}, "gpu", true, true
+			}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseVerifyArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("verifyArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseFactsAndShowArguments parses facts's and show's command lines.
+func TestParseFactsAndShowArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *factsArguments
+		wantErr string
+	}{
+		{"defaults", nil, &factsArguments{Dir: ".", Conn: conn}, ""},
+		{"json and targets", []string{"-json", "-target", "gpu001", "d"}, &factsArguments{Dir: "d", Conn: conn, Targets: []string{"gpu001"}, ViewType: viewJSON, json: true}, ""},
+		{"root", []string{"--root", "/srv/image", "-probe-timeout", "30s"}, &factsArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "30s"}}, Root: "/srv/image"}, ""},
+		{"root takes no dir", []string{"--root", "/srv/image", "d"}, nil, "--root probes a root filesystem and takes no spec directory or -target"},
+		{"root takes no target", []string{"--root", "/srv/image", "-target", "gpu001"}, nil, "--root probes a root filesystem and takes no spec directory or -target"},
+	} {
+		t.Run("facts "+tc.name, func(t *testing.T) {
+			got, err := parseFactsArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("factsArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *showArguments
+		wantErr string
+	}{
+		{"plan file", []string{"tf.plan"}, &showArguments{Path: "tf.plan"}, ""},
+		{"json", []string{"-json", "tf.plan"}, &showArguments{Path: "tf.plan", ViewType: viewJSON, json: true}, ""},
+		{"no file", nil, nil, "show takes one argument, the plan file saved by gpuform plan -out (got 0)"},
+		{"two files", []string{"a", "b"}, nil, "show takes one argument, the plan file saved by gpuform plan -out (got 2)"},
+	} {
+		t.Run("show "+tc.name, func(t *testing.T) {
+			got, err := parseShowArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("showArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseValidateAndLintArguments parses validate's and lint's command
+// lines: lint's -format and --min-severity are parsed once, -json is
+// -format json, and each bad value gets the error lint has always given.
+func TestParseValidateAndLintArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *validateArguments
+		wantErr string
+	}{
+		{"defaults", nil, &validateArguments{Dir: "."}, ""},
+		{"json and vars", []string{"-json", "-var", "a=1", "d"}, &validateArguments{Dir: "d", Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}, ViewType: viewJSON, json: true}, ""},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run("validate "+tc.name, func(t *testing.T) {
+			got, err := parseValidateArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("validateArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+	base := func(f func(a *lintArguments)) *lintArguments {
+		a := &lintArguments{Dir: ".", Format: format.Text, MinSeverity: lint.Error, format: "text", minSeverity: "error"}
+		f(a)
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *lintArguments
+		wantErr string
+	}{
+		{"defaults", nil, base(func(*lintArguments) {}), ""},
+		{"json", []string{"-json", "d"}, base(func(a *lintArguments) { a.Dir, a.Format, a.format, a.json = "d", format.JSON, "json", true }), ""},
+		{"sarif, warnings and a config", []string{"-format", "sarif", "--min-severity", "warning", "--config", "l.hcl"},
+			base(func(a *lintArguments) {
+				a.Format, a.format, a.MinSeverity, a.minSeverity, a.ConfigPath = format.SARIF, "sarif", lint.Warning, "warning", "l.hcl"
+			}), ""},
+		{"compact info", []string{"-format=compact", "-min-severity=info"}, base(func(a *lintArguments) {
+			a.Format, a.format, a.MinSeverity, a.minSeverity = format.Compact, "compact", lint.Info, "info"
+		}), ""},
+		{"json conflicts with sarif", []string{"-json", "-format", "sarif"}, nil, "--json conflicts with --format sarif: give one of them"},
+		{"bad format", []string{"-format", "yaml"}, nil, `-format: unknown format "yaml": use one of `},
+		{"bad severity", []string{"-min-severity", "fatal"}, nil, `--min-severity must be error, warning or info, not "fatal"`},
+	} {
+		t.Run("lint "+tc.name, func(t *testing.T) {
+			got, err := parseLintArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("lintArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestParseBenchArguments parses bench's command lines: -layers is parsed
+// once (comma lists and repeats; none is every layer), -json is -format json, and a bad
+// -format, layer or -budget gets the error bench has always given.
+func TestParseBenchArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	base := func(f func(a *benchArguments)) *benchArguments {
+		a := &benchArguments{Dir: ".", Conn: conn, Format: "text", Layers: bench.Layers()}
+		f(a)
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *benchArguments
+		wantErr string
+	}{
+		{"defaults", nil, base(func(*benchArguments) {}), ""},
+		{"json", []string{"-json", "d"}, base(func(a *benchArguments) { a.Dir, a.Format, a.json = "d", "json", true }), ""},
+		{"layers as a list and repeated", []string{"-layers", "hbm,network", "-layers", "storage"},
+			base(func(a *benchArguments) {
+				a.layers = []string{"hbm,network", "storage"}
+				a.Layers = []bench.Layer{bench.LayerHBM, bench.LayerNetwork, bench.LayerStorage}
+			}), ""},
+		{"outputs and budget", []string{"-out", "r.txt", "-plot", "c.svg", "-budget", "5m", "-verbose", "-target", "gpu001"},
+			base(func(a *benchArguments) {
+				a.OutPath, a.PlotPath, a.Budget, a.Verbose, a.Targets = "r.txt", "c.svg", 5*time.Minute, true, []string{"gpu001"}
+			}), ""},
+		{"bad format", []string{"-format", "junit"}, nil, `-format must be text or json, not "junit"`},
+		{"json conflicts with another format", []string{"-json", "-format", "text"}, nil, "--json conflicts with --format text: give one of them"},
+		{"bad layer", []string{"-layers", "l2cache"}, nil, `-layers: unknown layer "l2cache" (layers: hbm, `},
+		{"negative budget", []string{"-budget", "-1m"}, nil, "-budget must be a positive duration, not -1m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseBenchArguments(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
+				t.Errorf("benchArguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
