@@ -5,7 +5,7 @@
 // The engine (Run) applies inline suppressions (# gpuform-ignore: rule --
 // reason), the lint block of the spec and an optional .gpuform-lint.hcl, and
 // sorts and deduplicates what the rules report. Rules read version facts only
-// from the embedded knowledge base in lint/compat, never from literals.
+// from the embedded knowledge base in kb, never from literals.
 //
 // Each rule lives in rule_<name>.go (a small family such as numa_bind_* in
 // rule_<family>.go): its declaration, its Check and the helpers only it

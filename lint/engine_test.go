@@ -303,7 +303,7 @@ func TestAdvisoriesParse(t *testing.T) {
 			t.Errorf("advisory %+v: want a CVE id, a source and a confirmed status", a)
 		}
 		if _, ok := kbToolkitRelease(a.fixed); !ok {
-			t.Errorf("%s: fixed release %s is not a container toolkit release in lint/compat", a.id, a.fixed)
+			t.Errorf("%s: fixed release %s is not a container toolkit release in kb", a.id, a.fixed)
 		}
 	}
 }

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // TestHostBalance judges hosts at and just below the smallest per-GPU share
 // of NVIDIA's designs, each measure on its own; the shares are read from the
 // knowledge base, so the cases follow the table.
 func TestHostBalance(t *testing.T) {
-	share, ok := compat.Default().MinHostShare()
+	share, ok := kb.Default().MinHostShare()
 	if !ok {
 		t.Fatal("no host designs")
 	}

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // knowledge_base_age counts from the refresh date, not the newest fact:
 // silent 90 days after it, one finding the day after (issue 29: it counted
 // from the newest row and stayed silent for half a year).
 func TestKnowledgeBaseAgeCountsFromRefreshDate(t *testing.T) {
-	r, ok := compat.Default().RefreshDate()
+	r, ok := kb.Default().RefreshDate()
 	if !ok {
 		t.Fatal("no refresh date")
 	}
@@ -35,7 +35,7 @@ func TestKnowledgeBaseAgeCountsFromRefreshDate(t *testing.T) {
 	if n := count(r.Date.Add(91 * 24 * time.Hour)); n != 1 {
 		t.Errorf("91 days after the refresh: %d findings, want one", n)
 	}
-	if d, _ := compat.Default().NewestFact(); d.Date.After(r.Date) {
+	if d, _ := kb.Default().NewestFact(); d.Date.After(r.Date) {
 		t.Errorf("newest fact %s is after the refresh date %s", d, r)
 	}
 }

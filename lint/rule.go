@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -40,7 +40,7 @@ type Context struct {
 	// Now is the moment end-of-life dates are compared against.
 	Now time.Time
 	// KB is the compatibility knowledge base every version fact comes from.
-	KB *compat.KB
+	KB *kb.KB
 
 	pins     Pins
 	rule     *Rule

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
@@ -59,7 +59,7 @@ func (f *specFlags) load(s Streams, dir string) (*spec.Config, hcl.Diagnostics) 
 		BuiltinModules: modules.FS(),
 		BinaryVersion:  Version,
 		Origin:         specOrigin(s, dir, f.takeOver),
-		GPUModels:      compat.Default().GPUModelTable(),
+		GPUModels:      kb.Default().GPUModelTable(),
 	})
 }
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/report"
 )
 
@@ -17,7 +17,7 @@ import (
 // so node_exporter's textfile collector never reads half a file.
 func writePrometheus(w io.Writer, out string, doc *report.Document, took time.Duration) error {
 	o := report.PrometheusOptions{Duration: took, Finished: time.Now()}
-	if d, ok := compat.Default().NewestFact(); ok {
+	if d, ok := kb.Default().NewestFact(); ok {
 		o.KnowledgeBaseDate = d.Date
 	}
 	var b bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 func newVersionCommand(s Streams) *cobra.Command {
@@ -24,10 +24,10 @@ func newVersionCommand(s Streams) *cobra.Command {
 			// they know. knowledge_base_date stays the newest release's
 			// date, as before.
 			kbDate, kbWhat, kbRefreshed := "", "", ""
-			if d, ok := compat.Default().NewestFact(); ok {
+			if d, ok := kb.Default().NewestFact(); ok {
 				kbDate, kbWhat = d.String(), d.What
 			}
-			if d, ok := compat.Default().RefreshDate(); ok {
+			if d, ok := kb.Default().RefreshDate(); ok {
 				kbRefreshed = d.String()
 			}
 			if asJSON {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/bench/tool"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/target"
@@ -150,11 +150,11 @@ func probeNICs(ctx context.Context, o Options, tg target.Host) ([]NIC, bool) {
 	if err != nil {
 		return nil, false
 	}
-	kb := o.KB
-	if kb == nil {
-		kb = compat.Default()
+	kbase := o.KB
+	if kbase == nil {
+		kbase = kb.Default()
 	}
-	info := NewHostInfo(kb, tg.Host.Name, node, tg.Node)
+	info := NewHostInfo(kbase, tg.Host.Name, node, tg.Node)
 	return info.NICs, len(info.NICs) > 0
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -36,8 +36,8 @@ type Options struct {
 	// Budget is the hard limit per host; zero means the node's bench {
 	// timeout }, else DefaultBudget.
 	Budget time.Duration
-	// KB is the knowledge base; nil means compat.Default().
-	KB *compat.KB
+	// KB is the knowledge base; nil means kb.Default().
+	KB *kb.KB
 	// AllowLocal lets a group's multi-node nccl_test (the spec's command)
 	// run for sim:// and local:// hosts, which run it on this machine
 	// (-allow-local).
@@ -47,9 +47,9 @@ type Options struct {
 // Run benches every target and returns the report; a host that cannot be
 // reached or probed has Error set, the others carry on.
 func Run(ctx context.Context, targets []target.Host, o Options) *Report {
-	kb := o.KB
-	if kb == nil {
-		kb = compat.Default()
+	kbase := o.KB
+	if kbase == nil {
+		kbase = kb.Default()
 	}
 	layers := o.Layers
 	if len(layers) == 0 {
@@ -83,7 +83,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		var h Host
 		var vals []peerValue
 		if err == nil {
-			h, vals, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node], remote[tg.Host.Name])
+			h, vals, err = benchHost(hctx, kbase, o.Target.Connect, tg, layers, multi[tg.Node], remote[tg.Host.Name])
 		}
 		if err != nil {
 			msg := withoutHost(err)
@@ -134,7 +134,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 
 // benchHost measures one host and judges it; the values are its
 // per-device measurements for the comparison with its peers.
-func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []peerValue, error) {
+func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []peerValue, error) {
 	t, err := connect(ctx, tg.Host)
 	if err != nil {
 		return Host{}, nil, err

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/report"
@@ -66,13 +66,13 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 			d.NotApplicable = append(d.NotApplicable, c.ID+": not applicable: "+why)
 			continue
 		}
-		act := compat.ActionUnknown
+		act := kb.ActionUnknown
 		if c.Remedy != nil {
 			act = c.Remedy.Action
 		}
 		// A monitor-class Xid is counted below, never drained on sight;
 		// an informational one is never drained.
-		if act == compat.ActionNone || (act == compat.ActionMonitor && isXidCheck(c.ID)) {
+		if act == kb.ActionNone || (act == kb.ActionMonitor && isXidCheck(c.ID)) {
 			continue
 		}
 		if confirmable(c.ID) {
@@ -150,11 +150,11 @@ func Confirm(d Decision, second *report.Document, delay time.Duration) (Decision
 }
 
 // action is a check's catalogue action, unknown without a remedy.
-func action(c verify.CheckResult) compat.Action {
+func action(c verify.CheckResult) kb.Action {
 	if c.Remedy != nil {
 		return c.Remedy.Action
 	}
-	return compat.ActionUnknown
+	return kb.ActionUnknown
 }
 
 // confirmFamilies are the performance and link checks: a failure of one
@@ -227,7 +227,7 @@ func isXidCheck(id string) bool {
 
 // reason is "<check>: <action>: <message>", e.g. "kernel.xid: reboot:
 // Xid 79 at PCI:0000:9d:00 — GPU has fallen off the bus …".
-func reason(c verify.CheckResult, act compat.Action) string {
+func reason(c verify.CheckResult, act kb.Action) string {
 	msg := c.Message
 	if msg == "" {
 		msg = fmt.Sprintf("expected %s, observed %s", c.Expected, c.Observed)
@@ -240,7 +240,7 @@ func reason(c verify.CheckResult, act compat.Action) string {
 func describe(key string) string {
 	kind, code, _ := strings.Cut(key, " ")
 	n, _ := strconv.ParseUint(code, 10, 64)
-	if r, ok := compat.Default().Remedy(strings.ToLower(kind), strconv.FormatUint(n, 10)); ok {
+	if r, ok := kb.Default().Remedy(strings.ToLower(kind), strconv.FormatUint(n, 10)); ok {
 		return r.Describe()
 	}
 	return "not in the catalogue"
@@ -259,10 +259,10 @@ const sameEventSlack = 2 * time.Second
 // yet is kept as NVML's sighting with the run's span (From to At), which
 // the line recognises when a later run reads it (State.record).
 func sightings(h report.Host, runStart, now time.Time) []Sighting {
-	kb := compat.Default()
+	kbase := kb.Default()
 	monitor := func(kind string, code uint64) bool {
-		r, ok := kb.Remedy(kind, strconv.FormatUint(code, 10))
-		return ok && r.Action == compat.ActionMonitor
+		r, ok := kbase.Remedy(kind, strconv.FormatUint(code, 10))
+		return ok && r.Action == kb.ActionMonitor
 	}
 	var kernel []Sighting
 	if h.Kernel != nil {

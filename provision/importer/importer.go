@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -180,7 +180,7 @@ func hardware(f *facts.Node) (hclwrite.Tokens, bool) {
 	if len(gpus) == 0 {
 		return nil, false
 	}
-	dev, ok := compat.Default().GPUByPCIID(gpus[0].Device)
+	dev, ok := kb.Default().GPUByPCIID(gpus[0].Device)
 	if !ok {
 		return nil, false
 	}

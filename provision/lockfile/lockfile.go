@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -197,7 +197,7 @@ func Installed(f *facts.Node, comp spec.Component, want spec.Version) string {
 	}
 	// Which installed packages carry a component's release is knowledge
 	// base data (installed-packages.tsv), as every package name is.
-	for _, p := range compat.Default().InstalledPackages(comp) {
+	for _, p := range kb.Default().InstalledPackages(comp) {
 		for name := range f.Packages.Installed {
 			// NVIDIA's branch pinning package matches the driver's
 			// "nvidia-driver" prefix, but its version says nothing

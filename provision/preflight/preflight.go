@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
@@ -99,14 +99,14 @@ func gpus(n *spec.Node, f *facts.Node) []Problem {
 	if len(found) != hw.GPUCount {
 		out = append(out, Problem{"GPUs", fmt.Sprintf("%d %s GPUs%s", hw.GPUCount, hw.GPUModel, label), fmt.Sprintf("%d NVIDIA %s on the PCI bus%s", len(found), plural(len(found), "GPU", "GPUs"), listGPUs(found))})
 	}
-	want, ok := compat.Default().GPU(hw.GPUModel)
+	want, ok := kb.Default().GPU(hw.GPUModel)
 	if !ok || len(found) == 0 {
 		return out
 	}
 	// Each distinct model on the bus that is known and not the declared one.
 	other := map[string][]string{}
 	for _, d := range found {
-		got, known := compat.Default().GPUByPCIID(d.Device)
+		got, known := kb.Default().GPUByPCIID(d.Device)
 		if known && got.Model.Name != want.Name {
 			other[got.Model.Name] = append(other[got.Model.Name], d.Address)
 		}
@@ -130,7 +130,7 @@ func listGPUs(gs []facts.PCIDevice) string {
 	var parts []string
 	for _, id := range sortedKeys(ids) {
 		name := "device " + id
-		if d, ok := compat.Default().GPUByPCIID(id); ok {
+		if d, ok := kb.Default().GPUByPCIID(id); ok {
 			name = d.Model.Name
 		}
 		parts = append(parts, fmt.Sprintf("%d× %s", ids[id], name))

@@ -4,15 +4,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
-// Package names and version formats come from lint/compat's knowledge base
-// (lint/compat/data/packages.tsv, each row with its public source: NVIDIA's
+// Package names and version formats come from kb's knowledge base
+// (kb/data/packages.tsv, each row with its public source: NVIDIA's
 // CUDA repository layout, the NCCL and DCGM packaging files, the container
 // toolkit install guide); so do the packages that travel with each one
-// (lint/compat/data/package-sets.tsv: companions pinned with it, Canonical's
+// (kb/data/package-sets.tsv: companions pinned with it, Canonical's
 // builds accepted as it, other branches' packages that conflict with it).
 // What is filled in here is only the main package's name where the
 // knowledge base has no row for a family (the CUDA toolkit on RHEL), in the
@@ -21,24 +21,24 @@ import (
 // kbQuery is the knowledge base's question about a component's packages.
 // version and cuda may carry a package revision; only the release is used.
 // ok is false when version does not parse.
-func kbQuery(c spec.Component, family, flavour, version, cuda string) (compat.PackageQuery, bool) {
-	fam := compat.Debian
+func kbQuery(c spec.Component, family, flavour, version, cuda string) (kb.PackageQuery, bool) {
+	fam := kb.Debian
 	if family == FamilyRHEL {
-		fam = compat.RHEL
+		fam = kb.RHEL
 	}
 	release, _, _ := strings.Cut(version, "-")
-	parse := compat.ParseVersion
+	parse := kb.ParseVersion
 	if c == spec.ComponentDriver || c == spec.ComponentFabricManager {
-		parse = compat.ParseDriverVersion
+		parse = kb.ParseDriverVersion
 	}
 	v, err := parse(release)
 	if err != nil {
-		return compat.PackageQuery{}, false
+		return kb.PackageQuery{}, false
 	}
-	q := compat.PackageQuery{Component: c, Family: fam, Flavour: flavour, Version: v}
+	q := kb.PackageQuery{Component: c, Family: fam, Flavour: flavour, Version: v}
 	if cuda != "" {
 		cr, _, _ := strings.Cut(cuda, "-")
-		if cv, err := compat.ParseVersion(cr); err == nil {
+		if cv, err := kb.ParseVersion(cr); err == nil {
 			q.CUDA = cv
 		}
 	}
@@ -52,7 +52,7 @@ func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, v
 	if !ok {
 		return "", "", false
 	}
-	p, ok := compat.Default().Package(q)
+	p, ok := kb.Default().Package(q)
 	if !ok {
 		return "", "", false
 	}
@@ -60,12 +60,12 @@ func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, v
 }
 
 // kbSet returns the names of a role in a component's package set.
-func kbSet(c spec.Component, family, flavour, version, cuda string, role compat.PackageRole) []string {
+func kbSet(c spec.Component, family, flavour, version, cuda string, role kb.PackageRole) []string {
 	q, ok := kbQuery(c, family, flavour, version, cuda)
 	if !ok {
 		return nil
 	}
-	return compat.Default().PackageSet(q, role)
+	return kb.Default().PackageSet(q, role)
 }
 
 // pinFor returns the version to give the package manager: the spec's
@@ -114,10 +114,10 @@ func driverSet(family, flavour, version string) pkgSet {
 	if flavour != "open" {
 		flavour = "proprietary"
 	}
-	set := func(role compat.PackageRole) []string {
+	set := func(role kb.PackageRole) []string {
 		return kbSet(spec.ComponentDriver, family, flavour, version, "", role)
 	}
-	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: set(compat.RoleRelated), accept: set(compat.RoleAccept)}
+	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: set(kb.RoleRelated), accept: set(kb.RoleAccept)}
 	name, kbVer, ok := kbPackage(spec.ComponentDriver, family, flavour, version, "")
 	if !ok {
 		// The table has both flavours for both families: a version that
@@ -130,7 +130,7 @@ func driverSet(family, flavour, version string) pkgSet {
 	s.names = []string{name}
 	// Another branch's or flavour's driver conflicts with this one through
 	// its kernel module package; both leave in the same transaction.
-	s.removes, s.keep = set(compat.RoleConflict), set(compat.RoleKeep)
+	s.removes, s.keep = set(kb.RoleConflict), set(kb.RoleKeep)
 	if exactRelease(version) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -158,16 +158,16 @@ func driverSet(family, flavour, version string) pkgSet {
 // kbPin is the knowledge base's branch pin for a driver flavour
 // ("nvidia-driver-pinning-580" for the open modules on Debian), or "".
 func kbPin(family, flavour, version string) string {
-	fam := compat.Debian
+	fam := kb.Debian
 	if family == FamilyRHEL {
-		fam = compat.RHEL
+		fam = kb.RHEL
 	}
 	release, _, _ := strings.Cut(version, "-")
-	v, err := compat.ParseDriverVersion(release)
+	v, err := kb.ParseDriverVersion(release)
 	if err != nil {
 		return ""
 	}
-	p, ok := compat.Default().Package(compat.PackageQuery{Component: spec.ComponentDriver, Family: fam, Flavour: flavour, Version: v})
+	p, ok := kb.Default().Package(kb.PackageQuery{Component: spec.ComponentDriver, Family: fam, Flavour: flavour, Version: v})
 	if !ok {
 		return ""
 	}
@@ -184,13 +184,13 @@ func fabricManagerSet(family, driver string) pkgSet {
 	if !ok {
 		name = "nvidia-fabricmanager-" + branchOf(driver)
 	}
-	set := func(role compat.PackageRole) []string {
+	set := func(role kb.PackageRole) []string {
 		return kbSet(spec.ComponentFabricManager, family, "", driver, "", role)
 	}
 	// Every branch's package has Provides/Conflicts/Replaces:
 	// nvidia-fabricmanager; the other branch's leaves in the same
 	// transaction, with the meta package that depends on it.
-	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: set(compat.RoleRelated), removes: set(compat.RoleConflict), keep: set(compat.RoleKeep)}
+	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: set(kb.RoleRelated), removes: set(kb.RoleConflict), keep: set(kb.RoleKeep)}
 	if exactRelease(driver) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(driver, kbVer, aptPin(driver))
@@ -214,7 +214,7 @@ func cudaSet(family, version string) pkgSet {
 	}
 	// Held like every other package gpuform pins: the README promises
 	// exact, held versions, and an unattended upgrade must not move them.
-	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: kbSet(spec.ComponentCUDA, family, "", version, "", compat.RoleRelated)}
+	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: kbSet(spec.ComponentCUDA, family, "", version, "", kb.RoleRelated)}
 	if len(p) > 2 {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -238,7 +238,7 @@ func ncclSet(family, version, cuda string) pkgSet {
 			name = "libnccl"
 		}
 	}
-	names := append([]string{name}, kbSet(spec.ComponentNCCL, family, "", version, cuda, compat.RoleCompanion)...)
+	names := append([]string{name}, kbSet(spec.ComponentNCCL, family, "", version, cuda, kb.RoleCompanion)...)
 	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
 	fallback := ""
 	if family == FamilyDebian {
@@ -276,7 +276,7 @@ func dcgmSet(family, version, cuda string) pkgSet {
 	}
 	// The CUDA-specific package depends on its companion -core; both are
 	// pinned so that apt cannot pair the pinned one with a newer core.
-	core := kbSet(spec.ComponentDCGM, family, "", version, cuda, compat.RoleCompanion)
+	core := kbSet(spec.ComponentDCGM, family, "", version, cuda, kb.RoleCompanion)
 	if len(core) == 0 {
 		// Only a version the knowledge base cannot parse gets here.
 		core = []string{"datacenter-gpu-manager-4-core"}
@@ -311,7 +311,7 @@ func containerToolkitSet(family, version string) pkgSet {
 	if !ok {
 		name = "nvidia-container-toolkit"
 	}
-	names := append([]string{name}, kbSet(spec.ComponentContainerToolkit, family, "", version, "", compat.RoleCompanion)...)
+	names := append([]string{name}, kbSet(spec.ComponentContainerToolkit, family, "", version, "", kb.RoleCompanion)...)
 	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
 	pin := pinFor(version, kbVer, version+"-1")
 	for _, n := range names {
@@ -329,8 +329,8 @@ func runtimeSet(c spec.Component, family, flavour, version, fallback string) pkg
 	if !ok {
 		name = fallback
 	}
-	names := append([]string{name}, kbSet(c, family, flavour, version, "", compat.RoleCompanion)...)
-	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}, accept: kbSet(c, family, flavour, version, "", compat.RoleAccept)}
+	names := append([]string{name}, kbSet(c, family, flavour, version, "", kb.RoleCompanion)...)
+	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}, accept: kbSet(c, family, flavour, version, "", kb.RoleAccept)}
 	pin := version + ".*"
 	switch {
 	case len(versionParts(version)) > 2 && family == FamilyDebian:
@@ -355,7 +355,7 @@ func enrootSet(family, version string, caps, uncaps bool) pkgSet {
 	}
 	s := runtimeSet(spec.ComponentEnroot, family, flavour, version, "enroot")
 	if uncaps {
-		s.removes = kbSet(spec.ComponentEnroot, family, "caps", version, "", compat.RoleCompanion)
+		s.removes = kbSet(spec.ComponentEnroot, family, "caps", version, "", kb.RoleCompanion)
 	}
 	return s
 }

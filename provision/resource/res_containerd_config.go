@@ -12,7 +12,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/gpuform/gpuform/internal/tomledit"
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -111,11 +111,11 @@ func containerdReadsCDI(pkgVersion string) bool {
 	if len(parts) == 0 {
 		return true
 	}
-	cv, err := compat.ParseVersion(parts[0])
+	cv, err := kb.ParseVersion(parts[0])
 	if err != nil {
 		return true
 	}
-	min, _ := compat.ParseVersion("1.7")
+	min, _ := kb.ParseVersion("1.7")
 	return cv.Compare(min) >= 0
 }
 
@@ -133,18 +133,18 @@ func containerdConfig(n *spec.Node, c *spec.Container) *containerdResource {
 }
 
 // cdiWanted reports whether the spec's toolkit generates CDI specs
-// (lint/compat's feature table: cdi-generate), so that containerd is told
+// (kb's feature table: cdi-generate), so that containerd is told
 // to read them. containerd before 1.7 ignores the key.
 func (r *containerdResource) cdiWanted() bool {
 	if !r.c.NvidiaContainerToolkit.Set {
 		return false
 	}
-	v, err := compat.ParseVersion(strings.SplitN(r.c.NvidiaContainerToolkit.V.Raw, "-", 2)[0])
+	v, err := kb.ParseVersion(strings.SplitN(r.c.NvidiaContainerToolkit.V.Raw, "-", 2)[0])
 	if err != nil {
 		return false
 	}
-	t, _ := compat.Default().ToolkitSupports(v, "cdi-generate")
-	return t == compat.Yes
+	t, _ := kb.Default().ToolkitSupports(v, "cdi-generate")
+	return t == kb.Yes
 }
 
 // containerdKey is one key gpuform owns in config.toml: its path below
@@ -444,9 +444,9 @@ type containerdSource struct {
 // toolkitDropIn says where nvidia-ctk puts its containerd drop-in, from
 // the knowledge base's feature table.
 func toolkitDropIn() string {
-	kb := compat.Default()
-	f, ok := kb.ToolkitFeature("containerd-drop-in")
-	g, ok2 := kb.ToolkitFeature("containerd-drop-in-conf-d")
+	kbase := kb.Default()
+	f, ok := kbase.ToolkitFeature("containerd-drop-in")
+	g, ok2 := kbase.ToolkitFeature("containerd-drop-in-conf-d")
 	if !ok || !ok2 {
 		return "newer nvidia-ctk writes the nvidia runtime to such a drop-in"
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -166,7 +166,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, dcgmDefaultOptional(exp, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional || exp.DCGMNotInstalled))...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	identifyGPUs(rep, id, out)
-	attachRemedies(compat.Default(), out, rep, extra)
+	attachRemedies(kb.Default(), out, rep, extra)
 	return redactResults(exp, out)
 }
 

@@ -5,7 +5,7 @@ package verify
 import (
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -24,11 +24,11 @@ func imageNode(images ...string) *spec.Node {
 // verdict is the knowledge base's (the one lint's container_image_driver
 // uses): fail exactly on an error, a reason on a warning.
 func TestImageDriverCheckAgrees(t *testing.T) {
-	kb := compat.Default()
+	kbase := kb.Default()
 	rep := collectMock(t, nvmlfacts.MockDGXH100)
-	class, _ := kb.GPUClassOf(rep.GPUs[0].Name)
+	class, _ := kbase.GPUClassOf(rep.GPUs[0].Name)
 	warnings := 0
-	for _, im := range kb.NGCImages() {
+	for _, im := range kbase.NGCImages() {
 		for _, d := range []string{"470.57.02", "525.60.13", "535.183.06", "550.54.15", "570.86.15", "580.95.05"} {
 			r := *rep
 			r.DriverVersion = d
@@ -36,19 +36,19 @@ func TestImageDriverCheckAgrees(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("%s on %s: %d results", im.Image, d, len(got))
 			}
-			drv, _ := compat.ParseDriverVersion(d)
-			ans := kb.ImageDriver(im, drv, class)
+			drv, _ := kb.ParseDriverVersion(d)
+			ans := kbase.ImageDriver(im, drv, class)
 			want := StatusPass
-			if ans.Verdict == compat.VerdictError {
+			if ans.Verdict == kb.VerdictError {
 				want = StatusFail
 			}
 			if got[0].Status != want {
 				t.Errorf("%s on driver %s: %s, the knowledge base says %v (%s)", im.Image, d, got[0].Status, ans.Verdict, got[0].Message)
 			}
-			if ans.Verdict != compat.VerdictNone && got[0].Message == "" {
+			if ans.Verdict != kb.VerdictNone && got[0].Message == "" {
 				t.Errorf("%s on driver %s: no reason given", im.Image, d)
 			}
-			if ans.Verdict == compat.VerdictWarning {
+			if ans.Verdict == kb.VerdictWarning {
 				warnings++
 			}
 		}

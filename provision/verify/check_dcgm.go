@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 )
 
@@ -106,7 +106,7 @@ func checkDCGMTest(t dcgm.Test) CheckResult {
 				codes = append(codes, uint64(id))
 			}
 		}
-		if w := worstRemedy(compat.Default(), "dcgm", codes); w != nil {
+		if w := worstRemedy(kb.Default(), "dcgm", codes); w != nil {
 			r.Remedy = remedyOf(*w)
 		}
 	default:

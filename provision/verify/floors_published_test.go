@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 )
 
@@ -143,8 +143,8 @@ func TestNDRFloorSource(t *testing.T) {
 			t.Errorf("source %q lacks %q", th.Source, want)
 		}
 	}
-	for _, f := range compat.Default().NCCLFloors() {
-		if f.Network == "ib_ndr" && f.Threshold.Fact.Status != compat.Derived {
+	for _, f := range kb.Default().NCCLFloors() {
+		if f.Network == "ib_ndr" && f.Threshold.Fact.Status != kb.Derived {
 			t.Errorf("NDR floor status %s, want derived (computed from AICR's calibrated EFA floor)", f.Threshold.Fact.Status)
 		}
 	}
@@ -166,8 +166,8 @@ func TestA100EFAFloorSource(t *testing.T) {
 			t.Errorf("source %q lacks %q", th.Source, want)
 		}
 	}
-	for _, f := range compat.Default().NCCLFloors() {
-		if f.Network == "aws_efa" && f.GPUModel == "A100" && f.Threshold.Fact.Status != compat.Derived {
+	for _, f := range kb.Default().NCCLFloors() {
+		if f.Network == "aws_efa" && f.GPUModel == "A100" && f.Threshold.Fact.Status != kb.Derived {
 			t.Errorf("A100 EFA floor status %s, want derived (from published healthy runs)", f.Threshold.Fact.Status)
 		}
 	}

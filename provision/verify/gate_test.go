@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -146,13 +146,13 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		node   *facts.Node
-		action compat.Action
+		action kb.Action
 		do     string
 	}{
-		{"no GPU on the bus", &facts.Node{}, compat.ActionConfig, "no NVIDIA GPU found: is this a GPU node? check the driver is installed"},
-		{"GPUs without a driver", &facts.Node{PCI: []facts.PCIDevice{gpuDev}}, compat.ActionConfig, "install the driver"},
+		{"no GPU on the bus", &facts.Node{}, kb.ActionConfig, "no NVIDIA GPU found: is this a GPU node? check the driver is installed"},
+		{"GPUs without a driver", &facts.Node{PCI: []facts.PCIDevice{gpuDev}}, kb.ActionConfig, "install the driver"},
 		// The driver is loaded and NVML still fails: a GPU hangs it.
-		{"driver loaded", &facts.Node{PCI: []facts.PCIDevice{gpuDev}, Driver: &facts.Driver{Version: "550.127.08"}}, compat.ActionReboot, "reboot"},
+		{"driver loaded", &facts.Node{PCI: []facts.PCIDevice{gpuDev}, Driver: &facts.Driver{Version: "550.127.08"}}, kb.ActionReboot, "reboot"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := gateResults(Check(Expectation{}, nil, HostFacts{Facts: tc.node, NVMLError: "NVML cannot initialise"}))["nvml.facts"]
@@ -163,11 +163,11 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 	}
 
 	more := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0}, {Index: 1}}}
-	if r := gateResults(Check(Expectation{GPUCount: 1}, more, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != compat.ActionConfig || strings.Contains(r.Remedy.Meaning, "fell off") {
+	if r := gateResults(Check(Expectation{GPUCount: 1}, more, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != kb.ActionConfig || strings.Contains(r.Remedy.Meaning, "fell off") {
 		t.Errorf("more GPUs than the spec: remedy %+v", r.Remedy)
 	}
 	fewer := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0}}}
-	if r := gateResults(Check(Expectation{GPUCount: 2}, fewer, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != compat.ActionReboot {
+	if r := gateResults(Check(Expectation{GPUCount: 2}, fewer, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != kb.ActionReboot {
 		t.Errorf("fewer GPUs than the spec: remedy %+v, want the catalogue's reboot (Xid 79)", r.Remedy)
 	}
 
@@ -181,12 +181,12 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 		name   string
 		rep    *nvmlfacts.Report
 		exp    Expectation
-		action compat.Action
+		action kb.Action
 		do     string
 	}{
-		{"VM at x8", link(nvmlfacts.VirtPassThrough, 4, 4, 4, 8), Expectation{}, compat.ActionConfig, "what the instance type provides"},
-		{"Gen5 GPU in a Gen4 host", link("", 4, 4, 5, 16), Expectation{}, compat.ActionConfig, "BIOS slot setting"},
-		{"trained down on bare metal", link("", 4, 5, 5, 16), Expectation{}, compat.ActionInspect, "inspect the hardware"},
+		{"VM at x8", link(nvmlfacts.VirtPassThrough, 4, 4, 4, 8), Expectation{}, kb.ActionConfig, "what the instance type provides"},
+		{"Gen5 GPU in a Gen4 host", link("", 4, 4, 5, 16), Expectation{}, kb.ActionConfig, "BIOS slot setting"},
+		{"trained down on bare metal", link("", 4, 5, 5, 16), Expectation{}, kb.ActionInspect, "inspect the hardware"},
 	} {
 		r := gateResults(Check(tc.exp, tc.rep, HostFacts{}))["nvml.pcie_link[gpu0]"]
 		if r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != tc.action || !strings.Contains(r.Remedy.Do, tc.do) {
@@ -194,14 +194,14 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 		}
 	}
 	up := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, NVLinks: []nvmlfacts.NVLink{{Link: 0, Active: true}}}}}
-	if r := gateResults(Check(Expectation{NVLink: NVLinkNone}, up, HostFacts{}))["nvml.nvlink[gpu0]"]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != compat.ActionConfig {
+	if r := gateResults(Check(Expectation{NVLink: NVLinkNone}, up, HostFacts{}))["nvml.nvlink[gpu0]"]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != kb.ActionConfig {
 		t.Errorf("NVLink up on a PCIe-only node: %+v remedy %+v, want config", r, r.Remedy)
 	}
 
 	// A missing nccl-tests binary is not a hardware fault.
 	missing := HostFacts{Tier: TierFull, NCCL: map[string]nccltest.Result{"a": {NotInstalled: true, Failure: "all_reduce_perf: not found on PATH"}}}
 	if r := gateResults(Check(Expectation{NCCL: []NCCLExpectation{{Name: "a", Command: "all_reduce_perf -g 8"}}}, nil, missing))["nccl.a"]; r.Status != StatusFail || r.Remedy == nil ||
-		r.Remedy.Action != compat.ActionConfig || !strings.Contains(r.Remedy.Do, "install nccl-tests") {
+		r.Remedy.Action != kb.ActionConfig || !strings.Contains(r.Remedy.Do, "install nccl-tests") {
 		t.Errorf("nccl-tests not installed: %+v remedy %+v", r, r.Remedy)
 	}
 
