@@ -70,9 +70,3 @@ type tableError struct {
 func (e *tableError) Error() string {
 	return "data/container-toolkit-advisories.tsv:" + strconv.Itoa(e.line) + ": " + e.msg
 }
-
-// kbToolkitRelease checks a release against the knowledge base, so the
-// advisory table cannot name a release that does not exist.
-func kbToolkitRelease(v kb.Version) (kb.ToolkitRelease, bool) {
-	return kb.Default().ContainerToolkit(v)
-}

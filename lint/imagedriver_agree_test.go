@@ -27,7 +27,7 @@ import (
 // error on a weak fact, none on a data-center GPU whose exception list is
 // unknown.
 func TestImageDriverAgreement(t *testing.T) {
-	kbase := kb.Default()
+	kbase := testKB
 	images := kbase.NGCImages()
 	drivers := agreementDrivers(t, kbase)
 	gpus := []string{""} // no hardware: class unknown
@@ -53,7 +53,7 @@ func TestImageDriverAgreement(t *testing.T) {
 			fmt.Fprintf(&src, "  driver { version = %q }\n  container { images = [%s] }\n}\n", d.String(), strings.Join(refs, ", "))
 		}
 		cfg := loadSpec(t, map[string]string{"agree.gpuform.hcl": src.String()})
-		res, diags := Run(cfg, Options{Now: testNow, MinSeverity: Info})
+		res, diags := Run(cfg, Options{KB: testKB, Now: testNow, MinSeverity: Info})
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}

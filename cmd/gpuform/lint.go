@@ -48,7 +48,11 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 				return fmt.Errorf("--min-severity must be error, warning or info, not %q", minSeverity)
 			}
 			cfg, diags := flags.load(s, dir)
-			opts := lint.Options{MinSeverity: min}
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
+			opts := lint.Options{MinSeverity: min, KB: k}
 			if configPath == "" {
 				if _, err := os.Stat(filepath.Join(dir, spec.LintConfigFile)); err == nil {
 					configPath = filepath.Join(dir, spec.LintConfigFile)

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
@@ -53,13 +52,17 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 // GPUFORM_VAR_ values and the built-in modules.
 func (f *specFlags) load(s Streams, dir string) (*spec.Config, hcl.Diagnostics) {
 	defer s.interrupts.ungraceful()()
+	k, err := s.KB()
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Knowledge base", Detail: err.Error()}}
+	}
 	return spec.Load(dir, spec.LoadOptions{
 		VarArgs:        f.vars,
 		Environ:        s.Environ,
 		BuiltinModules: modules.FS(),
 		BinaryVersion:  Version,
 		Origin:         specOrigin(s, dir, f.takeOver),
-		GPUModels:      kb.Default().GPUModelTable(),
+		GPUModels:      k.GPUModelTable(),
 	})
 }
 

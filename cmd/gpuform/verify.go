@@ -147,6 +147,10 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			if err := reportLoad(s, diags, cfg, vf.format == "json" && vf.out == ""); err != nil {
 				return err
 			}
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
 			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local, Processes: vf.processes}
 			if exe, err := os.Executable(); err == nil {
 				opts.AgentBinary = exe
@@ -209,7 +213,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			doc := runner.Run(cmd.Context(), targets, opts)
 
 			if vf.format == "prometheus" {
-				if err := writePrometheus(w, vf.out, doc, time.Since(started)); err != nil {
+				if err := writePrometheus(w, vf.out, doc, time.Since(started), k); err != nil {
 					return err
 				}
 			} else if err := writeVerify(w, vf, doc, s.Color(w) && vf.out == ""); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
@@ -36,7 +37,11 @@ func fixture(t *testing.T) (hcl.Diagnostics, []lint.Finding, map[string]*hcl.Fil
 	if diags.HasErrors() {
 		t.Fatalf("fixture does not load: %s", diags.Error())
 	}
-	res, diags := lint.Run(cfg, lint.Options{Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	kbase, err := kb.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, diags := lint.Run(cfg, lint.Options{KB: kbase, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
