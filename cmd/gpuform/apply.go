@@ -91,6 +91,10 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			if err != nil {
 				return err
 			}
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
 			if saved != nil {
 				if err := plan.CheckSaved(saved.Plan, p); err != nil {
 					return err
@@ -116,7 +120,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 			}
 			if !p.HasChanges() && !hasPendingReboot(p) && len(plan.SlurmHosts(p, plan.SlurmResumeStale)) == 0 {
 				if asJSON {
-					return apply.RenderJSON(s.Out, apply.Apply(ctx, cfg, p, apply.Options{}))
+					return apply.RenderJSON(s.Out, apply.Apply(ctx, cfg, p, apply.Options{KB: k}))
 				}
 				return nil
 			}
@@ -153,6 +157,7 @@ Exit status: 0 every host converged; 1 otherwise.`,
 				}
 			}
 			rep := apply.Apply(ctx, cfg, p, apply.Options{
+				KB:          k,
 				Target:      o,
 				Progress:    progress,
 				StepTimeout: conn.timeouts.stepLimit(),

@@ -295,6 +295,10 @@ func offersForLock(ctx context.Context, s Streams, hosts []target.Host, got map[
 		if f == nil {
 			return fmt.Errorf("not probed")
 		}
+		k, err := s.KB()
+		if err != nil {
+			return err
+		}
 		family := f.OS.Family()
 		byName := map[string]spec.Component{}
 		var names []string
@@ -302,7 +306,7 @@ func offersForLock(ctx context.Context, s Streams, hosts []target.Host, got map[
 			if a.V.IsExact() {
 				continue
 			}
-			if name, ok := resource.UpgradePackage(h.Node, comp, family); ok {
+			if name, ok := resource.UpgradePackage(k, h.Node, comp, family); ok {
 				byName[name] = comp
 				names = append(names, name)
 			}

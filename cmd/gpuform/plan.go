@@ -135,7 +135,11 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.RunPinned(ctx, hosts, o, pins)
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.RunPinned(ctx, k, hosts, o, pins)
 	if err != nil {
 		return nil, err
 	}

@@ -15,20 +15,19 @@ import (
 // one it installs (lint's driver_security_advisory judges the pin; the plan
 // shows what the host runs). A release the bulletins do not cover says
 // nothing.
-func driverAdvisoryWarnings(n *spec.Node, f *facts.Node) []string {
-	kbase := kb.Default()
+func driverAdvisoryWarnings(k *kb.KB, n *spec.Node, f *facts.Node) []string {
 	var out []string
 	running := ""
 	if f != nil && f.Driver != nil {
 		running = f.Driver.Version
 	}
-	if w := advisoryWarning(kbase, "the running driver", running); w != "" {
+	if w := advisoryWarning(k, "the running driver", running); w != "" {
 		out = append(out, w)
 	}
 	if n.Driver != nil && n.Driver.Version.Set && n.Driver.Version.V.IsExact() {
 		target, _, _ := strings.Cut(n.Driver.Version.V.Raw, "-")
 		if target != running {
-			if w := advisoryWarning(kbase, "the driver this plan installs", target); w != "" {
+			if w := advisoryWarning(k, "the driver this plan installs", target); w != "" {
 				out = append(out, w)
 			}
 		}

@@ -63,7 +63,7 @@ type ImageVerdict struct {
 
 // judgeImages gives the knowledge base's verdict on every NGC image of n
 // against the driver the host runs once changes are applied.
-func judgeImages(n *spec.Node, f *facts.Node, changes []ResourceChange) []ImageVerdict {
+func judgeImages(k *kb.KB, n *spec.Node, f *facts.Node, changes []ResourceChange) []ImageVerdict {
 	if n.Container == nil || len(n.Container.Images) == 0 {
 		return nil
 	}
@@ -77,15 +77,14 @@ func judgeImages(n *spec.Node, f *facts.Node, changes []ResourceChange) []ImageV
 		// lint says so about the spec's value.
 		return nil
 	}
-	kbase := kb.Default()
-	gpu, class := hostGPUClass(kbase, n, f)
+	gpu, class := hostGPUClass(k, n, f)
 	var out []ImageVerdict
 	for _, img := range n.Container.Images {
-		im, ok := kbase.NGCImage(img.V)
+		im, ok := k.NGCImage(img.V)
 		if !ok {
 			continue
 		}
-		ans := kbase.ImageDriver(im, drv, class)
+		ans := k.ImageDriver(im, drv, class)
 		if ans.Verdict == kb.VerdictNone {
 			continue
 		}

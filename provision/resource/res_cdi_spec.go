@@ -33,12 +33,11 @@ func buildCDISpec(in *buildInput) ([]Resource, []string, error) {
 	if err != nil {
 		return nil, nil, nil
 	}
-	kbase := kb.Default()
-	if t, _ := kbase.ToolkitSupports(v, "cdi-generate"); t == kb.No {
-		f, _ := kbase.ToolkitFeature("cdi-generate")
+	if t, _ := in.kb.ToolkitSupports(v, "cdi-generate"); t == kb.No {
+		f, _ := in.kb.ToolkitFeature("cdi-generate")
 		return nil, []string{"container cdi = true: nvidia-container-toolkit " + v.String() + " cannot generate CDI specifications (from " + f.MinToolkit.String() + ")"}, nil
 	}
-	auto, _ := kbase.ToolkitSupports(v, "cdi-auto-refresh")
+	auto, _ := in.kb.ToolkitSupports(v, "cdi-auto-refresh")
 	r := &cdiResource{base: base{name: CDISpec, deps: []string{ContainerToolkit}}, auto: auto == kb.Yes, afterReboot: in.afterReboot}
 	return []Resource{r}, nil, nil
 }

@@ -60,7 +60,7 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 	if !c.NvidiaContainerToolkit.Set && !c.DefaultRuntime.Set {
 		return nil, nil, nil
 	}
-	r := containerdConfig(in.n, c)
+	r := containerdConfig(in.kb, in.n, c)
 	if c.NvidiaContainerToolkit.Set {
 		r.deps = []string{ContainerToolkit}
 	}
@@ -76,10 +76,10 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 		case err != nil:
 			// Diff refuses with the reason.
 		case why != "":
-			warnings = append(warnings, fmt.Sprintf("%s: %s imports %s, which containerd reads over it (a plugin's table there replaces config.toml's whole before containerd 2.1), but %s; check that none of them sets the nvidia runtime differently (%s)", ContainerdConfig, ContainerdConfigFile, strings.Join(importPatterns(cf.Data), ", "), why, toolkitDropIn()))
+			warnings = append(warnings, fmt.Sprintf("%s: %s imports %s, which containerd reads over it (a plugin's table there replaces config.toml's whole before containerd 2.1), but %s; check that none of them sets the nvidia runtime differently (%s)", ContainerdConfig, ContainerdConfigFile, strings.Join(importPatterns(cf.Data), ", "), why, toolkitDropIn(in.kb)))
 		default:
 			if own := criOwner(srcs, cf.Data); own != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: containerd's CRI settings are in %s, which %s imports (%s): gpuform checks the runtime there, adds no second runtime table to %s, and does not edit a file it did not write", ContainerdConfig, own.path, ContainerdConfigFile, toolkitDropIn(), ContainerdConfigFile))
+				warnings = append(warnings, fmt.Sprintf("%s: containerd's CRI settings are in %s, which %s imports (%s): gpuform checks the runtime there, adds no second runtime table to %s, and does not edit a file it did not write", ContainerdConfig, own.path, ContainerdConfigFile, toolkitDropIn(in.kb), ContainerdConfigFile))
 			}
 		}
 	}
@@ -124,12 +124,13 @@ func containerdReadsCDI(pkgVersion string) bool {
 // TOML: every other table, key and comment is kept byte for byte.
 type containerdResource struct {
 	base
-	n *spec.Node
-	c *spec.Container
+	kb *kb.KB
+	n  *spec.Node
+	c  *spec.Container
 }
 
-func containerdConfig(n *spec.Node, c *spec.Container) *containerdResource {
-	return &containerdResource{base: base{name: ContainerdConfig}, n: n, c: c}
+func containerdConfig(k *kb.KB, n *spec.Node, c *spec.Container) *containerdResource {
+	return &containerdResource{base: base{name: ContainerdConfig}, kb: k, n: n, c: c}
 }
 
 // cdiWanted reports whether the spec's toolkit generates CDI specs
@@ -143,7 +144,7 @@ func (r *containerdResource) cdiWanted() bool {
 	if err != nil {
 		return false
 	}
-	t, _ := kb.Default().ToolkitSupports(v, "cdi-generate")
+	t, _ := r.kb.ToolkitSupports(v, "cdi-generate")
 	return t == kb.Yes
 }
 
@@ -443,10 +444,9 @@ type containerdSource struct {
 
 // toolkitDropIn says where nvidia-ctk puts its containerd drop-in, from
 // the knowledge base's feature table.
-func toolkitDropIn() string {
-	kbase := kb.Default()
-	f, ok := kbase.ToolkitFeature("containerd-drop-in")
-	g, ok2 := kbase.ToolkitFeature("containerd-drop-in-conf-d")
+func toolkitDropIn(k *kb.KB) string {
+	f, ok := k.ToolkitFeature("containerd-drop-in")
+	g, ok2 := k.ToolkitFeature("containerd-drop-in-conf-d")
 	if !ok || !ok2 {
 		return "newer nvidia-ctk writes the nvidia runtime to such a drop-in"
 	}

@@ -77,7 +77,7 @@ func buildDockerDaemonWanted(in *buildInput) ([]Resource, []string, error) {
 	var warnings []string
 	if c.CDI.V {
 		var w string
-		r.cdi, w = dockerCDIMode(in.f)
+		r.cdi, w = dockerCDIMode(in.kb, in.f)
 		if w != "" {
 			warnings = append(warnings, w)
 		}
@@ -128,10 +128,9 @@ var dockerVersionRE = regexp.MustCompile(`^\d+\.\d+(\.\d+)?`)
 
 // dockerCDIMode decides features.cdi from the node's Docker release and
 // the knowledge base's docker-cdi-since and docker-cdi-default facts.
-func dockerCDIMode(f *facts.Node) (cdiMode, string) {
-	kbase := kb.Default()
-	since, ok1 := kbase.HostFact("docker-cdi-since")
-	def, ok2 := kbase.HostFact("docker-cdi-default")
+func dockerCDIMode(k *kb.KB, f *facts.Node) (cdiMode, string) {
+	since, ok1 := k.HostFact("docker-cdi-since")
+	def, ok2 := k.HostFact("docker-cdi-default")
 	sinceV, err1 := kb.ParseVersion(since.Value)
 	defV, err2 := kb.ParseVersion(def.Value)
 	if !ok1 || !ok2 || err1 != nil || err2 != nil {
