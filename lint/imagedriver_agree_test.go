@@ -128,7 +128,7 @@ func planImageVerdicts(t *testing.T, cfg *spec.Config, nodes int) map[string]kb.
 	for _, n := range cfg.Nodes {
 		probed = append(probed, target.Probed{Host: target.Host{Host: n.Hosts[0], Node: n}, Facts: f})
 	}
-	p := plan.Make(probed)
+	p := plan.Make(testKB, probed)
 	if len(p.Hosts) != nodes {
 		t.Fatalf("plan has %d hosts, want %d", len(p.Hosts), nodes)
 	}

@@ -151,7 +151,7 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 			if err != nil {
 				return err
 			}
-			opts := runner.Options{Tier: tier, AllowLocal: conn.allowLocal, Local: vf.local, Processes: vf.processes}
+			opts := runner.Options{Tier: tier, KB: k, AllowLocal: conn.allowLocal, Local: vf.local, Processes: vf.processes}
 			if exe, err := os.Executable(); err == nil {
 				opts.AgentBinary = exe
 			}

@@ -28,7 +28,7 @@ func docWith(checks []verify.CheckResult, nvmlXids []uint64, kernel string, at t
 		lg := kmsg.Parse(kernel)
 		h.Kernel = &lg
 	}
-	d := report.New(verify.TierProbe, []report.Host{h})
+	d := report.New(testKB, verify.TierProbe, []report.Host{h})
 	d.CheckedAt = at
 	return d
 }

@@ -89,7 +89,7 @@ func TestJudgeImages(t *testing.T) {
 			var got []string
 			kbase := kb.Default()
 			im, _ := kbase.NGCImage(triton2405)
-			for _, v := range judgeImages(n, f, tc.changes) {
+			for _, v := range judgeImages(testKB, n, f, tc.changes) {
 				got = append(got, strings.Join([]string{string(v.Severity), v.Driver, string(v.DriverFrom), v.GPUClass}, " "))
 				if v.Image != triton2405 || v.Source == "" || !strings.Contains(v.Message, v.Driver) {
 					t.Errorf("verdict %+v: want the image, its source and the driver in the message", v)

@@ -20,7 +20,7 @@ func checkImages(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	if exp.Spec == nil || exp.Spec.Container == nil || rep == nil {
 		return nil
 	}
-	kbase := kb.Default()
+	kbase := exp.KB
 	var out []CheckResult
 	for _, img := range exp.Spec.Container.Images {
 		im, ok := kbase.NGCImage(img.V)

@@ -87,7 +87,7 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 	if fatal == nil {
 		fatal = DefaultFatalXIDs()
 	}
-	kbase := kb.Default()
+	kbase := exp.KB
 	type key struct {
 		kind                       kmsg.Kind
 		code                       uint64

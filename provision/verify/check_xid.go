@@ -31,7 +31,7 @@ func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	r := CheckResult{ID: string(CheckXID), Status: StatusPass, Expected: "no fatal XID in " + (time.Duration(rep.XID.WindowMS) * time.Millisecond).String()}
 	var seen, bad, unknown []string
 	var badCodes []uint64
-	kbase := kb.Default()
+	kbase := exp.KB
 	for _, e := range rep.XID.Events {
 		s := fmt.Sprintf("XID %d on gpu%d", e.XID, e.GPU)
 		seen = append(seen, s)

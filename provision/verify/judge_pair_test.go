@@ -34,7 +34,7 @@ func TestJudgeMultiNodeRunFloorByNodeCount(t *testing.T) {
 			group[0].Devices = append(group[0].Devices, d)
 		}
 	}
-	exp := Expectation{GPUModel: "H100", GPUCount: 8, Interconnect: InterconnectNVSwitch}
+	exp := Expectation{KB: testKB, GPUModel: "H100", GPUCount: 8, Interconnect: InterconnectNVSwitch}
 	test := NCCLExpectation{Name: "fleet", Command: "mpirun -np 64 all_reduce_perf -g 1", MultiNode: true, Network: "ib_ndr"}
 	tests := map[string]struct {
 		runs     []nccltest.Run

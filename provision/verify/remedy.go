@@ -145,7 +145,7 @@ func situationalRemedy(id CheckID, r CheckResult, rep *nvmlfacts.Report, extra H
 			}
 		}
 	case CheckReachable:
-		return reachableRemedy()
+		return ReachableRemedy()
 	case CheckPCIeLink:
 		var g *nvmlfacts.GPU
 		if rep != nil && r.GPU != nil {
@@ -175,25 +175,25 @@ func situationalRemedy(id CheckID, r CheckResult, rep *nvmlfacts.Report, extra H
 	return nil
 }
 
-// reachableRemedy is what to do about a host gpuform could not reach: the
+// ReachableRemedy is what to do about a host gpuform could not reach: the
 // message holds the SSH error.
-func reachableRemedy() *Remedy {
+func ReachableRemedy() *Remedy {
 	return &Remedy{Cause: string(CheckReachable), Meaning: "the host could not be reached over SSH (the message is the SSH error)", Action: kb.ActionUnknown,
 		Do: "check the host is up and reachable: its address, port and SSH access (keys, user, known_hosts), and that sshd runs", Status: ownStatus}
 }
 
 // RemedyForCheck returns the catalogue's remedy for a check id
 // ("host.reachable", "nvml.pcie_link[gpu3]"); nil when it has none.
-func RemedyForCheck(id string) *Remedy {
+func RemedyForCheck(k *kb.KB, id string) *Remedy {
 	d, ok := LookupCheck(id)
 	if !ok {
 		return nil
 	}
 	if d.ID == CheckReachable {
 		// The row has no action; the SSH error and where to look do.
-		return reachableRemedy()
+		return ReachableRemedy()
 	}
-	if rem, ok := kb.Default().Remedy("check", string(d.ID)); ok {
+	if rem, ok := k.Remedy("check", string(d.ID)); ok {
 		return remedyOf(rem)
 	}
 	return nil

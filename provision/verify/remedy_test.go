@@ -12,7 +12,7 @@ import (
 // Every check verify emits has a row in the remediation catalogue, so a
 // failed check always says what it means and what to do.
 func TestEveryCheckHasARemedy(t *testing.T) {
-	kbase := kb.Default()
+	kbase := testKB
 	for _, d := range Checks() {
 		if _, ok := kbase.Remedy("check", string(d.ID)); !ok {
 			t.Errorf("check %s has no row in kb/data/remediation.tsv", d.ID)
@@ -71,7 +71,7 @@ func TestKernelXID(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			lg := kmsg.Parse(tc.log)
-			got := checkKernelXID(Expectation{}, &lg)
+			got := checkKernelXID(Expectation{KB: testKB}, &lg)
 			if len(got) != 1 {
 				t.Fatalf("got %d results", len(got))
 			}
@@ -95,14 +95,14 @@ func TestKernelXID(t *testing.T) {
 	// with a remedy health mode drains on (docs/security.md: the host fails).
 	for _, why := range []string{"dmesg: read kernel buffer failed: Operation not permitted",
 		"the command wrote more than 64 MiB to its stdout and was stopped (a node whose output is this large is broken or hostile)"} {
-		unread := checkKernelXID(Expectation{}, &kmsg.Log{Unreadable: why})
+		unread := checkKernelXID(Expectation{KB: testKB}, &kmsg.Log{Unreadable: why})
 		if r := unread[0]; r.Status != StatusError || !strings.Contains(r.Message, why) || r.Remedy == nil || r.Remedy.Action != kb.ActionConfig {
 			t.Errorf("unreadable log: %+v", r)
 		}
 	}
 	// The spec may ask an unknown Xid to fail (health { unknown_xid = "drain" }).
 	lg := kmsg.Parse("[ 1.0] NVRM: Xid (PCI:0000:1b:00): 173, something new\n")
-	if r := checkKernelXID(Expectation{UnknownXidFail: true}, &lg)[0]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != kb.ActionUnknown {
+	if r := checkKernelXID(Expectation{KB: testKB, UnknownXidFail: true}, &lg)[0]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != kb.ActionUnknown {
 		t.Errorf("unknown Xid with unknown_xid = drain: %+v", r)
 	}
 }
@@ -114,8 +114,8 @@ func TestDCGMRemedyFromErrorID(t *testing.T) {
 		{Category: "Hardware", Name: "memory", Status: "Fail", Warnings: []string{"row remap pending", "pages"}, ErrorIDs: []int{6, 85}},
 		{Category: "Hardware", Name: "pcie", Status: "Fail"},
 	}}}
-	out := checkDCGM(res, false, false)
-	attachRemedies(kb.Default(), out, nil, HostFacts{})
+	out := checkDCGM(testKB, res, false, false)
+	attachRemedies(testKB, out, nil, HostFacts{})
 	if len(out) != 2 {
 		t.Fatalf("got %d results", len(out))
 	}

@@ -43,12 +43,6 @@ type Catalogue struct {
 	rows []Threshold
 }
 
-// DefaultCatalogue is the floors of the knowledge base (kb's
-// nccl-floors.tsv joined with nccl-thresholds.tsv).
-func DefaultCatalogue() *Catalogue {
-	return NewCatalogue(kb.Default().NCCLFloors())
-}
-
 // NewCatalogue makes a catalogue of the given floors.
 func NewCatalogue(floors []kb.NCCLFloor) *Catalogue {
 	c := &Catalogue{}

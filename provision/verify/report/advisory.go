@@ -29,8 +29,7 @@ type DriverAdvisory struct {
 
 // driverAdvisories folds the hosts by running driver and keeps the
 // drivers an advisory covers.
-func driverAdvisories(hosts []Host) []DriverAdvisory {
-	kbase := kb.Default()
+func driverAdvisories(kbase *kb.KB, hosts []Host) []DriverAdvisory {
 	var order []string
 	byDriver := map[string][]string{}
 	for _, h := range hosts {
