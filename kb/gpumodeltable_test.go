@@ -9,7 +9,7 @@ import (
 // the spellings users write are known, a typo is not, and the names offered
 // for it are the table's model names without their remarks.
 func TestGPUModelTable(t *testing.T) {
-	table := Default().GPUModelTable()
+	table := mustKB(t).GPUModelTable()
 	for _, name := range []string{"H100 SXM5 80GB", "H100-SXM5-80GB", "H100 SXM5 80GB (HGX/DGX H100)", "NVIDIA H100 80GB HBM3", "H100", "L40S", "A100 PCIe 80GB"} {
 		if !table.Known(name) {
 			t.Errorf("Known(%q) = false, want true", name)

@@ -1,9 +1,6 @@
 package kb
 
-import (
-	"io/fs"
-	"sync"
-)
+import "io/fs"
 
 // KB is the parsed knowledge base. It is built by Load and never changed
 // afterwards, so one KB may be shared by any number of goroutines. Slices in
@@ -39,9 +36,11 @@ type KB struct {
 	advisories  []DriverAdvisory
 }
 
-// Load parses every embedded table. An error names the data file and line
-// of the first row that does not parse; the tables are part of the binary,
-// so an error is a bug in gpuform, caught by the package tests.
+// Load parses every embedded table (about 14 ms). An error names the data
+// file and line of the first row that does not parse; the tables are part
+// of the binary, so an error is a bug in gpuform, caught by the package
+// tests. There is no shared instance: the CLI loads once per run and hands
+// the result down (cmd/gpuform, Streams.KB).
 func Load() (*KB, error) { return load(dataFS) }
 
 // load parses the tables of fsys, laid out as data/*.tsv; tests pass
@@ -83,20 +82,3 @@ func load(fsys fs.FS) (*KB, error) {
 	}
 	return kb, nil
 }
-
-// Default returns the knowledge base parsed from the embedded tables, built
-// on first use and shared afterwards. The tables are compiled into gpuform
-// and TestLoad parses every row, so a failure here is a broken invariant of
-// gpuform itself, never something a user or host can cause: Default panics
-// with Load's error rather than hand every rule an impossible error.
-func Default() *KB {
-	kb, err := defaultKB()
-	if err != nil {
-		panic("kb: embedded knowledge base does not parse: " + err.Error())
-	}
-	return kb
-}
-
-// defaultKB is the one package-level value of kb: a lazily built KB that
-// is immutable once loaded, so sharing it is safe.
-var defaultKB = sync.OnceValues(Load)

@@ -93,12 +93,6 @@ func TestLoadEveryRow(t *testing.T) {
 			t.Errorf("%d alias entries for %d alias rows and %d models", n, aliasRows, len(kb.gpus))
 		}
 	})
-	if Default() == nil {
-		t.Fatal("Default() = nil")
-	}
-	if Default() != Default() {
-		t.Error("Default() built twice")
-	}
 }
 
 // TestLoadErrorsNameFileAndLine corrupts one cell of a copy of the data and

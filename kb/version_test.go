@@ -147,7 +147,7 @@ func FuzzNormalizeGPUName(f *testing.F) {
 	for _, s := range []string{"NVIDIA H100 80GB HBM3", "H100-SXM5-80GB", "Tesla V100-SXM2-32GB", "", "  nvidia  "} {
 		f.Add(s)
 	}
-	kb := Default()
+	kb := mustKB(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		n := NormalizeGPUName(s)
 		// Normalising is idempotent, so aliases and inputs meet in one form.

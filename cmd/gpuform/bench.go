@@ -111,7 +111,11 @@ be benched; 1 bench could not run (invalid spec, bad flag).`,
 			// A bench takes minutes per host: progress goes to stderr
 			// whenever the report is text on the terminal's stdout.
 			show := bf.format == "text" && bf.out == ""
-			o := bench.Options{Target: conn.targetOptionsFor(s, copts, show, "benchmarking"), Layers: layers, Budget: bf.budget, AllowLocal: conn.allowLocal}
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
+			o := bench.Options{Target: conn.targetOptionsFor(s, copts, show, "benchmarking"), Layers: layers, Budget: bf.budget, AllowLocal: conn.allowLocal, KB: k}
 			// Open the outputs before the run: a typo in a path must not
 			// cost a bench of several minutes.
 			w := s.Out

@@ -115,6 +115,10 @@ would change.`,
 					return exitError{ExitFailed}
 				}
 			}
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
 			var lock *spec.Lock
 			if fromLock {
 				judged := prev
@@ -132,9 +136,9 @@ would change.`,
 					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must say what its repositories offer to upgrade it; nothing was written.")
 					return exitError{ExitFailed}
 				}
-				lock, diags = lockfile.Upgrade(cfg, got, offers)
+				lock, diags = lockfile.Upgrade(k, cfg, got, offers)
 			} else {
-				lock, diags = lockfile.Resolve(cfg, got)
+				lock, diags = lockfile.Resolve(k, cfg, got)
 			}
 			if diags.HasErrors() {
 				writeDiags(s, diags, cfg)

@@ -36,7 +36,8 @@ type Options struct {
 	// Budget is the hard limit per host; zero means the node's bench {
 	// timeout }, else DefaultBudget.
 	Budget time.Duration
-	// KB is the knowledge base; nil means kb.Default().
+	// KB is the knowledge base the expected bandwidths come from; a host
+	// benched without one fails with an error.
 	KB *kb.KB
 	// AllowLocal lets a group's multi-node nccl_test (the spec's command)
 	// run for sim:// and local:// hosts, which run it on this machine
@@ -48,9 +49,6 @@ type Options struct {
 // reached or probed has Error set, the others carry on.
 func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 	kbase := o.KB
-	if kbase == nil {
-		kbase = kb.Default()
-	}
 	layers := o.Layers
 	if len(layers) == 0 {
 		layers = Layers()
@@ -80,6 +78,9 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		hctx, cancel := transport.WithTimeout(ctx, budget, "bench of "+tg.Host.Name, "-budget or bench { timeout }")
 		defer cancel()
 		err := RefuseLocal(tg, o.AllowLocal)
+		if err == nil && kbase == nil {
+			err = errors.New("bench was given no knowledge base (a bug in gpuform)")
+		}
 		var h Host
 		var vals []peerValue
 		if err == nil {

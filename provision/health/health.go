@@ -27,6 +27,9 @@ type Policy struct {
 	// ConfirmDelay is how long health mode waits before it runs the
 	// checks again to confirm a performance or link failure.
 	ConfirmDelay time.Duration
+	// KB is the knowledge base whose catalogue tells monitor-class Xids
+	// and says what a counted one means.
+	KB *kb.KB
 }
 
 // Decision is what to do with the node.
@@ -83,7 +86,7 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 			d.Drain, d.Reason = true, reason(c, act)
 		}
 	}
-	st.record(sightings(h, doc.CheckedAt, now), now, p.DrainWindow)
+	st.record(sightings(p.KB, h, doc.CheckedAt, now), now, p.DrainWindow)
 	counts := st.counts()
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
@@ -95,7 +98,7 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 		if n >= p.DrainAfter {
 			if !d.Drain {
 				d.Drain = true
-				d.Reason = fmt.Sprintf("%s: %s seen %d times in %s (monitor class: NVIDIA says restart the job; repeats point to the GPU): drain and have it checked", k, describe(k), n, p.DrainWindow)
+				d.Reason = fmt.Sprintf("%s: %s seen %d times in %s (monitor class: NVIDIA says restart the job; repeats point to the GPU): drain and have it checked", k, describe(p.KB, k), n, p.DrainWindow)
 			}
 			continue
 		}
@@ -237,10 +240,10 @@ func reason(c verify.CheckResult, act kb.Action) string {
 }
 
 // describe is the catalogue's meaning of a sighting key ("Xid 13").
-func describe(key string) string {
+func describe(k *kb.KB, key string) string {
 	kind, code, _ := strings.Cut(key, " ")
 	n, _ := strconv.ParseUint(code, 10, 64)
-	if r, ok := kb.Default().Remedy(strings.ToLower(kind), strconv.FormatUint(n, 10)); ok {
+	if r, ok := k.Remedy(strings.ToLower(kind), strconv.FormatUint(n, 10)); ok {
 		return r.Describe()
 	}
 	return "not in the catalogue"
@@ -258,8 +261,7 @@ const sameEventSlack = 2 * time.Second
 // run, and is not counted beside it; one whose line is not in the log
 // yet is kept as NVML's sighting with the run's span (From to At), which
 // the line recognises when a later run reads it (State.record).
-func sightings(h report.Host, runStart, now time.Time) []Sighting {
-	kbase := kb.Default()
+func sightings(kbase *kb.KB, h report.Host, runStart, now time.Time) []Sighting {
 	monitor := func(kind string, code uint64) bool {
 		r, ok := kbase.Remedy(kind, strconv.FormatUint(code, 10))
 		return ok && r.Action == kb.ActionMonitor

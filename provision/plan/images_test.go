@@ -87,7 +87,7 @@ func TestJudgeImages(t *testing.T) {
 				f.Driver = &facts.Driver{Version: tc.loaded}
 			}
 			var got []string
-			kbase := kb.Default()
+			kbase := testKB
 			im, _ := kbase.NGCImage(triton2405)
 			for _, v := range judgeImages(testKB, n, f, tc.changes) {
 				got = append(got, strings.Join([]string{string(v.Severity), v.Driver, string(v.DriverFrom), v.GPUClass}, " "))
