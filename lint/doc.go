@@ -15,5 +15,5 @@
 // It is not a loader (package spec parses and evaluates HCL; its
 // diagnostics are never findings and can never be suppressed) and it never
 // opens a connection or reads a host: it judges the wish, not the node.
-// Rendering lives in lint/format.
+// Rendering lives in diagview, whose Finding and Severity lint's are.
 package lint

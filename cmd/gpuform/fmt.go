@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/internal/readlimit"
-	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/spec"
 	"io/fs"
 	"os"
@@ -74,7 +74,7 @@ func fmtStdin(s Streams, o fmtOptions) error {
 	}
 	out, diags := formatSource(src, "<stdin>")
 	if diags.HasErrors() {
-		_ = format.WriteText(s.Err, diags, nil, map[string]*hcl.File{"<stdin>": {Bytes: src}}, format.TextOptions{Color: s.Color(s.Err)})
+		_ = diagview.WriteText(s.Err, diags, nil, map[string]*hcl.File{"<stdin>": {Bytes: src}}, diagview.TextOptions{Color: s.Color(s.Err)})
 		return exitError{ExitFailed}
 	}
 	if o.check {
@@ -151,7 +151,7 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 		}
 		out, diags := formatSource(src, f)
 		if diags.HasErrors() {
-			_ = format.WriteText(s.Err, diags, nil, map[string]*hcl.File{f: {Bytes: src}}, format.TextOptions{Color: s.Color(s.Err)})
+			_ = diagview.WriteText(s.Err, diags, nil, map[string]*hcl.File{f: {Bytes: src}}, diagview.TextOptions{Color: s.Color(s.Err)})
 			failed = true
 			continue
 		}

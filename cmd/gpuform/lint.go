@@ -10,8 +10,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/lint"
-	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -39,7 +39,7 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 			if err := jsonAlias(cmd, asJSON, &outFormat); err != nil {
 				return err
 			}
-			outF, err := format.ParseFormat(outFormat)
+			outF, err := diagview.ParseFormat(outFormat)
 			if err != nil {
 				return fmt.Errorf("-format: %w", err)
 			}
@@ -95,15 +95,15 @@ Exit status: 0 clean; 1 the spec is invalid; 2 findings at or above
 	return cmd
 }
 
-func writeLint(s Streams, f format.Format, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
-	err := format.Write(s.Out, f, format.Input{
+func writeLint(s Streams, f diagview.Format, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
+	err := diagview.Write(s.Out, f, diagview.Input{
 		Diags:    diags,
 		Findings: res.Findings,
 		Files:    files,
-		Text:     format.TextOptions{Color: s.Color(s.Out)},
-		SARIF:    format.SARIFOptions{BaseDir: dir, ToolVersion: Version},
+		Text:     diagview.TextOptions{Color: s.Color(s.Out)},
+		SARIF:    diagview.SARIFOptions{BaseDir: dir, ToolVersion: Version, Rules: lint.Catalogue()},
 	})
-	if err != nil || f != format.Text {
+	if err != nil || f != diagview.Text {
 		return err
 	}
 	if len(diags) == 0 && len(res.Findings) == 0 {

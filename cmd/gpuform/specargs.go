@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -83,7 +83,7 @@ func writeDiags(s Streams, diags hcl.Diagnostics, cfg *spec.Config) {
 	if cfg != nil {
 		files = cfg.Files
 	}
-	_ = format.WriteText(s.Err, diags, nil, files, format.TextOptions{Color: s.Color(s.Err)})
+	_ = diagview.WriteText(s.Err, diags, nil, files, diagview.TextOptions{Color: s.Color(s.Err)})
 }
 
 // loadPinned loads the spec and puts the lock file's releases in place of
@@ -114,7 +114,7 @@ func failJSON(s Streams, diags hcl.Diagnostics, cfg *spec.Config, err error) err
 	if cfg != nil {
 		files = cfg.Files
 	}
-	if werr := format.WriteJSON(s.Out, diags, nil, files); werr != nil {
+	if werr := diagview.WriteJSON(s.Out, diags, nil, files); werr != nil {
 		return werr
 	}
 	return exitError{ExitFailed}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/diagview"
 )
 
 func newValidateCommand(s Streams) *cobra.Command {
@@ -24,11 +24,11 @@ Exit status: 0 valid, 1 invalid.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, diags := flags.load(s, dirArg(args))
 			if asJSON {
-				if err := format.WriteJSON(s.Out, diags, nil, cfg.Files); err != nil {
+				if err := diagview.WriteJSON(s.Out, diags, nil, cfg.Files); err != nil {
 					return err
 				}
 			} else {
-				if err := format.WriteText(s.Err, diags, nil, cfg.Files, format.TextOptions{Color: s.Color(s.Err)}); err != nil {
+				if err := diagview.WriteText(s.Err, diags, nil, cfg.Files, diagview.TextOptions{Color: s.Color(s.Err)}); err != nil {
 					return err
 				}
 				if !diags.HasErrors() {

@@ -1,4 +1,4 @@
-package format
+package diagview
 
 import (
 	"encoding/json"
@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-
-	"github.com/gpuform/gpuform/lint"
 )
 
 // SARIF constants of the 2.1.0 standard (OASIS). The schema URI is the one
@@ -30,9 +28,9 @@ type SARIFOptions struct {
 	BaseDir string
 	// ToolVersion is gpuform's version, if known.
 	ToolVersion string
-	// Rules is the rule catalogue for tool.driver.rules; nil means
-	// lint.Rules().
-	Rules []lint.Rule
+	// Rules is the rule catalogue for tool.driver.rules (lint.Catalogue());
+	// a finding of a rule not in it adds the rule.
+	Rules []Rule
 }
 
 type sarifLog struct {
@@ -116,11 +114,11 @@ type sarifRegion struct {
 }
 
 // sarifLevel maps severities to SARIF result levels.
-func sarifLevel(s lint.Severity) string {
+func sarifLevel(s Severity) string {
 	switch s {
-	case lint.Error:
+	case Error:
 		return "error"
-	case lint.Warning:
+	case Warning:
 		return "warning"
 	}
 	return "note"
@@ -130,11 +128,8 @@ func sarifLevel(s lint.Severity) string {
 // tool.driver.rules and each finding as a result. HCL diagnostics are not
 // rule results; they are written as tool execution notifications, and an
 // error among them marks the invocation as unsuccessful.
-func WriteSARIF(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding, opts SARIFOptions) error {
+func WriteSARIF(w io.Writer, diags hcl.Diagnostics, findings []Finding, opts SARIFOptions) error {
 	rules := opts.Rules
-	if rules == nil {
-		rules = lint.Rules()
-	}
 	idx := ruleIndex(rules)
 	run := sarifRun{
 		Tool: sarifTool{Driver: sarifDriver{

@@ -1,4 +1,4 @@
-package format
+package diagview
 
 import (
 	"fmt"
@@ -6,15 +6,13 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-
-	"github.com/gpuform/gpuform/lint"
 )
 
 // WriteCompact writes one line per diagnostic or finding, in the form
 // editors and grep understand: `file:line:col: severity rule: message`
 // (without the rule for HCL diagnostics). A problem without a source
 // location is written with "-" as its file.
-func WriteCompact(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding) error {
+func WriteCompact(w io.Writer, diags hcl.Diagnostics, findings []Finding) error {
 	var b strings.Builder
 	for _, it := range items(diags, findings) {
 		loc := "-"

@@ -1,4 +1,4 @@
-package format
+package diagview
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/lint"
 )
 
 // JSONDocument is the JSON output: the shape of `terraform validate -json`,
@@ -59,15 +58,15 @@ type JSONSnippet struct {
 
 // NewJSONDocument builds the JSON document. It is valid when nothing is an
 // error. files supplies snippets and may be nil.
-func NewJSONDocument(diags hcl.Diagnostics, findings []lint.Finding, files map[string]*hcl.File) JSONDocument {
+func NewJSONDocument(diags hcl.Diagnostics, findings []Finding, files map[string]*hcl.File) JSONDocument {
 	src := newSources(files)
 	doc := JSONDocument{FormatVersion: jsonformat.Version, Diagnostics: []JSONDiagnostic{}}
 	for _, it := range items(diags, findings) {
 		d := JSONDiagnostic{Severity: it.severity.String(), Summary: it.summary, Detail: it.detail, Rule: it.rule}
 		switch it.severity {
-		case lint.Error:
+		case Error:
 			doc.ErrorCount++
-		case lint.Warning:
+		case Warning:
 			doc.WarningCount++
 		}
 		if hasFile(it.subject) {
@@ -94,7 +93,7 @@ func NewJSONDocument(diags hcl.Diagnostics, findings []lint.Finding, files map[s
 
 // WriteJSON writes the JSON document, indented, followed by a newline. It
 // serves `gpuform validate -json` too: pass no findings.
-func WriteJSON(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding, files map[string]*hcl.File) error {
+func WriteJSON(w io.Writer, diags hcl.Diagnostics, findings []Finding, files map[string]*hcl.File) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

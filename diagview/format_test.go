@@ -1,4 +1,4 @@
-package format
+package diagview_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/modules"
@@ -92,11 +93,17 @@ func golden(t *testing.T, name string, got []byte) {
 func TestWriters(t *testing.T) {
 	diags, findings, files := fixture(t)
 	tests := map[string]func(*bytes.Buffer) error{
-		"text.golden":       func(b *bytes.Buffer) error { return WriteText(b, diags, findings, files, TextOptions{}) },
-		"text-color.golden": func(b *bytes.Buffer) error { return WriteText(b, diags, findings, files, TextOptions{Color: true}) },
-		"compact.golden":    func(b *bytes.Buffer) error { return WriteCompact(b, diags, findings) },
-		"json.golden":       func(b *bytes.Buffer) error { return WriteJSON(b, diags, findings, files) },
-		"sarif.golden":      func(b *bytes.Buffer) error { return WriteSARIF(b, diags, findings, SARIFOptions{ToolVersion: "0.1.0"}) },
+		"text.golden": func(b *bytes.Buffer) error {
+			return diagview.WriteText(b, diags, findings, files, diagview.TextOptions{})
+		},
+		"text-color.golden": func(b *bytes.Buffer) error {
+			return diagview.WriteText(b, diags, findings, files, diagview.TextOptions{Color: true})
+		},
+		"compact.golden": func(b *bytes.Buffer) error { return diagview.WriteCompact(b, diags, findings) },
+		"json.golden":    func(b *bytes.Buffer) error { return diagview.WriteJSON(b, diags, findings, files) },
+		"sarif.golden": func(b *bytes.Buffer) error {
+			return diagview.WriteSARIF(b, diags, findings, diagview.SARIFOptions{ToolVersion: "0.1.0", Rules: lint.Catalogue()})
+		},
 	}
 	for name, write := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -111,7 +118,7 @@ func TestWriters(t *testing.T) {
 
 func TestJSONCounts(t *testing.T) {
 	diags, findings, files := fixture(t)
-	doc := NewJSONDocument(diags, findings, files)
+	doc := diagview.NewJSONDocument(diags, findings, files)
 	wantErr, wantWarn := 1, 0
 	for _, f := range findings {
 		switch f.Severity {
@@ -133,7 +140,7 @@ func TestJSONCounts(t *testing.T) {
 		}
 	}
 	// validate -json: diagnostics only, no errors → valid.
-	clean := NewJSONDocument(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "w"}}, nil, nil)
+	clean := diagview.NewJSONDocument(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "w"}}, nil, nil)
 	if !clean.Valid || clean.WarningCount != 1 || clean.Diagnostics[0].Range != nil {
 		t.Errorf("warnings only: %+v", clean)
 	}
@@ -151,7 +158,7 @@ func TestSARIFSchema(t *testing.T) {
 	}
 	diags, findings, _ := fixture(t)
 	var b bytes.Buffer
-	if err := WriteSARIF(&b, diags, findings, SARIFOptions{BaseDir: "."}); err != nil {
+	if err := diagview.WriteSARIF(&b, diags, findings, diagview.SARIFOptions{BaseDir: ".", Rules: lint.Catalogue()}); err != nil {
 		t.Fatal(err)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b.Bytes()))
@@ -188,29 +195,29 @@ func TestSARIFSchema(t *testing.T) {
 func TestParseFormatAndWrite(t *testing.T) {
 	diags, findings, files := fixture(t)
 	for _, name := range []string{"text", "compact", "json", "sarif", "default", "JSON"} {
-		f, err := ParseFormat(name)
+		f, err := diagview.ParseFormat(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var direct, viaWrite bytes.Buffer
 		switch f {
-		case Text:
-			_ = WriteText(&direct, diags, findings, files, TextOptions{})
-		case Compact:
-			_ = WriteCompact(&direct, diags, findings)
-		case JSON:
-			_ = WriteJSON(&direct, diags, findings, files)
-		case SARIF:
-			_ = WriteSARIF(&direct, diags, findings, SARIFOptions{})
+		case diagview.Text:
+			_ = diagview.WriteText(&direct, diags, findings, files, diagview.TextOptions{})
+		case diagview.Compact:
+			_ = diagview.WriteCompact(&direct, diags, findings)
+		case diagview.JSON:
+			_ = diagview.WriteJSON(&direct, diags, findings, files)
+		case diagview.SARIF:
+			_ = diagview.WriteSARIF(&direct, diags, findings, diagview.SARIFOptions{})
 		}
-		if err := Write(&viaWrite, f, Input{Diags: diags, Findings: findings, Files: files}); err != nil {
+		if err := diagview.Write(&viaWrite, f, diagview.Input{Diags: diags, Findings: findings, Files: files}); err != nil {
 			t.Fatal(err)
 		}
 		if direct.String() != viaWrite.String() || direct.Len() == 0 {
 			t.Errorf("%s: Write differs from the format's own writer", name)
 		}
 	}
-	if _, err := ParseFormat("checkstyle"); err == nil {
+	if _, err := diagview.ParseFormat("checkstyle"); err == nil {
 		t.Error("unknown format accepted")
 	}
 }
@@ -229,7 +236,7 @@ func BenchmarkTextRandomBytes(b *testing.B) {
 	files := map[string]*hcl.File{"random.gpuform.hcl": f}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := WriteText(io.Discard, diags, nil, files, TextOptions{}); err != nil {
+		if err := diagview.WriteText(io.Discard, diags, nil, files, diagview.TextOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

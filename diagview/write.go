@@ -1,4 +1,4 @@
-package format
+package diagview
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-
-	"github.com/gpuform/gpuform/lint"
 )
 
 // Format names an output format of `gpuform lint -format`.
@@ -45,7 +43,7 @@ type Input struct {
 	// Diags are HCL diagnostics (loader or lint configuration errors).
 	Diags hcl.Diagnostics
 	// Findings are lint findings, as lint.Run sorted them.
-	Findings []lint.Finding
+	Findings []Finding
 	// Files are the parsed sources for snippets (spec.Config.Files, plus
 	// the .gpuform-lint.hcl file when one was read).
 	Files map[string]*hcl.File

@@ -1,4 +1,4 @@
-package format
+package diagview
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mitchellh/go-wordwrap"
-
-	"github.com/gpuform/gpuform/lint"
 )
 
 // TextOptions control human output.
@@ -34,7 +32,7 @@ const (
 // source line with the offending expression marked, the detail, and for
 // findings the rule name and its documentation link. files supplies the
 // source for snippets; an entry that is missing only drops the snippet.
-func WriteText(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding, files map[string]*hcl.File, opts TextOptions) error {
+func WriteText(w io.Writer, diags hcl.Diagnostics, findings []Finding, files map[string]*hcl.File, opts TextOptions) error {
 	width := opts.Width
 	if width <= 0 {
 		width = 78
@@ -80,11 +78,11 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, findings []lint.Finding, file
 	return err
 }
 
-func severityLabel(s lint.Severity) (string, string) {
+func severityLabel(s Severity) (string, string) {
 	switch s {
-	case lint.Error:
+	case Error:
 		return "Error", ansiRed
-	case lint.Warning:
+	case Warning:
 		return "Warning", ansiYellow
 	}
 	return "Info", ansiCyan

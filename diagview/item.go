@@ -1,17 +1,15 @@
-package format
+package diagview
 
 import (
 	"bytes"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
-
-	"github.com/gpuform/gpuform/lint"
 )
 
 // item is one thing to render: an HCL diagnostic or a lint finding.
 type item struct {
-	severity lint.Severity
+	severity Severity
 	summary  string
 	detail   string
 	subject  *hcl.Range
@@ -22,15 +20,15 @@ type item struct {
 
 // items merges diagnostics (first, in their own order, as the loader
 // reported them) and findings (already sorted by lint.Run).
-func items(diags hcl.Diagnostics, findings []lint.Finding) []item {
+func items(diags hcl.Diagnostics, findings []Finding) []item {
 	out := make([]item, 0, len(diags)+len(findings))
 	for _, d := range diags {
 		if d == nil {
 			continue
 		}
-		sev := lint.Warning
+		sev := Warning
 		if d.Severity == hcl.DiagError {
-			sev = lint.Error
+			sev = Error
 		}
 		out = append(out, item{severity: sev, summary: d.Summary, detail: d.Detail, subject: d.Subject, context: d.Context})
 	}
@@ -133,7 +131,7 @@ func (src *sources) snippet(subject, context *hcl.Range) (snippet, bool) {
 }
 
 // ruleIndex maps rule names to their position in rules, for SARIF.
-func ruleIndex(rules []lint.Rule) map[string]int {
+func ruleIndex(rules []Rule) map[string]int {
 	m := make(map[string]int, len(rules))
 	for i, r := range rules {
 		m[r.Name] = i
