@@ -167,7 +167,9 @@ func verifyImageVerdicts(t *testing.T, cfg *spec.Config, gpu string, drivers []k
 		if gpu != "" {
 			rep.GPUs = []nvmlfacts.GPU{{Index: 0, Name: gpu}}
 		}
-		for _, r := range verify.Check(verify.ExpectationFor(n), rep, verify.HostFacts{}) {
+		exp := verify.ExpectationFor(n)
+		exp.KB = testKB
+		for _, r := range verify.Check(exp, rep, verify.HostFacts{}) {
 			image, ok := strings.CutPrefix(r.ID, string(verify.CheckImageDriver)+".")
 			if !ok {
 				continue
