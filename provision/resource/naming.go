@@ -8,7 +8,7 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// Package names and version formats come from kb's knowledge base
+// Package names and version formats come from the knowledge base
 // (kb/data/packages.tsv, each row with its public source: NVIDIA's
 // CUDA repository layout, the NCCL and DCGM packaging files, the container
 // toolkit install guide); so do the packages that travel with each one

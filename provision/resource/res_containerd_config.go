@@ -134,7 +134,7 @@ func containerdConfig(k *kb.KB, n *spec.Node, c *spec.Container) *containerdReso
 }
 
 // cdiWanted reports whether the spec's toolkit generates CDI specs
-// (kb's feature table: cdi-generate), so that containerd is told
+// (the knowledge base's feature table: cdi-generate), so that containerd is told
 // to read them. containerd before 1.7 ignores the key.
 func (r *containerdResource) cdiWanted() bool {
 	if !r.c.NvidiaContainerToolkit.Set {
