@@ -72,7 +72,7 @@ func trackedFiles(t *testing.T, root string) []string {
 
 // TestNoReferenceOutsideRepo fails when a tracked file cites a file outside
 // the repository. Cite docs/design.md, the knowledge base
-// (lint/compat/data, docs/knowledge-base.md) or the public source instead.
+// (kb/data, docs/knowledge-base.md) or the public source instead.
 func TestNoReferenceOutsideRepo(t *testing.T) {
 	root := repoRoot(t)
 	files := trackedFiles(t, root)
@@ -115,7 +115,7 @@ func TestOutsideRefsPattern(t *testing.T) {
 	}
 	for _, line := range []string{
 		"(docs/design.md, \"Exit codes\")",
-		"lint/compat/data/gpu-models.tsv",
+		"kb/data/gpu-models.tsv",
 		"copied from the team's fixture set",
 		"https://example.com/work" + "/page.html",
 	} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
@@ -329,11 +330,15 @@ func TestExampleVariables(t *testing.T) {
 // must not carry an error-level finding. Warnings are logged, not failed,
 // because they may rest on unconfirmed knowledge-base rows.
 func TestExamplesLint(t *testing.T) {
+	kbase, err := kb.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, dir := range exampleDirs(t) {
 		t.Run(dir, func(t *testing.T) {
 			cfg := load(t, dir)
 			// A fixed instant keeps end-of-life findings from changing with the calendar.
-			res, diags := lint.Run(cfg, lint.Options{Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+			res, diags := lint.Run(cfg, lint.Options{KB: kbase, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
 			for _, d := range diags {
 				t.Errorf("lint: %s", d.Error())
 			}

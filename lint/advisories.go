@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // dataFS holds lint's own small tables (see data/README.md); embed.FS is
@@ -18,9 +18,9 @@ var dataFS embed.FS
 // advisory is one security advisory of the NVIDIA Container Toolkit.
 type advisory struct {
 	id    string
-	fixed compat.Version
+	fixed kb.Version
 	note  string
-	fact  compat.Fact
+	fact  kb.Fact
 }
 
 // toolkitAdvisories returns the parsed advisories table. It is parsed once;
@@ -43,11 +43,11 @@ func parseAdvisories() ([]advisory, error) {
 		if len(c) != 5 {
 			return out, &tableError{line: i + 2, msg: "want 5 cells"}
 		}
-		v, err := compat.ParseVersion(c[1])
+		v, err := kb.ParseVersion(c[1])
 		if err != nil || !v.IsExact() {
 			return out, &tableError{line: i + 2, msg: "fixed_in is not an exact release"}
 		}
-		st, err := compat.ParseStatus(c[3])
+		st, err := kb.ParseStatus(c[3])
 		if err != nil {
 			return out, &tableError{line: i + 2, msg: err.Error()}
 		}
@@ -57,7 +57,7 @@ func parseAdvisories() ([]advisory, error) {
 				srcs = append(srcs, s)
 			}
 		}
-		out = append(out, advisory{id: c[0], fixed: v, note: c[2], fact: compat.Fact{Status: st, Sources: srcs, File: "lint/data/container-toolkit-advisories.tsv", Line: i + 2}})
+		out = append(out, advisory{id: c[0], fixed: v, note: c[2], fact: kb.Fact{Status: st, Sources: srcs, File: "lint/data/container-toolkit-advisories.tsv", Line: i + 2}})
 	}
 	return out, nil
 }
@@ -69,10 +69,4 @@ type tableError struct {
 
 func (e *tableError) Error() string {
 	return "data/container-toolkit-advisories.tsv:" + strconv.Itoa(e.line) + ": " + e.msg
-}
-
-// kbToolkitRelease checks a release against the knowledge base, so the
-// advisory table cannot name a release that does not exist.
-func kbToolkitRelease(v compat.Version) (compat.ToolkitRelease, bool) {
-	return compat.Default().ContainerToolkit(v)
 }

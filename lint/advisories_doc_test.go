@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // TestRulesDocToolkitExamples keeps the container_toolkit_version example of
@@ -31,7 +31,7 @@ func TestRulesDocToolkitExamples(t *testing.T) {
 	}
 	fine := 0
 	for _, ex := range examples {
-		v, err := compat.ParseVersion(ex[1])
+		v, err := kb.ParseVersion(ex[1])
 		if err != nil {
 			t.Fatal(err)
 		}

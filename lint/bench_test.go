@@ -97,7 +97,7 @@ func BenchmarkLint1000(b *testing.B) {
 	cfg := loadFleet(b, fleetSpec(1000))
 	b.ResetTimer()
 	for b.Loop() {
-		res, _ := Run(cfg, Options{Now: testNow})
+		res, _ := Run(cfg, Options{KB: testKB, Now: testNow})
 		if len(res.Suppressed) == 0 {
 			b.Fatal("suppressions were not applied")
 		}

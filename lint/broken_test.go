@@ -47,7 +47,7 @@ func TestBrokenTrainingCluster(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	res, diags := Run(cfg, Options{Now: testNow})
+	res, diags := Run(cfg, Options{KB: testKB, Now: testNow})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}

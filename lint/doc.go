@@ -5,7 +5,7 @@
 // The engine (Run) applies inline suppressions (# gpuform-ignore: rule --
 // reason), the lint block of the spec and an optional .gpuform-lint.hcl, and
 // sorts and deduplicates what the rules report. Rules read version facts only
-// from the embedded knowledge base in lint/compat, never from literals.
+// from the embedded knowledge base in kb, never from literals.
 //
 // Each rule lives in rule_<name>.go (a small family such as numa_bind_* in
 // rule_<family>.go): its declaration, its Check and the helpers only it
@@ -15,5 +15,5 @@
 // It is not a loader (package spec parses and evaluates HCL; its
 // diagnostics are never findings and can never be suppressed) and it never
 // opens a connection or reads a host: it judges the wish, not the node.
-// Rendering lives in lint/format.
+// Rendering lives in diagview, whose Finding and Severity lint's are.
 package lint

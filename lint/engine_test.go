@@ -36,6 +36,9 @@ func lintSource(t *testing.T, src string, opts Options) Result {
 	if opts.Now.IsZero() {
 		opts.Now = testNow
 	}
+	if opts.KB == nil {
+		opts.KB = testKB
+	}
 	cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": src})
 	res, diags := Run(cfg, opts)
 	if diags.HasErrors() {
@@ -162,7 +165,7 @@ func TestUnknownRuleDidYouMean(t *testing.T) {
 
 func TestInvalidSeverityIsDiagnostic(t *testing.T) {
 	cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": fmt.Sprintf(engineSpec, "", "", "", "")})
-	_, diags := Run(cfg, Options{Now: testNow, Config: &spec.LintConfig{Rules: []*spec.LintRuleConfig{
+	_, diags := Run(cfg, Options{KB: testKB, Now: testNow, Config: &spec.LintConfig{Rules: []*spec.LintRuleConfig{
 		{Name: "persistence_mode", Severity: spec.Attr[string]{V: "fatal", Set: true, Range: hcl.Range{Filename: ".gpuform-lint.hcl"}}},
 	}}})
 	if !diags.HasErrors() {
@@ -258,7 +261,7 @@ func TestPartialConfigs(t *testing.T) {
 	}
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {
-			_, diags := Run(cfg, Options{Now: testNow})
+			_, diags := Run(cfg, Options{KB: testKB, Now: testNow})
 			for _, d := range diags {
 				if strings.HasPrefix(d.Summary, "Internal error") {
 					t.Errorf("%s: %s", d.Summary, d.Detail)
@@ -268,6 +271,19 @@ func TestPartialConfigs(t *testing.T) {
 	}
 	if res, diags := Run(nil, Options{}); len(res.Findings) != 0 || diags.HasErrors() {
 		t.Error("nil config")
+	}
+}
+
+// TestRunWithoutKB: a caller that forgot the knowledge base gets an error
+// diagnostic, not a panic and not a silently empty run.
+func TestRunWithoutKB(t *testing.T) {
+	cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": fmt.Sprintf(engineSpec, "", "", "", "")})
+	res, diags := Run(cfg, Options{Now: testNow})
+	if !diags.HasErrors() || len(res.Findings) != 0 {
+		t.Fatalf("Run without a KB: findings %v, diags %v; want one error and no findings", res.Findings, diags)
+	}
+	if got := diags[0].Summary; got != "No knowledge base" {
+		t.Errorf("summary %q, want %q", got, "No knowledge base")
 	}
 }
 
@@ -302,8 +318,8 @@ func TestAdvisoriesParse(t *testing.T) {
 		if !strings.HasPrefix(a.id, "CVE-") || a.fact.Source() == "" || !a.fact.Status.CanBeError() {
 			t.Errorf("advisory %+v: want a CVE id, a source and a confirmed status", a)
 		}
-		if _, ok := kbToolkitRelease(a.fixed); !ok {
-			t.Errorf("%s: fixed release %s is not a container toolkit release in lint/compat", a.id, a.fixed)
+		if _, ok := testKB.ContainerToolkit(a.fixed); !ok {
+			t.Errorf("%s: fixed release %s is not a container toolkit release in kb", a.id, a.fixed)
 		}
 	}
 }

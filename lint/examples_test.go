@@ -33,7 +33,7 @@ func TestExamplesLintClean(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("example does not load:\n%s", diags.Error())
 			}
-			res, diags := Run(cfg, Options{Now: testNow})
+			res, diags := Run(cfg, Options{KB: testKB, Now: testNow})
 			if diags.HasErrors() {
 				t.Fatal(diags.Error())
 			}
@@ -86,7 +86,7 @@ func TestQuickstartDriverAdvisory(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}
-		res, diags := Run(cfg, Options{Now: testNow})
+		res, diags := Run(cfg, Options{KB: testKB, Now: testNow})
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}

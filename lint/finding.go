@@ -1,35 +1,24 @@
 package lint
 
 import (
-	"github.com/hashicorp/hcl/v2"
+	"github.com/gpuform/gpuform/diagview"
 )
 
-// Severity is how serious a finding is. The zero value is not valid.
-type Severity int
+// Severity is how serious a finding is. The zero value is not valid. It
+// is diagview's, so the writers of every output format take findings as
+// they are.
+type Severity = diagview.Severity
 
 // Severities in increasing order of seriousness, so that comparing them
 // answers "at or above --min-severity".
 const (
 	// Info is advice that never fails a run unless asked to.
-	Info Severity = iota + 1
+	Info = diagview.Info
 	// Warning is a likely problem, or one that rests on unconfirmed data.
-	Warning
+	Warning = diagview.Warning
 	// Error is a spec that will make the node broken or slow.
-	Error
+	Error = diagview.Error
 )
-
-// String returns the lower-case name used in every output format.
-func (s Severity) String() string {
-	switch s {
-	case Info:
-		return "info"
-	case Warning:
-		return "warning"
-	case Error:
-		return "error"
-	}
-	return "unknown"
-}
 
 // ParseSeverity reads "error", "warning" or "info".
 func ParseSeverity(s string) (Severity, bool) {
@@ -45,18 +34,6 @@ func ParseSeverity(s string) (Severity, bool) {
 }
 
 // Finding is one problem a rule found in a spec, anchored at the source range
-// of the attribute or block that causes it.
-type Finding struct {
-	// Rule is the snake_case name of the rule that raised the finding.
-	Rule string
-	// Severity is the effective severity after lint configuration.
-	Severity Severity
-	// Summary is a one-line statement of the problem.
-	Summary string
-	// Detail says why it matters and what to do; may be empty.
-	Detail string
-	// Link points at the rule's documentation.
-	Link string
-	// Range is where the offending value is written.
-	Range hcl.Range
-}
+// of the attribute or block that causes it (Rule, Severity, Summary, Detail,
+// Link, Range): diagview's Finding, which every output format renders.
+type Finding = diagview.Finding

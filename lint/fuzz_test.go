@@ -23,7 +23,7 @@ func FuzzLint(f *testing.F) {
 	f.Add("node \"n\" {\n  hosts = [\"h\"]\n  numa { bind {} }\n}\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		cfg, _ := spec.LoadFiles(map[string][]byte{"f.gpuform.hcl": []byte(src)}, spec.LoadOptions{BuiltinModules: modules.FS()})
-		_, diags := Run(cfg, Options{Now: testNow})
+		_, diags := Run(cfg, Options{KB: testKB, Now: testNow})
 		for _, d := range diags {
 			if strings.HasPrefix(d.Summary, "Internal error") {
 				t.Fatalf("%s: %s", d.Summary, d.Detail)

@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/gpuform/gpuform/lint/compat"
 )
 
 // TestHostBalance judges hosts at and just below the smallest per-GPU share
 // of NVIDIA's designs, each measure on its own; the shares are read from the
 // knowledge base, so the cases follow the table.
 func TestHostBalance(t *testing.T) {
-	share, ok := compat.Default().MinHostShare()
+	share, ok := testKB.MinHostShare()
 	if !ok {
 		t.Fatal("no host designs")
 	}
@@ -46,7 +44,7 @@ func TestHostBalance(t *testing.T) {
 }
 `, tt.hardware, tt.workload)
 			cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": src})
-			res, diags := Run(cfg, Options{Now: testNow, MinSeverity: Info})
+			res, diags := Run(cfg, Options{KB: testKB, Now: testNow, MinSeverity: Info})
 			if diags.HasErrors() {
 				t.Fatal(diags.Error())
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/target"
@@ -19,7 +19,7 @@ import (
 // every driver the tables name (each forward-compatibility exception, a
 // release just below it, each CUDA toolkit driver, each branch floor), on
 // every GPU model and on a node without hardware, and checks that the three
-// layers that judge an image report exactly what compat.ImageDriver
+// layers that judge an image report exactly what kb.ImageDriver
 // decides (nothing, a warning or an error): lint's container_image_driver
 // on the pinned driver, plan on the driver its driver_package installs,
 // and verify's container.image_driver on the driver the host has loaded.
@@ -27,18 +27,18 @@ import (
 // error on a weak fact, none on a data-center GPU whose exception list is
 // unknown.
 func TestImageDriverAgreement(t *testing.T) {
-	kb := compat.Default()
-	images := kb.NGCImages()
-	drivers := agreementDrivers(t, kb)
+	kbase := testKB
+	images := kbase.NGCImages()
+	drivers := agreementDrivers(t, kbase)
 	gpus := []string{""} // no hardware: class unknown
-	for _, g := range kb.GPUModels() {
+	for _, g := range kbase.GPUModels() {
 		gpus = append(gpus, g.Name)
 	}
 	checked, errs := 0, 0
 	for _, gpu := range gpus {
-		class := compat.GPUClassUnknown
+		class := kb.GPUClassUnknown
 		if gpu != "" {
-			class, _ = kb.GPUClassOf(gpu)
+			class, _ = kbase.GPUClassOf(gpu)
 		}
 		var src strings.Builder
 		var refs []string
@@ -53,7 +53,7 @@ func TestImageDriverAgreement(t *testing.T) {
 			fmt.Fprintf(&src, "  driver { version = %q }\n  container { images = [%s] }\n}\n", d.String(), strings.Join(refs, ", "))
 		}
 		cfg := loadSpec(t, map[string]string{"agree.gpuform.hcl": src.String()})
-		res, diags := Run(cfg, Options{Now: testNow, MinSeverity: Info})
+		res, diags := Run(cfg, Options{KB: testKB, Now: testNow, MinSeverity: Info})
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}
@@ -77,7 +77,7 @@ func TestImageDriverAgreement(t *testing.T) {
 		verified := verifyImageVerdicts(t, cfg, gpu, drivers)
 		for i, d := range drivers {
 			for _, im := range images {
-				ans := kb.ImageDriver(im, d, class)
+				ans := kbase.ImageDriver(im, d, class)
 				key := fmt.Sprintf("%d|%s", i, im.Image)
 				if got, want := planned[key], ans.Verdict; got != want {
 					t.Errorf("%s on %s (%q): plan says %s, compat says %s", im.Image, d, gpu, got, want)
@@ -86,20 +86,20 @@ func TestImageDriverAgreement(t *testing.T) {
 					t.Errorf("%s on %s (%q): verify says %s, compat says %s", im.Image, d, gpu, got, want)
 				}
 				checked++
-				if ans.Verdict == compat.VerdictError {
+				if ans.Verdict == kb.VerdictError {
 					errs++
 					if !ans.Fact.Status.CanBeError() {
 						t.Errorf("%s on %s (%s): error on a %s fact", im.Image, d, class, ans.Fact.Status)
 					}
 				}
-				if class == compat.GPUClassDatacenter && !im.ExceptionsKnown && ans.Verdict == compat.VerdictError {
+				if class == kb.GPUClassDatacenter && !im.ExceptionsKnown && ans.Verdict == kb.VerdictError {
 					t.Errorf("%s on %s (%s): error although the exception list is unknown", im.Image, d, gpu)
 				}
 				sev, found := got[fmt.Sprintf("%d|%s", i, im.Image)]
 				switch {
-				case ans.Verdict == compat.VerdictNone && found:
+				case ans.Verdict == kb.VerdictNone && found:
 					t.Errorf("%s on %s (%q): rule reports %s, compat says nothing", im.Image, d, gpu, sev)
-				case ans.Verdict != compat.VerdictNone && !found:
+				case ans.Verdict != kb.VerdictNone && !found:
 					t.Errorf("%s on %s (%q): rule silent, compat says %s", im.Image, d, gpu, ans.Verdict)
 				case found && sev != verdictSeverity(ans.Verdict):
 					t.Errorf("%s on %s (%q): rule says %s, compat says %s", im.Image, d, gpu, sev, ans.Verdict)
@@ -117,7 +117,7 @@ func TestImageDriverAgreement(t *testing.T) {
 // driver, whose PCI bus shows GPUs the knowledge base cannot name (so the
 // GPU's class comes from the node's hardware block, as in lint), and
 // returns plan's image verdicts by "node index|image".
-func planImageVerdicts(t *testing.T, cfg *spec.Config, nodes int) map[string]compat.Verdict {
+func planImageVerdicts(t *testing.T, cfg *spec.Config, nodes int) map[string]kb.Verdict {
 	t.Helper()
 	f := &facts.Node{OS: facts.OS{ID: "ubuntu", VersionID: "24.04"}, Arch: "x86_64"}
 	for i := 0; i < 8; i++ {
@@ -128,11 +128,11 @@ func planImageVerdicts(t *testing.T, cfg *spec.Config, nodes int) map[string]com
 	for _, n := range cfg.Nodes {
 		probed = append(probed, target.Probed{Host: target.Host{Host: n.Hosts[0], Node: n}, Facts: f})
 	}
-	p := plan.Make(probed)
+	p := plan.Make(testKB, probed)
 	if len(p.Hosts) != nodes {
 		t.Fatalf("plan has %d hosts, want %d", len(p.Hosts), nodes)
 	}
-	out := map[string]compat.Verdict{}
+	out := map[string]kb.Verdict{}
 	for i, h := range p.Hosts {
 		if h.Error != "" {
 			t.Fatalf("host %s: %s", h.Host, h.Error)
@@ -145,9 +145,9 @@ func planImageVerdicts(t *testing.T, cfg *spec.Config, nodes int) map[string]com
 			if _, dup := out[key]; dup {
 				t.Errorf("host %s: two verdicts for %s", h.Host, v.Image)
 			}
-			out[key] = compat.VerdictWarning
+			out[key] = kb.VerdictWarning
 			if v.Severity == plan.ImageError {
-				out[key] = compat.VerdictError
+				out[key] = kb.VerdictError
 			}
 		}
 	}
@@ -159,15 +159,17 @@ func planImageVerdicts(t *testing.T, cfg *spec.Config, nodes int) map[string]com
 // (none without one), and returns container.image_driver's verdicts by
 // "node index|image": a failure is an error, a pass with a reason a
 // warning.
-func verifyImageVerdicts(t *testing.T, cfg *spec.Config, gpu string, drivers []compat.Version) map[string]compat.Verdict {
+func verifyImageVerdicts(t *testing.T, cfg *spec.Config, gpu string, drivers []kb.Version) map[string]kb.Verdict {
 	t.Helper()
-	out := map[string]compat.Verdict{}
+	out := map[string]kb.Verdict{}
 	for i, n := range cfg.Nodes {
 		rep := &nvmlfacts.Report{DriverVersion: drivers[i].String()}
 		if gpu != "" {
 			rep.GPUs = []nvmlfacts.GPU{{Index: 0, Name: gpu}}
 		}
-		for _, r := range verify.Check(verify.ExpectationFor(n), rep, verify.HostFacts{}) {
+		exp := verify.ExpectationFor(n)
+		exp.KB = testKB
+		for _, r := range verify.Check(exp, rep, verify.HostFacts{}) {
 			image, ok := strings.CutPrefix(r.ID, string(verify.CheckImageDriver)+".")
 			if !ok {
 				continue
@@ -175,9 +177,9 @@ func verifyImageVerdicts(t *testing.T, cfg *spec.Config, gpu string, drivers []c
 			key := fmt.Sprintf("%d|%s", i, image)
 			switch {
 			case r.Status == verify.StatusFail:
-				out[key] = compat.VerdictError
+				out[key] = kb.VerdictError
 			case r.Status == verify.StatusPass && r.Message != "":
-				out[key] = compat.VerdictWarning
+				out[key] = kb.VerdictWarning
 			case r.Status != verify.StatusPass:
 				t.Errorf("node %s: %s is %s: %s", n.Name, r.ID, r.Status, r.Message)
 			}
@@ -188,16 +190,16 @@ func verifyImageVerdicts(t *testing.T, cfg *spec.Config, gpu string, drivers []c
 
 // agreementDrivers lists the drivers the tables name, plus one release just
 // below each forward-compatibility exception.
-func agreementDrivers(t *testing.T, kb *compat.KB) []compat.Version {
-	seen := map[string]compat.Version{}
+func agreementDrivers(t *testing.T, kbase *kb.KB) []kb.Version {
+	seen := map[string]kb.Version{}
 	add := func(s string) {
-		v, err := compat.ParseDriverVersion(s)
+		v, err := kb.ParseDriverVersion(s)
 		if err != nil {
 			t.Fatalf("driver %q: %v", s, err)
 		}
 		seen[v.String()] = v
 	}
-	for _, im := range kb.NGCImages() {
+	for _, im := range kbase.NGCImages() {
 		for _, e := range im.DatacenterExceptions {
 			add(e.Driver.String())
 			if e.Driver.Minor() > 0 {
@@ -208,15 +210,15 @@ func agreementDrivers(t *testing.T, kb *compat.KB) []compat.Version {
 			add(fmt.Sprint(im.MinDriverBranch))
 		}
 	}
-	for _, r := range kb.CUDAReleases() {
+	for _, r := range kbase.CUDAReleases() {
 		if r.MinDriver.Driver.IsExact() {
 			add(r.MinDriver.Driver.String())
 		}
 	}
-	for _, b := range kb.Branches() {
+	for _, b := range kbase.Branches() {
 		add(fmt.Sprint(b.Number))
 	}
-	out := make([]compat.Version, 0, len(seen))
+	out := make([]kb.Version, 0, len(seen))
 	for _, v := range seen {
 		out = append(out, v)
 	}

@@ -10,9 +10,10 @@ import (
 	"testing"
 )
 
-// TestNoUpwardImports keeps lint below provision: provision reads lint's
-// knowledge base, so lint (and everything under it) must never import
-// provision, or the two would judge from different copies of each other.
+// TestNoUpwardImports keeps lint below provision: provision may import
+// lint, so lint (and everything under it) must never import provision, or
+// the two would depend on each other. The knowledge base both read is kb,
+// below them both (kb/imports_test.go).
 func TestNoUpwardImports(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {

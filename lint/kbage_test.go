@@ -3,21 +3,19 @@ package lint
 import (
 	"testing"
 	"time"
-
-	"github.com/gpuform/gpuform/lint/compat"
 )
 
 // knowledge_base_age counts from the refresh date, not the newest fact:
 // silent 90 days after it, one finding the day after (issue 29: it counted
 // from the newest row and stayed silent for half a year).
 func TestKnowledgeBaseAgeCountsFromRefreshDate(t *testing.T) {
-	r, ok := compat.Default().RefreshDate()
+	r, ok := testKB.RefreshDate()
 	if !ok {
 		t.Fatal("no refresh date")
 	}
 	cfg := loadSpec(t, map[string]string{"n.gpuform.hcl": `node "n" { hosts = ["h"] }`})
 	count := func(now time.Time) int {
-		res, diags := Run(cfg, Options{Now: now, MinSeverity: Info})
+		res, diags := Run(cfg, Options{KB: testKB, Now: now, MinSeverity: Info})
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}
@@ -35,7 +33,7 @@ func TestKnowledgeBaseAgeCountsFromRefreshDate(t *testing.T) {
 	if n := count(r.Date.Add(91 * 24 * time.Hour)); n != 1 {
 		t.Errorf("91 days after the refresh: %d findings, want one", n)
 	}
-	if d, _ := compat.Default().NewestFact(); d.Date.After(r.Date) {
+	if d, _ := testKB.NewestFact(); d.Date.After(r.Date) {
 		t.Errorf("newest fact %s is after the refresh date %s", d, r)
 	}
 }

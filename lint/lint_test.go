@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -20,6 +21,16 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // testNow is the fixed "today" of every test, so end-of-life results do
 // not change as the calendar moves.
 var testNow = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+
+// testKB is the knowledge base of every test, parsed once from the
+// embedded tables as the CLI does.
+var testKB = func() *kb.KB {
+	k, err := kb.Load()
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // loadSpec evaluates in-memory files with the built-in modules; the fixture
 // must load without errors, since rule tests are about lint, not the loader.
@@ -96,7 +107,7 @@ func TestRules(t *testing.T) {
 						t.Fatal(perr)
 					}
 				}
-				res, diags := Run(cfg, Options{Now: now, MinSeverity: Info})
+				res, diags := Run(cfg, Options{KB: testKB, Now: now, MinSeverity: Info})
 				if diags.HasErrors() {
 					t.Fatal(diags.Error())
 				}

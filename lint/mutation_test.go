@@ -104,7 +104,7 @@ func lintWith(t *testing.T, label string, files map[string][]byte, builtin fs.FS
 			t.Errorf("%s: error without a place: %s: %s", label, d.Summary, d.Detail)
 		}
 	}
-	_, ldiags := Run(cfg, Options{Now: testNow})
+	_, ldiags := Run(cfg, Options{KB: testKB, Now: testNow})
 	for _, d := range ldiags {
 		if strings.HasPrefix(d.Summary, "Internal error") {
 			t.Errorf("%s: %s: %s", label, d.Summary, d.Detail)

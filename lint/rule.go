@@ -7,7 +7,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/diagview"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -40,7 +41,7 @@ type Context struct {
 	// Now is the moment end-of-life dates are compared against.
 	Now time.Time
 	// KB is the compatibility knowledge base every version fact comes from.
-	KB *compat.KB
+	KB *kb.KB
 
 	pins     Pins
 	rule     *Rule
@@ -97,6 +98,17 @@ type PinKey struct {
 
 // Pins are the exact releases a lock file records, by node and component.
 type Pins map[PinKey]string
+
+// Catalogue is the rule catalogue as the output formats describe it
+// (SARIF's tool.driver.rules), in Rules' order.
+func Catalogue() []diagview.Rule {
+	rules := Rules()
+	out := make([]diagview.Rule, len(rules))
+	for i, r := range rules {
+		out[i] = diagview.Rule{Name: r.Name, Severity: r.Severity, Summary: r.Summary, Link: r.Link}
+	}
+	return out
+}
 
 // Rules returns the whole rule catalogue, sorted by name: one line per
 // rule, each declared in the rule_<name>.go file named after it (or after

@@ -28,7 +28,7 @@ func TestApptainerIsNotDocker(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := loadSpec(t, map[string]string{"main.gpuform.hcl": tc.src})
-			res, diags := Run(cfg, Options{Now: testNow, MinSeverity: Info})
+			res, diags := Run(cfg, Options{KB: testKB, Now: testNow, MinSeverity: Info})
 			if diags.HasErrors() {
 				t.Fatal(diags.Error())
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -38,7 +38,7 @@ func checkImageDriver(ctx *Context) {
 		}
 		drv, okD := nodeDriver(n)
 		for _, img := range n.Container.Images {
-			if !compat.IsNGCImage(img.V) {
+			if !kb.IsNGCImage(img.V) {
 				continue
 			}
 			im, ok := ctx.kb().NGCImage(img.V)
@@ -47,7 +47,7 @@ func checkImageDriver(ctx *Context) {
 				if strings.HasPrefix(strings.ToLower(img.V), "nvcr.io/nvidia/pytorch:") && tag != "" {
 					ctx.ReportAs(Warning, img.Range,
 						fmt.Sprintf("%s: image %s is not in the knowledge base", nodeRef(n), img.V),
-						"gpuform knows the driver requirements of NGC PyTorch releases in lint/compat/data/ngc-pytorch.tsv; this tag is not among them, so its driver requirement is not checked. Check the image's release notes (https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/) or suppress with a reason.")
+						"gpuform knows the driver requirements of NGC PyTorch releases in kb/data/ngc-pytorch.tsv; this tag is not among them, so its driver requirement is not checked. Check the image's release notes (https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/) or suppress with a reason.")
 				}
 				continue
 			}
@@ -56,7 +56,7 @@ func checkImageDriver(ctx *Context) {
 			}
 			class := nodeGPUClass(ctx, n)
 			ans := ctx.kb().ImageDriver(im, drv, class)
-			if ans.Verdict == compat.VerdictNone {
+			if ans.Verdict == kb.VerdictNone {
 				continue
 			}
 			ctx.ReportAs(verdictSeverity(ans.Verdict), img.Range, imageDriverSummary(n, img.V, im, drv, ans), imageDriverDetail(im, ans))
@@ -66,9 +66,9 @@ func checkImageDriver(ctx *Context) {
 
 // nodeGPUClass is the forward-compatibility class of the node's GPU
 // (unknown without hardware).
-func nodeGPUClass(ctx *Context, n *spec.Node) compat.GPUClass {
+func nodeGPUClass(ctx *Context, n *spec.Node) kb.GPUClass {
 	if n.Hardware == nil || n.Hardware.GPUModel == "" {
-		return compat.GPUClassUnknown
+		return kb.GPUClassUnknown
 	}
 	c, _ := ctx.kb().GPUClassOf(n.Hardware.GPUModel)
 	return c
@@ -76,31 +76,31 @@ func nodeGPUClass(ctx *Context, n *spec.Node) compat.GPUClass {
 
 // verdictSeverity maps compat's decision onto a finding's severity; the
 // verdict already honours the status of every fact it rests on.
-func verdictSeverity(v compat.Verdict) Severity {
-	if v == compat.VerdictError {
+func verdictSeverity(v kb.Verdict) Severity {
+	if v == kb.VerdictError {
 		return Error
 	}
 	return Warning
 }
 
-func imageDriverSummary(n *spec.Node, ref string, im compat.NGCImage, drv compat.Version, ans compat.ImageDriverAnswer) string {
-	if ans.Reason == compat.ReasonBelowCUDAFloor {
+func imageDriverSummary(n *spec.Node, ref string, im kb.NGCImage, drv kb.Version, ans kb.ImageDriverAnswer) string {
+	if ans.Reason == kb.ReasonBelowCUDAFloor {
 		can := "cannot"
-		if ans.Verdict == compat.VerdictWarning {
+		if ans.Verdict == kb.VerdictWarning {
 			can = "may not"
 		}
 		return fmt.Sprintf("%s: image %s ships CUDA %s, which driver %s %s run", nodeRef(n), ref, im.CUDA, drv, can)
 	}
-	if ans.Verdict == compat.VerdictWarning && ans.Class != compat.GPUClassOther {
+	if ans.Verdict == kb.VerdictWarning && ans.Class != kb.GPUClassOther {
 		return fmt.Sprintf("%s: image %s may not run on driver %s", nodeRef(n), ref, drv)
 	}
 	return fmt.Sprintf("%s: image %s needs driver R%d or later; driver %s is older", nodeRef(n), ref, im.MinDriverBranch, drv)
 }
 
-func imageDriverDetail(im compat.NGCImage, ans compat.ImageDriverAnswer) string {
+func imageDriverDetail(im kb.NGCImage, ans kb.ImageDriverAnswer) string {
 	var b strings.Builder
 	switch ans.Reason {
-	case compat.ReasonBelowCUDAFloor:
+	case kb.ReasonBelowCUDAFloor:
 		fmt.Fprintf(&b, "CUDA %d.x needs at least driver branch R%d even through minor version compatibility (%s); the image's CUDA comes from %s.",
 			im.CUDA.Major(), ans.Floor.Driver.Branch(), cite(ans.Floor.Fact), cite(im.CUDAFact))
 	default:
@@ -108,15 +108,15 @@ func imageDriverDetail(im compat.NGCImage, ans compat.ImageDriverAnswer) string 
 			imageFamily(im), im.Release, orDash(im.CUDA), im.MinDriverBranch, exceptionText(im), cite(im.MinDriverFact))
 	}
 	switch {
-	case ans.Class == compat.GPUClassOther:
+	case ans.Class == kb.GPUClassOther:
 		b.WriteString(" This GPU has no CUDA forward compatibility, so no data-center exception applies.")
 	case ans.ExceptionsUnknown:
 		b.WriteString(" On a data-center GPU the image may still run through CUDA forward compatibility, but the knowledge base does not know which older drivers NVIDIA lists for it, so this is not an error.")
-	case ans.HasException && ans.Verdict == compat.VerdictWarning && ans.Class == compat.GPUClassUnknown:
+	case ans.HasException && ans.Verdict == kb.VerdictWarning && ans.Class == kb.GPUClassUnknown:
 		fmt.Fprintf(&b, " NVIDIA lists %s+ as a forward-compatibility exception, which holds only on data-center GPUs; the GPU's class is not known.", ans.Exception.Driver)
-	case ans.HasException && ans.Verdict == compat.VerdictWarning:
+	case ans.HasException && ans.Verdict == kb.VerdictWarning:
 		fmt.Fprintf(&b, " NVIDIA lists %s+ as a forward-compatibility exception for data-center GPUs, but that entry is %s in the knowledge base (%s).", ans.Exception.Driver, ans.Exception.Status, cite(ans.Exception.Fact))
-	case ans.Verdict == compat.VerdictWarning && ans.Class == compat.GPUClassUnknown:
+	case ans.Verdict == kb.VerdictWarning && ans.Class == kb.GPUClassUnknown:
 		b.WriteString(" On a data-center GPU a forward-compatibility exception may apply; the GPU's class is not known.")
 	}
 	b.WriteString(" Upgrade the driver or use an older image.")
@@ -126,7 +126,7 @@ func imageDriverDetail(im compat.NGCImage, ans compat.ImageDriverAnswer) string 
 	return b.String()
 }
 
-func exceptionText(im compat.NGCImage) string {
+func exceptionText(im kb.NGCImage) string {
 	if len(im.DatacenterExceptions) == 0 {
 		return ""
 	}
@@ -138,7 +138,7 @@ func exceptionText(im compat.NGCImage) string {
 }
 
 // imageFamily names the NGC container family of an image for messages.
-func imageFamily(im compat.NGCImage) string {
+func imageFamily(im kb.NGCImage) string {
 	switch {
 	case strings.HasSuffix(im.Repository, "/tritonserver"):
 		return "NGC Triton Inference Server"

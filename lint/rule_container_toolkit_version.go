@@ -3,7 +3,7 @@ package lint
 import (
 	"fmt"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // containerToolkitVersionRule declares container_toolkit_version.
@@ -42,14 +42,14 @@ func checkToolkitVersion(ctx *Context) {
 			}
 		}
 		if drv, ok := nodeDriver(n); ok {
-			if min, ok := ctx.kb().ToolkitMinDriver(); ok && min.Check(drv) == compat.No {
+			if min, ok := ctx.kb().ToolkitMinDriver(); ok && min.Check(drv) == kb.No {
 				ctx.ReportAs(severityFor(min.Fact, Error), a.Range,
 					fmt.Sprintf("%s: the NVIDIA Container Toolkit needs driver %s or later; driver %s is older", nodeRef(n), min.Driver, drv),
 					fmt.Sprintf("%s %s", cite(min.Fact), caveat(min.Fact)))
 			}
 		}
 		if _, okD := nodeDriver(n); okD {
-			if t, f := ctx.kb().ToolkitSupports(v, "cdi-auto-refresh"); t == compat.No {
+			if t, f := ctx.kb().ToolkitSupports(v, "cdi-auto-refresh"); t == kb.No {
 				feat, _ := ctx.kb().ToolkitFeature("cdi-auto-refresh")
 				ctx.ReportAs(Info, a.Range,
 					fmt.Sprintf("%s: NVIDIA Container Toolkit %s does not refresh CDI specs after a driver change", nodeRef(n), a.V.Raw),

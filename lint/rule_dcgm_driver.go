@@ -3,7 +3,7 @@ package lint
 import (
 	"fmt"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // dcgmDriverRule declares dcgm_driver.
@@ -33,7 +33,7 @@ func checkDCGMDriver(ctx *Context) {
 			continue
 		}
 		drv, okD := nodeDriver(n)
-		if !okD || min.Check(drv) != compat.No {
+		if !okD || min.Check(drv) != kb.No {
 			continue
 		}
 		ctx.ReportAs(severityFor(min.Fact, Error), n.DCGM.Version.Range,

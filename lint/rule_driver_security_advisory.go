@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -51,7 +51,7 @@ func checkDriverSecurityAdvisory(ctx *Context) {
 			continue
 		}
 		a := n.Driver.Version
-		var every, some []compat.DriverAdvisory
+		var every, some []kb.DriverAdvisory
 		for _, adv := range advs {
 			if adv.AllConfigurations() {
 				every = append(every, adv)
@@ -71,14 +71,14 @@ func checkDriverSecurityAdvisory(ctx *Context) {
 		for _, adv := range some {
 			ctx.ReportAs(Warning, a.Range,
 				fmt.Sprintf("%s: driver %s%s is affected by %s on %s", nodeRef(n), a.V.Raw, pinned, adv.CVE, advisoryConfigurationWords[adv.Configuration]),
-				advisoryDetail(drv, []compat.DriverAdvisory{adv}, "Only "+advisoryConfigurationWords[adv.Configuration]+" are exposed, so this is a warning; if the node is one, treat it as an error. "))
+				advisoryDetail(drv, []kb.DriverAdvisory{adv}, "Only "+advisoryConfigurationWords[adv.Configuration]+" are exposed, so this is a warning; if the node is one, treat it as an error. "))
 		}
 	}
 }
 
 // cveList is "CVE-2026-24187 (HIGH 8.8) and 14 more" style text: every id,
 // in table order, once.
-func cveList(advs []compat.DriverAdvisory) string {
+func cveList(advs []kb.DriverAdvisory) string {
 	var ids []string
 	for _, a := range advs {
 		if !slices.Contains(ids, a.CVE) {
@@ -93,7 +93,7 @@ func cveList(advs []compat.DriverAdvisory) string {
 
 // advisoryDetail names the bulletins, every CVE and the release that fixes
 // all of them on the driver's branch.
-func advisoryDetail(drv compat.Version, advs []compat.DriverAdvisory, lead string) string {
+func advisoryDetail(drv kb.Version, advs []kb.DriverAdvisory, lead string) string {
 	fix := advs[0].FixedIn
 	var bulletins, ids []string
 	for _, a := range advs {
@@ -108,16 +108,16 @@ func advisoryDetail(drv compat.Version, advs []compat.DriverAdvisory, lead strin
 			ids = append(ids, id)
 		}
 	}
-	return fmt.Sprintf("%sNVIDIA's GPU display driver security bulletins %s list every R%d data-center Linux driver before the fixed release as affected: %s. Pin %s or later, the first R%d release with every fix (https://nvidia.custhelp.com/app/answers/detail/a_id/%s; table lint/compat/data/driver-advisories.tsv).",
+	return fmt.Sprintf("%sNVIDIA's GPU display driver security bulletins %s list every R%d data-center Linux driver before the fixed release as affected: %s. Pin %s or later, the first R%d release with every fix (https://nvidia.custhelp.com/app/answers/detail/a_id/%s; table kb/data/driver-advisories.tsv).",
 		lead, strings.Join(bulletins, ", "), drv.Major(), strings.Join(ids, ", "), fix, drv.Major(), advs[len(advs)-1].Bulletin)
 }
 
 // driverVersionString parses a lock file's driver pin ("580.159.03-1"):
 // the package revision is dropped.
-func driverVersionString(s string) (compat.Version, bool) {
+func driverVersionString(s string) (kb.Version, bool) {
 	if i := strings.IndexAny(s, "-+"); i >= 0 {
 		s = s[:i]
 	}
-	v, err := compat.ParseDriverVersion(strings.TrimSpace(s))
+	v, err := kb.ParseDriverVersion(strings.TrimSpace(s))
 	return v, err == nil && v.IsExact()
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -103,7 +103,7 @@ func branchOf(s string) int {
 	if i := strings.IndexAny(s, "-+"); i >= 0 {
 		s = s[:i]
 	}
-	v, err := compat.ParseDriverVersion(strings.TrimSpace(s))
+	v, err := kb.ParseDriverVersion(strings.TrimSpace(s))
 	if err != nil {
 		return 0
 	}
@@ -119,8 +119,8 @@ func sameDriverRelease(a, b string) bool {
 		}
 		return strings.TrimSpace(s)
 	}
-	va, errA := compat.ParseDriverVersion(strip(a))
-	vb, errB := compat.ParseDriverVersion(strip(b))
+	va, errA := kb.ParseDriverVersion(strip(a))
+	vb, errB := kb.ParseDriverVersion(strip(b))
 	if errA != nil || errB != nil {
 		return strip(a) == strip(b)
 	}

@@ -3,7 +3,7 @@ package lint
 import (
 	"fmt"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // gpuDriverMinimumRule declares gpu_driver_minimum.
@@ -26,13 +26,13 @@ func checkGPUDriver(ctx *Context) {
 			if n.Driver != nil || n.CUDA != nil {
 				ctx.ReportAs(Info, n.Hardware.Range,
 					fmt.Sprintf("%s: GPU model %q is not in the knowledge base", nodeRef(n), n.Hardware.GPUModel),
-					"gpuform cannot check the driver and CUDA requirements of this GPU. Use a model name of lint/compat/data/gpu-models.tsv (or an alias of gpu-aliases.tsv) in the hardware profile.")
+					"gpuform cannot check the driver and CUDA requirements of this GPU. Use a model name of kb/data/gpu-models.tsv (or an alias of gpu-aliases.tsv) in the hardware profile.")
 			}
 			continue
 		}
 		drv, okD := nodeDriver(n)
 		cuda, okC := nodeComponent(n.CUDA)
-		if okD && m.MinDriver.Check(drv) == compat.No {
+		if okD && m.MinDriver.Check(drv) == kb.No {
 			f := m.MinDriver.Fact
 			ctx.ReportAs(severityFor(f, Error), n.Driver.Version.Range,
 				fmt.Sprintf("%s: %s needs driver %s or later; driver %s does not support it", nodeRef(n), m.Name, m.MinDriver.Driver, drv),

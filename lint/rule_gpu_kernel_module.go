@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -35,7 +35,7 @@ func checkKernelModule(ctx *Context) {
 		}
 		// Branch-level facts: open modules start at R515; R620 has only them.
 		if f, ok := ctx.hostFact("open-modules-default"); ok && flavour == spec.KernelOpen {
-			first, err := compat.ParseDriverVersion(strings.TrimSpace(strings.Split(f.Value, "/")[0]))
+			first, err := kb.ParseDriverVersion(strings.TrimSpace(strings.Split(f.Value, "/")[0]))
 			if err == nil && drv.Branch() < first.Branch() {
 				ctx.ReportAs(severityFor(f.Fact, Error), rng,
 					fmt.Sprintf("%s: open kernel modules do not exist before R%d; driver %s is R%d", nodeRef(n), first.Branch(), drv, drv.Branch()),
@@ -43,7 +43,7 @@ func checkKernelModule(ctx *Context) {
 			}
 		}
 		if f, ok := ctx.hostFact("open-modules-only-620"); ok && flavour == spec.KernelProprietary {
-			only, err := compat.ParseDriverVersion(strings.TrimSpace(f.Value))
+			only, err := kb.ParseDriverVersion(strings.TrimSpace(f.Value))
 			if err == nil && drv.Branch() >= only.Branch() {
 				ctx.ReportAs(severityFor(f.Fact, Error), rng,
 					fmt.Sprintf("%s: driver R%d ships only the open kernel modules", nodeRef(n), drv.Branch()),
@@ -54,10 +54,10 @@ func checkKernelModule(ctx *Context) {
 		if !ok {
 			continue
 		}
-		if m.KernelModules.Supports(string(flavour)) == compat.No {
+		if m.KernelModules.Supports(string(flavour)) == kb.No {
 			f := m.KernelModulesFact
 			want := spec.KernelOpen
-			if m.KernelModules == compat.ProprietaryOnly {
+			if m.KernelModules == kb.ProprietaryOnly {
 				want = spec.KernelProprietary
 			}
 			ctx.ReportAs(severityFor(f, Error), rng,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -36,7 +36,7 @@ func checkHostBalance(ctx *Context) {
 		}
 		gpus := hw.GPUCount
 		var short []string
-		var from []compat.HostDesign
+		var from []kb.HostDesign
 		if hw.CPUCores > 0 {
 			if per := float64(hw.CPUCores) / float64(gpus); per < share.CoresPerGPU {
 				short = append(short, fmt.Sprintf("%d CPU cores / %d GPUs = %s cores per GPU, below the %s of %s", hw.CPUCores, gpus, trimFloat(per), trimFloat(share.CoresPerGPU), share.CoresFrom.Name))

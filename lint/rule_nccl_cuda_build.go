@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -35,12 +35,12 @@ func checkNCCLBuild(ctx *Context) {
 			notInKB(ctx, n.NCCL.Version, n, "NCCL", newest)
 			continue
 		}
-		if !okC || ans.Available != compat.No {
+		if !okC || ans.Available != kb.No {
 			continue
 		}
 		rel, _ := ctx.kb().NCCL(nccl)
 		var builds []string
-		var newer *compat.NCCLBuild
+		var newer *kb.NCCLBuild
 		for i, b := range rel.Builds {
 			builds = append(builds, "cuda"+b.CUDA.String())
 			if b.CUDA.Major() == cuda.Major() && b.CUDA.Minor() > cuda.Minor() && (newer == nil || b.CUDA.Less(newer.CUDA)) {
@@ -68,7 +68,7 @@ const ncclNewerMinorSource = "https://github.com/NVIDIA/nccl/issues/1093"
 // true when it has spoken (nothing more to say); false sends the caller to
 // the no-build error (no driver old enough is known to fail is not a reason
 // to pass: a driver the CUDA tables say is too old for the build's minor).
-func newerBuildRuns(ctx *Context, n *spec.Node, nccl, cuda compat.Version, b compat.NCCLBuild, builds []string) bool {
+func newerBuildRuns(ctx *Context, n *spec.Node, nccl, cuda kb.Version, b kb.NCCLBuild, builds []string) bool {
 	a := n.NCCL.Version
 	pkg := fmt.Sprintf("%s-1+cuda%s", nccl, b.CUDA)
 	drv, okD := nodeDriver(n)
@@ -80,11 +80,11 @@ func newerBuildRuns(ctx *Context, n *spec.Node, nccl, cuda compat.Version, b com
 		return true
 	}
 	switch full.Check(drv) {
-	case compat.Yes:
+	case kb.Yes:
 		// The driver supports the build's CUDA minor outright.
 		return true
-	case compat.No:
-		if mvc, ok := ctx.kb().CUDAMinDriverMVC(b.CUDA); ok && mvc.Check(drv) == compat.Yes {
+	case kb.No:
+		if mvc, ok := ctx.kb().CUDAMinDriverMVC(b.CUDA); ok && mvc.Check(drv) == kb.Yes {
 			ctx.ReportAs(Warning, a.Range,
 				fmt.Sprintf("%s: NCCL %s has no build for CUDA %s; its CUDA %s build runs on driver %s only through minor version compatibility", nodeRef(n), nccl, cuda.Truncate(2), b.CUDA, drv),
 				fmt.Sprintf("NVIDIA published NCCL %s as %s (%s). NCCL's maintainer says a build for a newer CUDA minor works when the driver is recent enough (%s); CUDA %s's own driver is %s (%s), and driver %s meets only the minor-version-compatibility floor %s (%s), under which features of the newer runtime may fail. Use driver %s or later with %s, or an NCCL release built for CUDA %s.", nccl, strings.Join(builds, ", "), cite(b.Fact), ncclNewerMinorSource, b.CUDA, full.Driver, cite(full.Fact), drv, mvc.Driver, cite(mvc.Fact), full.Driver, pkg, cuda.Truncate(2)))

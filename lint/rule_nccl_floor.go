@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -73,7 +73,7 @@ func checkNCCLFloorPhysical(ctx *Context) {
 			best, ok := ctx.kb().BestPublishedBusBW(m.Name, coll, gpus)
 			if ok && floor > best.BusBWGBps {
 				ctx.ReportAs(Warning, t.MinBusBWGbps.Range,
-					fmt.Sprintf("%s: nccl_test %q floor %g GB/s is above the best published %s result for %d x %s (%g GB/s)", nodeRef(n), t.Name, floor, collectiveName(coll), gpus, compat.ModelKey(m.Name), best.BusBWGBps),
+					fmt.Sprintf("%s: nccl_test %q floor %g GB/s is above the best published %s result for %d x %s (%g GB/s)", nodeRef(n), t.Name, floor, collectiveName(coll), gpus, kb.ModelKey(m.Name), best.BusBWGBps),
 					fmt.Sprintf("%s reports %g GB/s (%s, %s). The physical ceiling is %.0f GB/s, but no published run reaches this floor, so a healthy node may fail it. Set the floor from a measured healthy node.", best.Platform, best.BusBWGBps, best.Kind, cite(best.Fact), c.GBps))
 			}
 		}

@@ -39,7 +39,7 @@ func TestNCCLMultiNodeOwnHosts(t *testing.T) {
 			if !diags.HasErrors() || !strings.Contains(diags.Error(), "Multi-node nccl_test names its own hosts") {
 				t.Fatalf("validate does not refuse %q: %v", tt.command, diags)
 			}
-			res, _ := Run(cfg, Options{Now: testNow, MinSeverity: Info})
+			res, _ := Run(cfg, Options{KB: testKB, Now: testNow, MinSeverity: Info})
 			var got []string
 			for _, f := range res.Findings {
 				if f.Rule == "nccl_multi_node_hosts" {

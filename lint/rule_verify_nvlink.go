@@ -3,7 +3,7 @@ package lint
 import (
 	"fmt"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // verifyNVLinkRule declares verify_nvlink.
@@ -40,7 +40,7 @@ func checkVerifyNVLink(ctx *Context) {
 			continue
 		}
 		m, ok := ctx.kb().GPU(h.GPUModel)
-		if !ok || m.NVLinkGBps > 0 || m.NVLinkFact.Status == compat.StatusUnknown {
+		if !ok || m.NVLinkGBps > 0 || m.NVLinkFact.Status == kb.StatusUnknown {
 			continue
 		}
 		ctx.ReportAs(severityFor(m.NVLinkFact, Error), a.Range,

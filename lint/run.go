@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -27,9 +27,10 @@ type Options struct {
 	// Pins are exact releases recorded in the lock file; a floating version
 	// in the spec that the lock file pins is not a finding.
 	Pins Pins
-	// KB is the knowledge base; nil means compat.Default(), the tables
-	// embedded in the binary.
-	KB *compat.KB
+	// KB is the knowledge base the rules answer from (kb.Load: the tables
+	// embedded in the binary), parsed once by the caller; Run reports an
+	// error without it.
+	KB *kb.KB
 }
 
 // Result is the outcome of one lint run.
@@ -109,9 +110,8 @@ func Run(cfg *spec.Config, opts Options) (Result, hcl.Diagnostics) {
 		now = time.Now()
 	}
 
-	kb := opts.KB
-	if kb == nil {
-		kb = compat.Default()
+	if opts.KB == nil {
+		return res, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No knowledge base", Detail: "lint.Run was given no knowledge base (Options.KB); this is a bug in gpuform."})
 	}
 	rules := Rules()
 	settings, findings, moreDiags := resolveSettings(rules, cfg.Lint, opts.Config)
@@ -123,7 +123,7 @@ func Run(cfg *spec.Config, opts Options) (Result, hcl.Diagnostics) {
 		if r.Check == nil || !s.enabled {
 			continue
 		}
-		ctx := &Context{Config: cfg, Now: now, KB: kb, pins: opts.Pins, rule: r}
+		ctx := &Context{Config: cfg, Now: now, KB: opts.KB, pins: opts.Pins, rule: r}
 		if d := runRule(r, ctx); d != nil {
 			diags = append(diags, d)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -358,11 +358,11 @@ func TestModulesAreFormatted(t *testing.T) {
 
 // TestStackBaselinesAreCompatible checks every stack baseline against the
 // compatibility knowledge base lint uses (the reference tables embedded in
-// lint/compat): the driver runs the CUDA toolkit, its branch is supported,
+// kb): the driver runs the CUDA toolkit, its branch is supported,
 // NCCL has a build for that CUDA, the toolkit is a known release, and the
 // container image carries the same CUDA and NCCL and accepts the driver.
 func TestStackBaselinesAreCompatible(t *testing.T) {
-	kb, err := compat.Load()
+	kbase, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,40 +378,40 @@ func TestStackBaselinesAreCompatible(t *testing.T) {
 				t.Fatal(diags.Error())
 			}
 			out := func(name string) string { return cfg.Modules["m"].Outputs[name].AsString() }
-			mustV := func(parse func(string) (compat.Version, error), s string) compat.Version {
+			mustV := func(parse func(string) (kb.Version, error), s string) kb.Version {
 				v, err := parse(s)
 				if err != nil {
 					t.Fatalf("%s: %v", s, err)
 				}
 				return v
 			}
-			driver := mustV(compat.ParseDriverVersion, out("driver_version"))
-			cuda := mustV(compat.ParseVersion, out("cuda_version"))
-			nccl := mustV(compat.ParseVersion, out("nccl_version"))
-			toolkit := mustV(compat.ParseVersion, out("container_toolkit_version"))
+			driver := mustV(kb.ParseDriverVersion, out("driver_version"))
+			cuda := mustV(kb.ParseVersion, out("cuda_version"))
+			nccl := mustV(kb.ParseVersion, out("nccl_version"))
+			toolkit := mustV(kb.ParseVersion, out("container_toolkit_version"))
 
-			if min, ok := kb.CUDAMinDriver(cuda); !ok || min.Check(driver) != compat.Yes {
+			if min, ok := kbase.CUDAMinDriver(cuda); !ok || min.Check(driver) != kb.Yes {
 				t.Errorf("CUDA %s needs driver %v; %s does not meet it (known: %v)", cuda, min.Driver, driver, ok)
 			}
-			if b, ok := kb.DriverBranch(driver); !ok {
+			if b, ok := kbase.DriverBranch(driver); !ok {
 				t.Errorf("driver branch of %s is not in the knowledge base", driver)
-			} else if eol, _ := b.IsEOL(asOf); eol != compat.No {
+			} else if eol, _ := b.IsEOL(asOf); eol != kb.No {
 				t.Errorf("driver branch of %s is end of life (or unknown) as of %s", driver, asOf.Format("2006-01-02"))
 			}
-			if a, ok := kb.NCCLBuildFor(nccl, cuda); !ok || a.Available != compat.Yes {
+			if a, ok := kbase.NCCLBuildFor(nccl, cuda); !ok || a.Available != kb.Yes {
 				t.Errorf("no NCCL %s build for CUDA %s in the knowledge base", nccl, cuda)
 			}
-			if _, ok := kb.ContainerToolkit(toolkit); !ok {
+			if _, ok := kbase.ContainerToolkit(toolkit); !ok {
 				t.Errorf("container toolkit %s is not a known release", toolkit)
 			}
-			img, ok := kb.NGCImage(out("pytorch_image"))
+			img, ok := kbase.NGCImage(out("pytorch_image"))
 			if !ok {
 				t.Fatalf("image %s is not in the NGC table", out("pytorch_image"))
 			}
 			if img.CUDA.Truncate(3).Compare(cuda) != 0 || img.NCCL.Compare(nccl) != 0 {
 				t.Errorf("image %s carries CUDA %s / NCCL %s, the host stack pins %s / %s", img.Image, img.CUDA, img.NCCL, cuda, nccl)
 			}
-			if ok, _ := img.DriverCheck(driver, true); ok == compat.No {
+			if ok, _ := img.DriverCheck(driver, true); ok == kb.No {
 				t.Errorf("image %s refuses driver %s", img.Image, driver)
 			}
 		})
@@ -421,7 +421,7 @@ func TestStackBaselinesAreCompatible(t *testing.T) {
 // TestHardwareModelsAreKnownToLint resolves every profile's gpu_model through
 // lint's knowledge base, so model-specific rules can look the board up.
 func TestHardwareModelsAreKnownToLint(t *testing.T) {
-	kb, err := compat.Load()
+	kbase, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,8 +434,8 @@ func TestHardwareModelsAreKnownToLint(t *testing.T) {
 			t.Fatal(diags.Error())
 		}
 		model := cfg.Nodes[0].Hardware.GPUModel
-		if _, ok := kb.GPU(model); !ok {
-			t.Errorf("%s: gpu_model %q does not resolve to exactly one model of lint/compat", dir, model)
+		if _, ok := kbase.GPU(model); !ok {
+			t.Errorf("%s: gpu_model %q does not resolve to exactly one model of kb", dir, model)
 		}
 	}
 }

@@ -62,7 +62,7 @@ func componentNames() []string {
 func (c Component) LockName() string { return string(c) }
 
 // PackageTable is the component's name in the knowledge base's package
-// tables (lint/compat/data/packages.tsv, installed-packages.tsv), which use
+// tables (kb/data/packages.tsv, installed-packages.tsv), which use
 // NVIDIA's product names ("container-toolkit", "cuda-toolkit").
 func (c Component) PackageTable() string {
 	switch c {

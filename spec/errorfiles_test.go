@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -69,7 +69,7 @@ func TestErrorFiles(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 			var buf bytes.Buffer
-			if err := format.WriteText(&buf, diags, nil, cfg.Files, format.TextOptions{}); err != nil {
+			if err := diagview.WriteText(&buf, diags, nil, cfg.Files, diagview.TextOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			golden := strings.TrimSuffix(path, ".gpuform.hcl") + ".golden"

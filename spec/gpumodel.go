@@ -13,7 +13,7 @@ const UnknownGPUModelSummary = "Unknown GPU model"
 
 // GPUModelTable is the knowledge base's GPU model table as the loader needs
 // it: whether a name is known, and the names to suggest for one that is not.
-// cmd fills it from lint/compat, which imports spec and so cannot be
+// cmd fills it from kb, which imports spec and so cannot be
 // imported here.
 type GPUModelTable struct {
 	// Known reports whether name is a model, an alias or a family name of

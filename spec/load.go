@@ -35,7 +35,7 @@ type LoadOptions struct {
 	// GPUModels is the knowledge base's GPU model table. When set, a
 	// hardware gpu_model it does not know is an error with "did you mean",
 	// unless gpu_model_unknown_ok = true. It is given, not imported, because
-	// the knowledge base (lint/compat) imports spec.
+	// the knowledge base (kb) imports spec.
 	GPUModels *GPUModelTable
 
 	// defaultName names the spec after its directory when gpuform { name }

@@ -100,6 +100,10 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	if err != nil {
 		return err
 	}
+	k, err := s.KB()
+	if err != nil {
+		return err
+	}
 	if saved != nil {
 		if err := plan.CheckSaved(saved.Plan, p); err != nil {
 			return err
@@ -114,7 +118,7 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	if !p.HasChanges() && !hasPendingReboot(p) && len(plan.SlurmHosts(p, plan.SlurmResumeStale)) == 0 {
 		// Nothing to do: Apply connects to no host, and its report says
 		// so for each.
-		return v.Report(apply.Apply(ctx, cfg, p, apply.Options{}), true)
+		return v.Report(apply.Apply(ctx, cfg, p, apply.Options{KB: k}), true)
 	}
 	if saved == nil && !a.AutoApprove && p.HasChanges() {
 		// Nothing has changed yet, and the prompt's read cannot
@@ -140,6 +144,7 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 		v.Progress(e)
 	}
 	rep := apply.Apply(ctx, cfg, p, apply.Options{
+		KB:          k,
 		Target:      o,
 		Progress:    progress,
 		StepTimeout: a.Conn.timeouts.stepLimit(),

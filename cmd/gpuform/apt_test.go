@@ -379,7 +379,7 @@ func TestAptPlanShowsAndPinsTheRelease(t *testing.T) {
 			t.Errorf("the saved plan lacks %s", w)
 		}
 	}
-	// 580.105.08 is a later R580 release (lint/compat/data/gpu-models.tsv).
+	// 580.105.08 is a later R580 release (kb/data/gpu-models.tsv).
 	a.root.Publish(t, debroot.DriverDebs("580.105.08", true)...)
 	a.root.Publish(t, debroot.FabricManagerDeb("580.105.08"))
 	a.root.Run(t, "apt-get update -q >/dev/null")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/lint"
-	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -257,7 +257,7 @@ func TestParseValidateAndLintArguments(t *testing.T) {
 		})
 	}
 	base := func(f func(a *lintArguments)) *lintArguments {
-		a := &lintArguments{Dir: ".", Format: format.Text, MinSeverity: lint.Error, format: "text", minSeverity: "error"}
+		a := &lintArguments{Dir: ".", Format: diagview.Text, MinSeverity: lint.Error, format: "text", minSeverity: "error"}
 		f(a)
 		return a
 	}
@@ -268,13 +268,13 @@ func TestParseValidateAndLintArguments(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", nil, base(func(*lintArguments) {}), ""},
-		{"json", []string{"-json", "d"}, base(func(a *lintArguments) { a.Dir, a.Format, a.format, a.json = "d", format.JSON, "json", true }), ""},
+		{"json", []string{"-json", "d"}, base(func(a *lintArguments) { a.Dir, a.Format, a.format, a.json = "d", diagview.JSON, "json", true }), ""},
 		{"sarif, warnings and a config", []string{"-format", "sarif", "--min-severity", "warning", "--config", "l.hcl"},
 			base(func(a *lintArguments) {
-				a.Format, a.format, a.MinSeverity, a.minSeverity, a.ConfigPath = format.SARIF, "sarif", lint.Warning, "warning", "l.hcl"
+				a.Format, a.format, a.MinSeverity, a.minSeverity, a.ConfigPath = diagview.SARIF, "sarif", lint.Warning, "warning", "l.hcl"
 			}), ""},
 		{"compact info", []string{"-format=compact", "-min-severity=info"}, base(func(a *lintArguments) {
-			a.Format, a.format, a.MinSeverity, a.minSeverity = format.Compact, "compact", lint.Info, "info"
+			a.Format, a.format, a.MinSeverity, a.minSeverity = diagview.Compact, "compact", lint.Info, "info"
 		}), ""},
 		{"json conflicts with sarif", []string{"-json", "-format", "sarif"}, nil, "--json conflicts with --format sarif: give one of them"},
 		{"bad format", []string{"-format", "yaml"}, nil, `-format: unknown format "yaml": use one of `},

@@ -180,7 +180,11 @@ func runBench(ctx context.Context, s Streams, a *benchArguments, v *benchView) (
 	if err != nil {
 		return nil, err
 	}
-	o := bench.Options{Target: a.Conn.targetOptionsFor(s, copts, v.ShowsProbeProgress(), "benchmarking"), Layers: a.Layers, Budget: a.Budget, AllowLocal: a.Conn.allowLocal}
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	o := bench.Options{Target: a.Conn.targetOptionsFor(s, copts, v.ShowsProbeProgress(), "benchmarking"), Layers: a.Layers, Budget: a.Budget, AllowLocal: a.Conn.allowLocal, KB: k}
 	// Open the outputs before the run: a typo in a path must not
 	// cost a bench of several minutes.
 	if err := v.Open(); err != nil {

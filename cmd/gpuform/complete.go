@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -65,8 +65,8 @@ func specHosts(s Streams, cmd *cobra.Command, dir, prefix string) []cobra.Comple
 
 // formatNames are lint's -format values.
 func formatNames() []string {
-	out := make([]string, len(format.Formats))
-	for i, f := range format.Formats {
+	out := make([]string, len(diagview.Formats))
+	for i, f := range diagview.Formats {
 		out[i] = string(f)
 	}
 	return out

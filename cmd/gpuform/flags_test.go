@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -187,7 +187,7 @@ func TestFlagValueCompletion(t *testing.T) {
 	for _, tr := range verify.Tiers() {
 		tiers = append(tiers, string(tr))
 	}
-	for _, f := range format.Formats {
+	for _, f := range diagview.Formats {
 		lintFormats = append(lintFormats, string(f))
 	}
 	for _, tc := range []struct {

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/internal/readlimit"
-	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/spec"
 
 	"github.com/hashicorp/hcl/v2"
@@ -75,7 +75,7 @@ func fmtStdin(s Streams, o fmtOptions) error {
 	}
 	out, diags := formatSource(src, "<stdin>")
 	if diags.HasErrors() {
-		_ = format.WriteText(s.Err, diags, nil, map[string]*hcl.File{"<stdin>": {Bytes: src}}, format.TextOptions{Color: s.Color(s.Err)})
+		_ = diagview.WriteText(s.Err, diags, nil, map[string]*hcl.File{"<stdin>": {Bytes: src}}, diagview.TextOptions{Color: s.Color(s.Err)})
 		return exitError{ExitFailed}
 	}
 	if o.check {
@@ -152,7 +152,7 @@ func fmtPath(s Streams, root string, o fmtOptions) error {
 		}
 		out, diags := formatSource(src, f)
 		if diags.HasErrors() {
-			_ = format.WriteText(s.Err, diags, nil, map[string]*hcl.File{f: {Bytes: src}}, format.TextOptions{Color: s.Color(s.Err)})
+			_ = diagview.WriteText(s.Err, diags, nil, map[string]*hcl.File{f: {Bytes: src}}, diagview.TextOptions{Color: s.Color(s.Err)})
 			failed = true
 			continue
 		}

@@ -61,7 +61,11 @@ Exit status: 0 written; 1 the host could not be probed.`,
 			if err := probed[0].Err; err != nil {
 				return fmt.Errorf("%s", target.ErrorText(err))
 			}
-			src := importer.Spec(probed[0].Facts, importer.Options{Name: name, Host: h, Now: time.Now()})
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
+			src := importer.Spec(probed[0].Facts, importer.Options{Name: name, Host: h, Now: time.Now(), KB: k})
 			if out == "" {
 				_, err := s.Out.Write(src)
 				return err

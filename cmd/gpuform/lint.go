@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/lint"
-	"github.com/gpuform/gpuform/lint/format"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -23,7 +23,7 @@ type lintArguments struct {
 	// Spec are -var and -var-file.
 	Spec specFlags
 	// Format is -format's (text, compact, json, sarif); -json sets json.
-	Format format.Format
+	Format diagview.Format
 	// MinSeverity is --min-severity: the lowest severity that makes the
 	// exit status 2.
 	MinSeverity lint.Severity
@@ -49,7 +49,7 @@ func (a *lintArguments) finish(fs *pflag.FlagSet, args []string) error {
 	if err := jsonAliasOf(fs, a.json, &a.format); err != nil {
 		return err
 	}
-	f, err := format.ParseFormat(a.format)
+	f, err := diagview.ParseFormat(a.format)
 	if err != nil {
 		return fmt.Errorf("-format: %w", err)
 	}
@@ -120,7 +120,11 @@ type lintModel struct {
 // configuration and the lock file, and runs the rules.
 func runLint(s Streams, a *lintArguments) (*lintModel, error) {
 	cfg, diags := a.Spec.load(s, a.Dir)
-	opts := lint.Options{MinSeverity: a.MinSeverity}
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	opts := lint.Options{MinSeverity: a.MinSeverity, KB: k}
 	configPath := a.ConfigPath
 	if configPath == "" {
 		if _, err := os.Stat(filepath.Join(a.Dir, spec.LintConfigFile)); err == nil {
@@ -149,15 +153,15 @@ func runLint(s Streams, a *lintArguments) (*lintModel, error) {
 }
 
 // writeLint is lint's view: every -format renders the same model.
-func writeLint(s Streams, f format.Format, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
-	err := format.Write(s.Out, f, format.Input{
+func writeLint(s Streams, f diagview.Format, dir string, diags hcl.Diagnostics, res lint.Result, files map[string]*hcl.File) error {
+	err := diagview.Write(s.Out, f, diagview.Input{
 		Diags:    diags,
 		Findings: res.Findings,
 		Files:    files,
-		Text:     format.TextOptions{Color: s.Color(s.Out)},
-		SARIF:    format.SARIFOptions{BaseDir: dir, ToolVersion: Version},
+		Text:     diagview.TextOptions{Color: s.Color(s.Out)},
+		SARIF:    diagview.SARIFOptions{BaseDir: dir, ToolVersion: Version, Rules: lint.Catalogue()},
 	})
-	if err != nil || f != format.Text {
+	if err != nil || f != diagview.Text {
 		return err
 	}
 	if len(diags) == 0 && len(res.Findings) == 0 {

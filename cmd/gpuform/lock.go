@@ -115,6 +115,10 @@ would change.`,
 					return exitError{ExitFailed}
 				}
 			}
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
 			var lock *spec.Lock
 			if fromLock {
 				judged := prev
@@ -132,9 +136,9 @@ would change.`,
 					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must say what its repositories offer to upgrade it; nothing was written.")
 					return exitError{ExitFailed}
 				}
-				lock, diags = lockfile.Upgrade(cfg, got, offers)
+				lock, diags = lockfile.Upgrade(k, cfg, got, offers)
 			} else {
-				lock, diags = lockfile.Resolve(cfg, got)
+				lock, diags = lockfile.Resolve(k, cfg, got)
 			}
 			if diags.HasErrors() {
 				writeDiags(s, diags, cfg)
@@ -295,6 +299,10 @@ func offersForLock(ctx context.Context, s Streams, hosts []target.Host, got map[
 		if f == nil {
 			return fmt.Errorf("not probed")
 		}
+		k, err := s.KB()
+		if err != nil {
+			return err
+		}
 		family := f.OS.Family()
 		byName := map[string]spec.Component{}
 		var names []string
@@ -302,7 +310,7 @@ func offersForLock(ctx context.Context, s Streams, hosts []target.Host, got map[
 			if a.V.IsExact() {
 				continue
 			}
-			if name, ok := resource.UpgradePackage(h.Node, comp, family); ok {
+			if name, ok := resource.UpgradePackage(k, h.Node, comp, family); ok {
 				byName[name] = comp
 				names = append(names, name)
 			}

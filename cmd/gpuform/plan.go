@@ -129,5 +129,9 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if err != nil {
 		return nil, err
 	}
-	return plan.RunPinned(ctx, hosts, o, pins)
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	return plan.RunPinned(ctx, k, hosts, o, pins)
 }

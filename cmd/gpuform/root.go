@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/bind"
 )
 
@@ -42,6 +43,8 @@ type Streams struct {
 	// launch replaces gpuform bind's exec in in-process tests, which must
 	// not turn the test binary into the command; nil is bind.Exec.
 	launch func(*bind.Launch) error
+	// kb loads the knowledge base once per Run (Streams.KB).
+	kb func() (*kb.KB, error)
 }
 
 // Getenv looks a variable up in the injected environment.
@@ -111,6 +114,9 @@ func Run(ctx context.Context, args []string, s Streams) int {
 		if a == "--no-color" || a == "--no-color=true" {
 			s.Environ = append(append([]string(nil), s.Environ...), "NO_COLOR=1")
 		}
+	}
+	if s.kb == nil {
+		s.kb = newKBLoader()
 	}
 	root := newRootCommand(s)
 	root.SetArgs(args)

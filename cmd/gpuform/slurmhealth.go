@@ -69,6 +69,9 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 	}
 	p.DrainAfter, p.DrainWindow, p.MaxDrainedShare, _ = hs.Policy()
 	p.ConfirmDelay = hs.ConfirmDelayOrDefault()
+	if p.KB, err = s.KB(); err != nil {
+		return err
+	}
 	// GPUFORM_HEALTH_STATE moves the sightings file (tests; nodes whose
 	// /var/lib is read-only).
 	statePath := s.Getenv("GPUFORM_HEALTH_STATE")

@@ -9,8 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuform/gpuform/lint/compat"
-	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -51,13 +50,17 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 // GPUFORM_VAR_ values and the built-in modules.
 func (f *specFlags) load(s Streams, dir string) (*spec.Config, hcl.Diagnostics) {
 	defer s.interrupts.ungraceful()()
+	k, err := s.KB()
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Knowledge base", Detail: err.Error()}}
+	}
 	return spec.Load(dir, spec.LoadOptions{
 		VarArgs:        f.vars,
 		Environ:        s.Environ,
 		BuiltinModules: modules.FS(),
 		BinaryVersion:  Version,
 		Origin:         specOrigin(s, dir, f.takeOver),
-		GPUModels:      compat.Default().GPUModelTable(),
+		GPUModels:      k.GPUModelTable(),
 	})
 }
 
@@ -78,7 +81,7 @@ func writeDiags(s Streams, diags hcl.Diagnostics, cfg *spec.Config) {
 	if cfg != nil {
 		files = cfg.Files
 	}
-	_ = format.WriteText(s.Err, diags, nil, files, format.TextOptions{Color: s.Color(s.Err)})
+	_ = diagview.WriteText(s.Err, diags, nil, files, diagview.TextOptions{Color: s.Color(s.Err)})
 }
 
 // loadPinned loads the spec and puts the lock file's releases in place of
@@ -109,7 +112,7 @@ func failJSON(s Streams, diags hcl.Diagnostics, cfg *spec.Config, err error) err
 	if cfg != nil {
 		files = cfg.Files
 	}
-	if werr := format.WriteJSON(s.Out, diags, nil, files); werr != nil {
+	if werr := diagview.WriteJSON(s.Out, diags, nil, files); werr != nil {
 		return werr
 	}
 	return exitError{ExitFailed}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuform/gpuform/lint/format"
+	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -90,7 +90,7 @@ func newValidateView(t viewType, s Streams) validateView {
 type validateHuman struct{ s Streams }
 
 func (v validateHuman) Validated(cfg *spec.Config, diags hcl.Diagnostics) error {
-	if err := format.WriteText(v.s.Err, diags, nil, cfg.Files, format.TextOptions{Color: v.s.Color(v.s.Err)}); err != nil {
+	if err := diagview.WriteText(v.s.Err, diags, nil, cfg.Files, diagview.TextOptions{Color: v.s.Color(v.s.Err)}); err != nil {
 		return err
 	}
 	if !diags.HasErrors() {
@@ -103,7 +103,7 @@ func (v validateHuman) Validated(cfg *spec.Config, diags hcl.Diagnostics) error 
 type validateJSON struct{ s Streams }
 
 func (v validateJSON) Validated(cfg *spec.Config, diags hcl.Diagnostics) error {
-	return format.WriteJSON(v.s.Out, diags, nil, cfg.Files)
+	return diagview.WriteJSON(v.s.Out, diags, nil, cfg.Files)
 }
 
 func plural(n int) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/report"
@@ -219,7 +220,11 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return err
 	}
-	opts := runner.Options{Tier: a.Tier, AllowLocal: a.Conn.allowLocal, Local: a.Local, Processes: a.Processes}
+	k, err := s.KB()
+	if err != nil {
+		return err
+	}
+	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: a.Conn.allowLocal, Local: a.Local, Processes: a.Processes}
 	if exe, err := os.Executable(); err == nil {
 		opts.AgentBinary = exe
 	}
@@ -347,7 +352,10 @@ func (v *verifyView) Report(doc *report.Document, took time.Duration) error {
 	var err error
 	switch v.format {
 	case "prometheus":
-		err = writePrometheus(v.w, v.out, doc, took)
+		var k *kb.KB
+		if k, err = v.s.KB(); err == nil {
+			err = writePrometheus(v.w, v.out, doc, took, k)
+		}
 	case "json":
 		err = report.WriteJSON(v.w, doc)
 	case "junit":

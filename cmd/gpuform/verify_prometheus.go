@@ -8,16 +8,16 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/report"
 )
 
 // writePrometheus writes doc as Prometheus metrics: to w, or with out set
 // atomically to out (a temporary file in out's directory renamed over it),
 // so node_exporter's textfile collector never reads half a file.
-func writePrometheus(w io.Writer, out string, doc *report.Document, took time.Duration) error {
+func writePrometheus(w io.Writer, out string, doc *report.Document, took time.Duration, k *kb.KB) error {
 	o := report.PrometheusOptions{Duration: took, Finished: time.Now()}
-	if d, ok := compat.Default().NewestFact(); ok {
+	if d, ok := k.NewestFact(); ok {
 		o.KnowledgeBaseDate = d.Date
 	}
 	var b bytes.Buffer

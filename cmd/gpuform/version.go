@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/lint/compat"
 )
 
 func newVersionCommand(s Streams) *cobra.Command {
@@ -23,11 +22,15 @@ func newVersionCommand(s Streams) *cobra.Command {
 			// last checked against their sources, and the newest release
 			// they know. knowledge_base_date stays the newest release's
 			// date, as before.
+			k, err := s.KB()
+			if err != nil {
+				return err
+			}
 			kbDate, kbWhat, kbRefreshed := "", "", ""
-			if d, ok := compat.Default().NewestFact(); ok {
+			if d, ok := k.NewestFact(); ok {
 				kbDate, kbWhat = d.String(), d.What
 			}
-			if d, ok := compat.Default().RefreshDate(); ok {
+			if d, ok := k.RefreshDate(); ok {
 				kbRefreshed = d.String()
 			}
 			if asJSON {

@@ -6,14 +6,13 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/lint/compat"
 )
 
 // TestVersionKnowledgeBaseDate: `gpuform version` and `version -json` say
 // how current the embedded knowledge base is (issue 12: the data had no
 // date).
 func TestVersionKnowledgeBaseDate(t *testing.T) {
-	d, ok := compat.Default().NewestFact()
+	d, ok := testKB(t).NewestFact()
 	if !ok {
 		t.Fatal("no dated fact")
 	}
@@ -35,7 +34,7 @@ func TestVersionKnowledgeBaseDate(t *testing.T) {
 	// The refresh date is the day the tables were last checked, not the
 	// newest release: issue 29 found version reporting 2026-08-12 (the
 	// newest row) while releases since August were unknown.
-	r, ok := compat.Default().RefreshDate()
+	r, ok := testKB(t).RefreshDate()
 	if !ok || v["knowledge_base_refresh_date"] != r.String() || r.String() == d.String() {
 		t.Errorf("version -json knowledge_base_refresh_date %q, want %q (distinct from the newest fact %s)", v["knowledge_base_refresh_date"], r, d)
 	}

@@ -3,7 +3,7 @@ package debroot
 import "strings"
 
 // Releases published by NVIDIARepo. Every version appears in the knowledge
-// base's tables (lint/compat/data: packages.tsv, cuda-driver.tsv,
+// base's tables (kb/data: packages.tsv, cuda-driver.tsv,
 // driver-branches.tsv, nccl-cuda.tsv, container-toolkit.tsv);
 // the "-1" revisions are the format packages.tsv confirms for NVIDIA's
 // Debian repository.

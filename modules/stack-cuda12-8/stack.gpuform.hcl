@@ -1,6 +1,6 @@
 # gpuform/stack-cuda12-8: a driver / CUDA / NCCL / DCGM / container-toolkit set
 # that works together, every version taken from gpuform's reference tables
-# (lint/compat/data/*.tsv, the knowledge base embedded in the binary), row by row:
+# (kb/data/*.tsv, the knowledge base embedded in the binary), row by row:
 #
 #   driver 580.159.03  R580 is a Long Term Support Branch, end of life June-August 2028
 #                      (driver-branches.tsv row R580). 580.159.03 is the first R580

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/plan"
@@ -125,6 +126,9 @@ type Options struct {
 	// and ProbeTimeout (each probe after the steps). Its Progress is not
 	// used; Progress below tells each step.
 	Target target.Options
+	// KB is the knowledge base the re-diff after the steps reads (package
+	// names, toolkit features), the one the plan was made with.
+	KB *kb.KB
 	// Progress, when set, receives an Event as each host moves on.
 	Progress func(Event)
 	// Owner names this apply in the host lock; default "USER@HOST pid N".
@@ -417,7 +421,7 @@ func applyDrained(ctx context.Context, tr transport.Transport, lock *Lock, hp *p
 	if err != nil {
 		return fail("re-probe after apply: %v", err)
 	}
-	changes, _, err := plan.Diff(node, f)
+	changes, _, err := plan.Diff(opts.KB, node, f)
 	if err != nil {
 		return fail("re-plan after apply: %v", err)
 	}
@@ -556,7 +560,7 @@ func reboot(ctx context.Context, tr transport.Transport, hp *plan.HostPlan, node
 			last = err
 			continue
 		}
-		changes, _, err := plan.Diff(node, f)
+		changes, _, err := plan.Diff(opts.KB, node, f)
 		if err != nil {
 			last = err
 			continue

@@ -50,7 +50,7 @@ func mustPlan(t testing.TB, f *plantest.Fleet, cfg *spec.Config) *plan.Plan {
 }
 
 func opts(f *plantest.Fleet) apply.Options {
-	return apply.Options{Target: f.Options(), Owner: "test@ctl pid 1", RebootPoll: time.Millisecond, RebootTimeout: time.Minute}
+	return apply.Options{KB: testKB, Target: f.Options(), Owner: "test@ctl pid 1", RebootPoll: time.Millisecond, RebootTimeout: time.Minute}
 }
 
 func statuses(rep *apply.Report) map[string]apply.Status {

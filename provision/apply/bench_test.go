@@ -90,7 +90,7 @@ func BenchmarkApplyNothingToChange50Hosts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rep := apply.Apply(ctx, cfg, p, apply.Options{Target: f.Options()}); !rep.Converged() {
+	if rep := apply.Apply(ctx, cfg, p, apply.Options{KB: testKB, Target: f.Options()}); !rep.Converged() {
 		b.Fatalf("converging the fleet: %+v", rep.Hosts[0])
 	}
 	execs := f.Execs()
@@ -103,7 +103,7 @@ func BenchmarkApplyNothingToChange50Hosts(b *testing.B) {
 			b.Fatalf("plan of a converged fleet: %v", err)
 		}
 		t1 := time.Now()
-		rep := apply.Apply(ctx, cfg, p, apply.Options{Target: f.Options()})
+		rep := apply.Apply(ctx, cfg, p, apply.Options{KB: testKB, Target: f.Options()})
 		applyTime += time.Since(t1)
 		planTime += t1.Sub(t0)
 		if !rep.Converged() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/bench/tool"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/target"
@@ -150,11 +149,10 @@ func probeNICs(ctx context.Context, o Options, tg target.Host) ([]NIC, bool) {
 	if err != nil {
 		return nil, false
 	}
-	kb := o.KB
-	if kb == nil {
-		kb = compat.Default()
+	if o.KB == nil {
+		return nil, false
 	}
-	info := NewHostInfo(kb, tg.Host.Name, node, tg.Node)
+	info := NewHostInfo(o.KB, tg.Host.Name, node, tg.Node)
 	return info.NICs, len(info.NICs) > 0
 }
 

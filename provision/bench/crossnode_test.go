@@ -77,7 +77,7 @@ func TestCrossPairs(t *testing.T) {
 // the slow rail is below its NIC's link rate, the failed one not
 // measured, and the network is the bottleneck.
 func TestCrossNodeJudged(t *testing.T) {
-	k := kb(t)
+	k := loadKB(t)
 	a, b := hgxH100(), hgxH100()
 	a.Name, b.Name = "gpu1", "gpu2"
 	runs, _ := crossPairs([]crossEnd{{tg: target.Host{Host: spec.Host{Name: "gpu1"}}, nics: a.NICs}, {tg: target.Host{Host: spec.Host{Name: "gpu2"}}, nics: b.NICs}})

@@ -5,7 +5,7 @@
 // bandwidth per NIC) and storage (fio on the spec's paths); it also runs
 // the scaling curve (all_reduce, and the spec's workload, at 1, 2, 4, 8
 // GPUs). Each measurement is compared with what the hardware should carry,
-// from the knowledge base (lint/compat) and the host's facts, with the
+// from the knowledge base (kb) and the host's facts, with the
 // source of the figure and whether it is a peak or an achievable one.
 //
 // Package bench is not the tools' parsers or argument lists (those are

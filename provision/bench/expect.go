@@ -3,18 +3,18 @@ package bench
 import (
 	"fmt"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // factOf returns the first source and the status word of a fact.
-func factOf(f compat.Fact) (string, string) {
+func factOf(f kb.Fact) (string, string) {
 	return f.Source(), f.Status.String()
 }
 
 // ExpectHBM is what nvbandwidth's device_local_copy should reach on a
 // model: half the HBM bandwidth, because a copy reads and writes every
 // byte while nvbandwidth counts it once (its bandwidth is size / time).
-func ExpectHBM(kb *compat.KB, model string) (Expected, bool) {
+func ExpectHBM(kb *kb.KB, model string) (Expected, bool) {
 	m, ok := kb.HBMBandwidth(model)
 	if !ok {
 		return Expected{}, false
@@ -26,7 +26,7 @@ func ExpectHBM(kb *compat.KB, model string) (Expected, bool) {
 
 // ExpectPCIe is a PCIe link's peak in one direction at its maximum
 // generation and width: what host↔device copies should approach.
-func ExpectPCIe(kb *compat.KB, g GPU) (Expected, bool) {
+func ExpectPCIe(kb *kb.KB, g GPU) (Expected, bool) {
 	r, ok := kb.PCIeLinkRate(g.MaxGen)
 	if !ok || g.MaxWidth <= 0 {
 		return Expected{}, false
@@ -39,7 +39,7 @@ func ExpectPCIe(kb *compat.KB, g GPU) (Expected, bool) {
 // ExpectPeer is what a copy from one GPU to another should reach: the
 // model's NVLink bandwidth in one direction (an NVSwitch lets one pair use
 // every link), or, without NVLink, the slower of the two PCIe links.
-func ExpectPeer(kb *compat.KB, a, b GPU) (Expected, bool) {
+func ExpectPeer(kb *kb.KB, a, b GPU) (Expected, bool) {
 	if m, ok := kb.GPU(a.Model); ok && m.NVLinkGBps > 0 && a.Model == b.Model {
 		src, st := factOf(m.NVLinkFact)
 		return Expected{GBps: m.NVLinkGBps / 2, Kind: KindPeak, Source: src, FactStatus: st,
@@ -61,7 +61,7 @@ func ExpectPeer(kb *compat.KB, a, b GPU) (Expected, bool) {
 // ExpectAllReduce is what all_reduce bus bandwidth should reach on gpus
 // GPUs of a model in one node: the best published result for that count
 // (achievable) when there is one, else the NVLink ceiling (peak).
-func ExpectAllReduce(kb *compat.KB, model string, gpus int) (Expected, bool) {
+func ExpectAllReduce(kb *kb.KB, model string, gpus int) (Expected, bool) {
 	if gpus < 2 {
 		return Expected{}, false
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -82,7 +82,7 @@ func ParseRate(s string) (float64, bool) {
 
 // NewHostInfo builds a HostInfo from a host's facts and its node block
 // (nil for none).
-func NewHostInfo(kb *compat.KB, name string, f *facts.Node, n *spec.Node) HostInfo {
+func NewHostInfo(kb *kb.KB, name string, f *facts.Node, n *spec.Node) HostInfo {
 	h := HostInfo{Name: name, NUMA: map[int]string{}, SpecBind: map[int]int{}, Pairing: map[int]string{}, Nodes: 1}
 	numaOf := map[string]int{}
 	for _, d := range f.PCI {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -66,7 +66,7 @@ const TestNodeToNode = "rdma_write node to node"
 // Judge compares a host's observations with what its hardware should
 // carry and diagnoses the weakest layer. layers limits the report to
 // those asked for; b is the node's bench block (nil for none).
-func Judge(kb *compat.KB, info HostInfo, obs Observations, b *spec.Bench, layers []Layer) Host {
+func Judge(kb *kb.KB, info HostInfo, obs Observations, b *spec.Bench, layers []Layer) Host {
 	h := Host{Host: info.Name, Model: info.Model(), GPUs: len(info.GPUs), Binding: obs.Binding}
 	want := func(l Layer) bool { return slices.Contains(layers, l) }
 	gpu := func(i int) GPU {
@@ -198,7 +198,7 @@ func Judge(kb *compat.KB, info HostInfo, obs Observations, b *spec.Bench, layers
 // node (judged), to the spec's node when the spec binds it elsewhere
 // (judged: that is where jobs will run), and to another node for
 // contrast.
-func hostGPU(kb *compat.KB, info HostInfo, obs Observations, g GPU) []Measurement {
+func hostGPU(kb *kb.KB, info HostInfo, obs Observations, g GPU) []Measurement {
 	var out []Measurement
 	e, eok := ExpectPCIe(kb, g)
 	dev := fmt.Sprintf("GPU %d", g.Index)
@@ -259,7 +259,7 @@ func hostGPU(kb *compat.KB, info HostInfo, obs Observations, g GPU) []Measuremen
 
 // scaling builds the scaling curve: single-node all_reduce at each GPU
 // count, the workload's throughput where it ran, and multi-node points.
-func scaling(kb *compat.KB, info HostInfo, obs Observations) []ScalePoint {
+func scaling(kb *kb.KB, info HostInfo, obs Observations) []ScalePoint {
 	model := info.Model()
 	counts := map[int]bool{}
 	for n := range obs.AllReduce {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -53,9 +53,9 @@ func healthy(h HostInfo) Observations {
 	return o
 }
 
-func kb(t *testing.T) *compat.KB {
+func loadKB(t *testing.T) *kb.KB {
 	t.Helper()
-	k, err := compat.Load()
+	k, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func kb(t *testing.T) *compat.KB {
 }
 
 func TestDiagnose(t *testing.T) {
-	k := kb(t)
+	k := loadKB(t)
 	tests := map[string]struct {
 		info   func() HostInfo
 		obs    func(HostInfo) Observations
@@ -182,7 +182,7 @@ func TestMissingToolIsNotAPass(t *testing.T) {
 	o := healthy(info)
 	o.NICs = nil
 	o.Missing = map[string]Missing{string(LayerNetwork): {Tool: "ib_write_bw", Package: "perftest"}}
-	h := Judge(kb(t), info, o, nil, []Layer{LayerNetwork})
+	h := Judge(loadKB(t), info, o, nil, []Layer{LayerNetwork})
 	if len(h.Layers) != 1 || h.Layers[0].Verdict != VerdictNotMeasured || h.Layers[0].Install != "perftest" {
 		t.Fatalf("layers: %+v", h.Layers)
 	}
@@ -199,7 +199,7 @@ func TestScalingEfficiency(t *testing.T) {
 	info := hgxH100()
 	o := healthy(info)
 	o.Workload = map[int]float64{1: 100, 2: 180, 8: 640}
-	h := Judge(kb(t), info, o, nil, Layers())
+	h := Judge(loadKB(t), info, o, nil, Layers())
 	got := map[int]float64{}
 	for _, p := range h.Scaling {
 		if p.Efficiency != nil && p.EfficiencyOf == "workload" {
@@ -226,7 +226,7 @@ func TestStorageFloors(t *testing.T) {
 		"dataset":    {ReadGBps: ptr(3.2), WriteGBps: ptr(1.5)},
 		"checkpoint": {ReadGBps: ptr(2.0), WriteGBps: ptr(1.0)},
 	}}
-	h := Judge(kb(t), info, o, b, []Layer{LayerStorage})
+	h := Judge(loadKB(t), info, o, b, []Layer{LayerStorage})
 	got := map[string]Verdict{}
 	for _, m := range h.Layers {
 		got[m.Device+" "+m.Test] = m.Verdict
@@ -251,7 +251,7 @@ func TestWorkloadFailureIsNotOK(t *testing.T) {
 	info := hgxH100()
 	o := healthy(info)
 	o.Missing = map[string]Missing{"workload": {Reason: "at 1 GPUs: exit status 1 and no line matches"}}
-	h := Judge(kb(t), info, o, nil, Layers())
+	h := Judge(loadKB(t), info, o, nil, Layers())
 	if r := (Report{Hosts: []Host{h}}); r.OK() || h.WorkloadError == "" {
 		t.Errorf("report OK with a failed workload: %+v", h.WorkloadError)
 	}
@@ -285,7 +285,7 @@ func TestHostGPUWithoutNUMANode(t *testing.T) {
 	info.GPUs[2].NUMA = -1
 	o := healthy(info)
 	o.HostToDevice[0][2], o.HostToDevice[1][2] = 30, 54
-	h := Judge(kb(t), info, o, nil, []Layer{LayerHostGPU})
+	h := Judge(loadKB(t), info, o, nil, []Layer{LayerHostGPU})
 	var got []string
 	for _, m := range h.Layers {
 		if m.Device == "GPU 2" && strings.HasPrefix(m.Test, "host_to_device") {

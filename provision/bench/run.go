@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -36,8 +36,9 @@ type Options struct {
 	// Budget is the hard limit per host; zero means the node's bench {
 	// timeout }, else DefaultBudget.
 	Budget time.Duration
-	// KB is the knowledge base; nil means compat.Default().
-	KB *compat.KB
+	// KB is the knowledge base the expected bandwidths come from; a host
+	// benched without one fails with an error.
+	KB *kb.KB
 	// AllowLocal lets a group's multi-node nccl_test (the spec's command)
 	// run for sim:// and local:// hosts, which run it on this machine
 	// (-allow-local).
@@ -47,10 +48,7 @@ type Options struct {
 // Run benches every target and returns the report; a host that cannot be
 // reached or probed has Error set, the others carry on.
 func Run(ctx context.Context, targets []target.Host, o Options) *Report {
-	kb := o.KB
-	if kb == nil {
-		kb = compat.Default()
-	}
+	kbase := o.KB
 	layers := o.Layers
 	if len(layers) == 0 {
 		layers = Layers()
@@ -80,10 +78,13 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		hctx, cancel := transport.WithTimeout(ctx, budget, "bench of "+tg.Host.Name, "-budget or bench { timeout }")
 		defer cancel()
 		err := RefuseLocal(tg, o.AllowLocal)
+		if err == nil && kbase == nil {
+			err = errors.New("bench was given no knowledge base (a bug in gpuform)")
+		}
 		var h Host
 		var vals []peerValue
 		if err == nil {
-			h, vals, err = benchHost(hctx, kb, o.Target.Connect, tg, layers, multi[tg.Node], remote[tg.Host.Name])
+			h, vals, err = benchHost(hctx, kbase, o.Target.Connect, tg, layers, multi[tg.Node], remote[tg.Host.Name])
 		}
 		if err != nil {
 			msg := withoutHost(err)
@@ -134,7 +135,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 
 // benchHost measures one host and judges it; the values are its
 // per-device measurements for the comparison with its peers.
-func benchHost(ctx context.Context, kb *compat.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []peerValue, error) {
+func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []peerValue, error) {
 	t, err := connect(ctx, tg.Host)
 	if err != nil {
 		return Host{}, nil, err

@@ -144,7 +144,7 @@ func TestSlurmdLoadsGRES(t *testing.T) {
 		binds map[int]int
 		want  verify.Status
 	}{{map[int]int{0: 0, 1: 1}, verify.StatusPass}, {map[int]int{0: 1, 1: 0}, verify.StatusFail}} {
-		res := verify.Check(verify.Expectation{SlurmAutodetect: true, NUMANode: tc.binds}, nil, verify.HostFacts{Facts: f, Slurmd: &s})
+		res := verify.Check(verify.Expectation{KB: testKB, SlurmAutodetect: true, NUMANode: tc.binds}, nil, verify.HostFacts{Facts: f, Slurmd: &s})
 		n := 0
 		for _, r := range res {
 			if strings.HasPrefix(r.ID, "slurm.gres[") {

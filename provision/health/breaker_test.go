@@ -37,7 +37,7 @@ func drained(name, reason string, at time.Time) slurm.Node {
 // only health mode's drains of the fleet count.
 func TestAdmit(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	p := Policy{MaxDrainedShare: 0.1}
+	p := Policy{KB: testKB, MaxDrainedShare: 0.1}
 	fleet := map[string]bool{}
 	var nodes []slurm.Node
 	for i := 1; i <= 20; i++ {
@@ -111,7 +111,7 @@ func TestAdmit(t *testing.T) {
 // and may see any subset of the later ones.
 func TestAdmitNeverExceedsLimit(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	p := Policy{MaxDrainedShare: 0.1}
+	p := Policy{KB: testKB, MaxDrainedShare: 0.1}
 	const n = 20
 	fleet := map[string]bool{}
 	names := make([]string, n)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/report"
@@ -27,6 +27,9 @@ type Policy struct {
 	// ConfirmDelay is how long health mode waits before it runs the
 	// checks again to confirm a performance or link failure.
 	ConfirmDelay time.Duration
+	// KB is the knowledge base whose catalogue tells monitor-class Xids
+	// and says what a counted one means.
+	KB *kb.KB
 }
 
 // Decision is what to do with the node.
@@ -66,13 +69,13 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 			d.NotApplicable = append(d.NotApplicable, c.ID+": not applicable: "+why)
 			continue
 		}
-		act := compat.ActionUnknown
+		act := kb.ActionUnknown
 		if c.Remedy != nil {
 			act = c.Remedy.Action
 		}
 		// A monitor-class Xid is counted below, never drained on sight;
 		// an informational one is never drained.
-		if act == compat.ActionNone || (act == compat.ActionMonitor && isXidCheck(c.ID)) {
+		if act == kb.ActionNone || (act == kb.ActionMonitor && isXidCheck(c.ID)) {
 			continue
 		}
 		if confirmable(c.ID) {
@@ -83,7 +86,7 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 			d.Drain, d.Reason = true, reason(c, act)
 		}
 	}
-	st.record(sightings(h, doc.CheckedAt, now), now, p.DrainWindow)
+	st.record(sightings(p.KB, h, doc.CheckedAt, now), now, p.DrainWindow)
 	counts := st.counts()
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
@@ -95,7 +98,7 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 		if n >= p.DrainAfter {
 			if !d.Drain {
 				d.Drain = true
-				d.Reason = fmt.Sprintf("%s: %s seen %d times in %s (monitor class: NVIDIA says restart the job; repeats point to the GPU): drain and have it checked", k, describe(k), n, p.DrainWindow)
+				d.Reason = fmt.Sprintf("%s: %s seen %d times in %s (monitor class: NVIDIA says restart the job; repeats point to the GPU): drain and have it checked", k, describe(p.KB, k), n, p.DrainWindow)
 			}
 			continue
 		}
@@ -150,11 +153,11 @@ func Confirm(d Decision, second *report.Document, delay time.Duration) (Decision
 }
 
 // action is a check's catalogue action, unknown without a remedy.
-func action(c verify.CheckResult) compat.Action {
+func action(c verify.CheckResult) kb.Action {
 	if c.Remedy != nil {
 		return c.Remedy.Action
 	}
-	return compat.ActionUnknown
+	return kb.ActionUnknown
 }
 
 // confirmFamilies are the performance and link checks: a failure of one
@@ -227,7 +230,7 @@ func isXidCheck(id string) bool {
 
 // reason is "<check>: <action>: <message>", e.g. "kernel.xid: reboot:
 // Xid 79 at PCI:0000:9d:00 — GPU has fallen off the bus …".
-func reason(c verify.CheckResult, act compat.Action) string {
+func reason(c verify.CheckResult, act kb.Action) string {
 	msg := c.Message
 	if msg == "" {
 		msg = fmt.Sprintf("expected %s, observed %s", c.Expected, c.Observed)
@@ -237,10 +240,10 @@ func reason(c verify.CheckResult, act compat.Action) string {
 }
 
 // describe is the catalogue's meaning of a sighting key ("Xid 13").
-func describe(key string) string {
+func describe(k *kb.KB, key string) string {
 	kind, code, _ := strings.Cut(key, " ")
 	n, _ := strconv.ParseUint(code, 10, 64)
-	if r, ok := compat.Default().Remedy(strings.ToLower(kind), strconv.FormatUint(n, 10)); ok {
+	if r, ok := k.Remedy(strings.ToLower(kind), strconv.FormatUint(n, 10)); ok {
 		return r.Describe()
 	}
 	return "not in the catalogue"
@@ -258,11 +261,10 @@ const sameEventSlack = 2 * time.Second
 // run, and is not counted beside it; one whose line is not in the log
 // yet is kept as NVML's sighting with the run's span (From to At), which
 // the line recognises when a later run reads it (State.record).
-func sightings(h report.Host, runStart, now time.Time) []Sighting {
-	kb := compat.Default()
+func sightings(kbase *kb.KB, h report.Host, runStart, now time.Time) []Sighting {
 	monitor := func(kind string, code uint64) bool {
-		r, ok := kb.Remedy(kind, strconv.FormatUint(code, 10))
-		return ok && r.Action == compat.ActionMonitor
+		r, ok := kbase.Remedy(kind, strconv.FormatUint(code, 10))
+		return ok && r.Action == kb.ActionMonitor
 	}
 	var kernel []Sighting
 	if h.Kernel != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/gpuform/gpuform/provision/verify/report"
 )
 
-var policy = Policy{DrainAfter: 3, DrainWindow: time.Hour, MaxDrainedShare: 0.1}
+var policy = Policy{KB: testKB, DrainAfter: 3, DrainWindow: time.Hour, MaxDrainedShare: 0.1}
 
 func docWith(checks []verify.CheckResult, nvmlXids []uint64, kernel string, at time.Time) *report.Document {
 	h := report.Host{Host: "local://n", Checks: checks}
@@ -28,7 +28,7 @@ func docWith(checks []verify.CheckResult, nvmlXids []uint64, kernel string, at t
 		lg := kmsg.Parse(kernel)
 		h.Kernel = &lg
 	}
-	d := report.New(verify.TierProbe, []report.Host{h})
+	d := report.New(testKB, verify.TierProbe, []report.Host{h})
 	d.CheckedAt = at
 	return d
 }
@@ -137,7 +137,7 @@ func TestUpdateLocks(t *testing.T) {
 // not drain on it. A second event on the same GPU does.
 func TestXidSeenByNVMLAndKernelCountsOnce(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	p := Policy{DrainAfter: 2, DrainWindow: time.Hour, MaxDrainedShare: 0.1}
+	p := Policy{KB: testKB, DrainAfter: 2, DrainWindow: time.Hour, MaxDrainedShare: 0.1}
 	gpus := []nvmlfacts.GPU{{Index: 0, BusID: "00000000:1B:00.0"}, {Index: 1, BusID: "00000000:9D:00.0"}}
 	withGPUs := func(d *report.Document) *report.Document {
 		if d.Hosts[0].NVML == nil {

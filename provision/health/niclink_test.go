@@ -54,7 +54,7 @@ node "n" {
 			var checks []verify.CheckResult
 			// The NIC checks of a full verify.Check (without NVML, whose
 			// nvml.facts failure would drain on its own).
-			for _, c := range verify.Check(verify.Expectation{Spec: cfg.Nodes[0]}, nil, verify.HostFacts{Facts: tc.f}) {
+			for _, c := range verify.Check(verify.Expectation{KB: testKB, Spec: cfg.Nodes[0]}, nil, verify.HostFacts{Facts: tc.f}) {
 				if strings.HasPrefix(c.ID, "nic.") {
 					checks = append(checks, c)
 				}

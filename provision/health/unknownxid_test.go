@@ -32,9 +32,9 @@ func TestDecideUnknownXidAndUnreadableLog(t *testing.T) {
 		status verify.Status
 		drain  bool
 	}{
-		{"unknown xid, default", verify.Expectation{}, unknown, verify.StatusError, false},
-		{"unknown xid, unknown_xid = drain", verify.Expectation{UnknownXidFail: true}, unknown, verify.StatusFail, true},
-		{"unreadable log", verify.Expectation{}, kmsg.Log{Unreadable: "dmesg: Operation not permitted"}, verify.StatusError, true},
+		{"unknown xid, default", verify.Expectation{KB: testKB}, unknown, verify.StatusError, false},
+		{"unknown xid, unknown_xid = drain", verify.Expectation{KB: testKB, UnknownXidFail: true}, unknown, verify.StatusFail, true},
+		{"unreadable log", verify.Expectation{KB: testKB}, kmsg.Log{Unreadable: "dmesg: Operation not permitted"}, verify.StatusError, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

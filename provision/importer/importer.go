@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/lockfile"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -31,6 +31,8 @@ type Options struct {
 	Host spec.Host
 	// Now stamps the header comment.
 	Now time.Time
+	// KB is the knowledge base that names the GPUs on the PCI bus.
+	KB *kb.KB
 }
 
 // kernelArgsOfInterest are the kernel arguments GPU tuning depends on;
@@ -60,7 +62,7 @@ func Spec(f *facts.Node, o Options) []byte {
 
 	node := root.AppendNewBlock("node", []string{o.Name}).Body()
 	node.SetAttributeRaw("hosts", hostsExpr)
-	if hw, ok := hardware(f); ok {
+	if hw, ok := hardware(o.KB, f); ok {
 		node.SetAttributeRaw("hardware", hw)
 		node.AppendNewline()
 	} else {
@@ -68,15 +70,15 @@ func Spec(f *facts.Node, o Options) []byte {
 	}
 
 	any := spec.Version{}
-	if f.Driver == nil && lockfile.Installed(f, spec.ComponentDriver, any) == "" {
+	if f.Driver == nil && lockfile.Installed(o.KB, f, spec.ComponentDriver, any) == "" {
 		node.AppendUnstructuredTokens(comment("# no NVIDIA driver found\n"))
 	}
-	if f.Driver != nil || lockfile.Installed(f, spec.ComponentDriver, any) != "" {
+	if f.Driver != nil || lockfile.Installed(o.KB, f, spec.ComponentDriver, any) != "" {
 		node.AppendNewline()
 		d := node.AppendNewBlock("driver", nil).Body()
 		// The loaded driver is what the GPUs run; a newer installed one
 		// waits for a reboot.
-		v := lockfile.Installed(f, spec.ComponentDriver, any)
+		v := lockfile.Installed(o.KB, f, spec.ComponentDriver, any)
 		if f.Driver != nil && f.Driver.Version != "" {
 			v = f.Driver.Version
 		}
@@ -93,7 +95,7 @@ func Spec(f *facts.Node, o Options) []byte {
 		comp  spec.Component
 		what  string
 	}{{"cuda", spec.ComponentCUDA, "CUDA toolkit"}, {"nccl", spec.ComponentNCCL, "NCCL"}, {"dcgm", spec.ComponentDCGM, "DCGM"}} {
-		v := lockfile.Installed(f, c.comp, any)
+		v := lockfile.Installed(o.KB, f, c.comp, any)
 		if v == "" {
 			// Said, so that a reader of the spec knows import looked.
 			node.AppendUnstructuredTokens(comment("# no " + c.what + " found\n"))
@@ -106,7 +108,7 @@ func Spec(f *facts.Node, o Options) []byte {
 			node.AppendNewBlock(c.block, nil).Body().SetAttributeValue("version", cty.StringVal(v))
 		}
 	}
-	tk := lockfile.Installed(f, spec.ComponentContainerToolkit, any)
+	tk := lockfile.Installed(o.KB, f, spec.ComponentContainerToolkit, any)
 	switch {
 	case tk == "" && !f.Docker.Present:
 		node.AppendUnstructuredTokens(comment("# no container runtime or NVIDIA Container Toolkit found\n"))
@@ -175,12 +177,12 @@ func Spec(f *facts.Node, o Options) []byte {
 // the PCI bus shows GPUs of one model the knowledge base knows (the object
 // needs its name). NVLink bridges do not show on the PCI bus, so GPUs
 // without NVSwitches are written as "pcie" with a comment saying so.
-func hardware(f *facts.Node) (hclwrite.Tokens, bool) {
+func hardware(k *kb.KB, f *facts.Node) (hclwrite.Tokens, bool) {
 	gpus := f.NVIDIAGPUs()
 	if len(gpus) == 0 {
 		return nil, false
 	}
-	dev, ok := compat.Default().GPUByPCIID(gpus[0].Device)
+	dev, ok := k.GPUByPCIID(gpus[0].Device)
 	if !ok {
 		return nil, false
 	}

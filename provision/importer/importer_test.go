@@ -40,7 +40,7 @@ func TestShmSize(t *testing.T) {
 // instead of leaving the reader to guess whether import looked.
 func TestSpecNoGPU(t *testing.T) {
 	f := &facts.Node{MemoryBytes: 32 << 30, Shm: facts.Shm{Mounted: true, SizeBytes: 16 << 30}}
-	got := string(Spec(f, Options{Name: "cpu01", Host: spec.Host{Name: "cpu01"}, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}))
+	got := string(Spec(f, Options{KB: testKB, Name: "cpu01", Host: spec.Host{Name: "cpu01"}, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}))
 	for _, want := range []string{
 		"# hardware: no NVIDIA GPU found on the PCI bus (gpu_count 0)",
 		"# no NVIDIA driver found",
@@ -60,7 +60,7 @@ func TestSpecNoGPU(t *testing.T) {
 // as a hardware object (it needs the model) but named in a comment.
 func TestSpecUnknownGPU(t *testing.T) {
 	f := &facts.Node{PCI: []facts.PCIDevice{{Address: "0000:01:00.0", Kind: facts.KindGPU, Vendor: facts.VendorNVIDIA, Device: "0xfffe", NUMANode: 0}}}
-	got := string(Spec(f, Options{Name: "n", Host: spec.Host{Name: "n"}, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}))
+	got := string(Spec(f, Options{KB: testKB, Name: "n", Host: spec.Host{Name: "n"}, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}))
 	if !strings.Contains(got, "# hardware: 1 NVIDIA GPU found (1 × device 0xfffe)") || strings.Contains(got, "hardware = {") {
 		t.Errorf("unknown GPU model:\n%s", got)
 	}

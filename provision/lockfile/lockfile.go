@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -33,8 +33,8 @@ func NeedsFacts(n *spec.Node) bool {
 // version that no host runs, or that the hosts run in different releases,
 // is an error at the spec's attribute: gpuform will not guess which release
 // to pin.
-func Resolve(cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hcl.Diagnostics) {
-	return resolve(cfg, hostFacts, nil)
+func Resolve(k *kb.KB, cfg *spec.Config, hostFacts map[string]*facts.Node) (*spec.Lock, hcl.Diagnostics) {
+	return resolve(k, cfg, hostFacts, nil)
 }
 
 // Offers are the releases each host's package repositories offer, by host
@@ -49,11 +49,11 @@ type Offers map[string]map[spec.Component][]string
 // host runs yet. Every host of the node must offer the same newest
 // release; when they disagree or offer none, the error lists what each
 // host runs and offers.
-func Upgrade(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) (*spec.Lock, hcl.Diagnostics) {
+func Upgrade(k *kb.KB, cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) (*spec.Lock, hcl.Diagnostics) {
 	if offers == nil {
 		offers = Offers{}
 	}
-	return resolve(cfg, hostFacts, offers)
+	return resolve(k, cfg, hostFacts, offers)
 }
 
 // nodePins is the walk Resolve, Upgrade and FromLock share: every version
@@ -81,13 +81,13 @@ func nodePins(n *spec.Node, floating func(spec.Component, *spec.Attr[spec.Versio
 	return pins, diags
 }
 
-func resolve(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) (*spec.Lock, hcl.Diagnostics) {
+func resolve(k *kb.KB, cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) (*spec.Lock, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	lock := &spec.Lock{Nodes: map[string]map[spec.Component]spec.Attr[spec.Version]{}}
 	for _, n := range cfg.Nodes {
 		pins, d := nodePins(n, func(comp spec.Component, a *spec.Attr[spec.Version]) (spec.Version, hcl.Diagnostics) {
 			if offers != nil {
-				return newestOffered(n, comp, a, hostFacts, offers)
+				return newestOffered(k, n, comp, a, hostFacts, offers)
 			}
 			seen := map[string][]string{}
 			for _, h := range n.Hosts {
@@ -95,7 +95,7 @@ func resolve(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) 
 				if f == nil {
 					continue
 				}
-				v := Installed(f, comp, a.V)
+				v := Installed(k, f, comp, a.V)
 				if v == "" {
 					v = "(none)"
 				}
@@ -119,7 +119,7 @@ func resolve(cfg *spec.Config, hostFacts map[string]*facts.Node, offers Offers) 
 			seen := map[string]bool{}
 			for _, h := range n.Hosts {
 				if f := hostFacts[h.Name]; f != nil {
-					seen[Installed(f, spec.ComponentFabricManager, spec.Version{})] = true
+					seen[Installed(k, f, spec.ComponentFabricManager, spec.Version{})] = true
 				}
 			}
 			if len(seen) == 1 {
@@ -183,7 +183,7 @@ func agree(n *spec.Node, comp spec.Component, a *spec.Attr[spec.Version], seen m
 // the newest within the branch wins: after an upgrade that waits for a
 // reboot, the installed package is what the host will run, and pinning the
 // older loaded module would make plan downgrade the package.
-func Installed(f *facts.Node, comp spec.Component, want spec.Version) string {
+func Installed(k *kb.KB, f *facts.Node, comp spec.Component, want spec.Version) string {
 	var candidates []string
 	switch comp {
 	case spec.ComponentDriver:
@@ -197,7 +197,7 @@ func Installed(f *facts.Node, comp spec.Component, want spec.Version) string {
 	}
 	// Which installed packages carry a component's release is knowledge
 	// base data (installed-packages.tsv), as every package name is.
-	for _, p := range compat.Default().InstalledPackages(comp) {
+	for _, p := range k.InstalledPackages(comp) {
 		for name := range f.Packages.Installed {
 			// NVIDIA's branch pinning package matches the driver's
 			// "nvidia-driver" prefix, but its version says nothing
@@ -249,7 +249,7 @@ func sortedKeys(m map[string][]string) []string {
 // newestOffered is the newest release within a.V that every host of n
 // offers; an error at the attribute lists each host's release and offer
 // otherwise.
-func newestOffered(n *spec.Node, comp spec.Component, a *spec.Attr[spec.Version], hostFacts map[string]*facts.Node, offers Offers) (spec.Version, hcl.Diagnostics) {
+func newestOffered(k *kb.KB, n *spec.Node, comp spec.Component, a *spec.Attr[spec.Version], hostFacts map[string]*facts.Node, offers Offers) (spec.Version, hcl.Diagnostics) {
 	newest := map[string][]string{}
 	var lines []string
 	for _, h := range n.Hosts {
@@ -274,7 +274,7 @@ func newestOffered(n *spec.Node, comp spec.Component, a *spec.Attr[spec.Version]
 			key = "(none)"
 		}
 		newest[key] = append(newest[key], h.Name)
-		runs := Installed(f, comp, spec.Version{})
+		runs := Installed(k, f, comp, spec.Version{})
 		if runs == "" {
 			runs = "nothing"
 		}

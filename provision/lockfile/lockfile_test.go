@@ -41,7 +41,7 @@ func TestResolve(t *testing.T) {
 		"gpu1": node("580.95.05", map[string]string{"nvidia-open": "580.95.05-1"}, "12.8.1", "12.4.1"),
 		"gpu2": node("535.183.06", map[string]string{"nvidia-open": "580.95.05-1"}, "12.8.1"),
 	}
-	lock, diags := Resolve(cfg, same)
+	lock, diags := Resolve(testKB, cfg, same)
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
@@ -61,7 +61,7 @@ func TestResolve(t *testing.T) {
 		"gpu1": node("580.95.05", nil, "12.8.1"),
 		"gpu2": node("580.95.05", nil, "12.8.0"),
 	}
-	_, diags = Resolve(cfg, drift)
+	_, diags = Resolve(testKB, cfg, drift)
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail, "12.8.0 on gpu2; 12.8.1 on gpu1") || diags[0].Subject.Start.Line != 7 {
 		t.Errorf("drift: %v", diags)
 	}

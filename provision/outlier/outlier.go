@@ -10,7 +10,7 @@ import (
 // `--tflops-tolerance` (default "10") percent below the best GPU of its
 // node (https://github.com/huggingface/gpu-fryer/blob/10ad5c807536a07d58d5def53dff4b77484230d8/src/main.rs,
 // listed in the project's reference landscape), and NVIDIA AICR's NCCL
-// validator applies a 10 % tolerance to its floors (lint/compat's
+// validator applies a 10 % tolerance to its floors (kb's
 // nccl-thresholds.tsv, the a3-megagpu-8g row). The median rather than the
 // best (gpu-fryer) or the mean (DCGM 4.5's tolerance against the system
 // mean) is the reference, so that one fast or one broken device does not

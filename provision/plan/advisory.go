@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -15,20 +15,19 @@ import (
 // one it installs (lint's driver_security_advisory judges the pin; the plan
 // shows what the host runs). A release the bulletins do not cover says
 // nothing.
-func driverAdvisoryWarnings(n *spec.Node, f *facts.Node) []string {
-	kb := compat.Default()
+func driverAdvisoryWarnings(k *kb.KB, n *spec.Node, f *facts.Node) []string {
 	var out []string
 	running := ""
 	if f != nil && f.Driver != nil {
 		running = f.Driver.Version
 	}
-	if w := advisoryWarning(kb, "the running driver", running); w != "" {
+	if w := advisoryWarning(k, "the running driver", running); w != "" {
 		out = append(out, w)
 	}
 	if n.Driver != nil && n.Driver.Version.Set && n.Driver.Version.V.IsExact() {
 		target, _, _ := strings.Cut(n.Driver.Version.V.Raw, "-")
 		if target != running {
-			if w := advisoryWarning(kb, "the driver this plan installs", target); w != "" {
+			if w := advisoryWarning(k, "the driver this plan installs", target); w != "" {
 				out = append(out, w)
 			}
 		}
@@ -37,15 +36,15 @@ func driverAdvisoryWarnings(n *spec.Node, f *facts.Node) []string {
 }
 
 // advisoryWarning is one line for release v, "" when no advisory covers it.
-func advisoryWarning(kb *compat.KB, what, v string) string {
+func advisoryWarning(kbase *kb.KB, what, v string) string {
 	if v == "" {
 		return ""
 	}
-	drv, err := compat.ParseDriverVersion(v)
+	drv, err := kb.ParseDriverVersion(v)
 	if err != nil {
 		return ""
 	}
-	advs := kb.DriverAdvisories(drv)
+	advs := kbase.DriverAdvisories(drv)
 	if len(advs) == 0 {
 		return ""
 	}

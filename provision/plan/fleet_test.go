@@ -39,7 +39,7 @@ node "train" {
 			probed[i] = target.Probed{Host: tg, Err: fmt.Errorf("connect: connection refused")}
 		}
 	}
-	p := plan.Make(probed)
+	p := plan.Make(testKB, probed)
 	var b bytes.Buffer
 	if err := plan.RenderText(&b, p, plan.RenderOptions{}); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
@@ -13,7 +13,7 @@ import (
 // ImageSeverity is how much an image verdict weighs in the plan.
 type ImageSeverity string
 
-// Image verdict severities: compat.VerdictError and compat.VerdictWarning.
+// Image verdict severities: kb.VerdictError and kb.VerdictWarning.
 const (
 	// ImageError: the image cannot run on the driver, on facts that may
 	// fail a build.
@@ -36,7 +36,7 @@ const (
 
 // ImageVerdict is the knowledge base's verdict on one of the node's
 // container images against the driver the host will run after apply and
-// the host's GPUs. It is compat.ImageDriver's answer, the one lint's
+// the host's GPUs. It is kb.ImageDriver's answer, the one lint's
 // container_image_driver and verify's container.image_driver give, so the
 // three never disagree about an image. Images the knowledge base has
 // nothing against are not listed.
@@ -52,7 +52,7 @@ type ImageVerdict struct {
 	DriverFrom DriverFrom
 	// GPU is the GPU model the class was taken from; "" when not known.
 	GPU string
-	// GPUClass is compat.GPUClass's name ("data-center GPU").
+	// GPUClass is kb.GPUClass's name ("data-center GPU").
 	GPUClass string
 	// Message says which requirement the driver misses and why it is an
 	// error or only a warning.
@@ -63,7 +63,7 @@ type ImageVerdict struct {
 
 // judgeImages gives the knowledge base's verdict on every NGC image of n
 // against the driver the host runs once changes are applied.
-func judgeImages(n *spec.Node, f *facts.Node, changes []ResourceChange) []ImageVerdict {
+func judgeImages(k *kb.KB, n *spec.Node, f *facts.Node, changes []ResourceChange) []ImageVerdict {
 	if n.Container == nil || len(n.Container.Images) == 0 {
 		return nil
 	}
@@ -71,27 +71,26 @@ func judgeImages(n *spec.Node, f *facts.Node, changes []ResourceChange) []ImageV
 	if drvText == "" {
 		return nil
 	}
-	drv, err := compat.ParseDriverVersion(drvText)
+	drv, err := kb.ParseDriverVersion(drvText)
 	if err != nil {
 		// A driver the knowledge base cannot read is judged by nobody;
 		// lint says so about the spec's value.
 		return nil
 	}
-	kb := compat.Default()
-	gpu, class := hostGPUClass(kb, n, f)
+	gpu, class := hostGPUClass(k, n, f)
 	var out []ImageVerdict
 	for _, img := range n.Container.Images {
-		im, ok := kb.NGCImage(img.V)
+		im, ok := k.NGCImage(img.V)
 		if !ok {
 			continue
 		}
-		ans := kb.ImageDriver(im, drv, class)
-		if ans.Verdict == compat.VerdictNone {
+		ans := k.ImageDriver(im, drv, class)
+		if ans.Verdict == kb.VerdictNone {
 			continue
 		}
 		v := ImageVerdict{Image: img.V, Severity: ImageWarning, Driver: drv.String(), DriverFrom: from, GPU: gpu,
 			GPUClass: class.String(), Message: imageVerdictMessage(im, drv, from, ans), Source: ans.Fact.Source()}
-		if ans.Verdict == compat.VerdictError {
+		if ans.Verdict == kb.VerdictError {
 			v.Severity = ImageError
 		}
 		out = append(out, v)
@@ -125,14 +124,14 @@ func plannedDriver(f *facts.Node, changes []ResourceChange) (string, DriverFrom)
 // shows none the knowledge base knows, the spec's hardware block) and
 // returns their forward-compatibility class; GPUs of different classes
 // make the class unknown.
-func hostGPUClass(kb *compat.KB, n *spec.Node, f *facts.Node) (string, compat.GPUClass) {
+func hostGPUClass(kbase *kb.KB, n *spec.Node, f *facts.Node) (string, kb.GPUClass) {
 	var models []string
 	seen := map[string]bool{}
 	for _, d := range f.PCI {
 		if d.Kind != facts.KindGPU {
 			continue
 		}
-		if g, ok := kb.GPUByPCIID(d.Device); ok && !seen[g.Model.Name] {
+		if g, ok := kbase.GPUByPCIID(d.Device); ok && !seen[g.Model.Name] {
 			seen[g.Model.Name] = true
 			models = append(models, g.Model.Name)
 		}
@@ -141,12 +140,12 @@ func hostGPUClass(kb *compat.KB, n *spec.Node, f *facts.Node) (string, compat.GP
 		models = []string{n.Hardware.GPUModel}
 	}
 	if len(models) == 0 {
-		return "", compat.GPUClassUnknown
+		return "", kb.GPUClassUnknown
 	}
-	class, _ := kb.GPUClassOf(models[0])
+	class, _ := kbase.GPUClassOf(models[0])
 	for _, m := range models[1:] {
-		if c, _ := kb.GPUClassOf(m); c != class {
-			return strings.Join(models, ", "), compat.GPUClassUnknown
+		if c, _ := kbase.GPUClassOf(m); c != class {
+			return strings.Join(models, ", "), kb.GPUClassUnknown
 		}
 	}
 	return strings.Join(models, ", "), class
@@ -154,31 +153,31 @@ func hostGPUClass(kb *compat.KB, n *spec.Node, f *facts.Node) (string, compat.GP
 
 // imageVerdictMessage says which requirement the driver misses and what
 // the verdict rests on, in the terms lint and verify use.
-func imageVerdictMessage(im compat.NGCImage, drv compat.Version, from DriverFrom, ans compat.ImageDriverAnswer) string {
+func imageVerdictMessage(im kb.NGCImage, drv kb.Version, from DriverFrom, ans kb.ImageDriverAnswer) string {
 	which := "the planned driver"
 	if from == DriverLoaded {
 		which = "the loaded driver"
 	}
 	msg := fmt.Sprintf("image %s needs driver R%d or later (NVIDIA's release notes); %s %s is older", im.Image, im.MinDriverBranch, which, drv)
-	if ans.Reason == compat.ReasonBelowCUDAFloor {
+	if ans.Reason == kb.ReasonBelowCUDAFloor {
 		msg = fmt.Sprintf("image %s ships CUDA %s, which needs driver branch R%d or later even through minor version compatibility; %s %s is older",
 			im.Image, im.CUDA, ans.Floor.Driver.Branch(), which, drv)
 	}
 	switch {
-	case ans.Class == compat.GPUClassOther:
+	case ans.Class == kb.GPUClassOther:
 		msg += " (this GPU has no CUDA forward compatibility, so no data-center exception applies)"
 	case ans.ExceptionsUnknown:
 		msg += " (on a data-center GPU a forward-compatibility exception may apply, but the knowledge base does not list them for this image)"
-	case ans.HasException && ans.Class == compat.GPUClassUnknown:
+	case ans.HasException && ans.Class == kb.GPUClassUnknown:
 		msg += fmt.Sprintf(" (NVIDIA lists %s+ as a forward-compatibility exception, which holds only on data-center GPUs; the GPU's class is not known)", ans.Exception.Driver)
-	case ans.HasException && ans.Verdict == compat.VerdictWarning:
+	case ans.HasException && ans.Verdict == kb.VerdictWarning:
 		msg += fmt.Sprintf(" (NVIDIA lists %s+ as a data-center exception, %s in the knowledge base)", ans.Exception.Driver, ans.Exception.Status)
-	case ans.Class == compat.GPUClassUnknown && ans.Verdict == compat.VerdictWarning:
+	case ans.Class == kb.GPUClassUnknown && ans.Verdict == kb.VerdictWarning:
 		msg += " (on a data-center GPU a forward-compatibility exception may apply; the GPU's class is not known)"
-	case ans.Verdict == compat.VerdictWarning:
+	case ans.Verdict == kb.VerdictWarning:
 		msg += fmt.Sprintf(" (this rests on facts the knowledge base marks %s, which may not fail a build)", ans.Fact.Status)
 	}
-	if ans.Verdict == compat.VerdictError {
+	if ans.Verdict == kb.VerdictError {
 		msg += ": it fails at its first CUDA call (\"driver version is insufficient\"); upgrade the driver or use an older image"
 	}
 	return msg

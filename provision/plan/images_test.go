@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
@@ -87,17 +87,17 @@ func TestJudgeImages(t *testing.T) {
 				f.Driver = &facts.Driver{Version: tc.loaded}
 			}
 			var got []string
-			kb := compat.Default()
-			im, _ := kb.NGCImage(triton2405)
-			for _, v := range judgeImages(n, f, tc.changes) {
+			kbase := testKB
+			im, _ := kbase.NGCImage(triton2405)
+			for _, v := range judgeImages(testKB, n, f, tc.changes) {
 				got = append(got, strings.Join([]string{string(v.Severity), v.Driver, string(v.DriverFrom), v.GPUClass}, " "))
 				if v.Image != triton2405 || v.Source == "" || !strings.Contains(v.Message, v.Driver) {
 					t.Errorf("verdict %+v: want the image, its source and the driver in the message", v)
 				}
 				// The verdict is compat's, whatever the message says.
-				d, _ := compat.ParseDriverVersion(v.Driver)
-				_, class := hostGPUClass(kb, n, f)
-				if want := kb.ImageDriver(im, d, class).Verdict; (want == compat.VerdictError) != (v.Severity == ImageError) {
+				d, _ := kb.ParseDriverVersion(v.Driver)
+				_, class := hostGPUClass(kbase, n, f)
+				if want := kbase.ImageDriver(im, d, class).Verdict; (want == kb.VerdictError) != (v.Severity == ImageError) {
 					t.Errorf("verdict %s, compat says %s", v.Severity, want)
 				}
 			}

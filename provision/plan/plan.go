@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/preflight"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -208,8 +209,8 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 
 // Make diffs every target against its probed facts. It does not touch the
 // network, so a plan can be made again from the same facts and come out
-// identical.
-func Make(probed []target.Probed) *Plan {
+// identical. Package names, GPU models and image verdicts come from k.
+func Make(k *kb.KB, probed []target.Probed) *Plan {
 	p := &Plan{}
 	nodeIdx := map[string]int{}
 	for _, pr := range probed {
@@ -228,16 +229,18 @@ func Make(probed []target.Probed) *Plan {
 			hp.Error = target.ErrorText(pr.Err)
 		case pr.Facts == nil:
 			hp.Error = "not probed"
+		case k == nil:
+			hp.Error = errNoKB.Error()
 		default:
 			hp.Facts = pr.Facts
 			hp.FactsFingerprint = pr.Facts.Fingerprint()
-			err := planHost(hp, t.Node, pr.Facts)
+			err := planHost(k, hp, t.Node, pr.Facts)
 			var problems []preflight.Problem
 			if err != nil || len(hp.ResourceChanges) > 0 {
 				// The node manages something on the host. A
 				// verification-only spec applies nothing, and what it
 				// assumes of the hardware is verify's to check.
-				problems = preflight.Hardware(t.Node, pr.Facts)
+				problems = preflight.Hardware(k, t.Node, pr.Facts)
 			}
 			// Every release the changes install must be offered by the
 			// host's repositories, checked before anything runs.
@@ -315,18 +318,18 @@ func rolloutOf(n *spec.Node) NodeRollout {
 }
 
 // planHost fills hp from the node's resources diffed against f.
-func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
+func planHost(k *kb.KB, hp *HostPlan, n *spec.Node, f *facts.Node) error {
 	hp.redactor = n.Redactor()
-	changes, warnings, err := Diff(n, f)
+	changes, warnings, err := Diff(k, n, f)
 	if err != nil {
 		return err
 	}
-	hp.Warnings = append(warnings, driverAdvisoryWarnings(n, f)...)
+	hp.Warnings = append(warnings, driverAdvisoryWarnings(k, n, f)...)
 	if n.DCGMOptionalByDefault() {
 		hp.VerifyNotes = append(hp.VerifyNotes, spec.DCGMOptionalNote+" (verify -tier quick skips dcgm.diag on a host without dcgmi)")
 	}
 	hp.ResourceChanges = changes
-	hp.Images = judgeImages(n, f, changes)
+	hp.Images = judgeImages(k, n, f, changes)
 	for _, rc := range changes {
 		switch rc.Action {
 		case resource.Create:
@@ -342,13 +345,19 @@ func planHost(hp *HostPlan, n *spec.Node, f *facts.Node) error {
 	return nil
 }
 
+// errNoKB is a caller's bug: plans are made against the knowledge base.
+var errNoKB = errors.New("no knowledge base was given to the plan (a bug in gpuform)")
+
 // Diff returns the resource changes of node n on a host with facts f, in
 // apply order. Resources that neither exist nor are wanted are left out.
 // When n has an Owner, the changes respect what the host's owner records
 // say each spec manages (see own).
-func Diff(n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
+func Diff(k *kb.KB, n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
+	if k == nil {
+		return nil, nil, errNoKB
+	}
 	red := n.Redactor()
-	rs, warnings, err := resource.Build(n, f)
+	rs, warnings, err := resource.Build(k, n, f)
 	if err != nil {
 		return nil, nil, redactErr(red, err)
 	}
@@ -439,8 +448,8 @@ func redactErr(red *spec.Redactor, err error) error {
 // that will be installed and refuses a release no repository offers.
 // For a node with drain = "slurm" it also reads each host's Slurm state
 // and records what apply will do there (HostPlan.Slurm).
-func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, error) {
-	return RunPinned(ctx, hosts, o, nil)
+func Run(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options) (*Plan, error) {
+	return RunPinned(ctx, k, hosts, o, nil)
 }
 
 // RunPinned is Run for apply of a saved plan: pins are the releases the
@@ -448,8 +457,8 @@ func Run(ctx context.Context, hosts []target.Host, o target.Options) (*Plan, err
 // host's offers are narrowed to them, so that the plan resolves exactly
 // what was shown, or refuses the host when a pinned release is no longer
 // offered.
-func RunPinned(ctx context.Context, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
-	o.Packages = resource.OfferedNames
+func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
+	o.Packages = func(n *spec.Node) []string { return resource.OfferedNames(k, n) }
 	probed, err := target.Probe(ctx, hosts, o)
 	if err != nil {
 		return nil, err
@@ -464,7 +473,7 @@ func RunPinned(ctx context.Context, hosts []target.Host, o target.Options, pins 
 			}
 		}
 	}
-	p := Make(probed)
+	p := Make(k, probed)
 	Preflight(ctx, p, o)
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func renderOne(t *testing.T, src string, fs ...*facts.Node) string {
 		}
 	}
 	var b strings.Builder
-	if err := plan.RenderText(&b, plan.Make(probed), plan.RenderOptions{}); err != nil {
+	if err := plan.RenderText(&b, plan.Make(testKB, probed), plan.RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

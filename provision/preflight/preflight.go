@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
@@ -53,10 +53,11 @@ func driverArches() []string { return []string{"x86_64", "aarch64"} }
 
 // Hardware checks what the node block assumes of the host's hardware and
 // operating system. Facts the probe could not read (no /sys in an
-// unpacked image) are not held against the host.
-func Hardware(n *spec.Node, f *facts.Node) []Problem {
+// unpacked image) are not held against the host. GPU models and PCI device
+// IDs are looked up in k.
+func Hardware(k *kb.KB, n *spec.Node, f *facts.Node) []Problem {
 	var out []Problem
-	out = append(out, gpus(n, f)...)
+	out = append(out, gpus(k, n, f)...)
 	out = append(out, numa(n, f)...)
 	out = append(out, nics(n, f)...)
 	if needsPackages(n) {
@@ -85,7 +86,7 @@ func Privileges(h spec.Host, f *facts.Node) []Problem {
 	return []Problem{{"privileges", "root to apply: log in as root, or set become = \"sudo\" in the inventory with a NOPASSWD sudo rule for the login user", found}}
 }
 
-func gpus(n *spec.Node, f *facts.Node) []Problem {
+func gpus(k *kb.KB, n *spec.Node, f *facts.Node) []Problem {
 	hw := n.Hardware
 	if hw == nil || hw.GPUCount <= 0 {
 		return nil
@@ -97,16 +98,16 @@ func gpus(n *spec.Node, f *facts.Node) []Problem {
 		label = " (hardware " + strconv.Quote(hw.Name) + ")"
 	}
 	if len(found) != hw.GPUCount {
-		out = append(out, Problem{"GPUs", fmt.Sprintf("%d %s GPUs%s", hw.GPUCount, hw.GPUModel, label), fmt.Sprintf("%d NVIDIA %s on the PCI bus%s", len(found), plural(len(found), "GPU", "GPUs"), listGPUs(found))})
+		out = append(out, Problem{"GPUs", fmt.Sprintf("%d %s GPUs%s", hw.GPUCount, hw.GPUModel, label), fmt.Sprintf("%d NVIDIA %s on the PCI bus%s", len(found), plural(len(found), "GPU", "GPUs"), listGPUs(k, found))})
 	}
-	want, ok := compat.Default().GPU(hw.GPUModel)
+	want, ok := k.GPU(hw.GPUModel)
 	if !ok || len(found) == 0 {
 		return out
 	}
 	// Each distinct model on the bus that is known and not the declared one.
 	other := map[string][]string{}
 	for _, d := range found {
-		got, known := compat.Default().GPUByPCIID(d.Device)
+		got, known := k.GPUByPCIID(d.Device)
 		if known && got.Model.Name != want.Name {
 			other[got.Model.Name] = append(other[got.Model.Name], d.Address)
 		}
@@ -119,7 +120,7 @@ func gpus(n *spec.Node, f *facts.Node) []Problem {
 
 // listGPUs names the GPUs found with their device IDs, so a wrong count
 // also says which GPUs are there.
-func listGPUs(gs []facts.PCIDevice) string {
+func listGPUs(k *kb.KB, gs []facts.PCIDevice) string {
 	if len(gs) == 0 {
 		return ""
 	}
@@ -130,7 +131,7 @@ func listGPUs(gs []facts.PCIDevice) string {
 	var parts []string
 	for _, id := range sortedKeys(ids) {
 		name := "device " + id
-		if d, ok := compat.Default().GPUByPCIID(id); ok {
+		if d, ok := k.GPUByPCIID(id); ok {
 			name = d.Model.Name
 		}
 		parts = append(parts, fmt.Sprintf("%d× %s", ids[id], name))

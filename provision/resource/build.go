@@ -3,6 +3,7 @@ package resource
 import (
 	"strings"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -66,8 +67,9 @@ const (
 // facts f, in dependency order. The family of f decides package names;
 // settings that do not depend on packages are planned on any distribution.
 // Warnings are settings gpuform cannot manage on this host and leaves alone.
-func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err error) {
-	in := newBuildInput(n, f)
+// Package names, pins and toolkit features come from k.
+func Build(k *kb.KB, n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err error) {
+	in := newBuildInput(k, n, f)
 	for _, b := range builders() {
 		r, w, err := b.build(in)
 		if err != nil {
@@ -139,6 +141,7 @@ func builders() []builder {
 // buildInput is what every builder reads: the node block, the host's facts
 // and the values several resources derive from them alike.
 type buildInput struct {
+	kb     *kb.KB // the knowledge base: package names, toolkit features
 	n      *spec.Node
 	f      *facts.Node
 	family string
@@ -155,10 +158,10 @@ type buildInput struct {
 	afterReboot func(*facts.Node) bool
 }
 
-func newBuildInput(n *spec.Node, f *facts.Node) *buildInput {
-	in := &buildInput{n: n, f: f, family: f.OS.Family()}
+func newBuildInput(k *kb.KB, n *spec.Node, f *facts.Node) *buildInput {
+	in := &buildInput{kb: k, n: n, f: f, family: f.OS.Family()}
 	if n.Driver != nil && n.Driver.Version.Set {
-		in.driverVersion = resolveDriverRelease(in.family, string(n.Driver.KernelModule.V), n.Driver.Version.V.Raw, f)
+		in.driverVersion = resolveDriverRelease(in.kb, in.family, string(n.Driver.KernelModule.V), n.Driver.Version.V.Raw, f)
 	}
 	if n.CUDA != nil && n.CUDA.Version.Set {
 		in.cudaVersion = n.CUDA.Version.V.Raw

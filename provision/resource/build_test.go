@@ -54,17 +54,17 @@ func TestBuildersTable(t *testing.T) {
 	n, f := loadNode(t, everyResource), debianNode()
 	// irqbalance is planned only where it is installed.
 	f.Units = map[string]facts.UnitState{"irqbalance.service": {Enabled: "enabled", Active: "active"}}
-	in := newBuildInput(n, f)
+	in := newBuildInput(testKB, n, f)
 	// A node runs Docker, containerd or enroot: containerd_config is asked
 	// for by the same spec on containerd, in place of docker_daemon.
-	onContainerd := newBuildInput(loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
+	onContainerd := newBuildInput(testKB, loadNode(t, strings.Replace(everyResource, `runtime = "docker"`, `runtime = "containerd"`, 1)), f)
 	// pyxis is enroot's, for Slurm.
-	onEnroot := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true\n  enroot_version = \"4.1.2\"\n  pyxis_version = \"0.24.0\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	onEnroot := newBuildInput(testKB, loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "enroot"`+"\n  pyxis = true\n  enroot_version = \"4.1.2\"\n  pyxis_version = \"0.24.0\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	// apptainer.conf's directives and Apptainer's package are Apptainer's.
-	onApptainer := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true\n  apptainer_version = \"1.4.5\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	onApptainer := newBuildInput(testKB, loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true\n  apptainer_version = \"1.4.5\"", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	// Without a package to install, the directives are set at once (with
 	// one, they wait for the package's own file: TestApptainerConfWaitsForPackage).
-	onApptainerConf := newBuildInput(loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
+	onApptainerConf := newBuildInput(testKB, loadNode(t, strings.NewReplacer(`runtime = "docker"`, `runtime = "apptainer"`+"\n  apptainer_always_use_nv = true", `default_shm_size = "16GiB"`, "", `ulimits = { memlock = "unlimited", stack = "64MiB" }`, "").Replace(everyResource)), f)
 	seen := map[string]bool{}
 	for _, b := range builders() {
 		if seen[b.name] {
@@ -98,7 +98,7 @@ func TestBuildersTable(t *testing.T) {
 			}
 		}
 	}
-	rs, _, err := Build(n, f)
+	rs, _, err := Build(testKB, n, f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func planWrite(t *testing.T, root string, fc fileCase) (Step, *facts.Node, error
 		must(t, err)
 		r = pm
 	} else {
-		rs, _, err := Build(loadNode(t, fc.body), f)
+		rs, _, err := Build(testKB, loadNode(t, fc.body), f)
 		must(t, err)
 		for _, x := range rs {
 			if x.Name() == fc.resource {

@@ -4,15 +4,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
-// Package names and version formats come from lint/compat's knowledge base
-// (lint/compat/data/packages.tsv, each row with its public source: NVIDIA's
+// Package names and version formats come from the knowledge base
+// (kb/data/packages.tsv, each row with its public source: NVIDIA's
 // CUDA repository layout, the NCCL and DCGM packaging files, the container
 // toolkit install guide); so do the packages that travel with each one
-// (lint/compat/data/package-sets.tsv: companions pinned with it, Canonical's
+// (kb/data/package-sets.tsv: companions pinned with it, Canonical's
 // builds accepted as it, other branches' packages that conflict with it).
 // What is filled in here is only the main package's name where the
 // knowledge base has no row for a family (the CUDA toolkit on RHEL), in the
@@ -21,24 +21,24 @@ import (
 // kbQuery is the knowledge base's question about a component's packages.
 // version and cuda may carry a package revision; only the release is used.
 // ok is false when version does not parse.
-func kbQuery(c spec.Component, family, flavour, version, cuda string) (compat.PackageQuery, bool) {
-	fam := compat.Debian
+func kbQuery(c spec.Component, family, flavour, version, cuda string) (kb.PackageQuery, bool) {
+	fam := kb.Debian
 	if family == FamilyRHEL {
-		fam = compat.RHEL
+		fam = kb.RHEL
 	}
 	release, _, _ := strings.Cut(version, "-")
-	parse := compat.ParseVersion
+	parse := kb.ParseVersion
 	if c == spec.ComponentDriver || c == spec.ComponentFabricManager {
-		parse = compat.ParseDriverVersion
+		parse = kb.ParseDriverVersion
 	}
 	v, err := parse(release)
 	if err != nil {
-		return compat.PackageQuery{}, false
+		return kb.PackageQuery{}, false
 	}
-	q := compat.PackageQuery{Component: c, Family: fam, Flavour: flavour, Version: v}
+	q := kb.PackageQuery{Component: c, Family: fam, Flavour: flavour, Version: v}
 	if cuda != "" {
 		cr, _, _ := strings.Cut(cuda, "-")
-		if cv, err := compat.ParseVersion(cr); err == nil {
+		if cv, err := kb.ParseVersion(cr); err == nil {
 			q.CUDA = cv
 		}
 	}
@@ -47,12 +47,12 @@ func kbQuery(c spec.Component, family, flavour, version, cuda string) (compat.Pa
 
 // kbPackage asks the knowledge base for a component's package name and, when
 // the table has a confirmed version format, the full version string.
-func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, versionString string, ok bool) {
+func kbPackage(k *kb.KB, c spec.Component, family, flavour, version, cuda string) (name, versionString string, ok bool) {
 	q, ok := kbQuery(c, family, flavour, version, cuda)
 	if !ok {
 		return "", "", false
 	}
-	p, ok := compat.Default().Package(q)
+	p, ok := k.Package(q)
 	if !ok {
 		return "", "", false
 	}
@@ -60,12 +60,12 @@ func kbPackage(c spec.Component, family, flavour, version, cuda string) (name, v
 }
 
 // kbSet returns the names of a role in a component's package set.
-func kbSet(c spec.Component, family, flavour, version, cuda string, role compat.PackageRole) []string {
+func kbSet(k *kb.KB, c spec.Component, family, flavour, version, cuda string, role kb.PackageRole) []string {
 	q, ok := kbQuery(c, family, flavour, version, cuda)
 	if !ok {
 		return nil
 	}
-	return compat.Default().PackageSet(q, role)
+	return k.PackageSet(q, role)
 }
 
 // pinFor returns the version to give the package manager: the spec's
@@ -109,16 +109,16 @@ func aptPin(v string) string {
 // cuda-drivers-<branch> and the open modules as nvidia-open; the packages
 // accepted as the same driver (Canonical's builds) and those that conflict
 // with it are the knowledge base's package set.
-func driverSet(family, flavour, version string) pkgSet {
+func driverSet(k *kb.KB, family, flavour, version string) pkgSet {
 	branch := branchOf(version)
 	if flavour != "open" {
 		flavour = "proprietary"
 	}
-	set := func(role compat.PackageRole) []string {
-		return kbSet(spec.ComponentDriver, family, flavour, version, "", role)
+	set := func(role kb.PackageRole) []string {
+		return kbSet(k, spec.ComponentDriver, family, flavour, version, "", role)
 	}
-	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: set(compat.RoleRelated), accept: set(compat.RoleAccept)}
-	name, kbVer, ok := kbPackage(spec.ComponentDriver, family, flavour, version, "")
+	s := pkgSet{want: version, hold: true, pins: map[string]string{}, related: set(kb.RoleRelated), accept: set(kb.RoleAccept)}
+	name, kbVer, ok := kbPackage(k, spec.ComponentDriver, family, flavour, version, "")
 	if !ok {
 		// The table has both flavours for both families: a version that
 		// does not parse is the only way here, and plan reports it.
@@ -130,7 +130,7 @@ func driverSet(family, flavour, version string) pkgSet {
 	s.names = []string{name}
 	// Another branch's or flavour's driver conflicts with this one through
 	// its kernel module package; both leave in the same transaction.
-	s.removes, s.keep = set(compat.RoleConflict), set(compat.RoleKeep)
+	s.removes, s.keep = set(kb.RoleConflict), set(kb.RoleKeep)
 	if exactRelease(version) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -143,7 +143,7 @@ func driverSet(family, flavour, version string) pkgSet {
 		s.pins[name] = branch + ".*"
 	}
 	if family == FamilyDebian {
-		if pin := kbPin(family, flavour, version); pin != "" {
+		if pin := kbPin(k, family, flavour, version); pin != "" {
 			// NVIDIA's documented way to keep apt on a branch: its
 			// branch pinning package, installed in the same transaction
 			// when the repository carries it (another branch's pinning
@@ -157,17 +157,17 @@ func driverSet(family, flavour, version string) pkgSet {
 
 // kbPin is the knowledge base's branch pin for a driver flavour
 // ("nvidia-driver-pinning-580" for the open modules on Debian), or "".
-func kbPin(family, flavour, version string) string {
-	fam := compat.Debian
+func kbPin(k *kb.KB, family, flavour, version string) string {
+	fam := kb.Debian
 	if family == FamilyRHEL {
-		fam = compat.RHEL
+		fam = kb.RHEL
 	}
 	release, _, _ := strings.Cut(version, "-")
-	v, err := compat.ParseDriverVersion(release)
+	v, err := kb.ParseDriverVersion(release)
 	if err != nil {
 		return ""
 	}
-	p, ok := compat.Default().Package(compat.PackageQuery{Component: spec.ComponentDriver, Family: fam, Flavour: flavour, Version: v})
+	p, ok := k.Package(kb.PackageQuery{Component: spec.ComponentDriver, Family: fam, Flavour: flavour, Version: v})
 	if !ok {
 		return ""
 	}
@@ -176,21 +176,21 @@ func kbPin(family, flavour, version string) string {
 
 // fabricManagerSet is nvidia-fabricmanager-<branch> at the driver's exact
 // version: Fabric Manager refuses to start against a different driver.
-func fabricManagerSet(family, driver string) pkgSet {
+func fabricManagerSet(k *kb.KB, family, driver string) pkgSet {
 	// Fabric Manager has its own package revision, so only the driver's
 	// upstream release carries over.
 	driver, _, _ = strings.Cut(driver, "-")
-	name, kbVer, ok := kbPackage(spec.ComponentFabricManager, family, "", driver, "")
+	name, kbVer, ok := kbPackage(k, spec.ComponentFabricManager, family, "", driver, "")
 	if !ok {
 		name = "nvidia-fabricmanager-" + branchOf(driver)
 	}
-	set := func(role compat.PackageRole) []string {
-		return kbSet(spec.ComponentFabricManager, family, "", driver, "", role)
+	set := func(role kb.PackageRole) []string {
+		return kbSet(k, spec.ComponentFabricManager, family, "", driver, "", role)
 	}
 	// Every branch's package has Provides/Conflicts/Replaces:
 	// nvidia-fabricmanager; the other branch's leaves in the same
 	// transaction, with the meta package that depends on it.
-	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: set(compat.RoleRelated), removes: set(compat.RoleConflict), keep: set(compat.RoleKeep)}
+	s := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}, related: set(kb.RoleRelated), removes: set(kb.RoleConflict), keep: set(kb.RoleKeep)}
 	if exactRelease(driver) {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(driver, kbVer, aptPin(driver))
@@ -202,19 +202,19 @@ func fabricManagerSet(family, driver string) pkgSet {
 }
 
 // cudaSet is cuda-toolkit-<major>-<minor>.
-func cudaSet(family, version string) pkgSet {
+func cudaSet(k *kb.KB, family, version string) pkgSet {
 	p := versionParts(version)
 	minor := "0"
 	if len(p) > 1 {
 		minor = p[1]
 	}
-	name, kbVer, ok := kbPackage(spec.ComponentCUDA, family, "", version, "")
+	name, kbVer, ok := kbPackage(k, spec.ComponentCUDA, family, "", version, "")
 	if !ok {
 		name = "cuda-toolkit-" + p[0] + "-" + minor
 	}
 	// Held like every other package gpuform pins: the user guide promises
 	// exact, held versions, and an unattended upgrade must not move them.
-	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: kbSet(spec.ComponentCUDA, family, "", version, "", compat.RoleRelated)}
+	s := pkgSet{names: []string{name}, want: version, hold: true, pins: map[string]string{}, related: kbSet(k, spec.ComponentCUDA, family, "", version, "", kb.RoleRelated)}
 	if len(p) > 2 {
 		if family == FamilyDebian {
 			s.pins[name] = pinFor(version, kbVer, aptPin(version))
@@ -228,8 +228,8 @@ func cudaSet(family, version string) pkgSet {
 // ncclSet is libnccl2 (apt) or libnccl (dnf) with its companions (the
 // development package, for building nccl-tests and extensions), version
 // "<nccl>-1+cuda<major>.<minor>" when the CUDA release is known.
-func ncclSet(family, version, cuda string) pkgSet {
-	name, kbVer, ok := kbPackage(spec.ComponentNCCL, family, "", version, cuda)
+func ncclSet(k *kb.KB, family, version, cuda string) pkgSet {
+	name, kbVer, ok := kbPackage(k, spec.ComponentNCCL, family, "", version, cuda)
 	if !ok {
 		// A version the knowledge base cannot parse: NCCL's runtime
 		// package name carries no version, so the table's name holds.
@@ -238,7 +238,7 @@ func ncclSet(family, version, cuda string) pkgSet {
 			name = "libnccl"
 		}
 	}
-	names := append([]string{name}, kbSet(spec.ComponentNCCL, family, "", version, cuda, compat.RoleCompanion)...)
+	names := append([]string{name}, kbSet(k, spec.ComponentNCCL, family, "", version, cuda, kb.RoleCompanion)...)
 	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
 	fallback := ""
 	if family == FamilyDebian {
@@ -259,11 +259,11 @@ func ncclSet(family, version, cuda string) pkgSet {
 // dcgmSet is DCGM 4's datacenter-gpu-manager-4-cuda<major> (or -core when
 // no CUDA is declared), version "1:<dcgm>-1", or DCGM 3's
 // datacenter-gpu-manager.
-func dcgmSet(family, version, cuda string) pkgSet {
+func dcgmSet(k *kb.KB, family, version, cuda string) pkgSet {
 	major, _ := strconv.Atoi(versionParts(version)[0])
 	s := pkgSet{want: version, pins: map[string]string{}}
 	if major < 4 {
-		name, _, ok := kbPackage(spec.ComponentDCGM, family, "", version, "")
+		name, _, ok := kbPackage(k, spec.ComponentDCGM, family, "", version, "")
 		if !ok {
 			// No RHEL row for DCGM 3: its package had one name on both.
 			name = "datacenter-gpu-manager"
@@ -276,7 +276,7 @@ func dcgmSet(family, version, cuda string) pkgSet {
 	}
 	// The CUDA-specific package depends on its companion -core; both are
 	// pinned so that apt cannot pair the pinned one with a newer core.
-	core := kbSet(spec.ComponentDCGM, family, "", version, cuda, compat.RoleCompanion)
+	core := kbSet(k, spec.ComponentDCGM, family, "", version, cuda, kb.RoleCompanion)
 	if len(core) == 0 {
 		// Only a version the knowledge base cannot parse gets here.
 		core = []string{"datacenter-gpu-manager-4-core"}
@@ -287,7 +287,7 @@ func dcgmSet(family, version, cuda string) pkgSet {
 		pin = "1:" + version
 	}
 	if cuda != "" {
-		name, kbVer, ok := kbPackage(spec.ComponentDCGM, family, "", version, cuda)
+		name, kbVer, ok := kbPackage(k, spec.ComponentDCGM, family, "", version, cuda)
 		if !ok {
 			name = "datacenter-gpu-manager-4-cuda" + versionParts(cuda)[0]
 		}
@@ -306,12 +306,12 @@ func dcgmSet(family, version, cuda string) pkgSet {
 // the packages it needs at exactly its own version, pinned together as
 // NVIDIA's install guide does (apt does not pull matching versions of the
 // others when the toolkit is pinned).
-func containerToolkitSet(family, version string) pkgSet {
-	name, kbVer, ok := kbPackage(spec.ComponentContainerToolkit, family, "", version, "")
+func containerToolkitSet(k *kb.KB, family, version string) pkgSet {
+	name, kbVer, ok := kbPackage(k, spec.ComponentContainerToolkit, family, "", version, "")
 	if !ok {
 		name = "nvidia-container-toolkit"
 	}
-	names := append([]string{name}, kbSet(spec.ComponentContainerToolkit, family, "", version, "", compat.RoleCompanion)...)
+	names := append([]string{name}, kbSet(k, spec.ComponentContainerToolkit, family, "", version, "", kb.RoleCompanion)...)
 	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}}
 	pin := pinFor(version, kbVer, version+"-1")
 	for _, n := range names {
@@ -324,13 +324,13 @@ func containerToolkitSet(family, version string) pkgSet {
 // Apptainer) with the companions of flavour, pinned and held at one
 // release. A series ("4.1") is pinned as a glob, so the newest release of
 // it in the repositories is installed.
-func runtimeSet(c spec.Component, family, flavour, version, fallback string) pkgSet {
-	name, kbVer, ok := kbPackage(c, family, "", version, "")
+func runtimeSet(k *kb.KB, c spec.Component, family, flavour, version, fallback string) pkgSet {
+	name, kbVer, ok := kbPackage(k, c, family, "", version, "")
 	if !ok {
 		name = fallback
 	}
-	names := append([]string{name}, kbSet(c, family, flavour, version, "", compat.RoleCompanion)...)
-	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}, accept: kbSet(c, family, flavour, version, "", compat.RoleAccept)}
+	names := append([]string{name}, kbSet(k, c, family, flavour, version, "", kb.RoleCompanion)...)
+	s := pkgSet{names: names, want: version, hold: true, pins: map[string]string{}, accept: kbSet(k, c, family, flavour, version, "", kb.RoleAccept)}
 	pin := version + ".*"
 	switch {
 	case len(versionParts(version)) > 2 && family == FamilyDebian:
@@ -348,25 +348,25 @@ func runtimeSet(c spec.Component, family, flavour, version, fallback string) pkg
 // (written so in the spec) removes enroot+caps, whose capabilities the
 // spec then says users must not have. uncaps is false when the spec is
 // silent, and an installed enroot+caps is left alone.
-func enrootSet(family, version string, caps, uncaps bool) pkgSet {
+func enrootSet(k *kb.KB, family, version string, caps, uncaps bool) pkgSet {
 	flavour := ""
 	if caps {
 		flavour = "caps"
 	}
-	s := runtimeSet(spec.ComponentEnroot, family, flavour, version, "enroot")
+	s := runtimeSet(k, spec.ComponentEnroot, family, flavour, version, "enroot")
 	if uncaps {
-		s.removes = kbSet(spec.ComponentEnroot, family, "caps", version, "", compat.RoleCompanion)
+		s.removes = kbSet(k, spec.ComponentEnroot, family, "caps", version, "", kb.RoleCompanion)
 	}
 	return s
 }
 
 // pyxisSet is pyxis's package, nvslurm-plugin-pyxis.
-func pyxisSet(family, version string) pkgSet {
-	return runtimeSet(spec.ComponentPyxis, family, "", version, "nvslurm-plugin-pyxis")
+func pyxisSet(k *kb.KB, family, version string) pkgSet {
+	return runtimeSet(k, spec.ComponentPyxis, family, "", version, "nvslurm-plugin-pyxis")
 }
 
 // apptainerSet is Apptainer's package. apptainer-suid is not installed:
 // running setuid is a site's security decision.
-func apptainerSet(family, version string) pkgSet {
-	return runtimeSet(spec.ComponentApptainer, family, "", version, "apptainer")
+func apptainerSet(k *kb.KB, family, version string) pkgSet {
+	return runtimeSet(k, spec.ComponentApptainer, family, "", version, "apptainer")
 }

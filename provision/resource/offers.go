@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -30,10 +31,10 @@ type Missing struct {
 // OfferedNames lists the packages node n may install, on a host of
 // either package family (the probe that asks about them runs before the
 // family is known), for facts.Options.Packages; nil when it installs none.
-func OfferedNames(n *spec.Node) []string {
+func OfferedNames(k *kb.KB, n *spec.Node) []string {
 	names := map[string]bool{}
 	for _, os := range []facts.OS{{ID: "debian"}, {ID: "rhel"}} {
-		in := newBuildInput(n, &facts.Node{OS: os})
+		in := newBuildInput(k, n, &facts.Node{OS: os})
 		for _, b := range builders() {
 			if !packageBuilder(b.name) {
 				continue

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
@@ -495,11 +496,11 @@ func plural(n int, one, many string) string {
 // of the branch in apt's lists or offered by the host's repositories
 // (facts.Offers, asked by plan). An exact version, or one nothing resolves,
 // is returned as it is.
-func resolveDriverRelease(family, flavour, version string, f *facts.Node) string {
+func resolveDriverRelease(k *kb.KB, family, flavour, version string, f *facts.Node) string {
 	if exactRelease(version) || family != FamilyDebian && f.Offers == nil {
 		return version
 	}
-	s := driverSet(family, flavour, version)
+	s := driverSet(k, family, flavour, version)
 	if _, p, ok := s.installedAs(f); ok && versionMatches(p.Version, version) {
 		return upstream(p.Version)
 	}

@@ -76,7 +76,7 @@ func buildApptainerConf(in *buildInput) ([]Resource, []string, error) {
 	}
 	var warnings []string
 	if c := in.n.Container; !cf.Exists && len(dirs) > 0 && c.ApptainerVersion.Set {
-		if _, _, installed := apptainerSet(in.family, c.ApptainerVersion.V.Raw).installedAs(in.f); !installed {
+		if _, _, installed := apptainerSet(in.kb, in.family, c.ApptainerVersion.V.Raw).installedAs(in.f); !installed {
 			// The package this apply installs writes the file, so a file
 			// written now from nothing would stand in for the package's own
 			// (dpkg and rpm keep an existing configuration file), and the

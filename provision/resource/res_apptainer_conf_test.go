@@ -49,7 +49,7 @@ func apptainerFacts(t *testing.T, input string) *facts.Node {
 
 func apptainerResource(t *testing.T, n *spec.Node, f *facts.Node) (*fileResource, []string) {
 	t.Helper()
-	rs, warnings, err := buildApptainerConf(newBuildInput(n, f))
+	rs, warnings, err := buildApptainerConf(newBuildInput(testKB, n, f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,10 +170,10 @@ func TestApptainerConfOwnership(t *testing.T) {
 		t.Errorf("without directives the file is not the input with the value kept:\n%s", back[:400])
 	}
 	f.ConfigFiles[ApptainerConfFile] = configFile([]byte(back))
-	if rs, _, _ := buildApptainerConf(newBuildInput(off, f)); len(rs) != 0 {
+	if rs, _, _ := buildApptainerConf(newBuildInput(testKB, off, f)); len(rs) != 0 {
 		t.Errorf("a file without gpuform's header and a spec without directives: %d resources", len(rs))
 	}
-	if rs, _, _ := buildApptainerConf(newBuildInput(loadNode(t, "container {\n runtime = \"docker\"\n}"), f)); len(rs) != 0 {
+	if rs, _, _ := buildApptainerConf(newBuildInput(testKB, loadNode(t, "container {\n runtime = \"docker\"\n}"), f)); len(rs) != 0 {
 		t.Errorf("docker runtime: %d resources", len(rs))
 	}
 
@@ -254,7 +254,7 @@ func TestApptainerConfWaitsForPackage(t *testing.T) {
 			if tc.installed {
 				f.Packages.Installed["apptainer"] = facts.Package{Version: "1.4.5"}
 			}
-			rs, warnings, err := buildApptainerConf(newBuildInput(n, f))
+			rs, warnings, err := buildApptainerConf(newBuildInput(testKB, n, f))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ func buildApptainerPackage(in *buildInput) ([]Resource, []string, error) {
 	if c == nil || c.Runtime.V != "apptainer" || !c.ApptainerVersion.Set {
 		return nil, nil, nil
 	}
-	s := resolveSeries(apptainerSet(in.family, c.ApptainerVersion.V.Raw), in.f, func(v string) pkgSet { return apptainerSet(in.family, v) })
+	s := resolveSeries(apptainerSet(in.kb, in.family, c.ApptainerVersion.V.Raw), in.f, func(v string) pkgSet { return apptainerSet(in.kb, in.family, v) })
 	return []Resource{&pkgResource{base: base{name: ApptainerPackage}, family: in.family, set: s,
 		notOffered: "apptainer " + s.want + " is in no repository this node uses. The Apptainer project publishes its packages as release files (https://github.com/apptainer/apptainer/releases/tag/v" + s.want + "): put them in a repository this node uses (a site mirror), then apply again"}}, nil, nil
 }

@@ -7,5 +7,5 @@ func buildContainerToolkit(in *buildInput) ([]Resource, []string, error) {
 	if c == nil || !c.NvidiaContainerToolkit.Set {
 		return nil, nil, nil
 	}
-	return []Resource{&pkgResource{base: base{name: ContainerToolkit, deps: optional(in.driverVersion != "", DriverPackage)}, family: in.family, set: containerToolkitSet(in.family, c.NvidiaContainerToolkit.V.Raw)}}, nil, nil
+	return []Resource{&pkgResource{base: base{name: ContainerToolkit, deps: optional(in.driverVersion != "", DriverPackage)}, family: in.family, set: containerToolkitSet(in.kb, in.family, c.NvidiaContainerToolkit.V.Raw)}}, nil, nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/gpuform/gpuform/internal/tomledit"
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -60,7 +60,7 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 	if !c.NvidiaContainerToolkit.Set && !c.DefaultRuntime.Set {
 		return nil, nil, nil
 	}
-	r := containerdConfig(in.n, c)
+	r := containerdConfig(in.kb, in.n, c)
 	if c.NvidiaContainerToolkit.Set {
 		r.deps = []string{ContainerToolkit}
 	}
@@ -76,10 +76,10 @@ func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {
 		case err != nil:
 			// Diff refuses with the reason.
 		case why != "":
-			warnings = append(warnings, fmt.Sprintf("%s: %s imports %s, which containerd reads over it (a plugin's table there replaces config.toml's whole before containerd 2.1), but %s; check that none of them sets the nvidia runtime differently (%s)", ContainerdConfig, ContainerdConfigFile, strings.Join(importPatterns(cf.Data), ", "), why, toolkitDropIn()))
+			warnings = append(warnings, fmt.Sprintf("%s: %s imports %s, which containerd reads over it (a plugin's table there replaces config.toml's whole before containerd 2.1), but %s; check that none of them sets the nvidia runtime differently (%s)", ContainerdConfig, ContainerdConfigFile, strings.Join(importPatterns(cf.Data), ", "), why, toolkitDropIn(in.kb)))
 		default:
 			if own := criOwner(srcs, cf.Data); own != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: containerd's CRI settings are in %s, which %s imports (%s): gpuform checks the runtime there, adds no second runtime table to %s, and does not edit a file it did not write", ContainerdConfig, own.path, ContainerdConfigFile, toolkitDropIn(), ContainerdConfigFile))
+				warnings = append(warnings, fmt.Sprintf("%s: containerd's CRI settings are in %s, which %s imports (%s): gpuform checks the runtime there, adds no second runtime table to %s, and does not edit a file it did not write", ContainerdConfig, own.path, ContainerdConfigFile, toolkitDropIn(in.kb), ContainerdConfigFile))
 			}
 		}
 	}
@@ -111,11 +111,11 @@ func containerdReadsCDI(pkgVersion string) bool {
 	if len(parts) == 0 {
 		return true
 	}
-	cv, err := compat.ParseVersion(parts[0])
+	cv, err := kb.ParseVersion(parts[0])
 	if err != nil {
 		return true
 	}
-	min, _ := compat.ParseVersion("1.7")
+	min, _ := kb.ParseVersion("1.7")
 	return cv.Compare(min) >= 0
 }
 
@@ -124,27 +124,28 @@ func containerdReadsCDI(pkgVersion string) bool {
 // TOML: every other table, key and comment is kept byte for byte.
 type containerdResource struct {
 	base
-	n *spec.Node
-	c *spec.Container
+	kb *kb.KB
+	n  *spec.Node
+	c  *spec.Container
 }
 
-func containerdConfig(n *spec.Node, c *spec.Container) *containerdResource {
-	return &containerdResource{base: base{name: ContainerdConfig}, n: n, c: c}
+func containerdConfig(k *kb.KB, n *spec.Node, c *spec.Container) *containerdResource {
+	return &containerdResource{base: base{name: ContainerdConfig}, kb: k, n: n, c: c}
 }
 
 // cdiWanted reports whether the spec's toolkit generates CDI specs
-// (lint/compat's feature table: cdi-generate), so that containerd is told
+// (the knowledge base's feature table: cdi-generate), so that containerd is told
 // to read them. containerd before 1.7 ignores the key.
 func (r *containerdResource) cdiWanted() bool {
 	if !r.c.NvidiaContainerToolkit.Set {
 		return false
 	}
-	v, err := compat.ParseVersion(strings.SplitN(r.c.NvidiaContainerToolkit.V.Raw, "-", 2)[0])
+	v, err := kb.ParseVersion(strings.SplitN(r.c.NvidiaContainerToolkit.V.Raw, "-", 2)[0])
 	if err != nil {
 		return false
 	}
-	t, _ := compat.Default().ToolkitSupports(v, "cdi-generate")
-	return t == compat.Yes
+	t, _ := r.kb.ToolkitSupports(v, "cdi-generate")
+	return t == kb.Yes
 }
 
 // containerdKey is one key gpuform owns in config.toml: its path below
@@ -443,10 +444,9 @@ type containerdSource struct {
 
 // toolkitDropIn says where nvidia-ctk puts its containerd drop-in, from
 // the knowledge base's feature table.
-func toolkitDropIn() string {
-	kb := compat.Default()
-	f, ok := kb.ToolkitFeature("containerd-drop-in")
-	g, ok2 := kb.ToolkitFeature("containerd-drop-in-conf-d")
+func toolkitDropIn(k *kb.KB) string {
+	f, ok := k.ToolkitFeature("containerd-drop-in")
+	g, ok2 := k.ToolkitFeature("containerd-drop-in-conf-d")
 	if !ok || !ok2 {
 		return "newer nvidia-ctk writes the nvidia runtime to such a drop-in"
 	}

@@ -84,7 +84,7 @@ func TestContainerdConfigGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := loadNode(t, tc.body)
 			f := containerdFacts(t, tc.input)
-			r := containerdConfig(n, n.Container)
+			r := containerdConfig(testKB, n, n.Container)
 			cf := f.ConfigFiles[ContainerdConfigFile]
 			got, err := r.edit(cf.Data, cf.Exists)
 			if err != nil {

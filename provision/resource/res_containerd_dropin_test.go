@@ -104,7 +104,7 @@ func TestContainerdDropIn(t *testing.T) {
 				f.ContainerdImports = nil
 			}
 			n := loadNode(t, tc.body)
-			rs, warnings, err := Build(n, f)
+			rs, warnings, err := Build(testKB, n, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +222,7 @@ func TestContainerdReadsDropIn(t *testing.T) {
 			// gpuform's reading of the same two files agrees: nothing to do.
 			f := dropInFacts(t, tc.config, map[string]string{"99-nvidia.toml": tc.dropIn})
 			n := loadNode(t, tc.body)
-			c, err := containerdConfig(n, n.Container).Diff(f)
+			c, err := containerdConfig(testKB, n, n.Container).Diff(f)
 			if err != nil || c.Action != NoOp {
 				t.Errorf("gpuform over the same files: %c %v, %v", c.Action, c.Before, err)
 			}

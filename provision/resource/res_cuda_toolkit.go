@@ -5,5 +5,5 @@ func buildCUDAToolkit(in *buildInput) ([]Resource, []string, error) {
 	if in.cudaVersion == "" {
 		return nil, nil, nil
 	}
-	return []Resource{&pkgResource{base: base{name: CUDAToolkit, deps: optional(in.driverVersion != "", DriverPackage)}, family: in.family, set: cudaSet(in.family, in.cudaVersion)}}, nil, nil
+	return []Resource{&pkgResource{base: base{name: CUDAToolkit, deps: optional(in.driverVersion != "", DriverPackage)}, family: in.family, set: cudaSet(in.kb, in.family, in.cudaVersion)}}, nil, nil
 }

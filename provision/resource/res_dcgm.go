@@ -9,7 +9,7 @@ func buildDCGM(in *buildInput) ([]Resource, []string, error) {
 	return []Resource{&pkgResource{
 		base:     base{name: DCGM, deps: optional(in.driverVersion != "", DriverPackage)},
 		family:   in.family,
-		set:      dcgmSet(in.family, n.DCGM.Version.V.Raw, in.cudaVersion),
+		set:      dcgmSet(in.kb, in.family, n.DCGM.Version.V.Raw, in.cudaVersion),
 		services: []string{"nvidia-dcgm.service"},
 		// nv-hostengine fails on NVML's "driver/library version
 		// mismatch" until the new driver is loaded.

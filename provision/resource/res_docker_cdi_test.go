@@ -47,7 +47,7 @@ func TestDockerCDIFeature(t *testing.T) {
 			}
 			f.Docker = facts.Docker{Present: true, Daemon: d, Raw: tc.daemon}
 			n := loadNode(t, body)
-			rs, warnings, err := Build(n, f)
+			rs, warnings, err := Build(testKB, n, f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -77,7 +77,7 @@ func buildDockerDaemonWanted(in *buildInput) ([]Resource, []string, error) {
 	var warnings []string
 	if c.CDI.V {
 		var w string
-		r.cdi, w = dockerCDIMode(in.f)
+		r.cdi, w = dockerCDIMode(in.kb, in.f)
 		if w != "" {
 			warnings = append(warnings, w)
 		}
@@ -107,7 +107,7 @@ func dockerPackages() []string { return []string{"docker-ce", "docker.io", "moby
 // dockerEngineVersion reads the installed Docker Engine release from its
 // package ("5:28.1.1-1~ubuntu.24.04~noble", "26.1.5+dfsg1-9"); ok is
 // false when no package says.
-func dockerEngineVersion(f *facts.Node) (v compat.Version, pkg string, ok bool) {
+func dockerEngineVersion(f *facts.Node) (v kb.Version, pkg string, ok bool) {
 	for _, name := range dockerPackages() {
 		raw, ok := f.Package(name)
 		if !ok {
@@ -117,23 +117,22 @@ func dockerEngineVersion(f *facts.Node) (v compat.Version, pkg string, ok bool) 
 			raw = after
 		}
 		m := dockerVersionRE.FindString(raw)
-		if v, err := compat.ParseVersion(m); m != "" && err == nil {
+		if v, err := kb.ParseVersion(m); m != "" && err == nil {
 			return v, name, true
 		}
 	}
-	return compat.Version{}, "", false
+	return kb.Version{}, "", false
 }
 
 var dockerVersionRE = regexp.MustCompile(`^\d+\.\d+(\.\d+)?`)
 
 // dockerCDIMode decides features.cdi from the node's Docker release and
 // the knowledge base's docker-cdi-since and docker-cdi-default facts.
-func dockerCDIMode(f *facts.Node) (cdiMode, string) {
-	kb := compat.Default()
-	since, ok1 := kb.HostFact("docker-cdi-since")
-	def, ok2 := kb.HostFact("docker-cdi-default")
-	sinceV, err1 := compat.ParseVersion(since.Value)
-	defV, err2 := compat.ParseVersion(def.Value)
+func dockerCDIMode(k *kb.KB, f *facts.Node) (cdiMode, string) {
+	since, ok1 := k.HostFact("docker-cdi-since")
+	def, ok2 := k.HostFact("docker-cdi-default")
+	sinceV, err1 := kb.ParseVersion(since.Value)
+	defV, err2 := kb.ParseVersion(def.Value)
 	if !ok1 || !ok2 || err1 != nil || err2 != nil {
 		return cdiSet, ""
 	}

@@ -20,7 +20,7 @@ func buildDriverPackage(in *buildInput) ([]Resource, []string, error) {
 		from:   from,
 		base:   base{name: DriverPackage},
 		family: in.family,
-		set:    driverSet(in.family, flavour, in.driverVersion),
+		set:    driverSet(in.kb, in.family, flavour, in.driverVersion),
 		reboot: true,
 		loaded: func(n *facts.Node) (string, bool) {
 			if n.Driver == nil {

@@ -14,7 +14,7 @@ func buildEnrootPackage(in *buildInput) ([]Resource, []string, error) {
 		return nil, nil, nil
 	}
 	caps, uncaps := c.EnrootCaps.V, c.EnrootCaps.Set && !c.EnrootCaps.V
-	s := resolveSeries(enrootSet(in.family, c.EnrootVersion.V.Raw, caps, uncaps), in.f, func(v string) pkgSet { return enrootSet(in.family, v, caps, uncaps) })
+	s := resolveSeries(enrootSet(in.kb, in.family, c.EnrootVersion.V.Raw, caps, uncaps), in.f, func(v string) pkgSet { return enrootSet(in.kb, in.family, v, caps, uncaps) })
 	return []Resource{&pkgResource{base: base{name: EnrootPackage}, family: in.family, set: s,
 		notOffered: enrootNotOffered(in.family, s, in.f.Arch)}}, nil, nil
 }

@@ -9,7 +9,7 @@ func buildFabricManager(in *buildInput) ([]Resource, []string, error) {
 	return []Resource{&pkgResource{
 		base:     base{name: FabricManager, deps: []string{DriverPackage}},
 		family:   in.family,
-		set:      fabricManagerSet(in.family, in.driverVersion),
+		set:      fabricManagerSet(in.kb, in.family, in.driverVersion),
 		services: []string{"nvidia-fabricmanager.service"},
 		// Fabric manager refuses to run against another driver release.
 		afterReboot: in.afterReboot,

@@ -96,7 +96,7 @@ func TestGRESConf(t *testing.T) {
 		"Name=mps Count=100\n" + strings.TrimSuffix(written, gresEnd+"\n"): `gpuform's block has no "# END gpuform" line`,
 	} {
 		withGRES(f, clash)
-		rs, _, err := Build(loadNode(t, body), f)
+		rs, _, err := Build(testKB, loadNode(t, body), f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func TestIRQBalance(t *testing.T) {
 			n, f := loadNode(t, tc.body), debianNode()
 			f.ConfigFiles = map[string]facts.ConfigFile{"/etc/default/irqbalance": {Exists: true, Data: []byte(tc.file),
 				SHA256: facts.NewFile(tc.file).SHA256, Mode: "-rw-r--r--", UID: "0", GID: "0"}}
-			rs, _, err := buildIRQBalance(newBuildInput(n, f))
+			rs, _, err := buildIRQBalance(newBuildInput(testKB, n, f))
 			if err != nil {
 				t.Fatal(err)
 			}

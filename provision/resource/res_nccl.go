@@ -6,5 +6,5 @@ func buildNCCL(in *buildInput) ([]Resource, []string, error) {
 	if n.NCCL == nil || !n.NCCL.Version.Set {
 		return nil, nil, nil
 	}
-	return []Resource{&pkgResource{base: base{name: NCCL, deps: optional(in.cudaVersion != "", CUDAToolkit)}, family: in.family, set: ncclSet(in.family, n.NCCL.Version.V.Raw, in.cudaVersion)}}, nil, nil
+	return []Resource{&pkgResource{base: base{name: NCCL, deps: optional(in.cudaVersion != "", CUDAToolkit)}, family: in.family, set: ncclSet(in.kb, in.family, n.NCCL.Version.V.Raw, in.cudaVersion)}}, nil, nil
 }

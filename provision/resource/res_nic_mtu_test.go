@@ -19,7 +19,7 @@ func TestNICMTU(t *testing.T) {
 		{Name: "mlx5_1", NetDevs: []string{"enp25s0np0"}, MTU: map[string]int{"enp25s0np0": 4200}},
 		{Name: "mlx5_2"},
 	}
-	rs, warnings, err := buildNICMTU(newBuildInput(n, f))
+	rs, warnings, err := buildNICMTU(newBuildInput(testKB, n, f))
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("%v %v", rs, err)
 	}

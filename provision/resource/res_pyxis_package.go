@@ -13,7 +13,7 @@ func buildPyxisPackage(in *buildInput) ([]Resource, []string, error) {
 	if c == nil || c.Runtime.V != "enroot" || !c.PyxisVersion.Set {
 		return nil, nil, nil
 	}
-	s := resolveSeries(pyxisSet(in.family, c.PyxisVersion.V.Raw), in.f, func(v string) pkgSet { return pyxisSet(in.family, v) })
+	s := resolveSeries(pyxisSet(in.kb, in.family, c.PyxisVersion.V.Raw), in.f, func(v string) pkgSet { return pyxisSet(in.kb, in.family, v) })
 	r := &pkgResource{base: base{name: PyxisPackage, deps: optional(c.EnrootVersion.Set, EnrootPackage)}, family: in.family, set: s,
 		notOffered: "nvslurm-plugin-pyxis " + s.want + " is in no repository this node uses. NVIDIA publishes pyxis as source only, to be built against the Slurm release the cluster runs: build it (make deb or make rpm at https://github.com/NVIDIA/pyxis/tree/v" + s.want + ") and put the package in a repository this node uses, then apply again"}
 	if in.f.Unit("slurmd.service").Enabled != "not-found" {

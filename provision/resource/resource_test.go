@@ -45,19 +45,19 @@ func TestPackageNames(t *testing.T) {
 		names []string
 		pins  map[string]string
 	}{
-		"debian proprietary driver": {driverSet(FamilyDebian, "proprietary", "550.127.08"), []string{"cuda-drivers-550"}, map[string]string{"cuda-drivers-550": "550.127.08-*"}},
-		"debian open driver":        {driverSet(FamilyDebian, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05-*"}},
-		"rhel open driver":          {driverSet(FamilyRHEL, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05"}},
+		"debian proprietary driver": {driverSet(testKB, FamilyDebian, "proprietary", "550.127.08"), []string{"cuda-drivers-550"}, map[string]string{"cuda-drivers-550": "550.127.08-*"}},
+		"debian open driver":        {driverSet(testKB, FamilyDebian, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05-*"}},
+		"rhel open driver":          {driverSet(testKB, FamilyRHEL, "open", "580.95.05"), []string{"nvidia-open"}, map[string]string{"nvidia-open": "580.95.05"}},
 		// A branch nothing resolved at plan time installs the newest
 		// release of the branch, never one of another branch.
-		"driver branch": {driverSet(FamilyDebian, "proprietary", "550"), []string{"cuda-drivers-550"}, map[string]string{"cuda-drivers-550": "550.*"}},
+		"driver branch": {driverSet(testKB, FamilyDebian, "proprietary", "550"), []string{"cuda-drivers-550"}, map[string]string{"cuda-drivers-550": "550.*"}},
 		// Fabric Manager follows the driver's release with its own revision.
-		"fabric manager": {fabricManagerSet(FamilyDebian, "550.127.08-0ubuntu1"), []string{"nvidia-fabricmanager-550"}, map[string]string{"nvidia-fabricmanager-550": "550.127.08-1"}},
-		"nccl debian":    {ncclSet(FamilyDebian, "2.21.5", "12.4.1"), []string{"libnccl2", "libnccl-dev"}, map[string]string{"libnccl2": "2.21.5-1+cuda12.4", "libnccl-dev": "2.21.5-1+cuda12.4"}},
-		"nccl rhel":      {ncclSet(FamilyRHEL, "2.21.5", "12.4.1"), []string{"libnccl", "libnccl-devel"}, map[string]string{"libnccl": "2.21.5-1+cuda12.4", "libnccl-devel": "2.21.5-1+cuda12.4"}},
-		"cuda":           {cudaSet(FamilyDebian, "12.8.1"), []string{"cuda-toolkit-12-8"}, map[string]string{"cuda-toolkit-12-8": "12.8.1-*"}},
-		"dcgm 4":         {dcgmSet(FamilyDebian, "4.6.0", "12.8.1"), []string{"datacenter-gpu-manager-4-cuda12", "datacenter-gpu-manager-4-core"}, map[string]string{"datacenter-gpu-manager-4-cuda12": "1:4.6.0-1", "datacenter-gpu-manager-4-core": "1:4.6.0-1"}},
-		"toolkit": {containerToolkitSet(FamilyDebian, "1.17.8"), []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"},
+		"fabric manager": {fabricManagerSet(testKB, FamilyDebian, "550.127.08-0ubuntu1"), []string{"nvidia-fabricmanager-550"}, map[string]string{"nvidia-fabricmanager-550": "550.127.08-1"}},
+		"nccl debian":    {ncclSet(testKB, FamilyDebian, "2.21.5", "12.4.1"), []string{"libnccl2", "libnccl-dev"}, map[string]string{"libnccl2": "2.21.5-1+cuda12.4", "libnccl-dev": "2.21.5-1+cuda12.4"}},
+		"nccl rhel":      {ncclSet(testKB, FamilyRHEL, "2.21.5", "12.4.1"), []string{"libnccl", "libnccl-devel"}, map[string]string{"libnccl": "2.21.5-1+cuda12.4", "libnccl-devel": "2.21.5-1+cuda12.4"}},
+		"cuda":           {cudaSet(testKB, FamilyDebian, "12.8.1"), []string{"cuda-toolkit-12-8"}, map[string]string{"cuda-toolkit-12-8": "12.8.1-*"}},
+		"dcgm 4":         {dcgmSet(testKB, FamilyDebian, "4.6.0", "12.8.1"), []string{"datacenter-gpu-manager-4-cuda12", "datacenter-gpu-manager-4-core"}, map[string]string{"datacenter-gpu-manager-4-cuda12": "1:4.6.0-1", "datacenter-gpu-manager-4-core": "1:4.6.0-1"}},
+		"toolkit": {containerToolkitSet(testKB, FamilyDebian, "1.17.8"), []string{"nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"},
 			map[string]string{"nvidia-container-toolkit": "1.17.8-1", "nvidia-container-toolkit-base": "1.17.8-1", "libnvidia-container-tools": "1.17.8-1", "libnvidia-container1": "1.17.8-1"}},
 	}
 	for name, tc := range tests {
@@ -128,7 +128,7 @@ func debianNode() *facts.Node {
 // TestHostileVersionIsRefused builds a driver resource from a version that
 // bypassed spec validation: the resource refuses to build a command.
 func TestHostileVersionIsRefused(t *testing.T) {
-	r := &pkgResource{base: base{name: DriverPackage}, family: FamilyDebian, set: driverSet(FamilyDebian, "proprietary", "550.1; rm -rf /")}
+	r := &pkgResource{base: base{name: DriverPackage}, family: FamilyDebian, set: driverSet(testKB, FamilyDebian, "proprietary", "550.1; rm -rf /")}
 	_, err := r.Diff(debianNode())
 	var unsafe *ErrUnsafeValue
 	if !errors.As(err, &unsafe) || unsafe.Value != "550.1; rm -rf /" {
@@ -270,7 +270,7 @@ func loadNode(t *testing.T, body string) *spec.Node {
 
 func diffAll(t *testing.T, n *spec.Node, f *facts.Node) (map[string]Change, []string) {
 	t.Helper()
-	rs, warnings, err := Build(n, f)
+	rs, warnings, err := Build(testKB, n, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestContainerdHasNoDockerDefaults(t *testing.T) {
 func TestUnknownDistribution(t *testing.T) {
 	f := debianNode()
 	f.OS = facts.OS{ID: "arch", Pretty: "Arch Linux"}
-	rs, _, err := Build(loadNode(t, "driver {\n version = \"550.127.08\"\n}\nsysctl = { \"vm.swappiness\" = \"1\" }"), f)
+	rs, _, err := Build(testKB, loadNode(t, "driver {\n version = \"550.127.08\"\n}\nsysctl = { \"vm.swappiness\" = \"1\" }"), f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestNCCLConfRefusesHostileValues(t *testing.T) {
 			if tc.ifname != "" {
 				n.Affinity.NCCLSocketIfname.V = tc.ifname
 			}
-			_, _, err := Build(n, debianNode())
+			_, _, err := Build(testKB, n, debianNode())
 			var unsafe *ErrUnsafeValue
 			if !errors.As(err, &unsafe) {
 				t.Errorf("Build: %v, want ErrUnsafeValue", err)

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -11,7 +12,7 @@ import (
 // package gpuform would install, which lock -upgrade asks the host's
 // package manager about. ok is false for a component the node does not
 // declare or one gpuform installs no package for.
-func UpgradePackage(n *spec.Node, comp spec.Component, family string) (string, bool) {
+func UpgradePackage(k *kb.KB, n *spec.Node, comp spec.Component, family string) (string, bool) {
 	if family != FamilyDebian && family != FamilyRHEL {
 		return "", false
 	}
@@ -25,33 +26,33 @@ func UpgradePackage(n *spec.Node, comp spec.Component, family string) (string, b
 		if n.Driver == nil || !n.Driver.Version.Set {
 			return "", false
 		}
-		s = driverSet(family, string(n.Driver.KernelModule.V), n.Driver.Version.V.Raw)
+		s = driverSet(k, family, string(n.Driver.KernelModule.V), n.Driver.Version.V.Raw)
 	case spec.ComponentCUDA:
 		if cuda == "" {
 			return "", false
 		}
-		s = cudaSet(family, cuda)
+		s = cudaSet(k, family, cuda)
 	case spec.ComponentNCCL:
 		if n.NCCL == nil || !n.NCCL.Version.Set {
 			return "", false
 		}
-		s = ncclSet(family, n.NCCL.Version.V.Raw, cuda)
+		s = ncclSet(k, family, n.NCCL.Version.V.Raw, cuda)
 	case spec.ComponentDCGM:
 		if n.DCGM == nil || !n.DCGM.Version.Set {
 			return "", false
 		}
-		s = dcgmSet(family, n.DCGM.Version.V.Raw, cuda)
+		s = dcgmSet(k, family, n.DCGM.Version.V.Raw, cuda)
 	case spec.ComponentContainerToolkit:
 		if n.Container == nil || !n.Container.NvidiaContainerToolkit.Set {
 			return "", false
 		}
-		s = containerToolkitSet(family, n.Container.NvidiaContainerToolkit.V.Raw)
+		s = containerToolkitSet(k, family, n.Container.NvidiaContainerToolkit.V.Raw)
 	case spec.ComponentEnroot, spec.ComponentPyxis, spec.ComponentApptainer:
 		a, ok := spec.NodeVersions(n)[comp]
 		if !ok {
 			return "", false
 		}
-		s = runtimeSet(comp, family, "", a.V.Raw, string(comp))
+		s = runtimeSet(k, comp, family, "", a.V.Raw, string(comp))
 	default:
 		return "", false
 	}

@@ -178,7 +178,7 @@ func TestNVLinkDownDerived(t *testing.T) {
 		}
 	}
 	top.Apply(rep)
-	exp := verify.Expectation{GPUCount: 8, NVLink: verify.NVLinkAllActive, Interconnect: verify.InterconnectNVSwitch}
+	exp := verify.Expectation{KB: testKB, GPUCount: 8, NVLink: verify.NVLinkAllActive, Interconnect: verify.InterconnectNVSwitch}
 	for _, r := range verify.Check(exp, rep, verify.HostFacts{}) {
 		if !strings.HasPrefix(r.ID, "nvml.nvlink_pairs[") {
 			continue

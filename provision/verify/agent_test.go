@@ -204,7 +204,7 @@ func TestFetchNVMLFallbackTopology(t *testing.T) {
 	}
 	got := map[string]CheckResult{}
 	for _, nic := range []string{"mlx5_2", "mlx5_6"} {
-		exp := Expectation{NUMANode: map[int]int{0: 0}, NIC: map[int]NICExpectation{0: {NIC: nic}}}
+		exp := Expectation{KB: testKB, NUMANode: map[int]int{0: 0}, NIC: map[int]NICExpectation{0: {NIC: nic}}}
 		for _, r := range Check(exp, rep, HostFacts{}) {
 			got[r.ID+" "+nic] = r
 		}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -163,10 +162,10 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	specChecks, pending := checkSpec(exp, extra)
 	out = append(out, specChecks...)
 	explainPending(out, pending)
-	out = append(out, dcgmDefaultOptional(exp, checkDCGM(extra.DCGM, exp.DCGM, exp.DCGMOptional || exp.DCGMNotInstalled))...)
+	out = append(out, dcgmDefaultOptional(exp, checkDCGM(exp.KB, extra.DCGM, exp.DCGM, exp.DCGMOptional || exp.DCGMNotInstalled))...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
 	identifyGPUs(rep, id, out)
-	attachRemedies(compat.Default(), out, rep, extra)
+	attachRemedies(exp.KB, out, rep, extra)
 	return redactResults(exp, out)
 }
 

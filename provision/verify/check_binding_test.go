@@ -98,7 +98,7 @@ func TestBindingFileCheck(t *testing.T) {
 			if tc.host != nil {
 				tc.host(f)
 			}
-			got := Check(Expectation{Spec: n}, nil, HostFacts{Facts: f})
+			got := Check(Expectation{KB: testKB, Spec: n}, nil, HostFacts{Facts: f})
 			r, ok := byID(got, string(CheckBindingFile))
 			if !ok || r.Status != tc.status || !strings.Contains(r.Message, tc.message) {
 				t.Errorf("bind.file: %+v, want %s with %q", r, tc.status, tc.message)
@@ -114,7 +114,7 @@ func TestBindingFileCheck(t *testing.T) {
 		})
 	}
 	// A node without binds emits neither.
-	if got := checkBinding(Expectation{Spec: specNode(t)}, boundHost(t, n)); len(got) != 0 {
+	if got := checkBinding(Expectation{KB: testKB, Spec: specNode(t)}, boundHost(t, n)); len(got) != 0 {
 		t.Errorf("node without binds: %+v", got)
 	}
 }
@@ -157,7 +157,7 @@ func TestProcessBinding(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := checkProcesses(Expectation{Spec: n, Processes: true}, twoGPUReport(tc.procs...), gpuIdentity{}, boundHost(t, n))
+			got := checkProcesses(Expectation{KB: testKB, Spec: n, Processes: true}, twoGPUReport(tc.procs...), gpuIdentity{}, boundHost(t, n))
 			if len(got) != 2 {
 				t.Fatalf("%d results: %+v", len(got), got)
 			}
@@ -177,7 +177,7 @@ func TestProcessBinding(t *testing.T) {
 	// them, so the check could not be made: an error saying why.
 	rep := twoGPUReport()
 	rep.Processes, rep.Source = nil, nvmlfacts.SourceNvidiaSMI
-	for _, r := range checkProcesses(Expectation{Spec: n, Processes: true}, rep, gpuIdentity{}, boundHost(t, n)) {
+	for _, r := range checkProcesses(Expectation{KB: testKB, Spec: n, Processes: true}, rep, gpuIdentity{}, boundHost(t, n)) {
 		if r.Status != StatusError || !strings.Contains(r.Message, "nvidia-smi does not list them") {
 			t.Errorf("fallback: %+v", r)
 		}
@@ -189,11 +189,11 @@ func TestProcessBinding(t *testing.T) {
 	plain := loadSpecNode(t, `node "n" {
   hosts = ["gpu1"]
 }`)
-	if got := checkProcesses(Expectation{Spec: plain, Processes: true}, rep, gpuIdentity{}, boundHost(t, n)); len(got) != 2 || got[0].Status != StatusSkip || !strings.Contains(got[0].Message, "nothing to judge") || got[1].Status != StatusSkip {
+	if got := checkProcesses(Expectation{KB: testKB, Spec: plain, Processes: true}, rep, gpuIdentity{}, boundHost(t, n)); len(got) != 2 || got[0].Status != StatusSkip || !strings.Contains(got[0].Message, "nothing to judge") || got[1].Status != StatusSkip {
 		t.Errorf("unplaced GPU: %+v", got)
 	}
 	// Without -processes nothing is emitted.
-	if got := checkProcesses(Expectation{Spec: n}, twoGPUReport(bound(0, "0-7", "")), gpuIdentity{}, boundHost(t, n)); len(got) != 0 {
+	if got := checkProcesses(Expectation{KB: testKB, Spec: n}, twoGPUReport(bound(0, "0-7", "")), gpuIdentity{}, boundHost(t, n)); len(got) != 0 {
 		t.Errorf("without -processes: %+v", got)
 	}
 }

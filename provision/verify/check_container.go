@@ -6,45 +6,45 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
 
 // checkImages judges each NGC image the spec runs against the driver the
 // node has loaded and its GPUs, with the knowledge base's one decision
-// (compat.ImageDriver) that lint's container_image_driver also uses: lint
+// (kb.ImageDriver) that lint's container_image_driver also uses: lint
 // judges the pinned driver before anything is applied, verify the driver
 // that actually runs.
 func checkImages(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	if exp.Spec == nil || exp.Spec.Container == nil || rep == nil {
 		return nil
 	}
-	kb := compat.Default()
+	kbase := exp.KB
 	var out []CheckResult
 	for _, img := range exp.Spec.Container.Images {
-		im, ok := kb.NGCImage(img.V)
+		im, ok := kbase.NGCImage(img.V)
 		if !ok {
 			continue
 		}
 		r := CheckResult{ID: CheckImageDriver.Named(imageName(exp.Spec, img.V)), Observed: "driver " + rep.DriverVersion,
 			Expected: fmt.Sprintf("driver R%d or later for %s (CUDA %s)", im.MinDriverBranch, img.V, im.CUDA)}
-		drv, err := compat.ParseDriverVersion(rep.DriverVersion)
+		drv, err := kb.ParseDriverVersion(rep.DriverVersion)
 		if err != nil {
 			r.Status, r.Message = StatusError, fmt.Sprintf("the loaded driver version %q cannot be read", rep.DriverVersion)
 			out = append(out, r)
 			continue
 		}
-		class := compat.GPUClassUnknown
+		class := kb.GPUClassUnknown
 		if len(rep.GPUs) > 0 {
-			class, _ = kb.GPUClassOf(rep.GPUs[0].Name)
+			class, _ = kbase.GPUClassOf(rep.GPUs[0].Name)
 		}
-		ans := kb.ImageDriver(im, drv, class)
+		ans := kbase.ImageDriver(im, drv, class)
 		switch ans.Verdict {
-		case compat.VerdictError:
+		case kb.VerdictError:
 			r.Status = StatusFail
 			r.Message = imageDriverMessage(im, drv, ans) + "; the image fails at its first CUDA call (\"driver version is insufficient\"): upgrade the driver or use an older image"
-		case compat.VerdictWarning:
+		case kb.VerdictWarning:
 			r.Status = StatusPass
 			r.Message = "may not run: " + imageDriverMessage(im, drv, ans)
 		default:
@@ -57,13 +57,13 @@ func checkImages(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 
 // imageDriverMessage says which requirement the loaded driver misses and
 // what the answer rests on.
-func imageDriverMessage(im compat.NGCImage, drv compat.Version, ans compat.ImageDriverAnswer) string {
+func imageDriverMessage(im kb.NGCImage, drv kb.Version, ans kb.ImageDriverAnswer) string {
 	msg := fmt.Sprintf("driver %s is older than the R%d the image's release notes ask for", drv, im.MinDriverBranch)
-	if ans.Reason == compat.ReasonBelowCUDAFloor {
+	if ans.Reason == kb.ReasonBelowCUDAFloor {
 		msg = fmt.Sprintf("CUDA %d.x needs at least driver branch R%d, and driver %s is older", im.CUDA.Major(), ans.Floor.Driver.Branch(), drv)
 	}
 	switch {
-	case ans.Class == compat.GPUClassOther:
+	case ans.Class == kb.GPUClassOther:
 		msg += " (this GPU has no CUDA forward compatibility)"
 	case ans.ExceptionsUnknown:
 		msg += " (a data-center forward-compatibility exception may apply, but the knowledge base does not list them for this image)"

@@ -5,7 +5,7 @@ package verify
 import (
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -24,31 +24,31 @@ func imageNode(images ...string) *spec.Node {
 // verdict is the knowledge base's (the one lint's container_image_driver
 // uses): fail exactly on an error, a reason on a warning.
 func TestImageDriverCheckAgrees(t *testing.T) {
-	kb := compat.Default()
+	kbase := testKB
 	rep := collectMock(t, nvmlfacts.MockDGXH100)
-	class, _ := kb.GPUClassOf(rep.GPUs[0].Name)
+	class, _ := kbase.GPUClassOf(rep.GPUs[0].Name)
 	warnings := 0
-	for _, im := range kb.NGCImages() {
+	for _, im := range kbase.NGCImages() {
 		for _, d := range []string{"470.57.02", "525.60.13", "535.183.06", "550.54.15", "570.86.15", "580.95.05"} {
 			r := *rep
 			r.DriverVersion = d
-			got := checkImages(Expectation{Spec: imageNode(im.Image)}, &r)
+			got := checkImages(Expectation{KB: testKB, Spec: imageNode(im.Image)}, &r)
 			if len(got) != 1 {
 				t.Fatalf("%s on %s: %d results", im.Image, d, len(got))
 			}
-			drv, _ := compat.ParseDriverVersion(d)
-			ans := kb.ImageDriver(im, drv, class)
+			drv, _ := kb.ParseDriverVersion(d)
+			ans := kbase.ImageDriver(im, drv, class)
 			want := StatusPass
-			if ans.Verdict == compat.VerdictError {
+			if ans.Verdict == kb.VerdictError {
 				want = StatusFail
 			}
 			if got[0].Status != want {
 				t.Errorf("%s on driver %s: %s, the knowledge base says %v (%s)", im.Image, d, got[0].Status, ans.Verdict, got[0].Message)
 			}
-			if ans.Verdict != compat.VerdictNone && got[0].Message == "" {
+			if ans.Verdict != kb.VerdictNone && got[0].Message == "" {
 				t.Errorf("%s on driver %s: no reason given", im.Image, d)
 			}
-			if ans.Verdict == compat.VerdictWarning {
+			if ans.Verdict == kb.VerdictWarning {
 				warnings++
 			}
 		}
@@ -60,10 +60,10 @@ func TestImageDriverCheckAgrees(t *testing.T) {
 
 func TestImageDriverCheckScope(t *testing.T) {
 	rep := collectMock(t, nvmlfacts.MockDGXH100)
-	if got := checkImages(Expectation{Spec: imageNode("docker.io/library/ubuntu:24.04", "nvcr.io/nvidia/pytorch:25.02-py3")}, rep); len(got) != 1 || got[0].ID != "container.image_driver.nvcr.io/nvidia/pytorch:25.02-py3" {
+	if got := checkImages(Expectation{KB: testKB, Spec: imageNode("docker.io/library/ubuntu:24.04", "nvcr.io/nvidia/pytorch:25.02-py3")}, rep); len(got) != 1 || got[0].ID != "container.image_driver.nvcr.io/nvidia/pytorch:25.02-py3" {
 		t.Errorf("only known NGC images are judged: %+v", got)
 	}
-	if got := checkImages(Expectation{Spec: imageNode("nvcr.io/nvidia/pytorch:25.02-py3")}, nil); got != nil {
+	if got := checkImages(Expectation{KB: testKB, Spec: imageNode("nvcr.io/nvidia/pytorch:25.02-py3")}, nil); got != nil {
 		t.Errorf("no NVML report, yet judged: %+v", got)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 )
 
@@ -19,7 +19,7 @@ import (
 // spec may mark dcgm optional (verify { optional }); then the missing tool
 // is a skip, unless the spec also pins DCGM (pinned), which apply
 // installs, so its absence is drift.
-func checkDCGM(res *dcgm.Result, pinned, optional bool) []CheckResult {
+func checkDCGM(k *kb.KB, res *dcgm.Result, pinned, optional bool) []CheckResult {
 	if res == nil {
 		return nil
 	}
@@ -40,7 +40,7 @@ func checkDCGM(res *dcgm.Result, pinned, optional bool) []CheckResult {
 		out = append(out, CheckResult{ID: string(CheckDCGMDiag), Status: StatusError, Expected: level + " passes", Message: res.Failure})
 	}
 	for _, t := range res.Diag.Tests {
-		out = append(out, checkDCGMTest(t))
+		out = append(out, checkDCGMTest(k, t))
 	}
 	return out
 }
@@ -67,7 +67,7 @@ func dcgmTestID(name string) string {
 }
 
 // checkDCGMTest is one DCGM test's check.
-func checkDCGMTest(t dcgm.Test) CheckResult {
+func checkDCGMTest(k *kb.KB, t dcgm.Test) CheckResult {
 	r := CheckResult{ID: dcgmTestID(t.Name), Observed: t.Status, Expected: "Pass"}
 	test := strings.TrimSpace(t.Category + " test " + t.Name)
 	switch t.Status {
@@ -106,7 +106,7 @@ func checkDCGMTest(t dcgm.Test) CheckResult {
 				codes = append(codes, uint64(id))
 			}
 		}
-		if w := worstRemedy(compat.Default(), "dcgm", codes); w != nil {
+		if w := worstRemedy(k, "dcgm", codes); w != nil {
 			r.Remedy = remedyOf(*w)
 		}
 	default:

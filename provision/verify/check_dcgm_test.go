@@ -48,7 +48,7 @@ func TestDCGMChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, checkDCGM(tt.res, tt.pinned, tt.optional)); diff != "" {
+			if diff := cmp.Diff(tt.want, checkDCGM(testKB, tt.res, tt.pinned, tt.optional)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -103,7 +103,7 @@ func TestDCGMPublishedVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checks := checkDCGM(&dcgm.Result{Level: 2, Diag: d}, false, false)
+			checks := checkDCGM(testKB, &dcgm.Result{Level: 2, Diag: d}, false, false)
 			passed := 0
 			var failed, skip []string
 			seen := map[string]bool{}

@@ -45,7 +45,7 @@ func TestImageDigestCheck(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := checkImageDigests(Expectation{Spec: tc.n}, tc.f, nil)
+			got := checkImageDigests(Expectation{KB: testKB, Spec: tc.n}, tc.f, nil)
 			if len(got) != 1 {
 				t.Fatalf("%d results: %+v", len(got), got)
 			}

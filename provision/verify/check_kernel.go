@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
 )
 
 // takesOut reports whether an action needs the node out of service now.
-func takesOut(a compat.Action) bool {
+func takesOut(a kb.Action) bool {
 	switch a {
-	case compat.ActionResetGPU, compat.ActionReboot, compat.ActionInspect, compat.ActionRMA:
+	case kb.ActionResetGPU, kb.ActionReboot, kb.ActionInspect, kb.ActionRMA:
 		return true
 	}
 	return false
@@ -24,8 +24,8 @@ func takesOut(a compat.Action) bool {
 // (docs/security.md) and health mode drains it until dmesg can be read.
 func unreadableLogRemedy() *Remedy {
 	return &Remedy{Cause: string(CheckKernelXID), Meaning: "the kernel log could not be read, so no Xid could be judged",
-		Action: compat.ActionConfig, Do: "let gpuform read the kernel log (dmesg as root; kernel.dmesg_restrict) and look at it: a log of Xid lines past 64 MiB is a broken node",
-		Status: compat.Unconfirmed.String(), Source: "none: gpuform's judgement, no NVIDIA source gives an action"}
+		Action: kb.ActionConfig, Do: "let gpuform read the kernel log (dmesg as root; kernel.dmesg_restrict) and look at it: a log of Xid lines past 64 MiB is a broken node",
+		Status: kb.Unconfirmed.String(), Source: "none: gpuform's judgement, no NVIDIA source gives an action"}
 }
 
 // unknownXidRemedy is what an Xid or SXid gpuform cannot judge gets: one
@@ -36,10 +36,10 @@ func unreadableLogRemedy() *Remedy {
 // service (action monitor, never counted towards a drain).
 func unknownXidRemedy(fail bool) *Remedy {
 	r := &Remedy{Cause: "Xid or SXid unknown to this release of gpuform", Meaning: "an Xid or SXid gpuform's catalogue does not hold, or one NVIDIA's catalogue gives no action for",
-		Action: compat.ActionMonitor, Do: "look it up in NVIDIA's Xid catalogue (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) and upgrade gpuform; health mode drains on it only with health { unknown_xid = \"drain\" }",
-		Status: compat.Unconfirmed.String(), Source: "none: gpuform's judgement"}
+		Action: kb.ActionMonitor, Do: "look it up in NVIDIA's Xid catalogue (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) and upgrade gpuform; health mode drains on it only with health { unknown_xid = \"drain\" }",
+		Status: kb.Unconfirmed.String(), Source: "none: gpuform's judgement"}
 	if fail {
-		r.Action, r.Do = compat.ActionUnknown, "drain (health { unknown_xid = \"drain\" }): look it up in NVIDIA's Xid catalogue and upgrade gpuform"
+		r.Action, r.Do = kb.ActionUnknown, "drain (health { unknown_xid = \"drain\" }): look it up in NVIDIA's Xid catalogue and upgrade gpuform"
 	}
 	return r
 }
@@ -47,7 +47,7 @@ func unknownXidRemedy(fail bool) *Remedy {
 // xidRemedy is the catalogue's answer for one kernel-log event: an NVLink5
 // Xid (144-150) by its subcode and error status where the catalogue's
 // decode sheet has them, else the Xid's or SXid's own row.
-func xidRemedy(kb *compat.KB, e kmsg.Event) (compat.Remedy, bool) {
+func xidRemedy(kb *kb.KB, e kmsg.Event) (kb.Remedy, bool) {
 	if e.Kind == kmsg.KindXid && e.Subcode != "" {
 		if r, ok := kb.XidSubcodeRemedy(e.Code, e.Subcode, e.ErrorStatus, e.Severity == "Fatal"); ok {
 			return r, true
@@ -58,7 +58,7 @@ func xidRemedy(kb *compat.KB, e kmsg.Event) (compat.Remedy, bool) {
 
 // unknownWords says why gpuform cannot judge an event: "unknown to this
 // release of gpuform" or "NVIDIA's catalogue gives no action".
-func unknownWords(kb *compat.KB, rem compat.Remedy, ok bool) string {
+func unknownWords(kb *kb.KB, rem kb.Remedy, ok bool) string {
 	if ok {
 		return rem.Describe() + ": NVIDIA's catalogue gives no action"
 	}
@@ -87,7 +87,7 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 	if fatal == nil {
 		fatal = DefaultFatalXIDs()
 	}
-	kb := compat.Default()
+	kbase := exp.KB
 	type key struct {
 		kind                       kmsg.Kind
 		code                       uint64
@@ -105,7 +105,7 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 		count[k]++
 	}
 	var seen, bad, monitor, unknown []string
-	var worst *compat.Remedy
+	var worst *kb.Remedy
 	for _, k := range order {
 		name := "Xid"
 		if k.kind == kmsg.KindSXid {
@@ -119,7 +119,7 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 			s += fmt.Sprintf(" (%d times)", count[k])
 		}
 		seen = append(seen, s)
-		rem, ok := xidRemedy(kb, first[k])
+		rem, ok := xidRemedy(kbase, first[k])
 		isFatal := k.kind == kmsg.KindXid && slices.Contains(fatal, k.code)
 		switch {
 		case ok && (takesOut(rem.Action) || isFatal):
@@ -129,9 +129,9 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 			}
 		case !ok && isFatal:
 			bad = append(bad, s+" (not in the catalogue)")
-		case !ok || rem.Action == compat.ActionUnknown:
-			unknown = append(unknown, s+" — "+unknownWords(kb, rem, ok))
-		case ok && rem.Action == compat.ActionMonitor:
+		case !ok || rem.Action == kb.ActionUnknown:
+			unknown = append(unknown, s+" — "+unknownWords(kbase, rem, ok))
+		case ok && rem.Action == kb.ActionMonitor:
 			monitor = append(monitor, s+" — "+rem.Describe())
 		}
 	}

@@ -26,7 +26,7 @@ func TestMIGUnsupported(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := nvmlfacts.GPU{Index: 0, BusID: "00000000:18:00.0", MIG: tt.mig}
-			if r := checkMIG(Expectation{MIG: tt.want}, &g); r == nil || r.Status != tt.status {
+			if r := checkMIG(Expectation{KB: testKB, MIG: tt.want}, &g); r == nil || r.Status != tt.status {
 				t.Errorf("%+v, want %s", r, tt.status)
 			}
 		})

@@ -14,7 +14,7 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 	var out []CheckResult
 	cat := extra.Catalogue
 	if cat == nil {
-		cat = DefaultCatalogue()
+		cat = NewCatalogue(exp.KB.NCCLFloors())
 	}
 	for _, t := range exp.NCCL {
 		res, ran := extra.NCCL[t.Name]
@@ -171,10 +171,10 @@ func judgeMultiNode(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, t NC
 // the node count the run's rank lines show — so a 2-node run of a pair is
 // held to the 2-node floor, never the group's nor a single-node one. It
 // returns the check, the busbw it read (GB/s, 0 when none) and the floor
-// applied (0 when none is known). cat nil means DefaultCatalogue.
+// applied (0 when none is known). cat nil means the floors of exp.KB.
 func JudgeMultiNodeRun(cat *Catalogue, exp Expectation, t NCCLExpectation, res nccltest.Result) (CheckResult, float64, float64) {
 	if cat == nil {
-		cat = DefaultCatalogue()
+		cat = NewCatalogue(exp.KB.NCCLFloors())
 	}
 	r, floor := judgeMultiNode(exp, nil, cat, t, res, true)
 	r.ID = CheckNCCL.Named(t.Name)

@@ -29,7 +29,7 @@ func ncclCheck(t *testing.T, exp Expectation, res nccltest.Result, ran bool) Che
 // no floor known, still fails a run over TCP sockets or one that left GPUs
 // of a node unused.
 func TestNCCLMultiNode(t *testing.T) {
-	h100 := Expectation{GPUModel: "H100", GPUCount: 8, Interconnect: InterconnectNVSwitch}
+	h100 := Expectation{KB: testKB, GPUModel: "H100", GPUCount: 8, Interconnect: InterconnectNVSwitch}
 	with := func(e Expectation, n NCCLExpectation) Expectation {
 		n.Name = "fleet"
 		e.NCCL = []NCCLExpectation{n}
@@ -85,33 +85,33 @@ func TestNCCLMultiNode(t *testing.T) {
 			message: []string{"NET/Socket"},
 		},
 		"B200 2 nodes GCP A4 all_gather, average over 2G-8G": {
-			exp:      with(Expectation{GPUModel: "B200", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun -np 16 all_gather_perf -b 1K -e 8G -f 2 -g 1", MultiNode: true, Network: "roce"}),
+			exp:      with(Expectation{KB: testKB, GPUModel: "B200", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun -np 16 all_gather_perf -b 1K -e 8G -f 2 -g 1", MultiNode: true, Network: "roce"}),
 			fixture:  "all_gather_perf-16xB200-2node-gcp-a4-roce.txt",
 			status:   StatusPass,
 			expected: []string{"Avg bus bandwidth over 2G-8G >= 250.00 GB/s", "a4-highgpu-8g"},
 			observed: "Avg bus bandwidth over 2G-8G 261.95 GB/s",
 		},
 		"A100 2 nodes OCI RoCE, no floor published": {
-			exp:      with(Expectation{GPUModel: "A100", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun -np 16 -npernode 8 all_reduce_perf -b 10G -e 10G -g 1", MultiNode: true, Network: "roce"}),
+			exp:      with(Expectation{KB: testKB, GPUModel: "A100", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun -np 16 -npernode 8 all_reduce_perf -b 10G -e 10G -g 1", MultiNode: true, Network: "roce"}),
 			fixture:  "all_reduce_perf-16xA100-2node-roce-16x100g-oci-mpirun.txt",
 			status:   StatusPass,
 			expected: []string{"no multi-node busbw floor known for A100, 8 GPUs per node, 2 nodes, over roce"},
 		},
 		"H200 2 nodes forced onto TCP sockets": {
-			exp:      with(Expectation{GPUModel: "H200", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun --allow-run-as-root -H 192.168.6.226:1,192.168.6.225:1 -np 2 -bind-to none -map-by slot -x NCCL_IB_DISABLE=1 -x NCCL_SOCKET_IFNAME=net1 -x NCCL_ALGO=ring all_reduce_perf -b 8 -e 16G -f2 -g 8", MultiNode: true, Network: "roce"}),
+			exp:      with(Expectation{KB: testKB, GPUModel: "H200", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun --allow-run-as-root -H 192.168.6.226:1,192.168.6.225:1 -np 2 -bind-to none -map-by slot -x NCCL_IB_DISABLE=1 -x NCCL_SOCKET_IFNAME=net1 -x NCCL_ALGO=ring all_reduce_perf -b 8 -e 16G -f2 -g 8", MultiNode: true, Network: "roce"}),
 			fixture:  "all_reduce_perf-16xH200-2node-single-shared-nic-socket.txt",
 			status:   StatusFail,
 			expected: []string{"no multi-node busbw floor known"},
 			message:  []string{"the command sets NCCL_IB_DISABLE=1", "TCP sockets"},
 		},
 		"L40S 2 nodes on sockets with 1 of 2 GPUs": {
-			exp:     with(Expectation{GPUModel: "L40S", GPUCount: 2, Interconnect: InterconnectPCIe}, NCCLExpectation{Command: "mpirun --allow-run-as-root -H 192.168.10.1:1,192.168.10.2:1 -np 2 -x NCCL_IB_DISABLE=1 ./build/all_reduce_perf -b 8 -e 16G -f2 -g 1", MultiNode: true}),
+			exp:     with(Expectation{KB: testKB, GPUModel: "L40S", GPUCount: 2, Interconnect: InterconnectPCIe}, NCCLExpectation{Command: "mpirun --allow-run-as-root -H 192.168.10.1:1,192.168.10.2:1 -np 2 -x NCCL_IB_DISABLE=1 ./build/all_reduce_perf -b 8 -e 16G -f2 -g 1", MultiNode: true}),
 			fixture: "all_reduce_perf-2xL40S-2node-1gpu-per-node-socket-transport.txt",
 			status:  StatusFail,
 			message: []string{"NCCL_IB_DISABLE=1", "nvidiatools-29-workload ran 1 rank(s) on a node with 2 GPUs"},
 		},
 		"H200 1 GPU per 8-GPU node": {
-			exp:     with(Expectation{GPUModel: "H200", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun -np 2 all_reduce_perf -g 1 -b 1K -e 8G -f 2", MultiNode: true, Network: "roce"}),
+			exp:     with(Expectation{KB: testKB, GPUModel: "H200", GPUCount: 8, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "mpirun -np 2 all_reduce_perf -g 1 -b 1K -e 8G -f 2", MultiNode: true, Network: "roce"}),
 			fixture: "all_reduce_perf-2xH200-2node-1nic-mpi-operator-with-openmpi-warnings.txt",
 			status:  StatusFail,
 			message: []string{"nccl-test-dranet-1gpu-1nic-worker-0 ran 1 rank(s) on a node with 8 GPUs", "nccl-test-dranet-1gpu-1nic-worker-1 ran 1 rank(s)"},
@@ -160,7 +160,7 @@ func TestNCCLMultiNode(t *testing.T) {
 // deeper tier and does not hold the host back, at -tier fleet the tier
 // needed it and the host has not passed.
 func TestNCCLMultiNodeNotRunPerHost(t *testing.T) {
-	exp := Expectation{GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "timeout 600 mpirun -np 16 all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
+	exp := Expectation{KB: testKB, GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "timeout 600 mpirun -np 16 all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
 	r := ncclCheck(t, exp, nccltest.Result{}, false)
 	if r.Status != StatusNotRun || r.Needed || r.Blocks() || !strings.Contains(r.Message, "once per node group from -tier fleet") {
 		t.Errorf("%+v", r)
@@ -196,7 +196,7 @@ func TestIsMultiNode(t *testing.T) {
 		"timeout 600 mpirun -np 16 all_reduce_perf",
 		"nice -n 5 mpirun -np 16 all_reduce_perf",
 	} {
-		exp := Expectation{NCCL: []NCCLExpectation{{Name: "x", Command: cmd, MultiNode: isMultiNode(cmd)}}}
+		exp := Expectation{KB: testKB, NCCL: []NCCLExpectation{{Name: "x", Command: cmd, MultiNode: isMultiNode(cmd)}}}
 		for _, tier := range []Tier{TierFull} {
 			p, err := Plan(tier, exp)
 			if err != nil {
@@ -216,7 +216,7 @@ func TestIsMultiNode(t *testing.T) {
 // group's run (the runner sets NotRun) is "not run", needed: it fails the
 // host, never a pass (issue 27 item 3).
 func TestNCCLMultiNodeHostNotInRun(t *testing.T) {
-	exp := Expectation{GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "/opt/site/run.sh all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
+	exp := Expectation{KB: testKB, GPUModel: "H100", GPUCount: 8, NCCL: []NCCLExpectation{{Name: "fleet", Command: "/opt/site/run.sh all_reduce_perf", MultiNode: true, Network: "ib_ndr"}}}
 	r := ncclCheck(t, exp, nccltest.Result{Command: "/opt/site/run.sh all_reduce_perf", NotRun: "the group's multi-node run ran on n1, n2 only; n4 is not in its rank lines"}, true)
 	if r.Status != StatusNotRun || !r.Needed || !r.Blocks() || r.Observed != "not run" || !strings.HasPrefix(r.Message, "not run: host did not take part (the group's multi-node run ran on n1, n2 only") {
 		t.Errorf("%+v", r)

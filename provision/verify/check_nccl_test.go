@@ -17,7 +17,7 @@ import (
 // Other rules fail it either way.
 func TestNCCLShortSweep(t *testing.T) {
 	c := mockCases()[1]
-	exp := Expectation{GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
+	exp := Expectation{KB: testKB, GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
 		{Name: "short", Command: "all_reduce_perf -b 128M -e 512M -g 8"},
 	}}
 	full := parseFixture(t, "all_reduce_perf-8xH100-nvswitch-1node.txt")[0]
@@ -62,7 +62,7 @@ func TestNCCLShortSweep(t *testing.T) {
 // read as "#wrong 0" checked.
 func TestNCCLNotValidated(t *testing.T) {
 	c := mockCases()[1]
-	exp := Expectation{NCCL: []NCCLExpectation{{Name: "c0", Command: "all_reduce_perf -c 0", MinBusBWGBps: 1}}}
+	exp := Expectation{KB: testKB, NCCL: []NCCLExpectation{{Name: "c0", Command: "all_reduce_perf -c 0", MinBusBWGBps: 1}}}
 	tests := []struct {
 		fixture string
 		want    string
@@ -90,7 +90,7 @@ func TestNCCLNotValidated(t *testing.T) {
 
 func TestNCCLChecks(t *testing.T) {
 	c := mockCases()[1]
-	exp := Expectation{GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
+	exp := Expectation{KB: testKB, GPUModel: "H100", Interconnect: InterconnectNVSwitch, GPUCount: 8, NCCL: []NCCLExpectation{
 		{Name: "spec_floor", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 450},
 		{Name: "high_floor", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 480},
 		// Catalogue floor (460 GB/s at 16G); the run stops at 4G, whose
@@ -138,7 +138,7 @@ func TestNCCLMissingBinary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			exp := Expectation{NCCLOptional: tt.optional, NCCL: []NCCLExpectation{{Name: "ar", Command: "all_reduce_perf -g 8", MinBusBWGBps: 100}}}
+			exp := Expectation{KB: testKB, NCCLOptional: tt.optional, NCCL: []NCCLExpectation{{Name: "ar", Command: "all_reduce_perf -g 8", MinBusBWGBps: 100}}}
 			res := Check(exp, nil, HostFacts{NCCL: map[string]nccltest.Result{"ar": tt.res}})
 			got := res[len(res)-1]
 			if got.ID != "nccl.ar" || got.Status != tt.status || !strings.Contains(got.Message, tt.want) {

@@ -58,7 +58,7 @@ func TestCheckNICIRQAndMTU(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := nicHost()
 			tc.change(f)
-			got := append(checkNICIRQ(Expectation{Spec: n}, f), checkNICMTU(Expectation{Spec: n}, f)...)
+			got := append(checkNICIRQ(Expectation{KB: testKB, Spec: n}, f), checkNICMTU(Expectation{KB: testKB, Spec: n}, f)...)
 			for _, want := range []struct{ id, status, msg string }{{string(CheckNICIRQ), tc.irq, tc.irqMsg}, {string(CheckNICMTU), tc.mtu, tc.mtuMsg}} {
 				r, ok := byID(got, want.id)
 				if !ok || string(r.Status) != want.status || !strings.Contains(r.Message, want.msg) {
@@ -68,7 +68,7 @@ func TestCheckNICIRQAndMTU(t *testing.T) {
 		})
 	}
 	// Not asked for: neither check is emitted.
-	if got := append(checkNICIRQ(Expectation{Spec: specNode(t)}, nicHost()), checkNICMTU(Expectation{Spec: specNode(t)}, nicHost())...); len(got) != 0 {
+	if got := append(checkNICIRQ(Expectation{KB: testKB, Spec: specNode(t)}, nicHost()), checkNICMTU(Expectation{KB: testKB, Spec: specNode(t)}, nicHost())...); len(got) != 0 {
 		t.Errorf("emitted without the settings: %+v", got)
 	}
 }

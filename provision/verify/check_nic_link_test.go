@@ -114,7 +114,7 @@ func TestCheckNICLinks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := railHost()
 			tc.change(f)
-			got := checkNICLinks(Expectation{Spec: n}, f)
+			got := checkNICLinks(Expectation{KB: testKB, Spec: n}, f)
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %d checks, want %d: %+v", len(got), len(tc.want), got)
 			}
@@ -131,7 +131,7 @@ func TestCheckNICLinks(t *testing.T) {
 // The expectation says what is judged: a rail the hardware block lists is
 // held to its rate and link layer; one it does not list to state only.
 func TestCheckNICLinkExpected(t *testing.T) {
-	got := checkNICLinks(Expectation{Spec: loadSpecNode(t, railSpec)}, railHost())
+	got := checkNICLinks(Expectation{KB: testKB, Spec: loadSpecNode(t, railSpec)}, railHost())
 	if r, _ := byID(got, "nic.link[mlx5_0]"); r.Expected != "port 1: ACTIVE, LinkUp, 400 Gb/s, InfiniBand" || r.Observed != "port 1: 4: ACTIVE, 5: LinkUp, 400 Gb/sec (4X NDR), InfiniBand" {
 		t.Errorf("mlx5_0: expected %q observed %q", r.Expected, r.Observed)
 	}
@@ -144,13 +144,13 @@ node "n" {
 }`)
 	f := railHost()
 	f.RDMA[0].Ports[0].Rate = "100 Gb/sec (4X EDR)"
-	got = checkNICLinks(Expectation{Spec: bare}, f)
+	got = checkNICLinks(Expectation{KB: testKB, Spec: bare}, f)
 	r, _ := byID(got, "nic.link[mlx5_0]")
 	if r.Status != StatusPass || !strings.Contains(r.Expected, "rate and link layer not judged: the hardware block does not list mlx5_0") {
 		t.Errorf("without hardware: %+v", r)
 	}
 	// No rail named: nothing judged, even with a port down.
-	if got := checkNICLinks(Expectation{Spec: specNode(t)}, railHost()); len(got) != 0 {
+	if got := checkNICLinks(Expectation{KB: testKB, Spec: specNode(t)}, railHost()); len(got) != 0 {
 		t.Errorf("emitted without rails: %+v", got)
 	}
 }

@@ -46,7 +46,7 @@ func pairChecks(exp Expectation, rep *nvmlfacts.Report) map[string]CheckResult {
 // TestNVLinkPairsOnRealTopologies judges the NV# counts of published
 // `nvidia-smi topo -m` matrices on the fallback path.
 func TestNVLinkPairsOnRealTopologies(t *testing.T) {
-	nvswitch := Expectation{NVLink: NVLinkAllActive, Interconnect: InterconnectNVSwitch}
+	nvswitch := Expectation{KB: testKB, NVLink: NVLinkAllActive, Interconnect: InterconnectNVSwitch}
 
 	// HGX A100: NV12 between every pair, as an NVSwitch board should.
 	got := pairChecks(nvswitch, fallbackReport(t, "topo-m-8xA100-nv12-17nic.txt"))
@@ -77,7 +77,7 @@ func TestNVLinkPairsOnRealTopologies(t *testing.T) {
 	// DGX-1 (V100 hybrid cube mesh): NV1/NV2 to four peers, PCIe to the
 	// rest. Without a hardware block every GPU reaches another: pass,
 	// each pair reported.
-	got = pairChecks(Expectation{NVLink: NVLinkAllActive}, fallbackReport(t, "topo-m-dgx1-8xV100-4nic-with-ansi-escapes.txt"))
+	got = pairChecks(Expectation{KB: testKB, NVLink: NVLinkAllActive}, fallbackReport(t, "topo-m-dgx1-8xV100-4nic-with-ansi-escapes.txt"))
 	if r := got["nvml.nvlink_pairs[gpu0]"]; r.Status != StatusPass || r.Observed != "NV2 to gpu3, gpu4; NV1 to gpu1, gpu2; no NVLink to gpu5, gpu6, gpu7" {
 		t.Errorf("DGX-1 gpu0: %+v", r)
 	}
@@ -85,14 +85,14 @@ func TestNVLinkPairsOnRealTopologies(t *testing.T) {
 	// 4x A10 over PCIe (SYS between all): right for a PCIe-only spec,
 	// wrong where NVLink is expected.
 	a10 := fallbackReport(t, "topo-m-4xA10-pcie-sys-2nic.txt")
-	if r := pairChecks(Expectation{NVLink: NVLinkNone, Interconnect: InterconnectPCIe}, a10)["nvml.nvlink_pairs[gpu2]"]; r.Status != StatusPass {
+	if r := pairChecks(Expectation{KB: testKB, NVLink: NVLinkNone, Interconnect: InterconnectPCIe}, a10)["nvml.nvlink_pairs[gpu2]"]; r.Status != StatusPass {
 		t.Errorf("A10 none: %+v", r)
 	}
 	if r := pairChecks(nvswitch, a10)["nvml.nvlink_pairs[gpu2]"]; r.Status != StatusFail || !strings.Contains(r.Message, "no NVLink between any GPUs") {
 		t.Errorf("A10 all_active: %+v", r)
 	}
 	// The A100 matrix on a spec that says PCIe only.
-	if r := pairChecks(Expectation{NVLink: NVLinkNone}, fallbackReport(t, "topo-m-8xA100-nv12-17nic.txt"))["nvml.nvlink_pairs[gpu0]"]; r.Status != StatusFail {
+	if r := pairChecks(Expectation{KB: testKB, NVLink: NVLinkNone}, fallbackReport(t, "topo-m-8xA100-nv12-17nic.txt"))["nvml.nvlink_pairs[gpu0]"]; r.Status != StatusFail {
 		t.Errorf("A100 none: %+v", r)
 	}
 }
@@ -102,7 +102,7 @@ func TestNVLinkPairsOnRealTopologies(t *testing.T) {
 // pair and is the one failed; one short pair between two full GPUs fails
 // both ends, each naming the other.
 func TestNVLinkPairsBlame(t *testing.T) {
-	nvswitch := Expectation{NVLink: NVLinkAllActive, Interconnect: InterconnectNVSwitch}
+	nvswitch := Expectation{KB: testKB, NVLink: NVLinkAllActive, Interconnect: InterconnectNVSwitch}
 	rep := fallbackReport(t, "topo-m-8xA100-nv12-17nic.txt")
 	for i, p := range rep.GPUTopology {
 		if p.A == 3 || p.B == 3 {

@@ -30,7 +30,7 @@ func TestGPUModelWholeTokens(t *testing.T) {
 		t.Run(tt.model+" on "+tt.name, func(t *testing.T) {
 			rep := &nvmlfacts.Report{GPUs: []nvmlfacts.GPU{{Index: 0, Name: tt.name}}}
 			var got *CheckResult
-			for _, r := range checkNVML(Expectation{GPUModel: tt.model}, rep) {
+			for _, r := range checkNVML(Expectation{KB: testKB, GPUModel: tt.model}, rep) {
 				if r.ID == "nvml.gpu_model" {
 					got = &r
 				}

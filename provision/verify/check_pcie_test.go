@@ -18,11 +18,11 @@ func TestIdleGPUKeepsPCIePass(t *testing.T) {
 	g := nvmlfacts.GPU{Index: 0, BusID: "00000000:18:00.0",
 		PCIe:     &nvmlfacts.PCIeLink{CurrentGen: 1, MaxGen: 5, GPUMaxGen: 5, CurrentWidth: 16, MaxWidth: 16},
 		Throttle: &nvmlfacts.Throttle{Mask: 1, Active: []string{nvmlfacts.ThrottleGPUIdle}}}
-	if r := checkPCIe(Expectation{}, &g); r.Status != StatusPass || !strings.Contains(r.Observed, "idle at Gen1") || !strings.Contains(r.Observed, "not measured") {
+	if r := checkPCIe(Expectation{KB: testKB}, &g); r.Status != StatusPass || !strings.Contains(r.Observed, "idle at Gen1") || !strings.Contains(r.Observed, "not measured") {
 		t.Errorf("idle: %+v (want a pass that says the speed was not measured)", r)
 	}
 	g.Throttle = &nvmlfacts.Throttle{Active: []string{}}
-	if r := checkPCIe(Expectation{}, &g); r.Status != StatusFail || !strings.Contains(r.Message, "00000000:18:00.0") {
+	if r := checkPCIe(Expectation{KB: testKB}, &g); r.Status != StatusFail || !strings.Contains(r.Message, "00000000:18:00.0") {
 		t.Errorf("busy at Gen1: %+v", r)
 	}
 }
@@ -51,7 +51,7 @@ func TestPCIeHostCapMessage(t *testing.T) {
 			if tt.idle {
 				g.Throttle = &nvmlfacts.Throttle{Mask: 1, Active: []string{nvmlfacts.ThrottleGPUIdle}}
 			}
-			r := checkPCIe(Expectation{}, &g)
+			r := checkPCIe(Expectation{KB: testKB}, &g)
 			if r.Status != tt.status || !strings.Contains(r.Message, tt.want) || (tt.not != "" && strings.Contains(r.Message, tt.not)) {
 				t.Errorf("%+v: want %s with %q and without %q", r, tt.status, tt.want, tt.not)
 			}
@@ -82,7 +82,7 @@ func TestPCIePublishedCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := checkPCIe(Expectation{}, &rep.GPUs[0])
+			r := checkPCIe(Expectation{KB: testKB}, &rep.GPUs[0])
 			if r.Status != tt.status || !strings.HasPrefix(r.Observed, tt.observed) || !strings.Contains(r.Message, tt.fault) {
 				t.Errorf("%s %q %q; want %s, observed starting %q, message with %q", r.Status, r.Observed, r.Message, tt.status, tt.observed, tt.fault)
 			}

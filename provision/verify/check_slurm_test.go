@@ -13,7 +13,7 @@ import (
 // whose hyperthreads follow its cores (Slurm cores 0-3 and 4-7).
 func TestCheckSlurmGRES(t *testing.T) {
 	host := &facts.Node{NUMA: []facts.NUMANode{{ID: 0, CPUs: "0-3,8-11"}, {ID: 1, CPUs: "4-7,12-15"}}}
-	exp := Expectation{SlurmAutodetect: true, NUMANode: map[int]int{0: 0, 1: 1}}
+	exp := Expectation{KB: testKB, SlurmAutodetect: true, NUMANode: map[int]int{0: 0, 1: 1}}
 	gpu := func(file, cores string) gres.Detected {
 		return gres.Detected{Name: "gpu", Type: "nvidia_h100_80gb_hbm3", File: file, Cores: cores}
 	}
@@ -37,7 +37,7 @@ func TestCheckSlurmGRES(t *testing.T) {
 		{name: "no probe facts", exp: exp, extra: HostFacts{Slurmd: &SlurmdGRES{}},
 			status: []Status{StatusError, StatusError}, message: "NUMA nodes are unknown"},
 		// Lines instead of AutoDetect: the file is compared by spec.gres_conf.
-		{name: "not autodetect", exp: Expectation{NUMANode: exp.NUMANode}, extra: HostFacts{Facts: host}},
+		{name: "not autodetect", exp: Expectation{KB: testKB, NUMANode: exp.NUMANode}, extra: HostFacts{Facts: host}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

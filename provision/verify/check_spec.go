@@ -25,7 +25,7 @@ func checkSpec(exp Expectation, extra HostFacts) (out []CheckResult, pending map
 		return []CheckResult{{ID: string(CheckSpecCompare), Status: StatusError, Expected: "the spec's resources compared with the host",
 			Message: "no probe facts: the spec's resources could not be compared"}}, nil
 	}
-	changes, _, err := plan.Diff(exp.Spec, extra.Facts)
+	changes, _, err := plan.Diff(exp.KB, exp.Spec, extra.Facts)
 	cmp := CheckResult{ID: string(CheckSpecCompare), Status: StatusPass, Expected: "the spec's resources compared with the host",
 		Observed: fmt.Sprintf("%d resource(s) compared", len(changes))}
 	if err != nil {

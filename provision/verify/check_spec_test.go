@@ -36,7 +36,7 @@ node "n" {
 func convergedFacts(t testing.TB, n *spec.Node, booted bool) *facts.Node {
 	t.Helper()
 	f := &facts.Node{OS: facts.OS{ID: "ubuntu", VersionID: "22.04"}, Sysctls: map[string]string{"vm.swappiness": "60"}, ManagedFiles: map[string]facts.File{}}
-	changes, _, err := plan.Diff(n, f)
+	changes, _, err := plan.Diff(testKB, n, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSpecChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			exp := Expectation{Spec: n}
+			exp := Expectation{KB: testKB, Spec: n}
 			got := specResults(Check(exp, nil, HostFacts{Facts: tt.facts()}))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -128,7 +128,7 @@ func TestSpecChecks(t *testing.T) {
 		})
 	}
 	// An expectation made without a spec has no spec.* checks.
-	if got := specResults(Check(Expectation{}, nil, HostFacts{Facts: convergedFacts(t, n, true)})); got != nil {
+	if got := specResults(Check(Expectation{KB: testKB}, nil, HostFacts{Facts: convergedFacts(t, n, true)})); got != nil {
 		t.Errorf("no spec, yet %v", got)
 	}
 }
@@ -154,7 +154,7 @@ node "n" {
 	n := cfg.Nodes[0]
 	f := &facts.Node{OS: facts.OS{ID: "ubuntu", VersionID: "22.04"}, Sysctls: map[string]string{"vm.swappiness": "60"}, ManagedFiles: map[string]facts.File{}}
 	found := false
-	for _, r := range Check(ExpectationFor(n), nil, HostFacts{Facts: f}) {
+	for _, r := range Check(expectationWithKB(n), nil, HostFacts{Facts: f}) {
 		if strings.Contains(r.Observed+r.Expected+r.Message, "17") {
 			t.Errorf("%s shows the secret: %+v", r.ID, r)
 		}

@@ -43,6 +43,7 @@ func mockCases() []mockCase {
 func expectationFor(t testing.TB, c mockCase) Expectation {
 	on, off := true, false
 	exp := Expectation{
+		KB:       testKB,
 		GPUCount: len(c.numa), GPUModel: c.model, DriverVersion: c.driver,
 		PersistenceMode: &on, ECC: &on, NVLink: c.nvlink, MaxTemperatureC: 85, MIG: &off,
 		NUMANode: map[int]int{}, NIC: map[int]NICExpectation{}, Peermem: &on, FabricManager: &c.fm,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -31,17 +31,17 @@ func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	r := CheckResult{ID: string(CheckXID), Status: StatusPass, Expected: "no fatal XID in " + (time.Duration(rep.XID.WindowMS) * time.Millisecond).String()}
 	var seen, bad, unknown []string
 	var badCodes []uint64
-	kb := compat.Default()
+	kbase := exp.KB
 	for _, e := range rep.XID.Events {
 		s := fmt.Sprintf("XID %d on gpu%d", e.XID, e.GPU)
 		seen = append(seen, s)
-		rem, known := kb.XidRemedy(e.XID)
-		if !slices.Contains(fatal, e.XID) && (!known || rem.Action == compat.ActionUnknown) {
+		rem, known := kbase.XidRemedy(e.XID)
+		if !slices.Contains(fatal, e.XID) && (!known || rem.Action == kb.ActionUnknown) {
 			// Never a pass: gpuform cannot judge it (kernel.xid says the same).
-			unknown = append(unknown, s+" — "+unknownWords(kb, rem, known))
+			unknown = append(unknown, s+" — "+unknownWords(kbase, rem, known))
 		}
 		if slices.Contains(fatal, e.XID) {
-			if rem, ok := kb.XidRemedy(e.XID); ok {
+			if rem, ok := kbase.XidRemedy(e.XID); ok {
 				s += " (" + rem.Describe() + ")"
 			}
 			bad = append(bad, s)
@@ -55,7 +55,7 @@ func checkXID(exp Expectation, rep *nvmlfacts.Report) []CheckResult {
 	if len(bad) > 0 {
 		r.Status = StatusFail
 		r.Message = "fatal XID seen: " + strings.Join(bad, ", ")
-		if w := worstRemedy(kb, "xid", badCodes); w != nil {
+		if w := worstRemedy(kbase, "xid", badCodes); w != nil {
 			r.Remedy = remedyOf(*w)
 			r.Message += ": " + w.Action.Words()
 		} else {

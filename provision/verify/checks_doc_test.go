@@ -37,24 +37,24 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 		add(Check(exp, nil, extra))
 	}
 	// Images against the loaded driver.
-	add(Check(Expectation{Spec: imageNode("nvcr.io/nvidia/pytorch:25.02-py3")}, collectMock(t, mockCases()[0].mock), HostFacts{}))
+	add(Check(Expectation{KB: testKB, Spec: imageNode("nvcr.io/nvidia/pytorch:25.02-py3")}, collectMock(t, mockCases()[0].mock), HostFacts{}))
 	// The spec's resources against a host, as plan compares them.
 	n := specNode(t)
-	add(Check(Expectation{Spec: n}, nil, HostFacts{Facts: convergedFacts(t, n, false)}))
+	add(Check(Expectation{KB: testKB, Spec: n}, nil, HostFacts{Facts: convergedFacts(t, n, false)}))
 	// The binding gpuform put on the node, and the processes on its GPUs.
 	bn := loadSpecNode(t, bindSpec)
-	add(Check(Expectation{Spec: bn, Processes: true}, twoGPUReport(), HostFacts{Facts: boundHost(t, bn)}))
+	add(Check(Expectation{KB: testKB, Spec: bn, Processes: true}, twoGPUReport(), HostFacts{Facts: boundHost(t, bn)}))
 	// What slurmd detects on an AutoDetect node.
-	add(Check(Expectation{SlurmAutodetect: true, NUMANode: map[int]int{0: 0}}, nil, HostFacts{Slurmd: &SlurmdGRES{Failure: "slurmd is not installed"}}))
-	add(Check(Expectation{}, nil, HostFacts{Kernel: &kmsg.Log{}}))
+	add(Check(Expectation{KB: testKB, SlurmAutodetect: true, NUMANode: map[int]int{0: 0}}, nil, HostFacts{Slurmd: &SlurmdGRES{Failure: "slurmd is not installed"}}))
+	add(Check(Expectation{KB: testKB}, nil, HostFacts{Kernel: &kmsg.Log{}}))
 	// The nvidia-smi fallback with its topology matrix: NV# per pair.
-	add(Check(Expectation{NVLink: NVLinkAllActive, Interconnect: InterconnectNVSwitch}, &nvmlfacts.Report{
+	add(Check(Expectation{KB: testKB, NVLink: NVLinkAllActive, Interconnect: InterconnectNVSwitch}, &nvmlfacts.Report{
 		Source: nvmlfacts.SourceNvidiaSMI, NotCollected: []string{nvmlfacts.FactNVLink},
 		GPUs:        []nvmlfacts.GPU{{Index: 0, BusID: "00000000:07:00.0"}, {Index: 1, BusID: "00000000:0F:00.0"}},
 		GPUTopology: []nvmlfacts.GPUPair{{A: 0, B: 1, NVLinks: 12}},
 	}, HostFacts{}))
 	// NIC interrupts and MTUs.
-	add(Check(Expectation{Spec: loadSpecNode(t, nicSpec)}, nil, HostFacts{Facts: nicHost()}))
+	add(Check(Expectation{KB: testKB, Spec: loadSpecNode(t, nicSpec)}, nil, HostFacts{Facts: nicHost()}))
 	return ids
 }
 

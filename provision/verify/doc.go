@@ -9,7 +9,7 @@
 // declaration rendered, kept in step by a test. It maps a decoded spec node onto an
 // Expectation (ExpectationFor), and owns the verification tiers and their
 // time budgets and the upload of the agent binary to a node. NCCL floors
-// come from the knowledge base (lint/compat).
+// come from the knowledge base (kb).
 //
 // It is not where facts are gathered (the agent and the probes do that),
 // nor where reports are rendered (provision/verify/report), nor where a

@@ -70,7 +70,7 @@ func TestAgentOverSSH(t *testing.T) {
 		t.Fatalf("report: source %q, %d GPUs, %d NIC pairs", rep.Source, len(rep.GPUs), len(rep.NICTopology))
 	}
 	on := true
-	exp := Expectation{GPUCount: 8, GPUModel: "H100", ECC: &on, NVLink: NVLinkAllActive, NIC: map[int]NICExpectation{3: {NIC: "mlx5_5"}}}
+	exp := Expectation{KB: testKB, GPUCount: 8, GPUModel: "H100", ECC: &on, NVLink: NVLinkAllActive, NIC: map[int]NICExpectation{3: {NIC: "mlx5_5"}}}
 	if got := failed(Check(exp, rep, HostFacts{})); strings.Join(got, ",") != "nvml.pcie_link[gpu3]" {
 		t.Errorf("failed checks %v, want only nvml.pcie_link[gpu3]", got)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -155,6 +156,11 @@ type Expectation struct {
 	Sensitive map[string]bool
 	// Redactor hides the node's sensitive values in every other message.
 	Redactor *spec.Redactor
+	// KB is the knowledge base the checks judge by: remedies, the Xid
+	// catalogue, NCCL floors, image driver requirements, package names.
+	// Check needs it; ExpectationFor leaves it to the caller, which has the
+	// run's (the runner sets Options.KB).
+	KB *kb.KB
 }
 
 // ExpectationFor reads what a healthy host of node n looks like from its

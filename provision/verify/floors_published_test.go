@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 )
 
@@ -16,7 +16,7 @@ import (
 // publisher's, from the run's rank lines or, where the author elided them,
 // from the job that produced it (see nccltest/testdata/README.md).
 func TestPublishedRunsAgainstCatalogueFloors(t *testing.T) {
-	cat := DefaultCatalogue()
+	cat := NewCatalogue(testKB.NCCLFloors())
 	tests := []struct {
 		file    string
 		model   string
@@ -131,7 +131,7 @@ func TestPublishedRunsAgainstCatalogueFloors(t *testing.T) {
 // with its sources, not AICR's provisional 150 GB/s (which passes the
 // degraded run above at 8G: 155.57 >= 150).
 func TestNDRFloorSource(t *testing.T) {
-	th, ok := DefaultCatalogue().LookupMultiNode("NVIDIA H100 80GB HBM3", 8, 2, "ib_ndr", "all_reduce")
+	th, ok := NewCatalogue(testKB.NCCLFloors()).LookupMultiNode("NVIDIA H100 80GB HBM3", 8, 2, "ib_ndr", "all_reduce")
 	if !ok {
 		t.Fatal("no NDR floor")
 	}
@@ -143,8 +143,8 @@ func TestNDRFloorSource(t *testing.T) {
 			t.Errorf("source %q lacks %q", th.Source, want)
 		}
 	}
-	for _, f := range compat.Default().NCCLFloors() {
-		if f.Network == "ib_ndr" && f.Threshold.Fact.Status != compat.Derived {
+	for _, f := range testKB.NCCLFloors() {
+		if f.Network == "ib_ndr" && f.Threshold.Fact.Status != kb.Derived {
 			t.Errorf("NDR floor status %s, want derived (computed from AICR's calibrated EFA floor)", f.Threshold.Fact.Status)
 		}
 	}
@@ -154,7 +154,7 @@ func TestNDRFloorSource(t *testing.T) {
 // read at 1G, below the lowest published healthy p4d run (32.71 GB/s at 1G)
 // by AICR's 10% tolerance, with the runs it comes from as its sources.
 func TestA100EFAFloorSource(t *testing.T) {
-	th, ok := DefaultCatalogue().LookupMultiNode("NVIDIA A100-SXM4-40GB", 8, 2, "aws_efa", "all_reduce")
+	th, ok := NewCatalogue(testKB.NCCLFloors()).LookupMultiNode("NVIDIA A100-SXM4-40GB", 8, 2, "aws_efa", "all_reduce")
 	if !ok {
 		t.Fatal("no A100 EFA floor")
 	}
@@ -166,8 +166,8 @@ func TestA100EFAFloorSource(t *testing.T) {
 			t.Errorf("source %q lacks %q", th.Source, want)
 		}
 	}
-	for _, f := range compat.Default().NCCLFloors() {
-		if f.Network == "aws_efa" && f.GPUModel == "A100" && f.Threshold.Fact.Status != compat.Derived {
+	for _, f := range testKB.NCCLFloors() {
+		if f.Network == "aws_efa" && f.GPUModel == "A100" && f.Threshold.Fact.Status != kb.Derived {
 			t.Errorf("A100 EFA floor status %s, want derived (from published healthy runs)", f.Threshold.Fact.Status)
 		}
 	}
@@ -175,7 +175,7 @@ func TestA100EFAFloorSource(t *testing.T) {
 	// one healthy published HDR run (ABCI, 4 rails) cannot set a floor for
 	// 8-rail nodes: the catalogue says nothing rather than guess.
 	for _, m := range []string{"A100", "H100"} {
-		if th, ok := DefaultCatalogue().LookupMultiNode(m, 8, 2, "ib_hdr", "all_reduce"); ok {
+		if th, ok := NewCatalogue(testKB.NCCLFloors()).LookupMultiNode(m, 8, 2, "ib_hdr", "all_reduce"); ok {
 			t.Errorf("%s over ib_hdr has a floor (%s) that no published run supports", m, th.Platform)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -60,7 +60,7 @@ func TestUnreadFactIsNotASkip(t *testing.T) {
 		"gpu0: GetTemperature: ERROR_TIMEOUT",
 		"gpu0: GetCurrentClocksEventReasons: ERROR_UNKNOWN",
 	}}
-	exp := Expectation{PersistenceMode: &on, ECC: &on, MaxTemperatureC: 85}
+	exp := Expectation{KB: testKB, PersistenceMode: &on, ECC: &on, MaxTemperatureC: 85}
 	got := gateResults(Check(exp, failed, HostFacts{}))
 	for id, call := range map[string]string{
 		"nvml.persistence_mode[gpu0]":  "GetPersistenceMode",
@@ -95,7 +95,7 @@ func TestUnreadFactIsNotASkip(t *testing.T) {
 			t.Errorf("%s: %+v, want a fail: the spec wants it enabled and the GPU has no such mode", id, r)
 		}
 	}
-	got = gateResults(Check(Expectation{PersistenceMode: &off, ECC: &off}, unsupported, HostFacts{}))
+	got = gateResults(Check(Expectation{KB: testKB, PersistenceMode: &off, ECC: &off}, unsupported, HostFacts{}))
 	for _, id := range []string{"nvml.persistence_mode[gpu0]", "nvml.ecc_mode[gpu0]"} {
 		if r := got[id]; r.Status != StatusPass || r.Observed != "not supported" {
 			t.Errorf("%s: %+v, want a pass: a GPU without the mode has it off", id, r)
@@ -116,12 +116,12 @@ func TestDCGMOptionalWhereTheSpecInstallsNone(t *testing.T) {
 		want Status
 		say  string
 	}{
-		{"no dcgm block", Expectation{DCGMNotInstalled: true}, StatusSkip, "dcgm: optional, the spec installs no DCGM"},
-		{"no dcgm block, listed optional", Expectation{DCGMNotInstalled: true, DCGMOptional: true}, StatusSkip, "the spec marks dcgm optional"},
+		{"no dcgm block", Expectation{KB: testKB, DCGMNotInstalled: true}, StatusSkip, "dcgm: optional, the spec installs no DCGM"},
+		{"no dcgm block, listed optional", Expectation{KB: testKB, DCGMNotInstalled: true, DCGMOptional: true}, StatusSkip, "the spec marks dcgm optional"},
 		// An expectation that says nothing of the spec requires dcgmi.
-		{"zero expectation", Expectation{}, StatusFail, "install DCGM"},
-		{"dcgm pinned", Expectation{DCGM: true}, StatusFail, "the spec pins DCGM"},
-		{"dcgm pinned, listed optional", Expectation{DCGM: true, DCGMOptional: true}, StatusFail, "the spec pins DCGM"},
+		{"zero expectation", Expectation{KB: testKB}, StatusFail, "install DCGM"},
+		{"dcgm pinned", Expectation{KB: testKB, DCGM: true}, StatusFail, "the spec pins DCGM"},
+		{"dcgm pinned, listed optional", Expectation{KB: testKB, DCGM: true, DCGMOptional: true}, StatusFail, "the spec pins DCGM"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := gateResults(Check(tc.exp, nil, HostFacts{DCGM: missing}))["dcgm.diag"]
@@ -132,7 +132,7 @@ func TestDCGMOptionalWhereTheSpecInstallsNone(t *testing.T) {
 	}
 	// dcgmi present: its result is judged whatever the spec installs.
 	ran := &dcgm.Result{Level: 1, Diag: &dcgm.Diag{Tests: []dcgm.Test{{Name: "software", Category: "Deployment", Status: "Fail"}}}}
-	if r := gateResults(Check(Expectation{DCGMNotInstalled: true}, nil, HostFacts{DCGM: ran}))["dcgm.software"]; r.Status != StatusFail {
+	if r := gateResults(Check(Expectation{KB: testKB, DCGMNotInstalled: true}, nil, HostFacts{DCGM: ran}))["dcgm.software"]; r.Status != StatusFail {
 		t.Errorf("an installed dcgmi's failure on a spec without DCGM: %+v", r)
 	}
 }
@@ -146,16 +146,16 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		node   *facts.Node
-		action compat.Action
+		action kb.Action
 		do     string
 	}{
-		{"no GPU on the bus", &facts.Node{}, compat.ActionConfig, "no NVIDIA GPU found: is this a GPU node? check the driver is installed"},
-		{"GPUs without a driver", &facts.Node{PCI: []facts.PCIDevice{gpuDev}}, compat.ActionConfig, "install the driver"},
+		{"no GPU on the bus", &facts.Node{}, kb.ActionConfig, "no NVIDIA GPU found: is this a GPU node? check the driver is installed"},
+		{"GPUs without a driver", &facts.Node{PCI: []facts.PCIDevice{gpuDev}}, kb.ActionConfig, "install the driver"},
 		// The driver is loaded and NVML still fails: a GPU hangs it.
-		{"driver loaded", &facts.Node{PCI: []facts.PCIDevice{gpuDev}, Driver: &facts.Driver{Version: "550.127.08"}}, compat.ActionReboot, "reboot"},
+		{"driver loaded", &facts.Node{PCI: []facts.PCIDevice{gpuDev}, Driver: &facts.Driver{Version: "550.127.08"}}, kb.ActionReboot, "reboot"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := gateResults(Check(Expectation{}, nil, HostFacts{Facts: tc.node, NVMLError: "NVML cannot initialise"}))["nvml.facts"]
+			r := gateResults(Check(Expectation{KB: testKB}, nil, HostFacts{Facts: tc.node, NVMLError: "NVML cannot initialise"}))["nvml.facts"]
 			if r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != tc.action || !strings.Contains(r.Remedy.Do, tc.do) {
 				t.Errorf("%+v remedy %+v, want %s saying %q", r, r.Remedy, tc.action, tc.do)
 			}
@@ -163,11 +163,11 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 	}
 
 	more := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0}, {Index: 1}}}
-	if r := gateResults(Check(Expectation{GPUCount: 1}, more, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != compat.ActionConfig || strings.Contains(r.Remedy.Meaning, "fell off") {
+	if r := gateResults(Check(Expectation{KB: testKB, GPUCount: 1}, more, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != kb.ActionConfig || strings.Contains(r.Remedy.Meaning, "fell off") {
 		t.Errorf("more GPUs than the spec: remedy %+v", r.Remedy)
 	}
 	fewer := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0}}}
-	if r := gateResults(Check(Expectation{GPUCount: 2}, fewer, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != compat.ActionReboot {
+	if r := gateResults(Check(Expectation{KB: testKB, GPUCount: 2}, fewer, HostFacts{}))["nvml.gpu_count"]; r.Remedy == nil || r.Remedy.Action != kb.ActionReboot {
 		t.Errorf("fewer GPUs than the spec: remedy %+v, want the catalogue's reboot (Xid 79)", r.Remedy)
 	}
 
@@ -181,12 +181,12 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 		name   string
 		rep    *nvmlfacts.Report
 		exp    Expectation
-		action compat.Action
+		action kb.Action
 		do     string
 	}{
-		{"VM at x8", link(nvmlfacts.VirtPassThrough, 4, 4, 4, 8), Expectation{}, compat.ActionConfig, "what the instance type provides"},
-		{"Gen5 GPU in a Gen4 host", link("", 4, 4, 5, 16), Expectation{}, compat.ActionConfig, "BIOS slot setting"},
-		{"trained down on bare metal", link("", 4, 5, 5, 16), Expectation{}, compat.ActionInspect, "inspect the hardware"},
+		{"VM at x8", link(nvmlfacts.VirtPassThrough, 4, 4, 4, 8), Expectation{KB: testKB}, kb.ActionConfig, "what the instance type provides"},
+		{"Gen5 GPU in a Gen4 host", link("", 4, 4, 5, 16), Expectation{KB: testKB}, kb.ActionConfig, "BIOS slot setting"},
+		{"trained down on bare metal", link("", 4, 5, 5, 16), Expectation{KB: testKB}, kb.ActionInspect, "inspect the hardware"},
 	} {
 		r := gateResults(Check(tc.exp, tc.rep, HostFacts{}))["nvml.pcie_link[gpu0]"]
 		if r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != tc.action || !strings.Contains(r.Remedy.Do, tc.do) {
@@ -194,18 +194,18 @@ func TestRemediesSayWhatIsTrue(t *testing.T) {
 		}
 	}
 	up := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0, NVLinks: []nvmlfacts.NVLink{{Link: 0, Active: true}}}}}
-	if r := gateResults(Check(Expectation{NVLink: NVLinkNone}, up, HostFacts{}))["nvml.nvlink[gpu0]"]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != compat.ActionConfig {
+	if r := gateResults(Check(Expectation{KB: testKB, NVLink: NVLinkNone}, up, HostFacts{}))["nvml.nvlink[gpu0]"]; r.Status != StatusFail || r.Remedy == nil || r.Remedy.Action != kb.ActionConfig {
 		t.Errorf("NVLink up on a PCIe-only node: %+v remedy %+v, want config", r, r.Remedy)
 	}
 
 	// A missing nccl-tests binary is not a hardware fault.
 	missing := HostFacts{Tier: TierFull, NCCL: map[string]nccltest.Result{"a": {NotInstalled: true, Failure: "all_reduce_perf: not found on PATH"}}}
-	if r := gateResults(Check(Expectation{NCCL: []NCCLExpectation{{Name: "a", Command: "all_reduce_perf -g 8"}}}, nil, missing))["nccl.a"]; r.Status != StatusFail || r.Remedy == nil ||
-		r.Remedy.Action != compat.ActionConfig || !strings.Contains(r.Remedy.Do, "install nccl-tests") {
+	if r := gateResults(Check(Expectation{KB: testKB, NCCL: []NCCLExpectation{{Name: "a", Command: "all_reduce_perf -g 8"}}}, nil, missing))["nccl.a"]; r.Status != StatusFail || r.Remedy == nil ||
+		r.Remedy.Action != kb.ActionConfig || !strings.Contains(r.Remedy.Do, "install nccl-tests") {
 		t.Errorf("nccl-tests not installed: %+v remedy %+v", r, r.Remedy)
 	}
 
-	if r := RemedyForCheck("host.reachable"); r == nil || !strings.Contains(r.Do, "check the host is up and reachable") || strings.Contains(r.Do, "the source gives no action") {
+	if r := RemedyForCheck(testKB, "host.reachable"); r == nil || !strings.Contains(r.Do, "check the host is up and reachable") || strings.Contains(r.Do, "the source gives no action") {
 		t.Errorf("host.reachable: %+v", r)
 	}
 }

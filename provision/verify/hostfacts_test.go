@@ -8,7 +8,7 @@ import (
 
 func TestHostFactsFromNode(t *testing.T) {
 	on := true
-	exp := Expectation{FabricManager: &on, Peermem: &on}
+	exp := Expectation{KB: testKB, FabricManager: &on, Peermem: &on}
 	tests := []struct {
 		name string
 		node *facts.Node

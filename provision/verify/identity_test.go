@@ -79,7 +79,7 @@ func TestGPUsIdentifiedByBusID(t *testing.T) {
 // does not declare is judged under an index the spec does not use, and a
 // declared GPU that is absent is still reported missing.
 func TestStrangerGPUKeepsItsOwnName(t *testing.T) {
-	exp := Expectation{GPUCount: 2, GPUBusID: map[int]string{0: "0000:1b:00.0", 1: "0000:43:00.0"}}
+	exp := Expectation{KB: testKB, GPUCount: 2, GPUBusID: map[int]string{0: "0000:1b:00.0", 1: "0000:43:00.0"}}
 	rep := &nvmlfacts.Report{GPUs: []nvmlfacts.GPU{{Index: 0, BusID: "00000000:1B:00.0"}, {Index: 1, BusID: "00000000:99:00.0"}}}
 	got, id := identify(exp, rep)
 	if got.GPUs[0].Index != 0 || got.GPUs[1].Index != 2 {

@@ -57,7 +57,7 @@ func TestImageFileContentCheck(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := checkImageDigests(Expectation{Spec: n}, tc.f, tc.content)
+			got := checkImageDigests(Expectation{KB: testKB, Spec: n}, tc.f, tc.content)
 			if len(got) != 1 {
 				t.Fatalf("%d results: %+v", len(got), got)
 			}

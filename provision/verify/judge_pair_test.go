@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 )
 
@@ -14,12 +14,12 @@ import (
 // to the floor for its node count — never one for the other, nor the
 // single-node NVLink floor — and a spec floor applies to both.
 func TestJudgeMultiNodeRunFloorByNodeCount(t *testing.T) {
-	row := func(nodes int, min bool, floor float64, platform string) compat.NCCLFloor {
-		return compat.NCCLFloor{GPUModel: "H100", GPUs: 8, Nodes: nodes, MinNodes: min, Network: "ib_ndr", Collective: "all_reduce",
-			Threshold: compat.NCCLThreshold{Platform: platform, MessageSize: "1K", BusBWGBps: floor}}
+	row := func(nodes int, min bool, floor float64, platform string) kb.NCCLFloor {
+		return kb.NCCLFloor{GPUModel: "H100", GPUs: 8, Nodes: nodes, MinNodes: min, Network: "ib_ndr", Collective: "all_reduce",
+			Threshold: kb.NCCLThreshold{Platform: platform, MessageSize: "1K", BusBWGBps: floor}}
 	}
-	cat := NewCatalogue([]compat.NCCLFloor{
-		{GPUModel: "H100", Interconnect: "nvswitch", GPUs: 8, Nodes: 1, Collective: "all_reduce", Threshold: compat.NCCLThreshold{Platform: "one node", MessageSize: "1K", BusBWGBps: 460}},
+	cat := NewCatalogue([]kb.NCCLFloor{
+		{GPUModel: "H100", Interconnect: "nvswitch", GPUs: 8, Nodes: 1, Collective: "all_reduce", Threshold: kb.NCCLThreshold{Platform: "one node", MessageSize: "1K", BusBWGBps: 460}},
 		row(8, true, 140, "eight nodes or more"),
 		row(2, false, 180, "two nodes"),
 	})
@@ -34,7 +34,7 @@ func TestJudgeMultiNodeRunFloorByNodeCount(t *testing.T) {
 			group[0].Devices = append(group[0].Devices, d)
 		}
 	}
-	exp := Expectation{GPUModel: "H100", GPUCount: 8, Interconnect: InterconnectNVSwitch}
+	exp := Expectation{KB: testKB, GPUModel: "H100", GPUCount: 8, Interconnect: InterconnectNVSwitch}
 	test := NCCLExpectation{Name: "fleet", Command: "mpirun -np 64 all_reduce_perf -g 1", MultiNode: true, Network: "ib_ndr"}
 	tests := map[string]struct {
 		runs     []nccltest.Run

@@ -78,7 +78,7 @@ node "n" {
 		t.Helper()
 		rep := &nvmlfacts.Report{Source: nvmlfacts.SourceNVML, GPUs: []nvmlfacts.GPU{{Index: 0}},
 			Processes: &nvmlfacts.Processes{List: []nvmlfacts.Process{nvmlfacts.ReadProcess("", 0, pid)}}}
-		got := checkProcesses(Expectation{Spec: n, Processes: true}, rep, gpuIdentity{}, f)
+		got := checkProcesses(Expectation{KB: testKB, Spec: n, Processes: true}, rep, gpuIdentity{}, f)
 		if len(got) != 1 {
 			t.Fatalf("%d results", len(got))
 		}

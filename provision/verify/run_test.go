@@ -35,7 +35,7 @@ func TestRunHost(t *testing.T) {
 		}
 	}
 	tr := local.New("node1", local.WithEnv(map[string]string{"PATH": bin + ":/usr/bin:/bin"}))
-	exp := Expectation{GPUCount: 1, GPUModel: "T4", NCCL: []NCCLExpectation{
+	exp := Expectation{KB: testKB, GPUCount: 1, GPUModel: "T4", NCCL: []NCCLExpectation{
 		{Name: "allreduce", Command: "all_reduce_perf -b 128M -e 4G -g 8", MinBusBWGBps: 400},
 		// Run once per group by the caller, never by RunHost.
 		{Name: "fleet", Command: "mpirun -np 16 all_reduce_perf -g 1", MinBusBWGBps: 100, MultiNode: true},

@@ -20,7 +20,7 @@ func TestFallbackReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	on := true
-	exp := Expectation{GPUCount: 1, GPUModel: "T4", DriverVersion: "515.105.01", ECC: &on, NVLink: NVLinkNone,
+	exp := Expectation{KB: testKB, GPUCount: 1, GPUModel: "T4", DriverVersion: "515.105.01", ECC: &on, NVLink: NVLinkNone,
 		NUMANode: map[int]int{0: 0}, NIC: map[int]NICExpectation{0: {NIC: "mlx5_0"}}}
 	got := map[string]CheckResult{}
 	for _, r := range Check(exp, rep, HostFacts{}) {
@@ -81,7 +81,7 @@ func TestFallbackMIG(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r *CheckResult
-		for _, c := range Check(Expectation{MIG: tt.want}, rep, HostFacts{}) {
+		for _, c := range Check(Expectation{KB: testKB, MIG: tt.want}, rep, HostFacts{}) {
 			if c.ID == "nvml.mig_mode[gpu0]" {
 				c := c
 				r = &c

@@ -3,7 +3,7 @@ package verify
 import (
 	"strings"
 
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 )
 
 // Threshold is one NCCL busbw floor with the public source of its number.
@@ -43,14 +43,8 @@ type Catalogue struct {
 	rows []Threshold
 }
 
-// DefaultCatalogue is the floors of the knowledge base (lint/compat's
-// nccl-floors.tsv joined with nccl-thresholds.tsv).
-func DefaultCatalogue() *Catalogue {
-	return NewCatalogue(compat.Default().NCCLFloors())
-}
-
 // NewCatalogue makes a catalogue of the given floors.
-func NewCatalogue(floors []compat.NCCLFloor) *Catalogue {
+func NewCatalogue(floors []kb.NCCLFloor) *Catalogue {
 	c := &Catalogue{}
 	for _, f := range floors {
 		lo, hi, _ := f.Threshold.AvgRange()
@@ -71,7 +65,7 @@ func (c *Catalogue) Rows() []Threshold { return append([]Threshold(nil), c.rows.
 // name such as "NVIDIA H100 80GB HBM3"), interconnect, GPU count (0 = any)
 // and collective ("" = all_reduce).
 func (c *Catalogue) Lookup(model string, ic Interconnect, gpus int, collective string) (Threshold, bool) {
-	key := compat.ModelKey(model)
+	key := kb.ModelKey(model)
 	if collective == "" {
 		collective = "all_reduce"
 	}
@@ -90,7 +84,7 @@ func (c *Catalogue) Lookup(model string, ic Interconnect, gpus int, collective s
 // floor: NVLink inside one node is far faster than any network between
 // nodes.
 func (c *Catalogue) LookupMultiNode(model string, gpusPerNode, nodes int, network, collective string) (Threshold, bool) {
-	key := compat.ModelKey(model)
+	key := kb.ModelKey(model)
 	if collective == "" {
 		collective = "all_reduce"
 	}

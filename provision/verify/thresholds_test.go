@@ -7,7 +7,7 @@ import (
 )
 
 func TestCatalogue(t *testing.T) {
-	c := DefaultCatalogue()
+	c := NewCatalogue(testKB.NCCLFloors())
 	single := 0
 	for _, r := range c.Rows() {
 		if r.Nodes == 1 {
@@ -48,7 +48,7 @@ func TestCatalogue(t *testing.T) {
 }
 
 func TestPlan(t *testing.T) {
-	exp := Expectation{NCCL: []NCCLExpectation{
+	exp := Expectation{KB: testKB, NCCL: []NCCLExpectation{
 		{Name: "single", Command: "all_reduce_perf -g 8"},
 		{Name: "multi", Command: "mpirun -np 16 all_reduce_perf -g 1", MultiNode: true, Timeout: time.Minute},
 	}}

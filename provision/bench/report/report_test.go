@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/bench"
 )
 
@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // second NIC came up at half rate, with a workload that stops scaling.
 func degraded(t *testing.T) *bench.Report {
 	t.Helper()
-	kb, err := compat.Load()
+	kbase, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func degraded(t *testing.T) *bench.Report {
 		Missing:      map[string]bench.Missing{"storage": {Tool: "fio", Package: "fio"}},
 		Binding:      "numactl",
 	}
-	h := bench.Judge(kb, info, obs, nil, bench.Layers())
+	h := bench.Judge(kbase, info, obs, nil, bench.Layers())
 	// The outlier is written by hand: two GPUs are too few peers to flag
 	// one (provision/bench's tests feed outlier.Flag for real).
 	outliers := []bench.Outlier{{Host: "gpu1", Device: "GPU 1", BusID: "0000:9a:00.0", Model: h100, Layer: bench.LayerHostGPU, Metric: "host_to_device",

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/sshtest"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/sim"
@@ -33,6 +34,9 @@ type Fleet struct {
 	Server *sshtest.Server
 	// State is the directory holding the simulated roots.
 	State string
+	// KB is the knowledge base Plan plans with, parsed from the embedded
+	// tables as the CLI does; apply tests pass it on in apply.Options.
+	KB *kb.KB
 
 	t     testing.TB
 	mu    sync.Mutex
@@ -44,7 +48,11 @@ type Fleet struct {
 // first connect, or with Root.
 func Start(t testing.TB) *Fleet {
 	t.Helper()
-	return &Fleet{Server: sshtest.Start(t, sshtest.Options{}), State: t.TempDir(), t: t, roots: map[string]string{}}
+	k, err := kb.Load()
+	if err != nil {
+		t.Fatalf("plantest: %v", err)
+	}
+	return &Fleet{Server: sshtest.Start(t, sshtest.Options{}), State: t.TempDir(), KB: k, t: t, roots: map[string]string{}}
 }
 
 // Root materialises (once) and returns the simulated root of host.
@@ -110,7 +118,7 @@ func (f *Fleet) Plan(ctx context.Context, cfg *spec.Config) (*plan.Plan, error) 
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	return plan.Run(ctx, hosts, f.Options())
+	return plan.Run(ctx, f.KB, hosts, f.Options())
 }
 
 // Execs is the number of remote commands run so far, over all hosts.

@@ -4,7 +4,7 @@
 // that fell off the bus (Xid 79) is found here, not by listening.
 //
 // It does not judge what an Xid means or needs: the remediation catalogue
-// in lint/compat and the verify checks do.
+// in kb and the verify checks do.
 package kmsg
 
 import (

@@ -30,7 +30,7 @@ import (
 // and the mock answers ERROR_NOT_SUPPORTED.
 //
 // NVLink count, PCIe generation/width and power limit per GPU model come
-// from the knowledge base's lint/compat/data/gpu-models.tsv: A100 SXM4 12 NVLink3 links (600 GB/s
+// from the knowledge base's kb/data/gpu-models.tsv: A100 SXM4 12 NVLink3 links (600 GB/s
 // at 50 GB/s per link, secondary), Gen4 x16, 400 W; H100/H200 SXM 18 links,
 // Gen5 x16, 700 W; B200 18 links, Gen5 x16, 1000 W; L40S no NVLink, Gen4
 // x16, 350 W. Real drivers name the A100, H200 and B200 "NVIDIA
@@ -193,7 +193,7 @@ func newServer(n int, cfg gpus.Config) *server.Server {
 // l40sConfig is the L40S. go-nvml ships no L40S config; the PCI device id
 // 0x26B9 is the L40S entry of the PCI ID repository
 // (https://pci-ids.ucw.cz/read/PC/10de/26b9), compute capability 8.9 and 48
-// GB GDDR6 are from lint/compat/data/gpu-models.tsv.
+// GB GDDR6 are from kb/data/gpu-models.tsv.
 func l40sConfig() gpus.Config {
 	return gpus.Config{
 		Name: "NVIDIA L40S", Architecture: nvml.DEVICE_ARCH_ADA, Brand: nvml.BRAND_NVIDIA,

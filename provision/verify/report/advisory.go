@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/internal/hostrange"
-	"github.com/gpuform/gpuform/lint/compat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
 // DriverAdvisory is a warning-class finding: the driver a host runs is
 // one NVIDIA's GPU display driver security bulletins list as affected
-// (lint/compat/data/driver-advisories.tsv). It judges no check: the
+// (kb/data/driver-advisories.tsv). It judges no check: the
 // driver the spec pins is lint's driver_security_advisory's business.
 type DriverAdvisory struct {
 	// Hosts are the hosts running Driver, folded ("gpu[001-004]").
@@ -29,8 +29,7 @@ type DriverAdvisory struct {
 
 // driverAdvisories folds the hosts by running driver and keeps the
 // drivers an advisory covers.
-func driverAdvisories(hosts []Host) []DriverAdvisory {
-	kb := compat.Default()
+func driverAdvisories(kbase *kb.KB, hosts []Host) []DriverAdvisory {
 	var order []string
 	byDriver := map[string][]string{}
 	for _, h := range hosts {
@@ -45,11 +44,11 @@ func driverAdvisories(hosts []Host) []DriverAdvisory {
 	}
 	var out []DriverAdvisory
 	for _, v := range order {
-		drv, err := compat.ParseDriverVersion(v)
+		drv, err := kb.ParseDriverVersion(v)
 		if err != nil {
 			continue
 		}
-		advs := kb.DriverAdvisories(drv)
+		advs := kbase.DriverAdvisories(drv)
 		if len(advs) == 0 {
 			continue
 		}
@@ -70,8 +69,8 @@ func driverAdvisories(hosts []Host) []DriverAdvisory {
 	return out
 }
 
-func mustDriver(s string) compat.Version {
-	v, _ := compat.ParseDriverVersion(s)
+func mustDriver(s string) kb.Version {
+	v, _ := kb.ParseDriverVersion(s)
 	return v
 }
 

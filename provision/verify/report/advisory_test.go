@@ -18,7 +18,7 @@ func TestDriverAdvisories(t *testing.T) {
 		return Host{Host: name, Checks: []verify.CheckResult{{ID: "nvml.facts", Status: verify.StatusPass}},
 			NVML: &nvmlfacts.Report{DriverVersion: driver}}
 	}
-	d := New(verify.TierProbe, []Host{host("gpu001", "580.95.05"), host("gpu002", "580.95.05"), host("gpu003", "580.159.03")})
+	d := New(testKB, verify.TierProbe, []Host{host("gpu001", "580.95.05"), host("gpu002", "580.95.05"), host("gpu003", "580.159.03")})
 	if len(d.DriverAdvisories) != 1 {
 		t.Fatalf("advisories %+v, want one for 580.95.05", d.DriverAdvisories)
 	}

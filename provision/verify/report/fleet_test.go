@@ -19,7 +19,7 @@ import (
 // bus id, value and median, and leave the verdict alone. Both are in the
 // JSON document.
 func TestFleetSections(t *testing.T) {
-	d := New(verify.TierFleet, []Host{{Host: "gpu01", Checks: []verify.CheckResult{{ID: "nvml.gpu_count", Status: verify.StatusPass}}}})
+	d := New(testKB, verify.TierFleet, []Host{{Host: "gpu01", Checks: []verify.CheckResult{{ID: "nvml.gpu_count", Status: verify.StatusPass}}}})
 	d.Isolation = []Isolation{{
 		Node: "train", Test: "fleet64", Mode: "on_failure", Trigger: "the 8-node run failed: busbw 77.78 GB/s at 8G is below the floor 120.00 GB/s",
 		Hosts: []string{"gpu01", "gpu02", "gpu03", "gpu04"}, Budget: 45 * time.Minute, Duration: 3 * time.Second,

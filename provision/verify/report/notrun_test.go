@@ -22,7 +22,7 @@ func notRunDocument() *Document {
 	deeper := verify.CheckResult{ID: "nccl.single", Status: verify.StatusNotRun, Expected: "busbw >= 400.00 GB/s",
 		Message: "not run at -tier quick: single-node nccl-tests run from -tier full"}
 	skip := verify.CheckResult{ID: "nvml.ecc_uncorrectable[gpu0]", Status: verify.StatusSkip, Message: "no ECC counters (ECC off or not supported)"}
-	return New(verify.TierFleet, []Host{
+	return New(testKB, verify.TierFleet, []Host{
 		NewHost("gpu01", []verify.CheckResult{pass, fleet}, 0),
 		NewHost("gpu02", []verify.CheckResult{pass, missed}, 0),
 		NewHost("gpu03", []verify.CheckResult{pass, deeper, skip}, 0),
@@ -134,7 +134,7 @@ func TestNotRunNeverPasses(t *testing.T) {
 // TestUnknownStatusBlocks: a status this gpuform does not know fails the
 // host (the gate fails closed) and is counted as an error.
 func TestUnknownStatusBlocks(t *testing.T) {
-	d := New(verify.TierProbe, []Host{NewHost("gpu01", []verify.CheckResult{{ID: "nvml.gpu_count", Status: "maybe"}}, 0)})
+	d := New(testKB, verify.TierProbe, []Host{NewHost("gpu01", []verify.CheckResult{{ID: "nvml.gpu_count", Status: "maybe"}}, 0)})
 	if d.OK() || d.Summary.Errors != 1 || d.Summary.HostsFailed != 1 {
 		t.Errorf("summary %+v, OK %v", d.Summary, d.OK())
 	}

@@ -38,6 +38,7 @@ func promDocument(t *testing.T) *Document {
 	}
 	on := true
 	exp := verify.Expectation{
+		KB:       testKB,
 		GPUCount: 8, GPUModel: "H100", DriverVersion: "550.54.15", PersistenceMode: &on, NVLink: verify.NVLinkAllActive,
 		NCCL: []verify.NCCLExpectation{{Name: "allreduce", Command: "all_reduce_perf -b 128M -e 4G -f 2 -g 8", MinBusBWGBps: 450}},
 	}
@@ -75,7 +76,7 @@ func promDocument(t *testing.T) *Document {
 		nvmlfacts.Fault{Kind: nvmlfacts.FaultXID, GPU: 4, Value: 13})
 	healthy.NICs = []verify.NICPort{rail("mlx5_0", true, 400, true), rail("mlx5_2", false, 10, false)}
 	faulty.NICs = []verify.NICPort{rail("mlx5_0", true, 400, true), rail("mlx5_3", true, 200, true), rail("mlx5_4", false, 10, true)}
-	d := New(verify.TierFull, []Host{
+	d := New(testKB, verify.TierFull, []Host{
 		healthy,
 		faulty,
 		UnreachableHost("gpu003", errors.New("dial tcp 10.0.0.3:22: connect: connection refused"), 3*time.Second),

@@ -18,6 +18,7 @@ import (
 	"github.com/gpuform/gpuform/internal/hostrange"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -142,12 +143,12 @@ func NewHost(host string, checks []verify.CheckResult, took time.Duration) Host 
 func UnreachableHost(host string, err error, took time.Duration) Host {
 	return Host{Host: host, Duration: took, Checks: []verify.CheckResult{{
 		ID: string(verify.CheckReachable), Status: verify.StatusFail, Expected: "reachable", Observed: "unreachable", Message: err.Error(),
-		Remedy: verify.RemedyForCheck(string(verify.CheckReachable)),
+		Remedy: verify.ReachableRemedy(),
 	}}}
 }
 
 // New assembles a Document and its summary.
-func New(tier verify.Tier, hosts []Host) *Document {
+func New(k *kb.KB, tier verify.Tier, hosts []Host) *Document {
 	d := &Document{FormatVersion: jsonformat.Version, Tier: tier, Hosts: hosts}
 	if d.Hosts == nil {
 		d.Hosts = []Host{}
@@ -177,7 +178,7 @@ func New(tier verify.Tier, hosts []Host) *Document {
 		}
 	}
 	d.Groups = groups(d.Hosts)
-	d.DriverAdvisories = driverAdvisories(d.Hosts)
+	d.DriverAdvisories = driverAdvisories(k, d.Hosts)
 	return d
 }
 

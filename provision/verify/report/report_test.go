@@ -41,6 +41,7 @@ func sampleDocument(t testing.TB) *Document {
 		t.Fatal(err)
 	}
 	exp := verify.Expectation{
+		KB:       testKB,
 		GPUCount: 8, GPUModel: "H100", DriverVersion: "550.54.15", PersistenceMode: &on, NVLink: verify.NVLinkAllActive,
 		NUMANode: map[int]int{0: 0, 7: 1}, FabricManager: &on,
 		NCCL: []verify.NCCLExpectation{
@@ -61,7 +62,7 @@ func sampleDocument(t testing.TB) *Document {
 		extra := verify.HostFacts{FabricManagerActive: &on, NCCL: map[string]nccltest.Result{"allreduce": {Runs: runs}}}
 		return NewHost(name, verify.Check(exp, rep, extra), 1500*time.Millisecond)
 	}
-	return New(verify.TierFull, []Host{
+	return New(testKB, verify.TierFull, []Host{
 		host("gpu001"),
 		host("gpu002", nvmlfacts.Fault{Kind: nvmlfacts.FaultPCIeX8, GPU: 3}, nvmlfacts.Fault{Kind: nvmlfacts.FaultNVLinkDown, GPU: 6}),
 		UnreachableHost("gpu003", errors.New("dial tcp 10.0.0.3:22: connect: connection refused"), 3*time.Second),
@@ -98,7 +99,7 @@ func TestWriters(t *testing.T) {
 		{"verify-verbose.txt", func(b *bytes.Buffer) error {
 			h := d.Hosts[1]
 			h.Checks = append(h.Checks[:4:4], h.Checks[len(h.Checks)-12:]...)
-			return WriteText(b, New(d.Tier, []Host{h}), TextOptions{Verbose: true})
+			return WriteText(b, New(testKB, d.Tier, []Host{h}), TextOptions{Verbose: true})
 		}},
 		{"verify.json", func(b *bytes.Buffer) error { return WriteJSON(b, d) }},
 		{"verify.junit.xml", func(b *bytes.Buffer) error { return WriteJUnit(b, d) }},
@@ -168,10 +169,10 @@ func TestJUnitSchema(t *testing.T) {
 		}
 		t.Skip("xmllint not installed (apt-get install libxml2-utils)")
 	}
-	docs := map[string]*Document{"sample": sampleDocument(t), "empty": New(verify.TierProbe, nil)}
+	docs := map[string]*Document{"sample": sampleDocument(t), "empty": New(testKB, verify.TierProbe, nil)}
 	// A message carrying XML metacharacters and a terminal escape from a
 	// remote host must still produce valid XML.
-	docs["hostile"] = New(verify.TierProbe, []Host{UnreachableHost("n<1>&\"", errors.New("bad \x1b[31mbanner\x00 </failure>"), 0)})
+	docs["hostile"] = New(testKB, verify.TierProbe, []Host{UnreachableHost("n<1>&\"", errors.New("bad \x1b[31mbanner\x00 </failure>"), 0)})
 	for name, d := range docs {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -196,7 +197,7 @@ func TestJUnitSchema(t *testing.T) {
 func fleetDocument(t testing.TB) *Document {
 	t.Helper()
 	on := true
-	exp := verify.Expectation{GPUCount: 8, GPUModel: "H100", DriverVersion: "550.54.15", PersistenceMode: &on, NVLink: verify.NVLinkAllActive}
+	exp := verify.Expectation{KB: testKB, GPUCount: 8, GPUModel: "H100", DriverVersion: "550.54.15", PersistenceMode: &on, NVLink: verify.NVLinkAllActive}
 	var hosts []Host
 	for i := 1; i <= 32; i++ {
 		name := fmt.Sprintf("gpu%03d", i)
@@ -224,7 +225,7 @@ func fleetDocument(t testing.TB) *Document {
 		rep.Source, rep.Mock = nvmlfacts.SourceMock, nvmlfacts.MockDGXH100
 		hosts = append(hosts, NewHost(name, verify.Check(exp, rep, verify.HostFacts{}), time.Second))
 	}
-	return New(verify.TierProbe, hosts)
+	return New(testKB, verify.TierProbe, hosts)
 }
 
 // TestFleetGrouped: 32 hosts with five distinct outcomes read as five

@@ -49,7 +49,7 @@ func simGroup(t *testing.T, delay string) ([]target.Host, Options) {
 		}
 		targets = append(targets, target.Host{Host: spec.Host{Name: h}, Node: n})
 	}
-	o := Options{Tier: verify.TierFleet, AllowLocal: true, Target: target.Options{Parallelism: 8, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+	o := Options{KB: testKB, Tier: verify.TierFleet, AllowLocal: true, Target: target.Options{Parallelism: 8, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
 		return connect.Open(ctx, h, connect.Options{SimStateDir: state, AllowLocal: true})
 	}}}
 	return targets, o

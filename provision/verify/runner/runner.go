@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/target"
@@ -34,6 +35,9 @@ import (
 type Options struct {
 	// Tier selects the checks and the time budget per host.
 	Tier verify.Tier
+	// KB is the knowledge base the checks judge by (verify.Expectation.KB)
+	// and the report's driver advisories come from.
+	KB *kb.KB
 	// Target is how hosts are reached and run: Connect, Parallelism and
 	// Progress, as for every command (its ProbeTimeout is not used: the
 	// tier's Budget bounds the whole host).
@@ -117,7 +121,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 	}
 	addIsolationChecks(hosts, isolations)
 	findings := peerOutliers(targets, hosts)
-	doc := report.New(o.Tier, hosts)
+	doc := report.New(o.KB, o.Tier, hosts)
 	for _, iso := range isolations {
 		doc.Isolation = append(doc.Isolation, iso.Isolation)
 	}
@@ -158,6 +162,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	}
 	exp := verify.ExpectationFor(tg.Node)
 	exp.Processes = o.Processes
+	exp.KB = o.KB
 
 	hopts := verify.HostOptions{Node: node, NCCL: multi, Become: tg.Host.Become != ""}
 	hopts.Fetch.LocalBinary = agentFor(o.AgentBinary, node)
@@ -271,6 +276,7 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) (map[*s
 	var isolations []groupIsolation
 	for _, n := range order {
 		exp := verify.ExpectationFor(n)
+		exp.KB = o.KB
 		for _, nt := range exp.NCCL {
 			if !nt.MultiNode {
 				continue

@@ -77,6 +77,7 @@ func TestBudgetCoversConnecting(t *testing.T) {
 	node := &spec.Node{Name: "n"}
 	targets := []target.Host{{Host: spec.Host{Name: "127.0.0.1", Port: port, User: "ops"}, Node: node}}
 	o := Options{
+		KB:     testKB,
 		Tier:   verify.TierProbe,
 		Budget: 500 * time.Millisecond,
 		Target: target.Options{Parallelism: 1, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
@@ -133,7 +134,7 @@ func TestSimProfilesOfferKnownMocks(t *testing.T) {
 // transport it is.
 func TestLocalGoesThroughConnect(t *testing.T) {
 	var dialled []string
-	o := Options{Tier: verify.TierProbe, Local: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+	o := Options{KB: testKB, Tier: verify.TierProbe, Local: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
 		dialled = append(dialled, h.Name)
 		return transport.WithNVMLMock(local.New(h.Name), transport.NVMLMock{System: nvmlfacts.MockDGXH100}), nil
 	}}}
@@ -212,7 +213,7 @@ node "n" {
 		t.Fatal(err)
 	}
 	runs := 0
-	o := Options{Tier: verify.TierProbe, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+	o := Options{KB: testKB, Tier: verify.TierProbe, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
 		return countingSim{sim.New(h.Name, root), &runs}, nil
 	}}}
 	doc := Run(context.Background(), []target.Host{{Host: cfg.Nodes[0].Hosts[0], Node: cfg.Nodes[0]}}, o)

@@ -1,5 +1,5 @@
 # Fixture for lint rule driver_security_advisory (fires case). The releases and
-# bulletins are those of lint/compat/data/driver-advisories.tsv (NVIDIA security
+# bulletins are those of kb/data/driver-advisories.tsv (NVIDIA security
 # bulletins 5747, January 2026, and 5821, May 2026).
 
 # The quickstart's old driver: before 580.126.09 (5747) and 580.159.03 (5821).

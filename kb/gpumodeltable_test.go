@@ -1,0 +1,33 @@
+package kb
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestGPUModelTable checks what spec.Load is given to judge gpu_model by:
+// the spellings users write are known, a typo is not, and the names offered
+// for it are the table's model names without their remarks.
+func TestGPUModelTable(t *testing.T) {
+	table := mustKB(t).GPUModelTable()
+	for _, name := range []string{"H100 SXM5 80GB", "H100-SXM5-80GB", "H100 SXM5 80GB (HGX/DGX H100)", "NVIDIA H100 80GB HBM3", "H100", "L40S", "A100 PCIe 80GB"} {
+		if !table.Known(name) {
+			t.Errorf("Known(%q) = false, want true", name)
+		}
+	}
+	for _, name := range []string{"H100 SXM6 80GB", "RTX 9090", ""} {
+		if table.Known(name) {
+			t.Errorf("Known(%q) = true, want false", name)
+		}
+	}
+	found := false
+	for _, n := range table.Names {
+		if strings.Contains(n, "(") {
+			t.Errorf("suggested name %q keeps its remark", n)
+		}
+		found = found || n == "H100 SXM5 80GB"
+	}
+	if !found {
+		t.Errorf("Names lacks \"H100 SXM5 80GB\": %q", table.Names)
+	}
+}
