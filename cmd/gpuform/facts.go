@@ -14,6 +14,7 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -59,7 +60,7 @@ invalid.`,
 				}
 				o := conn.targetOptionsFor(s, connect.Options{}, false, "probing")
 				pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
-				n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
+				n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Reads: resource.Reads(), Root: abs})
 				cancel()
 				results := []facts.HostFacts{{Host: root, Facts: n}}
 				if err != nil {

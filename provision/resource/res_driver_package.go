@@ -4,6 +4,9 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
+// driverPackageReads declares what driver_package reads back on a node: nothing beyond the node facts every resource shares (packages, devices).
+func driverPackageReads() facts.Reads { return facts.Reads{} }
+
 // buildDriverPackage installs the driver the spec pins, resolved to an exact
 // release for the host's package family. The new module is loaded at the
 // next boot.

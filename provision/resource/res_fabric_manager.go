@@ -1,5 +1,12 @@
 package resource
 
+import "github.com/gpuform/gpuform/provision/facts"
+
+// fabricManagerReads declares what fabric_manager reads back on a node: the fabric manager's unit.
+func fabricManagerReads() facts.Reads {
+	return facts.Reads{Units: []string{"nvidia-fabricmanager.service"}}
+}
+
 // buildFabricManager installs and runs NVIDIA Fabric Manager at the
 // driver's release, when the driver block asks for it.
 func buildFabricManager(in *buildInput) ([]Resource, []string, error) {
