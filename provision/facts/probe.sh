@@ -1,5 +1,9 @@
 # gpuform facts probe, format v1. POSIX sh; reads only. It runs after
-# resolve.sh (rw, rp, rd), which facts.Script puts in front of it.
+# resolve.sh (rw, rp, rd) and the resources' declared reads
+# (facts.Reads) as the lists $gpuform_config_files,
+# $gpuform_managed_files, $gpuform_managed_dirs, $gpuform_units and
+# $gpuform_repo_packages, each
+# space-separated, which facts.Script puts in front of it.
 #
 # Everything is read under the root prefix $GPUFORM_ROOT (or $1), "" or "/"
 # meaning the live system. Under a root prefix every path is resolved inside
@@ -29,32 +33,35 @@
 #   root PATH      the root prefix in use
 # The first line is "@@gpuform-probe v1 begin <nonce>" and the last
 # "@@<nonce> end", so a truncated stream is detectable.
-N=${GPUFORM_PROBE_NONCE:-0}
+nonce=${GPUFORM_PROBE_NONCE:-0}
+: "${gpuform_config_files=}" "${gpuform_managed_files=}" "${gpuform_managed_dirs=}" "${gpuform_units=}" "${gpuform_repo_packages=}"
 R=${GPUFORM_ROOT:-${1:-}}
 while [ "${R%/}" != "$R" ]; do R=${R%/}; done
 # The root's physical path: resolve.sh builds physical paths on it.
 if [ -n "$R" ]; then
 	R=$(cd -P "$R" 2>/dev/null && pwd -P) || R=${GPUFORM_ROOT:-${1:-}}
 fi
-M="@@$N"
+mark="@@$nonce"
 LC_ALL=C
 export LC_ALL
-printf '@@gpuform-probe v1 begin %s\n' "$N"
-printf '%s root %s\n' "$M" "${R:-/}"
+printf '@@gpuform-probe v1 begin %s\n' "$nonce"
+printf '%s root %s\n' "$mark" "${R:-/}"
 
-# er PATH: the record for a path rp could not resolve (_e says why).
+# record_error PATH: the record for a path rp could not resolve (_e says why).
 record_error() {
-	printf '%s error %s\n%s\n' "$M" "$1" "$_e"
+	printf '%s error %s\n%s\n' "$mark" "$1" "$_e"
 }
 
+# read_file PATH...: each file's text (a file record), or why not.
 read_file() {
 	for _p in "$@"; do
 		if ! rp "$_p"; then
 			record_error "$_p"
 			continue
 		fi
+		# shellcheck disable=SC2154 # _r and _e are set by rp (resolve.sh)
 		if [ -f "$_r" ] && [ -r "$_r" ]; then
-			printf '%s file %s\n' "$M" "$_p"
+			printf '%s file %s\n' "$mark" "$_p"
 			# cat without the fork: every line as read, and a last line
 			# without its newline printed without one, as cat would.
 			_l=
@@ -63,66 +70,68 @@ read_file() {
 				_l=
 			done <"$_r" 2>/dev/null
 			[ -n "$_l" ] && printf '%s' "$_l"
-			printf '\n%s eof\n' "$M"
+			printf '\n%s eof\n' "$mark"
 		else
 			record_unreadable "$_p"
 		fi
 	done
 }
 
-# nr PATH: the record for a file f or g could not read; _r is set.
+# record_unreadable PATH: the record for a file read_file or grep_file could
+# not read; _r is set.
 record_unreadable() {
 	if [ -f "$_r" ]; then
-		printf '%s unreadable %s\n' "$M" "$1"
+		printf '%s unreadable %s\n' "$mark" "$1"
 	else
-		printf '%s missing %s\n' "$M" "$1"
+		printf '%s missing %s\n' "$mark" "$1"
 	fi
 }
 
-# v PATH...: f for one-line files (sysfs attributes, sysctls), read with the
-# shell's own read so that a node with hundreds of CPUs costs no forks. A
-# file that is empty, unreadable or lacks its newline goes through f.
+# read_value PATH...: read_file for one-line files (sysfs attributes,
+# sysctls), read with the shell's own read so that a node with hundreds of
+# CPUs costs no forks. A file that is empty, unreadable or lacks its newline
+# goes through read_file.
 read_value() {
 	for _p in "$@"; do
 		if rp "$_p" && [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
-			printf '%s file %s\n%s\n\n%s eof\n' "$M" "$_p" "$_v" "$M"
+			printf '%s file %s\n%s\n\n%s eof\n' "$mark" "$_p" "$_v" "$mark"
 		else
 			read_file "$_p"
 		fi
 	done
 }
 
-# g PATTERN PATH: only the lines of PATH matching the extended regexp, for
-# files that are large on real nodes (dpkg status, cpuinfo, mounts).
+# grep_file PATTERN PATH: only the lines of PATH matching the extended regexp,
+# for files that are large on real nodes (dpkg status, cpuinfo, mounts).
 grep_file() {
 	if ! rp "$2"; then
 		record_error "$2"
 		return
 	fi
 	if [ -f "$_r" ] && [ -r "$_r" ]; then
-		printf '%s file %s\n' "$M" "$2"
+		printf '%s file %s\n' "$mark" "$2"
 		grep -E "$1" "$_r" 2>/dev/null
-		printf '\n%s eof\n' "$M"
+		printf '\n%s eof\n' "$mark"
 	else
 		record_unreadable "$2"
 	fi
 }
 
-# x PATH...: the files gpuform rewrites, byte for byte (od's hex, which no
-# byte can upset: the shell's read drops NUL bytes), with mode, owner,
-# group and SELinux context, and where the path leads. Resolved on a live
-# root too: a write goes through a symlink to its target, and plan shows
+# read_config PATH...: the files gpuform rewrites, byte for byte (od's hex,
+# which no byte can upset: the shell's read drops NUL bytes), with mode,
+# owner, group and SELinux context, and where the path leads. Resolved on a
+# live root too: a write goes through a symlink to its target, and plan shows
 # where that is.
 read_config() {
 	for _p in "$@"; do
-		printf '%s config %s\n' "$M" "$_p"
+		printf '%s config %s\n' "$mark" "$_p"
 		if ! rw "$_p"; then
 			record_error "$_p"
 			continue
 		fi
-		[ "${_r#"$R"}" = "$_p" ] || printf '%s resolved %s\n%s\n' "$M" "$_p" "${_r#"$R"}"
+		[ "${_r#"$R"}" = "$_p" ] || printf '%s resolved %s\n%s\n' "$mark" "$_p" "${_r#"$R"}"
 		if [ ! -e "$_r" ]; then
-			printf '%s missing %s\n' "$M" "$_p"
+			printf '%s missing %s\n' "$mark" "$_p"
 			continue
 		fi
 		if [ ! -f "$_r" ]; then
@@ -131,7 +140,7 @@ read_config() {
 			continue
 		fi
 		if [ ! -r "$_r" ]; then
-			printf '%s unreadable %s\n' "$M" "$_p"
+			printf '%s unreadable %s\n' "$mark" "$_p"
 			continue
 		fi
 		# GNU ls prints "?" as the context without SELinux; ls without -Z
@@ -147,13 +156,13 @@ read_config() {
 		if [ $# -ge 5 ]; then
 			_x=-
 			[ -z "$_z" ] || _x=$5
-			printf '%s meta %s\n%s %s %s %s\n' "$M" "$_p" "$1" "$3" "$4" "$_x"
+			printf '%s meta %s\n%s %s %s %s\n' "$mark" "$_p" "$1" "$3" "$4" "$_x"
 		fi
-		printf '%s data %s\n' "$M" "$_p"
+		printf '%s data %s\n' "$mark" "$_p"
 		if od -An -v -tx1 <"$_r"; then
-			printf '%s eof\n' "$M"
+			printf '%s eof\n' "$mark"
 		else
-			printf '%s eof\n' "$M"
+			printf '%s eof\n' "$mark"
 			_e="read failed"
 			record_error "$_p"
 		fi
@@ -168,36 +177,36 @@ is_managed_file() {
 	return 1
 }
 
-# l PATH...: the target of each PATH that is a symlink, as written.
+# read_link PATH...: the target of each PATH that is a symlink, as written.
 read_link() {
 	for _p in "$@"; do
 		rp "${_p%/*}" || continue
 		_q=$_r/${_p##*/}
 		if [ -h "$_q" ]; then
-			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_p" "$_t"
+			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_p" "$_t"
 		fi
 	done
 }
 
-# s PATH...: l for sysfs links to directories, printing where they lead:
-# on a live root with cd -P instead of readlink (readlink is one exec per
-# link, and a node has hundreds of PCI and RDMA links), under a root with
-# rp. The printed target is the physical path under the root; the parser
-# reads only its path components.
+# read_dir_link PATH...: read_link for sysfs links to directories, printing
+# where they lead: on a live root with cd -P instead of readlink (readlink is
+# one exec per link, and a node has hundreds of PCI and RDMA links), under a
+# root with rp. The printed target is the physical path under the root; the
+# parser reads only its path components.
 read_dir_link() {
 	for _p in "$@"; do
 		if [ -z "$R" ]; then
 			[ -h "$_p" ] || continue
 			if cd -P "$_p" 2>/dev/null; then
-				printf '%s link %s\n%s\n' "$M" "$_p" "$PWD"
+				printf '%s link %s\n%s\n' "$mark" "$_p" "$PWD"
 			else
 				read_link "$_p"
 			fi
 			continue
 		fi
-		rp "${_p%/*}" && [ -h "$_r/${_p##*/}" ] || continue
+		{ rp "${_p%/*}" && [ -h "$_r/${_p##*/}" ]; } || continue
 		if rp "$_p" && [ -d "$_r" ]; then
-			printf '%s link %s\n%s\n' "$M" "$_p" "${_r#"$R"}"
+			printf '%s link %s\n%s\n' "$mark" "$_p" "${_r#"$R"}"
 		else
 			read_link "$_p"
 		fi
@@ -205,31 +214,33 @@ read_dir_link() {
 	cd /
 }
 
-# e PATH...: the paths that exist (a dangling symlink counts).
+# record_exists PATH...: the paths that exist (a dangling symlink counts).
 record_exists() {
 	for _p in "$@"; do
 		rp "${_p%/*}" || continue
 		if [ -h "$_r/${_p##*/}" ] || [ -e "$_r/${_p##*/}" ]; then
-			printf '%s exists %s\n' "$M" "$_p"
+			printf '%s exists %s\n' "$mark" "$_p"
 		fi
 	done
 }
 
-# en DIR: e for every entry of DIR.
+# record_entries DIR: record_exists for every entry of DIR.
 record_entries() {
 	rp "$1" && [ -d "$_r" ] || return 0
 	for _y in "$_r"/*; do
 		[ -h "$_y" ] || [ -e "$_y" ] || continue
-		printf '%s exists %s\n' "$M" "$1/${_y##*/}"
+		printf '%s exists %s\n' "$mark" "$1/${_y##*/}"
 	done
 }
 
+# run_command NAME COMMAND...: COMMAND's output and exit status, as the
+# cmd record NAME.
 run_command() {
 	_n=$1
 	shift
 	_o=$("$@" 2>&1)
 	_rc=$?
-	printf '%s cmd %s %s\n%s\n%s eof\n' "$M" "$_n" "$_rc" "$_o" "$M"
+	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" "$_n" "$_rc" "$_o" "$mark"
 }
 
 # on_path NAME: _b is the first executable file NAME in $PATH. A command
@@ -285,9 +296,18 @@ for _u in "$R"/var/lib/dpkg/updates/[0-9]*; do
 done
 # NVIDIA's driver packages in apt's lists (the repository candidates), so
 # that a floating branch ("580") resolves to an exact release in the plan.
+# The names are the resources' (facts.Reads.RepoPackages, in
+# $gpuform_repo_packages), joined into one awk regular expression.
 set -- "$R"/var/lib/apt/lists/*_Packages
-if [ -f "$1" ]; then
-	run_command apt-candidates awk '/^Package: /{p=$2} /^Version: /{if (p ~ /^(cuda-drivers-[0-9]+|nvidia-open|nvidia-fabricmanager-[0-9]+|nvidia-driver-pinning-[0-9]+)$/) print p, $2}' "$@"
+if [ -f "$1" ] && [ -n "$gpuform_repo_packages" ]; then
+	_re=
+	set -f
+	for _n in $gpuform_repo_packages; do
+		_re=${_re:+$_re|}$_n
+	done
+	set +f
+	# shellcheck disable=SC2016 # $2 is awk's field, not the shell's
+	run_command apt-candidates awk -v re="^($_re)\$" '/^Package: /{p=$2} /^Version: /{if (p ~ re) print p, $2}' "$@"
 fi
 # The apt holds gpuform set itself (a hold someone else set is theirs).
 read_file /var/lib/gpuform/apt-holds
@@ -365,7 +385,7 @@ if rp /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
 		_ci="$_ci$_l
 "
 	done
-	printf '%s cmd containerd-imports 0\n%s\n%s eof\n' "$M" "$_ci" "$M"
+	printf '%s cmd containerd-imports 0\n%s\n%s eof\n' "$mark" "$_ci" "$mark"
 	IFS='
 '
 	set -f
@@ -396,9 +416,9 @@ done
 # Every sysctl the kernel has, by name, so that plan can refuse a key that
 # sysctl -p would reject. find does not follow symlinks.
 if rp /proc/sys && [ -d "$_r" ]; then
-	printf '%s names /proc/sys\n' "$M"
+	printf '%s names /proc/sys\n' "$mark"
 	(cd "$_r" && find . -type f 2>/dev/null)
-	printf '%s eof\n' "$M"
+	printf '%s eof\n' "$mark"
 fi
 read_file /etc/security/limits.conf
 if rd /etc/security/limits.d; then
@@ -423,7 +443,7 @@ if ! { rp /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && rd /sy
 	_seen=" "
 	for p in "$_r"/cpu[0-9]*; do
 		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
-		rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r" || continue
+		{ rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
 		case $_seen in *" $_x "*) continue ;; esac
 		_seen="$_seen$_x "
 		read_value "$p"
@@ -435,7 +455,7 @@ _seen=" "
 if rd /sys/devices/system/cpu; then
 	for p in "$_r"/cpu[0-9]*; do
 		p=/sys/devices/system/cpu/${p##*/}/cpufreq/scaling_governor
-		rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r" || continue
+		{ rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
 		case $_seen in *" $_x "*) continue ;; esac
 		_seen="$_seen$_x "
 		read_value "$p"
@@ -444,7 +464,7 @@ fi
 if rd /sys/devices/system/node; then
 	for p in "$_r"/node[0-9]*; do
 		p=/sys/devices/system/node/${p##*/}
-		rp "$p" && [ -d "$_r" ] || continue
+		{ rp "$p" && [ -d "$_r" ]; } || continue
 		read_value "$p/cpulist" "$p/distance"
 		grep_file 'MemTotal' "$p/meminfo"
 	done
@@ -457,7 +477,7 @@ fi
 # creates, and the invocation records systemd keeps in /run/systemd/units
 # for started units.
 for u in $gpuform_units; do
-	printf '%s unit %s\n' "$M" "$u"
+	printf '%s unit %s\n' "$mark" "$u"
 	if [ -z "$R" ] && command -v systemctl >/dev/null 2>&1; then
 		run_command "is-enabled:$u" systemctl is-enabled "$u"
 		run_command "is-active:$u" systemctl is-active "$u"
@@ -478,8 +498,8 @@ done
 if rd /sys/bus/pci/devices; then
 	for p in "$_r"/*; do
 		q=/sys/bus/pci/devices/${p##*/}
-		rd "$q" && [ -d "$_r" ] || continue
-		rp "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r" || continue
+		{ rd "$q" && [ -d "$_r" ]; } || continue
+		{ rp "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r"; } || continue
 		case $cls in
 		0x0300* | 0x0302* | 0x0207* | 0x0200* | 0x0108*) ;;
 		0x0680*)
@@ -522,7 +542,7 @@ if rd /sys/bus/pci/devices; then
 			for i in "$_r"/*; do
 				[ -e "$i" ] || continue
 				i=${i##*/}
-				printf '%s exists %s\n' "$M" "$q/msi_irqs/$i"
+				printf '%s exists %s\n' "$mark" "$q/msi_irqs/$i"
 				read_value "/proc/irq/$i/smp_affinity_list"
 			done
 		fi
@@ -543,10 +563,10 @@ if rd /sys/class/infiniband; then
 				read_value "$q/device/net/${n##*/}/mtu"
 			done
 		fi
-		rp "$q/ports" && [ -d "$_r" ] || continue
+		{ rp "$q/ports" && [ -d "$_r" ]; } || continue
 		for port in "$_r"/*; do
 			port=$q/ports/${port##*/}
-			rp "$port" && [ -d "$_r" ] || continue
+			{ rp "$port" && [ -d "$_r" ]; } || continue
 			read_value "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
 		done
 	done
@@ -589,23 +609,24 @@ done
 # gpuform pulled it: a file under a digest's name that gpuform did not pull
 # on this node, or that changed since, is not taken for that build.
 if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
+	_list=$_r
 	_ids=
 	_nl='
 '
 	while IFS= read -r _d || [ -n "$_d" ]; do
 		case $_d in /*) ;; *) continue ;; esac
 		case $_d in *[!A-Za-z0-9._/-]* | *//* | */../* | */..) continue ;; esac
-		rd "$_d" && [ -d "$_r" ] || continue
+		{ rd "$_d" && [ -d "$_r" ]; } || continue
 		for _y in "$_r"/*.sqsh "$_r"/*.sif; do
 			if [ -h "$_y" ]; then
-				_t=$(readlink "$_y" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_d/${_y##*/}" "$_t"
+				_t=$(readlink "$_y" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_d/${_y##*/}" "$_t"
 			elif [ -f "$_y" ]; then
-				printf '%s exists %s\n' "$M" "$_d/${_y##*/}"
+				printf '%s exists %s\n' "$mark" "$_d/${_y##*/}"
 				_s=$(stat -c '%d:%i %s %Y' "$_y" 2>/dev/null) && _ids=$_ids$_s" $_d/${_y##*/}"$_nl
 			fi
 		done
-	done <"$_r"
-	printf '%s cmd image-file-ids 0\n%s\n%s eof\n' "$M" "$_ids" "$M"
+	done <"$_list"
+	printf '%s cmd image-file-ids 0\n%s\n%s eof\n' "$mark" "$_ids" "$mark"
 fi
 
 # The directories the spec's image_dir will use, which the controller names
@@ -639,7 +660,7 @@ if [ -n "${GPUFORM_PROBE_IMAGE_DIRS:-}" ]; then
 			[ -n "$_q" ] || _q=/
 		done
 	done
-	printf '%s cmd image-dir-stats 0\n%s\n%s eof\n' "$M" "$_o" "$M"
+	printf '%s cmd image-dir-stats 0\n%s\n%s eof\n' "$mark" "$_o" "$mark"
 fi
 
 # Files gpuform writes, as the resources declare them: the ones it
@@ -647,7 +668,7 @@ fi
 # then any other file with "gpuform" in its name in the managed
 # directories (facts.Reads.ManagedDirs), and everything in /etc/gpuform.
 for p in $gpuform_managed_files; do
-	printf '%s managed %s\n' "$M" "$p"
+	printf '%s managed %s\n' "$mark" "$p"
 	read_config "$p"
 done
 for d in $gpuform_managed_dirs; do
@@ -658,7 +679,7 @@ for d in $gpuform_managed_dirs; do
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=$d/${p##*/}
 		is_managed_file "$p" && continue
-		printf '%s managed %s\n' "$M" "$p"
+		printf '%s managed %s\n' "$mark" "$p"
 		read_file "$p"
 	done
 done
@@ -679,8 +700,9 @@ if [ -n "${GPUFORM_PROBE_PACKAGES:-}" ]; then
 			esac
 		done
 	fi
+	# shellcheck disable=SC2034 # read by gpuform_offers (offers.sh)
 	GPUFORM_PACKAGES=$GPUFORM_PROBE_PACKAGES
 	[ -z "$GPUFORM_FAMILY" ] || run_command offers gpuform_offers
 fi
 
-printf '%s end\n' "$M"
+printf '%s end\n' "$mark"

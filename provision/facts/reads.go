@@ -33,6 +33,12 @@ type Reads struct {
 	// Units are the systemd units whose state the resource reads
 	// (Node.Unit), with their suffix ("docker.service").
 	Units []string
+	// RepoPackages are packages whose versions in apt's lists (the
+	// repository candidates) the probe reads into
+	// Node.Packages.Available, so that a floating version ("580")
+	// resolves to an exact release in the plan. A name may end in
+	// "[0-9]+" for every branch's package ("cuda-drivers-[0-9]+").
+	RepoPackages []string
 }
 
 // Union returns the declarations of r and o together, each list sorted
@@ -48,6 +54,7 @@ func (r Reads) Union(o Reads) Reads {
 		ManagedFiles: merge(r.ManagedFiles, o.ManagedFiles),
 		ManagedDirs:  merge(r.ManagedDirs, o.ManagedDirs),
 		Units:        merge(r.Units, o.Units),
+		RepoPackages: merge(r.RepoPackages, o.RepoPackages),
 	}
 }
 
@@ -58,6 +65,11 @@ var readPath = regexp.MustCompile(`^(/[A-Za-z0-9_.@+-]+)+$`)
 
 // readUnit is a systemd unit name.
 var readUnit = regexp.MustCompile(`^[A-Za-z0-9_.@:\\-]+\.(service|socket|timer|mount|target|path)$`)
+
+// repoPackage is a package name, or one ending in "[0-9]+": the probe
+// joins them into an awk regular expression, so nothing else may carry a
+// meaning there.
+var repoPackage = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]*(\[0-9\]\+)?$`)
 
 // check refuses a declaration the probe could not carry as it is, and one
 // that lacks a file the parser requires (requiredReads).
@@ -79,6 +91,11 @@ func (r Reads) check() error {
 			return fmt.Errorf("declared unit %q is not a systemd unit name", u)
 		}
 	}
+	for _, p := range r.RepoPackages {
+		if !repoPackage.MatchString(p) {
+			return fmt.Errorf("declared repository package %q is not a package name (optionally ending in [0-9]+)", p)
+		}
+	}
 	return nil
 }
 
@@ -95,6 +112,7 @@ func (r Reads) shellVars() string {
 		{"gpuform_managed_files", r.ManagedFiles},
 		{"gpuform_managed_dirs", r.ManagedDirs},
 		{"gpuform_units", r.Units},
+		{"gpuform_repo_packages", r.RepoPackages},
 	} {
 		fmt.Fprintf(&b, "%s=%s\n", v.name, transport.Quote(strings.Join(v.list, " ")))
 	}

@@ -67,8 +67,13 @@ const (
 // settings that do not depend on packages are planned on any distribution.
 // Warnings are settings gpuform cannot manage on this host and leaves alone.
 func Build(n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err error) {
+	return buildWith(builders(), n, f)
+}
+
+// buildWith is Build with the resource types bs (a test adds its own).
+func buildWith(bs []builder, n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err error) {
 	in := newBuildInput(n, f)
-	for _, b := range builders() {
+	for _, b := range bs {
 		r, w, err := b.build(in)
 		if err != nil {
 			return nil, nil, err

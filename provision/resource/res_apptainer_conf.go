@@ -50,7 +50,8 @@ func apptainerDirectives(s spec.ApptainerSettings) []apptainerDirective {
 	return out
 }
 
-// apptainerConfReads declares what apptainer_conf reads back on a node: apptainer.conf, edited directive by directive.
+// apptainerConfReads declares what apptainer_conf reads back on a node:
+// apptainer.conf, edited directive by directive.
 func apptainerConfReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{ApptainerConfFile}}
 }

@@ -21,7 +21,8 @@ var benchToolPackages = map[string]map[string]string{
 	"nvbandwidth": {FamilyDebian: "nvbandwidth"},
 }
 
-// benchToolsReads declares what bench_tools reads back on a node: nothing beyond the node facts every resource shares (packages, devices).
+// benchToolsReads declares what bench_tools reads back on a node: nothing
+// beyond the node facts every resource shares (packages, devices).
 func benchToolsReads() facts.Reads { return facts.Reads{} }
 
 // buildBenchTools installs the measurement tools bench { tools } names, so

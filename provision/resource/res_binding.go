@@ -9,7 +9,8 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
-// bindingReads declares what binding reads back on a node: the pending marker of an interrupted write (in pendingDir) and the binding file.
+// bindingReads declares what binding reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and the binding file.
 func bindingReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{bind.File}, ManagedDirs: []string{pendingDir}}
 }

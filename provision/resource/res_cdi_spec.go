@@ -19,7 +19,8 @@ const (
 	cdiRefreshService  = "nvidia-cdi-refresh.service"
 )
 
-// cdiSpecReads declares what cdi_spec reads back on a node: nothing beyond the node facts every resource shares (packages, devices).
+// cdiSpecReads declares what cdi_spec reads back on a node: nothing beyond
+// the node facts every resource shares (packages, devices).
 func cdiSpecReads() facts.Reads { return facts.Reads{} }
 
 // buildCDISpec keeps the toolkit's CDI specification naming the running

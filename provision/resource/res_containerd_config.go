@@ -50,7 +50,10 @@ func criPlugin(version string) (name string, ok bool) {
 	return "", false
 }
 
-// containerdConfigReads declares what containerd_config reads back on a node: the pending marker of an interrupted write (in pendingDir), config.toml (its imports' drop-ins the probe follows on its own) and containerd.service.
+// containerdConfigReads declares what containerd_config reads back on a
+// node: the pending marker of an interrupted write (in pendingDir),
+// config.toml (its imports' drop-ins the probe follows on its own) and
+// containerd.service.
 func containerdConfigReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{ContainerdConfigFile}, ManagedDirs: []string{pendingDir}, Units: []string{"containerd.service"}}
 }

@@ -6,7 +6,9 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
-// cpuGovernorReads declares what cpu_governor reads back on a node: the pending marker of an interrupted write (in pendingDir) and its tmpfiles.d file.
+// cpuGovernorReads declares what cpu_governor reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and its tmpfiles.d
+// file.
 func cpuGovernorReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{GovernorFile}, ManagedDirs: []string{pendingDir}}
 }

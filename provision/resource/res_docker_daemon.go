@@ -19,7 +19,9 @@ import (
 // nvidia runtime's path in daemon.json.
 const nvidiaRuntimePath = "nvidia-container-runtime"
 
-// dockerDaemonReads declares what docker_daemon reads back on a node: the daemon.json it edits key by key, the pending marker an interrupted restart leaves, and docker.service it restarts.
+// dockerDaemonReads declares what docker_daemon reads back on a node: the
+// daemon.json it edits key by key, the pending marker an interrupted restart
+// leaves, and docker.service it restarts.
 func dockerDaemonReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{DaemonJSON}, ManagedDirs: []string{"/etc/gpuform"}, Units: []string{"docker.service"}}
 }

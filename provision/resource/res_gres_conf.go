@@ -26,7 +26,10 @@ func slurmdRestart() Step {
 		"if systemctl is-active --quiet slurmd.service; then systemctl restart slurmd.service; fi")
 }
 
-// gresConfReads declares what gres_conf reads back on a node: the pending marker of an interrupted write (in pendingDir) and gres.conf where Slurm reads it beside slurm.conf: /etc/slurm, or /etc/slurm-llnl on older Debian and Ubuntu packages.
+// gresConfReads declares what gres_conf reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and gres.conf where Slurm
+// reads it beside slurm.conf: /etc/slurm, or /etc/slurm-llnl on older Debian
+// and Ubuntu packages.
 func gresConfReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{spec.SlurmConfDir + "/gres.conf", spec.SlurmConfDirOld + "/gres.conf"}, ManagedDirs: []string{pendingDir}}
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// hugepagesReads declares what hugepages reads back on a node: the pending marker of an interrupted write (in pendingDir) and its sysctl.d drop-in.
+// hugepagesReads declares what hugepages reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and its sysctl.d drop-in.
 func hugepagesReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{HugePagesFile}, ManagedDirs: []string{pendingDir}}
 }

@@ -25,7 +25,9 @@ func irqbalanceFile(family string) string {
 	return "/etc/default/irqbalance"
 }
 
-// irqBalanceReads declares what irqbalance reads back on a node: the pending marker of an interrupted write (in pendingDir), irqbalance's settings on either family (it edits one key) and its unit.
+// irqBalanceReads declares what irqbalance reads back on a node: the pending
+// marker of an interrupted write (in pendingDir), irqbalance's settings on
+// either family (it edits one key) and its unit.
 func irqBalanceReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{irqbalanceFile("debian"), irqbalanceFile("rhel")}, ManagedDirs: []string{pendingDir}, Units: []string{"irqbalance.service"}}
 }

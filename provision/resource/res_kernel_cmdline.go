@@ -10,7 +10,9 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// kernelCmdlineReads declares what kernel_cmdline reads back on a node: the pending marker of an interrupted write (in pendingDir) and its grub.d drop-in.
+// kernelCmdlineReads declares what kernel_cmdline reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and its grub.d
+// drop-in.
 func kernelCmdlineReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{GrubDropIn}, ManagedDirs: []string{pendingDir}}
 }

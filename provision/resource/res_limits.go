@@ -10,7 +10,8 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// limitsReads declares what limits reads back on a node: the pending marker of an interrupted write (in pendingDir) and its limits.d file.
+// limitsReads declares what limits reads back on a node: the pending marker
+// of an interrupted write (in pendingDir) and its limits.d file.
 func limitsReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{LimitsFile}, ManagedDirs: []string{pendingDir}}
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// ncclConfReads declares what nccl_conf reads back on a node: the pending marker of an interrupted write (in pendingDir) and the nccl.conf it edits key by key.
+// ncclConfReads declares what nccl_conf reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and the nccl.conf it edits
+// key by key.
 func ncclConfReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{NCCLConfFile}, ManagedDirs: []string{pendingDir}}
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/gpuform/gpuform/provision/nccltopo"
 )
 
-// ncclTopoReads declares what nccl_topo reads back on a node: the pending marker of an interrupted write (in pendingDir) and the NCCL topology file.
+// ncclTopoReads declares what nccl_topo reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and the NCCL topology file.
 func ncclTopoReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{nccltopo.File}, ManagedDirs: []string{pendingDir}}
 }

@@ -5,7 +5,8 @@ import (
 	"github.com/gpuform/gpuform/provision/nicirq"
 )
 
-// nicIRQReads declares what nic_irq reads back on a node: the pending marker of an interrupted write (in pendingDir) and the IRQ policy script.
+// nicIRQReads declares what nic_irq reads back on a node: the pending marker
+// of an interrupted write (in pendingDir) and the IRQ policy script.
 func nicIRQReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{nicirq.File}, ManagedDirs: []string{pendingDir}}
 }

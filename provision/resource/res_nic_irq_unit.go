@@ -5,7 +5,9 @@ import (
 	"github.com/gpuform/gpuform/provision/nicirq"
 )
 
-// nicIRQUnitReads declares what nic_irq_unit reads back on a node: the pending marker of an interrupted write (in pendingDir) and the unit file it writes and the unit's state.
+// nicIRQUnitReads declares what nic_irq_unit reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and the unit file
+// it writes and the unit's state.
 func nicIRQUnitReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{nicirq.UnitFile}, Units: []string{nicirq.Unit}, ManagedDirs: []string{pendingDir}}
 }

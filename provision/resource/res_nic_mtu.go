@@ -31,7 +31,8 @@ type mtuTarget struct {
 	mtu    int
 }
 
-// nicMTUReads declares what nic_mtu reads back on a node: nothing beyond the node facts every resource shares (packages, devices).
+// nicMTUReads declares what nic_mtu reads back on a node: nothing beyond the
+// node facts every resource shares (packages, devices).
 func nicMTUReads() facts.Reads { return facts.Reads{} }
 
 // buildNICMTU plans the MTUs of affinity { mtu }; an RDMA device the host

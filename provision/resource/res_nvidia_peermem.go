@@ -6,7 +6,9 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
-// nvidiaPeermemReads declares what nvidia_peermem reads back on a node: the pending marker of an interrupted write (in pendingDir) and its modules-load.d file.
+// nvidiaPeermemReads declares what nvidia_peermem reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and its
+// modules-load.d file.
 func nvidiaPeermemReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{ModulesLoadFile}, ManagedDirs: []string{pendingDir}}
 }

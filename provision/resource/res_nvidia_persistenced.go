@@ -4,7 +4,8 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
-// nvidiaPersistencedReads declares what nvidia_persistenced reads back on a node: the daemon's unit.
+// nvidiaPersistencedReads declares what nvidia_persistenced reads back on a
+// node: the daemon's unit.
 func nvidiaPersistencedReads() facts.Reads {
 	return facts.Reads{Units: []string{"nvidia-persistenced.service"}}
 }

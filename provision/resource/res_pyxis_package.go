@@ -2,7 +2,9 @@ package resource
 
 import "github.com/gpuform/gpuform/provision/facts"
 
-// pyxisPackageReads declares what pyxis_package reads back on a node: slurmd, which must restart to load a new plugin, and the plugstack drop-in.
+// pyxisPackageReads declares what pyxis_package reads back on a node:
+// slurmd, which must restart to load a new plugin, and the plugstack
+// drop-in.
 func pyxisPackageReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{PyxisPlugstackFile}, Units: []string{"slurmd.service"}}
 }

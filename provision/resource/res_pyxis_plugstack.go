@@ -14,7 +14,10 @@ import (
 // plugstack.conf (slurm-wlm-basic-plugins).
 const PyxisPlugstackFile = "/etc/slurm/plugstack.conf.d/pyxis.conf"
 
-// pyxisPlugstackReads declares what pyxis_plugstack reads back on a node: the pending marker of an interrupted write (in pendingDir) and the plugstack drop-in that loads pyxis, and slurmd, which loads it when it starts.
+// pyxisPlugstackReads declares what pyxis_plugstack reads back on a node:
+// the pending marker of an interrupted write (in pendingDir) and the
+// plugstack drop-in that loads pyxis, and slurmd, which loads it when it
+// starts.
 func pyxisPlugstackReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{PyxisPlugstackFile}, Units: []string{"slurmd.service"}, ManagedDirs: []string{pendingDir}}
 }

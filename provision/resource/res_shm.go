@@ -27,7 +27,8 @@ func newShmResource(size spec.Size) (*shmResource, error) {
 	return &shmResource{base: base{name: ShmMount}, size: size, opt: opt}, nil
 }
 
-// shmReads declares what shm reads back on a node: /etc/fstab, edited line by line.
+// shmReads declares what shm reads back on a node: /etc/fstab, edited line
+// by line.
 func shmReads() facts.Reads {
 	return facts.Reads{ConfigFiles: []string{FstabFile}}
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// sysctlReads declares what sysctl reads back on a node: the pending marker of an interrupted write (in pendingDir) and its sysctl.d drop-in.
+// sysctlReads declares what sysctl reads back on a node: the pending marker
+// of an interrupted write (in pendingDir) and its sysctl.d drop-in.
 func sysctlReads() facts.Reads {
 	return facts.Reads{ManagedFiles: []string{SysctlFile}, ManagedDirs: []string{pendingDir}}
 }
