@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/facts"
@@ -125,5 +126,46 @@ func TestToyResource(t *testing.T) {
 	// Second plan: converged.
 	if c := plan(f); c.Action != NoOp {
 		t.Fatalf("second plan: %s (before %v, after %v), want no-op", c.Action, c.Before, c.After)
+	}
+}
+
+// TestToyWalkthroughDocumented keeps ARCHITECTURE.md's walk-through in step
+// with this file: every line of its Go excerpt (but the elided one) is a
+// line here.
+func TestToyWalkthroughDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("toy_resource_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "**Walk-through: a toy resource in one file.**")
+	if !ok {
+		t.Fatal("ARCHITECTURE.md has no toy resource walk-through")
+	}
+	_, after, ok = strings.Cut(after, "```go\n")
+	excerpt, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("the walk-through has no Go excerpt")
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(src), "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	checked := 0
+	for _, l := range strings.Split(excerpt, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.Contains(l, "/*") {
+			continue
+		}
+		checked++
+		if !lines[l] {
+			t.Errorf("ARCHITECTURE.md's walk-through line %q is not in toy_resource_test.go", l)
+		}
+	}
+	if checked < 5 {
+		t.Errorf("the walk-through excerpt has %d lines to check", checked)
 	}
 }
