@@ -595,8 +595,8 @@ for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
 		case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) ;; *) continue ;; esac
 	fi
 	case $_t in
-	docker) c docker-images docker image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
-	ctr) c ctr-images ctr -n k8s.io images ls ;;
+	docker) run_command docker-images docker image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
+	ctr) run_command ctr-images ctr -n k8s.io images ls ;;
 	esac
 done
 

@@ -3,6 +3,7 @@ package facts_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 )
 
 // TestProbeReadsDeclared: the probe reads what a declaration names and
@@ -112,5 +114,50 @@ func TestProbeRefusesBadDeclarations(t *testing.T) {
 				t.Errorf("Probe ran the script for refused declarations %+v", r)
 			}
 		})
+	}
+}
+
+// TestProbeAsksRuntimeClients: where a runtime's socket exists and its
+// client is inside the root, the probe lists the runtime's images (a
+// renamed probe function once left "c docker-images" calling nothing, and
+// only a pull in cmd/gpuform's tests noticed).
+func TestProbeAsksRuntimeClients(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, content string, mode os.FileMode) {
+		t.Helper()
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("etc/os-release", "ID=debian\n", 0o644)
+	write("run/docker.sock", "", 0o644)
+	write("run/containerd/containerd.sock", "", 0o644)
+	write("bin/docker", "#!/bin/sh\necho 'sha256:aa nvcr.io/nvidia/pytorch 25.01 sha256:bb'\n", 0o755)
+	write("bin/ctr", "#!/bin/sh\necho 'REF TYPE DIGEST SIZE PLATFORMS LABELS'\n", 0o755)
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", script)
+	cmd.Env = []string{"GPUFORM_ROOT=" + root, "GPUFORM_PROBE_NONCE=i1", "PATH=" + filepath.Join(root, "bin") + ":/usr/bin:/bin"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := facts.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range []string{facts.RuntimeDocker, facts.RuntimeContainerd} {
+		if s := n.Images[rt]; s == nil || s.Error != "" {
+			t.Errorf("%s image store %+v: want one listed without error", rt, s)
+		}
+	}
+	if s := n.Images[facts.RuntimeDocker]; s != nil && len(s.Images) != 1 {
+		t.Errorf("docker images %+v, want the one the client lists", s.Images)
 	}
 }
