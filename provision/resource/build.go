@@ -94,8 +94,8 @@ func buildWith(bs []builder, n *spec.Node, f *facts.Node) (rs []Resource, warnin
 // inventoryReads declares the directories where gpuform writes files with
 // its name: every such file there is read into facts.Node.ManagedFiles, so
 // that gpuform facts shows each one whichever resource (or earlier
-// release) wrote it, and a resource that writes a file there reads it
-// back whether it declares the file or not.
+// release) wrote it. A resource still declares each file it reads
+// (TestDeclaredReads).
 func inventoryReads() facts.Reads {
 	return facts.Reads{ManagedDirs: []string{
 		"/etc/gpuform",
