@@ -15,6 +15,7 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -123,7 +124,7 @@ func runFacts(ctx context.Context, s Streams, a *factsArguments, v operationView
 		}
 		o := a.Conn.targetOptionsFor(s, connect.Options{}, false, "probing")
 		pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
-		n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
+		n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Reads: resource.Reads(), Root: abs})
 		cancel()
 		results := []facts.HostFacts{{Host: a.Root, Facts: n}}
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/graph"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -107,7 +108,7 @@ func graphPictures(ctx context.Context, s Streams, flags *specFlags, conn *conne
 		o := conn.targetOptionsFor(s, connect.Options{}, false, "probing")
 		pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
 		defer cancel()
-		n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Root: abs})
+		n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Reads: resource.Reads(), Root: abs})
 		if err != nil {
 			return nil, false, fmt.Errorf("probing %s: %w", gf.root, err)
 		}

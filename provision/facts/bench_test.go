@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -18,7 +19,7 @@ func BenchmarkProbeSim(b *testing.B) {
 	}
 	tr := sim.New("sim://hgx-h100-converged", root)
 	for b.Loop() {
-		if _, err := facts.Probe(context.Background(), tr, facts.Options{}); err != nil {
+		if _, err := facts.Probe(context.Background(), tr, facts.Options{Reads: resource.Reads()}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -32,7 +33,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Fatal(err)
 	}
 	res, err := sim.New("x", root).Run(context.Background(), transport.Command{
-		Script: facts.Script, Env: map[string]string{"GPUFORM_PROBE_NONCE": "b1"},
+		Script: facts.Script(resource.Reads()), Env: map[string]string{"GPUFORM_PROBE_NONCE": "b1"},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -77,7 +78,7 @@ func TestProbeStaysInRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.setup(t, root)
-			res, err := local.New("root").Run(context.Background(), transport.Command{Script: facts.Script, Env: map[string]string{"GPUFORM_ROOT": root, "GPUFORM_PROBE_NONCE": "n1"}})
+			res, err := local.New("root").Run(context.Background(), transport.Command{Script: facts.Script(resource.Reads()), Env: map[string]string{"GPUFORM_ROOT": root, "GPUFORM_PROBE_NONCE": "n1"}})
 			if err != nil || res.ExitCode != 0 {
 				t.Fatalf("probe: %v %d %s", err, res.ExitCode, res.Stderr)
 			}
@@ -145,7 +146,7 @@ func TestProbeReadsBytesExactly(t *testing.T) {
 	if err := os.Chmod(filepath.Join(root, "etc/fstab"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	n, err := facts.Probe(context.Background(), local.New("root"), facts.Options{Root: root})
+	n, err := facts.Probe(context.Background(), local.New("root"), facts.Options{Reads: resource.Reads(), Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

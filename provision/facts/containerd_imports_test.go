@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 )
 
 // TestProbeContainerdImports: the probe follows config.toml's imports the
@@ -68,7 +69,7 @@ func TestProbeContainerdImports(t *testing.T) {
 			for p, s := range tc.files {
 				write(p, s)
 			}
-			n, err := facts.Probe(context.Background(), local.New("image"), facts.Options{Root: root})
+			n, err := facts.Probe(context.Background(), local.New("image"), facts.Options{Reads: resource.Reads(), Root: root})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 )
 
 // TestProbeImageFiles: the probe reads the enroot and Apptainer image
@@ -80,7 +81,7 @@ func TestProbeImageFiles(t *testing.T) {
 	}
 	write("etc/gpuform/image-files", ident("raid/images/"+fa, 0)+"\n"+ident("raid/images/"+fb, 60)+"\n"+ident("raid/sif/"+sif, 0)+"\n")
 
-	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Root: root})
+	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Reads: resource.Reads(), Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestProbeImageDirTrust(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "etc/os-release"), []byte("ID=testos\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Root: root, ImageDirs: []string{"/raid/images", "/raid/missing/deeper", "/raid/../etc"}})
+	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Reads: resource.Reads(), Root: root, ImageDirs: []string{"/raid/images", "/raid/missing/deeper", "/raid/../etc"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestProbeImageDirTrust(t *testing.T) {
 	}
 
 	// Without image dirs asked about, nothing is reported.
-	n, err = facts.Probe(context.Background(), local.New("localhost"), facts.Options{Root: root})
+	n, err = facts.Probe(context.Background(), local.New("localhost"), facts.Options{Reads: resource.Reads(), Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

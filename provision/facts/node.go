@@ -78,7 +78,7 @@ type Node struct {
 	// MemoryBytes is MemTotal from /proc/meminfo.
 	MemoryBytes uint64 `json:"memory_bytes"`
 	// Units maps a systemd unit name (e.g. "nvidia-persistenced.service") to
-	// its state, for every unit in WatchedUnits().
+	// its state, for every unit the probe watched (Options.Reads.Units).
 	Units map[string]UnitState `json:"units"`
 	// NUMA are the NUMA nodes, sorted by ID.
 	NUMA []NUMANode `json:"numa_nodes"`
@@ -92,7 +92,8 @@ type Node struct {
 	// Grub is the kernel command line configured for the next boot.
 	Grub Grub `json:"grub"`
 	// ManagedFiles are the files gpuform itself writes (any file whose name
-	// contains "gpuform" in the directories listed in ManagedDirs()), keyed by
+	// contains "gpuform" in the directories of Options.Reads.ManagedDirs,
+	// and the files of Options.Reads.ManagedFiles), keyed by
 	// absolute path on the node, so plan can diff their contents.
 	ManagedFiles map[string]File `json:"managed_files"`
 	// ConfigFiles are the files gpuform rewrites (fstab, daemon.json,
@@ -130,6 +131,11 @@ type Node struct {
 	// Warnings are non-fatal problems met while parsing (an unparsable
 	// daemon.json, an unreadable section); the rest of the facts stand.
 	Warnings []string `json:"warnings,omitempty"`
+	// ReadLog, when set (Recording), records the declared reads asked of
+	// this Node's accessors, for the test that holds each resource to its
+	// declaration; nil otherwise, and never serialised. (An exported
+	// field, so that cmp.Diff compares Nodes without options.)
+	ReadLog *ReadLog `json:"-"`
 }
 
 // OS identifies the distribution from /etc/os-release.
@@ -399,23 +405,6 @@ type CPU struct {
 	// (NCCL's topology file names them for Intel CPUs); 0 when unknown.
 	Family  int `json:"family,omitempty"`
 	ModelID int `json:"model_id,omitempty"`
-}
-
-// WatchedUnits returns the systemd units whose state the probe reads
-// (probe.sh lists the same names).
-func WatchedUnits() []string {
-	return []string{
-		"nvidia-persistenced.service",
-		"nvidia-fabricmanager.service",
-		"nvidia-dcgm.service",
-		"docker.service",
-		"containerd.service",
-		"irqbalance.service",
-		"gpuform-nic-irq.service",
-		// slurmd loads pyxis's SPANK plugin when it starts: a new
-		// plugin or plugstack line needs it restarted where it runs.
-		"slurmd.service",
-	}
 }
 
 // UnitState is the state of one systemd unit.
@@ -693,29 +682,6 @@ func (c *ConfigFile) setMeta(line string) error {
 	return nil
 }
 
-// ManagedDirs returns the directories whose files with "gpuform" in their
-// name the probe reads into Node.ManagedFiles (every file of /etc/gpuform is
-// read). Apply writes its own files there with such names so that plan can
-// diff them; probe.sh lists the same directories.
-func ManagedDirs() []string {
-	return []string{
-		"/etc/gpuform",
-		"/etc/sysctl.d",
-		"/etc/modules-load.d",
-		"/etc/modprobe.d",
-		"/etc/security/limits.d",
-		"/etc/default/grub.d",
-		"/etc/systemd/system",
-		"/etc/systemd/system/docker.service.d",
-		"/etc/systemd/logind.conf.d",
-		"/etc/profile.d",
-		"/etc/apt/preferences.d",
-		"/etc/udev/rules.d",
-		"/etc/tmpfiles.d",
-		"/etc/enroot/enroot.conf.d",
-	}
-}
-
 // Package returns the installed version of the named package.
 func (n *Node) Package(name string) (version string, ok bool) {
 	p, ok := n.Packages.Installed[name]
@@ -771,6 +737,7 @@ func (n *Node) Unit(name string) UnitState {
 	if !strings.Contains(name, ".") {
 		name += ".service"
 	}
+	n.ReadLog.unit(name)
 	if s, ok := n.Units[name]; ok {
 		return s
 	}
@@ -867,6 +834,7 @@ func (n *Node) CUDAToolkit(version string) (CUDAToolkit, bool) {
 // false when the probe did not read path byte-exact (then nothing about it
 // is known).
 func (n *Node) ConfigFile(path string) (ConfigFile, bool) {
+	n.ReadLog.configFile(path)
 	c, ok := n.ConfigFiles[path]
 	return c, ok
 }
@@ -883,6 +851,7 @@ func (n *Node) HasSysctl(name string) (exists, known bool) {
 
 // ManagedFile returns the content of a file gpuform wrote, by absolute path.
 func (n *Node) ManagedFile(path string) (string, bool) {
+	n.ReadLog.managedFile(path)
 	f, ok := n.ManagedFiles[path]
 	return f.Content, ok
 }

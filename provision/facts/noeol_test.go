@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 )
 
 // The probe copies files with the shell's read instead of cat; a last line
@@ -25,7 +26,7 @@ func TestProbeCopiesFilesExactly(t *testing.T) {
 	}
 	write("etc/os-release", "NAME=\"Test\"\n\nID=testos\nPRETTY_NAME=\"Test OS 1\"")
 	write("etc/docker/daemon.json", "{\n  \"default-shm-size\": \"16G\"\n}")
-	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Root: root})
+	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Reads: resource.Reads(), Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

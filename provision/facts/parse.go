@@ -54,6 +54,12 @@ var requiredPaths = []string{
 	"/etc/docker/daemon.json",
 }
 
+// requiredReads are the requiredPaths the probe reads only because a
+// resource declares them (facts.Reads): Probe refuses declarations
+// without them, so that a caller that passed no resource.Reads() fails
+// before it runs anything rather than reading a node without them.
+var requiredReads = []string{"/etc/docker/daemon.json"}
+
 // cmdOutput is the recorded result of a command the probe ran.
 type cmdOutput struct {
 	rc  int
@@ -69,9 +75,12 @@ type rawFacts struct {
 	exists  map[string]bool
 	cmds    map[string]cmdOutput
 	managed []string
+	// units are the systemd units the probe watched (its unit records),
+	// in the order it read them.
+	units []string
 	// unreadable are the paths that exist but the probe could not read.
 	unreadable []string
-	// configs are the paths read byte-exact (x in probe.sh), with what
+	// configs are the paths read byte-exact (read_config in probe.sh), with what
 	// was recorded about them besides their bytes.
 	configs map[string]*ConfigFile
 	// errors are the paths that could not be resolved, and why.
@@ -165,6 +174,8 @@ func split(out []byte) (*rawFacts, error) {
 			raw.exists[arg] = true
 		case "managed":
 			raw.managed = append(raw.managed, arg)
+		case "unit":
+			raw.units = append(raw.units, arg)
 		case "config":
 			raw.configs[arg] = &ConfigFile{}
 		case "error", "resolved", "meta":
@@ -1144,7 +1155,7 @@ func (p *interpreter) numa() {
 }
 
 func (p *interpreter) units() {
-	for _, u := range WatchedUnits() {
+	for _, u := range p.raw.units {
 		if c, ok := p.raw.cmds["is-enabled:"+u]; ok {
 			st := UnitState{Enabled: text.FirstLine(c.out), Active: "inactive"}
 			// systemctl is-enabled prints an error, not a state, for a unit

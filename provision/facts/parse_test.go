@@ -394,6 +394,11 @@ func TestParsePCI(t *testing.T) {
 
 func TestParseUnits(t *testing.T) {
 	n := parseOne(t,
+		// The units the declarations watch, announced before their
+		// records; one with no records reads as not-found.
+		"@@n1 unit docker.service\n@@n1 unit nvidia-dcgm.service\n@@n1 unit nvidia-persistenced.service\n",
+		"@@n1 unit nvidia-fabricmanager.service\n@@n1 unit containerd.service\n@@n1 unit irqbalance.service\n",
+		"@@n1 unit gpuform-nic-irq.service\n@@n1 unit slurmd.service\n",
 		// Live root: systemctl output.
 		"@@n1 cmd is-enabled:docker.service 0\nenabled\n@@n1 eof\n",
 		"@@n1 cmd is-active:docker.service 3\ninactive\n@@n1 eof\n",
@@ -464,21 +469,25 @@ func TestParseCPUList(t *testing.T) {
 	}
 }
 
-// TestProbeScriptLists keeps probe.sh and the Go lists it mirrors in step.
-func TestProbeScriptLists(t *testing.T) {
-	for _, u := range WatchedUnits() {
-		if !strings.Contains(Script, u) {
-			t.Errorf("probe.sh does not read unit %s", u)
-		}
-	}
-	for _, d := range ManagedDirs() {
-		if !strings.Contains(Script, d+" ") && !strings.Contains(Script, d+"/") && !strings.Contains(Script, d+"; do") {
-			t.Errorf("probe.sh does not read managed directory %s", d)
-		}
-	}
+// TestProbeScriptRequiredPaths: every path the parser requires is read by
+// probe.sh itself or is a file a declaration must name (requiredReads,
+// which Reads.check enforces); TestProbeReadsDeclared and
+// resource.TestDeclaredReads cover what the declarations drive.
+func TestProbeScriptRequiredPaths(t *testing.T) {
 	for _, p := range requiredPaths {
-		if !strings.Contains(Script, p) {
-			t.Errorf("probe.sh does not report required path %s", p)
+		if !strings.Contains(probeBody, p) && !slices.Contains(requiredReads, p) {
+			t.Errorf("probe.sh does not report required path %s and no declaration must name it", p)
+		}
+	}
+	for _, p := range requiredReads {
+		if !slices.Contains(requiredPaths, p) {
+			t.Errorf("required read %s is not a required path", p)
+		}
+		if strings.Contains(probeBody, p) {
+			t.Errorf("probe.sh names %s itself: it must come from the declarations", p)
+		}
+		if err := (Reads{}).check(); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("Reads{}.check() = %v, want it to refuse declarations without %s", err, p)
 		}
 	}
 }

@@ -13,13 +13,17 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
-// Script is the facts probe: one POSIX sh script that reads, under the root
-// prefix in $GPUFORM_ROOT, everything a Node holds and prints it as marked
-// records. It is exported so the CLI can show it (and an operator can audit
-// exactly what gpuform runs on their nodes). It is Resolver followed by
-// probe.sh, with offers.sh (the package listing of facts.Available) as
-// the function gpuform_offers between them.
-var Script = Resolver + "gpuform_offers() {\n" + availableScript + "}\n" + probeBody
+// Script is the facts probe for the resources' declared reads r: one
+// POSIX sh script that reads, under the root prefix in $GPUFORM_ROOT,
+// everything a Node holds and prints it as marked records. It is exported
+// so the CLI can show it (and an operator can audit exactly what gpuform
+// runs on their nodes). It is r as shell variables, Resolver, offers.sh
+// (the package listing of facts.Available) as the function gpuform_offers,
+// then probe.sh, which loops over those variables. r must pass check
+// (Probe refuses one that does not).
+func Script(r Reads) string {
+	return r.shellVars() + Resolver + "gpuform_offers() {\n" + availableScript + "}\n" + probeBody
+}
 
 //go:embed probe.sh
 var probeBody string
@@ -53,6 +57,11 @@ type Options struct {
 	// (Node.Offers), from the metadata the host has, in the same command.
 	// Each must be a package name; Probe refuses any other.
 	Packages []string
+	// Reads are what the resources read back (resource.Reads(): their
+	// config files, managed files and directories, units). The probe
+	// reads exactly these besides the node facts it always reads; a
+	// declaration that is not a clean path or unit name is refused.
+	Reads Reads
 }
 
 // Probe runs the facts probe on the node behind t in exactly one command and
@@ -76,7 +85,10 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 		}
 		env["GPUFORM_PROBE_PACKAGES"] = strings.Join(opts.Packages, " ")
 	}
-	res, err := t.Run(ctx, transport.Command{Script: Script, Become: opts.Become, Env: env})
+	if err := opts.Reads.check(); err != nil {
+		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
+	}
+	res, err := t.Run(ctx, transport.Command{Script: Script(opts.Reads), Become: opts.Become, Env: env})
 	if err != nil {
 		if he := (*transport.HostError)(nil); errors.As(err, &he) {
 			return nil, err

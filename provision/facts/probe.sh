@@ -1,5 +1,9 @@
 # gpuform facts probe, format v1. POSIX sh; reads only. It runs after
-# resolve.sh (rw, rp, rd), which facts.Script puts in front of it.
+# resolve.sh (rw, rp, rd) and the resources' declared reads
+# (facts.Reads) as the lists $gpuform_config_files,
+# $gpuform_managed_files, $gpuform_managed_dirs, $gpuform_units and
+# $gpuform_repo_packages, each
+# space-separated, which facts.Script puts in front of it.
 #
 # Everything is read under the root prefix $GPUFORM_ROOT (or $1), "" or "/"
 # meaning the live system. Under a root prefix every path is resolved inside
@@ -15,6 +19,8 @@
 #   exists PATH    the path exists (used for directory entries)
 #   cmd NAME RC    a command's output follows, then "\n@@<nonce> eof"
 #   managed PATH   PATH is a file gpuform wrote (its records follow)
+#   unit NAME      NAME is a systemd unit the resources watch (its records,
+#                  if any, follow)
 #   config PATH    PATH is a file gpuform rewrites: its records follow,
 #                  byte-exact (resolved, meta, data)
 #   resolved PATH  the next line is where PATH leads (a symlink is on the way)
@@ -27,32 +33,35 @@
 #   root PATH      the root prefix in use
 # The first line is "@@gpuform-probe v1 begin <nonce>" and the last
 # "@@<nonce> end", so a truncated stream is detectable.
-N=${GPUFORM_PROBE_NONCE:-0}
+nonce=${GPUFORM_PROBE_NONCE:-0}
+: "${gpuform_config_files=}" "${gpuform_managed_files=}" "${gpuform_managed_dirs=}" "${gpuform_units=}" "${gpuform_repo_packages=}"
 R=${GPUFORM_ROOT:-${1:-}}
 while [ "${R%/}" != "$R" ]; do R=${R%/}; done
 # The root's physical path: resolve.sh builds physical paths on it.
 if [ -n "$R" ]; then
 	R=$(cd -P "$R" 2>/dev/null && pwd -P) || R=${GPUFORM_ROOT:-${1:-}}
 fi
-M="@@$N"
+mark="@@$nonce"
 LC_ALL=C
 export LC_ALL
-printf '@@gpuform-probe v1 begin %s\n' "$N"
-printf '%s root %s\n' "$M" "${R:-/}"
+printf '@@gpuform-probe v1 begin %s\n' "$nonce"
+printf '%s root %s\n' "$mark" "${R:-/}"
 
-# er PATH: the record for a path rp could not resolve (_e says why).
-er() {
-	printf '%s error %s\n%s\n' "$M" "$1" "$_e"
+# record_error PATH: the record for a path rp could not resolve (_e says why).
+record_error() {
+	printf '%s error %s\n%s\n' "$mark" "$1" "$_e"
 }
 
-f() {
+# read_file PATH...: each file's text (a file record), or why not.
+read_file() {
 	for _p in "$@"; do
 		if ! rp "$_p"; then
-			er "$_p"
+			record_error "$_p"
 			continue
 		fi
+		# shellcheck disable=SC2154 # _r and _e are set by rp (resolve.sh)
 		if [ -f "$_r" ] && [ -r "$_r" ]; then
-			printf '%s file %s\n' "$M" "$_p"
+			printf '%s file %s\n' "$mark" "$_p"
 			# cat without the fork: every line as read, and a last line
 			# without its newline printed without one, as cat would.
 			_l=
@@ -61,75 +70,77 @@ f() {
 				_l=
 			done <"$_r" 2>/dev/null
 			[ -n "$_l" ] && printf '%s' "$_l"
-			printf '\n%s eof\n' "$M"
+			printf '\n%s eof\n' "$mark"
 		else
-			nr "$_p"
+			record_unreadable "$_p"
 		fi
 	done
 }
 
-# nr PATH: the record for a file f or g could not read; _r is set.
-nr() {
+# record_unreadable PATH: the record for a file read_file or grep_file could
+# not read; _r is set.
+record_unreadable() {
 	if [ -f "$_r" ]; then
-		printf '%s unreadable %s\n' "$M" "$1"
+		printf '%s unreadable %s\n' "$mark" "$1"
 	else
-		printf '%s missing %s\n' "$M" "$1"
+		printf '%s missing %s\n' "$mark" "$1"
 	fi
 }
 
-# v PATH...: f for one-line files (sysfs attributes, sysctls), read with the
-# shell's own read so that a node with hundreds of CPUs costs no forks. A
-# file that is empty, unreadable or lacks its newline goes through f.
-v() {
+# read_value PATH...: read_file for one-line files (sysfs attributes,
+# sysctls), read with the shell's own read so that a node with hundreds of
+# CPUs costs no forks. A file that is empty, unreadable or lacks its newline
+# goes through read_file.
+read_value() {
 	for _p in "$@"; do
 		if rp "$_p" && [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
-			printf '%s file %s\n%s\n\n%s eof\n' "$M" "$_p" "$_v" "$M"
+			printf '%s file %s\n%s\n\n%s eof\n' "$mark" "$_p" "$_v" "$mark"
 		else
-			f "$_p"
+			read_file "$_p"
 		fi
 	done
 }
 
-# g PATTERN PATH: only the lines of PATH matching the extended regexp, for
-# files that are large on real nodes (dpkg status, cpuinfo, mounts).
-g() {
+# grep_file PATTERN PATH: only the lines of PATH matching the extended regexp,
+# for files that are large on real nodes (dpkg status, cpuinfo, mounts).
+grep_file() {
 	if ! rp "$2"; then
-		er "$2"
+		record_error "$2"
 		return
 	fi
 	if [ -f "$_r" ] && [ -r "$_r" ]; then
-		printf '%s file %s\n' "$M" "$2"
+		printf '%s file %s\n' "$mark" "$2"
 		grep -E "$1" "$_r" 2>/dev/null
-		printf '\n%s eof\n' "$M"
+		printf '\n%s eof\n' "$mark"
 	else
-		nr "$2"
+		record_unreadable "$2"
 	fi
 }
 
-# x PATH...: the files gpuform rewrites, byte for byte (od's hex, which no
-# byte can upset: the shell's read drops NUL bytes), with mode, owner,
-# group and SELinux context, and where the path leads. Resolved on a live
-# root too: a write goes through a symlink to its target, and plan shows
+# read_config PATH...: the files gpuform rewrites, byte for byte (od's hex,
+# which no byte can upset: the shell's read drops NUL bytes), with mode,
+# owner, group and SELinux context, and where the path leads. Resolved on a
+# live root too: a write goes through a symlink to its target, and plan shows
 # where that is.
-x() {
+read_config() {
 	for _p in "$@"; do
-		printf '%s config %s\n' "$M" "$_p"
+		printf '%s config %s\n' "$mark" "$_p"
 		if ! rw "$_p"; then
-			er "$_p"
+			record_error "$_p"
 			continue
 		fi
-		[ "${_r#"$R"}" = "$_p" ] || printf '%s resolved %s\n%s\n' "$M" "$_p" "${_r#"$R"}"
+		[ "${_r#"$R"}" = "$_p" ] || printf '%s resolved %s\n%s\n' "$mark" "$_p" "${_r#"$R"}"
 		if [ ! -e "$_r" ]; then
-			printf '%s missing %s\n' "$M" "$_p"
+			printf '%s missing %s\n' "$mark" "$_p"
 			continue
 		fi
 		if [ ! -f "$_r" ]; then
 			_e="not a regular file"
-			er "$_p"
+			record_error "$_p"
 			continue
 		fi
 		if [ ! -r "$_r" ]; then
-			printf '%s unreadable %s\n' "$M" "$_p"
+			printf '%s unreadable %s\n' "$mark" "$_p"
 			continue
 		fi
 		# GNU ls prints "?" as the context without SELinux; ls without -Z
@@ -145,94 +156,91 @@ x() {
 		if [ $# -ge 5 ]; then
 			_x=-
 			[ -z "$_z" ] || _x=$5
-			printf '%s meta %s\n%s %s %s %s\n' "$M" "$_p" "$1" "$3" "$4" "$_x"
+			printf '%s meta %s\n%s %s %s %s\n' "$mark" "$_p" "$1" "$3" "$4" "$_x"
 		fi
-		printf '%s data %s\n' "$M" "$_p"
+		printf '%s data %s\n' "$mark" "$_p"
 		if od -An -v -tx1 <"$_r"; then
-			printf '%s eof\n' "$M"
+			printf '%s eof\n' "$mark"
 		else
-			printf '%s eof\n' "$M"
+			printf '%s eof\n' "$mark"
 			_e="read failed"
-			er "$_p"
+			record_error "$_p"
 		fi
 	done
 }
 
-# gx PATH: whether x reads PATH (the files gpuform writes in full).
-gx() {
-	case $1 in
-	/etc/sysctl.d/90-gpuform.conf | /etc/sysctl.d/91-gpuform-hugepages.conf | \
-		/etc/default/grub.d/90-gpuform.cfg | /etc/security/limits.d/90-gpuform.conf | \
-		/etc/modules-load.d/gpuform.conf | /etc/tmpfiles.d/90-gpuform-governor.conf | \
-		/etc/gpuform/owners.json | /etc/gpuform/binding.json | /etc/gpuform/nccl-topo.xml | \
-		/etc/gpuform/nic-irq.sh | /etc/systemd/system/gpuform-nic-irq.service | \
-		/etc/enroot/enroot.conf.d/90-gpuform.conf) return 0 ;;
-	esac
+# is_managed_file PATH: whether PATH is one of the files the resources
+# write in full ($gpuform_managed_files, facts.Reads.ManagedFiles), which
+# read_config reads byte-exact.
+is_managed_file() {
+	case " $gpuform_managed_files " in *" $1 "*) return 0 ;; esac
 	return 1
 }
 
-# l PATH...: the target of each PATH that is a symlink, as written.
-l() {
+# read_link PATH...: the target of each PATH that is a symlink, as written.
+read_link() {
 	for _p in "$@"; do
 		rp "${_p%/*}" || continue
 		_q=$_r/${_p##*/}
 		if [ -h "$_q" ]; then
-			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_p" "$_t"
+			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_p" "$_t"
 		fi
 	done
 }
 
-# s PATH...: l for sysfs links to directories, printing where they lead:
-# on a live root with cd -P instead of readlink (readlink is one exec per
-# link, and a node has hundreds of PCI and RDMA links), under a root with
-# rp. The printed target is the physical path under the root; the parser
-# reads only its path components.
-s() {
+# read_dir_link PATH...: read_link for sysfs links to directories, printing
+# where they lead: on a live root with cd -P instead of readlink (readlink is
+# one exec per link, and a node has hundreds of PCI and RDMA links), under a
+# root with rp. The printed target is the physical path under the root; the
+# parser reads only its path components.
+read_dir_link() {
 	for _p in "$@"; do
 		if [ -z "$R" ]; then
 			[ -h "$_p" ] || continue
 			if cd -P "$_p" 2>/dev/null; then
-				printf '%s link %s\n%s\n' "$M" "$_p" "$PWD"
+				printf '%s link %s\n%s\n' "$mark" "$_p" "$PWD"
 			else
-				l "$_p"
+				read_link "$_p"
 			fi
 			continue
 		fi
-		rp "${_p%/*}" && [ -h "$_r/${_p##*/}" ] || continue
+		{ rp "${_p%/*}" && [ -h "$_r/${_p##*/}" ]; } || continue
 		if rp "$_p" && [ -d "$_r" ]; then
-			printf '%s link %s\n%s\n' "$M" "$_p" "${_r#"$R"}"
+			printf '%s link %s\n%s\n' "$mark" "$_p" "${_r#"$R"}"
 		else
-			l "$_p"
+			read_link "$_p"
 		fi
 	done
 	cd /
 }
 
-# e PATH...: the paths that exist (a dangling symlink counts).
-e() {
+# record_exists PATH...: the paths that exist (a dangling symlink counts).
+record_exists() {
 	for _p in "$@"; do
 		rp "${_p%/*}" || continue
 		if [ -h "$_r/${_p##*/}" ] || [ -e "$_r/${_p##*/}" ]; then
-			printf '%s exists %s\n' "$M" "$_p"
+			printf '%s exists %s\n' "$mark" "$_p"
 		fi
 	done
 }
 
-# en DIR: e for every entry of DIR.
-en() {
+# record_entries DIR: record_exists for every entry of DIR.
+record_entries() {
 	rp "$1" && [ -d "$_r" ] || return 0
 	for _y in "$_r"/*; do
 		[ -h "$_y" ] || [ -e "$_y" ] || continue
-		printf '%s exists %s\n' "$M" "$1/${_y##*/}"
+		printf '%s exists %s\n' "$mark" "$1/${_y##*/}"
 	done
 }
 
-c() {
+# run_command NAME COMMAND...: COMMAND's output and exit status, as the
+# cmd record NAME.
+run_command() {
 	_n=$1
 	shift
 	_o=$("$@" 2>&1)
 	_rc=$?
-	printf '%s cmd %s %s\n%s\n%s eof\n' "$M" "$_n" "$_rc" "$_o" "$M"
+	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" "$_n" "$_rc" "$_o" "$mark"
 }
 
 # on_path NAME: _b is the first executable file NAME in $PATH. A command
@@ -259,44 +267,53 @@ on_path() {
 }
 
 # Identity and kernel.
-f /etc/os-release
+read_file /etc/os-release
 rp /etc/os-release
-[ -f "$_r" ] || f /usr/lib/os-release
-v /proc/sys/kernel/osrelease /proc/cmdline
+[ -f "$_r" ] || read_file /usr/lib/os-release
+read_value /proc/sys/kernel/osrelease /proc/cmdline
 # The node's own name and identity: the kernel's host name (an unpacked
 # image has none, so /etc/hostname too) and the systemd machine id, which
 # tells two hosts apart that an inventory gave the same address.
-v /proc/sys/kernel/hostname /etc/hostname /etc/machine-id
-f /proc/driver/nvidia/version /proc/modules
+read_value /proc/sys/kernel/hostname /etc/hostname /etc/machine-id
+read_file /proc/driver/nvidia/version /proc/modules
 if rp /proc/sys/kernel/arch && [ -f "$_r" ]; then
-	v /proc/sys/kernel/arch
+	read_value /proc/sys/kernel/arch
 elif [ -z "$R" ]; then
-	c uname-m uname -m
+	run_command uname-m uname -m
 fi
-f /var/run/reboot-required
+read_file /var/run/reboot-required
 # Who the probe runs as (after become), so that plan can say before apply
 # that it lacks root. Under a root prefix what counts is whether the root
 # is writable, not the uid, so it is not asked there.
-[ -n "$R" ] || c euid id -u
+[ -n "$R" ] || run_command euid id -u
 
 # Packages: dpkg status is large on real nodes, keep the fields parsed.
-g '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
+grep_file '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
 # dpkg journals state changes in updates/ and folds them into status only
 # later: a killed dpkg leaves the packages' last states there.
 for _u in "$R"/var/lib/dpkg/updates/[0-9]*; do
-	[ -f "$_u" ] && g '^(Package|Status|Version|Architecture):|^$' "${_u#"$R"}"
+	[ -f "$_u" ] && grep_file '^(Package|Status|Version|Architecture):|^$' "${_u#"$R"}"
 done
 # NVIDIA's driver packages in apt's lists (the repository candidates), so
 # that a floating branch ("580") resolves to an exact release in the plan.
+# The names are the resources' (facts.Reads.RepoPackages, in
+# $gpuform_repo_packages), joined into one awk regular expression.
 set -- "$R"/var/lib/apt/lists/*_Packages
-if [ -f "$1" ]; then
-	c apt-candidates awk '/^Package: /{p=$2} /^Version: /{if (p ~ /^(cuda-drivers-[0-9]+|nvidia-open|nvidia-fabricmanager-[0-9]+|nvidia-driver-pinning-[0-9]+)$/) print p, $2}' "$@"
+if [ -f "$1" ] && [ -n "$gpuform_repo_packages" ]; then
+	_re=
+	set -f
+	for _n in $gpuform_repo_packages; do
+		_re=${_re:+$_re|}$_n
+	done
+	set +f
+	# shellcheck disable=SC2016 # $2 is awk's field, not the shell's
+	run_command apt-candidates awk -v re="^($_re)\$" '/^Package: /{p=$2} /^Version: /{if (p ~ re) print p, $2}' "$@"
 fi
 # The apt holds gpuform set itself (a hold someone else set is theirs).
-f /var/lib/gpuform/apt-holds
-f /etc/dnf/plugins/versionlock.list
+read_file /var/lib/gpuform/apt-holds
+read_file /etc/dnf/plugins/versionlock.list
 if on_path rpm && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
-	c rpm "$_b" --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'
+	run_command rpm "$_b" --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'
 fi
 
 # CUDA toolkits and container runtime configuration.
@@ -305,16 +322,20 @@ if rd /usr/local; then
 		# /usr/local/cuda is usually a symlink (via /etc/alternatives on
 		# Debian) whose absolute target only resolves on the live root.
 		if [ -h "$d" ]; then
-			l "/usr/local/${d##*/}"
+			read_link "/usr/local/${d##*/}"
 		elif [ -d "$d" ]; then
-			f "/usr/local/${d##*/}/version.json"
+			read_file "/usr/local/${d##*/}/version.json"
 		fi
 	done
 fi
-l /etc/alternatives/cuda
-x /etc/docker/daemon.json /etc/nccl.conf /etc/containerd/config.toml
-# Apptainer's one configuration file, edited directive by directive.
-x /etc/apptainer/apptainer.conf
+read_link /etc/alternatives/cuda
+# The configuration files the resources edit in place, byte-exact, as
+# they declare them (facts.Reads.ConfigFiles, in $gpuform_config_files):
+# daemon.json, nccl.conf, containerd's config.toml, apptainer.conf,
+# gres.conf, fstab, irqbalance's settings and others.
+for _p in $gpuform_config_files; do
+	read_config "$_p"
+done
 
 # containerd merges the files named by config.toml's top-level imports over
 # it, in order (nvidia-ctk 1.18 and later writes its runtime to such a
@@ -364,73 +385,68 @@ if rp /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
 		_ci="$_ci$_l
 "
 	done
-	printf '%s cmd containerd-imports 0\n%s\n%s eof\n' "$M" "$_ci" "$M"
+	printf '%s cmd containerd-imports 0\n%s\n%s eof\n' "$mark" "$_ci" "$mark"
 	IFS='
 '
 	set -f
 	for _i in $_cf; do
 		IFS=$_o
-		x "$_i"
+		read_config "$_i"
 	done
 	set +f
 	IFS=$_o
 fi
-# Slurm reads gres.conf beside slurm.conf: /etc/slurm, or /etc/slurm-llnl
-# on older Debian and Ubuntu packages.
-x /etc/slurm/gres.conf /etc/slurm-llnl/gres.conf
-f /etc/nvidia-container-runtime/config.toml
-f /etc/cdi/nvidia.yaml /var/run/cdi/nvidia.yaml
+read_file /etc/nvidia-container-runtime/config.toml
+read_file /etc/cdi/nvidia.yaml /var/run/cdi/nvidia.yaml
 # pyxis's SPANK plugin where its packages and make install put it, and
 # the plugstack drop-in that loads it.
-e /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so /usr/lib/aarch64-linux-gnu/slurm/spank_pyxis.so \
+record_exists /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so /usr/lib/aarch64-linux-gnu/slurm/spank_pyxis.so \
 	/usr/lib64/slurm/spank_pyxis.so /usr/local/lib/slurm/spank_pyxis.so
-x /etc/slurm/plugstack.conf.d/pyxis.conf
 
 # Memory, /dev/shm, sysctls, limits, hugepages.
-g '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo
-g '^[^ ]+ /dev/shm ' /proc/mounts
-x /etc/fstab
-v /sys/kernel/mm/transparent_hugepage/enabled
+grep_file '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo
+grep_file '^[^ ]+ /dev/shm ' /proc/mounts
+read_value /sys/kernel/mm/transparent_hugepage/enabled
 for s in kernel/numa_balancing vm/swappiness vm/overcommit_memory vm/max_map_count \
 	vm/zone_reclaim_mode vm/nr_hugepages kernel/shmmax kernel/shmall kernel/pid_max \
 	net/core/rmem_max net/core/wmem_max net/core/netdev_max_backlog \
 	net/ipv4/tcp_rmem net/ipv4/tcp_wmem fs/file-max; do
-	rp "/proc/sys/$s" && [ -f "$_r" ] && v "/proc/sys/$s"
+	rp "/proc/sys/$s" && [ -f "$_r" ] && read_value "/proc/sys/$s"
 done
 # Every sysctl the kernel has, by name, so that plan can refuse a key that
 # sysctl -p would reject. find does not follow symlinks.
 if rp /proc/sys && [ -d "$_r" ]; then
-	printf '%s names /proc/sys\n' "$M"
+	printf '%s names /proc/sys\n' "$mark"
 	(cd "$_r" && find . -type f 2>/dev/null)
-	printf '%s eof\n' "$M"
+	printf '%s eof\n' "$mark"
 fi
-f /etc/security/limits.conf
+read_file /etc/security/limits.conf
 if rd /etc/security/limits.d; then
 	for p in "$_r"/*.conf; do
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=/etc/security/limits.d/${p##*/}
-		gx "$p" || f "$p"
+		is_managed_file "$p" || read_file "$p"
 	done
 fi
 
 # CPU and NUMA.
-g '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
+grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
 # Whether this is a virtual machine: systemd-detect-virt on a live node
 # (CPUID and DMI), the DMI vendor and product under a root prefix. An NCCL
 # topology file is written for VMs only.
-v /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name
-[ -n "$R" ] || c detect-virt systemd-detect-virt --vm
-v /sys/devices/system/cpu/online
+read_value /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name
+[ -n "$R" ] || run_command detect-virt systemd-detect-virt --vm
+read_value /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! { rp /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && rd /sys/devices/system/cpu; then
 	# Only the distinct package ids matter (the parser counts sockets).
 	_seen=" "
 	for p in "$_r"/cpu[0-9]*; do
 		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
-		rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r" || continue
+		{ rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
 		case $_seen in *" $_x "*) continue ;; esac
 		_seen="$_seen$_x "
-		v "$p"
+		read_value "$p"
 	done
 fi
 # Only the distinct governors matter: a 224-CPU node would otherwise send
@@ -439,38 +455,41 @@ _seen=" "
 if rd /sys/devices/system/cpu; then
 	for p in "$_r"/cpu[0-9]*; do
 		p=/sys/devices/system/cpu/${p##*/}/cpufreq/scaling_governor
-		rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r" || continue
+		{ rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
 		case $_seen in *" $_x "*) continue ;; esac
 		_seen="$_seen$_x "
-		v "$p"
+		read_value "$p"
 	done
 fi
 if rd /sys/devices/system/node; then
 	for p in "$_r"/node[0-9]*; do
 		p=/sys/devices/system/node/${p##*/}
-		rp "$p" && [ -d "$_r" ] || continue
-		v "$p/cpulist" "$p/distance"
-		g 'MemTotal' "$p/meminfo"
+		{ rp "$p" && [ -d "$_r" ]; } || continue
+		read_value "$p/cpulist" "$p/distance"
+		grep_file 'MemTotal' "$p/meminfo"
 	done
 fi
 
-# systemd units. On a live root ask systemctl; under a root prefix read the
-# unit files, the .wants symlinks that "enable" creates, and the invocation
-# records systemd keeps in /run/systemd/units for started units.
-for u in nvidia-persistenced.service nvidia-fabricmanager.service nvidia-dcgm.service \
-	docker.service containerd.service irqbalance.service gpuform-nic-irq.service slurmd.service; do
+# The systemd units the resources watch (facts.Reads.Units, in
+# $gpuform_units), each announced by a unit record so that the parser
+# knows a unit that has no records. On a live root ask systemctl; under a
+# root prefix read the unit files, the .wants symlinks that "enable"
+# creates, and the invocation records systemd keeps in /run/systemd/units
+# for started units.
+for u in $gpuform_units; do
+	printf '%s unit %s\n' "$mark" "$u"
 	if [ -z "$R" ] && command -v systemctl >/dev/null 2>&1; then
-		c "is-enabled:$u" systemctl is-enabled "$u"
-		c "is-active:$u" systemctl is-active "$u"
+		run_command "is-enabled:$u" systemctl is-enabled "$u"
+		run_command "is-active:$u" systemctl is-active "$u"
 	else
-		e "/etc/systemd/system/$u" "/lib/systemd/system/$u" "/usr/lib/systemd/system/$u" \
+		record_exists "/etc/systemd/system/$u" "/lib/systemd/system/$u" "/usr/lib/systemd/system/$u" \
 			"/run/systemd/units/invocation:$u"
 		if rd /etc/systemd/system; then
 			for w in "$_r"/*.wants; do
-				e "/etc/systemd/system/${w##*/}/$u"
+				record_exists "/etc/systemd/system/${w##*/}/$u"
 			done
 		fi
-		l "/etc/systemd/system/$u"
+		read_link "/etc/systemd/system/$u"
 	fi
 done
 
@@ -479,8 +498,8 @@ done
 if rd /sys/bus/pci/devices; then
 	for p in "$_r"/*; do
 		q=/sys/bus/pci/devices/${p##*/}
-		rd "$q" && [ -d "$_r" ] || continue
-		rp "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r" || continue
+		{ rd "$q" && [ -d "$_r" ]; } || continue
+		{ rp "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r"; } || continue
 		case $cls in
 		0x0300* | 0x0302* | 0x0207* | 0x0200* | 0x0108*) ;;
 		0x0680*)
@@ -489,13 +508,13 @@ if rd /sys/bus/pci/devices; then
 			;;
 		*) continue ;;
 		esac
-		s "$q" "$q/driver"
+		read_dir_link "$q" "$q/driver"
 		for a in class vendor device subsystem_vendor subsystem_device numa_node \
 			current_link_speed max_link_speed current_link_width max_link_width; do
-			rp "$q/$a" && [ -f "$_r" ] && v "$q/$a"
+			rp "$q/$a" && [ -f "$_r" ] && read_value "$q/$a"
 		done
-		en "$q/net"
-		en "$q/infiniband"
+		record_entries "$q/net"
+		record_entries "$q/infiniband"
 		# An RDMA NIC's interrupts and the CPUs each may run on (affinity
 		# { nic_irq_affinity }). The kernel renumbers IRQs at every boot,
 		# so they are read here, never remembered.
@@ -514,7 +533,7 @@ if rd /sys/bus/pci/devices; then
 			case ${_u##*/} in
 			*:*.*)
 				for a in max_link_speed max_link_width; do
-					rp "$_u/$a" && [ -f "$_r" ] && v "$_u/$a"
+					rp "$_u/$a" && [ -f "$_r" ] && read_value "$_u/$a"
 				done
 				;;
 			esac
@@ -523,8 +542,8 @@ if rd /sys/bus/pci/devices; then
 			for i in "$_r"/*; do
 				[ -e "$i" ] || continue
 				i=${i##*/}
-				printf '%s exists %s\n' "$M" "$q/msi_irqs/$i"
-				v "/proc/irq/$i/smp_affinity_list"
+				printf '%s exists %s\n' "$mark" "$q/msi_irqs/$i"
+				read_value "/proc/irq/$i/smp_affinity_list"
 			done
 		fi
 	done
@@ -536,33 +555,30 @@ if rd /sys/class/infiniband; then
 		[ -e "$p" ] || [ -h "$p" ] || continue
 		q=/sys/class/infiniband/${p##*/}
 		rd "$q" || continue
-		s "$q" "$q/device"
-		en "$q/device/net"
+		read_dir_link "$q" "$q/device"
+		record_entries "$q/device/net"
 		if rd "$q/device/net" && [ -d "$_r" ]; then
 			for n in "$_r"/*; do
 				[ -d "$n" ] || continue
-				v "$q/device/net/${n##*/}/mtu"
+				read_value "$q/device/net/${n##*/}/mtu"
 			done
 		fi
-		rp "$q/ports" && [ -d "$_r" ] || continue
+		{ rp "$q/ports" && [ -d "$_r" ]; } || continue
 		for port in "$_r"/*; do
 			port=$q/ports/${port##*/}
-			rp "$port" && [ -d "$_r" ] || continue
-			v "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
+			{ rp "$port" && [ -d "$_r" ]; } || continue
+			read_value "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
 		done
 	done
 fi
 
-# irqbalance's settings (Debian/Ubuntu, RHEL family): gpuform edits one key.
-x /etc/default/irqbalance /etc/sysconfig/irqbalance
-
 # Boot configuration.
-f /etc/default/grub
+read_file /etc/default/grub
 if rd /etc/default/grub.d; then
 	for p in "$_r"/*; do
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=/etc/default/grub.d/${p##*/}
-		gx "$p" || f "$p"
+		is_managed_file "$p" || read_file "$p"
 	done
 fi
 
@@ -579,8 +595,8 @@ for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
 		case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) ;; *) continue ;; esac
 	fi
 	case $_t in
-	docker) c docker-images docker image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
-	ctr) c ctr-images ctr -n k8s.io images ls ;;
+	docker) run_command docker-images docker image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
+	ctr) run_command ctr-images ctr -n k8s.io images ls ;;
 	esac
 done
 
@@ -593,23 +609,24 @@ done
 # gpuform pulled it: a file under a digest's name that gpuform did not pull
 # on this node, or that changed since, is not taken for that build.
 if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
+	_list=$_r
 	_ids=
 	_nl='
 '
 	while IFS= read -r _d || [ -n "$_d" ]; do
 		case $_d in /*) ;; *) continue ;; esac
 		case $_d in *[!A-Za-z0-9._/-]* | *//* | */../* | */..) continue ;; esac
-		rd "$_d" && [ -d "$_r" ] || continue
+		{ rd "$_d" && [ -d "$_r" ]; } || continue
 		for _y in "$_r"/*.sqsh "$_r"/*.sif; do
 			if [ -h "$_y" ]; then
-				_t=$(readlink "$_y" 2>/dev/null) && printf '%s link %s\n%s\n' "$M" "$_d/${_y##*/}" "$_t"
+				_t=$(readlink "$_y" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_d/${_y##*/}" "$_t"
 			elif [ -f "$_y" ]; then
-				printf '%s exists %s\n' "$M" "$_d/${_y##*/}"
+				printf '%s exists %s\n' "$mark" "$_d/${_y##*/}"
 				_s=$(stat -c '%d:%i %s %Y' "$_y" 2>/dev/null) && _ids=$_ids$_s" $_d/${_y##*/}"$_nl
 			fi
 		done
-	done <"$_r"
-	printf '%s cmd image-file-ids 0\n%s\n%s eof\n' "$M" "$_ids" "$M"
+	done <"$_list"
+	printf '%s cmd image-file-ids 0\n%s\n%s eof\n' "$mark" "$_ids" "$mark"
 fi
 
 # The directories the spec's image_dir will use, which the controller names
@@ -643,34 +660,27 @@ if [ -n "${GPUFORM_PROBE_IMAGE_DIRS:-}" ]; then
 			[ -n "$_q" ] || _q=/
 		done
 	done
-	printf '%s cmd image-dir-stats 0\n%s\n%s eof\n' "$M" "$_o" "$M"
+	printf '%s cmd image-dir-stats 0\n%s\n%s eof\n' "$mark" "$_o" "$mark"
 fi
 
-# Files gpuform writes: the ones it writes in full (x, byte-exact), any
-# other file with "gpuform" in its name in these dirs, and everything in
-# /etc/gpuform.
-for p in /etc/sysctl.d/90-gpuform.conf /etc/sysctl.d/91-gpuform-hugepages.conf \
-	/etc/default/grub.d/90-gpuform.cfg /etc/security/limits.d/90-gpuform.conf \
-	/etc/modules-load.d/gpuform.conf /etc/tmpfiles.d/90-gpuform-governor.conf \
-	/etc/gpuform/owners.json /etc/gpuform/binding.json /etc/gpuform/nccl-topo.xml \
-	/etc/gpuform/nic-irq.sh /etc/systemd/system/gpuform-nic-irq.service \
-	/etc/enroot/enroot.conf.d/90-gpuform.conf; do
-	printf '%s managed %s\n' "$M" "$p"
-	x "$p"
+# Files gpuform writes, as the resources declare them: the ones it
+# writes in full (facts.Reads.ManagedFiles, byte-exact with read_config),
+# then any other file with "gpuform" in its name in the managed
+# directories (facts.Reads.ManagedDirs), and everything in /etc/gpuform.
+for p in $gpuform_managed_files; do
+	printf '%s managed %s\n' "$mark" "$p"
+	read_config "$p"
 done
-for d in /etc/sysctl.d /etc/modules-load.d /etc/modprobe.d /etc/security/limits.d \
-	/etc/default/grub.d /etc/systemd/system /etc/systemd/system/docker.service.d \
-	/etc/systemd/logind.conf.d /etc/profile.d /etc/apt/preferences.d /etc/udev/rules.d \
-	/etc/tmpfiles.d /etc/enroot/enroot.conf.d /etc/gpuform; do
+for d in $gpuform_managed_dirs; do
 	rd "$d" || continue
 	_dr=$_r
 	for p in "$_dr"/*; do
 		case $d:${p##*/} in /etc/gpuform:* | *:*gpuform*) ;; *) continue ;; esac
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=$d/${p##*/}
-		gx "$p" && continue
-		printf '%s managed %s\n' "$M" "$p"
-		f "$p"
+		is_managed_file "$p" && continue
+		printf '%s managed %s\n' "$mark" "$p"
+		read_file "$p"
 	done
 done
 
@@ -690,8 +700,9 @@ if [ -n "${GPUFORM_PROBE_PACKAGES:-}" ]; then
 			esac
 		done
 	fi
+	# shellcheck disable=SC2034 # read by gpuform_offers (offers.sh)
 	GPUFORM_PACKAGES=$GPUFORM_PROBE_PACKAGES
-	[ -z "$GPUFORM_FAMILY" ] || c offers gpuform_offers
+	[ -z "$GPUFORM_FAMILY" ] || run_command offers gpuform_offers
 fi
 
-printf '%s end\n' "$M"
+printf '%s end\n' "$mark"

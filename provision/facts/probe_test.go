@@ -15,6 +15,7 @@ import (
 	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -58,7 +59,7 @@ func TestProbeSimRoots(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			viaSim, err := facts.Probe(ctx, sim.New("sim://"+name, root), facts.Options{})
+			viaSim, err := facts.Probe(ctx, sim.New("sim://"+name, root), facts.Options{Reads: resource.Reads()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func TestProbeSimRoots(t *testing.T) {
 			lt := local.New("localhost", local.WithEnv(map[string]string{
 				"PATH": filepath.Join(root, sim.BinDir) + ":" + os.Getenv("PATH"),
 			}))
-			viaLocal, err := facts.Probe(ctx, lt, facts.Options{Root: root})
+			viaLocal, err := facts.Probe(ctx, lt, facts.Options{Reads: resource.Reads(), Root: root})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +106,7 @@ func TestProbeLiveRoot(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/kernel/osrelease"); err != nil {
 		t.Skip("not Linux")
 	}
-	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{})
+	n, err := facts.Probe(context.Background(), local.New("localhost"), facts.Options{Reads: resource.Reads()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestProbeErrors(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ft := &fakeTransport{res: tc.res, err: tc.err}
-			_, err := facts.Probe(context.Background(), ft, facts.Options{Root: "/mnt/img", Become: true})
+			_, err := facts.Probe(context.Background(), ft, facts.Options{Reads: resource.Reads(), Root: "/mnt/img", Become: true})
 			var he *transport.HostError
 			if !errorsAs(err, &he) || he.Host != "node1" {
 				t.Fatalf("error %v is not a HostError for node1", err)
@@ -160,7 +161,7 @@ func TestProbeErrors(t *testing.T) {
 				t.Fatalf("probe ran %d commands, want exactly 1", len(ft.seen))
 			}
 			c := ft.seen[0]
-			if !c.Become || c.Env["GPUFORM_ROOT"] != "/mnt/img" || c.Env["GPUFORM_PROBE_NONCE"] == "" || c.Script != facts.Script {
+			if !c.Become || c.Env["GPUFORM_ROOT"] != "/mnt/img" || c.Env["GPUFORM_PROBE_NONCE"] == "" || c.Script != facts.Script(resource.Reads()) {
 				t.Errorf("probe command = become %v env %v, want become, root and nonce", c.Become, c.Env)
 			}
 		})
@@ -191,7 +192,7 @@ func TestProbeShells(t *testing.T) {
 		"busybox-ash": {[]string{"busybox", "sh"}, "busybox-static"},
 	}
 	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
@@ -258,7 +259,7 @@ func TestProbeAbsoluteSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := facts.Probe(context.Background(), local.New("image"), facts.Options{Root: root})
+	n, err := facts.Probe(context.Background(), local.New("image"), facts.Options{Reads: resource.Reads(), Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestProbeUnreadableFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := filepath.Join(root, "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	argv := []string{"/bin/sh", script}
@@ -371,7 +372,7 @@ func TestProbeNICUpstreamPort(t *testing.T) {
 	}
 	link("sys/bus/pci/devices/0000:16:00.0", "../../../devices/pci0000:15/0000:15:01.0/0000:16:00.0")
 	link("sys/bus/pci/devices/0000:17:00.0", "../../../devices/pci0000:15/0000:15:01.0/0000:17:00.0")
-	n, err := facts.Probe(context.Background(), local.New("nic"), facts.Options{Root: root})
+	n, err := facts.Probe(context.Background(), local.New("nic"), facts.Options{Reads: resource.Reads(), Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

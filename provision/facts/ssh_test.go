@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/ssh"
 )
@@ -49,7 +50,7 @@ func TestProbeOverSSH(t *testing.T) {
 	sessions0 := srv.Sessions()
 	for _, name := range sim.Names() {
 		t.Run(name, func(t *testing.T) {
-			n, err := facts.Probe(ctx, c, facts.Options{Root: roots[name]})
+			n, err := facts.Probe(ctx, c, facts.Options{Reads: resource.Reads(), Root: roots[name]})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -21,7 +22,7 @@ func BenchmarkFleetProbe50(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchmarkFleet(b, 50, DefaultParallelism, func(ctx context.Context, t transport.Transport) error {
-		n, err := facts.Probe(ctx, t, facts.Options{Root: root})
+		n, err := facts.Probe(ctx, t, facts.Options{Reads: resource.Reads(), Root: root})
 		if err == nil && len(n.NVIDIAGPUs()) != 8 {
 			b.Errorf("%s: probe saw %d GPUs", t.Host(), len(n.NVIDIAGPUs()))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/gres"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -60,7 +61,7 @@ func simFacts(t *testing.T, profile string) *facts.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := facts.Probe(context.Background(), sim.New("sim://"+profile, root), facts.Options{})
+	f, err := facts.Probe(context.Background(), sim.New("sim://"+profile, root), facts.Options{Reads: resource.Reads()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ const (
 )
 
 // Files gpuform writes. Names carry "gpuform" so the facts probe reads them
-// back (facts.ManagedDirs) and plan can diff them.
+// back (inventoryReads) and plan can diff them.
 const (
 	SysctlFile      = "/etc/sysctl.d/90-gpuform.conf"
 	HugePagesFile   = "/etc/sysctl.d/91-gpuform-hugepages.conf"
@@ -69,8 +69,13 @@ const (
 // Warnings are settings gpuform cannot manage on this host and leaves alone.
 // Package names, pins and toolkit features come from k.
 func Build(k *kb.KB, n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err error) {
+	return buildWith(builders(), k, n, f)
+}
+
+// buildWith is Build with the resource types bs (a test adds its own).
+func buildWith(bs []builder, k *kb.KB, n *spec.Node, f *facts.Node) (rs []Resource, warnings []string, err error) {
 	in := newBuildInput(k, n, f)
-	for _, b := range builders() {
+	for _, b := range bs {
 		r, w, err := b.build(in)
 		if err != nil {
 			return nil, nil, err
@@ -88,6 +93,30 @@ func Build(k *kb.KB, n *spec.Node, f *facts.Node) (rs []Resource, warnings []str
 	return ordered, warnings, err
 }
 
+// inventoryReads declares the directories where gpuform writes files with
+// its name: every such file there is read into facts.Node.ManagedFiles, so
+// that gpuform facts shows each one whichever resource (or earlier
+// release) wrote it. A resource still declares each file it reads
+// (TestDeclaredReads).
+func inventoryReads() facts.Reads {
+	return facts.Reads{ManagedDirs: []string{
+		"/etc/gpuform",
+		"/etc/sysctl.d",
+		"/etc/modules-load.d",
+		"/etc/modprobe.d",
+		"/etc/security/limits.d",
+		"/etc/default/grub.d",
+		"/etc/systemd/system",
+		"/etc/systemd/system/docker.service.d",
+		"/etc/systemd/logind.conf.d",
+		"/etc/profile.d",
+		"/etc/apt/preferences.d",
+		"/etc/udev/rules.d",
+		"/etc/tmpfiles.d",
+		"/etc/enroot/enroot.conf.d",
+	}}
+}
+
 // builder makes the resources of one type for one node: none when the spec
 // does not ask for it (or one that removes what gpuform wrote earlier), and
 // the warnings for what it leaves alone.
@@ -95,6 +124,28 @@ type builder struct {
 	// name is the resource every value build returns is named.
 	name  string
 	build func(in *buildInput) ([]Resource, []string, error)
+	// reads is what the type's resources read back on a node (declared
+	// in its res_<name>.go beside build): the probe reads the union of
+	// every type's (Reads), and TestDeclaredReads holds each type to its
+	// own.
+	reads func() facts.Reads
+}
+
+// Reads returns what every resource type reads back on a node, together:
+// the facts probe reads exactly this (facts.Options.Reads), so a file,
+// directory or unit a resource compares with is declared once, in its
+// res_<name>.go.
+func Reads() facts.Reads { return readsOf(builders()) }
+
+// readsOf is the union of the declarations of bs and of what every plan
+// reads whatever it builds (the owner records, the inventory of gpuform's
+// files).
+func readsOf(bs []builder) facts.Reads {
+	r := ownersReads().Union(inventoryReads())
+	for _, b := range bs {
+		r = r.Union(b.reads())
+	}
+	return r
 }
 
 // builders lists every resource type, each declared in the res_<name>.go
@@ -102,39 +153,39 @@ type builder struct {
 // and so the order apply runs them where no dependency says otherwise.
 func builders() []builder {
 	return []builder{
-		{DriverPackage, buildDriverPackage},
-		{FabricManager, buildFabricManager},
-		{NvidiaPeermem, buildNvidiaPeermem},
-		{NvidiaPersistenced, buildNvidiaPersistenced},
-		{CUDAToolkit, buildCUDAToolkit},
-		{NCCL, buildNCCL},
-		{DCGM, buildDCGM},
-		{ContainerToolkit, buildContainerToolkit},
-		{DockerDaemon, buildDockerDaemon},
-		{ContainerdConfig, buildContainerdConfig},
-		{CDISpec, buildCDISpec},
-		{EnrootPackage, buildEnrootPackage},
-		{EnrootConf, buildEnrootConf},
-		{PyxisPackage, buildPyxisPackage},
-		{PyxisPlugstack, buildPyxisPlugstack},
-		{ApptainerPackage, buildApptainerPackage},
-		{ApptainerConf, buildApptainerConf},
-		{ContainerImages, buildContainerImages},
-		{ShmMount, buildShm},
-		{Sysctl, buildSysctl},
-		{HugePages, buildHugepages},
-		{KernelCmdline, buildKernelCmdline},
-		{Limits, buildLimits},
-		{CPUGovernor, buildCPUGovernor},
-		{NCCLTopo, buildNCCLTopo},
-		{NCCLConf, buildNCCLConf},
-		{Binding, buildBinding},
-		{GRESConf, buildGRESConf},
-		{NICIRQ, buildNICIRQ},
-		{NICIRQUnit, buildNICIRQUnit},
-		{IRQBalance, buildIRQBalance},
-		{NICMTU, buildNICMTU},
-		{BenchTools, buildBenchTools},
+		{DriverPackage, buildDriverPackage, driverPackageReads},
+		{FabricManager, buildFabricManager, fabricManagerReads},
+		{NvidiaPeermem, buildNvidiaPeermem, nvidiaPeermemReads},
+		{NvidiaPersistenced, buildNvidiaPersistenced, nvidiaPersistencedReads},
+		{CUDAToolkit, buildCUDAToolkit, cudaToolkitReads},
+		{NCCL, buildNCCL, ncclReads},
+		{DCGM, buildDCGM, dcgmReads},
+		{ContainerToolkit, buildContainerToolkit, containerToolkitReads},
+		{DockerDaemon, buildDockerDaemon, dockerDaemonReads},
+		{ContainerdConfig, buildContainerdConfig, containerdConfigReads},
+		{CDISpec, buildCDISpec, cdiSpecReads},
+		{EnrootPackage, buildEnrootPackage, enrootPackageReads},
+		{EnrootConf, buildEnrootConf, enrootConfReads},
+		{PyxisPackage, buildPyxisPackage, pyxisPackageReads},
+		{PyxisPlugstack, buildPyxisPlugstack, pyxisPlugstackReads},
+		{ApptainerPackage, buildApptainerPackage, apptainerPackageReads},
+		{ApptainerConf, buildApptainerConf, apptainerConfReads},
+		{ContainerImages, buildContainerImages, containerImagesReads},
+		{ShmMount, buildShm, shmReads},
+		{Sysctl, buildSysctl, sysctlReads},
+		{HugePages, buildHugepages, hugepagesReads},
+		{KernelCmdline, buildKernelCmdline, kernelCmdlineReads},
+		{Limits, buildLimits, limitsReads},
+		{CPUGovernor, buildCPUGovernor, cpuGovernorReads},
+		{NCCLTopo, buildNCCLTopo, ncclTopoReads},
+		{NCCLConf, buildNCCLConf, ncclConfReads},
+		{Binding, buildBinding, bindingReads},
+		{GRESConf, buildGRESConf, gresConfReads},
+		{NICIRQ, buildNICIRQ, nicIRQReads},
+		{NICIRQUnit, buildNICIRQUnit, nicIRQUnitReads},
+		{IRQBalance, buildIRQBalance, irqBalanceReads},
+		{NICMTU, buildNICMTU, nicMTUReads},
+		{BenchTools, buildBenchTools, benchToolsReads},
 	}
 }
 

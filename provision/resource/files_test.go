@@ -19,7 +19,7 @@ import (
 // probeRoot runs the real facts probe over root.
 func probeRoot(t *testing.T, root string) *facts.Node {
 	t.Helper()
-	n, err := facts.Probe(context.Background(), local.New("root"), facts.Options{Root: root})
+	n, err := facts.Probe(context.Background(), local.New("root"), facts.Options{Reads: Reads(), Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

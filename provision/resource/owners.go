@@ -30,3 +30,10 @@ func OwnersStep(records map[string]facts.OwnerRecord, keys map[string]map[string
 		cur:     currentFile(n, facts.OwnersFile),
 	}.step()
 }
+
+// ownersReads is what every plan reads back whatever resources it builds:
+// the owner records OwnersStep rewrites (facts.Node.Owners is parsed from
+// its bytes).
+func ownersReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{facts.OwnersFile}}
+}

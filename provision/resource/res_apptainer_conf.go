@@ -50,6 +50,12 @@ func apptainerDirectives(s spec.ApptainerSettings) []apptainerDirective {
 	return out
 }
 
+// apptainerConfReads declares what apptainer_conf reads back on a node:
+// apptainer.conf, edited directive by directive.
+func apptainerConfReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{ApptainerConfFile}}
+}
+
 // buildApptainerConf sets the spec's apptainer.conf directives. A directive
 // the spec stops declaring keeps the value it has, as daemon.json's and
 // config.toml's keys do; once the spec declares none, gpuform's header

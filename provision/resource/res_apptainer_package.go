@@ -1,5 +1,12 @@
 package resource
 
+import "github.com/gpuform/gpuform/provision/facts"
+
+// apptainerPackageReads declares what apptainer_package reads back on a
+// node: nothing beyond the node facts every resource shares (packages,
+// devices).
+func apptainerPackageReads() facts.Reads { return facts.Reads{} }
+
 // buildApptainerPackage installs Apptainer at the spec's release and holds
 // it.
 func buildApptainerPackage(in *buildInput) ([]Resource, []string, error) {

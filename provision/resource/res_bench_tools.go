@@ -21,6 +21,10 @@ var benchToolPackages = map[string]map[string]string{
 	"nvbandwidth": {FamilyDebian: "nvbandwidth"},
 }
 
+// benchToolsReads declares what bench_tools reads back on a node: nothing
+// beyond the node facts every resource shares (packages, devices).
+func benchToolsReads() facts.Reads { return facts.Reads{} }
+
 // buildBenchTools installs the measurement tools bench { tools } names, so
 // that `gpuform bench` measures the layers they serve. They are the
 // distribution's packages at its current release, neither pinned nor held:

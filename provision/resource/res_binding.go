@@ -9,6 +9,12 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
+// bindingReads declares what binding reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and the binding file.
+func bindingReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{bind.File}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildBinding records the node's GPU binding (each GPU's NUMA node, that
 // node's CPUs as this host reports them, its NIC) in bind.File, where
 // `gpuform bind` reads it when a job starts. Without numa binds or a

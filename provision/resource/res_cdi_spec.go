@@ -19,6 +19,10 @@ const (
 	cdiRefreshService  = "nvidia-cdi-refresh.service"
 )
 
+// cdiSpecReads declares what cdi_spec reads back on a node: nothing beyond
+// the node facts every resource shares (packages, devices).
+func cdiSpecReads() facts.Reads { return facts.Reads{} }
+
 // buildCDISpec keeps the toolkit's CDI specification naming the running
 // driver when the spec asks for CDI.
 func buildCDISpec(in *buildInput) ([]Resource, []string, error) {

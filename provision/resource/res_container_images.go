@@ -189,6 +189,12 @@ func normalRepo(repo string) string {
 	return r.Name()
 }
 
+// containerImagesReads declares what container_images reads back on a
+// node: nothing through a file of its own. The image stores, and the image
+// files and ledger in /etc/gpuform, are node facts the probe always reads
+// (facts.Node.Images).
+func containerImagesReads() facts.Reads { return facts.Reads{} }
+
 // buildContainerImages pre-pulls every pinned image of the spec onto the
 // node, by digest, with the node's runtime.
 func buildContainerImages(in *buildInput) ([]Resource, []string, error) {

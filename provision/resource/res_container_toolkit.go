@@ -1,5 +1,12 @@
 package resource
 
+import "github.com/gpuform/gpuform/provision/facts"
+
+// containerToolkitReads declares what container_toolkit reads back on a
+// node: nothing beyond the node facts every resource shares (packages,
+// devices).
+func containerToolkitReads() facts.Reads { return facts.Reads{} }
+
 // buildContainerToolkit installs the NVIDIA Container Toolkit at the
 // spec's version.
 func buildContainerToolkit(in *buildInput) ([]Resource, []string, error) {

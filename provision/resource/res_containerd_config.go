@@ -50,6 +50,14 @@ func criPlugin(version string) (name string, ok bool) {
 	return "", false
 }
 
+// containerdConfigReads declares what containerd_config reads back on a
+// node: the pending marker of an interrupted write (in pendingDir),
+// config.toml (its imports' drop-ins the probe follows on its own) and
+// containerd.service.
+func containerdConfigReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{ContainerdConfigFile}, ManagedDirs: []string{pendingDir}, Units: []string{"containerd.service"}}
+}
+
 // buildContainerdConfig registers the NVIDIA runtime in containerd's
 // config.toml when the node runs containerd.
 func buildContainerdConfig(in *buildInput) ([]Resource, []string, error) {

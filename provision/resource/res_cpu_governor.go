@@ -6,6 +6,13 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
+// cpuGovernorReads declares what cpu_governor reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and its tmpfiles.d
+// file.
+func cpuGovernorReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{GovernorFile}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildCPUGovernor sets the spec's cpufreq governor now and at boot.
 func buildCPUGovernor(in *buildInput) ([]Resource, []string, error) {
 	if !in.n.CPUGovernor.Set {

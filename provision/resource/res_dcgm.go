@@ -1,5 +1,12 @@
 package resource
 
+import "github.com/gpuform/gpuform/provision/facts"
+
+// dcgmReads declares what dcgm reads back on a node: the host engine's unit.
+func dcgmReads() facts.Reads {
+	return facts.Reads{Units: []string{"nvidia-dcgm.service"}}
+}
+
 // buildDCGM installs DCGM at the spec's version and runs its host engine.
 func buildDCGM(in *buildInput) ([]Resource, []string, error) {
 	n := in.n

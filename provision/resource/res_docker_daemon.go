@@ -19,6 +19,13 @@ import (
 // nvidia runtime's path in daemon.json.
 const nvidiaRuntimePath = "nvidia-container-runtime"
 
+// dockerDaemonReads declares what docker_daemon reads back on a node: the
+// daemon.json it edits key by key, the pending marker an interrupted restart
+// leaves, and docker.service it restarts.
+func dockerDaemonReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{DaemonJSON}, ManagedDirs: []string{"/etc/gpuform"}, Units: []string{"docker.service"}}
+}
+
 // buildDockerDaemon configures Docker for the NVIDIA runtime and the
 // container defaults. A containerd node gets containerd_config instead, an
 // enroot node enroot_conf, an Apptainer node apptainer_conf; the defaults

@@ -4,6 +4,13 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
+// driverPackageReads declares what driver_package reads back on a node: the
+// repository candidates of every branch's driver packages in apt's lists
+// (resolveDriverRelease picks a floating version's release from them).
+func driverPackageReads() facts.Reads {
+	return facts.Reads{RepoPackages: []string{"cuda-drivers-[0-9]+", "nvidia-open", "nvidia-driver-pinning-[0-9]+"}}
+}
+
 // buildDriverPackage installs the driver the spec pins, resolved to an exact
 // release for the host's package family. The new module is loaded at the
 // next boot.

@@ -19,6 +19,13 @@ const EnrootConfFile = "/etc/enroot/enroot.conf.d/90-gpuform.conf"
 // values in a shell, so only a path, $(id -u|-g) and ${USER|UID} pass.
 var enrootPathPattern = regexp.MustCompile(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
 
+// enrootConfReads declares what enroot_conf reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and its
+// enroot.conf.d drop-in.
+func enrootConfReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{EnrootConfFile}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildEnrootConf writes the enroot settings of the container block; a
 // drop-in an earlier apply wrote is removed when the spec has none.
 func buildEnrootConf(in *buildInput) ([]Resource, []string, error) {

@@ -6,6 +6,10 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
+// enrootPackageReads declares what enroot_package reads back on a node:
+// nothing beyond the node facts every resource shares (packages, devices).
+func enrootPackageReads() facts.Reads { return facts.Reads{} }
+
 // buildEnrootPackage installs enroot (and enroot+caps with enroot_caps) at
 // the spec's release and holds it.
 func buildEnrootPackage(in *buildInput) ([]Resource, []string, error) {

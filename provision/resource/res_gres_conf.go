@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/gres"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // gresBegin starts gpuform's block in gres.conf and gresEnd ends it: the
@@ -22,6 +23,14 @@ const (
 // nothing to restart. Jobs keep running across a slurmd restart.
 func slurmdRestart() Step {
 	return systemdUnitStep("restart slurmd if it runs, so it reads gres.conf", unitRestartIfActive, "slurmd.service")
+}
+
+// gresConfReads declares what gres_conf reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and gres.conf where Slurm
+// reads it beside slurm.conf: /etc/slurm, or /etc/slurm-llnl on older Debian
+// and Ubuntu packages.
+func gresConfReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{spec.SlurmConfDir + "/gres.conf", spec.SlurmConfDirOld + "/gres.conf"}, ManagedDirs: []string{pendingDir}}
 }
 
 // buildGRESConf writes the node's GPUs into gres.conf as gpuform's block

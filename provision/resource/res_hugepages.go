@@ -8,6 +8,12 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// hugepagesReads declares what hugepages reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and its sysctl.d drop-in.
+func hugepagesReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{HugePagesFile}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildHugepages reserves 2 MiB huge pages, or removes gpuform's drop-in
 // when the spec asks for none. 1 GiB pages are kernel arguments instead.
 func buildHugepages(in *buildInput) ([]Resource, []string, error) {

@@ -25,6 +25,13 @@ func irqbalanceFile(family string) string {
 	return "/etc/default/irqbalance"
 }
 
+// irqBalanceReads declares what irqbalance reads back on a node: the pending
+// marker of an interrupted write (in pendingDir), irqbalance's settings on
+// either family (it edits one key) and its unit.
+func irqBalanceReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{irqbalanceFile("debian"), irqbalanceFile("rhel")}, ManagedDirs: []string{pendingDir}, Units: []string{"irqbalance.service"}}
+}
+
 // buildIRQBalance keeps irqbalance off the NICs' interrupts: it adds
 // gpuform's --policyscript to IRQBALANCE_ARGS in irqbalance's settings,
 // keeping the operator's other arguments and every other line byte for

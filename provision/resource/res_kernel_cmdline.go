@@ -10,6 +10,13 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// kernelCmdlineReads declares what kernel_cmdline reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and its grub.d
+// drop-in.
+func kernelCmdlineReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{GrubDropIn}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildKernelCmdline adds the spec's kernel arguments, and those 1 GiB huge
 // pages need, to the boot configuration. It is always planned: with none
 // wanted, it removes what gpuform added earlier.

@@ -10,6 +10,12 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// limitsReads declares what limits reads back on a node: the pending marker
+// of an interrupted write (in pendingDir) and its limits.d file.
+func limitsReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{LimitsFile}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildLimits mirrors the container ulimits on the host. It is always
 // planned: with none wanted, it removes gpuform's limits file.
 func buildLimits(in *buildInput) ([]Resource, []string, error) {

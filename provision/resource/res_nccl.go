@@ -1,5 +1,11 @@
 package resource
 
+import "github.com/gpuform/gpuform/provision/facts"
+
+// ncclReads declares what nccl reads back on a node: nothing beyond the node
+// facts every resource shares (packages, devices).
+func ncclReads() facts.Reads { return facts.Reads{} }
+
 // buildNCCL installs NCCL at the spec's version, built for the spec's CUDA.
 func buildNCCL(in *buildInput) ([]Resource, []string, error) {
 	n := in.n

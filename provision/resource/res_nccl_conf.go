@@ -12,6 +12,13 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// ncclConfReads declares what nccl_conf reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and the nccl.conf it edits
+// key by key.
+func ncclConfReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{NCCLConfFile}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildNCCLConf sets gpuform's keys of /etc/nccl.conf when the affinity
 // block asks for NCCL's environment.
 func buildNCCLConf(in *buildInput) ([]Resource, []string, error) {

@@ -7,6 +7,12 @@ import (
 	"github.com/gpuform/gpuform/provision/nccltopo"
 )
 
+// ncclTopoReads declares what nccl_topo reads back on a node: the pending
+// marker of an interrupted write (in pendingDir) and the NCCL topology file.
+func ncclTopoReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{nccltopo.File}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildNCCLTopo writes the NCCL topology file from the hardware
 // description where the spec asks for it (affinity { nccl_topo_file })
 // and the host is a VM whose PCI tree hides the GPU–NIC layout; nccl.conf

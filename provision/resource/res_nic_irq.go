@@ -5,6 +5,12 @@ import (
 	"github.com/gpuform/gpuform/provision/nicirq"
 )
 
+// nicIRQReads declares what nic_irq reads back on a node: the pending marker
+// of an interrupted write (in pendingDir) and the IRQ policy script.
+func nicIRQReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{nicirq.File}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildNICIRQ writes the script that pins each RDMA NIC's interrupts to
 // the CPUs of its NUMA node (affinity { nic_irq_affinity }) and runs it;
 // plan shows each NIC's IRQs before and after. Without the setting it

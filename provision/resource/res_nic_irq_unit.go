@@ -5,6 +5,13 @@ import (
 	"github.com/gpuform/gpuform/provision/nicirq"
 )
 
+// nicIRQUnitReads declares what nic_irq_unit reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and the unit file
+// it writes and the unit's state.
+func nicIRQUnitReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{nicirq.UnitFile}, Units: []string{nicirq.Unit}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildNICIRQUnit writes and enables gpuform-nic-irq.service, which runs
 // the script at every boot: interrupt affinities set through /proc do not
 // survive a reboot. A unit rather than a udev rule: the script must run

@@ -31,6 +31,10 @@ type mtuTarget struct {
 	mtu    int
 }
 
+// nicMTUReads declares what nic_mtu reads back on a node: nothing beyond the
+// node facts every resource shares (packages, devices).
+func nicMTUReads() facts.Reads { return facts.Reads{} }
+
 // buildNICMTU plans the MTUs of affinity { mtu }; an RDMA device the host
 // lacks, or one without a network interface, is a warning, not a change.
 func buildNICMTU(in *buildInput) ([]Resource, []string, error) {

@@ -6,6 +6,13 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
+// nvidiaPeermemReads declares what nvidia_peermem reads back on a node: the
+// pending marker of an interrupted write (in pendingDir) and its
+// modules-load.d file.
+func nvidiaPeermemReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{ModulesLoadFile}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildNvidiaPeermem loads nvidia-peermem when the driver block asks for
 // it, and removes gpuform's modules-load.d file when it no longer does.
 func buildNvidiaPeermem(in *buildInput) ([]Resource, []string, error) {

@@ -4,6 +4,12 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
+// nvidiaPersistencedReads declares what nvidia_persistenced reads back on a
+// node: the daemon's unit.
+func nvidiaPersistencedReads() facts.Reads {
+	return facts.Reads{Units: []string{"nvidia-persistenced.service"}}
+}
+
 // buildNvidiaPersistenced keeps nvidia-persistenced enabled and running
 // when the driver block asks for persistence mode.
 func buildNvidiaPersistenced(in *buildInput) ([]Resource, []string, error) {

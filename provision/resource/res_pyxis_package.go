@@ -2,6 +2,13 @@ package resource
 
 import "github.com/gpuform/gpuform/provision/facts"
 
+// pyxisPackageReads declares what pyxis_package reads back on a node:
+// slurmd, which must restart to load a new plugin, and the plugstack
+// drop-in.
+func pyxisPackageReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{PyxisPlugstackFile}, Units: []string{"slurmd.service"}}
+}
+
 // buildPyxisPackage installs pyxis's Slurm plugin at the spec's release
 // after enroot, which it depends on. slurmd loads SPANK plugins when it
 // starts, so a new release is loaded by restarting slurmd where it runs,

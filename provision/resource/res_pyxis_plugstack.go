@@ -14,6 +14,14 @@ import (
 // plugstack.conf (slurm-wlm-basic-plugins).
 const PyxisPlugstackFile = "/etc/slurm/plugstack.conf.d/pyxis.conf"
 
+// pyxisPlugstackReads declares what pyxis_plugstack reads back on a node:
+// the pending marker of an interrupted write (in pendingDir) and the
+// plugstack drop-in that loads pyxis, and slurmd, which loads it when it
+// starts.
+func pyxisPlugstackReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{PyxisPlugstackFile}, Units: []string{"slurmd.service"}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildPyxisPlugstack writes pyxis's plugstack line when the spec asks for
 // pyxis.
 func buildPyxisPlugstack(in *buildInput) ([]Resource, []string, error) {

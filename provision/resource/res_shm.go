@@ -27,6 +27,12 @@ func newShmResource(size spec.Size) (*shmResource, error) {
 	return &shmResource{base: base{name: ShmMount}, size: size, opt: opt}, nil
 }
 
+// shmReads declares what shm reads back on a node: /etc/fstab, edited line
+// by line.
+func shmReads() facts.Reads {
+	return facts.Reads{ConfigFiles: []string{FstabFile}}
+}
+
 // buildShm sizes /dev/shm when the spec's shm block gives a size.
 func buildShm(in *buildInput) ([]Resource, []string, error) {
 	n := in.n

@@ -10,6 +10,12 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// sysctlReads declares what sysctl reads back on a node: the pending marker
+// of an interrupted write (in pendingDir) and its sysctl.d drop-in.
+func sysctlReads() facts.Reads {
+	return facts.Reads{ManagedFiles: []string{SysctlFile}, ManagedDirs: []string{pendingDir}}
+}
+
 // buildSysctl writes the spec's sysctls. It is always planned: with none
 // wanted, it removes the drop-in gpuform wrote earlier.
 func buildSysctl(in *buildInput) ([]Resource, []string, error) {

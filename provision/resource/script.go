@@ -220,10 +220,14 @@ var (
 	ncclIfnamePattern = regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`)
 )
 
+// pendingDir is where PendingMarker puts its markers: a resource that
+// writes through a pending marker declares it in its Reads.ManagedDirs.
+const pendingDir = "/etc/gpuform"
+
 // PendingMarker is the file that records, while a step runs, that path has
 // been written but not yet put into effect (update-grub, a Docker restart).
 // It lives in /etc/gpuform, which the facts probe reads whole.
 func PendingMarker(path string) string {
 	name := strings.ReplaceAll(strings.Trim(path, "/"), "/", "_")
-	return "/etc/gpuform/pending-" + name
+	return pendingDir + "/pending-" + name
 }

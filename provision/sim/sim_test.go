@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -79,7 +80,7 @@ func run(t *testing.T, tr transport.Transport, script string, env ...string) tra
 
 func probe(t *testing.T, tr transport.Transport) *facts.Node {
 	t.Helper()
-	n, err := facts.Probe(context.Background(), tr, facts.Options{})
+	n, err := facts.Probe(context.Background(), tr, facts.Options{Reads: resource.Reads()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -174,7 +175,7 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 			return err
 		}
 		defer t.Close()
-		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node)}
+		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node), Reads: resource.Reads()}
 		if o.Packages != nil && h.Node != nil {
 			opts.Packages = o.Packages(h.Node)
 		}
@@ -207,7 +208,7 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 // a root-only dpkg database) the same way, so facts, verify and lock see
 // what plan and apply see.
 func ProbeOver(ctx context.Context, t transport.Transport, h spec.Host) (*facts.Node, error) {
-	return facts.Probe(ctx, t, facts.Options{Become: h.Become != ""})
+	return facts.Probe(ctx, t, facts.Options{Become: h.Become != "", Reads: resource.Reads()})
 }
 
 // imageDirs are the image_dir directories n will pull into (enroot,
