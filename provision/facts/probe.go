@@ -31,7 +31,7 @@ var probeBody string
 // Resolver is the POSIX sh code (resolve.sh) that resolves a path inside
 // the root prefix $R as chroot would: the probe reads, and every step that
 // writes a file writes, only what it resolves to. It defines the shell
-// functions rw, rp and rd and the variables they use (all starting "_").
+// functions resolve_in_root, resolve_path and resolve_dir and the variables they use (all starting "_").
 //
 //go:embed resolve.sh
 var Resolver string

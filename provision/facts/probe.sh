@@ -1,5 +1,5 @@
 # gpuform facts probe, format v1. POSIX sh; reads only. It runs after
-# resolve.sh (rw, rp, rd) and the resources' declared reads
+# resolve.sh (rw, resolve_path, resolve_dir) and the resources' declared reads
 # (facts.Reads) as the lists $gpuform_config_files,
 # $gpuform_managed_files, $gpuform_managed_dirs, $gpuform_units and
 # $gpuform_repo_packages, each
@@ -47,7 +47,7 @@ export LC_ALL
 printf '@@gpuform-probe v1 begin %s\n' "$nonce"
 printf '%s root %s\n' "$mark" "${R:-/}"
 
-# record_error PATH: the record for a path rp could not resolve (_e says why).
+# record_error PATH: the record for a path resolve_path could not resolve (_e says why).
 record_error() {
 	printf '%s error %s\n%s\n' "$mark" "$1" "$_e"
 }
@@ -55,11 +55,11 @@ record_error() {
 # read_file PATH...: each file's text (a file record), or why not.
 read_file() {
 	for _p in "$@"; do
-		if ! rp "$_p"; then
+		if ! resolve_path "$_p"; then
 			record_error "$_p"
 			continue
 		fi
-		# shellcheck disable=SC2154 # _r and _e are set by rp (resolve.sh)
+		# shellcheck disable=SC2154 # _r and _e are set by resolve_path (resolve.sh)
 		if [ -f "$_r" ] && [ -r "$_r" ]; then
 			printf '%s file %s\n' "$mark" "$_p"
 			# cat without the fork: every line as read, and a last line
@@ -93,7 +93,7 @@ record_unreadable() {
 # goes through read_file.
 read_value() {
 	for _p in "$@"; do
-		if rp "$_p" && [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
+		if resolve_path "$_p" && [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
 			printf '%s file %s\n%s\n\n%s eof\n' "$mark" "$_p" "$_v" "$mark"
 		else
 			read_file "$_p"
@@ -104,7 +104,7 @@ read_value() {
 # grep_file PATTERN PATH: only the lines of PATH matching the extended regexp,
 # for files that are large on real nodes (dpkg status, cpuinfo, mounts).
 grep_file() {
-	if ! rp "$2"; then
+	if ! resolve_path "$2"; then
 		record_error "$2"
 		return
 	fi
@@ -125,7 +125,7 @@ grep_file() {
 read_config() {
 	for _p in "$@"; do
 		printf '%s config %s\n' "$mark" "$_p"
-		if ! rw "$_p"; then
+		if ! resolve_in_root "$_p"; then
 			record_error "$_p"
 			continue
 		fi
@@ -180,7 +180,7 @@ is_managed_file() {
 # read_link PATH...: the target of each PATH that is a symlink, as written.
 read_link() {
 	for _p in "$@"; do
-		rp "${_p%/*}" || continue
+		resolve_path "${_p%/*}" || continue
 		_q=$_r/${_p##*/}
 		if [ -h "$_q" ]; then
 			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_p" "$_t"
@@ -191,7 +191,7 @@ read_link() {
 # read_dir_link PATH...: read_link for sysfs links to directories, printing
 # where they lead: on a live root with cd -P instead of readlink (readlink is
 # one exec per link, and a node has hundreds of PCI and RDMA links), under a
-# root with rp. The printed target is the physical path under the root; the
+# root with resolve_path. The printed target is the physical path under the root; the
 # parser reads only its path components.
 read_dir_link() {
 	for _p in "$@"; do
@@ -204,8 +204,8 @@ read_dir_link() {
 			fi
 			continue
 		fi
-		{ rp "${_p%/*}" && [ -h "$_r/${_p##*/}" ]; } || continue
-		if rp "$_p" && [ -d "$_r" ]; then
+		{ resolve_path "${_p%/*}" && [ -h "$_r/${_p##*/}" ]; } || continue
+		if resolve_path "$_p" && [ -d "$_r" ]; then
 			printf '%s link %s\n%s\n' "$mark" "$_p" "${_r#"$R"}"
 		else
 			read_link "$_p"
@@ -217,7 +217,7 @@ read_dir_link() {
 # record_exists PATH...: the paths that exist (a dangling symlink counts).
 record_exists() {
 	for _p in "$@"; do
-		rp "${_p%/*}" || continue
+		resolve_path "${_p%/*}" || continue
 		if [ -h "$_r/${_p##*/}" ] || [ -e "$_r/${_p##*/}" ]; then
 			printf '%s exists %s\n' "$mark" "$_p"
 		fi
@@ -226,7 +226,7 @@ record_exists() {
 
 # record_entries DIR: record_exists for every entry of DIR.
 record_entries() {
-	rp "$1" && [ -d "$_r" ] || return 0
+	resolve_path "$1" && [ -d "$_r" ] || return 0
 	for _y in "$_r"/*; do
 		[ -h "$_y" ] || [ -e "$_y" ] || continue
 		printf '%s exists %s\n' "$mark" "$1/${_y##*/}"
@@ -268,7 +268,7 @@ on_path() {
 
 # Identity and kernel.
 read_file /etc/os-release
-rp /etc/os-release
+resolve_path /etc/os-release
 [ -f "$_r" ] || read_file /usr/lib/os-release
 read_value /proc/sys/kernel/osrelease /proc/cmdline
 # The node's own name and identity: the kernel's host name (an unpacked
@@ -276,7 +276,7 @@ read_value /proc/sys/kernel/osrelease /proc/cmdline
 # tells two hosts apart that an inventory gave the same address.
 read_value /proc/sys/kernel/hostname /etc/hostname /etc/machine-id
 read_file /proc/driver/nvidia/version /proc/modules
-if rp /proc/sys/kernel/arch && [ -f "$_r" ]; then
+if resolve_path /proc/sys/kernel/arch && [ -f "$_r" ]; then
 	read_value /proc/sys/kernel/arch
 elif [ -z "$R" ]; then
 	run_command uname-m uname -m
@@ -312,12 +312,12 @@ fi
 # The apt holds gpuform set itself (a hold someone else set is theirs).
 read_file /var/lib/gpuform/apt-holds
 read_file /etc/dnf/plugins/versionlock.list
-if on_path rpm && { { rp /var/lib/rpm && [ -e "$_r" ]; } || { rp /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
+if on_path rpm && { { resolve_path /var/lib/rpm && [ -e "$_r" ]; } || { resolve_path /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
 	run_command rpm "$_b" --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'
 fi
 
 # CUDA toolkits and container runtime configuration.
-if rd /usr/local; then
+if resolve_dir /usr/local; then
 	for d in "$_r"/cuda*; do
 		# /usr/local/cuda is usually a symlink (via /etc/alternatives on
 		# Debian) whose absolute target only resolves on the live root.
@@ -344,7 +344,7 @@ done
 # matches inside the root, or "?" for a wildcard in a directory; then each
 # file byte-exact. awk only lists the array's strings: plan compares them
 # with its own TOML reading of config.toml and trusts neither if they differ.
-if rp /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
+if resolve_path /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
 	_ip=$(awk -v q="'" '
 		/^[ \t]*\[/ { exit }
 		!on && /^[ \t]*imports[ \t]*=/ { on = 1; sub(/^[^=]*=/, "") }
@@ -374,7 +374,7 @@ if rp /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
 			;;
 		esac
 		_l=$_i
-		if rp "$_d" && [ -d "$_r" ]; then
+		if resolve_path "$_d" && [ -d "$_r" ]; then
 			for _g in "$_r"/${_i##*/}; do
 				[ -f "$_g" ] || continue
 				_l="$_l	$_d/${_g##*/}"
@@ -411,17 +411,17 @@ for s in kernel/numa_balancing vm/swappiness vm/overcommit_memory vm/max_map_cou
 	vm/zone_reclaim_mode vm/nr_hugepages kernel/shmmax kernel/shmall kernel/pid_max \
 	net/core/rmem_max net/core/wmem_max net/core/netdev_max_backlog \
 	net/ipv4/tcp_rmem net/ipv4/tcp_wmem fs/file-max; do
-	rp "/proc/sys/$s" && [ -f "$_r" ] && read_value "/proc/sys/$s"
+	resolve_path "/proc/sys/$s" && [ -f "$_r" ] && read_value "/proc/sys/$s"
 done
 # Every sysctl the kernel has, by name, so that plan can refuse a key that
 # sysctl -p would reject. find does not follow symlinks.
-if rp /proc/sys && [ -d "$_r" ]; then
+if resolve_path /proc/sys && [ -d "$_r" ]; then
 	printf '%s names /proc/sys\n' "$mark"
 	(cd "$_r" && find . -type f 2>/dev/null)
 	printf '%s eof\n' "$mark"
 fi
 read_file /etc/security/limits.conf
-if rd /etc/security/limits.d; then
+if resolve_dir /etc/security/limits.d; then
 	for p in "$_r"/*.conf; do
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=/etc/security/limits.d/${p##*/}
@@ -438,12 +438,12 @@ read_value /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name
 [ -n "$R" ] || run_command detect-virt systemd-detect-virt --vm
 read_value /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
-if ! { rp /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && rd /sys/devices/system/cpu; then
+if ! { resolve_path /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && resolve_dir /sys/devices/system/cpu; then
 	# Only the distinct package ids matter (the parser counts sockets).
 	_seen=" "
 	for p in "$_r"/cpu[0-9]*; do
 		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
-		{ rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
+		{ resolve_path "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
 		case $_seen in *" $_x "*) continue ;; esac
 		_seen="$_seen$_x "
 		read_value "$p"
@@ -452,19 +452,19 @@ fi
 # Only the distinct governors matter: a 224-CPU node would otherwise send
 # 224 identical records.
 _seen=" "
-if rd /sys/devices/system/cpu; then
+if resolve_dir /sys/devices/system/cpu; then
 	for p in "$_r"/cpu[0-9]*; do
 		p=/sys/devices/system/cpu/${p##*/}/cpufreq/scaling_governor
-		{ rp "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
+		{ resolve_path "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
 		case $_seen in *" $_x "*) continue ;; esac
 		_seen="$_seen$_x "
 		read_value "$p"
 	done
 fi
-if rd /sys/devices/system/node; then
+if resolve_dir /sys/devices/system/node; then
 	for p in "$_r"/node[0-9]*; do
 		p=/sys/devices/system/node/${p##*/}
-		{ rp "$p" && [ -d "$_r" ]; } || continue
+		{ resolve_path "$p" && [ -d "$_r" ]; } || continue
 		read_value "$p/cpulist" "$p/distance"
 		grep_file 'MemTotal' "$p/meminfo"
 	done
@@ -484,7 +484,7 @@ for u in $gpuform_units; do
 	else
 		record_exists "/etc/systemd/system/$u" "/lib/systemd/system/$u" "/usr/lib/systemd/system/$u" \
 			"/run/systemd/units/invocation:$u"
-		if rd /etc/systemd/system; then
+		if resolve_dir /etc/systemd/system; then
 			for w in "$_r"/*.wants; do
 				record_exists "/etc/systemd/system/${w##*/}/$u"
 			done
@@ -494,16 +494,16 @@ for u in $gpuform_units; do
 done
 
 # PCI devices of the classes gpuform cares about. Under a root each
-# device's directory is resolved once (rd), its attributes from there.
-if rd /sys/bus/pci/devices; then
+# device's directory is resolved once (resolve_dir), its attributes from there.
+if resolve_dir /sys/bus/pci/devices; then
 	for p in "$_r"/*; do
 		q=/sys/bus/pci/devices/${p##*/}
-		{ rd "$q" && [ -d "$_r" ]; } || continue
-		{ rp "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r"; } || continue
+		{ resolve_dir "$q" && [ -d "$_r" ]; } || continue
+		{ resolve_path "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r"; } || continue
 		case $cls in
 		0x0300* | 0x0302* | 0x0207* | 0x0200* | 0x0108*) ;;
 		0x0680*)
-			rp "$q/vendor" && read -r ven 2>/dev/null <"$_r"
+			resolve_path "$q/vendor" && read -r ven 2>/dev/null <"$_r"
 			[ "$ven" = 0x10de ] || continue
 			;;
 		*) continue ;;
@@ -511,7 +511,7 @@ if rd /sys/bus/pci/devices; then
 		read_dir_link "$q" "$q/driver"
 		for a in class vendor device subsystem_vendor subsystem_device numa_node \
 			current_link_speed max_link_speed current_link_width max_link_width; do
-			rp "$q/$a" && [ -f "$_r" ] && read_value "$q/$a"
+			resolve_path "$q/$a" && [ -f "$_r" ] && read_value "$q/$a"
 		done
 		record_entries "$q/net"
 		record_entries "$q/infiniband"
@@ -521,24 +521,24 @@ if rd /sys/bus/pci/devices; then
 		# An RDMA NIC's upstream port's maxima (nic.pcie_link): the link
 		# trains to the lower of the NIC's and the slot's. The port is the
 		# parent of the device's physical directory in /sys/devices.
-		if rp "$q/infiniband" && [ -d "$_r" ]; then
+		if resolve_path "$q/infiniband" && [ -d "$_r" ]; then
 			_u=
 			if [ -z "$R" ]; then
 				cd -P "$q" 2>/dev/null && _u=${PWD%/*}
 				cd /
-			elif rp "$q" && [ -d "$_r" ]; then
+			elif resolve_path "$q" && [ -d "$_r" ]; then
 				_u=${_r#"$R"}
 				_u=${_u%/*}
 			fi
 			case ${_u##*/} in
 			*:*.*)
 				for a in max_link_speed max_link_width; do
-					rp "$_u/$a" && [ -f "$_r" ] && read_value "$_u/$a"
+					resolve_path "$_u/$a" && [ -f "$_r" ] && read_value "$_u/$a"
 				done
 				;;
 			esac
 		fi
-		if rp "$q/infiniband" && [ -d "$_r" ] && rd "$q/msi_irqs" && [ -d "$_r" ]; then
+		if resolve_path "$q/infiniband" && [ -d "$_r" ] && resolve_dir "$q/msi_irqs" && [ -d "$_r" ]; then
 			for i in "$_r"/*; do
 				[ -e "$i" ] || continue
 				i=${i##*/}
@@ -550,23 +550,23 @@ if rd /sys/bus/pci/devices; then
 fi
 
 # RDMA devices, their ports and network interfaces.
-if rd /sys/class/infiniband; then
+if resolve_dir /sys/class/infiniband; then
 	for p in "$_r"/*; do
 		[ -e "$p" ] || [ -h "$p" ] || continue
 		q=/sys/class/infiniband/${p##*/}
-		rd "$q" || continue
+		resolve_dir "$q" || continue
 		read_dir_link "$q" "$q/device"
 		record_entries "$q/device/net"
-		if rd "$q/device/net" && [ -d "$_r" ]; then
+		if resolve_dir "$q/device/net" && [ -d "$_r" ]; then
 			for n in "$_r"/*; do
 				[ -d "$n" ] || continue
 				read_value "$q/device/net/${n##*/}/mtu"
 			done
 		fi
-		{ rp "$q/ports" && [ -d "$_r" ]; } || continue
+		{ resolve_path "$q/ports" && [ -d "$_r" ]; } || continue
 		for port in "$_r"/*; do
 			port=$q/ports/${port##*/}
-			{ rp "$port" && [ -d "$_r" ]; } || continue
+			{ resolve_path "$port" && [ -d "$_r" ]; } || continue
 			read_value "$port/link_layer" "$port/rate" "$port/state" "$port/phys_state"
 		done
 	done
@@ -574,7 +574,7 @@ fi
 
 # Boot configuration.
 read_file /etc/default/grub
-if rd /etc/default/grub.d; then
+if resolve_dir /etc/default/grub.d; then
 	for p in "$_r"/*; do
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=/etc/default/grub.d/${p##*/}
@@ -589,7 +589,7 @@ fi
 for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
 	_s=${_t#*:}
 	_t=${_t%%:*}
-	{ rp "$_s" && [ -e "$_r" ]; } || continue
+	{ resolve_path "$_s" && [ -e "$_r" ]; } || continue
 	_b=$(command -v "$_t" 2>/dev/null) || continue
 	if [ -n "$R" ]; then
 		case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) ;; *) continue ;; esac
@@ -608,7 +608,7 @@ done
 # it, to be compared with what /etc/gpuform/image-files recorded when
 # gpuform pulled it: a file under a digest's name that gpuform did not pull
 # on this node, or that changed since, is not taken for that build.
-if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
+if resolve_path /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
 	_list=$_r
 	_ids=
 	_nl='
@@ -616,7 +616,7 @@ if rp /etc/gpuform/image-dirs && [ -f "$_r" ] && [ -r "$_r" ]; then
 	while IFS= read -r _d || [ -n "$_d" ]; do
 		case $_d in /*) ;; *) continue ;; esac
 		case $_d in *[!A-Za-z0-9._/-]* | *//* | */../* | */..) continue ;; esac
-		{ rd "$_d" && [ -d "$_r" ]; } || continue
+		{ resolve_dir "$_d" && [ -d "$_r" ]; } || continue
 		for _y in "$_r"/*.sqsh "$_r"/*.sif; do
 			if [ -h "$_y" ]; then
 				_t=$(readlink "$_y" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_d/${_y##*/}" "$_t"
@@ -644,12 +644,12 @@ if [ -n "${GPUFORM_PROBE_IMAGE_DIRS:-}" ]; then
 		case $_d in /*) ;; *) continue ;; esac
 		case $_d in *[!A-Za-z0-9._/-]* | *//* | */../* | */..) continue ;; esac
 		_p=$_d
-		while ! { rp "$_p" && [ -d "$_r" ]; }; do
+		while ! { resolve_path "$_p" && [ -d "$_r" ]; }; do
 			[ "$_p" = / ] && break
 			_p=${_p%/*}
 			[ -n "$_p" ] || _p=/
 		done
-		{ rp "$_p" && [ -d "$_r" ]; } || continue
+		{ resolve_path "$_p" && [ -d "$_r" ]; } || continue
 		_q=$_r
 		while :; do
 			_s=$(stat -c '%u %a %A' "$_q" 2>/dev/null) || break
@@ -672,7 +672,7 @@ for p in $gpuform_managed_files; do
 	read_config "$p"
 done
 for d in $gpuform_managed_dirs; do
-	rd "$d" || continue
+	resolve_dir "$d" || continue
 	_dr=$_r
 	for p in "$_dr"/*; do
 		case $d:${p##*/} in /etc/gpuform:* | *:*gpuform*) ;; *) continue ;; esac
@@ -692,7 +692,7 @@ if [ -n "${GPUFORM_PROBE_PACKAGES:-}" ]; then
 	# The package family of the distribution, as facts.OS.Family reads
 	# os-release's ID and ID_LIKE (a host may carry both dpkg and rpm).
 	GPUFORM_FAMILY=
-	if rp /etc/os-release && [ -r "$_r" ]; then
+	if resolve_path /etc/os-release && [ -r "$_r" ]; then
 		for _w in $(sed -n -e 's/^ID=//p' -e 's/^ID_LIKE=//p' "$_r" | tr -d "\"'"); do
 			case $_w in
 			debian | ubuntu) GPUFORM_FAMILY=${GPUFORM_FAMILY:-debian} ;;

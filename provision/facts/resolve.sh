@@ -2,7 +2,7 @@
 # Shared by the facts probe and by every step that writes a file, so that
 # what the probe reads and what a step writes are the same file.
 #
-# rw PATH resolves PATH (absolute, as the node sees it) under the root
+# resolve_in_root PATH resolves PATH (absolute, as the node sees it) under the root
 # prefix $R the way the kernel resolves it inside chroot "$R": every
 # component, relative and absolute symlinks, ".." clamped at the root, at
 # most 40 links (Linux's limit) so that a loop ends. It sets _r to the
@@ -11,14 +11,14 @@
 # lookup of links: the rest is appended as it is. Only a symlink costs a
 # fork (readlink); $R must be a physical path (cd -P; pwd -P).
 #
-# rp PATH is rw under a root prefix and plain "$R$PATH" on a live root,
+# resolve_path PATH is resolve_in_root under a root prefix and plain "$R$PATH" on a live root,
 # where the kernel resolves it: real nodes pay nothing for reads.
 #
-# rd DIR resolves DIR with rp and remembers it, so that rw of paths under
+# resolve_dir DIR resolves DIR with resolve_path and remembers it, so that resolve_in_root of paths under
 # DIR (hundreds of sysfs attributes) starts from there.
 _cl=
 _cp=
-rw() {
+resolve_in_root() {
 	_e=
 	_k=${1#/}
 	_c=
@@ -71,18 +71,18 @@ rw() {
 	return 0
 }
 
-rp() {
+resolve_path() {
 	if [ -n "$R" ]; then
-		rw "$1"
+		resolve_in_root "$1"
 	else
 		_e=
 		_r=$1
 	fi
 }
 
-rd() {
+resolve_dir() {
 	_cl=
-	rp "$1" || return 1
+	resolve_path "$1" || return 1
 	if [ -n "$R" ]; then
 		_cl=$1
 		_cp=${_r#"$R"}

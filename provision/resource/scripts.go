@@ -61,7 +61,7 @@ func scriptStep(desc, script string, args ...string) Step {
 	return Step{Description: desc, Script: nodesh.Script(script, args), Become: true}
 }
 
-// resolvingScript is script with args after facts.Resolver (rw, rp, rd):
+// resolvingScript is script with args after facts.Resolver (resolve_in_root, resolve_path, resolve_dir):
 // for the scripts that address files as the probe resolves them.
 func resolvingScript(script string, args ...string) string {
 	return nodesh.Script(script, args, facts.Resolver)

@@ -24,7 +24,7 @@
 # before the rename and removed only once ACTIVATE succeeded, so an apply
 # killed in between leaves it behind, the next plan sees it, and this step
 # runs ACTIVATE again even though the file is already in place.
-# shellcheck disable=SC2154 # _r and _e are rw's (provision/facts/resolve.sh)
+# shellcheck disable=SC2154 # _r and _e are resolve_in_root's (provision/facts/resolve.sh)
 set -eu
 path=$1 want=$2 expect=$3 ls_mode=$4 uid=$5 gid=$6 mode=$7 context=$8 marker=$9 activate=${10} backup_dir=${11}
 if [ -n "$R" ]; then R=$(cd -P -- "$R" && pwd -P); fi
@@ -35,7 +35,7 @@ trap 'rm -f -- "$tmp"' EXIT
 trap 'exit "$EXIT_INTERRUPTED"' INT TERM HUP
 cat >"$tmp"
 if [ -n "$activate" ]; then
-	rw "$marker" || fail "marker: $_e"
+	resolve_in_root "$marker" || fail "marker: $_e"
 	m=$_r
 	if [ -f "$p" ] && cmp -s -- "$tmp" "$p" && [ ! -e "$m" ]; then
 		exit 0

@@ -8,7 +8,7 @@
 # LINK, the tag's symlink when not empty, then moves to it, so a job that
 # names the tag's path runs the pinned build. A file already there that
 # gpuform pulled is not pulled again. Paths are resolved inside the root
-# by facts' resolve.sh (rw), which the step is sent with.
+# by facts' resolve.sh (resolve_in_root), which the step is sent with.
 #
 # LEDGER records the files gpuform pulled on this node: a file under the
 # digest's name is adopted only when it is one of them, unchanged; any
@@ -19,7 +19,7 @@
 # that other nodes pull into: a file is adopted by its name, and DIR's
 # owner and mode are not judged. DIR is recorded in DIRS_FILE last: the
 # probe lists the image files of the directories recorded there.
-# shellcheck disable=SC2154 # _r and _e are rw's (provision/facts/resolve.sh)
+# shellcheck disable=SC2154 # _r and _e are resolve_in_root's (provision/facts/resolve.sh)
 set -eu
 d=$1 f=$2 l=$3 shared=$4 ledger=$5 dirs_file=$6 runtime=$7 ref=$8
 # Temporary names are the host's own: image_dir may be shared storage that
@@ -27,7 +27,7 @@ d=$1 f=$2 l=$3 shared=$4 ledger=$5 dirs_file=$6 runtime=$7 ref=$8
 # step's time limit) removes its partial file.
 u=$(uname -n).$$.gpuform-tmp
 tmp=.$f.$u
-rw "$d" || { echo "image_dir $d: $_e" >&2; exit 1; }
+resolve_in_root "$d" || { echo "image_dir $d: $_e" >&2; exit 1; }
 D=$_r
 mkdir -p "$D"
 # Plan refuses a regular file at the link's name where the probe saw it;
@@ -38,7 +38,7 @@ if [ -n "$l" ] && [ -e "$D/$l" ] && [ ! -h "$D/$l" ]; then
 	echo "$d/$l is not the tag's link gpuform makes (a file or directory of someone else's); gpuform replaces nothing it did not write: move it away, then apply again" >&2
 	exit 1
 fi
-rw "$ledger" || { echo "$ledger: $_e" >&2; exit 1; }
+resolve_in_root "$ledger" || { echo "$ledger: $_e" >&2; exit 1; }
 L=$_r
 ident() { stat -c '%d:%i %s %Y' "$1"; }
 # An image_dir (D, shown as d) that users other than root, or the user
@@ -97,7 +97,7 @@ if [ -n "$l" ]; then
 	mv -f "$D/.$l.$u" "$D/$l"
 	echo "$d/$l -> $f"
 fi
-rw "$dirs_file" || { echo "$dirs_file: $_e" >&2; exit 1; }
+resolve_in_root "$dirs_file" || { echo "$dirs_file: $_e" >&2; exit 1; }
 if ! grep -qxF "$d" "$_r" 2>/dev/null; then
 	mkdir -p "${_r%/*}"
 	printf '%s\n' "$d" >>"$_r"

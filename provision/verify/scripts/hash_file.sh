@@ -7,8 +7,8 @@
 # FIFO planted at the name would block an open before the limit. Exits 3,
 # saying why, when FILE does not resolve or is not a regular file;
 # timeout's own status (124, or 137 after its KILL) when it took too long.
-# shellcheck disable=SC2154 # _r and _e are rp's (provision/facts/resolve.sh)
+# shellcheck disable=SC2154 # _r and _e are resolve_path's (provision/facts/resolve.sh)
 file=$1 seconds=$2
-rp "$file" || { printf '%s\n' "$_e" >&2; exit 3; }
+resolve_path "$file" || { printf '%s\n' "$_e" >&2; exit 3; }
 [ -f "$_r" ] || { echo "not a regular file" >&2; exit 3; }
 exec timeout -k 5 "$seconds" sha256sum -- "$_r"
