@@ -43,14 +43,25 @@ fi
 # of the package: go test -fuzz would load the package graph and link the
 # binary again for each target. -test.list is what go test -list runs: each
 # matching name, no test run. A package that does not build fails here.
-bindir=$(mktemp -d)
-trap 'rm -rf "$bindir"' EXIT
+# GPUFORM_FUZZ_BINDIR keeps the binaries in a directory that outlives the
+# run, and a binary already there is used as it is: .ci/run builds them
+# (with -list) while the suite runs, then fuzzes from them.
+if [[ -n "${GPUFORM_FUZZ_BINDIR:-}" ]]; then
+  bindir=$GPUFORM_FUZZ_BINDIR
+  mkdir -p "$bindir"
+else
+  bindir=$(mktemp -d)
+  trap 'rm -rf "$bindir"' EXIT
+fi
 cachedir="$(go env GOCACHE)/fuzz"
 declare -A bin_of import_of
 targets=()
 for pkg in "${pkgs[@]}"; do
   bin="$bindir/$(printf '%s' "$pkg" | tr -c 'A-Za-z0-9_.-' '_').test"
-  go test -c -fuzz '^Fuzz' -o "$bin" "$pkg"
+  if [[ ! -x "$bin" ]]; then
+    go test -c -fuzz '^Fuzz' -o "$bin.tmp" "$pkg"
+    mv "$bin.tmp" "$bin"
+  fi
   bin_of[$pkg]=$bin
   import_of[$pkg]=$(go list -f '{{.ImportPath}}' "$pkg")
   listed=$(cd "$pkg" && "$bin" -test.list '^Fuzz')
