@@ -38,11 +38,33 @@ if ((${#pkgs[@]} == 0)); then
   exit 1
 fi
 
-# go test -list prints each matching name, then "ok  <import path> <time>";
-# it runs no test. A package that does not build fails the script here.
+# Each package's test binary is built once, instrumented for fuzzing as
+# go test -fuzz builds it, and serves both for listing and for every target
+# of the package: go test -fuzz would load the package graph and link the
+# binary again for each target. -test.list is what go test -list runs: each
+# matching name, no test run. A package that does not build fails here.
+# GPUFORM_FUZZ_BINDIR keeps the binaries in a directory that outlives the
+# run, and a binary already there is used as it is: .ci/run builds them
+# (with -list) while the suite runs, then fuzzes from them.
+if [[ -n "${GPUFORM_FUZZ_BINDIR:-}" ]]; then
+  bindir=$GPUFORM_FUZZ_BINDIR
+  mkdir -p "$bindir"
+else
+  bindir=$(mktemp -d)
+  trap 'rm -rf "$bindir"' EXIT
+fi
+cachedir="$(go env GOCACHE)/fuzz"
+declare -A bin_of import_of
 targets=()
 for pkg in "${pkgs[@]}"; do
-  listed=$(go test -list '^Fuzz' "$pkg")
+  bin="$bindir/$(printf '%s' "$pkg" | tr -c 'A-Za-z0-9_.-' '_').test"
+  if [[ ! -x "$bin" ]]; then
+    go test -c -fuzz '^Fuzz' -o "$bin.tmp" "$pkg"
+    mv "$bin.tmp" "$bin"
+  fi
+  bin_of[$pkg]=$bin
+  import_of[$pkg]=$(go list -f '{{.ImportPath}}' "$pkg")
+  listed=$(cd "$pkg" && "$bin" -test.list '^Fuzz')
   while read -r name; do
     if [[ "$name" =~ ^Fuzz[A-Za-z0-9_]*$ ]]; then
       targets+=("$pkg $name")
@@ -72,7 +94,12 @@ for t in "${targets[@]}"; do
   # shellcheck disable=SC2012 # the corpus's names are go test's hex hashes
   before=$(ls "$corpus" 2>/dev/null | sort || true)
   log=$(mktemp)
-  if go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"; then
+  # The flags go test -fuzz passes: its corpus cache under GOCACHE (per
+  # import path, as go test keeps it), its 10-minute timeout, and
+  # -test.paniconexit0. The binary runs in the package's directory, as
+  # under go test, so a failing input lands in $pkg/testdata/fuzz/$fn.
+  if (cd "$pkg" && "${bin_of[$pkg]}" -test.paniconexit0 -test.timeout=10m -test.run '^$' \
+    -test.fuzz "^${fn}\$" -test.fuzztime "$fuzztime" -test.fuzzcachedir "$cachedir/${import_of[$pkg]}") 2>&1 | tee "$log"; then
     rm -f "$log"
     continue
   fi

@@ -357,6 +357,7 @@ func TestAptMissingReleaseKeepsHoldsAndRefreshes(t *testing.T) {
 // versions, and apply of it installs them although a newer 580 release was
 // published (and the lists refreshed) in between.
 func TestAptPlanShowsAndPinsTheRelease(t *testing.T) {
+	t.Parallel()
 	a := startAptNode(t, nil)
 	a.spec(`  driver {
     version        = "580"

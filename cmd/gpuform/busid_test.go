@@ -20,6 +20,7 @@ import (
 // every per-GPU series carries pci_bus_id, and the missing GPU has no
 // series at all (nvml.gpu_count is what fails for it).
 func TestPrometheusGPUsByBusID(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	prom := filepath.Join(t.TempDir(), "gpuform.prom")
 	if code, out, errOut := runCLIEnv(t, env, "verify", "-format", "prometheus", "-out", prom, hgxSpec(t, "sim://hgx-h100-xid79", "")); code != ExitReport {
@@ -61,6 +62,7 @@ func TestPrometheusGPUsByBusID(t *testing.T) {
 // c3's NIC fails as gpu6's, and gpu4, the GPU that fell off the bus, is
 // not run and says why instead of being left out.
 func TestVerifyProcessesLostGPUByBusID(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	root, err := sim.MaterializeHost("sim://hgx-h100-xid79", state)
 	if err != nil {

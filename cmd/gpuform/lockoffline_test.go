@@ -117,6 +117,7 @@ func TestLockOfflineDigestInSpec(t *testing.T) {
 // first plan is about the driver the stale node runs, which apply
 // replaces, and the plan after apply has none.
 func TestQuickstartCleanOffline(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../../examples/quickstart/main.gpuform.hcl")
 	if err != nil {
 		t.Fatal(err)

@@ -142,6 +142,7 @@ func TestLockUpgradeHostsDisagree(t *testing.T) {
 // TestLockUpgradeDnf: on the Rocky node, whose repository offers NCCL
 // 2.25.1 and which runs none, lock -upgrade asks dnf and locks 2.25.1.
 func TestLockUpgradeDnf(t *testing.T) {
+	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"sim://l40s-rocky9\"]\n  nccl { version = \"2.25\" }\n}\n")

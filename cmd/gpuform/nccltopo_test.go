@@ -45,6 +45,7 @@ node "vm" {
 // writes the file from the hardware description and points
 // NCCL_TOPO_FILE at it in nccl.conf, and a second plan has nothing to do.
 func TestNCCLTopoFile(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	dir := t.TempDir()

@@ -76,6 +76,7 @@ func planChanges(t *testing.T, env []string, dir string) map[string]planChange {
 // and apply of that plan installs exactly it although the repository
 // published a newer release of the branch since.
 func TestPlanShowsResolvedRelease(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	root := filepath.Join(state, "hgx-h100-stale")
@@ -144,6 +145,7 @@ func TestPlanShowsResolvedRelease(t *testing.T) {
 // cannot know the release without the network and says so, instead of
 // showing the branch as if it were one.
 func TestPlanSaysWhenTheReleaseIsUnknown(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	root := filepath.Join(state, "hgx-h100-stale")
@@ -180,6 +182,7 @@ func TestPlanSaysWhenTheReleaseIsUnknown(t *testing.T) {
 // touched. A saved plan made while the release was offered is refused the
 // same way once it is gone.
 func TestPlanRefusesReleaseNoRepositoryOffers(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../../examples/slurm-enroot/main.gpuform.hcl")
 	if err != nil {
 		t.Fatal(err)

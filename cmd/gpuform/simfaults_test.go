@@ -159,6 +159,7 @@ func TestQuickstartIdleLinkAgrees(t *testing.T) {
 // saying it idles, and the GPU–NIC pairs, NUMA nodes and NV# counts are
 // judged from topo -m, not skipped.
 func TestQuickstartPassesThroughNvidiaSMI(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	quick := "../../examples/quickstart"
@@ -194,6 +195,7 @@ func TestQuickstartPassesThroughNvidiaSMI(t *testing.T) {
 // NV18, it fails nvml.nvlink_pairs[gpu4] naming the GPU's bus id and
 // blames no other GPU.
 func TestVerifyNVLinkDownBothPaths(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"GPUFORM_SIM_STATE=" + state}
 	root := plantedNode(t, "sim://hgx-h100-converged", state, "gpu 0000:9d:00.0 nvlink_down")

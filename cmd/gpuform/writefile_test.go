@@ -75,6 +75,7 @@ func TestFmtKeepsOwnerGroupAndMode(t *testing.T) {
 // TestImportOutRefusesSymlink checks that import -out does not write
 // through a dangling symlink planted where the spec is to go.
 func TestImportOutRefusesSymlink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "elsewhere")
 	link := filepath.Join(dir, "main.gpuform.hcl")
