@@ -137,15 +137,10 @@ func strictCompletion(s Streams, root *cobra.Command) {
 	}
 }
 
-// jsonAlias makes -json the same as -format json on the commands whose
-// -format predates it (lint, verify): every command with JSON output takes
-// -json, as Terraform's do. -json with another -format is refused rather
-// than one silently winning.
-func jsonAlias(cmd *cobra.Command, asJSON bool, format *string) error {
-	return jsonAliasOf(cmd.Flags(), asJSON, format)
-}
-
-// jsonAliasOf is jsonAlias over a command's parsed flags.
+// jsonAliasOf makes -json the same as -format json on the commands whose
+// -format predates it (lint, verify), over a command's parsed flags: every
+// command with JSON output takes -json, as Terraform's do. -json with
+// another -format is refused rather than one silently winning.
 func jsonAliasOf(fs *pflag.FlagSet, asJSON bool, format *string) error {
 	if !asJSON {
 		return nil

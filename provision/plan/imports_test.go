@@ -2,8 +2,6 @@ package plan
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -15,7 +13,7 @@ import (
 // preview. go list -deps sees the transitive imports (Go's ban on import
 // cycles catches only packages that import plan back).
 func TestPlanDoesNotImportApply(t *testing.T) {
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", ".").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
