@@ -15,7 +15,7 @@ import (
 //     reboot it (the warning is true until the node boots the new driver);
 //   - an image tag is unpinned offline: these tests reach no registry, and
 //     no digest NVIDIA published for the tag was found to ship in a lock
-//     file (README, "Offline and air-gapped sites").
+//     file (docs/guide/containers.md, "Offline and air-gapped sites").
 var unavoidableExampleWarning = regexp.MustCompile(`^Warning: (the running driver, [0-9.]+, is affected by |container image nvcr\.io/nvidia/[a-z]+:[0-9a-z.-]+: unpinned, not pulled: )`)
 
 // copyExampleTo copies an example's files to a new directory with edit

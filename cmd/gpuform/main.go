@@ -14,7 +14,7 @@ func main() {
 	// which plan -detailed-exitcode reads as "changes present" and lint as
 	// "findings". With crash tracebacks the runtime prints the same report
 	// and then dies of SIGABRT instead: a shell sees 134, os/exec a signal,
-	// never 0 or 2 (README, "Contracts"). A re-exec'ing supervisor could map
+	// never 0 or 2 (docs/guide/contracts.md). A re-exec'ing supervisor could map
 	// it to a number, but would stand between the terminal and the command
 	// (job control, the two-signal contract, the confirmation prompt).
 	debug.SetTraceback("crash")

@@ -24,7 +24,7 @@ const slurmHealthTimeout = 20 * time.Second
 // the fleet's drains: slurmctld stamps a drain with its clock in whole
 // seconds while it holds its node write lock, so once a second has passed
 // since this drain returned, every drain stamped no later than this one
-// is visible to a read (README "Circuit breaker").
+// is visible to a read (docs/guide/bad-node.md, "Circuit breaker").
 const breakerSettle = 1100 * time.Millisecond
 
 // slurmHealth is verify --local -slurm-drain, gpuform as Slurm's
