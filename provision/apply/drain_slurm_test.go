@@ -135,11 +135,21 @@ func TestSlurmBusyWaitsForJob(t *testing.T) {
 
 // COMPLETING is not drained: the first step waits for the epilog.
 func TestSlurmWaitsForCompletingEpilog(t *testing.T) {
-	done := filepath.Join(t.TempDir(), "epilog-done")
-	f, c := slurmFleet(t, slurmtest.Options{Epilog: "sleep 4; touch " + done})
+	dir := t.TempDir()
+	done := filepath.Join(dir, "epilog-done")
+	release := filepath.Join(dir, "epilog-release")
+	// The epilog lasts until apply has reported the node COMPLETING (the
+	// hook below releases it then), at most 60 s. A fixed sleep raced the
+	// plan's probe under load: the node was IDLE before apply looked.
+	f, c := slurmFleet(t, slurmtest.Options{Epilog: "i=0; while [ ! -e " + release + " ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done; touch " + done})
 	c.Sbatch("sleep 1")
 	c.WaitState("the node to be COMPLETING", func(s string) bool { return strings.Contains(s, "COMPLETING") })
 	ev := &events{hook: func(msg string) {
+		if strings.Contains(msg, "COMPLETING") {
+			if err := os.WriteFile(release, nil, 0o644); err != nil {
+				t.Errorf("release the epilog: %v", err)
+			}
+		}
 		if strings.HasPrefix(msg, "step 1/") {
 			if _, err := os.Stat(done); err != nil {
 				t.Errorf("first step ran while the epilog was still running")
