@@ -122,11 +122,11 @@ type fileResource struct {
 	// there is no live state beyond the file.
 	live func(n *facts.Node) bool
 	// then puts the file into effect in the same step as the write, for
-	// effects facts cannot see (see writeFileStep).
-	then string
+	// effects facts cannot see (see fileWrite).
+	then effect
 	// thenFor, when set, builds then from the file as it is now (grubby
 	// must be told which arguments of the old file to take away).
-	thenFor func(cur string, exists bool) (string, error)
+	thenFor func(cur string, exists bool) (effect, error)
 	// post are the steps that make the running system follow the file;
 	// they run whenever the file or the live state changes.
 	post []Step
@@ -185,7 +185,7 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 	}
 	// An earlier apply wrote the file but was cut off before putting it
 	// into effect (its marker is still there): the step must run again.
-	if _, pending := n.ManagedFile(PendingMarker(r.path)); pending && (r.then != "" || r.thenFor != nil) && r.content != "" {
+	if _, pending := n.ManagedFile(PendingMarker(r.path)); pending && (!r.then.none() || r.thenFor != nil) && r.content != "" {
 		fileOK = false
 		before, after = copyAttrs(before), copyAttrs(after)
 		before["in effect"], after["in effect"] = StringVal("false"), StringVal("true")
@@ -230,14 +230,14 @@ func (r *fileResource) Diff(n *facts.Node) (Change, error) {
 		var err error
 		if r.content == "" {
 			s, err = removeFileStep(r.path, currentFile(n, r.path))
-			if err == nil && then != "" {
+			if err == nil && !then.none() {
 				c.Steps = append(c.Steps, s)
-				s = runCommandStep("run "+then, then)
+				s = effectStep("run "+then.String(), then)
 			}
 		} else {
 			desc := "write " + r.path
-			if then != "" {
-				desc += " and run " + then
+			if !then.none() {
+				desc += " and run " + then.String()
 			}
 			s, err = fileWrite{desc: desc, path: r.path, content: content, cur: currentFile(n, r.path), then: then}.step()
 		}

@@ -417,12 +417,12 @@ func (r *containerdResource) Diff(n *facts.Node) (Change, error) {
 	if err != nil {
 		return Change{}, fmt.Errorf("%s: %s %w", r.name, ContainerdConfigFile, err)
 	}
-	then := ""
+	var then effect
 	var restarts []string
 	if n.Unit("containerd.service").Enabled != "not-found" {
 		// containerd reads config.toml only at start: the write and the
 		// restart are one step, and a failed restart restores the file.
-		then, restarts = "systemctl try-restart containerd.service", []string{"containerd.service"}
+		then, restarts = tryRestart("containerd.service"), []string{"containerd.service"}
 	}
 	fr := &fileResource{
 		base:    r.base,

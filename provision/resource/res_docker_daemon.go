@@ -313,9 +313,9 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	// Docker reads daemon.json only at start, and whether the running
 	// daemon uses it cannot be probed, so the write and the restart are one
 	// step: a failed restart restores the old file.
-	desc, then := "write "+DaemonJSON, ""
+	desc, then := "write "+DaemonJSON, effect{}
 	if n.Unit("docker.service").Enabled != "not-found" {
-		desc, then = desc+" and restart docker.service if running", "systemctl try-restart docker.service"
+		desc, then = desc+" and restart docker.service if running", tryRestart("docker.service")
 		c.Restarts = []string{"docker.service"}
 	}
 	s, err := fileWrite{desc: desc, path: DaemonJSON, content: merged, cur: currentFile(n, DaemonJSON), then: then}.step()

@@ -106,7 +106,7 @@ func buildIRQBalance(in *buildInput) ([]Resource, []string, error) {
 		desired:  after,
 		restarts: []string{"irqbalance.service"},
 		// try-restart: an irqbalance that is not running stays stopped.
-		then: "systemctl try-restart irqbalance.service",
+		then: tryRestart("irqbalance.service"),
 	}}, warnings, nil
 }
 

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,8 +65,8 @@ func TestIRQBalance(t *testing.T) {
 			if c.Action != Update || len(c.Steps) != 1 || c.Steps[0].Input != tc.want {
 				t.Fatalf("change %s, steps %d, file:\n%q\nwant\n%q", c.Action, len(c.Steps), input(c), tc.want)
 			}
-			if !strings.Contains(c.Steps[0].Script, "systemctl try-restart irqbalance.service") {
-				t.Errorf("irqbalance not restarted with the change")
+			if call := callOf(t, c.Steps[0]); call.Name != "file_write.sh" || !slices.Equal(call.Args[fileWriteArgs:], []string{"try-restart", "irqbalance.service"}) {
+				t.Errorf("irqbalance not restarted with the change: %s", call)
 			}
 		})
 	}

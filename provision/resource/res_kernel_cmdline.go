@@ -113,15 +113,15 @@ func kernelCmdline(n *spec.Node, f *facts.Node, family string, extra []string) (
 	}
 	// The generated boot configuration is not probed, so regenerating it
 	// is part of the step that writes the drop-in.
-	regen := "update-grub"
-	var regenFor func(cur string, exists bool) (string, error)
+	regen := updateGrub()
+	var regenFor func(cur string, exists bool) (effect, error)
 	if family == FamilyRHEL {
 		// RHEL's grub2-mkconfig does not read grub.d drop-ins; grubby edits
 		// every installed kernel's boot entry instead, so arguments the
 		// previous drop-in added and the spec dropped are removed there
 		// by name (the drop-in is gpuform's record of what it added).
-		regen = ""
-		regenFor = func(cur string, exists bool) (string, error) {
+		regen = effect{}
+		regenFor = func(cur string, exists bool) (effect, error) {
 			wantArg := map[string]bool{}
 			for _, a := range args {
 				wantArg[a] = true
@@ -131,7 +131,7 @@ func kernelCmdline(n *spec.Node, f *facts.Node, family string, extra []string) (
 			if exists {
 				for _, a := range strings.Fields(dropInArgs(cur)) {
 					if err := check(kernelArgPattern, "kernel argument", a); err != nil {
-						return "", err
+						return effect{}, err
 					}
 					// Another spec's arguments, or nobody's, stay.
 					if !want[a] && (!share.claims || mine(a)) {
@@ -139,17 +139,10 @@ func kernelCmdline(n *spec.Node, f *facts.Node, family string, extra []string) (
 					}
 				}
 			}
-			cmd := "grubby --update-kernel=ALL"
-			if len(removed) > 0 {
-				cmd += " --remove-args=" + q(strings.Join(removed, " "))
-			}
-			if len(args) > 0 {
-				cmd += " --args=" + q(strings.Join(args, " "))
-			}
 			if len(removed) == 0 && len(args) == 0 {
-				return "", nil
+				return effect{}, nil
 			}
-			return cmd, nil
+			return grubbyArgs(strings.Join(removed, " "), strings.Join(args, " ")), nil
 		}
 	}
 	desired := map[string]string{"args": strings.Join(args, " ")}

@@ -55,7 +55,7 @@ func buildNICIRQ(in *buildInput) ([]Resource, []string, error) {
 		},
 		// irqbalance runs the script itself (--policyscript), so it must
 		// be executable; a file written earlier keeps its mode.
-		then: "chmod 0755 " + `"$R"` + q(nicirq.File),
+		then: makeExecutable(nicirq.File),
 		// /proc/irq writes are lost at reboot; gpuform-nic-irq.service
 		// repeats them at every boot.
 		post: []Step{scriptStep("pin the RDMA NICs' interrupts to their NUMA nodes' CPUs", nicIRQPinScript, nicirq.File)},

@@ -22,7 +22,7 @@ func buildNICIRQUnit(in *buildInput) ([]Resource, []string, error) {
 	if !nicirq.Wanted(in.n) {
 		r := absentFile(NICIRQUnit, nicirq.UnitFile)
 		// The enable link goes with the unit; daemon-reload forgets it.
-		r.then = `rm -f "$R"` + q(wants) + ` && systemctl daemon-reload`
+		r.then = unlinkAndReload(wants)
 		return []Resource{r}, nil, nil
 	}
 	content := nicirq.UnitText(header(in.n))
@@ -40,7 +40,7 @@ func buildNICIRQUnit(in *buildInput) ([]Resource, []string, error) {
 		},
 		desired: Values{"content": StringVal("sha256:" + shortSum(content)), "enabled": StringVal("enabled")},
 		live:    func(f *facts.Node) bool { return f.Unit(nicirq.Unit).Enabled == "enabled" },
-		then:    "systemctl daemon-reload",
+		then:    daemonReload(),
 		post:    []Step{systemdUnitStep("enable "+nicirq.Unit, unitEnable, nicirq.Unit)},
 	}}, nil, nil
 }

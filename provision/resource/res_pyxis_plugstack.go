@@ -63,12 +63,12 @@ func (r *pyxisResource) Diff(n *facts.Node) (Change, error) {
 	}
 	line := "required " + plugin
 	cf := currentFile(n, PyxisPlugstackFile)
-	then := ""
+	var then effect
 	var restarts []string
 	if n.Unit("slurmd.service").Enabled != "not-found" {
 		// slurmd loads SPANK plugins when it starts (pyxis's README
 		// restarts it after installing).
-		then, restarts = "systemctl try-restart slurmd.service", []string{"slurmd.service"}
+		then, restarts = tryRestart("slurmd.service"), []string{"slurmd.service"}
 	}
 	fr := &fileResource{
 		base:    r.base,

@@ -175,8 +175,8 @@ func TestQuotingHoldsWithoutValidation(t *testing.T) {
 	steps["modprobe"] = scriptStep("", moduleLoadScript, hostile)
 	steps["remount"] = scriptStep("", shmRemountScript, hostile)
 	steps["sysctl"] = scriptStep("", sysctlApplyScript, hostile, "always")
-	// The command a file's change is put into effect with, run as a step.
-	steps["grubby"] = runCommandStep("", "grubby --update-kernel=ALL --args="+q(hostile))
+	// The effect a file's change is put into effect with, run as a step.
+	steps["grubby"] = effectStep("", grubbyArgs("", hostile))
 	for name, st := range steps {
 		t.Run(name, func(t *testing.T) {
 			os.Remove(argv)
@@ -238,8 +238,9 @@ func TestWriteFileStepIsAtomic(t *testing.T) {
 	if len(backups) != 1 {
 		t.Fatalf("backups %v", backups)
 	}
-	// A step whose activation fails puts the old file back.
-	st, _ = fileWrite{path: path, content: "a = 3\n", cur: probeFile(t, root, path), then: "false"}.step()
+	// A step whose activation fails puts the old file back (here, an
+	// action apply_effect does not know: no tool is on PATH to fail).
+	st, _ = fileWrite{path: path, content: "a = 3\n", cur: probeFile(t, root, path), then: effect{action: "no-such-effect"}}.step()
 	if err := run(st); err == nil || !strings.Contains(err.Error(), "previous file is back") {
 		t.Errorf("failed activation: %v", err)
 	}
@@ -306,8 +307,11 @@ func TestHugepages(t *testing.T) {
 	if k.After["args"] != StringVal("iommu=pt default_hugepagesz=1G hugepagesz=1G hugepages=16") || !k.RebootRequired || k.Action != Create {
 		t.Errorf("1 GiB pages: %+v", k)
 	}
-	if !strings.Contains(k.Steps[0].Script, "update-grub") {
-		t.Errorf("kernel arguments without update-grub:\n%s", k.Steps[0].Script)
+	// A new drop-in, written and put into effect with update-grub in one
+	// step.
+	want := scriptCall{Name: "file_write.sh", Args: []string{GrubDropIn, GrubDropIn, "absent", "", "", "", NewFileMode, "", PendingMarker(GrubDropIn), backupDir, "update-grub"}}
+	if d := cmp.Diff(want, callOf(t, k.Steps[0])); d != "" {
+		t.Errorf("kernel arguments' step (-want +got):\n%s", d)
 	}
 }
 
@@ -386,24 +390,34 @@ func TestGrubbyRemovesDroppedArguments(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, body string
-		want       []string
-		not        []string
+		// want are the effects the steps run, as apply_effect's
+		// arguments; desc the description of the step that runs it.
+		want [][]string
+		desc string
+		not  []string
 	}{
-		{"one dropped", `kernel_args = ["iommu=pt"]`, []string{"grubby --update-kernel=ALL --remove-args=intel_iommu=on --args=iommu=pt"}, nil},
-		{"all dropped", ``, []string{"grubby --update-kernel=ALL --remove-args='iommu=pt intel_iommu=on'"}, []string{"--args="}},
+		{"one dropped", `kernel_args = ["iommu=pt"]`, [][]string{{"grubby", "intel_iommu=on", "iommu=pt"}},
+			"write " + GrubDropIn + " and run grubby --update-kernel=ALL --remove-args=intel_iommu=on --args=iommu=pt", nil},
+		{"all dropped", ``, [][]string{{"grubby", "iommu=pt intel_iommu=on", ""}},
+			"run grubby --update-kernel=ALL --remove-args='iommu=pt intel_iommu=on'", []string{"--args="}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, _ := diffAll(t, loadNode(t, tc.body), rhel())
 			c := got[KernelCmdline]
-			// The commands the steps run to put the drop-in into effect,
-			// and every step's script and arguments.
-			run := commandsRun(t, c.Steps)
-			all := callsOf(t, c.Steps)
-			for _, w := range tc.want {
-				if !slices.Contains(run, w) {
-					t.Errorf("no %q in the steps: %q", w, run)
-				}
+			// The effects the steps run to put the drop-in into effect,
+			// the steps' descriptions, and every step's script and
+			// arguments.
+			if d := cmp.Diff(tc.want, effectsRun(t, c.Steps)); d != "" {
+				t.Errorf("effects run (-want +got):\n%s", d)
 			}
+			var descs []string
+			for _, st := range c.Steps {
+				descs = append(descs, st.Description)
+			}
+			if !slices.Contains(descs, tc.desc) {
+				t.Errorf("no step %q: %q", tc.desc, descs)
+			}
+			all := callsOf(t, c.Steps) + strings.Join(descs, "\n")
 			for _, w := range tc.not {
 				if strings.Contains(all, w) {
 					t.Errorf("%q in the steps:\n%s", w, all)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -78,13 +79,13 @@ type fileWrite struct {
 	// cur is what the probe read: the step refuses to write when the file,
 	// its mode or owner, or where its path leads changed since.
 	cur facts.ConfigFile
-	// then, when not empty, is one command (or an && chain) that puts the
-	// new file into effect (update-grub, a service restart). It runs in
+	// then, unless none, puts the new file into effect (update-grub, a
+	// service restart). It runs in
 	// the same step; if it fails the previous file is restored (or the
 	// new one removed), so a failure never leaves a file in place whose
 	// effect did not happen — a later plan could not see the difference
 	// and would not retry.
-	then string
+	then effect
 }
 
 // Patterns for what the probe read about a file, checked before it is put
@@ -168,10 +169,11 @@ func (w fileWrite) step() (Step, error) {
 		}
 	}
 	marker := ""
-	if w.then != "" {
+	if !w.then.none() {
 		marker = PendingMarker(w.path)
 	}
-	script := fileScript(fileWriteScript, w.path, want, expect, lsMode, uid, gid, mode, context, marker, w.then, backupDir)
+	args := append([]string{w.path, want, expect, lsMode, uid, gid, mode, context, marker, backupDir}, w.then.call()...)
+	script := nodesh.Script(fileWriteScript, args, facts.Resolver, fileLibScript, effectLibScript)
 	return Step{Description: w.desc, Script: script, Input: w.content, Become: true}, nil
 }
 

@@ -20,8 +20,10 @@ var (
 	fileWriteScript string
 	//go:embed scripts/file_remove.sh
 	fileRemoveScript string
-	//go:embed scripts/run_command.sh
-	runCommandScript string
+	//go:embed scripts/effect_lib.sh
+	effectLibScript string
+	//go:embed scripts/apply_effect.sh
+	applyEffectScript string
 	//go:embed scripts/systemd_unit.sh
 	systemdUnitScript string
 	//go:embed scripts/module_load.sh
@@ -85,10 +87,4 @@ const (
 // unitPattern, or a constant).
 func systemdUnitStep(desc, action, unit string) Step {
 	return scriptStep(desc, systemdUnitScript, action, unit)
-}
-
-// runCommandStep runs command, one command line (or an && chain) built
-// from quoted words, in the step's shell.
-func runCommandStep(desc, command string) Step {
-	return scriptStep(desc, runCommandScript, command)
 }

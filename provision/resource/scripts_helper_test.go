@@ -45,14 +45,15 @@ func stepScripts(t testing.TB) map[string]string {
 }
 
 // callOf takes a step's script apart: it must be the prelude, libraries,
-// one "set -- ..." line (or none) and one of scripts/*.sh.
+// one "set -- ..." line (or none) and one of scripts/*.sh that is not a
+// library (*_lib.sh).
 func callOf(t testing.TB, st Step) scriptCall {
 	t.Helper()
 	if !strings.HasPrefix(st.Script, nodesh.Prelude) {
 		t.Fatalf("step %q does not start with the prelude:\n%s", st.Description, st.Script)
 	}
 	for name, body := range stepScripts(t) {
-		if name == "file_lib.sh" || !strings.HasSuffix(st.Script, body) {
+		if isLibrary(name) || !strings.HasSuffix(st.Script, body) {
 			continue
 		}
 		head := strings.TrimSuffix(st.Script, body)
@@ -70,6 +71,10 @@ func callOf(t testing.TB, st Step) scriptCall {
 	t.Fatalf("step %q runs none of scripts/*.sh:\n%s", st.Description, st.Script)
 	return scriptCall{}
 }
+
+// isLibrary reports whether scripts/name defines functions for the step
+// scripts (file_lib.sh, effect_lib.sh) rather than being one.
+func isLibrary(name string) bool { return strings.HasSuffix(name, "_lib.sh") }
 
 // callsOf is callOf of each step, one call per line.
 func callsOf(t testing.TB, steps []Step) string {
@@ -123,19 +128,24 @@ func shellWords(s string) (words []string, ok bool) {
 	return append(words, w.String()), true
 }
 
-// commandsRun are the command lines steps run to put a file into effect:
-// file_write.sh's ACTIVATE and run_command.sh's COMMAND, in step order.
-func commandsRun(t testing.TB, steps []Step) []string {
+// effectsRun are the effects steps run to put a file into effect, each as
+// apply_effect's arguments (the action, then its own): file_write.sh's
+// after its ten fixed arguments and apply_effect.sh's, in step order.
+func effectsRun(t testing.TB, steps []Step) [][]string {
 	t.Helper()
-	var out []string
+	var out [][]string
 	for _, st := range steps {
 		c := callOf(t, st)
 		switch {
-		case c.Name == "file_write.sh" && len(c.Args) == 11 && c.Args[9] != "":
-			out = append(out, c.Args[9])
-		case c.Name == "run_command.sh" && len(c.Args) == 1:
-			out = append(out, c.Args[0])
+		case c.Name == "file_write.sh" && len(c.Args) > fileWriteArgs:
+			out = append(out, c.Args[fileWriteArgs:])
+		case c.Name == "apply_effect.sh":
+			out = append(out, c.Args)
 		}
 	}
 	return out
 }
+
+// fileWriteArgs is how many arguments file_write.sh takes before the
+// effect (PATH ... BACKUP_DIR).
+const fileWriteArgs = 10

@@ -51,9 +51,9 @@ func sampleSteps(t *testing.T) map[string]Step {
 	files := &imagesResource{runtime: facts.RuntimeEnroot, dir: "/var/lib/enroot/images"}
 	pull := (&imagesResource{runtime: facts.RuntimeContainerd}).pull(im, "25.02-py3")
 	return map[string]Step{
-		"file_write.sh":      must(fileWrite{desc: "write", path: "/etc/sysctl.d/90-gpuform.conf", content: "a = 1\n", then: "systemctl daemon-reload"}.step()),
+		"file_write.sh":      must(fileWrite{desc: "write", path: "/etc/sysctl.d/90-gpuform.conf", content: "a = 1\n", then: daemonReload()}.step()),
 		"file_remove.sh":     must(removeFileStep("/etc/sysctl.d/90-gpuform.conf", facts.ConfigFile{})),
-		"run_command.sh":     runCommandStep("run", "systemctl daemon-reload"),
+		"apply_effect.sh":    effectStep("run", unlinkAndReload("/etc/systemd/system/multi-user.target.wants/gpuform-nic-irq.service")),
 		"systemd_unit.sh":    must(unitStep("nvidia-persistenced.service", true)),
 		"module_load.sh":     scriptStep("load", moduleLoadScript, "nvidia_peermem"),
 		"sysctl_apply.sh":    scriptStep("apply", sysctlApplyScript, SysctlFile, "if-present"),
@@ -80,7 +80,7 @@ func TestStepScriptsShellcheck(t *testing.T) {
 	files := stepScripts(t)
 	steps := sampleSteps(t)
 	for name := range files {
-		if _, ok := steps[name]; !ok && name != "file_lib.sh" {
+		if _, ok := steps[name]; !ok && !isLibrary(name) {
 			t.Errorf("scripts/%s has no step in sampleSteps: add one, and a case to TestStepScriptsUnderEachShell", name)
 		}
 	}
@@ -156,7 +156,7 @@ func TestStepScriptsUnderEachShell(t *testing.T) {
 			tools: map[string]string{"systemctl": ""},
 			setup: func(t *testing.T, root string) { write(t, root, conf, "a = 1\n") },
 			step: func(t *testing.T, root string) Step {
-				st, err := fileWrite{path: conf, content: "a = 2\n", cur: probeFile(t, root, conf), then: "systemctl daemon-reload"}.step()
+				st, err := fileWrite{path: conf, content: "a = 2\n", cur: probeFile(t, root, conf), then: daemonReload()}.step()
 				must(t, err)
 				return st
 			},
@@ -174,6 +174,83 @@ func TestStepScriptsUnderEachShell(t *testing.T) {
 				}
 				if entries, _ := os.ReadDir(filepath.Join(root, "etc/sysctl.d")); len(entries) != 1 {
 					t.Errorf("etc/sysctl.d holds %d entries, want only the file", len(entries))
+				}
+			},
+		},
+		"file write, then update-grub": {
+			tools: map[string]string{"update-grub": ""},
+			setup: func(t *testing.T, root string) { write(t, root, conf, "a = 1\n") },
+			step: func(t *testing.T, root string) Step {
+				st, err := fileWrite{path: conf, content: "a = 2\n", cur: probeFile(t, root, conf), then: updateGrub()}.step()
+				must(t, err)
+				return st
+			},
+			calls: "update-grub\n",
+		},
+		"file write, then grubby removing and adding": {
+			tools: map[string]string{"grubby": ""},
+			setup: func(t *testing.T, root string) { write(t, root, conf, "a = 1\n") },
+			step: func(t *testing.T, root string) Step {
+				st, err := fileWrite{path: conf, content: "a = 2\n", cur: probeFile(t, root, conf), then: grubbyArgs("intel_iommu=on isolcpus=2-7", "iommu=pt hugepages=16")}.step()
+				must(t, err)
+				return st
+			},
+			calls: "grubby [--update-kernel=ALL] [--remove-args=intel_iommu=on isolcpus=2-7] [--args=iommu=pt hugepages=16]\n",
+		},
+		"file write, then grubby only adding": {
+			tools: map[string]string{"grubby": ""},
+			setup: func(t *testing.T, root string) { write(t, root, conf, "a = 1\n") },
+			step: func(t *testing.T, root string) Step {
+				st, err := fileWrite{path: conf, content: "a = 2\n", cur: probeFile(t, root, conf), then: grubbyArgs("", "iommu=pt")}.step()
+				must(t, err)
+				return st
+			},
+			calls: "grubby [--update-kernel=ALL] [--args=iommu=pt]\n",
+		},
+		"file write, then made executable": {
+			setup: func(t *testing.T, root string) { write(t, root, conf, "a = 1\n") },
+			step: func(t *testing.T, root string) Step {
+				st, err := fileWrite{path: conf, content: "a = 2\n", cur: probeFile(t, root, conf), then: makeExecutable(conf)}.step()
+				must(t, err)
+				return st
+			},
+			check: func(t *testing.T, root string) {
+				if fi, err := os.Stat(filepath.Join(root, conf)); err != nil || fi.Mode().Perm() != 0o755 {
+					t.Errorf("%s after the step: %v %v, want mode 0755", conf, fi, err)
+				}
+			},
+		},
+		"file write, then a restart that fails": {
+			tools: map[string]string{"systemctl": "exit 1"},
+			setup: func(t *testing.T, root string) { write(t, root, conf, "a = 1\n") },
+			step: func(t *testing.T, root string) Step {
+				st, err := fileWrite{path: conf, content: "a = 2\n", cur: probeFile(t, root, conf), then: tryRestart("docker.service")}.step()
+				must(t, err)
+				return st
+			},
+			// The step fails (checked in the loop) with the old file back.
+			calls: "systemctl [try-restart] [docker.service]\n",
+			check: func(t *testing.T, root string) {
+				if got := read(t, root, conf); got != "a = 1\n" {
+					t.Errorf("%s after the failed restart holds %q, want the previous file", conf, got)
+				}
+				if _, err := os.Stat(filepath.Join(root, PendingMarker(conf))); !os.IsNotExist(err) {
+					t.Errorf("the pending marker is left: %v", err)
+				}
+			},
+		},
+		"effect step: unit link removed, then daemon-reload": {
+			tools: map[string]string{"systemctl": ""},
+			setup: func(t *testing.T, root string) {
+				write(t, root, "/etc/systemd/system/multi-user.target.wants/x.service", "")
+			},
+			step: func(t *testing.T, root string) Step {
+				return effectStep("", unlinkAndReload("/etc/systemd/system/multi-user.target.wants/x.service"))
+			},
+			calls: "systemctl [daemon-reload]\n",
+			check: func(t *testing.T, root string) {
+				if _, err := os.Lstat(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/x.service")); !os.IsNotExist(err) {
+					t.Errorf("the enable link is still there: %v", err)
 				}
 			},
 		},
@@ -401,6 +478,10 @@ esac`,
 					var ee *exec.ExitError
 					if !errors.As(err, &ee) || ee.ExitCode() != nodesh.ExitNotOffered || !strings.Contains(string(out), "gpuform: add NVIDIA's CUDA repository.") {
 						t.Errorf("exit %v, want 100 with the set's message:\n%s", err, out)
+					}
+				} else if name == "file write, then a restart that fails" {
+					if err == nil || !strings.Contains(string(out), "gpuform: "+conf+" was not put into effect; the previous file is back in place") {
+						t.Errorf("exit %v, want a failure that says the previous file is back:\n%s", err, out)
 					}
 				} else if name == "dnf install that fails puts the version locks back" {
 					if err == nil || !strings.Contains(string(out), "If the release is missing from this node's repositories: add NVIDIA's CUDA repository.") {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/gres"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
@@ -24,17 +26,16 @@ type SlurmdGRES struct {
 	Failure string
 }
 
-// slurmdGScript runs slurmd -G from the places Slurm's packages put it.
-const slurmdGScript = `PATH="${PATH:+$PATH:}/usr/sbin:/usr/local/sbin:/opt/slurm/sbin:/usr/bin:/bin"
-export PATH
-command -v slurmd >/dev/null 2>&1 || { echo "slurmd is not installed" >&2; exit 127; }
-exec slurmd -G 2>&1
-`
+// slurmdGScript runs slurmd -G from the places Slurm's packages put it
+// (scripts/slurmd_gres.sh).
+//
+//go:embed scripts/slurmd_gres.sh
+var slurmdGScript string
 
 // RunSlurmdG runs `slurmd -G` on the host behind t; a failure to run is in
 // the result, not an error.
 func RunSlurmdG(ctx context.Context, t transport.Transport) SlurmdGRES {
-	res, err := t.Run(ctx, transport.Command{Script: slurmdGScript})
+	res, err := t.Run(ctx, transport.Command{Script: nodesh.Script(slurmdGScript, nil)})
 	if err != nil {
 		return SlurmdGRES{Failure: err.Error()}
 	}

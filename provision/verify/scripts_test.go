@@ -16,13 +16,46 @@ import (
 // TestVerifyScriptsShellcheck checks scripts/*.sh as they are and as sent.
 func TestVerifyScriptsShellcheck(t *testing.T) {
 	nodeshtest.Shellcheck(t, map[string]string{
-		"hash_file.sh":      hashFileScript,
-		"agent.sh":          agentScript,
-		"gpu_bus.sh":        busScript,
-		"sent/hash_file.sh": nodesh.Script(hashFileScript, []string{"/raid/x.sqsh", "300"}, facts.Resolver),
-		"sent/agent.sh":     nodesh.Script(agentScript, []string{"upload", "", AgentCacheDir, "agent-00"}),
-		"sent/gpu_bus.sh":   nodesh.Script(busScript, nil),
+		"hash_file.sh":        hashFileScript,
+		"agent.sh":            agentScript,
+		"gpu_bus.sh":          busScript,
+		"sent/hash_file.sh":   nodesh.Script(hashFileScript, []string{"/raid/x.sqsh", "300"}, facts.Resolver),
+		"sent/agent.sh":       nodesh.Script(agentScript, []string{"upload", "", AgentCacheDir, "agent-00"}),
+		"sent/gpu_bus.sh":     nodesh.Script(busScript, nil),
+		"slurmd_gres.sh":      slurmdGScript,
+		"sent/slurmd_gres.sh": nodesh.Script(slurmdGScript, nil),
 	})
+}
+
+// TestSlurmdGScriptUnderEachShell runs slurmd_gres.sh under dash, bash and
+// busybox ash with a stand-in slurmd first on PATH: it is asked for -G
+// alone, and its standard error comes back on standard output.
+func TestSlurmdGScriptUnderEachShell(t *testing.T) {
+	bin := t.TempDir()
+	log := filepath.Join(t.TempDir(), "argv")
+	standIn := "#!/bin/sh\nprintf '%s\\n' \"$@\" >" + log + "\necho 'slurmd: Gres Name=gpu Type=h100 Count=1'\necho 'slurmd: error: x' >&2\n"
+	if err := os.WriteFile(filepath.Join(bin, "slurmd"), []byte(standIn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range nodeshtest.Shells() {
+		t.Run(sh.Name, func(t *testing.T) {
+			os.Remove(log)
+			cmd := nodeshtest.Command(t, sh, nodesh.Script(slurmdGScript, nil))
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			if want := "slurmd: Gres Name=gpu Type=h100 Count=1\nslurmd: error: x\n"; string(out) != want || stderr.Len() != 0 {
+				t.Errorf("stdout %q, stderr %q; want stdout %q", out, stderr.String(), want)
+			}
+			if argv, _ := os.ReadFile(log); string(argv) != "-G\n" {
+				t.Errorf("slurmd called with %q, want -G", argv)
+			}
+		})
+	}
 }
 
 // TestAgentScriptUnderEachShell uploads a binary into $HOME's cache and

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gpuform/gpuform/provision/local"
+	"github.com/gpuform/gpuform/provision/nodesh"
+	"github.com/gpuform/gpuform/provision/nodesh/nodeshtest"
 )
 
 func read(t testing.TB, name string) []byte {
@@ -178,6 +180,40 @@ func TestParseAfterNoise(t *testing.T) {
 			d, err := Parse(append([]byte(noise), doc...))
 			if err != nil || len(d.Tests) != 1 || d.Tests[0].Status != "Pass" {
 				t.Errorf("parse: %v %+v", err, d)
+			}
+		})
+	}
+}
+
+// TestDiagScript checks scripts/dcgmi_diag.sh with shellcheck, as it is and
+// as sent, and runs it under dash, bash and busybox ash with a stand-in
+// dcgmi first on PATH, and without one.
+func TestDiagScript(t *testing.T) {
+	nodeshtest.Shellcheck(t, map[string]string{
+		"dcgmi_diag.sh":      diagScript,
+		"sent/dcgmi_diag.sh": nodesh.Script(diagScript, []string{"600", "2"}),
+	})
+	bin := t.TempDir()
+	log := filepath.Join(t.TempDir(), "argv")
+	if err := os.WriteFile(filepath.Join(bin, "dcgmi"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >"+log+"\necho '{}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range nodeshtest.Shells() {
+		t.Run(sh.Name, func(t *testing.T) {
+			os.Remove(log)
+			cmd := nodeshtest.Command(t, sh, nodesh.Script(diagScript, []string{"600", "2"}))
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+			out, err := cmd.CombinedOutput()
+			if err != nil || string(out) != "{}\n" {
+				t.Errorf("%v: %q", err, out)
+			}
+			if argv, _ := os.ReadFile(log); string(argv) != "diag\n-r\n2\n-j\n" {
+				t.Errorf("dcgmi called with %q, want diag -r 2 -j", argv)
+			}
+			cmd = nodeshtest.Command(t, sh, nodesh.Script(diagScript, []string{"600", "2"}))
+			cmd.Env = []string{"PATH=" + t.TempDir()}
+			if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != nodesh.ExitNotFound {
+				t.Errorf("without dcgmi: %v, want exit %d", err, nodesh.ExitNotFound)
 			}
 		})
 	}

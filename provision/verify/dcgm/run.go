@@ -2,12 +2,20 @@ package dcgm
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
+
+// diagScript runs dcgmi diag within a time limit (scripts/dcgmi_diag.sh).
+//
+//go:embed scripts/dcgmi_diag.sh
+var diagScript string
 
 // Result is what one `dcgmi diag` command left behind.
 type Result struct {
@@ -35,7 +43,7 @@ func Run(ctx context.Context, t transport.Transport, level int, timeout time.Dur
 	if secs < 1 {
 		return res, fmt.Errorf("dcgm diag needs a positive timeout")
 	}
-	script := fmt.Sprintf("command -v dcgmi >/dev/null 2>&1 || exit 127\nexec timeout -k 10 %d dcgmi diag -r %d -j\n", secs, level)
+	script := nodesh.Script(diagScript, []string{strconv.FormatInt(secs, 10), strconv.Itoa(level)})
 	rctx, cancel := context.WithTimeout(ctx, timeout+20*time.Second)
 	defer cancel()
 	out, err := t.Run(rctx, transport.Command{Script: script})
@@ -43,10 +51,10 @@ func Run(ctx context.Context, t transport.Transport, level int, timeout time.Dur
 		return res, err
 	}
 	switch out.ExitCode {
-	case 127:
+	case nodesh.ExitNotFound:
 		res.NotInstalled = true
 		return res, nil
-	case 124, 137:
+	case nodesh.ExitTimedOut, nodesh.ExitTimedOutKilled:
 		res.Failure = fmt.Sprintf("dcgmi diag -r %d did not finish within %s", level, timeout)
 		return res, nil
 	}

@@ -10,12 +10,14 @@ package kmsg
 import (
 	"bufio"
 	"context"
+	_ "embed"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -68,20 +70,16 @@ type Log struct {
 	Unreadable string `json:"unreadable,omitempty"`
 }
 
-// script prints the kernel ring buffer with absolute times where dmesg
-// can (util-linux's --time-format iso), else as it can, keeping only the
-// driver's Xid and SXid lines so a busy log does not cross the wire.
-const script = `PATH="${PATH:+$PATH:}/usr/bin:/bin:/usr/sbin:/sbin"
-export LC_ALL=C
-command -v dmesg >/dev/null 2>&1 || { echo "dmesg is not installed" >&2; exit 127; }
-out=$(dmesg --time-format iso 2>/dev/null) || out=$(dmesg 2>&1) || { printf '%s\n' "$out" >&2; exit 3; }
-printf '%s\n' "$out" | grep -E 'NVRM: Xid|SXid \(' || true
-`
+// script prints the kernel ring buffer's Xid and SXid lines, with
+// absolute times where dmesg can (scripts/xid_lines.sh).
+//
+//go:embed scripts/xid_lines.sh
+var script string
 
 // Read reads the Xid and SXid lines of the kernel log over t. An
 // unreadable log is not an error: Log.Unreadable says why.
 func Read(ctx context.Context, t transport.Transport) (Log, error) {
-	res, err := t.Run(ctx, transport.Command{Script: script})
+	res, err := t.Run(ctx, transport.Command{Script: nodesh.Script(script, nil)})
 	if err != nil {
 		return Log{}, err
 	}

@@ -1,10 +1,16 @@
 package kmsg
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/provision/nodesh"
+	"github.com/gpuform/gpuform/provision/nodesh/nodeshtest"
 )
 
 // The Xid line formats are from public captures: "NVRM: Xid (PCI:0000:44:00):
@@ -68,4 +74,44 @@ func TestParse(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add("[ 1.0] NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
 	f.Fuzz(func(t *testing.T, s string) { Parse(s) })
+}
+
+// TestXidLinesScript checks scripts/xid_lines.sh with shellcheck, as it is
+// and as sent, and runs it under dash, bash and busybox ash with a
+// stand-in dmesg first on PATH: the Xid and SXid lines of --time-format
+// iso's output, plain dmesg's when that option fails, and exit 3 with
+// dmesg's words when both fail.
+func TestXidLinesScript(t *testing.T) {
+	nodeshtest.Shellcheck(t, map[string]string{
+		"xid_lines.sh":      script,
+		"sent/xid_lines.sh": nodesh.Script(script, nil),
+	})
+	const xid = "2026-12-01T10:00:00,000000+00:00 NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus."
+	const sxid = "[ 12.5] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal"
+	for name, tc := range map[string]struct {
+		standIn, out, errOut string
+		exit                 int
+	}{
+		"iso times": {standIn: `[ "$1" = --time-format ] || exit 9; echo "` + xid + `"; echo "2026-12-01T10:00:01,000000+00:00 usb 1-1: new device"`, out: xid + "\n"},
+		"plain":     {standIn: `[ "$1" = --time-format ] && exit 1; echo "` + sxid + `"; echo "[ 13.0] eth0: link up"`, out: sxid + "\n"},
+		"unreadable": {standIn: `echo "dmesg: read kernel buffer failed: Operation not permitted"; exit 1`, exit: 3,
+			errOut: "dmesg: read kernel buffer failed: Operation not permitted\n"},
+	} {
+		bin := t.TempDir()
+		if err := os.WriteFile(filepath.Join(bin, "dmesg"), []byte("#!/bin/sh\n"+tc.standIn+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, sh := range nodeshtest.Shells() {
+			t.Run(sh.Name+"/"+name, func(t *testing.T) {
+				cmd := nodeshtest.Command(t, sh, nodesh.Script(script, nil))
+				cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+				var stdout, stderr strings.Builder
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				_ = cmd.Run()
+				if code := cmd.ProcessState.ExitCode(); code != tc.exit || stdout.String() != tc.out || stderr.String() != tc.errOut {
+					t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, stdout.String(), stderr.String(), tc.exit, tc.out, tc.errOut)
+				}
+			})
+		}
+	}
 }

@@ -3,12 +3,15 @@ package nccltest
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -74,11 +77,19 @@ func (res Result) Judge(floor float64) Verdict {
 	return v
 }
 
-// Exit statuses with a meaning for RunTest.
+// Exit statuses with a meaning for RunTest: timeout(1)'s when the limit
+// fired (then its KILL), and the shell's for a command not found.
 const (
-	exitTimeout  = 124 // coreutils timeout(1) when the limit fired
-	exitNotFound = 127 // POSIX shells when the command is not found
+	exitTimeout       = nodesh.ExitTimedOut
+	exitTimeoutKilled = nodesh.ExitTimedOutKilled
+	exitNotFound      = nodesh.ExitNotFound
 )
+
+// runScript runs an nccl-tests command line under timeout(1)
+// (scripts/nccl_test.sh).
+//
+//go:embed scripts/nccl_test.sh
+var runScript string
 
 // RunTest runs an nccl-tests command line on the node behind t with a hard
 // wall-clock limit and parses its output. The command line is split into
@@ -106,19 +117,12 @@ func RunTest(ctx context.Context, t transport.Transport, cmd string, timeout tim
 		return res, errors.New("nccl test needs a positive timeout")
 	}
 	secs := int64((timeout + time.Second - 1) / time.Second)
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "command -v %s >/dev/null 2>&1 || { echo %s >&2; exit %d; }\n",
-		transport.Quote(argv[0]), transport.Quote("gpuform: "+argv[0]+": command not found"), exitNotFound)
-	sb.WriteString("exec timeout -k 10 " + fmt.Sprint(secs) + " env")
-	for _, w := range append(env, argv...) {
-		sb.WriteString(" " + transport.Quote(w))
-	}
-	sb.WriteString("\n")
+	script := nodesh.Script(runScript, append([]string{strconv.FormatInt(secs, 10), argv[0]}, append(env, argv...)...))
 
 	rctx, cancel := context.WithTimeout(ctx, timeout+20*time.Second)
 	defer cancel()
 	start := time.Now()
-	out, err := t.Run(rctx, transport.Command{Script: sb.String()})
+	out, err := t.Run(rctx, transport.Command{Script: script})
 	res.Duration = time.Since(start)
 	if err != nil {
 		if rctx.Err() != nil && ctx.Err() == nil {
@@ -133,7 +137,7 @@ func RunTest(ctx context.Context, t transport.Transport, cmd string, timeout tim
 	res.Runs, _ = Parse(bytes.NewReader(out.Stdout)) // reading a byte slice cannot fail
 	switch out.ExitCode {
 	case 0:
-	case exitTimeout, 137:
+	case exitTimeout, exitTimeoutKilled:
 		res.Failure = fmt.Sprintf("timed out after %s (the test hung or is too slow for its limit)", timeout)
 	case exitNotFound:
 		res.Failure = fmt.Sprintf("%s not found on the node (is nccl-tests installed and on PATH?)", argv[0])

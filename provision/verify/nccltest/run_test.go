@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/nodesh"
+	"github.com/gpuform/gpuform/provision/nodesh/nodeshtest"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -120,6 +122,38 @@ func TestRunTestNoTimeout(t *testing.T) {
 			// verify { optional = ["nccl_tests"] }.
 			if res.NotInstalled != tt.notInstalled {
 				t.Errorf("NotInstalled = %v, want %v", res.NotInstalled, tt.notInstalled)
+			}
+		})
+	}
+}
+
+// TestRunScript checks scripts/nccl_test.sh with shellcheck, as it is and
+// as sent, and runs it under dash, bash and busybox ash: the environment
+// assignment and each word reach the program as they are, and a missing
+// program is named with EXIT_NOT_FOUND.
+func TestRunScript(t *testing.T) {
+	sent := func(words ...string) string { return nodesh.Script(runScript, words) }
+	nodeshtest.Shellcheck(t, map[string]string{
+		"nccl_test.sh":      runScript,
+		"sent/nccl_test.sh": sent("60", "all_reduce_perf", "NCCL_ALGO=RING", "all_reduce_perf", "-b", "8"),
+	})
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "all_reduce_perf"), []byte("#!/bin/sh\nprintf '%s\\n' \"$NCCL_ALGO\" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range nodeshtest.Shells() {
+		t.Run(sh.Name, func(t *testing.T) {
+			cmd := nodeshtest.Command(t, sh, sent("60", "all_reduce_perf", "NCCL_ALGO=RING", "all_reduce_perf", "-b", "8", "-e", "4G; reboot"))
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+			out, err := cmd.CombinedOutput()
+			if want := "RING\n-b\n8\n-e\n4G; reboot\n"; err != nil || string(out) != want {
+				t.Errorf("%v: %q, want %q", err, out, want)
+			}
+			cmd = nodeshtest.Command(t, sh, sent("60", "no_such_perf", "no_such_perf"))
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+			out, _ = cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != nodesh.ExitNotFound || string(out) != "gpuform: no_such_perf: command not found\n" {
+				t.Errorf("missing program: exit %d %q", code, out)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -172,7 +174,7 @@ func hostNames(ctx context.Context, o Options, group []target.Host) map[string]s
 				return nil
 			}
 			defer t.Close()
-			res, err := t.Run(gctx, transport.Command{Script: `cat -- "${GPUFORM_ROOT:-}/proc/sys/kernel/hostname"`})
+			res, err := t.Run(gctx, transport.Command{Script: nodesh.Script(hostNameScript, nil)})
 			if n := strings.TrimSpace(string(res.Stdout)); err == nil && res.ExitCode == 0 && validHostname(n) {
 				names[i] = n
 			}
@@ -186,6 +188,11 @@ func hostNames(ctx context.Context, o Options, group []target.Host) map[string]s
 	}
 	return out
 }
+
+// hostNameScript prints the host's own name (scripts/host_name.sh).
+//
+//go:embed scripts/host_name.sh
+var hostNameScript string
 
 // validHostname accepts what a launcher's host list can carry: letters,
 // digits, dots, dashes and underscores.
