@@ -17,7 +17,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -344,6 +344,54 @@ func TestParseBenchArguments(t *testing.T) {
 			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
 				t.Errorf("benchArguments (-want +got):\n%s", d)
 			}
+		})
+	}
+}
+
+// checkParse runs one parse case: an error that starts with wantErr, or
+// the arguments want, field by field.
+func checkParse[A any](t *testing.T, got A, err error, want A, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.HasPrefix(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one starting %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got, argsCmp); d != "" {
+		t.Errorf("%T (-want +got):\n%s", got, d)
+	}
+}
+
+// TestParseGraphArguments parses graph's command lines: -format is
+// checked before --root's conflicts, each with the error graph has
+// always given.
+func TestParseGraphArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *graphArguments
+		wantErr string
+	}{
+		{"defaults", nil, &graphArguments{Dir: ".", Conn: conn, Format: "text"}, ""},
+		{"dot to a file, offline", []string{"-format", "dot", "-out", "g.dot", "-offline", "d"}, &graphArguments{Dir: "d", Conn: conn, Format: "dot", OutPath: "g.dot", Offline: true}, ""},
+		{"svg of some hosts", []string{"-format=svg", "-target", "gpu[001-002]", "-var", "a=1"},
+			&graphArguments{Dir: ".", Conn: conn, Format: "svg", Targets: []string{"gpu[001-002]"}, Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}}, ""},
+		{"root", []string{"--root", "/srv/image", "-probe-timeout", "30s"}, &graphArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "30s"}}, Root: "/srv/image", Format: "text"}, ""},
+		{"bad format", []string{"-format", "png"}, nil, `-format must be text, dot or svg, not "png"`},
+		{"bad format before root's conflicts", []string{"-format", "png", "--root", "/r", "d"}, nil, `-format must be text, dot or svg, not "png"`},
+		{"root takes no dir", []string{"--root", "/r", "d"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
+		{"root takes no target", []string{"--root", "/r", "-target", "gpu001"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
+		{"root takes no offline", []string{"--root", "/r", "-offline"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseGraphArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
