@@ -17,7 +17,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -391,6 +391,30 @@ func TestParseGraphArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseGraphArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseLockArguments parses lock's command lines: -images is on
+// unless -images=false turns it off.
+func TestParseLockArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *lockArguments
+		wantErr string
+	}{
+		{"defaults", nil, &lockArguments{Dir: ".", Conn: conn, Images: true}, ""},
+		{"check upgrade", []string{"-check", "-upgrade", "d"}, &lockArguments{Dir: "d", Conn: conn, Check: true, Upgrade: true, Images: true}, ""},
+		{"offline images", []string{"-images=false", "-var-file", "x.gpuvars.hcl", "-probe-timeout", "1m"},
+			&lockArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "1m"}}, Spec: specFlags{vars: []spec.VarArg{{File: true, Value: "x.gpuvars.hcl"}}}}, ""},
+		{"target is not lock's", []string{"-target", "gpu001"}, nil, "unknown flag: --target"},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseLockArguments(tc.args)
 			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
