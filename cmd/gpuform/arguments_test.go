@@ -17,7 +17,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -415,6 +415,32 @@ func TestParseLockArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseLockArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseImportArguments parses import's command lines: the host's
+// flags land in the host, the node block's name is made from the host
+// name unless -name gives it, and a range is refused.
+func TestParseImportArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *importArguments
+		wantErr string
+	}{
+		{"host", []string{"gpu001.dc1.example.com"}, &importArguments{Host: spec.Host{Name: "gpu001.dc1.example.com"}, Conn: conn, Name: "gpu001"}, ""},
+		{"sim host", []string{"sim://hgx-h100-stale/n1"}, &importArguments{Host: spec.Host{Name: "sim://hgx-h100-stale/n1"}, Conn: conn, Name: "hgx-h100-stale-n1"}, ""},
+		{"host flags, name and out", []string{"-user", "ops", "-port", "2222", "-jump", "bastion", "-become", "sudo", "-name", "dgx", "-out", "dgx.gpuform.hcl", "10.0.0.7"},
+			&importArguments{Host: spec.Host{Name: "10.0.0.7", User: "ops", Port: 2222, Jump: "bastion", Become: "sudo"}, Conn: conn, Name: "dgx", OutPath: "dgx.gpuform.hcl"}, ""},
+		{"a range", []string{"gpu[001-002]"}, nil, `import takes one host name, not "gpu[001-002]"`},
+		{"no host", nil, nil, "accepts 1 arg(s), received 0"},
+		{"bad port", []string{"-port", "ssh", "h"}, nil, `invalid argument "ssh" for "--port" flag`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseImportArguments(tc.args)
 			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
