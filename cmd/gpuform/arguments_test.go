@@ -17,7 +17,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -441,6 +441,28 @@ func TestParseImportArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseImportArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseFmtArguments parses fmt's command lines: -list and -write are
+// on unless turned off, and "-" (standard input) is a path.
+func TestParseFmtArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *fmtArguments
+		wantErr string
+	}{
+		{"defaults", nil, &fmtArguments{Path: ".", List: true, Write: true}, ""},
+		{"standard input", []string{"-"}, &fmtArguments{Path: "-", List: true, Write: true}, ""},
+		{"check, diff, recursive", []string{"-check", "-diff", "-recursive", "specs"}, &fmtArguments{Path: "specs", Check: true, Diff: true, Recursive: true, List: true, Write: true}, ""},
+		{"no list, no write", []string{"-list=false", "-write=false", "a.gpuform.hcl"}, &fmtArguments{Path: "a.gpuform.hcl"}, ""},
+		{"two paths", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseFmtArguments(tc.args)
 			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
