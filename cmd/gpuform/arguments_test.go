@@ -12,12 +12,13 @@ import (
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/alerts"
 	"github.com/gpuform/gpuform/spec"
 )
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, alertsArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -463,6 +464,33 @@ func TestParseFmtArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseFmtArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseAlertsArguments parses alerts's command lines: -check-for
+// below a minute or a negative -for gets the error alerts has always
+// given.
+func TestParseAlertsArguments(t *testing.T) {
+	defaults := alerts.Options{CheckFailingFor: 15 * time.Minute, For: 5 * time.Minute}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *alertsArguments
+		wantErr string
+	}{
+		{"defaults", nil, &alertsArguments{Dir: ".", Options: defaults}, ""},
+		{"durations and out", []string{"-check-for", "1m", "-for", "0s", "-out", "rules.yml", "d"},
+			&alertsArguments{Dir: "d", OutPath: "rules.yml", Options: alerts.Options{CheckFailingFor: time.Minute}}, ""},
+		{"vars", []string{"-var", "a=1"}, &alertsArguments{Dir: ".", Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}, Options: defaults}, ""},
+		{"check-for below a minute", []string{"-check-for", "59s"}, nil, "-check-for must be at least 1m and -for not negative"},
+		{"negative for", []string{"-for", "-1s"}, nil, "-check-for must be at least 1m and -for not negative"},
+		{"bad duration", []string{"-for", "soon"}, nil, `invalid argument "soon" for "--for" flag`},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseAlertsArguments(tc.args)
 			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
