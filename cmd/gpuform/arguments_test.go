@@ -10,6 +10,7 @@ import (
 	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/provision/bench"
+	"github.com/gpuform/gpuform/provision/bind"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/alerts"
@@ -18,7 +19,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, alertsArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, alertsArguments{}, bindArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -491,6 +492,31 @@ func TestParseAlertsArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseAlertsArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseBindArguments parses bind's command lines: the flags stop at
+// the command's name, -gpu is the local rank's (-1) unless given, a
+// negative one is left for the work to refuse, and -node needs -spec.
+func TestParseBindArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *bindArguments
+		wantErr string
+	}{
+		{"recorded binding", []string{"--", "python", "train.py"}, &bindArguments{BindingFile: bind.File, GPU: -1, Command: []string{"python", "train.py"}}, ""},
+		{"flags stop at the command", []string{"-v", "sh", "-c", "exit 3", "-v"}, &bindArguments{BindingFile: bind.File, GPU: -1, Verbose: true, Command: []string{"sh", "-c", "exit 3", "-v"}}, ""},
+		{"gpu 0 is given", []string{"-gpu", "0", "--", "true"}, &bindArguments{BindingFile: bind.File, GPU: 0, gpuGiven: true, Command: []string{"true"}}, ""},
+		{"negative gpu is the work's to refuse", []string{"-gpu", "-2", "true"}, &bindArguments{BindingFile: bind.File, GPU: -2, gpu: -2, gpuGiven: true, Command: []string{"true"}}, ""},
+		{"spec, node, binding file, cuda", []string{"-spec", "d", "-node", "gpu", "-var", "a=1", "-binding", "b.json", "-cuda-visible-devices", "--", "./app"},
+			&bindArguments{SpecDir: "d", Node: "gpu", Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}, BindingFile: "b.json", GPU: -1, CUDAVisibleDevices: true, Command: []string{"./app"}}, ""},
+		{"node needs spec", []string{"-node", "gpu", "--", "true"}, nil, "-node works only with -spec: the recorded binding is this node's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseBindArguments(tc.args)
 			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
