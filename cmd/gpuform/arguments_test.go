@@ -19,7 +19,7 @@ import (
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, alertsArguments{}, bindArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, alertsArguments{}, bindArguments{}, versionArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -517,6 +517,25 @@ func TestParseBindArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseBindArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseVersionArguments parses version's command lines.
+func TestParseVersionArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *versionArguments
+		wantErr string
+	}{
+		{"human", nil, &versionArguments{}, ""},
+		{"json", []string{"-json"}, &versionArguments{ViewType: viewJSON, json: true}, ""},
+		{"no arguments", []string{"extra"}, nil, `unknown command "extra" for "gpuform version"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseVersionArguments(tc.args)
 			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
