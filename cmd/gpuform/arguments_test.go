@@ -10,14 +10,16 @@ import (
 	"github.com/gpuform/gpuform/diagview"
 	"github.com/gpuform/gpuform/lint"
 	"github.com/gpuform/gpuform/provision/bench"
+	"github.com/gpuform/gpuform/provision/bind"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/alerts"
 	"github.com/gpuform/gpuform/spec"
 )
 
 // argsCmp compares arguments structs field by field, unexported fields
 // (the raw -json flag, specFlags, connectFlags) included.
-var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
+var argsCmp = cmp.AllowUnexported(planArguments{}, applyArguments{}, verifyArguments{}, factsArguments{}, showArguments{}, validateArguments{}, lintArguments{}, benchArguments{}, graphArguments{}, lockArguments{}, importArguments{}, fmtArguments{}, alertsArguments{}, bindArguments{}, versionArguments{}, specFlags{}, connectFlags{}, timeoutFlags{})
 
 // TestParsePlanArguments parses plan's command lines into planArguments,
 // after Terraform's arguments tests: each flag lands in its field, -json
@@ -344,6 +346,197 @@ func TestParseBenchArguments(t *testing.T) {
 			if d := cmp.Diff(tc.want, got, argsCmp); d != "" {
 				t.Errorf("benchArguments (-want +got):\n%s", d)
 			}
+		})
+	}
+}
+
+// checkParse runs one parse case: an error that starts with wantErr, or
+// the arguments want, field by field.
+func checkParse[A any](t *testing.T, got A, err error, want A, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.HasPrefix(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one starting %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got, argsCmp); d != "" {
+		t.Errorf("%T (-want +got):\n%s", got, d)
+	}
+}
+
+// TestParseGraphArguments parses graph's command lines: -format is
+// checked before --root's conflicts, each with the error graph has
+// always given.
+func TestParseGraphArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *graphArguments
+		wantErr string
+	}{
+		{"defaults", nil, &graphArguments{Dir: ".", Conn: conn, Format: "text"}, ""},
+		{"dot to a file, offline", []string{"-format", "dot", "-out", "g.dot", "-offline", "d"}, &graphArguments{Dir: "d", Conn: conn, Format: "dot", OutPath: "g.dot", Offline: true}, ""},
+		{"svg of some hosts", []string{"-format=svg", "-target", "gpu[001-002]", "-var", "a=1"},
+			&graphArguments{Dir: ".", Conn: conn, Format: "svg", Targets: []string{"gpu[001-002]"}, Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}}, ""},
+		{"root", []string{"--root", "/srv/image", "-probe-timeout", "30s"}, &graphArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "30s"}}, Root: "/srv/image", Format: "text"}, ""},
+		{"bad format", []string{"-format", "png"}, nil, `-format must be text, dot or svg, not "png"`},
+		{"bad format before root's conflicts", []string{"-format", "png", "--root", "/r", "d"}, nil, `-format must be text, dot or svg, not "png"`},
+		{"root takes no dir", []string{"--root", "/r", "d"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
+		{"root takes no target", []string{"--root", "/r", "-target", "gpu001"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
+		{"root takes no offline", []string{"--root", "/r", "-offline"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseGraphArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseLockArguments parses lock's command lines: -images is on
+// unless -images=false turns it off.
+func TestParseLockArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *lockArguments
+		wantErr string
+	}{
+		{"defaults", nil, &lockArguments{Dir: ".", Conn: conn, Images: true}, ""},
+		{"check upgrade", []string{"-check", "-upgrade", "d"}, &lockArguments{Dir: "d", Conn: conn, Check: true, Upgrade: true, Images: true}, ""},
+		{"offline images", []string{"-images=false", "-var-file", "x.gpuvars.hcl", "-probe-timeout", "1m"},
+			&lockArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "1m"}}, Spec: specFlags{vars: []spec.VarArg{{File: true, Value: "x.gpuvars.hcl"}}}}, ""},
+		{"target is not lock's", []string{"-target", "gpu001"}, nil, "unknown flag: --target"},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseLockArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseImportArguments parses import's command lines: the host's
+// flags land in the host, the node block's name is made from the host
+// name unless -name gives it, and a range is refused.
+func TestParseImportArguments(t *testing.T) {
+	conn := connectFlags{parallelism: fleet.DefaultParallelism}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *importArguments
+		wantErr string
+	}{
+		{"host", []string{"gpu001.dc1.example.com"}, &importArguments{Host: spec.Host{Name: "gpu001.dc1.example.com"}, Conn: conn, Name: "gpu001"}, ""},
+		{"sim host", []string{"sim://hgx-h100-stale/n1"}, &importArguments{Host: spec.Host{Name: "sim://hgx-h100-stale/n1"}, Conn: conn, Name: "hgx-h100-stale-n1"}, ""},
+		{"host flags, name and out", []string{"-user", "ops", "-port", "2222", "-jump", "bastion", "-become", "sudo", "-name", "dgx", "-out", "dgx.gpuform.hcl", "10.0.0.7"},
+			&importArguments{Host: spec.Host{Name: "10.0.0.7", User: "ops", Port: 2222, Jump: "bastion", Become: "sudo"}, Conn: conn, Name: "dgx", OutPath: "dgx.gpuform.hcl"}, ""},
+		{"a range", []string{"gpu[001-002]"}, nil, `import takes one host name, not "gpu[001-002]"`},
+		{"no host", nil, nil, "accepts 1 arg(s), received 0"},
+		{"bad port", []string{"-port", "ssh", "h"}, nil, `invalid argument "ssh" for "--port" flag`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseImportArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseFmtArguments parses fmt's command lines: -list and -write are
+// on unless turned off, and "-" (standard input) is a path.
+func TestParseFmtArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *fmtArguments
+		wantErr string
+	}{
+		{"defaults", nil, &fmtArguments{Path: ".", List: true, Write: true}, ""},
+		{"standard input", []string{"-"}, &fmtArguments{Path: "-", List: true, Write: true}, ""},
+		{"check, diff, recursive", []string{"-check", "-diff", "-recursive", "specs"}, &fmtArguments{Path: "specs", Check: true, Diff: true, Recursive: true, List: true, Write: true}, ""},
+		{"no list, no write", []string{"-list=false", "-write=false", "a.gpuform.hcl"}, &fmtArguments{Path: "a.gpuform.hcl"}, ""},
+		{"two paths", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseFmtArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseAlertsArguments parses alerts's command lines: -check-for
+// below a minute or a negative -for gets the error alerts has always
+// given.
+func TestParseAlertsArguments(t *testing.T) {
+	defaults := alerts.Options{CheckFailingFor: 15 * time.Minute, For: 5 * time.Minute}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *alertsArguments
+		wantErr string
+	}{
+		{"defaults", nil, &alertsArguments{Dir: ".", Options: defaults}, ""},
+		{"durations and out", []string{"-check-for", "1m", "-for", "0s", "-out", "rules.yml", "d"},
+			&alertsArguments{Dir: "d", OutPath: "rules.yml", Options: alerts.Options{CheckFailingFor: time.Minute}}, ""},
+		{"vars", []string{"-var", "a=1"}, &alertsArguments{Dir: ".", Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}, Options: defaults}, ""},
+		{"check-for below a minute", []string{"-check-for", "59s"}, nil, "-check-for must be at least 1m and -for not negative"},
+		{"negative for", []string{"-for", "-1s"}, nil, "-check-for must be at least 1m and -for not negative"},
+		{"bad duration", []string{"-for", "soon"}, nil, `invalid argument "soon" for "--for" flag`},
+		{"two dirs", []string{"a", "b"}, nil, "accepts at most 1 arg(s), received 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseAlertsArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseBindArguments parses bind's command lines: the flags stop at
+// the command's name, -gpu is the local rank's (-1) unless given, a
+// negative one is left for the work to refuse, and -node needs -spec.
+func TestParseBindArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *bindArguments
+		wantErr string
+	}{
+		{"recorded binding", []string{"--", "python", "train.py"}, &bindArguments{BindingFile: bind.File, GPU: -1, Command: []string{"python", "train.py"}}, ""},
+		{"flags stop at the command", []string{"-v", "sh", "-c", "exit 3", "-v"}, &bindArguments{BindingFile: bind.File, GPU: -1, Verbose: true, Command: []string{"sh", "-c", "exit 3", "-v"}}, ""},
+		{"gpu 0 is given", []string{"-gpu", "0", "--", "true"}, &bindArguments{BindingFile: bind.File, GPU: 0, gpuGiven: true, Command: []string{"true"}}, ""},
+		{"negative gpu is the work's to refuse", []string{"-gpu", "-2", "true"}, &bindArguments{BindingFile: bind.File, GPU: -2, gpu: -2, gpuGiven: true, Command: []string{"true"}}, ""},
+		{"spec, node, binding file, cuda", []string{"-spec", "d", "-node", "gpu", "-var", "a=1", "-binding", "b.json", "-cuda-visible-devices", "--", "./app"},
+			&bindArguments{SpecDir: "d", Node: "gpu", Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}, BindingFile: "b.json", GPU: -1, CUDAVisibleDevices: true, Command: []string{"./app"}}, ""},
+		{"node needs spec", []string{"-node", "gpu", "--", "true"}, nil, "-node works only with -spec: the recorded binding is this node's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseBindArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+// TestParseVersionArguments parses version's command lines.
+func TestParseVersionArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    *versionArguments
+		wantErr string
+	}{
+		{"human", nil, &versionArguments{}, ""},
+		{"json", []string{"-json"}, &versionArguments{ViewType: viewJSON, json: true}, ""},
+		{"no arguments", []string{"extra"}, nil, `unknown command "extra" for "gpuform version"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseVersionArguments(tc.args)
+			checkParse(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }

@@ -164,7 +164,7 @@ func runBench(ctx context.Context, s Streams, a *benchArguments, v *benchView) (
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return nil, err
 	}
-	targets, err := selectHostsReporting(cfg, a.Dir, a.Targets, v)
+	targets, err := selectHosts(cfg, a.Dir, a.Targets, v)
 	if err != nil {
 		return nil, err
 	}

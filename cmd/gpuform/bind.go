@@ -8,17 +8,71 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/provision/bind"
 )
 
+// bindArguments are the arguments of gpuform bind.
+type bindArguments struct {
+	// SpecDir is -spec: the spec the binding is computed from, "" to read
+	// the recorded one.
+	SpecDir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Node is -node: with -spec, the node block this machine belongs to.
+	Node string
+	// BindingFile is -binding: the recorded binding.
+	BindingFile string
+	// GPU is -gpu: the GPU to bind to, -1 for the local rank's.
+	GPU int
+	// CUDAVisibleDevices is -cuda-visible-devices.
+	CUDAVisibleDevices bool
+	// Verbose is -verbose: say what is bound and set before running.
+	Verbose bool
+	// Command is the command to run and its arguments.
+	Command []string
+
+	gpu      int
+	gpuGiven bool
+}
+
+func (a *bindArguments) register(fs *pflag.FlagSet) {
+	// Everything after the command's name is the command's.
+	fs.SetInterspersed(false)
+	fs.StringVar(&a.SpecDir, "spec", "", "compute the binding from the spec in DIR instead of reading the recorded one")
+	fs.StringVar(&a.Node, "node", "", "with -spec, the node block this machine belongs to (default: the one listing this host name, or the only one)")
+	fs.StringVar(&a.BindingFile, "binding", bind.File, "the recorded binding to read")
+	fs.IntVar(&a.gpu, "gpu", 0, "bind to GPU N instead of the local rank's")
+	fs.BoolVar(&a.CUDAVisibleDevices, "cuda-visible-devices", false, "also set CUDA_VISIBLE_DEVICES to the GPU (and CUDA_DEVICE_ORDER=PCI_BUS_ID), so the command sees only it")
+	fs.BoolVarP(&a.Verbose, "verbose", "v", false, "say on stderr what is bound and set before running the command")
+	a.Spec.register(fs)
+}
+
+// finish refuses -node without -spec and takes -gpu and the command. A
+// negative -gpu is refused by the work, after the binding is read, where
+// bind has always reported it.
+func (a *bindArguments) finish(fs *pflag.FlagSet, args []string) error {
+	if a.SpecDir == "" && a.Node != "" {
+		return errors.New("-node works only with -spec: the recorded binding is this node's")
+	}
+	a.gpuGiven = fs.Changed("gpu")
+	a.GPU = -1
+	if a.gpuGiven {
+		a.GPU = a.gpu
+	}
+	a.Command = args
+	return nil
+}
+
+// parseBindArguments parses gpuform bind's command line (after "bind").
+func parseBindArguments(args []string) (*bindArguments, error) {
+	a := &bindArguments{}
+	return a, parseArguments(args, a.register, cobra.ArbitraryArgs, a.finish)
+}
+
 func newBindCommand(s Streams) *cobra.Command {
-	var (
-		specDir, nodeName, bindingFile string
-		gpu                            int
-		cudaVisible, verbose           bool
-		sf                             specFlags
-	)
+	a := &bindArguments{}
 	cmd := &cobra.Command{
 		Use:   "bind [flags] -- COMMAND [ARGS...]",
 		Short: "Run a command bound to its GPU's NUMA node and NIC",
@@ -36,39 +90,15 @@ the binding), or -gpu N. The binding is the one apply recorded in
 ` + bind.File + `, or, with -spec, computed from the spec and this
 machine's NUMA nodes.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var b *bind.Binding
-			var err error
-			if specDir != "" {
-				b, err = bindingFromSpec(s, &sf, specDir, nodeName)
-			} else {
-				if nodeName != "" {
-					return errors.New("-node works only with -spec: the recorded binding is this node's")
-				}
-				b, err = recordedBinding(bindingFile)
+			if err := a.finish(cmd.Flags(), args); err != nil {
+				return err
 			}
+			l, err := makeLaunch(s, a)
 			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("gpu") {
-				gpu = -1
-			} else if gpu < 0 {
-				return fmt.Errorf("-gpu %d: a GPU index is a whole number ≥ 0", gpu)
-			}
-			l, err := bind.Prepare(b, s.Environ, bind.Options{GPU: gpu, CUDAVisibleDevices: cudaVisible}, args)
-			if err != nil {
-				return err
-			}
-			if verbose {
-				fmt.Fprintf(s.Err, "gpuform bind: %s → %s\n", l.Why, l.GPU)
-				if len(l.CPUs) > 0 {
-					fmt.Fprintf(s.Err, "gpuform bind: CPU affinity %s, memory bound to NUMA node %d\n", l.GPU.CPUs, l.GPU.NUMA)
-				} else {
-					fmt.Fprintf(s.Err, "gpuform bind: GPU %d has no NUMA node in the binding: CPU affinity and memory policy left as they are\n", l.GPU.Index)
-				}
-				for _, kv := range l.Set {
-					fmt.Fprintf(s.Err, "gpuform bind: %s\n", kv)
-				}
-				fmt.Fprintf(s.Err, "gpuform bind: exec %s\n", strings.Join(l.Argv, " "))
+			if a.Verbose {
+				bindView{s}.Launch(l)
 			}
 			launch := s.launch
 			if launch == nil {
@@ -77,17 +107,45 @@ machine's NUMA nodes.`,
 			return launch(l)
 		},
 	}
-	fs := cmd.Flags()
-	// Everything after the command's name is the command's.
-	fs.SetInterspersed(false)
-	fs.StringVar(&specDir, "spec", "", "compute the binding from the spec in DIR instead of reading the recorded one")
-	fs.StringVar(&nodeName, "node", "", "with -spec, the node block this machine belongs to (default: the one listing this host name, or the only one)")
-	fs.StringVar(&bindingFile, "binding", bind.File, "the recorded binding to read")
-	fs.IntVar(&gpu, "gpu", 0, "bind to GPU N instead of the local rank's")
-	fs.BoolVar(&cudaVisible, "cuda-visible-devices", false, "also set CUDA_VISIBLE_DEVICES to the GPU (and CUDA_DEVICE_ORDER=PCI_BUS_ID), so the command sees only it")
-	fs.BoolVarP(&verbose, "verbose", "v", false, "say on stderr what is bound and set before running the command")
-	sf.register(fs)
+	a.register(cmd.Flags())
 	return cmd
+}
+
+// makeLaunch is gpuform bind's work: it reads the recorded binding or
+// computes it from the spec, and returns how the command is to be
+// launched (the GPU, its CPUs and memory, the environment it gets).
+func makeLaunch(s Streams, a *bindArguments) (*bind.Launch, error) {
+	var b *bind.Binding
+	var err error
+	if a.SpecDir != "" {
+		b, err = bindingFromSpec(s, &a.Spec, a.SpecDir, a.Node)
+	} else {
+		b, err = recordedBinding(a.BindingFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.gpuGiven && a.GPU < 0 {
+		return nil, fmt.Errorf("-gpu %d: a GPU index is a whole number ≥ 0", a.GPU)
+	}
+	return bind.Prepare(b, s.Environ, bind.Options{GPU: a.GPU, CUDAVisibleDevices: a.CUDAVisibleDevices}, a.Command)
+}
+
+// bindView says on standard error (-verbose) what bind binds and sets.
+type bindView struct{ s Streams }
+
+// Launch says what l binds and sets, and what it runs.
+func (v bindView) Launch(l *bind.Launch) {
+	fmt.Fprintf(v.s.Err, "gpuform bind: %s → %s\n", l.Why, l.GPU)
+	if len(l.CPUs) > 0 {
+		fmt.Fprintf(v.s.Err, "gpuform bind: CPU affinity %s, memory bound to NUMA node %d\n", l.GPU.CPUs, l.GPU.NUMA)
+	} else {
+		fmt.Fprintf(v.s.Err, "gpuform bind: GPU %d has no NUMA node in the binding: CPU affinity and memory policy left as they are\n", l.GPU.Index)
+	}
+	for _, kv := range l.Set {
+		fmt.Fprintf(v.s.Err, "gpuform bind: %s\n", kv)
+	}
+	fmt.Fprintf(v.s.Err, "gpuform bind: exec %s\n", strings.Join(l.Argv, " "))
 }
 
 // recordedBinding reads the binding apply wrote on this node.

@@ -136,7 +136,7 @@ func runFacts(ctx context.Context, s Streams, a *factsArguments, v operationView
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return nil, err
 	}
-	hosts, err := selectHostsReporting(cfg, a.Dir, a.Targets, v)
+	hosts, err := selectHosts(cfg, a.Dir, a.Targets, v)
 	if err != nil {
 		return nil, err
 	}

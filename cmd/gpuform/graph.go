@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
@@ -19,19 +20,63 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
-// graphFlags are the flags of gpuform graph.
-type graphFlags struct {
-	targets []string
-	root    string
-	offline bool
-	format  string
-	out     string
+// graphArguments are the arguments of gpuform graph.
+type graphArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Conn are the connection flags and -probe-timeout.
+	Conn connectFlags
+	// Targets are the -target hosts; none means every host.
+	Targets []string
+	// Root is --root: an unpacked root filesystem drawn instead of the
+	// spec's hosts, "" for none.
+	Root string
+	// Offline is -offline: draw the node blocks' hardware values, reaching
+	// no host.
+	Offline bool
+	// Format is -format: text, dot or svg.
+	Format string
+	// OutPath is -out: where the picture is written, "" for standard
+	// output.
+	OutPath string
+}
+
+func (a *graphArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	a.Conn.register(fs)
+	a.Conn.timeouts.registerProbe(fs)
+	fs.StringArrayVar(&a.Targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
+	fs.StringVar(&a.Root, "root", "", "draw the root filesystem at PATH on this machine instead of the spec's hosts")
+	fs.BoolVar(&a.Offline, "offline", false, "draw the spec's hardware values, reaching no host")
+	fs.StringVar(&a.Format, "format", "text", "text, dot or svg")
+	fs.StringVar(&a.OutPath, "out", "", "write the picture to FILE instead of standard output")
+}
+
+// finish checks -format, then refuses a spec directory, -target or
+// -offline beside --root, in the order graph has always reported them.
+func (a *graphArguments) finish(_ *pflag.FlagSet, args []string) error {
+	switch a.Format {
+	case "text", "dot", "svg":
+	default:
+		return fmt.Errorf("-format must be text, dot or svg, not %q", a.Format)
+	}
+	if a.Root != "" && (len(args) > 0 || len(a.Targets) > 0 || a.Offline) {
+		return fmt.Errorf("--root draws a root filesystem and takes no spec directory, -target or -offline")
+	}
+	a.Dir = dirArg(args)
+	return nil
+}
+
+// parseGraphArguments parses gpuform graph's command line (after "graph").
+func parseGraphArguments(args []string) (*graphArguments, error) {
+	a := &graphArguments{}
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
 }
 
 func newGraphCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var conn connectFlags
-	var gf graphFlags
+	a := &graphArguments{}
 	cmd := &cobra.Command{
 		Use:         "graph [DIR]",
 		Annotations: graceful(),
@@ -57,79 +102,86 @@ Exit status: 0 every host drawn; 1 a host could not be probed, the spec is
 invalid, or the picture could not be written.`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch gf.format {
-			case "text", "dot", "svg":
-			default:
-				return fmt.Errorf("-format must be text, dot or svg, not %q", gf.format)
+			if err := a.finish(cmd.Flags(), args); err != nil {
+				return err
 			}
-			pics, failed, err := graphPictures(cmd.Context(), s, &flags, &conn, gf, args)
+			v := newGraphView(a, s)
+			g, err := runGraph(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
-			if err := writeGraph(cmd.Context(), s, gf, graph.Group(pics)); err != nil {
+			if err := v.Graph(cmd.Context(), g.Pictures); err != nil {
 				return err
 			}
-			if failed {
+			if g.Failed {
 				return exitError{ExitFailed}
 			}
 			return nil
 		},
 	}
-	flags.register(cmd.Flags())
-	conn.register(cmd.Flags())
-	conn.timeouts.registerProbe(cmd.Flags())
-	cmd.Flags().StringArrayVar(&gf.targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
-	cmd.Flags().StringVar(&gf.root, "root", "", "draw the root filesystem at PATH on this machine instead of the spec's hosts")
-	cmd.Flags().BoolVar(&gf.offline, "offline", false, "draw the spec's hardware values, reaching no host")
-	cmd.Flags().StringVar(&gf.format, "format", "text", "text, dot or svg")
+	a.register(cmd.Flags())
 	completeValues(cmd, "format", "text", "dot", "svg")
-	cmd.Flags().StringVar(&gf.out, "out", "", "write the picture to FILE instead of standard output")
 	return cmd
+}
+
+// graphModel is what gpuform graph draws: the pictures, hosts that draw
+// the same grouped into one, and whether a host could not be probed (it
+// was reported through the view; the others are still drawn).
+type graphModel struct {
+	Pictures []graph.Picture
+	Failed   bool
+}
+
+// runGraph is gpuform graph's work: it builds one picture per host (or
+// per node block with -offline, or of the --root directory) and groups
+// the hosts that draw the same.
+func runGraph(ctx context.Context, s Streams, a *graphArguments, v graphView) (*graphModel, error) {
+	pics, failed, err := graphPictures(ctx, s, a, v)
+	if err != nil {
+		return nil, err
+	}
+	return &graphModel{Pictures: graph.Group(pics), Failed: failed}, nil
 }
 
 // graphPictures builds one picture per host (or per node block with
 // -offline). failed reports hosts that could not be probed; they are
-// named on standard error and the others are still drawn.
-func graphPictures(ctx context.Context, s Streams, flags *specFlags, conn *connectFlags, gf graphFlags, args []string) ([]graph.Picture, bool, error) {
-	if gf.root != "" {
-		if len(args) > 0 || len(gf.targets) > 0 || gf.offline {
-			return nil, false, fmt.Errorf("--root draws a root filesystem and takes no spec directory, -target or -offline")
+// reported through the view and the others are still drawn.
+func graphPictures(ctx context.Context, s Streams, a *graphArguments, v graphView) ([]graph.Picture, bool, error) {
+	if a.Root != "" {
+		if fi, err := os.Stat(a.Root); err != nil || !fi.IsDir() {
+			return nil, false, fmt.Errorf("--root %s is not a directory", a.Root)
 		}
-		if fi, err := os.Stat(gf.root); err != nil || !fi.IsDir() {
-			return nil, false, fmt.Errorf("--root %s is not a directory", gf.root)
-		}
-		abs, err := filepath.Abs(gf.root)
+		abs, err := filepath.Abs(a.Root)
 		if err != nil {
 			return nil, false, err
 		}
-		if err := conn.timeouts.check(); err != nil {
+		if err := a.Conn.timeouts.check(); err != nil {
 			return nil, false, err
 		}
-		o := conn.targetOptionsFor(s, connect.Options{}, false, "probing")
+		o := a.Conn.targetOptionsFor(s, connect.Options{}, false, "probing")
 		pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
 		defer cancel()
 		n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Reads: resource.Reads(), Root: abs})
 		if err != nil {
-			return nil, false, fmt.Errorf("probing %s: %w", gf.root, err)
+			return nil, false, fmt.Errorf("probing %s: %w", a.Root, err)
 		}
-		return []graph.Picture{{Hosts: []string{gf.root}, Topology: graph.FromFacts(n, nil)}}, false, nil
+		return []graph.Picture{{Hosts: []string{a.Root}, Topology: graph.FromFacts(n, nil)}}, false, nil
 	}
-	dir := dirArg(args)
-	cfg, diags := flags.load(s, dir)
-	if err := reportLoad(s, diags, cfg, false); err != nil {
+	cfg, diags := a.Spec.load(s, a.Dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
 		return nil, false, err
 	}
-	hosts, err := selectHosts(s, cfg, dir, gf.targets, false)
+	hosts, err := selectHosts(cfg, a.Dir, a.Targets, v)
 	if err != nil {
 		return nil, false, err
 	}
-	if gf.offline {
+	if a.Offline {
 		return offlinePictures(hosts)
 	}
-	if err := conn.refuseLocal(hosts, "graph would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
+	if err := a.Conn.refuseLocal(hosts, "graph would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
 		return nil, false, err
 	}
-	o, err := conn.targetOptions(s, dir, gf.out != "" || gf.format == "text", "probing")
+	o, err := a.Conn.targetOptions(s, a.Dir, v.ShowsProbeProgress(), "probing")
 	if err != nil {
 		return nil, false, err
 	}
@@ -139,7 +191,7 @@ func graphPictures(ctx context.Context, s Streams, flags *specFlags, conn *conne
 	for _, p := range probed {
 		if p.Err != nil {
 			failed = true
-			fmt.Fprintf(s.Err, "Error: %s: %s\n", p.Host.Host.Name, target.ErrorText(p.Err))
+			v.HostFailed(p.Host.Host.Name, p.Err)
 			continue
 		}
 		pic := graph.Picture{Hosts: []string{p.Host.Host.Name}, Topology: graph.FromFacts(p.Facts, p.Host.Node)}
@@ -174,27 +226,82 @@ func offlinePictures(hosts []target.Host) ([]graph.Picture, bool, error) {
 	return pics, false, nil
 }
 
-func writeGraph(ctx context.Context, s Streams, gf graphFlags, pics []graph.Picture) error {
-	var b bytes.Buffer
-	var err error
-	switch gf.format {
+// graphView renders gpuform graph's pictures in its -format, to
+// standard output or the -out file; what the work reports on the way
+// (the spec's diagnostics, hosts that could not be probed) is text on
+// standard error in every format.
+type graphView interface {
+	operationView
+	// HostFailed reports a host that could not be probed.
+	HostFailed(host string, err error)
+	// Graph writes the pictures.
+	Graph(ctx context.Context, pics []graph.Picture) error
+}
+
+func newGraphView(a *graphArguments, s Streams) graphView {
+	out := graphOut{s: s, path: a.OutPath}
+	switch a.Format {
 	case "text":
-		err = graph.WriteText(&b, pics)
+		return graphText{humanOperation{s}, out}
 	default:
-		err = graph.WriteDOT(&b, pics)
+		return graphDOT{humanOperation{s}, out, a.Format == "svg"}
 	}
-	if err != nil {
+}
+
+// graphOut is where a picture goes: the -out file, or standard output.
+type graphOut struct {
+	s    Streams
+	path string
+}
+
+func (o graphOut) write(data []byte) error {
+	if o.path != "" {
+		return writeNewFile(o.path, data)
+	}
+	_, err := o.s.Out.Write(data)
+	return err
+}
+
+func (o graphOut) HostFailed(host string, err error) {
+	fmt.Fprintf(o.s.Err, "Error: %s: %s\n", host, target.ErrorText(err))
+}
+
+// graphText is the nvidia-smi topo -m style matrix and tree.
+type graphText struct {
+	humanOperation
+	graphOut
+}
+
+func (v graphText) Graph(_ context.Context, pics []graph.Picture) error {
+	var b bytes.Buffer
+	if err := graph.WriteText(&b, pics); err != nil {
+		return err
+	}
+	return v.write(b.Bytes())
+}
+
+// graphDOT is Graphviz source, or with svg the SVG Graphviz's dot
+// renders from it. Its probe progress shows only when the picture goes to
+// a file, as it always has.
+type graphDOT struct {
+	humanOperation
+	graphOut
+	svg bool
+}
+
+func (v graphDOT) ShowsProbeProgress() bool { return v.path != "" }
+
+func (v graphDOT) Graph(ctx context.Context, pics []graph.Picture) error {
+	var b bytes.Buffer
+	if err := graph.WriteDOT(&b, pics); err != nil {
 		return err
 	}
 	data := b.Bytes()
-	if gf.format == "svg" {
+	if v.svg {
+		var err error
 		if data, err = graph.RenderSVG(ctx, data); err != nil {
 			return err
 		}
 	}
-	if gf.out != "" {
-		return writeNewFile(gf.out, data)
-	}
-	_, err = s.Out.Write(data)
-	return err
+	return v.write(data)
 }

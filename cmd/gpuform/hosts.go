@@ -13,17 +13,9 @@ import (
 )
 
 // selectHosts is target.Select for a command: its diagnostics are
-// reported like the spec's own (as the JSON document when asJSON), and a
-// spec without hosts is an error.
-func selectHosts(s Streams, cfg *spec.Config, dir string, targets []string, asJSON bool) ([]target.Host, error) {
-	if asJSON {
-		return selectHostsReporting(cfg, dir, targets, jsonOperation{s})
-	}
-	return selectHostsReporting(cfg, dir, targets, humanOperation{s})
-}
-
-// selectHostsReporting is selectHosts reporting through a view.
-func selectHostsReporting(cfg *spec.Config, dir string, targets []string, v operationView) ([]target.Host, error) {
+// reported through the command's view, like the spec's own, and a spec
+// without hosts is an error.
+func selectHosts(cfg *spec.Config, dir string, targets []string, v operationView) ([]target.Host, error) {
 	hosts, diags := target.Select(cfg, targets)
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/importer"
@@ -15,10 +17,53 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// importArguments are the arguments of gpuform import.
+type importArguments struct {
+	// Host is the host to probe: its name and the -user, -port, -jump and
+	// -become flags.
+	Host spec.Host
+	// Conn are the connection flags and -probe-timeout.
+	Conn connectFlags
+	// Name is the node block's name: -name, or made from the host name.
+	Name string
+	// OutPath is -out: the file the spec is written to (never
+	// overwritten), "" for standard output.
+	OutPath string
+}
+
+func (a *importArguments) register(fs *pflag.FlagSet) {
+	a.Conn.register(fs)
+	a.Conn.timeouts.registerProbe(fs)
+	fs.StringVar(&a.Name, "name", "", "the node block's name (default: from the host name)")
+	fs.StringVar(&a.OutPath, "out", "", "write the spec to FILE (never overwritten) instead of standard output")
+	fs.StringVar(&a.Host.User, "user", "", "SSH login user")
+	fs.IntVar(&a.Host.Port, "port", 0, "SSH port")
+	fs.StringVar(&a.Host.Jump, "jump", "", "ProxyJump host or chain")
+	fs.StringVar(&a.Host.Become, "become", "", "\"sudo\" to probe with sudo -n")
+}
+
+// finish takes the host, which must be one host name (no range), and
+// makes the node block's name from it when -name is not given.
+func (a *importArguments) finish(_ *pflag.FlagSet, args []string) error {
+	a.Host.Name = args[0]
+	if hosts, err := spec.ExpandHostPattern(a.Host.Name); err != nil || len(hosts) != 1 || hosts[0] != a.Host.Name {
+		return fmt.Errorf("import takes one host name, not %q", a.Host.Name)
+	}
+	if a.Name == "" {
+		a.Name = nodeName(a.Host.Name)
+	}
+	return nil
+}
+
+// parseImportArguments parses gpuform import's command line (after
+// "import").
+func parseImportArguments(args []string) (*importArguments, error) {
+	a := &importArguments{}
+	return a, parseArguments(args, a.register, cobra.ExactArgs(1), a.finish)
+}
+
 func newImportCommand(s Streams) *cobra.Command {
-	var conn connectFlags
-	var h spec.Host
-	var name, out string
+	a := &importArguments{}
 	cmd := &cobra.Command{
 		Use:         "import HOST",
 		Annotations: graceful(),
@@ -36,56 +81,63 @@ drift from it.
 Exit status: 0 written; 1 the host could not be probed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h.Name = args[0]
-			if hosts, err := spec.ExpandHostPattern(h.Name); err != nil || len(hosts) != 1 || hosts[0] != h.Name {
-				return fmt.Errorf("import takes one host name, not %q", h.Name)
-			}
-			if name == "" {
-				name = nodeName(h.Name)
-			}
-			hosts := []target.Host{{Host: h}}
-			if err := conn.refuseLocal(hosts, "import would run its probe on the machine gpuform runs on"); err != nil {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
-			opts, err := conn.options(s, ".")
+			src, err := runImport(cmd.Context(), s, a)
 			if err != nil {
 				return err
 			}
-			// import reads no spec: its simulated state is keyed by the
-			// working directory, which no one else supplied.
-			opts.SpecDir = ""
-			probed, err := target.Probe(cmd.Context(), hosts, conn.targetOptionsFor(s, opts, false, "probing"))
-			if err != nil {
-				return err
-			}
-			if err := probed[0].Err; err != nil {
-				return fmt.Errorf("%s", target.ErrorText(err))
-			}
-			k, err := s.KB()
-			if err != nil {
-				return err
-			}
-			src := importer.Spec(probed[0].Facts, importer.Options{Name: name, Host: h, Now: time.Now(), KB: k})
-			if out == "" {
-				_, err := s.Out.Write(src)
-				return err
-			}
-			if err := createNewFile(out, src); err != nil {
-				return err
-			}
-			fmt.Fprintf(s.Out, "Wrote %s.\n", out)
-			return nil
+			return importView{s}.Spec(src, a.OutPath)
 		},
 	}
-	conn.register(cmd.Flags())
-	conn.timeouts.registerProbe(cmd.Flags())
-	cmd.Flags().StringVar(&name, "name", "", "the node block's name (default: from the host name)")
-	cmd.Flags().StringVar(&out, "out", "", "write the spec to FILE (never overwritten) instead of standard output")
-	cmd.Flags().StringVar(&h.User, "user", "", "SSH login user")
-	cmd.Flags().IntVar(&h.Port, "port", 0, "SSH port")
-	cmd.Flags().StringVar(&h.Jump, "jump", "", "ProxyJump host or chain")
-	cmd.Flags().StringVar(&h.Become, "become", "", "\"sudo\" to probe with sudo -n")
+	a.register(cmd.Flags())
 	return cmd
+}
+
+// runImport is gpuform import's work: it probes the host and returns the
+// spec of what it runs.
+func runImport(ctx context.Context, s Streams, a *importArguments) ([]byte, error) {
+	hosts := []target.Host{{Host: a.Host}}
+	if err := a.Conn.refuseLocal(hosts, "import would run its probe on the machine gpuform runs on"); err != nil {
+		return nil, err
+	}
+	opts, err := a.Conn.options(s, ".")
+	if err != nil {
+		return nil, err
+	}
+	// import reads no spec: its simulated state is keyed by the
+	// working directory, which no one else supplied.
+	opts.SpecDir = ""
+	probed, err := target.Probe(ctx, hosts, a.Conn.targetOptionsFor(s, opts, false, "probing"))
+	if err != nil {
+		return nil, err
+	}
+	if err := probed[0].Err; err != nil {
+		return nil, fmt.Errorf("%s", target.ErrorText(err))
+	}
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	return importer.Spec(probed[0].Facts, importer.Options{Name: a.Name, Host: a.Host, Now: time.Now(), KB: k}), nil
+}
+
+// importView writes the imported spec.
+type importView struct{ s Streams }
+
+// Spec writes src to standard output, or to the new file out and says
+// so.
+func (v importView) Spec(src []byte, out string) error {
+	if out == "" {
+		_, err := v.s.Out.Write(src)
+		return err
+	}
+	if err := createNewFile(out, src); err != nil {
+		return err
+	}
+	fmt.Fprintf(v.s.Out, "Wrote %s.\n", out)
+	return nil
 }
 
 var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)

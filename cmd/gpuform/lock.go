@@ -10,7 +10,9 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/provision/facts"
@@ -22,10 +24,47 @@ import (
 	"github.com/gpuform/gpuform/spec"
 )
 
+// lockArguments are the arguments of gpuform lock.
+type lockArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Conn are the connection flags and -probe-timeout.
+	Conn connectFlags
+	// Check is -check: write nothing; exit 2 when the lock file would
+	// change.
+	Check bool
+	// Images is -images: resolve container images at their registries.
+	Images bool
+	// Upgrade is -upgrade: lock the newest release the hosts' repositories
+	// offer.
+	Upgrade bool
+}
+
+func (a *lockArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	a.Conn.register(fs)
+	a.Conn.timeouts.registerProbe(fs)
+	fs.BoolVar(&a.Check, "check", false, "do not write; exit 2 if the lock file would change (without -upgrade, judge the spec against the lock file and ask no host)")
+	fs.BoolVar(&a.Images, "images", true, "resolve container images at their registries (false: ask no registry; keep the image pins the lock file has and leave a tag it does not pin unpinned, with a warning)")
+	fs.BoolVar(&a.Upgrade, "upgrade", false, "lock the newest release of each floating version that the hosts' repositories offer")
+}
+
+// finish takes the spec directory.
+func (a *lockArguments) finish(_ *pflag.FlagSet, args []string) error {
+	a.Dir = dirArg(args)
+	return nil
+}
+
+// parseLockArguments parses gpuform lock's command line (after "lock").
+func parseLockArguments(args []string) (*lockArguments, error) {
+	a := &lockArguments{}
+	return a, parseArguments(args, a.register, maxOneDir, a.finish)
+}
+
 func newLockCommand(s Streams) *cobra.Command {
-	var flags specFlags
-	var conn connectFlags
-	var check, upgrade, images bool
+	a := &lockArguments{}
 	cmd := &cobra.Command{
 		Use:         "lock [DIR]",
 		Annotations: graceful(),
@@ -73,143 +112,204 @@ or an image tag has no pin in the lock file; 2 with -check, the lock file
 would change.`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := dirArg(args)
-			cfg, diags := flags.load(s, dir)
-			if diags.HasErrors() {
-				writeDiags(s, diags, cfg)
-				return exitError{ExitFailed}
-			}
-			all, diags := target.Select(cfg, nil)
-			if diags.HasErrors() {
-				writeDiags(s, diags, cfg)
-				return exitError{ExitFailed}
-			}
-			path := filepath.Join(dir, spec.LockFileName)
-			if err := readlimit.LinkLeavesRepository(path); err != nil {
+			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
-			prev, _, prevDiags := spec.LoadLockFile(path)
-			// -check judges the spec against the lock file; it asks no
-			// host (see lockfile.FromLock). -check -upgrade still asks
-			// what an upgrade would move to.
-			fromLock := check && !upgrade
-			var hosts []target.Host
-			for _, h := range all {
-				if lockfile.NeedsFacts(h.Node) && !fromLock {
-					hosts = append(hosts, h)
-				}
-			}
-			got := map[string]*facts.Node{}
-			if len(hosts) > 0 {
-				if err := conn.refuseLocal(hosts, "lock would run its probe on the machine gpuform runs on"); err != nil {
-					return err
-				}
-				o, err := conn.targetOptions(s, dir, true, "probing")
-				if err != nil {
-					return err
-				}
-				var failed bool
-				got, failed = probeForLock(cmd.Context(), s, hosts, o)
-				if failed {
-					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must be probed to lock it; nothing was written.")
-					return exitError{ExitFailed}
-				}
-			}
-			k, err := s.KB()
+			v := lockView{s}
+			m, err := runLock(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
-			var lock *spec.Lock
-			if fromLock {
-				judged := prev
-				if prevDiags.HasErrors() {
-					judged = nil
-				}
-				lock, diags = lockfile.FromLock(cfg, judged)
-			} else if upgrade {
-				o, err := conn.targetOptions(s, dir, true, "listing packages")
-				if err != nil {
-					return err
-				}
-				offers, failed := offersForLock(cmd.Context(), s, hosts, got, o)
-				if failed {
-					fmt.Fprintln(s.Err, "Error: every host of a node with a floating version must say what its repositories offer to upgrade it; nothing was written.")
-					return exitError{ExitFailed}
-				}
-				lock, diags = lockfile.Upgrade(k, cfg, got, offers)
-			} else {
-				lock, diags = lockfile.Resolve(k, cfg, got)
-			}
-			if diags.HasErrors() {
-				writeDiags(s, diags, cfg)
-				return exitError{ExitFailed}
-			}
-			d := prevDiags
-			imagePrev := prev
-			if d.HasErrors() {
-				imagePrev = nil
-			}
-			mode := lockfile.ImagesResolve
-			switch {
-			case fromLock:
-				// -check asks no registry, as it asks no host: a tag
-				// the lock file does not pin fails the gate.
-				mode = lockfile.ImagesCheck
-			case !images:
-				mode = lockfile.ImagesOffline
-			}
-			imageDiags := lockfile.Images(cmd.Context(), cfg, imagePrev, lock, upgrade, mode, resolveImage)
-			if imageDiags.HasErrors() {
-				writeDiags(s, imageDiags, cfg)
-				if mode == lockfile.ImagesCheck {
-					fmt.Fprintln(s.Err, "Error: every container image tag must be pinned in the lock file.")
-				} else {
-					fmt.Fprintln(s.Err, "Error: every container image must be resolved to its digest to lock it; nothing was written.")
-				}
-				return exitError{ExitFailed}
-			}
-			// Offline, an image nobody pinned yet stays unpinned: the
-			// warning names it, and the package releases are written.
-			writeDiags(s, imageDiags, cfg)
-			old, _ := readlimit.ReadRegularFile(path, spec.MaxFileSize)
-			content := spec.FormatLock(lock)
-			if bytes.Equal(old, content) {
-				fmt.Fprintf(s.Out, "%s is up to date.\n", path)
+			if m.UpToDate {
+				v.UpToDate(m.Path)
 				return nil
 			}
-			if d.HasErrors() {
-				// A broken lock file is what lock repairs, but nobody
-				// should learn of the breakage from a diff of every pin.
-				fmt.Fprintf(s.Err, "Warning: %s is not a valid lock file (%s); it is written anew from the spec and the hosts.\n", path, d.Errs()[0])
-			}
-			writeLockChanges(s, prev, lock)
-			if check {
+			v.Changes(m)
+			if a.Check {
 				return exitError{ExitReport}
 			}
-			if err := writeNewFile(path, content); err != nil {
+			if err := writeNewFile(m.Path, m.Content); err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "Wrote %s.\n", path)
+			v.Wrote(m.Path)
 			return nil
 		},
 	}
-	flags.register(cmd.Flags())
-	conn.register(cmd.Flags())
-	conn.timeouts.registerProbe(cmd.Flags())
-	cmd.Flags().BoolVar(&check, "check", false, "do not write; exit 2 if the lock file would change (without -upgrade, judge the spec against the lock file and ask no host)")
-	cmd.Flags().BoolVar(&images, "images", true, "resolve container images at their registries (false: ask no registry; keep the image pins the lock file has and leave a tag it does not pin unpinned, with a warning)")
-	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "lock the newest release of each floating version that the hosts' repositories offer")
+	a.register(cmd.Flags())
 	return cmd
+}
+
+// lockModel is what gpuform lock made: the lock file it would write,
+// beside the one there is.
+type lockModel struct {
+	// Path is the lock file's.
+	Path string
+	// Prev is the lock file there is (nil when none), PrevDiags its
+	// diagnostics: with an error, it is not a valid lock file.
+	Prev      *spec.Lock
+	PrevDiags hcl.Diagnostics
+	// Lock is the new lock, Content its file.
+	Lock    *spec.Lock
+	Content []byte
+	// UpToDate says the lock file already holds Content.
+	UpToDate bool
+}
+
+// runLock is gpuform lock's work: it resolves every floating version
+// (from the hosts, their repositories with -upgrade, or the lock file
+// with -check) and every image, and returns the lock file it makes.
+// What fails on the way is reported through the view.
+func runLock(ctx context.Context, s Streams, a *lockArguments, v lockView) (*lockModel, error) {
+	cfg, diags := a.Spec.load(s, a.Dir)
+	if diags.HasErrors() {
+		return nil, v.Diagnostics(diags, cfg)
+	}
+	all, diags := target.Select(cfg, nil)
+	if diags.HasErrors() {
+		return nil, v.Diagnostics(diags, cfg)
+	}
+	path := filepath.Join(a.Dir, spec.LockFileName)
+	if err := readlimit.LinkLeavesRepository(path); err != nil {
+		return nil, err
+	}
+	prev, _, prevDiags := spec.LoadLockFile(path)
+	// -check judges the spec against the lock file; it asks no
+	// host (see lockfile.FromLock). -check -upgrade still asks
+	// what an upgrade would move to.
+	fromLock := a.Check && !a.Upgrade
+	var hosts []target.Host
+	for _, h := range all {
+		if lockfile.NeedsFacts(h.Node) && !fromLock {
+			hosts = append(hosts, h)
+		}
+	}
+	got := map[string]*facts.Node{}
+	if len(hosts) > 0 {
+		if err := a.Conn.refuseLocal(hosts, "lock would run its probe on the machine gpuform runs on"); err != nil {
+			return nil, err
+		}
+		o, err := a.Conn.targetOptions(s, a.Dir, true, "probing")
+		if err != nil {
+			return nil, err
+		}
+		var failed bool
+		got, failed = probeForLock(ctx, v, hosts, o)
+		if failed {
+			return nil, v.Failed("every host of a node with a floating version must be probed to lock it; nothing was written.")
+		}
+	}
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	var lock *spec.Lock
+	if fromLock {
+		judged := prev
+		if prevDiags.HasErrors() {
+			judged = nil
+		}
+		lock, diags = lockfile.FromLock(cfg, judged)
+	} else if a.Upgrade {
+		o, err := a.Conn.targetOptions(s, a.Dir, true, "listing packages")
+		if err != nil {
+			return nil, err
+		}
+		offers, failed := offersForLock(ctx, s, v, hosts, got, o)
+		if failed {
+			return nil, v.Failed("every host of a node with a floating version must say what its repositories offer to upgrade it; nothing was written.")
+		}
+		lock, diags = lockfile.Upgrade(k, cfg, got, offers)
+	} else {
+		lock, diags = lockfile.Resolve(k, cfg, got)
+	}
+	if diags.HasErrors() {
+		return nil, v.Diagnostics(diags, cfg)
+	}
+	imagePrev := prev
+	if prevDiags.HasErrors() {
+		imagePrev = nil
+	}
+	mode := lockfile.ImagesResolve
+	switch {
+	case fromLock:
+		// -check asks no registry, as it asks no host: a tag
+		// the lock file does not pin fails the gate.
+		mode = lockfile.ImagesCheck
+	case !a.Images:
+		mode = lockfile.ImagesOffline
+	}
+	imageDiags := lockfile.Images(ctx, cfg, imagePrev, lock, a.Upgrade, mode, resolveImage)
+	// Offline, an image nobody pinned yet stays unpinned: the
+	// warning names it, and the package releases are written.
+	v.ImageDiagnostics(imageDiags, cfg)
+	if imageDiags.HasErrors() {
+		if mode == lockfile.ImagesCheck {
+			return nil, v.Failed("every container image tag must be pinned in the lock file.")
+		}
+		return nil, v.Failed("every container image must be resolved to its digest to lock it; nothing was written.")
+	}
+	old, _ := readlimit.ReadRegularFile(path, spec.MaxFileSize)
+	m := &lockModel{Path: path, Prev: prev, PrevDiags: prevDiags, Lock: lock, Content: spec.FormatLock(lock)}
+	m.UpToDate = bytes.Equal(old, m.Content)
+	return m, nil
+}
+
+// lockView renders gpuform lock's results: what failed on standard
+// error, what moves and what was written on standard output.
+type lockView struct{ s Streams }
+
+// Diagnostics writes diagnostics that hold an error (lock shows no
+// warnings of the spec) and returns the exit error.
+func (v lockView) Diagnostics(diags hcl.Diagnostics, cfg *spec.Config) error {
+	writeDiags(v.s, diags, cfg)
+	return exitError{ExitFailed}
+}
+
+// ImageDiagnostics writes the images' diagnostics, warnings included.
+func (v lockView) ImageDiagnostics(diags hcl.Diagnostics, cfg *spec.Config) {
+	writeDiags(v.s, diags, cfg)
+}
+
+// HostFailed reports a host that could not be probed or asked.
+func (v lockView) HostFailed(host, err string) {
+	fmt.Fprintf(v.s.Err, "Error: %s: %s\n", host, err)
+}
+
+// Failed says why nothing was locked and returns the exit error.
+func (v lockView) Failed(why string) error {
+	fmt.Fprintln(v.s.Err, "Error: "+why)
+	return exitError{ExitFailed}
+}
+
+// UpToDate says the lock file does not change.
+func (v lockView) UpToDate(path string) {
+	fmt.Fprintf(v.s.Out, "%s is up to date.\n", path)
+}
+
+// Changes prints what moves, after a warning when the lock file there
+// was broken.
+func (v lockView) Changes(m *lockModel) {
+	if m.PrevDiags.HasErrors() {
+		// A broken lock file is what lock repairs, but nobody
+		// should learn of the breakage from a diff of every pin.
+		fmt.Fprintf(v.s.Err, "Warning: %s is not a valid lock file (%s); it is written anew from the spec and the hosts.\n", m.Path, m.PrevDiags.Errs()[0])
+	}
+	writeLockChanges(v.s, m.Prev, m.Lock)
+}
+
+// Wrote says the lock file was written.
+func (v lockView) Wrote(path string) {
+	fmt.Fprintf(v.s.Out, "Wrote %s.\n", path)
 }
 
 // probeForLock probes the hosts and reports every one that failed; lock
 // needs all of them.
-func probeForLock(ctx context.Context, s Streams, hosts []target.Host, o target.Options) (map[string]*facts.Node, bool) {
+func probeForLock(ctx context.Context, v lockView, hosts []target.Host, o target.Options) (map[string]*facts.Node, bool) {
 	got := map[string]*facts.Node{}
 	failed := false
 	for _, r := range probeHosts(ctx, hosts, o) {
 		if r.Error != "" {
-			fmt.Fprintf(s.Err, "Error: %s: %s\n", r.Host, r.Error)
+			v.HostFailed(r.Host, r.Error)
 			failed = true
 			continue
 		}
@@ -291,7 +391,7 @@ func writeImageChanges(s Streams, n string, prev, next *spec.Lock) {
 // offersForLock asks every host which releases of its node's floating
 // components its repositories offer, by host and component; failed is
 // true when a host could not be asked (each is reported).
-func offersForLock(ctx context.Context, s Streams, hosts []target.Host, got map[string]*facts.Node, o target.Options) (lockfile.Offers, bool) {
+func offersForLock(ctx context.Context, s Streams, v lockView, hosts []target.Host, got map[string]*facts.Node, o target.Options) (lockfile.Offers, bool) {
 	var mu sync.Mutex
 	offers := lockfile.Offers{}
 	errs := target.Each(ctx, hosts, o, func(ctx context.Context, h target.Host) error {
@@ -346,7 +446,7 @@ func offersForLock(ctx context.Context, s Streams, hosts []target.Host, got map[
 	failed := false
 	for _, h := range hosts {
 		if err := errs[h.Host.Name]; err != nil {
-			fmt.Fprintf(s.Err, "Error: %s: %s\n", h.Host.Name, target.ErrorText(err))
+			v.HostFailed(h.Host.Name, target.ErrorText(err))
 			failed = true
 		}
 	}

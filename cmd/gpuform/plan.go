@@ -118,7 +118,7 @@ func runPlan(ctx context.Context, s Streams, a *planArguments, v operationView) 
 // for apply of a saved plan, are the package releases it resolved
 // (plan.SavedReleases): the plan resolves those and no others.
 func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, v operationView, refusal string, pins map[string]map[string]string) (*plan.Plan, error) {
-	hosts, err := selectHostsReporting(cfg, dir, targets, v)
+	hosts, err := selectHosts(cfg, dir, targets, v)
 	if err != nil {
 		return nil, err
 	}

@@ -237,7 +237,7 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 		targets = []target.Host{tg}
 	} else {
 		var err error
-		if targets, err = selectHostsReporting(cfg, a.Dir, a.Targets, v); err != nil {
+		if targets, err = selectHosts(cfg, a.Dir, a.Targets, v); err != nil {
 			return err
 		}
 		// --local is the operator's own request to check this
