@@ -168,23 +168,29 @@ func TestDaemonJSONKeepsUserKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(f.ReadFile(stale, "/etc/docker/daemon.json")), &got); err != nil {
 		t.Fatal(err)
 	}
-	var want map[string]any
-	json.Unmarshal([]byte(user), &want)
-	for _, k := range []string{"log-driver", "log-opts", "registry-mirrors", "max-concurrent-downloads"} {
-		if diff := cmp.Diff(want[k], got[k]); diff != "" {
-			t.Errorf("user key %s changed (-want +got):\n%s", k, diff)
-		}
+	// Every key the user wrote is kept as written; node.gpuform.hcl's
+	// container block adds the nvidia runtime beside crun, makes it the
+	// default, sets the shm size (16GiB as Docker writes it) and adds
+	// memlock (unlimited: -1) and stack (64MiB in bytes) beside nofile.
+	want := map[string]any{
+		"log-driver":               "json-file",
+		"log-opts":                 map[string]any{"max-size": "100m", "max-file": "3"},
+		"registry-mirrors":         []any{"https://mirror.example.com"},
+		"max-concurrent-downloads": float64(12),
+		"runtimes": map[string]any{
+			"crun":   map[string]any{"path": "/usr/bin/crun"},
+			"nvidia": map[string]any{"path": "nvidia-container-runtime", "args": []any{}},
+		},
+		"default-ulimits": map[string]any{
+			"nofile":  map[string]any{"Name": "nofile", "Soft": float64(65536), "Hard": float64(65536)},
+			"memlock": map[string]any{"Name": "memlock", "Soft": float64(-1), "Hard": float64(-1)},
+			"stack":   map[string]any{"Name": "stack", "Soft": float64(64 << 20), "Hard": float64(64 << 20)},
+		},
+		"default-runtime":  "nvidia",
+		"default-shm-size": "16G",
 	}
-	rt := got["runtimes"].(map[string]any)
-	if rt["crun"] == nil || rt["nvidia"] == nil {
-		t.Errorf("runtimes = %v, want crun kept and nvidia added", rt)
-	}
-	ul := got["default-ulimits"].(map[string]any)
-	if ul["nofile"] == nil || ul["memlock"] == nil || ul["stack"] == nil {
-		t.Errorf("default-ulimits = %v, want nofile kept, memlock and stack added", ul)
-	}
-	if got["default-runtime"] != "nvidia" || got["default-shm-size"] != "16G" {
-		t.Errorf("default-runtime %v, default-shm-size %v", got["default-runtime"], got["default-shm-size"])
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("daemon.json after apply (-want +got):\n%s", diff)
 	}
 	// The previous file is kept as a timestamped backup.
 	backups, _ := filepath.Glob(filepath.Join(f.Root(stale), "var/lib/gpuform/backup/*/etc/docker/daemon.json"))
