@@ -252,13 +252,68 @@ func TestDOTEscaping(t *testing.T) {
 	if err := WriteDOT(&b, []Picture{{Hosts: []string{`host"1`}, Topology: FromFacts(n, nil)}}); err != nil {
 		t.Fatal(err)
 	}
-	dot := b.String()
-	for _, want := range []string{`Evil \"CPU\" \\N \\l\nnext`, `eth\"0\\`, `host\"1`} {
-		if !strings.Contains(dot, want) {
-			t.Errorf("DOT lacks %s", want)
+	renders(t, b.Bytes())
+	// What Graphviz itself reads and draws, line by line, for the boxes
+	// that carry the host's names: each name verbatim, the CPU model's
+	// newline a line break and nothing else an escape. l40s-rocky9 has two
+	// sockets and its first Ethernet port is the ConnectX-7 (15b3:1021)
+	// at 0000:21:00.0.
+	evilCPU := `Evil "CPU" \N \l`
+	want := map[string][]string{
+		"cluster_p0":  {`host"1`, "2× " + evilCPU, "next (from facts)"},
+		"p0/socket:0": {"CPU socket 0", evilCPU, "next"},
+		"p0/socket:1": {"CPU socket 1", evilCPU, "next"},
+		// A node's name is kept as DOT wrote it (DOT unquotes only \"),
+		// its label is drawn with the one backslash the port's name has.
+		`p0/nic:eth"0\\`: {`eth"0\`, "ConnectX-7", "0000:21:00.0"},
+	}
+	drawn := drawnText(t, b.Bytes())
+	got := map[string][]string{}
+	for name := range want {
+		got[name] = drawn[name]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("text Graphviz draws (-want +got):\n%s", diff)
+	}
+}
+
+// drawnText lays dot out with Graphviz (dot -Tjson) and returns the text
+// lines it draws for each node and cluster, by name: the label as
+// Graphviz read it, after DOT's quoting and its label escapes.
+func drawnText(t *testing.T, dot []byte) map[string][]string {
+	t.Helper()
+	if _, err := exec.LookPath("dot"); err != nil {
+		sshtest.Missing(t, "Graphviz's dot is not installed (apt-get install graphviz)")
+	}
+	cmd := exec.Command("dot", "-Tjson")
+	cmd.Stdin = bytes.NewReader(dot)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("dot -Tjson: %v\n%s", err, stderr.String())
+	}
+	type drawOp struct {
+		Op   string `json:"op"`
+		Text string `json:"text"`
+	}
+	var doc struct {
+		Objects []struct {
+			Name  string   `json:"name"`
+			Label []drawOp `json:"_ldraw_"`
+		} `json:"objects"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("dot -Tjson: %v\n%s", err, out.String())
+	}
+	texts := map[string][]string{}
+	for _, o := range doc.Objects {
+		for _, op := range o.Label {
+			if op.Op == "T" {
+				texts[o.Name] = append(texts[o.Name], op.Text)
+			}
 		}
 	}
-	renders(t, b.Bytes())
+	return texts
 }
 
 // TestGroup: hosts that draw the same share one picture, folded like
