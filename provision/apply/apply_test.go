@@ -63,6 +63,39 @@ func statuses(rep *apply.Report) map[string]apply.Status {
 
 const stale = "sim://hgx-h100-stale/1"
 
+// dpkgStatus parses dpkg's status file (deb822 stanzas separated by blank
+// lines) into each package's Status field.
+func dpkgStatus(text string) map[string]string {
+	out := map[string]string{}
+	for stanza := range strings.SplitSeq(text, "\n\n") {
+		fields := map[string]string{}
+		for line := range strings.Lines(stanza) {
+			if k, v, ok := strings.Cut(strings.TrimRight(line, "\n"), ": "); ok && !strings.HasPrefix(line, " ") {
+				fields[k] = v
+			}
+		}
+		if p := fields["Package"]; p != "" {
+			out[p] = fields["Status"]
+		}
+	}
+	return out
+}
+
+// sysctlKeys parses a sysctl.d file as sysctl.d(5) reads it: "key = value"
+// lines, comments (# or ;) and blank lines skipped.
+func sysctlKeys(text string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		k, v, _ := strings.Cut(line, "=")
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out
+}
+
 func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 	t.Parallel()
 	f := plantest.Start(t)
@@ -101,8 +134,8 @@ func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 			t.Errorf("%q ran against the old driver", c)
 		}
 	}
-	if !strings.Contains(f.ReadFile(stale, "/var/lib/dpkg/status"), "Package: cuda-drivers-550\nStatus: hold ok installed") {
-		t.Error("driver package not held after apply")
+	if diff := cmp.Diff("hold ok installed", dpkgStatus(f.ReadFile(stale, "/var/lib/dpkg/status"))["cuda-drivers-550"]); diff != "" {
+		t.Errorf("driver package not held after apply: Status (-want +got):\n%s", diff)
 	}
 
 	// The next plan has nothing to change; only the reboot is pending.
@@ -412,8 +445,9 @@ func TestInterruptStartsNoNewHost(t *testing.T) {
 	if !strings.Contains(rep.Stopped, "interrupted") {
 		t.Errorf("Stopped = %q", rep.Stopped)
 	}
-	if !strings.Contains(f.ReadFile(hosts[0], "/etc/sysctl.d/90-gpuform.conf"), "vm.swappiness = 1") {
-		t.Error("the step in flight did not complete")
+	// The step in flight completed: the file holds the spec's one key.
+	if diff := cmp.Diff(map[string]string{"vm.swappiness": "1"}, sysctlKeys(f.ReadFile(hosts[0], "/etc/sysctl.d/90-gpuform.conf"))); diff != "" {
+		t.Errorf("the step in flight did not complete: sysctl.d file (-want +got):\n%s", diff)
 	}
 }
 
