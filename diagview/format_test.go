@@ -175,12 +175,53 @@ func TestSARIFSchema(t *testing.T) {
 	}
 	run := log["runs"].([]any)[0].(map[string]any)
 	results := run["results"].([]any)
-	if len(results) != len(findings) {
-		t.Fatalf("%d results for %d findings", len(results), len(findings))
+	// One result per finding, in order, at the finding's file (relative to
+	// the base dir) and line, with SARIF's name for its severity.
+	type resultView struct {
+		RuleID, Level, Text, URI string
+		StartLine                float64
 	}
-	loc := results[0].(map[string]any)["locations"].([]any)[0].(map[string]any)["physicalLocation"].(map[string]any)
-	if uri := loc["artifactLocation"].(map[string]any)["uri"]; uri != "spec.gpuform.hcl" {
-		t.Errorf("uri = %v, want spec.gpuform.hcl (relative to the base dir)", uri)
+	level := map[lint.Severity]string{lint.Error: "error", lint.Warning: "warning", lint.Info: "note"}
+	var want []resultView
+	for _, f := range findings {
+		text := f.Summary
+		if f.Detail != "" {
+			text += "\n\n" + f.Detail
+		}
+		want = append(want, resultView{f.Rule, level[f.Severity], text, "spec.gpuform.hcl", float64(f.Range.Start.Line)})
+	}
+	var got []resultView
+	for _, r := range results {
+		r := r.(map[string]any)
+		v := resultView{RuleID: r["ruleId"].(string), Level: r["level"].(string), Text: r["message"].(map[string]any)["text"].(string)}
+		if locs, ok := r["locations"].([]any); ok && len(locs) == 1 {
+			pl := locs[0].(map[string]any)["physicalLocation"].(map[string]any)
+			v.URI, _ = pl["artifactLocation"].(map[string]any)["uri"].(string)
+			if reg, ok := pl["region"].(map[string]any); ok {
+				v.StartLine, _ = reg["startLine"].(float64)
+			}
+		}
+		got = append(got, v)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SARIF results (-want +got):\n%s", diff)
+	}
+	// The HCL error is no rule result: it is the invocation's
+	// notification, at the fixture's line 10 columns 5 to 12, and the
+	// invocation did not succeed.
+	wantInv := []any{map[string]any{
+		"executionSuccessful": false,
+		"toolExecutionNotifications": []any{map[string]any{
+			"level":   "error",
+			"message": map[string]any{"text": "Unsupported argument\n\nAn argument named \"colour\" is not expected here."},
+			"locations": []any{map[string]any{"physicalLocation": map[string]any{
+				"artifactLocation": map[string]any{"uri": "spec.gpuform.hcl", "uriBaseId": "SRCROOT"},
+				"region":           map[string]any{"startLine": float64(10), "startColumn": float64(5), "endLine": float64(10), "endColumn": float64(12)},
+			}}},
+		}},
+	}}
+	if diff := cmp.Diff(wantInv, run["invocations"]); diff != "" {
+		t.Errorf("SARIF invocations (-want +got):\n%s", diff)
 	}
 
 	// A level SARIF does not know must be rejected by the same schema.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -34,27 +36,8 @@ func TestVerifyPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("not a text exposition: %v\n%s", err, b)
-	}
-	ok := map[string]float64{}
-	for _, m := range fams["gpuform_check_ok"].GetMetric() {
-		var check, host string
-		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "check":
-				check = l.GetValue()
-			case "host":
-				host = l.GetValue()
-			}
-		}
-		if host != "sim://hgx-h100-stale" {
-			t.Errorf("check %s has host %q", check, host)
-		}
-		ok[check] = m.GetGauge().GetValue()
-	}
+	fams := parseExposition(t, b)
+	ok := checkOK(t, fams)
 	// The stale node runs an old driver with no fabric manager.
 	if v, found := ok["nvml.driver_version"]; !found || v != 0 {
 		t.Errorf("nvml.driver_version ok = %v (%v), want 0", v, found)
@@ -74,12 +57,67 @@ func TestVerifyPrometheus(t *testing.T) {
 
 	// Without -out the metrics go to standard output.
 	code, stdout, _ = runCLIEnv(t, env, "verify", "-format", "prometheus", "../../examples/quickstart")
-	if code != ExitReport || !bytes.Contains([]byte(stdout), []byte("# TYPE gpuform_check_ok gauge")) {
-		t.Errorf("stdout: exit %d\n%s", code, stdout)
+	if code != ExitReport {
+		t.Errorf("stdout: exit %d, want 2\n%s", code, stdout)
+	}
+	stdFams := parseExposition(t, []byte(stdout))
+	if typ := stdFams["gpuform_check_ok"].GetType(); typ != dto.MetricType_GAUGE {
+		t.Errorf("stdout: gpuform_check_ok is a %v, want a gauge", typ)
+	}
+	stdOK := checkOK(t, stdFams)
+	// The same stale node: its old driver fails, its GPU count passes.
+	want := map[string]float64{"nvml.driver_version": 0, "nvml.gpu_count": 1}
+	got := map[string]float64{}
+	for check := range want {
+		if v, found := stdOK[check]; found {
+			got[check] = v
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stdout: gpuform_check_ok (-want +got):\n%s", diff)
+	}
+	// And every check the file had, with the same value.
+	if diff := cmp.Diff(ok, stdOK); diff != "" {
+		t.Errorf("stdout and -out differ in gpuform_check_ok (-file +stdout):\n%s", diff)
 	}
 	// A directory that does not exist is refused before the run.
 	code, _, errOut = runCLIEnv(t, env, "verify", "-format", "prometheus", "-out", filepath.Join(dir, "missing", "x.prom"), "../../examples/quickstart")
 	if code != ExitFailed || !bytes.Contains([]byte(errOut), []byte("-out")) {
 		t.Errorf("missing dir: exit %d\n%s", code, errOut)
 	}
+}
+
+// parseExposition parses a Prometheus text exposition, failing the test
+// when it is not one.
+func parseExposition(t *testing.T, b []byte) map[string]*dto.MetricFamily {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a text exposition: %v\n%s", err, b)
+	}
+	return fams
+}
+
+// checkOK reads gpuform_check_ok by check id; every series must be the
+// stale simulated host's.
+func checkOK(t *testing.T, fams map[string]*dto.MetricFamily) map[string]float64 {
+	t.Helper()
+	ok := map[string]float64{}
+	for _, m := range fams["gpuform_check_ok"].GetMetric() {
+		var check, host string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "check":
+				check = l.GetValue()
+			case "host":
+				host = l.GetValue()
+			}
+		}
+		if host != "sim://hgx-h100-stale" {
+			t.Errorf("check %s has host %q", check, host)
+		}
+		ok[check] = m.GetGauge().GetValue()
+	}
+	return ok
 }

@@ -63,6 +63,39 @@ func statuses(rep *apply.Report) map[string]apply.Status {
 
 const stale = "sim://hgx-h100-stale/1"
 
+// dpkgStatus parses dpkg's status file (deb822 stanzas separated by blank
+// lines) into each package's Status field.
+func dpkgStatus(text string) map[string]string {
+	out := map[string]string{}
+	for stanza := range strings.SplitSeq(text, "\n\n") {
+		fields := map[string]string{}
+		for line := range strings.Lines(stanza) {
+			if k, v, ok := strings.Cut(strings.TrimRight(line, "\n"), ": "); ok && !strings.HasPrefix(line, " ") {
+				fields[k] = v
+			}
+		}
+		if p := fields["Package"]; p != "" {
+			out[p] = fields["Status"]
+		}
+	}
+	return out
+}
+
+// sysctlKeys parses a sysctl.d file as sysctl.d(5) reads it: "key = value"
+// lines, comments (# or ;) and blank lines skipped.
+func sysctlKeys(text string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		k, v, _ := strings.Cut(line, "=")
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out
+}
+
 func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 	t.Parallel()
 	f := plantest.Start(t)
@@ -101,8 +134,8 @@ func TestApplyConvergesAndIsIdempotent(t *testing.T) {
 			t.Errorf("%q ran against the old driver", c)
 		}
 	}
-	if !strings.Contains(f.ReadFile(stale, "/var/lib/dpkg/status"), "Package: cuda-drivers-550\nStatus: hold ok installed") {
-		t.Error("driver package not held after apply")
+	if diff := cmp.Diff("hold ok installed", dpkgStatus(f.ReadFile(stale, "/var/lib/dpkg/status"))["cuda-drivers-550"]); diff != "" {
+		t.Errorf("driver package not held after apply: Status (-want +got):\n%s", diff)
 	}
 
 	// The next plan has nothing to change; only the reboot is pending.
@@ -168,23 +201,29 @@ func TestDaemonJSONKeepsUserKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(f.ReadFile(stale, "/etc/docker/daemon.json")), &got); err != nil {
 		t.Fatal(err)
 	}
-	var want map[string]any
-	json.Unmarshal([]byte(user), &want)
-	for _, k := range []string{"log-driver", "log-opts", "registry-mirrors", "max-concurrent-downloads"} {
-		if diff := cmp.Diff(want[k], got[k]); diff != "" {
-			t.Errorf("user key %s changed (-want +got):\n%s", k, diff)
-		}
+	// Every key the user wrote is kept as written; node.gpuform.hcl's
+	// container block adds the nvidia runtime beside crun, makes it the
+	// default, sets the shm size (16GiB as Docker writes it) and adds
+	// memlock (unlimited: -1) and stack (64MiB in bytes) beside nofile.
+	want := map[string]any{
+		"log-driver":               "json-file",
+		"log-opts":                 map[string]any{"max-size": "100m", "max-file": "3"},
+		"registry-mirrors":         []any{"https://mirror.example.com"},
+		"max-concurrent-downloads": float64(12),
+		"runtimes": map[string]any{
+			"crun":   map[string]any{"path": "/usr/bin/crun"},
+			"nvidia": map[string]any{"path": "nvidia-container-runtime", "args": []any{}},
+		},
+		"default-ulimits": map[string]any{
+			"nofile":  map[string]any{"Name": "nofile", "Soft": float64(65536), "Hard": float64(65536)},
+			"memlock": map[string]any{"Name": "memlock", "Soft": float64(-1), "Hard": float64(-1)},
+			"stack":   map[string]any{"Name": "stack", "Soft": float64(64 << 20), "Hard": float64(64 << 20)},
+		},
+		"default-runtime":  "nvidia",
+		"default-shm-size": "16G",
 	}
-	rt := got["runtimes"].(map[string]any)
-	if rt["crun"] == nil || rt["nvidia"] == nil {
-		t.Errorf("runtimes = %v, want crun kept and nvidia added", rt)
-	}
-	ul := got["default-ulimits"].(map[string]any)
-	if ul["nofile"] == nil || ul["memlock"] == nil || ul["stack"] == nil {
-		t.Errorf("default-ulimits = %v, want nofile kept, memlock and stack added", ul)
-	}
-	if got["default-runtime"] != "nvidia" || got["default-shm-size"] != "16G" {
-		t.Errorf("default-runtime %v, default-shm-size %v", got["default-runtime"], got["default-shm-size"])
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("daemon.json after apply (-want +got):\n%s", diff)
 	}
 	// The previous file is kept as a timestamped backup.
 	backups, _ := filepath.Glob(filepath.Join(f.Root(stale), "var/lib/gpuform/backup/*/etc/docker/daemon.json"))
@@ -406,8 +445,9 @@ func TestInterruptStartsNoNewHost(t *testing.T) {
 	if !strings.Contains(rep.Stopped, "interrupted") {
 		t.Errorf("Stopped = %q", rep.Stopped)
 	}
-	if !strings.Contains(f.ReadFile(hosts[0], "/etc/sysctl.d/90-gpuform.conf"), "vm.swappiness = 1") {
-		t.Error("the step in flight did not complete")
+	// The step in flight completed: the file holds the spec's one key.
+	if diff := cmp.Diff(map[string]string{"vm.swappiness": "1"}, sysctlKeys(f.ReadFile(hosts[0], "/etc/sysctl.d/90-gpuform.conf"))); diff != "" {
+		t.Errorf("the step in flight did not complete: sysctl.d file (-want +got):\n%s", diff)
 	}
 }
 

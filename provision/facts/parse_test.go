@@ -326,9 +326,24 @@ func TestParseOther(t *testing.T) {
 	if n.Docker.ShmSize() != "16G" {
 		t.Errorf("docker shm = %q", n.Docker.ShmSize())
 	}
-	b, _ := json.Marshal(n.Docker.Daemon)
-	if !strings.Contains(string(b), "12345678901234567890") {
-		t.Errorf("daemon.json number lost precision: %s", b)
+	// The big number is past float64's 2^53: it is kept as the digits
+	// the file has, in the parsed object and when it is written back.
+	wantDaemon := map[string]any{"default-shm-size": "16G", "big": json.Number("12345678901234567890")}
+	if diff := cmp.Diff(wantDaemon, n.Docker.Daemon); diff != "" {
+		t.Errorf("daemon.json (-want +got):\n%s", diff)
+	}
+	b, err := json.Marshal(n.Docker.Daemon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var back map[string]any
+	if err := dec.Decode(&back); err != nil {
+		t.Fatalf("daemon.json written back: %v\n%s", err, b)
+	}
+	if diff := cmp.Diff(wantDaemon, back); diff != "" {
+		t.Errorf("daemon.json written back lost precision (-want +got):\n%s", diff)
 	}
 	wantKeys := map[string]string{"top": "1", "nvidia-container-runtime.mode": "cdi", "nvidia-container-cli.ldconfig": "@/sbin/ldconfig"}
 	if diff := cmp.Diff(wantKeys, n.ContainerRuntime.Keys); diff != "" {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gpuform/gpuform/internal/slurmtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/gres"
@@ -78,8 +79,32 @@ func TestSlurmdLoadsGRES(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := c.Text()
-	if strings.Count(text, "File=/dev/nvidia") != 2 || !strings.Contains(text, "Cores=") || !strings.Contains(text, "Links=-1,1") {
-		t.Fatalf("rendered gres.conf lacks File=, Cores= or Links=:\n%s", text)
+	// Each line parsed into its fields (a comment line as "#"): the GPUs
+	// in index order, each with its device file, the Slurm cores of its
+	// NUMA node (one thread per core: the CPU numbers do not pair up as
+	// hyperthread halves) and its NVLink to the other GPU over NVSwitch.
+	var lines []map[string]string
+	for line := range strings.Lines(text) {
+		line = strings.TrimSuffix(line, "\n")
+		if c, ok := strings.CutPrefix(line, "# "); ok {
+			lines = append(lines, map[string]string{"#": c})
+			continue
+		}
+		fields := map[string]string{}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			fields[k] = v
+		}
+		lines = append(lines, fields)
+	}
+	wantLines := []map[string]string{
+		{"#": "GPU 0: NUMA node 0, CPUs " + span(0, half-1)},
+		{"Name": "gpu", "Type": "h100_sxm5_80gb", "File": "/dev/nvidia0", "Cores": span(0, half-1), "Links": "-1,1"},
+		{"#": "GPU 1: NUMA node 1, CPUs " + span(half, ncpu-1)},
+		{"Name": "gpu", "Type": "h100_sxm5_80gb", "File": "/dev/nvidia1", "Cores": span(half, ncpu-1), "Links": "1,-1"},
+	}
+	if diff := cmp.Diff(wantLines, lines); diff != "" {
+		t.Fatalf("rendered gres.conf (-want +got):\n%s\n%s", diff, text)
 	}
 	dev, err := os.MkdirTemp("", "gfgres")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gpuform/gpuform/provision/verify"
 )
 
@@ -81,14 +82,35 @@ func TestNotRunNeverPasses(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if c := doc.Hosts[1].Checks[1]; c["status"] != "not run" || c["needed"] != true {
-		t.Errorf("JSON of gpu02's nccl.fleet: %v", c)
+	// Each host's checks by the JSON fields that carry the verdict; needed
+	// is left out where false.
+	var gotChecks [][]map[string]any
+	for _, h := range doc.Hosts {
+		var cs []map[string]any
+		for _, c := range h.Checks {
+			v := map[string]any{}
+			for _, k := range []string{"id", "status", "needed", "message"} {
+				if x, ok := c[k]; ok {
+					v[k] = x
+				}
+			}
+			cs = append(cs, v)
+		}
+		gotChecks = append(gotChecks, cs)
 	}
-	if c := doc.Hosts[2].Checks[1]; c["status"] != "not run" || c["needed"] != nil {
-		t.Errorf("JSON of gpu03's nccl.single: %v (needed is left out where false)", c)
+	gpuCount := map[string]any{"id": "nvml.gpu_count", "status": "pass"}
+	wantChecks := [][]map[string]any{
+		{gpuCount, {"id": "nccl.fleet", "status": "pass"}},
+		{gpuCount, {"id": "nccl.fleet", "status": "not run", "needed": true, "message": "not run: the run named other hosts of the group"}},
+		{gpuCount, {"id": "nccl.single", "status": "not run", "message": "not run at -tier quick: single-node nccl-tests run from -tier full"},
+			{"id": "nvml.ecc_uncorrectable[gpu0]", "status": "skip", "message": "no ECC counters (ECC off or not supported)"}},
 	}
-	if doc.Summary["not_run"] != 2 || doc.Summary["hosts_failed"] != 1 {
-		t.Errorf("JSON summary %v", doc.Summary)
+	if diff := cmp.Diff(wantChecks, gotChecks); diff != "" {
+		t.Errorf("JSON checks by host (-want +got):\n%s", diff)
+	}
+	wantSummary := map[string]int{"hosts": 3, "hosts_failed": 1, "passed": 4, "failed": 0, "errors": 0, "skipped": 1, "not_run": 2}
+	if diff := cmp.Diff(wantSummary, doc.Summary); diff != "" {
+		t.Errorf("JSON summary (-want +got):\n%s", diff)
 	}
 
 	var ju bytes.Buffer
@@ -99,11 +121,45 @@ func TestNotRunNeverPasses(t *testing.T) {
 	if err := xml.Unmarshal(ju.Bytes(), &suites); err != nil {
 		t.Fatal(err)
 	}
-	if s := suites.Suites[1]; s.Errors != 1 || s.Cases[1].Error == nil || s.Cases[1].Error.Type != "not run" {
-		t.Errorf("JUnit gpu02: %+v", s)
+	// The suites and their cases by what CI reads: counts, and each case's
+	// outcome (the element it carries, with its type) and message.
+	type caseView struct{ Name, Outcome, Message string }
+	type suiteView struct {
+		Name                             string
+		Tests, Failures, Errors, Skipped int
+		Cases                            []caseView
 	}
-	if s := suites.Suites[2]; s.Errors != 0 || s.Skipped != 2 || s.Cases[1].Skipped == nil || !strings.HasPrefix(s.Cases[1].Skipped.Message, "not run at -tier quick") {
-		t.Errorf("JUnit gpu03: %+v", s)
+	var gotSuites []suiteView
+	for _, s := range suites.Suites {
+		v := suiteView{Name: s.Name, Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped}
+		for _, c := range s.Cases {
+			cv := caseView{Name: c.Name, Outcome: "pass"}
+			switch {
+			case c.Failure != nil:
+				cv.Outcome, cv.Message = "failure "+c.Failure.Type, c.Failure.Message
+			case c.Error != nil:
+				cv.Outcome, cv.Message = "error "+c.Error.Type, c.Error.Message
+			case c.Skipped != nil:
+				cv.Outcome, cv.Message = "skipped", c.Skipped.Message
+			}
+			v.Cases = append(v.Cases, cv)
+		}
+		gotSuites = append(gotSuites, v)
+	}
+	passCount := caseView{Name: "nvml.gpu_count", Outcome: "pass"}
+	wantSuites := []suiteView{
+		{Name: "gpu01", Tests: 2, Cases: []caseView{passCount, {Name: "nccl.fleet", Outcome: "pass"}}},
+		{Name: "gpu02", Tests: 2, Errors: 1, Cases: []caseView{passCount,
+			{Name: "nccl.fleet", Outcome: "error not run", Message: "not run: the run named other hosts of the group"}}},
+		{Name: "gpu03", Tests: 3, Skipped: 2, Cases: []caseView{passCount,
+			{Name: "nccl.single", Outcome: "skipped", Message: "not run at -tier quick: single-node nccl-tests run from -tier full"},
+			{Name: "nvml.ecc_uncorrectable[gpu0]", Outcome: "skipped", Message: "no ECC counters (ECC off or not supported)"}}},
+	}
+	if diff := cmp.Diff(wantSuites, gotSuites); diff != "" {
+		t.Errorf("JUnit suites (-want +got):\n%s", diff)
+	}
+	if suites.Tests != 7 || suites.Failures != 0 || suites.Errors != 1 {
+		t.Errorf("JUnit testsuites: %d tests, %d failures, %d errors; want 7, 0, 1", suites.Tests, suites.Failures, suites.Errors)
 	}
 
 	var prom bytes.Buffer

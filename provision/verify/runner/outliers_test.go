@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -31,14 +32,22 @@ func TestPeerOutliers(t *testing.T) {
 		}
 		return rep
 	}
+	// What a warning or a failed check says, by the fields a reader of
+	// the report acts on.
+	type warningView struct {
+		Host, Device, Metric string
+		V, Median, Margin    float64
+	}
+	narrowGPU5 := warningView{Host: "gpu02", Device: "00000000:20:00.0", Metric: "pcie_width", V: 8, Median: 16, Margin: 0.1}
 	for name, tc := range map[string]struct {
 		mode     spec.Outliers
-		warnings int
-		failed   string
+		warnings []warningView
+		failed   []string
 	}{
-		"warn by default": {warnings: 1},
-		"fail":            {mode: spec.OutliersFail, failed: "nvml.peer_outlier[gpu5]"},
-		"off":             {mode: spec.OutliersOff},
+		"warn by default": {warnings: []warningView{narrowGPU5}},
+		// GPU 5 of gpu02 sits at 0x1b+5 = 0x20.
+		"fail": {mode: spec.OutliersFail, failed: []string{"gpu02 nvml.peer_outlier[gpu5] fail 00000000:20:00.0"}},
+		"off":  {mode: spec.OutliersOff},
 	} {
 		t.Run(name, func(t *testing.T) {
 			n := &spec.Node{Name: "train", Verify: &spec.Verify{}}
@@ -52,26 +61,25 @@ func TestPeerOutliers(t *testing.T) {
 				targets = append(targets, target.Host{Host: spec.Host{Name: name}, Node: n})
 				hosts = append(hosts, report.Host{Host: name, NVML: nvml(narrow)})
 			}
-			warnings := peerOutliers(targets, hosts)
-			if len(warnings) != tc.warnings {
-				t.Fatalf("%d warnings, want %d: %+v", len(warnings), tc.warnings, warnings)
+			var warnings []warningView
+			for _, w := range peerOutliers(targets, hosts) {
+				warnings = append(warnings, warningView{w.Host, w.Device, w.Metric, w.V, w.Median, w.Margin})
 			}
-			for _, w := range warnings {
-				if w.Host != "gpu02" || w.Device != "00000000:20:00.0" || w.Metric != "pcie_width" || w.V != 8 || w.Median != 16 || w.Margin != 0.1 {
-					t.Errorf("warning %+v", w)
-				}
+			if diff := cmp.Diff(tc.warnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 			var failed []string
 			for _, h := range hosts {
 				for _, c := range h.Checks {
-					failed = append(failed, h.Host+" "+c.ID)
-					if c.Status != verify.StatusFail || c.GPU == nil || c.GPU.BusID != "00000000:20:00.0" {
-						t.Errorf("check %+v", c)
+					busID := ""
+					if c.GPU != nil {
+						busID = c.GPU.BusID
 					}
+					failed = append(failed, strings.Join([]string{h.Host, c.ID, string(c.Status), busID}, " "))
 				}
 			}
-			if tc.failed == "" && len(failed) > 0 || tc.failed != "" && (len(failed) != 1 || failed[0] != "gpu02 "+tc.failed) {
-				t.Errorf("failed checks %v, want %q on gpu02", failed, tc.failed)
+			if diff := cmp.Diff(tc.failed, failed); diff != "" {
+				t.Errorf("checks added (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -116,8 +124,21 @@ func TestPeerOutliersNCCL(t *testing.T) {
 			}
 			switch mode {
 			case "":
-				if len(warnings) != 1 || warnings[0].Host != "gpu03" || warnings[0].Metric != "nccl.single.busbw_gbps" || warnings[0].Scope != "fleet" || len(failed) != 0 {
-					t.Errorf("warnings %+v, failed %v", warnings, failed)
+				// gpu03's 300 GB/s against the median of 480, 479, 300
+				// and 481: (479+480)/2. The fleet test is not compared.
+				type view struct {
+					Host, Metric, Scope string
+					V, Median           float64
+				}
+				var got []view
+				for _, w := range warnings {
+					got = append(got, view{w.Host, w.Metric, string(w.Scope), w.V, w.Median})
+				}
+				if diff := cmp.Diff([]view{{"gpu03", "nccl.single.busbw_gbps", "fleet", 300, 479.5}}, got); diff != "" {
+					t.Errorf("warnings (-want +got):\n%s", diff)
+				}
+				if len(failed) != 0 {
+					t.Errorf("failed %v, want none", failed)
 				}
 			default:
 				if len(warnings) != 0 || len(failed) != 1 || !strings.HasPrefix(failed[0], "gpu03 nccl.single: busbw 300.00 GB/s is 37% below the median 479.50 GB/s of 4 hosts") {

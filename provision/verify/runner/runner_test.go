@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gpuform/gpuform/provision/connect"
@@ -150,8 +151,13 @@ func TestLocalGoesThroughConnect(t *testing.T) {
 	for _, c := range doc.Hosts[0].Checks {
 		if c.ID == "nvml.facts" {
 			found = true
-			if c.Status != verify.StatusPass || !strings.Contains(c.Observed, nvmlfacts.MockDGXH100) {
-				t.Errorf("nvml.facts: %+v, want the %s mock", c, nvmlfacts.MockDGXH100)
+			type source struct {
+				Status   verify.Status
+				Observed string
+			}
+			want := source{verify.StatusPass, "simulated NVML (" + nvmlfacts.MockDGXH100 + ")"}
+			if diff := cmp.Diff(want, source{c.Status, c.Observed}); diff != "" {
+				t.Errorf("nvml.facts: the %s mock (-want +got):\n%s", nvmlfacts.MockDGXH100, diff)
 			}
 		}
 	}
