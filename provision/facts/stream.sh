@@ -1,0 +1,14 @@
+# shellcheck shell=sh
+# The probe's output stream. facts.Script puts probe.sh in front of this
+# as the function gpuform_probe. Where the node has gzip the records go
+# compressed, after one plain line "@@gpuform-probe v1 gzip <nonce>" that
+# says so: the probe prints a few thousand small records, and sent as they
+# are each becomes its own SSH packet, which the controller decrypts and
+# copies one by one. Without gzip, or with GPUFORM_PROBE_PLAIN set, the
+# records go as they are. Either way the parser reads the same records.
+if [ -z "${GPUFORM_PROBE_PLAIN:-}" ] && command -v gzip >/dev/null 2>&1; then
+	printf '@@gpuform-probe v1 gzip %s\n' "${GPUFORM_PROBE_NONCE:-0}"
+	gpuform_probe "$@" | gzip -c
+else
+	gpuform_probe "$@"
+fi
