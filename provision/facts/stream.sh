@@ -6,6 +6,8 @@
 # are each becomes its own SSH packet, which the controller decrypts and
 # copies one by one. Without gzip, or with GPUFORM_PROBE_PLAIN set, the
 # records go as they are. Either way the parser reads the same records.
+# The probe only reads, so resolve.sh may remember the links it read.
+_lon=1
 if [ -z "${GPUFORM_PROBE_PLAIN:-}" ] && command -v gzip >/dev/null 2>&1; then
 	printf '@@gpuform-probe v1 gzip %s\n' "${GPUFORM_PROBE_NONCE:-0}"
 	gpuform_probe "$@" | gzip -c

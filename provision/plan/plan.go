@@ -102,9 +102,6 @@ type HostPlan struct {
 	Slurm *SlurmPlan
 	// Summary counts the changes.
 	Summary Summary
-	// Facts are the facts the plan was made from; nil in a plan read back
-	// from a plan file.
-	Facts *facts.Node
 
 	// redactor hides the node's sensitive values in text the host sends
 	// back (a failing step's output may quote a package version).
@@ -212,6 +209,7 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 // identical. Package names, GPU models and image verdicts come from k.
 func Make(k *kb.KB, probed []target.Probed) *Plan {
 	p := &Plan{}
+	scripts := sharedScripts{}
 	nodeIdx := map[string]int{}
 	for _, pr := range probed {
 		t := pr.Host
@@ -232,7 +230,9 @@ func Make(k *kb.KB, probed []target.Probed) *Plan {
 		case k == nil:
 			hp.Error = errNoKB.Error()
 		default:
-			hp.Facts = pr.Facts
+			// The plan keeps the facts' fingerprint, not the facts: a
+			// fleet's plan would otherwise hold every node's facts
+			// until it is rendered.
 			hp.FactsFingerprint = pr.Facts.Fingerprint()
 			err := planHost(k, hp, t.Node, pr.Facts)
 			var problems []preflight.Problem
@@ -267,9 +267,38 @@ func Make(k *kb.KB, probed []target.Probed) *Plan {
 			p.Errored = true
 		}
 		p.Summary.add(hp.Summary)
+		scripts.share(hp)
 	}
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
+}
+
+// sharedScripts holds one copy of each step script, input and check
+// text among the hosts of a plan: the hosts of a fleet mostly run the
+// same steps, and each step's script (the nodesh prelude, its libraries
+// and its body) is kilobytes, built anew for every host.
+type sharedScripts map[string]string
+
+// share points hp's step texts at the copies already held.
+func (s sharedScripts) share(hp *HostPlan) {
+	one := func(t *string) {
+		if *t == "" {
+			return
+		}
+		if c, ok := s[*t]; ok {
+			*t = c
+			return
+		}
+		s[*t] = *t
+	}
+	for i := range hp.ResourceChanges {
+		steps := hp.ResourceChanges[i].Steps
+		for j := range steps {
+			one(&steps[j].Script)
+			one(&steps[j].Input)
+			one(&steps[j].Check)
+		}
+	}
 }
 
 // missingReleases are the releases the changes install that the host's
