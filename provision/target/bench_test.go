@@ -36,7 +36,7 @@ func startBenchFleet(b *testing.B) *benchFleet {
 }
 
 // options are the target options facts uses, connecting as the CLI does
-// (connect.Open with the fleet's ssh_config and known_hosts), every
+// (a connect.Opener with the fleet's ssh_config and known_hosts), every
 // command run under the simulated root.
 func (f *benchFleet) options() target.Options {
 	co := connect.Options{
@@ -44,8 +44,9 @@ func (f *benchFleet) options() target.Options {
 		KnownHostsFiles: []string{f.fl.KnownHostsFile},
 		Getenv:          func(string) string { return "" },
 	}
+	op := connect.NewOpener(co)
 	return target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
-		t, err := connect.Open(ctx, h, co)
+		t, err := op.Open(ctx, h)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +79,7 @@ func (r rooted) Run(ctx context.Context, cmd transport.Command) (transport.Resul
 }
 
 // BenchmarkFactsSSH is gpuform facts's work on 1, 10 and 50 hosts over
-// real sshd (target.Probe through connect.Open, parallelism 32). Beside
+// real sshd (target.Probe through a connect.Opener, parallelism 32). Beside
 // ns/host it reports the controller's own CPU per host (getrusage of this
 // process: sshd and the probe shells are not counted), its bytes and
 // allocations per host, and its peak RSS and live heap during the loop.
@@ -114,7 +115,7 @@ func BenchmarkFactsSSH(b *testing.B) {
 }
 
 // BenchmarkTrueSSH runs `true` on 50 hosts the way BenchmarkFactsSSH
-// probes them (connect.Open, parallelism 32): the connection's own cost.
+// probes them (connect.Opener, parallelism 32): the connection's own cost.
 func BenchmarkTrueSSH(b *testing.B) {
 	f := startBenchFleet(b)
 	hosts, o := f.hosts(50), f.options()
