@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -282,7 +283,13 @@ func gunzip(b []byte) ([]byte, error) {
 	}
 	zr.Multistream(false)
 	var out bytes.Buffer
-	out.Grow(min(len(b)*8, MaxOutput))
+	// gzip's trailer holds the size (mod 4 GiB): a hint for one buffer
+	// instead of doublings, trusted no further than MaxOutput.
+	if len(b) >= 4 {
+		if hint := int(binary.LittleEndian.Uint32(b[len(b)-4:])); hint <= MaxOutput {
+			out.Grow(hint + bytes.MinRead)
+		}
+	}
 	n, err := out.ReadFrom(io.LimitReader(zr, MaxOutput+1))
 	switch {
 	case err != nil:
@@ -1378,8 +1385,9 @@ func (p *interpreter) rdma() {
 			// ".../0000:1b:00.0/infiniband/mlx5_0"
 			d.Address = path.Base(path.Dir(path.Dir(t)))
 		}
+		netDir := dir + "/device/net/"
 		for k := range p.raw.exists {
-			if rest, ok := strings.CutPrefix(k, dir+"/device/net/"); ok && !strings.Contains(rest, "/") {
+			if rest, ok := strings.CutPrefix(k, netDir); ok && !strings.Contains(rest, "/") {
 				d.NetDevs = append(d.NetDevs, rest)
 			}
 		}
