@@ -208,11 +208,21 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 // network, so a plan can be made again from the same facts and come out
 // identical. Package names, GPU models and image verdicts come from k.
 func Make(k *kb.KB, probed []target.Probed) *Plan {
+	hps := make([]*HostPlan, len(probed))
+	for i, pr := range probed {
+		hps[i] = planProbed(k, pr)
+	}
+	return assemble(hps)
+}
+
+// assemble puts the host plans, in spec order, into one plan: the node
+// blocks' rollouts, the totals, one copy of each step script.
+func assemble(hps []*HostPlan) *Plan {
 	p := &Plan{}
-	scripts := sharedScripts{}
 	nodeIdx := map[string]int{}
-	for _, pr := range probed {
-		t := pr.Host
+	scripts := sharedScripts{}
+	for _, hp := range hps {
+		t := hp.Target
 		i, ok := nodeIdx[t.Node.Name]
 		if !ok {
 			i = len(p.Nodes)
@@ -220,49 +230,7 @@ func Make(k *kb.KB, probed []target.Probed) *Plan {
 			p.Nodes = append(p.Nodes, rolloutOf(t.Node))
 		}
 		p.Nodes[i].Hosts = append(p.Nodes[i].Hosts, t.Host.Name)
-		hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
 		p.Hosts = append(p.Hosts, hp)
-		switch {
-		case pr.Err != nil:
-			hp.Error = target.ErrorText(pr.Err)
-		case pr.Facts == nil:
-			hp.Error = "not probed"
-		case k == nil:
-			hp.Error = errNoKB.Error()
-		default:
-			// The plan keeps the facts' fingerprint, not the facts: a
-			// fleet's plan would otherwise hold every node's facts
-			// until it is rendered.
-			hp.FactsFingerprint = pr.Facts.Fingerprint()
-			err := planHost(k, hp, t.Node, pr.Facts)
-			var problems []preflight.Problem
-			if err != nil || len(hp.ResourceChanges) > 0 {
-				// The node manages something on the host. A
-				// verification-only spec applies nothing, and what it
-				// assumes of the hardware is verify's to check.
-				problems = preflight.Hardware(k, t.Node, pr.Facts)
-			}
-			// Every release the changes install must be offered by the
-			// host's repositories, checked before anything runs.
-			problems = append(problems, preflight.Packages(missingReleases(hp.ResourceChanges), pr.Facts.Offers)...)
-			if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
-				// Apply would run steps here (or could not be planned
-				// at all): it needs root.
-				problems = append(problems, preflight.Privileges(t.Host, pr.Facts)...)
-			}
-			switch {
-			case len(problems) > 0:
-				// A host the spec cannot apply to has no plan: its
-				// changes would fail or do harm.
-				hp.Error = preflight.Message(problems)
-				hp.ResourceChanges = []ResourceChange{}
-				hp.Images = nil
-				hp.Summary = Summary{}
-				hp.RebootRequired, hp.RebootPending = false, false
-			case err != nil:
-				hp.Error = err.Error()
-			}
-		}
 		if hp.Error != "" {
 			p.Errored = true
 		}
@@ -271,6 +239,53 @@ func Make(k *kb.KB, probed []target.Probed) *Plan {
 	}
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
+}
+
+// planProbed makes one host's plan from its probe. The plan keeps the
+// facts' fingerprint, not the facts: a fleet's plan would otherwise hold
+// every node's facts until it is rendered.
+func planProbed(k *kb.KB, pr target.Probed) *HostPlan {
+	t := pr.Host
+	hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
+	switch {
+	case pr.Err != nil:
+		hp.Error = target.ErrorText(pr.Err)
+	case pr.Facts == nil:
+		hp.Error = "not probed"
+	case k == nil:
+		hp.Error = errNoKB.Error()
+	default:
+		hp.FactsFingerprint = pr.Facts.Fingerprint()
+		err := planHost(k, hp, t.Node, pr.Facts)
+		var problems []preflight.Problem
+		if err != nil || len(hp.ResourceChanges) > 0 {
+			// The node manages something on the host. A
+			// verification-only spec applies nothing, and what it
+			// assumes of the hardware is verify's to check.
+			problems = preflight.Hardware(k, t.Node, pr.Facts)
+		}
+		// Every release the changes install must be offered by the
+		// host's repositories, checked before anything runs.
+		problems = append(problems, preflight.Packages(missingReleases(hp.ResourceChanges), pr.Facts.Offers)...)
+		if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
+			// Apply would run steps here (or could not be planned
+			// at all): it needs root.
+			problems = append(problems, preflight.Privileges(t.Host, pr.Facts)...)
+		}
+		switch {
+		case len(problems) > 0:
+			// A host the spec cannot apply to has no plan: its
+			// changes would fail or do harm.
+			hp.Error = preflight.Message(problems)
+			hp.ResourceChanges = []ResourceChange{}
+			hp.Images = nil
+			hp.Summary = Summary{}
+			hp.RebootRequired, hp.RebootPending = false, false
+		case err != nil:
+			hp.Error = err.Error()
+		}
+	}
+	return hp
 }
 
 // sharedScripts holds one copy of each step script, input and check
@@ -488,21 +503,24 @@ func Run(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options) (
 // offered.
 func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
 	o.Packages = func(n *spec.Node) []string { return resource.OfferedNames(k, n) }
-	probed, err := target.Probe(ctx, hosts, o)
+	// Each host is planned as soon as it is probed, in the goroutine that
+	// probed it, and its facts are dropped then: the plan of a thousand
+	// hosts never holds a thousand hosts' facts.
+	var hps []*HostPlan
+	err := target.ProbeEach(ctx, hosts, o, func(n int) { hps = make([]*HostPlan, n) }, func(i int, pr target.Probed) {
+		if pr.Facts != nil && pr.Facts.Offers != nil {
+			for name, v := range pins[pr.Host.Host.Name] {
+				if vs, ok := pr.Facts.Offers.Versions[name]; ok {
+					pr.Facts.Offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
+				}
+			}
+		}
+		hps[i] = planProbed(k, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, pr := range probed {
-		if pr.Facts == nil || pr.Facts.Offers == nil {
-			continue
-		}
-		for name, v := range pins[pr.Host.Host.Name] {
-			if vs, ok := pr.Facts.Offers.Versions[name]; ok {
-				pr.Facts.Offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
-			}
-		}
-	}
-	p := Make(k, probed)
+	p := assemble(hps)
 	Preflight(ctx, p, o)
 	if err := ctx.Err(); err != nil {
 		return nil, err
