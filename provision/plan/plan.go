@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
@@ -209,8 +210,9 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 // identical. Package names, GPU models and image verdicts come from k.
 func Make(k *kb.KB, probed []target.Probed) *Plan {
 	hps := make([]*HostPlan, len(probed))
+	reds := newRedactors()
 	for i, pr := range probed {
-		hps[i] = planProbed(k, pr)
+		hps[i] = planProbed(k, reds, pr)
 	}
 	return assemble(hps)
 }
@@ -244,7 +246,7 @@ func assemble(hps []*HostPlan) *Plan {
 // planProbed makes one host's plan from its probe. The plan keeps the
 // facts' fingerprint, not the facts: a fleet's plan would otherwise hold
 // every node's facts until it is rendered.
-func planProbed(k *kb.KB, pr target.Probed) *HostPlan {
+func planProbed(k *kb.KB, reds *redactors, pr target.Probed) *HostPlan {
 	t := pr.Host
 	hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
 	switch {
@@ -256,7 +258,7 @@ func planProbed(k *kb.KB, pr target.Probed) *HostPlan {
 		hp.Error = errNoKB.Error()
 	default:
 		hp.FactsFingerprint = pr.Facts.Fingerprint()
-		err := planHost(k, hp, t.Node, pr.Facts)
+		err := planHost(k, reds.of(t.Node), hp, t.Node, pr.Facts)
 		var problems []preflight.Problem
 		if err != nil || len(hp.ResourceChanges) > 0 {
 			// The node manages something on the host. A
@@ -361,10 +363,33 @@ func rolloutOf(n *spec.Node) NodeRollout {
 	return r
 }
 
-// planHost fills hp from the node's resources diffed against f.
-func planHost(k *kb.KB, hp *HostPlan, n *spec.Node, f *facts.Node) error {
-	hp.redactor = n.Redactor()
-	changes, warnings, err := Diff(k, n, f)
+// redactors makes each node block's Redactor once for a plan: it walks
+// every value of the node, its host list included, and made per host
+// it cost a plan of N hosts N² (a plan of 1,000 hosts spent most of its
+// time and memory there). Safe for concurrent use.
+type redactors struct {
+	mu sync.Mutex
+	m  map[*spec.Node]*spec.Redactor
+}
+
+func newRedactors() *redactors { return &redactors{m: map[*spec.Node]*spec.Redactor{}} }
+
+func (r *redactors) of(n *spec.Node) *spec.Redactor {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	red, ok := r.m[n]
+	if !ok {
+		red = n.Redactor()
+		r.m[n] = red
+	}
+	return red
+}
+
+// planHost fills hp from the node's resources diffed against f; red is
+// n's Redactor.
+func planHost(k *kb.KB, red *spec.Redactor, hp *HostPlan, n *spec.Node, f *facts.Node) error {
+	hp.redactor = red
+	changes, warnings, err := diff(k, red, n, f)
 	if err != nil {
 		return err
 	}
@@ -397,10 +422,14 @@ var errNoKB = errors.New("no knowledge base was given to the plan (a bug in gpuf
 // When n has an Owner, the changes respect what the host's owner records
 // say each spec manages (see own).
 func Diff(k *kb.KB, n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
+	return diff(k, n.Redactor(), n, f)
+}
+
+// diff is Diff with n's Redactor made already.
+func diff(k *kb.KB, red *spec.Redactor, n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 	if k == nil {
 		return nil, nil, errNoKB
 	}
-	red := n.Redactor()
 	rs, warnings, err := resource.Build(k, n, f)
 	if err != nil {
 		return nil, nil, redactErr(red, err)
@@ -507,6 +536,7 @@ func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Opti
 	// probed it, and its facts are dropped then: the plan of a thousand
 	// hosts never holds a thousand hosts' facts.
 	var hps []*HostPlan
+	reds := newRedactors()
 	err := target.ProbeEach(ctx, hosts, o, func(n int) { hps = make([]*HostPlan, n) }, func(i int, pr target.Probed) {
 		if pr.Facts != nil && pr.Facts.Offers != nil {
 			for name, v := range pins[pr.Host.Host.Name] {
@@ -515,7 +545,7 @@ func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Opti
 				}
 			}
 		}
-		hps[i] = planProbed(k, pr)
+		hps[i] = planProbed(k, reds, pr)
 	})
 	if err != nil {
 		return nil, err
