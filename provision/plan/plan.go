@@ -210,19 +210,19 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 // identical. Package names, GPU models and image verdicts come from k.
 func Make(k *kb.KB, probed []target.Probed) *Plan {
 	hps := make([]*HostPlan, len(probed))
-	reds := newRedactors()
+	reds, scripts := newRedactors(), newSharedScripts()
 	for i, pr := range probed {
 		hps[i] = planProbed(k, reds, pr)
+		scripts.share(hps[i])
 	}
 	return assemble(hps)
 }
 
 // assemble puts the host plans, in spec order, into one plan: the node
-// blocks' rollouts, the totals, one copy of each step script.
+// blocks' rollouts and the totals.
 func assemble(hps []*HostPlan) *Plan {
 	p := &Plan{}
 	nodeIdx := map[string]int{}
-	scripts := sharedScripts{}
 	for _, hp := range hps {
 		t := hp.Target
 		i, ok := nodeIdx[t.Node.Name]
@@ -237,7 +237,6 @@ func assemble(hps []*HostPlan) *Plan {
 			p.Errored = true
 		}
 		p.Summary.add(hp.Summary)
-		scripts.share(hp)
 	}
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
@@ -293,20 +292,29 @@ func planProbed(k *kb.KB, reds *redactors, pr target.Probed) *HostPlan {
 // sharedScripts holds one copy of each step script, input and check
 // text among the hosts of a plan: the hosts of a fleet mostly run the
 // same steps, and each step's script (the nodesh prelude, its libraries
-// and its body) is kilobytes, built anew for every host.
-type sharedScripts map[string]string
+// and its body) is kilobytes, built anew for every host. A host's copies
+// are dropped as soon as it is planned, not when the last host is. Safe
+// for concurrent use.
+type sharedScripts struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func newSharedScripts() *sharedScripts { return &sharedScripts{m: map[string]string{}} }
 
 // share points hp's step texts at the copies already held.
-func (s sharedScripts) share(hp *HostPlan) {
+func (s *sharedScripts) share(hp *HostPlan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	one := func(t *string) {
 		if *t == "" {
 			return
 		}
-		if c, ok := s[*t]; ok {
+		if c, ok := s.m[*t]; ok {
 			*t = c
 			return
 		}
-		s[*t] = *t
+		s.m[*t] = *t
 	}
 	for i := range hp.ResourceChanges {
 		steps := hp.ResourceChanges[i].Steps
@@ -536,7 +544,7 @@ func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Opti
 	// probed it, and its facts are dropped then: the plan of a thousand
 	// hosts never holds a thousand hosts' facts.
 	var hps []*HostPlan
-	reds := newRedactors()
+	reds, scripts := newRedactors(), newSharedScripts()
 	err := target.ProbeEach(ctx, hosts, o, func(n int) { hps = make([]*HostPlan, n) }, func(i int, pr target.Probed) {
 		if pr.Facts != nil && pr.Facts.Offers != nil {
 			for name, v := range pins[pr.Host.Host.Name] {
@@ -546,6 +554,7 @@ func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Opti
 			}
 		}
 		hps[i] = planProbed(k, reds, pr)
+		scripts.share(hps[i])
 	})
 	if err != nil {
 		return nil, err
