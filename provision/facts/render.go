@@ -49,19 +49,20 @@ func RenderJSON(w io.Writer, hosts []HostFacts) error {
 	if err != nil {
 		return err
 	}
+	// A bufio.Writer keeps its first error and returns it from Flush.
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "{\n  \"format_version\": %s,\n  \"hosts\": [\n    ", version)
 	for i, h := range hosts {
 		if i > 0 {
-			bw.WriteString(",\n    ")
+			_, _ = bw.WriteString(",\n    ")
 		}
 		b, err := json.MarshalIndent(h, "    ", "  ")
 		if err != nil {
 			return err
 		}
-		bw.Write(b)
+		_, _ = bw.Write(b)
 	}
-	bw.WriteString("\n  ]\n}\n")
+	_, _ = bw.WriteString("\n  ]\n}\n")
 	return bw.Flush()
 }
 
