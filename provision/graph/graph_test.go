@@ -72,8 +72,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// render writes both formats of one picture, checks them against their
-// golden files, and has Graphviz parse and lay out the DOT.
+// render writes text, DOT and SVG of one picture, checks them against
+// their golden files, has Graphviz parse and lay out the DOT, and checks
+// that the SVG fits a 1600 × 1000 screen with no text under 11 px and no
+// two texts overlapping.
 func render(t *testing.T, name string, p Picture) (text, dot string) {
 	t.Helper()
 	var tb, db bytes.Buffer
@@ -86,6 +88,12 @@ func render(t *testing.T, name string, p Picture) (text, dot string) {
 	golden(t, name+".txt", tb.Bytes())
 	golden(t, name+".dot", db.Bytes())
 	renders(t, db.Bytes())
+	var sb bytes.Buffer
+	if err := WriteSVG(&sb, []Picture{p}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".svg", sb.Bytes())
+	checkPictures(t, sb.Bytes())
 	return tb.String(), db.String()
 }
 

@@ -1,0 +1,210 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"image/png"
+	"io"
+	"strconv"
+	"testing"
+)
+
+// svgText is one <text> of a drawn picture, as the SVG says it.
+type svgText struct {
+	X, Y, Size float64
+	Bold       bool
+	Middle     bool
+	Fill       string
+	Text       string
+}
+
+// svgRect is one <rect>.
+type svgRect struct {
+	X, Y, W, H   float64
+	Fill, Stroke string
+}
+
+// svgPicture is one nested <svg class="picture">.
+type svgPicture struct {
+	W, H  float64
+	Texts []svgText
+	Rects []svgRect
+}
+
+// parseSVG reads the pictures of an SVG document written by WriteSVG.
+func parseSVG(t *testing.T, doc []byte) []svgPicture {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	var pics []svgPicture
+	var cur *svgText
+	attr := func(e xml.StartElement, name string) string {
+		for _, a := range e.Attr {
+			if a.Name.Local == name {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	f := func(e xml.StartElement, name string) float64 {
+		v, err := strconv.ParseFloat(attr(e, name), 64)
+		if err != nil {
+			t.Fatalf("<%s %s=%q>: %v", e.Name.Local, name, attr(e, name), err)
+		}
+		return v
+	}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		switch v := tok.(type) {
+		case xml.StartElement:
+			switch v.Name.Local {
+			case "svg":
+				if attr(v, "class") == "picture" {
+					pics = append(pics, svgPicture{W: f(v, "width"), H: f(v, "height")})
+				}
+			case "rect":
+				if len(pics) > 0 {
+					p := &pics[len(pics)-1]
+					p.Rects = append(p.Rects, svgRect{X: f(v, "x"), Y: f(v, "y"), W: f(v, "width"), H: f(v, "height"), Fill: attr(v, "fill"), Stroke: attr(v, "stroke")})
+				}
+			case "text":
+				cur = &svgText{X: f(v, "x"), Y: f(v, "y"), Size: f(v, "font-size"), Bold: attr(v, "font-weight") == "bold", Middle: attr(v, "text-anchor") == "middle", Fill: attr(v, "fill")}
+			}
+		case xml.CharData:
+			if cur != nil {
+				cur.Text += string(v)
+			}
+		case xml.EndElement:
+			if v.Name.Local == "text" && cur != nil {
+				if len(pics) == 0 {
+					t.Fatalf("text %q outside a picture", cur.Text)
+				}
+				pics[len(pics)-1].Texts = append(pics[len(pics)-1].Texts, *cur)
+				cur = nil
+			}
+		}
+	}
+	if len(pics) == 0 {
+		t.Fatal("SVG has no picture")
+	}
+	return pics
+}
+
+// box is a text's ink box: its advance in Liberation Sans (whose widths
+// Arial and Helvetica share) and the face's ascent and descent.
+type box struct{ x0, y0, x1, y1 float64 }
+
+func textBox(f fonts, tx svgText) box {
+	face := f.face(tx.Size, tx.Bold)
+	ext := face.Extents()
+	w := f.width(tx.Text, tx.Size, tx.Bold)
+	x := tx.X
+	if tx.Middle {
+		x -= w / 2
+	}
+	return box{x, tx.Y - ext.Ascent.Points(), x + w, tx.Y + ext.Descent.Points()}
+}
+
+// checkPictures fails t unless every picture of the SVG fits (see
+// pictureFaults); it returns the pictures.
+func checkPictures(t *testing.T, doc []byte) []svgPicture {
+	t.Helper()
+	pics := parseSVG(t, doc)
+	for _, fault := range pictureFaults(pics) {
+		t.Error(fault)
+	}
+	return pics
+}
+
+// pictureFaults says where a picture does not fit a 1600 × 1000 screen
+// with its smallest text at least 11 px there, where a text leaves its
+// picture, and which two texts overlap.
+func pictureFaults(pics []svgPicture) []string {
+	f := newFonts()
+	var faults []string
+	for i, p := range pics {
+		scale := min(1, 1600/p.W, 1000/p.H)
+		boxes := make([]box, len(p.Texts))
+		for j, tx := range p.Texts {
+			if tx.Size*scale < 11 {
+				faults = append(faults, fmt.Sprintf("picture %d (%gx%g, shown at %.2f): %q is %.1f px", i, p.W, p.H, scale, tx.Text, tx.Size*scale))
+			}
+			b := textBox(f, tx)
+			if b.x0 < 0 || b.y0 < 0 || b.x1 > p.W || b.y1 > p.H {
+				faults = append(faults, fmt.Sprintf("picture %d: %q at %+v leaves the %gx%g picture", i, tx.Text, b, p.W, p.H))
+			}
+			boxes[j] = b
+		}
+		for a := range boxes {
+			for b := a + 1; b < len(boxes); b++ {
+				p, q := boxes[a], boxes[b]
+				// A line's descent may touch the next line's ascent by
+				// a fraction of a pixel; overlap means ink over ink.
+				const slack = 0.5
+				if p.x0 < q.x1-slack && q.x0 < p.x1-slack && p.y0 < q.y1-slack && q.y0 < p.y1-slack {
+					faults = append(faults, fmt.Sprintf("picture %d: %q %+v overlaps %q %+v", i, pics[i].Texts[a].Text, p, pics[i].Texts[b].Text, q))
+				}
+			}
+		}
+	}
+	return faults
+}
+
+// TestPictureCheckFails: the check itself finds a picture too wide for
+// the screen, two texts drawn over each other and a text past the edge.
+func TestPictureCheckFails(t *testing.T) {
+	t.Parallel()
+	for name, doc := range map[string]string{
+		"too wide": `<svg><svg class="picture" width="3200" height="500"><text x="10" y="20" font-size="12">a</text></svg></svg>`,
+		"overlap":  `<svg><svg class="picture" width="300" height="500"><text x="10" y="20" font-size="12">GPU0</text><text x="20" y="24" font-size="12">GPU1</text></svg></svg>`,
+		"outside":  `<svg><svg class="picture" width="300" height="500"><text x="290" y="20" font-size="12">mlx5_0</text></svg></svg>`,
+	} {
+		if faults := pictureFaults(parseSVG(t, []byte(doc))); len(faults) != 1 {
+			t.Errorf("%s: faults %q, want one", name, faults)
+		}
+	}
+}
+
+// TestPicturePNG: the PNG is the SVG's scene rasterised: the same size,
+// and the problem badge drawn in red where the SVG puts it.
+func TestPicturePNG(t *testing.T) {
+	t.Parallel()
+	pic := []Picture{{Hosts: []string{"sim://hgx-h100-degraded"}, Topology: FromFacts(factsRoot(t, "hgx-h100-degraded"), nil)}}
+	var s, p bytes.Buffer
+	if err := WriteSVG(&s, pic); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePNG(&p, pic); err != nil {
+		t.Fatal(err)
+	}
+	svg := checkPictures(t, s.Bytes())[0]
+	img, err := png.Decode(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); float64(b.Dx()) != svg.W || float64(b.Dy()) != svg.H {
+		t.Errorf("PNG %dx%d, SVG %gx%g", b.Dx(), b.Dy(), svg.W, svg.H)
+	}
+	var badge *svgRect
+	for i, r := range svg.Rects {
+		if r.Fill == colourProblem {
+			badge = &svg.Rects[i]
+			break
+		}
+	}
+	if badge == nil {
+		t.Fatal("no problem badge in the SVG of a degraded node")
+	}
+	// A pixel inside the badge, off its number.
+	r, g, b, _ := img.At(int(badge.X+2), int(badge.Y+badge.H/2)).RGBA()
+	if got := fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8); got != colourProblem {
+		t.Errorf("PNG at the badge is %s, want %s", got, colourProblem)
+	}
+}
