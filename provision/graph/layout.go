@@ -647,7 +647,7 @@ func (pl *pictureLayout) legend(sc *scene, width, y float64) float64 {
 	t := pl.t
 	type key struct {
 		fill, stroke, text string
-		dashed              bool
+		dashed             bool
 	}
 	kinds := map[Kind]bool{}
 	noted, idle := false, false

@@ -87,24 +87,72 @@ func (f fonts) width(s string, size float64, bold bool) float64 {
 
 // ascent and descent of a line at size px, from the face's own metrics.
 
-// wrap breaks s into lines no wider than max px, at spaces, keeping words
-// whole; a word wider than max stands on a line of its own.
+// wrap breaks s into lines no wider than max px. A line that does not
+// fit breaks first between its " · " parts, then at spaces outside
+// parentheses ("400 Gb/sec" over "(4X NDR) InfiniBand"); a word wider than
+// max stands on a line of its own.
 func (f fonts) wrap(s string, size float64, bold bool, max float64) []string {
-	words := strings.Fields(s)
-	if len(words) == 0 {
+	s = strings.TrimSpace(s)
+	if s == "" {
 		return nil
 	}
+	if f.width(s, size, bold) <= max {
+		return []string{s}
+	}
 	var lines []string
-	cur := words[0]
-	for _, w := range words[1:] {
-		if next := cur + " " + w; f.width(next, size, bold) <= max {
-			cur = next
+	cur := ""
+	for _, part := range strings.Split(s, " · ") {
+		if cur != "" && f.width(cur+" · "+part, size, bold) <= max {
+			cur += " · " + part
 			continue
 		}
-		lines = append(lines, cur)
-		cur = w
+		if cur != "" {
+			lines = append(lines, cur)
+			cur = ""
+		}
+		words := words(part)
+		for _, w := range words {
+			switch {
+			case cur == "":
+				cur = w
+			case f.width(cur+" "+w, size, bold) <= max:
+				cur += " " + w
+			default:
+				lines = append(lines, cur)
+				cur = w
+			}
+		}
 	}
-	return append(lines, cur)
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// words splits s at spaces, keeping a parenthesised group whole.
+func words(s string) []string {
+	var out []string
+	depth := 0
+	start := 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case ' ':
+			if depth == 0 {
+				if i > start {
+					out = append(out, s[start:i])
+				}
+				start = i + 1
+			}
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
 }
 
 func (s *scene) add(it item) { s.items = append(s.items, it) }
