@@ -241,6 +241,7 @@ func TestBenchFlags(t *testing.T) {
 		"unknown layer": {[]string{"-layers", "hbm,nvlink"}, `unknown layer "nvlink"`},
 		"bad format":    {[]string{"-format", "xml"}, "-format must be text or json"},
 		"plot dir":      {[]string{"-plot", "/nonexistent/dir/x.svg"}, "-plot: /nonexistent/dir is not a directory"},
+		"plot format":   {[]string{"-plot", "chart.pdf"}, "-plot chart.pdf: the chart's file must end in .svg or .png"},
 		"unknown host":  {[]string{"-target", "gpu9"}, `no node in the spec has host "gpu9"`},
 	}
 	for name, tt := range tests {
