@@ -418,10 +418,11 @@ func (pl *pictureLayout) draw(p Picture, sockets []*container, k int) *scene {
 		sizes = append(sizes, rs)
 		width = max(width, rs.w)
 	}
-	width += 2 * margin
+	// At least wide enough for the legend's notes to read as sentences.
+	width = max(width+2*margin, 720)
 
 	// The heading: the hosts, then the machine.
-	inner := max(width-2*margin, 600)
+	inner := width - 2*margin
 	head := f.wrapped(p.Heading(), sizeTitle, true, colourText, inner)
 	head = append(head, f.wrapped(t.Title+" (from "+string(t.Source)+")", sizeSub, false, colourMuted, inner)...)
 	width = max(width, f.linesWidth(head)+2*margin)
@@ -700,7 +701,7 @@ func (pl *pictureLayout) legend(sc *scene, width, y float64) float64 {
 		if pairs[0].Declared {
 			kind = "the NIC affinity pairs it with"
 		}
-		notes = append(notes, "\"NIC … · LEVEL\" in a GPU: "+kind+" and where their PCIe paths meet (PIX, PXB, PHB, NODE; SYS, across sockets, in red).")
+		notes = append(notes, "The NIC line of a GPU: "+kind+", and the level where their PCIe paths meet as nvidia-smi topo -m names it (PIX, PXB, PHB, NODE; SYS, across sockets, in red).")
 	}
 	if noted {
 		notes = append(notes, "Red text in a NIC: a port down, or slower than the node's fastest port of its link layer; drawn, not judged, unless a spec names the NIC a rail.")

@@ -7,8 +7,15 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // svgText is one <text> of a drawn picture, as the SVG says it.
@@ -206,5 +213,53 @@ func TestPicturePNG(t *testing.T) {
 	r, g, b, _ := img.At(int(badge.X+2), int(badge.Y+badge.H/2)).RGBA()
 	if got := fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8); got != colourProblem {
 		t.Errorf("PNG at the badge is %s, want %s", got, colourProblem)
+	}
+}
+
+// TestDocsPictures keeps the user guide's pictures (docs/guide/facts.md)
+// what graph draws: the quickstart's node block on its host, and the same
+// block on sim://hgx-h100-degraded, where GPU 5's x8 link and mlx5_3, a
+// rail up at 200 Gb/s, are problems. -update rewrites them.
+func TestDocsPictures(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.Load(filepath.Join("..", "..", "examples", "quickstart"), spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	node := cfg.Nodes[0]
+	for _, tc := range []struct {
+		file, profile string
+		want          []ProblemKind
+	}{
+		{"quickstart-node.svg", "hgx-h100-stale", nil},
+		{"degraded-node.svg", "hgx-h100-degraded", []ProblemKind{ProblemLink, ProblemNICLink}},
+	} {
+		topo := FromFacts(factsRoot(t, tc.profile), node)
+		var got []ProblemKind
+		for _, p := range topo.Problems {
+			got = append(got, p.Kind)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: problems (-want +got):\n%s", tc.file, diff)
+		}
+		var b bytes.Buffer
+		if err := WriteSVG(&b, []Picture{{Nodes: []string{node.Name}, Hosts: []string{"sim://" + tc.profile}, Topology: topo}}); err != nil {
+			t.Fatal(err)
+		}
+		checkPictures(t, b.Bytes())
+		path := filepath.Join("..", "..", "docs", tc.file)
+		if *update {
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(want, b.Bytes()) {
+			t.Errorf("%s is not what graph draws (go test ./provision/graph -run TestDocsPictures -update)", path)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/font/liberation"
 	"gonum.org/v1/plot/vg"
@@ -74,7 +75,7 @@ func newFonts() fonts {
 func (f fonts) face(size float64, bold bool) font.Face {
 	fnt := font.Font{Typeface: "Liberation", Variant: "Sans"}
 	if bold {
-		fnt.Weight = 700 // font.WeightBold
+		fnt.Weight = xfont.WeightBold
 	}
 	return f.cache.Lookup(fnt, font.Length(size))
 }
