@@ -11,7 +11,7 @@
 // band, problems numbered in red on their boxes and listed under a legend.
 // The drawing is one layout (layout.go) written as SVG by hand or
 // rasterised by gonum's vg, and sized so that a picture fits a 1600 × 1000
-// pixel screen with no text under 11 px (TestPictureFits checks each).
+// pixel screen with no text under 11 px (checkPictures in the tests checks every golden).
 //
 // Package graph is not a check: verify judges a node, graph only shows it.
 // It reads nothing from a host itself; the caller probes through
