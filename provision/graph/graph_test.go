@@ -361,6 +361,19 @@ func TestGroup(t *testing.T) {
 	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, got); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
 	}
+	// Drawn, each group is a picture of its own, one under the other,
+	// each fitting the screen by itself (not 3,644 pt wide for two).
+	var b bytes.Buffer
+	if err := WriteSVG(&b, pics); err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	for _, p := range checkPictures(t, b.Bytes()) {
+		heads = append(heads, p.Texts[0].Text)
+	}
+	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, heads); diff != "" {
+		t.Errorf("pictures of the SVG, by heading (-want +got):\n%s", diff)
+	}
 }
 
 // TestEmptyNode: facts with nothing in them (a VM, an unreadable sysfs)

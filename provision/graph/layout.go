@@ -276,10 +276,7 @@ func (pl *pictureLayout) column(b *Box) *column {
 func (pl *pictureLayout) finish(c *column, i int) {
 	c.order = 1<<20 + i
 	for _, g := range c.gpus {
-		var idx int
-		if _, err := fmt.Sscanf(g.box.Label, "GPU%d", &idx); err == nil && idx < c.order {
-			c.order = idx
-		}
+		c.order = min(c.order, gpuIndex(g.box))
 	}
 	slices.SortStableFunc(c.gpus, func(a, b *device) int { return gpuIndex(a.box) - gpuIndex(b.box) })
 	w := pl.f.linesWidth(c.header) + 2*pad
@@ -435,14 +432,12 @@ func (pl *pictureLayout) draw(p Picture, sockets []*container, k int) *scene {
 	for ri, row := range rows {
 		rs := sizes[ri]
 		x := margin
-		rowTop := y
 		rowBottom := y
 		for _, s := range row {
 			bottom := pl.placeSocket(sc, s, x, y, rs.sockHead, rs.numaHead, rs.colH)
 			rowBottom = max(rowBottom, bottom)
 			x += s.w + gap
 		}
-		_ = rowTop
 		y = rowBottom + gap
 		if t.Fabric != nil && len(t.Fabric.Members) > 0 {
 			bandTops = append(bandTops, y+gap)

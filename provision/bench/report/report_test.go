@@ -162,7 +162,7 @@ func TestWriteSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	CheckSVG(t, b.Bytes())
-	doc := string(b.Bytes())
+	doc := b.String()
 	m := regexp.MustCompile(`viewBox="0 0 ([0-9.]+) [0-9.]+"`).FindStringSubmatch(doc)
 	if m == nil {
 		t.Fatalf("no viewBox:\n%.300s", doc)
