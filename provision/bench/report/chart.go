@@ -208,7 +208,7 @@ func layerBars(h bench.Host) []bar {
 func layersPlot(h bench.Host) *panel {
 	p := plot.New()
 	pn := &panel{plot: p, legend: newLegend()}
-	styled(p, LayersTitle+" "+h.Host+": each layer's lowest device, % of expected")
+	styled(p, LayersTitle+" "+h.Host+"\neach layer's lowest device, as % of what its hardware should carry")
 	bars := layerBars(h)
 	if len(bars) == 0 {
 		p.Title.Text += " (nothing measured against an expectation)"
@@ -285,7 +285,7 @@ func layersPlot(h bench.Host) *panel {
 	// Room for the longest bar's value; 25 % steps.
 	p.X.Max = math.Ceil(max(top*1.1, 110)/25) * 25
 	p.X.Tick.Marker = percentTicks{}
-	pn.height = vg.Points(70) + layersRowH*vg.Length(len(bars)) + legendHeight(pn.entries)
+	pn.height = vg.Points(84) + layersRowH*vg.Length(len(bars)) + legendHeight(pn.entries)
 	return pn
 }
 
@@ -333,7 +333,7 @@ func scalingPlot(h bench.Host) *panel {
 	} else {
 		p.Y.Label.Text = "busbw, GB/s"
 	}
-	styled(p, fmt.Sprintf("%s %s: %s vs %s", ScalingTitle, h.Host, what, reference))
+	styled(p, fmt.Sprintf("%s %s\n%s vs %s", ScalingTitle, h.Host, what, reference))
 	p.X.Label.Text = "GPUs"
 	if len(meas) == 0 {
 		p.Title.Text += " (no scaling measured)"
@@ -387,7 +387,7 @@ func scalingPlot(h bench.Host) *panel {
 		lb.Offset = vg.Point{X: 0, Y: -vg.Points(4)}
 		p.Add(lb)
 	}
-	pn.height = scalingH + legendHeight(pn.entries)
+	pn.height = scalingH + vg.Points(14) + legendHeight(pn.entries)
 	return pn
 }
 
