@@ -211,9 +211,9 @@ func layersPlot(h bench.Host) *panel {
 	styled(p, LayersTitle+" "+h.Host+"\neach layer's lowest device, as % of what its hardware should carry")
 	bars := layerBars(h)
 	if len(bars) == 0 {
-		p.Title.Text += " (nothing measured against an expectation)"
+		p.Title.Text = LayersTitle + " " + h.Host + "\nnothing was measured against an expectation"
 		p.HideAxes()
-		pn.height = vg.Points(40)
+		pn.height = vg.Points(50)
 		return pn
 	}
 	// The first bar on top: gonum counts rows from the bottom.
@@ -336,9 +336,10 @@ func scalingPlot(h bench.Host) *panel {
 	styled(p, fmt.Sprintf("%s %s\n%s vs %s", ScalingTitle, h.Host, what, reference))
 	p.X.Label.Text = "GPUs"
 	if len(meas) == 0 {
-		p.Title.Text += " (no scaling measured)"
+		p.Title.Text = ScalingTitle + " " + h.Host + "\nno scaling was measured"
+		p.X.Label.Text, p.Y.Label.Text = "", ""
 		p.HideAxes()
-		pn.height = vg.Points(40)
+		pn.height = vg.Points(50)
 		return pn
 	}
 	l, pts, err := plotter.NewLinePoints(meas)
