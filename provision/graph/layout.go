@@ -417,6 +417,10 @@ func (pl *pictureLayout) draw(p Picture, sockets []*container, k int) *scene {
 	}
 	// At least wide enough for the legend's notes to read as sentences.
 	width = max(width+2*margin, 720)
+	if len(rows) > 1 && t.Fabric != nil {
+		// Room right of the sockets for the bar joining the rows' bands.
+		width += 12
+	}
 
 	// The heading: the hosts, then the machine.
 	inner := width - 2*margin
@@ -628,7 +632,7 @@ func (pl *pictureLayout) band(sc *scene, width float64, tops []float64) {
 	for i, t := range tops {
 		sc.add(rectItem{X: x0, Y: t, W: x1 - x0, H: bandH, Radius: 5, Fill: colourNVLink})
 		if i > 0 {
-			sc.add(rectItem{X: x1 - 10, Y: tops[i-1] + bandH/2, W: 10, H: t - tops[i-1], Fill: colourNVLink})
+			sc.add(rectItem{X: x1 - 8, Y: tops[i-1] + bandH/2, W: 8, H: t - tops[i-1], Fill: colourNVLink})
 		}
 		for _, l := range pl.f.wrapped(label, sizeBody, true, colourBandText, x1-x0-2*pad)[:1] {
 			sc.add(textItem{X: x0 + pad, Y: t + bandH/2 + sizeBody/2 - 2, Text: l.text, Size: sizeBody, Bold: true, Fill: colourBandText})

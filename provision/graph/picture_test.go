@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -261,5 +263,50 @@ func TestDocsPictures(t *testing.T) {
 		if !bytes.Equal(want, b.Bytes()) {
 			t.Errorf("%s is not what graph draws (go test ./provision/graph -run TestDocsPictures -update)", path)
 		}
+	}
+}
+
+// TestPictureLargeNode: a node too wide for one row of sockets (four
+// sockets of six GPUs, each under its own root port with a NIC) is laid
+// out with its sockets in rows, still fitting the screen, with the
+// NVLink band under each row and every GPU joined to it; an empty node
+// draws too.
+func TestPictureLargeNode(t *testing.T) {
+	t.Parallel()
+	topo := &Topology{Title: "4× test CPU", Source: SourceFacts, Fabric: &Fabric{Label: "NVLink · 8× NVSwitch", AllToAll: true}}
+	gpu := 0
+	for s := range 4 {
+		topo.Boxes = append(topo.Boxes, Box{ID: socketID(s), Kind: KindSocket, Label: fmt.Sprintf("CPU socket %d", s), Detail: []string{"test CPU"}},
+			Box{ID: numaID(s), Kind: KindNUMA, Label: fmt.Sprintf("NUMA %d", s), Parent: socketID(s), Detail: []string{"CPUs 0-63", "512 GiB"}})
+		for range 6 {
+			rp := fmt.Sprintf("pci:0000:%02x:01.0", gpu*8)
+			topo.Boxes = append(topo.Boxes,
+				Box{ID: rp, Kind: KindRootPort, Label: "root port", Detail: []string{fmt.Sprintf("%02x:01.0", gpu*8)}, Parent: numaID(s)},
+				Box{ID: gpuID(gpu), Kind: KindGPU, Label: fmt.Sprintf("GPU%d", gpu), Detail: []string{"B200", fmt.Sprintf("0000:%02x:00.0", gpu*8+1)}, Parent: rp, Link: &Link{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16}},
+				Box{ID: nicID(fmt.Sprintf("mlx5_%d", gpu)), Kind: KindNIC, Label: fmt.Sprintf("mlx5_%d", gpu), Detail: []string{"ConnectX-7", "400 Gb/sec (4X NDR) InfiniBand"}, Parent: rp})
+			topo.Fabric.Members = append(topo.Fabric.Members, gpuID(gpu))
+			gpu++
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteSVG(&b, []Picture{{Hosts: []string{"big"}, Topology: topo}, {Hosts: []string{"vm1"}, Topology: FromFacts(&facts.Node{}, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	pics := checkPictures(t, b.Bytes())
+	if len(pics) != 2 {
+		t.Fatalf("%d pictures, want 2", len(pics))
+	}
+	bands := 0
+	for _, r := range pics[0].Rects {
+		if r.Fill == colourNVLink && r.W > 100 {
+			bands++
+		}
+	}
+	if bands < 2 {
+		t.Errorf("%d NVLink bars for sockets in rows, want one a row", bands)
+	}
+	// Every GPU joined to a bar: one green line each.
+	if n := strings.Count(b.String(), `stroke="`+colourNVLink+`"`); n != 24 {
+		t.Errorf("%d NVLink joins, want 24", n)
 	}
 }
