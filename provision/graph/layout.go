@@ -370,12 +370,7 @@ func (pl *pictureLayout) addDevice(c *column, b *Box) {
 }
 
 func (pl *pictureLayout) linkProblem(id string) bool {
-	for _, p := range pl.t.Problems {
-		if p.Box == id && p.Kind == ProblemLink {
-			return true
-		}
-	}
-	return false
+	return pl.t.hasProblem(id, ProblemLink)
 }
 
 // draw lays the sockets out k to a row and returns the scene.

@@ -196,6 +196,16 @@ func (t *Topology) box(id string) *Box {
 	return nil
 }
 
+// hasProblem reports whether a problem of kind concerns box id.
+func (t *Topology) hasProblem(id string, kind ProblemKind) bool {
+	for _, p := range t.Problems {
+		if p.Box == id && p.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // problem records p and marks its box.
 func (t *Topology) problem(kind ProblemKind, id, format string, args ...any) {
 	t.Problems = append(t.Problems, Problem{Kind: kind, Box: id, Text: fmt.Sprintf(format, args...)})
