@@ -310,3 +310,27 @@ func TestPictureLargeNode(t *testing.T) {
 		t.Errorf("%d NVLink joins, want 24", n)
 	}
 }
+
+// TestSVGEscaping: names read from a host reach the SVG as text, so
+// markup, quotes, invalid UTF-8 and control characters in them must not
+// break the document; each is drawn as read, the unprintable as U+FFFD.
+func TestSVGEscaping(t *testing.T) {
+	t.Parallel()
+	n := factsRoot(t, "l40s-rocky9")
+	n.CPU.Model = `Evil <b>"CPU"</b> & ` + "\x01\xff"
+	var b bytes.Buffer
+	if err := WriteSVG(&b, []Picture{{Hosts: []string{`host"<1>`}, Topology: FromFacts(n, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	pics := checkPictures(t, b.Bytes())
+	var got []string
+	for _, tx := range pics[0].Texts {
+		if strings.Contains(tx.Text, "Evil") || strings.Contains(tx.Text, "host") {
+			got = append(got, tx.Text)
+		}
+	}
+	want := []string{`host"<1>`, "2× Evil <b>\"CPU\"</b> & \uFFFD\uFFFD (from facts)"}
+	if diff := cmp.Diff(want, got[:2]); diff != "" {
+		t.Errorf("texts (-want +got):\n%s", diff)
+	}
+}

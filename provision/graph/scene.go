@@ -231,8 +231,20 @@ func writeSVGItem(b *strings.Builder, it item) {
 		if fill == "" {
 			fill = colourText
 		}
-		fmt.Fprintf(b, " fill=\"%s\">%s</text>\n", fill, html.EscapeString(v.Text))
+		fmt.Fprintf(b, " fill=\"%s\">%s</text>\n", fill, html.EscapeString(xmlText(v.Text)))
 	}
+}
+
+// xmlText makes text read from a host safe for XML 1.0: invalid UTF-8
+// and control characters, which XML cannot carry, become U+FFFD.
+func xmlText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == 0xfffe || r == 0xffff {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // pngDPI is the resolution the PNG is drawn at: one scene pixel is one
