@@ -1,0 +1,203 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/internal/slurmtest"
+	"github.com/gpuform/gpuform/provision/sim"
+)
+
+// gateCluster is one real Slurm node whose Prolog= and Epilog= run this
+// test binary as gpuform verify --local -slurm-prolog / -slurm-epilog,
+// the way slurmd runs them: as root, in slurmd's bare environment, with
+// the job's SLURM_JOB_ID and SLURMD_NODENAME. The node's kernel log is a
+// simulated root's (its dmesg stand-in first on the script's PATH) and
+// NVML the dgxh100 mock. A gate runs only while dir/prolog.on or
+// dir/epilog.on exists, holding the root it reads; each run leaves its
+// output, exit status and wall time in dir/<gate>-<job>.out, .rc and .ms.
+type gateCluster struct {
+	*slurmtest.Cluster
+	dir, spec string
+}
+
+func startGateCluster(t *testing.T, node string) *gateCluster {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "gfgate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, gate := range []string{"prolog", "epilog"} {
+		d := filepath.Join(bin, gate)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(d, "dmesg"), "#!/bin/sh\nroot=$(cat '"+dir+"/"+gate+".on')\nGPUFORM_ROOT=$root exec \"$root/"+sim.BinDir+"/dmesg\" \"$@\"\n")
+		if err := os.Chmod(filepath.Join(d, "dmesg"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := filepath.Join(dir, "spec")
+	if err := os.Mkdir(spec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A fleet of one: the breaker must allow its one drain.
+	writeFile(t, filepath.Join(spec, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\""+node+"\"]\n  health {\n    max_drained_share = 1\n  }\n}\n")
+	script := func(gate string) string {
+		// The timing lines are the gate's wall time as slurmd sees it.
+		return `[ -e '` + dir + `/` + gate + `.on' ] || exit 0
+out='` + dir + `/` + gate + `-'"$SLURM_JOB_ID"
+t0=$(date +%s%N)
+PATH='` + bin + `/` + gate + `:/usr/bin:/bin' GPUFORM_HEALTH_STATE='` + dir + `/health.json' '` + os.Args[0] + `' gpuform-cli verify --local -slurm-` + gate + ` -mock-nvml dgxh100 '` + spec + `' >"$out.out" 2>&1
+rc=$?
+echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$out.ms"
+echo $rc >"$out.rc"
+exit $rc`
+	}
+	c := slurmtest.Start(t, slurmtest.Options{NodeName: node, Prolog: script("prolog"), PrologFlags: "Alloc",
+		Epilog: script("epilog"), SchedulerParameters: "nohold_on_prolog_fail"})
+	return &gateCluster{Cluster: c, dir: dir, spec: spec}
+}
+
+// use gives each gate the simulated root whose kernel log it reads; ""
+// turns the gate off.
+func (g *gateCluster) use(t *testing.T, prologRoot, epilogRoot string) {
+	t.Helper()
+	for gate, root := range map[string]string{"prolog": prologRoot, "epilog": epilogRoot} {
+		p := filepath.Join(g.dir, gate+".on")
+		if root != "" {
+			writeFile(t, p, root)
+		} else if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// result waits for a gate's run for job id and returns its exit status,
+// output and wall time in milliseconds.
+func (g *gateCluster) result(t *testing.T, gate, id string) (int, string, int) {
+	t.Helper()
+	base := filepath.Join(g.dir, gate+"-"+id)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rc, err := os.ReadFile(base + ".rc")
+		if err == nil && strings.HasSuffix(string(rc), "\n") {
+			code, _ := strconv.Atoi(strings.TrimSpace(string(rc)))
+			out, _ := os.ReadFile(base + ".out")
+			ms, _ := os.ReadFile(base + ".ms")
+			n, _ := strconv.Atoi(strings.TrimSpace(string(ms)))
+			return code, string(out), n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %s of job %s did not finish", gate, id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The gate against a real slurmctld and slurmd (issue 33). One job on a
+// good node: its prolog passes silently and the job runs to completion;
+// then the Xid 79 it left in the kernel log drains the node through the
+// epilog, with the reason naming the check, the job and the job's GPU,
+// not the Xid 79 of another GPU logged days before the job. A node whose
+// kernel log holds an Xid 79 fails the prolog: drained with the check as
+// the reason, exit 2, and Slurm requeues the job (pending, not held, with
+// nohold_on_prolog_fail).
+func TestSlurmPrologEpilogGate(t *testing.T) {
+	t.Parallel()
+	roots := t.TempDir()
+	good, err := sim.Materialize("hgx-h100-converged", filepath.Join(roots, "good"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := sim.Materialize("hgx-h100-xid79", filepath.Join(roots, "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGateCluster(t, "gpu021")
+
+	t.Run("good node runs the job, the Xid it left drains the node", func(t *testing.T) {
+		// The epilog reads the Xid 79 node's log, whose Xid 79 on
+		// 0000:9d:00 is from 2026-11-30; the job logs one on 0000:18:00 as
+		// the driver would, stamped now.
+		g.use(t, good, bad)
+		kmsg := filepath.Join(bad, "var/lib/gpuform-sim/kmsg")
+		id := g.Submit(`printf '%s NVRM: Xid (PCI:0000:18:00): 79, pid=4711, name=python, GPU has fallen off the bus.\n' "$(date -u +%Y-%m-%dT%H:%M:%S,000000+00:00)" >>'` + kmsg + `'`)
+		code, out, ms := g.result(t, "prolog", id)
+		if code != 0 || out != "" {
+			t.Fatalf("prolog of job %s: exit %d, output %q; want 0 and nothing", id, code, out)
+		}
+		t.Logf("prolog wall time on a good node, as slurmd ran it: %d ms", ms)
+		code, out, _ = g.result(t, "epilog", id)
+		st, reason := g.State()
+		want := "gpuform: health: epilog job " + id + ": kernel.xid: reboot: Xid 79 at PCI:0000:18:00 — "
+		if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, want) {
+			t.Fatalf("epilog of job %s: exit %d, state %q reason %q; want %d, DRAIN, %q…\n%s", id, code, st, reason, ExitReport, want, out)
+		}
+		if !strings.Contains(out, "Slurm: drained node "+g.Node) || strings.Contains(out, "0000:9d:00") {
+			t.Errorf("epilog output lacks the drain, or judged the Xid from before the job:\n%s", out)
+		}
+		job := g.WaitJob(id, "to complete", func(j map[string]string) bool { return j["JobState"] == "COMPLETED" || j["JobState"] == "FAILED" })
+		if job["JobState"] != "COMPLETED" || job["Restarts"] != "0" {
+			t.Errorf("job %s: JobState=%s Restarts=%s; want COMPLETED, 0", id, job["JobState"], job["Restarts"])
+		}
+		g.Scontrol("update", "NodeName="+g.Node, "State=RESUME")
+	})
+
+	t.Run("bad node: the prolog drains it and Slurm requeues the job", func(t *testing.T) {
+		g.use(t, bad, "")
+		id := g.Submit("sleep 30")
+		code, out, _ := g.result(t, "prolog", id)
+		job := g.WaitJob(id, "to be requeued", func(j map[string]string) bool { return j["Restarts"] != "0" && j["JobState"] == "PENDING" })
+		st, reason := g.State()
+		want := "gpuform: health: prolog job " + id + ": kernel.xid: reboot: Xid 79 at PCI:0000:9d:00"
+		if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, want) {
+			t.Fatalf("prolog of job %s: exit %d, state %q reason %q; want %d, DRAIN, %q…\n%s", id, code, st, reason, ExitReport, want, out)
+		}
+		if job["Restarts"] != "1" || job["Reason"] == "launch" {
+			t.Errorf("job %s after the failed prolog: JobState=%s Restarts=%s Reason=%s; want PENDING, 1, not held", id, job["JobState"], job["Restarts"], job["Reason"])
+		}
+		// A passing HealthCheckProgram run (this machine's own kernel
+		// log, no Xid) does not lift the gate's drain: it did not judge
+		// what the prolog did.
+		code, out, errOut := runHealth(t, healthCmd(g.Cluster, g.spec, g.Node, filepath.Join(g.dir, "health.json"), "-mock-nvml", "dgxh100"))
+		if st2, reason2 := g.State(); code != ExitOK || !strings.Contains(st2, "DRAIN") || reason2 != reason || !strings.Contains(out, "a prolog or epilog gate's drain, which a health check does not lift") {
+			t.Errorf("health check after the prolog's drain: exit %d, state %q reason %q\n%s%s", code, st2, reason2, out, errOut)
+		}
+	})
+}
+
+// BenchmarkSlurmPrologGoodNode is what the prolog gate adds to a job's
+// start on a node that passes (issue 33: under 2 s): one whole run of
+// verify --local -slurm-prolog, the quick tier on the dgxh100 NVML mock
+// and this machine's kernel log, as slurmd would start it, in process.
+// A passing node makes no Slurm call, so no cluster is needed. DCGM is
+// not installed here (dcgm.diag is optional for a spec without a dcgm
+// block); on a node with DCGM, its level 1 diagnostic adds its own time.
+func BenchmarkSlurmPrologGoodNode(b *testing.B) {
+	spec := b.TempDir()
+	if err := os.WriteFile(filepath.Join(spec, "main.gpuform.hcl"), []byte("node \"n\" {\n  hosts = [\"gpu001\"]\n}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := []string{"SLURMD_NODENAME=gpu001", "SLURM_JOB_ID=42", "SLURM_SCRIPT_CONTEXT=prolog_slurmd",
+		"GPUFORM_HEALTH_STATE=" + filepath.Join(b.TempDir(), "health.json"), "PATH=/usr/bin:/bin:/usr/sbin:/sbin"}
+	for b.Loop() {
+		var out, errOut strings.Builder
+		code := Run(b.Context(), []string{"verify", "--local", "-slurm-prolog", "-mock-nvml", "dgxh100", spec}, Streams{Out: &out, Err: &errOut, Environ: env})
+		if code != ExitOK || out.Len() != 0 || errOut.Len() != 0 {
+			b.Fatalf("a good node's prolog: exit %d, output %q %q; want 0 and nothing", code, out.String(), errOut.String())
+		}
+	}
+}
