@@ -201,3 +201,67 @@ func BenchmarkSlurmPrologGoodNode(b *testing.B) {
 		}
 	}
 }
+
+// A gate refuses to run where slurmd did not start it, or in the wrong
+// slot, naming what is missing, before any check runs; exit 1, which in a
+// real prolog has Slurm drain the node itself (fail closed). A
+// PrologEpilogTimeout too short for the checks and gpuform's Slurm calls
+// is refused with the value to give instead.
+func TestSlurmGateRefusals(t *testing.T) {
+	t.Parallel()
+	spec := t.TempDir()
+	writeFile(t, filepath.Join(spec, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu001\"]\n}\n")
+	short := filepath.Join(t.TempDir(), "slurm.conf")
+	writeFile(t, short, "ClusterName=c\nPrologEpilogTimeout=20 # seconds\n")
+	base := []string{"SLURMD_NODENAME=gpu001", "SLURM_JOB_ID=42"}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		gate string
+		want string
+	}{
+		{"no node name", []string{"SLURM_JOB_ID=42"}, "prolog", "Error: -slurm-prolog: SLURMD_NODENAME is not set, so this is not slurmd's Prolog script and the node to drain is unknown (slurmd sets SLURMD_NODENAME and SLURM_JOB_ID for its Prolog= script; to try the gate by hand, set both)\n"},
+		{"no job", []string{"SLURMD_NODENAME=gpu001"}, "epilog", "Error: -slurm-epilog: SLURM_JOB_ID is not set, so this is not slurmd's Epilog script (slurmd sets SLURMD_NODENAME and SLURM_JOB_ID for its Epilog= script; to try the gate by hand, set both)\n"},
+		{"not a job id", []string{"SLURMD_NODENAME=gpu001", "SLURM_JOB_ID=42;reboot"}, "prolog", "Error: -slurm-prolog: SLURM_JOB_ID=\"42;reboot\" is not a Slurm job id\n"},
+		{"wrong slot", append(base, "SLURM_SCRIPT_CONTEXT=epilog_slurmd"), "prolog", "Error: -slurm-prolog: slurmd runs this as epilog_slurmd (SLURM_SCRIPT_CONTEXT), not as its Prolog script: -slurm-prolog belongs in Prolog=, -slurm-epilog in Epilog=\n"},
+		{"timeout too short", append(base, "SLURM_CONF="+short), "prolog", "Error: -slurm-prolog: PrologEpilogTimeout=20 in slurm.conf leaves the checks 0s after gpuform's 25s for Slurm calls; give it at least 205 (the quick tier needs up to 3m0s)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut strings.Builder
+			code := Run(t.Context(), []string{"verify", "--local", "-slurm-" + tc.gate, "-mock-nvml", "dgxh100", spec}, Streams{Out: &out, Err: &errOut, Environ: tc.env})
+			if code != ExitFailed || out.String() != "" || errOut.String() != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", code, out.String(), errOut.String(), tc.want)
+			}
+		})
+	}
+}
+
+// PrologEpilogTimeout is read from slurm.conf's text as slurmd reads it:
+// keys in any case, comments cut, the last setting winning; a value that
+// is no number of seconds is an error naming the line.
+func TestParsePrologEpilogTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		conf    string
+		want    int
+		wantErr string
+	}{
+		{"ClusterName=c\nSlurmdTimeout=300\n", 0, ""},
+		{"prologepilogtimeout=240\n", 240, ""},
+		{"PrologEpilogTimeout=60\nPrologEpilogTimeout=300 # raised for DCGM\n", 300, ""},
+		{"#PrologEpilogTimeout=60\n", 0, ""},
+		{"MessageTimeout=10 PrologEpilogTimeout=90\n", 90, ""},
+		{"ClusterName=c\nPrologEpilogTimeout=5m\n", 0, "slurm.conf line 2: PrologEpilogTimeout=5m is not a number of seconds"},
+	} {
+		got, err := parsePrologEpilogTimeout([]byte(tc.conf))
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("%q: %v, want error %q", tc.conf, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %d, %v; want %d", tc.conf, got, err, tc.want)
+		}
+	}
+}
