@@ -207,6 +207,16 @@ stderr, a node Comment). When nothing calls for a drain it resumes the
 node only when health mode drained it; apply's, an admin's and any other
 drain are never touched.
 
+With -slurm-prolog it is Slurm's Prolog= (PrologFlags=Alloc), a gate before
+each job: the quick tier; a node that passes prints nothing and makes no
+Slurm call; one that fails is judged as health mode judges it, drained
+with Reason="gpuform: health: prolog job <id>: <check>: …" behind the
+circuit breaker and exits 2, so Slurm requeues the job. -slurm-epilog is
+its Epilog=: the probe tier, judging the Xids logged since the job started.
+Both fit into slurm.conf's PrologEpilogTimeout; a health check never lifts
+their drains. Their exit status is the gate's: 0 the job may start, 2 the
+node failed, 1 gpuform could not judge (Slurm then drains the node itself).
+
 Exit status: 0 every host passed; 2 a host did not (a check failed or
 errored, or one its tier needed was not run; an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
