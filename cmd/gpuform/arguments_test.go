@@ -149,7 +149,9 @@ func TestParseVerifyArguments(t *testing.T) {
 		{"epilog gate needs local", []string{"-slurm-epilog"}, nil, "-slurm-epilog works only with --local (it gates the node it runs on, as Slurm's Epilog=)"},
 		{"one Slurm mode", []string{"--local", "-slurm-prolog", "-slurm-drain"}, nil, "-slurm-drain (HealthCheckProgram), -slurm-prolog (Prolog=) and -slurm-epilog (Epilog=) are different modes: give one"},
 		{"prolog gate runs the quick tier", []string{"--local", "-slurm-prolog"},
-			base(func(a *verifyArguments) { a.Local, a.SlurmProlog, a.tier, a.Tier = true, true, "quick", verify.TierQuick }), ""},
+			base(func(a *verifyArguments) {
+				a.Local, a.SlurmProlog, a.tier, a.Tier = true, true, "quick", verify.TierQuick
+			}), ""},
 		{"prolog gate keeps a tier given", []string{"--local", "-slurm-prolog", "-tier", "probe"},
 			base(func(a *verifyArguments) { a.Local, a.SlurmProlog = true, true }), ""},
 		{"epilog gate runs the probe tier", []string{"--local", "-slurm-epilog"},

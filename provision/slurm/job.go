@@ -31,7 +31,7 @@ func ValidJobID(id string) bool { return jobID.MatchString(id) }
 // from then on.
 func JobStart(ctx context.Context, tr transport.Transport, id string, loc *time.Location) (time.Time, error) {
 	if !ValidJobID(id) {
-		return time.Time{}, fmt.Errorf("Slurm job id %q is not a job id", id)
+		return time.Time{}, fmt.Errorf("job id %q is not a Slurm job id", id)
 	}
 	res, err := tr.Run(ctx, transport.Command{Script: nodesh.Script(jobScript, []string{id})})
 	if err != nil {

@@ -47,7 +47,7 @@ func TestJobStartUnderEachShell(t *testing.T) {
 				"43":     "read Slurm job 43: scontrol show job printed no StartTime=",
 				"44":     "read Slurm job 44: StartTime=Unknown is not a time",
 				"45":     "read Slurm job 45 on gpu001: exit status 1: slurm_load_jobs error: Invalid job id specified",
-				"4;boot": `Slurm job id "4;boot" is not a job id`,
+				"4;boot": `job id "4;boot" is not a Slurm job id`,
 			} {
 				if _, err := JobStart(ctx, tr, id, zone); err == nil || err.Error() != want {
 					t.Errorf("JobStart(%s): %v; want %q", id, err, want)
