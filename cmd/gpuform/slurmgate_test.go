@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -175,6 +176,31 @@ func TestSlurmPrologEpilogGate(t *testing.T) {
 		code, out, errOut := runHealth(t, healthCmd(g.Cluster, g.spec, g.Node, filepath.Join(g.dir, "health.json"), "-mock-nvml", "dgxh100"))
 		if st2, reason2 := g.State(); code != ExitOK || !strings.Contains(st2, "DRAIN") || reason2 != reason || !strings.Contains(out, "a prolog or epilog gate's drain, which a health check does not lift") {
 			t.Errorf("health check after the prolog's drain: exit %d, state %q reason %q\n%s%s", code, st2, reason2, out, errOut)
+		}
+	})
+
+	t.Run("breaker open: the job starts on a failing node", func(t *testing.T) {
+		// A spec of this node alone at the default max_drained_share
+		// (0.1 of one node: none may drain, which validate warns of):
+		// the gate run as slurmd would for job 7, on a kernel log that
+		// holds an Xid 79, does not drain and lets the job start.
+		g.Scontrol("update", "NodeName="+g.Node, "State=RESUME")
+		spec := healthSpec(t, `"`+g.Node+`"`, "")
+		cmd := exec.Command(os.Args[0], "gpuform-cli", "verify", "--local", "-slurm-prolog", "-mock-nvml", "dgxh100", spec)
+		cmd.Env = []string{g.Env(), "SLURMD_NODENAME=" + g.Node, "SLURM_JOB_ID=7", "SLURM_SCRIPT_CONTEXT=prolog_slurmd",
+			"GPUFORM_HEALTH_STATE=" + filepath.Join(g.dir, "health.json"), "PATH=" + filepath.Join(g.dir, "bin", "prolog") + ":/usr/bin:/bin"}
+		cmd.Dir = "/"
+		code, out, errOut := runHealth(t, cmd)
+		st, reason := g.State()
+		if code != ExitOK || strings.Contains(st, "DRAIN") || !strings.Contains(errOut, "CIRCUIT BREAKER OPEN: not draining node "+g.Node) ||
+			!strings.Contains(errOut, "-slurm-prolog: job 7 starts on node "+g.Node+" although it failed: kernel.xid: reboot: ") {
+			t.Fatalf("prolog past the breaker: exit %d, state %q reason %q; want 0, in service, the breaker said on stderr\n%s%s", code, st, reason, out, errOut)
+		}
+		if !strings.Contains(errOut, "health mode already holds 0 of the fleet's 1 GPU nodes drained (none); health { max_drained_share = 0.1 } allows 0") {
+			t.Errorf("stderr does not say why the breaker held:\n%s", errOut)
+		}
+		if cm := g.Comment(g.Node); !strings.HasPrefix(cm, "gpuform: health: circuit breaker open: not drained (prolog job 7: kernel.xid: ") {
+			t.Errorf("node comment %q", cm)
 		}
 	})
 }
