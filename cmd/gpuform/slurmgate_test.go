@@ -203,6 +203,21 @@ func TestSlurmPrologEpilogGate(t *testing.T) {
 			t.Errorf("node comment %q", cm)
 		}
 	})
+
+	t.Run("epilog: a job whose start cannot be read has the whole log judged", func(t *testing.T) {
+		// Fail closed: slurmctld knows no job 999999, so the epilog judges
+		// the Xid 79 logged days ago rather than nothing.
+		cmd := exec.Command(os.Args[0], "gpuform-cli", "verify", "--local", "-slurm-epilog", "-mock-nvml", "dgxh100", g.spec)
+		cmd.Env = []string{g.Env(), "SLURMD_NODENAME=" + g.Node, "SLURM_JOB_ID=999999", "SLURM_SCRIPT_CONTEXT=epilog_slurmd",
+			"GPUFORM_HEALTH_STATE=" + filepath.Join(g.dir, "health.json"), "PATH=" + filepath.Join(g.dir, "bin", "prolog") + ":/usr/bin:/bin"}
+		cmd.Dir = "/"
+		code, out, errOut := runHealth(t, cmd)
+		st, reason := g.State()
+		if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, "gpuform: health: epilog job 999999: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00") ||
+			!strings.Contains(errOut, "read Slurm job 999999") || !strings.Contains(errOut, "judging the kernel log since boot instead of since the job started") {
+			t.Fatalf("epilog without the job's start: exit %d, state %q reason %q\n%s%s", code, st, reason, out, errOut)
+		}
+	})
 }
 
 // BenchmarkSlurmPrologGoodNode is what the prolog gate adds to a job's
