@@ -306,3 +306,23 @@ func TestParsePrologEpilogTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A failing node whose Slurm cannot be reached (scontrol fails: here, a
+// slurm.conf with no SlurmctldHost) exits 1 naming the node and what
+// scontrol said: in a real prolog slurmd then drains the node itself and
+// requeues the job, so the gate fails closed. The Xid 79 is planted in
+// the NVML mock (-mock-fault), seen within the gate's 100 ms listen.
+func TestSlurmGateScontrolFails(t *testing.T) {
+	t.Parallel()
+	spec := t.TempDir()
+	writeFile(t, filepath.Join(spec, "main.gpuform.hcl"), "node \"n\" {\n  hosts = [\"gpu001\"]\n  health {\n    max_drained_share = 1\n  }\n}\n")
+	conf := filepath.Join(t.TempDir(), "slurm.conf")
+	writeFile(t, conf, "ClusterName=broken\n")
+	env := []string{"SLURMD_NODENAME=gpu001", "SLURM_JOB_ID=42", "SLURM_CONF=" + conf,
+		"GPUFORM_HEALTH_STATE=" + filepath.Join(t.TempDir(), "health.json")}
+	var out, errOut strings.Builder
+	code := Run(t.Context(), []string{"verify", "--local", "-slurm-prolog", "-mock-nvml", "dgxh100", "-mock-fault", "xid:4:79", spec}, Streams{Out: &out, Err: &errOut, Environ: env})
+	if code != ExitFailed || !strings.Contains(errOut.String(), `Error: -slurm-prolog: read Slurm node "gpu001" on local://`) || !strings.HasSuffix(errOut.String(), ": exit status 1:   | scontrol: fatal: Unable to process configuration file\n") || !strings.Contains(out.String(), "nvml.xid") {
+		t.Errorf("exit %d; want 1, the report and the scontrol error\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+}
