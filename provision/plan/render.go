@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/spelling"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -288,6 +289,11 @@ func sizeUnit(res, attr string) (uint64, bool) {
 	return 0, false
 }
 
+// DisplayValue is v of attr of resource res as human output shows it
+// (plan, and verify's drift check): sizes in the spec's form, anything
+// else as the resource wrote it.
+func DisplayValue(res, attr string, v Value) Value { return displayValue(res, attr, v) }
+
 // displayValue is v as the text plan shows it: sizes in binary units (see
 // sizeUnits), anything else as the resource wrote it.
 func displayValue(res, attr string, v Value) Value {
@@ -309,24 +315,8 @@ func displayValue(res, attr string, v Value) Value {
 }
 
 // sizeDisplay converts one size written in unit (0: Docker's suffixed
-// form, "16G") to binary units; ok is false for text it does not know.
-func sizeDisplay(s string, unit uint64) (string, bool) {
-	if s == "unlimited" || s == "-1" || s == "infinity" {
-		return "unlimited", true
-	}
-	if unit == 0 {
-		unit = 1
-		if i := strings.IndexAny(s, "kKmMgGtT"); i >= 0 && i == len(s)-1 {
-			unit = uint64(1) << (10 * (1 + strings.IndexByte("kmgt", strings.ToLower(s[i:])[0])))
-			s = s[:i]
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || (unit > 1 && n > (1<<64-1)/unit) {
-		return "", false
-	}
-	return spec.FormatBytes(n * unit), true
-}
+// form, "16G") to the spec's form; ok is false for text it does not know.
+func sizeDisplay(s string, unit uint64) (string, bool) { return spelling.Size(s, unit) }
 
 func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 	changed, clean, failed := 0, 0, 0
