@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/palette"
 	"github.com/gpuform/gpuform/internal/spelling"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
@@ -19,35 +20,31 @@ type RenderOptions struct {
 	Color bool
 }
 
-type painter struct{ on bool }
+// painter colours the plan in gpuform's one palette (internal/palette).
+type painter struct{ palette.Palette }
 
-func (p painter) paint(code, s string) string {
-	if !p.on || s == "" {
-		return s
-	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
+func (p painter) paint(r palette.Role, s string) string { return p.Paint(r, s) }
 
 func (p painter) action(a resource.Action, s string) string {
 	switch a {
 	case resource.Create:
-		return p.paint("32", s)
+		return p.paint(palette.Pass, s)
 	case resource.Update:
-		return p.paint("33", s)
+		return p.paint(palette.Change, s)
 	case resource.Delete:
-		return p.paint("31", s)
+		return p.paint(palette.Destroy, s)
 	}
 	return s
 }
 
-func (p painter) bold(s string) string { return p.paint("1", s) }
+func (p painter) bold(s string) string { return p.paint(palette.Bold, s) }
 
 // RenderText writes the plan the way Terraform writes one: a legend of the
 // symbols in use, then per group of hosts with identical plans each
 // resource that changes with its attributes before -> after, a summary line
 // per group, and a fleet summary.
 func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
-	pt := painter{opts.Color}
+	pt := painter{palette.New(opts.Color)}
 	var b strings.Builder
 	used := map[resource.Action]bool{}
 	for _, h := range p.Hosts {
@@ -107,11 +104,11 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		fmt.Fprintf(b, "%s (node %q, %d hosts with identical plans):\n", pt.bold("Hosts "+names), h.Node, len(g.Hosts))
 	}
 	if h.Error != "" {
-		fmt.Fprintf(b, "\n  %s %s\n\n", pt.paint("31", "Error:"), h.Error)
+		fmt.Fprintf(b, "\n  %s %s\n\n", pt.paint(palette.Fail, "Error:"), h.Error)
 		return
 	}
 	for _, w := range h.Warnings {
-		fmt.Fprintf(b, "\n  %s %s\n", pt.paint("33", "Warning:"), w)
+		fmt.Fprintf(b, "\n  %s %s\n", pt.paint(palette.Warn, "Warning:"), w)
 	}
 	renderImages(b, h, pt)
 	for _, rc := range h.ResourceChanges {
@@ -121,13 +118,13 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		}
 		note := ""
 		if rc.RebootRequired {
-			note = ", " + pt.paint("35", "reboot required")
+			note = ", " + pt.paint(palette.Reboot, "reboot required")
 		}
 		if len(rc.Restarts) > 0 {
 			note += ", restarts " + strings.Join(rc.Restarts, ", ")
 		}
 		if len(rc.Downgrades) > 0 {
-			note += ", " + pt.paint("33", "downgrades "+strings.Join(rc.Downgrades, ", "))
+			note += ", " + pt.paint(palette.Change, "downgrades "+strings.Join(rc.Downgrades, ", "))
 		}
 		where := ""
 		if rc.Path != "" {
@@ -167,12 +164,12 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		}
 		b.WriteString(".")
 	} else {
-		b.WriteString(pt.paint("32", "No changes."))
+		b.WriteString(pt.paint(palette.Pass, "No changes."))
 	}
 	if h.RebootRequired {
-		b.WriteString(" " + pt.paint("35", "Reboot required."))
+		b.WriteString(" " + pt.paint(palette.Reboot, "Reboot required."))
 	} else if h.RebootPending {
-		b.WriteString(" " + pt.paint("35", "Reboot pending."))
+		b.WriteString(" " + pt.paint(palette.Reboot, "Reboot pending."))
 	}
 	b.WriteString("\n\n")
 }
@@ -339,7 +336,7 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 		return
 	}
 	if !p.HasChanges() && failed == 0 {
-		fmt.Fprintf(b, "%s Every host matches the spec (%d %s)", pt.paint("1;32", "No changes."), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"))
+		fmt.Fprintf(b, "%s Every host matches the spec (%d %s)", pt.paint(palette.Success, "No changes."), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"))
 		pending := 0
 		for _, h := range p.Hosts {
 			if h.RebootPending {
@@ -365,7 +362,7 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 	b.WriteString(".\n")
 	if failed == len(p.Hosts) {
 		// Nothing was planned: "0 to add" would read as "nothing to do".
-		fmt.Fprintf(b, "%s no host could be planned; see the errors above.\n", pt.paint("31", "No plan:"))
+		fmt.Fprintf(b, "%s no host could be planned; see the errors above.\n", pt.paint(palette.Fail, "No plan:"))
 		return
 	}
 	fmt.Fprintf(b, "%s %d to add, %d to change, %d to destroy.\n", pt.bold("Plan:"), p.Summary.Add, p.Summary.Change, p.Summary.Destroy)
@@ -434,9 +431,9 @@ func renderSlurm(b *strings.Builder, p *Plan, pt painter) {
 // image that cannot run on the driver the host will have.
 func renderImages(b *strings.Builder, h *HostPlan, pt painter) {
 	for _, v := range h.Images {
-		label := pt.paint("33", "Warning:")
+		label := pt.paint(palette.Warn, "Warning:")
 		if v.Severity == ImageError {
-			label = pt.paint("31", "Error:")
+			label = pt.paint(palette.Fail, "Error:")
 		}
 		gpu := v.GPUClass
 		if v.GPU != "" {
