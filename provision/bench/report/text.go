@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpuform/gpuform/internal/spelling"
+
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -267,7 +269,7 @@ func writeOutliers(b *strings.Builder, outs []bench.Outlier, paint func(string, 
 	for _, o := range outs {
 		who := transport.HostText(o.Host) + " " + transport.HostText(o.Device)
 		if o.BusID != "" {
-			who += " (" + transport.HostText(o.BusID) + ")"
+			who += " (" + transport.HostText(spelling.BusID(o.BusID)) + ")"
 		}
 		fmt.Fprintf(b, "  %s: %s %s %.1f GB/s, %.0f%% below the %s median %.1f GB/s (%d × %s)\n",
 			who, o.Layer, o.Metric, o.Value, o.PercentBelow, o.Scope, o.Median, o.Peers, transport.HostText(o.Model))
