@@ -34,10 +34,10 @@ import (
 //   - a block that cannot run (real hosts, a registry, a GPU) is marked by
 //     the line `<!-- transcript: skip REASON -->` just before its fence.
 type transcript struct {
-	file  string // relative to the repository root
-	line  int    // of the fence
-	cmds  []transcriptCmd
-	skip  string
+	file string // relative to the repository root
+	line int    // of the fence
+	cmds []transcriptCmd
+	skip string
 }
 
 type transcriptCmd struct {

@@ -23,8 +23,8 @@ func (b *termBuffer) TermWidth() int { return b.width }
 // TestApplyProgressText: on a terminal apply keeps one live progress line
 // (hosts done / running / failed and the step of the slowest host) instead
 // of a line per step; -verbose, or output that is not a terminal, prints
-// every step. The live line fits the terminal's width (80 columns, or 250
-// where the step's whole text fits), colour follows NO_COLOR. Each ends
+// every step. The live line fits the terminal's width (250 columns: not
+// cut at 100 any more), colour follows NO_COLOR. Each ends
 // with the recap table, Terraform's verdict in the plan's units (the
 // resources the plan counted, the steps beside them) and a summary that
 // names only the outcomes that occurred.
@@ -39,9 +39,10 @@ func TestApplyProgressText(t *testing.T) {
 		live      bool
 		stepLines bool
 	}{
-		{name: "terminal", term: true, width: 80, live: true},
-		{name: "wide colour terminal", term: true, width: 250, color: true, live: true},
-		{name: "terminal verbose", term: true, args: []string{"-verbose"}, stepLines: true},
+		// 80 and 160 columns are provision/apply's TestRenderProgressWidth;
+		// here the width and colour reach the view through Streams.
+		{name: "terminal", term: true, width: 250, color: true, live: true},
+		{name: "terminal verbose NO_COLOR", term: true, width: 80, args: []string{"-verbose"}, stepLines: true},
 		{name: "not a terminal", term: false, stepLines: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
