@@ -10,9 +10,11 @@
 //	Caution yellow        passed but slow, a pair not run
 //	Pass    green         pass, + create, No changes., succeeded
 //	Reboot  magenta       reboot required / pending
-//	Note    cyan          notes and hints
+//	Note    cyan          notes, hints, a lint rule's name
+//	Info    bold cyan     Info: (a diagnostic)
 //	Dim     faint         skip, not run, sources
 //	Bold    bold          headings ("Host …", "Plan:")
+//	Underline             the offending expression of a snippet
 //
 // A Palette that is off writes text unchanged: the CLI turns it on only
 // for a terminal, and never with NO_COLOR set or -no-color given.
@@ -23,17 +25,19 @@ type Role string
 
 // The roles, each an SGR parameter string.
 const (
-	Fail    Role = "1;31"
-	Destroy Role = "31"
-	Warn    Role = "1;33"
-	Change  Role = "33"
-	Caution Role = "33"
-	Pass    Role = "32"
-	Success Role = "1;32"
-	Reboot  Role = "35"
-	Note    Role = "36"
-	Dim     Role = "2"
-	Bold    Role = "1"
+	Fail      Role = "1;31"
+	Destroy   Role = "31"
+	Warn      Role = "1;33"
+	Change    Role = "33"
+	Caution   Role = "33"
+	Pass      Role = "32"
+	Success   Role = "1;32"
+	Reboot    Role = "35"
+	Note      Role = "36"
+	Info      Role = "1;36"
+	Dim       Role = "2"
+	Bold      Role = "1"
+	Underline Role = "4"
 )
 
 // Palette paints text when On.
