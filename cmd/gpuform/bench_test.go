@@ -423,7 +423,7 @@ func TestBenchPeerOutliers(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Warning: Peer outliers (more than 10% below the median of the same model",
-		degraded + " GPU 5 (0000:c3:00.0): host_gpu host_to_device 27.7 GB/s, 50% below the node median 55.4 GB/s",
+		degraded + " GPU 5 (00000000:C3:00.0): host_gpu host_to_device 27.7 GB/s, 50% below the node median 55.4 GB/s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/graph"
@@ -177,8 +178,12 @@ func graphPictures(ctx context.Context, s Streams, a *graphArguments, v graphVie
 	if err != nil {
 		return nil, false, err
 	}
+	k, err := s.KB()
+	if err != nil {
+		return nil, false, err
+	}
 	if a.Offline {
-		return offlinePictures(hosts)
+		return offlinePictures(k, hosts)
 	}
 	if err := a.Conn.refuseLocal(hosts, "graph would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
 		return nil, false, err
@@ -196,7 +201,9 @@ func graphPictures(ctx context.Context, s Streams, a *graphArguments, v graphVie
 			v.HostFailed(p.Host.Host.Name, p.Err)
 			continue
 		}
-		pic := graph.Picture{Hosts: []string{p.Host.Host.Name}, Topology: graph.FromFacts(p.Facts, p.Host.Node)}
+		t := graph.FromFacts(p.Facts, p.Host.Node)
+		t.SetNVLinks(nvlinksOf(k, p.Host.Node))
+		pic := graph.Picture{Hosts: []string{p.Host.Host.Name}, Topology: t}
 		if p.Host.Node != nil {
 			pic.Nodes = []string{p.Host.Node.Name}
 		}
@@ -207,7 +214,7 @@ func graphPictures(ctx context.Context, s Streams, a *graphArguments, v graphVie
 
 // offlinePictures draws each selected node block's hardware once, for the
 // hosts selected in it.
-func offlinePictures(hosts []target.Host) ([]graph.Picture, bool, error) {
+func offlinePictures(k *kb.KB, hosts []target.Host) ([]graph.Picture, bool, error) {
 	var pics []graph.Picture
 	index := map[*spec.Node]int{}
 	for _, h := range hosts {
@@ -222,10 +229,25 @@ func offlinePictures(hosts []target.Host) ([]graph.Picture, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
+		t.SetNVLinks(nvlinksOf(k, h.Node))
 		index[h.Node] = len(pics)
 		pics = append(pics, graph.Picture{Nodes: []string{h.Node.Name}, Hosts: []string{h.Host.Name}, Topology: t})
 	}
 	return pics, false, nil
+}
+
+// nvlinksOf is how many NVLinks each GPU of node n's hardware has, from
+// the knowledge base's GPU model (0 when the spec names no model or the
+// table does not say), for the matrix's "NV18".
+func nvlinksOf(k *kb.KB, n *spec.Node) int {
+	if n == nil || n.Hardware == nil {
+		return 0
+	}
+	m, ok := k.GPU(n.Hardware.GPUModel)
+	if !ok {
+		return 0
+	}
+	return m.NVLinks()
 }
 
 // graphView renders gpuform graph's pictures in its -format, to

@@ -24,7 +24,7 @@ func TestGraphQuickstart(t *testing.T) {
 	}
 	for _, want := range []string{
 		"node quickstart: sim://hgx-h100-stale",
-		"GPU3 · H100 SXM5 80GB · 0000:61:00.0 · Gen1 x16 (max Gen5 x16)\n",
+		"GPU3 · H100 SXM5 80GB · 00000000:61:00.0 · Gen1 x16 (max Gen5 x16)\n",
 		"GPU–NIC (affinity):",
 		"No problems seen.",
 	} {

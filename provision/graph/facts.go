@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/spelling"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/niclink"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -98,7 +99,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			}
 			if !seen[id] {
 				seen[id] = true
-				t.Boxes = append(t.Boxes, Box{ID: id, Kind: kind, Label: label, Detail: []string{shortAddr(addr)}, Parent: parent})
+				t.Boxes = append(t.Boxes, Box{ID: id, Kind: kind, Label: label, Detail: []string{spelling.BusID(addr)}, Parent: parent})
 			}
 			parent = id
 			i += step
@@ -118,7 +119,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		if model == "" {
 			model = pciName(d.Vendor, d.Device)
 		}
-		b := Box{ID: gpuID(idx), Kind: KindGPU, Label: fmt.Sprintf("GPU%d", idx), Address: d.Address, Detail: []string{model, d.Address}, Parent: parent, Link: pcieLink(d)}
+		b := Box{ID: gpuID(idx), Kind: KindGPU, Label: fmt.Sprintf("GPU%d", idx), Address: d.Address, Detail: []string{model, spelling.BusID(d.Address)}, Parent: parent, Link: pcieLink(d)}
 		t.Boxes = append(t.Boxes, b)
 		gpus = append(gpus, endpoint{id: b.ID, name: b.Label, parents: d.Parents, numa: d.NUMANode})
 	}
@@ -136,7 +137,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		if len(d.RDMADevs) > 0 && len(d.NetDevs) > 0 {
 			detail = append(detail, strings.Join(d.NetDevs, ", "))
 		}
-		detail = append(detail, pciName(d.Vendor, d.Device), d.Address)
+		detail = append(detail, pciName(d.Vendor, d.Device), spelling.BusID(d.Address))
 		var noted []string
 		for _, r := range d.RDMADevs {
 			if rd, ok := n.RDMADevice(r); ok {
@@ -161,7 +162,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 	for i, d := range n.NVMeControllers() {
 		parent := addBridges(d)
 		t.Boxes = append(t.Boxes, Box{ID: fmt.Sprintf("nvme%d", i), Kind: KindNVMe, Label: "NVMe " + shortAddr(d.Address), Address: d.Address,
-			Detail: []string{pciName(d.Vendor, d.Device), d.Address}, Parent: parent, Link: pcieLink(d)})
+			Detail: []string{pciName(d.Vendor, d.Device), spelling.BusID(d.Address)}, Parent: parent, Link: pcieLink(d)})
 	}
 
 	// NVLink: the facts see NVSwitches on the PCI bus but not NVLink
@@ -171,7 +172,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		f := &Fabric{Label: fmt.Sprintf("NVLink · %d× NVSwitch", len(sw)), AllToAll: true}
 		var addrs []string
 		for _, d := range sw {
-			addrs = append(addrs, shortAddr(d.Address))
+			addrs = append(addrs, spelling.BusID(d.Address))
 		}
 		f.Detail = []string{strings.Join(addrs, " ")}
 		for _, g := range gpus {
@@ -207,7 +208,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			// or the slot.
 			hint = "; a narrower link is not idle power saving (that lowers the generation only): reseat the GPU or check the riser and slot"
 		}
-		t.problem(ProblemLink, b.ID, "%s (%s): PCIe link trained at %s, below its maximum %s%s", b.Label, b.Address, genWidth(b.Link.Gen, b.Link.Width), genWidth(b.Link.MaxGen, b.Link.MaxWidth), hint)
+		t.problem(ProblemLink, b.ID, "%s (%s): PCIe link trained at %s, below its maximum %s%s", b.Label, spelling.BusID(b.Address), genWidth(b.Link.Gen, b.Link.Width), genWidth(b.Link.MaxGen, b.Link.MaxWidth), hint)
 	}
 
 	missing := map[string]bool{}
@@ -226,8 +227,8 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			described++
 			if a, err := nvmlfacts.NormalizeBusID(g.PCI); err == nil && !have[a] {
 				id := "missing:gpu:" + a
-				t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindGPU, Label: fmt.Sprintf("GPU%d", g.Index), Detail: []string{hw.GPUModel, a, "not found"}, Parent: numaParent(g.NUMA), Missing: true})
-				t.problem(ProblemMissing, id, "GPU%d at %s is declared in hardware but not on the PCI bus (reseat it or check the riser; a GPU that fell off the bus needs a power cycle)", g.Index, a)
+				t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindGPU, Label: fmt.Sprintf("GPU%d", g.Index), Detail: []string{hw.GPUModel, spelling.BusID(a), "not found"}, Parent: numaParent(g.NUMA), Missing: true})
+				t.problem(ProblemMissing, id, "GPU%d at %s is declared in hardware but not on the PCI bus (reseat it or check the riser; a GPU that fell off the bus needs a power cycle)", g.Index, spelling.BusID(a))
 			}
 		}
 		if described == 0 && hw.GPUCount > len(gpus) {
@@ -244,7 +245,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			}
 			id := nicID(nic.Name)
 			missing[nic.Name] = true
-			t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindNIC, Label: nic.Name, Detail: []string{nic.PCI, "not found"}, Parent: numaParent(nic.NUMA), Missing: true})
+			t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindNIC, Label: nic.Name, Detail: []string{spelling.BusID(nic.PCI), "not found"}, Parent: numaParent(nic.NUMA), Missing: true})
 			t.problem(ProblemMissing, id, "NIC %s is declared in hardware but absent (no RDMA device or netdev of that name)", nic.Name)
 		}
 	}
@@ -266,7 +267,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 						continue
 					}
 					for _, fault := range niclink.Judge(rail.Device, niclink.FromFacts(p), want) {
-						t.problem(ProblemNICLink, e.id, "%s port %d (%s): %s", rail.Device, pn, d.Address, fault)
+						t.problem(ProblemNICLink, e.id, "%s port %d (%s): %s", rail.Device, pn, spelling.BusID(d.Address), fault)
 					}
 				}
 			}

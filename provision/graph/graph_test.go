@@ -253,7 +253,7 @@ func TestDOTEscaping(t *testing.T) {
 	// that carry the host's names: each name verbatim, the CPU model's
 	// newline a line break and nothing else an escape. l40s-rocky9 has two
 	// sockets and its first Ethernet port is the ConnectX-7 (15b3:1021)
-	// at 0000:21:00.0.
+	// at 0000:21:00.0, drawn as nvidia-smi writes it.
 	evilCPU := `Evil "CPU" \N \l`
 	want := map[string][]string{
 		"cluster_p0":  {`host"1`, "2× " + evilCPU, "next (from facts)"},
@@ -261,7 +261,7 @@ func TestDOTEscaping(t *testing.T) {
 		"p0/socket:1": {"CPU socket 1", evilCPU, "next"},
 		// A node's name is kept as DOT wrote it (DOT unquotes only \"),
 		// its label is drawn with the one backslash the port's name has.
-		`p0/nic:eth"0\\`: {`eth"0\`, "ConnectX-7", "0000:21:00.0"},
+		`p0/nic:eth"0\\`: {`eth"0\`, "ConnectX-7", "00000000:21:00.0"},
 	}
 	drawn := dotObjects(t, b.Bytes())
 	got := map[string][]string{}
@@ -426,7 +426,7 @@ func TestRails(t *testing.T) {
 		{"capped", capped, nil},
 		{"gen4-in-gen5-slot", slow, []Problem{{Kind: ProblemLink, Box: "nic:mlx5_0"}}},
 		{"slownic", factsRoot(t, "hgx-h100-slownic"), []Problem{{Kind: ProblemNICLink, Box: "nic:mlx5_5",
-			Text: "mlx5_5 port 1 (0000:5e:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s the hardware declares: a degraded cable or transceiver, or a switch port set to a lower speed (reseat or replace the cable or transceiver; check the switch port; `ibstat mlx5_5` shows the rate, `mlxlink -d mlx5_5 -m` the cable)"}}},
+			Text: "mlx5_5 port 1 (00000000:5E:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s the hardware declares: a degraded cable or transceiver, or a switch port set to a lower speed (reseat or replace the cable or transceiver; check the switch port; `ibstat mlx5_5` shows the rate, `mlxlink -d mlx5_5 -m` the cable)"}}},
 		// GPU 3 idles at Gen1 (power saving, not marked); GPU 5 is at x8.
 		{"degraded", factsRoot(t, "hgx-h100-degraded"), []Problem{{Kind: ProblemLink, Box: "gpu:5"}, {Kind: ProblemNICLink, Box: "nic:mlx5_3"}}},
 		{"down", down, []Problem{{Kind: ProblemNICLink, Box: "nic:mlx5_9"}}},

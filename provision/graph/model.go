@@ -112,6 +112,9 @@ type Fabric struct {
 	// AllToAll is true when every member reaches every other directly
 	// (NVSwitch), so the matrix shows NV between each pair.
 	AllToAll bool
+	// Links is how many bonded NVLinks join each member to the fabric
+	// (SetNVLinks); 0 when not known.
+	Links int
 }
 
 // Pair is a GPU and the NIC its traffic leaves by.
@@ -178,7 +181,8 @@ type Matrix struct {
 	Names []string
 	// Boxes are the box IDs of the rows.
 	Boxes []string
-	// Cells[i][j] is "X", "NV", or a level (PIX … SYS).
+	// Cells[i][j] is "X", "NV18" (NV and the bonded NVLinks, "NV" when
+	// their number is not known), or a level (PIX … SYS).
 	Cells [][]string
 	// NUMA is each row's NUMA node, -1 when unknown.
 	NUMA []int
@@ -254,4 +258,22 @@ func socketOf(i, nodes, sockets int) int {
 		return 0
 	}
 	return i * sockets / nodes
+}
+
+// SetNVLinks records that each GPU of the NVSwitch fabric is joined to it
+// by links bonded NVLinks (18 on H100 SXM: the knowledge base's GPU model
+// says), so the matrix writes "NV18" where nvidia-smi topo -m does rather
+// than a bare "NV". links <= 0 (not known) leaves "NV".
+func (t *Topology) SetNVLinks(links int) {
+	if t.Fabric == nil || !t.Fabric.AllToAll || links <= 0 {
+		return
+	}
+	t.Fabric.Links = links
+	for _, row := range t.Matrix.Cells {
+		for j, c := range row {
+			if c == "NV" {
+				row[j] = fmt.Sprintf("NV%d", links)
+			}
+		}
+	}
 }

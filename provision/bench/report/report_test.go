@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/internal/palette"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/bench"
 )
@@ -259,5 +260,30 @@ func CheckSVG(t *testing.T, svg []byte) {
 		if !strings.Contains(text.String(), title) {
 			t.Errorf("SVG has no chart titled %q", title)
 		}
+	}
+}
+
+// TestWriteTextColor: with colour the bottleneck and a host's error are
+// the red of verify's FAIL (gpuform's one palette), a passing layer its
+// green; stripped of the escapes the text is the plain report.
+func TestWriteTextColor(t *testing.T) {
+	var plain, colored bytes.Buffer
+	if err := WriteText(&plain, degraded(t), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteText(&colored, degraded(t), TextOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	red, green := "\x1b["+string(palette.Fail)+"m", "\x1b["+string(palette.Pass)+"m"
+	for _, want := range []string{red + "Bottleneck:\x1b[0m", red + "Error:\x1b[0m", green + "ok\x1b[0m"} {
+		if !strings.Contains(colored.String(), want) {
+			t.Errorf("want %q in the coloured report", want)
+		}
+	}
+	if bytes.Contains(plain.Bytes(), []byte("\x1b[")) {
+		t.Error("the plain report has escapes")
+	}
+	if got := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(colored.String(), ""); got != plain.String() {
+		t.Errorf("coloured report without its escapes differs from the plain one:\n%s", got)
 	}
 }
