@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/palette"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mitchellh/go-wordwrap"
 )
@@ -17,15 +19,6 @@ type TextOptions struct {
 	// Width wraps detail paragraphs; zero means 78 columns.
 	Width int
 }
-
-const (
-	ansiReset     = "\x1b[0m"
-	ansiBold      = "\x1b[1m"
-	ansiUnderline = "\x1b[4m"
-	ansiRed       = "\x1b[31m"
-	ansiYellow    = "\x1b[33m"
-	ansiCyan      = "\x1b[36m"
-)
 
 // WriteText renders diagnostics and findings the way Terraform renders
 // diagnostics (hcl's diagnostic text writer): severity and summary, the
@@ -40,12 +33,11 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, findings []Finding, files map
 	var b strings.Builder
 	src := newSources(files)
 	for _, it := range items(diags, findings) {
-		label, colour := severityLabel(it.severity)
-		if opts.Color {
-			fmt.Fprintf(&b, "%s%s%s:%s %s%s%s\n", ansiBold, colour, label, ansiReset, ansiBold, it.summary, ansiReset)
-		} else {
-			fmt.Fprintf(&b, "%s: %s\n", label, it.summary)
-		}
+		label, role := severityLabel(it.severity)
+		// gpuform's one palette (internal/palette): an error is the red of
+		// verify's FAIL and apply's failures.
+		pal := palette.New(opts.Color)
+		fmt.Fprintf(&b, "%s %s\n", pal.Paint(role, label+":"), pal.Bold(it.summary))
 		if hasFile(it.subject) {
 			s, ok := src.snippet(it.subject, it.context)
 			fmt.Fprintf(&b, "\n  on %s line %d, column %d", it.subject.Filename, it.subject.Start.Line, it.subject.Start.Column)
@@ -66,11 +58,7 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, findings []Finding, files map
 		}
 		if it.rule != "" {
 			b.WriteByte('\n')
-			if opts.Color {
-				fmt.Fprintf(&b, "Rule: %s%s%s (%s)\n", ansiCyan, it.rule, ansiReset, it.link)
-			} else {
-				fmt.Fprintf(&b, "Rule: %s (%s)\n", it.rule, it.link)
-			}
+			fmt.Fprintf(&b, "Rule: %s (%s)\n", palette.New(opts.Color).Paint(palette.Note, it.rule), it.link)
 		}
 		b.WriteByte('\n')
 	}
@@ -78,14 +66,14 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, findings []Finding, files map
 	return err
 }
 
-func severityLabel(s Severity) (string, string) {
+func severityLabel(s Severity) (string, palette.Role) {
 	switch s {
 	case Error:
-		return "Error", ansiRed
+		return "Error", palette.Fail
 	case Warning:
-		return "Warning", ansiYellow
+		return "Warning", palette.Warn
 	}
-	return "Info", ansiCyan
+	return "Info", palette.Info
 }
 
 // writeSnippet prints the numbered source lines. With colour the offending
@@ -101,7 +89,7 @@ func writeSnippet(b *strings.Builder, s snippet, color bool) {
 		start, end := s.highlightStart-off, s.highlightEnd-off
 		start, end = max(0, min(start, len(line))), max(0, min(end, len(line)))
 		if color && end > start {
-			line = line[:start] + ansiUnderline + line[start:end] + ansiReset + line[end:]
+			line = line[:start] + palette.New(true).Paint(palette.Underline, line[start:end]) + line[end:]
 		}
 		fmt.Fprintf(b, "  %*d: %s\n", gutter, n, line)
 		if !color && len(lines) == 1 && end > start {

@@ -33,7 +33,7 @@ type layerRule struct {
 var layerRules = []layerRule{
 	{pkg: "kb", allowed: []string{"spec"},
 		why: "lint and provision both read the knowledge base, so it sits below both and takes only spec's vocabulary"},
-	{pkg: "diagview", allowed: []string{"internal/jsonformat"},
+	{pkg: "diagview", allowed: []string{"internal/jsonformat", "internal/palette"},
 		why: "validate and fmt render spec diagnostics through it without lint; lint imports diagview, never the reverse"},
 	{pkg: "lint/...", forbidden: []string{"provision", "cmd"},
 		why: "provision imports lint, so lint may not depend on provision or the CLI"},

@@ -1,7 +1,9 @@
 package kb
 
 import (
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpuform/gpuform/spec"
@@ -580,6 +582,20 @@ func yesNo(cell string, base Fact) (Tri, Fact) {
 }
 
 // GPUModels returns every model row, in table order.
+// NVLinks is how many NVLinks each GPU of the model has, as its NVLink
+// cell says ("4th gen, 18 links"); 0 when the cell does not say.
+// nvidia-smi topo -m writes an NVSwitch board's pairs as NV and this
+// number (NV18 on HGX H100).
+func (m GPUModel) NVLinks() int {
+	if m := nvlinkLinksRe.FindStringSubmatch(m.NVLinkGeneration); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+var nvlinkLinksRe = regexp.MustCompile(`\b(\d+) links\b`)
+
 func (kb *KB) GPUModels() []GPUModel {
 	return append([]GPUModel(nil), kb.gpus...)
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/spelling"
 )
 
 // Size is an amount of memory: either an absolute byte count or a percentage
@@ -41,17 +43,9 @@ func (s Size) String() string {
 	return FormatBytes(s.Bytes)
 }
 
-// FormatBytes renders n with the largest binary unit that divides it exactly.
-func FormatBytes(n uint64) string {
-	units := []string{"TiB", "GiB", "MiB", "KiB"}
-	for i, u := range units {
-		mult := uint64(1) << (10 * (4 - i))
-		if n >= mult && n%mult == 0 {
-			return strconv.FormatUint(n/mult, 10) + u
-		}
-	}
-	return strconv.FormatUint(n, 10) + "B"
-}
+// FormatBytes renders n with the largest binary unit that divides it
+// exactly (internal/spelling, the one spelling of sizes in human output).
+func FormatBytes(n uint64) string { return spelling.Bytes(n) }
 
 var sizeUnits = map[string]uint64{
 	"":    1,

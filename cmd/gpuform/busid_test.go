@@ -86,7 +86,7 @@ func TestVerifyProcessesLostGPUByBusID(t *testing.T) {
 	for _, c := range doc.Hosts[0].Checks {
 		got[c.ID] = c
 	}
-	if c := got["bind.process[gpu4]"]; c.Status != "skip" || !strings.Contains(c.Message, "not run: gpu4 (0000:9d:00.0) is not enumerated by NVML") {
+	if c := got["bind.process[gpu4]"]; c.Status != "skip" || !strings.Contains(c.Message, "not run: gpu4 (00000000:9D:00.0) is not enumerated by NVML") {
 		t.Errorf("bind.process[gpu4]: %+v", c)
 	}
 	if c := got["bind.process[gpu5]"]; c.Status != "pass" || !strings.Contains(c.Observed, "pid 5005") {

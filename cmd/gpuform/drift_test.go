@@ -192,7 +192,7 @@ func TestVerifyDriftMatrix(t *testing.T) {
 			if err := os.WriteFile(p, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, "default-shm-size=64M, default-ulimits.memlock=(none), default-ulimits.stack=(none)", "default-shm-size=16G, default-ulimits.memlock=-1, default-ulimits.stack=67108864", nil},
+		}, "default-shm-size=64MiB, default-ulimits.memlock=(none), default-ulimits.stack=(none)", "default-shm-size=16GiB, default-ulimits.memlock=unlimited, default-ulimits.stack=64MiB", nil},
 		{"shm", func(t *testing.T, r string) {
 			edit(t, r, "etc/fstab", "size=50%", "size=64M")
 		}, "fstab=size=64M", "fstab=size=50%", nil},
@@ -208,7 +208,7 @@ func TestVerifyDriftMatrix(t *testing.T) {
 		}, "args=iommu=on", "args=iommu=pt", nil},
 		{"limits", func(t *testing.T, r string) {
 			edit(t, r, "etc/security/limits.d/90-gpuform.conf", "memlock unlimited", "memlock 65536")
-		}, "memlock=65536", "memlock=unlimited", nil},
+		}, "memlock=64MiB", "memlock=unlimited", nil},
 		{"cpu_governor", func(t *testing.T, r string) {
 			edit(t, r, "sys/devices/system/cpu/cpu7/cpufreq/scaling_governor", "performance", "powersave")
 		}, "governor=performance,powersave", "governor=performance", nil},

@@ -37,7 +37,7 @@ func TestVerifyXid79RemedyThroughCLI(t *testing.T) {
 	}
 	for _, want := range []string{
 		"FAIL   kernel.xid",
-		"Xid 79 at PCI:0000:9d:00",
+		"Xid 79 at 00000000:9D:00.0",
 		"what it means: GPU has fallen off the bus and is not responding to commands [Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS)]",
 		"what to do:    drain and reboot the node [reboot] (NVIDIA: RESTART_BM; catalogue status confirmed)",
 		"FAIL   nvml.gpu_count",

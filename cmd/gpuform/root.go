@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -64,8 +65,26 @@ func (s Streams) Color(w io.Writer) bool {
 	if v, _ := lookupEnv(s.Environ, "NO_COLOR"); v != "" {
 		return false
 	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return s.IsTerminal(w)
+}
+
+// Width is the width in columns of the terminal w writes to: what a
+// writer that stands in for a terminal says (tests: TermWidth), the
+// terminal's own size, else $COLUMNS; 0 when none is known, and the view
+// picks its default.
+func (s Streams) Width(w io.Writer) int {
+	if t, ok := w.(interface{ TermWidth() int }); ok {
+		return t.TermWidth()
+	}
+	if f, ok := w.(*os.File); ok {
+		if c, _, err := term.GetSize(int(f.Fd())); err == nil && c > 0 {
+			return c
+		}
+	}
+	if c, err := strconv.Atoi(s.Getenv("COLUMNS")); err == nil && c > 0 {
+		return c
+	}
+	return 0
 }
 
 // IsTerminal reports whether w is a terminal (for live progress lines). A

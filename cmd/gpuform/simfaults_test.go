@@ -88,7 +88,7 @@ func TestVerifyShippedDegradedNodeFails(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("graph: exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "! GPU5 (0000:c3:00.0): PCIe link trained at Gen5 x8, below its maximum Gen5 x16; a narrower link is not idle power saving") {
+	if !strings.Contains(out, "! GPU5 (00000000:C3:00.0): PCIe link trained at Gen5 x8, below its maximum Gen5 x16; a narrower link is not idle power saving") {
 		t.Errorf("graph does not mark GPU 5's width:\n%s", out)
 	}
 	if strings.Contains(out, "! GPU3") {
@@ -106,13 +106,13 @@ func TestVerifyLostGPUByBusID(t *testing.T) {
 	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
 	checks := verifyChecks(t, env, hgxSpec(t, "sim://hgx-h100-xid79", ""))
-	if c := checks["nvml.gpu_count"]; c.Status != "fail" || !strings.Contains(c.Message, "missing: gpu4 (0000:9d:00.0)") {
+	if c := checks["nvml.gpu_count"]; c.Status != "fail" || !strings.Contains(c.Message, "missing: gpu4 (00000000:9D:00.0)") {
 		t.Errorf("nvml.gpu_count: %+v", c)
 	}
-	if c := checks["kernel.xid"]; c.Status != "fail" || !strings.Contains(c.Observed, "PCI:0000:9d:00") {
+	if c := checks["kernel.xid"]; c.Status != "fail" || !strings.Contains(c.Observed, "Xid 79 at 00000000:9D:00.0") {
 		t.Errorf("kernel.xid: %+v", c)
 	}
-	if c := checks["nvml.gpu_nic[gpu4]"]; c.Status != "skip" || !strings.Contains(c.Message, "not run: gpu4 (0000:9d:00.0) is not enumerated by NVML") {
+	if c := checks["nvml.gpu_nic[gpu4]"]; c.Status != "skip" || !strings.Contains(c.Message, "not run: gpu4 (00000000:9D:00.0) is not enumerated by NVML") {
 		t.Errorf("nvml.gpu_nic[gpu4]: %+v", c)
 	}
 	for _, id := range []string{"nvml.gpu_nic[gpu5]", "nvml.gpu_nic[gpu6]", "nvml.gpu_nic[gpu7]"} {

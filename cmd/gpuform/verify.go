@@ -57,6 +57,16 @@ type verifyArguments struct {
 	// Processes judges the CPU and NIC binding of every GPU process.
 	Processes bool
 
+	// SlurmProlog gates a job's start as Slurm's Prolog= (with --local):
+	// the quick tier; a node that fails is drained with the failed check
+	// as the reason and the exit status is non-zero, so Slurm requeues
+	// the job; silent when the node passes (slurmgate.go).
+	SlurmProlog bool
+	// SlurmEpilog is the gate after a job, as Slurm's Epilog= (with
+	// --local): the probe tier, judging the Xids logged since the job
+	// started.
+	SlurmEpilog bool
+
 	tier string
 	// json is -json, the same as -format json.
 	json bool
@@ -81,6 +91,8 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("mock-fault")
 	fs.StringArrayVar(&a.MockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
 	_ = fs.MarkHidden("mock-fault-once")
+	fs.BoolVar(&a.SlurmProlog, "slurm-prolog", false, "with --local, gate a job's start as Slurm's Prolog: the quick tier; when the node fails, drain it with the failed check as the reason and exit 2, so Slurm requeues the job; silent when it passes")
+	fs.BoolVar(&a.SlurmEpilog, "slurm-epilog", false, "with --local, as Slurm's Epilog: the probe tier, judging the Xids logged since the job started; when the node fails, drain it with the reason and exit 2")
 	fs.BoolVar(&a.SlurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 }
 
@@ -109,6 +121,9 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 		case a.SlurmDrain:
 			return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 		}
+	}
+	if err := a.finishGate(fs, &tier); err != nil {
+		return err
 	}
 	if (len(a.MockFaults) > 0 || len(a.MockFaultsOnce) > 0) && a.MockNVML == "" {
 		return fmt.Errorf("-mock-fault works only with -mock-nvml")
@@ -192,6 +207,16 @@ stderr, a node Comment). When nothing calls for a drain it resumes the
 node only when health mode drained it; apply's, an admin's and any other
 drain are never touched.
 
+With -slurm-prolog it is Slurm's Prolog= (PrologFlags=Alloc), a gate before
+each job: the quick tier; a node that passes prints nothing and makes no
+Slurm call; one that fails is judged as health mode judges it, drained
+with Reason="gpuform: health: prolog job <id>: <check>: …" behind the
+circuit breaker and exits 2, so Slurm requeues the job. -slurm-epilog is
+its Epilog=: the probe tier, judging the Xids logged since the job started.
+Both fit into slurm.conf's PrologEpilogTimeout; a health check never lifts
+their drains. Their exit status is the gate's: 0 the job may start, 2 the
+node failed, 1 gpuform could not judge (Slurm then drains the node itself).
+
 Exit status: 0 every host passed; 2 a host did not (a check failed or
 errored, or one its tier needed was not run; an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
@@ -216,6 +241,14 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 // report is the model; v renders it and everything shown on the way, and
 // runVerify maps the report onto the exit code.
 func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView) error {
+	var gate *gateRun
+	if g := a.gate(); g != "" {
+		// What slurmd gives a gate is checked before anything runs.
+		var err error
+		if gate, err = newGateRun(s, g, time.Now()); err != nil {
+			return err
+		}
+	}
 	cfg, diags := a.Spec.loadPinned(s, a.Dir)
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return err
@@ -270,6 +303,12 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 		return err
 	}
 	opts.ValidFor = validFor(targets)
+	if gate != nil {
+		if err := gate.fit(ctx, s, &opts); err != nil {
+			return err
+		}
+		return runGate(ctx, s, a, v, gate, targets, opts, copts)
+	}
 	started := time.Now()
 	doc := runner.Run(ctx, targets, opts)
 	if err := v.Report(doc, time.Since(started)); err != nil {

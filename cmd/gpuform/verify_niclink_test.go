@@ -102,10 +102,10 @@ func TestVerifyNICLinkPerRail(t *testing.T) {
 	}
 	want := map[string]map[string]string{
 		healthy:  {},
-		down:     {"nic.link[mlx5_0]": "mlx5_0 port 1 (0000:18:00.0): port state DOWN, physical state Polling: no link partner"},
-		edr:      {"nic.link[mlx5_4]": "mlx5_4 port 1 (0000:4f:00.0): rate 100 Gb/sec (4X EDR), below the 400 Gb/s the hardware declares"},
-		slownic:  {"nic.link[mlx5_5]": "mlx5_5 port 1 (0000:5e:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s"},
-		degraded: {"nic.link[mlx5_3]": "mlx5_3 port 1 (0000:40:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s"},
+		down:     {"nic.link[mlx5_0]": "mlx5_0 port 1 (00000000:18:00.0): port state DOWN, physical state Polling: no link partner"},
+		edr:      {"nic.link[mlx5_4]": "mlx5_4 port 1 (00000000:4F:00.0): rate 100 Gb/sec (4X EDR), below the 400 Gb/s the hardware declares"},
+		slownic:  {"nic.link[mlx5_5]": "mlx5_5 port 1 (00000000:5E:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s"},
+		degraded: {"nic.link[mlx5_3]": "mlx5_3 port 1 (00000000:40:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s"},
 	}
 	for host, checks := range want {
 		if len(failing[host]) != len(checks) {

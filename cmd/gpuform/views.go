@@ -112,7 +112,7 @@ type applyHuman struct {
 }
 
 func (v *applyHuman) Plan(p *plan.Plan) error {
-	v.progress = apply.NewProgress(v.s.Err, apply.ProgressOptions{Live: v.live, Hosts: len(p.Hosts)})
+	v.progress = apply.NewProgress(v.s.Err, apply.ProgressOptions{Live: v.live, Hosts: len(p.Hosts), Width: v.s.Width(v.s.Err), Color: v.s.Color(v.s.Err)})
 	return plan.RenderText(v.s.Out, p, plan.RenderOptions{Color: v.s.Color(v.s.Out)})
 }
 
@@ -136,7 +136,7 @@ func (v *applyHuman) Report(rep *apply.Report, noChanges bool) error {
 	if v.progress != nil {
 		v.progress.Finish()
 	}
-	apply.RenderText(v.s.Out, rep)
+	apply.RenderText(v.s.Out, rep, apply.TextOptions{Color: v.s.Color(v.s.Out)})
 	return nil
 }
 

@@ -54,6 +54,10 @@ type HostResult struct {
 	Status Status `json:"status"`
 	// Error says why the host failed or was skipped.
 	Error string `json:"error,omitempty"`
+	// Resources counts the resources whose every step ran, in the plan's
+	// units ("Plan: 6 to add, 3 to change"). A field added to the 2.x
+	// format.
+	Resources ResourceCounts `json:"resources"`
 	// StepsRun counts the steps that ran to completion.
 	StepsRun int `json:"steps_run"`
 	// StepsPlanned counts the steps the plan had for the host.
@@ -68,6 +72,31 @@ type HostResult struct {
 	// Elapsed is how long apply spent on the host (the recap's time
 	// column); zero for a host it never started.
 	Elapsed time.Duration `json:"-"`
+}
+
+// ResourceCounts are resources by what apply did to them, the units of
+// the plan's summary line.
+type ResourceCounts struct {
+	Added     int `json:"added"`
+	Changed   int `json:"changed"`
+	Destroyed int `json:"destroyed"`
+}
+
+func (c *ResourceCounts) count(a resource.Action) {
+	switch a {
+	case resource.Create:
+		c.Added++
+	case resource.Update:
+		c.Changed++
+	case resource.Delete:
+		c.Destroyed++
+	}
+}
+
+func (c *ResourceCounts) add(o ResourceCounts) {
+	c.Added += o.Added
+	c.Changed += o.Changed
+	c.Destroyed += o.Destroyed
 }
 
 // OK reports whether the host counts as converged for the exit code.
@@ -501,6 +530,9 @@ func runSteps(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.
 			}
 			r.StepsRun++
 		}
+		// Every step of the resource ran: it counts as added, changed
+		// or destroyed, as the plan counted it.
+		r.Resources.count(rc.Action)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/palette"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -20,23 +21,63 @@ func RenderJSON(w io.Writer, rep *Report) error {
 	return enc.Encode(rep)
 }
 
+// TextOptions tune the human recap.
+type TextOptions struct {
+	// Color paints failures and the verdict in gpuform's palette
+	// (internal/palette); the CLI sets it only on a terminal without
+	// NO_COLOR.
+	Color bool
+}
+
 // RenderText writes the recap, one row per host as Ansible's PLAY RECAP
-// (host | changed | rebooted | failed | time | result), and one summary line
-// that counts hosts by outcome, naming only the outcomes that occurred.
-func RenderText(w io.Writer, rep *Report) {
+// (host | resources added, changed, destroyed | steps | rebooted | failed
+// | time | result), then Terraform's verdict in the plan's units
+// ("Apply complete! Resources: 6 added, 3 changed, 0 destroyed.") and one
+// line that counts hosts by outcome, naming only the outcomes that
+// occurred.
+func RenderText(w io.Writer, rep *Report, opts TextOptions) {
+	pal := palette.New(opts.Color)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Apply recap:")
+	fmt.Fprintln(w, pal.Bold("Apply recap:"))
+	// The result is the last column, which tabwriter does not pad, so its
+	// colour codes shift no column.
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  HOST\tCHANGED\tREBOOTED\tFAILED\tTIME\tRESULT")
+	fmt.Fprintln(tw, "  HOST\tADDED\tCHANGED\tDESTROYED\tSTEPS\tREBOOTED\tFAILED\tTIME\tRESULT")
 	for _, h := range rep.Hosts {
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\n", h.Host, h.StepsRun, yesNo(h.Status == Rebooted), yesNo(h.Status == Failed),
-			elapsedText(h), transport.HostText(resultText(h)))
+		result := transport.HostText(resultText(h))
+		switch h.Status {
+		case Failed:
+			result = pal.Fail(result)
+		case Skipped:
+			result = pal.Paint(palette.Caution, result)
+		case RebootPending:
+			result = pal.Paint(palette.Reboot, result)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", h.Host, h.Resources.Added, h.Resources.Changed, h.Resources.Destroyed,
+			stepsText(h), yesNo(h.Status == Rebooted), yesNo(h.Status == Failed), elapsedText(h), result)
 	}
 	tw.Flush()
 	if rep.Stopped != "" {
-		fmt.Fprintf(w, "\nStopped early: %s.\n", rep.Stopped)
+		fmt.Fprintf(w, "\n%s %s.\n", pal.Fail("Stopped early:"), rep.Stopped)
 	}
-	fmt.Fprintf(w, "\nApply finished on %s.\n", outcomeText(rep))
+	sum := rep.Summary()
+	res := fmt.Sprintf("Resources: %d added, %d changed, %d destroyed", sum.Resources.Added, sum.Resources.Changed, sum.Resources.Destroyed)
+	steps := fmt.Sprintf("%d %s run", sum.Steps, plural(sum.Steps, "step", "steps"))
+	if rep.Converged() {
+		fmt.Fprintf(w, "\n%s %s (%s).\n", pal.Paint(palette.Success, "Apply complete!"), res, steps)
+	} else {
+		fmt.Fprintf(w, "\n%s %s (%s) before it stopped.\n", pal.Fail("Apply failed!"), res, steps)
+	}
+	fmt.Fprintf(w, "Apply finished on %s.\n", outcomeText(rep))
+}
+
+// stepsText is the steps that ran of those planned ("12/12"); "-" for a
+// host with none planned.
+func stepsText(h HostResult) string {
+	if h.StepsPlanned == 0 && h.StepsRun == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", h.StepsRun, h.StepsPlanned)
 }
 
 // outcomeText counts hosts by outcome: "1 host: 1 rebooted",
@@ -112,6 +153,9 @@ func resultText(h HostResult) string {
 	return string(h.Status) + ": " + detail
 }
 
+// DefaultWidth is the live line's width when the terminal's is not known.
+const DefaultWidth = 80
+
 // ProgressOptions tune a Progress.
 type ProgressOptions struct {
 	// Live keeps one progress line, rewritten in place, instead of a line
@@ -120,8 +164,11 @@ type ProgressOptions struct {
 	Live bool
 	// Hosts is how many hosts apply will walk (the "of N").
 	Hosts int
-	// Width bounds the live line (the terminal's width); 0 means 100.
+	// Width bounds the live line: the terminal's width, which the CLI
+	// reads (Streams.Width); 0 means 80, a terminal's default.
 	Width int
+	// Color paints a host's failure line red (internal/palette).
+	Color bool
 	// Now returns the current time (tests pin it); default time.Now.
 	Now func() time.Time
 }
@@ -153,8 +200,9 @@ func NewProgress(w io.Writer, opts ProgressOptions) *Progress {
 		opts.Now = time.Now
 	}
 	if opts.Width <= 0 {
-		opts.Width = 100
+		opts.Width = DefaultWidth
 	}
+	opts.Width = max(opts.Width, 20)
 	return &Progress{w: w, opts: opts, running: map[string]*hostProgress{}}
 }
 
@@ -173,6 +221,9 @@ func (p *Progress) Event(e Event) {
 		h.step = msg
 	} else {
 		p.running[e.Host] = &hostProgress{start: p.opts.Now(), step: msg}
+	}
+	if e.Done && e.Status == Failed {
+		msg = palette.New(p.opts.Color).Fail(msg)
 	}
 	if !p.opts.Live {
 		fmt.Fprintf(p.w, "%s: %s\n", e.Host, msg)
@@ -213,8 +264,11 @@ func (p *Progress) draw() {
 	if slowest != "" {
 		line += fmt.Sprintf("; slowest %s (%s): %s", slowest, durationText(p.opts.Now().Sub(first)), p.running[slowest].step)
 	}
-	if r := []rune(line); len(r) > p.opts.Width {
-		line = string(r[:p.opts.Width-1]) + "…"
+	// One column short of the width: a line that fills the last column
+	// makes many terminals wrap, and the next \r would then rewrite only
+	// the wrapped part.
+	if r := []rune(line); len(r) > p.opts.Width-1 {
+		line = string(r[:p.opts.Width-2]) + "…"
 	}
 	io.WriteString(p.w, "\r\x1b[K"+line)
 	p.shown = true

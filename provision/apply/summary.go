@@ -18,12 +18,23 @@ type Summary struct {
 	Skipped       int `json:"skipped"`
 	// Converged is true when every host converged: apply exits 0 then.
 	Converged bool `json:"converged"`
+	// Resources totals the hosts' resources added, changed and destroyed
+	// (the recap's "Apply complete! Resources: …"). A field added to the
+	// 2.x format.
+	Resources ResourceCounts `json:"resources"`
+	// Steps totals the steps that ran on every host.
+	Steps int `json:"steps"`
 }
 
 // Summary counts the report's hosts per status.
 func (r *Report) Summary() Summary {
-	return Summary{Hosts: len(r.Hosts), Succeeded: r.Count(Succeeded), RebootPending: r.Count(RebootPending),
+	s := Summary{Hosts: len(r.Hosts), Succeeded: r.Count(Succeeded), RebootPending: r.Count(RebootPending),
 		Rebooted: r.Count(Rebooted), Failed: r.Count(Failed), Skipped: r.Count(Skipped), Converged: r.Converged()}
+	for _, h := range r.Hosts {
+		s.Resources.add(h.Resources)
+		s.Steps += h.StepsRun
+	}
+	return s
 }
 
 // MarshalJSON writes the report with its summary object after the hosts.

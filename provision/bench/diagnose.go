@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/spelling"
 )
 
 // ScalingOK is the scaling efficiency below which a curve is said to
@@ -120,13 +122,13 @@ func findingFor(info HostInfo, all []Measurement, m Measurement) Finding {
 		switch {
 		case g != nil && g.Width > 0 && g.MaxWidth > 0 && g.Width < g.MaxWidth:
 			f.Message = what + fmt.Sprintf("; its PCIe link trained at x%d of x%d", g.Width, g.MaxWidth)
-			f.Fix = fmt.Sprintf("GPU %d (%s) trained its PCIe link at x%d of its x%d: reseat the GPU or check its slot, riser and cable; verify { nvml { min_pcie_width = %d } } fails such a host", g.Index, g.Address, g.Width, g.MaxWidth, g.MaxWidth)
+			f.Fix = fmt.Sprintf("GPU %d (%s) trained its PCIe link at x%d of its x%d: reseat the GPU or check its slot, riser and cable; verify { nvml { min_pcie_width = %d } } fails such a host", g.Index, spelling.BusID(g.Address), g.Width, g.MaxWidth, g.MaxWidth)
 		case g != nil && g.MaxGen > 0 && g.Gen > 0 && g.Gen < g.MaxGen:
 			// sysfs was read when the host was probed, when an idle GPU
 			// has lowered its generation to save power: the low
 			// generation is a lead only because the copy was slow too.
 			f.Message = what + fmt.Sprintf("; its PCIe link read Gen%d of Gen%d when probed", g.Gen, g.MaxGen)
-			f.Fix = fmt.Sprintf("GPU %d (%s) copies slowly and its PCIe link read Gen%d of Gen%d when probed (an idle GPU lowers its generation, so read it under load: nvidia-smi -q -d PCIE during a copy); if it stays below Gen%d, check the slot and BIOS PCIe settings; verify { nvml { min_pcie_gen = %d } } fails such a host", g.Index, g.Address, g.Gen, g.MaxGen, g.MaxGen, g.MaxGen)
+			f.Fix = fmt.Sprintf("GPU %d (%s) copies slowly and its PCIe link read Gen%d of Gen%d when probed (an idle GPU lowers its generation, so read it under load: nvidia-smi -q -d PCIE during a copy); if it stays below Gen%d, check the slot and BIOS PCIe settings; verify { nvml { min_pcie_gen = %d } } fails such a host", g.Index, spelling.BusID(g.Address), g.Gen, g.MaxGen, g.MaxGen, g.MaxGen)
 		case g != nil && strings.Contains(m.Test, "the spec's bind"):
 			f.Message = what + fmt.Sprintf("; the spec binds it to NUMA node %d, sysfs puts it on node %d", info.SpecBind[g.Index], g.NUMA)
 			dir, _, _ := strings.Cut(m.Test, " (")

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/spelling"
+
 	"github.com/gpuform/gpuform/internal/cpulist"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
@@ -193,7 +195,7 @@ func (g GPU) Env() []string {
 func (g GPU) String() string {
 	s := fmt.Sprintf("GPU %d", g.Index)
 	if g.PCI != "" {
-		s += " (" + g.PCI + ")"
+		s += " (" + spelling.BusID(g.PCI) + ")"
 	}
 	var parts []string
 	if g.NUMA == Unbound {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/spelling"
+
 	"github.com/gpuform/gpuform/internal/hostrange"
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -211,14 +213,18 @@ func renderHost(w io.Writer, r HostFacts) {
 	row("numa nodes", fmt.Sprint(len(n.NUMA)))
 	row("pci", fmt.Sprintf("%d GPU(s), %d NVSwitch(es), %d NIC(s), %d RDMA device(s)", len(n.NVIDIAGPUs()), len(n.NVSwitches()), len(n.NICs()), len(n.RDMA)))
 	for _, d := range n.Displays() {
-		row("display", d.Address+" vendor "+d.Vendor+" device "+d.Device+" (not a GPU: a BMC or on-board VGA)")
+		row("display", spelling.BusID(d.Address)+" vendor "+d.Vendor+" device "+d.Device+" (not a GPU: a BMC or on-board VGA)")
 	}
 	if n.Shm.Mounted {
 		row("/dev/shm", humanBytes(n.Shm.SizeBytes))
 	}
 	if n.Docker.Present {
 		row("docker runtime", n.Docker.DefaultRuntime())
-		row("docker shm", n.Docker.ShmSize())
+		shm := n.Docker.ShmSize()
+		if t, ok := spelling.Size(shm, 0); ok {
+			shm = t // "64m" as the spec writes it: 64MiB
+		}
+		row("docker shm", shm)
 	}
 	var pkgs []string
 	for name, p := range n.Packages.Installed {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/spelling"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/niclink"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -98,7 +99,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			}
 			if !seen[id] {
 				seen[id] = true
-				t.Boxes = append(t.Boxes, Box{ID: id, Kind: kind, Label: label, Detail: []string{shortAddr(addr)}, Parent: parent})
+				t.Boxes = append(t.Boxes, Box{ID: id, Kind: kind, Label: label, Detail: []string{spelling.BusID(addr)}, Parent: parent})
 			}
 			parent = id
 			i += step
@@ -118,10 +119,11 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		if model == "" {
 			model = pciName(d.Vendor, d.Device)
 		}
-		b := Box{ID: gpuID(idx), Kind: KindGPU, Label: fmt.Sprintf("GPU%d", idx), Address: d.Address, Detail: []string{model, d.Address}, Parent: parent, Link: pcieLink(d)}
+		b := Box{ID: gpuID(idx), Kind: KindGPU, Label: fmt.Sprintf("GPU%d", idx), Address: d.Address, Detail: []string{model, spelling.BusID(d.Address)}, Parent: parent, Link: pcieLink(d)}
 		t.Boxes = append(t.Boxes, b)
 		gpus = append(gpus, endpoint{id: b.ID, name: b.Label, parents: d.Parents, numa: d.NUMANode})
 	}
+	peerRates := fastestPorts(n)
 	for _, d := range n.NICs() {
 		parent := addBridges(d)
 		name := d.Address
@@ -135,15 +137,19 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		if len(d.RDMADevs) > 0 && len(d.NetDevs) > 0 {
 			detail = append(detail, strings.Join(d.NetDevs, ", "))
 		}
-		detail = append(detail, pciName(d.Vendor, d.Device), d.Address)
+		detail = append(detail, pciName(d.Vendor, d.Device), spelling.BusID(d.Address))
+		var noted []string
 		for _, r := range d.RDMADevs {
 			if rd, ok := n.RDMADevice(r); ok {
 				for _, p := range rd.Ports {
 					detail = append(detail, portText(p))
+					if portNoted(p, peerRates) {
+						noted = append(noted, portText(p))
+					}
 				}
 			}
 		}
-		b := Box{ID: nicID(name), Kind: KindNIC, Label: name, Address: d.Address, Detail: detail, Parent: parent, Link: pcieLink(d)}
+		b := Box{ID: nicID(name), Kind: KindNIC, Label: name, Address: d.Address, Detail: detail, Noted: noted, Parent: parent, Link: pcieLink(d)}
 		t.Boxes = append(t.Boxes, b)
 		e := endpoint{id: b.ID, name: name, parents: d.Parents, numa: d.NUMANode, rdma: len(d.RDMADevs) > 0}
 		nics = append(nics, e)
@@ -156,7 +162,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 	for i, d := range n.NVMeControllers() {
 		parent := addBridges(d)
 		t.Boxes = append(t.Boxes, Box{ID: fmt.Sprintf("nvme%d", i), Kind: KindNVMe, Label: "NVMe " + shortAddr(d.Address), Address: d.Address,
-			Detail: []string{pciName(d.Vendor, d.Device), d.Address}, Parent: parent, Link: pcieLink(d)})
+			Detail: []string{pciName(d.Vendor, d.Device), spelling.BusID(d.Address)}, Parent: parent, Link: pcieLink(d)})
 	}
 
 	// NVLink: the facts see NVSwitches on the PCI bus but not NVLink
@@ -166,7 +172,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		f := &Fabric{Label: fmt.Sprintf("NVLink · %d× NVSwitch", len(sw)), AllToAll: true}
 		var addrs []string
 		for _, d := range sw {
-			addrs = append(addrs, shortAddr(d.Address))
+			addrs = append(addrs, spelling.BusID(d.Address))
 		}
 		f.Detail = []string{strings.Join(addrs, " ")}
 		for _, g := range gpus {
@@ -202,7 +208,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			// or the slot.
 			hint = "; a narrower link is not idle power saving (that lowers the generation only): reseat the GPU or check the riser and slot"
 		}
-		t.problem(ProblemLink, b.ID, "%s (%s): PCIe link trained at %s, below its maximum %s%s", b.Label, b.Address, genWidth(b.Link.Gen, b.Link.Width), genWidth(b.Link.MaxGen, b.Link.MaxWidth), hint)
+		t.problem(ProblemLink, b.ID, "%s (%s): PCIe link trained at %s, below its maximum %s%s", b.Label, spelling.BusID(b.Address), genWidth(b.Link.Gen, b.Link.Width), genWidth(b.Link.MaxGen, b.Link.MaxWidth), hint)
 	}
 
 	missing := map[string]bool{}
@@ -221,8 +227,8 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			described++
 			if a, err := nvmlfacts.NormalizeBusID(g.PCI); err == nil && !have[a] {
 				id := "missing:gpu:" + a
-				t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindGPU, Label: fmt.Sprintf("GPU%d", g.Index), Detail: []string{hw.GPUModel, a, "not found"}, Parent: numaParent(g.NUMA), Missing: true})
-				t.problem(ProblemMissing, id, "GPU%d at %s is declared in hardware but not on the PCI bus (reseat it or check the riser; a GPU that fell off the bus needs a power cycle)", g.Index, a)
+				t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindGPU, Label: fmt.Sprintf("GPU%d", g.Index), Detail: []string{hw.GPUModel, spelling.BusID(a), "not found"}, Parent: numaParent(g.NUMA), Missing: true})
+				t.problem(ProblemMissing, id, "GPU%d at %s is declared in hardware but not on the PCI bus (reseat it or check the riser; a GPU that fell off the bus needs a power cycle)", g.Index, spelling.BusID(a))
 			}
 		}
 		if described == 0 && hw.GPUCount > len(gpus) {
@@ -239,7 +245,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			}
 			id := nicID(nic.Name)
 			missing[nic.Name] = true
-			t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindNIC, Label: nic.Name, Detail: []string{nic.PCI, "not found"}, Parent: numaParent(nic.NUMA), Missing: true})
+			t.Boxes = append(t.Boxes, Box{ID: id, Kind: KindNIC, Label: nic.Name, Detail: []string{spelling.BusID(nic.PCI), "not found"}, Parent: numaParent(nic.NUMA), Missing: true})
 			t.problem(ProblemMissing, id, "NIC %s is declared in hardware but absent (no RDMA device or netdev of that name)", nic.Name)
 		}
 	}
@@ -261,7 +267,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 						continue
 					}
 					for _, fault := range niclink.Judge(rail.Device, niclink.FromFacts(p), want) {
-						t.problem(ProblemNICLink, e.id, "%s port %d (%s): %s", rail.Device, pn, d.Address, fault)
+						t.problem(ProblemNICLink, e.id, "%s port %d (%s): %s", rail.Device, pn, spelling.BusID(d.Address), fault)
 					}
 				}
 			}
@@ -426,6 +432,32 @@ func pcieLink(d facts.PCIDevice) *Link {
 		l.MaxWidth = w
 	}
 	return l
+}
+
+// fastestPorts is the highest rate, in Gb/s, of the node's active RDMA
+// ports of each link layer: what a port of that layer should run at,
+// as bench expects it.
+func fastestPorts(n *facts.Node) map[string]float64 {
+	out := map[string]float64{}
+	for _, d := range n.RDMA {
+		for _, p := range d.Ports {
+			l := niclink.FromFacts(p)
+			if l.State == "ACTIVE" && l.RateGbps > out[l.LinkLayer] {
+				out[l.LinkLayer] = l.RateGbps
+			}
+		}
+	}
+	return out
+}
+
+// portNoted reports a port the picture draws in red: not active, or
+// slower than the node's fastest active port of its link layer.
+func portNoted(p facts.RDMAPort, fastest map[string]float64) bool {
+	l := niclink.FromFacts(p)
+	if l.State != "" && l.State != "ACTIVE" {
+		return true
+	}
+	return l.RateGbps > 0 && l.RateGbps < fastest[l.LinkLayer]
 }
 
 func portText(p facts.RDMAPort) string {

@@ -72,8 +72,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// render writes both formats of one picture, checks them against their
-// golden files, and has Graphviz parse and lay out the DOT.
+// render writes text, DOT and SVG of one picture, checks them against
+// their golden files, has Graphviz parse and lay out the DOT, and checks
+// that the SVG fits a 1600 × 1000 screen with no text under 11 px and no
+// two texts overlapping.
 func render(t *testing.T, name string, p Picture) (text, dot string) {
 	t.Helper()
 	var tb, db bytes.Buffer
@@ -86,6 +88,12 @@ func render(t *testing.T, name string, p Picture) (text, dot string) {
 	golden(t, name+".txt", tb.Bytes())
 	golden(t, name+".dot", db.Bytes())
 	renders(t, db.Bytes())
+	var sb bytes.Buffer
+	if err := WriteSVG(&sb, []Picture{p}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".svg", sb.Bytes())
+	checkPictures(t, sb.Bytes())
 	return tb.String(), db.String()
 }
 
@@ -245,7 +253,7 @@ func TestDOTEscaping(t *testing.T) {
 	// that carry the host's names: each name verbatim, the CPU model's
 	// newline a line break and nothing else an escape. l40s-rocky9 has two
 	// sockets and its first Ethernet port is the ConnectX-7 (15b3:1021)
-	// at 0000:21:00.0.
+	// at 0000:21:00.0, drawn as nvidia-smi writes it.
 	evilCPU := `Evil "CPU" \N \l`
 	want := map[string][]string{
 		"cluster_p0":  {`host"1`, "2× " + evilCPU, "next (from facts)"},
@@ -253,7 +261,7 @@ func TestDOTEscaping(t *testing.T) {
 		"p0/socket:1": {"CPU socket 1", evilCPU, "next"},
 		// A node's name is kept as DOT wrote it (DOT unquotes only \"),
 		// its label is drawn with the one backslash the port's name has.
-		`p0/nic:eth"0\\`: {`eth"0\`, "ConnectX-7", "0000:21:00.0"},
+		`p0/nic:eth"0\\`: {`eth"0\`, "ConnectX-7", "00000000:21:00.0"},
 	}
 	drawn := dotObjects(t, b.Bytes())
 	got := map[string][]string{}
@@ -353,6 +361,19 @@ func TestGroup(t *testing.T) {
 	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, got); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
 	}
+	// Drawn, each group is a picture of its own, one under the other,
+	// each fitting the screen by itself (not 3,644 pt wide for two).
+	var b bytes.Buffer
+	if err := WriteSVG(&b, pics); err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	for _, p := range checkPictures(t, b.Bytes()) {
+		heads = append(heads, p.Texts[0].Text)
+	}
+	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, heads); diff != "" {
+		t.Errorf("pictures of the SVG, by heading (-want +got):\n%s", diff)
+	}
 }
 
 // TestEmptyNode: facts with nothing in them (a VM, an unreadable sysfs)
@@ -405,7 +426,7 @@ func TestRails(t *testing.T) {
 		{"capped", capped, nil},
 		{"gen4-in-gen5-slot", slow, []Problem{{Kind: ProblemLink, Box: "nic:mlx5_0"}}},
 		{"slownic", factsRoot(t, "hgx-h100-slownic"), []Problem{{Kind: ProblemNICLink, Box: "nic:mlx5_5",
-			Text: "mlx5_5 port 1 (0000:5e:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s the hardware declares: a degraded cable or transceiver, or a switch port set to a lower speed (reseat or replace the cable or transceiver; check the switch port; `ibstat mlx5_5` shows the rate, `mlxlink -d mlx5_5 -m` the cable)"}}},
+			Text: "mlx5_5 port 1 (00000000:5E:00.0): rate 200 Gb/sec (4X HDR), below the 400 Gb/s the hardware declares: a degraded cable or transceiver, or a switch port set to a lower speed (reseat or replace the cable or transceiver; check the switch port; `ibstat mlx5_5` shows the rate, `mlxlink -d mlx5_5 -m` the cable)"}}},
 		// GPU 3 idles at Gen1 (power saving, not marked); GPU 5 is at x8.
 		{"degraded", factsRoot(t, "hgx-h100-degraded"), []Problem{{Kind: ProblemLink, Box: "gpu:5"}, {Kind: ProblemNICLink, Box: "nic:mlx5_3"}}},
 		{"down", down, []Problem{{Kind: ProblemNICLink, Box: "nic:mlx5_9"}}},

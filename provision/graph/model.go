@@ -51,6 +51,12 @@ type Box struct {
 	Address string
 	// Detail are further lines (model, address, link, rate).
 	Detail []string
+	// Noted are the lines of Detail the picture draws in red although no
+	// Problem concerns them: a NIC port down, or slower than the node's
+	// other ports of its link layer. Only the rails a spec names are
+	// judged (provision/niclink); any other port's state is shown, and
+	// the picture's legend says it was not judged.
+	Noted []string
 	// Parent is the ID of the box above it in the tree; "" for a socket.
 	Parent string
 	// Link is the PCIe link to its parent, nil when not known.
@@ -106,6 +112,9 @@ type Fabric struct {
 	// AllToAll is true when every member reaches every other directly
 	// (NVSwitch), so the matrix shows NV between each pair.
 	AllToAll bool
+	// Links is how many bonded NVLinks join each member to the fabric
+	// (SetNVLinks); 0 when not known.
+	Links int
 }
 
 // Pair is a GPU and the NIC its traffic leaves by.
@@ -172,7 +181,8 @@ type Matrix struct {
 	Names []string
 	// Boxes are the box IDs of the rows.
 	Boxes []string
-	// Cells[i][j] is "X", "NV", or a level (PIX … SYS).
+	// Cells[i][j] is "X", "NV18" (NV and the bonded NVLinks, "NV" when
+	// their number is not known), or a level (PIX … SYS).
 	Cells [][]string
 	// NUMA is each row's NUMA node, -1 when unknown.
 	NUMA []int
@@ -188,6 +198,16 @@ func (t *Topology) box(id string) *Box {
 		}
 	}
 	return nil
+}
+
+// hasProblem reports whether a problem of kind concerns box id.
+func (t *Topology) hasProblem(id string, kind ProblemKind) bool {
+	for _, p := range t.Problems {
+		if p.Box == id && p.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // problem records p and marks its box.
@@ -238,4 +258,22 @@ func socketOf(i, nodes, sockets int) int {
 		return 0
 	}
 	return i * sockets / nodes
+}
+
+// SetNVLinks records that each GPU of the NVSwitch fabric is joined to it
+// by links bonded NVLinks (18 on H100 SXM: the knowledge base's GPU model
+// says), so the matrix writes "NV18" where nvidia-smi topo -m does rather
+// than a bare "NV". links <= 0 (not known) leaves "NV".
+func (t *Topology) SetNVLinks(links int) {
+	if t.Fabric == nil || !t.Fabric.AllToAll || links <= 0 {
+		return
+	}
+	t.Fabric.Links = links
+	for _, row := range t.Matrix.Cells {
+		for j, c := range row {
+			if c == "NV" {
+				row[j] = fmt.Sprintf("NV%d", links)
+			}
+		}
+	}
 }

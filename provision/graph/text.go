@@ -7,7 +7,7 @@ import (
 )
 
 // legend is nvidia-smi topo -m's legend, shortened.
-const legend = "X self · NV NVLink · PIX one PCIe switch · PXB several PCIe bridges · PHB a host bridge · NODE host bridges in one NUMA node · SYS across sockets"
+const legend = "X self · NV# NVLink (# bonded links) · PIX one PCIe switch · PXB several PCIe bridges · PHB a host bridge · NODE host bridges in one NUMA node · SYS across sockets"
 
 // WriteText writes each picture as a header, a `nvidia-smi topo -m`-style
 // matrix of GPUs and NICs, the tree from CPU sockets down to the devices,

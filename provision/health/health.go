@@ -229,7 +229,7 @@ func isXidCheck(id string) bool {
 }
 
 // reason is "<check>: <action>: <message>", e.g. "kernel.xid: reboot:
-// Xid 79 at PCI:0000:9d:00 — GPU has fallen off the bus …".
+// Xid 79 at 00000000:9D:00.0 — GPU has fallen off the bus …".
 func reason(c verify.CheckResult, act kb.Action) string {
 	msg := c.Message
 	if msg == "" {

@@ -47,7 +47,7 @@ node "n" {
 		drain  bool
 		reason string
 	}{
-		{"rail down", host("1: DOWN", "2: Polling"), true, "nic.link[mlx5_5]: inspect: mlx5_5 port 1 (0000:5e:00.0): port state DOWN, physical state Polling: no link partner"},
+		{"rail down", host("1: DOWN", "2: Polling"), true, "nic.link[mlx5_5]: inspect: mlx5_5 port 1 (00000000:5E:00.0): port state DOWN, physical state Polling: no link partner"},
 		{"rail up, storage port down", host("4: ACTIVE", "5: LinkUp"), false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/palette"
+	"github.com/gpuform/gpuform/internal/spelling"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -18,35 +20,31 @@ type RenderOptions struct {
 	Color bool
 }
 
-type painter struct{ on bool }
+// painter colours the plan in gpuform's one palette (internal/palette).
+type painter struct{ palette.Palette }
 
-func (p painter) paint(code, s string) string {
-	if !p.on || s == "" {
-		return s
-	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
+func (p painter) paint(r palette.Role, s string) string { return p.Paint(r, s) }
 
 func (p painter) action(a resource.Action, s string) string {
 	switch a {
 	case resource.Create:
-		return p.paint("32", s)
+		return p.paint(palette.Pass, s)
 	case resource.Update:
-		return p.paint("33", s)
+		return p.paint(palette.Change, s)
 	case resource.Delete:
-		return p.paint("31", s)
+		return p.paint(palette.Destroy, s)
 	}
 	return s
 }
 
-func (p painter) bold(s string) string { return p.paint("1", s) }
+func (p painter) bold(s string) string { return p.paint(palette.Bold, s) }
 
 // RenderText writes the plan the way Terraform writes one: a legend of the
 // symbols in use, then per group of hosts with identical plans each
 // resource that changes with its attributes before -> after, a summary line
 // per group, and a fleet summary.
 func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
-	pt := painter{opts.Color}
+	pt := painter{palette.New(opts.Color)}
 	var b strings.Builder
 	used := map[resource.Action]bool{}
 	for _, h := range p.Hosts {
@@ -106,11 +104,11 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		fmt.Fprintf(b, "%s (node %q, %d hosts with identical plans):\n", pt.bold("Hosts "+names), h.Node, len(g.Hosts))
 	}
 	if h.Error != "" {
-		fmt.Fprintf(b, "\n  %s %s\n\n", pt.paint("31", "Error:"), h.Error)
+		fmt.Fprintf(b, "\n  %s %s\n\n", pt.paint(palette.Fail, "Error:"), h.Error)
 		return
 	}
 	for _, w := range h.Warnings {
-		fmt.Fprintf(b, "\n  %s %s\n", pt.paint("33", "Warning:"), w)
+		fmt.Fprintf(b, "\n  %s %s\n", pt.paint(palette.Warn, "Warning:"), w)
 	}
 	renderImages(b, h, pt)
 	for _, rc := range h.ResourceChanges {
@@ -120,13 +118,13 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		}
 		note := ""
 		if rc.RebootRequired {
-			note = ", " + pt.paint("35", "reboot required")
+			note = ", " + pt.paint(palette.Reboot, "reboot required")
 		}
 		if len(rc.Restarts) > 0 {
 			note += ", restarts " + strings.Join(rc.Restarts, ", ")
 		}
 		if len(rc.Downgrades) > 0 {
-			note += ", " + pt.paint("33", "downgrades "+strings.Join(rc.Downgrades, ", "))
+			note += ", " + pt.paint(palette.Change, "downgrades "+strings.Join(rc.Downgrades, ", "))
 		}
 		where := ""
 		if rc.Path != "" {
@@ -166,12 +164,12 @@ func renderGroup(b *strings.Builder, g Group, pt painter) {
 		}
 		b.WriteString(".")
 	} else {
-		b.WriteString(pt.paint("32", "No changes."))
+		b.WriteString(pt.paint(palette.Pass, "No changes."))
 	}
 	if h.RebootRequired {
-		b.WriteString(" " + pt.paint("35", "Reboot required."))
+		b.WriteString(" " + pt.paint(palette.Reboot, "Reboot required."))
 	} else if h.RebootPending {
-		b.WriteString(" " + pt.paint("35", "Reboot pending."))
+		b.WriteString(" " + pt.paint(palette.Reboot, "Reboot pending."))
 	}
 	b.WriteString("\n\n")
 }
@@ -288,6 +286,11 @@ func sizeUnit(res, attr string) (uint64, bool) {
 	return 0, false
 }
 
+// DisplayValue is v of attr of resource res as human output shows it
+// (plan, and verify's drift check): sizes in the spec's form, anything
+// else as the resource wrote it.
+func DisplayValue(res, attr string, v Value) Value { return displayValue(res, attr, v) }
+
 // displayValue is v as the text plan shows it: sizes in binary units (see
 // sizeUnits), anything else as the resource wrote it.
 func displayValue(res, attr string, v Value) Value {
@@ -309,24 +312,8 @@ func displayValue(res, attr string, v Value) Value {
 }
 
 // sizeDisplay converts one size written in unit (0: Docker's suffixed
-// form, "16G") to binary units; ok is false for text it does not know.
-func sizeDisplay(s string, unit uint64) (string, bool) {
-	if s == "unlimited" || s == "-1" || s == "infinity" {
-		return "unlimited", true
-	}
-	if unit == 0 {
-		unit = 1
-		if i := strings.IndexAny(s, "kKmMgGtT"); i >= 0 && i == len(s)-1 {
-			unit = uint64(1) << (10 * (1 + strings.IndexByte("kmgt", strings.ToLower(s[i:])[0])))
-			s = s[:i]
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || (unit > 1 && n > (1<<64-1)/unit) {
-		return "", false
-	}
-	return spec.FormatBytes(n * unit), true
-}
+// form, "16G") to the spec's form; ok is false for text it does not know.
+func sizeDisplay(s string, unit uint64) (string, bool) { return spelling.Size(s, unit) }
 
 func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 	changed, clean, failed := 0, 0, 0
@@ -349,7 +336,7 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 		return
 	}
 	if !p.HasChanges() && failed == 0 {
-		fmt.Fprintf(b, "%s Every host matches the spec (%d %s)", pt.paint("1;32", "No changes."), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"))
+		fmt.Fprintf(b, "%s Every host matches the spec (%d %s)", pt.paint(palette.Success, "No changes."), len(p.Hosts), plural(len(p.Hosts), "host", "hosts"))
 		pending := 0
 		for _, h := range p.Hosts {
 			if h.RebootPending {
@@ -375,7 +362,7 @@ func renderFleet(b *strings.Builder, p *Plan, groups []Group, pt painter) {
 	b.WriteString(".\n")
 	if failed == len(p.Hosts) {
 		// Nothing was planned: "0 to add" would read as "nothing to do".
-		fmt.Fprintf(b, "%s no host could be planned; see the errors above.\n", pt.paint("31", "No plan:"))
+		fmt.Fprintf(b, "%s no host could be planned; see the errors above.\n", pt.paint(palette.Fail, "No plan:"))
 		return
 	}
 	fmt.Fprintf(b, "%s %d to add, %d to change, %d to destroy.\n", pt.bold("Plan:"), p.Summary.Add, p.Summary.Change, p.Summary.Destroy)
@@ -444,9 +431,9 @@ func renderSlurm(b *strings.Builder, p *Plan, pt painter) {
 // image that cannot run on the driver the host will have.
 func renderImages(b *strings.Builder, h *HostPlan, pt painter) {
 	for _, v := range h.Images {
-		label := pt.paint("33", "Warning:")
+		label := pt.paint(palette.Warn, "Warning:")
 		if v.Severity == ImageError {
-			label = pt.paint("31", "Error:")
+			label = pt.paint(palette.Fail, "Error:")
 		}
 		gpu := v.GPUClass
 		if v.GPU != "" {

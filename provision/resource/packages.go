@@ -564,7 +564,7 @@ func (r *pkgResource) installStep(remove ...string) Step {
 	if r.family != FamilyDebian {
 		return r.dnfInstallStep(remove)
 	}
-	var desc []string
+	var specs, removed []string
 	hold := ""
 	if r.set.hold {
 		hold = "hold"
@@ -576,17 +576,41 @@ func (r *pkgResource) installStep(remove ...string) Step {
 			pin = "*"
 		}
 		args = append(args, name, pin)
-		desc = append(desc, specFor(r.family, name, r.set.pins[name]))
-	}
-	if r.set.pinning != "" {
-		desc = append(desc, "with "+r.set.pinning+" if the repository has it")
+		specs = append(specs, specFor(r.family, name, r.set.pins[name]))
 	}
 	args = append(args, "--")
 	for _, name := range remove {
 		args = append(args, name)
-		desc = append(desc, "remove "+name)
+		removed = append(removed, name)
 	}
-	return scriptStep("install "+strings.Join(desc, " "), aptInstallScript, args...)
+	return scriptStep(installText(specs, r.set.pinning, removed), aptInstallScript, args...)
+}
+
+// installText says what an install step does as one clause a person
+// reads: "install nvidia-open=580.159.03-0ubuntu1 (and
+// nvidia-driver-pinning-580 where the repository offers it), removing
+// cuda-drivers-535".
+func installText(specs []string, pinning string, removed []string) string {
+	s := "install " + listText(specs)
+	if pinning != "" {
+		s += " (and " + pinning + " where the repository offers it)"
+	}
+	if len(removed) > 0 {
+		s += ", removing " + listText(removed)
+	}
+	return s
+}
+
+// listText joins names as a sentence lists them: "a", "a and b",
+// "a, b and c".
+func listText(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // specFor is the package manager's name-and-version argument.
@@ -611,14 +635,14 @@ func (r *pkgResource) dnfInstallStep(remove []string) Step {
 	}
 	args := append(append([]string{r.notOffered}, specs...), "--")
 	args = append(append(args, r.set.names...), remove...)
-	return scriptStep("install "+strings.Join(specs, " "), dnfInstallScript, args...)
+	return scriptStep(installText(specs, "", remove), dnfInstallScript, args...)
 }
 
 func (r *pkgResource) holdStep(names []string) Step {
 	if r.family == FamilyDebian {
-		return scriptStep("hold "+strings.Join(names, " "), aptHoldScript, append([]string{aptHoldsFile}, names...)...)
+		return scriptStep("hold "+listText(names), aptHoldScript, append([]string{aptHoldsFile}, names...)...)
 	}
-	return scriptStep("version-lock "+strings.Join(names, " "), dnfVersionlockScript, names...)
+	return scriptStep("version-lock "+listText(names), dnfVersionlockScript, names...)
 }
 
 func osName(n *facts.Node) string {

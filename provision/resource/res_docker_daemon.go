@@ -315,7 +315,7 @@ func (r *dockerResource) Diff(n *facts.Node) (Change, error) {
 	// step: a failed restart restores the old file.
 	desc, then := "write "+DaemonJSON, effect{}
 	if n.Unit("docker.service").Enabled != "not-found" {
-		desc, then = desc+" and restart docker.service if running", tryRestart("docker.service")
+		desc, then = desc+" and restart docker.service if it is running", tryRestart("docker.service")
 		c.Restarts = []string{"docker.service"}
 	}
 	s, err := fileWrite{desc: desc, path: DaemonJSON, content: merged, cur: currentFile(n, DaemonJSON), then: then}.step()

@@ -75,6 +75,12 @@ type CheckResult struct {
 	Observed string `json:"observed"`
 	// Expected is what the spec asked for; always present in JSON.
 	Expected string `json:"expected"`
+	// ObservedRaw and ExpectedRaw are Observed and Expected as the host's
+	// file and the resource write them ("stack=65536"), present only where
+	// the human form differs ("stack=64MiB": sizes in the spec's form). A
+	// field added to the 2.x format.
+	ObservedRaw string `json:"observed_raw,omitempty"`
+	ExpectedRaw string `json:"expected_raw,omitempty"`
 	// Message explains a failure, skip or error in words.
 	Message string `json:"message,omitempty"`
 	// GPU identifies the GPU a per-GPU check judged, for an RMA ticket or

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/gpuform/gpuform/internal/spelling"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
 )
@@ -111,9 +113,12 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 		if k.kind == kmsg.KindSXid {
 			name = "SXid"
 		}
-		s := fmt.Sprintf("%s %d at PCI:%s", name, k.code, k.pci)
+		// The kernel writes "PCI:0000:9d:00"; the report names the device
+		// as nvidia-smi does ("00000000:9D:00.0"), as every other check.
+		at := spelling.BusID(k.pci)
+		s := fmt.Sprintf("%s %d at %s", name, k.code, at)
 		if k.sub != "" {
-			s = fmt.Sprintf("%s %d %s at PCI:%s", name, k.code, k.sub, k.pci)
+			s = fmt.Sprintf("%s %d %s at %s", name, k.code, k.sub, at)
 		}
 		if count[k] > 1 {
 			s += fmt.Sprintf(" (%d times)", count[k])
@@ -136,6 +141,9 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 		}
 	}
 	r.Status, r.Observed = StatusPass, "none since boot"
+	if !lg.Since.IsZero() {
+		r.Observed = "none since " + lg.Since.UTC().Format(time.RFC3339)
+	}
 	if len(seen) > 0 {
 		r.Observed = strings.Join(seen, ", ")
 	}

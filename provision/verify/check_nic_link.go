@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/spelling"
+
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/niclink"
 )
@@ -48,7 +50,7 @@ func checkNICLink(rail niclink.Rail, want niclink.Want, f *facts.Node) CheckResu
 			rail.Device, strings.Join(rail.Named, ", "), rail.Device)
 		return r
 	}
-	bus := d.Address
+	bus := spelling.BusID(d.Address)
 	if bus == "" {
 		bus = "unknown PCI address"
 	}
@@ -135,7 +137,7 @@ func checkNICPCIe(rail niclink.Rail, f *facts.Node) (CheckResult, bool) {
 	if len(bad) > 0 {
 		r.Status = StatusFail
 		r.Message = fmt.Sprintf("downgraded PCIe link on %s (%s): %s; the rail cannot reach its port rate (reseat the NIC or check its slot or riser; a slot capped in the BIOS: check its PCIe setting)",
-			rail.Device, pci.Address, strings.Join(bad, ", "))
+			rail.Device, spelling.BusID(pci.Address), strings.Join(bad, ", "))
 	}
 	return r, true
 }

@@ -74,13 +74,13 @@ func TestCheckNICLinks(t *testing.T) {
 		{name: "healthy", change: func(*facts.Node) {}, want: healthy},
 		{name: "rail down, no cable", change: func(f *facts.Node) {
 			f.RDMA[2].Ports[0].State, f.RDMA[2].Ports[0].PhysState, f.RDMA[2].Ports[0].Rate = "1: DOWN", "2: Polling", "10 Gb/sec (4X SDR)"
-		}, want: with(want{"nic.link[mlx5_3]", "fail", "mlx5_3 port 1 (0000:40:00.0): port state DOWN, physical state Polling: no link partner (reseat or replace the cable or transceiver"})},
+		}, want: with(want{"nic.link[mlx5_3]", "fail", "mlx5_3 port 1 (00000000:40:00.0): port state DOWN, physical state Polling: no link partner (reseat or replace the cable or transceiver"})},
 		{name: "rail down, port disabled", change: func(f *facts.Node) {
 			f.RDMA[0].Ports[0].State, f.RDMA[0].Ports[0].PhysState = "1: DOWN", "3: Disabled"
-		}, want: with(want{"nic.link[mlx5_0]", "fail", "mlx5_0 port 1 (0000:18:00.0): port state DOWN, physical state Disabled: the port is disabled"})},
+		}, want: with(want{"nic.link[mlx5_0]", "fail", "mlx5_0 port 1 (00000000:18:00.0): port state DOWN, physical state Disabled: the port is disabled"})},
 		{name: "rail at EDR on NDR hardware", change: func(f *facts.Node) {
 			f.RDMA[0].Ports[0].Rate = "100 Gb/sec (4X EDR)"
-		}, want: with(want{"nic.link[mlx5_0]", "fail", "mlx5_0 port 1 (0000:18:00.0): rate 100 Gb/sec (4X EDR), below the 400 Gb/s the hardware declares"})},
+		}, want: with(want{"nic.link[mlx5_0]", "fail", "mlx5_0 port 1 (00000000:18:00.0): rate 100 Gb/sec (4X EDR), below the 400 Gb/s the hardware declares"})},
 		{name: "rail at HDR on NDR hardware", change: func(f *facts.Node) {
 			f.RDMA[1+1].Ports[0].Rate = "200 Gb/sec (4X HDR)"
 		}, want: with(want{"nic.link[mlx5_3]", "fail", "`ibstat mlx5_3` shows the rate"})},
@@ -89,15 +89,15 @@ func TestCheckNICLinks(t *testing.T) {
 		{name: "Ethernet where InfiniBand is declared", change: func(f *facts.Node) { f.RDMA[0].Ports[0].LinkLayer = "Ethernet" },
 			want: with(want{"nic.link[mlx5_0]", "fail", "link layer Ethernet, the hardware declares InfiniBand"})},
 		{name: "named port down", change: func(f *facts.Node) { f.RDMA[3].Ports[1].State, f.RDMA[3].Ports[1].PhysState = "1: DOWN", "2: Polling" },
-			want: with(want{"nic.link[mlx5_4]", "fail", "mlx5_4 port 2 (0000:4f:00.0)"})},
+			want: with(want{"nic.link[mlx5_4]", "fail", "mlx5_4 port 2 (00000000:4F:00.0)"})},
 		{name: "named port absent", change: func(f *facts.Node) { f.RDMA[3].Ports = f.RDMA[3].Ports[:1] },
-			want: with(want{"nic.link[mlx5_4]", "fail", "mlx5_4 port 2 (0000:4f:00.0): no such port"})},
+			want: with(want{"nic.link[mlx5_4]", "fail", "mlx5_4 port 2 (00000000:4F:00.0): no such port"})},
 		{name: "rail device gone", change: func(f *facts.Node) { f.RDMA = append(f.RDMA[:2], f.RDMA[3]) },
 			want: []want{pass("nic.link[mlx5_0]"), {"nic.link[mlx5_3]", "fail", "mlx5_3 (named in affinity.gpu_nic (GPU 1), affinity.nccl_ib_hca) is not on this host"},
 				pass("nic.link[mlx5_4]"), pass("nic.pcie_link[mlx5_0]"), pass("nic.pcie_link[mlx5_4]")}},
 		{name: "faster than declared", change: func(f *facts.Node) { f.RDMA[0].Ports[0].Rate = "800 Gb/sec (4X XDR)" }, want: healthy},
 		{name: "NIC at x8", change: func(f *facts.Node) { f.PCI[0].CurrentLinkWidth = 8 },
-			want: with(want{"nic.pcie_link[mlx5_0]", "fail", "downgraded PCIe link on mlx5_0 (0000:18:00.0): width x8 below x16"})},
+			want: with(want{"nic.pcie_link[mlx5_0]", "fail", "downgraded PCIe link on mlx5_0 (00000000:18:00.0): width x8 below x16"})},
 		{name: "NIC at Gen3", change: func(f *facts.Node) { f.PCI[2].CurrentLinkSpeed = "8.0 GT/s PCIe" },
 			want: with(want{"nic.pcie_link[mlx5_3]", "fail", "generation 3 below 5"})},
 		// A Gen5 NIC in a Gen4 slot trains to Gen4: capped, not degraded.

@@ -46,7 +46,27 @@ func checkSpec(exp Expectation, extra HostFacts) (out []CheckResult, pending map
 // resourceCheck turns one resource's planned change into its check: no-op
 // passes; anything apply would do fails, naming each attribute that
 // differs with what the host has and what the spec wants.
+//
+// Observed and Expected write sizes in the spec's form ("stack=64MiB", as
+// the plan shows them); where that differs from what the host's file says
+// ("stack=65536"), ObservedRaw and ExpectedRaw keep the file's text for
+// JSON readers.
 func resourceCheck(rc plan.ResourceChange) CheckResult {
+	r := judgeResource(rc, true)
+	raw := judgeResource(rc, false)
+	if raw.Observed != r.Observed {
+		r.ObservedRaw = raw.Observed
+	}
+	if raw.Expected != r.Expected {
+		r.ExpectedRaw = raw.Expected
+	}
+	return r
+}
+
+// judgeResource is resourceCheck with the attributes' values as the
+// human output shows them (shown) or as the resource wrote them.
+func judgeResource(rc plan.ResourceChange, shown bool) CheckResult {
+	formatAttrs := func(m plan.Attrs, keys []string) string { return formatAttrs(rc.Resource, m, keys, shown) }
 	r := CheckResult{ID: CheckSpecResource.Named(rc.Resource)}
 	switch rc.Action {
 	case resource.NoOp:
@@ -110,9 +130,11 @@ func changedKeys(rc plan.ResourceChange) []string {
 	return keys
 }
 
-// formatAttrs writes attributes as "key=value, ..." in key order: only
-// keys when given (an absent one reads "(none)"), else all of them.
-func formatAttrs(m plan.Attrs, keys []string) string {
+// formatAttrs writes attributes of resource res as "key=value, ..." in
+// key order: only keys when given (an absent one reads "(none)"), else all
+// of them; with shown, each value as human output writes it
+// (plan.DisplayValue: sizes in the spec's form).
+func formatAttrs(res string, m plan.Attrs, keys []string, shown bool) string {
 	if keys == nil {
 		for k := range m {
 			keys = append(keys, k)
@@ -122,6 +144,9 @@ func formatAttrs(m plan.Attrs, keys []string) string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		v, ok := m[k]
+		if shown {
+			v = plan.DisplayValue(res, k, v)
+		}
 		switch {
 		case !ok:
 			parts = append(parts, k+"=(none)")

@@ -187,3 +187,26 @@ func TestSpecCheckUnrecordedIsNotDrift(t *testing.T) {
 		t.Errorf("drift with adoption: %s %s", r.Status, r.Message)
 	}
 }
+
+// TestSpecCheckSizesAsThePlanWritesThem: a limit that drifted reads as
+// the plan shows it ("stack=64MiB", not limits.conf's KiB count), and the
+// JSON keeps the file's own text beside it (observed_raw, expected_raw).
+func TestSpecCheckSizesAsThePlanWritesThem(t *testing.T) {
+	t.Parallel()
+	v := func(s string) plan.Value { return plan.Value{Value: resource.StringVal(s)} }
+	drift := plan.ResourceChange{Change: resource.Change{Resource: resource.Limits, Action: resource.Update},
+		Before: plan.Attrs{"stack": v("8192"), "nofile": v("1048576")},
+		After:  plan.Attrs{"stack": v("65536"), "nofile": v("1048576")}}
+	r := resourceCheck(drift)
+	got := []string{r.Observed, r.Expected, r.ObservedRaw, r.ExpectedRaw}
+	want := []string{"stack=8MiB", "stack=64MiB", "stack=8192", "stack=65536"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("observed, expected, raw (-want +got):\n%s", diff)
+	}
+	// Nothing that is not a size changes, and then no raw copy is kept.
+	same := plan.ResourceChange{Change: resource.Change{Resource: "sysctl", Action: resource.Update},
+		Before: plan.Attrs{"vm.swappiness": v("1")}, After: plan.Attrs{"vm.swappiness": v("10")}}
+	if r := resourceCheck(same); r.Observed != "vm.swappiness=1" || r.ObservedRaw != "" || r.ExpectedRaw != "" {
+		t.Errorf("sysctl: %+v", r)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/spelling"
+
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -119,7 +121,7 @@ func identify(exp Expectation, rep *nvmlfacts.Report) (*nvmlfacts.Report, gpuIde
 func (id gpuIdentity) missingText() string {
 	var s []string
 	for _, idx := range slices.Sorted(maps.Keys(id.missing)) {
-		s = append(s, fmt.Sprintf("gpu%d (%s)", idx, id.missing[idx]))
+		s = append(s, fmt.Sprintf("gpu%d (%s)", idx, spelling.BusID(id.missing[idx])))
 	}
 	return strings.Join(s, ", ")
 }
@@ -128,7 +130,7 @@ func (id gpuIdentity) missingText() string {
 // run, naming its bus id when the spec gives one.
 func (id gpuIdentity) absent(idx int) string {
 	if bus, ok := id.missing[idx]; ok {
-		return fmt.Sprintf("not run: gpu%d (%s) is not enumerated by NVML (see nvml.gpu_count)", idx, bus)
+		return fmt.Sprintf("not run: gpu%d (%s) is not enumerated by NVML (see nvml.gpu_count)", idx, spelling.BusID(bus))
 	}
 	return fmt.Sprintf("gpu%d not present (see nvml.gpu_count)", idx)
 }

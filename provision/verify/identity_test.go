@@ -39,11 +39,11 @@ func TestGPUsIdentifiedByBusID(t *testing.T) {
 	for _, r := range res {
 		byID[r.ID] = r
 	}
-	if m := byID["nvml.gpu_count"].Message; !strings.Contains(m, "missing: gpu4 (0000:9d:00.0)") {
+	if m := byID["nvml.gpu_count"].Message; !strings.Contains(m, "missing: gpu4 (00000000:9D:00.0)") {
 		t.Errorf("gpu_count does not name the missing GPU: %q", m)
 	}
 	for _, id := range []string{"nvml.gpu_nic[gpu4]", "nvml.numa_node[gpu4]"} {
-		if r := byID[id]; r.Status != StatusSkip || !strings.Contains(r.Message, "not run: gpu4 (0000:9d:00.0) is not enumerated by NVML") {
+		if r := byID[id]; r.Status != StatusSkip || !strings.Contains(r.Message, "not run: gpu4 (00000000:9D:00.0) is not enumerated by NVML") {
 			t.Errorf("%s: %s %q", id, r.Status, r.Message)
 		}
 	}
@@ -85,7 +85,7 @@ func TestStrangerGPUKeepsItsOwnName(t *testing.T) {
 	if got.GPUs[0].Index != 0 || got.GPUs[1].Index != 2 {
 		t.Errorf("indexes %d, %d; want 0 and 2 (1 is the spec's 0000:43:00.0)", got.GPUs[0].Index, got.GPUs[1].Index)
 	}
-	if id.missingText() != "gpu1 (0000:43:00.0)" {
+	if id.missingText() != "gpu1 (00000000:43:00.0)" {
 		t.Errorf("missing %q", id.missingText())
 	}
 	if rep.GPUs[1].Index != 1 {
@@ -163,7 +163,7 @@ func TestBindingAndGRESFollowBusID(t *testing.T) {
 				byID[r.ID] = r
 			}
 			for _, id := range []string{"bind.process[gpu4]", "slurm.gres[gpu4]"} {
-				if r, ok := byID[id]; !ok || r.Status != StatusSkip || !strings.Contains(r.Message, "not run: gpu4 (0000:9d:00.0) is not enumerated by NVML") {
+				if r, ok := byID[id]; !ok || r.Status != StatusSkip || !strings.Contains(r.Message, "not run: gpu4 (00000000:9D:00.0) is not enumerated by NVML") {
 					t.Errorf("%s: %+v", id, r)
 				}
 			}

@@ -37,7 +37,7 @@ func TestKernelXID(t *testing.T) {
 			status: StatusPass, inReport: "2 times"},
 		// NVSwitch SXids are judged by their own catalogue rows.
 		{name: "sxid fabric reset", log: "[ 1.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)\n",
-			status: StatusFail, action: kb.ActionReboot, inReport: "SXid 12028 at PCI:0000:07:00.0"},
+			status: StatusFail, action: kb.ActionReboot, inReport: "SXid 12028 at 00000000:07:00.0"},
 		{name: "sxid ignored", log: "[ 1.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20001, Non-fatal, TX replay\n", status: StatusPass},
 		// The worst of several speaks for the check.
 		{name: "worst wins", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 119, GSP\n[ 2.0] NVRM: Xid (PCI:0000:9d:00): 79, off the bus\n",
@@ -51,7 +51,7 @@ func TestKernelXID(t *testing.T) {
 			status: StatusError, action: kb.ActionMonitor, inReport: "PCIe fatal timeout: NVIDIA's catalogue gives no action"},
 		// An Xid unknown to gpuform is never a pass.
 		{name: "xid unknown", log: "[ 1.0] NVRM: Xid (PCI:0000:1b:00): 173, something new\n",
-			status: StatusError, action: kb.ActionMonitor, inReport: "Xid 173 at PCI:0000:1b:00 — unknown to this release of gpuform"},
+			status: StatusError, action: kb.ActionMonitor, inReport: "Xid 173 at 00000000:1B:00.0 — unknown to this release of gpuform"},
 		{name: "sxid unknown", log: "[ 1.0] nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 99999, Non-fatal, new\n",
 			status: StatusError, inReport: "SXid 99999"},
 		// Xids 144-150 are judged by subcode and error status: RLW_REMAP

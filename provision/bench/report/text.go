@@ -6,6 +6,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpuform/gpuform/internal/palette"
+
+	"github.com/gpuform/gpuform/internal/spelling"
+
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -19,25 +23,13 @@ type TextOptions struct {
 	Verbose bool
 }
 
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiDim    = "\x1b[2m"
-)
-
 // WriteText renders r for a person: per host a table of the measurements,
 // the scaling curve, and the bottleneck with its reasoning and fix, then
 // one summary line.
 func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
-	paint := func(code, s string) string {
-		if !o.Color {
-			return s
-		}
-		return code + s + ansiReset
-	}
+	// gpuform's one palette (internal/palette): the bottleneck is the red
+	// of verify's FAIL.
+	paint := func(r palette.Role, s string) string { return palette.New(o.Color).Paint(r, s) }
 	var b strings.Builder
 	bottlenecks, unmeasured, failed := 0, 0, 0
 	for i, h := range r.Hosts {
@@ -50,14 +42,14 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 		} else if h.GPUs > 0 {
 			head += fmt.Sprintf(" (%d GPUs of a model not in the knowledge base)", h.GPUs)
 		}
-		b.WriteString(paint(ansiBold, head) + "\n")
+		b.WriteString(paint(palette.Bold, head) + "\n")
 		if h.Error != "" {
 			failed++
-			fmt.Fprintf(&b, "  %s %s\n", paint(ansiRed, "Error:"), transport.HostText(h.Error))
+			fmt.Fprintf(&b, "  %s %s\n", paint(palette.Fail, "Error:"), transport.HostText(h.Error))
 			continue
 		}
 		if h.Binding != "" {
-			b.WriteString(paint(ansiDim, fmt.Sprintf("  host_gpu copies bound to a NUMA node with %s\n", h.Binding)))
+			b.WriteString(paint(palette.Dim, fmt.Sprintf("  host_gpu copies bound to a NUMA node with %s\n", h.Binding)))
 		}
 		b.WriteString("\n")
 		if len(h.Layers) > 0 {
@@ -74,13 +66,13 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 			}
 			for _, m := range h.Layers {
 				if m.Verdict == bench.VerdictNotMeasured {
-					fmt.Fprintf(&b, "  %s %s: %s\n", paint(ansiYellow, "Not measured:"), m.Layer, transport.HostText(m.Note))
+					fmt.Fprintf(&b, "  %s %s: %s\n", paint(palette.Caution, "Not measured:"), m.Layer, transport.HostText(m.Note))
 				}
 			}
 		}
 		if h.WorkloadError != "" {
 			unmeasured++
-			fmt.Fprintf(&b, "  %s workload: %s\n", paint(ansiYellow, "Not measured:"), transport.HostText(h.WorkloadError))
+			fmt.Fprintf(&b, "  %s workload: %s\n", paint(palette.Caution, "Not measured:"), transport.HostText(h.WorkloadError))
 		}
 		if len(h.Scaling) > 0 {
 			b.WriteString("\n  Scaling curve:\n")
@@ -104,7 +96,7 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 		b.WriteString("\n")
 		if bn := h.Bottleneck; bn != nil {
 			bottlenecks++
-			fmt.Fprintf(&b, "  %s %s on %s\n", paint(ansiRed+ansiBold, "Bottleneck:"), bn.Layer, bn.Device)
+			fmt.Fprintf(&b, "  %s %s on %s\n", paint(palette.Fail, "Bottleneck:"), bn.Layer, bn.Device)
 			fmt.Fprintf(&b, "    %s\n", transport.HostText(bn.Message))
 			if bn.Reasoning != "" {
 				fmt.Fprintf(&b, "    Why: %s\n", bn.Reasoning)
@@ -113,7 +105,7 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 				fmt.Fprintf(&b, "    Fix: %s\n", transport.HostText(bn.Fix))
 			}
 			for _, f := range bn.Also {
-				fmt.Fprintf(&b, "  %s %s on %s (%.0f%%)", paint(ansiYellow, "Also below expectation:"), f.Layer, f.Device, f.Percent)
+				fmt.Fprintf(&b, "  %s %s on %s (%.0f%%)", paint(palette.Caution, "Also below expectation:"), f.Layer, f.Device, f.Percent)
 				if f.Fix != "" {
 					fmt.Fprintf(&b, "\n    Fix: %s", transport.HostText(f.Fix))
 				}
@@ -122,9 +114,9 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 		} else if len(h.Layers) == 0 && len(h.Scaling) == 0 {
 			b.WriteString("  Nothing to measure: the layers asked for do not apply to this host (storage needs bench { storage } paths).\n")
 		} else if n := notMeasured(h); n > 0 {
-			fmt.Fprintf(&b, "  %s %d measurement(s) could not be made; among the others none is below its expectation.\n", paint(ansiYellow, "No verdict:"), n)
+			fmt.Fprintf(&b, "  %s %d measurement(s) could not be made; among the others none is below its expectation.\n", paint(palette.Caution, "No verdict:"), n)
 		} else {
-			b.WriteString("  " + paint(ansiGreen, "No bottleneck: every layer reaches its expectation.") + "\n")
+			b.WriteString("  " + paint(palette.Pass, "No bottleneck: every layer reaches its expectation.") + "\n")
 		}
 	}
 	writeOutliers(&b, r.Outliers, paint)
@@ -234,14 +226,14 @@ func pct(v *float64) string {
 	return fmt.Sprintf("%.0f%%", *v)
 }
 
-func verdict(paint func(string, string) string, v bench.Verdict) string {
+func verdict(paint func(palette.Role, string) string, v bench.Verdict) string {
 	switch v {
 	case bench.VerdictOK:
-		return paint(ansiGreen, string(v))
+		return paint(palette.Pass, string(v))
 	case bench.VerdictBelow:
-		return paint(ansiRed, string(v))
+		return paint(palette.Fail, string(v))
 	case bench.VerdictNotMeasured:
-		return paint(ansiYellow, string(v))
+		return paint(palette.Caution, string(v))
 	}
 	return string(v)
 }
@@ -258,16 +250,16 @@ func notMeasured(h bench.Host) int {
 
 // writeOutliers renders the peer outliers after the hosts: warnings, in
 // verify's words, that do not change bench's exit status.
-func writeOutliers(b *strings.Builder, outs []bench.Outlier, paint func(string, string) string) {
+func writeOutliers(b *strings.Builder, outs []bench.Outlier, paint func(palette.Role, string) string) {
 	if len(outs) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "\n%s%s (more than %.0f%% below the median of the same model; a warning, bench's exit status does not change)\n",
-		paint(ansiYellow+ansiBold, "Warning: "), paint(ansiBold, "Peer outliers"), outs[0].MarginPercent)
+		paint(palette.Warn, "Warning: "), paint(palette.Bold, "Peer outliers"), outs[0].MarginPercent)
 	for _, o := range outs {
 		who := transport.HostText(o.Host) + " " + transport.HostText(o.Device)
 		if o.BusID != "" {
-			who += " (" + transport.HostText(o.BusID) + ")"
+			who += " (" + transport.HostText(spelling.BusID(o.BusID)) + ")"
 		}
 		fmt.Fprintf(b, "  %s: %s %s %.1f GB/s, %.0f%% below the %s median %.1f GB/s (%d × %s)\n",
 			who, o.Layer, o.Metric, o.Value, o.PercentBelow, o.Scope, o.Median, o.Peers, transport.HostText(o.Model))

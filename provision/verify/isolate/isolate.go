@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gpuform/gpuform/internal/spelling"
 	"github.com/gpuform/gpuform/provision/outlier"
 )
 
@@ -315,7 +316,7 @@ func (s *state) result(suspects []string) Result {
 		}
 		switch {
 		case ran > 0 && failedAll && provenPartner:
-			r.Culprits = append(r.Culprits, Named{Host: x, Partners: partners, Reason: fmt.Sprintf("failed with every partner (%s), each of which passed with another node", strings.Join(partners, ", "))})
+			r.Culprits = append(r.Culprits, Named{Host: x, Partners: partners, Reason: fmt.Sprintf("failed with every partner (%s), each of which passed with another node", spelling.Hosts(partners))})
 		case ran > 0 && !failedAll:
 			// Cleared: it passed with someone.
 		default:

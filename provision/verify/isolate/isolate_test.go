@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/hostrange"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -131,8 +133,16 @@ func TestRun(t *testing.T) {
 			if len(f.overlap) > 0 {
 				t.Errorf("nodes in two pairs at once: %v", f.overlap)
 			}
-			// Every named node failed with every partner it had.
+			// Every named node failed with every partner it had, and the
+			// reason lists the partners folded as every host list is
+			// (internal/spelling: "n[2-3]", not "n3, n2").
 			for _, c := range r.Culprits {
+				if want := "failed with every partner (" + hostrange.Fold(c.Partners) + "), each of which"; !strings.HasPrefix(c.Reason, want) {
+					t.Errorf("%s: reason %q, want it to start %q", c.Host, c.Reason, want)
+				}
+				if len(c.Partners) > 1 && strings.Contains(c.Reason, ", n") {
+					t.Errorf("%s: partners not folded: %q", c.Host, c.Reason)
+				}
 				for _, p := range r.Pairs {
 					if slices.Contains(p.Hosts[:], c.Host) && p.Pass {
 						t.Errorf("%s is named but passed with %v", c.Host, p.Hosts)

@@ -112,7 +112,7 @@ func procError(pid int, file string, err error) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Sprintf("process %d exited, or is not visible in this PID namespace (no /proc/%d/%s)", pid, pid, file)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Sprintf("/proc/%d/%s: permission denied (another user's process: run verify with become = true, or as root)", pid, file)
+		return fmt.Sprintf("/proc/%d/%s: permission denied (another user's process: run verify as root, or with become = \"sudo\" in the inventory)", pid, file)
 	}
 	return fmt.Sprintf("/proc/%d/%s: %v", pid, file, err)
 }

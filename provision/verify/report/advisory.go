@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/palette"
+
 	"github.com/gpuform/gpuform/internal/hostrange"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -79,7 +81,7 @@ func (p *printer) printDriverAdvisories(advs []DriverAdvisory) {
 	if len(advs) == 0 {
 		return
 	}
-	p.line(p.paint(ansiYellow+ansiBold, "Warning: ") + p.paint(ansiBold, "running drivers affected by NVIDIA security bulletins") + " (gpuform lint: driver_security_advisory)")
+	p.line(p.paint(palette.Warn, "Warning: ") + p.paint(palette.Bold, "running drivers affected by NVIDIA security bulletins") + " (gpuform lint: driver_security_advisory)")
 	for _, a := range advs {
 		ids := strings.Join(a.CVEs, ", ")
 		if len(a.CVEs) > 4 {

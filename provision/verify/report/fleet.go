@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/palette"
+
 	"github.com/gpuform/gpuform/provision/outlier"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify/isolate"
@@ -44,7 +46,7 @@ type Outlier struct {
 // report, between the hosts and the summary line.
 func (p *printer) writeFleet(d *Document) {
 	for _, iso := range d.Isolation {
-		p.line(p.paint(ansiBold, fmt.Sprintf("Pairwise isolation of node %q, nccl_test %q", iso.Node, iso.Test)) + " (" + transport.HostText(iso.Trigger) + ")")
+		p.line(p.paint(palette.Bold, fmt.Sprintf("Pairwise isolation of node %q, nccl_test %q", iso.Node, iso.Test)) + " (" + transport.HostText(iso.Trigger) + ")")
 		width := len("pair")
 		for _, pr := range iso.Pairs {
 			width = max(width, len(pairName(pr)))
@@ -61,26 +63,26 @@ func (p *printer) writeFleet(d *Document) {
 			var res string
 			switch {
 			case !pr.Ran:
-				res = p.paint(ansiYellow, "not run: ") + transport.HostText(pr.Message)
+				res = p.paint(palette.Caution, "not run: ") + transport.HostText(pr.Message)
 			case pr.Pass && pr.Slow:
-				res = p.paint(ansiYellow, "pass, slow")
+				res = p.paint(palette.Caution, "pass, slow")
 			case pr.Pass:
-				res = p.paint(ansiGreen, "pass")
+				res = p.paint(palette.Pass, "pass")
 			default:
-				res = p.paint(ansiRed+ansiBold, "FAIL")
+				res = p.paint(palette.Fail, "FAIL")
 			}
 			p.line(fmt.Sprintf("  %-5d  %-*s  %10s  %10s  %s", pr.Round, width, pairName(pr), bw, floor, res))
 		}
 		for _, c := range iso.Culprits {
-			p.line("  " + p.paint(ansiRed+ansiBold, "Bad node: ") + transport.HostText(c.Host) + ": " + transport.HostText(c.Reason))
+			p.line("  " + p.paint(palette.Fail, "Bad node: ") + transport.HostText(c.Host) + ": " + transport.HostText(c.Reason))
 		}
 		for _, s := range iso.Stragglers {
-			p.line("  " + p.paint(ansiYellow+ansiBold, "Straggler: ") + transport.HostText(s.Host) + fmt.Sprintf(": slow with all %d partners (best pair %.2f GB/s, median of the pairs %.2f GB/s)", s.Pairs, s.BestPair, s.Median))
+			p.line("  " + p.paint(palette.Warn, "Straggler: ") + transport.HostText(s.Host) + fmt.Sprintf(": slow with all %d partners (best pair %.2f GB/s, median of the pairs %.2f GB/s)", s.Pairs, s.BestPair, s.Median))
 		}
 		if !iso.Complete {
-			p.line("  " + p.paint(ansiYellow+ansiBold, "Isolation incomplete: ") + transport.HostText(iso.Incomplete))
+			p.line("  " + p.paint(palette.Warn, "Isolation incomplete: ") + transport.HostText(iso.Incomplete))
 		} else if len(iso.Culprits) == 0 {
-			p.line("  " + p.paint(ansiGreen, "No bad node: every node passed with a partner."))
+			p.line("  " + p.paint(palette.Pass, "No bad node: every node passed with a partner."))
 		}
 		rounds := 0
 		for _, pr := range iso.Pairs {
@@ -90,7 +92,7 @@ func (p *printer) writeFleet(d *Document) {
 		p.line("")
 	}
 	if len(d.Outliers) > 0 {
-		p.line(p.paint(ansiYellow+ansiBold, "Warning: ") + p.paint(ansiBold, "devices worse than their peers") + fmt.Sprintf(" (more than %.0f%% from the median of the same model; they pass their floors)", 100*d.Outliers[0].Margin))
+		p.line(p.paint(palette.Warn, "Warning: ") + p.paint(palette.Bold, "devices worse than their peers") + fmt.Sprintf(" (more than %.0f%% from the median of the same model; they pass their floors)", 100*d.Outliers[0].Margin))
 		for _, o := range d.Outliers {
 			dir := "below"
 			if !o.HigherIsBetter {

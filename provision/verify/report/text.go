@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/palette"
+
 	"github.com/gpuform/gpuform/internal/hostrange"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -19,15 +21,6 @@ type TextOptions struct {
 	// and skipped checks are listed and passes are counted.
 	Verbose bool
 }
-
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiDim    = "\x1b[2m"
-)
 
 // WriteText renders d for a person: a block per host with one line per
 // check (status, id, observed and expected), the reason under each failure,
@@ -65,7 +58,7 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 			hp.check(c, tagWidth, width)
 		}
 		if passed > 0 {
-			hp.line(hp.paint(ansiGreen, fmt.Sprintf("  %d checks passed", passed)))
+			hp.line(hp.paint(palette.Pass, fmt.Sprintf("  %d checks passed", passed)))
 		}
 		if opts.Verbose {
 			// Ports no rail of the spec uses are reported, not judged: a
@@ -78,12 +71,12 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 				}
 			}
 			if len(idle) > 0 {
-				hp.line(hp.paint(ansiDim, "  not judged (no rail of the spec): "+strings.Join(idle, ", ")))
+				hp.line(hp.paint(palette.Dim, "  not judged (no rail of the spec): "+strings.Join(idle, ", ")))
 			}
 		}
 		head := ""
 		if h.Source != "" {
-			head = p.paint(ansiDim, " ("+h.Source+")")
+			head = p.paint(palette.Dim, " ("+h.Source+")")
 		}
 		blocks = append(blocks, block{host: h.Host, head: head, body: b.String()})
 	}
@@ -99,7 +92,7 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 		if len(names) > 1 {
 			title += fmt.Sprintf(" (%d hosts)", len(names))
 		}
-		p.line(p.paint(ansiBold, "Host ") + transport.HostText(title) + g.Items[0].head)
+		p.line(p.paint(palette.Bold, "Host ") + transport.HostText(title) + g.Items[0].head)
 		if p.err == nil {
 			_, p.err = io.WriteString(w, g.Items[0].body)
 		}
@@ -109,9 +102,9 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 		p.line("")
 	}
 	p.writeFleet(d)
-	verdict := p.paint(ansiGreen+ansiBold, "Verify passed")
+	verdict := p.paint(palette.Success, "Verify passed")
 	if !d.OK() {
-		verdict = p.paint(ansiRed+ansiBold, "Verify failed")
+		verdict = p.paint(palette.Fail, "Verify failed")
 	}
 	tier := ""
 	if d.Tier != "" {
@@ -139,11 +132,10 @@ type printer struct {
 	err   error
 }
 
-func (p *printer) paint(code, s string) string {
-	if !p.color {
-		return s
-	}
-	return code + s + ansiReset
+// paint colours s in gpuform's one palette (internal/palette), the same
+// red for FAIL as apply's failures and plan's errors.
+func (p *printer) paint(r palette.Role, s string) string {
+	return palette.New(p.color).Paint(r, s)
 }
 
 func (p *printer) line(s string) {
@@ -160,20 +152,20 @@ func (p *printer) check(c verify.CheckResult, tagWidth, width int) {
 	var tag string
 	switch c.Status {
 	case verify.StatusPass:
-		tag = p.paint(ansiGreen, pad("pass"))
+		tag = p.paint(palette.Pass, pad("pass"))
 	case verify.StatusFail:
-		tag = p.paint(ansiRed+ansiBold, pad("FAIL"))
+		tag = p.paint(palette.Fail, pad("FAIL"))
 	case verify.StatusSkip:
-		tag = p.paint(ansiDim, pad("skip"))
+		tag = p.paint(palette.Dim, pad("skip"))
 	case verify.StatusNotRun:
 		// Upper case where it fails the host, as FAIL and ERROR are.
 		if c.Blocks() {
-			tag = p.paint(ansiRed+ansiBold, pad("NOT RUN"))
+			tag = p.paint(palette.Fail, pad("NOT RUN"))
 		} else {
-			tag = p.paint(ansiDim, pad("not run"))
+			tag = p.paint(palette.Dim, pad("not run"))
 		}
 	default:
-		tag = p.paint(ansiYellow+ansiBold, pad("ERROR"))
+		tag = p.paint(palette.Warn, pad("ERROR"))
 	}
 	// Observed values and messages carry what hosts reported (GPU names,
 	// nccl-tests and dcgmi output): HostText keeps them from moving the
