@@ -31,6 +31,16 @@ const (
 	plainBudget      = 160 << 10
 )
 
+// TestStreamCutsAtMaxOutput: stream.sh cuts the plain stream one byte
+// past MaxOutput, which the parser then refuses; the two must agree.
+func TestStreamCutsAtMaxOutput(t *testing.T) {
+	t.Parallel()
+	want := fmt.Sprintf("| head -c %d |", facts.MaxOutput+1)
+	if !strings.Contains(facts.Script(resource.Reads()), want) {
+		t.Errorf("the probe script does not cut its stream with %q", want)
+	}
+}
+
 // TestProbePayloadBudget holds the probe's output per host to its budgets,
 // and checks that the compressed and the plain stream say the same.
 func TestProbePayloadBudget(t *testing.T) {
