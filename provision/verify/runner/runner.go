@@ -120,11 +120,21 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		hosts = append(hosts, h)
 	}
 	addIsolationChecks(hosts, isolations)
-	findings := peerOutliers(targets, hosts)
-	doc := report.New(o.KB, o.Tier, hosts)
+	doc := Merge(targets, hosts, o, checkedAt)
 	for _, iso := range isolations {
 		doc.Isolation = append(doc.Isolation, iso.Isolation)
 	}
+	return doc
+}
+
+// Merge builds the report of hosts whose checks are done — by Run, or by
+// an engine that ran verify --local on every node at once and collected
+// their reports (provision/engine/slurm) — as Run builds it: the peer
+// outliers across the hosts, the summary, the groups and the report's
+// checked_at and expires_at. Its work is linear in the hosts' reports.
+func Merge(targets []target.Host, hosts []report.Host, o Options, checkedAt time.Time) *report.Document {
+	findings := peerOutliers(targets, hosts)
+	doc := report.New(o.KB, o.Tier, hosts)
 	doc.Outliers = findings
 	validFor := o.ValidFor
 	if validFor <= 0 {

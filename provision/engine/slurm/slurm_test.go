@@ -1,0 +1,220 @@
+package slurm_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/internal/slurmtest"
+	"github.com/gpuform/gpuform/kb"
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/engine/slurm"
+	enginessh "github.com/gpuform/gpuform/provision/engine/ssh"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/provision/verify/runner"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// fixture is what every scenario shares: one real Slurm of three nodes
+// served on this machine, the gpuform binary sbcast sends, and one
+// directory of simulated roots, so the engines verify the same nodes.
+type fixture struct {
+	cluster *slurmtest.Cluster
+	binary  string
+	state   string
+	kb      *kb.KB
+}
+
+// quickstartWith is examples/quickstart with hosts in place of its one
+// simulated host, in a directory of its own.
+func quickstartWith(t *testing.T, hosts ...string) (string, *spec.Config) {
+	t.Helper()
+	// The same directory name every time: a spec is named after it.
+	dir := filepath.Join(t.TempDir(), "quickstart")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "../../../examples/quickstart"
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(b), `hosts    = ["sim://hgx-h100-stale"]`, `hosts    = ["`+strings.Join(hosts, `", "`)+`"]`, 1)
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := kb.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := spec.Load(dir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
+	if diags.HasErrors() {
+		t.Fatalf("spec: %v", diags)
+	}
+	return dir, cfg
+}
+
+func targetsOf(t *testing.T, cfg *spec.Config) []target.Host {
+	t.Helper()
+	hosts, diags := target.Select(cfg, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return hosts
+}
+
+// checks is a report's checks per host, without durations.
+func checks(doc *report.Document) map[string][]verify.CheckResult {
+	out := map[string][]verify.CheckResult{}
+	for _, h := range doc.Hosts {
+		out[h.Host] = h.Checks
+	}
+	return out
+}
+
+// slurmEngine is the engine over the fixture's cluster; a connector
+// that counts its calls proves no host is reached from here.
+func (f *fixture) slurmEngine(t *testing.T, dir string, cfg *spec.Config, o slurm.Options) (*slurm.Engine, runner.Options, *atomic.Int64) {
+	o.Binary = f.binary
+	o.Env = append(o.Env, f.cluster.Env(), "GPUFORM_SIM_STATE="+f.state)
+	o.Bundle = func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+		return slurm.NewBundle(cfg, dir, nil, verify.TierProbe, false, nodes)
+	}
+	var connects atomic.Int64
+	ro := runner.Options{Tier: verify.TierProbe, KB: f.kb, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+		connects.Add(1)
+		return nil, errors.New("the slurm engine must not connect to hosts")
+	}}}
+	return slurm.New(o), ro, &connects
+}
+
+// TestSlurmEngine runs the slurm engine against a real slurmctld with
+// three slurmd, each node a simulated HGX H100.
+func TestSlurmEngine(t *testing.T) {
+	for _, b := range []string{"/usr/bin/srun", "/usr/bin/sbcast", "/usr/bin/salloc", "/usr/bin/sinfo"} {
+		if _, err := os.Stat(b); err != nil {
+			t.Skipf("%s is not installed", b)
+		}
+	}
+	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", ServedNodes: []string{"gpu002", "gpu003"}})
+	bin := filepath.Join(t.TempDir(), "gpuform")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/gpuform").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	k, err := kb.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{cluster: c, binary: bin, state: t.TempDir(), kb: k}
+	hosts := []string{"sim://hgx-h100-converged/gpu001", "sim://hgx-h100-degraded/gpu002", "sim://hgx-h100-xid79/gpu003"}
+
+	// The SSH engine over the same simulated nodes is the reference.
+	dir, cfg := quickstartWith(t, hosts...)
+	sshOpts := runner.Options{Tier: verify.TierProbe, KB: k, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return connect.Open(ctx, h, connect.Options{SimStateDir: f.state})
+	}}}
+	want, err := enginessh.Engine{}.Verify(context.Background(), targetsOf(t, cfg), sshOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Summary.Failed == 0 || want.Summary.Passed == 0 {
+		t.Fatalf("the reference run should pass some checks and fail others (a degraded node): %+v", want.Summary)
+	}
+
+	t.Run("parity with ssh, and a host that is no Slurm node", func(t *testing.T) {
+		dir, cfg := quickstartWith(t, append(hosts, "sim://hgx-h100-converged/gpu009")...)
+		e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{})
+		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := connects.Load(); n != 0 {
+			t.Errorf("the slurm engine connected to hosts %d time(s)", n)
+		}
+		gotChecks := checks(got)
+		bad := gotChecks["sim://hgx-h100-converged/gpu009"]
+		delete(gotChecks, "sim://hgx-h100-converged/gpu009")
+		if diff := cmp.Diff(checks(want), gotChecks); diff != "" {
+			t.Errorf("-engine slurm differs from -engine ssh (-ssh +slurm):\n%s", diff)
+		}
+		if len(bad) != 1 || bad[0].ID != string(verify.CheckReachable) || bad[0].Status != verify.StatusFail || !strings.Contains(bad[0].Message, "Slurm has no node gpu009") {
+			t.Errorf("the host that is no Slurm node: %+v", bad)
+		}
+		if got.Summary.Hosts != 4 {
+			t.Errorf("report holds %d hosts, want 4", got.Summary.Hosts)
+		}
+	})
+
+	t.Run("scoped to a job", func(t *testing.T) {
+		out, err := c.Client("sbatch", "--parsable", "-N2", "-w", "gpu[002-003]", "-o", "/dev/null", "--wrap", "sleep 120")
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := strings.TrimSpace(out)
+		defer c.Client("scancel", job) //nolint:errcheck // the cluster ends with the test anyway
+		waitRunning(t, c, job)
+		e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{Job: job})
+		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := checks(want)
+		delete(w, hosts[0])
+		if diff := cmp.Diff(w, checks(got)); diff != "" {
+			t.Errorf("job %s on gpu[002-003] (-want +got):\n%s", job, diff)
+		}
+		if connects.Load() != 0 {
+			t.Error("the slurm engine connected to hosts")
+		}
+	})
+
+	t.Run("a partition the user cannot use", func(t *testing.T) {
+		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{Partition: "nosuch"})
+		_, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+		if err == nil || !strings.Contains(err.Error(), "-slurm-partition nosuch") {
+			t.Errorf("err = %v, want the partition named", err)
+		}
+	})
+
+	t.Run("sbcast fails", func(t *testing.T) {
+		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
+		e2 := slurm.New(slurm.Options{})
+		_ = e2
+		_ = e
+		_ = ro
+	})
+}
+
+func waitRunning(t *testing.T, c *slurmtest.Cluster, job string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		out, _ := c.Client("squeue", "-h", "-j", job, "-o", "%T")
+		if strings.TrimSpace(out) == "RUNNING" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("job %s did not start", job)
+}
