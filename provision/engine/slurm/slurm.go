@@ -342,7 +342,7 @@ func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
 	switch {
 	case e.o.Partition != "" && strings.Contains(strings.ToLower(msg), "partition"):
 		return "", fmt.Errorf("-slurm-partition %s: Slurm refused the allocation of %s: %s", e.o.Partition, strings.Join(nodes, ","), msg)
-	case strings.Contains(msg, "mmediate") || errors.Is(actx.Err(), context.DeadlineExceeded):
+	case strings.Contains(msg, "mmediate") || strings.Contains(msg, "busy") || strings.Contains(msg, "timed out") || errors.Is(actx.Err(), context.DeadlineExceeded):
 		return "", fmt.Errorf("the allocation of %s did not start within %ds (-slurm-start-timeout): %s", strings.Join(nodes, ","), secs, msg)
 	}
 	return "", fmt.Errorf("Slurm refused the allocation of %s: %s", strings.Join(nodes, ","), msg)
@@ -408,9 +408,11 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 	sctx, cancel := context.WithTimeout(ctx, budget+stepMargin)
 	defer cancel()
 	started := time.Now()
-	reports, problems, stepErr := e.step(sctx, job, nodes, len(members), destBin, destBundle)
+	reports, problems, stepErr, beforeCut := e.step(sctx, ctx, job, nodes, len(members), destBin, destBundle)
 	took := time.Since(started)
-	cut := ctx.Err() != nil && errors.Is(sctx.Err(), context.DeadlineExceeded) && !e.o.Deadline.IsZero() && !time.Now().Before(e.o.Deadline)
+	// cut: the -deadline ended the step; a node that had not reported
+	// by then is not run, not failed and never passed.
+	cut := !e.o.Deadline.IsZero() && ctx.Err() != nil
 	for _, m := range members {
 		name := m.tg.Host.Name
 		if rep, ok := reports[m.node]; ok {
@@ -425,7 +427,14 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 				continue
 			}
 		}
+		named := linesNaming(stepErr, m.node)
 		if cut {
+			// srun's lines after the deadline are of the tasks it
+			// killed for it: only what it said before counts against
+			// the node.
+			named = linesNaming(beforeCut, m.node)
+		}
+		if cut && problems[m.node] == "" && named == "" {
 			out[name] = notFinished(name, m.node, took)
 			continue
 		}
@@ -437,8 +446,8 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 		if sbcastErr != nil {
 			notes = append(notes, sbcastErr.Error())
 		}
-		if l := linesNaming(stepErr, m.node); l != "" {
-			notes = append(notes, l)
+		if named != "" {
+			notes = append(notes, named)
 		} else if stepErr != "" && len(members) == 1 {
 			notes = append(notes, lastLines(stepErr, 3))
 		}
@@ -475,8 +484,9 @@ func linesNaming(stderr, node string) string {
 }
 
 // step runs verify --local on every node as one srun step, one task per
-// node, and reads the reports from its output.
-func (e *Engine) step(ctx context.Context, job, nodes string, n int, bin, bundle string) (map[string]NodeReport, map[string]string, string) {
+// node, and reads the reports from its output. It returns srun's standard
+// error whole and as it stood when run (the whole run's context) ended.
+func (e *Engine) step(ctx, run context.Context, job, nodes string, n int, bin, bundle string) (map[string]NodeReport, map[string]string, string, string) {
 	args := append(e.stepArgs(job, nodes, n), bin, "verify", "--local", "-engine-node", bundle)
 	cmd := e.c.command(ctx, "srun", args...)
 	var errOut capped
@@ -484,26 +494,24 @@ func (e *Engine) step(ctx context.Context, job, nodes string, n int, bin, bundle
 	cmd.Stderr = &errOut
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, err.Error()
+		return nil, nil, err.Error(), err.Error()
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Sprintf("srun: %v", err)
+		return nil, nil, fmt.Sprintf("srun: %v", err), ""
 	}
-	var reports map[string]NodeReport
-	var problems map[string]string
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		reports, problems = ReadNodeReports(stdout, e.o.ReportLimit)
-	}()
-	wg.Wait()
+	var beforeCut string
+	var once sync.Once
+	mark := func() { once.Do(func() { beforeCut = errOut.String() }) }
+	stop := context.AfterFunc(run, mark)
+	reports, problems := ReadNodeReports(stdout, e.o.ReportLimit)
 	werr := cmd.Wait()
+	stop()
+	mark()
 	msg := errOut.String()
 	if werr != nil && msg == "" {
 		msg = "srun: " + werr.Error()
 	}
-	return reports, problems, msg
+	return reports, problems, msg, beforeCut
 }
 
 // stepArgs are srun's arguments for a step of one task on each of n nodes

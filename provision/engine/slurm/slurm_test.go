@@ -199,11 +199,83 @@ func TestSlurmEngine(t *testing.T) {
 
 	t.Run("sbcast fails", func(t *testing.T) {
 		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
-		e2 := slurm.New(slurm.Options{})
-		_ = e2
-		_ = e
-		_ = ro
+		e = f.withBinary(e, dir, cfg, filepath.Join(t.TempDir(), "no-such-gpuform"))
+		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range got.Hosts {
+			node := "gpu00" + string(rune('1'+i))
+			if len(h.Checks) != 1 || h.Checks[0].Status != verify.StatusFail || !strings.Contains(h.Checks[0].Message, "Slurm node "+node) || !strings.Contains(h.Checks[0].Message, "sbcast of no-such-gpuform failed") {
+				t.Errorf("%s: %+v", h.Host, h.Checks)
+			}
+		}
 	})
+
+	t.Run("a node dies mid-step and the deadline cuts a slow one", func(t *testing.T) {
+		// The binary sbcast sends kills itself on gpu002 and is slow on
+		// gpu003; gpu001 verifies as ever.
+		wrapper := filepath.Join(t.TempDir(), "gpuform-wrapper")
+		script := "#!/bin/sh\ncase \"$SLURMD_NODENAME\" in\ngpu002) kill -KILL $$ ;;\ngpu003) sleep 60 ;;\nesac\nexec " + f.binary + " \"$@\"\n"
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
+		e := f.withBinaryOptions(dir, cfg, slurm.Options{Deadline: time.Now().Add(6 * time.Second), Binary: wrapper})
+		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gc := checks(got)
+		if diff := cmp.Diff(checks(want)[hosts[0]], gc[hosts[0]]); diff != "" {
+			t.Errorf("gpu001 (-want +got):\n%s", diff)
+		}
+		if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "gpu002") || !strings.Contains(c[0].Message, "Killed") {
+			t.Errorf("the node that died: %+v", c)
+		}
+		if c := gc[hosts[2]]; len(c) != 1 || c[0].Status != verify.StatusNotRun || !c[0].Needed || !strings.Contains(c[0].Message, "-deadline") {
+			t.Errorf("the node the deadline cut: %+v", c)
+		}
+		if got.OK() {
+			t.Error("a run the deadline cut passed")
+		}
+	})
+
+	t.Run("an allocation that does not start in time", func(t *testing.T) {
+		out, err := c.Client("sbatch", "--parsable", "-N1", "-w", "gpu003", "-o", "/dev/null", "--wrap", "sleep 120")
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := strings.TrimSpace(out)
+		defer c.Client("scancel", job) //nolint:errcheck // the cluster ends with the test anyway
+		waitRunning(t, c, job)
+		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{StartTimeout: 2 * time.Second})
+		start := time.Now()
+		_, err = e.Verify(context.Background(), targetsOf(t, cfg), ro)
+		if err == nil || !strings.Contains(err.Error(), "did not start within 2s") || !strings.Contains(err.Error(), "gpu003") {
+			t.Errorf("err = %v, want the allocation's start timeout", err)
+		}
+		if took := time.Since(start); took > 40*time.Second {
+			t.Errorf("gave up after %s", took)
+		}
+		if q, _ := c.Client("squeue", "-h", "-n", "gpuform-verify", "-o", "%i"); strings.TrimSpace(q) != "" {
+			t.Errorf("the allocation that did not start is still queued: %s", q)
+		}
+	})
+}
+
+// withBinary is e's configuration with another binary to sbcast.
+func (f *fixture) withBinary(_ *slurm.Engine, dir string, cfg *spec.Config, bin string) *slurm.Engine {
+	return f.withBinaryOptions(dir, cfg, slurm.Options{Binary: bin})
+}
+
+// withBinaryOptions is the fixture's engine with o, whose Binary wins.
+func (f *fixture) withBinaryOptions(dir string, cfg *spec.Config, o slurm.Options) *slurm.Engine {
+	o.Env = append(o.Env, f.cluster.Env(), "GPUFORM_SIM_STATE="+f.state)
+	o.Bundle = func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+		return slurm.NewBundle(cfg, dir, nil, verify.TierProbe, false, nodes)
+	}
+	return slurm.New(o)
 }
 
 func waitRunning(t *testing.T, c *slurmtest.Cluster, job string) {
