@@ -41,8 +41,22 @@ type fixture struct {
 // simulated host, in a directory of its own.
 func quickstartWith(t *testing.T, hosts ...string) (string, *spec.Config) {
 	t.Helper()
+	return quickstartWithB(t, t.TempDir(), hosts...)
+}
+
+func kbB(t testing.TB) *kb.KB {
+	t.Helper()
+	k, err := kb.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func quickstartWithB(t testing.TB, tmp string, hosts ...string) (string, *spec.Config) {
+	t.Helper()
 	// The same directory name every time: a spec is named after it.
-	dir := filepath.Join(t.TempDir(), "quickstart")
+	dir := filepath.Join(tmp, "quickstart")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
