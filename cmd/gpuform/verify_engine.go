@@ -13,6 +13,7 @@ import (
 	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
 	enginessh "github.com/gpuform/gpuform/provision/engine/ssh"
 	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/provision/verify/runner"
 	"github.com/gpuform/gpuform/spec"
@@ -38,6 +39,11 @@ type engineFlags struct {
 	// EngineNode is the hidden node side of -engine slurm: the bundle
 	// sbcast put on this node (verify --local -engine-node FILE).
 	EngineNode string
+	// EngineCommand, with EngineNode, runs this multi-node test (or
+	// isolation pair) command from this node instead of verifying it,
+	// within EngineTimeout (hidden, the slurm engine's fleet tier).
+	EngineCommand string
+	EngineTimeout time.Duration
 }
 
 func (f *engineFlags) register(fs *pflag.FlagSet) {
@@ -48,6 +54,10 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Deadline, "deadline", 0, "with -engine slurm, end the whole run after D; what did not finish is reported not run")
 	fs.StringVar(&f.EngineNode, "engine-node", "", "with --local, verify this node as the -engine slurm bundle FILE says (run by the slurm engine's srun step)")
 	_ = fs.MarkHidden("engine-node")
+	fs.StringVar(&f.EngineCommand, "engine-command", "", "with -engine-node, launch this multi-node nccl-tests command from this node and report its result")
+	_ = fs.MarkHidden("engine-command")
+	fs.DurationVar(&f.EngineTimeout, "engine-timeout", 0, "with -engine-command, its time limit")
+	_ = fs.MarkHidden("engine-timeout")
 }
 
 // finish checks what the engine flags alone can tell.
@@ -115,37 +125,42 @@ func runEngineNode(ctx context.Context, s Streams, a *verifyArguments) error {
 		node = host
 	}
 	rep := engineslurm.NodeReport{Node: node}
-	hosts, err := verifyEngineNode(ctx, s, a, node)
-	if err != nil {
+	hosts, res, err := verifyEngineNode(ctx, s, a, node)
+	switch {
+	case err != nil:
 		rep.Error = err.Error()
-	} else {
+	case res != nil:
+		rep.NCCL = res
+	default:
 		rep = engineslurm.NewNodeReport(node, hosts)
 	}
 	return engineslurm.WriteNodeReport(s.Out, rep)
 }
 
-func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node string) ([]report.Host, error) {
+// verifyEngineNode verifies this node as the bundle says, or with
+// -engine-command launches that command from it and returns its result.
+func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node string) ([]report.Host, *nccltest.Result, error) {
 	b, err := engineslurm.ReadBundle(a.Engines.EngineNode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entry, ok := b.Nodes[node]
 	if !ok {
-		return nil, fmt.Errorf("the bundle has no entry for Slurm node %s", node)
+		return nil, nil, fmt.Errorf("the bundle has no entry for Slurm node %s", node)
 	}
 	dir, err := os.MkdirTemp("", "gpuform-spec")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	specDir, vars, err := b.Unpack(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a.Dir, a.Spec.vars, a.Tier, a.Processes = specDir, vars, b.Tier, b.Processes
 	cfg, diags := a.Spec.loadPinned(s, a.Dir)
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("the spec does not load on the node: %s", diags.Error())
+		return nil, nil, fmt.Errorf("the spec does not load on the node: %s", diags.Error())
 	}
 	var tg target.Host
 	for _, n := range cfg.Nodes {
@@ -162,15 +177,15 @@ func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node s
 		}
 	}
 	if tg.Node == nil {
-		return nil, fmt.Errorf("the spec has no node block %q", entry.Node)
+		return nil, nil, fmt.Errorf("the spec has no node block %q", entry.Node)
 	}
 	k, err := s.KB()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	copts, err := a.Conn.options(s, a.Dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	copts.AllowLocal = true
 	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: true, Local: true, Processes: a.Processes}
@@ -178,6 +193,21 @@ func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node s
 		opts.AgentBinary = exe
 	}
 	opts.Target = a.Conn.targetOptionsFor(s, copts, false, "verifying")
+	opts.MultiNodeResults = b.MultiNode[entry.Host]
+	if a.Engines.EngineCommand != "" {
+		// The launch the SSH engine makes over its connection to the
+		// group's first host, made here on the node itself.
+		t, err := opts.Target.Connect(ctx, tg.Host)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer t.Close()
+		res, err := nccltest.RunTest(ctx, t, a.Engines.EngineCommand, a.Engines.EngineTimeout)
+		if err != nil && res.Failure == "" {
+			res.Failure = err.Error()
+		}
+		return nil, &res, nil
+	}
 	doc := runner.Run(ctx, []target.Host{tg}, opts)
-	return doc.Hosts, nil
+	return doc.Hosts, nil, nil
 }

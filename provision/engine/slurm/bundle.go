@@ -11,6 +11,7 @@ import (
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -37,6 +38,10 @@ type Bundle struct {
 	Processes bool `json:"processes,omitempty"`
 	// Nodes maps each Slurm node to what it verifies as.
 	Nodes map[string]BundleNode `json:"nodes"`
+	// MultiNode are, at the fleet tier, the multi-node results each spec
+	// host is judged on (runner.MultiNode.ForHost), run by the engine
+	// before the nodes verify themselves.
+	MultiNode map[string]map[string]nccltest.Result `json:"multi_node,omitempty"`
 }
 
 // BundleNode is one Slurm node's place in the spec.

@@ -57,6 +57,9 @@ type NodeReport struct {
 	Node string `json:"node"`
 	// Hosts are its host's report (one; a list so the envelope can grow).
 	Hosts []nodeHost `json:"hosts"`
+	// NCCL is the result of a multi-node test or isolation pair this
+	// node launched (verify --local -engine-command); nil otherwise.
+	NCCL *nccltest.Result `json:"nccl,omitempty"`
 	// Error says why the node could not verify at all ("" when it did):
 	// the bundle unreadable, the spec not loading.
 	Error string `json:"error,omitempty"`

@@ -33,6 +33,7 @@ import (
 	"github.com/gpuform/gpuform/provision/engine"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/provision/verify/runner"
 	"github.com/gpuform/gpuform/spec"
@@ -160,10 +161,9 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 		}
 	}
 	reports := map[string]report.Host{}
+	var mn runner.MultiNode
 	if len(members) > 0 {
-		for node, h := range e.runStep(ctx, job, members, ro) {
-			reports[node] = h
-		}
+		reports, mn = e.runStep(ctx, job, members, ro)
 	}
 
 	// The report keeps the spec's order; a job-scoped run holds only the
@@ -187,7 +187,10 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 		runTargets = append(runTargets, tg)
 		hosts = append(hosts, reports[name])
 	}
-	return runner.Merge(runTargets, hosts, ro, checkedAt), nil
+	mn.AddChecks(hosts)
+	doc := runner.Merge(runTargets, hosts, ro, checkedAt)
+	mn.AddIsolation(doc)
+	return doc, nil
 }
 
 func nodeNames(ms []member) []string {
@@ -357,8 +360,8 @@ func (e *Engine) release(job string) {
 
 // runStep sends the binary and the bundle, runs the node step and returns
 // each member's report by spec host.
-func (e *Engine) runStep(ctx context.Context, job string, members []member, ro runner.Options) map[string]report.Host {
-	out := map[string]report.Host{}
+func (e *Engine) runStep(ctx context.Context, job string, members []member, ro runner.Options) (out map[string]report.Host, mn runner.MultiNode) {
+	out = map[string]report.Host{}
 	failAll := func(err error) map[string]report.Host {
 		for _, m := range members {
 			out[m.tg.Host.Name] = report.UnreachableHost(m.tg.Host.Name, err, 0)
@@ -369,18 +372,18 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 	for _, m := range members {
 		bnodes[m.node] = BundleNode{Host: m.tg.Host.Name, Node: m.tg.Node.Name}
 	}
-	b, err := e.o.Bundle(bnodes)
+	b, err := e.bundle(bnodes)
 	if err != nil {
-		return failAll(fmt.Errorf("cannot bundle the spec for the nodes: %w", err))
+		return failAll(fmt.Errorf("cannot bundle the spec for the nodes: %w", err)), mn
 	}
 	local, err := os.MkdirTemp("", "gpuform-slurm")
 	if err != nil {
-		return failAll(err)
+		return failAll(err), mn
 	}
 	defer os.RemoveAll(local)
 	bundlePath := filepath.Join(local, "bundle.json")
 	if err := b.Write(bundlePath); err != nil {
-		return failAll(err)
+		return failAll(err), mn
 	}
 	suffix := make([]byte, 6)
 	_, _ = rand.Read(suffix)
@@ -399,7 +402,31 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 			break
 		}
 	}
-	defer e.cleanup(job, nodes, len(members), destBin, destBundle)
+	defer e.cleanup(job, nodes, len(members), destBin, destBundle, base+"-bundle-fleet.json")
+
+	// The fleet tier: each group's multi-node tests, and the isolation
+	// of a failing one, as srun steps inside the allocation (a round's
+	// pairs at once); the nodes are then judged on the results, carried
+	// to them in a second bundle.
+	if ro.Tier.Includes(verify.TierFleet) && sbcastErr == nil {
+		mn = e.multiNode(ctx, job, members, ro, destBin, destBundle)
+		b.MultiNode = map[string]map[string]nccltest.Result{}
+		for _, m := range members {
+			if r := mn.ForHost(m.tg); r != nil {
+				b.MultiNode[m.tg.Host.Name] = r
+			}
+		}
+		destBundle = base + "-bundle-fleet.json"
+		if err := b.Write(bundlePath); err != nil {
+			return failAll(err), mn
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", bundlePath, destBundle)
+		cancel()
+		if err != nil {
+			sbcastErr = fmt.Errorf("sbcast of the fleet bundle failed: %w", err)
+		}
+	}
 
 	budget := ro.Budget
 	if budget == 0 {
@@ -457,7 +484,80 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 		}
 		out[name] = report.UnreachableHost(name, errors.New(msg), took)
 	}
-	return out
+	return out, mn
+}
+
+// bundle is the CLI's bundle of the spec for nodes.
+func (e *Engine) bundle(nodes map[string]BundleNode) (*Bundle, error) {
+	if e.o.Bundle == nil {
+		return nil, errors.New("no spec bundle (Options.Bundle)")
+	}
+	return e.o.Bundle(nodes)
+}
+
+// multiNode runs the fleet tier's multi-node tests and isolation pairs as
+// srun steps: each command is launched, as over SSH from a group's first
+// host, from its node, by the node's own gpuform (verify --local
+// -engine-command), which runs it there exactly as the SSH engine runs it
+// over its connection and sends the result back as a report.
+func (e *Engine) multiNode(ctx context.Context, job string, members []member, ro runner.Options, bin, bundle string) runner.MultiNode {
+	node := map[string]string{}
+	targets := make([]target.Host, len(members))
+	for i, m := range members {
+		node[m.tg.Host.Name] = m.node
+		targets[i] = m.tg
+	}
+	ro.LaunchNames = func(_ context.Context, group []target.Host) map[string]string {
+		out := map[string]string{}
+		for _, h := range group {
+			out[h.Host.Name] = node[h.Host.Name]
+		}
+		return out
+	}
+	ro.Launch = func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error) {
+		n := node[from.Host.Name]
+		lctx, cancel := context.WithTimeout(ctx, timeout+stepMargin)
+		defer cancel()
+		args := append(e.stepArgs(job, n, 1), bin, "verify", "--local", "-engine-node", bundle, "-engine-command", command, "-engine-timeout", timeout.String())
+		cmd := e.c.command(lctx, "srun", args...)
+		var errOut capped
+		errOut.limit = 64 << 10
+		cmd.Stderr = &errOut
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return nccltest.Result{Command: command}, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nccltest.Result{Command: command}, fmt.Errorf("srun: %w", err)
+		}
+		reports, problems := ReadNodeReports(stdout, e.o.ReportLimit)
+		_ = cmd.Wait()
+		rep, ok := reports[n]
+		switch {
+		case ok && rep.NCCL != nil:
+			return *rep.NCCL, nil
+		case ok && rep.Error != "":
+			return nccltest.Result{Command: command}, fmt.Errorf("Slurm node %s could not launch the test: %s", n, rep.Error)
+		case ctx.Err() != nil:
+			return nccltest.Result{Command: command}, ctx.Err()
+		}
+		why := problems[n]
+		if why == "" {
+			why = "it sent no result"
+		}
+		if l := lastLines(errOut.String(), 3); l != "" {
+			why += " (" + l + ")"
+		}
+		return nccltest.Result{Command: command}, fmt.Errorf("Slurm node %s (job %s): %s", n, job, why)
+	}
+	if !e.o.Deadline.IsZero() {
+		ro.Deadline = e.o.Deadline
+	}
+	// The commands run on the Slurm nodes, never on this machine: the
+	// refusal of a sim:// or local:// host's nccl_test here
+	// (runner.RefuseLocalNCCL) is the CLI's, made before the run.
+	ro.AllowLocal = true
+	return runner.RunMultiNode(ctx, targets, ro)
 }
 
 // notFinished is a host whose checks the -deadline cut: not run, and

@@ -3,6 +3,7 @@ package slurm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,7 +132,7 @@ func TestSlurmEngine(t *testing.T) {
 			t.Skipf("%s is not installed", b)
 		}
 	}
-	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", ServedNodes: []string{"gpu002", "gpu003"}})
+	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", ServedNodes: []string{"gpu002", "gpu003", "gpu004"}})
 	bin := filepath.Join(t.TempDir(), "gpuform")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/gpuform").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -200,6 +201,80 @@ func TestSlurmEngine(t *testing.T) {
 		}
 		if connects.Load() != 0 {
 			t.Error("the slurm engine connected to hosts")
+		}
+	})
+
+	t.Run("fleet tier: the multi-node test and its isolation as srun steps", func(t *testing.T) {
+		fdir := filepath.Join(t.TempDir(), "fleet")
+		if err := os.Mkdir(fdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// Four simulated HGX H100, gpu003 with a NIC at 200 Gb/s: the
+		// group's all_reduce falls below its floor, and the pairs name
+		// gpu003 (the mpirun stand-in slows a run to its slowest NIC).
+		spec4 := `module "hgx" {
+  source = "gpuform/hgx-h100-8gpu"
+}
+
+node "train" {
+  hosts    = ["sim://hgx-h100-converged/gpu001", "sim://hgx-h100-converged/gpu002", "sim://hgx-h100-slownic/gpu003", "sim://hgx-h100-converged/gpu004"]
+  hardware = module.hgx.hardware
+  verify {
+    optional = ["dcgm"]
+    nccl_test "fleet" {
+      command        = "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
+      min_busbw_gbps = 120
+    }
+  }
+}
+`
+		if err := os.WriteFile(filepath.Join(fdir, "main.gpuform.hcl"), []byte(spec4), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fcfg, diags := spec.Load(fdir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		state := t.TempDir()
+		ssh := runner.Options{Tier: verify.TierFleet, KB: k, AllowLocal: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+		}}}
+		fwant, err := enginessh.Engine{}.Verify(context.Background(), targetsOf(t, fcfg), ssh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fwant.Isolation) != 1 || len(fwant.Isolation[0].Culprits) != 1 || fwant.Isolation[0].Culprits[0].Host != "sim://hgx-h100-slownic/gpu003" {
+			t.Fatalf("the SSH engine's isolation should name gpu003: %+v", fwant.Isolation)
+		}
+		var connects atomic.Int64
+		ro := runner.Options{Tier: verify.TierFleet, KB: k, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+			connects.Add(1)
+			return nil, errors.New("the slurm engine must not connect to hosts")
+		}}}
+		e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+			return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
+		}})
+		got, err := e.Verify(context.Background(), targetsOf(t, fcfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if connects.Load() != 0 {
+			t.Error("the slurm engine connected to hosts")
+		}
+		if diff := cmp.Diff(checks(fwant), checks(got)); diff != "" {
+			t.Errorf("-engine slurm -tier fleet differs from -engine ssh (-ssh +slurm):\n%s", diff)
+		}
+		pairs := func(d *report.Document) []string {
+			var out []string
+			for _, iso := range d.Isolation {
+				for _, p := range iso.Pairs {
+					out = append(out, fmt.Sprintf("round %d %s+%s ran=%v pass=%v", p.Round, p.Hosts[0], p.Hosts[1], p.Ran, p.Pass))
+				}
+			}
+			return out
+		}
+		if diff := cmp.Diff(pairs(fwant), pairs(got)); diff != "" {
+			t.Errorf("isolation pairs (-ssh +slurm):\n%s", diff)
 		}
 	})
 
