@@ -29,9 +29,13 @@ import (
 // does not add up, are never taken for a report.
 const (
 	frameTag = "gpuform-report-v1"
-	// chunkLen is the base64 characters per line: well under any line
-	// buffer between a task and srun.
-	chunkLen = 1000
+	// chunkLen is the base64 characters per line. slurmstepd sends a
+	// task's output to srun in messages of at most 1024 bytes
+	// (MAX_MSG_LEN in Slurm's io_hdr.h), a line per message when the
+	// line fits; a longer line is cut, and the cut parts of several
+	// tasks interleave on srun's output (seen with 1000: "line 1 arrived
+	// out of order"). A frame of 512 characters and its header fit.
+	chunkLen = 512
 	// DefaultReportLimit bounds one node's report as it travels (gzipped,
 	// base64): an 8-GPU node's full report is tens of kilobytes.
 	DefaultReportLimit = 8 << 20
