@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/kb"
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/engine"
 	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
@@ -62,6 +64,12 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 
 // finish checks what the engine flags alone can tell.
 func (f *engineFlags) finish(fs *pflag.FlagSet, local bool) error {
+	return f.finishFor(fs, local, local)
+}
+
+// finishFor is finish where nodeSide says whether -engine-node may be
+// given (verify: with --local; bench: always, it has no --local).
+func (f *engineFlags) finishFor(fs *pflag.FlagSet, local, nodeSide bool) error {
 	if err := engine.Check(f.Engine); err != nil {
 		return err
 	}
@@ -75,7 +83,7 @@ func (f *engineFlags) finish(fs *pflag.FlagSet, local bool) error {
 	if local && f.Engine != engine.SSH {
 		return fmt.Errorf("--local verifies this machine; -engine %s runs verify --local on every node itself", f.Engine)
 	}
-	if f.EngineNode != "" && !local {
+	if f.EngineNode != "" && !nodeSide {
 		return fmt.Errorf("-engine-node works only with --local")
 	}
 	if f.Deadline < 0 || fs.Changed("slurm-start-timeout") && f.SlurmStartTimeout <= 0 {
@@ -119,11 +127,7 @@ func verifyEngine(s Streams, a *verifyArguments, cfg *spec.Config, v *verifyView
 // from verifying is in the report, so the controller names it; the exit
 // status is 0 whenever the report was written.
 func runEngineNode(ctx context.Context, s Streams, a *verifyArguments) error {
-	node := s.Getenv("SLURMD_NODENAME")
-	if node == "" {
-		host, _ := os.Hostname()
-		node = host
-	}
+	node := slurmNodeName(s)
 	rep := engineslurm.NodeReport{Node: node}
 	hosts, res, err := verifyEngineNode(ctx, s, a, node)
 	switch {
@@ -140,54 +144,13 @@ func runEngineNode(ctx context.Context, s Streams, a *verifyArguments) error {
 // verifyEngineNode verifies this node as the bundle says, or with
 // -engine-command launches that command from it and returns its result.
 func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node string) ([]report.Host, *nccltest.Result, error) {
-	b, err := engineslurm.ReadBundle(a.Engines.EngineNode)
+	en, err := loadEngineNode(s, &a.Spec, &a.Conn, a.Engines.EngineNode, node)
 	if err != nil {
 		return nil, nil, err
 	}
-	entry, ok := b.Nodes[node]
-	if !ok {
-		return nil, nil, fmt.Errorf("the bundle has no entry for Slurm node %s", node)
-	}
-	dir, err := os.MkdirTemp("", "gpuform-spec")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.RemoveAll(dir)
-	specDir, vars, err := b.Unpack(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	a.Dir, a.Spec.vars, a.Tier, a.Processes = specDir, vars, b.Tier, b.Processes
-	cfg, diags := a.Spec.loadPinned(s, a.Dir)
-	if diags.HasErrors() {
-		return nil, nil, fmt.Errorf("the spec does not load on the node: %s", diags.Error())
-	}
-	var tg target.Host
-	for _, n := range cfg.Nodes {
-		if n.Name != entry.Node {
-			continue
-		}
-		tg = target.Host{Host: spec.Host{Name: "local://" + node}, Node: n}
-		for _, h := range n.Hosts {
-			// A simulated host is verified as itself: its root is the
-			// node's hardware (GPUFORM_SIM_STATE names where it lives).
-			if h.Name == entry.Host && connect.IsSim(h.Name) {
-				tg.Host = h
-			}
-		}
-	}
-	if tg.Node == nil {
-		return nil, nil, fmt.Errorf("the spec has no node block %q", entry.Node)
-	}
-	k, err := s.KB()
-	if err != nil {
-		return nil, nil, err
-	}
-	copts, err := a.Conn.options(s, a.Dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	copts.AllowLocal = true
+	defer en.cleanup()
+	b, entry, tg, k, copts := en.bundle, en.entry, en.target, en.kb, en.copts
+	a.Dir, a.Tier, a.Processes = en.dir, b.Tier, b.Processes
 	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: true, Local: true, Processes: a.Processes}
 	if exe, err := os.Executable(); err == nil {
 		opts.AgentBinary = exe
@@ -210,4 +173,123 @@ func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node s
 	}
 	doc := runner.Run(ctx, []target.Host{tg}, opts)
 	return doc.Hosts, nil, nil
+}
+
+// engineNode is what a node side of -engine slurm has loaded: the bundle,
+// this node's entry, the spec from it and the target it verifies or
+// benches as.
+type engineNode struct {
+	bundle  *engineslurm.Bundle
+	entry   engineslurm.BundleNode
+	dir     string
+	target  target.Host
+	kb      *kb.KB
+	copts   connect.Options
+	cleanup func()
+}
+
+// loadEngineNode reads the bundle sbcast put on this node, unpacks the
+// spec into a private directory (removed by cleanup), loads it as the
+// controller did and finds this node's target: its own local:// host, or
+// the simulated host it stands for.
+func loadEngineNode(s Streams, sf *specFlags, conn *connectFlags, path, node string) (*engineNode, error) {
+	b, err := engineslurm.ReadBundle(path)
+	if err != nil {
+		return nil, err
+	}
+	entry, ok := b.Nodes[node]
+	if !ok {
+		return nil, fmt.Errorf("the bundle has no entry for Slurm node %s", node)
+	}
+	dir, err := os.MkdirTemp("", "gpuform-spec")
+	if err != nil {
+		return nil, err
+	}
+	en := &engineNode{bundle: b, entry: entry, cleanup: func() { os.RemoveAll(dir) }}
+	fail := func(err error) (*engineNode, error) { en.cleanup(); return nil, err }
+	specDir, vars, err := b.Unpack(dir)
+	if err != nil {
+		return fail(err)
+	}
+	en.dir, sf.vars = specDir, vars
+	cfg, diags := sf.loadPinned(s, specDir)
+	if diags.HasErrors() {
+		return fail(fmt.Errorf("the spec does not load on the node: %s", diags.Error()))
+	}
+	for _, n := range cfg.Nodes {
+		if n.Name != entry.Node {
+			continue
+		}
+		en.target = target.Host{Host: spec.Host{Name: "local://" + node}, Node: n}
+		for _, h := range n.Hosts {
+			// A simulated host is verified as itself: its root is the
+			// node's hardware (GPUFORM_SIM_STATE names where it lives).
+			if h.Name == entry.Host && connect.IsSim(h.Name) {
+				en.target.Host = h
+			}
+		}
+	}
+	if en.target.Node == nil {
+		return fail(fmt.Errorf("the spec has no node block %q", entry.Node))
+	}
+	if en.kb, err = s.KB(); err != nil {
+		return fail(err)
+	}
+	if en.copts, err = conn.options(s, specDir); err != nil {
+		return fail(err)
+	}
+	// The engine's own request to check this node, as --local is.
+	en.copts.AllowLocal = true
+	return en, nil
+}
+
+// slurmNodeName is the Slurm node this node side runs on.
+func slurmNodeName(s Streams) string {
+	if n := s.Getenv("SLURMD_NODENAME"); n != "" {
+		return n
+	}
+	host, _ := os.Hostname()
+	return host
+}
+
+// runBenchEngineNode is the node side of bench -engine slurm: bench this
+// node as the bundle says and print the result in frames.
+func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error {
+	node := slurmNodeName(s)
+	rep := engineslurm.NodeReport{Node: node}
+	en, err := loadEngineNode(s, &a.Spec, &a.Conn, a.Engines.EngineNode, node)
+	if err != nil {
+		rep.Error = err.Error()
+		return engineslurm.WriteNodeReport(s.Out, rep)
+	}
+	defer en.cleanup()
+	o := bench.Options{Target: a.Conn.targetOptionsFor(s, en.copts, false, "benchmarking"), KB: en.kb, AllowLocal: true}
+	if br := en.bundle.Bench; br != nil {
+		o.Layers, o.Budget = br.Layers, br.Budget
+	}
+	r := bench.RunNode(ctx, en.target, o)
+	rep.Bench = &r
+	return engineslurm.WriteNodeReport(s.Out, rep)
+}
+
+// benchEngine runs bench through Slurm (-engine slurm).
+func benchEngine(ctx context.Context, s Streams, a *benchArguments, cfg *spec.Config, targets []target.Host, o bench.Options) (*bench.Report, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("-engine slurm sends this gpuform binary to the nodes, but cannot find it: %w", err)
+	}
+	job := a.Engines.SlurmJob
+	if job == "" {
+		job = s.Getenv("SLURM_JOB_ID")
+	}
+	so := engineslurm.Options{
+		Job: job, Partition: a.Engines.SlurmPartition, StartTimeout: a.Engines.SlurmStartTimeout, Binary: exe, Messages: s.Err,
+		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, "", false, nodes)
+		},
+	}
+	if a.Engines.Deadline > 0 {
+		so.Deadline = time.Now().Add(a.Engines.Deadline)
+	}
+	return engineslurm.New(so).Bench(ctx, targets, o)
 }

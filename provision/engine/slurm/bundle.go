@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
@@ -42,6 +44,16 @@ type Bundle struct {
 	// host is judged on (runner.MultiNode.ForHost), run by the engine
 	// before the nodes verify themselves.
 	MultiNode map[string]map[string]nccltest.Result `json:"multi_node,omitempty"`
+	// Bench, when set, makes the nodes run bench instead of verify.
+	Bench *BenchRun `json:"bench,omitempty"`
+}
+
+// BenchRun is what bench -engine slurm asks of each node.
+type BenchRun struct {
+	// Layers are -layers (none: every layer).
+	Layers []bench.Layer `json:"layers,omitempty"`
+	// Budget is -budget (0: the spec's bench { timeout }).
+	Budget time.Duration `json:"budget_ns,omitempty"`
 }
 
 // BundleNode is one Slurm node's place in the spec.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/internal/readlimit"
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -64,6 +65,9 @@ type NodeReport struct {
 	// NCCL is the result of a multi-node test or isolation pair this
 	// node launched (verify --local -engine-command); nil otherwise.
 	NCCL *nccltest.Result `json:"nccl,omitempty"`
+	// Bench is the node's bench result (bench -engine-node); nil for
+	// verify.
+	Bench *bench.NodeResult `json:"bench,omitempty"`
 	// Error says why the node could not verify at all ("" when it did):
 	// the bundle unreadable, the spec not loading.
 	Error string `json:"error,omitempty"`

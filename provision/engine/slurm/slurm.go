@@ -127,39 +127,11 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 		ctx, cancel = context.WithDeadline(ctx, e.o.Deadline)
 		defer cancel()
 	}
-	hostErr := map[string]error{}
-	var members []member
-	byNode := map[string]string{}
-	for _, tg := range targets {
-		name, err := NodeName(tg)
-		switch {
-		case err != nil:
-			hostErr[tg.Host.Name] = fmt.Errorf("no Slurm node name for %s: slurm_node_name %w", tg.Host.Name, err)
-		case byNode[name] != "":
-			hostErr[tg.Host.Name] = fmt.Errorf("spec hosts %s and %s are both Slurm node %s; set rollout { slurm_node_name } so each host has its own", byNode[name], tg.Host.Name, name)
-		default:
-			byNode[name] = tg.Host.Name
-			members = append(members, member{tg: tg, node: name})
-		}
+	job, members, hostErr, release, err := e.place(ctx, targets)
+	if err != nil {
+		return nil, err
 	}
-
-	job := e.o.Job
-	if job != "" {
-		var err error
-		if members, err = e.scopeToJob(ctx, job, members, hostErr); err != nil {
-			return nil, err
-		}
-	} else {
-		members = e.knownNodes(ctx, members, hostErr)
-		if len(members) > 0 {
-			id, err := e.allocate(ctx, nodeNames(members))
-			if err != nil {
-				return nil, err
-			}
-			job = id
-			defer e.release(job)
-		}
-	}
+	defer release()
 	reports := map[string]report.Host{}
 	var mn runner.MultiNode
 	if len(members) > 0 {
@@ -191,6 +163,45 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 	doc := runner.Merge(runTargets, hosts, ro, checkedAt)
 	mn.AddIsolation(doc)
 	return doc, nil
+}
+
+// place names the targets' Slurm nodes and gets the job to run in: the
+// scoped job's nodes, or an allocation of the spec's hosts (release
+// cancels it). Hosts that cannot take part have their error in hostErr.
+func (e *Engine) place(ctx context.Context, targets []target.Host) (job string, members []member, hostErr map[string]error, release func(), err error) {
+	release = func() {}
+	hostErr = map[string]error{}
+	byNode := map[string]string{}
+	for _, tg := range targets {
+		name, err := NodeName(tg)
+		switch {
+		case err != nil:
+			hostErr[tg.Host.Name] = fmt.Errorf("no Slurm node name for %s: slurm_node_name %w", tg.Host.Name, err)
+		case byNode[name] != "":
+			hostErr[tg.Host.Name] = fmt.Errorf("spec hosts %s and %s are both Slurm node %s; set rollout { slurm_node_name } so each host has its own", byNode[name], tg.Host.Name, name)
+		default:
+			byNode[name] = tg.Host.Name
+			members = append(members, member{tg: tg, node: name})
+		}
+	}
+
+	job = e.o.Job
+	if job != "" {
+		if members, err = e.scopeToJob(ctx, job, members, hostErr); err != nil {
+			return "", nil, nil, release, err
+		}
+	} else {
+		members = e.knownNodes(ctx, members, hostErr)
+		if len(members) > 0 {
+			id, err := e.allocate(ctx, nodeNames(members))
+			if err != nil {
+				return "", nil, nil, release, err
+			}
+			job = id
+			release = func() { e.release(id) }
+		}
+	}
+	return job, members, hostErr, release, nil
 }
 
 func nodeNames(ms []member) []string {
@@ -435,7 +446,7 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 	sctx, cancel := context.WithTimeout(ctx, budget+stepMargin)
 	defer cancel()
 	started := time.Now()
-	reports, problems, stepErr, beforeCut := e.step(sctx, ctx, job, nodes, len(members), destBin, destBundle)
+	reports, problems, stepErr, beforeCut := e.step(sctx, ctx, job, nodes, len(members), destBin, "verify", "--local", "-engine-node", destBundle)
 	took := time.Since(started)
 	// cut: the -deadline ended the step; a node that had not reported
 	// by then is not run, not failed and never passed.
@@ -454,37 +465,59 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 				continue
 			}
 		}
-		named := linesNaming(stepErr, m.node)
-		if cut {
-			// srun's lines after the deadline are of the tasks it
-			// killed for it: only what it said before counts against
-			// the node.
-			named = linesNaming(beforeCut, m.node)
-		}
-		if cut && problems[m.node] == "" && named == "" {
+		f := stepFailure{job: job, stderr: stepErr, beforeCut: beforeCut, cut: cut, sbcastErr: sbcastErr, problems: problems, nodes: len(members)}
+		msg, notRun := f.why(m.node)
+		if notRun {
 			out[name] = notFinished(name, m.node, took)
 			continue
 		}
-		why := problems[m.node]
-		if why == "" {
-			why = "it sent no report"
-		}
-		var notes []string
-		if sbcastErr != nil {
-			notes = append(notes, sbcastErr.Error())
-		}
-		if named != "" {
-			notes = append(notes, named)
-		} else if stepErr != "" && len(members) == 1 {
-			notes = append(notes, lastLines(stepErr, 3))
-		}
-		msg := fmt.Sprintf("Slurm node %s (job %s): %s", m.node, job, why)
-		if len(notes) > 0 {
-			msg += " (" + strings.Join(notes, "; ") + ")"
-		}
-		out[name] = report.UnreachableHost(name, errors.New(msg), took)
+		out[name] = report.UnreachableHost(name, msg, took)
 	}
 	return out, mn
+}
+
+// stepFailure is what a node step left for the nodes it heard nothing
+// usable from.
+type stepFailure struct {
+	job               string
+	stderr, beforeCut string
+	cut               bool
+	sbcastErr         error
+	problems          map[string]string
+	nodes             int
+}
+
+// why says why node sent no usable report, naming it and srun's and
+// sbcast's words; notRun is true when the -deadline cut it before it
+// finished and nothing else went wrong.
+func (f stepFailure) why(node string) (err error, notRun bool) {
+	named := linesNaming(f.stderr, node)
+	if f.cut {
+		// srun's lines after the deadline are of the tasks it killed
+		// for it: only what it said before counts against the node.
+		named = linesNaming(f.beforeCut, node)
+	}
+	if f.cut && f.problems[node] == "" && named == "" {
+		return nil, true
+	}
+	why := f.problems[node]
+	if why == "" {
+		why = "it sent no report"
+	}
+	var notes []string
+	if f.sbcastErr != nil {
+		notes = append(notes, f.sbcastErr.Error())
+	}
+	if named != "" {
+		notes = append(notes, named)
+	} else if f.stderr != "" && f.nodes == 1 {
+		notes = append(notes, lastLines(f.stderr, 3))
+	}
+	msg := fmt.Sprintf("Slurm node %s (job %s): %s", node, f.job, why)
+	if len(notes) > 0 {
+		msg += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return errors.New(msg), false
 }
 
 // bundle is the CLI's bundle of the spec for nodes.
@@ -586,8 +619,8 @@ func linesNaming(stderr, node string) string {
 // step runs verify --local on every node as one srun step, one task per
 // node, and reads the reports from its output. It returns srun's standard
 // error whole and as it stood when run (the whole run's context) ended.
-func (e *Engine) step(ctx, run context.Context, job, nodes string, n int, bin, bundle string) (map[string]NodeReport, map[string]string, string, string) {
-	args := append(e.stepArgs(job, nodes, n), bin, "verify", "--local", "-engine-node", bundle)
+func (e *Engine) step(ctx, run context.Context, job, nodes string, n int, bin string, nodeArgs ...string) (map[string]NodeReport, map[string]string, string, string) {
+	args := append(append(e.stepArgs(job, nodes, n), bin), nodeArgs...)
 	cmd := e.c.command(ctx, "srun", args...)
 	var errOut capped
 	errOut.limit = 256 << 10

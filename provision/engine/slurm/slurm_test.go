@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gpuform/gpuform/internal/slurmtest"
 	"github.com/gpuform/gpuform/kb"
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/engine/slurm"
@@ -275,6 +277,47 @@ node "train" {
 		}
 		if diff := cmp.Diff(pairs(fwant), pairs(got)); diff != "" {
 			t.Errorf("isolation pairs (-ssh +slurm):\n%s", diff)
+		}
+	})
+
+	t.Run("bench parity with ssh", func(t *testing.T) {
+		bdir, bcfg := quickstartWith(t, "sim://hgx-h100-converged/gpu001", "sim://hgx-h100-degraded/gpu002", "sim://hgx-h100-stale/gpu003")
+		state := t.TempDir()
+		layers := []bench.Layer{bench.LayerHBM, bench.LayerGPUGPU, bench.LayerHostGPU}
+		bwant := bench.Run(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+		}}})
+		var connects atomic.Int64
+		e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+			return slurm.NewBundle(bcfg, bdir, nil, "", false, nodes)
+		}})
+		got, err := e.Bench(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+			connects.Add(1)
+			return nil, errors.New("the slurm engine must not connect to hosts")
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if connects.Load() != 0 {
+			t.Error("the slurm engine connected to hosts")
+		}
+		measured := 0
+		for _, h := range bwant.Hosts {
+			if h.Error != "" {
+				t.Fatalf("the SSH engine could not bench %s: %s", h.Host, h.Error)
+			}
+			for _, m := range h.Layers {
+				if m.Verdict != bench.VerdictNotMeasured {
+					measured++
+				}
+			}
+		}
+		if measured < 3 {
+			t.Fatalf("the reference bench measured %d layer(s); the simulated nodes replay real captures for more", measured)
+		}
+		noTime := cmpopts.IgnoreFields(bench.Host{}, "DurationMS")
+		if diff := cmp.Diff(bwant, got, noTime, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("bench -engine slurm differs from -engine ssh (-ssh +slurm):\n%s", diff)
 		}
 	})
 
