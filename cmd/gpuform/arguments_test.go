@@ -318,7 +318,8 @@ func TestParseValidateAndLintArguments(t *testing.T) {
 func TestParseBenchArguments(t *testing.T) {
 	conn := connectFlags{parallelism: fleet.DefaultParallelism}
 	base := func(f func(a *benchArguments)) *benchArguments {
-		a := &benchArguments{Dir: ".", Conn: conn, Format: "text", Layers: bench.Layers()}
+		a := &benchArguments{Dir: ".", Conn: conn, Format: "text", Layers: bench.Layers(),
+			Engines: engineFlags{Engine: "ssh", SlurmStartTimeout: 5 * time.Minute}}
 		f(a)
 		return a
 	}
@@ -343,6 +344,11 @@ func TestParseBenchArguments(t *testing.T) {
 		{"json conflicts with another format", []string{"-json", "-format", "text"}, nil, "--json conflicts with --format text: give one of them"},
 		{"bad layer", []string{"-layers", "l2cache"}, nil, `-layers: unknown layer "l2cache" (layers: hbm, `},
 		{"negative budget", []string{"-budget", "-1m"}, nil, "-budget must be a positive duration, not -1m0s"},
+		{"engine slurm in a job", []string{"-engine", "slurm", "-slurm-job", "17", "-deadline", "30m"},
+			base(func(a *benchArguments) {
+				a.Engines = engineFlags{Engine: "slurm", SlurmJob: "17", SlurmStartTimeout: 5 * time.Minute, Deadline: 30 * time.Minute}
+			}), ""},
+		{"slurm-partition needs engine slurm", []string{"-slurm-partition", "gpu"}, nil, "-slurm-partition works only with -engine slurm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseBenchArguments(tc.args)

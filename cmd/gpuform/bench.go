@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/provision/bench"
-	"github.com/gpuform/gpuform/provision/engine"
 	"github.com/gpuform/gpuform/provision/bench/report"
+	"github.com/gpuform/gpuform/provision/engine"
 	"github.com/gpuform/gpuform/spec"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
-	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/internal/readlimit"
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/spec"

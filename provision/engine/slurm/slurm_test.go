@@ -17,8 +17,8 @@ import (
 
 	"github.com/gpuform/gpuform/internal/slurmtest"
 	"github.com/gpuform/gpuform/kb"
-	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/engine/slurm"
 	enginessh "github.com/gpuform/gpuform/provision/engine/ssh"
