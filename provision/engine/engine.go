@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/provision/verify/runner"
@@ -43,6 +44,9 @@ type Engine interface {
 	// fleet is still reported. The error is for a run that could not
 	// start at all (no allocation, a partition the user may not use).
 	Verify(ctx context.Context, targets []target.Host, o runner.Options) (*report.Document, error)
+	// Bench measures every target and returns the merged report, with
+	// the same rule: a host it could not bench has Error set.
+	Bench(ctx context.Context, targets []target.Host, o bench.Options) (*bench.Report, error)
 }
 
 // Names of the engines, SSH first: the default.

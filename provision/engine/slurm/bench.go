@@ -126,7 +126,7 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 			}
 			results[name] = r
 		case ok && rep.Error != "":
-			missing[name] = fmt.Errorf("Slurm node %s: bench could not run: %s", m.node, rep.Error)
+			missing[name] = fmt.Errorf("bench could not run on Slurm node %s: %s", m.node, rep.Error)
 		default:
 			err, notRun := f.why(m.node)
 			if notRun {

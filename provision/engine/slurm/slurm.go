@@ -310,7 +310,7 @@ func (e *Engine) knownNodes(ctx context.Context, members []member, hostErr map[s
 		case !ok:
 			hostErr[m.tg.Host.Name] = fmt.Errorf("spec host %s: Slurm has no node %s (sinfo lists %d nodes); set rollout { slurm_node_name } if the node is named otherwise", m.tg.Host.Name, m.node, len(state))
 		case slices.Contains(unusableStates, s):
-			hostErr[m.tg.Host.Name] = fmt.Errorf("Slurm node %s is %s: an allocation cannot get it; not verified", m.node, s)
+			hostErr[m.tg.Host.Name] = fmt.Errorf("the Slurm node %s is %s: an allocation cannot get it; not verified", m.node, s)
 		default:
 			kept = append(kept, m)
 		}
@@ -359,7 +359,7 @@ func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
 	case strings.Contains(msg, "mmediate") || strings.Contains(msg, "busy") || strings.Contains(msg, "timed out") || errors.Is(actx.Err(), context.DeadlineExceeded):
 		return "", fmt.Errorf("the allocation of %s did not start within %ds (-slurm-start-timeout): %s", strings.Join(nodes, ","), secs, msg)
 	}
-	return "", fmt.Errorf("Slurm refused the allocation of %s: %s", strings.Join(nodes, ","), msg)
+	return "", fmt.Errorf("slurmctld refused the allocation of %s: %s", strings.Join(nodes, ","), msg)
 }
 
 // release ends the job the run allocated, whatever happened to the run.
@@ -455,7 +455,7 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 		name := m.tg.Host.Name
 		if rep, ok := reports[m.node]; ok {
 			if rep.Error != "" {
-				out[name] = report.UnreachableHost(name, fmt.Errorf("Slurm node %s: verify --local could not run: %s", m.node, rep.Error), took)
+				out[name] = report.UnreachableHost(name, fmt.Errorf("verify --local could not run on Slurm node %s: %s", m.node, rep.Error), took)
 				continue
 			}
 			if hs := rep.HostReports(); len(hs) == 1 {
@@ -570,7 +570,7 @@ func (e *Engine) multiNode(ctx context.Context, job string, members []member, ro
 		case ok && rep.NCCL != nil:
 			return *rep.NCCL, nil
 		case ok && rep.Error != "":
-			return nccltest.Result{Command: command}, fmt.Errorf("Slurm node %s could not launch the test: %s", n, rep.Error)
+			return nccltest.Result{Command: command}, fmt.Errorf("the Slurm node %s could not launch the test: %s", n, rep.Error)
 		case ctx.Err() != nil:
 			return nccltest.Result{Command: command}, ctx.Err()
 		}
@@ -581,7 +581,7 @@ func (e *Engine) multiNode(ctx context.Context, job string, members []member, ro
 		if l := lastLines(errOut.String(), 3); l != "" {
 			why += " (" + l + ")"
 		}
-		return nccltest.Result{Command: command}, fmt.Errorf("Slurm node %s (job %s): %s", n, job, why)
+		return nccltest.Result{Command: command}, fmt.Errorf("the Slurm node %s (job %s): %s", n, job, why)
 	}
 	if !e.o.Deadline.IsZero() {
 		ro.Deadline = e.o.Deadline

@@ -189,7 +189,7 @@ func TestSlurmEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		job := strings.TrimSpace(out)
-		defer c.Client("scancel", job) //nolint:errcheck // the cluster ends with the test anyway
+		defer func() { _, _ = c.Client("scancel", job) }()
 		waitRunning(t, c, job)
 		e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{Job: job})
 		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
@@ -379,7 +379,7 @@ node "train" {
 			t.Fatal(err)
 		}
 		job := strings.TrimSpace(out)
-		defer c.Client("scancel", job) //nolint:errcheck // the cluster ends with the test anyway
+		defer func() { _, _ = c.Client("scancel", job) }()
 		waitRunning(t, c, job)
 		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{StartTimeout: 2 * time.Second})
 		start := time.Now()

@@ -8,6 +8,7 @@ package ssh
 import (
 	"context"
 
+	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/engine"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify/report"
@@ -25,4 +26,9 @@ func (Engine) Name() string { return engine.SSH }
 // Verify runs runner.Run: every host is reached through o.Target.
 func (Engine) Verify(ctx context.Context, targets []target.Host, o runner.Options) (*report.Document, error) {
 	return runner.Run(ctx, targets, o), nil
+}
+
+// Bench runs bench.Run: every host is reached through o.Target.
+func (Engine) Bench(ctx context.Context, targets []target.Host, o bench.Options) (*bench.Report, error) {
+	return bench.Run(ctx, targets, o), nil
 }
