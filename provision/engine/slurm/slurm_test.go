@@ -2,6 +2,7 @@ package slurm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -180,6 +181,28 @@ func TestSlurmEngine(t *testing.T) {
 		}
 		if got.Summary.Hosts != 4 {
 			t.Errorf("report holds %d hosts, want 4", got.Summary.Hosts)
+		}
+	})
+
+	t.Run("the CLI: gpuform verify -engine slurm -format json", func(t *testing.T) {
+		cmd := exec.Command(f.binary, "verify", "-engine", "slurm", "-format", "json", "-slurm-start-timeout", "1m", dir)
+		cmd.Env = append(os.Environ(), c.Env(), "GPUFORM_SIM_STATE="+f.state)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Fatalf("exit %v, want 2 (a degraded node fails)\n%s", err, stderr.String())
+		}
+		var doc report.Document
+		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, stdout.String())
+		}
+		if diff := cmp.Diff(checks(want), checks(&doc)); diff != "" {
+			t.Errorf("gpuform verify -engine slurm differs from -engine ssh (-ssh +cli):\n%s", diff)
+		}
+		if !strings.Contains(stderr.String(), "Slurm: job ") {
+			t.Errorf("stderr does not say which job held the nodes:\n%s", stderr.String())
 		}
 	})
 
