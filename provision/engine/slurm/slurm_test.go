@@ -301,6 +301,39 @@ node "train" {
 		if diff := cmp.Diff(pairs(fwant), pairs(got)); diff != "" {
 			t.Errorf("isolation pairs (-ssh +slurm):\n%s", diff)
 		}
+
+		// The -deadline comes while the first isolation round runs: the
+		// group's run is done, its pairs hang. What did not finish is
+		// not run, never passed.
+		tmp := t.TempDir()
+		mark := filepath.Join(tmp, "group-ran")
+		wrapper := filepath.Join(tmp, "gpuform-wrapper")
+		script := "#!/bin/sh\ncase \" $* \" in *\" -engine-command \"*) if [ -e " + mark + " ]; then sleep 60; fi; : >" + mark + " ;; esac\nexec " + f.binary + " \"$@\"\n"
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(8 * time.Second)
+		e = slurm.New(slurm.Options{Binary: wrapper, Deadline: deadline, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+			return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
+		}})
+		cut, err := e.Verify(context.Background(), targetsOf(t, fcfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if over := time.Since(deadline); over > 20*time.Second {
+			t.Errorf("the run ended %s after its deadline", over)
+		}
+		if cut.OK() || cut.Summary.Passed != 0 || cut.Summary.NotRun != 4 {
+			t.Errorf("a run the deadline cut: %+v", cut.Summary)
+		}
+		if len(cut.Isolation) != 1 || !strings.HasPrefix(cut.Isolation[0].Incomplete, "the run's -deadline ended it") || len(cut.Isolation[0].Culprits) != 0 {
+			t.Errorf("the isolation the deadline cut: %+v", cut.Isolation)
+		}
+		for _, p := range pairs(cut) {
+			if strings.Contains(p, "ran=true") {
+				t.Errorf("a pair ran past the deadline: %s", p)
+			}
+		}
 	})
 
 	t.Run("bench parity with ssh", func(t *testing.T) {

@@ -26,6 +26,9 @@ type groupIsolation struct {
 	report.Isolation
 	groupFailed    bool
 	stragglersFail bool
+	// cut: the run's Options.Deadline (verify -deadline) ended the
+	// isolation before it decided: what it left is not run.
+	cut bool
 }
 
 // isolationMode reads verify { isolation }; unset is on_failure.
@@ -126,6 +129,10 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	}
 	iso.Result = isolate.Run(ctx, isolate.Options{Hosts: hosts, Run: run, Deadline: deadline, Estimate: res.Duration, Margin: margin})
 	iso.Duration = time.Since(isoStart)
+	if !o.Deadline.IsZero() && deadline.Equal(o.Deadline) && iso.Result.Incomplete != "" {
+		iso.cut = true
+		iso.Result.Incomplete = "the run's -deadline ended it: " + iso.Result.Incomplete
+	}
 	return res, iso, absent
 }
 
@@ -248,7 +255,13 @@ func addIsolationChecks(hosts []report.Host, isolations []groupIsolation) {
 					c.Message += "; pairwise isolation names " + strings.Join(named, ", ") + " (see " + verify.CheckIsolation.Named(iso.Test) + ")"
 				}
 			}
-			h.Checks = append(h.Checks, verify.IsolationCheck(iso.Test, h.Host, iso.Result, iso.groupFailed, iso.stragglersFail))
+			c := verify.IsolationCheck(iso.Test, h.Host, iso.Result, iso.groupFailed, iso.stragglersFail)
+			if iso.cut && (c.Status == verify.StatusError || c.Status == verify.StatusSkip) {
+				// Undecided because the deadline came: not run, held
+				// against the host when its group's run failed.
+				c.Status, c.Needed = verify.StatusNotRun, iso.groupFailed
+			}
+			h.Checks = append(h.Checks, c)
 		}
 	}
 }
