@@ -222,10 +222,16 @@ func loadEngineNode(s Streams, sf *specFlags, conn *connectFlags, path, node str
 		}
 		en.target = target.Host{Host: spec.Host{Name: "local://" + node}, Node: n}
 		for _, h := range n.Hosts {
-			// A simulated host is verified as itself: its root is the
-			// node's hardware (GPUFORM_SIM_STATE names where it lives).
-			if h.Name == entry.Host && connect.IsSim(h.Name) {
-				en.target.Host = h
+			if h.Name != entry.Host {
+				continue
+			}
+			// The spec's host as this machine (its become setting
+			// kept); a simulated host is verified as itself: its root
+			// is the node's hardware (GPUFORM_SIM_STATE names where it
+			// lives).
+			en.target.Host = h
+			if !connect.IsSim(h.Name) {
+				en.target.Host.Name = "local://" + node
 			}
 		}
 	}
