@@ -111,6 +111,9 @@ func verifyEngine(s Streams, a *verifyArguments, cfg *spec.Config, v *verifyView
 		StartTimeout: a.Engines.SlurmStartTimeout,
 		Binary:       exe,
 		Messages:     v.Messages(),
+		// The command's environment (SLURM_CONF, GPUFORM_SIM_STATE)
+		// reaches the Slurm clients and, through srun, the nodes.
+		Env: s.Environ,
 		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
 			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, a.Tier, a.Processes, nodes)
 		},
@@ -289,7 +292,7 @@ func benchEngine(ctx context.Context, s Streams, a *benchArguments, cfg *spec.Co
 		job = s.Getenv("SLURM_JOB_ID")
 	}
 	so := engineslurm.Options{
-		Job: job, Partition: a.Engines.SlurmPartition, StartTimeout: a.Engines.SlurmStartTimeout, Binary: exe, Messages: s.Err,
+		Job: job, Partition: a.Engines.SlurmPartition, StartTimeout: a.Engines.SlurmStartTimeout, Binary: exe, Messages: s.Err, Env: s.Environ,
 		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
 			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, "", false, nodes)
 		},
