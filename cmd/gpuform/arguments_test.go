@@ -146,6 +146,17 @@ func TestParseVerifyArguments(t *testing.T) {
 		{"slurm-drain needs local", []string{"-slurm-drain"}, nil, "-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)"},
 		{"mock-fault needs mock-nvml", []string{"--local", "-mock-fault", "pcie_x8:3"}, nil, "-mock-fault works only with -mock-nvml"},
 		{"unknown mock system", []string{"--local", "-mock-nvml", "nosuch"}, nil, `-mock-nvml: unknown simulated system "nosuch" (known: `},
+		{"prolog gate needs local", []string{"-slurm-prolog"}, nil, "-slurm-prolog works only with --local (it gates the node it runs on, as Slurm's Prolog=)"},
+		{"epilog gate needs local", []string{"-slurm-epilog"}, nil, "-slurm-epilog works only with --local (it gates the node it runs on, as Slurm's Epilog=)"},
+		{"one Slurm mode", []string{"--local", "-slurm-prolog", "-slurm-drain"}, nil, "-slurm-drain (HealthCheckProgram), -slurm-prolog (Prolog=) and -slurm-epilog (Epilog=) are different modes: give one"},
+		{"prolog gate runs the quick tier", []string{"--local", "-slurm-prolog"},
+			base(func(a *verifyArguments) {
+				a.Local, a.SlurmProlog, a.tier, a.Tier = true, true, "quick", verify.TierQuick
+			}), ""},
+		{"prolog gate keeps a tier given", []string{"--local", "-slurm-prolog", "-tier", "probe"},
+			base(func(a *verifyArguments) { a.Local, a.SlurmProlog = true, true }), ""},
+		{"epilog gate runs the probe tier", []string{"--local", "-slurm-epilog"},
+			base(func(a *verifyArguments) { a.Local, a.SlurmEpilog = true, true }), ""},
 		{"health mode", []string{"--local", "-slurm-drain", "-mock-nvml", "dgxh100", "-mock-fault-once", "pcie_x8:3", "-node", "gpu", "-processes", "-verbose"},
 			base(func(a *verifyArguments) {
 				a.Local, a.SlurmDrain, a.MockNVML, a.MockFaultsOnce, a.Node, a.Processes, a.Verbose = true, true, "dgxh100", []string{"pcie_x8:3"}, "gpu", true, true
@@ -402,8 +413,8 @@ func TestParseGraphArguments(t *testing.T) {
 		{"svg of some hosts", []string{"-format=svg", "-target", "gpu[001-002]", "-var", "a=1"},
 			&graphArguments{Dir: ".", Conn: conn, Format: "svg", Targets: []string{"gpu[001-002]"}, Spec: specFlags{vars: []spec.VarArg{{Value: "a=1"}}}}, ""},
 		{"root", []string{"--root", "/srv/image", "-probe-timeout", "30s"}, &graphArguments{Dir: ".", Conn: connectFlags{parallelism: fleet.DefaultParallelism, timeouts: timeoutFlags{probe: "30s"}}, Root: "/srv/image", Format: "text"}, ""},
-		{"bad format", []string{"-format", "png"}, nil, `-format must be text, dot or svg, not "png"`},
-		{"bad format before root's conflicts", []string{"-format", "png", "--root", "/r", "d"}, nil, `-format must be text, dot or svg, not "png"`},
+		{"bad format", []string{"-format", "jpeg"}, nil, `-format must be text, dot, svg or png, not "jpeg"`},
+		{"bad format before root's conflicts", []string{"-format", "jpeg", "--root", "/r", "d"}, nil, `-format must be text, dot, svg or png, not "jpeg"`},
 		{"root takes no dir", []string{"--root", "/r", "d"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
 		{"root takes no target", []string{"--root", "/r", "-target", "gpu001"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},
 		{"root takes no offline", []string{"--root", "/r", "-offline"}, nil, "--root draws a root filesystem and takes no spec directory, -target or -offline"},

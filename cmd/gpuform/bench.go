@@ -35,7 +35,8 @@ type benchArguments struct {
 	Format string
 	// OutPath is -out: the report's file, "" for standard output.
 	OutPath string
-	// PlotPath is -plot: the SVG chart's file, "" for none.
+	// PlotPath is -plot: the chart's file, SVG or PNG by its extension,
+	// "" for none.
 	PlotPath string
 	// Budget is -budget: the time limit per host, 0 for the spec's.
 	Budget time.Duration
@@ -57,7 +58,7 @@ func (a *benchArguments) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.Format, "format", "text", "text or json")
 	fs.BoolVar(&a.json, "json", false, "print the report as JSON (the same as -format json)")
 	fs.StringVar(&a.OutPath, "out", "", "write the report to FILE instead of standard output")
-	fs.StringVar(&a.PlotPath, "plot", "", "also draw the chart (measured vs expected per layer, scaling vs ideal) to FILE.svg")
+	fs.StringVar(&a.PlotPath, "plot", "", "also draw the chart (each layer as a share of expected, the scaling curve against its expectation) to FILE.svg or FILE.png")
 	fs.DurationVar(&a.Budget, "budget", 0, "time limit per host (default: the spec's bench { timeout }, else 20m)")
 	fs.BoolVar(&a.Verbose, "verbose", false, "list every device, not only the lowest of a layer whose devices are all ok")
 	a.Engines.register(fs)
@@ -80,6 +81,11 @@ func (a *benchArguments) finish(fs *pflag.FlagSet, args []string) error {
 	a.Layers = layers
 	if a.Budget < 0 {
 		return fmt.Errorf("-budget must be a positive duration, not %s", a.Budget)
+	}
+	if a.PlotPath != "" {
+		if _, err := report.PlotFormat(a.PlotPath); err != nil {
+			return fmt.Errorf("-plot %w", err)
+		}
 	}
 	return a.Engines.finishFor(fs, false, true)
 }
@@ -263,7 +269,11 @@ func (v *benchView) Report(r *bench.Report) error {
 	}
 	if v.plot != "" {
 		var buf bytes.Buffer
-		if err := report.WriteSVG(&buf, r); err != nil {
+		write := report.WriteSVG
+		if f, _ := report.PlotFormat(v.plot); f == "png" {
+			write = report.WritePNG
+		}
+		if err := write(&buf, r); err != nil {
 			return fmt.Errorf("-plot: %w", err)
 		}
 		if err := os.WriteFile(v.plot, buf.Bytes(), 0o644); err != nil {

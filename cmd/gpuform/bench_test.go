@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -167,10 +168,20 @@ func TestBenchDegraded(t *testing.T) {
 	}
 	checkSVG(t, svg)
 
-	jsonOut := filepath.Join(dir, "bench.json")
-	code, out, errOut = runCLI(t, "", "bench", "-format", "json", "-out", jsonOut, "-layers", "host_gpu,network", "testdata/bench-degraded")
+	// The second run draws its chart as PNG, by the file's extension.
+	jsonOut, pngOut := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.png")
+	code, out, errOut = runCLI(t, "", "bench", "-format", "json", "-out", jsonOut, "-plot", pngOut, "-layers", "host_gpu,network", "testdata/bench-degraded")
 	if code != ExitReport {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if f, err := os.Open(pngOut); err != nil {
+		t.Error(err)
+	} else {
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width != 800 {
+			t.Errorf("-plot %s: %v, %d px wide, want a PNG 800 px wide", pngOut, err, cfg.Width)
+		}
 	}
 	b, err := os.ReadFile(jsonOut)
 	if err != nil {
@@ -241,6 +252,7 @@ func TestBenchFlags(t *testing.T) {
 		"unknown layer": {[]string{"-layers", "hbm,nvlink"}, `unknown layer "nvlink"`},
 		"bad format":    {[]string{"-format", "xml"}, "-format must be text or json"},
 		"plot dir":      {[]string{"-plot", "/nonexistent/dir/x.svg"}, "-plot: /nonexistent/dir is not a directory"},
+		"plot format":   {[]string{"-plot", "chart.pdf"}, "-plot chart.pdf: the chart's file must end in .svg or .png"},
 		"unknown host":  {[]string{"-target", "gpu9"}, `no node in the spec has host "gpu9"`},
 	}
 	for name, tt := range tests {

@@ -199,7 +199,7 @@ func TestFlagValueCompletion(t *testing.T) {
 		{"verify format", []string{"verify", "-format", ""}, []string{"text", "json", "junit", "prometheus"}},
 		{"lint format", []string{"lint", "-format", ""}, lintFormats},
 		{"lint min-severity", []string{"lint", "-min-severity", ""}, []string{"error", "warning", "info"}},
-		{"graph format", []string{"graph", "-format", ""}, []string{"text", "dot", "svg"}},
+		{"graph format", []string{"graph", "-format", ""}, []string{"text", "dot", "svg", "png"}},
 		{"plan target", []string{"plan", dir, "-target", ""}, hostNames},
 		{"apply target", []string{"apply", dir, "-target", ""}, hostNames},
 		{"verify target", []string{"verify", dir, "-target", ""}, hostNames},

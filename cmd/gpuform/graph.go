@@ -36,7 +36,7 @@ type graphArguments struct {
 	// Offline is -offline: draw the node blocks' hardware values, reaching
 	// no host.
 	Offline bool
-	// Format is -format: text, dot or svg.
+	// Format is -format: text, dot, svg or png.
 	Format string
 	// OutPath is -out: where the picture is written, "" for standard
 	// output.
@@ -50,7 +50,7 @@ func (a *graphArguments) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.Targets, "target", nil, "only these hosts (repeatable; ranges allowed: gpu[001-004])")
 	fs.StringVar(&a.Root, "root", "", "draw the root filesystem at PATH on this machine instead of the spec's hosts")
 	fs.BoolVar(&a.Offline, "offline", false, "draw the spec's hardware values, reaching no host")
-	fs.StringVar(&a.Format, "format", "text", "text, dot or svg")
+	fs.StringVar(&a.Format, "format", "text", "text, dot, svg or png")
 	fs.StringVar(&a.OutPath, "out", "", "write the picture to FILE instead of standard output")
 }
 
@@ -58,9 +58,9 @@ func (a *graphArguments) register(fs *pflag.FlagSet) {
 // -offline beside --root, in the order graph has always reported them.
 func (a *graphArguments) finish(_ *pflag.FlagSet, args []string) error {
 	switch a.Format {
-	case "text", "dot", "svg":
+	case "text", "dot", "svg", "png":
 	default:
-		return fmt.Errorf("-format must be text, dot or svg, not %q", a.Format)
+		return fmt.Errorf("-format must be text, dot, svg or png, not %q", a.Format)
 	}
 	if a.Root != "" && (len(args) > 0 || len(a.Targets) > 0 || a.Offline) {
 		return fmt.Errorf("--root draws a root filesystem and takes no spec directory, -target or -offline")
@@ -95,8 +95,10 @@ no host. With --root PATH it probes an unpacked root filesystem on this
 machine and needs no spec.
 
 -format text is a nvidia-smi topo -m style matrix and a tree; dot is
-Graphviz source; svg renders that with Graphviz's dot program, which must be
-installed (apt-get install graphviz).
+Graphviz source; svg and png are gpuform's own picture, laid out as lstopo
+draws a machine (socket, NUMA node, PCIe root port and switches, devices;
+NVLink as one band), each host group's picture sized to fit a 1600x1000
+screen.
 
 Exit status: 0 every host drawn; 1 a host could not be probed, the spec is
 invalid, or the picture could not be written.`,
@@ -120,7 +122,7 @@ invalid, or the picture could not be written.`,
 		},
 	}
 	a.register(cmd.Flags())
-	completeValues(cmd, "format", "text", "dot", "svg")
+	completeValues(cmd, "format", "text", "dot", "svg", "png")
 	return cmd
 }
 
@@ -243,8 +245,10 @@ func newGraphView(a *graphArguments, s Streams) graphView {
 	switch a.Format {
 	case "text":
 		return graphText{humanOperation{s}, out}
+	case "svg", "png":
+		return graphPicture{humanOperation{s}, out, a.Format == "png"}
 	default:
-		return graphDOT{humanOperation{s}, out, a.Format == "svg"}
+		return graphDOT{humanOperation{s}, out}
 	}
 }
 
@@ -280,28 +284,41 @@ func (v graphText) Graph(_ context.Context, pics []graph.Picture) error {
 	return v.write(b.Bytes())
 }
 
-// graphDOT is Graphviz source, or with svg the SVG Graphviz's dot
-// renders from it. Its probe progress shows only when the picture goes to
-// a file, as it always has.
+// graphDOT is Graphviz source. Its probe progress shows only when the
+// picture goes to a file, as it always has.
 type graphDOT struct {
 	humanOperation
 	graphOut
-	svg bool
 }
 
 func (v graphDOT) ShowsProbeProgress() bool { return v.path != "" }
 
-func (v graphDOT) Graph(ctx context.Context, pics []graph.Picture) error {
+func (v graphDOT) Graph(_ context.Context, pics []graph.Picture) error {
 	var b bytes.Buffer
 	if err := graph.WriteDOT(&b, pics); err != nil {
 		return err
 	}
-	data := b.Bytes()
-	if v.svg {
-		var err error
-		if data, err = graph.RenderSVG(ctx, data); err != nil {
-			return err
-		}
+	return v.write(b.Bytes())
+}
+
+// graphPicture is the drawn picture, SVG or PNG. Like DOT, its probe
+// progress shows only when the picture goes to a file.
+type graphPicture struct {
+	humanOperation
+	graphOut
+	png bool
+}
+
+func (v graphPicture) ShowsProbeProgress() bool { return v.path != "" }
+
+func (v graphPicture) Graph(_ context.Context, pics []graph.Picture) error {
+	var b bytes.Buffer
+	write := graph.WriteSVG
+	if v.png {
+		write = graph.WritePNG
 	}
-	return v.write(data)
+	if err := write(&b, pics); err != nil {
+		return err
+	}
+	return v.write(b.Bytes())
 }

@@ -1,21 +1,20 @@
 package main
 
 import (
+	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/sim"
 )
 
 // TestGraphQuickstart draws the quickstart's simulated node through the
 // real probe, as a user meets it: text with GPU 3's idle Gen1 link drawn
 // but not marked (an idle GPU lowers its generation to save power; verify
-// passes it too), DOT, -offline from the hardware value, and SVG written
-// to a file.
+// passes it too), DOT, -offline from the hardware value, and the SVG
+// picture written to a file.
 func TestGraphQuickstart(t *testing.T) {
 	t.Parallel()
 	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
@@ -39,27 +38,39 @@ func TestGraphQuickstart(t *testing.T) {
 		t.Errorf("-offline -format dot: exit %d %s\n%s", code, errOut, out)
 	}
 
-	if _, err := exec.LookPath("dot"); err != nil {
-		sshtest.Missing(t, "Graphviz's dot is not installed (apt-get install graphviz)")
-	}
 	svg := filepath.Join(t.TempDir(), "node.svg")
 	code, out, errOut = runCLIEnv(t, env, "graph", "-format", "svg", "-out", svg, "../../examples/quickstart")
 	if code != ExitOK || out != "" {
 		t.Fatalf("-format svg: exit %d %s\n%s", code, errOut, out)
 	}
 	b, err := os.ReadFile(svg)
-	if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "Gen1 x16 (max Gen5 x16)") {
+	// The picture wraps GPU 3's link over two lines of its box.
+	if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), ">GPU3</text>") || !strings.Contains(string(b), ">PCIe Gen1 x16</text>") || !strings.Contains(string(b), ">(max Gen5 x16)</text>") {
 		t.Errorf("SVG file: %v\n%.300s", err, b)
 	}
 }
 
-// TestGraphSVGWithoutDot: with no dot on PATH, -format svg names the
-// package to install and exits 1 (-offline, so nothing else needs PATH).
-func TestGraphSVGWithoutDot(t *testing.T) {
+// TestGraphPictureWithoutDot: -format svg and png are gpuform's own
+// drawing, so they need no Graphviz on PATH (-offline, so nothing else
+// needs PATH); png writes a PNG.
+func TestGraphPictureWithoutDot(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	code, out, errOut := runCLIEnv(t, nil, "graph", "-offline", "-format", "svg", "../../examples/quickstart")
-	if code != ExitFailed || out != "" || !strings.Contains(errOut, "apt-get install graphviz") {
-		t.Errorf("exit %d: %s\n%s", code, errOut, out)
+	if code != ExitOK || !strings.HasPrefix(out, "<?xml") || !strings.Contains(out, "<svg") {
+		t.Errorf("-format svg: exit %d: %s\n%.200s", code, errOut, out)
+	}
+	pngPath := filepath.Join(t.TempDir(), "node.png")
+	code, out, errOut = runCLIEnv(t, nil, "graph", "-offline", "-format", "png", "-out", pngPath, "../../examples/quickstart")
+	if code != ExitOK || out != "" {
+		t.Fatalf("-format png: exit %d: %s\n%s", code, errOut, out)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.DecodeConfig(f); err != nil {
+		t.Errorf("-format png wrote no PNG: %v", err)
 	}
 }
 
@@ -74,8 +85,8 @@ func TestGraphRootAndFlags(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "mlx5_1 · enP2p1s0f0np0") || !strings.Contains(out, "Gen5 x8 (max Gen5 x16)  [!]") {
 		t.Errorf("--root: exit %d %s\n%s", code, errOut, out)
 	}
-	code, _, errOut = runCLIEnv(t, nil, "graph", "-format", "png", "--root", root)
-	if code != ExitFailed || !strings.Contains(errOut, "-format must be text, dot or svg") {
-		t.Errorf("-format png: exit %d %s", code, errOut)
+	code, _, errOut = runCLIEnv(t, nil, "graph", "-format", "jpeg", "--root", root)
+	if code != ExitFailed || !strings.Contains(errOut, "-format must be text, dot, svg or png") {
+		t.Errorf("-format jpeg: exit %d %s", code, errOut)
 	}
 }

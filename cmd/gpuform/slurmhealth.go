@@ -46,12 +46,7 @@ const breakerSettle = 1100 * time.Millisecond
 // environment (no PATH, no HOME): the scripts find scontrol in the
 // standard directories themselves.
 func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Document, node *spec.Node, rerun func(context.Context) *report.Document) error {
-	env := map[string]string{}
-	if v := s.Getenv("SLURM_CONF"); v != "" {
-		env["SLURM_CONF"] = v
-	}
-	host, _ := os.Hostname()
-	cl := slurm.Client{Tr: local.New("local://"+host, local.WithEnv(env)), Name: s.Getenv("SLURMD_NODENAME")}
+	cl := healthClient(s)
 	// An unreachable slurmctld must not hold slurmd's health check
 	// forever: scontrol retries for a long time on its own.
 	sctx, cancel := context.WithTimeout(ctx, slurmHealthTimeout)
@@ -62,32 +57,11 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 	}
 	cl.Name = n.Name
 
-	var p health.Policy
-	var hs *spec.Health
-	if node != nil {
-		hs = node.Health
-	}
-	p.DrainAfter, p.DrainWindow, p.MaxDrainedShare, _ = hs.Policy()
-	p.ConfirmDelay = hs.ConfirmDelayOrDefault()
-	if p.KB, err = s.KB(); err != nil {
+	p, err := healthPolicy(s, node)
+	if err != nil {
 		return err
 	}
-	// GPUFORM_HEALTH_STATE moves the sightings file (tests; nodes whose
-	// /var/lib is read-only).
-	statePath := s.Getenv("GPUFORM_HEALTH_STATE")
-	if statePath == "" {
-		statePath = health.DefaultStateFile
-	}
-	var dec health.Decision
-	stateErr := health.Update(statePath, func(st *health.State) {
-		dec = health.Decide(doc, st, time.Now(), p)
-	})
-	var se *health.StateError
-	if errors.As(stateErr, &se) {
-		// Fail closed: the state only counts repeats; a failure that
-		// drains on sight drains without it, and says so.
-		fmt.Fprintf(s.Err, "gpuform: %v; judged this run without the earlier sightings.\n", stateErr)
-	}
+	dec, stateErr := decideHealth(s, doc, p)
 	for _, x := range dec.NotApplicable {
 		fmt.Fprintf(w, "Slurm: node %s: %s.\n", n.Name, x)
 	}
@@ -143,9 +117,18 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 		if stateErr != nil {
 			text = "[state unusable] " + text
 		}
-		if err := drainBehindBreaker(sctx, s, w, cl, n, node, health.Reason(text), p); err != nil {
+		err := drainBehindBreaker(sctx, s, w, "-slurm-drain", cl, n, node, health.Reason(text), p)
+		if errors.As(err, new(breakerOpenError)) {
+			// Said on standard error; slurmd ignores the status.
+			return exitError{ExitFailed}
+		}
+		if err != nil {
 			return err
 		}
+	case n.OutOfService() && !health.Lifts(n):
+		// A prolog's or epilog's drain rests on what this run may not
+		// have judged (the quick tier, one job's Xids).
+		fmt.Fprintf(w, "Slurm: node %s stays drained (%s): a prolog or epilog gate's drain, which a health check does not lift; resume it after repair (scontrol update NodeName=%s State=RESUME).\n", n.Name, n.Describe(), n.Name)
 	case n.OutOfService():
 		if err := cl.Resume(sctx); err != nil {
 			return fmt.Errorf("-slurm-drain: %w", err)
@@ -165,7 +148,9 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 // drains again and keeps its own only when it is among the first Limit in
 // the order every node computes alike (health.Admit), else resumes itself
 // at once, notes the open breaker in the node's Comment and fails loudly.
-func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Client, n slurm.Node, node *spec.Node, reason string, p health.Policy) error {
+// flag names the mode in errors (-slurm-drain, -slurm-prolog, …); a
+// breaker that holds the drain back returns a breakerOpenError.
+func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, flag string, cl slurm.Client, n slurm.Node, node *spec.Node, reason string, p health.Policy) error {
 	fleet := func(nodes []slurm.Node) map[string]bool {
 		if node != nil && node.Health != nil && node.Health.FleetPartition.Set {
 			return partitionNames(nodes, node.Health.FleetPartition.V)
@@ -181,7 +166,7 @@ func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Cl
 			fmt.Fprintf(s.Err, "gpuform: could not note the open breaker in node %s's Comment: %v.\n", n.Name, err)
 		}
 		fmt.Fprintf(s.Err, "gpuform: CIRCUIT BREAKER OPEN: not draining node %s (%s): %s.\n", n.Name, reason, msg)
-		return exitError{ExitFailed}
+		return breakerOpenError{}
 	}
 	// GPUFORM_HEALTH_BARRIER (tests): wait for this file to exist, so
 	// that many nodes reach the breaker at the same instant.
@@ -192,13 +177,13 @@ func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Cl
 	}
 	nodes, err := cl.Fleet(ctx)
 	if err != nil {
-		return fmt.Errorf("-slurm-drain: circuit breaker: %w", err)
+		return fmt.Errorf("%s: circuit breaker: %w", flag, err)
 	}
 	if a := health.Held(n.Name, nodes, fleet(nodes), p); !a.Keep {
 		return open(a, false)
 	}
 	if err := cl.Drain(ctx, reason); err != nil {
-		return fmt.Errorf("-slurm-drain: %w", err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	select {
 	case <-ctx.Done():
@@ -209,7 +194,7 @@ func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Cl
 		// Without the fleet the breaker cannot tell: the drain is undone
 		// so that it never holds more than its share.
 		undoOwnDrain(ctx, cl, reason)
-		return fmt.Errorf("-slurm-drain: circuit breaker: %w (the drain of node %s was undone)", err, n.Name)
+		return fmt.Errorf("%s: circuit breaker: %w (the drain of node %s was undone)", flag, err, n.Name)
 	}
 	a := health.Admit(n.Name, nodes, fleet(nodes), p)
 	switch {
@@ -223,6 +208,71 @@ func drainBehindBreaker(ctx context.Context, s Streams, w io.Writer, cl slurm.Cl
 	fmt.Fprintf(w, "Slurm: drained node %s: Reason=%q (%d of %d allowed in a fleet of %d).\n", n.Name, reason, len(a.Ahead)+1, a.Limit, a.Fleet)
 	clearBreakerComment(ctx, cl, n)
 	return nil
+}
+
+// breakerOpenError is the circuit breaker holding a drain back (said on
+// standard error already): exit 1 for health mode, whose exit status
+// slurmd ignores; a gate lets the job start instead, since its non-zero
+// exit would have Slurm drain the node itself.
+type breakerOpenError struct{}
+
+func (breakerOpenError) Error() string { return "circuit breaker open" }
+
+// healthClient is the Slurm client of this node: the node named by
+// SLURMD_NODENAME (else, for scontrol.sh, the short host name), with
+// slurmd's SLURM_CONF.
+func healthClient(s Streams) slurm.Client {
+	return slurm.Client{Tr: slurmLocal(s), Name: s.Getenv("SLURMD_NODENAME")}
+}
+
+// slurmLocal is this machine as a transport for scontrol, with slurmd's
+// SLURM_CONF.
+func slurmLocal(s Streams) *local.Transport {
+	env := map[string]string{}
+	if v := s.Getenv("SLURM_CONF"); v != "" {
+		env["SLURM_CONF"] = v
+	}
+	host, _ := os.Hostname()
+	return local.New("local://"+host, local.WithEnv(env))
+}
+
+// healthPolicy is the node block's health { } as health mode acts on it.
+func healthPolicy(s Streams, node *spec.Node) (health.Policy, error) {
+	var p health.Policy
+	var hs *spec.Health
+	if node != nil {
+		hs = node.Health
+	}
+	p.DrainAfter, p.DrainWindow, p.MaxDrainedShare, _ = hs.Policy()
+	p.ConfirmDelay = hs.ConfirmDelayOrDefault()
+	var err error
+	p.KB, err = s.KB()
+	return p, err
+}
+
+// decideHealth judges the report against the sightings kept on the node
+// and records this run's. A state that cannot be used comes back as the
+// error, said on standard error already: the decision was made without
+// the earlier sightings, and a failure that drains on sight drains all
+// the same (fail closed).
+func decideHealth(s Streams, doc *report.Document, p health.Policy) (health.Decision, error) {
+	// GPUFORM_HEALTH_STATE moves the sightings file (tests; nodes whose
+	// /var/lib is read-only).
+	statePath := s.Getenv("GPUFORM_HEALTH_STATE")
+	if statePath == "" {
+		statePath = health.DefaultStateFile
+	}
+	var dec health.Decision
+	stateErr := health.Update(statePath, func(st *health.State) {
+		dec = health.Decide(doc, st, time.Now(), p)
+	})
+	var se *health.StateError
+	if errors.As(stateErr, &se) {
+		// Fail closed: the state only counts repeats; a failure that
+		// drains on sight drains without it, and says so.
+		fmt.Fprintf(s.Err, "gpuform: %v; judged this run without the earlier sightings.\n", stateErr)
+	}
+	return dec, stateErr
 }
 
 // undoOwnDrain resumes the node only while it still carries reason, the

@@ -60,6 +60,16 @@ type verifyArguments struct {
 	// (verify_engine.go).
 	Engines engineFlags
 
+	// SlurmProlog gates a job's start as Slurm's Prolog= (with --local):
+	// the quick tier; a node that fails is drained with the failed check
+	// as the reason and the exit status is non-zero, so Slurm requeues
+	// the job; silent when the node passes (slurmgate.go).
+	SlurmProlog bool
+	// SlurmEpilog is the gate after a job, as Slurm's Epilog= (with
+	// --local): the probe tier, judging the Xids logged since the job
+	// started.
+	SlurmEpilog bool
+
 	tier string
 	// json is -json, the same as -format json.
 	json bool
@@ -85,6 +95,8 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.MockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
 	_ = fs.MarkHidden("mock-fault-once")
 	a.Engines.register(fs)
+	fs.BoolVar(&a.SlurmProlog, "slurm-prolog", false, "with --local, gate a job's start as Slurm's Prolog: the quick tier; when the node fails, drain it with the failed check as the reason and exit 2, so Slurm requeues the job; silent when it passes")
+	fs.BoolVar(&a.SlurmEpilog, "slurm-epilog", false, "with --local, as Slurm's Epilog: the probe tier, judging the Xids logged since the job started; when the node fails, drain it with the reason and exit 2")
 	fs.BoolVar(&a.SlurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 }
 
@@ -113,6 +125,9 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 		case a.SlurmDrain:
 			return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 		}
+	}
+	if err := a.finishGate(fs, &tier); err != nil {
+		return err
 	}
 	if (len(a.MockFaults) > 0 || len(a.MockFaultsOnce) > 0) && a.MockNVML == "" {
 		return fmt.Errorf("-mock-fault works only with -mock-nvml")
@@ -199,6 +214,16 @@ stderr, a node Comment). When nothing calls for a drain it resumes the
 node only when health mode drained it; apply's, an admin's and any other
 drain are never touched.
 
+With -slurm-prolog it is Slurm's Prolog= (PrologFlags=Alloc), a gate before
+each job: the quick tier; a node that passes prints nothing and makes no
+Slurm call; one that fails is judged as health mode judges it, drained
+with Reason="gpuform: health: prolog job <id>: <check>: …" behind the
+circuit breaker and exits 2, so Slurm requeues the job. -slurm-epilog is
+its Epilog=: the probe tier, judging the Xids logged since the job started.
+Both fit into slurm.conf's PrologEpilogTimeout; a health check never lifts
+their drains. Their exit status is the gate's: 0 the job may start, 2 the
+node failed, 1 gpuform could not judge (Slurm then drains the node itself).
+
 Exit status: 0 every host passed; 2 a host did not (a check failed or
 errored, or one its tier needed was not run; an unreachable host is a
 failed check); 1 verify could not run (invalid spec, bad flag).`,
@@ -225,6 +250,14 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView) error {
 	if a.Engines.EngineNode != "" {
 		return runEngineNode(ctx, s, a)
+	}
+	var gate *gateRun
+	if g := a.gate(); g != "" {
+		// What slurmd gives a gate is checked before anything runs.
+		var err error
+		if gate, err = newGateRun(s, g, time.Now()); err != nil {
+			return err
+		}
 	}
 	cfg, diags := a.Spec.loadPinned(s, a.Dir)
 	if err := v.Diagnostics(diags, cfg); err != nil {
@@ -280,6 +313,12 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 		return err
 	}
 	opts.ValidFor = validFor(targets)
+	if gate != nil {
+		if err := gate.fit(ctx, s, &opts); err != nil {
+			return err
+		}
+		return runGate(ctx, s, a, v, gate, targets, opts, copts)
+	}
 	eng, err := verifyEngine(s, a, cfg, v)
 	if err != nil {
 		return err

@@ -56,6 +56,23 @@ type Options struct {
 	// ("PartitionName=gpu Nodes=gpu[001-005]"), beside the default
 	// partition "test" of all nodes.
 	Partitions []string
+
+	// Prolog, when set, is a shell script slurmd runs before each job
+	// (Prolog=), as root in slurmd's bare environment (no PATH):
+	// SLURM_JOB_ID, SLURMD_NODENAME, SLURM_CONF and the others of
+	// slurm.conf(5)'s "Prolog and Epilog Scripts". A non-zero exit drains
+	// the node and requeues the job.
+	Prolog string
+	// PrologFlags is slurm.conf's PrologFlags= ("Alloc": run the prolog
+	// when the job is allocated, not at its first step).
+	PrologFlags string
+	// PrologEpilogTimeout is slurm.conf's PrologEpilogTimeout= in seconds
+	// (0: Slurm's default, wait indefinitely).
+	PrologEpilogTimeout int
+	// SchedulerParameters is slurm.conf's SchedulerParameters=
+	// ("nohold_on_prolog_fail": a job whose prolog failed is requeued
+	// pending, not held).
+	SchedulerParameters string
 }
 
 // Cluster is a running one-node Slurm cluster.
@@ -138,6 +155,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		}
 		extra = "Epilog=" + p + "\n"
 	}
+	extra += prologLines(t, dir, o)
 	extraParts := ""
 	gres := ""
 	if o.Gres != "" {
@@ -231,6 +249,31 @@ RebootProgram=/bin/true
 		})
 	})
 	return c
+}
+
+// prologLines writes the prolog script and returns the slurm.conf lines
+// of Options' Prolog, PrologFlags, PrologEpilogTimeout and
+// SchedulerParameters.
+func prologLines(t testing.TB, dir string, o Options) string {
+	t.Helper()
+	lines := ""
+	if o.Prolog != "" {
+		p := filepath.Join(dir, "prolog.sh")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+o.Prolog+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		lines += "Prolog=" + p + "\n"
+	}
+	if o.PrologFlags != "" {
+		lines += "PrologFlags=" + o.PrologFlags + "\n"
+	}
+	if o.PrologEpilogTimeout > 0 {
+		lines += "PrologEpilogTimeout=" + strconv.Itoa(o.PrologEpilogTimeout) + "\n"
+	}
+	if o.SchedulerParameters != "" {
+		lines += "SchedulerParameters=" + o.SchedulerParameters + "\n"
+	}
+	return lines
 }
 
 // daemon starts a foreground daemon and stops it (and waits for it) when
@@ -447,4 +490,47 @@ SLURM_CONF=%[2]s exec /usr/bin/%[1]s "$@"
 // with the cluster's configuration and returns its combined output.
 func (c *Cluster) Client(name string, args ...string) (string, error) {
 	return c.run(name, args...)
+}
+
+// Submit submits a batch job running script on the node and returns its
+// id at once, without waiting for it to run (a job whose prolog fails
+// never does).
+func (c *Cluster) Submit(script string) string {
+	c.t.Helper()
+	out, err := c.run("sbatch", "--parsable", "-w", c.Node, "-o", "/dev/null", "--wrap", script)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	id := strings.TrimSpace(out)
+	if _, err := strconv.Atoi(id); err != nil {
+		c.t.Fatalf("sbatch printed %q, not a job id", out)
+	}
+	return id
+}
+
+// Job returns the fields of scontrol -o show job ID (JobState, Restarts,
+// Reason, StartTime, …); a value with spaces in it keeps only its first
+// word. Nil when slurmctld no longer knows the job.
+func (c *Cluster) Job(id string) map[string]string {
+	out, err := c.run("scontrol", "-o", "show", "job", id)
+	if err != nil {
+		return nil
+	}
+	job := map[string]string{}
+	for _, f := range strings.Fields(out) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			if _, dup := job[k]; !dup {
+				job[k] = v
+			}
+		}
+	}
+	return job
+}
+
+// WaitJob waits until job id's fields satisfy ok and returns them.
+func (c *Cluster) WaitJob(id, what string, ok func(job map[string]string) bool) map[string]string {
+	c.t.Helper()
+	var job map[string]string
+	c.waitFor("job "+id+" "+what, func() bool { job = c.Job(id); return job != nil && ok(job) })
+	return job
 }

@@ -92,7 +92,9 @@ func writeCluster(b *strings.Builder, prefix string, p Picture) {
 		var attrs []string
 		if bx.Link != nil {
 			attrs = append(attrs, "label="+label(bx.Link.String()))
-			if bx.Link.Degraded() {
+			// Red only when it is a problem: an idle GPU's lower
+			// generation at full width is power saving, drawn as read.
+			if t.hasProblem(bx.ID, ProblemLink) {
 				attrs = append(attrs, "color="+quote(colourProblem), "fontcolor="+quote(colourProblem), "penwidth=2")
 			}
 		}

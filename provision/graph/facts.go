@@ -122,6 +122,7 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 		t.Boxes = append(t.Boxes, b)
 		gpus = append(gpus, endpoint{id: b.ID, name: b.Label, parents: d.Parents, numa: d.NUMANode})
 	}
+	peerRates := fastestPorts(n)
 	for _, d := range n.NICs() {
 		parent := addBridges(d)
 		name := d.Address
@@ -136,14 +137,18 @@ func FromFacts(n *facts.Node, decl *spec.Node) *Topology {
 			detail = append(detail, strings.Join(d.NetDevs, ", "))
 		}
 		detail = append(detail, pciName(d.Vendor, d.Device), d.Address)
+		var noted []string
 		for _, r := range d.RDMADevs {
 			if rd, ok := n.RDMADevice(r); ok {
 				for _, p := range rd.Ports {
 					detail = append(detail, portText(p))
+					if portNoted(p, peerRates) {
+						noted = append(noted, portText(p))
+					}
 				}
 			}
 		}
-		b := Box{ID: nicID(name), Kind: KindNIC, Label: name, Address: d.Address, Detail: detail, Parent: parent, Link: pcieLink(d)}
+		b := Box{ID: nicID(name), Kind: KindNIC, Label: name, Address: d.Address, Detail: detail, Noted: noted, Parent: parent, Link: pcieLink(d)}
 		t.Boxes = append(t.Boxes, b)
 		e := endpoint{id: b.ID, name: name, parents: d.Parents, numa: d.NUMANode, rdma: len(d.RDMADevs) > 0}
 		nics = append(nics, e)
@@ -426,6 +431,32 @@ func pcieLink(d facts.PCIDevice) *Link {
 		l.MaxWidth = w
 	}
 	return l
+}
+
+// fastestPorts is the highest rate, in Gb/s, of the node's active RDMA
+// ports of each link layer: what a port of that layer should run at,
+// as bench expects it.
+func fastestPorts(n *facts.Node) map[string]float64 {
+	out := map[string]float64{}
+	for _, d := range n.RDMA {
+		for _, p := range d.Ports {
+			l := niclink.FromFacts(p)
+			if l.State == "ACTIVE" && l.RateGbps > out[l.LinkLayer] {
+				out[l.LinkLayer] = l.RateGbps
+			}
+		}
+	}
+	return out
+}
+
+// portNoted reports a port the picture draws in red: not active, or
+// slower than the node's fastest active port of its link layer.
+func portNoted(p facts.RDMAPort, fastest map[string]float64) bool {
+	l := niclink.FromFacts(p)
+	if l.State != "" && l.State != "ACTIVE" {
+		return true
+	}
+	return l.RateGbps > 0 && l.RateGbps < fastest[l.LinkLayer]
 }
 
 func portText(p facts.RDMAPort) string {

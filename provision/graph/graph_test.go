@@ -72,8 +72,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// render writes both formats of one picture, checks them against their
-// golden files, and has Graphviz parse and lay out the DOT.
+// render writes text, DOT and SVG of one picture, checks them against
+// their golden files, has Graphviz parse and lay out the DOT, and checks
+// that the SVG fits a 1600 × 1000 screen with no text under 11 px and no
+// two texts overlapping.
 func render(t *testing.T, name string, p Picture) (text, dot string) {
 	t.Helper()
 	var tb, db bytes.Buffer
@@ -86,6 +88,12 @@ func render(t *testing.T, name string, p Picture) (text, dot string) {
 	golden(t, name+".txt", tb.Bytes())
 	golden(t, name+".dot", db.Bytes())
 	renders(t, db.Bytes())
+	var sb bytes.Buffer
+	if err := WriteSVG(&sb, []Picture{p}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".svg", sb.Bytes())
+	checkPictures(t, sb.Bytes())
 	return tb.String(), db.String()
 }
 
@@ -352,6 +360,19 @@ func TestGroup(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, got); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
+	}
+	// Drawn, each group is a picture of its own, one under the other,
+	// each fitting the screen by itself (not 3,644 pt wide for two).
+	var b bytes.Buffer
+	if err := WriteSVG(&b, pics); err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	for _, p := range checkPictures(t, b.Bytes()) {
+		heads = append(heads, p.Texts[0].Text)
+	}
+	if diff := cmp.Diff([]string{"node train: gpu[01-02]", "node train: gpu03"}, heads); diff != "" {
+		t.Errorf("pictures of the SVG, by heading (-want +got):\n%s", diff)
 	}
 }
 

@@ -51,6 +51,12 @@ type Box struct {
 	Address string
 	// Detail are further lines (model, address, link, rate).
 	Detail []string
+	// Noted are the lines of Detail the picture draws in red although no
+	// Problem concerns them: a NIC port down, or slower than the node's
+	// other ports of its link layer. Only the rails a spec names are
+	// judged (provision/niclink); any other port's state is shown, and
+	// the picture's legend says it was not judged.
+	Noted []string
 	// Parent is the ID of the box above it in the tree; "" for a socket.
 	Parent string
 	// Link is the PCIe link to its parent, nil when not known.
@@ -188,6 +194,16 @@ func (t *Topology) box(id string) *Box {
 		}
 	}
 	return nil
+}
+
+// hasProblem reports whether a problem of kind concerns box id.
+func (t *Topology) hasProblem(id string, kind ProblemKind) bool {
+	for _, p := range t.Problems {
+		if p.Box == id && p.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // problem records p and marks its box.

@@ -9,7 +9,10 @@
 // line), and whether the circuit breaker lets a drain stand (Held, Admit:
 // at most max_drained_share of the fleet, rounded down, even when every
 // node drains at once). It keeps the sightings in a state file on the
-// node, under a lock, failing closed (Update).
+// node, under a lock, failing closed (Update). The same judgement serves
+// the Slurm prolog and epilog gate (verify --local -slurm-prolog,
+// -slurm-epilog), whose drains carry their own reasons (GateReason) that
+// a passing health check does not lift (Lifts).
 //
 // It is not the Slurm client (provision/slurm runs scontrol) and judges no
 // check itself (provision/verify does).

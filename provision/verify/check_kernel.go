@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/verify/kmsg"
@@ -136,6 +137,9 @@ func checkKernelXID(exp Expectation, lg *kmsg.Log) []CheckResult {
 		}
 	}
 	r.Status, r.Observed = StatusPass, "none since boot"
+	if !lg.Since.IsZero() {
+		r.Observed = "none since " + lg.Since.UTC().Format(time.RFC3339)
+	}
 	if len(seen) > 0 {
 		r.Observed = strings.Join(seen, ", ")
 	}

@@ -41,6 +41,10 @@ type HostOptions struct {
 	// Become runs the commands that read root's files (the image files'
 	// hashes) with the host's become method.
 	Become bool
+	// KernelSince, when set, judges only the kernel log's events from
+	// then on (kmsg.Log.From): an epilog gate's job start. Zero judges
+	// the log since boot.
+	KernelSince time.Time
 }
 
 // Gathered is what RunHost read from a host besides the checks' verdicts.
@@ -103,6 +107,9 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 	} else if err != nil {
 		extra.Kernel = &kmsg.Log{Unreadable: err.Error()}
 	} else {
+		if !opts.KernelSince.IsZero() {
+			lg = lg.From(opts.KernelSince)
+		}
 		extra.Kernel = &lg
 	}
 	if plan.Tier.Includes(TierFull) {

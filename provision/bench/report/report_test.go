@@ -6,9 +6,13 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"image/png"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,13 +151,81 @@ func TestWriteJSON(t *testing.T) {
 	golden(t, "degraded.json", b.Bytes())
 }
 
-// TestWriteSVG: the chart is well-formed XML and holds both charts.
+// TestWriteSVG: the chart is well-formed XML with both panels; shown
+// 800 px wide no text is under 11 px; the bottleneck's bar (host_gpu on
+// GPU 1, 41 %) is the one bar in the bottleneck's colour, with its value
+// beside it, the other layers below expectation (the NIC at 49 %, GPU 1's
+// host_to_device at 42 %) in the second colour, the rest muted.
 func TestWriteSVG(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteSVG(&b, degraded(t)); err != nil {
 		t.Fatal(err)
 	}
 	CheckSVG(t, b.Bytes())
+	doc := b.String()
+	m := regexp.MustCompile(`viewBox="0 0 ([0-9.]+) [0-9.]+"`).FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatalf("no viewBox:\n%.300s", doc)
+	}
+	width, _ := strconv.ParseFloat(m[1], 64)
+	sizes := regexp.MustCompile(`font-size:([0-9.]+)px`).FindAllStringSubmatch(doc, -1)
+	if len(sizes) == 0 {
+		t.Fatal("no text sizes in the SVG")
+	}
+	for _, sz := range sizes {
+		if v, _ := strconv.ParseFloat(sz[1], 64); v*800/width < 11 {
+			t.Errorf("text of %s user units is %.1f px at 800 px wide", sz[1], v*800/width)
+		}
+	}
+	// Bars are filled paths; count them by colour.
+	fills := map[string]int{}
+	for _, f := range regexp.MustCompile(`<path d="[^"]*"\s*style="fill:(#[0-9A-F]{6})"`).FindAllStringSubmatch(doc, -1) {
+		fills[f[1]]++
+	}
+	// One bottleneck bar plus its legend swatch; two bars below
+	// expectation plus a swatch; the ok layers (hbm, gpu_gpu device to
+	// device, gpu_gpu all_reduce, host_gpu GPU 0's copies are in the same
+	// groups as GPU 1's and so not drawn) plus a swatch.
+	want := map[string]int{"#D62728": 2, "#FF7F0E": 3, "#B4B4B4": 4}
+	for c, n := range want {
+		if fills[c] != n {
+			t.Errorf("%d paths filled %s, want %d (all fills: %v)", fills[c], c, n, fills)
+		}
+	}
+	if !strings.Contains(doc, ">41%</text>") && !strings.Contains(doc, "> 41%</text>") {
+		t.Errorf("the bottleneck's value 41%% is not written beside its bar")
+	}
+}
+
+// TestWritePNG: the PNG chart is 800 pixels wide, as tall as the SVG
+// at 96 dpi.
+func TestWritePNG(t *testing.T) {
+	var p, s bytes.Buffer
+	if err := WritePNG(&p, degraded(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSVG(&s, degraded(t)); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`viewBox="0 0 ([0-9.]+) ([0-9.]+)"`).FindStringSubmatch(s.String())
+	h, _ := strconv.ParseFloat(m[2], 64)
+	if b := img.Bounds(); b.Dx() != 800 || math.Abs(float64(b.Dy())-h*96/72) > 1 {
+		t.Errorf("PNG %dx%d, want 800x%.0f", b.Dx(), b.Dy(), h*96/72)
+	}
+}
+
+// TestPlotFormat: -plot's format is its file's extension.
+func TestPlotFormat(t *testing.T) {
+	for path, want := range map[string]string{"a/chart.svg": "svg", "chart.PNG": "png", "chart.pdf": "", "chart": ""} {
+		got, err := PlotFormat(path)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("PlotFormat(%q) = %q, %v; want %q", path, got, err, want)
+		}
+	}
 }
 
 // CheckSVG fails t unless svg is well-formed XML with an <svg> root and

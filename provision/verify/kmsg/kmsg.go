@@ -68,6 +68,23 @@ type Log struct {
 	// dmesg missing, or refused to an unprivileged user
 	// (kernel.dmesg_restrict).
 	Unreadable string `json:"unreadable,omitempty"`
+	// Since, when set, is the time the events were kept from (Log.From):
+	// the start of the job an epilog gate judges. Zero means since boot.
+	Since time.Time `json:"-"`
+}
+
+// From keeps the events logged at t or later: the Xids a job left
+// behind, for an epilog that judges only its own job. An event whose time
+// dmesg did not print is kept, since it may be the job's: a gate fails
+// closed.
+func (l Log) From(t time.Time) Log {
+	out := Log{Unreadable: l.Unreadable, Since: t, Events: []Event{}}
+	for _, e := range l.Events {
+		if e.Time.IsZero() || !e.Time.Before(t) {
+			out.Events = append(out.Events, e)
+		}
+	}
+	return out
 }
 
 // script prints the kernel ring buffer's Xid and SXid lines, with

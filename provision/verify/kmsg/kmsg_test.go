@@ -115,3 +115,25 @@ func TestXidLinesScript(t *testing.T) {
 		}
 	}
 }
+
+// From keeps what a job left behind: events logged at or after the job's
+// start, and those dmesg printed without a time (they may be the job's).
+// An unreadable log stays unreadable.
+func TestLogFrom(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
+	lg := Parse("2026-12-02T04:59:59,999999+00:00 NVRM: Xid (PCI:0000:9d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n" +
+		"2026-12-02T05:00:00,000001+00:00 NVRM: Xid (PCI:0000:18:00): 13, pid=4711, name=python, Graphics Exception\n" +
+		"[ 4711.000000] NVRM: Xid (PCI:0000:2a:00): 31, pid=4711, name=python, Ch 00000010\n")
+	got := lg.From(start)
+	var codes []uint64
+	for _, e := range got.Events {
+		codes = append(codes, e.Code)
+	}
+	if d := cmp.Diff([]uint64{13, 31}, codes); d != "" || !got.Since.Equal(start) {
+		t.Errorf("From(%s): since %s, codes (-want +got):\n%s", start, got.Since, d)
+	}
+	if u := (Log{Unreadable: "dmesg: read kernel buffer failed"}).From(start); u.Unreadable == "" || len(u.Events) != 0 {
+		t.Errorf("an unreadable log became %+v", u)
+	}
+}

@@ -62,6 +62,14 @@ type Options struct {
 	// ValidFor is how long the report stands after it was taken (its
 	// expires_at); zero means spec.DefaultValidFor.
 	ValidFor time.Duration
+	// XIDWindow is how long NVML is listened to for Xid events; zero
+	// means the tier's (Tier.XIDWindow). The Slurm prolog and epilog
+	// gates listen briefly: the kernel log holds every Xid since boot,
+	// and a job waits on the prolog.
+	XIDWindow time.Duration
+	// KernelSince, when set, judges only the kernel log's Xids logged
+	// from then on (the epilog gate: the job's start).
+	KernelSince time.Time
 
 	// What an engine other than SSH (provision/engine) replaces. Each
 	// is nil for the SSH fan-out, which connects through Target.
@@ -229,7 +237,12 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	exp.Processes = o.Processes
 	exp.KB = o.KB
 
-	hopts := verify.HostOptions{Node: node, NCCL: multi, Become: tg.Host.Become != ""}
+	hopts := verify.HostOptions{Node: node, NCCL: multi, Become: tg.Host.Become != "", KernelSince: o.KernelSince}
+	xidWindow := o.Tier.XIDWindow()
+	if o.XIDWindow > 0 {
+		xidWindow = o.XIDWindow
+		hopts.Fetch.Agent.Collect.XIDWindow = o.XIDWindow
+	}
 	hopts.Fetch.LocalBinary = agentFor(o.AgentBinary, node)
 	hopts.Fetch.Agent.Collect.NICs = nicsOf(tg.Node)
 	hopts.Fetch.Agent.Collect.Processes = o.Processes
@@ -240,7 +253,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	// library is killed with the process when the tier's budget runs out
 	// (Slurm kills a HealthCheckProgram after 60 s).
 	if m, ok := t.(transport.NVMLMocker); ok {
-		hopts.Report, nvmlErr = mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: o.Tier.XIDWindow(), NICs: hopts.Fetch.Agent.Collect.NICs, Processes: o.Processes})
+		hopts.Report, nvmlErr = mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: xidWindow, NICs: hopts.Fetch.Agent.Collect.NICs, Processes: o.Processes})
 	}
 	if errors.Is(nvmlErr, transport.ErrNoNVMLAgent) {
 		// No NVML the agent could read: nvidia-smi, as on a real node

@@ -1,0 +1,51 @@
+# The spec a Slurm prolog, epilog and health check judge each node by: what
+# a healthy HGX H100 node is, and how health mode acts on a failure. It
+# lives on every node (e.g. /etc/gpuform/spec), and slurmd runs gpuform
+# against it as Prolog=, Epilog= and HealthCheckProgram= (see slurm.conf
+# and the three wrappers beside this file).
+
+gpuform {
+  required_version = ">= 0.1"
+}
+
+variable "hosts" {
+  type        = list(string)
+  default     = ["gpu[001-032]"]
+  description = "The GPU nodes, as Slurm names them."
+}
+
+module "hgx" {
+  source = "gpuform/hgx-h100-8gpu"
+}
+
+# This spec only judges; the node's setup belongs to the spec that
+# provisions it, so lint's host advice does not apply here.
+# gpuform-ignore: numa_balancing -- verification-only node, host managed elsewhere
+node "gpu" {
+  hosts    = var.hosts
+  hardware = module.hgx.hardware
+
+  verify {
+    # The prolog's quick tier runs DCGM's level 1 diagnostic where dcgmi is
+    # installed; this spec installs no DCGM, so a node without it is a skip
+    # the report names.
+    optional = ["dcgm"]
+
+    nvml {
+      gpus              = 8
+      ecc               = true
+      min_pcie_gen      = 5 # H100 SXM5 links at PCIe Gen5 x16
+      min_pcie_width    = 16
+      nvlink            = "all_active"
+      max_temperature_c = 85
+    }
+  }
+
+  health {
+    drain_after       = 3     # a monitor-class Xid (13, 31, 94) drains on its 3rd sighting
+    drain_window      = "24h" # … within 24 hours, counted by the prolog, epilog and health check alike
+    max_drained_share = 0.1   # gpuform holds at most a tenth of the fleet drained
+    fleet_partition   = "gpu" # the fleet the breaker counts: this Slurm partition
+    confirm_delay     = "10s" # a link or performance failure drains only when it fails again
+  }
+}
