@@ -334,6 +334,13 @@ func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
 	if e.o.Partition != "" {
 		args = append(args, "-p", e.o.Partition)
 	}
+	if !e.o.Deadline.IsZero() {
+		// The job ends with the run's deadline even if gpuform does not
+		// live to cancel it (a minute's grace, rounded up: -t counts
+		// minutes).
+		mins := int(time.Until(e.o.Deadline)/time.Minute) + 2
+		args = append(args, "-t", fmt.Sprint(mins))
+	}
 	actx, cancel := context.WithTimeout(ctx, time.Duration(secs+30)*time.Second)
 	defer cancel()
 	cmd := e.c.command(actx, "salloc", args...)
