@@ -429,6 +429,26 @@ node "train" {
 		}
 	})
 
+	t.Run("a drained node is named, the rest verified", func(t *testing.T) {
+		c.DrainNode("gpu002", "RMA 4711")
+		defer c.Scontrol("update", "NodeName=gpu002", "State=RESUME")
+		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
+		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gc := checks(got)
+		if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "the Slurm node gpu002 is drain") {
+			t.Errorf("the drained node: %+v", c)
+		}
+		w := checks(want)
+		delete(w, hosts[1])
+		delete(gc, hosts[1])
+		if diff := cmp.Diff(w, gc); diff != "" {
+			t.Errorf("the other nodes (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("an allocation that does not start in time", func(t *testing.T) {
 		out, err := c.Client("sbatch", "--parsable", "-N1", "-w", "gpu003", "-o", "/dev/null", "--wrap", "sleep 120")
 		if err != nil {
