@@ -117,7 +117,8 @@ func TestParseApplyArguments(t *testing.T) {
 func TestParseVerifyArguments(t *testing.T) {
 	conn := connectFlags{parallelism: fleet.DefaultParallelism}
 	base := func(f func(a *verifyArguments)) *verifyArguments {
-		a := &verifyArguments{Dir: ".", Conn: conn, Tier: verify.TierProbe, Format: "text", tier: "probe"}
+		a := &verifyArguments{Dir: ".", Conn: conn, Tier: verify.TierProbe, Format: "text", tier: "probe",
+			Engines: engineFlags{Engine: "ssh", SlurmStartTimeout: 5 * time.Minute}}
 		f(a)
 		return a
 	}
@@ -160,6 +161,17 @@ func TestParseVerifyArguments(t *testing.T) {
 			base(func(a *verifyArguments) {
 				a.Local, a.SlurmDrain, a.MockNVML, a.MockFaultsOnce, a.Node, a.Processes, a.Verbose = true, true, "dgxh100", []string{"pcie_x8:3"}, "gpu", true, true
 			}), ""},
+		// The engines (issue 33).
+		{"engine slurm scoped and bounded", []string{"-engine", "slurm", "-slurm-job", "4711", "-slurm-partition", "gpu", "-slurm-start-timeout", "1m", "-deadline", "20m"},
+			base(func(a *verifyArguments) {
+				a.Engines = engineFlags{Engine: "slurm", SlurmJob: "4711", SlurmPartition: "gpu", SlurmStartTimeout: time.Minute, Deadline: 20 * time.Minute}
+			}), ""},
+		{"unknown engine", []string{"-engine", "k8s"}, nil, `-engine must be ssh or slurm, not "k8s"`},
+		{"slurm-job needs engine slurm", []string{"-slurm-job", "4711"}, nil, "-slurm-job works only with -engine slurm"},
+		{"deadline needs engine slurm", []string{"-deadline", "5m"}, nil, "-deadline works only with -engine slurm"},
+		{"local runs no engine", []string{"--local", "-engine", "slurm"}, nil, "--local verifies this machine; -engine slurm runs verify --local on every node itself"},
+		{"engine-node needs local", []string{"-engine-node", "/tmp/b.json"}, nil, "-engine-node works only with --local"},
+		{"negative deadline", []string{"-engine", "slurm", "-deadline", "-1m"}, nil, "-deadline and -slurm-start-timeout must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseVerifyArguments(tc.args)
@@ -317,7 +329,8 @@ func TestParseValidateAndLintArguments(t *testing.T) {
 func TestParseBenchArguments(t *testing.T) {
 	conn := connectFlags{parallelism: fleet.DefaultParallelism}
 	base := func(f func(a *benchArguments)) *benchArguments {
-		a := &benchArguments{Dir: ".", Conn: conn, Format: "text", Layers: bench.Layers()}
+		a := &benchArguments{Dir: ".", Conn: conn, Format: "text", Layers: bench.Layers(),
+			Engines: engineFlags{Engine: "ssh", SlurmStartTimeout: 5 * time.Minute}}
 		f(a)
 		return a
 	}
@@ -342,6 +355,11 @@ func TestParseBenchArguments(t *testing.T) {
 		{"json conflicts with another format", []string{"-json", "-format", "text"}, nil, "--json conflicts with --format text: give one of them"},
 		{"bad layer", []string{"-layers", "l2cache"}, nil, `-layers: unknown layer "l2cache" (layers: hbm, `},
 		{"negative budget", []string{"-budget", "-1m"}, nil, "-budget must be a positive duration, not -1m0s"},
+		{"engine slurm in a job", []string{"-engine", "slurm", "-slurm-job", "17", "-deadline", "30m"},
+			base(func(a *benchArguments) {
+				a.Engines = engineFlags{Engine: "slurm", SlurmJob: "17", SlurmStartTimeout: 5 * time.Minute, Deadline: 30 * time.Minute}
+			}), ""},
+		{"slurm-partition needs engine slurm", []string{"-slurm-partition", "gpu"}, nil, "-slurm-partition works only with -engine slurm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseBenchArguments(tc.args)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/bench/report"
+	"github.com/gpuform/gpuform/provision/engine"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -41,6 +42,9 @@ type benchArguments struct {
 	Budget time.Duration
 	// Verbose lists every device.
 	Verbose bool
+	// Engines are -engine and the slurm engine's flags
+	// (verify_engine.go).
+	Engines engineFlags
 
 	layers []string
 	json   bool
@@ -57,6 +61,7 @@ func (a *benchArguments) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.PlotPath, "plot", "", "also draw the chart (each layer as a share of expected, the scaling curve against its expectation) to FILE.svg or FILE.png")
 	fs.DurationVar(&a.Budget, "budget", 0, "time limit per host (default: the spec's bench { timeout }, else 20m)")
 	fs.BoolVar(&a.Verbose, "verbose", false, "list every device, not only the lowest of a layer whose devices are all ok")
+	a.Engines.register(fs)
 }
 
 // finish checks -format, -layers and -budget, in the order bench has
@@ -82,7 +87,7 @@ func (a *benchArguments) finish(fs *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("-plot %w", err)
 		}
 	}
-	return nil
+	return a.Engines.finishFor(fs, false, true)
 }
 
 // parseBenchArguments parses gpuform bench's command line (after "bench").
@@ -142,6 +147,11 @@ be benched; 1 bench could not run (invalid spec, bad flag).`,
 			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
+			if a.Engines.EngineNode != "" {
+				// The node side of bench -engine slurm: its frames are
+				// the output.
+				return runBenchEngineNode(cmd.Context(), s, a)
+			}
 			v := &benchView{s: s, format: a.Format, out: a.OutPath, plot: a.PlotPath, verbose: a.Verbose, w: s.Out}
 			defer v.Close()
 			r, err := runBench(cmd.Context(), s, a, v)
@@ -195,6 +205,9 @@ func runBench(ctx context.Context, s Streams, a *benchArguments, v *benchView) (
 	// cost a bench of several minutes.
 	if err := v.Open(); err != nil {
 		return nil, err
+	}
+	if a.Engines.Engine == engine.Slurm {
+		return benchEngine(ctx, s, a, cfg, targets, o)
 	}
 	return bench.Run(ctx, targets, o), nil
 }

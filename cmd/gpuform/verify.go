@@ -56,6 +56,9 @@ type verifyArguments struct {
 	SlurmDrain bool
 	// Processes judges the CPU and NIC binding of every GPU process.
 	Processes bool
+	// Engines are -engine and the slurm engine's flags
+	// (verify_engine.go).
+	Engines engineFlags
 
 	// SlurmProlog gates a job's start as Slurm's Prolog= (with --local):
 	// the quick tier; a node that fails is drained with the failed check
@@ -91,6 +94,7 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("mock-fault")
 	fs.StringArrayVar(&a.MockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
 	_ = fs.MarkHidden("mock-fault-once")
+	a.Engines.register(fs)
 	fs.BoolVar(&a.SlurmProlog, "slurm-prolog", false, "with --local, gate a job's start as Slurm's Prolog: the quick tier; when the node fails, drain it with the failed check as the reason and exit 2, so Slurm requeues the job; silent when it passes")
 	fs.BoolVar(&a.SlurmEpilog, "slurm-epilog", false, "with --local, as Slurm's Epilog: the probe tier, judging the Xids logged since the job started; when the node fails, drain it with the reason and exit 2")
 	fs.BoolVar(&a.SlurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
@@ -130,6 +134,9 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 	}
 	if a.MockNVML != "" && !slices.Contains(nvmlMockNames(), a.MockNVML) {
 		return fmt.Errorf("-mock-nvml: unknown simulated system %q (known: %s)", a.MockNVML, strings.Join(nvmlMockNames(), ", "))
+	}
+	if err := a.Engines.finish(fs, a.Local); err != nil {
+		return err
 	}
 	if a.Local && a.NCCL && !tier.Includes(verify.TierFull) {
 		tier = verify.TierFull
@@ -241,6 +248,9 @@ failed check); 1 verify could not run (invalid spec, bad flag).`,
 // report is the model; v renders it and everything shown on the way, and
 // runVerify maps the report onto the exit code.
 func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView) error {
+	if a.Engines.EngineNode != "" {
+		return runEngineNode(ctx, s, a)
+	}
 	var gate *gateRun
 	if g := a.gate(); g != "" {
 		// What slurmd gives a gate is checked before anything runs.
@@ -309,8 +319,15 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 		}
 		return runGate(ctx, s, a, v, gate, targets, opts, copts)
 	}
+	eng, err := verifyEngine(s, a, cfg, v)
+	if err != nil {
+		return err
+	}
 	started := time.Now()
-	doc := runner.Run(ctx, targets, opts)
+	doc, err := eng.Verify(ctx, targets, opts)
+	if err != nil {
+		return err
+	}
 	if err := v.Report(doc, time.Since(started)); err != nil {
 		return err
 	}

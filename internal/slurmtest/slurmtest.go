@@ -46,6 +46,12 @@ type Options struct {
 	// ("cpu[001-300]"): one slurm.conf line, at 127.0.0.2, so hundreds of
 	// nodes cost slurmctld nothing to start.
 	OtherNodes []string
+	// ServedNodes are more nodes of this machine, each served by a slurmd
+	// of its own (slurmd -N NAME, at its own Port, with its own spool
+	// directory), so jobs and srun steps run on them as on separate
+	// machines: a cluster of several real nodes on one host. Each gets
+	// CPUs=1; jobs on them run as root like on the first node.
+	ServedNodes []string
 	// Partitions are more slurm.conf partition lines
 	// ("PartitionName=gpu Nodes=gpu[001-005]"), beside the default
 	// partition "test" of all nodes.
@@ -77,7 +83,10 @@ type Cluster struct {
 	Conf string
 	// Node is the Slurm node name of this machine.
 	Node string
-	t    testing.TB
+	// Served are the nodes a slurmd of this cluster serves: Node, then
+	// Options.ServedNodes in order.
+	Served []string
+	t      testing.TB
 }
 
 // binaries are what the cluster needs; scripts/test.sh installs them
@@ -110,7 +119,7 @@ func Start(t testing.TB, o Options) *Cluster {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), Node: o.NodeName, t: t}
+	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), Node: o.NodeName, Served: append([]string{o.NodeName}, o.ServedNodes...), t: t}
 	for _, d := range []string{"state", "spool"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -167,6 +176,9 @@ func Start(t testing.TB, o Options) *Cluster {
 	if len(o.OtherNodes) > 0 {
 		slurmdTimeout = 600
 	}
+	for _, n := range o.ServedNodes {
+		others += fmt.Sprintf("NodeName=%s NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=1 RealMemory=100 State=UNKNOWN\n", n, host, sshtest.FreePort(t))
+	}
 	for _, n := range o.OtherNodes {
 		if strings.Contains(n, "[") {
 			others += fmt.Sprintf("NodeName=%s NodeAddr=127.0.0.2 Port=%d CPUs=1 RealMemory=100 State=UNKNOWN\n", n, sshtest.FreePort(t))
@@ -184,11 +196,11 @@ CredType=cred/munge
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=%[5]s/state
-SlurmdSpoolDir=%[5]s/spool
+SlurmdSpoolDir=%[5]s/spool/%%n
 SlurmctldPidFile=%[5]s/slurmctld.pid
-SlurmdPidFile=%[5]s/slurmd.pid
+SlurmdPidFile=%[5]s/slurmd-%%n.pid
 SlurmctldLogFile=%[5]s/slurmctld.log
-SlurmdLogFile=%[5]s/slurmd.log
+SlurmdLogFile=%[5]s/slurmd-%%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -208,8 +220,19 @@ RebootProgram=/bin/true
 	}
 	c.daemon("slurmctld", "/usr/sbin/slurmctld", "-D", "-i", "-f", c.Conf)
 	c.waitFor("slurmctld to answer", func() bool { _, err := c.run("scontrol", "ping"); return err == nil })
-	c.daemon("slurmd", "/usr/sbin/slurmd", "-D", "-N", o.NodeName, "-f", c.Conf)
-	c.waitFor("the node to register as IDLE", func() bool { s, _ := c.State(); return s == "IDLE" })
+	for i, n := range c.Served {
+		name := "slurmd"
+		if i > 0 {
+			name = "slurmd-" + n
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "spool", n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c.daemon(name, "/usr/sbin/slurmd", "-D", "-N", n, "-f", c.Conf)
+	}
+	for _, n := range c.Served {
+		c.waitFor(n+" to register as IDLE", func() bool { s, _ := c.NodeState(n); return s == "IDLE" })
+	}
 	// Nodes no slurmd serves start UNKNOWN, which Slurm will not drain
 	// and resume like a node in service.
 	for _, n := range o.OtherNodes {
@@ -461,6 +484,12 @@ SLURM_CONF=%[2]s exec /usr/bin/%[1]s "$@"
 			c.t.Fatal(err)
 		}
 	}
+}
+
+// Client runs a Slurm client (/usr/bin/NAME: srun, sbcast, salloc, …)
+// with the cluster's configuration and returns its combined output.
+func (c *Cluster) Client(name string, args ...string) (string, error) {
+	return c.run(name, args...)
 }
 
 // Submit submits a batch job running script on the node and returns its

@@ -46,11 +46,12 @@ type Outlier struct {
 	MarginPercent float64 `json:"margin_percent"`
 }
 
-// peerValue is one measurement as outlier.Flag compares it, with the
-// report's name of its device.
-type peerValue struct {
+// PeerValue is one measurement as outlier.Flag compares it, with the
+// report's name of its device. An engine that benches each host on its
+// own node carries them back beside the host (NodeResult).
+type PeerValue struct {
 	outlier.Value
-	label string
+	Label string `json:"label"`
 }
 
 // peerValues are a host's per-device measurements that peers should
@@ -59,14 +60,14 @@ type peerValue struct {
 // writes per NIC. GPUs are named by bus id so a finding says which board
 // to pull. Peer copies are left out: their per-pair values depend on the
 // topology (NVLink, PCIe switch, socket) more than on the GPU.
-func peerValues(info HostInfo, obs Observations, layers []Layer) []peerValue {
-	var out []peerValue
+func peerValuesOf(info HostInfo, obs Observations, layers []Layer) []PeerValue {
+	var out []PeerValue
 	add := func(l Layer, test, device, label, model string, v float64) {
 		if v <= 0 {
 			return
 		}
-		out = append(out, peerValue{Value: outlier.Value{Host: info.Name, Device: device, Model: model,
-			Metric: string(l) + "." + test, V: v, HigherIsBetter: true}, label: label})
+		out = append(out, PeerValue{Value: outlier.Value{Host: info.Name, Device: device, Model: model,
+			Metric: string(l) + "." + test, V: v, HigherIsBetter: true}, Label: label})
 	}
 	gpuModel := func(g GPU) string {
 		if g.Model != "" {
@@ -126,7 +127,7 @@ func ownNUMA(info HostInfo, g GPU, by map[int]map[int]float64) (float64, bool) {
 // peers, with each node block's verify { outliers, outlier_margin_percent
 // } (the setting verify uses: one spec line tunes both); a node with
 // outliers = "off" is left out. values are per host name.
-func peerOutliers(targets []target.Host, values map[string][]peerValue) []Outlier {
+func peerOutliers(targets []target.Host, values map[string][]PeerValue) []Outlier {
 	byMargin := map[float64][]outlier.Value{}
 	var margins []float64
 	label := map[[2]string]string{}
@@ -146,7 +147,7 @@ func peerOutliers(targets []target.Host, values map[string][]peerValue) []Outlie
 		}
 		for _, v := range values[name] {
 			byMargin[margin] = append(byMargin[margin], v.Value)
-			label[[2]string{name, v.Device}] = v.label
+			label[[2]string{name, v.Device}] = v.Label
 		}
 	}
 	slices.Sort(margins)

@@ -101,7 +101,7 @@ func TestPeerOutliers(t *testing.T) {
 			}
 			node := &spec.Node{Name: "group", Verify: tt.verify}
 			var targets []target.Host
-			values := map[string][]peerValue{}
+			values := map[string][]PeerValue{}
 			for _, name := range []string{"a", "b", "c"} {
 				info := hgxH100()
 				info.Name = name
@@ -110,7 +110,7 @@ func TestPeerOutliers(t *testing.T) {
 					tt.change(&info, &obs)
 				}
 				targets = append(targets, target.Host{Host: spec.Host{Name: name}, Node: node})
-				values[name] = peerValues(info, obs, layers)
+				values[name] = peerValuesOf(info, obs, layers)
 			}
 			var got []flaggedDev
 			for _, o := range peerOutliers(targets, values) {

@@ -48,7 +48,6 @@ type Options struct {
 // Run benches every target and returns the report; a host that cannot be
 // reached or probed has Error set, the others carry on.
 func Run(ctx context.Context, targets []target.Host, o Options) *Report {
-	kbase := o.KB
 	layers := o.Layers
 	if len(layers) == 0 {
 		layers = Layers()
@@ -65,35 +64,9 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 	}
 	var mu sync.Mutex
 	got := map[string]Host{}
-	peers := map[string][]peerValue{}
+	peers := map[string][]PeerValue{}
 	errs := target.Each(ctx, targets, o.Target, func(ctx context.Context, tg target.Host) error {
-		start := time.Now()
-		budget := o.Budget
-		if budget == 0 && tg.Node != nil && tg.Node.Bench != nil && tg.Node.Bench.Timeout.Set {
-			budget = tg.Node.Bench.Timeout.V
-		}
-		if budget == 0 {
-			budget = DefaultBudget
-		}
-		hctx, cancel := transport.WithTimeout(ctx, budget, "bench of "+tg.Host.Name, "-budget or bench { timeout }")
-		defer cancel()
-		err := RefuseLocal(tg, o.AllowLocal)
-		if err == nil && kbase == nil {
-			err = errors.New("bench was given no knowledge base (a bug in gpuform)")
-		}
-		var h Host
-		var vals []peerValue
-		if err == nil {
-			h, vals, err = benchHost(hctx, kbase, o.Target.Connect, tg, layers, multi[tg.Node], remote[tg.Host.Name])
-		}
-		if err != nil {
-			msg := withoutHost(err)
-			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-				msg = fmt.Sprintf("the budget of %s per host ran out before bench finished (raise it with -budget or bench { timeout })", budget)
-			}
-			h = Host{Host: tg.Host.Name, Error: msg}
-		}
-		h.DurationMS = time.Since(start).Milliseconds()
+		h, vals := benchOne(ctx, tg, o, layers, multi[tg.Node], remote[tg.Host.Name])
 		mu.Lock()
 		got[tg.Host.Name] = h
 		peers[tg.Host.Name] = vals
@@ -106,6 +79,84 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 		}
 		return nil
 	})
+	return assemble(targets, layers, got, peers, errs)
+}
+
+// NodeResult is one host benched on its own node, as an engine's node
+// side sends it back (provision/engine/slurm): the report's host and the
+// per-device values it is compared with its peers on.
+type NodeResult struct {
+	Host  Host        `json:"host"`
+	Peers []PeerValue `json:"peers,omitempty"`
+}
+
+// RunNode benches tg alone — the node side of an engine that benches
+// every node at once: no multi-node run and no cross-node pairs (the
+// network layer is measured within the node, as for a host without
+// peers).
+func RunNode(ctx context.Context, tg target.Host, o Options) NodeResult {
+	layers := o.Layers
+	if len(layers) == 0 {
+		layers = Layers()
+	}
+	h, vals := benchOne(ctx, tg, o, layers, nil, nil)
+	return NodeResult{Host: h, Peers: vals}
+}
+
+// Merge is the report of hosts benched each on its own node (RunNode),
+// as Run builds it: hosts in targets' order (a host with no result has
+// Error set, with missing's reason when given), peers compared across
+// the run.
+func Merge(targets []target.Host, o Options, results map[string]NodeResult, missing map[string]error) *Report {
+	layers := o.Layers
+	if len(layers) == 0 {
+		layers = Layers()
+	}
+	got := map[string]Host{}
+	peers := map[string][]PeerValue{}
+	for name, r := range results {
+		got[name] = r.Host
+		peers[name] = r.Peers
+	}
+	return assemble(targets, layers, got, peers, missing)
+}
+
+// benchOne benches one host within its budget; a host that cannot be
+// reached or probed has Error set.
+func benchOne(ctx context.Context, tg target.Host, o Options, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []PeerValue) {
+	kbase := o.KB
+	start := time.Now()
+	budget := o.Budget
+	if budget == 0 && tg.Node != nil && tg.Node.Bench != nil && tg.Node.Bench.Timeout.Set {
+		budget = tg.Node.Bench.Timeout.V
+	}
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	hctx, cancel := transport.WithTimeout(ctx, budget, "bench of "+tg.Host.Name, "-budget or bench { timeout }")
+	defer cancel()
+	err := RefuseLocal(tg, o.AllowLocal)
+	if err == nil && kbase == nil {
+		err = errors.New("bench was given no knowledge base (a bug in gpuform)")
+	}
+	var h Host
+	var vals []PeerValue
+	if err == nil {
+		h, vals, err = benchHost(hctx, kbase, o.Target.Connect, tg, layers, multi, remote)
+	}
+	if err != nil {
+		msg := withoutHost(err)
+		if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			msg = fmt.Sprintf("the budget of %s per host ran out before bench finished (raise it with -budget or bench { timeout })", budget)
+		}
+		h = Host{Host: tg.Host.Name, Error: msg}
+	}
+	h.DurationMS = time.Since(start).Milliseconds()
+	return h, vals
+}
+
+// assemble puts the hosts' results in targets' order and compares peers.
+func assemble(targets []target.Host, layers []Layer, got map[string]Host, peers map[string][]PeerValue, errs map[string]error) *Report {
 	r := &Report{FormatVersion: jsonformat.Version, Layers: layers}
 	seen := map[string]bool{}
 	for _, tg := range targets {
@@ -135,7 +186,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *Report {
 
 // benchHost measures one host and judges it; the values are its
 // per-device measurements for the comparison with its peers.
-func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []peerValue, error) {
+func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []PeerValue, error) {
 	t, err := connect(ctx, tg.Host)
 	if err != nil {
 		return Host{}, nil, err
@@ -167,7 +218,7 @@ func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg targ
 			obs.MultiNode = map[int]float64{multi.nodes: multi.busbw}
 		}
 	}
-	return Judge(kb, info, obs, co.Bench, layers), peerValues(info, obs, layers), nil
+	return Judge(kb, info, obs, co.Bench, layers), peerValuesOf(info, obs, layers), nil
 }
 
 // groupRun is a node group's multi-node all_reduce result.

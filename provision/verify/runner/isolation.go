@@ -26,6 +26,9 @@ type groupIsolation struct {
 	report.Isolation
 	groupFailed    bool
 	stragglersFail bool
+	// cut: the run's Options.Deadline (verify -deadline) ended the
+	// isolation before it decided: what it left is not run.
+	cut bool
 }
 
 // isolationMode reads verify { isolation }; unset is on_failure.
@@ -67,12 +70,17 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 			cmd = c
 		}
 	}
-	t, err := o.Target.Connect(ctx, first.Host)
-	if err != nil {
-		return nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first.Host.Name, err)}, nil, nil
+	var err error
+	if o.Launch != nil {
+		res, err = o.Launch(ctx, first, cmd, timeout)
+	} else {
+		t, cerr := o.Target.Connect(ctx, first.Host)
+		if cerr != nil {
+			return nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first.Host.Name, cerr)}, nil, nil
+		}
+		res, err = nccltest.RunTest(ctx, t, cmd, timeout)
+		t.Close()
 	}
-	res, err = nccltest.RunTest(ctx, t, cmd, timeout)
-	t.Close()
 	if err != nil && res.Failure == "" {
 		res.Failure = err.Error()
 	}
@@ -100,6 +108,9 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		byName[h.Host.Name] = h
 	}
 	deadline := start.Add(budget)
+	if !o.Deadline.IsZero() && o.Deadline.Before(deadline) {
+		deadline = o.Deadline
+	}
 	iso = &groupIsolation{
 		Isolation:      report.Isolation{Node: first.Node.Name, Test: nt.Name, Mode: string(mode), Trigger: trigger, Hosts: hosts, Budget: budget},
 		groupFailed:    failed,
@@ -118,6 +129,10 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	}
 	iso.Result = isolate.Run(ctx, isolate.Options{Hosts: hosts, Run: run, Deadline: deadline, Estimate: res.Duration, Margin: margin})
 	iso.Duration = time.Since(isoStart)
+	if !o.Deadline.IsZero() && deadline.Equal(o.Deadline) && iso.Result.Incomplete != "" {
+		iso.cut = true
+		iso.Result.Incomplete = "the run's -deadline ended it: " + iso.Result.Incomplete
+	}
 	return res, iso, absent
 }
 
@@ -131,12 +146,17 @@ func runPair(ctx context.Context, o Options, exp verify.Expectation, nt verify.N
 	if timeout <= 0 {
 		return isolate.Outcome{Message: "the tier's budget was spent"}
 	}
-	t, err := o.Target.Connect(ctx, a.Host)
-	if err != nil {
-		return isolate.Outcome{Message: fmt.Sprintf("cannot reach %s to launch the pair: %v", a.Host.Name, withoutHost(err))}
+	var res nccltest.Result
+	if o.Launch != nil {
+		res, err = o.Launch(ctx, a, cmd, timeout)
+	} else {
+		t, cerr := o.Target.Connect(ctx, a.Host)
+		if cerr != nil {
+			return isolate.Outcome{Message: fmt.Sprintf("cannot reach %s to launch the pair: %v", a.Host.Name, withoutHost(cerr))}
+		}
+		res, err = nccltest.RunTest(ctx, t, cmd, timeout)
+		t.Close()
 	}
-	defer t.Close()
-	res, err := nccltest.RunTest(ctx, t, cmd, timeout)
 	if err != nil && res.Failure == "" {
 		if ctx.Err() != nil {
 			return isolate.Outcome{Message: "the tier's budget was spent while the pair ran", Duration: res.Duration}
@@ -163,6 +183,9 @@ func runPair(ctx context.Context, o Options, exp verify.Expectation, nt verify.N
 // that cannot be reached keeps its inventory name; its own checks report
 // it.
 func hostNames(ctx context.Context, o Options, group []target.Host) map[string]string {
+	if o.LaunchNames != nil {
+		return o.LaunchNames(ctx, group)
+	}
 	names := make([]string, len(group))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(o.Target.Parallelism, 1))
@@ -232,7 +255,13 @@ func addIsolationChecks(hosts []report.Host, isolations []groupIsolation) {
 					c.Message += "; pairwise isolation names " + strings.Join(named, ", ") + " (see " + verify.CheckIsolation.Named(iso.Test) + ")"
 				}
 			}
-			h.Checks = append(h.Checks, verify.IsolationCheck(iso.Test, h.Host, iso.Result, iso.groupFailed, iso.stragglersFail))
+			c := verify.IsolationCheck(iso.Test, h.Host, iso.Result, iso.groupFailed, iso.stragglersFail)
+			if iso.cut && (c.Status == verify.StatusError || c.Status == verify.StatusSkip) {
+				// Undecided because the deadline came: not run, held
+				// against the host when its group's run failed.
+				c.Status, c.Needed = verify.StatusNotRun, iso.groupFailed
+			}
+			h.Checks = append(h.Checks, c)
 		}
 	}
 }

@@ -70,6 +70,57 @@ type Options struct {
 	// KernelSince, when set, judges only the kernel log's Xids logged
 	// from then on (the epilog gate: the job's start).
 	KernelSince time.Time
+
+	// What an engine other than SSH (provision/engine) replaces. Each
+	// is nil for the SSH fan-out, which connects through Target.
+
+	// Launch, when set, runs a multi-node test's (or an isolation
+	// pair's) command from the node of host from, in place of connecting
+	// to it: the slurm engine runs it as an srun step there.
+	Launch func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error)
+	// LaunchNames, when set, names a group's hosts as the launcher knows
+	// them (Slurm node names), in place of reading each host's own name
+	// over Target.
+	LaunchNames func(ctx context.Context, group []target.Host) map[string]string
+	// MultiNodeResults, when set, are the multi-node results this host
+	// is judged on, run by the engine before the node was verified
+	// (MultiNode.ForHost on the controller, carried to the node).
+	MultiNodeResults map[string]nccltest.Result
+	// Deadline, when set, ends isolation no later than it (the -deadline
+	// of the whole run); zero leaves the tier's budget.
+	Deadline time.Time
+}
+
+// MultiNode is what the fleet tier's multi-node tests found for each node
+// group, before the per-host checks judge it.
+type MultiNode struct {
+	results    map[*spec.Node]map[string]nccltest.Result
+	absent     map[string]map[string]string
+	isolations []groupIsolation
+}
+
+// RunMultiNode runs, at the fleet tier, every group's multi-node tests
+// and their isolation, as Run does before it verifies the hosts: for an
+// engine that verifies the hosts elsewhere.
+func RunMultiNode(ctx context.Context, targets []target.Host, o Options) MultiNode {
+	r, a, iso := runMultiNode(ctx, targets, o)
+	return MultiNode{results: r, absent: a, isolations: iso}
+}
+
+// ForHost is the multi-node results tg is judged on (Options.MultiNodeResults).
+func (m MultiNode) ForHost(tg target.Host) map[string]nccltest.Result {
+	return hostResults(m.results[tg.Node], m.absent[tg.Host.Name])
+}
+
+// AddChecks gives the hosts of each isolated group their isolation
+// checks, before Merge counts them.
+func (m MultiNode) AddChecks(hosts []report.Host) { addIsolationChecks(hosts, m.isolations) }
+
+// AddIsolation adds each group's isolation section to the report.
+func (m MultiNode) AddIsolation(doc *report.Document) {
+	for _, iso := range m.isolations {
+		doc.Isolation = append(doc.Isolation, iso.Isolation)
+	}
 }
 
 // Run verifies every target and returns the report.
@@ -102,7 +153,11 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		err := RefuseLocalNCCL(tg, o)
 		var h report.Host
 		if err == nil {
-			h, err = verifyHost(hctx, tg, o, hostResults(multi[tg.Node], absent[tg.Host.Name]))
+			results := hostResults(multi[tg.Node], absent[tg.Host.Name])
+			if o.MultiNodeResults != nil {
+				results = o.MultiNodeResults
+			}
+			h, err = verifyHost(hctx, tg, o, results)
 		}
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -128,11 +183,21 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		hosts = append(hosts, h)
 	}
 	addIsolationChecks(hosts, isolations)
-	findings := peerOutliers(targets, hosts)
-	doc := report.New(o.KB, o.Tier, hosts)
+	doc := Merge(targets, hosts, o, checkedAt)
 	for _, iso := range isolations {
 		doc.Isolation = append(doc.Isolation, iso.Isolation)
 	}
+	return doc
+}
+
+// Merge builds the report of hosts whose checks are done — by Run, or by
+// an engine that ran verify --local on every node at once and collected
+// their reports (provision/engine/slurm) — as Run builds it: the peer
+// outliers across the hosts, the summary, the groups and the report's
+// checked_at and expires_at. Its work is linear in the hosts' reports.
+func Merge(targets []target.Host, hosts []report.Host, o Options, checkedAt time.Time) *report.Document {
+	findings := peerOutliers(targets, hosts)
+	doc := report.New(o.KB, o.Tier, hosts)
 	doc.Outliers = findings
 	validFor := o.ValidFor
 	if validFor <= 0 {

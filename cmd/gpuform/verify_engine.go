@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpuform/gpuform/kb"
+	"github.com/gpuform/gpuform/provision/bench"
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/engine"
+	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
+	enginessh "github.com/gpuform/gpuform/provision/engine/ssh"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/provision/verify/runner"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// engineFlags choose how verify reaches the spec's hosts (issue 33):
+// -engine ssh (the default, one SSH connection per host from here) or
+// -engine slurm (salloc or a job's nodes, sbcast, one srun step).
+type engineFlags struct {
+	// Engine is -engine: ssh or slurm.
+	Engine string
+	// SlurmJob is -slurm-job; "" is SLURM_JOB_ID when set, else a new
+	// allocation.
+	SlurmJob string
+	// SlurmPartition is -slurm-partition, for the allocation.
+	SlurmPartition string
+	// SlurmStartTimeout is -slurm-start-timeout: how long the allocation
+	// may wait to start.
+	SlurmStartTimeout time.Duration
+	// Deadline is -deadline: the whole run's limit; what did not finish
+	// is not run.
+	Deadline time.Duration
+	// EngineNode is the hidden node side of -engine slurm: the bundle
+	// sbcast put on this node (verify --local -engine-node FILE).
+	EngineNode string
+	// EngineCommand, with EngineNode, runs this multi-node test (or
+	// isolation pair) command from this node instead of verifying it,
+	// within EngineTimeout (hidden, the slurm engine's fleet tier).
+	EngineCommand string
+	EngineTimeout time.Duration
+}
+
+func (f *engineFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Engine, "engine", engine.SSH, "how the hosts are reached: ssh (from this machine, one connection per host) or slurm (the spec's hosts as Slurm nodes: sbcast, one srun step, verify --local on each)")
+	fs.StringVar(&f.SlurmJob, "slurm-job", "", "with -engine slurm, verify only the nodes of this running job (default: SLURM_JOB_ID when set, else allocate the spec's hosts)")
+	fs.StringVar(&f.SlurmPartition, "slurm-partition", "", "with -engine slurm, the partition to allocate the hosts in")
+	fs.DurationVar(&f.SlurmStartTimeout, "slurm-start-timeout", engineslurm.DefaultStartTimeout, "with -engine slurm, how long the allocation may wait to start")
+	fs.DurationVar(&f.Deadline, "deadline", 0, "with -engine slurm, end the whole run after D; what did not finish is reported not run")
+	fs.StringVar(&f.EngineNode, "engine-node", "", "with --local, verify this node as the -engine slurm bundle FILE says (run by the slurm engine's srun step)")
+	_ = fs.MarkHidden("engine-node")
+	fs.StringVar(&f.EngineCommand, "engine-command", "", "with -engine-node, launch this multi-node nccl-tests command from this node and report its result")
+	_ = fs.MarkHidden("engine-command")
+	fs.DurationVar(&f.EngineTimeout, "engine-timeout", 0, "with -engine-command, its time limit")
+	_ = fs.MarkHidden("engine-timeout")
+}
+
+// finish checks what the engine flags alone can tell.
+func (f *engineFlags) finish(fs *pflag.FlagSet, local bool) error {
+	return f.finishFor(fs, local, local)
+}
+
+// finishFor is finish where nodeSide says whether -engine-node may be
+// given (verify: with --local; bench: always, it has no --local).
+func (f *engineFlags) finishFor(fs *pflag.FlagSet, local, nodeSide bool) error {
+	if err := engine.Check(f.Engine); err != nil {
+		return err
+	}
+	if f.Engine != engine.Slurm {
+		for _, name := range []string{"slurm-job", "slurm-partition", "slurm-start-timeout", "deadline"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("-%s works only with -engine slurm", name)
+			}
+		}
+	}
+	if local && f.Engine != engine.SSH {
+		return fmt.Errorf("--local verifies this machine; -engine %s runs verify --local on every node itself", f.Engine)
+	}
+	if f.EngineNode != "" && !nodeSide {
+		return fmt.Errorf("-engine-node works only with --local")
+	}
+	if f.Deadline < 0 || fs.Changed("slurm-start-timeout") && f.SlurmStartTimeout <= 0 {
+		return fmt.Errorf("-deadline and -slurm-start-timeout must be positive")
+	}
+	return nil
+}
+
+// verifyEngine is the engine the arguments ask for.
+func verifyEngine(s Streams, a *verifyArguments, cfg *spec.Config, v *verifyView) (engine.Engine, error) {
+	if a.Engines.Engine != engine.Slurm {
+		return enginessh.Engine{}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("-engine slurm sends this gpuform binary to the nodes, but cannot find it: %w", err)
+	}
+	job := a.Engines.SlurmJob
+	if job == "" {
+		job = s.Getenv("SLURM_JOB_ID")
+	}
+	o := engineslurm.Options{
+		Job:          job,
+		Partition:    a.Engines.SlurmPartition,
+		StartTimeout: a.Engines.SlurmStartTimeout,
+		Binary:       exe,
+		Messages:     v.Messages(),
+		// The command's environment (SLURM_CONF, GPUFORM_SIM_STATE)
+		// reaches the Slurm clients and, through srun, the nodes.
+		Env: s.Environ,
+		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, a.Tier, a.Processes, nodes)
+		},
+	}
+	if a.Engines.Deadline > 0 {
+		o.Deadline = time.Now().Add(a.Engines.Deadline)
+	}
+	return engineslurm.New(o), nil
+}
+
+// runEngineNode is the node side of -engine slurm: verify this node as
+// the bundle says (the spec host and node block of SLURMD_NODENAME) and
+// print its report in frames for the controller. What keeps the node
+// from verifying is in the report, so the controller names it; the exit
+// status is 0 whenever the report was written.
+func runEngineNode(ctx context.Context, s Streams, a *verifyArguments) error {
+	node := slurmNodeName(s)
+	rep := engineslurm.NodeReport{Node: node}
+	hosts, res, err := verifyEngineNode(ctx, s, a, node)
+	switch {
+	case err != nil:
+		rep.Error = err.Error()
+	case res != nil:
+		rep.NCCL = res
+	default:
+		rep = engineslurm.NewNodeReport(node, hosts)
+	}
+	return engineslurm.WriteNodeReport(s.Out, rep)
+}
+
+// verifyEngineNode verifies this node as the bundle says, or with
+// -engine-command launches that command from it and returns its result.
+func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node string) ([]report.Host, *nccltest.Result, error) {
+	en, err := loadEngineNode(s, &a.Spec, &a.Conn, a.Engines.EngineNode, node)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer en.cleanup()
+	b, entry, tg, k, copts := en.bundle, en.entry, en.target, en.kb, en.copts
+	a.Dir, a.Tier, a.Processes = en.dir, b.Tier, b.Processes
+	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: true, Local: true, Processes: a.Processes}
+	if exe, err := os.Executable(); err == nil {
+		opts.AgentBinary = exe
+	}
+	opts.Target = a.Conn.targetOptionsFor(s, copts, false, "verifying")
+	opts.MultiNodeResults = b.MultiNode[entry.Host]
+	if a.Engines.EngineCommand != "" {
+		// The launch the SSH engine makes over its connection to the
+		// group's first host, made here on the node itself.
+		t, err := opts.Target.Connect(ctx, tg.Host)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer t.Close()
+		res, err := nccltest.RunTest(ctx, t, a.Engines.EngineCommand, a.Engines.EngineTimeout)
+		if err != nil && res.Failure == "" {
+			res.Failure = err.Error()
+		}
+		return nil, &res, nil
+	}
+	doc := runner.Run(ctx, []target.Host{tg}, opts)
+	return doc.Hosts, nil, nil
+}
+
+// engineNode is what a node side of -engine slurm has loaded: the bundle,
+// this node's entry, the spec from it and the target it verifies or
+// benches as.
+type engineNode struct {
+	bundle  *engineslurm.Bundle
+	entry   engineslurm.BundleNode
+	dir     string
+	target  target.Host
+	kb      *kb.KB
+	copts   connect.Options
+	cleanup func()
+}
+
+// loadEngineNode reads the bundle sbcast put on this node, unpacks the
+// spec into a private directory (removed by cleanup), loads it as the
+// controller did and finds this node's target: its own local:// host, or
+// the simulated host it stands for.
+func loadEngineNode(s Streams, sf *specFlags, conn *connectFlags, path, node string) (*engineNode, error) {
+	b, err := engineslurm.ReadBundle(path)
+	if err != nil {
+		return nil, err
+	}
+	entry, ok := b.Nodes[node]
+	if !ok {
+		return nil, fmt.Errorf("the bundle has no entry for Slurm node %s", node)
+	}
+	dir, err := os.MkdirTemp("", "gpuform-spec")
+	if err != nil {
+		return nil, err
+	}
+	en := &engineNode{bundle: b, entry: entry, cleanup: func() { os.RemoveAll(dir) }}
+	fail := func(err error) (*engineNode, error) { en.cleanup(); return nil, err }
+	specDir, vars, err := b.Unpack(dir)
+	if err != nil {
+		return fail(err)
+	}
+	en.dir, sf.vars = specDir, vars
+	cfg, diags := sf.loadPinned(s, specDir)
+	if diags.HasErrors() {
+		return fail(fmt.Errorf("the spec does not load on the node: %s", diags.Error()))
+	}
+	for _, n := range cfg.Nodes {
+		if n.Name != entry.Node {
+			continue
+		}
+		en.target = target.Host{Host: spec.Host{Name: "local://" + node}, Node: n}
+		for _, h := range n.Hosts {
+			if h.Name != entry.Host {
+				continue
+			}
+			// The spec's host as this machine (its become setting
+			// kept); a simulated host is verified as itself: its root
+			// is the node's hardware (GPUFORM_SIM_STATE names where it
+			// lives).
+			en.target.Host = h
+			if !connect.IsSim(h.Name) {
+				en.target.Host.Name = "local://" + node
+			}
+		}
+	}
+	if en.target.Node == nil {
+		return fail(fmt.Errorf("the spec has no node block %q", entry.Node))
+	}
+	if en.kb, err = s.KB(); err != nil {
+		return fail(err)
+	}
+	if en.copts, err = conn.options(s, specDir); err != nil {
+		return fail(err)
+	}
+	// The engine's own request to check this node, as --local is.
+	en.copts.AllowLocal = true
+	return en, nil
+}
+
+// slurmNodeName is the Slurm node this node side runs on.
+func slurmNodeName(s Streams) string {
+	if n := s.Getenv("SLURMD_NODENAME"); n != "" {
+		return n
+	}
+	host, _ := os.Hostname()
+	return host
+}
+
+// runBenchEngineNode is the node side of bench -engine slurm: bench this
+// node as the bundle says and print the result in frames.
+func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error {
+	node := slurmNodeName(s)
+	rep := engineslurm.NodeReport{Node: node}
+	en, err := loadEngineNode(s, &a.Spec, &a.Conn, a.Engines.EngineNode, node)
+	if err != nil {
+		rep.Error = err.Error()
+		return engineslurm.WriteNodeReport(s.Out, rep)
+	}
+	defer en.cleanup()
+	o := bench.Options{Target: a.Conn.targetOptionsFor(s, en.copts, false, "benchmarking"), KB: en.kb, AllowLocal: true}
+	if br := en.bundle.Bench; br != nil {
+		o.Layers, o.Budget = br.Layers, br.Budget
+	}
+	r := bench.RunNode(ctx, en.target, o)
+	rep.Bench = &r
+	return engineslurm.WriteNodeReport(s.Out, rep)
+}
+
+// benchEngine runs bench through Slurm (-engine slurm).
+func benchEngine(ctx context.Context, s Streams, a *benchArguments, cfg *spec.Config, targets []target.Host, o bench.Options) (*bench.Report, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("-engine slurm sends this gpuform binary to the nodes, but cannot find it: %w", err)
+	}
+	job := a.Engines.SlurmJob
+	if job == "" {
+		job = s.Getenv("SLURM_JOB_ID")
+	}
+	so := engineslurm.Options{
+		Job: job, Partition: a.Engines.SlurmPartition, StartTimeout: a.Engines.SlurmStartTimeout, Binary: exe, Messages: s.Err, Env: s.Environ,
+		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, "", false, nodes)
+		},
+	}
+	if a.Engines.Deadline > 0 {
+		so.Deadline = time.Now().Add(a.Engines.Deadline)
+	}
+	return engineslurm.New(so).Bench(ctx, targets, o)
+}

@@ -1,0 +1,67 @@
+// Package engine is how verify reaches the nodes it checks. An engine
+// takes the hosts of a spec and the runner's options and returns one
+// merged report.Document, the same model every view renders (text, JSON,
+// JUnit, Prometheus), whatever carried the checks to the nodes:
+//
+//   - ssh (provision/engine/ssh, the default) fans out from this machine
+//     over SSH, one connection per host, -parallelism at a time: today's
+//     provision/verify/runner, unchanged.
+//   - slurm (provision/engine/slurm) lets the scheduler do the fan-out: it
+//     allocates the hosts as Slurm nodes (or uses a job's), sends gpuform
+//     and the spec to them with sbcast, runs verify --local on every node
+//     at once as one srun step and merges the reports the step prints.
+//
+// What an engine must provide (ARCHITECTURE.md, "Engines: what an engine
+// must provide", says it for a reader adding one, such as a Kubernetes
+// engine of a Job per node): the node names the scheduler knows for the
+// spec's hosts and the way back; the nodes' scope (a job, a deadline);
+// the binary and the spec on every node without a shared filesystem; one
+// launch of the node-side verify --local across all nodes; each node's
+// report back, bounded in size and time, and a node that sent none named
+// as a failed reachable check; and it must never report a check it did
+// not see run as passed.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpuform/gpuform/provision/bench"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/provision/verify/runner"
+)
+
+// Engine runs verify over the hosts of a spec.
+type Engine interface {
+	// Name is the engine's -engine value.
+	Name() string
+	// Verify checks every target and returns the merged report. A host
+	// the engine could not reach, launch on or hear back from is a failed
+	// reachable check in the report, never an error: the rest of the
+	// fleet is still reported. The error is for a run that could not
+	// start at all (no allocation, a partition the user may not use).
+	Verify(ctx context.Context, targets []target.Host, o runner.Options) (*report.Document, error)
+	// Bench measures every target and returns the merged report, with
+	// the same rule: a host it could not bench has Error set.
+	Bench(ctx context.Context, targets []target.Host, o bench.Options) (*bench.Report, error)
+}
+
+// Names of the engines, SSH first: the default.
+const (
+	SSH   = "ssh"
+	Slurm = "slurm"
+)
+
+// Names lists the engines -engine takes.
+func Names() []string { return []string{SSH, Slurm} }
+
+// Check returns an error naming the engines when name is not one.
+func Check(name string) error {
+	if slices.Contains(Names(), name) {
+		return nil
+	}
+	return fmt.Errorf("-engine must be %s, not %q", strings.Join(Names(), " or "), name)
+}

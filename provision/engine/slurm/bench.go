@@ -1,0 +1,138 @@
+package slurm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/bench"
+	"github.com/gpuform/gpuform/provision/target"
+)
+
+// Bench runs bench on every host's node at once, as Verify runs verify:
+// the same placement (allocation or job), sbcast of the binary and the
+// bundle, and one srun step of gpuform bench -engine-node on every node,
+// each benching itself (bench.RunNode); the results are merged
+// (bench.Merge), peers compared across the run. What bench measures
+// between nodes (the group's multi-node run, cross-node NIC pairs) is not
+// run this way yet: the network layer is what each node measures within
+// itself.
+func (e *Engine) Bench(ctx context.Context, targets []target.Host, bo bench.Options) (*bench.Report, error) {
+	if !e.o.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, e.o.Deadline)
+		defer cancel()
+	}
+	job, members, hostErr, release, err := e.place(ctx, targets)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	results := map[string]bench.NodeResult{}
+	missing := map[string]error{}
+	for name, err := range hostErr {
+		missing[name] = err
+	}
+	var runTargets []target.Host
+	in := map[string]bool{}
+	for _, m := range members {
+		in[m.tg.Host.Name] = true
+	}
+	for _, tg := range targets {
+		if in[tg.Host.Name] || hostErr[tg.Host.Name] != nil {
+			runTargets = append(runTargets, tg)
+		}
+	}
+	if len(members) > 0 {
+		e.benchStep(ctx, job, members, bo, results, missing)
+	}
+	return bench.Merge(runTargets, bo, results, missing), nil
+}
+
+// benchStep sends the binary and the bundle and runs the bench step.
+func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo bench.Options, results map[string]bench.NodeResult, missing map[string]error) {
+	failAll := func(err error) {
+		for _, m := range members {
+			missing[m.tg.Host.Name] = err
+		}
+	}
+	bnodes := map[string]BundleNode{}
+	for _, m := range members {
+		bnodes[m.node] = BundleNode{Host: m.tg.Host.Name, Node: m.tg.Node.Name}
+	}
+	b, err := e.bundle(bnodes)
+	if err != nil {
+		failAll(fmt.Errorf("cannot bundle the spec for the nodes: %w", err))
+		return
+	}
+	b.Bench = &BenchRun{Layers: bo.Layers, Budget: bo.Budget}
+	local, err := os.MkdirTemp("", "gpuform-slurm")
+	if err != nil {
+		failAll(err)
+		return
+	}
+	defer os.RemoveAll(local)
+	bundlePath := filepath.Join(local, "bundle.json")
+	if err := b.Write(bundlePath); err != nil {
+		failAll(err)
+		return
+	}
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	base := filepath.Join(e.o.NodeDir, "gpuform-job"+job+"-"+hex.EncodeToString(suffix))
+	destBin, destBundle := base+"-gpuform", base+"-bundle.json"
+	nodes := strings.Join(nodeNames(members), ",")
+	var sbcastErr error
+	for _, f := range [][2]string{{e.o.Binary, destBin}, {bundlePath, destBundle}} {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", f[0], f[1])
+		cancel()
+		if err != nil {
+			sbcastErr = fmt.Errorf("sbcast of %s failed: %w", filepath.Base(f[0]), err)
+			break
+		}
+	}
+	defer e.cleanup(job, nodes, len(members), destBin, destBundle)
+
+	// The step's limit is the longest host budget, as bench gives each.
+	budget := bo.Budget
+	if budget == 0 {
+		budget = bench.DefaultBudget
+		for _, m := range members {
+			if n := m.tg.Node; n != nil && n.Bench != nil && n.Bench.Timeout.Set {
+				budget = max(budget, n.Bench.Timeout.V)
+			}
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, budget+stepMargin)
+	defer cancel()
+	reports, problems, stepErr, beforeCut := e.step(sctx, ctx, job, nodes, len(members), destBin, "bench", "-engine-node", destBundle)
+	cut := !e.o.Deadline.IsZero() && ctx.Err() != nil
+	f := stepFailure{job: job, stderr: stepErr, beforeCut: beforeCut, cut: cut, sbcastErr: sbcastErr, problems: problems, nodes: len(members)}
+	for _, m := range members {
+		name := m.tg.Host.Name
+		rep, ok := reports[m.node]
+		switch {
+		case ok && rep.Bench != nil:
+			r := *rep.Bench
+			r.Host.Host = name
+			for i := range r.Peers {
+				r.Peers[i].Host = name
+			}
+			results[name] = r
+		case ok && rep.Error != "":
+			missing[name] = fmt.Errorf("bench could not run on Slurm node %s: %s", m.node, rep.Error)
+		default:
+			err, notRun := f.why(m.node)
+			if notRun {
+				err = fmt.Errorf("the -deadline ended before Slurm node %s's bench finished; not measured", m.node)
+			}
+			missing[name] = err
+		}
+	}
+}
