@@ -73,9 +73,12 @@ func (f *connectFlags) targetOptionsFor(s Streams, opts connect.Options, show bo
 	if show {
 		p = fleet.NewProgress(s.Err, what)
 	}
+	// One opener for the command's hosts: ssh_config and the key files
+	// are read once, not once per host.
+	op := connect.NewOpener(opts)
 	return target.Options{
 		Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
-			return connect.Open(ctx, h, opts)
+			return op.Open(ctx, h)
 		},
 		Parallelism:  f.parallelism,
 		Progress:     s.interrupts.trackFleet(p, what),

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpuform/gpuform/provision/local"
@@ -144,8 +145,73 @@ func IsLocal(host string) bool { return strings.HasPrefix(host, LocalScheme) }
 func RunsHere(host string) bool { return IsSim(host) || IsLocal(host) }
 
 // Open returns a transport to h. Errors are *transport.HostError, so fleet
-// commands report them for that host and go on with the others.
+// commands report them for that host and go on with the others. A
+// command that reaches many hosts uses an Opener, which reads ssh_config
+// and the key files once.
 func Open(ctx context.Context, h spec.Host, o Options) (transport.Transport, error) {
+	return NewOpener(o).Open(ctx, h)
+}
+
+// Opener opens transports with one set of Options for the hosts of one
+// command. Its SSH dialers, one per distinct user, port, become and jump
+// chain (usually one for a whole fleet), read ssh_config and parse each
+// key file once, not once per host. It is safe for concurrent use.
+type Opener struct {
+	o       Options
+	mu      sync.Mutex
+	dialers map[dialerKey]*ssh.Dialer
+}
+
+// dialerKey is what of a host its ssh.Dialer's Options depend on.
+type dialerKey struct {
+	user, become, jump string
+	port               int
+}
+
+// NewOpener returns an Opener for o.
+func NewOpener(o Options) *Opener {
+	return &Opener{o: o, dialers: map[dialerKey]*ssh.Dialer{}}
+}
+
+// dialer returns the SSH dialer for h's settings, made on first use.
+func (op *Opener) dialer(h spec.Host) (*ssh.Dialer, error) {
+	key := dialerKey{user: h.User, become: h.Become, jump: h.Jump, port: h.Port}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if d, ok := op.dialers[key]; ok {
+		return d, nil
+	}
+	o := op.o
+	so := ssh.Options{
+		User:              h.User,
+		Port:              h.Port,
+		IdentityFiles:     o.IdentityFiles,
+		KnownHostsFiles:   o.KnownHostsFiles,
+		AcceptNewHostKeys: o.AcceptNewHostKeys,
+		ConnectTimeout:    o.ConnectTimeout,
+		CommandTimeout:    o.CommandTimeout,
+		Become:            h.Become,
+		SSHConfigPath:     o.SSHConfigPath,
+		Getenv:            o.Getenv,
+	}
+	if h.Jump != "" {
+		for _, hop := range strings.Split(h.Jump, ",") {
+			so.ProxyJump = append(so.ProxyJump, strings.TrimSpace(hop))
+		}
+	}
+	d, err := ssh.NewDialer(so)
+	if err != nil {
+		// Not remembered: the error is reported for this host, and a
+		// later host asks again (ssh.Dial did the same for every host).
+		return nil, err
+	}
+	op.dialers[key] = d
+	return d, nil
+}
+
+// Open returns a transport to h, as the package-level Open does.
+func (op *Opener) Open(ctx context.Context, h spec.Host) (transport.Transport, error) {
+	o := op.o
 	switch {
 	case IsSim(h.Name):
 		if o.SimStateDir == "" {
@@ -168,24 +234,11 @@ func Open(ctx context.Context, h spec.Host, o Options) (transport.Transport, err
 		}
 		return local.New(h.Name), nil
 	}
-	so := ssh.Options{
-		User:              h.User,
-		Port:              h.Port,
-		IdentityFiles:     o.IdentityFiles,
-		KnownHostsFiles:   o.KnownHostsFiles,
-		AcceptNewHostKeys: o.AcceptNewHostKeys,
-		ConnectTimeout:    o.ConnectTimeout,
-		CommandTimeout:    o.CommandTimeout,
-		Become:            h.Become,
-		SSHConfigPath:     o.SSHConfigPath,
-		Getenv:            o.Getenv,
+	d, err := op.dialer(h)
+	if err != nil {
+		return nil, &transport.HostError{Host: h.Name, Op: "resolve", Err: err}
 	}
-	if h.Jump != "" {
-		for _, hop := range strings.Split(h.Jump, ",") {
-			so.ProxyJump = append(so.ProxyJump, strings.TrimSpace(hop))
-		}
-	}
-	c, err := ssh.Dial(ctx, h.Name, so)
+	c, err := d.Dial(ctx, h.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,9 @@ func TestProbeStaysInRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.setup(t, root)
-			res, err := local.New("root").Run(context.Background(), transport.Command{Script: facts.Script(resource.Reads()), Env: map[string]string{"GPUFORM_ROOT": root, "GPUFORM_PROBE_NONCE": "n1"}})
+			// Plain, not compressed, so that the stream can be searched
+			// for the token: what the probe reads does not depend on it.
+			res, err := local.New("root").Run(context.Background(), transport.Command{Script: facts.Script(resource.Reads()), Env: map[string]string{"GPUFORM_ROOT": root, "GPUFORM_PROBE_NONCE": "n1", "GPUFORM_PROBE_PLAIN": "1"}})
 			if err != nil || res.ExitCode != 0 {
 				t.Fatalf("probe: %v %d %s", err, res.ExitCode, res.Stderr)
 			}

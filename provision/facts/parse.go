@@ -2,10 +2,13 @@ package facts
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path"
 	"regexp"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/cpulist"
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/internal/text"
 	"go.yaml.in/yaml/v3"
 )
@@ -113,7 +117,11 @@ func Parse(output []byte) (*Node, error) {
 }
 
 // split cuts the output into records.
-func split(out []byte) (*rawFacts, error) {
+func split(out []byte) (*rawFacts, error) { return splitStream(out, false) }
+
+// splitStream is split; compressed says out is what a gzip header line
+// announced, which may not announce another.
+func splitStream(out []byte, compressed bool) (*rawFacts, error) {
 	start := findLine(out, probeHeader)
 	if start < 0 {
 		// An rc file's last message without its newline ("Welcome")
@@ -126,6 +134,20 @@ func split(out []byte) (*rawFacts, error) {
 	}
 	first, rest := cutLine(out[start:])
 	fields := strings.Fields(string(first))
+	if len(fields) == 4 && fields[2] == "gzip" && fields[1] == probeFormat && !compressed {
+		// stream.sh: the records follow compressed.
+		if !isNonce(fields[3]) {
+			return nil, fmt.Errorf("%w: bad nonce in header %s", ErrNotProbeOutput, preview(first))
+		}
+		plain, err := gunzip(rest)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.HasPrefix(plain, []byte(probeHeader+probeFormat+" begin "+fields[3]+"\n")) {
+			return nil, fmt.Errorf("%w: the compressed stream does not start with the header of nonce %s (starts with %s)", ErrGarbled, fields[3], preview(plain))
+		}
+		return splitStream(plain, true)
+	}
 	if len(fields) != 4 || fields[2] != "begin" {
 		return nil, fmt.Errorf("%w: bad header line %s", ErrNotProbeOutput, preview(first))
 	}
@@ -250,6 +272,32 @@ func split(out []byte) (*rawFacts, error) {
 		consumed += len(rest) - len(after)
 		rest = after
 	}
+}
+
+// gunzip decompresses the probe's compressed stream, at most MaxOutput
+// bytes of it: a node must not make the controller inflate gigabytes.
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%w: compressed stream: %v", ErrTruncated, err)
+	}
+	zr.Multistream(false)
+	var out bytes.Buffer
+	// gzip's trailer holds the size (mod 4 GiB): a hint for one buffer
+	// instead of doublings, trusted no further than MaxOutput.
+	if len(b) >= 4 {
+		if hint := int(binary.LittleEndian.Uint32(b[len(b)-4:])); hint <= MaxOutput {
+			out.Grow(hint + bytes.MinRead)
+		}
+	}
+	n, err := out.ReadFrom(io.LimitReader(zr, MaxOutput+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: compressed stream after %d bytes: %v", ErrTruncated, n, err)
+	case n > MaxOutput:
+		return nil, fmt.Errorf("%w: probe output exceeds the limit of %s once decompressed", ErrGarbled, readlimit.FormatSize(MaxOutput))
+	}
+	return out.Bytes(), nil
 }
 
 // cutBody splits b at the first eof marker; the newline that precedes the
@@ -1270,14 +1318,20 @@ func (p *interpreter) pci() {
 		if t, ok := p.raw.links[dir+"/driver"]; ok {
 			d.Driver = path.Base(t)
 		}
+		// The prefixes are made once per device, not once per entry: a
+		// node has hundreds of exists records and dozens of devices.
+		netDir, ibDir, irqDir := dir+"/net/", dir+"/infiniband/", dir+"/msi_irqs/"
 		for k := range p.raw.exists {
-			if rest, ok := strings.CutPrefix(k, dir+"/net/"); ok && !strings.Contains(rest, "/") {
+			if !strings.HasPrefix(k, dir) {
+				continue
+			}
+			if rest, ok := strings.CutPrefix(k, netDir); ok && !strings.Contains(rest, "/") {
 				d.NetDevs = append(d.NetDevs, rest)
 			}
-			if rest, ok := strings.CutPrefix(k, dir+"/infiniband/"); ok && !strings.Contains(rest, "/") {
+			if rest, ok := strings.CutPrefix(k, ibDir); ok && !strings.Contains(rest, "/") {
 				d.RDMADevs = append(d.RDMADevs, rest)
 			}
-			if rest, ok := strings.CutPrefix(k, dir+"/msi_irqs/"); ok {
+			if rest, ok := strings.CutPrefix(k, irqDir); ok {
 				if num, err := strconv.Atoi(rest); err == nil && num >= 0 {
 					d.IRQs = append(d.IRQs, IRQ{Number: num, CPUs: strings.TrimSpace(p.raw.files["/proc/irq/"+rest+"/smp_affinity_list"])})
 				}
@@ -1331,8 +1385,9 @@ func (p *interpreter) rdma() {
 			// ".../0000:1b:00.0/infiniband/mlx5_0"
 			d.Address = path.Base(path.Dir(path.Dir(t)))
 		}
+		netDir := dir + "/device/net/"
 		for k := range p.raw.exists {
-			if rest, ok := strings.CutPrefix(k, dir+"/device/net/"); ok && !strings.Contains(rest, "/") {
+			if rest, ok := strings.CutPrefix(k, netDir); ok && !strings.Contains(rest, "/") {
 				d.NetDevs = append(d.NetDevs, rest)
 			}
 		}

@@ -19,14 +19,20 @@ import (
 // so the CLI can show it (and an operator can audit exactly what gpuform
 // runs on their nodes). It is r as shell variables, Resolver, offers.sh
 // (the package listing of facts.Available) as the function gpuform_offers,
-// then probe.sh, which loops over those variables. r must pass check
-// (Probe refuses one that does not).
+// then probe.sh, which loops over those variables, as the function
+// gpuform_probe, and stream.sh, which runs it and compresses its output
+// where the node has gzip. r must pass check (Probe refuses one that does
+// not).
 func Script(r Reads) string {
-	return r.shellVars() + Resolver + "gpuform_offers() {\n" + availableScript + "}\n" + probeBody
+	return r.shellVars() + Resolver + "gpuform_offers() {\n" + availableScript + "}\n" +
+		"gpuform_probe() {\n" + probeBody + "}\n" + streamScript
 }
 
 //go:embed probe.sh
 var probeBody string
+
+//go:embed stream.sh
+var streamScript string
 
 // Resolver is the POSIX sh code (resolve.sh) that resolves a path inside
 // the root prefix $R as chroot would: the probe reads, and every step that

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,11 +37,35 @@ type Document struct {
 }
 
 // RenderJSON writes `facts -json`: one document with the shared
-// format_version and every host.
+// format_version and every host. It writes the document host by host,
+// byte for byte what encoding Document whole would write: a fleet's
+// document is tens of megabytes, and encoding it whole held all of it,
+// and its buffer's doublings, in memory at once.
 func RenderJSON(w io.Writer, hosts []HostFacts) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(Document{FormatVersion: jsonformat.Version, Hosts: hosts})
+	if len(hosts) == 0 {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(Document{FormatVersion: jsonformat.Version, Hosts: hosts})
+	}
+	version, err := json.Marshal(jsonformat.Version)
+	if err != nil {
+		return err
+	}
+	// A bufio.Writer keeps its first error and returns it from Flush.
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "{\n  \"format_version\": %s,\n  \"hosts\": [\n    ", version)
+	for i, h := range hosts {
+		if i > 0 {
+			_, _ = bw.WriteString(",\n    ")
+		}
+		b, err := json.MarshalIndent(h, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		_, _ = bw.Write(b)
+	}
+	_, _ = bw.WriteString("\n  ]\n}\n")
+	return bw.Flush()
 }
 
 // RenderText writes the fleet table (host | OS | kernel | driver | CUDA |

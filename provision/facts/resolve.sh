@@ -9,7 +9,8 @@
 # physical path ("$R" followed by the resolved path) and returns 0, or sets
 # _e to why not and returns 1. A component that does not exist ends the
 # lookup of links: the rest is appended as it is. Only a symlink costs a
-# fork (readlink); $R must be a physical path (cd -P; pwd -P).
+# fork (readlink), fewer with _lon=1 (below); $R must be a physical path
+# (cd -P; pwd -P).
 #
 # resolve_path PATH is resolve_in_root under a root prefix and plain "$R$PATH" on a live root,
 # where the kernel resolves it: real nodes pay nothing for reads.
@@ -18,6 +19,15 @@
 # DIR (hundreds of sysfs attributes) starts from there.
 _cl=
 _cp=
+# With _lon=1 (the probe, which only reads) resolve_in_root remembers the
+# last two links it read (_l1/_t1, _l2/_t2): the probe reads many paths
+# through the same link (a sysfs device's attributes), and each readlink
+# is a fork. A step that writes leaves _lon empty: links may change.
+_lon=
+_l1=
+_t1=
+_l2=
+_t2=
 resolve_in_root() {
 	_e=
 	_k=${1#/}
@@ -55,10 +65,18 @@ resolve_in_root() {
 				_r=
 				return 1
 			fi
-			if ! _t=$(readlink "$R$_c/$_h" 2>/dev/null) || [ -z "$_t" ]; then
-				_e="unreadable symbolic link"
-				_r=
-				return 1
+			if [ -n "$_lon" ] && [ "$_c/$_h" = "$_l1" ]; then
+				_t=$_t1
+			elif [ -n "$_lon" ] && [ "$_c/$_h" = "$_l2" ]; then
+				_t=$_t2
+				_l2=$_l1 _t2=$_t1 _l1=$_c/$_h _t1=$_t
+			else
+				if ! _t=$(readlink "$R$_c/$_h" 2>/dev/null) || [ -z "$_t" ]; then
+					_e="unreadable symbolic link"
+					_r=
+					return 1
+				fi
+				_l2=$_l1 _t2=$_t1 _l1=$_c/$_h _t1=$_t
 			fi
 			case $_t in /*) _c= ;; esac
 			_k=$_t${_k:+/$_k}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
@@ -102,9 +103,6 @@ type HostPlan struct {
 	Slurm *SlurmPlan
 	// Summary counts the changes.
 	Summary Summary
-	// Facts are the facts the plan was made from; nil in a plan read back
-	// from a plan file.
-	Facts *facts.Node
 
 	// redactor hides the node's sensitive values in text the host sends
 	// back (a failing step's output may quote a package version).
@@ -211,10 +209,22 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 // network, so a plan can be made again from the same facts and come out
 // identical. Package names, GPU models and image verdicts come from k.
 func Make(k *kb.KB, probed []target.Probed) *Plan {
+	hps := make([]*HostPlan, len(probed))
+	reds, scripts := newRedactors(), newSharedScripts()
+	for i, pr := range probed {
+		hps[i] = planProbed(k, reds, pr)
+		scripts.share(hps[i])
+	}
+	return assemble(hps)
+}
+
+// assemble puts the host plans, in spec order, into one plan: the node
+// blocks' rollouts and the totals.
+func assemble(hps []*HostPlan) *Plan {
 	p := &Plan{}
 	nodeIdx := map[string]int{}
-	for _, pr := range probed {
-		t := pr.Host
+	for _, hp := range hps {
+		t := hp.Target
 		i, ok := nodeIdx[t.Node.Name]
 		if !ok {
 			i = len(p.Nodes)
@@ -222,47 +232,7 @@ func Make(k *kb.KB, probed []target.Probed) *Plan {
 			p.Nodes = append(p.Nodes, rolloutOf(t.Node))
 		}
 		p.Nodes[i].Hosts = append(p.Nodes[i].Hosts, t.Host.Name)
-		hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
 		p.Hosts = append(p.Hosts, hp)
-		switch {
-		case pr.Err != nil:
-			hp.Error = target.ErrorText(pr.Err)
-		case pr.Facts == nil:
-			hp.Error = "not probed"
-		case k == nil:
-			hp.Error = errNoKB.Error()
-		default:
-			hp.Facts = pr.Facts
-			hp.FactsFingerprint = pr.Facts.Fingerprint()
-			err := planHost(k, hp, t.Node, pr.Facts)
-			var problems []preflight.Problem
-			if err != nil || len(hp.ResourceChanges) > 0 {
-				// The node manages something on the host. A
-				// verification-only spec applies nothing, and what it
-				// assumes of the hardware is verify's to check.
-				problems = preflight.Hardware(k, t.Node, pr.Facts)
-			}
-			// Every release the changes install must be offered by the
-			// host's repositories, checked before anything runs.
-			problems = append(problems, preflight.Packages(missingReleases(hp.ResourceChanges), pr.Facts.Offers)...)
-			if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
-				// Apply would run steps here (or could not be planned
-				// at all): it needs root.
-				problems = append(problems, preflight.Privileges(t.Host, pr.Facts)...)
-			}
-			switch {
-			case len(problems) > 0:
-				// A host the spec cannot apply to has no plan: its
-				// changes would fail or do harm.
-				hp.Error = preflight.Message(problems)
-				hp.ResourceChanges = []ResourceChange{}
-				hp.Images = nil
-				hp.Summary = Summary{}
-				hp.RebootRequired, hp.RebootPending = false, false
-			case err != nil:
-				hp.Error = err.Error()
-			}
-		}
 		if hp.Error != "" {
 			p.Errored = true
 		}
@@ -270,6 +240,90 @@ func Make(k *kb.KB, probed []target.Probed) *Plan {
 	}
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
+}
+
+// planProbed makes one host's plan from its probe. The plan keeps the
+// facts' fingerprint, not the facts: a fleet's plan would otherwise hold
+// every node's facts until it is rendered.
+func planProbed(k *kb.KB, reds *redactors, pr target.Probed) *HostPlan {
+	t := pr.Host
+	hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
+	switch {
+	case pr.Err != nil:
+		hp.Error = target.ErrorText(pr.Err)
+	case pr.Facts == nil:
+		hp.Error = "not probed"
+	case k == nil:
+		hp.Error = errNoKB.Error()
+	default:
+		hp.FactsFingerprint = pr.Facts.Fingerprint()
+		err := planHost(k, reds.of(t.Node), hp, t.Node, pr.Facts)
+		var problems []preflight.Problem
+		if err != nil || len(hp.ResourceChanges) > 0 {
+			// The node manages something on the host. A
+			// verification-only spec applies nothing, and what it
+			// assumes of the hardware is verify's to check.
+			problems = preflight.Hardware(k, t.Node, pr.Facts)
+		}
+		// Every release the changes install must be offered by the
+		// host's repositories, checked before anything runs.
+		problems = append(problems, preflight.Packages(missingReleases(hp.ResourceChanges), pr.Facts.Offers)...)
+		if err != nil || hp.HasChanges() || hp.RebootPending || len(problems) > 0 {
+			// Apply would run steps here (or could not be planned
+			// at all): it needs root.
+			problems = append(problems, preflight.Privileges(t.Host, pr.Facts)...)
+		}
+		switch {
+		case len(problems) > 0:
+			// A host the spec cannot apply to has no plan: its
+			// changes would fail or do harm.
+			hp.Error = preflight.Message(problems)
+			hp.ResourceChanges = []ResourceChange{}
+			hp.Images = nil
+			hp.Summary = Summary{}
+			hp.RebootRequired, hp.RebootPending = false, false
+		case err != nil:
+			hp.Error = err.Error()
+		}
+	}
+	return hp
+}
+
+// sharedScripts holds one copy of each step script, input and check
+// text among the hosts of a plan: the hosts of a fleet mostly run the
+// same steps, and each step's script (the nodesh prelude, its libraries
+// and its body) is kilobytes, built anew for every host. A host's copies
+// are dropped as soon as it is planned, not when the last host is. Safe
+// for concurrent use.
+type sharedScripts struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func newSharedScripts() *sharedScripts { return &sharedScripts{m: map[string]string{}} }
+
+// share points hp's step texts at the copies already held.
+func (s *sharedScripts) share(hp *HostPlan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	one := func(t *string) {
+		if *t == "" {
+			return
+		}
+		if c, ok := s.m[*t]; ok {
+			*t = c
+			return
+		}
+		s.m[*t] = *t
+	}
+	for i := range hp.ResourceChanges {
+		steps := hp.ResourceChanges[i].Steps
+		for j := range steps {
+			one(&steps[j].Script)
+			one(&steps[j].Input)
+			one(&steps[j].Check)
+		}
+	}
 }
 
 // missingReleases are the releases the changes install that the host's
@@ -317,10 +371,33 @@ func rolloutOf(n *spec.Node) NodeRollout {
 	return r
 }
 
-// planHost fills hp from the node's resources diffed against f.
-func planHost(k *kb.KB, hp *HostPlan, n *spec.Node, f *facts.Node) error {
-	hp.redactor = n.Redactor()
-	changes, warnings, err := Diff(k, n, f)
+// redactors makes each node block's Redactor once for a plan: it walks
+// every value of the node, its host list included, and made per host
+// it cost a plan of N hosts N² (a plan of 1,000 hosts spent most of its
+// time and memory there). Safe for concurrent use.
+type redactors struct {
+	mu sync.Mutex
+	m  map[*spec.Node]*spec.Redactor
+}
+
+func newRedactors() *redactors { return &redactors{m: map[*spec.Node]*spec.Redactor{}} }
+
+func (r *redactors) of(n *spec.Node) *spec.Redactor {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	red, ok := r.m[n]
+	if !ok {
+		red = n.Redactor()
+		r.m[n] = red
+	}
+	return red
+}
+
+// planHost fills hp from the node's resources diffed against f; red is
+// n's Redactor.
+func planHost(k *kb.KB, red *spec.Redactor, hp *HostPlan, n *spec.Node, f *facts.Node) error {
+	hp.redactor = red
+	changes, warnings, err := diff(k, red, n, f)
 	if err != nil {
 		return err
 	}
@@ -353,10 +430,14 @@ var errNoKB = errors.New("no knowledge base was given to the plan (a bug in gpuf
 // When n has an Owner, the changes respect what the host's owner records
 // say each spec manages (see own).
 func Diff(k *kb.KB, n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
+	return diff(k, n.Redactor(), n, f)
+}
+
+// diff is Diff with n's Redactor made already.
+func diff(k *kb.KB, red *spec.Redactor, n *spec.Node, f *facts.Node) ([]ResourceChange, []string, error) {
 	if k == nil {
 		return nil, nil, errNoKB
 	}
-	red := n.Redactor()
 	rs, warnings, err := resource.Build(k, n, f)
 	if err != nil {
 		return nil, nil, redactErr(red, err)
@@ -459,21 +540,26 @@ func Run(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options) (
 // offered.
 func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
 	o.Packages = func(n *spec.Node) []string { return resource.OfferedNames(k, n) }
-	probed, err := target.Probe(ctx, hosts, o)
+	// Each host is planned as soon as it is probed, in the goroutine that
+	// probed it, and its facts are dropped then: the plan of a thousand
+	// hosts never holds a thousand hosts' facts.
+	var hps []*HostPlan
+	reds, scripts := newRedactors(), newSharedScripts()
+	err := target.ProbeEach(ctx, hosts, o, func(n int) { hps = make([]*HostPlan, n) }, func(i int, pr target.Probed) {
+		if pr.Facts != nil && pr.Facts.Offers != nil {
+			for name, v := range pins[pr.Host.Host.Name] {
+				if vs, ok := pr.Facts.Offers.Versions[name]; ok {
+					pr.Facts.Offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
+				}
+			}
+		}
+		hps[i] = planProbed(k, reds, pr)
+		scripts.share(hps[i])
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, pr := range probed {
-		if pr.Facts == nil || pr.Facts.Offers == nil {
-			continue
-		}
-		for name, v := range pins[pr.Host.Host.Name] {
-			if vs, ok := pr.Facts.Offers.Versions[name]; ok {
-				pr.Facts.Offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
-			}
-		}
-	}
-	p := Make(k, probed)
+	p := assemble(hps)
 	Preflight(ctx, p, o)
 	if err := ctx.Err(); err != nil {
 		return nil, err

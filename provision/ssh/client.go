@@ -607,6 +607,8 @@ func buildScript(cmd transport.Command, become string) (string, error) {
 // odd PATH cannot turn the script into a silent no-op.
 func loginShellLine(script string) string {
 	var b strings.Builder
+	// Most bytes are written as they are; the escaped ones take four.
+	b.Grow(len(script) + len(script)/4 + 64)
 	b.WriteString(`exec /bin/sh -c 'eval "$(printf "`)
 	for i := 0; i < len(script); i++ {
 		switch c := script[i]; {
@@ -614,7 +616,8 @@ func loginShellLine(script string) string {
 			// Control bytes and non-ASCII too: old csh uses the high bit
 			// internally for quoting.
 			c < ' ' && c != '\t', c >= 0x7f:
-			fmt.Fprintf(&b, `\%03o`, c)
+			// \ooo, written without fmt: a probe is tens of kilobytes.
+			b.Write([]byte{'\\', '0' + c>>6, '0' + c>>3&7, '0' + c&7})
 		case c == '%':
 			b.WriteString("%%")
 		default:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -165,9 +164,31 @@ type Probed struct {
 // returns the outcomes in the order of hosts (a host listed twice once).
 // Each host's failure is its own; Probe fails only when ctx ended first.
 func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
-	var mu sync.Mutex
-	got := map[string]*facts.Node{}
-	errs := Each(ctx, hosts, o, func(ctx context.Context, h Host) error {
+	var out []Probed
+	err := ProbeEach(ctx, hosts, o, func(n int) { out = make([]Probed, n) }, func(i int, p Probed) { out[i] = p })
+	return out, err
+}
+
+// ProbeEach is Probe handing each host's outcome to fn as soon as the
+// host is done, from the goroutine that probed it (fn must be safe for
+// concurrent use), and keeping nothing: a command that needs only what
+// it makes of a host's facts (plan) holds them no longer than fn does,
+// not every host's until the last is probed. start is called first with
+// the number of hosts (a host listed twice counts once); i is the host's
+// place among them, in the order of hosts. Hosts that failed or never
+// started are handed over once every host is done.
+func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), fn func(i int, p Probed)) error {
+	index := map[string]int{}
+	var order []Host
+	for _, h := range hosts {
+		if _, dup := index[h.Host.Name]; !dup {
+			index[h.Host.Name] = len(order)
+			order = append(order, h)
+		}
+	}
+	start(len(order))
+	done := make([]bool, len(order))
+	errs := Each(ctx, order, o, func(ctx context.Context, h Host) error {
 		ctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(h.Host), "the probe", ProbeSetting)
 		defer cancel()
 		t, err := o.Connect(ctx, h.Host)
@@ -183,24 +204,21 @@ func Probe(ctx context.Context, hosts []Host, o Options) ([]Probed, error) {
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		got[h.Host.Name] = n
-		mu.Unlock()
+		// Each host's slot is its own: no lock is needed for done[i].
+		i := index[h.Host.Name]
+		done[i] = true
+		fn(i, Probed{Host: h, Facts: n})
 		return nil
 	})
-	out := make([]Probed, 0, len(errs))
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		if seen[h.Host.Name] {
-			continue
+	for i, h := range order {
+		if !done[i] {
+			fn(i, Probed{Host: h, Err: errs[h.Host.Name]})
 		}
-		seen[h.Host.Name] = true
-		out = append(out, Probed{Host: h, Facts: got[h.Host.Name], Err: errs[h.Host.Name]})
 	}
 	if ctx.Err() != nil {
-		return out, fmt.Errorf("interrupted while probing hosts")
+		return fmt.Errorf("interrupted while probing hosts")
 	}
-	return out, nil
+	return nil
 }
 
 // ProbeOver runs the facts probe of h over an open transport, with h's
