@@ -8,6 +8,7 @@ module "hgx" {
   source = "gpuform/hgx-h100-8gpu"
 }
 
+# gpuform-ignore: numa_balancing -- a bench example: it only measures, the host setup is the quickstart's subject
 node "group" {
   hosts    = ["sim://hgx-h100-stale/a", "sim://hgx-h100-stale/b", "sim://hgx-h100-degraded/c"]
   hardware = module.hgx.hardware

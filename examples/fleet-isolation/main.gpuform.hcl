@@ -8,6 +8,7 @@ module "hgx" {
   source = "gpuform/hgx-h100-8gpu"
 }
 
+# gpuform-ignore: numa_balancing -- an isolation example: it only verifies, the host setup is the quickstart's subject
 node "train" {
   hosts = [
     "sim://hgx-h100-converged/gpu01",

@@ -19,4 +19,16 @@ node "train" {
     persistence_mode = true
     fabric_manager   = true # NVSwitch systems need nvidia-fabricmanager, same version as the driver
   }
+
+  numa {
+    balancing = false
+    bind {
+      gpus = [0, 1, 2, 3]
+      node = 0
+    }
+    bind {
+      gpus = [4, 5, 6, 7]
+      node = 1
+    }
+  }
 }

@@ -22,4 +22,16 @@ node "train" {
     }
     images = ["nvcr.io/nvidia/pytorch:25.02-py3"]
   }
+
+  numa {
+    balancing = false
+    bind {
+      gpus = [0, 1, 2, 3]
+      node = 0
+    }
+    bind {
+      gpus = [4, 5, 6, 7]
+      node = 1
+    }
+  }
 }

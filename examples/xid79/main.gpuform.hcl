@@ -8,6 +8,7 @@ module "hgx" {
   source = "gpuform/hgx-h100-8gpu"
 }
 
+# gpuform-ignore: numa_balancing -- a failure example: it only verifies, the host setup is the quickstart's subject
 node "xid79" {
   hosts    = ["sim://hgx-h100-xid79"]
   hardware = module.hgx.hardware
