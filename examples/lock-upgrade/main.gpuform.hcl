@@ -9,6 +9,7 @@ module "hgx" {
   source = "gpuform/hgx-h100-8gpu"
 }
 
+# gpuform-ignore: numa_balancing -- a lock example: it pins the driver, the host setup is the quickstart's subject
 node "train" {
   hosts    = ["sim://hgx-h100-stale"]
   hardware = module.hgx.hardware
@@ -18,17 +19,5 @@ node "train" {
     kernel_module    = "open"
     persistence_mode = true
     fabric_manager   = true # NVSwitch systems need nvidia-fabricmanager, same version as the driver
-  }
-
-  numa {
-    balancing = false
-    bind {
-      gpus = [0, 1, 2, 3]
-      node = 0
-    }
-    bind {
-      gpus = [4, 5, 6, 7]
-      node = 1
-    }
   }
 }

