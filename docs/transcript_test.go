@@ -22,8 +22,10 @@ import (
 //
 //   - a fenced block whose info string is `console` is checked; `sh`,
 //     `text` and unmarked blocks are not;
-//   - in it, a line `$ gpuform ARGS` runs the binary (from the repository
-//     root, on simulated hosts only: a fresh GPUFORM_SIM_STATE per page,
+//   - in it, a line `$ gpuform ARGS` runs the binary (in a directory
+//     holding a fresh copy of examples/, so `examples/NAME` means what it
+//     does at the repository root and a lock the page writes lands in the
+//     copy; on simulated hosts only: a fresh GPUFORM_SIM_STATE per page,
 //     shared by the page's blocks in order, so an apply in one block is
 //     seen by the plan in the next); a `# comment` at the end is dropped;
 //   - the lines after it, up to the next `$ ` line or the block's end, are
@@ -286,13 +288,21 @@ func TestDocsTranscripts(t *testing.T) {
 			if err := os.Mkdir(sim, 0o700); err != nil {
 				t.Fatal(err)
 			}
+			// The page runs in a copy of examples/, so a command that
+			// writes into its spec directory (lock writes
+			// DIR/.gpuform.lock.hcl) changes the copy, never the
+			// repository, and no page sees another's writes.
+			work := filepath.Join(home, "work")
+			if err := copyTree(filepath.Join(root, "examples"), filepath.Join(work, "examples")); err != nil {
+				t.Fatal(err)
+			}
 			env := []string{"HOME=" + home, "GPUFORM_SIM_STATE=" + sim, "NO_COLOR=1", "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
 			for _, tr := range pages[f] {
 				if tr.skip != "" {
 					continue
 				}
 				for _, c := range tr.cmds {
-					out, err := runTranscript(bin, root, env, c.args)
+					out, err := runTranscript(bin, work, env, c.args)
 					var ee *exec.ExitError
 					if err != nil && !errors.As(err, &ee) {
 						t.Fatalf("%s:%d: gpuform %s: %v", f, c.line, strings.Join(c.args, " "), err)
@@ -307,6 +317,36 @@ func TestDocsTranscripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// copyTree copies the regular files under src to dst with their modes
+// (the examples are a few dozen small files).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, info.Mode().Perm())
+	})
 }
 
 // runTranscript runs the binary as a user's shell would, stdout and

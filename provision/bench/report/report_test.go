@@ -29,12 +29,26 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // second NIC came up at half rate, with a workload that stops scaling.
 func degraded(t *testing.T) *bench.Report {
 	t.Helper()
+	h := judged(t, "gpu1", false)
+	const h100 = "H100 SXM5 80GB (HGX/DGX H100)"
+	// The outlier is written by hand: two GPUs are too few peers to flag
+	// one (provision/bench's tests feed outlier.Flag for real).
+	outliers := []bench.Outlier{{Host: "gpu1", Device: "GPU 1", BusID: "0000:9a:00.0", Model: h100, Layer: bench.LayerHostGPU, Metric: "host_to_device",
+		Value: 26.3, Median: 55.4, PercentBelow: 52.5, Peers: 16, Scope: "fleet", MarginPercent: 10}}
+	return &bench.Report{FormatVersion: jsonformat.Version, Layers: bench.Layers(), Hosts: []bench.Host{h, {Host: "gpu2", Error: "connect: dial tcp: connection refused"}}, Outliers: outliers}
+}
+
+// judged is degraded's two-GPU host named name, judged by bench.Judge;
+// reseated, GPU 1 trained at x16 and its host copies run at GPU 0's
+// rate, so the NIC at half rate is what remains.
+func judged(t *testing.T, name string, reseated bool) bench.Host {
+	t.Helper()
 	kbase, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	const h100 = "H100 SXM5 80GB (HGX/DGX H100)"
-	info := bench.HostInfo{Name: "gpu1", NUMA: map[int]string{0: "0-55", 1: "56-111"}, SpecBind: map[int]int{}, Pairing: map[int]string{}, Nodes: 1,
+	info := bench.HostInfo{Name: name, NUMA: map[int]string{0: "0-55", 1: "56-111"}, SpecBind: map[int]int{}, Pairing: map[int]string{}, Nodes: 1,
 		GPUs: []bench.GPU{
 			{Index: 0, Address: "0000:18:00.0", NUMA: 0, Model: h100, Gen: 5, MaxGen: 5, Width: 16, MaxWidth: 16},
 			{Index: 1, Address: "0000:9a:00.0", NUMA: 1, Model: h100, Gen: 5, MaxGen: 5, Width: 8, MaxWidth: 16},
@@ -55,12 +69,12 @@ func degraded(t *testing.T) *bench.Report {
 		Missing:      map[string]bench.Missing{"storage": {Tool: "fio", Package: "fio"}},
 		Binding:      "numactl",
 	}
-	h := bench.Judge(kbase, info, obs, nil, bench.Layers())
-	// The outlier is written by hand: two GPUs are too few peers to flag
-	// one (provision/bench's tests feed outlier.Flag for real).
-	outliers := []bench.Outlier{{Host: "gpu1", Device: "GPU 1", BusID: "0000:9a:00.0", Model: h100, Layer: bench.LayerHostGPU, Metric: "host_to_device",
-		Value: 26.3, Median: 55.4, PercentBelow: 52.5, Peers: 16, Scope: "fleet", MarginPercent: 10}}
-	return &bench.Report{FormatVersion: jsonformat.Version, Layers: bench.Layers(), Hosts: []bench.Host{h, {Host: "gpu2", Error: "connect: dial tcp: connection refused"}}, Outliers: outliers}
+	if reseated {
+		info.GPUs[1].Width = 16
+		obs.HostToDevice[1][1] = 55.6
+		obs.DeviceToHost[1][1] = 55.1
+	}
+	return bench.Judge(kbase, info, obs, nil, bench.Layers())
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -286,4 +300,96 @@ func TestWriteTextColor(t *testing.T) {
 	if got := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(colored.String(), ""); got != plain.String() {
 		t.Errorf("coloured report without its escapes differs from the plain one:\n%s", got)
 	}
+}
+
+// TestWriteTextFoldsIdenticalHosts: hosts whose blocks would read the
+// same are one block under a folded range, as plan, verify and facts
+// write them; a host that differs in anything (a measurement, an error's
+// text, its GPU count) keeps a block of its own, and the summary still
+// counts every host.
+func TestWriteTextFoldsIdenticalHosts(t *testing.T) {
+	// Each host is judged under its own name, as bench does: the name
+	// must not reach the block's text, or no two blocks would match.
+	slowAs := func(name string) bench.Host { return judged(t, name, false) }
+	fastAs := func(name string) bench.Host { return judged(t, name, true) }
+	down := bench.Host{Error: "connect: dial tcp: connection refused"}
+	named := func(h bench.Host, name string) bench.Host {
+		h.Host = name
+		return h
+	}
+	otherError := down
+	otherError.Error = "connect: dial tcp: no route to host"
+	tests := []struct {
+		name   string
+		hosts  []bench.Host
+		titles []string
+		sum    string
+	}{
+		{
+			name:   "one host",
+			hosts:  []bench.Host{slowAs("gpu01")},
+			titles: []string{"gpu01 (2 × H100 SXM5 80GB (HGX/DGX H100))"},
+			sum:    "Bench: 1 host(s), 1 with a bottleneck, 0 could not be benched, 0 measurement(s) not made.",
+		},
+		{
+			name:   "four identical hosts fold",
+			hosts:  []bench.Host{slowAs("gpu01"), slowAs("gpu02"), slowAs("gpu03"), slowAs("gpu04")},
+			titles: []string{"gpu[01-04] (4 hosts) (2 × H100 SXM5 80GB (HGX/DGX H100))"},
+			sum:    "Bench: 4 host(s), 4 with a bottleneck, 0 could not be benched, 0 measurement(s) not made.",
+		},
+		{
+			name: "a different measurement keeps its own block, in first-seen order",
+			hosts: []bench.Host{slowAs("gpu01"), fastAs("gpu02"), slowAs("gpu03"), slowAs("gpu04"),
+				named(down, "gpu05"), named(down, "gpu07"), named(otherError, "gpu06")},
+			titles: []string{
+				"gpu[01,03-04] (3 hosts) (2 × H100 SXM5 80GB (HGX/DGX H100))",
+				"gpu02 (2 × H100 SXM5 80GB (HGX/DGX H100))",
+				"gpu[05,07] (2 hosts)",
+				"gpu06",
+			},
+			sum: "Bench: 7 host(s), 4 with a bottleneck, 3 could not be benched, 0 measurement(s) not made.",
+		},
+		{
+			name:   "simulated hosts fold by their last number",
+			hosts:  []bench.Host{named(down, "sim://hgx-h100/gpu01"), named(down, "sim://hgx-h100/gpu02")},
+			titles: []string{"sim://hgx-h100/gpu[01-02] (2 hosts)"},
+			sum:    "Bench: 2 host(s), 0 with a bottleneck, 2 could not be benched, 0 measurement(s) not made.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b bytes.Buffer
+			if err := WriteText(&b, &bench.Report{Hosts: tt.hosts}, TextOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// A block's title is the one unindented line before the
+			// summary; everything in a block is indented.
+			var titles []string
+			var sum string
+			for _, line := range strings.Split(b.String(), "\n") {
+				switch {
+				case strings.HasPrefix(line, "Bench: "):
+					sum = line
+				case line != "" && !strings.HasPrefix(line, " "):
+					titles = append(titles, line)
+				}
+			}
+			if diff := cmp.Diff(tt.titles, titles); diff != "" {
+				t.Errorf("block titles (-want +got):\n%s\n%s", diff, b.String())
+			}
+			if sum != tt.sum {
+				t.Errorf("summary %q, want %q", sum, tt.sum)
+			}
+		})
+	}
+	t.Run("golden", func(t *testing.T) {
+		t.Parallel()
+		var b bytes.Buffer
+		r := &bench.Report{Hosts: []bench.Host{slowAs("gpu01"), fastAs("gpu02"), slowAs("gpu03"), named(down, "gpu04"), named(down, "gpu05")}}
+		if err := WriteText(&b, r, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "fleet.txt", b.Bytes())
+	})
 }

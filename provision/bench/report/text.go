@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpuform/gpuform/internal/hostrange"
 	"github.com/gpuform/gpuform/internal/palette"
 
 	"github.com/gpuform/gpuform/internal/spelling"
@@ -31,98 +32,133 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 	// of verify's FAIL.
 	paint := func(r palette.Role, s string) string { return palette.New(o.Color).Paint(r, s) }
 	var b strings.Builder
-	bottlenecks, unmeasured, failed := 0, 0, 0
-	for i, h := range r.Hosts {
+	var c counts
+	// A fleet of identical hosts reads as one block under a folded range
+	// (gpu[01-04] (4 hosts)), as plan, verify and facts do; the JSON stays
+	// one entry per host.
+	type block struct {
+		host, head, body string
+	}
+	blocks := make([]block, 0, len(r.Hosts))
+	for _, h := range r.Hosts {
+		var hb strings.Builder
+		if err := writeHost(&hb, h, o, paint, &c); err != nil {
+			return err
+		}
+		head := ""
+		if h.Model != "" {
+			head = fmt.Sprintf(" (%d × %s)", h.GPUs, h.Model)
+		} else if h.GPUs > 0 {
+			head = fmt.Sprintf(" (%d GPUs of a model not in the knowledge base)", h.GPUs)
+		}
+		blocks = append(blocks, block{host: h.Host, head: head, body: hb.String()})
+	}
+	for i, g := range hostrange.GroupBy(blocks, func(b block) string { return b.head + "\x00" + b.body }) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		head := h.Host
-		if h.Model != "" {
-			head += fmt.Sprintf(" (%d × %s)", h.GPUs, h.Model)
-		} else if h.GPUs > 0 {
-			head += fmt.Sprintf(" (%d GPUs of a model not in the knowledge base)", h.GPUs)
+		names := make([]string, len(g.Items))
+		for k, hb := range g.Items {
+			names[k] = hb.host
 		}
-		b.WriteString(paint(palette.Bold, head) + "\n")
-		if h.Error != "" {
-			failed++
-			fmt.Fprintf(&b, "  %s %s\n", paint(palette.Fail, "Error:"), transport.HostText(h.Error))
-			continue
+		title := hostrange.Fold(names)
+		if len(names) > 1 {
+			title += fmt.Sprintf(" (%d hosts)", len(names))
 		}
-		if h.Binding != "" {
-			b.WriteString(paint(palette.Dim, fmt.Sprintf("  host_gpu copies bound to a NUMA node with %s\n", h.Binding)))
-		}
-		b.WriteString("\n")
-		if len(h.Layers) > 0 {
-			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "  layer\tdevice\tmeasured\texpected\t%\tverdict")
-			for _, row := range rows(h.Layers, o.Verbose) {
-				if row.m.Verdict == bench.VerdictNotMeasured {
-					unmeasured++
-				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.m.Layer, row.device, gbps(row.m.MeasuredGBps), expected(row.m), pct(row.m.Percent), verdict(paint, row.m.Verdict))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			for _, m := range h.Layers {
-				if m.Verdict == bench.VerdictNotMeasured {
-					fmt.Fprintf(&b, "  %s %s: %s\n", paint(palette.Caution, "Not measured:"), m.Layer, transport.HostText(m.Note))
-				}
-			}
-		}
-		if h.WorkloadError != "" {
-			unmeasured++
-			fmt.Fprintf(&b, "  %s workload: %s\n", paint(palette.Caution, "Not measured:"), transport.HostText(h.WorkloadError))
-		}
-		if len(h.Scaling) > 0 {
-			b.WriteString("\n  Scaling curve:\n")
-			stw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(stw, "  GPUs\tnodes\tall_reduce busbw\texpected\tthroughput\tefficiency")
-			for _, p := range h.Scaling {
-				eff := "-"
-				if p.Efficiency != nil {
-					eff = fmt.Sprintf("%.2f (%s)", *p.Efficiency, p.EfficiencyOf)
-				}
-				thr := "-"
-				if p.Throughput != nil {
-					thr = fmt.Sprintf("%.4g", *p.Throughput)
-				}
-				fmt.Fprintf(stw, "  %d\t%d\t%s\t%s\t%s\t%s\n", p.GPUs, p.Nodes, gbps(p.BusBWGBps), gbps(p.ExpectedBusBWGBps), thr, eff)
-			}
-			if err := stw.Flush(); err != nil {
-				return err
-			}
-		}
-		b.WriteString("\n")
-		if bn := h.Bottleneck; bn != nil {
-			bottlenecks++
-			fmt.Fprintf(&b, "  %s %s on %s\n", paint(palette.Fail, "Bottleneck:"), bn.Layer, bn.Device)
-			fmt.Fprintf(&b, "    %s\n", transport.HostText(bn.Message))
-			if bn.Reasoning != "" {
-				fmt.Fprintf(&b, "    Why: %s\n", bn.Reasoning)
-			}
-			if bn.Fix != "" {
-				fmt.Fprintf(&b, "    Fix: %s\n", transport.HostText(bn.Fix))
-			}
-			for _, f := range bn.Also {
-				fmt.Fprintf(&b, "  %s %s on %s (%.0f%%)", paint(palette.Caution, "Also below expectation:"), f.Layer, f.Device, f.Percent)
-				if f.Fix != "" {
-					fmt.Fprintf(&b, "\n    Fix: %s", transport.HostText(f.Fix))
-				}
-				b.WriteString("\n")
-			}
-		} else if len(h.Layers) == 0 && len(h.Scaling) == 0 {
-			b.WriteString("  Nothing to measure: the layers asked for do not apply to this host (storage needs bench { storage } paths).\n")
-		} else if n := notMeasured(h); n > 0 {
-			fmt.Fprintf(&b, "  %s %d measurement(s) could not be made; among the others none is below its expectation.\n", paint(palette.Caution, "No verdict:"), n)
-		} else {
-			b.WriteString("  " + paint(palette.Pass, "No bottleneck: every layer reaches its expectation.") + "\n")
-		}
+		b.WriteString(paint(palette.Bold, transport.HostText(title)+g.Items[0].head) + "\n")
+		b.WriteString(g.Items[0].body)
 	}
 	writeOutliers(&b, r.Outliers, paint)
-	fmt.Fprintf(&b, "\nBench: %d host(s), %d with a bottleneck, %d could not be benched, %d measurement(s) not made.\n", len(r.Hosts), bottlenecks, failed, unmeasured)
+	fmt.Fprintf(&b, "\nBench: %d host(s), %d with a bottleneck, %d could not be benched, %d measurement(s) not made.\n", len(r.Hosts), c.bottlenecks, c.failed, c.unmeasured)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// counts are the fleet's totals for the summary line, one per host
+// whatever the grouping.
+type counts struct {
+	bottlenecks, unmeasured, failed int
+}
+
+// writeHost renders one host's block below its title: its table, its
+// scaling curve and its verdict, counting into c.
+func writeHost(b *strings.Builder, h bench.Host, o TextOptions, paint func(palette.Role, string) string, c *counts) error {
+	if h.Error != "" {
+		c.failed++
+		fmt.Fprintf(b, "  %s %s\n", paint(palette.Fail, "Error:"), transport.HostText(h.Error))
+		return nil
+	}
+	if h.Binding != "" {
+		b.WriteString(paint(palette.Dim, fmt.Sprintf("  host_gpu copies bound to a NUMA node with %s\n", h.Binding)))
+	}
+	b.WriteString("\n")
+	if len(h.Layers) > 0 {
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  layer\tdevice\tmeasured\texpected\t%\tverdict")
+		for _, row := range rows(h.Layers, o.Verbose) {
+			if row.m.Verdict == bench.VerdictNotMeasured {
+				c.unmeasured++
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.m.Layer, row.device, gbps(row.m.MeasuredGBps), expected(row.m), pct(row.m.Percent), verdict(paint, row.m.Verdict))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, m := range h.Layers {
+			if m.Verdict == bench.VerdictNotMeasured {
+				fmt.Fprintf(b, "  %s %s: %s\n", paint(palette.Caution, "Not measured:"), m.Layer, transport.HostText(m.Note))
+			}
+		}
+	}
+	if h.WorkloadError != "" {
+		c.unmeasured++
+		fmt.Fprintf(b, "  %s workload: %s\n", paint(palette.Caution, "Not measured:"), transport.HostText(h.WorkloadError))
+	}
+	if len(h.Scaling) > 0 {
+		b.WriteString("\n  Scaling curve:\n")
+		stw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(stw, "  GPUs\tnodes\tall_reduce busbw\texpected\tthroughput\tefficiency")
+		for _, p := range h.Scaling {
+			eff := "-"
+			if p.Efficiency != nil {
+				eff = fmt.Sprintf("%.2f (%s)", *p.Efficiency, p.EfficiencyOf)
+			}
+			thr := "-"
+			if p.Throughput != nil {
+				thr = fmt.Sprintf("%.4g", *p.Throughput)
+			}
+			fmt.Fprintf(stw, "  %d\t%d\t%s\t%s\t%s\t%s\n", p.GPUs, p.Nodes, gbps(p.BusBWGBps), gbps(p.ExpectedBusBWGBps), thr, eff)
+		}
+		if err := stw.Flush(); err != nil {
+			return err
+		}
+	}
+	b.WriteString("\n")
+	if bn := h.Bottleneck; bn != nil {
+		c.bottlenecks++
+		fmt.Fprintf(b, "  %s %s on %s\n", paint(palette.Fail, "Bottleneck:"), bn.Layer, bn.Device)
+		fmt.Fprintf(b, "    %s\n", transport.HostText(bn.Message))
+		if bn.Reasoning != "" {
+			fmt.Fprintf(b, "    Why: %s\n", bn.Reasoning)
+		}
+		if bn.Fix != "" {
+			fmt.Fprintf(b, "    Fix: %s\n", transport.HostText(bn.Fix))
+		}
+		for _, f := range bn.Also {
+			fmt.Fprintf(b, "  %s %s on %s (%.0f%%)", paint(palette.Caution, "Also below expectation:"), f.Layer, f.Device, f.Percent)
+			if f.Fix != "" {
+				fmt.Fprintf(b, "\n    Fix: %s", transport.HostText(f.Fix))
+			}
+			b.WriteString("\n")
+		}
+	} else if len(h.Layers) == 0 && len(h.Scaling) == 0 {
+		b.WriteString("  Nothing to measure: the layers asked for do not apply to this host (storage needs bench { storage } paths).\n")
+	} else if n := notMeasured(h); n > 0 {
+		fmt.Fprintf(b, "  %s %d measurement(s) could not be made; among the others none is below its expectation.\n", paint(palette.Caution, "No verdict:"), n)
+	} else {
+		b.WriteString("  " + paint(palette.Pass, "No bottleneck: every layer reaches its expectation.") + "\n")
+	}
+	return nil
 }
 
 type row struct {
