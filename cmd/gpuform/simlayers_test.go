@@ -33,6 +33,10 @@ func profileModule(profile string) (module string, gpuNIC bool) {
 		return "l40s-8gpu-pcie", false
 	case profile == "gh200":
 		return "gh200", false
+	case profile == "gb200-nvl72-tray":
+		return "gb200-nvl72-tray", false
+	case profile == "gb300-nvl72-tray":
+		return "gb300-nvl72-tray", false
 	}
 	return "", false
 }

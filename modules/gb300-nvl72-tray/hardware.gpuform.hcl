@@ -41,10 +41,10 @@ variable "nics" {
     rdma       = bool
   }))
   default = [
-    { name = "mlx5_0", netdev = "ibp3s0", pci = "", numa = 0, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
-    { name = "mlx5_1", netdev = "ibp4s0", pci = "", numa = 0, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
-    { name = "mlx5_2", netdev = "ibp5s0", pci = "", numa = 1, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
-    { name = "mlx5_3", netdev = "ibp6s0", pci = "", numa = 1, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
+    { name = "mlx5_0", netdev = "ibP0p3s0", pci = "", numa = 0, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
+    { name = "mlx5_1", netdev = "ibP2p3s0", pci = "", numa = 0, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
+    { name = "mlx5_2", netdev = "ibP16p3s0", pci = "", numa = 1, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
+    { name = "mlx5_3", netdev = "ibP18p3s0", pci = "", numa = 1, switch = "", link = "infiniband", speed_gbps = 800, rdma = true },
   ]
   description = "Compute NICs of the tray (default: four 800G ConnectX-8 rails, two per Grace)."
 }

@@ -82,6 +82,20 @@ func mockModels() map[string]mockModel {
 			name: MockGH200, gpuName: "NVIDIA GH200 480GB", layout: gh200Layout,
 			newServer: func(n int) *server.Server { return newServer(n, gh200Config()) },
 		},
+		// 18 NVLink5 links per GPU: the GB200 tray's `nvidia-smi nvlink -s`
+		// (Link 0-17) and `topo -m` (NV18) in NVIDIA/k8s-test-infra#371;
+		// the GB300 tray's count is modelled on it. PCIe and power are not
+		// claimed, as on GH200.
+		MockGB200Tray: {
+			name: MockGB200Tray, gpuName: "NVIDIA GB200", layout: nvl72TrayLayout,
+			newServer: func(n int) *server.Server { return newServer(n, gb200Config()) },
+			nvlinks:   18,
+		},
+		MockGB300Tray: {
+			name: MockGB300Tray, gpuName: "NVIDIA GB300", layout: nvl72TrayLayout,
+			newServer: func(n int) *server.Server { return newServer(n, gb300Config()) },
+			nvlinks:   18,
+		},
 	}
 }
 
@@ -180,6 +194,25 @@ func gh200Layout() MockLayout {
 	}
 }
 
+// nvl72TrayLayout is gpuform's modules/gb200-nvl72-tray profile: GPUs 0-1
+// on Grace 0 (CPUs 0-71, NUMA 0), GPUs 2-3 on Grace 1 (72-143, NUMA 1), as
+// a GB200 tray's `nvidia-smi topo -m` shows (NVIDIA/k8s-test-infra#371),
+// and every NIC SYS from every GPU (sgl-project/sglang#11208). The PCI
+// addresses (GPUs in domains 0008, 0009, 0018, 0019; the four compute
+// ConnectX NICs in 0000, 0002, 0010, 0012) are modelled, as are the NICs'
+// NUMA nodes; they match the simulated trays' sysfs
+// (provision/sim/roots/hw/gb200-nvl72-tray.txtar).
+func nvl72TrayLayout() MockLayout {
+	l := MockLayout{SameSwitch: LevelPIX, C2CGPUs: true, CPUs: map[int]string{0: "0-71", 1: "72-143"}}
+	for i, dom := range []string{"0008", "0009", "0018", "0019"} {
+		l.GPUs = append(l.GPUs, MockDevice{BusID: dom + ":01:00.0", NUMA: i / 2})
+	}
+	for i, dom := range []string{"0000", "0002", "0010", "0012"} {
+		l.NICs = append(l.NICs, MockDevice{Name: fmt.Sprintf("mlx5_%d", i), BusID: dom + ":03:00.0", NUMA: i / 2})
+	}
+	return l
+}
+
 func newServer(n int, cfg gpus.Config) *server.Server {
 	s, _ := server.New(
 		server.WithGPUs(gpus.Multiple(n, cfg)...),
@@ -208,6 +241,27 @@ func gh200Config() gpus.Config {
 	return gpus.Config{
 		Name: "NVIDIA GH200 480GB", Architecture: nvml.DEVICE_ARCH_HOPPER, Brand: nvml.BRAND_NVIDIA,
 		MemoryMB: 97871, CudaMajor: 9, CudaMinor: 0,
+	}
+}
+
+// gb200Config is the GB200 tray's GPU: Blackwell, compute capability 10.0
+// (gpu-models.tsv), named "NVIDIA GB200" as nvidia-smi names it
+// (NVIDIA/k8s-test-infra#371). Its memory (189471 MiB, about the 186 GB
+// MLPerf systems report) is modelled; no PCI device id is claimed.
+func gb200Config() gpus.Config {
+	return gpus.Config{
+		Name: "NVIDIA GB200", Architecture: nvml.DEVICE_ARCH_BLACKWELL, Brand: nvml.BRAND_NVIDIA,
+		MemoryMB: 189471, CudaMajor: 10, CudaMinor: 0,
+	}
+}
+
+// gb300Config is the GB300 tray's GPU: Blackwell, compute capability 10.3
+// (gpu-models.tsv). The name "NVIDIA GB300" and its memory (about the
+// 288 GB third parties list, gpu-models.tsv) are modelled.
+func gb300Config() gpus.Config {
+	return gpus.Config{
+		Name: "NVIDIA GB300", Architecture: nvml.DEVICE_ARCH_BLACKWELL, Brand: nvml.BRAND_NVIDIA,
+		MemoryMB: 284208, CudaMajor: 10, CudaMinor: 3,
 	}
 }
 
@@ -360,6 +414,9 @@ func (s *MockSystem) CommonAncestor(a, b string) (Level, error) {
 		return "", err
 	}
 	if (ga >= 0 && gb < 0 && s.sysNIC[ga]) || (gb >= 0 && ga < 0 && s.sysNIC[gb]) {
+		return LevelSys, nil
+	}
+	if s.layout.C2CGPUs && (ga >= 0) != (gb >= 0) {
 		return LevelSys, nil
 	}
 	return s.level(da, db), nil
