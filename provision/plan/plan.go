@@ -63,6 +63,12 @@ type NodeRollout struct {
 	// SlurmClient is rollout { slurm_client }: the host that runs scontrol;
 	// "" means each host.
 	SlurmClient string
+	// Unit is rollout { unit }: spec.RolloutUnitNVLinkDomain when Batch
+	// and MaxFailures count whole NVLink domains; "" counts hosts.
+	Unit spec.RolloutUnit
+	// Domains are the node's NVLink domains with their planned hosts,
+	// the units apply batches when Unit is spec.RolloutUnitNVLinkDomain.
+	Domains []RolloutDomain
 }
 
 // HostPlan is the plan for one host.
@@ -268,6 +274,7 @@ func Make(k *kb.KB, probed []target.Probed) *Plan {
 		}
 		p.Summary.add(hp.Summary)
 	}
+	domainGuard(p, probed)
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
 }
@@ -305,6 +312,9 @@ func rolloutOf(n *spec.Node) NodeRollout {
 		}
 		if n.Rollout.StepTimeout.Set {
 			r.StepTimeout = n.Rollout.StepTimeout.V
+		}
+		if n.Rollout.Unit.V == spec.RolloutUnitNVLinkDomain {
+			r.Unit = spec.RolloutUnitNVLinkDomain
 		}
 		if r.Drain == spec.DrainSlurm {
 			r.DrainTimeout = n.Rollout.DrainTimeout.V
