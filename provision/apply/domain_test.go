@@ -15,6 +15,7 @@ import (
 	"github.com/gpuform/gpuform/provision/apply"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/plan/plantest"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -125,5 +126,92 @@ node "racks" {
 		if b, err := os.ReadFile(filepath.Join(roots[h], "var/log/gpuform-sim/calls.log")); err == nil && len(b) > 0 {
 			t.Errorf("%s of an unstarted domain was touched: %s", h, b)
 		}
+	}
+}
+
+// TestIMEXApplied converges one rack of three simulated GB200 trays with
+// imex = true: nvidia-imex held at the driver's release and running,
+// nodes_config.cfg holding the domain's trays, the channel device's
+// tmpfiles line with the major the tray's /proc/devices gives; a second
+// plan changes nothing.
+func TestIMEXApplied(t *testing.T) {
+	t.Parallel()
+	rack := []string{"sim://gb200-nvl72-tray/r1-t01", "sim://gb200-nvl72-tray/r1-t02", "sim://gb200-nvl72-tray/r1-t03"}
+	cfg := plantest.LoadSpec(t, map[string]string{"rack.gpuform.hcl": `
+node "rack1" {
+  hosts = ["sim://gb200-nvl72-tray/r1-t[01-03]"]
+  driver {
+    version       = "580.159.03"
+    kernel_module = "open"
+    imex          = true
+  }
+  nvlink_domain "rack1" {}
+}
+`})
+	state := t.TempDir()
+	roots := map[string]string{}
+	for _, h := range rack {
+		root, err := sim.MaterializeHost(h, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots[h] = root
+	}
+	o := target.Options{Connect: func(_ context.Context, h spec.Host) (transport.Transport, error) {
+		return sim.New(h.Name, roots[h.Name]), nil
+	}}
+	hosts, diags := target.Select(cfg, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p, err := plan.Run(context.Background(), testKB, hosts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Applyable {
+		t.Fatalf("plan not applyable: %q", p.Hosts[0].Error)
+	}
+	var changed []string
+	for _, rc := range p.Hosts[0].ResourceChanges {
+		if rc.Action != resource.NoOp {
+			changed = append(changed, rc.Resource+" "+rc.Action.String())
+		}
+	}
+	// The tray's driver and IMEX packages are installed but not held.
+	if d := cmp.Diff([]string{"driver_package update", "imex_package update", "imex_peers update", "imex_channel create"}, changed); d != "" {
+		t.Errorf("changes (-want +got):\n%s", d)
+	}
+	rep := apply.Apply(context.Background(), cfg, p, apply.Options{KB: testKB, Target: o, Owner: "test@ctl pid 1", RebootPoll: time.Millisecond, RebootTimeout: time.Minute})
+	if !rep.Converged() {
+		t.Fatalf("not converged: %+v", rep.Hosts)
+	}
+	read := func(h, path string) string {
+		b, err := os.ReadFile(filepath.Join(roots[h], path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, h := range rack {
+		if got := read(h, "etc/nvidia-imex/nodes_config.cfg"); got != "r1-t01\nr1-t02\nr1-t03\n" {
+			t.Errorf("%s: nodes_config.cfg = %q", h, got)
+		}
+		ch := read(h, "etc/tmpfiles.d/90-gpuform-imex-channels.conf")
+		if !strings.Contains(ch, "\nc /dev/nvidia-caps-imex-channels/channel0 0666 root root - 234:0\n") {
+			t.Errorf("%s: channel file %q", h, ch)
+		}
+		calls := read(h, "var/log/gpuform-sim/calls.log")
+		for _, want := range []string{"apt-mark hold nvidia-imex-580", "systemctl try-restart nvidia-imex.service"} {
+			if !strings.Contains(calls, want) {
+				t.Errorf("%s: no %q in calls:\n%s", h, want, calls)
+			}
+		}
+	}
+	again, err := plan.Run(context.Background(), testKB, hosts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.HasChanges() {
+		t.Errorf("second plan has changes: %+v", again.Hosts[0].ResourceChanges)
 	}
 }
