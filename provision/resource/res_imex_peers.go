@@ -19,6 +19,10 @@ func imexPeersReads() facts.Reads {
 // kubernetes-sigs/dra-driver-nvidia-gpu#1465).
 var imexPeerPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.\-:]{0,252}$`)
 
+// IMEXPeerOf is the nodes_config.cfg line gpuform writes for host (verify
+// judges the node list against it).
+func IMEXPeerOf(host string) string { return imexPeer(host) }
+
 // imexPeer is the address a host of the domain is written as: its
 // inventory name, or the instance name of a simulated host
 // (sim://PROFILE/INSTANCE), which is its host name.

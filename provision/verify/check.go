@@ -152,6 +152,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	}
 	out = append(out, checkKernelXID(exp, extra.Kernel)...)
 	out = append(out, checkHost(exp, extra)...)
+	out = append(out, checkIMEX(exp, extra)...)
 	out = append(out, checkBinding(exp, extra.Facts)...)
 	out = append(out, checkSlurmGRES(exp, rep, id, extra)...)
 	out = append(out, checkNICIRQ(exp, extra.Facts)...)

@@ -40,6 +40,7 @@ const (
 	CheckSlurmGRES        CheckID = "slurm.gres"
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
+	CheckIMEXPeers        CheckID = "imex.peers"
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
 	CheckNICIRQ           CheckID = "nic.irq_affinity"
@@ -222,6 +223,10 @@ func Checks() []CheckDef {
 			When:   "`FabricManager` set",
 			Judges: "nvidia-fabricmanager state differs (unknown = error)",
 			Action: "start nvidia-fabricmanager (NVSwitch systems cannot run CUDA work without it)"},
+		{ID: CheckIMEXPeers, Needs: NeedProbe,
+			When:   "the driver block sets `imex = true`",
+			Judges: "nvidia-imex.service not enabled and active, or /etc/nvidia-imex/nodes_config.cfg missing a host of the host's `nvlink_domain` (named) or listing one outside it; `skip` for a host in no domain, `error` without the probe's facts",
+			Action: "`gpuform apply` writes the domain's peers and starts IMEX; a tray missing from every other tray's list was added to the domain without an apply of the rack"},
 		{ID: CheckPeermem, Needs: NeedProbe,
 			When:   "`Peermem` set",
 			Judges: "nvidia-peermem state differs (unknown = error)",

@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"github.com/gpuform/gpuform/provision/facts"
 	"testing"
 
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
@@ -55,6 +56,9 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	}, HostFacts{}))
 	// NIC interrupts and MTUs.
 	add(Check(Expectation{KB: testKB, Spec: loadSpecNode(t, nicSpec)}, nil, HostFacts{Facts: nicHost()}))
+	// IMEX on a tray of an NVLink domain (TestIMEXPeers judges it on a
+	// probed simulated tray).
+	add(Check(Expectation{KB: testKB, IMEX: &IMEXExpectation{Domains: []IMEXDomain{{Name: "rack1", Hosts: []string{"t1"}, Peers: []string{"t1"}}}}}, nil, HostFacts{Facts: &facts.Node{Host: "t1"}}))
 	return ids
 }
 

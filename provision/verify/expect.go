@@ -124,6 +124,9 @@ type Expectation struct {
 	FabricManager *bool
 	// Peermem, when set, says whether nvidia-peermem must be loaded.
 	Peermem *bool
+	// IMEX, when set, is what imex.peers judges: driver { imex = true }
+	// with the node's NVLink domains.
+	IMEX *IMEXExpectation
 	// DCGM is true when the spec pins DCGM: then a node without dcgmi
 	// fails dcgm.diag at the quick tier even when DCGMOptional says it may
 	// lack it.
@@ -189,7 +192,11 @@ func ExpectationFor(n *spec.Node) Expectation {
 		case "nvswitch":
 			exp.Interconnect = InterconnectNVSwitch
 			exp.NVLink = NVLinkAllActive
-			exp.FabricManager = &t
+			// A rack-scale tray (NVLink domain beyond its own GPUs) runs
+			// no Fabric Manager: the rack's switch trays train the fabric.
+			if hw.NVLinkDomain <= hw.GPUCount {
+				exp.FabricManager = &t
+			}
 		case "nvlink_bridge":
 			exp.Interconnect = InterconnectNVLinkBridge
 			exp.NVLink = NVLinkAllActive
@@ -215,6 +222,7 @@ func ExpectationFor(n *spec.Node) Expectation {
 			exp.Peermem = &t
 		}
 	}
+	exp.IMEX = imexExpectation(n)
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
 	exp.UnknownXidFail = n.Health.DrainsUnknownXid()
 	exp.DCGMOptional = n.Verify.IsOptional(spec.ToolDCGM)
