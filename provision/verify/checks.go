@@ -41,6 +41,7 @@ const (
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
 	CheckIMEXPeers        CheckID = "imex.peers"
+	CheckFabric           CheckID = "nvml.fabric"
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
 	CheckNICIRQ           CheckID = "nic.irq_affinity"
@@ -223,6 +224,10 @@ func Checks() []CheckDef {
 			When:   "`FabricManager` set",
 			Judges: "nvidia-fabricmanager state differs (unknown = error)",
 			Action: "start nvidia-fabricmanager (NVSwitch systems cannot run CUDA work without it)"},
+		{ID: CheckFabric, Needs: NeedNVML,
+			When:   "the hardware's `nvlink_domain` is larger than its `gpu_count` (a rack-scale tray)",
+			Judges: "a GPU whose NVLink fabric registration is not state `Completed` with status `Success`, has clique id 0 or a zero cluster UUID, or whose clique and cluster differ from the host's other GPUs (each GPU named); `error` on the nvidia-smi fallback, which reads no fabric state",
+			Action: "check the rack's NVLink switch trays and the tray's cabling; a tray in another clique than its rack is not in the rack's NVLink partition"},
 		{ID: CheckIMEXPeers, Needs: NeedProbe,
 			When:   "the driver block sets `imex = true`",
 			Judges: "nvidia-imex.service not enabled and active, or /etc/nvidia-imex/nodes_config.cfg missing a host of the host's `nvlink_domain` (named) or listing one outside it; `skip` for a host in no domain, `error` without the probe's facts",

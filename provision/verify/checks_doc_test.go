@@ -56,6 +56,8 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	}, HostFacts{}))
 	// NIC interrupts and MTUs.
 	add(Check(Expectation{KB: testKB, Spec: loadSpecNode(t, nicSpec)}, nil, HostFacts{Facts: nicHost()}))
+	// A rack-scale tray's fabric registration (TestFabricCaptures).
+	add(Check(Expectation{KB: testKB, Fabric: true}, collectMock(t, nvmlfacts.MockGB200Tray), HostFacts{}))
 	// IMEX on a tray of an NVLink domain (TestIMEXPeers judges it on a
 	// probed simulated tray).
 	add(Check(Expectation{KB: testKB, IMEX: &IMEXExpectation{Domains: []IMEXDomain{{Name: "rack1", Hosts: []string{"t1"}, Peers: []string{"t1"}}}}}, nil, HostFacts{Facts: &facts.Node{Host: "t1"}}))

@@ -124,6 +124,9 @@ type Expectation struct {
 	FabricManager *bool
 	// Peermem, when set, says whether nvidia-peermem must be loaded.
 	Peermem *bool
+	// Fabric asks for nvml.fabric: the hardware is a rack-scale tray
+	// whose GPUs must be registered with the rack's NVLink fabric.
+	Fabric bool
 	// IMEX, when set, is what imex.peers judges: driver { imex = true }
 	// with the node's NVLink domains.
 	IMEX *IMEXExpectation
@@ -196,6 +199,8 @@ func ExpectationFor(n *spec.Node) Expectation {
 			// no Fabric Manager: the rack's switch trays train the fabric.
 			if hw.NVLinkDomain <= hw.GPUCount {
 				exp.FabricManager = &t
+			} else {
+				exp.Fabric = true
 			}
 		case "nvlink_bridge":
 			exp.Interconnect = InterconnectNVLinkBridge

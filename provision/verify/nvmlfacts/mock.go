@@ -43,6 +43,10 @@ type mockModel struct {
 	gpuName   string
 	layout    func() MockLayout
 	nvlinks   int
+	// fabric is the NVLink fabric registration the GPUs report (rack-scale
+	// trays); nil answers NOT_SUPPORTED, as a board without multi-node
+	// NVLink reports it here.
+	fabric    *nvml.GpuFabricInfo
 	pcieGen   int
 	pcieWidth int
 	powerW    float64
@@ -89,12 +93,12 @@ func mockModels() map[string]mockModel {
 		MockGB200Tray: {
 			name: MockGB200Tray, gpuName: "NVIDIA GB200", layout: nvl72TrayLayout,
 			newServer: func(n int) *server.Server { return newServer(n, gb200Config()) },
-			nvlinks:   18,
+			nvlinks:   18, fabric: rackFabric(),
 		},
 		MockGB300Tray: {
 			name: MockGB300Tray, gpuName: "NVIDIA GB300", layout: nvl72TrayLayout,
 			newServer: func(n int) *server.Server { return newServer(n, gb300Config()) },
-			nvlinks:   18,
+			nvlinks:   18, fabric: rackFabric(),
 		},
 	}
 }
@@ -192,6 +196,16 @@ func gh200Layout() MockLayout {
 		CPUs:       map[int]string{0: "0-71"},
 		GPUs:       []MockDevice{{BusID: "0009:01:00.0", NUMA: 0}},
 	}
+}
+
+// rackFabric is a healthy rack's registration: state Completed, status
+// Success, the clique id 4026 and cluster UUID
+// 9c6f5af3-53bf-49b5-a436-b66766c413c3 a real GB200 tray reported
+// (leptonai/gpud#1106). Every simulated tray shares them, as the trays
+// of one rack do.
+func rackFabric() *nvml.GpuFabricInfo {
+	return &nvml.GpuFabricInfo{State: nvml.GPU_FABRIC_STATE_COMPLETED, Status: uint32(nvml.SUCCESS), CliqueId: 4026,
+		ClusterUuid: [16]uint8{0x9c, 0x6f, 0x5a, 0xf3, 0x53, 0xbf, 0x49, 0xb5, 0xa4, 0x36, 0xb6, 0x67, 0x66, 0xc4, 0x13, 0xc3}}
 }
 
 // nvl72TrayLayout is gpuform's modules/gb200-nvl72-tray profile: GPUs 0-1
@@ -481,6 +495,12 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	// A 13-digit board serial as real boards print it (the A100 fixture's
 	// 1650522003820), numbered per GPU: simulated, not any real board's.
 	d.GetSerialFunc = func() (string, nvml.Return) { return fmt.Sprintf("16505220%05d", i), nvml.SUCCESS }
+	d.GetGpuFabricInfoFunc = func() (nvml.GpuFabricInfo, nvml.Return) {
+		if m.fabric == nil {
+			return nvml.GpuFabricInfo{}, nvml.ERROR_NOT_SUPPORTED
+		}
+		return *m.fabric, nvml.SUCCESS
+	}
 	d.GetVirtualizationModeFunc = func() (nvml.GpuVirtualizationMode, nvml.Return) {
 		return nvml.GPU_VIRTUALIZATION_MODE_NONE, nvml.SUCCESS
 	}
