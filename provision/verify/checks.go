@@ -42,6 +42,7 @@ const (
 	CheckPeermem          CheckID = "host.peermem"
 	CheckIMEXPeers        CheckID = "imex.peers"
 	CheckFabric           CheckID = "nvml.fabric"
+	CheckFabricDomain     CheckID = "nvml.fabric_domain"
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
 	CheckNICIRQ           CheckID = "nic.irq_affinity"
@@ -228,6 +229,10 @@ func Checks() []CheckDef {
 			When:   "the hardware's `nvlink_domain` is larger than its `gpu_count` (a rack-scale tray)",
 			Judges: "a GPU whose NVLink fabric registration is not state `Completed` with status `Success`, has clique id 0 or a zero cluster UUID, or whose clique and cluster differ from the host's other GPUs (each GPU named); `error` on the nvidia-smi fallback, which reads no fabric state",
 			Action: "check the rack's NVLink switch trays and the tray's cabling; a tray in another clique than its rack is not in the rack's NVLink partition"},
+		{ID: CheckFabricDomain, Needs: NeedNVML,
+			When:   "a rack-scale tray in an `nvlink_domain`, judged by the runner after every host of the run was verified",
+			Judges: "the host's fabric clique and cluster differ from the ones most of its domain's verified hosts report (the others named with their counts); `error` when the host reports none",
+			Action: "a tray in another clique is not in its rack's NVLink partition: check the partition (NVLink switch trays) and the tray's NVLink cabling"},
 		{ID: CheckIMEXPeers, Needs: NeedProbe,
 			When:   "the driver block sets `imex = true`",
 			Judges: "nvidia-imex.service not enabled and active, or /etc/nvidia-imex/nodes_config.cfg missing a host of the host's `nvlink_domain` (named) or listing one outside it; `skip` for a host in no domain, `error` without the probe's facts",

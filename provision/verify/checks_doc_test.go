@@ -76,6 +76,9 @@ func TestChecksEmitted(t *testing.T) {
 	// nvml.peer_outlier compares hosts with each other: the runner emits
 	// it after every host was verified (runner's TestPeerOutliers).
 	emitted[CheckPeerOutlier] = true
+	// nvml.fabric_domain compares the trays of an NVLink domain: the
+	// runner emits it (runner's TestFabricDomain).
+	emitted[CheckFabricDomain] = true
 	for _, d := range Checks() {
 		if !emitted[d.ID] {
 			t.Errorf("Checks() declares %s, but no check emits it", d.Pattern())

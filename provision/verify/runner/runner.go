@@ -120,6 +120,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		hosts = append(hosts, h)
 	}
 	addIsolationChecks(hosts, isolations)
+	addDomainChecks(targets, hosts)
 	findings := peerOutliers(targets, hosts)
 	doc := report.New(o.KB, o.Tier, hosts)
 	for _, iso := range isolations {
