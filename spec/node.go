@@ -34,6 +34,7 @@ var nodeBlockSchema = &hcl.BodySchema{
 		{Type: "bench"}, {Type: "health"},
 		{Type: "workload", LabelNames: []string{"name"}},
 		{Type: "nvlink_domain", LabelNames: []string{"name"}},
+		{Type: "firmware"},
 	},
 }
 
@@ -188,6 +189,8 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			var w *Workload
 			w, d = decodeWorkload(blk, ctx)
 			n.Workloads = append(n.Workloads, w)
+		case "firmware":
+			n.Firmware, d = decodeFirmware(blk, ctx)
 		case "nvlink_domain":
 			var nd *NVLinkDomain
 			nd, d = decodeNVLinkDomain(blk, ctx, n.Hosts)

@@ -52,6 +52,9 @@ type Node struct {
 	// NVLinkDomains are the nvlink_domain blocks: which of the hosts
 	// share one NVLink domain (an NVL72 rack's trays).
 	NVLinkDomains []*NVLinkDomain
+	// Firmware is the firmware block (versions verify requires); nil when
+	// not written.
+	Firmware *Firmware
 	// Bench is what `gpuform bench` runs beside its bandwidth layers; nil
 	// when not written.
 	Bench *Bench

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -149,4 +150,34 @@ func (n *Node) NVLinkDomainOf(host string) string {
 		}
 	}
 	return ""
+}
+
+// Firmware is the firmware block: versions verify requires of the host's
+// devices (gpuform installs no firmware).
+type Firmware struct {
+	// GPUVBIOS is the VBIOS version every GPU must report, as nvidia-smi
+	// prints it ("96.00.89.00.01").
+	GPUVBIOS Attr[string]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+var (
+	firmwareSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_vbios"}}}
+	vbiosVersionPattern = regexp.MustCompile(`^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){3,5}$`)
+)
+
+func decodeFirmware(blk *hcl.Block, ctx *hcl.EvalContext) (*Firmware, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, firmwareSchema, ctx)
+	f := &Firmware{DeclRange: blk.DefRange}
+	f.GPUVBIOS = dec.string("gpu_vbios")
+	if f.GPUVBIOS.Set && !vbiosVersionPattern.MatchString(f.GPUVBIOS.V) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid VBIOS version",
+			Detail:   fmt.Sprintf("gpu_vbios = %s is not a VBIOS version as nvidia-smi prints it (\"96.00.89.00.01\").", f.GPUVBIOS.Show()),
+			Subject:  f.GPUVBIOS.Range.Ptr(),
+		})
+	}
+	return f, dec.diags
 }

@@ -33,6 +33,9 @@ node "racks" {
     unit  = "nvlink_domain"
     batch = 1
   }
+  firmware {
+    gpu_vbios = "97.00.0B.00.2F"
+  }
 }
 node "one" {
   hosts = ["a", "b"]
@@ -69,6 +72,9 @@ node "one" {
 	}
 	if n.Rollout.Unit.V != spec.RolloutUnitNVLinkDomain {
 		t.Errorf("rollout unit = %q", n.Rollout.Unit.V)
+	}
+	if n.Firmware == nil || n.Firmware.GPUVBIOS.V != "97.00.0B.00.2F" {
+		t.Errorf("firmware = %+v", n.Firmware)
 	}
 	if got := n.NVLinkDomainOf("sim://gb200-nvl72-tray/r2-t02"); got != "rack2" {
 		t.Errorf("NVLinkDomainOf(r2-t02) = %q, want rack2", got)

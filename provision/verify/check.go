@@ -150,6 +150,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 		out = append(out, checkNVMLIdentified(exp, rep, id)...)
 		out = append(out, checkProcesses(exp, rep, id, extra.Facts)...)
 		out = append(out, checkFabric(exp, rep)...)
+		out = append(out, checkVBIOS(exp, rep)...)
 	}
 	out = append(out, checkKernelXID(exp, extra.Kernel)...)
 	out = append(out, checkHost(exp, extra)...)

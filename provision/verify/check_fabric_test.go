@@ -82,3 +82,32 @@ func TestFabricCaptures(t *testing.T) {
 		t.Errorf("a board that is no rack-scale tray got %+v", rs)
 	}
 }
+
+// TestVBIOSPin judges nvml.vbios against firmware { gpu_vbios }: the
+// simulated GB200 tray's GPUs pass their own version, fail another one
+// naming the GPUs, and a report without VBIOS is an error.
+func TestVBIOSPin(t *testing.T) {
+	t.Parallel()
+	rep := collectMock(t, nvmlfacts.MockGB200Tray)
+	type verdict struct {
+		Status  Status
+		Message string
+	}
+	for _, tt := range []struct {
+		pin  string
+		rep  *nvmlfacts.Report
+		want verdict
+	}{
+		{"97.00.0B.00.2F", rep, verdict{StatusPass, ""}},
+		{"97.00.0B.00.30", rep, verdict{StatusFail, "gpu0, gpu1, gpu2, gpu3 run VBIOS 97.00.0B.00.2F, the spec pins 97.00.0B.00.30"}},
+		{"97.00.0B.00.2F", collectMock(t, nvmlfacts.MockGB300Tray), verdict{StatusError, "no VBIOS version reported for gpu0, gpu1, gpu2, gpu3"}},
+	} {
+		rs := checkVBIOS(Expectation{VBIOS: tt.pin}, tt.rep)
+		if len(rs) != 1 || rs[0].ID != "nvml.vbios" {
+			t.Fatalf("%+v", rs)
+		}
+		if d := cmp.Diff(tt.want, verdict{rs[0].Status, rs[0].Message}); d != "" {
+			t.Errorf("pin %s (-want +got):\n%s", tt.pin, d)
+		}
+	}
+}

@@ -124,6 +124,9 @@ type Expectation struct {
 	FabricManager *bool
 	// Peermem, when set, says whether nvidia-peermem must be loaded.
 	Peermem *bool
+	// VBIOS, when set, is the VBIOS version every GPU must report
+	// (firmware { gpu_vbios }).
+	VBIOS string
 	// Fabric asks for nvml.fabric: the hardware is a rack-scale tray
 	// whose GPUs must be registered with the rack's NVLink fabric.
 	Fabric bool
@@ -228,6 +231,9 @@ func ExpectationFor(n *spec.Node) Expectation {
 		}
 	}
 	exp.IMEX = imexExpectation(n)
+	if n.Firmware != nil && n.Firmware.GPUVBIOS.Set {
+		exp.VBIOS = n.Firmware.GPUVBIOS.V
+	}
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
 	exp.UnknownXidFail = n.Health.DrainsUnknownXid()
 	exp.DCGMOptional = n.Verify.IsOptional(spec.ToolDCGM)

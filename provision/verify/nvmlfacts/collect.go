@@ -156,6 +156,9 @@ func (c *collector) gpu(i int, d nvml.Device) GPU {
 	if m, ret := d.GetCpuAffinity(maxCPUs); c.ok(ret, where, "GetCpuAffinity") {
 		g.CPUAffinity = cpuList(m)
 	}
+	if v, ret := d.GetVbiosVersion(); c.ok(ret, where, "GetVbiosVersion") {
+		g.VBIOS = v
+	}
 	if c.has("nvmlDeviceGetGpuFabricInfo") {
 		if v, ret := d.GetGpuFabricInfo(); c.ok(ret, where, "GetGpuFabricInfo") && v.State != nvml.GPU_FABRIC_STATE_NOT_SUPPORTED {
 			g.Fabric = fabricOf(v)

@@ -46,7 +46,10 @@ type mockModel struct {
 	// fabric is the NVLink fabric registration the GPUs report (rack-scale
 	// trays); nil answers NOT_SUPPORTED, as a board without multi-node
 	// NVLink reports it here.
-	fabric    *nvml.GpuFabricInfo
+	fabric *nvml.GpuFabricInfo
+	// vbios is the VBIOS version the GPUs report; "" answers
+	// NOT_SUPPORTED (no model here has a published one).
+	vbios     string
 	pcieGen   int
 	pcieWidth int
 	powerW    float64
@@ -93,7 +96,7 @@ func mockModels() map[string]mockModel {
 		MockGB200Tray: {
 			name: MockGB200Tray, gpuName: "NVIDIA GB200", layout: nvl72TrayLayout,
 			newServer: func(n int) *server.Server { return newServer(n, gb200Config()) },
-			nvlinks:   18, fabric: rackFabric(),
+			nvlinks:   18, fabric: rackFabric(), vbios: "97.00.0B.00.2F",
 		},
 		MockGB300Tray: {
 			name: MockGB300Tray, gpuName: "NVIDIA GB300", layout: nvl72TrayLayout,
@@ -197,6 +200,10 @@ func gh200Layout() MockLayout {
 		GPUs:       []MockDevice{{BusID: "0009:01:00.0", NUMA: 0}},
 	}
 }
+
+// The GB200 tray's VBIOS version "97.00.0B.00.2F" is modelled: it has
+// nvidia-smi's "VBIOS Version" form (NN.NN.NN.NN.NN), no public GB200
+// capture of it was found.
 
 // rackFabric is a healthy rack's registration: state Completed, status
 // Success, the clique id 4026 and cluster UUID
@@ -495,6 +502,12 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	// A 13-digit board serial as real boards print it (the A100 fixture's
 	// 1650522003820), numbered per GPU: simulated, not any real board's.
 	d.GetSerialFunc = func() (string, nvml.Return) { return fmt.Sprintf("16505220%05d", i), nvml.SUCCESS }
+	d.GetVbiosVersionFunc = func() (string, nvml.Return) {
+		if m.vbios == "" {
+			return "", nvml.ERROR_NOT_SUPPORTED
+		}
+		return m.vbios, nvml.SUCCESS
+	}
 	d.GetGpuFabricInfoFunc = func() (nvml.GpuFabricInfo, nvml.Return) {
 		if m.fabric == nil {
 			return nvml.GpuFabricInfo{}, nvml.ERROR_NOT_SUPPORTED

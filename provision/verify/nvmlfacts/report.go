@@ -95,6 +95,10 @@ func (r *Report) Collected(fact string) bool {
 type GPU struct {
 	// Index is the NVML device index.
 	Index int `json:"index"`
+	// VBIOS is the GPU's VBIOS version (nvmlDeviceGetVbiosVersion,
+	// nvidia-smi's "VBIOS Version"); "" when not reported. A field added
+	// to the report.
+	VBIOS string `json:"vbios,omitempty"`
 	// Fabric is the GPU's NVLink fabric registration (nvmlDeviceGetGpuFabricInfo,
 	// nvidia-smi -q's "Fabric" section); nil where the GPU or driver does not
 	// report one (NOT_SUPPORTED: no multi-node NVLink). A field added to the

@@ -26,24 +26,26 @@ func fabricKey(rep *nvmlfacts.Report) string {
 	return ""
 }
 
-// addDomainChecks adds nvml.fabric_domain to every verified host of an
-// NVLink domain whose node is a rack-scale tray: the host's clique and
-// cluster must be the one most of the domain's hosts report. A host that
-// reports none is an error; its own nvml.fabric says why.
+// addDomainChecks adds, to every verified host of an NVLink domain,
+// firmware.domain_drift (its GPUs' VBIOS the one most of the domain runs)
+// and, where the node is a rack-scale tray, nvml.fabric_domain: the host's
+// clique and cluster must be the one most of the domain's hosts report. A
+// host that reports none is an error; its own nvml.fabric says why.
 func addDomainChecks(targets []target.Host, hosts []report.Host) {
 	byName := map[string]int{}
 	for i, h := range hosts {
 		byName[h.Host] = i
 	}
 	type domain struct {
-		name  string
-		hosts []string
+		name   string
+		hosts  []string
+		fabric bool
 	}
 	var domains []domain
 	seen := map[string]int{}
 	for _, tg := range targets {
 		n := tg.Node
-		if n == nil || !verify.ExpectationFor(n).Fabric {
+		if n == nil {
 			continue
 		}
 		name := n.NVLinkDomainOf(tg.Host.Name)
@@ -59,8 +61,15 @@ func addDomainChecks(targets []target.Host, hosts []report.Host) {
 		if !slices.Contains(domains[i].hosts, tg.Host.Name) {
 			domains[i].hosts = append(domains[i].hosts, tg.Host.Name)
 		}
+		if verify.ExpectationFor(n).Fabric {
+			domains[i].fabric = true
+		}
 	}
 	for _, d := range domains {
+		addFirmwareDrift(d.name, d.hosts, byName, hosts)
+		if !d.fabric {
+			continue
+		}
 		count := map[string]int{}
 		var keys []string
 		for _, h := range d.hosts {
@@ -118,4 +127,55 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// addFirmwareDrift judges firmware.domain_drift on the verified hosts of
+// one domain: each host's GPUs must run one VBIOS version, the one most
+// of the domain's hosts run.
+func addFirmwareDrift(name string, domainHosts []string, byName map[string]int, hosts []report.Host) {
+	count := map[string]int{}
+	var keys []string
+	for _, h := range domainHosts {
+		if i, ok := byName[h]; ok {
+			if v := verify.HostVBIOS(hosts[i].NVML); v != "" {
+				if count[v] == 0 {
+					keys = append(keys, v)
+				}
+				count[v]++
+			}
+		}
+	}
+	want := ""
+	for _, k := range keys {
+		if count[k] > count[want] {
+			want = k
+		}
+	}
+	for _, h := range domainHosts {
+		i, ok := byName[h]
+		if !ok {
+			continue
+		}
+		v := verify.HostVBIOS(hosts[i].NVML)
+		r := verify.CheckResult{ID: string(verify.CheckFirmwareDomain), Observed: "GPU VBIOS " + orNone(v),
+			Expected: fmt.Sprintf("GPU VBIOS of NVLink domain %q: %s (%d of %d hosts)", name, orNone(want), count[want], len(domainHosts))}
+		switch {
+		case len(keys) == 0:
+			r.Status, r.Message = verify.StatusSkip, "no host of the domain reports one VBIOS version for its GPUs: nothing to compare"
+		case v == "":
+			r.Status, r.Message = verify.StatusError, "the host's GPUs report no VBIOS version, or differ among themselves (see nvml.vbios)"
+		case v != want:
+			var others []string
+			for _, k := range keys {
+				if k != v {
+					others = append(others, fmt.Sprintf("%s on %d", k, count[k]))
+				}
+			}
+			r.Status = verify.StatusFail
+			r.Message = fmt.Sprintf("GPU VBIOS %s drifts from the rest of NVLink domain %q (%s)", v, name, strings.Join(others, ", "))
+		default:
+			r.Status = verify.StatusPass
+		}
+		hosts[i].Checks = append(hosts[i].Checks, r)
+	}
 }

@@ -69,12 +69,92 @@ node "rack1" {
 		}
 	}
 	for _, h := range hosts {
-		if len(h.Checks) != 1 || h.Checks[0].ID != "nvml.fabric_domain" {
+		var c []verify.CheckResult
+		for _, r := range h.Checks {
+			if r.ID == "nvml.fabric_domain" {
+				c = append(c, r)
+			}
+		}
+		if len(c) != 1 {
 			t.Fatalf("%s: %+v", h.Host, h.Checks)
 		}
-		got[h.Host] = verdict{h.Checks[0].Status, h.Checks[0].Message}
+		got[h.Host] = verdict{c[0].Status, c[0].Message}
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestFirmwareDrift: across a rack of 18 trays, the tray whose GPUs run
+// another VBIOS than the other 17 fails naming both versions, a tray
+// whose GPUs disagree among themselves is an error, the rest pass; a
+// domain where no host reports a VBIOS is skipped, never passed.
+func TestFirmwareDrift(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"rack.gpuform.hcl": []byte(`
+node "rack1" {
+  hosts = ["t[01-18]"]
+  nvlink_domain "rack1" {}
+}
+`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	targets, d := target.Select(cfg, nil)
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	gpus := func(vs ...string) *nvmlfacts.Report {
+		rep := &nvmlfacts.Report{}
+		for i, v := range vs {
+			rep.GPUs = append(rep.GPUs, nvmlfacts.GPU{Index: i, VBIOS: v})
+		}
+		return rep
+	}
+	run := func(reps func(i int) *nvmlfacts.Report) map[string]verify.CheckResult {
+		var hosts []report.Host
+		for i, tg := range targets {
+			hosts = append(hosts, report.Host{Host: tg.Host.Name, NVML: reps(i)})
+		}
+		addDomainChecks(targets, hosts)
+		out := map[string]verify.CheckResult{}
+		for _, h := range hosts {
+			for _, c := range h.Checks {
+				if c.ID == "firmware.domain_drift" {
+					out[h.Host] = c
+				}
+			}
+		}
+		return out
+	}
+	got := run(func(i int) *nvmlfacts.Report {
+		switch i {
+		case 3:
+			return gpus("97.00.0B.00.30", "97.00.0B.00.30", "97.00.0B.00.30", "97.00.0B.00.30")
+		case 9:
+			return gpus("97.00.0B.00.2F", "97.00.0B.00.30", "97.00.0B.00.2F", "97.00.0B.00.2F")
+		}
+		return gpus("97.00.0B.00.2F", "97.00.0B.00.2F", "97.00.0B.00.2F", "97.00.0B.00.2F")
+	})
+	type verdict struct {
+		Status  verify.Status
+		Message string
+	}
+	for i := range 18 {
+		h := fmt.Sprintf("t%02d", i+1)
+		want := verdict{verify.StatusPass, ""}
+		switch i {
+		case 3:
+			want = verdict{verify.StatusFail, `GPU VBIOS 97.00.0B.00.30 drifts from the rest of NVLink domain "rack1" (97.00.0B.00.2F on 16)`}
+		case 9:
+			want = verdict{verify.StatusError, "the host's GPUs report no VBIOS version, or differ among themselves (see nvml.vbios)"}
+		}
+		if d := cmp.Diff(want, verdict{got[h].Status, got[h].Message}); d != "" {
+			t.Errorf("%s (-want +got):\n%s", h, d)
+		}
+	}
+	none := run(func(int) *nvmlfacts.Report { return gpus("", "") })
+	if c := none["t01"]; c.Status != verify.StatusSkip {
+		t.Errorf("no VBIOS anywhere: %+v, want a skip", c)
 	}
 }
