@@ -30,7 +30,9 @@ func fabricManagerVersionRule() Rule {
 
 // rackScale reports whether the hardware's NVLink domain spans more GPUs
 // than the host has: a tray of an NVL72 rack.
-func rackScale(h *spec.Hardware) bool { return h != nil && h.NVLinkDomain > gpuCount(h) && gpuCount(h) > 0 }
+func rackScale(h *spec.Hardware) bool {
+	return h != nil && h.NVLinkDomain > gpuCount(h) && gpuCount(h) > 0
+}
 
 func fmOn(d *spec.Driver) bool { return d != nil && d.FabricManager.Set && d.FabricManager.V }
 

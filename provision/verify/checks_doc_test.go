@@ -3,8 +3,9 @@
 package verify
 
 import (
-	"github.com/gpuform/gpuform/provision/facts"
 	"testing"
+
+	"github.com/gpuform/gpuform/provision/facts"
 
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 
