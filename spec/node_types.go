@@ -381,9 +381,10 @@ type NCCLTest struct {
 
 // NCCLNetworks are the values of an nccl_test block's network: the
 // fabrics multi-node busbw floors are published for (InfiniBand NDR and
-// HDR, RoCE, Google Cloud GPUDirect-TCPXO and -TCPX, AWS EFA).
+// HDR, RoCE, Google Cloud GPUDirect-TCPXO and -TCPX, AWS EFA) and
+// multi-node NVLink within an NVL72 rack (mnnvl).
 func NCCLNetworks() []string {
-	return []string{"ib_ndr", "ib_hdr", "roce", "gcp_tcpxo", "gcp_tcpx", "aws_efa"}
+	return []string{"ib_ndr", "ib_hdr", "roce", "gcp_tcpxo", "gcp_tcpx", "aws_efa", "mnnvl"}
 }
 
 // DrainMode is the scheduler apply drains a host through before changing
