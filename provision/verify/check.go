@@ -167,6 +167,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	explainPending(out, pending)
 	out = append(out, dcgmDefaultOptional(exp, checkDCGM(exp.KB, extra.DCGM, exp.DCGM, exp.DCGMOptional || exp.DCGMNotInstalled))...)
 	out = append(out, checkNCCL(exp, rep, extra)...)
+	confirmIMEX(exp, out)
 	identifyGPUs(rep, id, out)
 	attachRemedies(exp.KB, out, rep, extra)
 	return redactResults(exp, out)

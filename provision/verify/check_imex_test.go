@@ -78,7 +78,7 @@ node "rack1" {
 		{"whole rack", rack[4], peers(0), false, verdict{StatusPass, ""}},
 		{"lacks a peer", rack[4], peers(7), false, verdict{StatusFail, `IMEX lacks peer r1-t07 of NVLink domain "rack1"`}},
 		{"another rack's tray", rack[4], peers(0, "r2-t01"), false, verdict{StatusFail, `IMEX lists r2-t01, not a host of NVLink domain "rack1"`}},
-		{"service stopped", rack[4], peers(0), true, verdict{StatusFail, "nvidia-imex.service is inactive, not active"}},
+		{"service stopped", rack[4], peers(0), true, verdict{StatusFail, "nvidia-imex.service is inactive, not active (the node list is complete)"}},
 		{"no domain", "sim://gb200-nvl72-tray/spare", peers(0), false, verdict{StatusSkip, "the host is in no nvlink_domain block: no peers to judge"}},
 	}
 	for _, tt := range tests {
@@ -106,5 +106,41 @@ node "rack1" {
 	}
 	if rs := checkIMEX(exp, HostFacts{}); len(rs) != 1 || rs[0].Status != StatusError {
 		t.Errorf("without facts: %+v, want an error", rs)
+	}
+}
+
+// TestConfirmIMEX: an imex.peers failure that rests on the service's state
+// alone is overridden, both shown, by a multi-node NVLink all_reduce that
+// passed on the host; not by a failed one, not by one over another
+// network, and never when the node list lacks a peer.
+func TestConfirmIMEX(t *testing.T) {
+	t.Parallel()
+	stale := CheckResult{ID: "imex.peers", Status: StatusFail, Message: "nvidia-imex.service is inactive, not active" + imexStatusOnly}
+	lacking := CheckResult{ID: "imex.peers", Status: StatusFail, Message: `IMEX lacks peer r1-t07 of NVLink domain "rack1"`}
+	measured := CheckResult{ID: "nccl.rack", Status: StatusPass, Observed: "busbw 843.00 GB/s at 16G"}
+	mnnvl := Expectation{NCCL: []NCCLExpectation{{Name: "rack", MultiNode: true, Network: "mnnvl"}}}
+	ib := Expectation{NCCL: []NCCLExpectation{{Name: "rack", MultiNode: true, Network: "ib_ndr"}}}
+	failedRun := measured
+	failedRun.Status = StatusFail
+	type verdict struct {
+		Status  Status
+		Message string
+	}
+	for _, tt := range []struct {
+		name string
+		exp  Expectation
+		out  []CheckResult
+		want verdict
+	}{
+		{"stale status, fabric measured", mnnvl, []CheckResult{stale, measured}, verdict{StatusPass, "IMEX status says nvidia-imex.service is inactive, not active, but nccl.rack measured the fabric across the domain (busbw 843.00 GB/s at 16G): the status is stale, the fabric works; confirm IMEX's state on the node"}},
+		{"run failed", mnnvl, []CheckResult{stale, failedRun}, verdict{StatusFail, stale.Message}},
+		{"run over InfiniBand", ib, []CheckResult{stale, measured}, verdict{StatusFail, stale.Message}},
+		{"peer missing", mnnvl, []CheckResult{lacking, measured}, verdict{StatusFail, lacking.Message}},
+	} {
+		out := append([]CheckResult(nil), tt.out...)
+		confirmIMEX(tt.exp, out)
+		if d := cmp.Diff(tt.want, verdict{out[0].Status, out[0].Message}); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, d)
+		}
 	}
 }

@@ -245,7 +245,7 @@ func Checks() []CheckDef {
 			Action: "update the odd trays so the whole domain runs one firmware set"},
 		{ID: CheckIMEXPeers, Needs: NeedProbe,
 			When:   "the driver block sets `imex = true`",
-			Judges: "nvidia-imex.service not enabled and active, or /etc/nvidia-imex/nodes_config.cfg missing a host of the host's `nvlink_domain` (named) or listing one outside it; `skip` for a host in no domain, `error` without the probe's facts",
+			Judges: "nvidia-imex.service not enabled and active, or /etc/nvidia-imex/nodes_config.cfg missing a host of the host's `nvlink_domain` (named) or listing one outside it; `skip` for a host in no domain, `error` without the probe's facts. Confirm before fail: a failure on the service's state alone (the node list complete) passes, both shown, when a multi-node NVLink all_reduce (`network = \"mnnvl\"`) passed on the host",
 			Action: "`gpuform apply` writes the domain's peers and starts IMEX; a tray missing from every other tray's list was added to the domain without an apply of the rack"},
 		{ID: CheckPeermem, Needs: NeedProbe,
 			When:   "`Peermem` set",
