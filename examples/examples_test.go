@@ -149,7 +149,10 @@ func checkNode(t *testing.T, n *spec.Node) {
 	}
 
 	if d := n.Driver; d != nil {
-		if hw.Interconnect == "nvswitch" && !d.FabricManager.V {
+		// A rack-scale tray's NVSwitches are in the rack's switch trays:
+		// no Fabric Manager on the host (lint's fabric_manager_required).
+		rackScale := hw.NVLinkDomain > hw.GPUCount
+		if hw.Interconnect == "nvswitch" && !rackScale && !d.FabricManager.V {
 			t.Errorf("node %s: NVSwitch hardware without fabric_manager", n.Name)
 		}
 		if hw.Interconnect != "nvswitch" && d.FabricManager.V {

@@ -34,6 +34,8 @@ type KB struct {
 	remedyOrder []string
 	subcodes    []xidSubcode // xid-subcodes.tsv: Xids 144-150 by subcode
 	advisories  []DriverAdvisory
+	// nvlinkDomains are nvlink-domains.tsv's rack-scale platforms.
+	nvlinkDomains []NVLinkDomainPlatform
 }
 
 // Load parses every embedded table (about 14 ms). An error names the data
@@ -75,6 +77,7 @@ func load(fsys fs.FS) (*KB, error) {
 		kb.loadRemedies,
 		kb.loadSubcodes,
 		kb.loadDriverAdvisories,
+		kb.loadNVLinkDomains,
 	} {
 		if err := load(); err != nil {
 			return nil, err

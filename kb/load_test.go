@@ -60,6 +60,7 @@ func TestLoadEveryRow(t *testing.T) {
 		{"package-sets.tsv", len(kb.packageSets)},
 		{"gpu-memory-bandwidth.tsv", len(kb.hbm)},
 		{"pcie-link-rates.tsv", len(kb.pcie)},
+		{"nvlink-domains.tsv", len(kb.nvlinkDomains)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

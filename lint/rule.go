@@ -136,6 +136,8 @@ func Rules() []Rule {
 		enrootNvidiaContainerCLIRule(),
 		fabricManagerRequiredRule(),
 		fabricManagerVersionRule(),
+		nvlinkDomainReleasesRule(),
+		nvlinkDomainSizeRule(),
 		gpuDriverMinimumRule(),
 		gpuKernelModuleRule(),
 		gpuNICDistanceRule(),

@@ -28,6 +28,12 @@ func fabricManagerVersionRule() Rule {
 	}
 }
 
+// rackScale reports whether the hardware's NVLink domain spans more GPUs
+// than the host has: a tray of an NVL72 rack.
+func rackScale(h *spec.Hardware) bool {
+	return h != nil && h.NVLinkDomain > gpuCount(h) && gpuCount(h) > 0
+}
+
 func fmOn(d *spec.Driver) bool { return d != nil && d.FabricManager.Set && d.FabricManager.V }
 
 func checkFabricManagerRequired(ctx *Context) {
@@ -40,6 +46,13 @@ func checkFabricManagerRequired(ctx *Context) {
 			continue
 		}
 		nvswitch := n.Hardware.Interconnect == "nvswitch"
+		if nvswitch && rackScale(n.Hardware) {
+			// A rack-scale tray's NVSwitches are in the rack's switch
+			// trays, whose own software trains the fabric; the compute
+			// tray reports the outcome as its GPUs' fabric state
+			// (NVIDIA/k8s-dra-driver-gpu and leptonai/gpud read it so).
+			continue
+		}
 		switch {
 		case nvswitch && !fmOn(n.Driver):
 			ctx.ReportAs(severityFor(scope.Fact, Error), at(n.Driver.FabricManager, n.Driver.DeclRange),

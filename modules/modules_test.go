@@ -182,7 +182,9 @@ func checkHardware(t *testing.T, hw *spec.Hardware) {
 	}
 	switch hw.Interconnect {
 	case "nvswitch":
-		if hw.NVLinkDomain != hw.GPUCount {
+		// A rack-scale tray (GB200/GB300 NVL72) shares its NVLink domain
+		// with the rack's other trays: the domain is whole trays.
+		if hw.NVLinkDomain != hw.GPUCount && (hw.NVLinkDomain < hw.GPUCount || hw.NVLinkDomain%hw.GPUCount != 0) {
 			t.Errorf("NVSwitch board with nvlink_domain %d of %d GPUs", hw.NVLinkDomain, hw.GPUCount)
 		}
 	case "pcie", "nvlink_c2c":

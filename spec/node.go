@@ -33,13 +33,15 @@ var nodeBlockSchema = &hcl.BodySchema{
 		{Type: "hugepages"}, {Type: "verify"}, {Type: "rollout"}, {Type: "slurm"},
 		{Type: "bench"}, {Type: "health"},
 		{Type: "workload", LabelNames: []string{"name"}},
+		{Type: "nvlink_domain", LabelNames: []string{"name"}},
+		{Type: "firmware"},
 	},
 }
 
 var (
 	driverSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "version", Required: true}, {Name: "kernel_module"}, {Name: "persistence_mode"},
-		{Name: "fabric_manager"}, {Name: "peermem"},
+		{Name: "fabric_manager"}, {Name: "peermem"}, {Name: "imex"},
 	}}
 	componentSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
 	containerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
@@ -61,7 +63,7 @@ var (
 	}}
 	ncclTestSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "command", Required: true}, {Name: "min_busbw_gbps"}, {Name: "timeout"}, {Name: "multi_node"}, {Name: "network"}}}
 	rolloutSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "batch"}, {Name: "max_failures"}, {Name: "drain"}, {Name: "reboot"}, {Name: "step_timeout"},
-		{Name: "drain_timeout"}, {Name: "drain_poll"}, {Name: "foreign_drain"}, {Name: "slurm_node_name"}, {Name: "slurm_client"}}}
+		{Name: "drain_timeout"}, {Name: "drain_poll"}, {Name: "foreign_drain"}, {Name: "slurm_node_name"}, {Name: "slurm_client"}, {Name: "unit"}}}
 )
 
 // Patterns for values that end up in files or command lines on a node.
@@ -187,9 +189,16 @@ func decodeNodeBlock(b *hcl.Block, ctx *hcl.EvalContext) (*Node, hcl.Diagnostics
 			var w *Workload
 			w, d = decodeWorkload(blk, ctx)
 			n.Workloads = append(n.Workloads, w)
+		case "firmware":
+			n.Firmware, d = decodeFirmware(blk, ctx)
+		case "nvlink_domain":
+			var nd *NVLinkDomain
+			nd, d = decodeNVLinkDomain(blk, ctx, n.Hosts)
+			n.NVLinkDomains = append(n.NVLinkDomains, nd)
 		}
 		diags = append(diags, d...)
 	}
+	diags = append(diags, checkNVLinkDomains(n)...)
 	if d := breakerAllowsNone(n); d != nil {
 		diags = append(diags, d)
 	}
@@ -332,6 +341,7 @@ func decodeDriver(blk *hcl.Block, ctx *hcl.EvalContext) (*Driver, hcl.Diagnostic
 	d.PersistenceMode = dec.bool("persistence_mode")
 	d.FabricManager = dec.bool("fabric_manager")
 	d.Peermem = dec.bool("peermem")
+	d.IMEX = dec.bool("imex")
 	return d, dec.diags
 }
 
@@ -713,6 +723,7 @@ func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnost
 	r.MaxFailures = dec.int("max_failures", 0, 100000)
 	r.Drain = enumOf(dec, "drain", DrainSlurm, DrainNone)
 	r.Reboot = enumOf(dec, "reboot", RebootAllow, RebootNever, RebootSlurm)
+	r.Unit = enumOf(dec, "unit", RolloutUnitHost, RolloutUnitNVLinkDomain)
 	stepTimeout := dec.string("step_timeout")
 	decodeSlurmRollout(dec, r)
 	var d *hcl.Diagnostic
@@ -720,7 +731,7 @@ func decodeRollout(blk *hcl.Block, ctx *hcl.EvalContext) (*Rollout, hcl.Diagnost
 		dec.diags = append(dec.diags, d)
 	}
 	// The rollout is printed in every plan and in apply's progress.
-	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive || r.StepTimeout.Sensitive || r.slurmSensitive() {
+	if r.Batch.Sensitive || r.MaxFailures.Sensitive || r.Unit.Sensitive || r.Drain.Sensitive || r.Reboot.Sensitive || r.StepTimeout.Sensitive || r.slurmSensitive() {
 		dec.diags = append(dec.diags, sensitiveNotAllowedDiag("A rollout setting", blk.DefRange))
 	}
 	return r, dec.diags

@@ -49,6 +49,12 @@ type Node struct {
 	Health *Health
 	// Workloads describe the jobs that will run on the hosts.
 	Workloads []*Workload
+	// NVLinkDomains are the nvlink_domain blocks: which of the hosts
+	// share one NVLink domain (an NVL72 rack's trays).
+	NVLinkDomains []*NVLinkDomain
+	// Firmware is the firmware block (versions verify requires); nil when
+	// not written.
+	Firmware *Firmware
 	// Bench is what `gpuform bench` runs beside its bandwidth layers; nil
 	// when not written.
 	Bench *Bench
@@ -93,6 +99,9 @@ type Driver struct {
 	FabricManager Attr[bool]
 	// Peermem loads nvidia-peermem for GPUDirect RDMA.
 	Peermem Attr[bool]
+	// IMEX installs and runs nvidia-imex at the driver's release
+	// (multi-node NVLink: GB200/GB300 NVL72 trays).
+	IMEX Attr[bool]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
@@ -372,9 +381,10 @@ type NCCLTest struct {
 
 // NCCLNetworks are the values of an nccl_test block's network: the
 // fabrics multi-node busbw floors are published for (InfiniBand NDR and
-// HDR, RoCE, Google Cloud GPUDirect-TCPXO and -TCPX, AWS EFA).
+// HDR, RoCE, Google Cloud GPUDirect-TCPXO and -TCPX, AWS EFA) and
+// multi-node NVLink within an NVL72 rack (mnnvl).
 func NCCLNetworks() []string {
-	return []string{"ib_ndr", "ib_hdr", "roce", "gcp_tcpxo", "gcp_tcpx", "aws_efa"}
+	return []string{"ib_ndr", "ib_hdr", "roce", "gcp_tcpxo", "gcp_tcpx", "aws_efa", "mnnvl"}
 }
 
 // DrainMode is the scheduler apply drains a host through before changing
@@ -412,6 +422,9 @@ type Rollout struct {
 	Batch Attr[int]
 	// MaxFailures is the failure budget before no new batch starts.
 	MaxFailures Attr[int]
+	// Unit is what Batch and MaxFailures count: hosts (unset) or whole
+	// NVLink domains.
+	Unit Attr[RolloutUnit]
 	// Drain is the scheduler to drain through; unset means none.
 	Drain Attr[DrainMode]
 	// Reboot is whether apply may reboot; unset means never.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,14 +256,21 @@ func Apply(ctx context.Context, cfg *spec.Config, p *plan.Plan, opts Options) *R
 		results[h.Host] = &HostResult{Host: h.Host, Node: h.Node, Status: Skipped, StepsPlanned: stepCount(h)}
 	}
 	for _, nr := range p.Nodes {
+		// A rollout in NVLink domains batches whole domains and counts
+		// its failure budget in domains (docs/guide/rack-scale-nvlink.md);
+		// otherwise each host is a unit of its own.
+		units, what := rolloutUnits(nr)
 		batch := nr.Batch
-		if batch <= 0 || batch > len(nr.Hosts) {
-			batch = len(nr.Hosts)
+		if batch <= 0 || batch > len(units) {
+			batch = len(units)
 		}
 		failures := 0
-		for start, num := 0, 1; start < len(nr.Hosts); start, num = start+batch, num+1 {
-			end := min(start+batch, len(nr.Hosts))
-			hosts := nr.Hosts[start:end]
+		for start, num := 0, 1; start < len(units); start, num = start+batch, num+1 {
+			end := min(start+batch, len(units))
+			var hosts []string
+			for _, u := range units[start:end] {
+				hosts = append(hosts, u.hosts...)
+			}
 			for _, h := range hosts {
 				results[h].Batch = num
 			}
@@ -277,18 +285,19 @@ func Apply(ctx context.Context, cfg *spec.Config, p *plan.Plan, opts Options) *R
 			}
 			if nr.MaxFailures >= 0 && failures > nr.MaxFailures {
 				for _, h := range hosts {
-					results[h].Error = fmt.Sprintf("not started: node %q exceeded its failure budget (%d failed, max_failures = %d)", nr.Name, failures, nr.MaxFailures)
+					results[h].Error = fmt.Sprintf("not started: node %q exceeded its failure budget (%d%s failed, max_failures = %d)", nr.Name, failures, map[bool]string{true: " " + what}[what != "hosts"], nr.MaxFailures)
 				}
 				if rep.Stopped == "" {
-					rep.Stopped = fmt.Sprintf("node %q: %d hosts failed, more than max_failures = %d; batch %d and later were not started", nr.Name, failures, nr.MaxFailures, num)
+					rep.Stopped = fmt.Sprintf("node %q: %d %s failed, more than max_failures = %d; batch %d and later were not started", nr.Name, failures, what, nr.MaxFailures, num)
 				}
 				continue
 			}
 			runBatch(ctx, p, hosts, nodes, nr, results, opts)
-			for _, h := range hosts {
+			for _, u := range units[start:end] {
 				// A host left alone (drained by an admin) was not
-				// changed: it does not spend the failure budget.
-				if !results[h].OK() && results[h].Status != Skipped {
+				// changed: it does not spend the failure budget. A
+				// domain fails when any of its hosts did.
+				if slices.ContainsFunc(u.hosts, func(h string) bool { return !results[h].OK() && results[h].Status != Skipped }) {
 					failures++
 				}
 			}
@@ -298,6 +307,29 @@ func Apply(ctx context.Context, cfg *spec.Config, p *plan.Plan, opts Options) *R
 		rep.Hosts = append(rep.Hosts, *results[h.Host])
 	}
 	return rep
+}
+
+// rolloutUnit is what one step of a rollout's batch counts: one host, or
+// the hosts of one NVLink domain.
+type rolloutUnit struct {
+	hosts []string
+}
+
+// rolloutUnits splits a node's hosts into the units its rollout counts,
+// and names them for the failure budget's messages.
+func rolloutUnits(nr plan.NodeRollout) ([]rolloutUnit, string) {
+	if nr.Unit == spec.RolloutUnitNVLinkDomain {
+		units := make([]rolloutUnit, 0, len(nr.Domains))
+		for _, d := range nr.Domains {
+			units = append(units, rolloutUnit{hosts: d.Hosts})
+		}
+		return units, "NVLink domains"
+	}
+	units := make([]rolloutUnit, 0, len(nr.Hosts))
+	for _, h := range nr.Hosts {
+		units = append(units, rolloutUnit{hosts: []string{h}})
+	}
+	return units, "hosts"
 }
 
 func stepCount(h *plan.HostPlan) int {

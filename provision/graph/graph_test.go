@@ -136,6 +136,9 @@ func TestSimProfiles(t *testing.T) {
 		"l40s-rocky9":    nil,
 		"gh200":          {ProblemLink}, // the Ethernet port at x8 of x16
 		"no-driver":      nil,
+		// Healthy trays: GPUs on NVLink-C2C, four rails up.
+		"gb200-nvl72-tray": nil,
+		"gb300-nvl72-tray": nil,
 	}
 	for _, name := range sim.Names() {
 		t.Run(name, func(t *testing.T) {

@@ -82,6 +82,8 @@ func TestGolden(t *testing.T) {
 		{profile: "hgx-h100-8gpu", host: "hgx-h100-converged"},
 		{profile: "dgx-a100", host: "dgx-a100"},
 		{profile: "gh200", host: "gh200"},
+		{profile: "gb200-nvl72-tray", host: "gb200-nvl72-tray"},
+		{profile: "gb300-nvl72-tray", host: "gb300-nvl72-tray"},
 		{profile: "l40s-8gpu-pcie", host: "l40s-rocky9"},
 		// Two 32-core sockets with hyperthreads, NPS2 (modules/README.md's
 		// source gives the four nodes, not the CPU numbers).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
@@ -88,6 +89,8 @@ type rolloutJSON struct {
 	ForeignDrain  spec.ForeignDrainPolicy `json:"foreign_drain,omitempty"`
 	SlurmNodeName string                  `json:"slurm_node_name,omitempty"`
 	SlurmClient   string                  `json:"slurm_client,omitempty"`
+	Unit          spec.RolloutUnit        `json:"unit,omitempty"`
+	Domains       []RolloutDomain         `json:"nvlink_domains,omitempty"`
 }
 
 type hostJSON struct {
@@ -187,7 +190,8 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 func (n NodeRollout) toJSON() rolloutJSON {
 	return rolloutJSON{Name: n.Name, Hosts: n.Hosts, Batch: n.Batch, MaxFailures: n.MaxFailures, Reboot: n.Reboot, Drain: n.Drain,
 		StepTimeout: n.StepTimeout.Text, DrainTimeout: n.DrainTimeout.Text, DrainPoll: n.DrainPoll.Text,
-		ForeignDrain: n.ForeignDrain, SlurmNodeName: n.SlurmNodeName, SlurmClient: n.SlurmClient}
+		ForeignDrain: n.ForeignDrain, SlurmNodeName: n.SlurmNodeName, SlurmClient: n.SlurmClient,
+		Unit: n.Unit, Domains: n.Domains}
 }
 
 // toModel reads a node's rollout back, its timeouts parsed once here: a
@@ -195,7 +199,11 @@ func (n NodeRollout) toJSON() rolloutJSON {
 // the default in its place.
 func (rj rolloutJSON) toModel() (NodeRollout, error) {
 	n := NodeRollout{Name: rj.Name, Hosts: rj.Hosts, Batch: rj.Batch, MaxFailures: rj.MaxFailures, Reboot: rj.Reboot, Drain: rj.Drain,
-		ForeignDrain: rj.ForeignDrain, SlurmNodeName: rj.SlurmNodeName, SlurmClient: rj.SlurmClient}
+		ForeignDrain: rj.ForeignDrain, SlurmNodeName: rj.SlurmNodeName, SlurmClient: rj.SlurmClient,
+		Unit: rj.Unit, Domains: rj.Domains}
+	if err := checkDomains(n); err != nil {
+		return n, &FileValueError{Node: rj.Name, Attr: "nvlink_domains", Err: err}
+	}
 	for _, t := range []struct {
 		name string
 		text string
@@ -230,6 +238,40 @@ func (e *FileValueError) Error() string {
 }
 
 func (e *FileValueError) Unwrap() error { return e.Err }
+
+// checkDomains refuses a rollout in domains that apply could not walk
+// whole: an unknown unit, or a host of the node in no domain or in two,
+// or a domain host that is not the node's.
+func checkDomains(n NodeRollout) error {
+	switch n.Unit {
+	case "", spec.RolloutUnitHost:
+		if len(n.Domains) > 0 {
+			return fmt.Errorf("domains given for a rollout that counts hosts")
+		}
+		return nil
+	case spec.RolloutUnitNVLinkDomain:
+	default:
+		return fmt.Errorf("unit %q is not %q or %q", n.Unit, spec.RolloutUnitHost, spec.RolloutUnitNVLinkDomain)
+	}
+	in := map[string]string{}
+	for _, d := range n.Domains {
+		for _, h := range d.Hosts {
+			if !slices.Contains(n.Hosts, h) {
+				return fmt.Errorf("domain %q names %s, which is not a host of the node", d.Name, h)
+			}
+			if prev, dup := in[h]; dup {
+				return fmt.Errorf("%s is in domain %q and %q", h, prev, d.Name)
+			}
+			in[h] = d.Name
+		}
+	}
+	for _, h := range n.Hosts {
+		if _, ok := in[h]; !ok {
+			return fmt.Errorf("%s is in no domain of a rollout in NVLink domains", h)
+		}
+	}
+	return nil
+}
 
 func (h *HostPlan) toJSON() *hostJSON {
 	out := &hostJSON{Host: h.Host, Node: h.Node, FactsFingerprint: h.FactsFingerprint, Error: h.Error, Warnings: h.Warnings, VerifyNotes: h.VerifyNotes,

@@ -64,6 +64,12 @@ type NodeRollout struct {
 	// SlurmClient is rollout { slurm_client }: the host that runs scontrol;
 	// "" means each host.
 	SlurmClient string
+	// Unit is rollout { unit }: spec.RolloutUnitNVLinkDomain when Batch
+	// and MaxFailures count whole NVLink domains; "" counts hosts.
+	Unit spec.RolloutUnit
+	// Domains are the node's NVLink domains with their planned hosts,
+	// the units apply batches when Unit is spec.RolloutUnitNVLinkDomain.
+	Domains []RolloutDomain
 }
 
 // HostPlan is the plan for one host.
@@ -238,6 +244,11 @@ func assemble(hps []*HostPlan) *Plan {
 		}
 		p.Summary.add(hp.Summary)
 	}
+	targets := make([]target.Host, len(hps))
+	for i, hp := range hps {
+		targets[i] = hp.Target
+	}
+	domainGuard(p, targets)
 	p.Applyable = !p.Errored && p.HasChanges()
 	return p
 }
@@ -359,6 +370,9 @@ func rolloutOf(n *spec.Node) NodeRollout {
 		}
 		if n.Rollout.StepTimeout.Set {
 			r.StepTimeout = n.Rollout.StepTimeout.V
+		}
+		if n.Rollout.Unit.V == spec.RolloutUnitNVLinkDomain {
+			r.Unit = spec.RolloutUnitNVLinkDomain
 		}
 		if r.Drain == spec.DrainSlurm {
 			r.DrainTimeout = n.Rollout.DrainTimeout.V

@@ -13,6 +13,9 @@ import (
 const (
 	DriverPackage      = "driver_package"
 	FabricManager      = "fabric_manager"
+	IMEXPackage        = "imex_package"
+	IMEXPeers          = "imex_peers"
+	IMEXChannel        = "imex_channel"
 	NvidiaPeermem      = "nvidia_peermem"
 	NvidiaPersistenced = "nvidia_persistenced"
 	CUDAToolkit        = "cuda_toolkit"
@@ -155,6 +158,9 @@ func builders() []builder {
 	return []builder{
 		{DriverPackage, buildDriverPackage, driverPackageReads},
 		{FabricManager, buildFabricManager, fabricManagerReads},
+		{IMEXPackage, buildIMEXPackage, imexPackageReads},
+		{IMEXPeers, buildIMEXPeers, imexPeersReads},
+		{IMEXChannel, buildIMEXChannel, imexChannelReads},
 		{NvidiaPeermem, buildNvidiaPeermem, nvidiaPeermemReads},
 		{NvidiaPersistenced, buildNvidiaPersistenced, nvidiaPersistencedReads},
 		{CUDAToolkit, buildCUDAToolkit, cudaToolkitReads},

@@ -15,7 +15,9 @@ const everyResource = `driver {
   persistence_mode = true
   fabric_manager = true
   peermem = true
+  imex = true
 }
+nvlink_domain "rack1" {}
 cuda { version = "12.4.1" }
 nccl { version = "2.21.5" }
 dcgm { version = "3.3.6" }
@@ -54,6 +56,10 @@ func TestBuildersTable(t *testing.T) {
 	n, f := loadNode(t, everyResource), debianNode()
 	// irqbalance is planned only where it is installed.
 	f.Units = map[string]facts.UnitState{"irqbalance.service": {Enabled: "enabled", Active: "active"}}
+	// IMEX's peers are the host's domain's; its channel needs the
+	// driver's device major.
+	f.Host = "sim://x"
+	f.ConfigFiles = map[string]facts.ConfigFile{"/proc/devices": {Exists: true, Data: []byte("Character devices:\n234 nvidia-caps-imex-channels\n")}}
 	in := newBuildInput(testKB, n, f)
 	// A node runs Docker, containerd or enroot: containerd_config is asked
 	// for by the same spec on containerd, in place of docker_daemon.

@@ -30,9 +30,9 @@ var readSpecs = []string{
 
 // readProfiles are the simulated profiles TestDeclaredReads plans on: a
 // converged node, one with stale versions and gpuform's own files, a RHEL
-// family one and one without a driver. Probing every profile costs half a
+// family one, one without a driver and a GB200 tray (IMEX). Probing every profile costs half a
 // minute and reaches no file these do not.
-var readProfiles = []string{"hgx-h100-converged", "hgx-h100-stale", "l40s-rocky9", "no-driver"}
+var readProfiles = []string{"hgx-h100-converged", "hgx-h100-stale", "l40s-rocky9", "no-driver", "gb200-nvl72-tray"}
 
 // probeProfiles probes readProfiles with the resources' declared reads.
 func probeProfiles(t *testing.T) map[string]*facts.Node {

@@ -63,6 +63,10 @@ func mockSystem(profile string) (string, bool) {
 		return nvmlfacts.MockL40SPCIe, true
 	case strings.HasPrefix(profile, "gh200"):
 		return nvmlfacts.MockGH200, true
+	case strings.HasPrefix(profile, "gb200-nvl72-tray"):
+		return nvmlfacts.MockGB200Tray, true
+	case strings.HasPrefix(profile, "gb300-nvl72-tray"):
+		return nvmlfacts.MockGB300Tray, true
 	}
 	return "", false
 }

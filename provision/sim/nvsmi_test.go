@@ -20,8 +20,10 @@ import (
 // for every GPU pair in `nvidia-smi topo -m`, from real captures:
 // 8x H100 SXM NV18 (smi/testdata/topo/topo-matrix-8xH100-nv18-no-nic-rhel-ai.txt),
 // 8x A100 SXM NV12 (topo-m-8xA100-nv12-17nic.txt). The L40S has no NVLink
-// (PCIe levels only) and GH200 nodes have one GPU.
-var bondedNVLinks = map[string]int{nvmlfacts.MockDGXH100: 18, nvmlfacts.MockDGXA100: 12}
+// (PCIe levels only) and GH200 nodes have one GPU. A GB200 NVL72 tray's
+// four GPUs print NV18 (NVIDIA/k8s-test-infra#371; the GB300 tray is
+// modelled on it).
+var bondedNVLinks = map[string]int{nvmlfacts.MockDGXH100: 18, nvmlfacts.MockDGXA100: 12, nvmlfacts.MockGB200Tray: 18, nvmlfacts.MockGB300Tray: 18}
 
 // TestNvidiaSMIRoundTrip runs every profile's nvidia-smi and reads what it
 // prints with the parsers verify reads real captures with; what they read
@@ -154,10 +156,11 @@ func TestNvidiaSMIRoundTrip(t *testing.T) {
 					wantGen = 1
 				}
 				switch {
-				case g.PCIe == nil && system == nvmlfacts.MockGH200:
-					// GH200's simulated NVML reports no PCIe link (no
-					// public output says what a GH200 reports), so
-					// neither path judges one.
+				case g.PCIe == nil && (system == nvmlfacts.MockGH200 || system == nvmlfacts.MockGB200Tray || system == nvmlfacts.MockGB300Tray):
+					// The Grace systems' simulated NVML reports no PCIe
+					// link (no public output says what a GH200 or a
+					// GB200/GB300 GPU on NVLink-C2C reports), so neither
+					// path judges one.
 				case g.PCIe == nil:
 					t.Errorf("%s: no PCIe link in -q -x", bus)
 				case g.PCIe.MaxWidth != maxW || g.PCIe.CurrentWidth != wantW || g.PCIe.MaxGen != maxGen || g.PCIe.CurrentGen != wantGen:

@@ -18,7 +18,7 @@ import (
 var _ transport.Transport = (*sim.Transport)(nil)
 
 func TestNames(t *testing.T) {
-	want := []string{"dgx-a100", "gh200", "hgx-h100-converged", "hgx-h100-degraded", "hgx-h100-notools", "hgx-h100-slownic", "hgx-h100-stale", "hgx-h100-xid79", "l40s-rocky9", "no-driver"}
+	want := []string{"dgx-a100", "gb200-nvl72-tray", "gb300-nvl72-tray", "gh200", "hgx-h100-converged", "hgx-h100-degraded", "hgx-h100-notools", "hgx-h100-slownic", "hgx-h100-stale", "hgx-h100-xid79", "l40s-rocky9", "no-driver"}
 	if diff := cmp.Diff(want, sim.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -40,6 +41,14 @@ func TestNCCLMultiNode(t *testing.T) {
 	// Derived: the same run as if its NCCL_DEBUG=INFO lines had said
 	// "Using network Socket" (a fabric that silently fell back).
 	socketRun[0].Network = "Socket"
+	// Derived: the GB200 NVL72 capture keeps one rank line of its 72;
+	// the other rank lines, 4 per tray on 18 trays, are put back as the
+	// run printed them (the rank line kept names tray 171's device 3).
+	rack := append([]nccltest.Run(nil), parseFixture(t, "all_reduce_perf-72xGB200-nvl72-1rack-coreweave-elided.txt")...)
+	rack[0].Devices = nil
+	for r := range 72 {
+		rack[0].Devices = append(rack[0].Devices, nccltest.Device{Rank: r, Host: fmt.Sprintf("slurm-gb200-207-%d", 154+r/4), Device: r % 4, BusID: "0x01", Name: "NVIDIA Graphics Device"})
+	}
 	tests := map[string]struct {
 		exp      Expectation
 		fixture  string
@@ -115,6 +124,16 @@ func TestNCCLMultiNode(t *testing.T) {
 			fixture: "all_reduce_perf-2xH200-2node-1nic-mpi-operator-with-openmpi-warnings.txt",
 			status:  StatusFail,
 			message: []string{"nccl-test-dranet-1gpu-1nic-worker-0 ran 1 rank(s) on a node with 8 GPUs", "nccl-test-dranet-1gpu-1nic-worker-1 ran 1 rank(s)"},
+		},
+		// Derived: CoreWeave's GB200 NVL72 full-rack run judged as a GB300
+		// rack's (no GB300 output is published): 834.57 GB/s at 8G clears
+		// AICR's GB300 NVLS floor of 823, read at 16G, on its largest size.
+		"GB300 NVL72 rack over multi-node NVLink": {
+			exp:      with(Expectation{KB: testKB, GPUModel: "GB300", GPUCount: 4, Interconnect: InterconnectNVSwitch}, NCCLExpectation{Command: "srun -N 18 --ntasks-per-node=4 all_reduce_perf -b 512M -e 8G -f 2 -g 1", MultiNode: true, Network: "mnnvl"}),
+			runs:     rack,
+			status:   StatusPass,
+			expected: []string{"823.00 GB/s", "gb300-generic-ubuntu-training", "over mnnvl"},
+			observed: "834.57",
 		},
 		"multi_node run on one host": {
 			exp:     with(h100, NCCLExpectation{Command: "mpirun -np 8 all_reduce_perf -b 128M -e 4G -g 1", MultiNode: true, Network: "ib_ndr"}),

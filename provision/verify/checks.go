@@ -40,6 +40,11 @@ const (
 	CheckSlurmGRES        CheckID = "slurm.gres"
 	CheckFabricManager    CheckID = "host.fabric_manager"
 	CheckPeermem          CheckID = "host.peermem"
+	CheckIMEXPeers        CheckID = "imex.peers"
+	CheckFabric           CheckID = "nvml.fabric"
+	CheckFabricDomain     CheckID = "nvml.fabric_domain"
+	CheckVBIOS            CheckID = "nvml.vbios"
+	CheckFirmwareDomain   CheckID = "firmware.domain_drift"
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
 	CheckNICIRQ           CheckID = "nic.irq_affinity"
@@ -222,6 +227,26 @@ func Checks() []CheckDef {
 			When:   "`FabricManager` set",
 			Judges: "nvidia-fabricmanager state differs (unknown = error)",
 			Action: "start nvidia-fabricmanager (NVSwitch systems cannot run CUDA work without it)"},
+		{ID: CheckFabric, Needs: NeedNVML,
+			When:   "the hardware's `nvlink_domain` is larger than its `gpu_count` (a rack-scale tray)",
+			Judges: "a GPU whose NVLink fabric registration is not state `Completed` with status `Success`, has clique id 0 or a zero cluster UUID, or whose clique and cluster differ from the host's other GPUs (each GPU named); `error` on the nvidia-smi fallback, which reads no fabric state",
+			Action: "check the rack's NVLink switch trays and the tray's cabling; a tray in another clique than its rack is not in the rack's NVLink partition"},
+		{ID: CheckFabricDomain, Needs: NeedNVML,
+			When:   "a rack-scale tray in an `nvlink_domain`, judged by the runner after every host of the run was verified",
+			Judges: "the host's fabric clique and cluster differ from the ones most of its domain's verified hosts report (the others named with their counts); `error` when the host reports none",
+			Action: "a tray in another clique is not in its rack's NVLink partition: check the partition (NVLink switch trays) and the tray's NVLink cabling"},
+		{ID: CheckVBIOS, Needs: NeedNVML,
+			When:   "the node pins `firmware { gpu_vbios }`",
+			Judges: "a GPU whose VBIOS version (NVML, nvidia-smi's \"VBIOS Version\") is not the pinned one (GPUs named with their version); `error` when a GPU reports none",
+			Action: "flash the pinned VBIOS with the vendor's firmware tool, or pin what the fleet runs"},
+		{ID: CheckFirmwareDomain, Needs: NeedNVML,
+			When:   "a host in an `nvlink_domain`, judged by the runner after every host of the run was verified",
+			Judges: "the host's GPU VBIOS version differs from the one most hosts of its domain run (the others named with their counts), or its GPUs run different versions; `error` when it reports none",
+			Action: "update the odd trays so the whole domain runs one firmware set"},
+		{ID: CheckIMEXPeers, Needs: NeedProbe,
+			When:   "the driver block sets `imex = true`",
+			Judges: "nvidia-imex.service not enabled and active, or /etc/nvidia-imex/nodes_config.cfg missing a host of the host's `nvlink_domain` (named) or listing one outside it; `skip` for a host in no domain, `error` without the probe's facts. Confirm before fail: a failure on the service's state alone (the node list complete) passes, both shown, when a multi-node NVLink all_reduce (`network = \"mnnvl\"`) passed on the host",
+			Action: "`gpuform apply` writes the domain's peers and starts IMEX; a tray missing from every other tray's list was added to the domain without an apply of the rack"},
 		{ID: CheckPeermem, Needs: NeedProbe,
 			When:   "`Peermem` set",
 			Judges: "nvidia-peermem state differs (unknown = error)",

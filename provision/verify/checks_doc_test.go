@@ -5,6 +5,8 @@ package verify
 import (
 	"testing"
 
+	"github.com/gpuform/gpuform/provision/facts"
+
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
@@ -55,6 +57,11 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	}, HostFacts{}))
 	// NIC interrupts and MTUs.
 	add(Check(Expectation{KB: testKB, Spec: loadSpecNode(t, nicSpec)}, nil, HostFacts{Facts: nicHost()}))
+	// A rack-scale tray's fabric registration (TestFabricCaptures).
+	add(Check(Expectation{KB: testKB, Fabric: true, VBIOS: "97.00.0B.00.2F"}, collectMock(t, nvmlfacts.MockGB200Tray), HostFacts{}))
+	// IMEX on a tray of an NVLink domain (TestIMEXPeers judges it on a
+	// probed simulated tray).
+	add(Check(Expectation{KB: testKB, IMEX: &IMEXExpectation{Domains: []IMEXDomain{{Name: "rack1", Hosts: []string{"t1"}, Peers: []string{"t1"}}}}}, nil, HostFacts{Facts: &facts.Node{Host: "t1"}}))
 	return ids
 }
 
@@ -70,6 +77,10 @@ func TestChecksEmitted(t *testing.T) {
 	// nvml.peer_outlier compares hosts with each other: the runner emits
 	// it after every host was verified (runner's TestPeerOutliers).
 	emitted[CheckPeerOutlier] = true
+	// nvml.fabric_domain compares the trays of an NVLink domain: the
+	// runner emits it (runner's TestFabricDomain).
+	emitted[CheckFabricDomain] = true
+	emitted[CheckFirmwareDomain] = true
 	for _, d := range Checks() {
 		if !emitted[d.ID] {
 			t.Errorf("Checks() declares %s, but no check emits it", d.Pattern())

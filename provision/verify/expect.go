@@ -124,6 +124,15 @@ type Expectation struct {
 	FabricManager *bool
 	// Peermem, when set, says whether nvidia-peermem must be loaded.
 	Peermem *bool
+	// VBIOS, when set, is the VBIOS version every GPU must report
+	// (firmware { gpu_vbios }).
+	VBIOS string
+	// Fabric asks for nvml.fabric: the hardware is a rack-scale tray
+	// whose GPUs must be registered with the rack's NVLink fabric.
+	Fabric bool
+	// IMEX, when set, is what imex.peers judges: driver { imex = true }
+	// with the node's NVLink domains.
+	IMEX *IMEXExpectation
 	// DCGM is true when the spec pins DCGM: then a node without dcgmi
 	// fails dcgm.diag at the quick tier even when DCGMOptional says it may
 	// lack it.
@@ -189,7 +198,13 @@ func ExpectationFor(n *spec.Node) Expectation {
 		case "nvswitch":
 			exp.Interconnect = InterconnectNVSwitch
 			exp.NVLink = NVLinkAllActive
-			exp.FabricManager = &t
+			// A rack-scale tray (NVLink domain beyond its own GPUs) runs
+			// no Fabric Manager: the rack's switch trays train the fabric.
+			if hw.NVLinkDomain <= hw.GPUCount {
+				exp.FabricManager = &t
+			} else {
+				exp.Fabric = true
+			}
 		case "nvlink_bridge":
 			exp.Interconnect = InterconnectNVLinkBridge
 			exp.NVLink = NVLinkAllActive
@@ -214,6 +229,10 @@ func ExpectationFor(n *spec.Node) Expectation {
 		if d.Peermem.Set && d.Peermem.V {
 			exp.Peermem = &t
 		}
+	}
+	exp.IMEX = imexExpectation(n)
+	if n.Firmware != nil && n.Firmware.GPUVBIOS.Set {
+		exp.VBIOS = n.Firmware.GPUVBIOS.V
 	}
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
 	exp.UnknownXidFail = n.Health.DrainsUnknownXid()

@@ -156,6 +156,14 @@ func (c *collector) gpu(i int, d nvml.Device) GPU {
 	if m, ret := d.GetCpuAffinity(maxCPUs); c.ok(ret, where, "GetCpuAffinity") {
 		g.CPUAffinity = cpuList(m)
 	}
+	if v, ret := d.GetVbiosVersion(); c.ok(ret, where, "GetVbiosVersion") {
+		g.VBIOS = v
+	}
+	if c.has("nvmlDeviceGetGpuFabricInfo") {
+		if v, ret := d.GetGpuFabricInfo(); c.ok(ret, where, "GetGpuFabricInfo") && v.State != nvml.GPU_FABRIC_STATE_NOT_SUPPORTED {
+			g.Fabric = fabricOf(v)
+		}
+	}
 	if v, ret := d.GetPersistenceMode(); c.ok(ret, where, "GetPersistenceMode") {
 		on := v == nvml.FEATURE_ENABLED
 		g.PersistenceMode = &on
@@ -507,4 +515,34 @@ func virtualizationName(m nvml.GpuVirtualizationMode) string {
 		return "Host VSGA"
 	}
 	return fmt.Sprintf("mode %d", m)
+}
+
+// fabricOf turns NVML's fabric info into the words nvidia-smi -q prints in
+// its "Fabric" section (State, Status, CliqueId, ClusterUUID).
+func fabricOf(v nvml.GpuFabricInfo) *Fabric {
+	f := &Fabric{CliqueID: v.CliqueId, ClusterUUID: formatUUID(v.ClusterUuid)}
+	switch v.State {
+	case nvml.GPU_FABRIC_STATE_NOT_STARTED:
+		f.State = "Not Started"
+	case nvml.GPU_FABRIC_STATE_IN_PROGRESS:
+		f.State = "In Progress"
+	case nvml.GPU_FABRIC_STATE_COMPLETED:
+		f.State = "Completed"
+	default:
+		f.State = fmt.Sprintf("unknown (%d)", v.State)
+	}
+	switch r := nvml.Return(v.Status); r {
+	case nvml.SUCCESS:
+		f.Status = "Success"
+	case nvml.ERROR_INSUFFICIENT_RESOURCES:
+		f.Status = "Insufficient Resources"
+	default:
+		f.Status = fmt.Sprintf("NVML error %d", int32(r))
+	}
+	return f
+}
+
+// formatUUID prints 16 bytes as a UUID, 8-4-4-4-12 hex digits.
+func formatUUID(b [16]uint8) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -43,6 +43,13 @@ type mockModel struct {
 	gpuName   string
 	layout    func() MockLayout
 	nvlinks   int
+	// fabric is the NVLink fabric registration the GPUs report (rack-scale
+	// trays); nil answers NOT_SUPPORTED, as a board without multi-node
+	// NVLink reports it here.
+	fabric *nvml.GpuFabricInfo
+	// vbios is the VBIOS version the GPUs report; "" answers
+	// NOT_SUPPORTED (no model here has a published one).
+	vbios     string
 	pcieGen   int
 	pcieWidth int
 	powerW    float64
@@ -81,6 +88,20 @@ func mockModels() map[string]mockModel {
 		MockGH200: {
 			name: MockGH200, gpuName: "NVIDIA GH200 480GB", layout: gh200Layout,
 			newServer: func(n int) *server.Server { return newServer(n, gh200Config()) },
+		},
+		// 18 NVLink5 links per GPU: the GB200 tray's `nvidia-smi nvlink -s`
+		// (Link 0-17) and `topo -m` (NV18) in NVIDIA/k8s-test-infra#371;
+		// the GB300 tray's count is modelled on it. PCIe and power are not
+		// claimed, as on GH200.
+		MockGB200Tray: {
+			name: MockGB200Tray, gpuName: "NVIDIA GB200", layout: nvl72TrayLayout,
+			newServer: func(n int) *server.Server { return newServer(n, gb200Config()) },
+			nvlinks:   18, fabric: rackFabric(), vbios: "97.00.0B.00.2F",
+		},
+		MockGB300Tray: {
+			name: MockGB300Tray, gpuName: "NVIDIA GB300", layout: nvl72TrayLayout,
+			newServer: func(n int) *server.Server { return newServer(n, gb300Config()) },
+			nvlinks:   18, fabric: rackFabric(),
 		},
 	}
 }
@@ -180,6 +201,39 @@ func gh200Layout() MockLayout {
 	}
 }
 
+// The GB200 tray's VBIOS version "97.00.0B.00.2F" is modelled: it has
+// nvidia-smi's "VBIOS Version" form (NN.NN.NN.NN.NN), no public GB200
+// capture of it was found.
+
+// rackFabric is a healthy rack's registration: state Completed, status
+// Success, the clique id 4026 and cluster UUID
+// 9c6f5af3-53bf-49b5-a436-b66766c413c3 a real GB200 tray reported
+// (leptonai/gpud#1106). Every simulated tray shares them, as the trays
+// of one rack do.
+func rackFabric() *nvml.GpuFabricInfo {
+	return &nvml.GpuFabricInfo{State: nvml.GPU_FABRIC_STATE_COMPLETED, Status: uint32(nvml.SUCCESS), CliqueId: 4026,
+		ClusterUuid: [16]uint8{0x9c, 0x6f, 0x5a, 0xf3, 0x53, 0xbf, 0x49, 0xb5, 0xa4, 0x36, 0xb6, 0x67, 0x66, 0xc4, 0x13, 0xc3}}
+}
+
+// nvl72TrayLayout is gpuform's modules/gb200-nvl72-tray profile: GPUs 0-1
+// on Grace 0 (CPUs 0-71, NUMA 0), GPUs 2-3 on Grace 1 (72-143, NUMA 1), as
+// a GB200 tray's `nvidia-smi topo -m` shows (NVIDIA/k8s-test-infra#371),
+// and every NIC SYS from every GPU (sgl-project/sglang#11208). The PCI
+// addresses (GPUs in domains 0008, 0009, 0018, 0019; the four compute
+// ConnectX NICs in 0000, 0002, 0010, 0012) are modelled, as are the NICs'
+// NUMA nodes; they match the simulated trays' sysfs
+// (provision/sim/roots/hw/gb200-nvl72-tray.txtar).
+func nvl72TrayLayout() MockLayout {
+	l := MockLayout{SameSwitch: LevelPIX, C2CGPUs: true, CPUs: map[int]string{0: "0-71", 1: "72-143"}}
+	for i, dom := range []string{"0008", "0009", "0018", "0019"} {
+		l.GPUs = append(l.GPUs, MockDevice{BusID: dom + ":01:00.0", NUMA: i / 2})
+	}
+	for i, dom := range []string{"0000", "0002", "0010", "0012"} {
+		l.NICs = append(l.NICs, MockDevice{Name: fmt.Sprintf("mlx5_%d", i), BusID: dom + ":03:00.0", NUMA: i / 2})
+	}
+	return l
+}
+
 func newServer(n int, cfg gpus.Config) *server.Server {
 	s, _ := server.New(
 		server.WithGPUs(gpus.Multiple(n, cfg)...),
@@ -208,6 +262,27 @@ func gh200Config() gpus.Config {
 	return gpus.Config{
 		Name: "NVIDIA GH200 480GB", Architecture: nvml.DEVICE_ARCH_HOPPER, Brand: nvml.BRAND_NVIDIA,
 		MemoryMB: 97871, CudaMajor: 9, CudaMinor: 0,
+	}
+}
+
+// gb200Config is the GB200 tray's GPU: Blackwell, compute capability 10.0
+// (gpu-models.tsv), named "NVIDIA GB200" as nvidia-smi names it
+// (NVIDIA/k8s-test-infra#371). Its memory (189471 MiB, about the 186 GB
+// MLPerf systems report) is modelled; no PCI device id is claimed.
+func gb200Config() gpus.Config {
+	return gpus.Config{
+		Name: "NVIDIA GB200", Architecture: nvml.DEVICE_ARCH_BLACKWELL, Brand: nvml.BRAND_NVIDIA,
+		MemoryMB: 189471, CudaMajor: 10, CudaMinor: 0,
+	}
+}
+
+// gb300Config is the GB300 tray's GPU: Blackwell, compute capability 10.3
+// (gpu-models.tsv). The name "NVIDIA GB300" and its memory (about the
+// 288 GB third parties list, gpu-models.tsv) are modelled.
+func gb300Config() gpus.Config {
+	return gpus.Config{
+		Name: "NVIDIA GB300", Architecture: nvml.DEVICE_ARCH_BLACKWELL, Brand: nvml.BRAND_NVIDIA,
+		MemoryMB: 284208, CudaMajor: 10, CudaMinor: 3,
 	}
 }
 
@@ -362,6 +437,9 @@ func (s *MockSystem) CommonAncestor(a, b string) (Level, error) {
 	if (ga >= 0 && gb < 0 && s.sysNIC[ga]) || (gb >= 0 && ga < 0 && s.sysNIC[gb]) {
 		return LevelSys, nil
 	}
+	if s.layout.C2CGPUs && (ga >= 0) != (gb >= 0) {
+		return LevelSys, nil
+	}
 	return s.level(da, db), nil
 }
 
@@ -424,6 +502,18 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 	// A 13-digit board serial as real boards print it (the A100 fixture's
 	// 1650522003820), numbered per GPU: simulated, not any real board's.
 	d.GetSerialFunc = func() (string, nvml.Return) { return fmt.Sprintf("16505220%05d", i), nvml.SUCCESS }
+	d.GetVbiosVersionFunc = func() (string, nvml.Return) {
+		if m.vbios == "" {
+			return "", nvml.ERROR_NOT_SUPPORTED
+		}
+		return m.vbios, nvml.SUCCESS
+	}
+	d.GetGpuFabricInfoFunc = func() (nvml.GpuFabricInfo, nvml.Return) {
+		if m.fabric == nil {
+			return nvml.GpuFabricInfo{}, nvml.ERROR_NOT_SUPPORTED
+		}
+		return *m.fabric, nvml.SUCCESS
+	}
 	d.GetVirtualizationModeFunc = func() (nvml.GpuVirtualizationMode, nvml.Return) {
 		return nvml.GPU_VIRTUALIZATION_MODE_NONE, nvml.SUCCESS
 	}

@@ -75,11 +75,15 @@ const (
 	MockDGXB200  = "dgxb200"
 	MockL40SPCIe = "l40s-pcie"
 	MockGH200    = "gh200"
+	// MockGB200Tray and MockGB300Tray are one compute tray of a GB200 or
+	// GB300 NVL72 rack: 4 GPUs on two Grace CPUs.
+	MockGB200Tray = "gb200-nvl72-tray"
+	MockGB300Tray = "gb300-nvl72-tray"
 )
 
 // MockNames lists the simulated systems, sorted.
 func MockNames() []string {
-	return []string{MockDGXA100, MockDGXB200, MockDGXH100, MockDGXH200, MockGH200, MockL40SPCIe}
+	return []string{MockDGXA100, MockDGXB200, MockDGXH100, MockDGXH200, MockGB200Tray, MockGB300Tray, MockGH200, MockL40SPCIe}
 }
 
 // FaultKind names a fault that NewMock plants in a simulated system.
@@ -221,6 +225,10 @@ type MockLayout struct {
 	// SameSwitch is the level of two devices under one PCIe switch: PIX
 	// or PXB, as the platform's `nvidia-smi topo -m` shows it.
 	SameSwitch Level
+	// C2CGPUs says the GPUs hang off their Grace CPU by NVLink-C2C, not a
+	// PCIe root port: every NIC is SYS from every GPU, as a GB200 tray's
+	// `nvidia-smi topo -m` prints it (sgl-project/sglang#11208).
+	C2CGPUs bool
 }
 
 // MockDevice is one simulated PCI device.

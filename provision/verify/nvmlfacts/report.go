@@ -56,12 +56,29 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// Fabric is one GPU's NVLink fabric state as NVML reports it.
+type Fabric struct {
+	// State is "Not Supported", "Not Started", "In Progress" or
+	// "Completed", as nvidia-smi prints NVML_GPU_FABRIC_STATE_*.
+	State string `json:"state"`
+	// Status is the registration's result, meaningful once State is
+	// Completed: "Success" or the NVML error's name as nvidia-smi prints
+	// it ("Insufficient Resources").
+	Status string `json:"status"`
+	// CliqueID is the fabric clique the GPU belongs to; 0 when none.
+	CliqueID uint32 `json:"clique_id"`
+	// ClusterUUID is the fabric cluster's UUID; all zeros when none.
+	ClusterUUID string `json:"cluster_uuid"`
+}
+
 // Fact names for Report.NotCollected.
 const (
 	FactNVLink   = "nvlink"
 	FactNUMA     = "numa_node"
 	FactTopology = "topology"
 	FactXID      = "xid"
+	// FactFabric is the GPUs' NVLink fabric state (Fabric).
+	FactFabric = "fabric"
 )
 
 // Collected reports whether the source of r could provide fact.
@@ -78,6 +95,15 @@ func (r *Report) Collected(fact string) bool {
 type GPU struct {
 	// Index is the NVML device index.
 	Index int `json:"index"`
+	// VBIOS is the GPU's VBIOS version (nvmlDeviceGetVbiosVersion,
+	// nvidia-smi's "VBIOS Version"); "" when not reported. A field added
+	// to the report.
+	VBIOS string `json:"vbios,omitempty"`
+	// Fabric is the GPU's NVLink fabric registration (nvmlDeviceGetGpuFabricInfo,
+	// nvidia-smi -q's "Fabric" section); nil where the GPU or driver does not
+	// report one (NOT_SUPPORTED: no multi-node NVLink). A field added to the
+	// report.
+	Fabric *Fabric `json:"fabric,omitempty"`
 	// UUID is the GPU's UUID, "GPU-…".
 	UUID string `json:"uuid"`
 	// Name is the product name as the driver reports it, e.g. "NVIDIA H100 80GB HBM3".

@@ -196,6 +196,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 // outliers across the hosts, the summary, the groups and the report's
 // checked_at and expires_at. Its work is linear in the hosts' reports.
 func Merge(targets []target.Host, hosts []report.Host, o Options, checkedAt time.Time) *report.Document {
+	addDomainChecks(targets, hosts)
 	findings := peerOutliers(targets, hosts)
 	doc := report.New(o.KB, o.Tier, hosts)
 	doc.Outliers = findings

@@ -131,7 +131,7 @@ func Parse(data []byte) (*nvmlfacts.Report, error) {
 		DriverVersion:     strings.TrimSpace(l.DriverVersion),
 		CUDADriverVersion: na(l.CUDAVersion),
 		GPUs:              []nvmlfacts.GPU{},
-		NotCollected:      []string{nvmlfacts.FactNVLink, nvmlfacts.FactNUMA, nvmlfacts.FactTopology, nvmlfacts.FactXID},
+		NotCollected:      []string{nvmlfacts.FactNVLink, nvmlfacts.FactNUMA, nvmlfacts.FactTopology, nvmlfacts.FactXID, nvmlfacts.FactFabric},
 	}
 	for i, g := range l.GPUs {
 		rep.GPUs = append(rep.GPUs, convert(i, g))

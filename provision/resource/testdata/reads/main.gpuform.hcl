@@ -34,3 +34,16 @@ node "slurm-llnl" {
     conf_dir = "/etc/slurm-llnl"
   }
 }
+
+# A GB200 NVL72 rack's trays with IMEX: the package, the domain's peers in
+# nodes_config.cfg and the channel device (planned where /proc/devices
+# has the channel major, as on the gb200-nvl72-tray profile).
+node "nvl72" {
+  hosts = ["sim://gb200-nvl72-tray", "sim://gb200-nvl72-tray/t02"]
+  driver {
+    version       = "580.159.03"
+    kernel_module = "open"
+    imex          = true
+  }
+  nvlink_domain "rack1" {}
+}

@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// TestFabricDomain judges nvml.fabric_domain over an 18-tray GB200 rack
+// from its hosts' NVML reports (no verify run: the runner's comparison is
+// judged): 17 trays in one clique pass, the tray in another fails naming
+// both cliques, a tray with no registration is an error.
+func TestFabricDomain(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"rack.gpuform.hcl": []byte(`
+module "tray" { source = "gpuform/gb200-nvl72-tray" }
+node "rack1" {
+  hosts    = ["sim://gb200-nvl72-tray/t[01-18]"]
+  hardware = module.tray.hardware
+  nvlink_domain "rack1" {}
+}
+`)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	targets, d := target.Select(cfg, nil)
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	reg := func(clique uint32) *nvmlfacts.Report {
+		f := nvmlfacts.Fabric{State: "Completed", Status: "Success", CliqueID: clique, ClusterUUID: "9c6f5af3-53bf-49b5-a436-b66766c413c3"}
+		return &nvmlfacts.Report{GPUs: []nvmlfacts.GPU{{Index: 0, Fabric: &f}}}
+	}
+	var hosts []report.Host
+	for i, tg := range targets {
+		rep := reg(4026)
+		switch i {
+		case 6:
+			rep = reg(4027)
+		case 11:
+			rep = &nvmlfacts.Report{GPUs: []nvmlfacts.GPU{{Index: 0}}}
+		}
+		hosts = append(hosts, report.Host{Host: tg.Host.Name, NVML: rep})
+	}
+	addDomainChecks(targets, hosts)
+	type verdict struct {
+		Status  verify.Status
+		Message string
+	}
+	want := map[string]verdict{}
+	got := map[string]verdict{}
+	for i := range 18 {
+		h := fmt.Sprintf("sim://gb200-nvl72-tray/t%02d", i+1)
+		switch i {
+		case 6:
+			want[h] = verdict{verify.StatusFail, `in clique 4027 cluster 9c6f5af3-53bf-49b5-a436-b66766c413c3, not in the clique of the rest of NVLink domain "rack1" (clique 4026 cluster 9c6f5af3-53bf-49b5-a436-b66766c413c3 on 16): the tray is not in the domain's NVLink partition`}
+		case 11:
+			want[h] = verdict{verify.StatusError, "the host reports no fabric registration to compare (see nvml.fabric)"}
+		default:
+			want[h] = verdict{verify.StatusPass, ""}
+		}
+	}
+	for _, h := range hosts {
+		var c []verify.CheckResult
+		for _, r := range h.Checks {
+			if r.ID == "nvml.fabric_domain" {
+				c = append(c, r)
+			}
+		}
+		if len(c) != 1 {
+			t.Fatalf("%s: %+v", h.Host, h.Checks)
+		}
+		got[h.Host] = verdict{c[0].Status, c[0].Message}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestFirmwareDrift: across a rack of 18 trays, the tray whose GPUs run
+// another VBIOS than the other 17 fails naming both versions, a tray
+// whose GPUs disagree among themselves is an error, the rest pass; a
+// domain where no host reports a VBIOS is skipped, never passed.
+func TestFirmwareDrift(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"rack.gpuform.hcl": []byte(`
+node "rack1" {
+  hosts = ["t[01-18]"]
+  nvlink_domain "rack1" {}
+}
+`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	targets, d := target.Select(cfg, nil)
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	gpus := func(vs ...string) *nvmlfacts.Report {
+		rep := &nvmlfacts.Report{}
+		for i, v := range vs {
+			rep.GPUs = append(rep.GPUs, nvmlfacts.GPU{Index: i, VBIOS: v})
+		}
+		return rep
+	}
+	run := func(reps func(i int) *nvmlfacts.Report) map[string]verify.CheckResult {
+		var hosts []report.Host
+		for i, tg := range targets {
+			hosts = append(hosts, report.Host{Host: tg.Host.Name, NVML: reps(i)})
+		}
+		addDomainChecks(targets, hosts)
+		out := map[string]verify.CheckResult{}
+		for _, h := range hosts {
+			for _, c := range h.Checks {
+				if c.ID == "firmware.domain_drift" {
+					out[h.Host] = c
+				}
+			}
+		}
+		return out
+	}
+	got := run(func(i int) *nvmlfacts.Report {
+		switch i {
+		case 3:
+			return gpus("97.00.0B.00.30", "97.00.0B.00.30", "97.00.0B.00.30", "97.00.0B.00.30")
+		case 9:
+			return gpus("97.00.0B.00.2F", "97.00.0B.00.30", "97.00.0B.00.2F", "97.00.0B.00.2F")
+		}
+		return gpus("97.00.0B.00.2F", "97.00.0B.00.2F", "97.00.0B.00.2F", "97.00.0B.00.2F")
+	})
+	type verdict struct {
+		Status  verify.Status
+		Message string
+	}
+	for i := range 18 {
+		h := fmt.Sprintf("t%02d", i+1)
+		want := verdict{verify.StatusPass, ""}
+		switch i {
+		case 3:
+			want = verdict{verify.StatusFail, `GPU VBIOS 97.00.0B.00.30 drifts from the rest of NVLink domain "rack1" (97.00.0B.00.2F on 16)`}
+		case 9:
+			want = verdict{verify.StatusError, "the host's GPUs report no VBIOS version, or differ among themselves (see nvml.vbios)"}
+		}
+		if d := cmp.Diff(want, verdict{got[h].Status, got[h].Message}); d != "" {
+			t.Errorf("%s (-want +got):\n%s", h, d)
+		}
+	}
+	none := run(func(int) *nvmlfacts.Report { return gpus("", "") })
+	if c := none["t01"]; c.Status != verify.StatusSkip {
+		t.Errorf("no VBIOS anywhere: %+v, want a skip", c)
+	}
+}
