@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/hostrange"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -194,13 +195,26 @@ func (pl *pictureLayout) sockets() []*container {
 			continue
 		}
 		s := &container{header: pl.containerHeader(b)}
+		var bare []*Box
 		for _, c := range pl.children[b.ID] {
 			if c.Kind == KindNUMA {
+				if len(pl.children[c.ID]) == 0 {
+					bare = append(bare, c)
+				}
 				n := &container{header: pl.containerHeader(c), columns: pl.columns(c)}
 				s.numas = append(s.numas, n)
 			} else {
 				s.columns = append(s.columns, pl.column(c))
 			}
+		}
+		if len(bare) >= foldBareNUMA {
+			kept := s.numas[:0]
+			for _, n := range s.numas {
+				if len(n.columns) > 0 {
+					kept = append(kept, n)
+				}
+			}
+			s.numas = append(kept, &container{header: bareNUMAHeader(bare)})
 		}
 		out = append(out, s)
 	}
@@ -215,6 +229,36 @@ func (pl *pictureLayout) sockets() []*container {
 		}
 	}
 	return out
+}
+
+// foldBareNUMA is how many NUMA nodes without devices a socket may have
+// before they are drawn as one box: a Grace tray has 32 (its GPUs' memory
+// as NUMA nodes for MIG and coherent access), which as boxes of their own
+// made the picture three screens wide.
+const foldBareNUMA = 3
+
+// bareNUMAHeader is the one box for a socket's NUMA nodes without
+// devices: their numbers folded ("NUMA 2-33", as lstopo lists such a set)
+// and each distinct description once with how many nodes it fits.
+func bareNUMAHeader(bare []*Box) []line {
+	labels := make([]string, len(bare))
+	var details []string
+	count := map[string]int{}
+	for i, b := range bare {
+		labels[i] = b.Label
+		d := strings.Join(b.Detail, " · ")
+		if count[d] == 0 {
+			details = append(details, d)
+		}
+		count[d]++
+	}
+	// "NUMA [2-33]" from the host-name folding, written without brackets.
+	name := strings.NewReplacer("[", "", "]", "").Replace(hostrange.Fold(labels))
+	ls := []line{{text: name, size: sizeBody, bold: true}}
+	for _, d := range details {
+		ls = append(ls, line{text: fmt.Sprintf("%d × %s", count[d], d), size: sizeBody, fill: colourMuted})
+	}
+	return ls
 }
 
 func (pl *pictureLayout) containerHeader(b *Box) []line {
