@@ -143,7 +143,7 @@ func TestSlurmPrologEpilogGate(t *testing.T) {
 		t.Logf("prolog wall time on a good node, as slurmd ran it: %d ms", ms)
 		code, out, _ = g.result(t, "epilog", id)
 		st, reason := g.State()
-		want := "gpuform: health: epilog job " + id + ": kernel.xid: reboot: Xid 79 at PCI:0000:18:00 — "
+		want := "gpuform: health: epilog job " + id + ": kernel.xid: reboot: Xid 79 at 00000000:18:00.0 — "
 		if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, want) {
 			t.Fatalf("epilog of job %s: exit %d, state %q reason %q; want %d, DRAIN, %q…\n%s", id, code, st, reason, ExitReport, want, out)
 		}
@@ -163,7 +163,7 @@ func TestSlurmPrologEpilogGate(t *testing.T) {
 		code, out, _ := g.result(t, "prolog", id)
 		job := g.WaitJob(id, "to be requeued", func(j map[string]string) bool { return j["Restarts"] != "0" && j["JobState"] == "PENDING" })
 		st, reason := g.State()
-		want := "gpuform: health: prolog job " + id + ": kernel.xid: reboot: Xid 79 at PCI:0000:9d:00"
+		want := "gpuform: health: prolog job " + id + ": kernel.xid: reboot: Xid 79 at 00000000:9D:00.0"
 		if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, want) {
 			t.Fatalf("prolog of job %s: exit %d, state %q reason %q; want %d, DRAIN, %q…\n%s", id, code, st, reason, ExitReport, want, out)
 		}
@@ -213,7 +213,7 @@ func TestSlurmPrologEpilogGate(t *testing.T) {
 		cmd.Dir = "/"
 		code, out, errOut := runHealth(t, cmd)
 		st, reason := g.State()
-		if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, "gpuform: health: epilog job 999999: kernel.xid: reboot: Xid 79 at PCI:0000:9d:00") ||
+		if code != ExitReport || !strings.Contains(st, "DRAIN") || !strings.HasPrefix(reason, "gpuform: health: epilog job 999999: kernel.xid: reboot: Xid 79 at 00000000:9D:00.0") ||
 			!strings.Contains(errOut, "read Slurm job 999999") || !strings.Contains(errOut, "judging the kernel log since boot instead of since the job started") {
 			t.Fatalf("epilog without the job's start: exit %d, state %q reason %q\n%s%s", code, st, reason, out, errOut)
 		}

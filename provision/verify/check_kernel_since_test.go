@@ -22,7 +22,7 @@ func TestKernelXIDSinceJobStart(t *testing.T) {
 	}
 	during := kmsg.Parse("2026-12-02T05:00:03,000000+00:00 NVRM: Xid (PCI:0000:18:00): 79, pid=4711, name=python, GPU has fallen off the bus.\n").From(start)
 	got = checkKernelXID(Expectation{KB: testKB}, &during)
-	if len(got) != 1 || got[0].Status != StatusFail || got[0].Observed != "Xid 79 at PCI:0000:18:00" {
+	if len(got) != 1 || got[0].Status != StatusFail || got[0].Observed != "Xid 79 at 00000000:18:00.0" {
 		t.Errorf("Xid during the job: %+v; want fail naming it", got)
 	}
 }
