@@ -420,31 +420,7 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 			break
 		}
 	}
-	defer e.cleanup(job, nodes, len(members), destBin, destBundle, base+"-bundle-fleet.json")
-
-	// The fleet tier: each group's multi-node tests, and the isolation
-	// of a failing one, as srun steps inside the allocation (a round's
-	// pairs at once); the nodes are then judged on the results, carried
-	// to them in a second bundle.
-	if ro.Tier.Includes(verify.TierFleet) && sbcastErr == nil {
-		mn = e.multiNode(ctx, job, members, ro, destBin, destBundle)
-		b.MultiNode = map[string]map[string]nccltest.Result{}
-		for _, m := range members {
-			if r := mn.ForHost(m.tg); r != nil {
-				b.MultiNode[m.tg.Host.Name] = r
-			}
-		}
-		destBundle = base + "-bundle-fleet.json"
-		if err := b.Write(bundlePath); err != nil {
-			return failAll(err), mn
-		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", bundlePath, destBundle)
-		cancel()
-		if err != nil {
-			sbcastErr = fmt.Errorf("sbcast of the fleet bundle failed: %w", err)
-		}
-	}
+	defer e.cleanup(job, nodes, len(members), destBin, destBundle)
 
 	budget := ro.Budget
 	if budget == 0 {
@@ -479,6 +455,22 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 			continue
 		}
 		out[name] = report.UnreachableHost(name, msg, took)
+	}
+
+	// The fleet tier: each group's multi-node tests, and the isolation
+	// of a failing one, as srun steps inside the allocation (a round's
+	// pairs at once), after the nodes' own checks, so a -deadline that
+	// ends them leaves those checks reported; each host's multi-node
+	// checks, left not run by its own step, are then judged on the
+	// group's results (not run where there is none).
+	if ro.Tier.Includes(verify.TierFleet) && sbcastErr == nil && ctx.Err() == nil {
+		mn = e.multiNode(ctx, job, members, ro, destBin, destBundle)
+		for _, m := range members {
+			if h, ok := out[m.tg.Host.Name]; ok {
+				mn.JudgeHost(m.tg, &h, ro)
+				out[m.tg.Host.Name] = h
+			}
+		}
 	}
 	return out, mn
 }

@@ -303,8 +303,9 @@ node "train" {
 		}
 
 		// The -deadline comes while the first isolation round runs: the
-		// group's run is done, its pairs hang. What did not finish is
-		// not run, never passed.
+		// nodes' own checks and the group's run are done, its pairs
+		// hang. The nodes' own checks are reported as -engine ssh has
+		// them; what did not finish is not run, never passed.
 		tmp := t.TempDir()
 		mark := filepath.Join(tmp, "group-ran")
 		wrapper := filepath.Join(tmp, "gpuform-wrapper")
@@ -312,7 +313,7 @@ node "train" {
 		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(8 * time.Second)
+		deadline := time.Now().Add(15 * time.Second)
 		e = slurm.New(slurm.Options{Binary: wrapper, Deadline: deadline, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
 			return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
 		}})
@@ -323,8 +324,33 @@ node "train" {
 		if over := time.Since(deadline); over > 20*time.Second {
 			t.Errorf("the run ended %s after its deadline", over)
 		}
-		if cut.OK() || cut.Summary.Passed != 0 || cut.Summary.NotRun != 4 {
+		if cut.OK() || cut.Summary.HostsFailed != 4 || cut.Summary.NotRun != 4 {
 			t.Errorf("a run the deadline cut: %+v", cut.Summary)
+		}
+		group, iso := string(verify.CheckNCCL.Named("fleet")), string(verify.CheckIsolation.Named("fleet"))
+		own := func(doc *report.Document) map[string][]verify.CheckResult {
+			out := map[string][]verify.CheckResult{}
+			for h, cs := range checks(doc) {
+				for _, c := range cs {
+					if c.ID != group && c.ID != iso {
+						out[h] = append(out[h], c)
+					}
+				}
+			}
+			return out
+		}
+		if diff := cmp.Diff(own(fwant), own(cut)); diff != "" {
+			t.Errorf("the nodes' own checks, the deadline cutting the isolation after them (-ssh +slurm):\n%s", diff)
+		}
+		for h, cs := range checks(cut) {
+			for _, c := range cs {
+				switch {
+				case c.ID == group && c.Status != verify.StatusFail:
+					t.Errorf("%s: the group's run finished below its floor, %s is %s: %s", h, c.ID, c.Status, c.Message)
+				case c.ID == iso && (c.Status != verify.StatusNotRun || !c.Needed):
+					t.Errorf("%s: the isolation the deadline cut, %s is %s (needed %v): %s", h, c.ID, c.Status, c.Needed, c.Message)
+				}
+			}
 		}
 		if len(cut.Isolation) != 1 || !strings.HasPrefix(cut.Isolation[0].Incomplete, "the run's -deadline ended it") || len(cut.Isolation[0].Culprits) != 0 {
 			t.Errorf("the isolation the deadline cut: %+v", cut.Isolation)
