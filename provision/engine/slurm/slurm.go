@@ -546,7 +546,24 @@ func (e *Engine) multiNode(ctx context.Context, job string, members []member, ro
 		}
 		return out
 	}
-	ro.Launch = func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error) {
+	ro.Launch = e.launcher(job, node, bin, bundle)
+	if !e.o.Deadline.IsZero() {
+		ro.Deadline = e.o.Deadline
+	}
+	// The commands run on the Slurm nodes, never on this machine: the
+	// refusal of a sim:// or local:// host's nccl_test here
+	// (runner.RefuseLocalNCCL) is the CLI's, made before the run.
+	ro.AllowLocal = true
+	return runner.RunMultiNode(ctx, targets, ro)
+}
+
+// launcher runs a multi-node test's (or an isolation pair's) command from
+// the Slurm node of host from (node: spec host to Slurm node) as an srun
+// step there: the node's own gpuform (verify --local -engine-command)
+// runs it exactly as the SSH engine runs it over its connection and
+// sends the result back as a report.
+func (e *Engine) launcher(job string, node map[string]string, bin, bundle string) func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error) {
+	return func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error) {
 		n := node[from.Host.Name]
 		lctx, cancel := context.WithTimeout(ctx, timeout+stepMargin)
 		defer cancel()
@@ -582,14 +599,6 @@ func (e *Engine) multiNode(ctx context.Context, job string, members []member, ro
 		}
 		return nccltest.Result{Command: command}, fmt.Errorf("the Slurm node %s (job %s): %s", n, job, why)
 	}
-	if !e.o.Deadline.IsZero() {
-		ro.Deadline = e.o.Deadline
-	}
-	// The commands run on the Slurm nodes, never on this machine: the
-	// refusal of a sim:// or local:// host's nccl_test here
-	// (runner.RefuseLocalNCCL) is the CLI's, made before the run.
-	ro.AllowLocal = true
-	return runner.RunMultiNode(ctx, targets, ro)
 }
 
 // notFinished is a host whose checks the -deadline cut: not run, and

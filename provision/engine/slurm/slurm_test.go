@@ -127,6 +127,26 @@ func (f *fixture) slurmEngine(t *testing.T, dir string, cfg *spec.Config, o slur
 	return slurm.New(o), ro, &connects
 }
 
+// fleetSpec is four simulated HGX H100 in one node block, gpu003 with a
+// NIC at 200 Gb/s: the group's all_reduce falls below its floor, and the
+// pairs name gpu003 (the mpirun stand-in slows a run to its slowest NIC).
+const fleetSpec = `module "hgx" {
+  source = "gpuform/hgx-h100-8gpu"
+}
+
+node "train" {
+  hosts    = ["sim://hgx-h100-converged/gpu001", "sim://hgx-h100-converged/gpu002", "sim://hgx-h100-slownic/gpu003", "sim://hgx-h100-converged/gpu004"]
+  hardware = module.hgx.hardware
+  verify {
+    optional = ["dcgm"]
+    nccl_test "fleet" {
+      command        = "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
+      min_busbw_gbps = 120
+    }
+  }
+}
+`
+
 // TestSlurmEngine runs the slurm engine against a real slurmctld with
 // three slurmd, each node a simulated HGX H100.
 func TestSlurmEngine(t *testing.T) {
@@ -234,26 +254,7 @@ func TestSlurmEngine(t *testing.T) {
 		if err := os.Mkdir(fdir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		// Four simulated HGX H100, gpu003 with a NIC at 200 Gb/s: the
-		// group's all_reduce falls below its floor, and the pairs name
-		// gpu003 (the mpirun stand-in slows a run to its slowest NIC).
-		spec4 := `module "hgx" {
-  source = "gpuform/hgx-h100-8gpu"
-}
-
-node "train" {
-  hosts    = ["sim://hgx-h100-converged/gpu001", "sim://hgx-h100-converged/gpu002", "sim://hgx-h100-slownic/gpu003", "sim://hgx-h100-converged/gpu004"]
-  hardware = module.hgx.hardware
-  verify {
-    optional = ["dcgm"]
-    nccl_test "fleet" {
-      command        = "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
-      min_busbw_gbps = 120
-    }
-  }
-}
-`
-		if err := os.WriteFile(filepath.Join(fdir, "main.gpuform.hcl"), []byte(spec4), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(fdir, "main.gpuform.hcl"), []byte(fleetSpec), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		fcfg, diags := spec.Load(fdir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
@@ -400,6 +401,63 @@ node "train" {
 		noTime := cmpopts.IgnoreFields(bench.Host{}, "DurationMS")
 		if diff := cmp.Diff(bwant, got, noTime, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("bench -engine slurm differs from -engine ssh (-ssh +slurm):\n%s", diff)
+		}
+	})
+
+	t.Run("bench: the group's multi-node run as an srun step", func(t *testing.T) {
+		bdir := filepath.Join(t.TempDir(), "fleet")
+		if err := os.Mkdir(bdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// Two nodes without perftest: the network layer's NIC runs
+		// (a second each) are left out, the group's run is not.
+		benchSpec := strings.Replace(fleetSpec, `hosts    = ["sim://hgx-h100-converged/gpu001", "sim://hgx-h100-converged/gpu002", "sim://hgx-h100-slownic/gpu003", "sim://hgx-h100-converged/gpu004"]`, `hosts    = ["sim://hgx-h100-notools/gpu001", "sim://hgx-h100-notools/gpu002"]`, 1)
+		if err := os.WriteFile(filepath.Join(bdir, "main.gpuform.hcl"), []byte(benchSpec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bcfg, diags := spec.Load(bdir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		state := t.TempDir()
+		layers := []bench.Layer{bench.LayerNetwork}
+		bwant := bench.Run(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, AllowLocal: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+		}}})
+		// The reference holds the group's point on every host. bench
+		// runs the spec's command as it stands (verify adds the group's
+		// hosts, bench does not yet), and the mpirun stand-in models
+		// only runs given their hosts: the point is the run's failure,
+		// the same on every host. Without the group's run through Slurm
+		// the slurm engine's hosts have no such point at all.
+		for _, h := range bwant.Hosts {
+			found := false
+			for _, m := range h.Layers {
+				if m.Device == "all_reduce across nodes" && m.Verdict == bench.VerdictNotMeasured && strings.Contains(m.Note, "no bus bandwidth") {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("the SSH engine's bench of %s has no multi-node all_reduce: %+v", h.Host, h.Layers)
+			}
+		}
+		var connects atomic.Int64
+		e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+			return slurm.NewBundle(bcfg, bdir, nil, "", false, nodes)
+		}})
+		got, err := e.Bench(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+			connects.Add(1)
+			return nil, errors.New("the slurm engine must not connect to hosts")
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if connects.Load() != 0 {
+			t.Error("the slurm engine connected to hosts")
+		}
+		noTime := cmpopts.IgnoreFields(bench.Host{}, "DurationMS")
+		if diff := cmp.Diff(bwant, got, noTime, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("bench -engine slurm with the group's multi-node run differs from -engine ssh (-ssh +slurm):\n%s", diff)
 		}
 	})
 
