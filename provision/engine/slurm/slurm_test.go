@@ -261,7 +261,6 @@ func TestSlurmEngine(t *testing.T) {
 				t.Error("the slurm engine connected to hosts")
 			}
 		})
-
 	})
 	t.Run("probe tier on gpu[001-003]", func(t *testing.T) {
 		t.Parallel()
@@ -455,7 +454,7 @@ func TestSlurmEngine(t *testing.T) {
 			if cut.OK() || cut.Summary.HostsFailed != 4 || cut.Summary.NotRun != 4 {
 				t.Errorf("a run the deadline cut: %+v", cut.Summary)
 			}
-			group, iso := string(verify.CheckNCCL.Named("fleet")), string(verify.CheckIsolation.Named("fleet"))
+			group, iso := verify.CheckNCCL.Named("fleet"), verify.CheckIsolation.Named("fleet")
 			own := func(doc *report.Document) map[string][]verify.CheckResult {
 				out := map[string][]verify.CheckResult{}
 				for h, cs := range checks(doc) {
@@ -489,7 +488,6 @@ func TestSlurmEngine(t *testing.T) {
 				}
 			}
 		})
-
 	})
 	t.Run("bench on gpu[008-010]", func(t *testing.T) {
 		t.Parallel()
@@ -590,7 +588,6 @@ func TestSlurmEngine(t *testing.T) {
 				t.Errorf("bench -engine slurm with the group's multi-node run differs from -engine ssh (-ssh +slurm):\n%s", diff)
 			}
 		})
-
 	})
 }
 

@@ -128,7 +128,7 @@ func (m MultiNode) JudgeHost(tg target.Host, h *report.Host, o Options) {
 		if !t.MultiNode {
 			continue
 		}
-		id := string(verify.CheckNCCL.Named(t.Name))
+		id := verify.CheckNCCL.Named(t.Name)
 		i := slices.IndexFunc(h.Checks, func(c verify.CheckResult) bool { return c.ID == id })
 		if i < 0 {
 			continue
