@@ -275,6 +275,9 @@ func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error
 	o := bench.Options{Target: a.Conn.targetOptionsFor(s, en.copts, false, "benchmarking"), KB: en.kb, AllowLocal: true}
 	if br := en.bundle.Bench; br != nil {
 		o.Layers, o.Budget = br.Layers, br.Budget
+		if g, ok := br.Groups[en.entry.Host]; ok {
+			o.Group = &g
+		}
 	}
 	r := bench.RunNode(ctx, en.target, o)
 	rep.Bench = &r

@@ -43,6 +43,18 @@ type Options struct {
 	// run for sim:// and local:// hosts, which run it on this machine
 	// (-allow-local).
 	AllowLocal bool
+
+	// What an engine other than SSH (provision/engine) replaces; nil or
+	// zero for the SSH fan-out.
+
+	// Launch, when set, runs a group's multi-node nccl_test command from
+	// the node of host from, in place of connecting to it: the slurm
+	// engine runs it as an srun step there.
+	Launch func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error)
+	// Group, for RunNode, is the host's group's multi-node run, made by
+	// the engine before the host's own bench (RunMultiNode); nil when
+	// the host's group has none.
+	Group *GroupRun
 }
 
 // Run benches every target and returns the report; a host that cannot be
@@ -91,15 +103,15 @@ type NodeResult struct {
 }
 
 // RunNode benches tg alone — the node side of an engine that benches
-// every node at once: no multi-node run and no cross-node pairs (the
-// network layer is measured within the node, as for a host without
-// peers).
+// every node at once: the group's multi-node run is the engine's
+// (o.Group), and there are no cross-node pairs (the network layer's NICs
+// are measured within the node, as for a host without peers).
 func RunNode(ctx context.Context, tg target.Host, o Options) NodeResult {
 	layers := o.Layers
 	if len(layers) == 0 {
 		layers = Layers()
 	}
-	h, vals := benchOne(ctx, tg, o, layers, nil, nil)
+	h, vals := benchOne(ctx, tg, o, layers, o.Group, nil)
 	return NodeResult{Host: h, Peers: vals}
 }
 
@@ -123,7 +135,7 @@ func Merge(targets []target.Host, o Options, results map[string]NodeResult, miss
 
 // benchOne benches one host within its budget; a host that cannot be
 // reached or probed has Error set.
-func benchOne(ctx context.Context, tg target.Host, o Options, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []PeerValue) {
+func benchOne(ctx context.Context, tg target.Host, o Options, layers []Layer, multi *GroupRun, remote map[string]RemoteNIC) (Host, []PeerValue) {
 	kbase := o.KB
 	start := time.Now()
 	budget := o.Budget
@@ -186,7 +198,7 @@ func assemble(targets []target.Host, layers []Layer, got map[string]Host, peers 
 
 // benchHost measures one host and judges it; the values are its
 // per-device measurements for the comparison with its peers.
-func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg target.Host, layers []Layer, multi *groupRun, remote map[string]RemoteNIC) (Host, []PeerValue, error) {
+func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg target.Host, layers []Layer, multi *GroupRun, remote map[string]RemoteNIC) (Host, []PeerValue, error) {
 	t, err := connect(ctx, tg.Host)
 	if err != nil {
 		return Host{}, nil, err
@@ -212,29 +224,49 @@ func benchHost(ctx context.Context, kb *kb.KB, connect target.Connector, tg targ
 		obs.Remote = remote
 	}
 	if multi != nil && slices.Contains(layers, LayerNetwork) {
-		if multi.why != "" {
-			obs.Missing["multi_node"] = Missing{Tool: "nccl_test " + multi.name, Reason: multi.why}
+		if multi.Why != "" {
+			obs.Missing["multi_node"] = Missing{Tool: "nccl_test " + multi.Name, Reason: multi.Why}
 		} else {
-			obs.MultiNode = map[int]float64{multi.nodes: multi.busbw}
+			obs.MultiNode = map[int]float64{multi.Nodes: multi.BusBW}
 		}
 	}
 	return Judge(kb, info, obs, co.Bench, layers), peerValuesOf(info, obs, layers), nil
 }
 
-// groupRun is a node group's multi-node all_reduce result.
-type groupRun struct {
-	name  string
-	nodes int
-	busbw float64
-	why   string
+// GroupRun is a node group's multi-node all_reduce result: the group's
+// point of the scaling curve, judged on each of its hosts.
+type GroupRun struct {
+	// Name is the nccl_test's name.
+	Name string `json:"name"`
+	// Nodes is the group's node count.
+	Nodes int `json:"nodes"`
+	// BusBW is the run's peak bus bandwidth (GB/s); 0 when Why says why
+	// there is none.
+	BusBW float64 `json:"busbw_gbps,omitempty"`
+	// Why is why the run gave no figure.
+	Why string `json:"why,omitempty"`
+}
+
+// RunMultiNode is, by spec host, the multi-node run of its group (as Run
+// makes it before it benches the hosts): for an engine that benches each
+// host on its node (RunNode, Options.Group).
+func RunMultiNode(ctx context.Context, targets []target.Host, o Options) map[string]*GroupRun {
+	groups := runMultiNode(ctx, targets, o)
+	out := map[string]*GroupRun{}
+	for _, tg := range targets {
+		if g := groups[tg.Node]; g != nil {
+			out[tg.Host.Name] = g
+		}
+	}
+	return out
 }
 
 // runMultiNode runs, for every node block with more than one host and a
 // multi-node all_reduce nccl_test in its verify block (the mpirun or srun
 // command the spec already gives verify's fleet tier), that command once
 // from the block's first host: the group's point of the scaling curve.
-func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*spec.Node]*groupRun {
-	out := map[*spec.Node]*groupRun{}
+func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*spec.Node]*GroupRun {
+	out := map[*spec.Node]*GroupRun{}
 	if len(o.Layers) > 0 && !slices.Contains(o.Layers, LayerNetwork) {
 		return out
 	}
@@ -254,31 +286,37 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 			if !nt.MultiNode || !strings.Contains(nt.Command, "all_reduce") {
 				continue
 			}
-			g := &groupRun{name: nt.Name, nodes: len(n.Hosts)}
+			g := &GroupRun{Name: nt.Name, Nodes: len(n.Hosts)}
 			out[n] = g
 			tg := first[n]
 			if !o.AllowLocal && connect.RunsHere(tg.Host.Name) {
-				g.why = fmt.Sprintf("the group's nccl_test %q would run on the machine gpuform runs on (%s); allow it with -allow-local", nt.Name, tg.Host.Name)
+				g.Why = fmt.Sprintf("the group's nccl_test %q would run on the machine gpuform runs on (%s); allow it with -allow-local", nt.Name, tg.Host.Name)
 				break
 			}
 			timeout := nt.Timeout
 			if timeout == 0 {
 				timeout = 10 * time.Minute
 			}
-			t, err := o.Target.Connect(ctx, tg.Host)
-			if err != nil {
-				g.why = fmt.Sprintf("cannot reach %s to launch it: %v", tg.Host.Name, err)
-				break
+			var res nccltest.Result
+			var err error
+			if o.Launch != nil {
+				res, err = o.Launch(ctx, tg, nt.Command, timeout)
+			} else {
+				t, cerr := o.Target.Connect(ctx, tg.Host)
+				if cerr != nil {
+					g.Why = fmt.Sprintf("cannot reach %s to launch it: %v", tg.Host.Name, cerr)
+					break
+				}
+				res, err = nccltest.RunTest(ctx, t, nt.Command, timeout)
+				t.Close()
 			}
-			res, err := nccltest.RunTest(ctx, t, nt.Command, timeout)
-			t.Close()
 			switch v, ok := peakBusBW(res); {
 			case err != nil:
-				g.why = err.Error()
+				g.Why = err.Error()
 			case !ok:
-				g.why = "no bus bandwidth: " + firstNonEmpty(res.Failure, "the output has no result rows")
+				g.Why = "no bus bandwidth: " + firstNonEmpty(res.Failure, "the output has no result rows")
 			default:
-				g.busbw = v
+				g.BusBW = v
 			}
 			break
 		}

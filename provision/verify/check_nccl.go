@@ -18,38 +18,57 @@ func checkNCCL(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckR
 	}
 	for _, t := range exp.NCCL {
 		res, ran := extra.NCCL[t.Name]
-		var r CheckResult
-		if ran && res.NotRun != "" {
-			// A host of the group that did not take part in the group's
-			// run: the run judges the hosts in it, not this one.
-			r, _ = judgeMultiNode(exp, rep, cat, t, nccltest.Result{}, false)
-			r.ID = CheckNCCL.Named(t.Name)
-			r.Status, r.Needed, r.Observed, r.Message = StatusNotRun, true, "not run", "not run: host did not take part ("+res.NotRun+")"
-			out = append(out, r)
-			continue
-		}
-		if t.MultiNode || spansNodes(res) {
-			r, _ = judgeMultiNode(exp, rep, cat, t, res, ran)
-			if !ran {
-				// At -tier fleet the group's run was needed on this
-				// host; below it the run was left to a deeper tier.
-				notRun(&r, extra.Tier, TierFleet, "multi-node nccl-tests run once per node group from -tier fleet",
-					"-tier fleet runs the node group's multi-node test, but no run of it was made for this host (multi-node tests never run per host nor with --local)")
-			}
-		} else {
-			r = judgeSingleNode(exp, rep, cat, t, res, ran)
-			if !ran {
-				notRun(&r, extra.Tier, TierFull, "single-node nccl-tests run from -tier full", "the tier runs it, but it did not run on this host")
-			}
-		}
-		if ran && res.NotInstalled && exp.NCCLOptional {
-			r.Status, r.Observed = StatusSkip, "not installed"
-			r.Message = res.Failure + "; the spec marks nccl_tests optional"
-		}
-		r.ID = CheckNCCL.Named(t.Name)
-		out = append(out, r)
+		out = append(out, judgeNCCLTest(exp, rep, cat, extra.Tier, t, res, ran))
 	}
 	return out
+}
+
+// JudgeHostMultiNode judges, on one host, multi-node test t's check as
+// verify judges it when the host is checked with the group's result
+// (ran false: no result for this host): for an engine that checks the
+// hosts first and runs the group's tests after (provision/engine/slurm),
+// so the host's checks survive a -deadline that ends the group's run. rep
+// is the host's NVML report (nil when none was read).
+// Like Check, it attaches the check's remedy and redacts the spec's
+// secrets from it.
+func JudgeHostMultiNode(exp Expectation, rep *nvmlfacts.Report, tier Tier, t NCCLExpectation, res nccltest.Result, ran bool) CheckResult {
+	out := []CheckResult{judgeNCCLTest(exp, rep, NewCatalogue(exp.KB.NCCLFloors()), tier, t, res, ran)}
+	attachRemedies(exp.KB, out, rep, HostFacts{Tier: tier})
+	return redactResults(exp, out)[0]
+}
+
+// judgeNCCLTest judges one nccl_test on a host: res is its result when
+// ran.
+func judgeNCCLTest(exp Expectation, rep *nvmlfacts.Report, cat *Catalogue, tier Tier, t NCCLExpectation, res nccltest.Result, ran bool) CheckResult {
+	var r CheckResult
+	if ran && res.NotRun != "" {
+		// A host of the group that did not take part in the group's
+		// run: the run judges the hosts in it, not this one.
+		r, _ = judgeMultiNode(exp, rep, cat, t, nccltest.Result{}, false)
+		r.ID = CheckNCCL.Named(t.Name)
+		r.Status, r.Needed, r.Observed, r.Message = StatusNotRun, true, "not run", "not run: host did not take part ("+res.NotRun+")"
+		return r
+	}
+	if t.MultiNode || spansNodes(res) {
+		r, _ = judgeMultiNode(exp, rep, cat, t, res, ran)
+		if !ran {
+			// At -tier fleet the group's run was needed on this
+			// host; below it the run was left to a deeper tier.
+			notRun(&r, tier, TierFleet, "multi-node nccl-tests run once per node group from -tier fleet",
+				"-tier fleet runs the node group's multi-node test, but no run of it was made for this host (multi-node tests never run per host nor with --local)")
+		}
+	} else {
+		r = judgeSingleNode(exp, rep, cat, t, res, ran)
+		if !ran {
+			notRun(&r, tier, TierFull, "single-node nccl-tests run from -tier full", "the tier runs it, but it did not run on this host")
+		}
+	}
+	if ran && res.NotInstalled && exp.NCCLOptional {
+		r.Status, r.Observed = StatusSkip, "not installed"
+		r.Message = res.Failure + "; the spec marks nccl_tests optional"
+	}
+	r.ID = CheckNCCL.Named(t.Name)
+	return r
 }
 
 // notRun marks r as not run: left to a deeper tier when the run's tier is

@@ -18,10 +18,10 @@ import (
 // the same placement (allocation or job), sbcast of the binary and the
 // bundle, and one srun step of gpuform bench -engine-node on every node,
 // each benching itself (bench.RunNode); the results are merged
-// (bench.Merge), peers compared across the run. What bench measures
-// between nodes (the group's multi-node run, cross-node NIC pairs) is not
-// run this way yet: the network layer is what each node measures within
-// itself.
+// (bench.Merge), peers compared across the run. Each group's multi-node
+// all_reduce runs first, as an srun step from its first node, and every
+// host of the group is judged on it. The cross-node NIC pairs are not run
+// this way yet: each NIC is measured within its node.
 func (e *Engine) Bench(ctx context.Context, targets []target.Host, bo bench.Options) (*bench.Report, error) {
 	if !e.o.Deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -97,7 +97,42 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 			break
 		}
 	}
-	defer e.cleanup(job, nodes, len(members), destBin, destBundle)
+	defer e.cleanup(job, nodes, len(members), destBin, destBundle, base+"-bundle-groups.json")
+
+	// Each group's multi-node all_reduce, as Run makes it before the
+	// hosts' own bench: an srun step from the group's first node (its
+	// gpuform launching the spec's command there, as verify's fleet tier
+	// does); the results travel to the nodes in a second bundle, each
+	// host judged on its group's.
+	if sbcastErr == nil && ctx.Err() == nil {
+		node := map[string]string{}
+		targets := make([]target.Host, len(members))
+		for i, m := range members {
+			node[m.tg.Host.Name] = m.node
+			targets[i] = m.tg
+		}
+		mo := bo
+		mo.Launch = e.launcher(job, node, destBin, destBundle)
+		// The command runs on the Slurm node, never on this machine.
+		mo.AllowLocal = true
+		if groups := bench.RunMultiNode(ctx, targets, mo); len(groups) > 0 {
+			b.Bench.Groups = map[string]bench.GroupRun{}
+			for h, g := range groups {
+				b.Bench.Groups[h] = *g
+			}
+			destBundle = base + "-bundle-groups.json"
+			if err := b.Write(bundlePath); err != nil {
+				failAll(err)
+				return
+			}
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", bundlePath, destBundle)
+			cancel()
+			if err != nil {
+				sbcastErr = fmt.Errorf("sbcast of the bundle with the groups' multi-node runs failed: %w", err)
+			}
+		}
+	}
 
 	// The step's limit is the longest host budget, as bench gives each.
 	budget := bo.Budget

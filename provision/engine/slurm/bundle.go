@@ -54,6 +54,9 @@ type BenchRun struct {
 	Layers []bench.Layer `json:"layers,omitempty"`
 	// Budget is -budget (0: the spec's bench { timeout }).
 	Budget time.Duration `json:"budget_ns,omitempty"`
+	// Groups are, by spec host, its group's multi-node run
+	// (bench.RunMultiNode), made before the nodes bench themselves.
+	Groups map[string]bench.GroupRun `json:"groups,omitempty"`
 }
 
 // BundleNode is one Slurm node's place in the spec.

@@ -420,31 +420,7 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 			break
 		}
 	}
-	defer e.cleanup(job, nodes, len(members), destBin, destBundle, base+"-bundle-fleet.json")
-
-	// The fleet tier: each group's multi-node tests, and the isolation
-	// of a failing one, as srun steps inside the allocation (a round's
-	// pairs at once); the nodes are then judged on the results, carried
-	// to them in a second bundle.
-	if ro.Tier.Includes(verify.TierFleet) && sbcastErr == nil {
-		mn = e.multiNode(ctx, job, members, ro, destBin, destBundle)
-		b.MultiNode = map[string]map[string]nccltest.Result{}
-		for _, m := range members {
-			if r := mn.ForHost(m.tg); r != nil {
-				b.MultiNode[m.tg.Host.Name] = r
-			}
-		}
-		destBundle = base + "-bundle-fleet.json"
-		if err := b.Write(bundlePath); err != nil {
-			return failAll(err), mn
-		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", bundlePath, destBundle)
-		cancel()
-		if err != nil {
-			sbcastErr = fmt.Errorf("sbcast of the fleet bundle failed: %w", err)
-		}
-	}
+	defer e.cleanup(job, nodes, len(members), destBin, destBundle)
 
 	budget := ro.Budget
 	if budget == 0 {
@@ -479,6 +455,22 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 			continue
 		}
 		out[name] = report.UnreachableHost(name, msg, took)
+	}
+
+	// The fleet tier: each group's multi-node tests, and the isolation
+	// of a failing one, as srun steps inside the allocation (a round's
+	// pairs at once), after the nodes' own checks, so a -deadline that
+	// ends them leaves those checks reported; each host's multi-node
+	// checks, left not run by its own step, are then judged on the
+	// group's results (not run where there is none).
+	if ro.Tier.Includes(verify.TierFleet) && sbcastErr == nil && ctx.Err() == nil {
+		mn = e.multiNode(ctx, job, members, ro, destBin, destBundle)
+		for _, m := range members {
+			if h, ok := out[m.tg.Host.Name]; ok {
+				mn.JudgeHost(m.tg, &h, ro)
+				out[m.tg.Host.Name] = h
+			}
+		}
 	}
 	return out, mn
 }
@@ -554,7 +546,24 @@ func (e *Engine) multiNode(ctx context.Context, job string, members []member, ro
 		}
 		return out
 	}
-	ro.Launch = func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error) {
+	ro.Launch = e.launcher(job, node, bin, bundle)
+	if !e.o.Deadline.IsZero() {
+		ro.Deadline = e.o.Deadline
+	}
+	// The commands run on the Slurm nodes, never on this machine: the
+	// refusal of a sim:// or local:// host's nccl_test here
+	// (runner.RefuseLocalNCCL) is the CLI's, made before the run.
+	ro.AllowLocal = true
+	return runner.RunMultiNode(ctx, targets, ro)
+}
+
+// launcher runs a multi-node test's (or an isolation pair's) command from
+// the Slurm node of host from (node: spec host to Slurm node) as an srun
+// step there: the node's own gpuform (verify --local -engine-command)
+// runs it exactly as the SSH engine runs it over its connection and
+// sends the result back as a report.
+func (e *Engine) launcher(job string, node map[string]string, bin, bundle string) func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error) {
+	return func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error) {
 		n := node[from.Host.Name]
 		lctx, cancel := context.WithTimeout(ctx, timeout+stepMargin)
 		defer cancel()
@@ -590,14 +599,6 @@ func (e *Engine) multiNode(ctx context.Context, job string, members []member, ro
 		}
 		return nccltest.Result{Command: command}, fmt.Errorf("the Slurm node %s (job %s): %s", n, job, why)
 	}
-	if !e.o.Deadline.IsZero() {
-		ro.Deadline = e.o.Deadline
-	}
-	// The commands run on the Slurm nodes, never on this machine: the
-	// refusal of a sim:// or local:// host's nccl_test here
-	// (runner.RefuseLocalNCCL) is the CLI's, made before the run.
-	ro.AllowLocal = true
-	return runner.RunMultiNode(ctx, targets, ro)
 }
 
 // notFinished is a host whose checks the -deadline cut: not run, and

@@ -127,6 +127,26 @@ func (f *fixture) slurmEngine(t *testing.T, dir string, cfg *spec.Config, o slur
 	return slurm.New(o), ro, &connects
 }
 
+// fleetSpec is four simulated HGX H100 in one node block, gpu006 with a
+// NIC at 200 Gb/s: the group's all_reduce falls below its floor, and the
+// pairs name gpu006 (the mpirun stand-in slows a run to its slowest NIC).
+const fleetSpec = `module "hgx" {
+  source = "gpuform/hgx-h100-8gpu"
+}
+
+node "train" {
+  hosts    = ["sim://hgx-h100-converged/gpu004", "sim://hgx-h100-converged/gpu005", "sim://hgx-h100-slownic/gpu006", "sim://hgx-h100-converged/gpu007"]
+  hardware = module.hgx.hardware
+  verify {
+    optional = ["dcgm"]
+    nccl_test "fleet" {
+      command        = "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
+      min_busbw_gbps = 120
+    }
+  }
+}
+`
+
 // TestSlurmEngine runs the slurm engine against a real slurmctld with
 // three slurmd, each node a simulated HGX H100.
 func TestSlurmEngine(t *testing.T) {
@@ -135,7 +155,7 @@ func TestSlurmEngine(t *testing.T) {
 			t.Skipf("%s is not installed", b)
 		}
 	}
-	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", ServedNodes: []string{"gpu002", "gpu003", "gpu004"}})
+	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", ServedNodes: []string{"gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu007", "gpu008", "gpu009", "gpu010", "gpu011", "gpu012", "gpu013"}})
 	bin := filepath.Join(t.TempDir(), "gpuform")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/gpuform").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -147,328 +167,427 @@ func TestSlurmEngine(t *testing.T) {
 	f := &fixture{cluster: c, binary: bin, state: t.TempDir(), kb: k}
 	hosts := []string{"sim://hgx-h100-converged/gpu001", "sim://hgx-h100-degraded/gpu002", "sim://hgx-h100-xid79/gpu003"}
 
-	// The SSH engine over the same simulated nodes is the reference.
-	dir, cfg := quickstartWith(t, hosts...)
-	sshOpts := runner.Options{Tier: verify.TierProbe, KB: k, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
-		return connect.Open(ctx, h, connect.Options{SimStateDir: f.state})
-	}}}
-	want, err := enginessh.Engine{}.Verify(context.Background(), targetsOf(t, cfg), sshOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want.Summary.Failed == 0 || want.Summary.Passed == 0 {
-		t.Fatalf("the reference run should pass some checks and fail others (a degraded node): %+v", want.Summary)
-	}
-
-	t.Run("parity with ssh, and a host that is no Slurm node", func(t *testing.T) {
-		dir, cfg := quickstartWith(t, append(hosts, "sim://hgx-h100-converged/gpu009")...)
-		e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{})
-		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := connects.Load(); n != 0 {
-			t.Errorf("the slurm engine connected to hosts %d time(s)", n)
-		}
-		gotChecks := checks(got)
-		bad := gotChecks["sim://hgx-h100-converged/gpu009"]
-		delete(gotChecks, "sim://hgx-h100-converged/gpu009")
-		if diff := cmp.Diff(checks(want), gotChecks); diff != "" {
-			t.Errorf("-engine slurm differs from -engine ssh (-ssh +slurm):\n%s", diff)
-		}
-		if len(bad) != 1 || bad[0].ID != string(verify.CheckReachable) || bad[0].Status != verify.StatusFail || !strings.Contains(bad[0].Message, "Slurm has no node gpu009") {
-			t.Errorf("the host that is no Slurm node: %+v", bad)
-		}
-		if got.Summary.Hosts != 4 {
-			t.Errorf("report holds %d hosts, want 4", got.Summary.Hosts)
-		}
-	})
-
-	t.Run("the CLI: gpuform verify -engine slurm -format json", func(t *testing.T) {
-		cmd := exec.Command(f.binary, "verify", "-engine", "slurm", "-format", "json", "-slurm-start-timeout", "1m", dir)
-		cmd.Env = append(os.Environ(), c.Env(), "GPUFORM_SIM_STATE="+f.state)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-			t.Fatalf("exit %v, want 2 (a degraded node fails)\n%s", err, stderr.String())
-		}
-		var doc report.Document
-		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
-			t.Fatalf("%v\n%s", err, stdout.String())
-		}
-		if diff := cmp.Diff(checks(want), checks(&doc)); diff != "" {
-			t.Errorf("gpuform verify -engine slurm differs from -engine ssh (-ssh +cli):\n%s", diff)
-		}
-		if !strings.Contains(stderr.String(), "Slurm: job ") {
-			t.Errorf("stderr does not say which job held the nodes:\n%s", stderr.String())
-		}
-	})
-
-	t.Run("scoped to a job", func(t *testing.T) {
-		out, err := c.Client("sbatch", "--parsable", "-N2", "-w", "gpu[002-003]", "-o", "/dev/null", "--wrap", "sleep 120")
-		if err != nil {
-			t.Fatal(err)
-		}
-		job := strings.TrimSpace(out)
-		defer func() { _, _ = c.Client("scancel", job) }()
-		waitRunning(t, c, job)
-		e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{Job: job})
-		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := checks(want)
-		delete(w, hosts[0])
-		if diff := cmp.Diff(w, checks(got)); diff != "" {
-			t.Errorf("job %s on gpu[002-003] (-want +got):\n%s", job, diff)
-		}
-		if connects.Load() != 0 {
-			t.Error("the slurm engine connected to hosts")
-		}
-	})
-
-	t.Run("fleet tier: the multi-node test and its isolation as srun steps", func(t *testing.T) {
-		fdir := filepath.Join(t.TempDir(), "fleet")
-		if err := os.Mkdir(fdir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		// Four simulated HGX H100, gpu003 with a NIC at 200 Gb/s: the
-		// group's all_reduce falls below its floor, and the pairs name
-		// gpu003 (the mpirun stand-in slows a run to its slowest NIC).
-		spec4 := `module "hgx" {
-  source = "gpuform/hgx-h100-8gpu"
-}
-
-node "train" {
-  hosts    = ["sim://hgx-h100-converged/gpu001", "sim://hgx-h100-converged/gpu002", "sim://hgx-h100-slownic/gpu003", "sim://hgx-h100-converged/gpu004"]
-  hardware = module.hgx.hardware
-  verify {
-    optional = ["dcgm"]
-    nccl_test "fleet" {
-      command        = "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
-      min_busbw_gbps = 120
-    }
-  }
-}
-`
-		if err := os.WriteFile(filepath.Join(fdir, "main.gpuform.hcl"), []byte(spec4), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		fcfg, diags := spec.Load(fdir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
-		if diags.HasErrors() {
-			t.Fatal(diags)
-		}
-		state := t.TempDir()
-		ssh := runner.Options{Tier: verify.TierFleet, KB: k, AllowLocal: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
-			return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+	// Four lanes on disjoint nodes run at once (most of a run is
+	// waiting: Slurm's steps, the tiers' Xid windows, the deadlines);
+	// within a lane the scenarios share nodes and run in turn.
+	// reference is the SSH engine's report of hosts on the same
+	// simulated nodes, the one the slurm engine must equal.
+	reference := func(t *testing.T, hosts []string) (string, *spec.Config, *report.Document) {
+		t.Helper()
+		dir, cfg := quickstartWith(t, hosts...)
+		sshOpts := runner.Options{Tier: verify.TierProbe, KB: k, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, connect.Options{SimStateDir: f.state})
 		}}}
-		fwant, err := enginessh.Engine{}.Verify(context.Background(), targetsOf(t, fcfg), ssh)
+		want, err := enginessh.Engine{}.Verify(context.Background(), targetsOf(t, cfg), sshOpts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(fwant.Isolation) != 1 || len(fwant.Isolation[0].Culprits) != 1 || fwant.Isolation[0].Culprits[0].Host != "sim://hgx-h100-slownic/gpu003" {
-			t.Fatalf("the SSH engine's isolation should name gpu003: %+v", fwant.Isolation)
+		if want.Summary.Failed == 0 || want.Summary.Passed == 0 {
+			t.Fatalf("the reference run should pass some checks and fail others (a degraded node): %+v", want.Summary)
 		}
-		var connects atomic.Int64
-		ro := runner.Options{Tier: verify.TierFleet, KB: k, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
-			connects.Add(1)
-			return nil, errors.New("the slurm engine must not connect to hosts")
-		}}}
-		e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
-			return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
-		}})
-		got, err := e.Verify(context.Background(), targetsOf(t, fcfg), ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if connects.Load() != 0 {
-			t.Error("the slurm engine connected to hosts")
-		}
-		if diff := cmp.Diff(checks(fwant), checks(got)); diff != "" {
-			t.Errorf("-engine slurm -tier fleet differs from -engine ssh (-ssh +slurm):\n%s", diff)
-		}
-		pairs := func(d *report.Document) []string {
-			var out []string
-			for _, iso := range d.Isolation {
-				for _, p := range iso.Pairs {
-					out = append(out, fmt.Sprintf("round %d %s+%s ran=%v pass=%v", p.Round, p.Hosts[0], p.Hosts[1], p.Ran, p.Pass))
+		return dir, cfg, want
+	}
+
+	t.Run("probe tier on gpu[011-013]", func(t *testing.T) {
+		t.Parallel()
+		hosts := []string{"sim://hgx-h100-converged/gpu011", "sim://hgx-h100-degraded/gpu012", "sim://hgx-h100-xid79/gpu013"}
+		dir, cfg, want := reference(t, hosts)
+
+		t.Run("parity with ssh, and a host that is no Slurm node", func(t *testing.T) {
+			dir, cfg := quickstartWith(t, append(hosts, "sim://hgx-h100-converged/gpu099")...)
+			e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{})
+			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := connects.Load(); n != 0 {
+				t.Errorf("the slurm engine connected to hosts %d time(s)", n)
+			}
+			gotChecks := checks(got)
+			bad := gotChecks["sim://hgx-h100-converged/gpu099"]
+			delete(gotChecks, "sim://hgx-h100-converged/gpu099")
+			if diff := cmp.Diff(checks(want), gotChecks); diff != "" {
+				t.Errorf("-engine slurm differs from -engine ssh (-ssh +slurm):\n%s", diff)
+			}
+			if len(bad) != 1 || bad[0].ID != string(verify.CheckReachable) || bad[0].Status != verify.StatusFail || !strings.Contains(bad[0].Message, "Slurm has no node gpu099") {
+				t.Errorf("the host that is no Slurm node: %+v", bad)
+			}
+			if got.Summary.Hosts != 4 {
+				t.Errorf("report holds %d hosts, want 4", got.Summary.Hosts)
+			}
+		})
+
+		t.Run("the CLI: gpuform verify -engine slurm -format json", func(t *testing.T) {
+			cmd := exec.Command(f.binary, "verify", "-engine", "slurm", "-format", "json", "-slurm-start-timeout", "1m", dir)
+			cmd.Env = append(os.Environ(), c.Env(), "GPUFORM_SIM_STATE="+f.state)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("exit %v, want 2 (a degraded node fails)\n%s", err, stderr.String())
+			}
+			var doc report.Document
+			if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
+				t.Fatalf("%v\n%s", err, stdout.String())
+			}
+			if diff := cmp.Diff(checks(want), checks(&doc)); diff != "" {
+				t.Errorf("gpuform verify -engine slurm differs from -engine ssh (-ssh +cli):\n%s", diff)
+			}
+			if !strings.Contains(stderr.String(), "Slurm: job ") {
+				t.Errorf("stderr does not say which job held the nodes:\n%s", stderr.String())
+			}
+		})
+
+		t.Run("scoped to a job", func(t *testing.T) {
+			out, err := c.Client("sbatch", "--parsable", "-N2", "-w", "gpu[012-013]", "-o", "/dev/null", "--wrap", "sleep 120")
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := strings.TrimSpace(out)
+			defer func() { _, _ = c.Client("scancel", job) }()
+			waitRunning(t, c, job)
+			e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{Job: job})
+			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := checks(want)
+			delete(w, hosts[0])
+			if diff := cmp.Diff(w, checks(got)); diff != "" {
+				t.Errorf("job %s on gpu[012-013] (-want +got):\n%s", job, diff)
+			}
+			if connects.Load() != 0 {
+				t.Error("the slurm engine connected to hosts")
+			}
+		})
+	})
+	t.Run("probe tier on gpu[001-003]", func(t *testing.T) {
+		t.Parallel()
+		dir, cfg, want := reference(t, hosts)
+
+		t.Run("a partition the user cannot use", func(t *testing.T) {
+			e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{Partition: "nosuch"})
+			_, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+			if err == nil || !strings.Contains(err.Error(), "-slurm-partition nosuch") {
+				t.Errorf("err = %v, want the partition named", err)
+			}
+		})
+
+		t.Run("sbcast fails", func(t *testing.T) {
+			e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
+			e = f.withBinary(e, dir, cfg, filepath.Join(t.TempDir(), "no-such-gpuform"))
+			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, h := range got.Hosts {
+				node := "gpu00" + string(rune('1'+i))
+				if len(h.Checks) != 1 || h.Checks[0].Status != verify.StatusFail || !strings.Contains(h.Checks[0].Message, "Slurm node "+node) || !strings.Contains(h.Checks[0].Message, "sbcast of no-such-gpuform failed") {
+					t.Errorf("%s: %+v", h.Host, h.Checks)
 				}
 			}
-			return out
-		}
-		if diff := cmp.Diff(pairs(fwant), pairs(got)); diff != "" {
-			t.Errorf("isolation pairs (-ssh +slurm):\n%s", diff)
-		}
+		})
 
-		// The -deadline comes while the first isolation round runs: the
-		// group's run is done, its pairs hang. What did not finish is
-		// not run, never passed.
-		tmp := t.TempDir()
-		mark := filepath.Join(tmp, "group-ran")
-		wrapper := filepath.Join(tmp, "gpuform-wrapper")
-		script := "#!/bin/sh\ncase \" $* \" in *\" -engine-command \"*) if [ -e " + mark + " ]; then sleep 60; fi; : >" + mark + " ;; esac\nexec " + f.binary + " \"$@\"\n"
-		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(8 * time.Second)
-		e = slurm.New(slurm.Options{Binary: wrapper, Deadline: deadline, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
-			return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
-		}})
-		cut, err := e.Verify(context.Background(), targetsOf(t, fcfg), ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if over := time.Since(deadline); over > 20*time.Second {
-			t.Errorf("the run ended %s after its deadline", over)
-		}
-		if cut.OK() || cut.Summary.Passed != 0 || cut.Summary.NotRun != 4 {
-			t.Errorf("a run the deadline cut: %+v", cut.Summary)
-		}
-		if len(cut.Isolation) != 1 || !strings.HasPrefix(cut.Isolation[0].Incomplete, "the run's -deadline ended it") || len(cut.Isolation[0].Culprits) != 0 {
-			t.Errorf("the isolation the deadline cut: %+v", cut.Isolation)
-		}
-		for _, p := range pairs(cut) {
-			if strings.Contains(p, "ran=true") {
-				t.Errorf("a pair ran past the deadline: %s", p)
+		t.Run("a node dies mid-step and the deadline cuts a slow one", func(t *testing.T) {
+			// The binary sbcast sends kills itself on gpu002 and is slow on
+			// gpu003; gpu001 verifies as ever.
+			wrapper := filepath.Join(t.TempDir(), "gpuform-wrapper")
+			script := "#!/bin/sh\ncase \"$SLURMD_NODENAME\" in\ngpu002) kill -KILL $$ ;;\ngpu003) sleep 60 ;;\nesac\nexec " + f.binary + " \"$@\"\n"
+			if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
 			}
-		}
+			_, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
+			e := f.withBinaryOptions(dir, cfg, slurm.Options{Deadline: time.Now().Add(6 * time.Second), Binary: wrapper})
+			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gc := checks(got)
+			if diff := cmp.Diff(checks(want)[hosts[0]], gc[hosts[0]]); diff != "" {
+				t.Errorf("gpu001 (-want +got):\n%s", diff)
+			}
+			if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "gpu002") || !strings.Contains(c[0].Message, "Killed") {
+				t.Errorf("the node that died: %+v", c)
+			}
+			if c := gc[hosts[2]]; len(c) != 1 || c[0].Status != verify.StatusNotRun || !c[0].Needed || !strings.Contains(c[0].Message, "-deadline") {
+				t.Errorf("the node the deadline cut: %+v", c)
+			}
+			if got.OK() {
+				t.Error("a run the deadline cut passed")
+			}
+		})
+
+		t.Run("a drained node is named, the rest verified", func(t *testing.T) {
+			c.DrainNode("gpu002", "RMA 4711")
+			defer c.Scontrol("update", "NodeName=gpu002", "State=RESUME")
+			e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
+			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gc := checks(got)
+			if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "the Slurm node gpu002 is drain") {
+				t.Errorf("the drained node: %+v", c)
+			}
+			w := checks(want)
+			delete(w, hosts[1])
+			delete(gc, hosts[1])
+			if diff := cmp.Diff(w, gc); diff != "" {
+				t.Errorf("the other nodes (-want +got):\n%s", diff)
+			}
+		})
+
+		t.Run("an allocation that does not start in time", func(t *testing.T) {
+			out, err := c.Client("sbatch", "--parsable", "-N1", "-w", "gpu003", "-o", "/dev/null", "--wrap", "sleep 120")
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := strings.TrimSpace(out)
+			defer func() { _, _ = c.Client("scancel", job) }()
+			waitRunning(t, c, job)
+			e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{StartTimeout: 2 * time.Second})
+			start := time.Now()
+			_, err = e.Verify(context.Background(), targetsOf(t, cfg), ro)
+			if err == nil || !strings.Contains(err.Error(), "did not start within 2s") || !strings.Contains(err.Error(), "gpu003") {
+				t.Errorf("err = %v, want the allocation's start timeout", err)
+			}
+			if took := time.Since(start); took > 40*time.Second {
+				t.Errorf("gave up after %s", took)
+			}
+			if q, _ := c.Client("squeue", "-h", "-n", "gpuform-verify", "-t", "PENDING", "-o", "%i"); strings.TrimSpace(q) != "" {
+				t.Errorf("the allocation that did not start is still queued: %s", q)
+			}
+		})
 	})
-
-	t.Run("bench parity with ssh", func(t *testing.T) {
-		bdir, bcfg := quickstartWith(t, "sim://hgx-h100-converged/gpu001", "sim://hgx-h100-degraded/gpu002", "sim://hgx-h100-stale/gpu003")
-		state := t.TempDir()
-		layers := []bench.Layer{bench.LayerHBM, bench.LayerGPUGPU, bench.LayerHostGPU}
-		bwant := bench.Run(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
-			return connect.Open(ctx, h, connect.Options{SimStateDir: state})
-		}}})
-		var connects atomic.Int64
-		e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
-			return slurm.NewBundle(bcfg, bdir, nil, "", false, nodes)
-		}})
-		got, err := e.Bench(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
-			connects.Add(1)
-			return nil, errors.New("the slurm engine must not connect to hosts")
-		}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if connects.Load() != 0 {
-			t.Error("the slurm engine connected to hosts")
-		}
-		measured := 0
-		for _, h := range bwant.Hosts {
-			if h.Error != "" {
-				t.Fatalf("the SSH engine could not bench %s: %s", h.Host, h.Error)
+	t.Run("fleet tier on gpu[004-007]", func(t *testing.T) {
+		t.Parallel()
+		t.Run("fleet tier: the multi-node test and its isolation as srun steps", func(t *testing.T) {
+			fdir := filepath.Join(t.TempDir(), "fleet")
+			if err := os.Mkdir(fdir, 0o755); err != nil {
+				t.Fatal(err)
 			}
-			for _, m := range h.Layers {
-				if m.Verdict != bench.VerdictNotMeasured {
-					measured++
+			if err := os.WriteFile(filepath.Join(fdir, "main.gpuform.hcl"), []byte(fleetSpec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fcfg, diags := spec.Load(fdir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			// The SSH reference runs beside the slurm engine's run, on
+			// roots of its own (both mostly wait).
+			sshState, state := t.TempDir(), t.TempDir()
+			ssh := runner.Options{Tier: verify.TierFleet, KB: k, AllowLocal: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+				return connect.Open(ctx, h, connect.Options{SimStateDir: sshState})
+			}}}
+			type result struct {
+				doc *report.Document
+				err error
+			}
+			ref := make(chan result, 1)
+			ftargets := targetsOf(t, fcfg)
+			go func() {
+				doc, err := enginessh.Engine{}.Verify(context.Background(), ftargets, ssh)
+				ref <- result{doc, err}
+			}()
+			var connects atomic.Int64
+			ro := runner.Options{Tier: verify.TierFleet, KB: k, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+				connects.Add(1)
+				return nil, errors.New("the slurm engine must not connect to hosts")
+			}}}
+			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+				return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
+			}})
+			got, err := e.Verify(context.Background(), targetsOf(t, fcfg), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := <-ref
+			fwant := r.doc
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if len(fwant.Isolation) != 1 || len(fwant.Isolation[0].Culprits) != 1 || fwant.Isolation[0].Culprits[0].Host != "sim://hgx-h100-slownic/gpu006" {
+				t.Fatalf("the SSH engine's isolation should name gpu006: %+v", fwant.Isolation)
+			}
+			if connects.Load() != 0 {
+				t.Error("the slurm engine connected to hosts")
+			}
+			if diff := cmp.Diff(checks(fwant), checks(got)); diff != "" {
+				t.Errorf("-engine slurm -tier fleet differs from -engine ssh (-ssh +slurm):\n%s", diff)
+			}
+			pairs := func(d *report.Document) []string {
+				var out []string
+				for _, iso := range d.Isolation {
+					for _, p := range iso.Pairs {
+						out = append(out, fmt.Sprintf("round %d %s+%s ran=%v pass=%v", p.Round, p.Hosts[0], p.Hosts[1], p.Ran, p.Pass))
+					}
+				}
+				return out
+			}
+			if diff := cmp.Diff(pairs(fwant), pairs(got)); diff != "" {
+				t.Errorf("isolation pairs (-ssh +slurm):\n%s", diff)
+			}
+
+			// The -deadline comes while the first isolation round runs: the
+			// nodes' own checks and the group's run are done, its pairs
+			// hang. The nodes' own checks are reported as -engine ssh has
+			// them; what did not finish is not run, never passed.
+			tmp := t.TempDir()
+			mark := filepath.Join(tmp, "group-ran")
+			wrapper := filepath.Join(tmp, "gpuform-wrapper")
+			script := "#!/bin/sh\ncase \" $* \" in *\" -engine-command \"*) if [ -e " + mark + " ]; then sleep 60; fi; : >" + mark + " ;; esac\nexec " + f.binary + " \"$@\"\n"
+			if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			e = slurm.New(slurm.Options{Binary: wrapper, Deadline: deadline, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+				return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
+			}})
+			cut, err := e.Verify(context.Background(), targetsOf(t, fcfg), ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if over := time.Since(deadline); over > 20*time.Second {
+				t.Errorf("the run ended %s after its deadline", over)
+			}
+			if cut.OK() || cut.Summary.HostsFailed != 4 || cut.Summary.NotRun != 4 {
+				t.Errorf("a run the deadline cut: %+v", cut.Summary)
+			}
+			group, iso := verify.CheckNCCL.Named("fleet"), verify.CheckIsolation.Named("fleet")
+			own := func(doc *report.Document) map[string][]verify.CheckResult {
+				out := map[string][]verify.CheckResult{}
+				for h, cs := range checks(doc) {
+					for _, c := range cs {
+						if c.ID != group && c.ID != iso {
+							out[h] = append(out[h], c)
+						}
+					}
+				}
+				return out
+			}
+			if diff := cmp.Diff(own(fwant), own(cut)); diff != "" {
+				t.Errorf("the nodes' own checks, the deadline cutting the isolation after them (-ssh +slurm):\n%s", diff)
+			}
+			for h, cs := range checks(cut) {
+				for _, c := range cs {
+					switch {
+					case c.ID == group && c.Status != verify.StatusFail:
+						t.Errorf("%s: the group's run finished below its floor, %s is %s: %s", h, c.ID, c.Status, c.Message)
+					case c.ID == iso && (c.Status != verify.StatusNotRun || !c.Needed):
+						t.Errorf("%s: the isolation the deadline cut, %s is %s (needed %v): %s", h, c.ID, c.Status, c.Needed, c.Message)
+					}
 				}
 			}
-		}
-		if measured < 3 {
-			t.Fatalf("the reference bench measured %d layer(s); the simulated nodes replay real captures for more", measured)
-		}
-		noTime := cmpopts.IgnoreFields(bench.Host{}, "DurationMS")
-		if diff := cmp.Diff(bwant, got, noTime, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("bench -engine slurm differs from -engine ssh (-ssh +slurm):\n%s", diff)
-		}
-	})
-
-	t.Run("a partition the user cannot use", func(t *testing.T) {
-		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{Partition: "nosuch"})
-		_, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
-		if err == nil || !strings.Contains(err.Error(), "-slurm-partition nosuch") {
-			t.Errorf("err = %v, want the partition named", err)
-		}
-	})
-
-	t.Run("sbcast fails", func(t *testing.T) {
-		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
-		e = f.withBinary(e, dir, cfg, filepath.Join(t.TempDir(), "no-such-gpuform"))
-		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, h := range got.Hosts {
-			node := "gpu00" + string(rune('1'+i))
-			if len(h.Checks) != 1 || h.Checks[0].Status != verify.StatusFail || !strings.Contains(h.Checks[0].Message, "Slurm node "+node) || !strings.Contains(h.Checks[0].Message, "sbcast of no-such-gpuform failed") {
-				t.Errorf("%s: %+v", h.Host, h.Checks)
+			if len(cut.Isolation) != 1 || !strings.HasPrefix(cut.Isolation[0].Incomplete, "the run's -deadline ended it") || len(cut.Isolation[0].Culprits) != 0 {
+				t.Errorf("the isolation the deadline cut: %+v", cut.Isolation)
 			}
-		}
+			for _, p := range pairs(cut) {
+				if strings.Contains(p, "ran=true") {
+					t.Errorf("a pair ran past the deadline: %s", p)
+				}
+			}
+		})
 	})
+	t.Run("bench on gpu[008-010]", func(t *testing.T) {
+		t.Parallel()
+		t.Run("bench parity with ssh", func(t *testing.T) {
+			bdir, bcfg := quickstartWith(t, "sim://hgx-h100-converged/gpu008", "sim://hgx-h100-degraded/gpu009", "sim://hgx-h100-stale/gpu010")
+			state := t.TempDir()
+			layers := []bench.Layer{bench.LayerHBM, bench.LayerGPUGPU, bench.LayerHostGPU}
+			bwant := bench.Run(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+				return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+			}}})
+			var connects atomic.Int64
+			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+				return slurm.NewBundle(bcfg, bdir, nil, "", false, nodes)
+			}})
+			got, err := e.Bench(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+				connects.Add(1)
+				return nil, errors.New("the slurm engine must not connect to hosts")
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if connects.Load() != 0 {
+				t.Error("the slurm engine connected to hosts")
+			}
+			measured := 0
+			for _, h := range bwant.Hosts {
+				if h.Error != "" {
+					t.Fatalf("the SSH engine could not bench %s: %s", h.Host, h.Error)
+				}
+				for _, m := range h.Layers {
+					if m.Verdict != bench.VerdictNotMeasured {
+						measured++
+					}
+				}
+			}
+			if measured < 3 {
+				t.Fatalf("the reference bench measured %d layer(s); the simulated nodes replay real captures for more", measured)
+			}
+			noTime := cmpopts.IgnoreFields(bench.Host{}, "DurationMS")
+			if diff := cmp.Diff(bwant, got, noTime, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("bench -engine slurm differs from -engine ssh (-ssh +slurm):\n%s", diff)
+			}
+		})
 
-	t.Run("a node dies mid-step and the deadline cuts a slow one", func(t *testing.T) {
-		// The binary sbcast sends kills itself on gpu002 and is slow on
-		// gpu003; gpu001 verifies as ever.
-		wrapper := filepath.Join(t.TempDir(), "gpuform-wrapper")
-		script := "#!/bin/sh\ncase \"$SLURMD_NODENAME\" in\ngpu002) kill -KILL $$ ;;\ngpu003) sleep 60 ;;\nesac\nexec " + f.binary + " \"$@\"\n"
-		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
-		e := f.withBinaryOptions(dir, cfg, slurm.Options{Deadline: time.Now().Add(6 * time.Second), Binary: wrapper})
-		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gc := checks(got)
-		if diff := cmp.Diff(checks(want)[hosts[0]], gc[hosts[0]]); diff != "" {
-			t.Errorf("gpu001 (-want +got):\n%s", diff)
-		}
-		if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "gpu002") || !strings.Contains(c[0].Message, "Killed") {
-			t.Errorf("the node that died: %+v", c)
-		}
-		if c := gc[hosts[2]]; len(c) != 1 || c[0].Status != verify.StatusNotRun || !c[0].Needed || !strings.Contains(c[0].Message, "-deadline") {
-			t.Errorf("the node the deadline cut: %+v", c)
-		}
-		if got.OK() {
-			t.Error("a run the deadline cut passed")
-		}
-	})
-
-	t.Run("a drained node is named, the rest verified", func(t *testing.T) {
-		c.DrainNode("gpu002", "RMA 4711")
-		defer c.Scontrol("update", "NodeName=gpu002", "State=RESUME")
-		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
-		got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gc := checks(got)
-		if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "the Slurm node gpu002 is drain") {
-			t.Errorf("the drained node: %+v", c)
-		}
-		w := checks(want)
-		delete(w, hosts[1])
-		delete(gc, hosts[1])
-		if diff := cmp.Diff(w, gc); diff != "" {
-			t.Errorf("the other nodes (-want +got):\n%s", diff)
-		}
-	})
-
-	t.Run("an allocation that does not start in time", func(t *testing.T) {
-		out, err := c.Client("sbatch", "--parsable", "-N1", "-w", "gpu003", "-o", "/dev/null", "--wrap", "sleep 120")
-		if err != nil {
-			t.Fatal(err)
-		}
-		job := strings.TrimSpace(out)
-		defer func() { _, _ = c.Client("scancel", job) }()
-		waitRunning(t, c, job)
-		e, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{StartTimeout: 2 * time.Second})
-		start := time.Now()
-		_, err = e.Verify(context.Background(), targetsOf(t, cfg), ro)
-		if err == nil || !strings.Contains(err.Error(), "did not start within 2s") || !strings.Contains(err.Error(), "gpu003") {
-			t.Errorf("err = %v, want the allocation's start timeout", err)
-		}
-		if took := time.Since(start); took > 40*time.Second {
-			t.Errorf("gave up after %s", took)
-		}
-		if q, _ := c.Client("squeue", "-h", "-n", "gpuform-verify", "-o", "%i"); strings.TrimSpace(q) != "" {
-			t.Errorf("the allocation that did not start is still queued: %s", q)
-		}
+		t.Run("bench: the group's multi-node run as an srun step", func(t *testing.T) {
+			bdir := filepath.Join(t.TempDir(), "fleet")
+			if err := os.Mkdir(bdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// Two nodes without perftest: the network layer's NIC runs
+			// (a second each) are left out, the group's run is not.
+			benchSpec := strings.Replace(fleetSpec, `hosts    = ["sim://hgx-h100-converged/gpu004", "sim://hgx-h100-converged/gpu005", "sim://hgx-h100-slownic/gpu006", "sim://hgx-h100-converged/gpu007"]`, `hosts    = ["sim://hgx-h100-notools/gpu001", "sim://hgx-h100-notools/gpu002"]`, 1)
+			if err := os.WriteFile(filepath.Join(bdir, "main.gpuform.hcl"), []byte(benchSpec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bcfg, diags := spec.Load(bdir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			state := t.TempDir()
+			layers := []bench.Layer{bench.LayerNetwork}
+			bwant := bench.Run(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, AllowLocal: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+				return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+			}}})
+			// The reference holds the group's point on every host. bench
+			// runs the spec's command as it stands (verify adds the group's
+			// hosts, bench does not yet), and the mpirun stand-in models
+			// only runs given their hosts: the point is the run's failure,
+			// the same on every host. Without the group's run through Slurm
+			// the slurm engine's hosts have no such point at all.
+			for _, h := range bwant.Hosts {
+				found := false
+				for _, m := range h.Layers {
+					if m.Device == "all_reduce across nodes" && m.Verdict == bench.VerdictNotMeasured && strings.Contains(m.Note, "no bus bandwidth") {
+						found = true
+					}
+				}
+				if !found {
+					t.Fatalf("the SSH engine's bench of %s has no multi-node all_reduce: %+v", h.Host, h.Layers)
+				}
+			}
+			var connects atomic.Int64
+			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+				return slurm.NewBundle(bcfg, bdir, nil, "", false, nodes)
+			}})
+			got, err := e.Bench(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+				connects.Add(1)
+				return nil, errors.New("the slurm engine must not connect to hosts")
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if connects.Load() != 0 {
+				t.Error("the slurm engine connected to hosts")
+			}
+			noTime := cmpopts.IgnoreFields(bench.Host{}, "DurationMS")
+			if diff := cmp.Diff(bwant, got, noTime, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("bench -engine slurm with the group's multi-node run differs from -engine ssh (-ssh +slurm):\n%s", diff)
+			}
+		})
 	})
 }
 

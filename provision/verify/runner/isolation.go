@@ -81,6 +81,11 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		res, err = nccltest.RunTest(ctx, t, cmd, timeout)
 		t.Close()
 	}
+	if err != nil && !o.Deadline.IsZero() && ctx.Err() != nil {
+		// The run's -deadline ended the group's run: what did not
+		// finish is not run, never failed on a cut run nor passed.
+		return nccltest.Result{Command: res.Command, NotRun: "the run's -deadline ended the group's run before it finished"}, nil, nil
+	}
 	if err != nil && res.Failure == "" {
 		res.Failure = err.Error()
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
+	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -84,5 +86,76 @@ func TestIsolationStopsAtBudget(t *testing.T) {
 	c := verify.IsolationCheck("fleet64", "sim://hgx-h100-slownic/n4", iso.Result, iso.groupFailed, false)
 	if c.Status != verify.StatusError || !strings.Contains(c.Message, "isolation incomplete") {
 		t.Errorf("n4: %+v", c)
+	}
+}
+
+// An engine that checks the hosts first (provision/engine/slurm) judges
+// their multi-node checks after the group's run (MultiNode.JudgeHost): a
+// run the -deadline ended is not run, needed, on every host, never failed
+// on a cut run nor passed; a run that came back is judged.
+func TestGroupRunCutByDeadlineIsNotRun(t *testing.T) {
+	t.Parallel()
+	// Nothing is reached: the engine's launch and names stand in.
+	n := &spec.Node{Name: "train", Verify: &spec.Verify{NCCLTests: []*spec.NCCLTest{{
+		Name:         "fleet64",
+		Command:      spec.Attr[string]{V: "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1", Set: true},
+		MinBusBWGbps: spec.Attr[float64]{V: 120, Set: true},
+	}}}}
+	var targets []target.Host
+	for i := 1; i <= 4; i++ {
+		targets = append(targets, target.Host{Host: spec.Host{Name: fmt.Sprintf("n%d", i)}, Node: n})
+	}
+	o := Options{KB: testKB, Tier: verify.TierFleet, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+		return nil, fmt.Errorf("no host is reached")
+	}}}
+	o.Deadline = time.Now().Add(300 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), o.Deadline)
+	defer cancel()
+	o.LaunchNames = func(_ context.Context, group []target.Host) map[string]string {
+		out := map[string]string{}
+		for i, h := range group {
+			out[h.Host.Name] = fmt.Sprintf("n%d", i+1)
+		}
+		return out
+	}
+	o.Launch = func(ctx context.Context, _ target.Host, command string, _ time.Duration) (nccltest.Result, error) {
+		<-ctx.Done()
+		return nccltest.Result{Command: command}, ctx.Err()
+	}
+	mn := RunMultiNode(ctx, targets, o)
+	placeholder := func() report.Host {
+		return report.Host{Host: targets[0].Host.Name, Checks: []verify.CheckResult{{ID: verify.CheckNCCL.Named("fleet64"), Status: verify.StatusNotRun, Needed: true}}}
+	}
+	for _, tg := range targets {
+		h := placeholder()
+		h.Host = tg.Host.Name
+		mn.JudgeHost(tg, &h, o)
+		if c := h.Checks[0]; c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "-deadline ended the group's run") {
+			t.Errorf("%s: %+v", tg.Host.Name, c)
+		}
+	}
+	if len(mn.isolations) != 0 {
+		t.Errorf("a cut group run was isolated: %+v", mn.isolations)
+	}
+
+	// Without a deadline the same launch's failure is the group's result,
+	// judged: failed, not "not run".
+	o.Deadline = time.Time{}
+	o.Launch = func(_ context.Context, _ target.Host, command string, _ time.Duration) (nccltest.Result, error) {
+		return nccltest.Result{Command: command, Failure: "mpirun: exit status 1"}, nil
+	}
+	isoOff := *targets[0].Node
+	isoOff.Verify = &spec.Verify{NCCLTests: targets[0].Node.Verify.NCCLTests, Isolation: spec.Attr[spec.Isolation]{V: spec.IsolationOff, Set: true}}
+	for i := range targets {
+		targets[i].Node = &isoOff
+	}
+	mn = RunMultiNode(context.Background(), targets, o)
+	h := placeholder()
+	mn.JudgeHost(targets[0], &h, o)
+	if c := h.Checks[0]; c.Status == verify.StatusNotRun || c.Status == verify.StatusPass || !strings.Contains(c.Message, "exit status 1") {
+		t.Errorf("a group run that failed: %+v", c)
+	}
+	if h.NCCL["fleet64"].Failure == "" {
+		t.Errorf("the host's NCCL results lack the group's run: %+v", h.NCCL)
 	}
 }

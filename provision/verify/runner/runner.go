@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,6 +111,37 @@ func RunMultiNode(ctx context.Context, targets []target.Host, o Options) MultiNo
 // ForHost is the multi-node results tg is judged on (Options.MultiNodeResults).
 func (m MultiNode) ForHost(tg target.Host) map[string]nccltest.Result {
 	return hostResults(m.results[tg.Node], m.absent[tg.Host.Name])
+}
+
+// JudgeHost judges h's multi-node checks on the group's results for tg
+// (ForHost), replacing the ones the host's own run left not run: for an
+// engine that verified the host before the group's tests ran, so a
+// -deadline that ends those tests leaves the host's own checks reported.
+// A test with no result for the host stays not run, never passed. The
+// host's NCCL results gain the group's, as Run gives them.
+func (m MultiNode) JudgeHost(tg target.Host, h *report.Host, o Options) {
+	results := m.ForHost(tg)
+	exp := verify.ExpectationFor(tg.Node)
+	exp.Processes = o.Processes
+	exp.KB = o.KB
+	for _, t := range exp.NCCL {
+		if !t.MultiNode {
+			continue
+		}
+		id := verify.CheckNCCL.Named(t.Name)
+		i := slices.IndexFunc(h.Checks, func(c verify.CheckResult) bool { return c.ID == id })
+		if i < 0 {
+			continue
+		}
+		res, ran := results[t.Name]
+		h.Checks[i] = verify.JudgeHostMultiNode(exp, h.NVML, o.Tier, t, res, ran)
+		if ran {
+			if h.NCCL == nil {
+				h.NCCL = map[string]nccltest.Result{}
+			}
+			h.NCCL[t.Name] = res
+		}
+	}
 }
 
 // AddChecks gives the hosts of each isolated group their isolation
