@@ -16,6 +16,8 @@ import (
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/bench/report"
 	"github.com/gpuform/gpuform/provision/engine"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify/runner"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -201,6 +203,9 @@ func runBench(ctx context.Context, s Streams, a *benchArguments, v *benchView) (
 		return nil, err
 	}
 	o := bench.Options{Target: a.Conn.targetOptionsFor(s, copts, v.ShowsProbeProgress(), "benchmarking"), Layers: a.Layers, Budget: a.Budget, AllowLocal: a.Conn.allowLocal, KB: k}
+	o.LaunchNames = func(ctx context.Context, group []target.Host) map[string]string {
+		return runner.LaunchNames(ctx, runner.Options{Target: o.Target}, group)
+	}
 	// Open the outputs before the run: a typo in a path must not
 	// cost a bench of several minutes.
 	if err := v.Open(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/cmdline"
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/connect"
@@ -51,6 +52,11 @@ type Options struct {
 	// the node of host from, in place of connecting to it: the slurm
 	// engine runs it as an srun step there.
 	Launch func(ctx context.Context, from target.Host, command string, timeout time.Duration) (nccltest.Result, error)
+	// LaunchNames names a group's hosts as its launcher (mpirun's -H,
+	// srun's -w) knows them: the hosts' own names over SSH
+	// (runner.LaunchNames), their Slurm node names in the slurm engine.
+	// nil: the spec's host names.
+	LaunchNames func(ctx context.Context, group []target.Host) map[string]string
 	// Group, for RunNode, is the host's group's multi-node run, made by
 	// the engine before the host's own bench (RunMultiNode); nil when
 	// the host's group has none.
@@ -271,6 +277,7 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 		return out
 	}
 	first := map[*spec.Node]target.Host{}
+	groups := map[*spec.Node][]target.Host{}
 	var order []*spec.Node
 	for _, t := range targets {
 		if t.Node == nil || len(t.Node.Hosts) < 2 {
@@ -280,9 +287,11 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 			first[t.Node] = t
 			order = append(order, t.Node)
 		}
+		groups[t.Node] = append(groups[t.Node], t)
 	}
 	for _, n := range order {
-		for _, nt := range verify.ExpectationFor(n).NCCL {
+		exp := verify.ExpectationFor(n)
+		for _, nt := range exp.NCCL {
 			if !nt.MultiNode || !strings.Contains(nt.Command, "all_reduce") {
 				continue
 			}
@@ -297,17 +306,18 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 			if timeout == 0 {
 				timeout = 10 * time.Minute
 			}
+			cmd := groupCommand(ctx, nt.Command, groups[n], exp.GPUCount, o)
 			var res nccltest.Result
 			var err error
 			if o.Launch != nil {
-				res, err = o.Launch(ctx, tg, nt.Command, timeout)
+				res, err = o.Launch(ctx, tg, cmd, timeout)
 			} else {
 				t, cerr := o.Target.Connect(ctx, tg.Host)
 				if cerr != nil {
 					g.Why = fmt.Sprintf("cannot reach %s to launch it: %v", tg.Host.Name, cerr)
 					break
 				}
-				res, err = nccltest.RunTest(ctx, t, nt.Command, timeout)
+				res, err = nccltest.RunTest(ctx, t, cmd, timeout)
 				t.Close()
 			}
 			switch v, ok := peakBusBW(res); {
@@ -322,6 +332,32 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 		}
 	}
 	return out
+}
+
+// groupCommand is the group's multi-node command as verify's fleet tier
+// runs it (provision/verify/runner): a command that names no hosts gets
+// the group's, since without a host list mpirun starts every rank on the
+// first host and srun anywhere in the allocation (the spec refuses a
+// command that names hosts of its own).
+func groupCommand(ctx context.Context, cmd string, group []target.Host, gpusPerNode int, o Options) string {
+	if len(group) < 2 || cmdline.NamesHosts(cmd) {
+		return cmd
+	}
+	launch := map[string]string{}
+	if o.LaunchNames != nil {
+		launch = o.LaunchNames(ctx, group)
+	}
+	names := make([]string, len(group))
+	for i, h := range group {
+		names[i] = h.Host.Name
+		if n := launch[h.Host.Name]; n != "" {
+			names[i] = n
+		}
+	}
+	if c, err := cmdline.ForHosts(cmd, names, len(group), gpusPerNode); err == nil {
+		return c
+	}
+	return cmd
 }
 
 // withoutHost drops the host name a transport error starts with: the

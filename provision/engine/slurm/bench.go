@@ -113,6 +113,13 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 		}
 		mo := bo
 		mo.Launch = e.launcher(job, node, destBin, destBundle)
+		mo.LaunchNames = func(_ context.Context, group []target.Host) map[string]string {
+			out := map[string]string{}
+			for _, h := range group {
+				out[h.Host.Name] = node[h.Host.Name]
+			}
+			return out
+		}
 		// The command runs on the Slurm node, never on this machine.
 		mo.AllowLocal = true
 		if groups := bench.RunMultiNode(ctx, targets, mo); len(groups) > 0 {

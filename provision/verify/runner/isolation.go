@@ -187,6 +187,13 @@ func runPair(ctx context.Context, o Options, exp verify.Expectation, nt verify.N
 // which the inventory's address (an IP, an ssh alias) may not be. A host
 // that cannot be reached keeps its inventory name; its own checks report
 // it.
+// LaunchNames names a group's hosts as a launcher on them knows them (each
+// host's own name, read on the host; the spec's name where it cannot be
+// read): what bench's multi-node run gives mpirun, as the fleet tier does.
+func LaunchNames(ctx context.Context, o Options, group []target.Host) map[string]string {
+	return hostNames(ctx, o, group)
+}
+
 func hostNames(ctx context.Context, o Options, group []target.Host) map[string]string {
 	if o.LaunchNames != nil {
 		return o.LaunchNames(ctx, group)
