@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -66,22 +67,22 @@ var (
 
 // Patterns for values that end up in files or command lines on a node.
 var (
-	sysctlKeyPattern   = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
-	sysctlValuePattern = regexp.MustCompile(`^[0-9A-Za-z_.:\- ]{1,128}$`)
+	sysctlKeyPattern   = lazyre.New(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
+	sysctlValuePattern = lazyre.New(`^[0-9A-Za-z_.:\- ]{1,128}$`)
 	// kernelArgPattern wants a parameter name that starts with a letter,
 	// digit or underscore: "--" ends the kernel's parameters and hands the
 	// rest of the command line to init, and "-x" is not a parameter.
-	kernelArgPattern  = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.\-]*(=[a-zA-Z0-9_.,:\-/]+)?$`)
-	deviceNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_.\-]{1,32}$`)
-	imagePattern      = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9._\-]{1,128})?(@sha256:[a-f0-9]{64})?$`)
+	kernelArgPattern  = lazyre.New(`^[a-zA-Z0-9_][a-zA-Z0-9_.\-]*(=[a-zA-Z0-9_.,:\-/]+)?$`)
+	deviceNamePattern = lazyre.New(`^[a-zA-Z0-9_.\-]{1,32}$`)
+	imagePattern      = lazyre.New(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9._\-]{1,128})?(@sha256:[a-f0-9]{64})?$`)
 	// ncclCommandPattern allows the arguments nccl-tests takes and nothing
 	// that a shell would treat as syntax.
-	ncclCommandPattern = regexp.MustCompile(`^[A-Za-z0-9_./=, \-]+$`)
+	ncclCommandPattern = lazyre.New(`^[A-Za-z0-9_./=, \-]+$`)
 	// enrootPathPattern is an absolute path, optionally per user or group
 	// the way enroot's own examples write it ($(id -u), ${UID}): enroot
 	// expands its config values in a shell, so nothing else of shell
 	// syntax may reach the file.
-	enrootPathPattern = regexp.MustCompile(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
+	enrootPathPattern = lazyre.New(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
 )
 
 var ulimitNames = []string{"memlock", "stack", "nofile", "nproc", "core"}
@@ -302,7 +303,10 @@ func conflictingKernelArgs(n *Node) hcl.Diagnostics {
 	return diags
 }
 
-func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *regexp.Regexp, summary, hint string) []Attr[string] {
+// stringMatcher is a *regexp.Regexp or a *lazyre.Regexp.
+type stringMatcher interface{ MatchString(string) bool }
+
+func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re stringMatcher, summary, hint string) []Attr[string] {
 	var out []Attr[string]
 	for _, a := range in {
 		if !re.MatchString(a.V) {
@@ -465,7 +469,7 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 
 // runtimeOptionKey is a containerd runtime option's name (runc's shim
 // options are CamelCase Go field names).
-var runtimeOptionKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,63}$`)
+var runtimeOptionKey = lazyre.New(`^[A-Za-z][A-Za-z0-9]{0,63}$`)
 
 func parseCount(s string) (Size, error) {
 	if s == "unlimited" || s == "-1" {
