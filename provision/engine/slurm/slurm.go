@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/engine"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -318,7 +319,7 @@ func (e *Engine) knownNodes(ctx context.Context, members []member, hostErr map[s
 	return kept
 }
 
-var grantedJob = regexp.MustCompile(`job allocation ([0-9]+)`)
+var grantedJob = lazyre.New(`job allocation ([0-9]+)`)
 
 // allocate gets the nodes in a job of their own (salloc --no-shell) and
 // returns its id.
