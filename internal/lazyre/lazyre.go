@@ -26,8 +26,9 @@ type Regexp struct {
 
 // New returns a Regexp for pattern, compiled when it is first used. Like
 // regexp.MustCompile it is for patterns fixed in the source: an invalid
-// one panics on first use (TestPackagePatternsCompile in each package
-// that has some, and the package's own tests, compile them).
+// one panics, on first use rather than at start. Every pattern passed to
+// New compiled at start before it was made lazy, and the tests of the
+// package that owns it still use it.
 func New(pattern string) *Regexp { return &Regexp{pattern: pattern} }
 
 // Get returns the compiled expression, compiling it on the first call.
