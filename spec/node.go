@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -303,10 +302,7 @@ func conflictingKernelArgs(n *Node) hcl.Diagnostics {
 	return diags
 }
 
-// stringMatcher is a *regexp.Regexp or a *lazyre.Regexp.
-type stringMatcher interface{ MatchString(string) bool }
-
-func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re stringMatcher, summary, hint string) []Attr[string] {
+func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *lazyre.Regexp, summary, hint string) []Attr[string] {
 	var out []Attr[string]
 	for _, a := range in {
 		if !re.MatchString(a.V) {
@@ -471,6 +467,13 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 // options are CamelCase Go field names).
 var runtimeOptionKey = lazyre.New(`^[A-Za-z][A-Za-z0-9]{0,63}$`)
 
+// ncclIBHCAPattern and ncclSocketIfnamePattern are what an entry of
+// NCCL_IB_HCA and the value of NCCL_SOCKET_IFNAME may be.
+var (
+	ncclIBHCAPattern        = lazyre.New(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`)
+	ncclSocketIfnamePattern = lazyre.New(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`)
+)
+
 func parseCount(s string) (Size, error) {
 	if s == "unlimited" || s == "-1" {
 		return Size{Unlimited: true}, nil
@@ -543,7 +546,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 	}
 	a.NCCLEnv = dec.bool("nccl_env")
 	a.NCCLIBHCA, _ = dec.stringList("nccl_ib_hca")
-	a.NCCLIBHCA = filterPattern(&dec.diags, a.NCCLIBHCA, regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`), "Invalid NCCL_IB_HCA entry", "Entries look like \"mlx5_0\" or \"mlx5_0:1\".")
+	a.NCCLIBHCA = filterPattern(&dec.diags, a.NCCLIBHCA, ncclIBHCAPattern, "Invalid NCCL_IB_HCA entry", "Entries look like \"mlx5_0\" or \"mlx5_0:1\".")
 	a.NCCLSocketIfname = dec.string("nccl_socket_ifname")
 	a.NCCLTopoFile = dec.bool("nccl_topo_file")
 	a.NICIRQAffinity = dec.bool("nic_irq_affinity")
@@ -577,7 +580,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 		}
 		a.MTU[k] = Attr[int]{V: m, Set: true, Range: v.Range}
 	}
-	if a.NCCLSocketIfname.Set && !regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`).MatchString(a.NCCLSocketIfname.V) {
+	if a.NCCLSocketIfname.Set && !ncclSocketIfnamePattern.MatchString(a.NCCLSocketIfname.V) {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid NCCL_SOCKET_IFNAME",

@@ -3,7 +3,6 @@ package resource
 import (
 	"fmt"
 	pathpkg "path"
-	"regexp"
 	"strings"
 
 	"github.com/gpuform/gpuform/internal/lazyre"
@@ -96,6 +95,8 @@ var (
 	lsModePattern   = lazyre.New(`^-[-rwxsStT]{9}[.+@]?$`)
 	contextPattern  = lazyre.New(`^[A-Za-z0-9_.:,\-]{1,255}$`)
 	resolvedPattern = lazyre.New(`^(/[^/\x00\n]+)+$`)
+	// sha256HexPattern is a file's content digest as the probe reports it.
+	sha256HexPattern = lazyre.New(`^[0-9a-f]{64}$`)
 )
 
 // currentFile returns what the probe read of path. Facts without a
@@ -143,7 +144,7 @@ func (w fileWrite) step() (Step, error) {
 	}
 	expect, lsMode, uid, gid, mode, context := "absent", "", "", "", NewFileMode, ""
 	if w.cur.Exists {
-		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(w.cur.SHA256) {
+		if !sha256HexPattern.MatchString(w.cur.SHA256) {
 			return Step{}, &ErrUnsafeValue{What: "sha256", Value: w.cur.SHA256}
 		}
 		expect = w.cur.SHA256
@@ -190,7 +191,7 @@ func removeFileStep(path string, cur facts.ConfigFile) (Step, error) {
 	}
 	expect := "absent"
 	if cur.Exists {
-		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(cur.SHA256) {
+		if !sha256HexPattern.MatchString(cur.SHA256) {
 			return Step{}, &ErrUnsafeValue{What: "sha256", Value: cur.SHA256}
 		}
 		expect = cur.SHA256
