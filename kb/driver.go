@@ -1,11 +1,12 @@
 package kb
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // BranchType is the designation NVIDIA gives a data-center driver branch.
@@ -90,7 +91,7 @@ func (b Branch) IsEOL(asOf time.Time) (Tri, Fact) {
 	return Unknown, b.EOL.Fact
 }
 
-var monthYear = regexp.MustCompile(`(January|February|March|April|May|June|July|August|September|October|November|December) ([0-9]{4})`)
+var monthYear = lazyre.New(`(January|February|March|April|May|June|July|August|September|October|November|December) ([0-9]{4})`)
 
 // parseEOLDate finds every "Month YYYY" in a cell and returns the earliest,
 // as the first day after that month. Several dates occur where NVIDIA's pages

@@ -1,11 +1,11 @@
 package kb
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -113,8 +113,8 @@ func (kb *KB) NCCLFloors() []NCCLFloor {
 }
 
 var (
-	messageSizeRE = regexp.MustCompile(`^(\d+)([KMG])\b`)
-	avgRangeRE    = regexp.MustCompile(`^(\d+)([KMG])-(\d+)([KMG]) sweep, Avg bus bandwidth`)
+	messageSizeRE = lazyre.New(`^(\d+)([KMG])\b`)
+	avgRangeRE    = lazyre.New(`^(\d+)([KMG])-(\d+)([KMG]) sweep, Avg bus bandwidth`)
 )
 
 // MessageBytes is the message size the threshold was measured at, read

@@ -1,11 +1,11 @@
 package kb
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -594,7 +594,7 @@ func (m GPUModel) NVLinks() int {
 	return 0
 }
 
-var nvlinkLinksRe = regexp.MustCompile(`\b(\d+) links\b`)
+var nvlinkLinksRe = lazyre.New(`\b(\d+) links\b`)
 
 func (kb *KB) GPUModels() []GPUModel {
 	return append([]GPUModel(nil), kb.gpus...)

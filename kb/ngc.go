@@ -1,9 +1,10 @@
 package kb
 
 import (
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // NGCImage is one row of ngc-pytorch.tsv or ngc-triton.tsv: an NGC
@@ -41,7 +42,7 @@ type NGCImage struct {
 	Fact
 }
 
-var exceptionToken = regexp.MustCompile(`([0-9]+\.[0-9]+)\+`)
+var exceptionToken = lazyre.New(`([0-9]+\.[0-9]+)\+`)
 
 func (kb *KB) loadNGC() error {
 	// The NGC image tables share one layout (ngc-triton.tsv adds

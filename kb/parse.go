@@ -2,9 +2,10 @@ package kb
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Tri is a three-valued answer: a knowledge-base question can be answered
@@ -32,7 +33,7 @@ func (t Tri) String() string {
 }
 
 // versionToken matches a dotted version at the start of a cell.
-var versionToken = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)*(\.x)?`)
+var versionToken = lazyre.New(`^v?[0-9]+(\.[0-9]+)*(\.x)?`)
 
 // isUnknownCell reports whether a value cell says that nothing is known.
 func isUnknownCell(cell string) bool {

@@ -3,20 +3,20 @@ package lint
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/spec"
 )
 
 // annotationPattern matches a suppression comment. The reason after "--" is
 // free text; a "#" inside the comment also ends the rule list, as tflint
 // allows ("# tflint-ignore: x # reason").
-var annotationPattern = regexp.MustCompile(`^(?:#|//)\s*gpuform-ignore:\s*([^\r\n]*)`)
+var annotationPattern = lazyre.New(`^(?:#|//)\s*gpuform-ignore:\s*([^\r\n]*)`)
 
 // annotation is one gpuform-ignore comment.
 type annotation struct {

@@ -2,10 +2,10 @@ package lint
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -127,9 +127,9 @@ func (c *Context) hostFact(id string) (kb.HostFact, bool) {
 }
 
 var (
-	shmSizeFlag = regexp.MustCompile(`--shm-size=([0-9]+[a-zA-Z]*)`)
-	stackFlag   = regexp.MustCompile(`stack=([0-9]+)`)
-	ncclSeries  = regexp.MustCompile(`NCCL ([0-9]+\.[0-9]+)\+`)
+	shmSizeFlag = lazyre.New(`--shm-size=([0-9]+[a-zA-Z]*)`)
+	stackFlag   = lazyre.New(`stack=([0-9]+)`)
+	ncclSeries  = lazyre.New(`NCCL ([0-9]+\.[0-9]+)\+`)
 )
 
 // kbShmFloor is the /dev/shm size NVIDIA's NCCL guide runs containers with

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Bench is a node's bench block: what `gpuform bench` runs beside its
@@ -64,8 +66,8 @@ var (
 	// benchCommandPattern is nccl-tests' pattern plus ":" and the {gpus}
 	// placeholder: the command runs on the node through a shell, so
 	// nothing a shell treats as syntax is allowed.
-	benchCommandPattern = regexp.MustCompile(`^([A-Za-z0-9_./=,: \-]|\{gpus\})+$`)
-	benchPathPattern    = regexp.MustCompile(`^/[A-Za-z0-9_./\-]*$`)
+	benchCommandPattern = lazyre.New(`^([A-Za-z0-9_./=,: \-]|\{gpus\})+$`)
+	benchPathPattern    = lazyre.New(`^/[A-Za-z0-9_./\-]*$`)
 )
 
 // BenchPlaceholder is replaced by the GPU count in a bench command.

@@ -3,12 +3,13 @@ package spec
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	goversion "github.com/hashicorp/go-version"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 var gpuformBlockSchema = &hcl.BodySchema{
@@ -97,7 +98,7 @@ func (ld *loader) decodeGpuformBlock(b *hcl.Block, root bool) hcl.Diagnostics {
 
 // specNamePattern is what a spec name may be: it is written into the
 // owner records and file headers on every host, so it stays one plain word.
-var specNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var specNamePattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // decodeSpecName reads gpuform { name }, the name under which the spec's
 // resources are recorded on each host. Only the root spec names itself: a
@@ -152,4 +153,4 @@ func DefaultSpecName(dir string) string {
 	return name
 }
 
-var nonNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var nonNameChars = lazyre.New(`[^A-Za-z0-9._-]+`)

@@ -3,17 +3,18 @@ package spec
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // pciAddressPattern is a full PCI address: domain:bus:device.function.
-var pciAddressPattern = regexp.MustCompile(`^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
+var pciAddressPattern = lazyre.New(`^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
 
 // hardwareReader walks a hardware object value, reporting problems with
 // the path inside the object, since the value may come from a module whose

@@ -14,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/internal/readlimit"
 )
 
@@ -534,7 +535,7 @@ func estimateJoin(args []cty.Value) error {
 
 // verbWidth finds the widths and precisions written in a format string
 // ("%1000000d"), which format pads to without any argument being large.
-var verbWidth = regexp.MustCompile(`%[-+# 0]*(\[\d+\])?(\d*)(\.(\d*))?`)
+var verbWidth = lazyre.New(`%[-+# 0]*(\[\d+\])?(\d*)(\.(\d*))?`)
 
 func formatEstimate(fmtStr string, args []cty.Value) float64 {
 	largest := 0.0

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // ImagePin is what the lock file records for one container image of a
@@ -41,7 +42,7 @@ type PlatformPin struct {
 
 // digestPattern is an OCI sha256 digest, the only algorithm registries
 // serve in practice.
-var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+var digestPattern = lazyre.New(`^sha256:[a-f0-9]{64}$`)
 
 // ValidDigest reports whether d is a sha256 digest as registries write it.
 func ValidDigest(d string) bool { return digestPattern.MatchString(d) }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -68,22 +68,22 @@ var (
 
 // Patterns for values that end up in files or command lines on a node.
 var (
-	sysctlKeyPattern   = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
-	sysctlValuePattern = regexp.MustCompile(`^[0-9A-Za-z_.:\- ]{1,128}$`)
+	sysctlKeyPattern   = lazyre.New(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
+	sysctlValuePattern = lazyre.New(`^[0-9A-Za-z_.:\- ]{1,128}$`)
 	// kernelArgPattern wants a parameter name that starts with a letter,
 	// digit or underscore: "--" ends the kernel's parameters and hands the
 	// rest of the command line to init, and "-x" is not a parameter.
-	kernelArgPattern  = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.\-]*(=[a-zA-Z0-9_.,:\-/]+)?$`)
-	deviceNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_.\-]{1,32}$`)
-	imagePattern      = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9._\-]{1,128})?(@sha256:[a-f0-9]{64})?$`)
+	kernelArgPattern  = lazyre.New(`^[a-zA-Z0-9_][a-zA-Z0-9_.\-]*(=[a-zA-Z0-9_.,:\-/]+)?$`)
+	deviceNamePattern = lazyre.New(`^[a-zA-Z0-9_.\-]{1,32}$`)
+	imagePattern      = lazyre.New(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9._\-]{1,128})?(@sha256:[a-f0-9]{64})?$`)
 	// ncclCommandPattern allows the arguments nccl-tests takes and nothing
 	// that a shell would treat as syntax.
-	ncclCommandPattern = regexp.MustCompile(`^[A-Za-z0-9_./=, \-]+$`)
+	ncclCommandPattern = lazyre.New(`^[A-Za-z0-9_./=, \-]+$`)
 	// enrootPathPattern is an absolute path, optionally per user or group
 	// the way enroot's own examples write it ($(id -u), ${UID}): enroot
 	// expands its config values in a shell, so nothing else of shell
 	// syntax may reach the file.
-	enrootPathPattern = regexp.MustCompile(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
+	enrootPathPattern = lazyre.New(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
 )
 
 var ulimitNames = []string{"memlock", "stack", "nofile", "nproc", "core"}
@@ -311,7 +311,7 @@ func conflictingKernelArgs(n *Node) hcl.Diagnostics {
 	return diags
 }
 
-func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *regexp.Regexp, summary, hint string) []Attr[string] {
+func filterPattern(diags *hcl.Diagnostics, in []Attr[string], re *lazyre.Regexp, summary, hint string) []Attr[string] {
 	var out []Attr[string]
 	for _, a := range in {
 		if !re.MatchString(a.V) {
@@ -475,7 +475,14 @@ func decodeContainer(blk *hcl.Block, ctx *hcl.EvalContext) (*Container, hcl.Diag
 
 // runtimeOptionKey is a containerd runtime option's name (runc's shim
 // options are CamelCase Go field names).
-var runtimeOptionKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,63}$`)
+var runtimeOptionKey = lazyre.New(`^[A-Za-z][A-Za-z0-9]{0,63}$`)
+
+// ncclIBHCAPattern and ncclSocketIfnamePattern are what an entry of
+// NCCL_IB_HCA and the value of NCCL_SOCKET_IFNAME may be.
+var (
+	ncclIBHCAPattern        = lazyre.New(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`)
+	ncclSocketIfnamePattern = lazyre.New(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`)
+)
 
 func parseCount(s string) (Size, error) {
 	if s == "unlimited" || s == "-1" {
@@ -549,7 +556,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 	}
 	a.NCCLEnv = dec.bool("nccl_env")
 	a.NCCLIBHCA, _ = dec.stringList("nccl_ib_hca")
-	a.NCCLIBHCA = filterPattern(&dec.diags, a.NCCLIBHCA, regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`), "Invalid NCCL_IB_HCA entry", "Entries look like \"mlx5_0\" or \"mlx5_0:1\".")
+	a.NCCLIBHCA = filterPattern(&dec.diags, a.NCCLIBHCA, ncclIBHCAPattern, "Invalid NCCL_IB_HCA entry", "Entries look like \"mlx5_0\" or \"mlx5_0:1\".")
 	a.NCCLSocketIfname = dec.string("nccl_socket_ifname")
 	a.NCCLTopoFile = dec.bool("nccl_topo_file")
 	a.NICIRQAffinity = dec.bool("nic_irq_affinity")
@@ -583,7 +590,7 @@ func decodeAffinity(blk *hcl.Block, ctx *hcl.EvalContext) (*Affinity, hcl.Diagno
 		}
 		a.MTU[k] = Attr[int]{V: m, Set: true, Range: v.Range}
 	}
-	if a.NCCLSocketIfname.Set && !regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`).MatchString(a.NCCLSocketIfname.V) {
+	if a.NCCLSocketIfname.Set && !ncclSocketIfnamePattern.MatchString(a.NCCLSocketIfname.V) {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid NCCL_SOCKET_IFNAME",

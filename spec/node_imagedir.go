@@ -2,15 +2,16 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // imageDirPattern is an absolute directory without anything a shell or a
 // file name built from it could read as syntax.
-var imageDirPattern = regexp.MustCompile(`^(/[A-Za-z0-9._\-]+)+$`)
+var imageDirPattern = lazyre.New(`^(/[A-Za-z0-9._\-]+)+$`)
 
 // decodeImageDir reads image_dir: where enroot's and Apptainer's pulled
 // image files live. Docker and containerd keep images in their own stores,

@@ -2,10 +2,11 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // ForeignDrainPolicy is what apply does with a host that is drained or
@@ -153,7 +154,7 @@ var nodeSlurmSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 
 // gresTypePattern is a Slurm GRES type: gres.conf splits its lines at
 // blanks and slurm.conf's Gres= at ':' and ','.
-var gresTypePattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
+var gresTypePattern = lazyre.New(`^[A-Za-z0-9_.\-]{1,64}$`)
 
 // decodeNodeSlurm reads a node block's slurm block.
 func decodeNodeSlurm(blk *hcl.Block, ctx *hcl.EvalContext) (*NodeSlurm, hcl.Diagnostics) {

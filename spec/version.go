@@ -2,9 +2,10 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Version is a software version as written in a spec: "550.127.08",
@@ -23,7 +24,7 @@ type Version struct {
 // versionPattern is deliberately strict: versions end up in package-manager
 // command lines, so anything that is not digits, dots and a short
 // alphanumeric revision is refused before a command is ever built.
-var versionPattern = regexp.MustCompile(`^[0-9]{1,6}(\.[0-9]{1,6}){0,3}(-[0-9A-Za-z][0-9A-Za-z.~+]{0,31})?$`)
+var versionPattern = lazyre.New(`^[0-9]{1,6}(\.[0-9]{1,6}){0,3}(-[0-9A-Za-z][0-9A-Za-z.~+]{0,31})?$`)
 
 // ParseVersion validates s and splits it into parts.
 func ParseVersion(s string) (Version, error) {

@@ -2,12 +2,13 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // NumberVersionSummary is the summary of the error for a version written as
@@ -38,7 +39,7 @@ func numberVersionDiag(attr string, v cty.Value, expr hcl.Expression, sensitive 
 
 // numberLiteral is the shape of an HCL number literal as a version author
 // writes one; anything else is not offered back as the quoted form.
-var numberLiteral = regexp.MustCompile(`^[0-9]{1,6}(\.[0-9]{1,6}){0,3}$`)
+var numberLiteral = lazyre.New(`^[0-9]{1,6}(\.[0-9]{1,6}){0,3}$`)
 
 // detail says what to write. written is the source text of the number
 // (empty when unknown); via names the variable it came through.

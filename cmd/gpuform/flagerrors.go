@@ -3,13 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/agext/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // unknownFlagError is pflag's "unknown flag" with the command's flags
@@ -34,7 +35,7 @@ func (e unknownFlagError) render(dash string) string {
 	return msg
 }
 
-var unknownFlag = regexp.MustCompile(`^unknown flag: --([^\s=]+)$`)
+var unknownFlag = lazyre.New(`^unknown flag: --([^\s=]+)$`)
 
 // suggestFlag turns pflag's unknown-flag error into one that names the
 // command's nearest flags (hcl's didyoumean distance and threshold).
@@ -78,7 +79,7 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 	return out
 }
 
-var longFlagRef = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+var longFlagRef = lazyre.New(`--([a-z][a-z0-9-]*)`)
 
 // asTyped echoes flags in an error message as the user wrote them:
 // normalizeArgs doubled the dash of -json for pflag, and pflag's messages

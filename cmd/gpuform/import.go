@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/importer"
 	"github.com/gpuform/gpuform/provision/target"
@@ -140,7 +140,7 @@ func (v importView) Spec(src []byte, out string) error {
 	return nil
 }
 
-var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var nonName = lazyre.New(`[^A-Za-z0-9_-]+`)
 
 // nodeName makes a node block name from a host: "sim://hgx-h100-stale/n1"
 // → "hgx-h100-stale-n1", "gpu001.dc1.example.com" → "gpu001".

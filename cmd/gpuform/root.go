@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/bind"
 )
@@ -221,7 +221,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 
 // strconvNoise is the Go parser's part of pflag's message for a flag value
 // of the wrong kind ("strconv.ParseInt: parsing \"abc\": invalid syntax").
-var strconvNoise = regexp.MustCompile(`strconv\.Parse(Int|Uint|Bool|Float): parsing "[^"]*": (invalid syntax|value out of range)`)
+var strconvNoise = lazyre.New(`strconv\.Parse(Int|Uint|Bool|Float): parsing "[^"]*": (invalid syntax|value out of range)`)
 
 // cleanFlagError says what a bad flag value should have been, in words,
 // instead of the Go function that refused it.
@@ -234,7 +234,7 @@ func cleanFlagError(err error) error {
 	return errors.New(msg)
 }
 
-var singleDashLong = regexp.MustCompile(`^-[a-z][a-z0-9-]+(=.*)?$`)
+var singleDashLong = lazyre.New(`^-[a-z][a-z0-9-]+(=.*)?$`)
 
 // normalizeArgs lets users write Terraform's single-dash long flags
 // (-json, -var x=1, -detailed-exitcode) by doubling the dash; pflag would

@@ -15,9 +15,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/internal/readlimit"
 )
 
@@ -40,7 +40,7 @@ type Info struct {
 // linked to /dev/zero must not be read forever.
 const maxFile = 4 << 20
 
-var commitPattern = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+var commitPattern = lazyre.New(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // Find returns the repository facts of dir; ok is false when dir is not in
 // a git repository (or its .git cannot be read).

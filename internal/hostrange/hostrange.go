@@ -4,10 +4,11 @@
 package hostrange
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Group is the items that share one key, in the order they were given.
@@ -34,7 +35,7 @@ func GroupBy[T any](items []T, key func(T) string) []Group[T] {
 	return groups
 }
 
-var numbered = regexp.MustCompile(`^(.*?)([0-9]+)([^0-9]*)$`)
+var numbered = lazyre.New(`^(.*?)([0-9]+)([^0-9]*)$`)
 
 // Fold writes host names compactly, Slurm style: gpu001, gpu002,
 // gpu003 and gpu007 become "gpu[001-003,007]". Names fold when they share

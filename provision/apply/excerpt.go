@@ -1,8 +1,9 @@
 package apply
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // errorLineRE matches the lines in which a package manager says why it
@@ -10,7 +11,7 @@ import (
 // "Error:" and problem list. They lead a failure message, because the last
 // lines of apt's output are often a consequence ("is not available, but is
 // referred to by another package") rather than the cause.
-var errorLineRE = regexp.MustCompile(`^(E: |dpkg: error|dpkg: dependency problems|Error: |Error:$|\s*Problem( \d+)?: |\s+- |\s*\S+ : (Pre)?Depends: |\s*\S+ : (Conflicts|Breaks): |\s+(Pre)?Depends: |\s+(Conflicts|Breaks): )`)
+var errorLineRE = lazyre.New(`^(E: |dpkg: error|dpkg: dependency problems|Error: |Error:$|\s*Problem( \d+)?: |\s+- |\s*\S+ : (Pre)?Depends: |\s*\S+ : (Conflicts|Breaks): |\s+(Pre)?Depends: |\s+(Conflicts|Breaks): )`)
 
 // maxErrorLines bounds the error lines kept, so that a dependency report
 // hundreds of lines long still gives a readable message.

@@ -1,11 +1,11 @@
 package bench
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
@@ -68,7 +68,7 @@ type HostInfo struct {
 	Nodes int
 }
 
-var rateRE = regexp.MustCompile(`^\s*([0-9.]+)\s*Gb/sec`)
+var rateRE = lazyre.New(`^\s*([0-9.]+)\s*Gb/sec`)
 
 // ParseRate reads sysfs' RDMA port rate ("400 Gb/sec (4X NDR)") in Gb/s.
 func ParseRate(s string) (float64, bool) {

@@ -11,11 +11,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/ssh"
@@ -98,7 +98,7 @@ func SimStateDir(specDir string, getenv func(string) string) string {
 	return filepath.Join(base, name+"-"+hex.EncodeToString(sum[:6]))
 }
 
-var nonName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var nonName = lazyre.New(`[^A-Za-z0-9._-]+`)
 
 // LocalRefusal is the error for a local:// host used without -allow-local;
 // what says what would happen ("apply would change the machine gpuform

@@ -2,10 +2,11 @@ package facts
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Runtimes whose images are files in a directory (container image_dir)
@@ -63,8 +64,8 @@ func unsanitiseRepo(s string) string {
 }
 
 var (
-	imageFilePattern = regexp.MustCompile(`^([a-z0-9._\-]+(\+[a-z0-9._\-]+)+)@sha256-([a-f0-9]{64})\.(sqsh|sif)$`)
-	imageLinkPattern = regexp.MustCompile(`^([a-z0-9._\-]+(\+[a-z0-9._\-]+)+)\+([A-Za-z0-9._\-]{1,128})\.(sqsh|sif)$`)
+	imageFilePattern = lazyre.New(`^([a-z0-9._\-]+(\+[a-z0-9._\-]+)+)@sha256-([a-f0-9]{64})\.(sqsh|sif)$`)
+	imageLinkPattern = lazyre.New(`^([a-z0-9._\-]+(\+[a-z0-9._\-]+)+)\+([A-Za-z0-9._\-]{1,128})\.(sqsh|sif)$`)
 )
 
 // imageFiles reads the image files of the directories in ImageDirsFile
@@ -155,7 +156,7 @@ func ledger(text string) (ids, hashes map[string]string) {
 }
 
 // sha256Hex is a sha256 as sha256sum prints it.
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var sha256Hex = lazyre.New(`^[0-9a-f]{64}$`)
 
 // ImageDirTrust is what the probe saw of the directories an image_dir
 // will use: who may write to them decides whether a file under a digest's

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // OwnersFile is where gpuform records, on each node, which spec manages
@@ -68,7 +69,7 @@ type ownersJSON struct {
 
 // recordText is what a record's fields may hold: they come back from a
 // node and are printed in plans and written into file headers.
-var recordText = regexp.MustCompile(`^[^\x00-\x1f\x7f]{0,512}$`)
+var recordText = lazyre.New(`^[^\x00-\x1f\x7f]{0,512}$`)
 
 // ParseOwners reads OwnersFile's content. A file that is not owner records
 // of this format gives an Owners with Error set.

@@ -11,7 +11,6 @@ import (
 	"io"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/cpulist"
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/internal/text"
 	"go.yaml.in/yaml/v3"
@@ -867,7 +867,7 @@ func (p *interpreter) containerRuntime() {
 }
 
 // libcudaRelease finds the driver release in a libcuda.so.<release> path.
-var libcudaRelease = regexp.MustCompile(`/libcuda\.so\.([0-9]+\.[0-9]+(?:\.[0-9]+)?)$`)
+var libcudaRelease = lazyre.New(`/libcuda\.so\.([0-9]+\.[0-9]+(?:\.[0-9]+)?)$`)
 
 func (p *interpreter) cdiSpecs() {
 	for _, path := range CDISpecPaths() {

@@ -2,10 +2,10 @@ package facts
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -61,15 +61,15 @@ func (r Reads) Union(o Reads) Reads {
 // readPath is a path the probe may be told to read: absolute, clean, of
 // characters no shell gives a meaning to unquoted. The probe splits its
 // lists on white space, so this is also what keeps a list a list.
-var readPath = regexp.MustCompile(`^(/[A-Za-z0-9_.@+-]+)+$`)
+var readPath = lazyre.New(`^(/[A-Za-z0-9_.@+-]+)+$`)
 
 // readUnit is a systemd unit name.
-var readUnit = regexp.MustCompile(`^[A-Za-z0-9_.@:\\-]+\.(service|socket|timer|mount|target|path)$`)
+var readUnit = lazyre.New(`^[A-Za-z0-9_.@:\\-]+\.(service|socket|timer|mount|target|path)$`)
 
 // repoPackage is a package name, or one ending in "[0-9]+": the probe
 // joins them into an awk regular expression, so nothing else may carry a
 // meaning there.
-var repoPackage = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]*(\[0-9\]\+)?$`)
+var repoPackage = lazyre.New(`^[a-z0-9][a-z0-9.+-]*(\[0-9\]\+)?$`)
 
 // check refuses a declaration the probe could not carry as it is, and one
 // that lacks a file the parser requires (requiredReads).

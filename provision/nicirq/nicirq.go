@@ -15,12 +15,12 @@ package nicirq
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gpuform/gpuform/internal/cpulist"
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -167,9 +167,9 @@ func (g Group) Pinned() bool {
 }
 
 var (
-	addrPattern = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
-	cpusPattern = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
+	addrPattern = lazyre.New(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+	cpusPattern = lazyre.New(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+	namePattern = lazyre.New(`^[A-Za-z0-9_.\-]{1,64}$`)
 )
 
 // Script renders File for groups, starting with header (a "#" comment).

@@ -3,9 +3,9 @@ package resource
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -22,11 +22,11 @@ const ApptainerConfFile = "/etc/apptainer/apptainer.conf"
 // "_" and "-", "=", a value. Lines starting with "#" never match; a line
 // with an empty value is skipped; where a directive is repeated the first
 // value counts for a yes/no or one-word directive.
-var apptainerLine = regexp.MustCompile(`^\s*([a-zA-Z _-]+)[ \t]*=[ \t]*(.*)$`)
+var apptainerLine = lazyre.New(`^\s*([a-zA-Z _-]+)[ \t]*=[ \t]*(.*)$`)
 
 // apptainerValuePattern is what gpuform writes as a value: the yes/no and
 // mount dev words the spec allows, checked again before they reach a file.
-var apptainerValuePattern = regexp.MustCompile(`^(yes|no|minimal)$`)
+var apptainerValuePattern = lazyre.New(`^(yes|no|minimal)$`)
 
 // apptainerDirective is one directive gpuform sets.
 type apptainerDirective struct{ name, value string }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/spec"
@@ -19,10 +19,10 @@ import (
 // tag may be before they are quoted into a pull script: the spec's own
 // pattern, split.
 var (
-	imageRepoPattern   = regexp.MustCompile(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+$`)
-	imageTagPattern    = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,128}$`)
-	imageDigestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
-	imageDirPattern    = regexp.MustCompile(`^(/[A-Za-z0-9._\-]+)+$`)
+	imageRepoPattern   = lazyre.New(`^[a-z0-9.\-]+(:[0-9]+)?(/[a-z0-9._\-]+)+$`)
+	imageTagPattern    = lazyre.New(`^[A-Za-z0-9._\-]{1,128}$`)
+	imageDigestPattern = lazyre.New(`^sha256:[a-f0-9]{64}$`)
+	imageDirPattern    = lazyre.New(`^(/[A-Za-z0-9._\-]+)+$`)
 )
 
 // ImageRef is a container image of the spec as a node pulls it.

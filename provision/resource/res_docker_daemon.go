@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/spec"
@@ -131,7 +131,7 @@ func dockerEngineVersion(f *facts.Node) (v kb.Version, pkg string, ok bool) {
 	return kb.Version{}, "", false
 }
 
-var dockerVersionRE = regexp.MustCompile(`^\d+\.\d+(\.\d+)?`)
+var dockerVersionRE = lazyre.New(`^\d+\.\d+(\.\d+)?`)
 
 // dockerCDIMode decides features.cdi from the node's Docker release and
 // the knowledge base's docker-cdi-since and docker-cdi-default facts.

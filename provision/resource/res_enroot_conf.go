@@ -2,9 +2,9 @@ package resource
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
@@ -17,7 +17,7 @@ const EnrootConfFile = "/etc/enroot/enroot.conf.d/90-gpuform.conf"
 
 // enrootPathPattern is the spec's pattern again: enroot expands its config
 // values in a shell, so only a path, $(id -u|-g) and ${USER|UID} pass.
-var enrootPathPattern = regexp.MustCompile(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
+var enrootPathPattern = lazyre.New(`^/([A-Za-z0-9._+@/\-]|\$\(id -[ug]\)|\$\{(USER|UID)\})*$`)
 
 // enrootConfReads declares what enroot_conf reads back on a node: the
 // pending marker of an interrupted write (in pendingDir) and its

@@ -3,15 +3,15 @@ package resource
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
 // netdevPattern is a Linux interface name (at most 15 bytes, IFNAMSIZ-1).
-var netdevPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,15}$`)
+var netdevPattern = lazyre.New(`^[A-Za-z0-9_.\-]{1,15}$`)
 
 // nicMTU sets the MTU of each RDMA device's network interface that
 // affinity { mtu } names, with `ip link set`, for the running system only.

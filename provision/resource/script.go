@@ -3,9 +3,9 @@ package resource
 import (
 	"fmt"
 	pathpkg "path"
-	"regexp"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -15,16 +15,16 @@ import (
 // repeat (and narrow) the spec's own validation, so that a value that got
 // past it by any route still cannot reach a shell as anything but a word.
 var (
-	packageNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9.+\-]{0,127}$`)
+	packageNamePattern = lazyre.New(`^[a-z0-9][a-z0-9.+\-]{0,127}$`)
 	// pinPattern is a package version as apt (after '=') or dnf (after '-')
 	// takes it: an optional epoch, then upstream and revision, optionally
 	// ending in '*' for apt's prefix match.
-	pinPattern      = regexp.MustCompile(`^([0-9]{1,4}:)?[0-9][0-9A-Za-z.+~\-]{0,63}\*?$`)
-	unitPattern     = regexp.MustCompile(`^[a-zA-Z0-9_.@\-]{1,64}\.service$`)
-	modulePattern   = regexp.MustCompile(`^[a-z0-9_\-]{1,64}$`)
-	filePathPattern = regexp.MustCompile(`^/(etc|run|var/lib/gpuform)(/[A-Za-z0-9_.\-]+)+$`)
-	shmSizePattern  = regexp.MustCompile(`^[0-9]{1,20}(\.[0-9]{1,4})?[kmg%]?$`)
-	governorPattern = regexp.MustCompile(`^[a-z]{1,32}$`)
+	pinPattern      = lazyre.New(`^([0-9]{1,4}:)?[0-9][0-9A-Za-z.+~\-]{0,63}\*?$`)
+	unitPattern     = lazyre.New(`^[a-zA-Z0-9_.@\-]{1,64}\.service$`)
+	modulePattern   = lazyre.New(`^[a-z0-9_\-]{1,64}$`)
+	filePathPattern = lazyre.New(`^/(etc|run|var/lib/gpuform)(/[A-Za-z0-9_.\-]+)+$`)
+	shmSizePattern  = lazyre.New(`^[0-9]{1,20}(\.[0-9]{1,4})?[kmg%]?$`)
+	governorPattern = lazyre.New(`^[a-z]{1,32}$`)
 )
 
 // ErrUnsafeValue is wrapped by every error about a value that failed its
@@ -40,7 +40,7 @@ func (e *ErrUnsafeValue) Error() string {
 	return fmt.Sprintf("refusing to build a command from %s %q: it does not match %s's strict pattern", e.What, e.Value, e.What)
 }
 
-func check(re *regexp.Regexp, what, v string) error {
+func check(re *lazyre.Regexp, what, v string) error {
 	if !re.MatchString(v) || strings.Contains(v, "..") {
 		return &ErrUnsafeValue{What: what, Value: v}
 	}
@@ -91,10 +91,12 @@ type fileWrite struct {
 // Patterns for what the probe read about a file, checked before it is put
 // in a script (they come from the node).
 var (
-	idPattern       = regexp.MustCompile(`^[0-9]{1,10}$`)
-	lsModePattern   = regexp.MustCompile(`^-[-rwxsStT]{9}[.+@]?$`)
-	contextPattern  = regexp.MustCompile(`^[A-Za-z0-9_.:,\-]{1,255}$`)
-	resolvedPattern = regexp.MustCompile(`^(/[^/\x00\n]+)+$`)
+	idPattern       = lazyre.New(`^[0-9]{1,10}$`)
+	lsModePattern   = lazyre.New(`^-[-rwxsStT]{9}[.+@]?$`)
+	contextPattern  = lazyre.New(`^[A-Za-z0-9_.:,\-]{1,255}$`)
+	resolvedPattern = lazyre.New(`^(/[^/\x00\n]+)+$`)
+	// sha256HexPattern is a file's content digest as the probe reports it.
+	sha256HexPattern = lazyre.New(`^[0-9a-f]{64}$`)
 )
 
 // currentFile returns what the probe read of path. Facts without a
@@ -142,7 +144,7 @@ func (w fileWrite) step() (Step, error) {
 	}
 	expect, lsMode, uid, gid, mode, context := "absent", "", "", "", NewFileMode, ""
 	if w.cur.Exists {
-		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(w.cur.SHA256) {
+		if !sha256HexPattern.MatchString(w.cur.SHA256) {
 			return Step{}, &ErrUnsafeValue{What: "sha256", Value: w.cur.SHA256}
 		}
 		expect = w.cur.SHA256
@@ -152,7 +154,7 @@ func (w fileWrite) step() (Step, error) {
 		}
 		for _, v := range []struct {
 			what, v string
-			re      *regexp.Regexp
+			re      *lazyre.Regexp
 		}{
 			{"mode", w.cur.Mode, lsModePattern}, {"uid", w.cur.UID, idPattern}, {"gid", w.cur.GID, idPattern},
 		} {
@@ -189,7 +191,7 @@ func removeFileStep(path string, cur facts.ConfigFile) (Step, error) {
 	}
 	expect := "absent"
 	if cur.Exists {
-		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(cur.SHA256) {
+		if !sha256HexPattern.MatchString(cur.SHA256) {
 			return Step{}, &ErrUnsafeValue{What: "sha256", Value: cur.SHA256}
 		}
 		expect = cur.SHA256
@@ -213,13 +215,13 @@ func unitStep(unit string, now bool) (Step, error) {
 
 // Patterns for host settings, matching spec's validation.
 var (
-	sysctlKeyPattern   = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
-	sysctlValuePattern = regexp.MustCompile(`^[0-9A-Za-z_.:\- ]{1,128}$`)
-	kernelArgPattern   = regexp.MustCompile(`^[a-zA-Z0-9_.\-]+(=[a-zA-Z0-9_.,:\-/]+)?$`)
+	sysctlKeyPattern   = lazyre.New(`^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$`)
+	sysctlValuePattern = lazyre.New(`^[0-9A-Za-z_.:\- ]{1,128}$`)
+	kernelArgPattern   = lazyre.New(`^[a-zA-Z0-9_.\-]+(=[a-zA-Z0-9_.,:\-/]+)?$`)
 	// NCCL_IB_HCA entries and NCCL_SOCKET_IFNAME lists, as the spec takes
 	// them ("mlx5_0:1", "^docker,lo").
-	ncclHCAPattern    = regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`)
-	ncclIfnamePattern = regexp.MustCompile(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`)
+	ncclHCAPattern    = lazyre.New(`^[=^]?[a-zA-Z0-9_.\-]{1,32}(:[0-9]{1,2})?$`)
+	ncclIfnamePattern = lazyre.New(`^[=^]?[a-zA-Z0-9_.\-,]{1,64}$`)
 )
 
 // pendingDir is where PendingMarker puts its markers: a resource that

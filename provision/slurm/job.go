@@ -4,10 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -20,7 +20,7 @@ var jobScript string
 
 // jobID is what a Slurm job id looks like (SLURM_JOB_ID; an array task's
 // "123_4" too): checked before it reaches scontrol.
-var jobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
+var jobID = lazyre.New(`^[0-9]+(_[0-9]+)?$`)
 
 // ValidJobID reports whether id looks like a Slurm job id.
 func ValidJobID(id string) bool { return jobID.MatchString(id) }

@@ -4,11 +4,11 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -64,7 +64,7 @@ func HashImageFiles(ctx context.Context, t transport.Transport, exp Expectation,
 var hashFileScript string
 
 // hashOut is sha256sum's line: the digest, two spaces, the name.
-var hashOut = regexp.MustCompile(`^([0-9a-f]{64}) `)
+var hashOut = lazyre.New(`^([0-9a-f]{64}) `)
 
 func hashFile(ctx context.Context, t transport.Transport, file string, become bool, timeout time.Duration) ImageContent {
 	if strings.ContainsAny(file, "'\n") || !strings.HasPrefix(file, "/") {

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // RDMAResult is what one ib_write_bw run reports, in Gb/s whatever unit
@@ -49,8 +50,8 @@ type RDMARow struct {
 }
 
 var (
-	perftestHeader = regexp.MustCompile(`#bytes\s+#iterations\s+BW peak\[([A-Za-z/]+)\]\s+BW average\[([A-Za-z/]+)\]`)
-	perftestDevice = regexp.MustCompile(`Device\s*:\s*(\S+)`)
+	perftestHeader = lazyre.New(`#bytes\s+#iterations\s+BW peak\[([A-Za-z/]+)\]\s+BW average\[([A-Za-z/]+)\]`)
+	perftestDevice = lazyre.New(`Device\s*:\s*(\S+)`)
 )
 
 // mibToGb converts perftest's MB/sec and MiB/sec (2^20 bytes a second:

@@ -24,12 +24,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/engine"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -216,7 +216,7 @@ func nodeNames(ms []member) []string {
 // job's nodes the spec does not list, and refuses a job that holds none
 // of the spec's hosts or is not running.
 func (e *Engine) scopeToJob(ctx context.Context, job string, members []member, hostErr map[string]error) ([]member, error) {
-	if !regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`).MatchString(job) {
+	if !jobIDPattern.MatchString(job) {
 		return nil, fmt.Errorf("-slurm-job %q is not a Slurm job id", job)
 	}
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -318,7 +318,10 @@ func (e *Engine) knownNodes(ctx context.Context, members []member, hostErr map[s
 	return kept
 }
 
-var grantedJob = regexp.MustCompile(`job allocation ([0-9]+)`)
+var grantedJob = lazyre.New(`job allocation ([0-9]+)`)
+
+// jobIDPattern is a Slurm job id, or an array job's element (123_4).
+var jobIDPattern = lazyre.New(`^[0-9]+(_[0-9]+)?$`)
 
 // allocate gets the nodes in a job of their own (salloc --no-shell) and
 // returns its id.

@@ -14,11 +14,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Diag is one diagnostic run.
@@ -287,18 +288,18 @@ var (
 	// sectionRE matches a section heading. DCGM prints the first one after
 	// the header as "|-----  Metadata  ---+---|" and the later ones as
 	// "+-----  Integration  ---+---+" (a border line with a name in it).
-	sectionRE = regexp.MustCompile(`^[|+]-+\s+(\S.*?)\s+-+\+`)
+	sectionRE = lazyre.New(`^[|+]-+\s+(\S.*?)\s+-+\+`)
 	// entityRE is DCGM 4's per-entity result row, "GPU0: Pass".
-	entityRE = regexp.MustCompile(`^([A-Za-z_]+?)(\d+):\s*(Pass|Fail|Warn|Skip|Not Run)$`)
+	entityRE = lazyre.New(`^([A-Za-z_]+?)(\d+):\s*(Pass|Fail|Warn|Skip|Not Run)$`)
 	// groupRE is DCGM 3's (and earlier) per-test summary: "Pass - All",
 	// "Fail - GPU: 0", "Pass - GPUs: 1, 2, 3".
-	groupRE = regexp.MustCompile(`^(Pass|Fail|Warn|Skip) - (All|GPUs?:\s*([0-9, ]+))$`)
+	groupRE = lazyre.New(`^(Pass|Fail|Warn|Skip) - (All|GPUs?:\s*([0-9, ]+))$`)
 	// statusRE is a bare status: a DCGM 4 test row, or a DCGM 3 level-one
 	// (software) test.
-	statusRE = regexp.MustCompile(`^(Pass|Fail|Warn|Skip|Not Run)$`)
+	statusRE = lazyre.New(`^(Pass|Fail|Warn|Skip|Not Run)$`)
 	// messageRE is the name column of a message row: "Warning", "Error",
 	// "Info", or DCGM 4's per-entity "Warning: GPU0".
-	messageRE = regexp.MustCompile(`^(Warning|Error|Info)(?::\s*[A-Za-z_]+\d+)?$`)
+	messageRE = lazyre.New(`^(Warning|Error|Info)(?::\s*[A-Za-z_]+\d+)?$`)
 )
 
 // infoWidth is the width of the text DCGM puts in one line of the result

@@ -12,11 +12,11 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -113,14 +113,14 @@ func Read(ctx context.Context, t transport.Transport) (Log, error) {
 var (
 	// Xid lines as the driver prints them; seen in the wild with and
 	// without "PCI:" and with a colon after the address.
-	xidRe  = regexp.MustCompile(`NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
-	sxidRe = regexp.MustCompile(`SXid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
+	xidRe  = lazyre.New(`NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
+	sxidRe = lazyre.New(`SXid \((?:PCI:)?([0-9a-fA-F:.]+)\):? (\d+),`)
 	// isoStamp is util-linux's --time-format iso prefix.
 	// nvlink5Re reads what follows the code of an Xid 144-150, in the
 	// format NVIDIA's catalogue gives: "<subcode> <Fatal|Nonfatal> <XC>
 	// <injected> Link <n> (<intrInfo> <errorStatus> …)".
-	nvlink5Re = regexp.MustCompile(`^\s*([A-Z][A-Z0-9_]*(?:/[A-Z][A-Z0-9_]*)?),?\s+(Fatal|Nonfatal)\b[^(]*(?:\((0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+))?`)
-	isoStamp  = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.](\d+)([+-]\d\d:?\d\d)\s`)
+	nvlink5Re = lazyre.New(`^\s*([A-Z][A-Z0-9_]*(?:/[A-Z][A-Z0-9_]*)?),?\s+(Fatal|Nonfatal)\b[^(]*(?:\((0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+))?`)
+	isoStamp  = lazyre.New(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.](\d+)([+-]\d\d:?\d\d)\s`)
 )
 
 // Parse reads dmesg output (any time format) and returns its Xid and SXid

@@ -3,9 +3,10 @@ package nccltest
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Verdict is the judgement of one run against a busbw floor.
@@ -61,7 +62,7 @@ func (v *Verdict) lead(causes []string) {
 }
 
 // errorLine matches a cause line that names an error, not only a warning.
-var errorLine = regexp.MustCompile(`Cuda failure|CUDA error|NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError|Test (?:NCCL|CUDA) failure|Test timeout`)
+var errorLine = lazyre.New(`Cuda failure|CUDA error|NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError|Test (?:NCCL|CUDA) failure|Test timeout`)
 
 // causeRank orders cause lines: NCCL's own error warning (the root
 // cause, e.g. "NCCL WARN Cuda failure 1 'invalid argument'") first, then

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // Run is one nccl-tests invocation as read from its output. An output may
@@ -109,20 +110,20 @@ type OutOfBounds struct {
 var (
 	// Launcher prefixes: `srun --label` (" 0: "), OpenMPI --tag-output
 	// ("[1,0]<stdout>:").
-	srunLabel = regexp.MustCompile(`^\s*\d+:\s?`)
-	ompiTag   = regexp.MustCompile(`^\[\d+,\d+\]<std(?:out|err)>:\s?`)
-	rankLine  = regexp.MustCompile(`^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*?)\s*$`)
-	failLine  = regexp.MustCompile(`Test (?:NCCL|CUDA) failure|Test timeout|Invalid number of GPUs|^#\s*error:`)
+	srunLabel = lazyre.New(`^\s*\d+:\s?`)
+	ompiTag   = lazyre.New(`^\[\d+,\d+\]<std(?:out|err)>:\s?`)
+	rankLine  = lazyre.New(`^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*?)\s*$`)
+	failLine  = lazyre.New(`Test (?:NCCL|CUDA) failure|Test timeout|Invalid number of GPUs|^#\s*error:`)
 	// causeLine matches what NCCL and CUDA print about an error: NCCL's
 	// WARN lines and error names (the INFO call-stack lines that follow a
 	// WARN are left out: they repeat it as "-> 1").
-	causeLine = regexp.MustCompile(`NCCL WARN|Cuda failure|CUDA error|NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError`)
+	causeLine = lazyre.New(`NCCL WARN|Cuda failure|CUDA error|NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError`)
 	// infoVersion reads the version from NCCL_DEBUG=INFO output, where
 	// it carries the host:pid:tid prefix of every INFO line.
-	infoVersion = regexp.MustCompile(`NCCL INFO NCCL version (\S+)`)
-	usingNet    = regexp.MustCompile(`NCCL INFO Using network (.+?)\s*$`)
-	viaNet      = regexp.MustCompile(`via NET/([^/]+)/`)
-	socketInit  = regexp.MustCompile(`NCCL INFO NET/Socket : Using`)
+	infoVersion = lazyre.New(`NCCL INFO NCCL version (\S+)`)
+	usingNet    = lazyre.New(`NCCL INFO Using network (.+?)\s*$`)
+	viaNet      = lazyre.New(`via NET/([^/]+)/`)
+	socketInit  = lazyre.New(`NCCL INFO NET/Socket : Using`)
 )
 
 // Parse reads nccl-tests output. It never fails on content: lines it does
@@ -214,7 +215,7 @@ func readInfo(r *Run, line string) {
 		return
 	}
 	for _, h := range []struct {
-		re     *regexp.Regexp
+		re     *lazyre.Regexp
 		weight int
 	}{{usingNet, 3}, {viaNet, 2}, {socketInit, 1}} {
 		m := h.re.FindStringSubmatch(line)

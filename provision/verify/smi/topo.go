@@ -2,11 +2,11 @@ package smi
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -48,12 +48,12 @@ type TopoGPU struct {
 
 // ansi matches the terminal escape sequences nvidia-smi writes around the
 // header row when its stdout is a terminal (underline on and off).
-var ansi = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+var ansi = lazyre.New("\x1b\\[[0-9;]*[A-Za-z]")
 
 var (
-	gpuName = regexp.MustCompile(`^GPU([0-9]+)$`)
-	nvLinks = regexp.MustCompile(`^NV([0-9]+)$`)
-	nicLeg  = regexp.MustCompile(`^(NIC[0-9]+):\s*(\S+)$`)
+	gpuName = lazyre.New(`^GPU([0-9]+)$`)
+	nvLinks = lazyre.New(`^NV([0-9]+)$`)
+	nicLeg  = lazyre.New(`^(NIC[0-9]+):\s*(\S+)$`)
 )
 
 // trailing returns the affinity columns after the device columns, in the
