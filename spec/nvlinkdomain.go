@@ -2,11 +2,12 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // NVLinkDomain is an nvlink_domain block: hosts of a node that share one
@@ -164,7 +165,7 @@ type Firmware struct {
 
 var (
 	firmwareSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_vbios"}}}
-	vbiosVersionPattern = regexp.MustCompile(`^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){3,5}$`)
+	vbiosVersionPattern = lazyre.New(`^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){3,5}$`)
 )
 
 func decodeFirmware(blk *hcl.Block, ctx *hcl.EvalContext) (*Firmware, hcl.Diagnostics) {

@@ -1,8 +1,9 @@
 package resource
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 
 	"github.com/gpuform/gpuform/provision/facts"
 )
@@ -17,7 +18,7 @@ func imexPeersReads() facts.Reads {
 // an IPv4/IPv6 address or a host name (IMEX resolves names, treating "a
 // node config entry as a host name" as its log says,
 // kubernetes-sigs/dra-driver-nvidia-gpu#1465).
-var imexPeerPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.\-:]{0,252}$`)
+var imexPeerPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9.\-:]{0,252}$`)
 
 // IMEXPeerOf is the nodes_config.cfg line gpuform writes for host (verify
 // judges the node list against it).
