@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/gpuform/gpuform/internal/lazyre"
-
 	"github.com/gpuform/gpuform/provision/facts"
 )
 
