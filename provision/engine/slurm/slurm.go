@@ -24,7 +24,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -280,9 +279,27 @@ func (e *Engine) hostnames(ctx context.Context, list string) ([]string, error) {
 	return strings.Fields(out), nil
 }
 
-// unusableStates are node states an allocation cannot get: asking for
-// such a node would only wait until the start timeout.
-var unusableStates = []string{"down", "drain", "drng", "drained", "draining", "fail", "failing", "maint", "future", "unk", "inval", "npc", "boot"}
+// unusableStates are the node states an allocation cannot get (asking
+// for such a node would only wait until the start timeout), by sinfo's
+// compact name (%t), each in words and with Slurm's own name, so the
+// error says what Slurm says in scontrol show node.
+var unusableStates = map[string]struct{ words, slurm string }{
+	"down":     {"down", "DOWN"},
+	"drain":    {"drained", "DRAINED"},
+	"drained":  {"drained", "DRAINED"},
+	"drng":     {"draining", "DRAINING"},
+	"draining": {"draining", "DRAINING"},
+	"fail":     {"failed", "FAIL"},
+	"failg":    {"failing", "FAILING"},
+	"failing":  {"failing", "FAILING"},
+	"maint":    {"in maintenance", "MAINT"},
+	"futr":     {"not yet in service", "FUTURE"},
+	"future":   {"not yet in service", "FUTURE"},
+	"unk":      {"in an unknown state", "UNKNOWN"},
+	"inval":    {"invalid", "INVAL"},
+	"npc":      {"held for network performance counters", "PERFCTRS"},
+	"boot":     {"booting", "BOOT"},
+}
 
 // knownNodes keeps the members that are Slurm nodes an allocation can
 // get; every other host gets its error, naming the node.
@@ -309,8 +326,9 @@ func (e *Engine) knownNodes(ctx context.Context, members []member, hostErr map[s
 		switch {
 		case !ok:
 			hostErr[m.tg.Host.Name] = fmt.Errorf("spec host %s: Slurm has no node %s (sinfo lists %d nodes); set rollout { slurm_node_name } if the node is named otherwise", m.tg.Host.Name, m.node, len(state))
-		case slices.Contains(unusableStates, s):
-			hostErr[m.tg.Host.Name] = fmt.Errorf("the Slurm node %s is %s: an allocation cannot get it; not verified", m.node, s)
+		case unusableStates[s].slurm != "":
+			u := unusableStates[s]
+			hostErr[m.tg.Host.Name] = fmt.Errorf("the Slurm node %s is %s (%s): an allocation cannot get it; not verified", m.node, u.words, u.slurm)
 		default:
 			kept = append(kept, m)
 		}

@@ -327,10 +327,10 @@ func TestSlurmEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			gc := checks(got)
-			// drng while the lane's previous job (the node that died) is
-			// still being cleaned up on gpu002, drain once it is gone:
-			// either way no allocation can get the node.
-			if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !(strings.Contains(c[0].Message, "the Slurm node gpu002 is drain") || strings.Contains(c[0].Message, "the Slurm node gpu002 is drng")) {
+			// Draining while the lane's previous job (the node that died)
+			// is still being cleaned up on gpu002, drained once it is
+			// gone: either way no allocation can get the node.
+			if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !(strings.Contains(c[0].Message, "the Slurm node gpu002 is drained (DRAINED): ") || strings.Contains(c[0].Message, "the Slurm node gpu002 is draining (DRAINING): ")) {
 				t.Errorf("the drained node: %+v", c)
 			}
 			w := checks(want)
