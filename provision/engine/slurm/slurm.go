@@ -387,7 +387,7 @@ func (e *Engine) allocate(ctx context.Context, nodes []string, limit time.Durati
 	case e.o.Partition != "" && strings.Contains(strings.ToLower(msg), "partition"):
 		return "", fmt.Errorf("-slurm-partition %s: Slurm refused the allocation of %s: %s", e.o.Partition, strings.Join(nodes, ","), msg)
 	case strings.Contains(strings.ToLower(msg), "time limit"):
-		return "", fmt.Errorf("Slurm refused the allocation of %s with a time limit of %d min (-t, the longest this run can take): %s; use a -slurm-partition whose MaxTime allows it, or a shorter -deadline", strings.Join(nodes, ","), mins, msg)
+		return "", fmt.Errorf("slurmctld refused the allocation of %s with a time limit of %d min (-t, the longest this run can take): %s; use a -slurm-partition whose MaxTime allows it, or a shorter -deadline", strings.Join(nodes, ","), mins, msg)
 	case strings.Contains(msg, "mmediate") || strings.Contains(msg, "busy") || strings.Contains(msg, "timed out") || errors.Is(actx.Err(), context.DeadlineExceeded):
 		return "", fmt.Errorf("the allocation of %s did not start within %ds (-slurm-start-timeout): %s", strings.Join(nodes, ","), secs, msg)
 	}
