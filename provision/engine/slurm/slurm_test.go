@@ -572,8 +572,10 @@ func TestSlurmEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Two nodes without perftest: the network layer's NIC runs
-			// (a second each) are left out, the group's run is not.
-			benchSpec := strings.Replace(fleetSpec, `hosts    = ["sim://hgx-h100-converged/gpu004", "sim://hgx-h100-converged/gpu005", "sim://hgx-h100-slownic/gpu006", "sim://hgx-h100-converged/gpu007"]`, `hosts    = ["sim://hgx-h100-notools/gpu001", "sim://hgx-h100-notools/gpu002"]`, 1)
+			// (a second each) are left out, the group's run is not. They
+			// are this lane's (the probe lane on gpu[001-003] drains and
+			// kills gpu002 meanwhile).
+			benchSpec := strings.Replace(fleetSpec, `hosts    = ["sim://hgx-h100-converged/gpu004", "sim://hgx-h100-converged/gpu005", "sim://hgx-h100-slownic/gpu006", "sim://hgx-h100-converged/gpu007"]`, `hosts    = ["sim://hgx-h100-notools/gpu008", "sim://hgx-h100-notools/gpu009"]`, 1)
 			if err := os.WriteFile(filepath.Join(bdir, "main.gpuform.hcl"), []byte(benchSpec), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -607,7 +609,8 @@ func TestSlurmEngine(t *testing.T) {
 				}
 			}
 			var connects atomic.Int64
-			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+			limit := &timeLimits{c: c}
+			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Messages: limit, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
 				return slurm.NewBundle(bcfg, bdir, nil, "", false, nodes)
 			}})
 			got, err := e.Bench(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
@@ -616,6 +619,12 @@ func TestSlurmEngine(t *testing.T) {
 			}}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// bench: three sbcasts of 5m, bench's 20m default budget and
+			// the step's minute, the group's all_reduce (no timeout: 10m)
+			// and its step's minute, the 30s cleanup, a minute's margin.
+			if diff := cmp.Diff([]string{"00:49:00"}, limit.seen); diff != "" {
+				t.Errorf("the allocation's TimeLimit (-want +got):\n%s", diff)
 			}
 			if connects.Load() != 0 {
 				t.Error("the slurm engine connected to hosts")
