@@ -267,6 +267,19 @@ func RunMultiNode(ctx context.Context, targets []target.Host, o Options) map[str
 	return out
 }
 
+// DefaultGroupTimeout bounds a group's multi-node all_reduce whose
+// nccl_test sets no timeout.
+const DefaultGroupTimeout = 10 * time.Minute
+
+// GroupTimeout is how long bench lets a group's multi-node test nt run:
+// its timeout, else DefaultGroupTimeout.
+func GroupTimeout(nt verify.NCCLExpectation) time.Duration {
+	if nt.Timeout != 0 {
+		return nt.Timeout
+	}
+	return DefaultGroupTimeout
+}
+
 // runMultiNode runs, for every node block with more than one host and a
 // multi-node all_reduce nccl_test in its verify block (the mpirun or srun
 // command the spec already gives verify's fleet tier), that command once
@@ -302,10 +315,7 @@ func runMultiNode(ctx context.Context, targets []target.Host, o Options) map[*sp
 				g.Why = fmt.Sprintf("the group's nccl_test %q would run on the machine gpuform runs on (%s); allow it with -allow-local", nt.Name, tg.Host.Name)
 				break
 			}
-			timeout := nt.Timeout
-			if timeout == 0 {
-				timeout = 10 * time.Minute
-			}
+			timeout := GroupTimeout(nt)
 			cmd := groupCommand(ctx, nt.Command, groups[n], exp.GPUCount, o)
 			var res nccltest.Result
 			var err error

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/target"
@@ -28,7 +27,7 @@ func (e *Engine) Bench(ctx context.Context, targets []target.Host, bo bench.Opti
 		ctx, cancel = context.WithDeadline(ctx, e.o.Deadline)
 		defer cancel()
 	}
-	job, members, hostErr, release, err := e.place(ctx, targets)
+	job, members, hostErr, release, err := e.place(ctx, targets, benchTimeLimit(targets, benchBudget(targets, bo)))
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +88,7 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 	nodes := strings.Join(nodeNames(members), ",")
 	var sbcastErr error
 	for _, f := range [][2]string{{e.o.Binary, destBin}, {bundlePath, destBundle}} {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		sctx, cancel := context.WithTimeout(ctx, sbcastTimeout)
 		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", f[0], f[1])
 		cancel()
 		if err != nil {
@@ -132,7 +131,7 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 				failAll(err)
 				return
 			}
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			sctx, cancel := context.WithTimeout(ctx, sbcastTimeout)
 			_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", bundlePath, destBundle)
 			cancel()
 			if err != nil {
@@ -142,15 +141,11 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 	}
 
 	// The step's limit is the longest host budget, as bench gives each.
-	budget := bo.Budget
-	if budget == 0 {
-		budget = bench.DefaultBudget
-		for _, m := range members {
-			if n := m.tg.Node; n != nil && n.Bench != nil && n.Bench.Timeout.Set {
-				budget = max(budget, n.Bench.Timeout.V)
-			}
-		}
+	targets := make([]target.Host, len(members))
+	for i, m := range members {
+		targets[i] = m.tg
 	}
+	budget := benchBudget(targets, bo)
 	sctx, cancel := context.WithTimeout(ctx, budget+stepMargin)
 	defer cancel()
 	reports, problems, stepErr, beforeCut := e.step(sctx, ctx, job, nodes, len(members), destBin, "bench", "-engine-node", destBundle)

@@ -24,7 +24,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +126,7 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 		ctx, cancel = context.WithDeadline(ctx, e.o.Deadline)
 		defer cancel()
 	}
-	job, members, hostErr, release, err := e.place(ctx, targets)
+	job, members, hostErr, release, err := e.place(ctx, targets, verifyTimeLimit(targets, ro))
 	if err != nil {
 		return nil, err
 	}
@@ -167,8 +166,10 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 
 // place names the targets' Slurm nodes and gets the job to run in: the
 // scoped job's nodes, or an allocation of the spec's hosts (release
-// cancels it). Hosts that cannot take part have their error in hostErr.
-func (e *Engine) place(ctx context.Context, targets []target.Host) (job string, members []member, hostErr map[string]error, release func(), err error) {
+// cancels it), limit being the longest the run can hold it (the
+// allocation's time limit; a job the run is scoped to keeps its own).
+// Hosts that cannot take part have their error in hostErr.
+func (e *Engine) place(ctx context.Context, targets []target.Host, limit time.Duration) (job string, members []member, hostErr map[string]error, release func(), err error) {
 	release = func() {}
 	hostErr = map[string]error{}
 	byNode := map[string]string{}
@@ -193,7 +194,7 @@ func (e *Engine) place(ctx context.Context, targets []target.Host) (job string, 
 	} else {
 		members = e.knownNodes(ctx, members, hostErr)
 		if len(members) > 0 {
-			id, err := e.allocate(ctx, nodeNames(members))
+			id, err := e.allocate(ctx, nodeNames(members), limit)
 			if err != nil {
 				return "", nil, nil, release, err
 			}
@@ -280,9 +281,27 @@ func (e *Engine) hostnames(ctx context.Context, list string) ([]string, error) {
 	return strings.Fields(out), nil
 }
 
-// unusableStates are node states an allocation cannot get: asking for
-// such a node would only wait until the start timeout.
-var unusableStates = []string{"down", "drain", "drng", "drained", "draining", "fail", "failing", "maint", "future", "unk", "inval", "npc", "boot"}
+// unusableStates are the node states an allocation cannot get (asking
+// for such a node would only wait until the start timeout), by sinfo's
+// compact name (%t), each in words and with Slurm's own name, so the
+// error says what Slurm says in scontrol show node.
+var unusableStates = map[string]struct{ words, slurm string }{
+	"down":     {"down", "DOWN"},
+	"drain":    {"drained", "DRAINED"},
+	"drained":  {"drained", "DRAINED"},
+	"drng":     {"draining", "DRAINING"},
+	"draining": {"draining", "DRAINING"},
+	"fail":     {"failed", "FAIL"},
+	"failg":    {"failing", "FAILING"},
+	"failing":  {"failing", "FAILING"},
+	"maint":    {"in maintenance", "MAINT"},
+	"futr":     {"not yet in service", "FUTURE"},
+	"future":   {"not yet in service", "FUTURE"},
+	"unk":      {"in an unknown state", "UNKNOWN"},
+	"inval":    {"invalid", "INVAL"},
+	"npc":      {"held for network performance counters", "PERFCTRS"},
+	"boot":     {"booting", "BOOT"},
+}
 
 // knownNodes keeps the members that are Slurm nodes an allocation can
 // get; every other host gets its error, naming the node.
@@ -309,8 +328,9 @@ func (e *Engine) knownNodes(ctx context.Context, members []member, hostErr map[s
 		switch {
 		case !ok:
 			hostErr[m.tg.Host.Name] = fmt.Errorf("spec host %s: Slurm has no node %s (sinfo lists %d nodes); set rollout { slurm_node_name } if the node is named otherwise", m.tg.Host.Name, m.node, len(state))
-		case slices.Contains(unusableStates, s):
-			hostErr[m.tg.Host.Name] = fmt.Errorf("the Slurm node %s is %s: an allocation cannot get it; not verified", m.node, s)
+		case unusableStates[s].slurm != "":
+			u := unusableStates[s]
+			hostErr[m.tg.Host.Name] = fmt.Errorf("the Slurm node %s is %s (%s): an allocation cannot get it; not verified", m.node, u.words, u.slurm)
 		default:
 			kept = append(kept, m)
 		}
@@ -324,8 +344,10 @@ var grantedJob = lazyre.New(`job allocation ([0-9]+)`)
 var jobIDPattern = lazyre.New(`^[0-9]+(_[0-9]+)?$`)
 
 // allocate gets the nodes in a job of their own (salloc --no-shell) and
-// returns its id.
-func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
+// returns its id. The job's time limit (-t) is limit, or the -deadline
+// plus the cleanup and a margin when that is sooner: the job ends by then
+// even if gpuform does not live to cancel it.
+func (e *Engine) allocate(ctx context.Context, nodes []string, limit time.Duration) (string, error) {
 	secs := int(e.o.StartTimeout.Round(time.Second) / time.Second)
 	if !e.o.Deadline.IsZero() {
 		secs = min(secs, int(time.Until(e.o.Deadline)/time.Second))
@@ -338,12 +360,10 @@ func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
 		args = append(args, "-p", e.o.Partition)
 	}
 	if !e.o.Deadline.IsZero() {
-		// The job ends with the run's deadline even if gpuform does not
-		// live to cancel it (a minute's grace, rounded up: -t counts
-		// minutes).
-		mins := int(time.Until(e.o.Deadline)/time.Minute) + 2
-		args = append(args, "-t", fmt.Sprint(mins))
+		limit = min(limit, time.Until(e.o.Deadline)+cleanupTimeout+limitMargin)
 	}
+	mins := allocationMinutes(limit)
+	args = append(args, "-t", fmt.Sprint(mins))
 	actx, cancel := context.WithTimeout(ctx, time.Duration(secs+30)*time.Second)
 	defer cancel()
 	cmd := e.c.command(actx, "salloc", args...)
@@ -354,7 +374,7 @@ func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
 	m := grantedJob.FindStringSubmatch(out.String())
 	if err == nil && strings.Contains(out.String(), "Granted job allocation") && m != nil {
 		if e.o.Messages != nil {
-			fmt.Fprintf(e.o.Messages, "Slurm: job %s holds %s for this run.\n", m[1], strings.Join(nodes, ","))
+			fmt.Fprintf(e.o.Messages, "Slurm: job %s holds %s for this run (time limit %d min).\n", m[1], strings.Join(nodes, ","), mins)
 		}
 		return m[1], nil
 	}
@@ -366,6 +386,8 @@ func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
 	switch {
 	case e.o.Partition != "" && strings.Contains(strings.ToLower(msg), "partition"):
 		return "", fmt.Errorf("-slurm-partition %s: Slurm refused the allocation of %s: %s", e.o.Partition, strings.Join(nodes, ","), msg)
+	case strings.Contains(strings.ToLower(msg), "time limit"):
+		return "", fmt.Errorf("slurmctld refused the allocation of %s with a time limit of %d min (-t, the longest this run can take): %s; use a -slurm-partition whose MaxTime allows it, or a shorter -deadline", strings.Join(nodes, ","), mins, msg)
 	case strings.Contains(msg, "mmediate") || strings.Contains(msg, "busy") || strings.Contains(msg, "timed out") || errors.Is(actx.Err(), context.DeadlineExceeded):
 		return "", fmt.Errorf("the allocation of %s did not start within %ds (-slurm-start-timeout): %s", strings.Join(nodes, ","), secs, msg)
 	}
@@ -374,7 +396,7 @@ func (e *Engine) allocate(ctx context.Context, nodes []string) (string, error) {
 
 // release ends the job the run allocated, whatever happened to the run.
 func (e *Engine) release(job string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	_, _ = e.c.run(ctx, "scancel", job)
 }
@@ -415,7 +437,7 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 	// sbcast: the binary and the bundle, each to every node of the job.
 	var sbcastErr error
 	for _, f := range [][2]string{{e.o.Binary, destBin}, {bundlePath, destBundle}} {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		sctx, cancel := context.WithTimeout(ctx, sbcastTimeout)
 		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", f[0], f[1])
 		cancel()
 		if err != nil {
@@ -669,7 +691,7 @@ func (e *Engine) stepArgs(job, nodes string, n int) []string {
 
 // cleanup removes what sbcast put on the nodes, one more step.
 func (e *Engine) cleanup(job, nodes string, n int, paths ...string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	args := append(e.stepArgs(job, nodes, n), append([]string{"rm", "-f", "--"}, paths...)...)
 	_, _ = e.c.run(ctx, "srun", args...)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -195,10 +196,16 @@ func TestSlurmEngine(t *testing.T) {
 
 		t.Run("parity with ssh, and a host that is no Slurm node", func(t *testing.T) {
 			dir, cfg := quickstartWith(t, append(hosts, "sim://hgx-h100-converged/gpu099")...)
-			e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{})
+			limit := &timeLimits{c: c}
+			e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{Messages: limit})
 			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The probe tier: two sbcasts of 5m, the 30s budget and the
+			// step's minute, the 30s cleanup, a minute's margin.
+			if diff := cmp.Diff([]string{"00:13:00"}, limit.seen); diff != "" {
+				t.Errorf("the allocation's TimeLimit (-want +got):\n%s", diff)
 			}
 			if n := connects.Load(); n != 0 {
 				t.Errorf("the slurm engine connected to hosts %d time(s)", n)
@@ -240,17 +247,26 @@ func TestSlurmEngine(t *testing.T) {
 		})
 
 		t.Run("scoped to a job", func(t *testing.T) {
-			out, err := c.Client("sbatch", "--parsable", "-N2", "-w", "gpu[012-013]", "-o", "/dev/null", "--wrap", "sleep 120")
+			out, err := c.Client("sbatch", "--parsable", "-N2", "-w", "gpu[012-013]", "-t", "7", "-o", "/dev/null", "--wrap", "sleep 120")
 			if err != nil {
 				t.Fatal(err)
 			}
 			job := strings.TrimSpace(out)
 			defer func() { _, _ = c.Client("scancel", job) }()
 			waitRunning(t, c, job)
-			e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{Job: job})
+			limit := &timeLimits{c: c}
+			e, ro, connects := f.slurmEngine(t, dir, cfg, slurm.Options{Job: job, Messages: limit})
 			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The job's own limit, as sbatch -t 7 set it: a run scoped to
+			// a job allocates nothing and leaves the job's limit alone.
+			if got, err := jobTimeLimit(c, job); err != nil || got != "00:07:00" {
+				t.Errorf("job %s's TimeLimit after the run = %q (%v), want 00:07:00", job, got, err)
+			}
+			if len(limit.seen) != 0 {
+				t.Errorf("a job-scoped run allocated jobs with TimeLimit %v", limit.seen)
 			}
 			w := checks(want)
 			delete(w, hosts[0])
@@ -298,10 +314,16 @@ func TestSlurmEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, ro, _ := f.slurmEngine(t, dir, cfg, slurm.Options{})
-			e := f.withBinaryOptions(dir, cfg, slurm.Options{Deadline: time.Now().Add(6 * time.Second), Binary: wrapper})
+			limit := &timeLimits{c: c}
+			e := f.withBinaryOptions(dir, cfg, slurm.Options{Deadline: time.Now().Add(6 * time.Second), Binary: wrapper, Messages: limit})
 			got, err := e.Verify(context.Background(), targetsOf(t, cfg), ro)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The deadline, sooner than the probe tier's 13 min: under 6s,
+			// the 30s cleanup and a minute's margin, rounded up.
+			if diff := cmp.Diff([]string{"00:02:00"}, limit.seen); diff != "" {
+				t.Errorf("the allocation's TimeLimit with -deadline (-want +got):\n%s", diff)
 			}
 			gc := checks(got)
 			if diff := cmp.Diff(checks(want)[hosts[0]], gc[hosts[0]]); diff != "" {
@@ -327,10 +349,10 @@ func TestSlurmEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			gc := checks(got)
-			// drng while the lane's previous job (the node that died) is
-			// still being cleaned up on gpu002, drain once it is gone:
-			// either way no allocation can get the node.
-			if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !(strings.Contains(c[0].Message, "the Slurm node gpu002 is drain") || strings.Contains(c[0].Message, "the Slurm node gpu002 is drng")) {
+			// Draining while the lane's previous job (the node that died)
+			// is still being cleaned up on gpu002, drained once it is
+			// gone: either way no allocation can get the node.
+			if c := gc[hosts[1]]; len(c) != 1 || c[0].Status != verify.StatusFail || !(strings.Contains(c[0].Message, "the Slurm node gpu002 is drained (DRAINED): ") || strings.Contains(c[0].Message, "the Slurm node gpu002 is draining (DRAINING): ")) {
 				t.Errorf("the drained node: %+v", c)
 			}
 			w := checks(want)
@@ -398,12 +420,21 @@ func TestSlurmEngine(t *testing.T) {
 				connects.Add(1)
 				return nil, errors.New("the slurm engine must not connect to hosts")
 			}}}
-			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+			limit := &timeLimits{c: c}
+			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Messages: limit, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
 				return slurm.NewBundle(fcfg, fdir, nil, verify.TierFleet, false, nodes)
 			}})
 			got, err := e.Verify(context.Background(), targetsOf(t, fcfg), ro)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The fleet tier: two sbcasts of 5m, the 45m budget and the
+			// step's minute, the group's run and isolation (the 45m
+			// budget, the spec's nccl_test sets no timeout) and its
+			// step's minute, the 30s cleanup, a minute's margin: 103m30s,
+			// rounded up.
+			if diff := cmp.Diff([]string{"01:44:00"}, limit.seen); diff != "" {
+				t.Errorf("the allocation's TimeLimit (-want +got):\n%s", diff)
 			}
 			r := <-ref
 			fwant := r.doc
@@ -541,8 +572,10 @@ func TestSlurmEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Two nodes without perftest: the network layer's NIC runs
-			// (a second each) are left out, the group's run is not.
-			benchSpec := strings.Replace(fleetSpec, `hosts    = ["sim://hgx-h100-converged/gpu004", "sim://hgx-h100-converged/gpu005", "sim://hgx-h100-slownic/gpu006", "sim://hgx-h100-converged/gpu007"]`, `hosts    = ["sim://hgx-h100-notools/gpu001", "sim://hgx-h100-notools/gpu002"]`, 1)
+			// (a second each) are left out, the group's run is not. They
+			// are this lane's (the probe lane on gpu[001-003] drains and
+			// kills gpu002 meanwhile).
+			benchSpec := strings.Replace(fleetSpec, `hosts    = ["sim://hgx-h100-converged/gpu004", "sim://hgx-h100-converged/gpu005", "sim://hgx-h100-slownic/gpu006", "sim://hgx-h100-converged/gpu007"]`, `hosts    = ["sim://hgx-h100-notools/gpu008", "sim://hgx-h100-notools/gpu009"]`, 1)
 			if err := os.WriteFile(filepath.Join(bdir, "main.gpuform.hcl"), []byte(benchSpec), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -576,7 +609,8 @@ func TestSlurmEngine(t *testing.T) {
 				}
 			}
 			var connects atomic.Int64
-			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+			limit := &timeLimits{c: c}
+			e := slurm.New(slurm.Options{Binary: f.binary, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Messages: limit, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
 				return slurm.NewBundle(bcfg, bdir, nil, "", false, nodes)
 			}})
 			got, err := e.Bench(context.Background(), targetsOf(t, bcfg), bench.Options{KB: k, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
@@ -585,6 +619,12 @@ func TestSlurmEngine(t *testing.T) {
 			}}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// bench: three sbcasts of 5m, bench's 20m default budget and
+			// the step's minute, the group's all_reduce (no timeout: 10m)
+			// and its step's minute, the 30s cleanup, a minute's margin.
+			if diff := cmp.Diff([]string{"00:49:00"}, limit.seen); diff != "" {
+				t.Errorf("the allocation's TimeLimit (-want +got):\n%s", diff)
 			}
 			if connects.Load() != 0 {
 				t.Error("the slurm engine connected to hosts")
@@ -609,6 +649,41 @@ func (f *fixture) withBinaryOptions(dir string, cfg *spec.Config, o slurm.Option
 		return slurm.NewBundle(cfg, dir, nil, verify.TierProbe, false, nodes)
 	}
 	return slurm.New(o)
+}
+
+// timeLimits is the engine's Messages: when the engine names the job it
+// allocated, it reads that job's TimeLimit from slurmctld while the job
+// is alive (the cluster forgets an ended job within MinJobAge).
+type timeLimits struct {
+	c    *slurmtest.Cluster
+	seen []string
+}
+
+var allocatedJob = regexp.MustCompile(`Slurm: job ([0-9]+) holds `)
+
+func (l *timeLimits) Write(p []byte) (int, error) {
+	for _, m := range allocatedJob.FindAllStringSubmatch(string(p), -1) {
+		limit, err := jobTimeLimit(l.c, m[1])
+		if err != nil {
+			limit = "error: " + err.Error()
+		}
+		l.seen = append(l.seen, limit)
+	}
+	return len(p), nil
+}
+
+// jobTimeLimit is job's TimeLimit as scontrol show job gives it.
+func jobTimeLimit(c *slurmtest.Cluster, job string) (string, error) {
+	out, err := c.Client("scontrol", "-o", "show", "job", job)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, "TimeLimit="); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("scontrol show job %s has no TimeLimit: %s", job, out)
 }
 
 func waitRunning(t *testing.T, c *slurmtest.Cluster, job string) {
