@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -97,31 +98,43 @@ func verifyEngine(s Streams, a *verifyArguments, cfg *spec.Config, v *verifyView
 	if a.Engines.Engine != engine.Slurm {
 		return enginessh.Engine{}, nil
 	}
+	o, err := slurmEngineOptions(s, a.Engines, v.Messages())
+	if err != nil {
+		return nil, err
+	}
+	o.Bundle = func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+		return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, a.Tier, a.Processes, nodes)
+	}
+	return engineslurm.New(o), nil
+}
+
+// slurmEngineOptions are the slurm engine's options from the engine
+// flags that verify and bench share: the job (-slurm-job, else
+// SLURM_JOB_ID), the partition, the start timeout, the deadline, and
+// this binary, which the engine sends to the nodes.
+func slurmEngineOptions(s Streams, f engineFlags, messages io.Writer) (engineslurm.Options, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("-engine slurm sends this gpuform binary to the nodes, but cannot find it: %w", err)
+		return engineslurm.Options{}, fmt.Errorf("-engine slurm sends this gpuform binary to the nodes, but cannot find it: %w", err)
 	}
-	job := a.Engines.SlurmJob
+	job := f.SlurmJob
 	if job == "" {
 		job = s.Getenv("SLURM_JOB_ID")
 	}
 	o := engineslurm.Options{
 		Job:          job,
-		Partition:    a.Engines.SlurmPartition,
-		StartTimeout: a.Engines.SlurmStartTimeout,
+		Partition:    f.SlurmPartition,
+		StartTimeout: f.SlurmStartTimeout,
 		Binary:       exe,
-		Messages:     v.Messages(),
+		Messages:     messages,
 		// The command's environment (SLURM_CONF, GPUFORM_SIM_STATE)
 		// reaches the Slurm clients and, through srun, the nodes.
 		Env: s.Environ,
-		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
-			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, a.Tier, a.Processes, nodes)
-		},
 	}
-	if a.Engines.Deadline > 0 {
-		o.Deadline = time.Now().Add(a.Engines.Deadline)
+	if f.Deadline > 0 {
+		o.Deadline = time.Now().Add(f.Deadline)
 	}
-	return engineslurm.New(o), nil
+	return o, nil
 }
 
 // runEngineNode is the node side of -engine slurm: verify this node as
@@ -286,22 +299,12 @@ func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error
 
 // benchEngine runs bench through Slurm (-engine slurm).
 func benchEngine(ctx context.Context, s Streams, a *benchArguments, cfg *spec.Config, targets []target.Host, o bench.Options) (*bench.Report, error) {
-	exe, err := os.Executable()
+	so, err := slurmEngineOptions(s, a.Engines, s.Err)
 	if err != nil {
-		return nil, fmt.Errorf("-engine slurm sends this gpuform binary to the nodes, but cannot find it: %w", err)
+		return nil, err
 	}
-	job := a.Engines.SlurmJob
-	if job == "" {
-		job = s.Getenv("SLURM_JOB_ID")
-	}
-	so := engineslurm.Options{
-		Job: job, Partition: a.Engines.SlurmPartition, StartTimeout: a.Engines.SlurmStartTimeout, Binary: exe, Messages: s.Err, Env: s.Environ,
-		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
-			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, "", false, nodes)
-		},
-	}
-	if a.Engines.Deadline > 0 {
-		so.Deadline = time.Now().Add(a.Engines.Deadline)
+	so.Bundle = func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+		return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, "", false, nodes)
 	}
 	return engineslurm.New(so).Bench(ctx, targets, o)
 }

@@ -2,8 +2,6 @@ package slurm
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,21 +79,8 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 		failAll(err)
 		return
 	}
-	suffix := make([]byte, 6)
-	_, _ = rand.Read(suffix)
-	base := filepath.Join(e.o.NodeDir, "gpuform-job"+job+"-"+hex.EncodeToString(suffix))
-	destBin, destBundle := base+"-gpuform", base+"-bundle.json"
+	base, destBin, destBundle, sbcastErr := e.send(ctx, job, bundlePath)
 	nodes := strings.Join(nodeNames(members), ",")
-	var sbcastErr error
-	for _, f := range [][2]string{{e.o.Binary, destBin}, {bundlePath, destBundle}} {
-		sctx, cancel := context.WithTimeout(ctx, sbcastTimeout)
-		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", f[0], f[1])
-		cancel()
-		if err != nil {
-			sbcastErr = fmt.Errorf("sbcast of %s failed: %w", filepath.Base(f[0]), err)
-			break
-		}
-	}
 	defer e.cleanup(job, nodes, len(members), destBin, destBundle, base+"-bundle-groups.json")
 
 	// Each group's multi-node all_reduce, as Run makes it before the
@@ -131,10 +116,7 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 				failAll(err)
 				return
 			}
-			sctx, cancel := context.WithTimeout(ctx, sbcastTimeout)
-			_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", bundlePath, destBundle)
-			cancel()
-			if err != nil {
+			if err := e.sbcast(ctx, job, bundlePath, destBundle); err != nil {
 				sbcastErr = fmt.Errorf("sbcast of the bundle with the groups' multi-node runs failed: %w", err)
 			}
 		}

@@ -394,6 +394,31 @@ func (e *Engine) allocate(ctx context.Context, nodes []string, limit time.Durati
 	return "", fmt.Errorf("slurmctld refused the allocation of %s: %s", strings.Join(nodes, ","), msg)
 }
 
+// send puts the binary and the bundle on every node of the job with
+// sbcast (no shared filesystem assumed), under one random name per run:
+// base, and the two files' paths on the nodes. sbcastErr is the first
+// copy that failed; the run goes on to report every node as not run.
+func (e *Engine) send(ctx context.Context, job, bundlePath string) (base, destBin, destBundle string, sbcastErr error) {
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	base = filepath.Join(e.o.NodeDir, "gpuform-job"+job+"-"+hex.EncodeToString(suffix))
+	destBin, destBundle = base+"-gpuform", base+"-bundle.json"
+	for _, f := range [][2]string{{e.o.Binary, destBin}, {bundlePath, destBundle}} {
+		if err := e.sbcast(ctx, job, f[0], f[1]); err != nil {
+			return base, destBin, destBundle, fmt.Errorf("sbcast of %s failed: %w", filepath.Base(f[0]), err)
+		}
+	}
+	return base, destBin, destBundle, nil
+}
+
+// sbcast copies one file to every node of the job, bounded in time.
+func (e *Engine) sbcast(ctx context.Context, job, from, to string) error {
+	sctx, cancel := context.WithTimeout(ctx, sbcastTimeout)
+	defer cancel()
+	_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", from, to)
+	return err
+}
+
 // release ends the job the run allocated, whatever happened to the run.
 func (e *Engine) release(job string) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
@@ -428,23 +453,8 @@ func (e *Engine) runStep(ctx context.Context, job string, members []member, ro r
 	if err := b.Write(bundlePath); err != nil {
 		return failAll(err), mn
 	}
-	suffix := make([]byte, 6)
-	_, _ = rand.Read(suffix)
-	base := filepath.Join(e.o.NodeDir, "gpuform-job"+job+"-"+hex.EncodeToString(suffix))
-	destBin, destBundle := base+"-gpuform", base+"-bundle.json"
+	_, destBin, destBundle, sbcastErr := e.send(ctx, job, bundlePath)
 	nodes := strings.Join(nodeNames(members), ",")
-
-	// sbcast: the binary and the bundle, each to every node of the job.
-	var sbcastErr error
-	for _, f := range [][2]string{{e.o.Binary, destBin}, {bundlePath, destBundle}} {
-		sctx, cancel := context.WithTimeout(ctx, sbcastTimeout)
-		_, err := e.c.run(sctx, "sbcast", "--jobid="+job, "--force", f[0], f[1])
-		cancel()
-		if err != nil {
-			sbcastErr = fmt.Errorf("sbcast of %s failed: %w", filepath.Base(f[0]), err)
-			break
-		}
-	}
 	defer e.cleanup(job, nodes, len(members), destBin, destBundle)
 
 	budget := ro.Budget
