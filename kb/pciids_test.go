@@ -42,4 +42,11 @@ func TestGBNVLinks(t *testing.T) {
 			t.Errorf("%s (%s): NVLinks() = %d, want 18", id, d.Model.Name, got)
 		}
 	}
+	// gpuform graph asks by the tray modules' gpu_model spelling.
+	for _, name := range []string{"GB200", "GB300"} {
+		m, ok := kb.GPU(name)
+		if !ok || m.NVLinks() != 18 {
+			t.Errorf("GPU(%q) = %q, %v with %d NVLinks; want 18", name, m.Name, ok, m.NVLinks())
+		}
+	}
 }
