@@ -159,13 +159,22 @@ type Firmware struct {
 	// GPUVBIOS is the VBIOS version every GPU must report, as nvidia-smi
 	// prints it ("96.00.89.00.01").
 	GPUVBIOS Attr[string]
+	// NICFirmware is the firmware every RDMA adapter must report, as
+	// /sys/class/infiniband/DEV/fw_ver prints it ("28.43.1014").
+	NICFirmware Attr[string]
+	// BIOS is the system BIOS version the host must report, as
+	// /sys/class/dmi/id/bios_version prints it (vendor-defined text).
+	BIOS Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
 
 var (
-	firmwareSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_vbios"}}}
+	firmwareSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_vbios"}, {Name: "nic_firmware"}, {Name: "bios"}}}
 	vbiosVersionPattern = lazyre.New(`^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){3,5}$`)
+	// nicFirmwarePattern is ConnectX firmware as the mlx5 driver prints
+	// it: major.minor.subminor ("28.43.1014").
+	nicFirmwarePattern = lazyre.New(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 )
 
 func decodeFirmware(blk *hcl.Block, ctx *hcl.EvalContext) (*Firmware, hcl.Diagnostics) {
@@ -178,6 +187,24 @@ func decodeFirmware(blk *hcl.Block, ctx *hcl.EvalContext) (*Firmware, hcl.Diagno
 			Summary:  "Invalid VBIOS version",
 			Detail:   fmt.Sprintf("gpu_vbios = %s is not a VBIOS version as nvidia-smi prints it (\"96.00.89.00.01\").", f.GPUVBIOS.Show()),
 			Subject:  f.GPUVBIOS.Range.Ptr(),
+		})
+	}
+	f.NICFirmware = dec.string("nic_firmware")
+	if f.NICFirmware.Set && !nicFirmwarePattern.MatchString(f.NICFirmware.V) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid NIC firmware version",
+			Detail:   fmt.Sprintf("nic_firmware = %s is not a firmware version as /sys/class/infiniband/DEV/fw_ver prints it (\"28.43.1014\").", f.NICFirmware.Show()),
+			Subject:  f.NICFirmware.Range.Ptr(),
+		})
+	}
+	f.BIOS = dec.string("bios")
+	if f.BIOS.Set && (strings.TrimSpace(f.BIOS.V) != f.BIOS.V || f.BIOS.V == "" || strings.ContainsAny(f.BIOS.V, "\n\r")) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid BIOS version",
+			Detail:   fmt.Sprintf("bios = %s must be the one-line text /sys/class/dmi/id/bios_version prints, without leading or trailing spaces.", f.BIOS.Show()),
+			Subject:  f.BIOS.Range.Ptr(),
 		})
 	}
 	return f, dec.diags

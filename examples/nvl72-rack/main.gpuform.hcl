@@ -36,6 +36,15 @@ node "rack1" {
   # The rack is one NVLink domain: its trays' IMEX daemons list each other.
   nvlink_domain "rack1" {}
 
+  # The firmware every tray must run (verify judges it; gpuform flashes
+  # nothing): the simulated tray's modelled versions. verify's
+  # firmware.domain_drift also names a tray that differs from its rack.
+  firmware {
+    gpu_vbios    = "97.00.0B.00.2F"
+    nic_firmware = "28.43.2026"
+    bios         = "1.3.5"
+  }
+
   numa {
     balancing = false # two Grace CPUs: bind, do not migrate
     dynamic "bind" {

@@ -39,6 +39,10 @@ type Node struct {
 	// it could not run, the DMI vendor of a known one ("dmi:QEMU"); ""
 	// on bare metal or when nothing says.
 	Hypervisor string `json:"hypervisor,omitempty"`
+	// BIOS is the system firmware's version and date as DMI reports them
+	// (/sys/class/dmi/id/bios_version, bios_date); nil when the node has
+	// neither. The BMC's firmware has no sysfs file and is not read.
+	BIOS *BIOS `json:"bios,omitempty"`
 	// Kernel is the running kernel.
 	Kernel Kernel `json:"kernel"`
 	// Driver is the loaded NVIDIA kernel driver, nil when none is loaded.
@@ -548,6 +552,17 @@ type RDMADevice struct {
 	MTU map[string]int `json:"mtu,omitempty"`
 	// Ports are the RDMA ports, sorted by number.
 	Ports []RDMAPort `json:"ports"`
+	// FirmwareVersion is the adapter's firmware as the driver reports it
+	// (/sys/class/infiniband/DEV/fw_ver, "28.43.1014"); "" when unread.
+	FirmwareVersion string `json:"fw_ver,omitempty"`
+}
+
+// BIOS is the system firmware DMI describes.
+type BIOS struct {
+	// Version is /sys/class/dmi/id/bios_version as the vendor writes it.
+	Version string `json:"version,omitempty"`
+	// Date is /sys/class/dmi/id/bios_date ("03/14/2025").
+	Date string `json:"date,omitempty"`
 }
 
 // RDMAPort is one port of an RDMA device.

@@ -436,6 +436,7 @@ func interpret(raw *rawFacts) *Node {
 	p.limits()
 	p.cpu()
 	p.hypervisor()
+	p.bios()
 	p.numa()
 	p.units()
 	p.pci()
@@ -1142,6 +1143,16 @@ func (p *interpreter) cpu() {
 // a DMI system vendor or product that only hypervisors report (the ones
 // systemd's own DMI table lists). A bare-metal cloud instance ("*.metal")
 // is not one.
+// bios reads the DMI BIOS version and date; a node with neither has no BIOS.
+func (p *interpreter) bios() {
+	version, _ := p.file("/sys/class/dmi/id/bios_version")
+	date, _ := p.file("/sys/class/dmi/id/bios_date")
+	b := BIOS{Version: strings.TrimSpace(version), Date: strings.TrimSpace(date)}
+	if b != (BIOS{}) {
+		p.n.BIOS = &b
+	}
+}
+
 func (p *interpreter) hypervisor() {
 	if c, ok := p.raw.cmds["detect-virt"]; ok {
 		if name := strings.TrimSpace(c.out); c.rc == 0 && name != "" && name != "none" {
@@ -1378,7 +1389,7 @@ func (p *interpreter) rdma() {
 	}
 	for name := range names {
 		dir := base + name
-		d := RDMADevice{Name: name, Ports: []RDMAPort{}}
+		d := RDMADevice{Name: name, Ports: []RDMAPort{}, FirmwareVersion: strings.TrimSpace(p.raw.files[dir+"/fw_ver"])}
 		if t, ok := p.raw.links[dir+"/device"]; ok {
 			d.Address = path.Base(t)
 		} else if t, ok := p.raw.links[dir]; ok {

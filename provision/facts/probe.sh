@@ -435,6 +435,10 @@ grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU imp
 # (CPUID and DMI), the DMI vendor and product under a root prefix. An NCCL
 # topology file is written for VMs only.
 read_value /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name
+# The BIOS version and date (firmware { bios }, firmware.domain_drift).
+for a in bios_version bios_date; do
+	resolve_path "/sys/class/dmi/id/$a" && [ -f "$_r" ] && read_value "/sys/class/dmi/id/$a"
+done
 [ -n "$R" ] || run_command detect-virt systemd-detect-virt --vm
 read_value /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
@@ -556,6 +560,8 @@ if resolve_dir /sys/class/infiniband; then
 		q=/sys/class/infiniband/${p##*/}
 		resolve_dir "$q" || continue
 		read_dir_link "$q" "$q/device"
+		# The adapter's firmware (firmware { nic_firmware }).
+		resolve_path "$q/fw_ver" && [ -f "$_r" ] && read_value "$q/fw_ver"
 		record_entries "$q/device/net"
 		if resolve_dir "$q/device/net" && [ -d "$_r" ]; then
 			for n in "$_r"/*; do

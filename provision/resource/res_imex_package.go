@@ -35,10 +35,13 @@ func buildIMEXPackage(in *buildInput) ([]Resource, []string, error) {
 		return nil, nil, nil
 	}
 	driver, _, _ := strings.Cut(in.driverVersion, "-")
-	// packages.tsv has no IMEX row: the name follows the per-branch
-	// pattern of the driver's other services (nvidia-fabricmanager-<branch>)
-	// and the release is the driver's, as IMEX requires a compatible
-	// driver stack (IMEX guide, "Other NVIDIA Software Packages").
+	// kb/data/packages.tsv's IMEX rows: the Ubuntu archive ships
+	// nvidia-imex-<branch> (confirmed); NVIDIA's own repositories' name is
+	// unconfirmed (the IMEX guide names no package) and assumed the same.
+	// The rows carry no kb_component: IMEX is no lock-file component, so
+	// the name is built here. The release is the driver's, as IMEX
+	// requires a compatible driver stack (IMEX guide, "Other NVIDIA
+	// Software Packages").
 	name := "nvidia-imex-" + branchOf(driver)
 	set := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}}
 	if exactRelease(driver) {

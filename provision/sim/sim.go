@@ -660,7 +660,9 @@ func fields(line string) (head string, kv map[string]string, err error) {
 // a /sys/bus/pci/devices/<function> symlink to it, a driver symlink, and
 // net/ and infiniband/ entries (with /sys/class links) for NICs.
 //
-//	pci0000:17/0000:17:01.0/0000:18:00.0 class=0x020700 vendor=0x15b3 … net=ibp24s0 ib=mlx5_0
+//	pci0000:17/0000:17:01.0/0000:18:00.0 class=0x020700 vendor=0x15b3 … net=ibp24s0 ib=mlx5_0 fw=28.43.1014
+//
+// fw= is the RDMA device's firmware (infiniband/<ib>/fw_ver).
 func addPCI(dir, line string) error {
 	devPath, kv, err := fields(line)
 	if err != nil {
@@ -687,7 +689,7 @@ func addPCI(dir, line string) error {
 	}
 	for k, v := range kv {
 		switch k {
-		case "driver", "net", "ib", "irqs", "irq_cpus", "mtu":
+		case "driver", "net", "ib", "irqs", "irq_cpus", "mtu", "fw":
 			continue
 		}
 		file, ok := attrs[k]
@@ -737,6 +739,11 @@ func addPCI(dir, line string) error {
 		}
 		if err := addLink(dir, sysDev+"/infiniband/"+ib+"/device -> ../../../"+addr); err != nil {
 			return err
+		}
+		if fw := kv["fw"]; fw != "" {
+			if err := writeFile(filepath.Join(base, "infiniband", ib, "fw_ver"), []byte(fw+"\n")); err != nil {
+				return err
+			}
 		}
 		if err := addLink(dir, "sys/class/infiniband/"+ib+" -> ../../devices/"+devPath+"/infiniband/"+ib); err != nil {
 			return err

@@ -166,6 +166,8 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkNICIRQ(exp, extra.Facts)...)
 	out = append(out, checkNICMTU(exp, extra.Facts)...)
 	out = append(out, checkNICLinks(exp, extra.Facts)...)
+	out = append(out, checkNICFirmware(exp, extra.Facts)...)
+	out = append(out, checkBIOS(exp, extra.Facts)...)
 	out = append(out, checkImages(exp, rep)...)
 	out = append(out, checkImageDigests(exp, extra.Facts, extra.ImageContent)...)
 	specChecks, pending := checkSpec(exp, extra)

@@ -44,6 +44,8 @@ const (
 	CheckFabric           CheckID = "nvml.fabric"
 	CheckFabricDomain     CheckID = "nvml.fabric_domain"
 	CheckVBIOS            CheckID = "nvml.vbios"
+	CheckNICFirmware      CheckID = "nic.firmware"
+	CheckBIOS             CheckID = "host.bios"
 	CheckFirmwareDomain   CheckID = "firmware.domain_drift"
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
@@ -239,9 +241,17 @@ func Checks() []CheckDef {
 			When:   "the node pins `firmware { gpu_vbios }`",
 			Judges: "a GPU whose VBIOS version (NVML, nvidia-smi's \"VBIOS Version\") is not the pinned one (GPUs named with their version); `error` when a GPU reports none",
 			Action: "flash the pinned VBIOS with the vendor's firmware tool, or pin what the fleet runs"},
+		{ID: CheckNICFirmware, Needs: NeedProbe,
+			When:   "the node pins `firmware { nic_firmware }`",
+			Judges: "an RDMA adapter whose firmware (/sys/class/infiniband/DEV/fw_ver) is not the pinned one (adapters named with their version); `error` when the host has no RDMA adapter or one reports none, or without the probe's facts",
+			Action: "burn the pinned firmware with the vendor's tool (mlxfwmanager, flint), then reset the adapter or reboot; or pin what the fleet runs"},
+		{ID: CheckBIOS, Needs: NeedProbe,
+			When:   "the node pins `firmware { bios }`",
+			Judges: "the BIOS version DMI reports (/sys/class/dmi/id/bios_version) is not the pinned one; `error` when the host reports none, or without the probe's facts. The BMC's firmware has no sysfs file and is not judged",
+			Action: "update the BIOS through the BMC or the vendor's tool, or pin what the fleet runs"},
 		{ID: CheckFirmwareDomain, Needs: NeedNVML,
 			When:   "a host in an `nvlink_domain`, judged by the runner after every host of the run was verified",
-			Judges: "the host's GPU VBIOS version differs from the one most hosts of its domain run (the others named with their counts), or its GPUs run different versions; `error` when it reports none",
+			Judges: "the host's GPU VBIOS, ConnectX firmware or BIOS version differs from the one most hosts of its domain run (the others named with their counts; one result for each kind of firmware), or its GPUs (NICs) run different versions; `error` when it reports none while others of the domain do, `skip` for a kind no host of the domain reports",
 			Action: "update the odd trays so the whole domain runs one firmware set"},
 		{ID: CheckIMEXPeers, Needs: NeedProbe,
 			When:   "the driver block sets `imex = true`",

@@ -127,6 +127,12 @@ type Expectation struct {
 	// VBIOS, when set, is the VBIOS version every GPU must report
 	// (firmware { gpu_vbios }).
 	VBIOS string
+	// NICFirmware, when set, is the firmware every RDMA adapter must
+	// report (firmware { nic_firmware }).
+	NICFirmware string
+	// BIOS, when set, is the BIOS version the host must report
+	// (firmware { bios }).
+	BIOS string
 	// Fabric asks for nvml.fabric: the hardware is a rack-scale tray
 	// whose GPUs must be registered with the rack's NVLink fabric.
 	Fabric bool
@@ -233,6 +239,12 @@ func ExpectationFor(n *spec.Node) Expectation {
 	exp.IMEX = imexExpectation(n)
 	if n.Firmware != nil && n.Firmware.GPUVBIOS.Set {
 		exp.VBIOS = n.Firmware.GPUVBIOS.V
+	}
+	if n.Firmware != nil && n.Firmware.NICFirmware.Set {
+		exp.NICFirmware = n.Firmware.NICFirmware.V
+	}
+	if n.Firmware != nil && n.Firmware.BIOS.Set {
+		exp.BIOS = n.Firmware.BIOS.V
 	}
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
 	exp.UnknownXidFail = n.Health.DrainsUnknownXid()

@@ -61,6 +61,9 @@ type Gathered struct {
 	// NICs are the host's RDMA ports, the judged rails and the others;
 	// nil without probe facts.
 	NICs []NICPort
+	// Firmware is the host's NIC firmware and BIOS version, nil without
+	// probe facts (firmware.domain_drift compares them).
+	Firmware *Firmware
 }
 
 // RunHost verifies one host at a tier within the tier's hard budget: NVML
@@ -148,7 +151,7 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		// PCI bus id, so the Prometheus series and health mode name a GPU
 		// as the check ids do.
 		judged, _ := identify(exp, rep)
-		*opts.Gathered = Gathered{NVML: judged, NCCL: extra.NCCL, Kernel: extra.Kernel, NICs: NICPorts(exp, extra.Facts)}
+		*opts.Gathered = Gathered{NVML: judged, NCCL: extra.NCCL, Kernel: extra.Kernel, NICs: NICPorts(exp, extra.Facts), Firmware: FirmwareOf(extra.Facts)}
 	}
 	return Check(exp, rep, extra), nil
 }

@@ -101,6 +101,9 @@ type Host struct {
 	// only (storage and management ports the spec does not name). Absent
 	// without probe facts. A field added to the 2.x format.
 	NICs []verify.NICPort `json:"nics,omitempty"`
+	// Firmware is the host's NIC firmware and BIOS version the runner's
+	// firmware.domain_drift compares; not in the JSON document.
+	Firmware *verify.Firmware `json:"-"`
 }
 
 // Summary counts outcomes.

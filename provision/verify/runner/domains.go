@@ -27,7 +27,8 @@ func fabricKey(rep *nvmlfacts.Report) string {
 }
 
 // addDomainChecks adds, to every verified host of an NVLink domain,
-// firmware.domain_drift (its GPUs' VBIOS the one most of the domain runs)
+// firmware.domain_drift (its GPUs' VBIOS, NICs' firmware and BIOS the
+// ones most of the domain runs)
 // and, where the node is a rack-scale tray, nvml.fabric_domain: the host's
 // clique and cluster must be the one most of the domain's hosts report. A
 // host that reports none is an error; its own nvml.fabric says why.
@@ -129,21 +130,59 @@ func orNone(s string) string {
 	return s
 }
 
+// firmwareKind is one kind of firmware firmware.domain_drift compares
+// across a domain: what it is called, each host's one version of it ("" when
+// none or mixed), and what a host without one is told.
+type firmwareKind struct {
+	label   string
+	of      func(report.Host) string
+	missing string
+	// always keeps the result (a skip) where no host reports the kind;
+	// the others are judged only where some host does.
+	always bool
+}
+
+var firmwareKinds = []firmwareKind{
+	{label: "GPU VBIOS", always: true, of: func(h report.Host) string { return verify.HostVBIOS(h.NVML) },
+		missing: "the host's GPUs report no VBIOS version, or differ among themselves (see nvml.vbios)"},
+	{label: "NIC firmware", of: func(h report.Host) string {
+		if h.Firmware == nil {
+			return ""
+		}
+		return h.Firmware.NIC
+	}, missing: "the host's RDMA adapters report no firmware version, or differ among themselves (see nic.firmware)"},
+	{label: "BIOS", of: func(h report.Host) string {
+		if h.Firmware == nil {
+			return ""
+		}
+		return h.Firmware.BIOS
+	}, missing: "the host reports no BIOS version (/sys/class/dmi/id/bios_version)"},
+}
+
 // addFirmwareDrift judges firmware.domain_drift on the verified hosts of
-// one domain: each host's GPUs must run one VBIOS version, the one most
-// of the domain's hosts run.
+// one domain, once for each kind of firmware: each host must run one
+// version, the one most of the domain's hosts run.
 func addFirmwareDrift(name string, domainHosts []string, byName map[string]int, hosts []report.Host) {
+	for _, kind := range firmwareKinds {
+		addFirmwareKindDrift(kind, name, domainHosts, byName, hosts)
+	}
+}
+
+func addFirmwareKindDrift(kind firmwareKind, name string, domainHosts []string, byName map[string]int, hosts []report.Host) {
 	count := map[string]int{}
 	var keys []string
 	for _, h := range domainHosts {
 		if i, ok := byName[h]; ok {
-			if v := verify.HostVBIOS(hosts[i].NVML); v != "" {
+			if v := kind.of(hosts[i]); v != "" {
 				if count[v] == 0 {
 					keys = append(keys, v)
 				}
 				count[v]++
 			}
 		}
+	}
+	if len(keys) == 0 && !kind.always {
+		return
 	}
 	want := ""
 	for _, k := range keys {
@@ -156,14 +195,14 @@ func addFirmwareDrift(name string, domainHosts []string, byName map[string]int, 
 		if !ok {
 			continue
 		}
-		v := verify.HostVBIOS(hosts[i].NVML)
-		r := verify.CheckResult{ID: string(verify.CheckFirmwareDomain), Observed: "GPU VBIOS " + orNone(v),
-			Expected: fmt.Sprintf("GPU VBIOS of NVLink domain %q: %s (%d of %d hosts)", name, orNone(want), count[want], len(domainHosts))}
+		v := kind.of(hosts[i])
+		r := verify.CheckResult{ID: string(verify.CheckFirmwareDomain), Observed: kind.label + " " + orNone(v),
+			Expected: fmt.Sprintf("%s of NVLink domain %q: %s (%d of %d hosts)", kind.label, name, orNone(want), count[want], len(domainHosts))}
 		switch {
 		case len(keys) == 0:
 			r.Status, r.Message = verify.StatusSkip, "no host of the domain reports one VBIOS version for its GPUs: nothing to compare"
 		case v == "":
-			r.Status, r.Message = verify.StatusError, "the host's GPUs report no VBIOS version, or differ among themselves (see nvml.vbios)"
+			r.Status, r.Message = verify.StatusError, kind.missing
 		case v != want:
 			var others []string
 			for _, k := range keys {
@@ -172,7 +211,7 @@ func addFirmwareDrift(name string, domainHosts []string, byName map[string]int, 
 				}
 			}
 			r.Status = verify.StatusFail
-			r.Message = fmt.Sprintf("GPU VBIOS %s drifts from the rest of NVLink domain %q (%s)", v, name, strings.Join(others, ", "))
+			r.Message = fmt.Sprintf("%s %s drifts from the rest of NVLink domain %q (%s)", kind.label, v, name, strings.Join(others, ", "))
 		default:
 			r.Status = verify.StatusPass
 		}

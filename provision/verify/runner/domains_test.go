@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -156,5 +157,79 @@ node "rack1" {
 	none := run(func(int) *nvmlfacts.Report { return gpus("", "") })
 	if c := none["t01"]; c.Status != verify.StatusSkip {
 		t.Errorf("no VBIOS anywhere: %+v, want a skip", c)
+	}
+}
+
+// TestFirmwareDriftNICAndBIOS judges firmware.domain_drift for the NICs'
+// firmware and the BIOS over an 18-tray rack: tray 05's NICs run an older
+// firmware, tray 12 a newer BIOS, tray 16's NICs disagree among
+// themselves; each kind gets its own result, and a kind no tray reports
+// gets none.
+func TestFirmwareDriftNICAndBIOS(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"rack.gpuform.hcl": []byte(`
+node "rack1" {
+  hosts = ["t[01-18]"]
+  nvlink_domain "rack1" {}
+}
+`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	targets, d := target.Select(cfg, nil)
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	var hosts []report.Host
+	for i, tg := range targets {
+		fw := &verify.Firmware{NIC: "28.43.2026", NICSeen: true, BIOS: "1.3.5"}
+		switch i {
+		case 4:
+			fw.NIC = "28.42.1000"
+		case 11:
+			fw.BIOS = "1.4.0"
+		case 15:
+			fw.NIC = ""
+		}
+		hosts = append(hosts, report.Host{Host: tg.Host.Name, Firmware: fw})
+	}
+	addDomainChecks(targets, hosts)
+	type verdict struct {
+		Observed string
+		Status   verify.Status
+		Message  string
+	}
+	got := map[string][]verdict{}
+	for _, h := range hosts {
+		for _, c := range h.Checks {
+			if c.ID == "firmware.domain_drift" && !strings.HasPrefix(c.Observed, "GPU VBIOS") {
+				got[h.Host] = append(got[h.Host], verdict{c.Observed, c.Status, c.Message})
+			}
+		}
+	}
+	for i := range 18 {
+		h := fmt.Sprintf("t%02d", i+1)
+		nic := verdict{"NIC firmware 28.43.2026", verify.StatusPass, ""}
+		bios := verdict{"BIOS 1.3.5", verify.StatusPass, ""}
+		switch i {
+		case 4:
+			nic = verdict{"NIC firmware 28.42.1000", verify.StatusFail, `NIC firmware 28.42.1000 drifts from the rest of NVLink domain "rack1" (28.43.2026 on 16)`}
+		case 11:
+			bios = verdict{"BIOS 1.4.0", verify.StatusFail, `BIOS 1.4.0 drifts from the rest of NVLink domain "rack1" (1.3.5 on 17)`}
+		case 15:
+			nic = verdict{"NIC firmware none", verify.StatusError, "the host's RDMA adapters report no firmware version, or differ among themselves (see nic.firmware)"}
+		}
+		if d := cmp.Diff([]verdict{nic, bios}, got[h]); d != "" {
+			t.Errorf("%s (-want +got):\n%s", h, d)
+		}
+	}
+	// No host reports NIC firmware or a BIOS: only the VBIOS result (a skip).
+	bare := []report.Host{}
+	for _, tg := range targets {
+		bare = append(bare, report.Host{Host: tg.Host.Name})
+	}
+	addDomainChecks(targets, bare)
+	if n := len(bare[0].Checks); n != 1 || bare[0].Checks[0].Status != verify.StatusSkip {
+		t.Errorf("no firmware reported anywhere: %+v, want one VBIOS skip", bare[0].Checks)
 	}
 }

@@ -303,7 +303,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 		return report.Host{}, err
 	}
 	h := report.NewHost(tg.Host.Name, checks, time.Since(start))
-	h.NVML, h.NCCL, h.Kernel, h.NICs = verify.RedactNVML(exp, seen.NVML), seen.NCCL, seen.Kernel, seen.NICs
+	h.NVML, h.NCCL, h.Kernel, h.NICs, h.Firmware = verify.RedactNVML(exp, seen.NVML), seen.NCCL, seen.Kernel, seen.NICs, seen.Firmware
 	return h, nil
 }
 
