@@ -197,3 +197,55 @@ func sshPairRunner(connectTo target.Connector) pairRunner {
 
 // hostAddress is the name the client dials: the inventory host name.
 func hostAddress(h spec.Host) string { return h.Name }
+
+// NodeToNodeNotRun is for an engine that benches each node on its own and
+// cannot pair nodes: every host the SSH fan-out would have paired node to
+// node (one of two or more hosts of a node block, not on this machine,
+// whose own NICs ib_write_bw measured) gets a not-measured row saying
+// why, after its other network rows. A bench that did not measure the
+// pairs must not read as one that had none to measure.
+func NodeToNodeNotRun(targets []target.Host, results map[string]NodeResult, why string) {
+	// lastNetwork is the index of a host's last network row, and whether
+	// ib_write_bw measured one of its NICs.
+	lastNetwork := func(h Host) (int, bool) {
+		last, measured := -1, false
+		for i, m := range h.Layers {
+			if m.Layer != LayerNetwork {
+				continue
+			}
+			last = i
+			if m.Test == "rdma_write" && m.Verdict != VerdictNotMeasured {
+				measured = true
+			}
+		}
+		return last, measured
+	}
+	paired := map[*spec.Node][]string{}
+	var order []*spec.Node
+	for _, t := range targets {
+		r, ok := results[t.Host.Name]
+		if t.Node == nil || !ok || connect.RunsHere(t.Host.Name) {
+			continue
+		}
+		if _, measured := lastNetwork(r.Host); measured {
+			if _, seen := paired[t.Node]; !seen {
+				order = append(order, t.Node)
+			}
+			paired[t.Node] = append(paired[t.Node], t.Host.Name)
+		}
+	}
+	row := notMeasured(LayerNetwork, "NICs node to node", TestNodeToNode, Missing{Tool: "ib_write_bw", Reason: why})
+	for _, n := range order {
+		if len(paired[n]) < 2 {
+			continue
+		}
+		for _, name := range paired[n] {
+			r := results[name]
+			last, _ := lastNetwork(r.Host)
+			layers := append([]Measurement{}, r.Host.Layers[:last+1]...)
+			layers = append(layers, row)
+			r.Host.Layers = append(layers, r.Host.Layers[last+1:]...)
+			results[name] = r
+		}
+	}
+}

@@ -125,3 +125,54 @@ func TestCrossNodeJudged(t *testing.T) {
 		}
 	}
 }
+
+// An engine that cannot pair nodes marks the hosts the SSH fan-out would
+// have paired, and only those, with a not-measured node-to-node row right
+// after their network rows.
+func TestNodeToNodeNotRun(t *testing.T) {
+	t.Parallel()
+	pair := &spec.Node{Name: "pair", Hosts: hostsNamed("gpu01", "gpu02", "gpu03")}
+	lone := &spec.Node{Name: "lone", Hosts: hostsNamed("gpu11", "gpu12")}
+	single := &spec.Node{Name: "single", Hosts: hostsNamed("gpu09")}
+	sims := &spec.Node{Name: "sims", Hosts: hostsNamed("sim://hgx-h100-converged/a", "sim://hgx-h100-converged/b")}
+	tg := func(n *spec.Node, name string) target.Host { return target.Host{Host: spec.Host{Name: name}, Node: n} }
+	v := 40.0
+	nic := Measurement{Layer: LayerNetwork, Device: "mlx5_0", Test: "rdma_write", MeasuredGBps: &v, Verdict: VerdictOK}
+	noTool := Measurement{Layer: LayerNetwork, Device: "all NICs", Test: "rdma_write", Verdict: VerdictNotMeasured}
+	storage := Measurement{Layer: LayerStorage, Device: "/scratch", Test: "read", Verdict: VerdictNotMeasured}
+	host := func(name string, ms ...Measurement) NodeResult { return NodeResult{Host: Host{Host: name, Layers: ms}} }
+	targets := []target.Host{tg(pair, "gpu01"), tg(pair, "gpu02"), tg(pair, "gpu03"), tg(lone, "gpu11"), tg(lone, "gpu12"), tg(single, "gpu09"), tg(sims, "sim://hgx-h100-converged/a"), tg(sims, "sim://hgx-h100-converged/b")}
+	results := map[string]NodeResult{
+		"gpu01":                      host("gpu01", nic, storage),
+		"gpu02":                      host("gpu02", noTool),
+		"gpu03":                      host("gpu03", nic),
+		"gpu11":                      host("gpu11", nic),
+		"gpu12":                      host("gpu12", noTool),
+		"gpu09":                      host("gpu09", nic),
+		"sim://hgx-h100-converged/a": host("sim://hgx-h100-converged/a", nic),
+		"sim://hgx-h100-converged/b": host("sim://hgx-h100-converged/b", nic),
+	}
+	NodeToNodeNotRun(targets, results, "why")
+	row := Measurement{Layer: LayerNetwork, Device: "NICs node to node", Test: TestNodeToNode, Verdict: VerdictNotMeasured, Note: "why"}
+	want := map[string]NodeResult{
+		"gpu01":                      host("gpu01", nic, row, storage), // paired over SSH: marked, before storage
+		"gpu02":                      host("gpu02", noTool),            // no ib_write_bw: SSH would not pair it either
+		"gpu03":                      host("gpu03", nic, row),          // paired with gpu01
+		"gpu11":                      host("gpu11", nic),               // its only partner has no ib_write_bw
+		"gpu12":                      host("gpu12", noTool),
+		"gpu09":                      host("gpu09", nic), // alone in its node block
+		"sim://hgx-h100-converged/a": host("sim://hgx-h100-converged/a", nic),
+		"sim://hgx-h100-converged/b": host("sim://hgx-h100-converged/b", nic),
+	}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("NodeToNodeNotRun (-want +got):\n%s", diff)
+	}
+}
+
+func hostsNamed(names ...string) []spec.Host {
+	hs := make([]spec.Host, len(names))
+	for i, n := range names {
+		hs[i] = spec.Host{Name: n}
+	}
+	return hs
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gpuform/gpuform/provision/bench"
@@ -47,6 +48,9 @@ func (e *Engine) Bench(ctx context.Context, targets []target.Host, bo bench.Opti
 	}
 	if len(members) > 0 {
 		e.benchStep(ctx, job, members, bo, results, missing)
+	}
+	if len(bo.Layers) == 0 || slices.Contains(bo.Layers, bench.LayerNetwork) {
+		bench.NodeToNodeNotRun(runTargets, results, "node-to-node NIC pairs run only with -engine ssh so far; this bench measured each node's NICs among themselves")
 	}
 	return bench.Merge(runTargets, bo, results, missing), nil
 }
