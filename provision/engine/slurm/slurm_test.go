@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gpuform/gpuform/internal/slurmtest"
+	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/bench"
@@ -153,7 +154,7 @@ node "train" {
 func TestSlurmEngine(t *testing.T) {
 	for _, b := range []string{"/usr/bin/srun", "/usr/bin/sbcast", "/usr/bin/salloc", "/usr/bin/sinfo"} {
 		if _, err := os.Stat(b); err != nil {
-			t.Skipf("%s is not installed", b)
+			sshtest.Missing(t, "slurm engine: "+b+" is not installed (apt-get install slurm-client; scripts/test.sh installs slurm-wlm)")
 		}
 	}
 	c := slurmtest.Start(t, slurmtest.Options{NodeName: "gpu001", ServedNodes: []string{"gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu007", "gpu008", "gpu009", "gpu010", "gpu011", "gpu012", "gpu013"}})
