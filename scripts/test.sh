@@ -1,52 +1,58 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # Runs gpuform's whole test suite on a fresh machine: installs what the
 # end-to-end tests need (a real OpenSSH sshd, flock, debootstrap, Slurm and munge,
 # promtool, Graphviz, containerd, busybox), then `go test ./...`.
 # Extra arguments go to `go test` (e.g. scripts/test.sh -run TestPlan -v).
-set -euo pipefail
+# POSIX sh, like the node-side scripts: it runs before anything is
+# installed, and is shellcheck-clean as sh.
+set -eu
 cd "$(dirname "$0")/.."
 
-need=()
-[ -x /usr/sbin/sshd ] || need+=(openssh-server)
-command -v flock >/dev/null 2>&1 || need+=(util-linux)
-command -v gcc >/dev/null 2>&1 || need+=(gcc)
-command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
+# need is the Debian packages to install, space-separated (package names
+# have no spaces); "$@" stays go test's arguments.
+need=""
+want() { need="${need:+$need }$1"; }
+[ -x /usr/sbin/sshd ] || want openssh-server
+command -v flock >/dev/null 2>&1 || want util-linux
+command -v gcc >/dev/null 2>&1 || want gcc
+command -v xmllint >/dev/null 2>&1 || want libxml2-utils
 # internal/debroot builds a Debian 12 root (cached under /var/cache/gpuform-test)
 # for the scenarios against the real apt and dpkg.
-command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
-[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
-command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
-command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
+command -v debootstrap >/dev/null 2>&1 || want debootstrap
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || want debian-archive-keyring
+command -v dpkg-deb >/dev/null 2>&1 || want dpkg
+command -v nsenter >/dev/null 2>&1 || want util-linux
 # internal/slurmtest runs a real one-node Slurm (munged, slurmctld, slurmd)
 # for the drain and health-check tests.
-[ -x /usr/sbin/munged ] || need+=(munge)
-[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)
+[ -x /usr/sbin/munged ] || want munge
+{ [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ]; } || want slurm-wlm
 # promtool judges `verify -format prometheus` and `gpuform alerts` output.
-command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 || want prometheus
 # provision/graph and gpuform graph -format svg lay their DOT out with Graphviz.
-command -v dot >/dev/null 2>&1 || need+=(graphviz)
+command -v dot >/dev/null 2>&1 || want graphviz
 # provision/resource hands its containerd config.toml edits to the real
 # containerd's `config dump`.
-command -v containerd >/dev/null 2>&1 || need+=(containerd)
+command -v containerd >/dev/null 2>&1 || want containerd
 # The simulated nodes' enroot and apptainer stand-ins fetch manifests from
 # the tests' registry on 127.0.0.1 with curl.
-command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v curl >/dev/null 2>&1 || want curl
 # provision/facts runs the probe under busybox sh as well as dash and bash;
 # busybox-static's sh prefers its own applets (rpm among them) to $PATH.
-command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
+command -v busybox >/dev/null 2>&1 || want busybox-static
 # provision/nodesh, resource and apply run their node-side scripts under dash
 # too, and through shellcheck (as .ci/run does every tracked shell script).
-command -v dash >/dev/null 2>&1 || need+=(dash)
-command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+command -v dash >/dev/null 2>&1 || want dash
+command -v shellcheck >/dev/null 2>&1 || want shellcheck
 
-if [ ${#need[@]} -gt 0 ]; then
+if [ -n "$need" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing ${need[*]}" >&2
+    echo "scripts/test.sh: installing $need" >&2
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    # shellcheck disable=SC2086 # one word per package
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
   else
-    echo "scripts/test.sh: the tests need: ${need[*]}" >&2
-    echo "  install them with: sudo apt-get install -y ${need[*]}   (or your distribution's equivalent)" >&2
+    echo "scripts/test.sh: the tests need: $need" >&2
+    echo "  install them with: sudo apt-get install -y $need   (or your distribution's equivalent)" >&2
     exit 1
   fi
 fi
@@ -76,13 +82,13 @@ export CGO_ENABLED=1
 # instead; without root (no mount) the suite runs in $TMPDIR as before.
 tmpfs=""
 cleanup() {
-  if [[ -n "$tmpfs" ]]; then
+  if [ -n "$tmpfs" ]; then
     umount "$tmpfs" 2>/dev/null || umount -l "$tmpfs" 2>/dev/null || true
     rmdir "$tmpfs" 2>/dev/null || true
   fi
 }
 trap cleanup EXIT
-if [[ -n "${GPUFORM_TEST_TMPDIR:-}" ]]; then
+if [ -n "${GPUFORM_TEST_TMPDIR:-}" ]; then
   export TMPDIR="$GPUFORM_TEST_TMPDIR"
 elif [ "$(id -u)" = 0 ] && command -v mount >/dev/null 2>&1; then
   tmpfs=$(mktemp -d "${TMPDIR:-/tmp}/gpuform-test-tmpfs.XXXXXX")

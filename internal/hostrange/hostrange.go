@@ -37,6 +37,15 @@ func GroupBy[T any](items []T, key func(T) string) []Group[T] {
 
 var numbered = lazyre.New(`^(.*?)([0-9]+)([^0-9]*)$`)
 
+// Title is a group's hosts as one report heading: their names folded, and
+// how many they are when more than one ("gpu[01-04] (4 hosts)").
+func Title(names []string) string {
+	if len(names) > 1 {
+		return Fold(names) + " (" + strconv.Itoa(len(names)) + " hosts)"
+	}
+	return Fold(names)
+}
+
 // Fold writes host names compactly, Slurm style: gpu001, gpu002,
 // gpu003 and gpu007 become "gpu[001-003,007]". Names fold when they share
 // the text around their number and the numbers are written alike (all the

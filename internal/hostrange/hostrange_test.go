@@ -48,3 +48,19 @@ func TestFold(t *testing.T) {
 		})
 	}
 }
+
+func TestTitle(t *testing.T) {
+	tests := map[string]struct {
+		in   []string
+		want string
+	}{
+		"one host":   {[]string{"gpu001"}, "gpu001"},
+		"a range":    {[]string{"gpu001", "gpu002", "gpu004"}, "gpu[001-002,004] (3 hosts)"},
+		"unfoldable": {[]string{"a.example.com", "b.example.com"}, "a.example.com, b.example.com (2 hosts)"},
+	}
+	for name, tc := range tests {
+		if got := Title(tc.in); got != tc.want {
+			t.Errorf("%s: Title(%q) = %q, want %q", name, tc.in, got, tc.want)
+		}
+	}
+}

@@ -90,11 +90,7 @@ func RenderText(w io.Writer, hosts []HostFacts) {
 		for i, b := range g.Items {
 			names[i] = b.host.Host
 		}
-		title := transport.HostText(hostrange.Fold(names))
-		if len(names) > 1 {
-			title += fmt.Sprintf(" (%d hosts)", len(names))
-		}
-		fmt.Fprintf(w, "%s\n%s", title, g.Key)
+		fmt.Fprintf(w, "%s\n%s", transport.HostText(hostrange.Title(names)), g.Key)
 	}
 }
 

@@ -61,11 +61,7 @@ func WriteText(w io.Writer, r *bench.Report, o TextOptions) error {
 		for k, hb := range g.Items {
 			names[k] = hb.host
 		}
-		title := hostrange.Fold(names)
-		if len(names) > 1 {
-			title += fmt.Sprintf(" (%d hosts)", len(names))
-		}
-		b.WriteString(paint(palette.Bold, transport.HostText(title)+g.Items[0].head) + "\n")
+		b.WriteString(paint(palette.Bold, transport.HostText(hostrange.Title(names))+g.Items[0].head) + "\n")
 		b.WriteString(g.Items[0].body)
 	}
 	writeOutliers(&b, r.Outliers, paint)

@@ -88,11 +88,7 @@ func WriteText(w io.Writer, d *Document, opts TextOptions) error {
 		for k, b := range g.Items {
 			names[k] = b.host
 		}
-		title := hostrange.Fold(names)
-		if len(names) > 1 {
-			title += fmt.Sprintf(" (%d hosts)", len(names))
-		}
-		p.line(p.paint(palette.Bold, "Host ") + transport.HostText(title) + g.Items[0].head)
+		p.line(p.paint(palette.Bold, "Host ") + transport.HostText(hostrange.Title(names)) + g.Items[0].head)
 		if p.err == nil {
 			_, p.err = io.WriteString(w, g.Items[0].body)
 		}
