@@ -80,6 +80,15 @@ func ParseLockFile(src []byte, filename string) (*Lock, *hcl.File, hcl.Diagnosti
 			continue
 		}
 		first[name] = b.DefRange
+		// A lock file records spec nodes, whose names are identifiers. A
+		// label that is not one came from a hand edit or a bad merge; it
+		// also need not survive a rewrite (HCL normalises literal text to
+		// NFC but not \u escapes), so it is refused rather than kept.
+		if d := checkName("node", name, b.LabelRanges[0]); d != nil {
+			d.Detail += " Run gpuform lock to rewrite the lock file."
+			diags = append(diags, d)
+			continue
+		}
 		images, attrs, d := decodeLockImages(b.Body)
 		diags = append(diags, d...)
 		if images != nil {

@@ -44,6 +44,10 @@ type PlatformPin struct {
 // serve in practice.
 var digestPattern = lazyre.New(`^sha256:[a-f0-9]{64}$`)
 
+// platformPattern is an OCI platform as registries name it: os/arch and
+// an optional variant ("linux/arm64/v8").
+var platformPattern = lazyre.New(`^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$`)
+
 // ValidDigest reports whether d is a sha256 digest as registries write it.
 func ValidDigest(d string) bool { return digestPattern.MatchString(d) }
 
@@ -101,6 +105,17 @@ func decodeLockImages(body hcl.Body) (map[string]ImagePin, hcl.Attributes, hcl.D
 			continue
 		}
 		first[ref] = b.DefRange
+		// The spec accepts only references imagePattern matches, so the
+		// lock records only those.
+		if !imagePattern.MatchString(ref) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid locked image",
+				Detail:   fmt.Sprintf("%q is not an image reference (written like \"nvcr.io/nvidia/pytorch:24.05-py3\"). Run gpuform lock to rewrite the lock file.", ref),
+				Subject:  b.LabelRanges[0].Ptr(),
+			})
+			continue
+		}
 		ic, d := b.Body.Content(lockImageSchema)
 		diags = append(diags, d...)
 		if d.HasErrors() {
@@ -122,6 +137,15 @@ func decodeLockImages(body hcl.Body) (map[string]ImagePin, hcl.Attributes, hcl.D
 			continue
 		}
 		for _, pb := range ic.Blocks {
+			if !platformPattern.MatchString(pb.Labels[0]) {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid locked image platform",
+					Detail:   fmt.Sprintf("%q is not a platform (written \"os/arch\", like \"linux/amd64\"). Run gpuform lock to rewrite the lock file.", pb.Labels[0]),
+					Subject:  pb.LabelRanges[0].Ptr(),
+				})
+				continue
+			}
 			pc, d := pb.Body.Content(lockPlatformSchema)
 			diags = append(diags, d...)
 			if d.HasErrors() {

@@ -55,6 +55,8 @@ func TestLockImagesInvalid(t *testing.T) {
 		// The reference names its digest; the lock cannot say otherwise.
 		"digest disagrees": {`image "r.io/a/b@sha256:` + strings.Repeat("b", 64) + `" { digest = "` + good + `" }`, "names digest"},
 		"bad size":         {`image "r.io/a/b:1" {` + "\n" + `digest = "` + good + `"` + "\n" + `platform "linux/amd64" {` + "\n" + `digest = "` + good + `"` + "\n" + `size = -1` + "\n}\n}", "whole number of bytes"},
+		"not a reference":  {`image "" { digest = "` + good + `" }`, "is not an image reference"},
+		"bad platform":     {`image "r.io/a/b:1" {` + "\n" + `digest = "` + good + `"` + "\n" + `platform "amd64" {` + "\n" + `digest = "` + good + `"` + "\n}\n}", "is not a platform"},
 		"duplicate":        {`image "r.io/a/b:1" { digest = "` + good + `" }` + "\n" + `image "r.io/a/b:1" { digest = "` + good + `" }`, "Duplicate"},
 	}
 	for name, tc := range cases {
@@ -74,6 +76,10 @@ func FuzzParseLockFileImages(f *testing.F) {
 	d := "sha256:" + strings.Repeat("a", 64)
 	f.Add([]byte("node \"n\" {\n  driver = \"580.95.05\"\n  image \"r.io/a/b:1\" {\n    digest = \"" + d + "\"\n    platform \"linux/amd64\" {\n      digest = \"" + d + "\"\n      size = 12\n    }\n  }\n}\n"))
 	f.Add([]byte("node \"n\" {\n  image \"r.io/a/b@" + d + "\" { digest = \"" + d + "\" }\n}\n"))
+	// What CI's fuzzing found: U+0340 written as an escape is kept as it
+	// is, but written out literally it reads back as U+0300 (NFC), so the
+	// pin moved to another node name. Such names are now refused.
+	f.Add([]byte("node \"\\u03400\" {\n image \"\" { digest = \"" + d + "\" }\n}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		lock, _, diags := ParseLockFile(src, LockFileName)
 		if diags.HasErrors() || lock == nil {
@@ -97,4 +103,18 @@ func FuzzParseLockFileImages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLockNodeNameInvalid: a lock file's node labels are spec node names;
+// anything else (here U+0340, which HCL reads back as U+0300 once written
+// out, so its pins would move to another name) is refused at the label.
+func TestLockNodeNameInvalid(t *testing.T) {
+	for _, label := range []string{`\u03400`, `0n`, `a.b`, ``} {
+		t.Run(label, func(t *testing.T) {
+			_, _, diags := ParseLockFile([]byte("node \""+label+"\" {\n  driver = \"580.95.05\"\n}\n"), LockFileName)
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), "Invalid node name") || diags[0].Subject == nil || diags[0].Subject.Start.Line != 1 {
+				t.Errorf("diags %v", diags)
+			}
+		})
+	}
 }
