@@ -178,12 +178,20 @@ is_managed_file() {
 }
 
 # read_link PATH...: the target of each PATH that is a symlink, as written.
+# A link resolve_in_root has just read (read_dir_link tried it as a
+# directory first) is not read again: a readlink is an exec.
 read_link() {
 	for _p in "$@"; do
 		resolve_path "${_p%/*}" || continue
 		_q=$_r/${_p##*/}
 		if [ -h "$_q" ]; then
-			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_p" "$_t"
+			if [ -n "$_lon" ] && [ "${_q#"$R"}" = "$_l1" ]; then
+				printf '%s link %s\n%s\n' "$mark" "$_p" "$_t1"
+			elif [ -n "$_lon" ] && [ "${_q#"$R"}" = "$_l2" ]; then
+				printf '%s link %s\n%s\n' "$mark" "$_p" "$_t2"
+			else
+				_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_p" "$_t"
+			fi
 		fi
 	done
 }
