@@ -178,12 +178,20 @@ is_managed_file() {
 }
 
 # read_link PATH...: the target of each PATH that is a symlink, as written.
+# A link resolve_in_root has just read (read_dir_link tried it as a
+# directory first) is not read again: a readlink is an exec.
 read_link() {
 	for _p in "$@"; do
 		resolve_path "${_p%/*}" || continue
 		_q=$_r/${_p##*/}
 		if [ -h "$_q" ]; then
-			_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_p" "$_t"
+			if [ -n "$_lon" ] && [ "${_q#"$R"}" = "$_l1" ]; then
+				printf '%s link %s\n%s\n' "$mark" "$_p" "$_t1"
+			elif [ -n "$_lon" ] && [ "${_q#"$R"}" = "$_l2" ]; then
+				printf '%s link %s\n%s\n' "$mark" "$_p" "$_t2"
+			else
+				_t=$(readlink "$_q" 2>/dev/null) && printf '%s link %s\n%s\n' "$mark" "$_p" "$_t"
+			fi
 		fi
 	done
 }
@@ -231,6 +239,58 @@ record_entries() {
 		[ -h "$_y" ] || [ -e "$_y" ] || continue
 		printf '%s exists %s\n' "$mark" "$1/${_y##*/}"
 	done
+}
+
+# list_links DIR: under a root prefix, the symlinks of the physical
+# directory DIR ($_r after resolve_dir) read with one ls instead of one
+# readlink each (a node has dozens of PCI and RDMA device links, and
+# readlink is an exec); next_link hands them to resolve_in_root in the
+# order a glob of DIR lists them. _ll is the listing, one line an entry,
+# or empty when it is not used: on a live root (the kernel resolves), when
+# ls fails, or when the lines are not one per entry (a name holding a
+# newline), so that no line can stand for another entry.
+_ll=
+_ld=
+_nl='
+'
+list_links() {
+	_ll=
+	[ -n "$R" ] && [ -n "$_lon" ] && [ -d "$1" ] || return 0
+	set -- "$1" "$1"/*
+	[ -e "$2" ] || [ -h "$2" ] || return 0
+	_ln=$(($# - 1))
+	_ld=${1#"$R"}
+	_ll=$(ls -ln "$1" 2>/dev/null) || _ll=
+	case $_ll in
+	total*"$_nl"*) _ll=${_ll#*"$_nl"} ;;
+	*) _ll= ;;
+	esac
+	_o=$IFS
+	IFS=$_nl
+	set -f
+	# shellcheck disable=SC2086 # split into lines on purpose
+	set -- $_ll
+	set +f
+	IFS=$_o
+	[ "$#" -eq "$_ln" ] || _ll=
+}
+
+# next_link NAME: takes the listing's next line; when it is the symlink
+# NAME ("l... NAME -> TARGET", the part before the first " -> " ending in
+# NAME), resolve_in_root finds TARGET as the last link it read instead of
+# running readlink. Any other line (out of step, a name with spaces or
+# "->") is passed over, and NAME costs its readlink.
+next_link() {
+	[ -n "$_ll" ] || return 0
+	_x=${_ll%%"$_nl"*}
+	case $_ll in
+	*"$_nl"*) _ll=${_ll#*"$_nl"} ;;
+	*) _ll= ;;
+	esac
+	case $_x in l*" $1 -> "*) ;; *) return 0 ;; esac
+	_y=${_x%% -> *}
+	[ "${_y##* }" = "$1" ] || return 0
+	_l2=$_l1 _t2=$_t1 _l1=$_ld/$1 _t1=${_x#*" $1 -> "}
 }
 
 # run_command NAME COMMAND...: COMMAND's output and exit status, as the
@@ -500,7 +560,9 @@ done
 # PCI devices of the classes gpuform cares about. Under a root each
 # device's directory is resolved once (resolve_dir), its attributes from there.
 if resolve_dir /sys/bus/pci/devices; then
+	list_links "$_r"
 	for p in "$_r"/*; do
+		next_link "${p##*/}"
 		q=/sys/bus/pci/devices/${p##*/}
 		{ resolve_dir "$q" && [ -d "$_r" ]; } || continue
 		{ resolve_path "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r"; } || continue
@@ -555,7 +617,9 @@ fi
 
 # RDMA devices, their ports and network interfaces.
 if resolve_dir /sys/class/infiniband; then
+	list_links "$_r"
 	for p in "$_r"/*; do
+		next_link "${p##*/}"
 		[ -e "$p" ] || [ -h "$p" ] || continue
 		q=/sys/class/infiniband/${p##*/}
 		resolve_dir "$q" || continue

@@ -385,3 +385,54 @@ func TestProbeNICUpstreamPort(t *testing.T) {
 		t.Errorf("upstream port maxima (-want +got):\n%s", diff)
 	}
 }
+
+// TestProbeLinkListingCannotBeForged: under a root prefix the probe reads
+// a directory's device links with one ls (list_links); an entry whose name
+// holds a newline prints a second line that reads as another entry's link.
+// Such a listing must not be used: 0000:17:00.0 is the GPU it links to,
+// not the NIC the forged line names.
+func TestProbeLinkListingCannotBeForged(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("proc/sys/kernel/arch", "x86_64\n")
+	nic := "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0"
+	gpu := "sys/devices/pci0000:15/0000:15:01.0/0000:17:00.0"
+	for dir, class := range map[string]string{nic: "0x020700", gpu: "0x030200"} {
+		write(dir+"/class", class+"\n")
+		write(dir+"/vendor", map[string]string{nic: "0x15b3", gpu: "0x10de"}[dir]+"\n")
+	}
+	for _, d := range []string{nic, gpu} {
+		p := filepath.Join(root, "sys/bus/pci/devices", filepath.Base(d))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../../../devices/pci0000:15/0000:15:01.0/"+filepath.Base(d), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Sorted between the two links, a regular file whose name's second
+	// line is what ls -ln prints for a link 0000:17:00.0 to the NIC's
+	// link (a name holds no slash, a link's target may be a sibling).
+	write("sys/bus/pci/devices/0000:16:00.0\nlrwxrwxrwx 1 0 0 0 Jan  1 00:00 0000:17:00.0 -> 0000:16:00.0", "")
+	n, err := facts.Probe(context.Background(), local.New("forged"), facts.Options{Reads: resource.Reads(), Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range n.PCI {
+		got[d.Address] = d.Class + " " + d.Vendor
+	}
+	want := map[string]string{"0000:16:00.0": "0x020700 0x15b3", "0000:17:00.0": "0x030200 0x10de"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PCI devices (-want +got):\n%s", diff)
+	}
+}

@@ -62,14 +62,24 @@ const (
 // as the positional parameters, then body. Without args the positional
 // parameters are left as the shell has them (none).
 func Script(body string, args []string, libs ...string) string {
+	var set string
+	if len(args) > 0 {
+		set = Args(args...)
+	}
+	// One allocation of the final size: a plan builds tens of these a
+	// host (the prelude and libraries are about 450 kB a host), and
+	// growing the builder by doubling allocated twice that.
+	n := len(Prelude) + len(set) + len(body)
+	for _, l := range libs {
+		n += len(l)
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(Prelude)
 	for _, l := range libs {
 		b.WriteString(l)
 	}
-	if len(args) > 0 {
-		b.WriteString(Args(args...))
-	}
+	b.WriteString(set)
 	b.WriteString(body)
 	return b.String()
 }

@@ -22,7 +22,7 @@ sim_begin() {
 	if [ "${GPUFORM_SIM_NESTED:-}" = 1 ]; then
 		return 0
 	fi
-	mkdir -p "$R/var/log/gpuform-sim"
+	[ -d "$R/var/log/gpuform-sim" ] || mkdir -p "$R/var/log/gpuform-sim"
 	printf '%s\n' "$TOOL $*" >>"$R/var/log/gpuform-sim/calls.log"
 	case ",${GPUFORM_SIM_FAIL:-}," in
 	*",$TOOL,"*)
