@@ -24,6 +24,10 @@ node "gpu" {
     size = "50%"
   }
 
+  affinity {
+    nccl_ib_hca = module.hgx.nccl_ib_hca # the compute rails nic.link judges
+  }
+
   verify {
     optional = ["dcgm"] # the simulated nodes have no DCGM
     nvml {
