@@ -157,7 +157,13 @@ func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 		tg := target.Host{Host: spec.Host{Name: host}, Node: node}
 		return runner.Run(ctx, []target.Host{tg}, opts), nil
 	}
-	rep, err := drill.Run(ctx, drill.Options{Faults: faults, StateDir: state, Verify: verifyNode, Policy: policy, Disabled: a.Disabled})
+	promDir, err := os.MkdirTemp("", "gpuform-drill-alerts-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(promDir)
+	alertsOf, alertsBy := drillAlerts(cfg, node, promDir)
+	rep, err := drill.Run(ctx, drill.Options{Faults: faults, StateDir: state, Verify: verifyNode, Policy: policy, Disabled: a.Disabled, Alerts: alertsOf, AlertsBy: alertsBy})
 	if err != nil {
 		return err
 	}

@@ -7,19 +7,24 @@ import (
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/internal/promtool"
 	"github.com/gpuform/gpuform/provision/drill"
 )
 
 type drillJSON struct {
-	FormatVersion string   `json:"format_version"`
-	OK            bool     `json:"ok"`
-	Baseline      []string `json:"baseline_failures"`
-	Faults        []struct {
+	FormatVersion  string   `json:"format_version"`
+	OK             bool     `json:"ok"`
+	Baseline       []string `json:"baseline_failures"`
+	AlertsBy       string   `json:"alerts_by"`
+	BaselineAlerts []string `json:"baseline_alerts"`
+	Faults         []struct {
 		Name         string   `json:"name"`
 		Detected     bool     `json:"detected"`
 		Check        string   `json:"check"`
 		Checks       []string `json:"checks"`
 		Action       string   `json:"action"`
+		Alert        string   `json:"alert"`
+		Alerts       []string `json:"alerts"`
 		DrainReason  string   `json:"drain_reason"`
 		TimeToDetect int64    `json:"time_to_detect_ns"`
 	} `json:"faults"`
@@ -44,17 +49,21 @@ func runDrillJSON(t *testing.T, args ...string) (int, drillJSON) {
 // drill's output), with health mode draining the node.
 func TestDrillCatchesEveryFault(t *testing.T) {
 	t.Parallel()
-	want := map[string]struct{ check, action string }{
-		"gpu-off-bus":             {"nvml.gpu_count", "drain"},
-		"nvlink-down":             {"nvml.nvlink[gpu4]", "drain after a confirming run"},
-		"rail-nic-down":           {"nic.link[mlx5_5]", "drain after a confirming run"},
-		"rail-nic-trained-low":    {"nic.link[mlx5_3]", "drain after a confirming run"},
-		"pcie-downgraded":         {"nvml.pcie_link[gpu5]", "drain after a confirming run"},
-		"ecc-remap-pending":       {"nvml.row_remap[gpu5]", "drain"},
-		"thermal-throttle":        {"nvml.throttle[gpu5]", "drain after a confirming run"},
-		"fabric-manager-stopped":  {"host.fabric_manager", "drain"},
-		"driver-library-mismatch": {"nvml.driver_version", "drain"},
-		"shm-too-small":           {"spec.shm", "drain"},
+	promtool.Path(t) // the alerts are evaluated by promtool test rules
+	// The alert: the rule of gpuform alerts written for the condition,
+	// else GPUFormCheckFailing, which every failed check raises.
+	const failing = "GPUFormCheckFailing"
+	want := map[string]struct{ check, action, alert string }{
+		"gpu-off-bus":             {"nvml.gpu_count", "drain", failing},
+		"nvlink-down":             {"nvml.nvlink[gpu4]", "drain after a confirming run", "GPUFormNVLinkDown"},
+		"rail-nic-down":           {"nic.link[mlx5_5]", "drain after a confirming run", failing},
+		"rail-nic-trained-low":    {"nic.link[mlx5_3]", "drain after a confirming run", failing},
+		"pcie-downgraded":         {"nvml.pcie_link[gpu5]", "drain after a confirming run", failing},
+		"ecc-remap-pending":       {"nvml.row_remap[gpu5]", "drain", "GPUFormGPURowRemapPending"},
+		"thermal-throttle":        {"nvml.throttle[gpu5]", "drain after a confirming run", failing},
+		"fabric-manager-stopped":  {"host.fabric_manager", "drain", failing},
+		"driver-library-mismatch": {"nvml.driver_version", "drain", "GPUFormDriverNotPinned"},
+		"shm-too-small":           {"spec.shm", "drain", failing},
 	}
 	for _, f := range drill.Catalogue() {
 		if _, ok := want[f.Name]; !ok {
@@ -64,6 +73,9 @@ func TestDrillCatchesEveryFault(t *testing.T) {
 	code, doc := runDrillJSON(t, "../../examples/drill")
 	if code != ExitOK || !doc.OK {
 		t.Errorf("exit %d, ok %v: want 0, true", code, doc.OK)
+	}
+	if doc.AlertsBy != "promtool test rules" || len(doc.BaselineAlerts) != 0 {
+		t.Errorf("alerts by %q, on the healthy node %v", doc.AlertsBy, doc.BaselineAlerts)
 	}
 	if len(doc.Baseline) != 0 {
 		t.Errorf("the healthy node fails %v: the example must match sim://hgx-h100-converged", doc.Baseline)
@@ -75,6 +87,9 @@ func TestDrillCatchesEveryFault(t *testing.T) {
 		w := want[f.Name]
 		if !f.Detected || f.Check != w.check || f.Action != w.action {
 			t.Errorf("%s: detected %v by %q, action %q; want %q, %q", f.Name, f.Detected, f.Check, f.Action, w.check, w.action)
+		}
+		if f.Alert != w.alert || !slices.Contains(f.Alerts, failing) {
+			t.Errorf("%s: alert %q of %v, want %q and %s", f.Name, f.Alert, f.Alerts, w.alert, failing)
 		}
 		if f.TimeToDetect <= 0 {
 			t.Errorf("%s: time to detect %d", f.Name, f.TimeToDetect)

@@ -150,6 +150,10 @@ func Select(names []string) ([]Fault, error) {
 // the state directory stateDir, as `gpuform verify` would.
 type VerifyFunc func(ctx context.Context, host, stateDir string) (*report.Document, error)
 
+// AlertsFunc returns the alerts the spec's rules fire over the metrics
+// of a node's verify report; name names the node's drill.
+type AlertsFunc func(ctx context.Context, name string, doc *report.Document) ([]string, error)
+
 // Options are what Run needs.
 type Options struct {
 	// Faults are the drills to run.
@@ -165,6 +169,13 @@ type Options struct {
 	// does not count: a drill run with a check removed, to see what
 	// else, if anything, catches its faults.
 	Disabled []string
+	// Alerts evaluates the spec's alerting rules over a node's verify
+	// report and returns the alerts that fire; nil leaves alerts not
+	// evaluated (AlertsBy says why).
+	Alerts AlertsFunc
+	// AlertsBy says how alerts were evaluated ("promtool test rules"),
+	// or why not.
+	AlertsBy string
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -192,6 +203,11 @@ type Result struct {
 	Action string `json:"action"`
 	// DrainReason is the Slurm drain reason health mode would set.
 	DrainReason string `json:"drain_reason,omitempty"`
+	// Alerts are the spec's alerts that fire on the faulty node and not
+	// on the healthy one (Report.AlertsBy says how they were evaluated);
+	// Alert is the first of them.
+	Alert  string   `json:"alert,omitempty"`
+	Alerts []string `json:"alerts,omitempty"`
 	// TimeToDetect is how long the verify run that caught it took.
 	TimeToDetect time.Duration `json:"time_to_detect_ns"`
 	// Error says why the drill could not run; it fails the drill.
@@ -207,6 +223,10 @@ type Report struct {
 	// Baseline lists the checks that failed on the healthy node: they
 	// cannot tell a fault, so they are not counted for any.
 	Baseline []string `json:"baseline_failures,omitempty"`
+	// AlertsBy says how alerts were evaluated, or why they were not.
+	AlertsBy string `json:"alerts_by"`
+	// BaselineAlerts fire on the healthy node too, and are not counted.
+	BaselineAlerts []string `json:"baseline_alerts,omitempty"`
 	// Faults are the results, in catalogue order.
 	Faults []Result `json:"faults"`
 }
@@ -232,7 +252,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rep := &Report{Base: BaseProfile, Disabled: o.Disabled, Faults: make([]Result, len(o.Faults))}
+	rep := &Report{Base: BaseProfile, Disabled: o.Disabled, AlertsBy: o.AlertsBy, Faults: make([]Result, len(o.Faults))}
 	var baseline *report.Document
 	var baseErr error
 	var wg sync.WaitGroup
@@ -253,6 +273,24 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	healthy := failing(baseline, nil)
 	rep.Baseline = healthy
+	var alertsOf func(name string, doc *report.Document) ([]string, error)
+	if o.Alerts != nil {
+		base, err := o.Alerts(ctx, "baseline", baseline)
+		if err != nil {
+			return nil, fmt.Errorf("drill: alerts on the healthy node: %w", err)
+		}
+		rep.BaselineAlerts = base
+		alertsOf = func(name string, doc *report.Document) ([]string, error) {
+			fired, err := o.Alerts(ctx, name, doc)
+			var out []string
+			for _, a := range fired {
+				if !slices.Contains(base, a) {
+					out = append(out, a)
+				}
+			}
+			return out, err
+		}
+	}
 	for i, f := range o.Faults {
 		r := Result{Name: f.Name, Summary: f.Summary, Layers: f.Layers, Action: "none"}
 		if errs[i] != nil {
@@ -261,6 +299,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			continue
 		}
 		r.TimeToDetect = took[i]
+		if alertsOf != nil {
+			fired, err := alertsOf(f.Name, docs[i])
+			if err != nil {
+				r.Error = "alerts: " + err.Error()
+			}
+			r.Alerts = fired
+			if len(fired) > 0 {
+				r.Alert = fired[0]
+			}
+		}
 		doc := counted(docs[i], healthy, o.Disabled)
 		r.Checks = failing(doc, nil)
 		if len(r.Checks) > 0 {

@@ -37,9 +37,12 @@ func (r *Report) WriteHuman(w io.Writer) error {
 	if len(r.Baseline) > 0 {
 		fmt.Fprintf(&b, "Checks failing on the healthy node too, not counted: %s\n", strings.Join(r.Baseline, ", "))
 	}
+	if r.AlertsBy != "" {
+		fmt.Fprintf(&b, "Alerts (gpuform alerts' rules): %s\n", r.AlertsBy)
+	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  \tFAULT\tCAUGHT BY\tREMEDY\tHEALTH MODE\tTIME TO DETECT")
+	fmt.Fprintln(tw, "  \tFAULT\tCAUGHT BY\tALERT\tREMEDY\tHEALTH MODE\tTIME TO DETECT")
 	for _, f := range r.Faults {
 		mark, check, ttd := "✓", f.Check, round(f.TimeToDetect)
 		switch {
@@ -48,11 +51,7 @@ func (r *Report) WriteHuman(w io.Writer) error {
 		case !f.Detected:
 			mark, check, ttd = "✗", "NOT CAUGHT", "-"
 		}
-		remedy := f.Remedy
-		if remedy == "" {
-			remedy = "-"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", mark, f.Name, check, remedy, f.Action, ttd)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, f.Name, check, dash(f.Alert), dash(f.Remedy), f.Action, ttd)
 	}
 	tw.Flush()
 	b.WriteString("\n")
@@ -70,6 +69,9 @@ func (r *Report) WriteHuman(w io.Writer) error {
 		default:
 			if len(f.Checks) > 1 {
 				fmt.Fprintf(&b, "    also failed: %s\n", strings.Join(f.Checks[1:], ", "))
+			}
+			if len(f.Alerts) > 1 {
+				fmt.Fprintf(&b, "    alerts: %s\n", strings.Join(f.Alerts, ", "))
 			}
 			if f.RemedyDo != "" {
 				fmt.Fprintf(&b, "    remedy: %s\n", f.RemedyDo)
@@ -94,4 +96,11 @@ func round(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
