@@ -67,11 +67,6 @@ func (a *drillArguments) finish(_ *pflag.FlagSet, args []string) error {
 	return nil
 }
 
-func parseDrillArguments(args []string) (*drillArguments, error) {
-	a := &drillArguments{}
-	return a, parseArguments(args, a.register, maxOneDir, a.finish)
-}
-
 func newDrillCommand(s Streams) *cobra.Command {
 	a := &drillArguments{}
 	cmd := &cobra.Command{
