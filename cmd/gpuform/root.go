@@ -208,6 +208,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newVerifyCommand(s),
 		newBenchCommand(s),
 		newAlertsCommand(s),
+		newDrillCommand(s),
 		newAgentCommand(s),
 		newPlanCommand(s),
 		newApplyCommand(s),

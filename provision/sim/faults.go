@@ -24,6 +24,8 @@ import (
 //	gpu 0000:61:00.0 idle                     idle: link at Gen1 to save power (not a fault)
 //	gpu 0000:9d:00.0 off_bus xid=79           fell off the bus; NVML no longer enumerates it
 //	gpu 0000:9d:00.0 nvlink_down              NVLink link 0 down: NV17 to every peer in topo -m
+//	gpu 0000:9d:00.0 remap_pending            a row remap waits for a GPU reset (NVML's remapped rows)
+//	gpu 0000:9d:00.0 thermal_slowdown         clocks held down by a hardware thermal slowdown (NVML's throttle reasons)
 //	nic mlx5_3 rate="200 Gb/sec (4X HDR)"     port up at a lower rate
 //	nic mlx5_5 state="1: DOWN" phys_state="2: Polling"   rail down
 //	kernel dmesg=restricted                   dmesg refused (kernel.dmesg_restrict)
@@ -55,6 +57,12 @@ type DeviceFault struct {
 	// simulated NVML models it): NVML shows the link inactive, and
 	// nvidia-smi topo -m one bonded link fewer to every peer.
 	NVLinkDown bool
+	// RemapPending says a row remap of the GPU's memory waits for a GPU
+	// reset: NVML's remapped rows report it pending.
+	RemapPending bool
+	// ThermalSlowdown says the GPU's clocks are held down by a hardware
+	// thermal slowdown: NVML's throttle reasons report it.
+	ThermalSlowdown bool
 	// Port holds a NIC port's sysfs attributes that differ from the
 	// hardware layer (rate, state, phys_state, link_layer), as sysfs
 	// prints them.
@@ -69,7 +77,7 @@ type DeviceFault struct {
 // Fault reports whether the line describes something wrong with the
 // device (an idle GPU is described but not at fault).
 func (f DeviceFault) Fault() bool {
-	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0 && !f.NVLinkDown)
+	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0 && !f.NVLinkDown && !f.RemapPending && !f.ThermalSlowdown)
 }
 
 // ParseFaults reads a fault description, one device per line.
@@ -98,6 +106,10 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 					f.OffBus = true
 				case w == "nvlink_down":
 					f.NVLinkDown = true
+				case w == "remap_pending":
+					f.RemapPending = true
+				case w == "thermal_slowdown":
+					f.ThermalSlowdown = true
 				case kv && (k == "width" || k == "xid"):
 					n, err := strconv.Atoi(v)
 					if err != nil || n <= 0 {
@@ -112,7 +124,7 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 						f.Width = n
 					}
 				default:
-					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, nvlink_down, xid=N)", w)
+					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, nvlink_down, remap_pending, thermal_slowdown, xid=N)", w)
 				}
 			}
 		case "nic":
@@ -305,6 +317,14 @@ func applyGPUFault(dir string, f DeviceFault) ([]string, error) {
 		// The bench replays keep their numbers: one link of 18 (or 12)
 		// is within the spread of peer copies (modelled, not captured).
 		nvml = append(nvml, "nvlink_down@"+bus)
+	}
+	// Neither shows in sysfs or the bench replays: a pending remap and a
+	// thermal slowdown are NVML's (and so nvidia-smi's) to report.
+	if f.RemapPending {
+		nvml = append(nvml, "remap_pending@"+bus)
+	}
+	if f.ThermalSlowdown {
+		nvml = append(nvml, "thermal_slowdown@"+bus)
 	}
 	return nvml, nil
 }

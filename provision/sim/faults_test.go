@@ -264,3 +264,49 @@ func TestKernelLogFaults(t *testing.T) {
 		t.Error("planted faults on a directory that is no simulated root")
 	}
 }
+
+// TestRemapAndThermalDerived (issue 38's drills): "remap_pending" and
+// "thermal_slowdown" on GPU 5 (0000:c3:00.0) reach its simulated NVML
+// and its nvidia-smi -q -x alike, so verify fails nvml.row_remap[gpu5]
+// and nvml.throttle[gpu5], and no other GPU's, on either path.
+func TestRemapAndThermalDerived(t *testing.T) {
+	got, err := sim.ParseFaults([]byte("gpu 0000:c3:00.0 remap_pending thermal_slowdown\n"))
+	if err != nil || len(got) != 1 || !got[0].RemapPending || !got[0].ThermalSlowdown || !got[0].Fault() {
+		t.Fatalf("parsed %+v, %v", got, err)
+	}
+	tr, root := newNode(t, "hgx-h100-converged")
+	if err := sim.PlantFaults(root, []byte("gpu 0000:c3:00.0 remap_pending thermal_slowdown")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := tr.NVMLMock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	smiRep, err := smi.Parse(run(t, tr, smi.Command).Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv, err := nvmlfacts.CollectAgent(context.Background(), nvmlfacts.AgentOptions{Mock: m.System, Faults: parseFaults(t, m.Faults)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := verify.Expectation{KB: testKB, GPUCount: 8}
+	for path, rep := range map[string]*nvmlfacts.Report{"NVML": nv, "nvidia-smi": smiRep} {
+		failed := map[string]bool{}
+		for _, r := range verify.Check(exp, rep, verify.HostFacts{}) {
+			if r.Status == verify.StatusFail {
+				failed[r.ID] = true
+			}
+		}
+		for _, id := range []string{"nvml.row_remap[gpu5]", "nvml.throttle[gpu5]"} {
+			if !failed[id] {
+				t.Errorf("%s path: %s did not fail (failed: %v)", path, id, failed)
+			}
+		}
+		for id := range failed {
+			if id != "nvml.row_remap[gpu5]" && id != "nvml.throttle[gpu5]" {
+				t.Errorf("%s path: %s failed too", path, id)
+			}
+		}
+	}
+}

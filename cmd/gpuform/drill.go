@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuform/gpuform/provision/connect"
+	"github.com/gpuform/gpuform/provision/drill"
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/provision/verify/runner"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// drillArguments are the arguments of gpuform drill.
+type drillArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Faults are -fault: the drills to run, none meaning all.
+	Faults []string
+	// Disabled are -disable-check: check ids whose failures are not
+	// counted.
+	Disabled []string
+	// Format is -format (text, json).
+	Format string
+	// OnRealHosts is -on-real-hosts: asked for, refused, since no drill
+	// is marked safe on a real node yet.
+	OnRealHosts bool
+	// Node is -node: the node block whose verify settings judge the
+	// drills; "" is the first with a simulated HGX H100 host.
+	Node string
+	// List is -list: print the catalogue and exit.
+	List bool
+}
+
+func (a *drillArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	fs.StringArrayVar(&a.Faults, "fault", nil, "run only the drill `NAME` (repeatable; -list shows them)")
+	fs.StringArrayVar(&a.Disabled, "disable-check", nil, "do not count failures of the verify check `ID` (nvml.pcie_link): what else catches its faults")
+	fs.StringVar(&a.Format, "format", "text", "output format: text or json")
+	fs.BoolVar(&a.OnRealHosts, "on-real-hosts", false, "run the drills marked safe and reversible on the spec's real hosts (none are yet)")
+	fs.StringVar(&a.Node, "node", "", "the node block whose verify settings judge the drills")
+	fs.BoolVar(&a.List, "list", false, "list the drills and exit")
+}
+
+func (a *drillArguments) finish(_ *pflag.FlagSet, args []string) error {
+	if a.Format != "text" && a.Format != "json" {
+		return fmt.Errorf("-format must be text or json, not %q", a.Format)
+	}
+	for _, id := range a.Disabled {
+		if !slices.ContainsFunc(verify.Checks(), func(d verify.CheckDef) bool { return string(d.ID) == id }) {
+			return fmt.Errorf("-disable-check %q: not a verify check id", id)
+		}
+	}
+	a.Dir = dirArg(args)
+	return nil
+}
+
+func newDrillCommand(s Streams) *cobra.Command {
+	a := &drillArguments{}
+	cmd := &cobra.Command{
+		Use:   "drill [DIR]",
+		Short: "Inject faults into simulated nodes and show what catches each",
+		Long: `Drill proves the gate catches what it is for. For each fault of its
+catalogue (a GPU off the bus with Xid 79, an NVLink down, a rail NIC down
+or trained low, a PCIe link downgraded, a row remap pending, a thermal
+slowdown, the fabric manager stopped, a half driver upgrade, /dev/shm too
+small) it makes a fresh simulated HGX H100 node, injects the fault on
+every layer it shows on (sysfs, NVML, nvidia-smi, the kernel log, the
+bench replays, the node's files), runs verify with the settings of the
+spec's node block, and reports the check that caught it, the remedy,
+what health mode would do (drain, with its Slurm reason) and how long
+verify took to tell. A healthy node is verified alongside: a check that
+fails on it too tells no fault and is not counted.
+
+The drill's nodes live in a temporary directory and are removed after;
+the spec's own simulated nodes are not touched. -on-real-hosts is
+refused: no drill is marked safe and reversible on a real node yet.
+
+Exit status: 0 every fault caught, 2 a fault not caught (or not run),
+1 invalid spec or bad flag.`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
+				return err
+			}
+			return runDrill(cmd.Context(), s, a)
+		},
+	}
+	a.register(cmd.Flags())
+	return cmd
+}
+
+// safeOnRealHosts are the drills that may run on a real node: reversible
+// and marked safe. None yet: every drill rewrites a simulated root.
+var safeOnRealHosts = []string{}
+
+func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
+	faults, err := drill.Select(a.Faults)
+	if err != nil {
+		return err
+	}
+	if a.List {
+		for _, f := range faults {
+			fmt.Fprintf(s.Out, "%-24s %s\n", f.Name, f.Summary)
+		}
+		return nil
+	}
+	if a.OnRealHosts {
+		return fmt.Errorf("-on-real-hosts: no drill is marked safe and reversible on a real node yet (%d safe of %d); every drill injects its fault by rewriting a simulated node's root. Run gpuform drill without it",
+			len(safeOnRealHosts), len(drill.Catalogue()))
+	}
+	cfg, diags := a.Spec.loadPinned(s, a.Dir)
+	if err := reportLoad(s, diags, cfg, a.Format == "json"); err != nil {
+		return err
+	}
+	node, err := drillNode(cfg, a.Node)
+	if err != nil {
+		return err
+	}
+	k, err := s.KB()
+	if err != nil {
+		return err
+	}
+	policy, err := healthPolicy(s, node)
+	if err != nil {
+		return err
+	}
+	state, err := os.MkdirTemp("", "gpuform-drill-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	conn := connectFlags{parallelism: 1}
+	verifyNode := func(ctx context.Context, host, stateDir string) (*report.Document, error) {
+		opts := runner.Options{Tier: verify.TierProbe, KB: k}
+		opts.Target = conn.targetOptionsFor(s, connect.Options{SimStateDir: stateDir, SpecDir: a.Dir, Getenv: s.Getenv}, false, "drilling")
+		if exe, err := os.Executable(); err == nil {
+			opts.AgentBinary = exe
+		}
+		tg := target.Host{Host: spec.Host{Name: host}, Node: node}
+		return runner.Run(ctx, []target.Host{tg}, opts), nil
+	}
+	promDir, err := os.MkdirTemp("", "gpuform-drill-alerts-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(promDir)
+	alertsOf, alertsBy := drillAlerts(cfg, node, promDir)
+	rep, err := drill.Run(ctx, drill.Options{Faults: faults, StateDir: state, Verify: verifyNode, Policy: policy, Disabled: a.Disabled, Alerts: alertsOf, AlertsBy: alertsBy})
+	if err != nil {
+		return err
+	}
+	if a.Format == "json" {
+		err = rep.WriteJSON(s.Out)
+	} else {
+		err = rep.WriteHuman(s.Out)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return exitError{ExitReport}
+	}
+	return nil
+}
+
+// drillNode is the node block whose verify settings judge the drills:
+// the one named, else the first with a simulated HGX H100 host (the
+// hardware the catalogue's addresses are of).
+func drillNode(cfg *spec.Config, name string) (*spec.Node, error) {
+	for _, n := range cfg.Nodes {
+		if name != "" {
+			if n.Name == name {
+				return n, nil
+			}
+			continue
+		}
+		for _, h := range n.Hosts {
+			if p, _, ok := sim.ParseHost(h.Name); ok && strings.HasPrefix(p, "hgx-h100") {
+				return n, nil
+			}
+		}
+	}
+	if name != "" {
+		return nil, fmt.Errorf("-node %q: no such node block", name)
+	}
+	return nil, errors.New("the drill judges its faults by a node block of simulated HGX H100 hosts (sim://hgx-h100-…), and the spec has none: name one with -node, or see examples/drill")
+}

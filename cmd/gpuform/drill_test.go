@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/internal/promtool"
+	"github.com/gpuform/gpuform/provision/drill"
+)
+
+type drillJSON struct {
+	FormatVersion  string   `json:"format_version"`
+	OK             bool     `json:"ok"`
+	Baseline       []string `json:"baseline_failures"`
+	AlertsBy       string   `json:"alerts_by"`
+	BaselineAlerts []string `json:"baseline_alerts"`
+	Faults         []struct {
+		Name         string   `json:"name"`
+		Detected     bool     `json:"detected"`
+		Check        string   `json:"check"`
+		Checks       []string `json:"checks"`
+		Action       string   `json:"action"`
+		Alert        string   `json:"alert"`
+		Alerts       []string `json:"alerts"`
+		DrainReason  string   `json:"drain_reason"`
+		TimeToDetect int64    `json:"time_to_detect_ns"`
+	} `json:"faults"`
+}
+
+func runDrillJSON(t *testing.T, args ...string) (int, drillJSON) {
+	t.Helper()
+	code, out, errOut := runCLIEnv(t, nil, append([]string{"drill", "-format", "json"}, args...)...)
+	var doc drillJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("drill -format json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if doc.FormatVersion != jsonformat.Version {
+		t.Errorf("format_version %q, want %q", doc.FormatVersion, jsonformat.Version)
+	}
+	return code, doc
+}
+
+// TestDrillCatchesEveryFault (issue 38): the whole catalogue, run once
+// over simulated nodes in parallel, is caught, each fault by the check
+// this table names (written from what each check judges, not from the
+// drill's output), with health mode draining the node.
+func TestDrillCatchesEveryFault(t *testing.T) {
+	t.Parallel()
+	promtool.Path(t) // the alerts are evaluated by promtool test rules
+	// The alert: the rule of gpuform alerts written for the condition,
+	// else GPUFormCheckFailing, which every failed check raises.
+	const failing = "GPUFormCheckFailing"
+	want := map[string]struct{ check, action, alert string }{
+		"gpu-off-bus":             {"nvml.gpu_count", "drain", failing},
+		"nvlink-down":             {"nvml.nvlink[gpu4]", "drain after a confirming run", "GPUFormNVLinkDown"},
+		"rail-nic-down":           {"nic.link[mlx5_5]", "drain after a confirming run", failing},
+		"rail-nic-trained-low":    {"nic.link[mlx5_3]", "drain after a confirming run", failing},
+		"pcie-downgraded":         {"nvml.pcie_link[gpu5]", "drain after a confirming run", failing},
+		"ecc-remap-pending":       {"nvml.row_remap[gpu5]", "drain", "GPUFormGPURowRemapPending"},
+		"thermal-throttle":        {"nvml.throttle[gpu5]", "drain after a confirming run", failing},
+		"fabric-manager-stopped":  {"host.fabric_manager", "drain", failing},
+		"driver-library-mismatch": {"nvml.driver_version", "drain", "GPUFormDriverNotPinned"},
+		"shm-too-small":           {"spec.shm", "drain", failing},
+	}
+	for _, f := range drill.Catalogue() {
+		if _, ok := want[f.Name]; !ok {
+			t.Errorf("catalogue fault %q has no expected check in this test", f.Name)
+		}
+	}
+	code, doc := runDrillJSON(t, "../../examples/drill")
+	if code != ExitOK || !doc.OK {
+		t.Errorf("exit %d, ok %v: want 0, true", code, doc.OK)
+	}
+	if doc.AlertsBy != "promtool test rules" || len(doc.BaselineAlerts) != 0 {
+		t.Errorf("alerts by %q, on the healthy node %v", doc.AlertsBy, doc.BaselineAlerts)
+	}
+	if len(doc.Baseline) != 0 {
+		t.Errorf("the healthy node fails %v: the example must match sim://hgx-h100-converged", doc.Baseline)
+	}
+	if len(doc.Faults) != len(want) {
+		t.Fatalf("%d faults reported, want %d", len(doc.Faults), len(want))
+	}
+	for _, f := range doc.Faults {
+		w := want[f.Name]
+		if !f.Detected || f.Check != w.check || f.Action != w.action {
+			t.Errorf("%s: detected %v by %q, action %q; want %q, %q", f.Name, f.Detected, f.Check, f.Action, w.check, w.action)
+		}
+		if f.Alert != w.alert || !slices.Contains(f.Alerts, failing) {
+			t.Errorf("%s: alert %q of %v, want %q and %s", f.Name, f.Alert, f.Alerts, w.alert, failing)
+		}
+		if f.TimeToDetect <= 0 {
+			t.Errorf("%s: time to detect %d", f.Name, f.TimeToDetect)
+		}
+		if !strings.HasPrefix(f.DrainReason, "gpuform: health: "+w.check+": ") {
+			t.Errorf("%s: drain reason %q", f.Name, f.DrainReason)
+		}
+	}
+	// The lost GPU shows on the kernel log's layer too.
+	for _, f := range doc.Faults {
+		if f.Name == "gpu-off-bus" && !slices.Contains(f.Checks, "kernel.xid") {
+			t.Errorf("gpu-off-bus: kernel.xid did not fail: %v", f.Checks)
+		}
+	}
+}
+
+// TestDrillFailsWithACheckRemoved: with nvml.pcie_link not counted,
+// nothing else catches a GPU trained at x8, and the drill fails; the
+// same drill with the check counted passes (TestDrillCatchesEveryFault).
+func TestDrillFailsWithACheckRemoved(t *testing.T) {
+	t.Parallel()
+	code, doc := runDrillJSON(t, "-fault", "pcie-downgraded", "-disable-check", "nvml.pcie_link", "../../examples/drill")
+	if code != ExitReport || doc.OK {
+		t.Errorf("exit %d, ok %v: want %d, false", code, doc.OK, ExitReport)
+	}
+	if len(doc.Faults) != 1 || doc.Faults[0].Detected || doc.Faults[0].Check != "" {
+		t.Errorf("faults %+v: want pcie-downgraded not detected", doc.Faults)
+	}
+}
+
+// TestDrillRefusals: real hosts are refused (no drill is marked safe),
+// as are an unknown drill and an unknown check, before any node is made.
+func TestDrillRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-on-real-hosts"}, "no drill is marked safe and reversible on a real node yet (0 safe of 10)"},
+		{[]string{"-fault", "gpu-on-fire"}, `unknown drill "gpu-on-fire" (known: gpu-off-bus, nvlink-down`},
+		{[]string{"-disable-check", "nvml.pcie"}, `-disable-check "nvml.pcie": not a verify check id`},
+	} {
+		code, out, errOut := runCLIEnv(t, nil, append(append([]string{"drill"}, tc.args...), "../../examples/drill")...)
+		if code != ExitFailed || !strings.Contains(errOut, tc.want) {
+			t.Errorf("drill %v: exit %d, want %d and %q\n%s%s", tc.args, code, ExitFailed, tc.want, out, errOut)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package drill
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
+)
+
+// document is the JSON form of a report, versioned as every gpuform
+// document is.
+type document struct {
+	FormatVersion string `json:"format_version"`
+	OK            bool   `json:"ok"`
+	*Report
+}
+
+// WriteJSON writes the report as one JSON document.
+func (r *Report) WriteJSON(w io.Writer) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(document{FormatVersion: jsonformat.Version, OK: r.OK(), Report: r})
+}
+
+// WriteHuman writes the report as a table for a runbook, then each
+// fault's action in words, then the summary line.
+func (r *Report) WriteHuman(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Drill: %d faults injected into simulated %s nodes\n", len(r.Faults), r.Base)
+	if len(r.Disabled) > 0 {
+		fmt.Fprintf(&b, "Checks not counted (-disable-check): %s\n", strings.Join(r.Disabled, ", "))
+	}
+	if len(r.Baseline) > 0 {
+		fmt.Fprintf(&b, "Checks failing on the healthy node too, not counted: %s\n", strings.Join(r.Baseline, ", "))
+	}
+	if r.AlertsBy != "" {
+		fmt.Fprintf(&b, "Alerts (gpuform alerts' rules): %s\n", r.AlertsBy)
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  \tFAULT\tCAUGHT BY\tALERT\tREMEDY\tHEALTH MODE\tTIME TO DETECT")
+	for _, f := range r.Faults {
+		mark, check, ttd := "✓", f.Check, round(f.TimeToDetect)
+		switch {
+		case f.Error != "":
+			mark, check, ttd = "!", "error", "-"
+		case !f.Detected:
+			mark, check, ttd = "✗", "NOT CAUGHT", "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, f.Name, check, dash(f.Alert), dash(f.Remedy), f.Action, ttd)
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	failed := 0
+	for _, f := range r.Faults {
+		fmt.Fprintf(&b, "%s: %s\n", f.Name, f.Summary)
+		fmt.Fprintf(&b, "    injected on: %s\n", strings.Join(f.Layers, ", "))
+		switch {
+		case f.Error != "":
+			failed++
+			fmt.Fprintf(&b, "    error: %s\n", f.Error)
+		case !f.Detected:
+			failed++
+			b.WriteString("    nothing caught it\n")
+		default:
+			if len(f.Checks) > 1 {
+				fmt.Fprintf(&b, "    also failed: %s\n", strings.Join(f.Checks[1:], ", "))
+			}
+			if len(f.Alerts) > 1 {
+				fmt.Fprintf(&b, "    alerts: %s\n", strings.Join(f.Alerts, ", "))
+			}
+			if f.RemedyDo != "" {
+				fmt.Fprintf(&b, "    remedy: %s\n", f.RemedyDo)
+			}
+			if f.DrainReason != "" {
+				fmt.Fprintf(&b, "    drain reason: %s\n", f.DrainReason)
+			}
+		}
+	}
+	b.WriteString("\n")
+	if failed == 0 && len(r.Faults) > 0 {
+		fmt.Fprintf(&b, "Drill passed: %d of %d faults caught.\n", len(r.Faults), len(r.Faults))
+	} else {
+		fmt.Fprintf(&b, "Drill failed: %d of %d faults not caught.\n", failed, len(r.Faults))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func round(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
