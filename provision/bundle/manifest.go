@@ -8,8 +8,9 @@
 // what the bundle offers (facts.Offers) so that a plan made with -bundle
 // resolves releases from the bundle and not from the node's repositories.
 //
-// It never reaches a node: gpuform bundle (cmd/gpuform) downloads on a
-// node over the transport and hands the files here.
+// The packages are resolved by the node's own package manager in
+// download-only mode (Download, over the transport gpuform already uses),
+// never by gpuform.
 package bundle
 
 import (

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuform/gpuform/internal/readlimit"
+	"github.com/gpuform/gpuform/provision/bundle"
+	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// bundleArguments are the arguments of gpuform bundle.
+type bundleArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Conn are the connection flags and -probe-timeout.
+	Conn connectFlags
+	// Targets are the -target hosts the packages are resolved on.
+	Targets []string
+	// Out is -out: the bundle directory to make.
+	Out string
+}
+
+func (a *bundleArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	a.Conn.register(fs)
+	a.Conn.timeouts.registerProbe(fs)
+	fs.StringArrayVar(&a.Targets, "target", nil, "resolve the packages on these hosts only (repeatable; ranges allowed)")
+	fs.StringVar(&a.Out, "out", "", "the bundle directory to make (must not exist, or be empty)")
+}
+
+func (a *bundleArguments) finish(_ *pflag.FlagSet, args []string) error {
+	a.Dir = dirArg(args)
+	if a.Out == "" {
+		return fmt.Errorf("gpuform bundle needs -out BUNDLE, the directory to make")
+	}
+	return nil
+}
+
+func newBundleCommand(s Streams) *cobra.Command {
+	a := &bundleArguments{}
+	cmd := &cobra.Command{
+		Use:         "bundle [DIR] -out BUNDLE",
+		Annotations: graceful(),
+		Short:       "Build an offline bundle of the packages the plan installs, for air-gapped sites",
+		Long: `Bundle makes BUNDLE, a directory that apply -bundle installs from with no
+network: for every node block and each OS release and architecture its
+hosts run (from their facts), the package releases the plan would install
+there, with the dependencies the host lacks, downloaded by the host's own
+apt in download-only mode over the usual SSH connection (nothing is
+installed, its package lists are not refreshed). They become a flat apt
+repository whose Release is signed with a key made for the bundle
+(keys/bundle.gpg, with gpg on this machine), and manifest.json lists every
+file with its sha256, size, source and the lock entry it satisfies, and the
+sha256 of the lock file it was built for.
+
+Build it on a host that does not yet run the spec (the bundle holds what
+the plan installs there), of the same OS release as the air-gapped nodes.
+
+Exit status: 0 the bundle is written; 1 a host could not be planned or
+could not download a release.`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
+				return err
+			}
+			m, err := runBundle(cmd.Context(), s, a, humanOperation{s})
+			if err != nil {
+				return err
+			}
+			renderBundle(s.Out, a.Out, m)
+			return nil
+		},
+	}
+	a.register(cmd.Flags())
+	return cmd
+}
+
+// platformOf is a host's packaging platform, from its facts.
+type platformOf struct{ family, os, arch string }
+
+// bundleGroup is one repository to build: a node block on one platform,
+// the host that resolves it and the releases it needs.
+type bundleGroup struct {
+	node     string
+	platform platformOf
+	host     target.Host
+	// wanted maps each "name=version" to the lock entry it satisfies.
+	wanted map[string]string
+}
+
+// runBundle is gpuform bundle's work: plan the hosts, group what they
+// install by node block and platform, and have one host of each group
+// download it.
+func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationView) (*bundle.Manifest, error) {
+	cfg, diags := a.Spec.loadPinned(s, a.Dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
+		return nil, err
+	}
+	if ents, err := os.ReadDir(a.Out); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("-out %s: the directory is not empty; a bundle is made in a new directory", a.Out)
+	}
+	hosts, err := selectHosts(cfg, a.Dir, a.Targets, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Conn.refuseLocal(hosts, "bundle would download packages on the machine gpuform runs on"); err != nil {
+		return nil, err
+	}
+	o, err := a.Conn.targetOptions(s, a.Dir, v.ShowsProbeProgress(), "probing")
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	platforms := map[string]platformOf{}
+	p, err := plan.RunProbed(ctx, k, hosts, o, nil, func(pr target.Probed) error {
+		mu.Lock()
+		defer mu.Unlock()
+		platforms[pr.Host.Host.Name] = platformOf{pr.Facts.OS.Family(), pr.Facts.OS.ID + " " + pr.Facts.OS.VersionID, pr.Facts.Arch}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string]*bundleGroup{}
+	var order []string
+	for _, hp := range p.Hosts {
+		if hp.Error != "" {
+			return nil, fmt.Errorf("host %s: %s", hp.Host, hp.Error)
+		}
+		pf := platforms[hp.Host]
+		key := hp.Node + "\x00" + pf.family + "\x00" + pf.os + "\x00" + pf.arch
+		g := groups[key]
+		if g == nil {
+			g = &bundleGroup{node: hp.Node, platform: pf, host: hp.Target, wanted: map[string]string{}}
+			groups[key] = g
+			order = append(order, key)
+		}
+		for _, rc := range hp.ResourceChanges {
+			for name, ver := range rc.Releases {
+				g.wanted[name+"="+ver] = fmt.Sprintf("node %s: %s %s=%s", hp.Node, rc.Resource, name, ver)
+			}
+		}
+	}
+	if err := os.MkdirAll(a.Out, 0o755); err != nil {
+		return nil, err
+	}
+	m := &bundle.Manifest{}
+	lockPath := filepath.Join(a.Dir, spec.LockFileName)
+	if _, err := os.Stat(lockPath); err == nil {
+		if m.Lock, _, err = bundle.HashFile(lockPath); err != nil {
+			return nil, err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "gpuform-bundle-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	signer, err := bundle.NewSigner(ctx, tmp, a.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer signer.Close()
+	if err := m.AddFile(a.Out, bundle.KeyFile, "gpuform", ""); err != nil {
+		return nil, err
+	}
+	for _, key := range order {
+		g := groups[key]
+		if len(g.wanted) == 0 {
+			continue
+		}
+		if err := bundleRepo(ctx, o, signer, a.Out, m, g); err != nil {
+			return nil, err
+		}
+	}
+	return m, bundle.WriteManifest(a.Out, m)
+}
+
+// bundleRepo has g's host download g's releases and writes them as one
+// signed repository of the bundle.
+func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, out string, m *bundle.Manifest, g *bundleGroup) error {
+	if g.platform.family != "debian" {
+		return fmt.Errorf("host %s runs %s: gpuform bundle builds apt repositories so far, not %s ones", g.host.Host.Name, g.platform.os, g.platform.family)
+	}
+	rel := "repos/" + safeName(g.node+"-"+g.platform.os+"-"+g.platform.arch)
+	dir := filepath.Join(out, filepath.FromSlash(rel))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tr, err := o.Connect(ctx, g.host.Host)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	wanted := slices.Sorted(func(yield func(string) bool) {
+		for w := range g.wanted {
+			if !yield(w) {
+				return
+			}
+		}
+	})
+	d, err := bundle.DownloadApt(ctx, tr, g.host.Host.Become != "", wanted, dir)
+	if err != nil {
+		return err
+	}
+	if err := bundle.WriteAptIndex(dir, d.Records, time.Now()); err != nil {
+		return err
+	}
+	if err := signer.SignRelease(ctx, dir); err != nil {
+		return err
+	}
+	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
+	for _, r := range d.Records {
+		satisfies := g.wanted[r.Name+"="+r.Version]
+		if satisfies == "" {
+			satisfies = fmt.Sprintf("node %s: a dependency apt resolved on %s", g.node, g.host.Host.Name)
+		}
+		source := d.URIs[r.File]
+		if source == "" {
+			source = "apt on " + g.host.Host.Name
+		}
+		if err := m.AddFile(out, rel+"/"+r.File, source, satisfies); err != nil {
+			return err
+		}
+		repo.Packages = append(repo.Packages, bundle.Package{Name: r.Name, Version: r.Version, File: rel + "/" + r.File})
+	}
+	if missing := repo.Missing(wanted); len(missing) > 0 {
+		return fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
+	}
+	for _, f := range []string{"Packages", "Release", "InRelease"} {
+		if err := m.AddFile(out, rel+"/"+f, "gpuform", ""); err != nil {
+			return err
+		}
+	}
+	m.Repos = append(m.Repos, repo)
+	return nil
+}
+
+// safeName keeps a directory name to the characters a bundle path allows.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// renderBundle is the bundle's summary: each repository, its packages,
+// and the size of it all.
+func renderBundle(w io.Writer, out string, m *bundle.Manifest) {
+	var total int64
+	for _, f := range m.Files {
+		total += f.Size
+	}
+	sort.SliceStable(m.Repos, func(i, j int) bool { return m.Repos[i].Dir < m.Repos[j].Dir })
+	for _, r := range m.Repos {
+		fmt.Fprintf(w, "node %q on %s %s: %d packages for %d releases (%s)\n", r.Node, r.OS, r.Arch, len(r.Packages), len(r.Wanted), r.Dir)
+	}
+	fmt.Fprintf(w, "\nWrote the bundle %s: %d files, %s.\n", out, len(m.Files), readlimit.FormatSize(total))
+}

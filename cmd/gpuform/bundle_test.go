@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuform/gpuform/provision/bundle"
+)
+
+// TestBundleFromTheTestRepository builds a bundle of NCCL from a Debian
+// root's repository: the host's apt resolves libnccl-dev with the
+// libnccl2 it depends on at exactly its version; the manifest lists both
+// with their source and the lock entry each satisfies, and the repository
+// is signed with the bundle's key (gpgv, as apt checks it).
+func TestBundleFromTheTestRepository(t *testing.T) {
+	t.Parallel()
+	a := startAptNode(t, nil)
+	a.spec(`  nccl { version = "2.21.5" }`)
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, errOut := a.cli("", "bundle", "-out", out)
+	if code != ExitOK {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Verify(out, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Repos) != 1 {
+		t.Fatalf("repos = %+v", m.Repos)
+	}
+	r := m.Repos[0]
+	var got []string
+	for _, p := range r.Packages {
+		got = append(got, p.Name+"="+p.Version)
+	}
+	want := "libnccl-dev=2.21.5-1+cuda12.4 libnccl2=2.21.5-1+cuda12.4"
+	if strings.Join(got, " ") != want || r.OS != "debian 12" || r.Node != "n" {
+		t.Errorf("repository %s: %s packages %v, want %s", r.Dir, r.OS, got, want)
+	}
+	f, ok := m.File(r.Dir + "/libnccl2_2.21.5-1+cuda12.4_amd64.deb")
+	if !ok || !strings.HasPrefix(f.Source, "file:/srv/gpuform-repo") || !strings.Contains(f.Satisfies, "node n: nccl libnccl2=2.21.5-1+cuda12.4") {
+		t.Errorf("libnccl2's entry: %+v", f)
+	}
+	if !strings.Contains(stdout, `node "n" on debian 12`) || !strings.Contains(stdout, "Wrote the bundle") {
+		t.Errorf("bundle's output:\n%s", stdout)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, r.Dir, "InRelease")); err != nil || !strings.Contains(string(b), "BEGIN PGP SIGNED MESSAGE") {
+		t.Errorf("InRelease: %v\n%s", err, b)
+	}
+}
