@@ -96,7 +96,7 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	if saved != nil {
 		pins = plan.SavedReleases(saved.Plan)
 	}
-	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins)
+	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins, nil)
 	if err != nil {
 		return err
 	}

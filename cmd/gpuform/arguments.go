@@ -56,11 +56,15 @@ type planArguments struct {
 	DetailedExitCode bool
 	// ViewType is -json's.
 	ViewType viewType
+	// Bundle is -bundle: plan against an offline bundle's packages
+	// instead of the hosts' repositories.
+	Bundle string
 
 	json bool
 }
 
 func (a *planArguments) register(fs *pflag.FlagSet) {
+	fs.StringVar(&a.Bundle, "bundle", "", "plan against the offline bundle BUNDLE (gpuform bundle): the releases come from it, not from the hosts' repositories")
 	a.Spec.register(fs)
 	a.Spec.registerTakeOver(fs)
 	a.Conn.register(fs)

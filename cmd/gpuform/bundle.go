@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/readlimit"
 	"github.com/gpuform/gpuform/provision/bundle"
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/spec"
@@ -279,4 +280,44 @@ func renderBundle(w io.Writer, out string, m *bundle.Manifest) {
 		fmt.Fprintf(w, "node %q on %s %s: %d packages for %d releases (%s)\n", r.Node, r.OS, r.Arch, len(r.Packages), len(r.Wanted), r.Dir)
 	}
 	fmt.Fprintf(w, "\nWrote the bundle %s: %d files, %s.\n", out, len(m.Files), readlimit.FormatSize(total))
+}
+
+// bundleHook reads and verifies the bundle at path ("" for none) and
+// returns the plan's hook that makes each host's offers the bundle's: a
+// host whose node block or platform the bundle does not cover, a bundle
+// built for another lock file, or a file that does not match its manifest
+// fails before anything runs.
+func bundleHook(specDir, path string) (plan.ProbedHook, error) {
+	if path == "" {
+		return nil, nil
+	}
+	m, err := bundle.ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	lock := ""
+	if _, err := os.Stat(filepath.Join(specDir, spec.LockFileName)); err == nil {
+		if lock, _, err = bundle.HashFile(filepath.Join(specDir, spec.LockFileName)); err != nil {
+			return nil, err
+		}
+	}
+	if lock != m.Lock {
+		return nil, fmt.Errorf("-bundle %s was built for another lock file: the bundle's lock has sha256 %q, %s has %q; build the bundle again (gpuform bundle) after gpuform lock", path, m.Lock, filepath.Join(specDir, spec.LockFileName), lock)
+	}
+	if err := m.Verify(path, ""); err != nil {
+		return nil, fmt.Errorf("-bundle: %w; nothing was copied or installed", err)
+	}
+	return func(pr target.Probed) error {
+		f := pr.Facts
+		r, err := m.RepoFor(pr.Host.Node.Name, f.OS.Family(), f.OS.ID+" "+f.OS.VersionID, f.Arch)
+		if err != nil {
+			return err
+		}
+		offers := r.Offers()
+		for _, vs := range offers {
+			slices.SortStableFunc(vs, func(a, b string) int { return -facts.CompareVersions(a, b) })
+		}
+		f.Offers = &facts.Offers{Manager: facts.Manager(r.Family), Versions: offers, Sources: []string{"bundle " + path + " " + r.Dir}, Lists: 1}
+		return nil
+	}, nil
 }

@@ -52,4 +52,33 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(out, r.Dir, "InRelease")); err != nil || !strings.Contains(string(b), "BEGIN PGP SIGNED MESSAGE") {
 		t.Errorf("InRelease: %v\n%s", err, b)
 	}
+
+	// The node loses its own sources and lists; plan -bundle resolves the
+	// release from the bundle.
+	a.root.Run(t, "rm -f /etc/apt/sources.list.d/gpuform-test.list && rm -rf /var/lib/apt/lists/* && mkdir -p /var/lib/apt/lists/partial")
+	code, stdout, errOut = a.cli("", "plan", "-bundle", out, "-detailed-exitcode")
+	if code != ExitReport || !strings.Contains(stdout, "nccl") {
+		t.Errorf("plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	// A release the bundle lacks fails the host's plan, naming the bundle.
+	a.spec(`  nccl { version = "2.20.5" }`)
+	code, stdout, errOut = a.cli("", "plan", "-bundle", out)
+	if code == ExitOK || !strings.Contains(stdout+errOut, "bundle "+out) {
+		t.Errorf("plan -bundle of a release it lacks: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.spec(`  nccl { version = "2.21.5" }`)
+	// A lock file the bundle was not built for is refused, naming both.
+	writeFile(t, filepath.Join(a.dir, ".gpuform.lock.hcl"), "")
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", out); code == ExitOK || !strings.Contains(errOut, "was built for another lock file") {
+		t.Errorf("plan -bundle with another lock: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	os.Remove(filepath.Join(a.dir, ".gpuform.lock.hcl"))
+	// A tampered package is refused by its hash before any host is asked.
+	deb := filepath.Join(out, r.Dir, "libnccl2_2.21.5-1+cuda12.4_amd64.deb")
+	if err := os.WriteFile(deb, []byte("not the package"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", out); code == ExitOK || !strings.Contains(errOut, "does not match the bundle's manifest") || !strings.Contains(errOut, "libnccl2_2.21.5-1+cuda12.4_amd64.deb") {
+		t.Errorf("plan -bundle with a tampered file: exit %d\n%s\n%s", code, stdout, errOut)
+	}
 }
