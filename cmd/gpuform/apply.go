@@ -96,7 +96,11 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	if saved != nil {
 		pins = plan.SavedReleases(saved.Plan)
 	}
-	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins, nil)
+	b, err := openBundle(dir, a.Bundle)
+	if err != nil {
+		return err
+	}
+	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins, b.hook())
 	if err != nil {
 		return err
 	}
@@ -149,6 +153,7 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 		Progress:    progress,
 		StepTimeout: a.Conn.timeouts.stepLimit(),
 		LockTimeout: a.LockTimeout,
+		Stage:       b.stage(progress),
 	})
 	if err := v.Report(rep, false); err != nil {
 		return err

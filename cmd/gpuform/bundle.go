@@ -16,10 +16,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/internal/readlimit"
+	"github.com/gpuform/gpuform/provision/apply"
 	"github.com/gpuform/gpuform/provision/bundle"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -282,12 +284,20 @@ func renderBundle(w io.Writer, out string, m *bundle.Manifest) {
 	fmt.Fprintf(w, "\nWrote the bundle %s: %d files, %s.\n", out, len(m.Files), readlimit.FormatSize(total))
 }
 
-// bundleHook reads and verifies the bundle at path ("" for none) and
-// returns the plan's hook that makes each host's offers the bundle's: a
-// host whose node block or platform the bundle does not cover, a bundle
-// built for another lock file, or a file that does not match its manifest
-// fails before anything runs.
-func bundleHook(specDir, path string) (plan.ProbedHook, error) {
+// bundleUse is an offline bundle plan and apply use (-bundle): its
+// manifest, verified, and the repository each host's plan took its
+// releases from.
+type bundleUse struct {
+	path  string
+	m     *bundle.Manifest
+	mu    sync.Mutex
+	repos map[string]*bundle.Repo
+}
+
+// openBundle reads and verifies the bundle at path ("" for none): a
+// bundle built for another lock file, or a file that does not match its
+// manifest, is refused before any host is asked.
+func openBundle(specDir, path string) (*bundleUse, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -307,9 +317,19 @@ func bundleHook(specDir, path string) (plan.ProbedHook, error) {
 	if err := m.Verify(path, ""); err != nil {
 		return nil, fmt.Errorf("-bundle: %w; nothing was copied or installed", err)
 	}
+	return &bundleUse{path: path, m: m, repos: map[string]*bundle.Repo{}}, nil
+}
+
+// hook makes each host's offers its node block's repository for its OS
+// and arch; a host the bundle does not cover fails its plan. nil for no
+// bundle.
+func (b *bundleUse) hook() plan.ProbedHook {
+	if b == nil {
+		return nil
+	}
 	return func(pr target.Probed) error {
 		f := pr.Facts
-		r, err := m.RepoFor(pr.Host.Node.Name, f.OS.Family(), f.OS.ID+" "+f.OS.VersionID, f.Arch)
+		r, err := b.m.RepoFor(pr.Host.Node.Name, f.OS.Family(), f.OS.ID+" "+f.OS.VersionID, f.Arch)
 		if err != nil {
 			return err
 		}
@@ -317,7 +337,33 @@ func bundleHook(specDir, path string) (plan.ProbedHook, error) {
 		for _, vs := range offers {
 			slices.SortStableFunc(vs, func(a, b string) int { return -facts.CompareVersions(a, b) })
 		}
-		f.Offers = &facts.Offers{Manager: facts.Manager(r.Family), Versions: offers, Sources: []string{"bundle " + path + " " + r.Dir}, Lists: 1}
+		f.Offers = &facts.Offers{Manager: facts.Manager(r.Family), Versions: offers, Sources: []string{"bundle " + b.path + " " + r.Dir}, Lists: 1}
+		b.mu.Lock()
+		b.repos[pr.Host.Host.Name] = r
+		b.mu.Unlock()
 		return nil
-	}, nil
+	}
+}
+
+// stage is apply's Stage for the bundle: the host's repository copied,
+// verified and named as apt's only source for the steps. nil for no
+// bundle.
+func (b *bundleUse) stage(progress func(apply.Event)) func(ctx context.Context, tr transport.Transport, hp *plan.HostPlan) (map[string]string, error) {
+	if b == nil {
+		return nil
+	}
+	return func(ctx context.Context, tr transport.Transport, hp *plan.HostPlan) (map[string]string, error) {
+		b.mu.Lock()
+		r := b.repos[hp.Host]
+		b.mu.Unlock()
+		if r == nil {
+			return nil, fmt.Errorf("the bundle has no repository for host %s", hp.Host)
+		}
+		st, err := bundle.Stage(ctx, tr, hp.Target.Host.Become != "", b.m, b.path, r)
+		if err != nil {
+			return nil, err
+		}
+		progress(apply.Event{Host: hp.Host, Message: fmt.Sprintf("bundle %s: %d files copied, %d already there", r.Dir, len(st.Copied), len(st.Kept))})
+		return st.Env, nil
+	}
 }

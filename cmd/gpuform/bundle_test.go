@@ -73,12 +73,40 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 		t.Errorf("plan -bundle with another lock: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 	os.Remove(filepath.Join(a.dir, ".gpuform.lock.hcl"))
-	// A tampered package is refused by its hash before any host is asked.
+	// A tampered package is refused by its hash before any host is
+	// asked, and apply installs nothing.
 	deb := filepath.Join(out, r.Dir, "libnccl2_2.21.5-1+cuda12.4_amd64.deb")
+	good, err := os.ReadFile(deb)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(deb, []byte("not the package"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, errOut := a.cli("", "plan", "-bundle", out); code == ExitOK || !strings.Contains(errOut, "does not match the bundle's manifest") || !strings.Contains(errOut, "libnccl2_2.21.5-1+cuda12.4_amd64.deb") {
-		t.Errorf("plan -bundle with a tampered file: exit %d\n%s\n%s", code, stdout, errOut)
+	if code, stdout, errOut := a.cli("", "apply", "-auto-approve", "-bundle", out); code == ExitOK || !strings.Contains(errOut, "does not match the bundle's manifest") || !strings.Contains(errOut, "libnccl2_2.21.5-1+cuda12.4_amd64.deb") {
+		t.Errorf("apply -bundle with a tampered file: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if got := a.dpkg(); strings.TrimSpace(got) != "" {
+		t.Errorf("a refused bundle installed:\n%s", got)
+	}
+	if err := os.WriteFile(deb, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// apply -bundle converges from the bundle alone; the node's apt
+	// configuration names no source afterwards, and a second plan is empty.
+	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
+	if code != ExitOK {
+		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl-dev", "libnccl2"})
+	if got := a.root.Run(t, "ls /etc/apt/sources.list.d; cat /etc/apt/sources.list 2>/dev/null || true"); strings.TrimSpace(got) != "" {
+		t.Errorf("the node's apt sources after apply -bundle:\n%s", got)
+	}
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", out, "-detailed-exitcode"); code != ExitOK || !strings.Contains(stdout, "No changes.") {
+		t.Errorf("second plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	// A second apply copies nothing: there is nothing to do.
+	if strings.Contains(a.apply(), "files copied") {
+		t.Errorf("a converged apply staged the bundle")
 	}
 }

@@ -95,11 +95,11 @@ func runPlan(ctx context.Context, s Streams, a *planArguments, v operationView) 
 			return nil, fmt.Errorf("-out %s: the directory %s does not exist", a.OutPath, filepath.Dir(a.OutPath))
 		}
 	}
-	hook, err := bundleHook(a.Dir, a.Bundle)
+	b, err := openBundle(a.Dir, a.Bundle)
 	if err != nil {
 		return nil, err
 	}
-	p, err := makePlan(ctx, s, cfg, a.Dir, a.Targets, a.Conn, v, "plan would run its probe on the machine gpuform runs on", nil, hook)
+	p, err := makePlan(ctx, s, cfg, a.Dir, a.Targets, a.Conn, v, "plan would run its probe on the machine gpuform runs on", nil, b.hook())
 	if err != nil {
 		return nil, err
 	}
