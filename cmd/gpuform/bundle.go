@@ -37,6 +37,8 @@ type bundleArguments struct {
 	Targets []string
 	// Out is -out: the bundle directory to make.
 	Out string
+	// Check is -check: the bundle to prove closed, instead of making one.
+	Check string
 }
 
 func (a *bundleArguments) register(fs *pflag.FlagSet) {
@@ -45,10 +47,17 @@ func (a *bundleArguments) register(fs *pflag.FlagSet) {
 	a.Conn.timeouts.registerProbe(fs)
 	fs.StringArrayVar(&a.Targets, "target", nil, "resolve the packages on these hosts only (repeatable; ranges allowed)")
 	fs.StringVar(&a.Out, "out", "", "the bundle directory to make (must not exist, or be empty)")
+	fs.StringVar(&a.Check, "check", "", "prove the bundle BUNDLE closed: install each repository, simulated by this machine's apt with the network disabled, onto the package set it was resolved against; exit 1 on a missing dependency")
 }
 
 func (a *bundleArguments) finish(_ *pflag.FlagSet, args []string) error {
 	a.Dir = dirArg(args)
+	if a.Check != "" {
+		if a.Out != "" {
+			return fmt.Errorf("-check and -out: check a bundle, or make one")
+		}
+		return nil
+	}
 	if a.Out == "" {
 		return fmt.Errorf("gpuform bundle needs -out BUNDLE, the directory to make")
 	}
@@ -76,11 +85,29 @@ Build it on a host that does not yet run the spec (the bundle holds what
 the plan installs there), of the same OS release as the air-gapped nodes.
 
 Exit status: 0 the bundle is written; 1 a host could not be planned or
-could not download a release.`,
+could not download a release.
+
+With -check BUNDLE, nothing is built and no host is asked: each repository
+of the bundle is verified against the manifest, then this machine's apt,
+in a scratch root with the network disabled (unshare -n), whose only
+source is the repository and whose dpkg status is the one its packages were
+resolved against, simulates installing every release the bundle was built
+for. Exit 0: every repository is closed; 1: a dependency is missing (apt's
+words name it) or the check could not run.`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
+			}
+			if a.Check != "" {
+				results, err := runBundleCheck(cmd.Context(), a.Check)
+				if err != nil {
+					return err
+				}
+				if !renderBundleCheck(s.Out, a.Check, results) {
+					return exitError{ExitFailed}
+				}
+				return nil
 			}
 			m, err := runBundle(cmd.Context(), s, a, humanOperation{s})
 			if err != nil {
@@ -250,6 +277,9 @@ func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, ou
 	if missing := repo.Missing(wanted); len(missing) > 0 {
 		return fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
 	}
+	if err := m.AddFile(out, rel+"/"+bundle.BaseStatus, "the dpkg status of "+g.host.Host.Name, ""); err != nil {
+		return err
+	}
 	for _, f := range []string{"Packages", "Release", "InRelease"} {
 		if err := m.AddFile(out, rel+"/"+f, "gpuform", ""); err != nil {
 			return err
@@ -366,4 +396,57 @@ func (b *bundleUse) stage(progress func(apply.Event)) func(ctx context.Context, 
 		progress(apply.Event{Host: hp.Host, Message: fmt.Sprintf("bundle %s: %d files copied, %d already there", r.Dir, len(st.Copied), len(st.Kept))})
 		return st.Env, nil
 	}
+}
+
+// runBundleCheck is bundle -check's work: verify the bundle, then check
+// each repository closed.
+func runBundleCheck(ctx context.Context, path string) ([]*bundle.CheckResult, error) {
+	m, err := bundle.ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Verify(path, ""); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "gpuform-bundle-check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var out []*bundle.CheckResult
+	for i := range m.Repos {
+		r := &m.Repos[i]
+		if r.Family != "debian" {
+			return nil, fmt.Errorf("the repository %s is a %s one: bundle -check checks apt repositories so far", r.Dir, r.Family)
+		}
+		res, err := bundle.CheckApt(ctx, path, r, tmp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// renderBundleCheck writes each repository's verdict and reports whether
+// every one is closed.
+func renderBundleCheck(w io.Writer, path string, results []*bundle.CheckResult) bool {
+	closed := true
+	for _, r := range results {
+		if len(r.Problems) == 0 {
+			fmt.Fprintf(w, "ok    %s (node %q, %s %s): %d releases install with %d packages, offline\n", r.Repo.Dir, r.Repo.Node, r.Repo.OS, r.Repo.Arch, len(r.Repo.Wanted), r.Installs)
+			continue
+		}
+		closed = false
+		fmt.Fprintf(w, "fail  %s (node %q, %s %s): not closed\n", r.Repo.Dir, r.Repo.Node, r.Repo.OS, r.Repo.Arch)
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "        %s\n", p)
+		}
+	}
+	if closed {
+		fmt.Fprintf(w, "\nThe bundle %s is closed: every release installs from it alone.\n", path)
+	} else {
+		fmt.Fprintf(w, "\nThe bundle %s is not closed: a node would miss the dependencies above.\n", path)
+	}
+	return closed
 }

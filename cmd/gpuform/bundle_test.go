@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuform/gpuform/provision/bundle"
 )
@@ -51,6 +55,17 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(out, r.Dir, "InRelease")); err != nil || !strings.Contains(string(b), "BEGIN PGP SIGNED MESSAGE") {
 		t.Errorf("InRelease: %v\n%s", err, b)
+	}
+
+	// bundle -check: closed as built; with libnccl2 left out (the index
+	// rewritten and signed again, so only apt's solver can tell), apt
+	// names the missing dependency and the check fails.
+	if code, stdout, errOut := runCLI(t, "", "bundle", "-check", out); code != ExitOK || !strings.Contains(stdout, "is closed") {
+		t.Errorf("bundle -check: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	open := leaveOut(t, out, "libnccl2")
+	if code, stdout, errOut := runCLI(t, "", "bundle", "-check", open); code != ExitFailed || !strings.Contains(stdout, "libnccl-dev : Depends: libnccl2 (= 2.21.5-1+cuda12.4) but it is not installable") {
+		t.Errorf("bundle -check of a bundle without libnccl2: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 
 	// The node loses its own sources and lists; plan -bundle resolves the
@@ -109,4 +124,73 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if strings.Contains(a.apply(), "files copied") {
 		t.Errorf("a converged apply staged the bundle")
 	}
+}
+
+// leaveOut copies the bundle at dir without the package name: its file,
+// its record in the index, its manifest entries and its wanted release
+// gone, the index signed
+// again with a new key, as a bundle tool that missed a dependency would
+// have written it.
+func leaveOut(t *testing.T, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "open")
+	if b, err := exec.Command("cp", "-a", dir, out).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, b)
+	}
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &m.Repos[0]
+	repoDir := filepath.Join(out, r.Dir)
+	idx, err := os.ReadFile(filepath.Join(repoDir, "Packages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []bundle.AptRecord
+	for _, para := range strings.Split(strings.TrimSpace(string(idx)), "\n\n") {
+		var rec bundle.AptRecord
+		for _, l := range strings.Split(para, "\n") {
+			k, v, _ := strings.Cut(l, ": ")
+			switch k {
+			case "Package":
+				rec.Name = v
+			case "Version":
+				rec.Version = v
+			case "Filename":
+				rec.File = strings.TrimPrefix(v, "./")
+			}
+		}
+		rec.Control = para + "\n"
+		if rec.Name == name {
+			os.Remove(filepath.Join(repoDir, rec.File))
+			m.Files = slices.DeleteFunc(m.Files, func(f bundle.File) bool { return f.Path == r.Dir+"/"+rec.File })
+			continue
+		}
+		records = append(records, rec)
+	}
+	r.Packages = slices.DeleteFunc(r.Packages, func(p bundle.Package) bool { return p.Name == name })
+	// Only another release's dependency now: no release it was built for
+	// names it.
+	r.Wanted = slices.DeleteFunc(r.Wanted, func(w string) bool { return strings.HasPrefix(w, name+"=") })
+	if err := bundle.WriteAptIndex(repoDir, records, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := bundle.NewSigner(context.Background(), t.TempDir(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signer.Close()
+	if err := signer.SignRelease(context.Background(), repoDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{bundle.KeyFile, r.Dir + "/Packages", r.Dir + "/Release", r.Dir + "/InRelease"} {
+		if err := m.AddFile(out, f, "gpuform", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bundle.WriteManifest(out, m); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -24,6 +24,11 @@ var (
 	cleanupScript string
 )
 
+// BaseStatus is, in a repository's directory, the dpkg status of the host
+// that resolved it: the installed packages its dependency closure was
+// resolved against.
+const BaseStatus = "base.status"
+
 // chunk is what one fetch.sh returns: under transport.MaxStdout.
 const chunk = 32 << 20
 
@@ -73,6 +78,9 @@ func DownloadApt(ctx context.Context, tr transport.Transport, become bool, specs
 		if err := fetch(ctx, tr, become, dir+"/"+r.File, filepath.Join(dest, r.File)); err != nil {
 			return nil, err
 		}
+	}
+	if err := fetch(ctx, tr, become, dir+"/"+BaseStatus, filepath.Join(dest, BaseStatus)); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -7,7 +7,9 @@
 # into a new directory under /var/tmp. Prints "@dir DIR", then for each
 # package apt would fetch "@uri URI FILE", then for each file downloaded
 # "@record FILE NAME VERSION" followed by apt's record of that release
-# (apt-cache show) and an empty line.
+# (apt-cache show) and an empty line. DIR/base.status is a copy of the
+# node's dpkg status: what the packages were resolved against, which
+# gpuform bundle -check installs the bundle onto.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 set -f
@@ -32,6 +34,7 @@ while read -r _ uri file; do
 	esac
 done <"$d/uris"
 rm -f -- "$d/uris"
+cp -- "$R/var/lib/dpkg/status" "$d/base.status"
 set +f
 for f in "$d"/*.deb; do
 	[ -f "$f" ] || continue
