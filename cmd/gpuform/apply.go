@@ -116,6 +116,9 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	if err := v.Plan(p); err != nil {
 		return err
 	}
+	if a.ViewType != viewJSON {
+		b.copyNote(s.Err, p)
+	}
 	if p.Errored {
 		return v.PlanFailed(p, cfg)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -449,4 +450,30 @@ func renderBundleCheck(w io.Writer, path string, results []*bundle.CheckResult) 
 		fmt.Fprintf(w, "\nThe bundle %s is not closed: a node would miss the dependencies above.\n", path)
 	}
 	return closed
+}
+
+// copyNote says, for each host the plan changes, which repository of the
+// bundle apply copies there and how much (at most: the files the host
+// already holds with the right sha256 are not copied again).
+func (b *bundleUse) copyNote(w io.Writer, p *plan.Plan) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, hp := range p.Hosts {
+		r := b.repos[hp.Host]
+		if r == nil || !hp.HasChanges() {
+			continue
+		}
+		var n int
+		var size int64
+		for _, f := range b.m.Files {
+			if (strings.HasPrefix(f.Path, r.Dir+"/") && path.Base(f.Path) != bundle.BaseStatus) || f.Path == bundle.KeyFile {
+				n++
+				size += f.Size
+			}
+		}
+		fmt.Fprintf(w, "Bundle: apply copies %s to %s:%s/ (%d files, %s; only what the host lacks) and installs from it alone.\n", r.Dir, hp.Host, bundle.NodeDir, n, readlimit.FormatSize(size))
+	}
 }

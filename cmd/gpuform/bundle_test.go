@@ -72,7 +72,7 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	// release from the bundle.
 	a.root.Run(t, "rm -f /etc/apt/sources.list.d/gpuform-test.list && rm -rf /var/lib/apt/lists/* && mkdir -p /var/lib/apt/lists/partial")
 	code, stdout, errOut = a.cli("", "plan", "-bundle", out, "-detailed-exitcode")
-	if code != ExitReport || !strings.Contains(stdout, "nccl") {
+	if code != ExitReport || !strings.Contains(stdout, "nccl") || !strings.Contains(errOut, "Bundle: apply copies "+r.Dir+" to debroot:/var/lib/gpuform/bundle/ (6 files") {
 		t.Errorf("plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 	// A release the bundle lacks fails the host's plan, naming the bundle.

@@ -103,6 +103,9 @@ func runPlan(ctx context.Context, s Streams, a *planArguments, v operationView) 
 	if err != nil {
 		return nil, err
 	}
+	if v.ShowsProbeProgress() {
+		b.copyNote(s.Err, p)
+	}
 	if a.OutPath != "" {
 		f, err := plan.NewFile(p, a.Dir, a.Spec.vars, a.Targets, time.Now())
 		if err != nil {

@@ -40,7 +40,8 @@ type Staged struct {
 // copying again what did not finish), each verified by its sha256 on the
 // node before it is renamed into place, and then writes the apt
 // configuration that names it. A failure on the way leaves no apt
-// configuration naming the repository.
+// configuration naming the repository. BaseStatus stays behind: only
+// bundle -check reads it.
 func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest, dir string, r *Repo) (*Staged, error) {
 	if r.Family != "debian" {
 		return nil, fmt.Errorf("the bundle's %s repository cannot be installed yet: apply -bundle installs apt repositories so far", r.Family)
@@ -49,7 +50,7 @@ func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest
 	type want struct{ name, src string }
 	var files []want
 	for _, f := range m.Files {
-		if strings.HasPrefix(f.Path, r.Dir+"/") {
+		if strings.HasPrefix(f.Path, r.Dir+"/") && path.Base(f.Path) != BaseStatus {
 			files = append(files, want{path.Base(f.Path), f.Path})
 		}
 	}
