@@ -10,9 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // KeyFile is the bundle's public key (a binary OpenPGP keyring), which a
@@ -20,7 +21,7 @@ import (
 const KeyFile = "keys/bundle.gpg"
 
 // filenameField is a Packages record's Filename line.
-var filenameField = regexp.MustCompile(`(?m)^Filename: .*$`)
+var filenameField = lazyre.New(`(?m)^Filename: .*$`)
 
 // AptRecord is one package's record as the node's apt has it (apt-cache
 // show NAME=VERSION): the distribution's own metadata, with its Size and
@@ -50,7 +51,7 @@ func WriteAptIndex(dir string, records []AptRecord, now time.Time) error {
 		if !filenameField.MatchString(c) {
 			return fmt.Errorf("the record of %s %s has no Filename", r.Name, r.Version)
 		}
-		c = filenameField.ReplaceAllLiteralString(c, "Filename: ./"+r.File)
+		c = filenameField.Get().ReplaceAllLiteralString(c, "Filename: ./"+r.File)
 		idx.WriteString(c + "\n\n")
 	}
 	packages := idx.Bytes()

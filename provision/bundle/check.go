@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/lazyre"
 )
 
 // CheckResult is what Check found of one repository.
@@ -36,10 +37,10 @@ func debArch(machine string) string {
 
 // aptProblem is a line of apt's unmet dependencies.
 // and of releases it cannot find at all.
-var aptProblem = regexp.MustCompile(`(?m)^\s*(\S+ : (Depends|PreDepends|Conflicts|Breaks): .*|E: Version '.*' for '.*' was not found|E: Unable to locate package .*)$`)
+var aptProblem = lazyre.New(`(?m)^\s*(\S+ : (Depends|PreDepends|Conflicts|Breaks): .*|E: Version '.*' for '.*' was not found|E: Unable to locate package .*)$`)
 
 // instLine is a line of apt's simulation that installs a package.
-var instLine = regexp.MustCompile(`(?m)^Inst `)
+var instLine = lazyre.New(`(?m)^Inst `)
 
 // CheckApt proves a repository of the bundle closed: with this machine's
 // apt, in a scratch root (its own sources, lists, cache and, as its dpkg

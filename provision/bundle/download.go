@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 )
@@ -33,10 +33,10 @@ const BaseStatus = "base.status"
 const chunk = 32 << 20
 
 // releaseSpec is a "name=version" apt takes.
-var releaseSpec = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]*=[A-Za-z0-9.+~:-]+$`)
+var releaseSpec = lazyre.New(`^[a-z0-9][a-z0-9.+-]*=[A-Za-z0-9.+~:-]+$`)
 
 // debFile is a file name apt downloads (epochs as %3a).
-var debFile = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+~%-]*\.deb$`)
+var debFile = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.+~%-]*\.deb$`)
 
 // Downloaded is what Download brought back from a node.
 type Downloaded struct {

@@ -23,11 +23,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/internal/readlimit"
 )
 
@@ -105,7 +105,7 @@ type File struct {
 
 // safePath is a bundle-relative path: no "..", no leading "/", a plain
 // set of characters (every path the bundle writes itself).
-var safePath = regexp.MustCompile(`^[A-Za-z0-9_.+~-]+(/[A-Za-z0-9_.+~%-]+)*$`)
+var safePath = lazyre.New(`^[A-Za-z0-9_.+~-]+(/[A-Za-z0-9_.+~%-]+)*$`)
 
 // CheckPath refuses a path that could leave the bundle's directory.
 func CheckPath(p string) error {
