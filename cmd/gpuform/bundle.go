@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	"github.com/gpuform/gpuform/provision/bundle"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/registry"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -80,7 +83,9 @@ installed, its package lists are not refreshed). They become a flat apt
 repository whose Release is signed with a key made for the bundle
 (keys/bundle.gpg, with gpg on this machine), and manifest.json lists every
 file with its sha256, size, source and the lock entry it satisfies, and the
-sha256 of the lock file it was built for.
+sha256 of the lock file it was built for. Every image the lock file pins
+for a node block is saved, for each platform its hosts run, by digest into
+the bundle's OCI image layout (images/), named repository@digest.
 
 Build it on a host that does not yet run the spec (the bundle holds what
 the plan installs there), of the same OS release as the air-gapped nodes.
@@ -224,7 +229,48 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 			return nil, err
 		}
 	}
+	if err := bundleImages(ctx, a.Out, lockPath, m, order, groups); err != nil {
+		return nil, err
+	}
 	return m, bundle.WriteManifest(a.Out, m)
+}
+
+// bundleImages saves every image the lock file pins for a node block, for
+// each platform its hosts run, by digest into the bundle's OCI layout.
+func bundleImages(ctx context.Context, out, lockPath string, m *bundle.Manifest, order []string, groups map[string]*bundleGroup) error {
+	lock, _, diags := spec.LoadLockFile(lockPath)
+	if diags.HasErrors() {
+		return diags
+	}
+	if lock == nil {
+		return nil
+	}
+	saved := map[string]bool{}
+	for _, key := range order {
+		g := groups[key]
+		platform := bundle.Platform(g.platform.arch)
+		for _, ref := range slices.Sorted(maps.Keys(lock.Images[g.node])) {
+			named, err := registry.SaveLayout(ctx, ref, lock.Images[g.node][ref], platform, filepath.Join(out, bundle.ImagesDir), registry.Options{})
+			if err != nil {
+				return fmt.Errorf("node %s: %w", g.node, err)
+			}
+			m.Images = append(m.Images, bundle.Image{Node: g.node, Ref: ref, Platform: platform, Name: named})
+			saved[named] = true
+		}
+	}
+	if len(saved) == 0 {
+		return nil
+	}
+	return filepath.WalkDir(filepath.Join(out, bundle.ImagesDir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(out, p)
+		if err != nil {
+			return err
+		}
+		return m.AddFile(out, filepath.ToSlash(rel), "the lock's images, saved from their registries by digest", "")
+	})
 }
 
 // bundleRepo has g's host download g's releases and writes them as one
@@ -311,6 +357,9 @@ func renderBundle(w io.Writer, out string, m *bundle.Manifest) {
 	sort.SliceStable(m.Repos, func(i, j int) bool { return m.Repos[i].Dir < m.Repos[j].Dir })
 	for _, r := range m.Repos {
 		fmt.Fprintf(w, "node %q on %s %s: %d packages for %d releases (%s)\n", r.Node, r.OS, r.Arch, len(r.Packages), len(r.Wanted), r.Dir)
+	}
+	for _, im := range m.Images {
+		fmt.Fprintf(w, "node %q image %s (%s): %s\n", im.Node, im.Ref, im.Platform, im.Name)
 	}
 	fmt.Fprintf(w, "\nWrote the bundle %s: %d files, %s.\n", out, len(m.Files), readlimit.FormatSize(total))
 }

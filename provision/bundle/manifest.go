@@ -52,9 +52,31 @@ type Manifest struct {
 	// Repos are the package repositories, one per node block and
 	// platform.
 	Repos []Repo `json:"repos"`
+	// Images are the lock's images, each platform's saved by digest in
+	// the OCI image layout ImagesDir.
+	Images []Image `json:"images,omitempty"`
 	// Files are every file of the bundle but the manifest, sorted by path.
 	Files []File `json:"files"`
 }
+
+// ImagesDir is the bundle's OCI image layout (index.json, blobs/).
+const ImagesDir = "images"
+
+// Image is one pinned image of one platform in the bundle's layout.
+type Image struct {
+	// Node is the spec's node block whose lock entry it is.
+	Node string `json:"node"`
+	// Ref is the reference as the spec writes it.
+	Ref string `json:"ref"`
+	// Platform is "linux/amd64" or "linux/arm64".
+	Platform string `json:"platform"`
+	// Name is the layout's name of it: the repository @ the platform's
+	// image digest, as the lock pins it.
+	Name string `json:"name"`
+}
+
+// Platform is the OCI platform of a host's uname -m.
+func Platform(machine string) string { return "linux/" + debArch(machine) }
 
 // Repo is one node block's packages for one distribution release and
 // architecture: the directory a node of that platform installs from.
