@@ -24,6 +24,7 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/plan"
 	"github.com/gpuform/gpuform/provision/registry"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -192,6 +193,12 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 			order = append(order, key)
 		}
 		for _, rc := range hp.ResourceChanges {
+			if rc.Unresolved != "" {
+				return nil, fmt.Errorf("host %s: %s: %s", hp.Host, rc.Resource, rc.Unresolved)
+			}
+			if _, pkg := rc.After["package"]; pkg && rc.Action != resource.NoOp && len(rc.Releases) == 0 {
+				return nil, fmt.Errorf("host %s: %s: its releases could not be resolved against the host's repository metadata, which is empty: run apt-get update or dnf makecache there and bundle again", hp.Host, rc.Resource)
+			}
 			for name, ver := range rc.Releases {
 				g.wanted[name+"="+ver] = fmt.Sprintf("node %s: %s %s=%s", hp.Node, rc.Resource, name, ver)
 			}
@@ -276,8 +283,8 @@ func bundleImages(ctx context.Context, out, lockPath string, m *bundle.Manifest,
 // bundleRepo has g's host download g's releases and writes them as one
 // signed repository of the bundle.
 func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, out string, m *bundle.Manifest, g *bundleGroup) error {
-	if g.platform.family != "debian" {
-		return fmt.Errorf("host %s runs %s: gpuform bundle builds apt repositories so far, not %s ones", g.host.Host.Name, g.platform.os, g.platform.family)
+	if g.platform.family != "debian" && g.platform.family != "rhel" {
+		return fmt.Errorf("host %s runs %s: gpuform bundle builds apt and dnf repositories, not %q ones", g.host.Host.Name, g.platform.os, g.platform.family)
 	}
 	rel := "repos/" + safeName(g.node+"-"+g.platform.os+"-"+g.platform.arch)
 	dir := filepath.Join(out, filepath.FromSlash(rel))
@@ -289,13 +296,10 @@ func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, ou
 		return err
 	}
 	defer tr.Close()
-	wanted := slices.Sorted(func(yield func(string) bool) {
-		for w := range g.wanted {
-			if !yield(w) {
-				return
-			}
-		}
-	})
+	wanted := slices.Sorted(maps.Keys(g.wanted))
+	if g.platform.family == "rhel" {
+		return bundleDnfRepo(ctx, tr, out, rel, m, g, wanted)
+	}
 	d, err := bundle.DownloadApt(ctx, tr, g.host.Host.Become != "", wanted, dir)
 	if err != nil {
 		return err
@@ -329,6 +333,48 @@ func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, ou
 	}
 	for _, f := range []string{"Packages", "Release", "InRelease"} {
 		if err := m.AddFile(out, rel+"/"+f, "gpuform", ""); err != nil {
+			return err
+		}
+	}
+	m.Repos = append(m.Repos, repo)
+	return nil
+}
+
+// bundleDnfRepo is bundleRepo for a dnf host: the packages dnf download
+// --resolve fetched and the metadata createrepo_c wrote on the host. The
+// wanted releases are dnf's "name-version"; the repository's are recorded
+// as "name=version" like apt's, so that Missing and the plan's offers
+// read them alike.
+func bundleDnfRepo(ctx context.Context, tr transport.Transport, out, rel string, m *bundle.Manifest, g *bundleGroup, wanted []string) error {
+	specs := make([]string, len(wanted))
+	for i, w := range wanted {
+		name, v, _ := strings.Cut(w, "=")
+		specs[i] = name + "-" + v
+	}
+	d, err := bundle.DownloadDnf(ctx, tr, g.host.Host.Become != "", specs, filepath.Join(out, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
+	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
+	for _, p := range d.Packages {
+		satisfies := g.wanted[p.Name+"="+p.Version]
+		if satisfies == "" {
+			satisfies = fmt.Sprintf("node %s: a dependency dnf resolved on %s", g.node, g.host.Host.Name)
+		}
+		source := d.URIs[p.File]
+		if source == "" {
+			source = "dnf on " + g.host.Host.Name
+		}
+		if err := m.AddFile(out, rel+"/"+p.File, source, satisfies); err != nil {
+			return err
+		}
+		repo.Packages = append(repo.Packages, bundle.Package{Name: p.Name, Version: p.Version, File: rel + "/" + p.File})
+	}
+	if missing := repo.Missing(wanted); len(missing) > 0 {
+		return fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
+	}
+	for _, f := range d.Meta {
+		if err := m.AddFile(out, rel+"/"+f, "createrepo_c on "+g.host.Host.Name, ""); err != nil {
 			return err
 		}
 	}

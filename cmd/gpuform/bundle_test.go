@@ -194,3 +194,45 @@ func leaveOut(t *testing.T, dir, name string) string {
 	}
 	return out
 }
+
+// TestBundleDnf is the bundle on the Rocky-9-like dnf root: dnf download
+// --resolve and createrepo_c on the host build the repository; with the
+// host's own repository file and dnf's cache removed, apply -bundle
+// installs libnccl-devel and the libnccl it requires from the bundle
+// alone, /etc/yum.repos.d stays empty and a second plan -bundle is empty.
+func TestBundleDnf(t *testing.T) {
+	t.Parallel()
+	a := startRPMNode(t)
+	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
+	out := filepath.Join(t.TempDir(), "bundle")
+	// dnf's cache was never filled: the releases cannot be resolved, and
+	// bundle says so instead of writing an empty bundle.
+	if code, stdout, errOut := a.cli("", "bundle", "-out", out); code != ExitFailed || !strings.Contains(errOut, "dnf makecache") {
+		t.Errorf("bundle with dnf's cache empty: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.root.Run(t, "dnf -q makecache")
+	os.RemoveAll(out)
+	code, stdout, errOut := a.cli("", "bundle", "-out", out)
+	if code != ExitOK {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Repos) != 1 || m.Repos[0].Family != "rhel" || m.Repos[0].OS != "rocky 9.4" || len(m.Repos[0].Packages) != 2 {
+		t.Fatalf("repos: %+v", m.Repos)
+	}
+	a.root.Run(t, "rm -f /etc/yum.repos.d/gpuform-test.repo && rm -rf /var/cache/dnf/*")
+	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
+	if code != ExitOK {
+		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.rpmConverged([]string{"libnccl 2.21.5-1+cuda12.4", "libnccl-devel 2.21.5-1+cuda12.4"}, []string{"libnccl", "libnccl-devel"})
+	if got := a.root.Run(t, "ls /etc/yum.repos.d"); strings.TrimSpace(got) != "" {
+		t.Errorf("/etc/yum.repos.d after apply -bundle: %s", got)
+	}
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", out, "-detailed-exitcode"); code != ExitOK {
+		t.Errorf("second plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+}

@@ -22,6 +22,8 @@ var (
 	fetchScript string
 	//go:embed scripts/cleanup.sh
 	cleanupScript string
+	//go:embed scripts/dnf_download.sh
+	dnfDownloadScript string
 )
 
 // BaseStatus is, in a repository's directory, the dpkg status of the host
@@ -37,6 +39,81 @@ var releaseSpec = lazyre.New(`^[a-z0-9][a-z0-9.+-]*=[A-Za-z0-9.+~:-]+$`)
 
 // debFile is a file name apt downloads (epochs as %3a).
 var debFile = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.+~%-]*\.deb$`)
+
+// rpmSpec is a "name-version" dnf takes.
+var rpmSpec = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._+-]*-[A-Za-z0-9.+~:_-]+$`)
+
+// rpmFile is a package file dnf download writes; metaFile a file
+// createrepo_c writes.
+var (
+	rpmFile  = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.+~-]*\.rpm$`)
+	metaFile = lazyre.New(`^repodata/[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+)
+
+// DnfDownloaded is what DownloadDnf brought back.
+type DnfDownloaded struct {
+	// Packages are the package files, Meta the metadata files (paths
+	// under the repository directory).
+	Packages []Package
+	Meta     []string
+	// URIs are the packages' locations in the node's repositories, by
+	// file name.
+	URIs map[string]string
+}
+
+// DownloadDnf has the node's dnf download specs ("name-version") with the
+// dependencies the node lacks and write their repository metadata with
+// createrepo_c, then copies it all into dest and removes the node's copy.
+func DownloadDnf(ctx context.Context, tr transport.Transport, become bool, specs []string, dest string) (*DnfDownloaded, error) {
+	for _, s := range specs {
+		if !rpmSpec.MatchString(s) {
+			return nil, fmt.Errorf("the release %q is not a name-version dnf takes", s)
+		}
+	}
+	res, err := tr.Run(ctx, transport.Command{Script: nodesh.Script(dnfDownloadScript, specs), Become: become})
+	if err != nil {
+		return nil, err
+	}
+	out := string(res.Stdout)
+	dir, _, _ := strings.Cut(strings.TrimPrefix(out, "@dir "), "\n")
+	if strings.HasPrefix(out, "@dir ") {
+		defer cleanup(ctx, tr, become, dir) //nolint:errcheck // a download directory left in /var/tmp is harmless
+	}
+	if res.ExitCode != 0 {
+		return nil, &transport.HostError{Host: tr.Host(), Op: "download the packages with dnf", Err: fmt.Errorf("exit %d: %s", res.ExitCode, lastLines(string(res.Stderr), 5))}
+	}
+	d := &DnfDownloaded{URIs: map[string]string{}}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "@uri":
+			d.URIs[f[1][strings.LastIndexByte(f[1], '/')+1:]] = f[1]
+		case len(f) == 4 && f[0] == "@record" && rpmFile.MatchString(f[1]):
+			d.Packages = append(d.Packages, Package{Name: f[2], Version: f[3], File: f[1]})
+		case len(f) == 2 && f[0] == "@meta" && metaFile.MatchString(f[1]):
+			d.Meta = append(d.Meta, f[1])
+		case strings.HasPrefix(line, "@record ") || strings.HasPrefix(line, "@meta "):
+			return nil, fmt.Errorf("%s: the download printed %q", tr.Host(), line)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dest, "repodata"), 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range append(packageFiles(d.Packages), d.Meta...) {
+		if err := fetch(ctx, tr, become, dir+"/"+f, filepath.Join(dest, filepath.FromSlash(f))); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func packageFiles(ps []Package) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.File
+	}
+	return out
+}
 
 // Downloaded is what Download brought back from a node.
 type Downloaded struct {

@@ -20,6 +20,8 @@ var (
 	stagePutScript string
 	//go:embed scripts/stage_enable.sh
 	stageEnableScript string
+	//go:embed scripts/stage_enable_dnf.sh
+	stageEnableDnfScript string
 )
 
 // NodeDir is where a node keeps the bundle repositories apply copied.
@@ -43,18 +45,20 @@ type Staged struct {
 // configuration naming the repository. BaseStatus stays behind: only
 // bundle -check reads it.
 func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest, dir string, r *Repo) (*Staged, error) {
-	if r.Family != "debian" {
-		return nil, fmt.Errorf("the bundle's %s repository cannot be installed yet: apply -bundle installs apt repositories so far", r.Family)
+	if r.Family != "debian" && r.Family != "rhel" {
+		return nil, fmt.Errorf("the bundle's %s repository cannot be installed: apply -bundle installs apt and dnf repositories", r.Family)
 	}
 	nodeDir := NodeDir + "/" + path.Base(r.Dir)
 	type want struct{ name, src string }
 	var files []want
 	for _, f := range m.Files {
 		if strings.HasPrefix(f.Path, r.Dir+"/") && path.Base(f.Path) != BaseStatus {
-			files = append(files, want{path.Base(f.Path), f.Path})
+			files = append(files, want{strings.TrimPrefix(f.Path, r.Dir+"/"), f.Path})
 		}
 	}
-	files = append(files, want{"bundle.gpg", KeyFile})
+	if r.Family == "debian" {
+		files = append(files, want{"bundle.gpg", KeyFile})
+	}
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.name
@@ -89,6 +93,13 @@ func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest
 			return nil, err
 		}
 		st.Copied = append(st.Copied, f.src)
+	}
+	if r.Family == "rhel" {
+		if _, err := run(ctx, tr, become, stageEnableDnfScript, []string{nodeDir}, nil, "read the bundle's repository with dnf"); err != nil {
+			return nil, err
+		}
+		st.Env = map[string]string{"GPUFORM_DNF_REPOS": nodeDir + "/repos.d"}
+		return st, nil
 	}
 	if _, err := run(ctx, tr, become, stageEnableScript, []string{nodeDir}, nil, "read the bundle's repository with apt"); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@
 set -eu
 d="$R$1" f=$2 want=$3
 tmp="$d/$f.part"
+mkdir -p -- "${tmp%/*}"
 if ! cat >"$tmp"; then
 	rm -f -- "$tmp"
 	fail "writing $1/$f failed (is the disk full?)"
