@@ -80,9 +80,10 @@ network: for every node block and each OS release and architecture its
 hosts run (from their facts), the package releases the plan would install
 there, with the dependencies the host lacks, downloaded by the host's own
 apt in download-only mode over the usual SSH connection (nothing is
-installed, its package lists are not refreshed). They become a flat apt
-repository whose Release is signed with a key made for the bundle
-(keys/bundle.gpg, with gpg on this machine), and manifest.json lists every
+installed, its package lists are not refreshed), or by its dnf download
+--resolve with createrepo_c's metadata on a RHEL-family host. An apt
+repository's Release is signed with a key made for the bundle
+(keys/bundle.gpg, with gpg on this machine); manifest.json lists every
 file with its sha256, size, source and the lock entry it satisfies, and the
 sha256 of the lock file it was built for. Every image the lock file pins
 for a node block is saved, for each platform its hosts run, by digest into

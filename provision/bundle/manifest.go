@@ -1,16 +1,19 @@
 // Package bundle is an offline bundle for air-gapped sites: the package
-// repositories (and, later, images) a spec's plan installs, gathered where
+// repositories a spec's plan installs and the images its lock pins (in an
+// OCI layout, which provision/registry writes), gathered where
 // the network is, with a manifest that names every file, its sha256, its
 // size, where it came from and the lock entry it satisfies, and the lock
 // file it was built for. It reads a manifest with a size bound and checks
 // every file against it before anything uses the file; it writes the
-// signed apt repository a node installs from; and it answers, for a node,
-// what the bundle offers (facts.Offers) so that a plan made with -bundle
-// resolves releases from the bundle and not from the node's repositories.
+// signed apt repository a node installs from; it copies a repository to a
+// node and names it as the package manager's only source for apply's
+// steps (Stage); it proves an apt repository closed offline (CheckApt);
+// and it answers what the bundle offers a node (Repo.Offers) so that a
+// plan made with -bundle resolves releases from the bundle.
 //
 // The packages are resolved by the node's own package manager in
-// download-only mode (Download, over the transport gpuform already uses),
-// never by gpuform.
+// download-only mode (DownloadApt, DownloadDnf, over the transport gpuform
+// already uses), never by gpuform.
 package bundle
 
 import (
