@@ -22,6 +22,10 @@ command -v debootstrap >/dev/null 2>&1 || want debootstrap
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || want debian-archive-keyring
 command -v dpkg-deb >/dev/null 2>&1 || want dpkg
 command -v nsenter >/dev/null 2>&1 || want util-linux
+# gpuform bundle signs its apt repositories with a key gpg makes (gpg-agent
+# included: GnuPG's metapackage), and bundle -check runs apt offline.
+{ command -v gpg >/dev/null 2>&1 && command -v gpg-agent >/dev/null 2>&1; } || want gnupg
+command -v apt-get >/dev/null 2>&1 || want apt
 # internal/slurmtest runs a real one-node Slurm (munged, slurmctld, slurmd)
 # for the drain and health-check tests.
 [ -x /usr/sbin/munged ] || want munge

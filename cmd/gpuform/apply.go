@@ -96,7 +96,11 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	if saved != nil {
 		pins = plan.SavedReleases(saved.Plan)
 	}
-	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins)
+	b, err := openBundle(dir, a.Bundle)
+	if err != nil {
+		return err
+	}
+	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins, b.hook())
 	if err != nil {
 		return err
 	}
@@ -111,6 +115,9 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	}
 	if err := v.Plan(p); err != nil {
 		return err
+	}
+	if a.ViewType != viewJSON {
+		b.copyNote(s.Err, p)
 	}
 	if p.Errored {
 		return v.PlanFailed(p, cfg)
@@ -149,6 +156,7 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 		Progress:    progress,
 		StepTimeout: a.Conn.timeouts.stepLimit(),
 		LockTimeout: a.LockTimeout,
+		Stage:       b.stage(progress),
 	})
 	if err := v.Report(rep, false); err != nil {
 		return err

@@ -56,11 +56,15 @@ type planArguments struct {
 	DetailedExitCode bool
 	// ViewType is -json's.
 	ViewType viewType
+	// Bundle is -bundle: plan against an offline bundle's packages
+	// instead of the hosts' repositories.
+	Bundle string
 
 	json bool
 }
 
 func (a *planArguments) register(fs *pflag.FlagSet) {
+	fs.StringVar(&a.Bundle, "bundle", "", "plan against the offline bundle BUNDLE (gpuform bundle): the releases come from it, not from the hosts' repositories")
 	a.Spec.register(fs)
 	a.Spec.registerTakeOver(fs)
 	a.Conn.register(fs)
@@ -88,6 +92,8 @@ func parsePlanArguments(args []string) (*planArguments, error) {
 type applyArguments struct {
 	// Dir is the spec directory or the saved plan file, "." when omitted.
 	Dir string
+	// Bundle is -bundle: install from an offline bundle.
+	Bundle string
 	// Spec are -var, -var-file and -take-over.
 	Spec specFlags
 	// Conn are the connection flags, -probe-timeout and -step-timeout.
@@ -108,6 +114,7 @@ type applyArguments struct {
 }
 
 func (a *applyArguments) register(fs *pflag.FlagSet) {
+	fs.StringVar(&a.Bundle, "bundle", "", "install from the offline bundle BUNDLE (gpuform bundle), copied to each host, with the host's own sources unused")
 	a.Spec.register(fs)
 	a.Spec.registerTakeOver(fs)
 	a.Conn.register(fs)

@@ -95,9 +95,16 @@ func runPlan(ctx context.Context, s Streams, a *planArguments, v operationView) 
 			return nil, fmt.Errorf("-out %s: the directory %s does not exist", a.OutPath, filepath.Dir(a.OutPath))
 		}
 	}
-	p, err := makePlan(ctx, s, cfg, a.Dir, a.Targets, a.Conn, v, "plan would run its probe on the machine gpuform runs on", nil)
+	b, err := openBundle(a.Dir, a.Bundle)
 	if err != nil {
 		return nil, err
+	}
+	p, err := makePlan(ctx, s, cfg, a.Dir, a.Targets, a.Conn, v, "plan would run its probe on the machine gpuform runs on", nil, b.hook())
+	if err != nil {
+		return nil, err
+	}
+	if v.ShowsProbeProgress() {
+		b.copyNote(s.Err, p)
 	}
 	if a.OutPath != "" {
 		f, err := plan.NewFile(p, a.Dir, a.Spec.vars, a.Targets, time.Now())
@@ -117,7 +124,7 @@ func runPlan(ctx context.Context, s Streams, a *planArguments, v operationView) 
 // says what would happen to a local:// host without -allow-local. pins,
 // for apply of a saved plan, are the package releases it resolved
 // (plan.SavedReleases): the plan resolves those and no others.
-func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, v operationView, refusal string, pins map[string]map[string]string) (*plan.Plan, error) {
+func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targets []string, conn connectFlags, v operationView, refusal string, pins map[string]map[string]string, hook plan.ProbedHook) (*plan.Plan, error) {
 	hosts, err := selectHosts(cfg, dir, targets, v)
 	if err != nil {
 		return nil, err
@@ -133,5 +140,5 @@ func makePlan(ctx context.Context, s Streams, cfg *spec.Config, dir string, targ
 	if err != nil {
 		return nil, err
 	}
-	return plan.RunPinned(ctx, k, hosts, o, pins)
+	return plan.RunProbed(ctx, k, hosts, o, pins, hook)
 }

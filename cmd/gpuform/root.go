@@ -204,6 +204,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newFactsCommand(s),
 		newGraphCommand(s),
 		newLockCommand(s),
+		newBundleCommand(s),
 		newImportCommand(s),
 		newVerifyCommand(s),
 		newBenchCommand(s),

@@ -189,6 +189,16 @@ type Options struct {
 	// LockPoll is the interval between attempts while waiting for a held
 	// lock (default 1s).
 	LockPoll time.Duration
+	// Stage, when set, runs on each host with steps, under the host lock
+	// and after the checks, before the first step (apply -bundle copies
+	// and verifies the bundle's repository there). Its error fails the
+	// host with nothing changed; the environment it returns is given to
+	// every step of the host.
+	Stage func(ctx context.Context, tr transport.Transport, hp *plan.HostPlan) (map[string]string, error)
+
+	// stepEnv is what Stage returned for the host being applied (opts is
+	// each host's copy).
+	stepEnv map[string]string
 }
 
 // DefaultStepTimeout bounds one apply step when neither the command line
@@ -437,6 +447,14 @@ func applyHost(ctx context.Context, hp *plan.HostPlan, node *spec.Node, nr plan.
 			return fail("preflight, before the first step (nothing was changed): %s", target.ErrorText(err))
 		}
 	}
+	if opts.Stage != nil && r.StepsPlanned > 0 {
+		emit(opts, hp.Host, "staging the bundle")
+		env, err := opts.Stage(ctx, tr, hp)
+		if err != nil {
+			return fail("staging, before the first step (nothing was changed): %s", target.ErrorText(err))
+		}
+		opts.stepEnv = env
+	}
 	if nr.Drain == spec.DrainSlurm {
 		return applySlurm(ctx, tr, lock, hp, node, nr, r, opts)
 	}
@@ -545,7 +563,7 @@ func runSteps(ctx context.Context, tr transport.Transport, lock *Lock, hp *plan.
 				return fmt.Errorf("interrupted after %d of %d steps; next was %s: %s", r.StepsRun, r.StepsPlanned, rc.Resource, st.Description)
 			}
 			emit(opts, hp.Host, fmt.Sprintf("step %d/%d: %s: %s", i, r.StepsPlanned, rc.Resource, st.Description))
-			cmd := transport.Command{Script: st.Script, Become: st.Become}
+			cmd := transport.Command{Script: st.Script, Become: st.Become, Env: opts.stepEnv}
 			if st.Input != "" {
 				cmd.Stdin = strings.NewReader(st.Input)
 			}

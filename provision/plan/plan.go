@@ -553,6 +553,17 @@ func Run(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options) (
 // what was shown, or refuses the host when a pinned release is no longer
 // offered.
 func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options, pins map[string]map[string]string) (*Plan, error) {
+	return RunProbed(ctx, k, hosts, o, pins, nil)
+}
+
+// ProbedHook sees each host's probe before the host is planned, and may
+// change its facts: plan -bundle replaces what the host's repositories
+// offer with what the bundle holds. An error fails the host's plan with
+// its text; nothing runs on a host whose plan failed.
+type ProbedHook func(pr target.Probed) error
+
+// RunProbed is RunPinned with hook called on each host's probe (nil: none).
+func RunProbed(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Options, pins map[string]map[string]string, hook ProbedHook) (*Plan, error) {
 	o.Packages = func(n *spec.Node) []string { return resource.OfferedNames(k, n) }
 	// Each host is planned as soon as it is probed, in the goroutine that
 	// probed it, and its facts are dropped then: the plan of a thousand
@@ -565,6 +576,11 @@ func RunPinned(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Opti
 				if vs, ok := pr.Facts.Offers.Versions[name]; ok {
 					pr.Facts.Offers.Versions[name] = slices.DeleteFunc(slices.Clone(vs), func(x string) bool { return !sameVersion(x, v) })
 				}
+			}
+		}
+		if hook != nil && pr.Facts != nil {
+			if err := hook(pr); err != nil {
+				pr = target.Probed{Host: pr.Host, Err: err}
 			}
 		}
 		hps[i] = planProbed(k, reds, pr)

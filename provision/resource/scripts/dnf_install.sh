@@ -10,6 +10,11 @@
 set -eu
 not_offered=$1
 shift
+# GPUFORM_DNF_REPOS, when set (apply -bundle), is the only directory of
+# repository files dnf reads for this transaction: the bundle's.
+if [ -n "${GPUFORM_DNF_REPOS:-}" ]; then
+	dnf() { command dnf --setopt=reposdir="$GPUFORM_DNF_REPOS" "$@"; }
+fi
 
 # lift_locks SPEC... -- NAME...: lifts the version locks on the NAMEs.
 lift_locks() {

@@ -1,0 +1,575 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gpuform/gpuform/internal/readlimit"
+	"github.com/gpuform/gpuform/provision/apply"
+	"github.com/gpuform/gpuform/provision/bundle"
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/plan"
+	"github.com/gpuform/gpuform/provision/registry"
+	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// bundleArguments are the arguments of gpuform bundle.
+type bundleArguments struct {
+	// Dir is the spec directory, "." when omitted.
+	Dir string
+	// Spec are -var and -var-file.
+	Spec specFlags
+	// Conn are the connection flags and -probe-timeout.
+	Conn connectFlags
+	// Targets are the -target hosts the packages are resolved on.
+	Targets []string
+	// Out is -out: the bundle directory to make.
+	Out string
+	// Check is -check: the bundle to prove closed, instead of making one.
+	Check string
+}
+
+func (a *bundleArguments) register(fs *pflag.FlagSet) {
+	a.Spec.register(fs)
+	a.Conn.register(fs)
+	a.Conn.timeouts.registerProbe(fs)
+	fs.StringArrayVar(&a.Targets, "target", nil, "resolve the packages on these hosts only (repeatable; ranges allowed)")
+	fs.StringVar(&a.Out, "out", "", "the bundle directory to make (must not exist, or be empty)")
+	fs.StringVar(&a.Check, "check", "", "prove the bundle BUNDLE closed: install each repository, simulated by this machine's apt with the network disabled, onto the package set it was resolved against; exit 1 on a missing dependency")
+}
+
+func (a *bundleArguments) finish(_ *pflag.FlagSet, args []string) error {
+	a.Dir = dirArg(args)
+	if a.Check != "" {
+		if a.Out != "" {
+			return fmt.Errorf("-check and -out: check a bundle, or make one")
+		}
+		return nil
+	}
+	if a.Out == "" {
+		return fmt.Errorf("gpuform bundle needs -out BUNDLE, the directory to make")
+	}
+	return nil
+}
+
+func newBundleCommand(s Streams) *cobra.Command {
+	a := &bundleArguments{}
+	cmd := &cobra.Command{
+		Use:         "bundle [DIR] -out BUNDLE",
+		Annotations: graceful(),
+		Short:       "Build an offline bundle of the packages the plan installs, for air-gapped sites",
+		Long: `Bundle makes BUNDLE, a directory that apply -bundle installs from with no
+network: for every node block and each OS release and architecture its
+hosts run (from their facts), the package releases the plan would install
+there, with the dependencies the host lacks, downloaded by the host's own
+apt in download-only mode over the usual SSH connection (nothing is
+installed, its package lists are not refreshed), or by its dnf download
+--resolve with createrepo_c's metadata on a RHEL-family host. An apt
+repository's Release is signed with a key made for the bundle
+(keys/bundle.gpg, with gpg on this machine); manifest.json lists every
+file with its sha256, size, source and the lock entry it satisfies, and the
+sha256 of the lock file it was built for. Every image the lock file pins
+for a node block is saved, for each platform its hosts run, by digest into
+the bundle's OCI image layout (images/), named repository@digest.
+
+Build it on a host that does not yet run the spec (the bundle holds what
+the plan installs there), of the same OS release as the air-gapped nodes.
+
+Exit status: 0 the bundle is written; 1 a host could not be planned or
+could not download a release.
+
+With -check BUNDLE, nothing is built and no host is asked: each repository
+of the bundle is verified against the manifest, then this machine's apt,
+in a scratch root with the network disabled (unshare -n), whose only
+source is the repository and whose dpkg status is the one its packages were
+resolved against, simulates installing every release the bundle was built
+for. Exit 0: every repository is closed; 1: a dependency is missing (apt's
+words name it) or the check could not run.`,
+		Args: maxOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.finish(cmd.Flags(), args); err != nil {
+				return err
+			}
+			if a.Check != "" {
+				results, err := runBundleCheck(cmd.Context(), a.Check)
+				if err != nil {
+					return err
+				}
+				if !renderBundleCheck(s.Out, a.Check, results) {
+					return exitError{ExitFailed}
+				}
+				return nil
+			}
+			m, err := runBundle(cmd.Context(), s, a, humanOperation{s})
+			if err != nil {
+				return err
+			}
+			renderBundle(s.Out, a.Out, m)
+			return nil
+		},
+	}
+	a.register(cmd.Flags())
+	return cmd
+}
+
+// platformOf is a host's packaging platform, from its facts.
+type platformOf struct{ family, os, arch string }
+
+// bundleGroup is one repository to build: a node block on one platform,
+// the host that resolves it and the releases it needs.
+type bundleGroup struct {
+	node     string
+	platform platformOf
+	host     target.Host
+	// wanted maps each "name=version" to the lock entry it satisfies.
+	wanted map[string]string
+}
+
+// runBundle is gpuform bundle's work: plan the hosts, group what they
+// install by node block and platform, and have one host of each group
+// download it.
+func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationView) (*bundle.Manifest, error) {
+	cfg, diags := a.Spec.loadPinned(s, a.Dir)
+	if err := v.Diagnostics(diags, cfg); err != nil {
+		return nil, err
+	}
+	if ents, err := os.ReadDir(a.Out); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("-out %s: the directory is not empty; a bundle is made in a new directory", a.Out)
+	}
+	hosts, err := selectHosts(cfg, a.Dir, a.Targets, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Conn.refuseLocal(hosts, "bundle would download packages on the machine gpuform runs on"); err != nil {
+		return nil, err
+	}
+	o, err := a.Conn.targetOptions(s, a.Dir, v.ShowsProbeProgress(), "probing")
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.KB()
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	platforms := map[string]platformOf{}
+	p, err := plan.RunProbed(ctx, k, hosts, o, nil, func(pr target.Probed) error {
+		mu.Lock()
+		defer mu.Unlock()
+		platforms[pr.Host.Host.Name] = platformOf{pr.Facts.OS.Family(), pr.Facts.OS.ID + " " + pr.Facts.OS.VersionID, pr.Facts.Arch}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string]*bundleGroup{}
+	var order []string
+	for _, hp := range p.Hosts {
+		if hp.Error != "" {
+			return nil, fmt.Errorf("host %s: %s", hp.Host, hp.Error)
+		}
+		pf := platforms[hp.Host]
+		key := hp.Node + "\x00" + pf.family + "\x00" + pf.os + "\x00" + pf.arch
+		g := groups[key]
+		if g == nil {
+			g = &bundleGroup{node: hp.Node, platform: pf, host: hp.Target, wanted: map[string]string{}}
+			groups[key] = g
+			order = append(order, key)
+		}
+		for _, rc := range hp.ResourceChanges {
+			if rc.Unresolved != "" {
+				return nil, fmt.Errorf("host %s: %s: %s", hp.Host, rc.Resource, rc.Unresolved)
+			}
+			if _, pkg := rc.After["package"]; pkg && rc.Action != resource.NoOp && len(rc.Releases) == 0 {
+				return nil, fmt.Errorf("host %s: %s: its releases could not be resolved against the host's repository metadata, which is empty: run apt-get update or dnf makecache there and bundle again", hp.Host, rc.Resource)
+			}
+			for name, ver := range rc.Releases {
+				g.wanted[name+"="+ver] = fmt.Sprintf("node %s: %s %s=%s", hp.Node, rc.Resource, name, ver)
+			}
+		}
+	}
+	if err := os.MkdirAll(a.Out, 0o755); err != nil {
+		return nil, err
+	}
+	m := &bundle.Manifest{}
+	lockPath := filepath.Join(a.Dir, spec.LockFileName)
+	if _, err := os.Stat(lockPath); err == nil {
+		if m.Lock, _, err = bundle.HashFile(lockPath); err != nil {
+			return nil, err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "gpuform-bundle-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	signer, err := bundle.NewSigner(ctx, tmp, a.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer signer.Close()
+	if err := m.AddFile(a.Out, bundle.KeyFile, "gpuform", ""); err != nil {
+		return nil, err
+	}
+	for _, key := range order {
+		g := groups[key]
+		if len(g.wanted) == 0 {
+			continue
+		}
+		if err := bundleRepo(ctx, o, signer, a.Out, m, g); err != nil {
+			return nil, err
+		}
+	}
+	if err := bundleImages(ctx, a.Out, lockPath, m, order, groups); err != nil {
+		return nil, err
+	}
+	return m, bundle.WriteManifest(a.Out, m)
+}
+
+// bundleImages saves every image the lock file pins for a node block, for
+// each platform its hosts run, by digest into the bundle's OCI layout.
+func bundleImages(ctx context.Context, out, lockPath string, m *bundle.Manifest, order []string, groups map[string]*bundleGroup) error {
+	lock, _, diags := spec.LoadLockFile(lockPath)
+	if diags.HasErrors() {
+		return diags
+	}
+	if lock == nil {
+		return nil
+	}
+	saved := map[string]bool{}
+	for _, key := range order {
+		g := groups[key]
+		platform := bundle.Platform(g.platform.arch)
+		for _, ref := range slices.Sorted(maps.Keys(lock.Images[g.node])) {
+			named, err := registry.SaveLayout(ctx, ref, lock.Images[g.node][ref], platform, filepath.Join(out, bundle.ImagesDir), registry.Options{})
+			if err != nil {
+				return fmt.Errorf("node %s: %w", g.node, err)
+			}
+			m.Images = append(m.Images, bundle.Image{Node: g.node, Ref: ref, Platform: platform, Name: named})
+			saved[named] = true
+		}
+	}
+	if len(saved) == 0 {
+		return nil
+	}
+	return filepath.WalkDir(filepath.Join(out, bundle.ImagesDir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(out, p)
+		if err != nil {
+			return err
+		}
+		return m.AddFile(out, filepath.ToSlash(rel), "the lock's images, saved from their registries by digest", "")
+	})
+}
+
+// bundleRepo has g's host download g's releases and writes them as one
+// signed repository of the bundle.
+func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, out string, m *bundle.Manifest, g *bundleGroup) error {
+	if g.platform.family != "debian" && g.platform.family != "rhel" {
+		return fmt.Errorf("host %s runs %s: gpuform bundle builds apt and dnf repositories, not %q ones", g.host.Host.Name, g.platform.os, g.platform.family)
+	}
+	rel := "repos/" + safeName(g.node+"-"+g.platform.os+"-"+g.platform.arch)
+	dir := filepath.Join(out, filepath.FromSlash(rel))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tr, err := o.Connect(ctx, g.host.Host)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	wanted := slices.Sorted(maps.Keys(g.wanted))
+	if g.platform.family == "rhel" {
+		return bundleDnfRepo(ctx, tr, out, rel, m, g, wanted)
+	}
+	d, err := bundle.DownloadApt(ctx, tr, g.host.Host.Become != "", wanted, dir)
+	if err != nil {
+		return err
+	}
+	if err := bundle.WriteAptIndex(dir, d.Records, time.Now()); err != nil {
+		return err
+	}
+	if err := signer.SignRelease(ctx, dir); err != nil {
+		return err
+	}
+	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
+	for _, r := range d.Records {
+		satisfies := g.wanted[r.Name+"="+r.Version]
+		if satisfies == "" {
+			satisfies = fmt.Sprintf("node %s: a dependency apt resolved on %s", g.node, g.host.Host.Name)
+		}
+		source := d.URIs[r.File]
+		if source == "" {
+			source = "apt on " + g.host.Host.Name
+		}
+		if err := m.AddFile(out, rel+"/"+r.File, source, satisfies); err != nil {
+			return err
+		}
+		repo.Packages = append(repo.Packages, bundle.Package{Name: r.Name, Version: r.Version, File: rel + "/" + r.File})
+	}
+	if missing := repo.Missing(wanted); len(missing) > 0 {
+		return fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
+	}
+	if err := m.AddFile(out, rel+"/"+bundle.BaseStatus, "the dpkg status of "+g.host.Host.Name, ""); err != nil {
+		return err
+	}
+	for _, f := range []string{"Packages", "Release", "InRelease"} {
+		if err := m.AddFile(out, rel+"/"+f, "gpuform", ""); err != nil {
+			return err
+		}
+	}
+	m.Repos = append(m.Repos, repo)
+	return nil
+}
+
+// bundleDnfRepo is bundleRepo for a dnf host: the packages dnf download
+// --resolve fetched and the metadata createrepo_c wrote on the host. The
+// wanted releases are dnf's "name-version"; the repository's are recorded
+// as "name=version" like apt's, so that Missing and the plan's offers
+// read them alike.
+func bundleDnfRepo(ctx context.Context, tr transport.Transport, out, rel string, m *bundle.Manifest, g *bundleGroup, wanted []string) error {
+	specs := make([]string, len(wanted))
+	for i, w := range wanted {
+		name, v, _ := strings.Cut(w, "=")
+		specs[i] = name + "-" + v
+	}
+	d, err := bundle.DownloadDnf(ctx, tr, g.host.Host.Become != "", specs, filepath.Join(out, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
+	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
+	for _, p := range d.Packages {
+		satisfies := g.wanted[p.Name+"="+p.Version]
+		if satisfies == "" {
+			satisfies = fmt.Sprintf("node %s: a dependency dnf resolved on %s", g.node, g.host.Host.Name)
+		}
+		source := d.URIs[p.File]
+		if source == "" {
+			source = "dnf on " + g.host.Host.Name
+		}
+		if err := m.AddFile(out, rel+"/"+p.File, source, satisfies); err != nil {
+			return err
+		}
+		repo.Packages = append(repo.Packages, bundle.Package{Name: p.Name, Version: p.Version, File: rel + "/" + p.File})
+	}
+	if missing := repo.Missing(wanted); len(missing) > 0 {
+		return fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
+	}
+	for _, f := range d.Meta {
+		if err := m.AddFile(out, rel+"/"+f, "createrepo_c on "+g.host.Host.Name, ""); err != nil {
+			return err
+		}
+	}
+	m.Repos = append(m.Repos, repo)
+	return nil
+}
+
+// safeName keeps a directory name to the characters a bundle path allows.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// renderBundle is the bundle's summary: each repository, its packages,
+// and the size of it all.
+func renderBundle(w io.Writer, out string, m *bundle.Manifest) {
+	var total int64
+	for _, f := range m.Files {
+		total += f.Size
+	}
+	sort.SliceStable(m.Repos, func(i, j int) bool { return m.Repos[i].Dir < m.Repos[j].Dir })
+	for _, r := range m.Repos {
+		fmt.Fprintf(w, "node %q on %s %s: %d packages for %d releases (%s)\n", r.Node, r.OS, r.Arch, len(r.Packages), len(r.Wanted), r.Dir)
+	}
+	for _, im := range m.Images {
+		fmt.Fprintf(w, "node %q image %s (%s): %s\n", im.Node, im.Ref, im.Platform, im.Name)
+	}
+	fmt.Fprintf(w, "\nWrote the bundle %s: %d files, %s.\n", out, len(m.Files), readlimit.FormatSize(total))
+}
+
+// bundleUse is an offline bundle plan and apply use (-bundle): its
+// manifest, verified, and the repository each host's plan took its
+// releases from.
+type bundleUse struct {
+	path  string
+	m     *bundle.Manifest
+	mu    sync.Mutex
+	repos map[string]*bundle.Repo
+}
+
+// openBundle reads and verifies the bundle at path ("" for none): a
+// bundle built for another lock file, or a file that does not match its
+// manifest, is refused before any host is asked.
+func openBundle(specDir, path string) (*bundleUse, error) {
+	if path == "" {
+		return nil, nil
+	}
+	m, err := bundle.ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	lock := ""
+	if _, err := os.Stat(filepath.Join(specDir, spec.LockFileName)); err == nil {
+		if lock, _, err = bundle.HashFile(filepath.Join(specDir, spec.LockFileName)); err != nil {
+			return nil, err
+		}
+	}
+	if lock != m.Lock {
+		return nil, fmt.Errorf("-bundle %s was built for another lock file: the bundle's lock has sha256 %q, %s has %q; build the bundle again (gpuform bundle) after gpuform lock", path, m.Lock, filepath.Join(specDir, spec.LockFileName), lock)
+	}
+	if err := m.Verify(path, ""); err != nil {
+		return nil, fmt.Errorf("-bundle: %w; nothing was copied or installed", err)
+	}
+	return &bundleUse{path: path, m: m, repos: map[string]*bundle.Repo{}}, nil
+}
+
+// hook makes each host's offers its node block's repository for its OS
+// and arch; a host the bundle does not cover fails its plan. nil for no
+// bundle.
+func (b *bundleUse) hook() plan.ProbedHook {
+	if b == nil {
+		return nil
+	}
+	return func(pr target.Probed) error {
+		f := pr.Facts
+		r, err := b.m.RepoFor(pr.Host.Node.Name, f.OS.Family(), f.OS.ID+" "+f.OS.VersionID, f.Arch)
+		if err != nil {
+			return err
+		}
+		offers := r.Offers()
+		for _, vs := range offers {
+			slices.SortStableFunc(vs, func(a, b string) int { return -facts.CompareVersions(a, b) })
+		}
+		f.Offers = &facts.Offers{Manager: facts.Manager(r.Family), Versions: offers, Sources: []string{"bundle " + b.path + " " + r.Dir}, Lists: 1}
+		b.mu.Lock()
+		b.repos[pr.Host.Host.Name] = r
+		b.mu.Unlock()
+		return nil
+	}
+}
+
+// stage is apply's Stage for the bundle: the host's repository copied,
+// verified and named as apt's only source for the steps. nil for no
+// bundle.
+func (b *bundleUse) stage(progress func(apply.Event)) func(ctx context.Context, tr transport.Transport, hp *plan.HostPlan) (map[string]string, error) {
+	if b == nil {
+		return nil
+	}
+	return func(ctx context.Context, tr transport.Transport, hp *plan.HostPlan) (map[string]string, error) {
+		b.mu.Lock()
+		r := b.repos[hp.Host]
+		b.mu.Unlock()
+		if r == nil {
+			return nil, fmt.Errorf("the bundle has no repository for host %s", hp.Host)
+		}
+		st, err := bundle.Stage(ctx, tr, hp.Target.Host.Become != "", b.m, b.path, r)
+		if err != nil {
+			return nil, err
+		}
+		progress(apply.Event{Host: hp.Host, Message: fmt.Sprintf("bundle %s: %d files copied, %d already there", r.Dir, len(st.Copied), len(st.Kept))})
+		return st.Env, nil
+	}
+}
+
+// runBundleCheck is bundle -check's work: verify the bundle, then check
+// each repository closed.
+func runBundleCheck(ctx context.Context, path string) ([]*bundle.CheckResult, error) {
+	m, err := bundle.ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Verify(path, ""); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "gpuform-bundle-check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var out []*bundle.CheckResult
+	for i := range m.Repos {
+		r := &m.Repos[i]
+		if r.Family != "debian" {
+			return nil, fmt.Errorf("the repository %s is a %s one: bundle -check checks apt repositories so far", r.Dir, r.Family)
+		}
+		res, err := bundle.CheckApt(ctx, path, r, tmp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// renderBundleCheck writes each repository's verdict and reports whether
+// every one is closed.
+func renderBundleCheck(w io.Writer, path string, results []*bundle.CheckResult) bool {
+	closed := true
+	for _, r := range results {
+		if len(r.Problems) == 0 {
+			fmt.Fprintf(w, "ok    %s (node %q, %s %s): %d releases install with %d packages, offline\n", r.Repo.Dir, r.Repo.Node, r.Repo.OS, r.Repo.Arch, len(r.Repo.Wanted), r.Installs)
+			continue
+		}
+		closed = false
+		fmt.Fprintf(w, "fail  %s (node %q, %s %s): not closed\n", r.Repo.Dir, r.Repo.Node, r.Repo.OS, r.Repo.Arch)
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "        %s\n", p)
+		}
+	}
+	if closed {
+		fmt.Fprintf(w, "\nThe bundle %s is closed: every release installs from it alone.\n", path)
+	} else {
+		fmt.Fprintf(w, "\nThe bundle %s is not closed: a node would miss the dependencies above.\n", path)
+	}
+	return closed
+}
+
+// copyNote says, for each host the plan changes, which repository of the
+// bundle apply copies there and how much (at most: the files the host
+// already holds with the right sha256 are not copied again).
+func (b *bundleUse) copyNote(w io.Writer, p *plan.Plan) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, hp := range p.Hosts {
+		r := b.repos[hp.Host]
+		if r == nil || !hp.HasChanges() {
+			continue
+		}
+		var n int
+		var size int64
+		for _, f := range b.m.Files {
+			if (strings.HasPrefix(f.Path, r.Dir+"/") && path.Base(f.Path) != bundle.BaseStatus) || f.Path == bundle.KeyFile {
+				n++
+				size += f.Size
+			}
+		}
+		fmt.Fprintf(w, "Bundle: apply copies %s to %s:%s/ (%d files, %s; only what the host lacks) and installs from it alone.\n", r.Dir, hp.Host, bundle.NodeDir, n, readlimit.FormatSize(size))
+	}
+}

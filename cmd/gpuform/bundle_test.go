@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/bundle"
+)
+
+// TestBundleFromTheTestRepository builds a bundle of NCCL from a Debian
+// root's repository: the host's apt resolves libnccl-dev with the
+// libnccl2 it depends on at exactly its version; the manifest lists both
+// with their source and the lock entry each satisfies, and the repository
+// is signed with the bundle's key (gpgv, as apt checks it).
+func TestBundleFromTheTestRepository(t *testing.T) {
+	t.Parallel()
+	a := startAptNode(t, nil)
+	a.spec(`  nccl { version = "2.21.5" }`)
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, errOut := a.cli("", "bundle", "-out", out)
+	if code != ExitOK {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Verify(out, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Repos) != 1 {
+		t.Fatalf("repos = %+v", m.Repos)
+	}
+	r := m.Repos[0]
+	var got []string
+	for _, p := range r.Packages {
+		got = append(got, p.Name+"="+p.Version)
+	}
+	want := "libnccl-dev=2.21.5-1+cuda12.4 libnccl2=2.21.5-1+cuda12.4"
+	if strings.Join(got, " ") != want || r.OS != "debian 12" || r.Node != "n" {
+		t.Errorf("repository %s: %s packages %v, want %s", r.Dir, r.OS, got, want)
+	}
+	f, ok := m.File(r.Dir + "/libnccl2_2.21.5-1+cuda12.4_amd64.deb")
+	if !ok || !strings.HasPrefix(f.Source, "file:/srv/gpuform-repo") || !strings.Contains(f.Satisfies, "node n: nccl libnccl2=2.21.5-1+cuda12.4") {
+		t.Errorf("libnccl2's entry: %+v", f)
+	}
+	if !strings.Contains(stdout, `node "n" on debian 12`) || !strings.Contains(stdout, "Wrote the bundle") {
+		t.Errorf("bundle's output:\n%s", stdout)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, r.Dir, "InRelease")); err != nil || !strings.Contains(string(b), "BEGIN PGP SIGNED MESSAGE") {
+		t.Errorf("InRelease: %v\n%s", err, b)
+	}
+
+	// bundle -check: closed as built; with libnccl2 left out (the index
+	// rewritten and signed again, so only apt's solver can tell), apt
+	// names the missing dependency and the check fails.
+	if code, stdout, errOut := runCLI(t, "", "bundle", "-check", out); code != ExitOK || !strings.Contains(stdout, "is closed") {
+		t.Errorf("bundle -check: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	open := leaveOut(t, out, "libnccl2")
+	if code, stdout, errOut := runCLI(t, "", "bundle", "-check", open); code != ExitFailed || !strings.Contains(stdout, "libnccl-dev : Depends: libnccl2 (= 2.21.5-1+cuda12.4) but it is not installable") {
+		t.Errorf("bundle -check of a bundle without libnccl2: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+
+	// The node loses its own sources and lists; plan -bundle resolves the
+	// release from the bundle.
+	a.root.Run(t, "rm -f /etc/apt/sources.list.d/gpuform-test.list && rm -rf /var/lib/apt/lists/* && mkdir -p /var/lib/apt/lists/partial")
+	code, stdout, errOut = a.cli("", "plan", "-bundle", out, "-detailed-exitcode")
+	if code != ExitReport || !strings.Contains(stdout, "nccl") || !strings.Contains(errOut, "Bundle: apply copies "+r.Dir+" to debroot:/var/lib/gpuform/bundle/ (6 files") {
+		t.Errorf("plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	// A release the bundle lacks fails the host's plan, naming the bundle.
+	a.spec(`  nccl { version = "2.20.5" }`)
+	code, stdout, errOut = a.cli("", "plan", "-bundle", out)
+	if code == ExitOK || !strings.Contains(stdout+errOut, "bundle "+out) {
+		t.Errorf("plan -bundle of a release it lacks: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.spec(`  nccl { version = "2.21.5" }`)
+	// A lock file the bundle was not built for is refused, naming both.
+	writeFile(t, filepath.Join(a.dir, ".gpuform.lock.hcl"), "")
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", out); code == ExitOK || !strings.Contains(errOut, "was built for another lock file") {
+		t.Errorf("plan -bundle with another lock: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	os.Remove(filepath.Join(a.dir, ".gpuform.lock.hcl"))
+	// A tampered package is refused by its hash before any host is
+	// asked, and apply installs nothing.
+	deb := filepath.Join(out, r.Dir, "libnccl2_2.21.5-1+cuda12.4_amd64.deb")
+	good, err := os.ReadFile(deb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(deb, []byte("not the package"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, errOut := a.cli("", "apply", "-auto-approve", "-bundle", out); code == ExitOK || !strings.Contains(errOut, "does not match the bundle's manifest") || !strings.Contains(errOut, "libnccl2_2.21.5-1+cuda12.4_amd64.deb") {
+		t.Errorf("apply -bundle with a tampered file: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if got := a.dpkg(); strings.TrimSpace(got) != "" {
+		t.Errorf("a refused bundle installed:\n%s", got)
+	}
+	if err := os.WriteFile(deb, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// apply -bundle converges from the bundle alone; the node's apt
+	// configuration names no source afterwards, and a second plan is empty.
+	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
+	if code != ExitOK {
+		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl-dev", "libnccl2"})
+	if got := a.root.Run(t, "ls /etc/apt/sources.list.d; cat /etc/apt/sources.list 2>/dev/null || true"); strings.TrimSpace(got) != "" {
+		t.Errorf("the node's apt sources after apply -bundle:\n%s", got)
+	}
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", out, "-detailed-exitcode"); code != ExitOK || !strings.Contains(stdout, "No changes.") {
+		t.Errorf("second plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	// A second apply copies nothing: there is nothing to do.
+	if strings.Contains(a.apply(), "files copied") {
+		t.Errorf("a converged apply staged the bundle")
+	}
+}
+
+// leaveOut copies the bundle at dir without the package name: its file,
+// its record in the index, its manifest entries and its wanted release
+// gone, the index signed
+// again with a new key, as a bundle tool that missed a dependency would
+// have written it.
+func leaveOut(t *testing.T, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "open")
+	if b, err := exec.Command("cp", "-a", dir, out).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, b)
+	}
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &m.Repos[0]
+	repoDir := filepath.Join(out, r.Dir)
+	idx, err := os.ReadFile(filepath.Join(repoDir, "Packages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []bundle.AptRecord
+	for _, para := range strings.Split(strings.TrimSpace(string(idx)), "\n\n") {
+		var rec bundle.AptRecord
+		for _, l := range strings.Split(para, "\n") {
+			k, v, _ := strings.Cut(l, ": ")
+			switch k {
+			case "Package":
+				rec.Name = v
+			case "Version":
+				rec.Version = v
+			case "Filename":
+				rec.File = strings.TrimPrefix(v, "./")
+			}
+		}
+		rec.Control = para + "\n"
+		if rec.Name == name {
+			os.Remove(filepath.Join(repoDir, rec.File))
+			m.Files = slices.DeleteFunc(m.Files, func(f bundle.File) bool { return f.Path == r.Dir+"/"+rec.File })
+			continue
+		}
+		records = append(records, rec)
+	}
+	r.Packages = slices.DeleteFunc(r.Packages, func(p bundle.Package) bool { return p.Name == name })
+	// Only another release's dependency now: no release it was built for
+	// names it.
+	r.Wanted = slices.DeleteFunc(r.Wanted, func(w string) bool { return strings.HasPrefix(w, name+"=") })
+	if err := bundle.WriteAptIndex(repoDir, records, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := bundle.NewSigner(context.Background(), t.TempDir(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signer.Close()
+	if err := signer.SignRelease(context.Background(), repoDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{bundle.KeyFile, r.Dir + "/Packages", r.Dir + "/Release", r.Dir + "/InRelease"} {
+		if err := m.AddFile(out, f, "gpuform", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bundle.WriteManifest(out, m); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBundleDnf is the bundle on the Rocky-9-like dnf root: dnf download
+// --resolve and createrepo_c on the host build the repository; with the
+// host's own repository file and dnf's cache removed, apply -bundle
+// installs libnccl-devel and the libnccl it requires from the bundle
+// alone, /etc/yum.repos.d stays empty and a second plan -bundle is empty.
+func TestBundleDnf(t *testing.T) {
+	t.Parallel()
+	a := startRPMNode(t)
+	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
+	out := filepath.Join(t.TempDir(), "bundle")
+	// dnf's cache was never filled: the releases cannot be resolved, and
+	// bundle says so instead of writing an empty bundle.
+	if code, stdout, errOut := a.cli("", "bundle", "-out", out); code != ExitFailed || !strings.Contains(errOut, "dnf makecache") {
+		t.Errorf("bundle with dnf's cache empty: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.root.Run(t, "dnf -q makecache")
+	os.RemoveAll(out)
+	code, stdout, errOut := a.cli("", "bundle", "-out", out)
+	if code != ExitOK {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Repos) != 1 || m.Repos[0].Family != "rhel" || m.Repos[0].OS != "rocky 9.4" || len(m.Repos[0].Packages) != 2 {
+		t.Fatalf("repos: %+v", m.Repos)
+	}
+	a.root.Run(t, "rm -f /etc/yum.repos.d/gpuform-test.repo && rm -rf /var/cache/dnf/*")
+	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
+	if code != ExitOK {
+		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	a.rpmConverged([]string{"libnccl 2.21.5-1+cuda12.4", "libnccl-devel 2.21.5-1+cuda12.4"}, []string{"libnccl", "libnccl-devel"})
+	if got := a.root.Run(t, "ls /etc/yum.repos.d"); strings.TrimSpace(got) != "" {
+		t.Errorf("/etc/yum.repos.d after apply -bundle: %s", got)
+	}
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", out, "-detailed-exitcode"); code != ExitOK {
+		t.Errorf("second plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+}

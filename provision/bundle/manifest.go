@@ -1,0 +1,319 @@
+// Package bundle is an offline bundle for air-gapped sites: the package
+// repositories a spec's plan installs and the images its lock pins (in an
+// OCI layout, which provision/registry writes), gathered where
+// the network is, with a manifest that names every file, its sha256, its
+// size, where it came from and the lock entry it satisfies, and the lock
+// file it was built for. It reads a manifest with a size bound and checks
+// every file against it before anything uses the file; it writes the
+// signed apt repository a node installs from; it copies a repository to a
+// node and names it as the package manager's only source for apply's
+// steps (Stage); it proves an apt repository closed offline (CheckApt);
+// and it answers what the bundle offers a node (Repo.Offers) so that a
+// plan made with -bundle resolves releases from the bundle.
+//
+// The packages are resolved by the node's own package manager in
+// download-only mode (DownloadApt, DownloadDnf, over the transport gpuform
+// already uses), never by gpuform.
+package bundle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
+	"github.com/gpuform/gpuform/internal/lazyre"
+	"github.com/gpuform/gpuform/internal/readlimit"
+)
+
+// ManifestName is the manifest's file name at the bundle's top.
+const ManifestName = "manifest.json"
+
+// MaxManifest bounds the manifest read back: a bundle of a few thousand
+// packages is well under a megabyte.
+const MaxManifest = 16 << 20
+
+// MaxFile bounds one file of a bundle (the largest NVIDIA packages, the
+// CUDA toolkit's, are a few GiB).
+const MaxFile = 8 << 30
+
+// Manifest is what a bundle holds and what it was built for.
+type Manifest struct {
+	// FormatVersion is jsonformat.Version when it was written.
+	FormatVersion string `json:"format_version"`
+	// Lock is the sha256 of the lock file (.gpuform.lock.hcl) the bundle
+	// was built for; "" when the spec had none.
+	Lock string `json:"lock_sha256"`
+	// Repos are the package repositories, one per node block and
+	// platform.
+	Repos []Repo `json:"repos"`
+	// Images are the lock's images, each platform's saved by digest in
+	// the OCI image layout ImagesDir.
+	Images []Image `json:"images,omitempty"`
+	// Files are every file of the bundle but the manifest, sorted by path.
+	Files []File `json:"files"`
+}
+
+// ImagesDir is the bundle's OCI image layout (index.json, blobs/).
+const ImagesDir = "images"
+
+// Image is one pinned image of one platform in the bundle's layout.
+type Image struct {
+	// Node is the spec's node block whose lock entry it is.
+	Node string `json:"node"`
+	// Ref is the reference as the spec writes it.
+	Ref string `json:"ref"`
+	// Platform is "linux/amd64" or "linux/arm64".
+	Platform string `json:"platform"`
+	// Name is the layout's name of it: the repository @ the platform's
+	// image digest, as the lock pins it.
+	Name string `json:"name"`
+}
+
+// Platform is the OCI platform of a host's uname -m.
+func Platform(machine string) string { return "linux/" + debArch(machine) }
+
+// Repo is one node block's packages for one distribution release and
+// architecture: the directory a node of that platform installs from.
+type Repo struct {
+	// Node is the spec's node block.
+	Node string `json:"node"`
+	// Family is "debian" (apt) or "rhel" (dnf).
+	Family string `json:"family"`
+	// OS is the distribution release as facts read it ("debian 12").
+	OS string `json:"os"`
+	// Arch is the architecture the packages are for ("amd64").
+	Arch string `json:"arch"`
+	// Dir is the repository's directory in the bundle ("repos/n-debian-12-amd64").
+	Dir string `json:"dir"`
+	// Wanted are the releases the plan installs, "name=version": the
+	// lock's entries as the node's package manager spells them.
+	Wanted []string `json:"wanted"`
+	// Packages are every package of the repository, the wanted ones and
+	// their dependency closure.
+	Packages []Package `json:"packages"`
+}
+
+// Package is one package file of a repository.
+type Package struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// File is the package's path in the bundle.
+	File string `json:"file"`
+}
+
+// File is one file of the bundle.
+type File struct {
+	// Path is relative to the bundle's top, with "/".
+	Path string `json:"path"`
+	// SHA256 is the file's sha256, in hex.
+	SHA256 string `json:"sha256"`
+	// Size is the file's size in bytes.
+	Size int64 `json:"size"`
+	// Source is where the file came from: the repository URI the node's
+	// package manager named, or "gpuform" for what the bundle generated
+	// (indexes, the key).
+	Source string `json:"source"`
+	// Satisfies is the lock entry (or wanted release) the file is there
+	// for: "node n: nccl libnccl2=2.21.5-1+cuda12.4", "dependency of …";
+	// "" for the repository's metadata.
+	Satisfies string `json:"satisfies,omitempty"`
+}
+
+// safePath is a bundle-relative path: no "..", no leading "/", a plain
+// set of characters (every path the bundle writes itself).
+var safePath = lazyre.New(`^[A-Za-z0-9_.+~-]+(/[A-Za-z0-9_.+~%-]+)*$`)
+
+// CheckPath refuses a path that could leave the bundle's directory.
+func CheckPath(p string) error {
+	if !safePath.MatchString(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || slices.Contains(strings.Split(p, "/"), "..") {
+		return fmt.Errorf("the bundle path %q is not a plain relative path", p)
+	}
+	return nil
+}
+
+// ReadManifest reads and checks dir's manifest: the format version, every
+// path, and that every repository's packages are files it lists.
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := readlimit.ReadRegularFile(filepath.Join(dir, ManifestName), MaxManifest)
+	if err != nil {
+		return nil, fmt.Errorf("reading the bundle's manifest: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("the bundle's manifest %s: %w", filepath.Join(dir, ManifestName), err)
+	}
+	if !jsonformat.Compatible(m.FormatVersion) {
+		return nil, fmt.Errorf("the bundle's manifest has format_version %q; this gpuform reads %s.x", m.FormatVersion, jsonformat.Major())
+	}
+	files := map[string]bool{}
+	for _, f := range m.Files {
+		if err := CheckPath(f.Path); err != nil {
+			return nil, err
+		}
+		if f.Size < 0 || f.Size > MaxFile {
+			return nil, fmt.Errorf("the bundle file %s: size %d out of bounds", f.Path, f.Size)
+		}
+		if _, err := hex.DecodeString(f.SHA256); err != nil || len(f.SHA256) != 64 {
+			return nil, fmt.Errorf("the bundle file %s: sha256 %q is not 64 hex digits", f.Path, f.SHA256)
+		}
+		files[f.Path] = true
+	}
+	for _, r := range m.Repos {
+		if err := CheckPath(r.Dir); err != nil {
+			return nil, err
+		}
+		for _, p := range r.Packages {
+			if !files[p.File] {
+				return nil, fmt.Errorf("the bundle's repository %s names %s, which its manifest does not list", r.Dir, p.File)
+			}
+		}
+	}
+	return &m, nil
+}
+
+// WriteManifest writes m as dir's manifest, with the files sorted.
+func WriteManifest(dir string, m *Manifest) error {
+	m.FormatVersion = jsonformat.Version
+	slices.SortFunc(m.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, ManifestName+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, ManifestName))
+}
+
+// HashFile returns the sha256 (hex) and size of a file, reading at most
+// MaxFile bytes.
+func HashFile(name string) (string, int64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, MaxFile+1))
+	if err != nil {
+		return "", 0, err
+	}
+	if n > MaxFile {
+		return "", 0, fmt.Errorf("%s is larger than %s", name, readlimit.FormatSize(MaxFile))
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// AddFile hashes dir/rel and records it in m.
+func (m *Manifest) AddFile(dir, rel, source, satisfies string) error {
+	if err := CheckPath(rel); err != nil {
+		return err
+	}
+	sum, size, err := HashFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
+	m.Files = slices.DeleteFunc(m.Files, func(f File) bool { return f.Path == rel })
+	m.Files = append(m.Files, File{Path: rel, SHA256: sum, Size: size, Source: source, Satisfies: satisfies})
+	return nil
+}
+
+// File returns the manifest's entry for a path.
+func (m *Manifest) File(p string) (File, bool) {
+	for _, f := range m.Files {
+		if f.Path == p {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// ErrTampered is wrapped by Verify's error for a file whose size or hash
+// is not the manifest's.
+var ErrTampered = errors.New("does not match the bundle's manifest")
+
+// Verify checks every file the manifest lists under prefix ("" for all)
+// against its size and sha256, and that nothing else is there: the whole
+// bundle is refused for one bad file, before any of it is used.
+func (m *Manifest) Verify(dir, prefix string) error {
+	var bad []string
+	for _, f := range m.Files {
+		if prefix != "" && !strings.HasPrefix(f.Path, prefix) {
+			continue
+		}
+		sum, size, err := HashFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("%s: %v", f.Path, err))
+		case size != f.Size:
+			bad = append(bad, fmt.Sprintf("%s: %d bytes, the manifest says %d (truncated or replaced)", f.Path, size, f.Size))
+		case sum != f.SHA256:
+			bad = append(bad, fmt.Sprintf("%s: sha256 %s, the manifest says %s", f.Path, sum, f.SHA256))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("the bundle %s %w: %s", dir, ErrTampered, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// RepoFor returns the repository of node for a platform, or why there is
+// none: the bundle covers other platforms of the node, or not the node.
+func (m *Manifest) RepoFor(node, family, osName, arch string) (*Repo, error) {
+	var others []string
+	for i := range m.Repos {
+		r := &m.Repos[i]
+		if r.Node != node {
+			continue
+		}
+		if r.Family == family && r.OS == osName && r.Arch == arch {
+			return r, nil
+		}
+		others = append(others, r.OS+" "+r.Arch)
+	}
+	if len(others) == 0 {
+		return nil, fmt.Errorf("the bundle has no packages for node %q", node)
+	}
+	return nil, fmt.Errorf("the bundle covers node %q on %s, not on %s %s", node, strings.Join(others, ", "), osName, arch)
+}
+
+// Offers returns what the repository offers, as facts.Offers' Versions:
+// every version of each package, newest last as written.
+func (r *Repo) Offers() map[string][]string {
+	out := map[string][]string{}
+	for _, p := range r.Packages {
+		if !slices.Contains(out[p.Name], p.Version) {
+			out[p.Name] = append(out[p.Name], p.Version)
+		}
+	}
+	return out
+}
+
+// Missing returns the releases of wanted ("name=version") the repository
+// does not hold, each with what it holds of the name instead.
+func (r *Repo) Missing(wanted []string) []string {
+	var out []string
+	offers := r.Offers()
+	for _, w := range wanted {
+		name, v, _ := strings.Cut(w, "=")
+		if slices.Contains(offers[name], v) {
+			continue
+		}
+		has := "nothing of it"
+		if vs := offers[name]; len(vs) > 0 {
+			has = strings.Join(vs, ", ")
+		}
+		out = append(out, fmt.Sprintf("%s %s (the bundle has %s)", name, v, has))
+	}
+	return out
+}

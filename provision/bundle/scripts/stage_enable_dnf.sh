@@ -1,0 +1,20 @@
+# shellcheck shell=sh
+# stage_enable_dnf.sh DIR
+#
+# Writes DIR/repos.d/gpuform-bundle.repo (under the root), a dnf
+# repository file naming the bundle's repository in DIR, and reads its
+# metadata with only that directory of repository files: apply gives it
+# to its steps as GPUFORM_DNF_REPOS, which dnf_install.sh passes to dnf as
+# reposdir, so the node's own repositories are not used for the
+# transaction and /etc/yum.repos.d does not change. Every file's sha256
+# was checked as it was copied.
+set -eu
+dir=$1
+d="$R$dir"
+mkdir -p -- "$d/repos.d"
+printf '[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nmetadata_expire=0\n' "$dir" >"$d/repos.d/gpuform-bundle.repo.part"
+mv -f -- "$d/repos.d/gpuform-bundle.repo.part" "$d/repos.d/gpuform-bundle.repo"
+if ! dnf -q --setopt=reposdir="$d/repos.d" makecache >&2; then
+	rm -f -- "$d/repos.d/gpuform-bundle.repo"
+	fail "dnf cannot read the bundle's repository in $dir"
+fi
