@@ -63,6 +63,7 @@ const (
 	CheckNCCL             CheckID = "nccl"
 	CheckIsolation        CheckID = "nccl_isolation"
 	CheckPeerOutlier      CheckID = "nvml.peer_outlier"
+	CheckBurninRecord     CheckID = "burnin.record"
 )
 
 // GPU is the id of a per-GPU check on GPU n (NVML index), e.g.
@@ -321,6 +322,10 @@ func Checks() []CheckDef {
 			When:   "per multi-node nccl-tests run, on each host of a node group whose run was isolated pairwise (`-tier fleet`; `verify { isolation }`)",
 			Judges: "the host failed with every pair partner while a partner passed with another node (fail: it is the bad node); slow with every partner while passing the floor is a straggler (pass with the finding, fail with `outliers = \"fail\"`); `error` when the group's run failed and the pairs could not decide the host (budget spent, no pair passed); `skip` likewise when the group's run passed",
 			Action: "drain the named node and check its fabric links (`ibstat`: a port below its rate, cables, transceivers); hosts that passed with a partner are not the cause"},
+		{ID: CheckBurninRecord, Needs: NeedNVML,
+			When:   "with `verify -require-burnin`: the node's burn-in record, `/var/lib/gpuform/burnin.json` (read to 64 KiB)",
+			Judges: "fails a node whose record is missing, corrupt (not one JSON record of a known format, over 64 KiB, finished before it started), failed, expired (finished more than `verify { burnin { max_age } }` ago, default 720h), dated more than 5 minutes in the future (a clock off: the record cannot be dated), or taken on another driver version or other GPUs (a bus id, UUID or serial the NVML report does not have, or a GPU it did not burn in); `observed` is the reason (`valid`, `missing`, `expired`, …); `error` when the record cannot be read or NVML facts are missing",
+			Action: "run `gpuform verify -tier burnin` on the node (after a repair, a GPU swap or a driver upgrade), then put it back in service"},
 		{ID: CheckPeerOutlier, Scope: ScopeGPU, Needs: NeedNVML,
 			When:   "per GPU worse than its peers, with `verify { outliers = \"fail\" }` (the default `warn` lists it in the report's warnings instead)",
 			Judges: "PCIe width or maximum generation, power limit or temperature more than `outlier_margin_percent` (default 10 %) worse than the median of the same GPU model in its node or across the hosts verified, with at least 3 peers; with `fail`, a host's single-node nccl-tests busbw that far below the median of the hosts with the same GPUs fails its `nccl.<name>` (with `warn` it is a warning)",
