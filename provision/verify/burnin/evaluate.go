@@ -66,6 +66,9 @@ type Run struct {
 	DCGMOptional bool
 	// Samples are the sustained load's readings, every GPU.
 	Samples []Sample
+	// LoadError says why the sustained load did not run or finish (no
+	// load generator, one that failed); "" when it ran.
+	LoadError string
 	// NCCL are the long nccl-tests runs (single node, and with a peer).
 	NCCL []NCCLRun
 	// Before and After are the error counters read around the load
@@ -102,6 +105,9 @@ var throttleFaults = []string{nvmlfacts.ThrottleHWSlowdown, nvmlfacts.ThrottleSW
 func Evaluate(r Run, lim Limits) []Finding {
 	var out []Finding
 	out = append(out, judgeDCGM(r)...)
+	if r.LoadError != "" {
+		out = append(out, Finding{Check: "burnin.load", Status: StatusFail, Message: r.LoadError})
+	}
 	out = append(out, judgeThermal(r.Samples, lim)...)
 	out = append(out, judgeClocks(r.Samples, lim)...)
 	out = append(out, judgeNCCL(r.NCCL, lim)...)
@@ -337,7 +343,10 @@ func variation(v []float64) (mean, cv float64) {
 // failure too: its errors can no longer be told.
 func judgeCounters(before, after map[string]uint64) []Finding {
 	if before == nil || after == nil {
-		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "PCIe AER and NVLink error counters were not read before and after the load"}}
+		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "PCIe AER counters were not read before and after the load"}}
+	}
+	if len(before) == 0 && len(after) == 0 {
+		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "no PCIe AER counter of a GPU was readable (aer_dev_* under /sys/bus/pci/devices): errors during the load could not be counted"}}
 	}
 	var rose []string
 	for _, k := range sortedKeysU(before) {
@@ -359,7 +368,7 @@ func judgeCounters(before, after map[string]uint64) []Finding {
 	if len(rose) > 0 {
 		return []Finding{{Check: "burnin.counters", Status: StatusFail, Message: "error counters rose during the load: " + strings.Join(rose, "; ")}}
 	}
-	return []Finding{{Check: "burnin.counters", Status: StatusPass, Message: fmt.Sprintf("%d PCIe AER and NVLink error counters unchanged", len(before))}}
+	return []Finding{{Check: "burnin.counters", Status: StatusPass, Message: fmt.Sprintf("%d PCIe AER and ECC error counters unchanged", len(before))}}
 }
 
 func sortedKeysU(m map[string]uint64) []string {
