@@ -82,7 +82,7 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	a.Spec.register(fs)
 	a.Conn.register(fs)
 	fs.StringArrayVar(&a.Targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
-	fs.StringVar(&a.tier, "tier", "probe", "probe, quick, full or fleet")
+	fs.StringVar(&a.tier, "tier", "probe", "probe, quick, full, fleet or burnin")
 	fs.StringVar(&a.Format, "format", "text", "text, json, junit or prometheus (node_exporter textfile collector)")
 	fs.BoolVar(&a.json, "json", false, "print the report as JSON (the same as -format json)")
 	fs.StringVar(&a.OutPath, "out", "", "write the report to FILE instead of standard output")
@@ -204,6 +204,13 @@ Tiers, each with a hard time budget per host:
   quick   adds DCGM diagnostics level 1
   full    adds single-node nccl-tests
   fleet   adds multi-node nccl-tests (mpirun/srun commands)
+  burnin  adds the burn-in: DCGM level 3/4, a sustained load of verify {
+          burnin { duration } } (default 4h) with temperatures, clocks and
+          AER counters judged; writes /var/lib/gpuform/burnin.json
+
+-require-burnin fails a host whose burn-in record is missing, failed,
+older than verify { burnin { max_age } } (default 720h), dated in the
+future, or of another driver or other GPUs (check burnin.record).
 
 Every failed check carries the remediation catalogue's meaning and action
 (none, monitor, config, reset_gpu, reboot, inspect, rma); kernel.xid reads

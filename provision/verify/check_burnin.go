@@ -48,3 +48,52 @@ func BurninRecordCheck(data []byte, found bool, readErr error, rep *nvmlfacts.Re
 	}
 	return r
 }
+
+// BurninChecks turns a burn-in's findings into checks: burnin.NAME, or
+// burnin.NAME[SUBJECT] for a GPU's (by bus id) or an NCCL run's. A part
+// of the burn-in that did not run is not run and needed: the tier ran
+// it, so the host is not burnt in.
+func BurninChecks(fs []burnin.Finding) []CheckResult {
+	out := make([]CheckResult, 0, len(fs))
+	for _, f := range fs {
+		r := CheckResult{ID: f.Check, Message: f.Message, Observed: f.Message, Expected: burninExpected[f.Check]}
+		if f.Subject != "" {
+			r.ID += "[" + f.Subject + "]"
+		}
+		switch f.Status {
+		case burnin.StatusPass:
+			r.Status = StatusPass
+		case burnin.StatusNotRun:
+			r.Status, r.Needed = StatusNotRun, true
+		default:
+			r.Status = StatusFail
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+var burninExpected = map[string]string{
+	"burnin.dcgm":     "dcgmi diag -r 3/4 passes its hardware and stress tests",
+	"burnin.load":     "the sustained load runs for the burn-in's duration",
+	"burnin.thermal":  "no thermal, hardware or power-brake slowdown under load",
+	"burnin.clocks":   "SM clock under load within the margin of its peers",
+	"burnin.nccl":     "#wrong 0 and busbw steady across iterations",
+	"burnin.counters": "no PCIe AER counter rises during the load",
+}
+
+// BurninWriteCheck is burnin.write: the burn-in's record written on the
+// node (err nil, why empty), or why it was not (an error, never a pass:
+// -require-burnin would refuse the node).
+func BurninWriteCheck(err error, why string) CheckResult {
+	r := CheckResult{ID: "burnin.write", Expected: "the burn-in's record written to " + burnin.Path}
+	switch {
+	case err != nil && why == "":
+		r.Status, r.Observed, r.Message = StatusError, "not written", err.Error()
+	case why != "":
+		r.Status, r.Observed, r.Message = StatusError, "not written", why
+	default:
+		r.Status, r.Observed = StatusPass, "written"
+	}
+	return r
+}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ node "n" {
 	connect := func(ctx context.Context, h spec.Host) (transport.Transport, error) { return sim.New(h.Name, root), nil }
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	clock := now
-	o := Options{KB: testKB, Tier: verify.TierProbe, RequireBurnin: true, Now: func() time.Time { return clock }, Target: target.Options{Connect: connect}}
+	o := Options{KB: testKB, Tier: verify.TierProbe, RequireBurnin: true, XIDWindow: 10 * time.Millisecond, Now: func() time.Time { return clock }, Target: target.Options{Connect: connect}}
 	hosts := []target.Host{{Host: cfg.Nodes[0].Hosts[0], Node: cfg.Nodes[0]}}
 	record := func() *verify.CheckResult {
 		t.Helper()
@@ -73,5 +74,54 @@ node "n" {
 	o.RequireBurnin = false
 	if c := record(); c != nil {
 		t.Errorf("without -require-burnin: %+v", c)
+	}
+}
+
+// TestBurninTier: -tier burnin on a simulated node that has no load
+// generator (a simulated node replays no load: the replays are
+// burnin's TestRunNodeReplay) does not pass: burnin.load fails, the
+// parts that had nothing to judge are not run, the failed record is
+// written, and -require-burnin then refuses the node as failed.
+func TestBurninTier(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
+node "n" {
+  hosts  = ["sim://hgx-h100-converged"]
+  verify {
+    burnin {
+      duration = "1m"
+    }
+  }
+}`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	root, err := sim.MaterializeHost("sim://hgx-h100-converged", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{KB: testKB, Tier: verify.TierBurnin, XIDWindow: 10 * time.Millisecond, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) { return sim.New(h.Name, root), nil }}}
+	hosts := []target.Host{{Host: cfg.Nodes[0].Hosts[0], Node: cfg.Nodes[0]}}
+	doc := Run(context.Background(), hosts, o)
+	if doc.OK() {
+		t.Fatal("a burn-in that ran no load passed")
+	}
+	got := map[string]verify.Status{}
+	for _, c := range doc.Hosts[0].Checks {
+		got[c.ID] = c.Status
+	}
+	if got["burnin.load"] != verify.StatusFail || got["burnin.thermal"] != verify.StatusNotRun || got["burnin.write"] != verify.StatusPass {
+		t.Errorf("burn-in checks: %v", got)
+	}
+	o.Tier, o.RequireBurnin = verify.TierProbe, true
+	doc = Run(context.Background(), hosts, o)
+	var rec *verify.CheckResult
+	for _, c := range doc.Hosts[0].Checks {
+		if c.ID == "burnin.record" {
+			rec = &c
+		}
+	}
+	if rec == nil || rec.Status != verify.StatusFail || rec.Observed != "failed" || !strings.Contains(rec.Message, "burnin.load") {
+		t.Errorf("burnin.record after a failed burn-in: %+v", rec)
 	}
 }

@@ -177,13 +177,10 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
-	budget := o.Budget
-	if budget == 0 {
-		budget = o.Tier.Budget()
-	}
 	errs := target.Each(ctx, targets, o.Target, func(ctx context.Context, tg target.Host) error {
 		name := tg.Host.Name
 		start := time.Now()
+		budget := hostBudget(o, tg)
 		// The tier's budget is hard for the whole host: a node whose
 		// sshd, probe or NVML hangs (a wedged GPU) must not hold verify,
 		// or Slurm's HealthCheckProgram, past it.
@@ -308,6 +305,9 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	checks, err := verify.RunHost(ctx, t, exp, o.Tier, hopts)
 	if err != nil {
 		return report.Host{}, err
+	}
+	if o.Tier == verify.TierBurnin {
+		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, o)...)
 	}
 	if o.RequireBurnin {
 		checks = append(checks, burninRecordCheck(ctx, t, seen.NVML, tg.Node, o.Now))
