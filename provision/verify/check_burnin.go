@@ -56,7 +56,7 @@ func BurninRecordCheck(data []byte, found bool, readErr error, rep *nvmlfacts.Re
 func BurninChecks(fs []burnin.Finding) []CheckResult {
 	out := make([]CheckResult, 0, len(fs))
 	for _, f := range fs {
-		r := CheckResult{ID: f.Check, Message: f.Message, Observed: f.Message, Expected: burninExpected[f.Check]}
+		r := CheckResult{ID: f.Check, Observed: f.Message, Expected: burninExpected[f.Check]}
 		if f.Subject != "" {
 			r.ID += "[" + f.Subject + "]"
 		}
