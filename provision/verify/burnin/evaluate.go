@@ -55,6 +55,9 @@ type NCCLRun struct {
 	BusBWGBs []float64
 	// Wrong is each iteration's #wrong (out-of-place and in-place summed).
 	Wrong []int64
+	// Failures are the iterations that did not finish or printed no
+	// result, each with why.
+	Failures []string
 }
 
 // Run is what a burn-in gathered on one node.
@@ -303,6 +306,8 @@ func judgeNCCL(runs []NCCLRun, lim Limits) []Finding {
 		}
 		mean, cv := variation(r.BusBWGBs)
 		switch {
+		case len(r.Failures) > 0:
+			f.Status, f.Message = StatusFail, fmt.Sprintf("%d of %d iterations failed: %s", len(r.Failures), len(r.Failures)+len(r.BusBWGBs), r.Failures[0])
 		case len(r.BusBWGBs) < 2:
 			f.Status, f.Message = StatusNotRun, fmt.Sprintf("%d iterations measured: a long run's variance needs two or more", len(r.BusBWGBs))
 		case wrong > 0:

@@ -106,9 +106,13 @@ func DCGMLevel(d time.Duration) int {
 	return 3
 }
 
+// NCCLBudget is the time all of a node's repeated nccl-tests runs
+// share (NCCLIterations of each single-node run).
+const NCCLBudget = time.Hour
+
 // Budget is the most one node's burn-in of duration d may take: the
-// DCGM run, the load and the reads around it.
-func Budget(d time.Duration) time.Duration { return DCGMTimeout + d + 5*time.Minute }
+// DCGM run, the load, the repeated NCCL runs and the reads around them.
+func Budget(d time.Duration) time.Duration { return DCGMTimeout + d + NCCLBudget + 5*time.Minute }
 
 // RunNode runs a burn-in on the node: the AER counters, `dcgmi diag` at
 // DCGMLevel, the sustained load sampled every SampleEvery, the AER

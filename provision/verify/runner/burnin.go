@@ -8,6 +8,7 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/burnin"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 )
 
@@ -39,6 +40,7 @@ func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp v
 	if err != nil {
 		return []verify.CheckResult{verify.BurninWriteCheck(err, "the burn-in did not finish: "+err.Error())}
 	}
+	run.NCCL = repeatNCCL(ctx, t, exp)
 	lim := burnin.Limits{MaxTempC: exp.MaxTemperatureC}
 	findings := burnin.Evaluate(run, lim)
 	checks := verify.BurninChecks(findings)
@@ -54,3 +56,36 @@ func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp v
 // isMockNVML: a simulated node's NVML report names its mock system; its
 // burn-in record is marked modelled.
 func isMockNVML(rep *nvmlfacts.Report) bool { return rep != nil && rep.Source == nvmlfacts.SourceMock }
+
+// repeatNCCL runs each of the spec's single-node nccl-tests runs
+// burnin.NCCLIterations times, after the load, within burnin.NCCLBudget:
+// the long run whose #wrong and busbw variance the burn-in judges.
+func repeatNCCL(ctx context.Context, t transport.Transport, exp verify.Expectation) []burnin.NCCLRun {
+	var single []verify.NCCLExpectation
+	for _, n := range exp.NCCL {
+		if !n.MultiNode {
+			single = append(single, n)
+		}
+	}
+	if len(single) == 0 {
+		return nil
+	}
+	share := burnin.NCCLBudget / time.Duration(burnin.NCCLIterations*len(single))
+	var out []burnin.NCCLRun
+	for _, n := range single {
+		timeout := n.Timeout
+		if timeout <= 0 || timeout > share {
+			timeout = share
+		}
+		var its []nccltest.Result
+		for range burnin.NCCLIterations {
+			res, err := nccltest.RunTest(ctx, t, n.Command, timeout)
+			if err != nil {
+				res.Failure = err.Error()
+			}
+			its = append(its, res)
+		}
+		out = append(out, burnin.NCCLFrom(n.Name, its))
+	}
+	return out
+}
