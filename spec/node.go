@@ -57,7 +57,8 @@ var (
 	numaBindSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpus", Required: true}, {Name: "node", Required: true}}}
 	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}, {Name: "nccl_topo_file"}, {Name: "nic_irq_affinity"}, {Name: "mtu"}}}
 	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
-	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}, {Name: "isolation"}, {Name: "outliers"}, {Name: "outlier_margin_percent"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}}}
+	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}, {Name: "isolation"}, {Name: "outliers"}, {Name: "outlier_margin_percent"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}, {Type: "burnin"}}}
+	burninSchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "duration"}, {Name: "max_age"}}}
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"}, {Name: "mig"},
 	}}
@@ -644,6 +645,14 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 			v.NVML.MaxTemperatureC = nd.int("max_temperature_c", 20, 120)
 			v.NVML.MIG = nd.enum("mig", MIGEnabled, MIGDisabled)
 			dec.diags = append(dec.diags, nd.diags...)
+		case "burnin":
+			if v.Burnin != nil {
+				dec.diags = append(dec.diags, duplicateDiag("burnin", "", bb.DefRange, v.Burnin.DeclRange))
+				continue
+			}
+			var diags hcl.Diagnostics
+			v.Burnin, diags = decodeBurnin(bb, ctx)
+			dec.diags = append(dec.diags, diags...)
 		case "nccl_test":
 			name := bb.Labels[0]
 			if prev, dup := names[name]; dup {
@@ -684,6 +693,38 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 		}
 	}
 	return v, dec.diags
+}
+
+// decodeBurnin reads verify { burnin }: how long the burn-in tier's
+// sustained load runs and how long a passed burn-in qualifies the node.
+// Each bad value is an error at its own line.
+func decodeBurnin(blk *hcl.Block, ctx *hcl.EvalContext) (*VerifyBurnin, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, burninSchema, ctx)
+	b := &VerifyBurnin{DeclRange: blk.DefRange}
+	read := func(name string, lo, hi time.Duration, example string) Attr[Duration] {
+		a := dec.string(name)
+		d, ok := durationAttr(a, lo, hi)
+		if !ok {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid burnin " + name,
+				Detail:   fmt.Sprintf("%s is not a duration from %s to %s like %q.", a.Show(), lo, hi, example),
+				Subject:  a.Range.Ptr(),
+			})
+		}
+		return d
+	}
+	b.Duration = read("duration", time.Minute, 7*24*time.Hour, "4h")
+	b.MaxAge = read("max_age", time.Hour, 366*24*time.Hour, "720h")
+	if b.Duration.Set && b.MaxAge.Set && b.MaxAge.V.D <= b.Duration.V.D {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid burnin max_age",
+			Detail:   fmt.Sprintf("max_age %s is not longer than the burn-in's duration %s: a burn-in would expire before it finished.", b.MaxAge.V.Text, b.Duration.V.Text),
+			Subject:  b.MaxAge.Range.Ptr(),
+		})
+	}
+	return b, dec.diags
 }
 
 // decodeOptional reads verify's optional list: the tools a tier runs that

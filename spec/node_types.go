@@ -258,6 +258,21 @@ type Verify struct {
 	// OutlierMarginPercent is the peer margin in percent; unset means
 	// provision/outlier's DefaultMargin (10 %).
 	OutlierMarginPercent Attr[float64]
+	// Burnin is verify { burnin }: the burn-in tier's length and how long
+	// its record qualifies a node; nil when not written (the defaults of
+	// provision/verify/burnin).
+	Burnin *VerifyBurnin
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// VerifyBurnin is verify { burnin }.
+type VerifyBurnin struct {
+	// Duration is how long verify -tier burnin's sustained load runs.
+	Duration Attr[Duration]
+	// MaxAge is how long after it finished a passed burn-in qualifies
+	// the node for verify -require-burnin.
+	MaxAge Attr[Duration]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

@@ -155,6 +155,12 @@ func TestParseVerifyArguments(t *testing.T) {
 			}), ""},
 		{"prolog gate keeps a tier given", []string{"--local", "-slurm-prolog", "-tier", "probe"},
 			base(func(a *verifyArguments) { a.Local, a.SlurmProlog = true, true }), ""},
+		{"prolog gate requires a burn-in", []string{"--local", "-slurm-prolog", "-require-burnin"},
+			base(func(a *verifyArguments) {
+				a.Local, a.SlurmProlog, a.RequireBurnin, a.tier, a.Tier = true, true, true, "quick", verify.TierQuick
+			}), ""},
+		{"burnin tier not with engine slurm", []string{"-engine", "slurm", "-tier", "burnin"}, nil, "-tier burnin works only with -engine ssh so far: -engine slurm does not size its job for the spec's burn-in duration"},
+		{"require-burnin not with engine slurm", []string{"-engine", "slurm", "-require-burnin"}, nil, "-require-burnin works only with -engine ssh so far: -engine slurm does not carry it to the nodes"},
 		{"epilog gate runs the probe tier", []string{"--local", "-slurm-epilog"},
 			base(func(a *verifyArguments) { a.Local, a.SlurmEpilog = true, true }), ""},
 		{"health mode", []string{"--local", "-slurm-drain", "-mock-nvml", "dgxh100", "-mock-fault-once", "pcie_x8:3", "-node", "gpu", "-processes", "-verbose"},

@@ -56,6 +56,9 @@ type verifyArguments struct {
 	SlurmDrain bool
 	// Processes judges the CPU and NIC binding of every GPU process.
 	Processes bool
+	// RequireBurnin fails a host without a valid burn-in record
+	// (burnin.record: missing, failed, expired, other driver or GPUs).
+	RequireBurnin bool
 	// Engines are -engine and the slurm engine's flags
 	// (verify_engine.go).
 	Engines engineFlags
@@ -79,7 +82,7 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	a.Spec.register(fs)
 	a.Conn.register(fs)
 	fs.StringArrayVar(&a.Targets, "target", nil, "only these hosts (repeatable; ranges allowed)")
-	fs.StringVar(&a.tier, "tier", "probe", "probe, quick, full or fleet")
+	fs.StringVar(&a.tier, "tier", "probe", "probe, quick, full, fleet or burnin")
 	fs.StringVar(&a.Format, "format", "text", "text, json, junit or prometheus (node_exporter textfile collector)")
 	fs.BoolVar(&a.json, "json", false, "print the report as JSON (the same as -format json)")
 	fs.StringVar(&a.OutPath, "out", "", "write the report to FILE instead of standard output")
@@ -94,6 +97,7 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("mock-fault")
 	fs.StringArrayVar(&a.MockFaultsOnce, "mock-fault-once", nil, "with -mock-nvml, plant a fault in the first run only (health mode's confirming run sees none)")
 	_ = fs.MarkHidden("mock-fault-once")
+	fs.BoolVar(&a.RequireBurnin, "require-burnin", false, "fail a host whose burn-in record (/var/lib/gpuform/burnin.json) is missing, failed, older than verify { burnin { max_age } } (default 720h), or of another driver or other GPUs")
 	a.Engines.register(fs)
 	fs.BoolVar(&a.SlurmProlog, "slurm-prolog", false, "with --local, gate a job's start as Slurm's Prolog: the quick tier; when the node fails, drain it with the failed check as the reason and exit 2, so Slurm requeues the job; silent when it passes")
 	fs.BoolVar(&a.SlurmEpilog, "slurm-epilog", false, "with --local, as Slurm's Epilog: the probe tier, judging the Xids logged since the job started; when the node fails, drain it with the reason and exit 2")
@@ -137,6 +141,17 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 	}
 	if err := a.Engines.finish(fs, a.Local); err != nil {
 		return err
+	}
+	if tier == verify.TierBurnin && a.Engines.Engine == "slurm" {
+		// The slurm engine sizes its job's time limit from the
+		// tier's default budget, not the spec's burn-in duration.
+		return fmt.Errorf("-tier burnin works only with -engine ssh so far: -engine slurm does not size its job for the spec's burn-in duration")
+	}
+	if a.RequireBurnin && a.Engines.Engine == "slurm" {
+		// Refused, not ignored: the slurm engine's bundle does not
+		// carry it to the nodes, and a gate must not pass what it
+		// did not check.
+		return fmt.Errorf("-require-burnin works only with -engine ssh so far: -engine slurm does not carry it to the nodes")
 	}
 	if a.Local && a.NCCL && !tier.Includes(verify.TierFull) {
 		tier = verify.TierFull
@@ -194,6 +209,13 @@ Tiers, each with a hard time budget per host:
   quick   adds DCGM diagnostics level 1
   full    adds single-node nccl-tests
   fleet   adds multi-node nccl-tests (mpirun/srun commands)
+  burnin  adds the burn-in: DCGM level 3/4, a sustained load of verify {
+          burnin { duration } } (default 4h) with temperatures, clocks and
+          AER counters judged; writes /var/lib/gpuform/burnin.json
+
+-require-burnin fails a host whose burn-in record is missing, failed,
+older than verify { burnin { max_age } } (default 720h), dated in the
+future, or of another driver or other GPUs (check burnin.record).
 
 Every failed check carries the remediation catalogue's meaning and action
 (none, monitor, config, reset_gpu, reboot, inspect, rma); kernel.xid reads
@@ -267,7 +289,7 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 	if err != nil {
 		return err
 	}
-	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: a.Conn.allowLocal, Local: a.Local, Processes: a.Processes}
+	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: a.Conn.allowLocal, Local: a.Local, Processes: a.Processes, RequireBurnin: a.RequireBurnin}
 	if exe, err := os.Executable(); err == nil {
 		opts.AgentBinary = exe
 	}

@@ -63,6 +63,8 @@ const (
 	CheckNCCL             CheckID = "nccl"
 	CheckIsolation        CheckID = "nccl_isolation"
 	CheckPeerOutlier      CheckID = "nvml.peer_outlier"
+	CheckBurninRecord     CheckID = "burnin.record"
+	CheckBurnin           CheckID = "burnin"
 )
 
 // GPU is the id of a per-GPU check on GPU n (NVML index), e.g.
@@ -114,6 +116,9 @@ const (
 	// NeedKernelLog is the kernel log (dmesg): the driver's Xid and SXid
 	// lines since boot.
 	NeedKernelLog Need = "kernel log"
+	// NeedBurnin is the burn-in's DCGM run, sustained load and counter
+	// reads (burnin tier).
+	NeedBurnin Need = "burn-in"
 )
 
 // CheckDef declares one check: its id, what it reads, when it is emitted,
@@ -321,6 +326,14 @@ func Checks() []CheckDef {
 			When:   "per multi-node nccl-tests run, on each host of a node group whose run was isolated pairwise (`-tier fleet`; `verify { isolation }`)",
 			Judges: "the host failed with every pair partner while a partner passed with another node (fail: it is the bad node); slow with every partner while passing the floor is a straggler (pass with the finding, fail with `outliers = \"fail\"`); `error` when the group's run failed and the pairs could not decide the host (budget spent, no pair passed); `skip` likewise when the group's run passed",
 			Action: "drain the named node and check its fabric links (`ibstat`: a port below its rate, cables, transceivers); hosts that passed with a partner are not the cause"},
+		{ID: CheckBurnin, Scope: ScopeNamed, Needs: NeedBurnin,
+			When:   "at `-tier burnin`, after the fleet tier's checks: `burnin.dcgm` (`dcgmi diag -r 3`, `-r 4` from a 2h duration; none where DCGM is optional or not installed and not pinned), `burnin.load` (only when the load did not run), `burnin.thermal[BUS]` and `burnin.clocks[BUS]` per GPU, `burnin.nccl[RUN]` per single-node `nccl_test`, run 5 times after the load, `burnin.counters`, `burnin.write` (the record)",
+			Judges: "a DCGM test that fails or warns (fail) or only deployment tests passing (not run); no load generator (`dcgmproftester12`/`11`) or nvidia-smi, or one that failed (fail); a GPU with `hw_slowdown`, `sw_thermal_slowdown`, `hw_thermal_slowdown` or `hw_power_brake_slowdown` in any sample, or hotter than `nvml { max_temperature_c }` (fail); a GPU whose median SM clock under load is more than 10 % below its node's peers' median, with at least 3 GPUs (fail); an NCCL run with `#wrong` > 0, or busbw varying more than 5 % (standard deviation over mean) across its iterations (fail); a PCIe AER total of an NVIDIA function that rose, reset or became unreadable during the load (fail), none readable (not run); a record that could not be written (error). A part that did not run is `not run` and needed: the host is not burnt in",
+			Action: "read the failed part: cool or reseat a throttling GPU, replace a GPU that errs, check the links of a rising AER counter or an unsteady NCCL run; run `gpuform verify -tier burnin` again after the repair"},
+		{ID: CheckBurninRecord, Needs: NeedNVML,
+			When:   "with `verify -require-burnin`: the node's burn-in record, `/var/lib/gpuform/burnin.json` (read to 64 KiB)",
+			Judges: "fails a node whose record is missing, corrupt (not one JSON record of a known format, over 64 KiB, finished before it started), failed, expired (finished more than `verify { burnin { max_age } }` ago, default 720h), dated more than 5 minutes in the future (a clock off: the record cannot be dated), or taken on another driver version or other GPUs (a bus id, UUID or serial the NVML report does not have, or a GPU it did not burn in); `observed` is the reason (`valid`, `missing`, `expired`, …); `error` when the record cannot be read or NVML facts are missing",
+			Action: "run `gpuform verify -tier burnin` on the node (after a repair, a GPU swap or a driver upgrade), then put it back in service"},
 		{ID: CheckPeerOutlier, Scope: ScopeGPU, Needs: NeedNVML,
 			When:   "per GPU worse than its peers, with `verify { outliers = \"fail\" }` (the default `warn` lists it in the report's warnings instead)",
 			Judges: "PCIe width or maximum generation, power limit or temperature more than `outlier_margin_percent` (default 10 %) worse than the median of the same GPU model in its node or across the hosts verified, with at least 3 peers; with `fail`, a host's single-node nccl-tests busbw that far below the median of the hosts with the same GPUs fails its `nccl.<name>` (with `warn` it is a warning)",

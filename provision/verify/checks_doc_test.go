@@ -84,6 +84,12 @@ func TestChecksEmitted(t *testing.T) {
 	// runner emits it (runner's TestFabricDomain).
 	emitted[CheckFabricDomain] = true
 	emitted[CheckFirmwareDomain] = true
+	// burnin.record is the runner's, with -require-burnin
+	// (TestBurninRecordCheck; runner's TestRequireBurnin).
+	emitted[CheckBurninRecord] = true
+	// burnin.* are the runner's at -tier burnin (BurninChecks;
+	// runner's TestBurninTier).
+	emitted[CheckBurnin] = true
 	for _, d := range Checks() {
 		if !emitted[d.ID] {
 			t.Errorf("Checks() declares %s, but no check emits it", d.Pattern())

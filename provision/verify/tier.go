@@ -3,6 +3,8 @@ package verify
 import (
 	"fmt"
 	"time"
+
+	"github.com/gpuform/gpuform/provision/verify/burnin"
 )
 
 // Tier is how deep a verify run goes; each tier includes the ones before it
@@ -22,10 +24,17 @@ const (
 	TierFull Tier = "full"
 	// TierFleet adds multi-node NCCL tests across the host group.
 	TierFleet Tier = "fleet"
+	// TierBurnin adds the burn-in (provision/verify/burnin): DCGM
+	// level 3 or 4, a sustained load of verify { burnin { duration } }
+	// (4h by default) with its temperatures, clocks and AER counters
+	// judged, and the burn-in's record written on the node for
+	// -require-burnin. Hours, not minutes: a new or repaired node's
+	// qualification, never a gate.
+	TierBurnin Tier = "burnin"
 )
 
 // Tiers lists the tiers from shallowest to deepest.
-func Tiers() []Tier { return []Tier{TierProbe, TierQuick, TierFull, TierFleet} }
+func Tiers() []Tier { return []Tier{TierProbe, TierQuick, TierFull, TierFleet, TierBurnin} }
 
 // ParseTier reads a --tier value.
 func ParseTier(s string) (Tier, error) {
@@ -34,7 +43,7 @@ func ParseTier(s string) (Tier, error) {
 			return t, nil
 		}
 	}
-	return "", fmt.Errorf("unknown tier %q (want probe, quick, full or fleet)", s)
+	return "", fmt.Errorf("unknown tier %q (want probe, quick, full, fleet or burnin)", s)
 }
 
 // Budget is the hard wall-clock limit of a tier per host. The probe budget
@@ -52,9 +61,16 @@ func (t Tier) Budget() time.Duration {
 		return 15 * time.Minute
 	case TierFleet:
 		return 45 * time.Minute
+	case TierBurnin:
+		return BurninBudget(burnin.DefaultDuration)
 	}
 	return 0
 }
+
+// BurninBudget is the burn-in tier's hard limit per host for a sustained
+// load of d: the fleet tier's checks, then the burn-in's DCGM run, load
+// and counter reads (burnin.Budget).
+func BurninBudget(d time.Duration) time.Duration { return TierFleet.Budget() + burnin.Budget(d) }
 
 // XIDWindow is how long the NVML agent listens for XID events at a tier.
 func (t Tier) XIDWindow() time.Duration {

@@ -26,6 +26,7 @@ import (
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/burnin"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
 	"github.com/gpuform/gpuform/provision/verify/report"
@@ -90,6 +91,12 @@ type Options struct {
 	// Deadline, when set, ends isolation no later than it (the -deadline
 	// of the whole run); zero leaves the tier's budget.
 	Deadline time.Time
+	// RequireBurnin judges each host's burn-in record (verify
+	// -require-burnin): burnin.record fails a host without a valid one.
+	RequireBurnin bool
+	// Now, when set, is the time burn-in records are judged at; zero is
+	// the wall clock (a test's simulated clock sets it).
+	Now func() time.Time
 }
 
 // MultiNode is what the fleet tier's multi-node tests found for each node
@@ -170,13 +177,10 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
-	budget := o.Budget
-	if budget == 0 {
-		budget = o.Tier.Budget()
-	}
 	errs := target.Each(ctx, targets, o.Target, func(ctx context.Context, tg target.Host) error {
 		name := tg.Host.Name
 		start := time.Now()
+		budget := hostBudget(o, tg)
 		// The tier's budget is hard for the whole host: a node whose
 		// sshd, probe or NVML hangs (a wedged GPU) must not hold verify,
 		// or Slurm's HealthCheckProgram, past it.
@@ -302,9 +306,25 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	if err != nil {
 		return report.Host{}, err
 	}
+	if o.Tier == verify.TierBurnin {
+		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, o)...)
+	}
+	if o.RequireBurnin {
+		checks = append(checks, burninRecordCheck(ctx, t, seen.NVML, tg.Node, o.Now))
+	}
 	h := report.NewHost(tg.Host.Name, checks, time.Since(start))
 	h.NVML, h.NCCL, h.Kernel, h.NICs, h.Firmware = verify.RedactNVML(exp, seen.NVML), seen.NCCL, seen.Kernel, seen.NICs, seen.Firmware
 	return h, nil
+}
+
+// burninRecordCheck reads the host's burn-in record and judges it against
+// the NVML report of this run and the node block's max_age.
+func burninRecordCheck(ctx context.Context, t transport.Transport, rep *nvmlfacts.Report, n *spec.Node, now func() time.Time) verify.CheckResult {
+	if now == nil {
+		now = time.Now
+	}
+	data, found, err := burnin.ReadRecord(ctx, t)
+	return verify.BurninRecordCheck(data, found, err, rep, now(), verify.BurninMaxAge(n))
 }
 
 // mockedNVML answers NVML from the mock system the transport offers. A

@@ -1,0 +1,127 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/burnin"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// TestRequireBurnin: with -require-burnin a simulated node without a
+// burn-in record fails burnin.record; with a passed record of its GPUs
+// and driver (written through the node-side script into the simulated
+// root) it passes; on a simulated clock past the spec's max_age it fails
+// as expired. Without -require-burnin no burnin.record check is made.
+func TestRequireBurnin(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
+node "n" {
+  hosts  = ["sim://hgx-h100-converged"]
+  verify {
+    burnin {
+      max_age = "48h"
+    }
+  }
+}`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	root, err := sim.MaterializeHost("sim://hgx-h100-converged", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func(ctx context.Context, h spec.Host) (transport.Transport, error) { return sim.New(h.Name, root), nil }
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	clock := now
+	o := Options{KB: testKB, Tier: verify.TierProbe, RequireBurnin: true, XIDWindow: 10 * time.Millisecond, Now: func() time.Time { return clock }, Target: target.Options{Connect: connect}}
+	hosts := []target.Host{{Host: cfg.Nodes[0].Hosts[0], Node: cfg.Nodes[0]}}
+	record := func() *verify.CheckResult {
+		t.Helper()
+		doc := Run(context.Background(), hosts, o)
+		for _, c := range doc.Hosts[0].Checks {
+			if c.ID == "burnin.record" {
+				return &c
+			}
+		}
+		return nil
+	}
+	if c := record(); c == nil || c.Status != verify.StatusFail || c.Observed != "missing" {
+		t.Fatalf("no record: %+v", c)
+	}
+	doc := Run(context.Background(), hosts, o)
+	rep := doc.Hosts[0].NVML
+	tr, _ := connect(context.Background(), hosts[0].Host)
+	rec := burnin.NewRecord(burnin.IdentityOf(rep), now.Add(-5*time.Hour), now.Add(-time.Hour), 4*time.Hour,
+		[]burnin.Finding{{Check: "burnin.thermal", Status: burnin.StatusPass, Message: "modelled"}})
+	rec.Modelled = true
+	if err := burnin.WriteRecord(context.Background(), tr, rec, false); err != nil {
+		t.Fatal(err)
+	}
+	if c := record(); c == nil || c.Status != verify.StatusPass || c.Observed != "valid" {
+		t.Fatalf("passed record: %+v", c)
+	}
+	clock = now.Add(48 * time.Hour)
+	if c := record(); c == nil || c.Status != verify.StatusFail || c.Observed != "expired" {
+		t.Fatalf("after max_age: %+v", c)
+	}
+	o.RequireBurnin = false
+	if c := record(); c != nil {
+		t.Errorf("without -require-burnin: %+v", c)
+	}
+}
+
+// TestBurninTier: -tier burnin on a simulated node that has no load
+// generator (a simulated node replays no load: the replays are
+// burnin's TestRunNodeReplay) does not pass: burnin.load fails, the
+// parts that had nothing to judge are not run, the failed record is
+// written, and -require-burnin then refuses the node as failed.
+func TestBurninTier(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
+node "n" {
+  hosts  = ["sim://hgx-h100-converged"]
+  verify {
+    burnin {
+      duration = "1m"
+    }
+  }
+}`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	root, err := sim.MaterializeHost("sim://hgx-h100-converged", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{KB: testKB, Tier: verify.TierBurnin, XIDWindow: 10 * time.Millisecond, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) { return sim.New(h.Name, root), nil }}}
+	hosts := []target.Host{{Host: cfg.Nodes[0].Hosts[0], Node: cfg.Nodes[0]}}
+	doc := Run(context.Background(), hosts, o)
+	if doc.OK() {
+		t.Fatal("a burn-in that ran no load passed")
+	}
+	got := map[string]verify.Status{}
+	for _, c := range doc.Hosts[0].Checks {
+		got[c.ID] = c.Status
+	}
+	if got["burnin.load"] != verify.StatusFail || got["burnin.thermal"] != verify.StatusNotRun || got["burnin.write"] != verify.StatusPass {
+		t.Errorf("burn-in checks: %v", got)
+	}
+	o.Tier, o.RequireBurnin = verify.TierProbe, true
+	doc = Run(context.Background(), hosts, o)
+	var rec *verify.CheckResult
+	for _, c := range doc.Hosts[0].Checks {
+		if c.ID == "burnin.record" {
+			rec = &c
+		}
+	}
+	if rec == nil || rec.Status != verify.StatusFail || rec.Observed != "failed" || !strings.Contains(rec.Message, "burnin.load") {
+		t.Errorf("burnin.record after a failed burn-in: %+v", rec)
+	}
+}
