@@ -47,6 +47,16 @@ type engineFlags struct {
 	// within EngineTimeout (hidden, the slurm engine's fleet tier).
 	EngineCommand string
 	EngineTimeout time.Duration
+	// EngineNICs, with bench's EngineNode, lists this node's NICs for
+	// the node-to-node pairs instead of benching it (hidden).
+	EngineNICs bool
+	// EnginePair, with bench's EngineNode, runs one end ("server" or
+	// "client") of a node-to-node ib_write_bw run on EnginePairNIC at
+	// EnginePairPort, the client dialling EnginePairServer (hidden).
+	EnginePair       string
+	EnginePairNIC    string
+	EnginePairPort   int
+	EnginePairServer string
 }
 
 func (f *engineFlags) register(fs *pflag.FlagSet) {
@@ -61,6 +71,14 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("engine-command")
 	fs.DurationVar(&f.EngineTimeout, "engine-timeout", 0, "with -engine-command, its time limit")
 	_ = fs.MarkHidden("engine-timeout")
+	fs.BoolVar(&f.EngineNICs, "engine-nics", false, "with bench -engine-node, list this node's NICs for the node-to-node pairs")
+	fs.StringVar(&f.EnginePair, "engine-pair", "", "with bench -engine-node, run this end (server, client) of a node-to-node ib_write_bw run")
+	fs.StringVar(&f.EnginePairNIC, "engine-pair-nic", "", "with -engine-pair, the RDMA device")
+	fs.IntVar(&f.EnginePairPort, "engine-pair-port", 0, "with -engine-pair, the TCP port")
+	fs.StringVar(&f.EnginePairServer, "engine-pair-server", "", "with -engine-pair client, the server's host name")
+	for _, name := range []string{"engine-nics", "engine-pair", "engine-pair-nic", "engine-pair-port", "engine-pair-server"} {
+		_ = fs.MarkHidden(name)
+	}
 }
 
 // finish checks what the engine flags alone can tell.
@@ -291,10 +309,51 @@ func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error
 		if g, ok := br.Groups[en.entry.Host]; ok {
 			o.Group = &g
 		}
+		o.Remote = br.Remote[en.entry.Host]
 	}
-	r := bench.RunNode(ctx, en.target, o)
-	rep.Bench = &r
+	switch {
+	case a.Engines.EngineNICs:
+		nics, _ := bench.NodeNICs(ctx, en.target, o)
+		if nics == nil {
+			nics = []bench.NIC{}
+		}
+		rep.NICs = &nics
+	case a.Engines.EnginePair != "":
+		end, err := benchPairEnd(ctx, a.Engines, en.target, o)
+		if err != nil {
+			end.Why = err.Error()
+		}
+		rep.Pair = &end
+	default:
+		r := bench.RunNode(ctx, en.target, o)
+		rep.Bench = &r
+	}
 	return engineslurm.WriteNodeReport(s.Out, rep)
+}
+
+// benchPairEnd runs this node's end of a node-to-node run
+// (-engine-pair), as the SSH engine runs it over its connection.
+func benchPairEnd(ctx context.Context, f engineFlags, tg target.Host, o bench.Options) (engineslurm.PairEnd, error) {
+	if f.EnginePairNIC == "" || f.EnginePairPort <= 0 {
+		return engineslurm.PairEnd{}, fmt.Errorf("-engine-pair needs -engine-pair-nic and -engine-pair-port")
+	}
+	t, err := o.Target.Connect(ctx, tg.Host)
+	if err != nil {
+		return engineslurm.PairEnd{}, err
+	}
+	defer t.Close()
+	switch f.EnginePair {
+	case "server":
+		why, err := bench.PairServer(ctx, t, f.EnginePairNIC, f.EnginePairPort)
+		return engineslurm.PairEnd{Why: why}, err
+	case "client":
+		if f.EnginePairServer == "" {
+			return engineslurm.PairEnd{}, fmt.Errorf("-engine-pair client needs -engine-pair-server")
+		}
+		gbps, why, err := bench.PairClient(ctx, t, f.EnginePairNIC, f.EnginePairPort, f.EnginePairServer)
+		return engineslurm.PairEnd{GBps: gbps, Why: why}, err
+	}
+	return engineslurm.PairEnd{}, fmt.Errorf("-engine-pair must be server or client, not %q", f.EnginePair)
 }
 
 // benchEngine runs bench through Slurm (-engine slurm).

@@ -642,8 +642,10 @@ func TestSlurmEngine(t *testing.T) {
 			}
 			// bench: three sbcasts of 5m, bench's 20m default budget and
 			// the step's minute, the group's all_reduce (no timeout: 10m)
-			// and its step's minute, the 30s cleanup, a minute's margin.
-			if diff := cmp.Diff([]string{"00:49:00"}, limit.seen); diff != "" {
+			// and its step's minute, the node-to-node pairs (the NIC
+			// listing's minute and its step's minute, the pairs' 15m),
+			// the 30s cleanup, a minute's margin.
+			if diff := cmp.Diff([]string{"01:06:00"}, limit.seen); diff != "" {
 				t.Errorf("the allocation's TimeLimit (-want +got):\n%s", diff)
 			}
 			if connects.Load() != 0 {
