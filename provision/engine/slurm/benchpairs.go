@@ -166,7 +166,7 @@ func (e *Engine) pairStep(ctx context.Context, job, n, bin, bundle string, args 
 	case ok && rep.Pair != nil:
 		return pairResult{err: fmt.Errorf("%s", rep.Pair.Why)}
 	case ok && rep.Error != "":
-		return pairResult{err: fmt.Errorf("Slurm node %s could not run its end: %s", n, rep.Error)}
+		return pairResult{err: fmt.Errorf("the Slurm node %s could not run its end: %s", n, rep.Error)}
 	}
 	why := problems[n]
 	if why == "" {
@@ -175,5 +175,5 @@ func (e *Engine) pairStep(ctx context.Context, job, n, bin, bundle string, args 
 	if l := lastLines(stepErr, 3); l != "" {
 		why += " (" + l + ")"
 	}
-	return pairResult{err: fmt.Errorf("Slurm node %s (job %s): %s", n, job, why)}
+	return pairResult{err: fmt.Errorf("the Slurm node %s (job %s): %s", n, job, why)}
 }

@@ -825,7 +825,7 @@ func testNodeToNodePairs(t *testing.T, f *fixture, c *slurmtest.Cluster) {
 				r.GBps = *m.MeasuredGBps
 			}
 			gotRows[m.Device] = r
-			if strings.HasPrefix(m.Device, "mlx5_3 ") && (!strings.Contains(m.Note, "ib_write_bw node to node failed: gpu008 mlx5_3 → gpu009 mlx5_3: Slurm node gpu009") || !strings.Contains(m.Note, "it sent no result")) {
+			if strings.HasPrefix(m.Device, "mlx5_3 ") && (!strings.Contains(m.Note, "ib_write_bw node to node failed: gpu008 mlx5_3 → gpu009 mlx5_3: the Slurm node gpu009") || !strings.Contains(m.Note, "it sent no result")) {
 				t.Errorf("%s: the rail whose client step died says %q", h.Host, m.Note)
 			}
 		}
