@@ -50,13 +50,10 @@ type engineFlags struct {
 	// EngineNICs, with bench's EngineNode, lists this node's NICs for
 	// the node-to-node pairs instead of benching it (hidden).
 	EngineNICs bool
-	// EnginePair, with bench's EngineNode, runs one end ("server" or
-	// "client") of a node-to-node ib_write_bw run on EnginePairNIC at
-	// EnginePairPort, the client dialling EnginePairServer (hidden).
-	EnginePair       string
-	EnginePairNIC    string
-	EnginePairPort   int
-	EnginePairServer string
+	// EnginePair, with bench's EngineNode, is a round of node-to-node
+	// ib_write_bw runs (engineslurm.PairRound): this node runs its own
+	// end of its run (hidden).
+	EnginePair string
 }
 
 func (f *engineFlags) register(fs *pflag.FlagSet) {
@@ -72,11 +69,8 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.EngineTimeout, "engine-timeout", 0, "with -engine-command, its time limit")
 	_ = fs.MarkHidden("engine-timeout")
 	fs.BoolVar(&f.EngineNICs, "engine-nics", false, "with bench -engine-node, list this node's NICs for the node-to-node pairs")
-	fs.StringVar(&f.EnginePair, "engine-pair", "", "with bench -engine-node, run this end (server, client) of a node-to-node ib_write_bw run")
-	fs.StringVar(&f.EnginePairNIC, "engine-pair-nic", "", "with -engine-pair, the RDMA device")
-	fs.IntVar(&f.EnginePairPort, "engine-pair-port", 0, "with -engine-pair, the TCP port")
-	fs.StringVar(&f.EnginePairServer, "engine-pair-server", "", "with -engine-pair client, the server's host name")
-	for _, name := range []string{"engine-nics", "engine-pair", "engine-pair-nic", "engine-pair-port", "engine-pair-server"} {
+	fs.StringVar(&f.EnginePair, "engine-pair", "", "with bench -engine-node, run this node's end of its node-to-node ib_write_bw run in this round")
+	for _, name := range []string{"engine-nics", "engine-pair"} {
 		_ = fs.MarkHidden(name)
 	}
 }
@@ -319,7 +313,7 @@ func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error
 		}
 		rep.NICs = &nics
 	case a.Engines.EnginePair != "":
-		end, err := benchPairEnd(ctx, a.Engines, en.target, o)
+		end, err := benchPairEnd(ctx, a.Engines.EnginePair, node, en.target, o)
 		if err != nil {
 			end.Why = err.Error()
 		}
@@ -331,29 +325,28 @@ func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error
 	return engineslurm.WriteNodeReport(s.Out, rep)
 }
 
-// benchPairEnd runs this node's end of a node-to-node run
-// (-engine-pair), as the SSH engine runs it over its connection.
-func benchPairEnd(ctx context.Context, f engineFlags, tg target.Host, o bench.Options) (engineslurm.PairEnd, error) {
-	if f.EnginePairNIC == "" || f.EnginePairPort <= 0 {
-		return engineslurm.PairEnd{}, fmt.Errorf("-engine-pair needs -engine-pair-nic and -engine-pair-port")
+// benchPairEnd runs this node's end of its node-to-node run in the
+// round (-engine-pair), as the SSH engine runs it over its connection.
+func benchPairEnd(ctx context.Context, round, node string, tg target.Host, o bench.Options) (engineslurm.PairEnd, error) {
+	ends, err := engineslurm.ParsePairRound(round)
+	if err != nil {
+		return engineslurm.PairEnd{}, err
+	}
+	e, ok := ends[node]
+	if !ok {
+		return engineslurm.PairEnd{}, fmt.Errorf("the round of pairs has no end for Slurm node %s", node)
 	}
 	t, err := o.Target.Connect(ctx, tg.Host)
 	if err != nil {
 		return engineslurm.PairEnd{}, err
 	}
 	defer t.Close()
-	switch f.EnginePair {
-	case "server":
-		why, err := bench.PairServer(ctx, t, f.EnginePairNIC, f.EnginePairPort)
+	if e.Server == "" {
+		why, err := bench.PairServer(ctx, t, e.NIC, e.Port)
 		return engineslurm.PairEnd{Why: why}, err
-	case "client":
-		if f.EnginePairServer == "" {
-			return engineslurm.PairEnd{}, fmt.Errorf("-engine-pair client needs -engine-pair-server")
-		}
-		gbps, why, err := bench.PairClient(ctx, t, f.EnginePairNIC, f.EnginePairPort, f.EnginePairServer)
-		return engineslurm.PairEnd{GBps: gbps, Why: why}, err
 	}
-	return engineslurm.PairEnd{}, fmt.Errorf("-engine-pair must be server or client, not %q", f.EnginePair)
+	gbps, why, err := bench.PairClient(ctx, t, e.NIC, e.Port, e.Server)
+	return engineslurm.PairEnd{GBps: gbps, Why: why}, err
 }
 
 // benchEngine runs bench through Slurm (-engine slurm).

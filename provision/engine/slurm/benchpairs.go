@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gpuform/gpuform/provision/bench"
@@ -28,9 +28,10 @@ const (
 // nodeToNode runs the node-to-node NIC pairs bench.Run runs over SSH, as
 // srun steps inside the job: one step lists every node's NICs (bench
 // -engine-nics), then each round's pairs run at once (bench.
-// NodeToNodeRounds), each pair a server step on one node and, a second
-// later, a client step on the other (bench -engine-pair), each end's
-// output read back bounded as every step's is. A pair that could not
+// NodeToNodeRounds), a round's server ends as one step and its client
+// ends as another (runRound), so the controller runs two steps a round
+// whatever the fleet's size, each end's result read back bounded as
+// every step's is. A pair that could not
 // run is filed with why (not measured, never passed), a -deadline or the
 // pairs' budget ending before it included. unlisted are the hosts whose
 // NICs the listing did not bring back, and why.
@@ -84,7 +85,6 @@ func (e *Engine) nodeToNode(ctx context.Context, job string, members []member, b
 	rounds := bench.NodeToNodeRounds(targets, nics)
 	pctx, cancel := context.WithTimeout(ctx, pairsBudget)
 	defer cancel()
-	var mu sync.Mutex
 	for _, round := range rounds {
 		if pctx.Err() != nil {
 			w := fmt.Sprintf("the node-to-node pairs' %s ran out before this pair ran; not measured", pairsBudget)
@@ -96,84 +96,163 @@ func (e *Engine) nodeToNode(ctx context.Context, job string, members []member, b
 			}
 			continue
 		}
-		var wg sync.WaitGroup
-		for _, p := range round {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				gbps, w := e.runPair(pctx, job, node, bin, bundle, p)
-				mu.Lock()
-				bench.RecordPair(remote, p, gbps, w)
-				mu.Unlock()
-			}()
+		gbps, whys := e.runRound(pctx, job, node, bin, bundle, round)
+		for i, p := range round {
+			bench.RecordPair(remote, p, gbps[i], whys[i])
 		}
-		wg.Wait()
 	}
 	return remote, unlisted, why
 }
 
-// runPair runs one pair: the server's step on its node, the client's on
-// its own, the client dialling the server's Slurm node name (the name
-// the cluster resolves). It returns the client's bandwidth, or why there
-// is none, naming the pair and the node whose step failed.
-func (e *Engine) runPair(ctx context.Context, job string, node map[string]string, bin, bundle string, p bench.NodePair) (float64, string) {
-	sn, cn := node[p.Server.Host.Name], node[p.Client.Host.Name]
+// runRound runs one round of pairs as two srun steps, whatever their
+// number: every server end in one step on the servers' nodes, and a
+// second later (PairClient waits it) every client end in one on the
+// clients' nodes, each task finding its own end in the round's
+// description (PairRound). The clients dial their server's Slurm node
+// name (the name the cluster resolves). Once every client has ended, a
+// server still waiting has lost its client: its step is ended after a
+// few seconds. It returns each pair's bandwidth, or why there is none,
+// naming the pair and the node whose end failed.
+func (e *Engine) runRound(ctx context.Context, job string, node map[string]string, bin, bundle string, round []bench.NodePair) ([]float64, []string) {
+	ends := map[string]RoundEnd{}
+	var servers, clients []string
+	for _, p := range round {
+		sn, cn := node[p.Server.Host.Name], node[p.Client.Host.Name]
+		ends[sn] = RoundEnd{NIC: p.ServerNIC, Port: p.Port}
+		ends[cn] = RoundEnd{NIC: p.ClientNIC, Port: p.Port, Server: sn}
+		servers, clients = append(servers, sn), append(clients, cn)
+	}
+	gbps, whys := make([]float64, len(round)), make([]string, len(round))
+	spec, err := FormatPairRound(ends)
+	if err != nil {
+		for i := range round {
+			whys[i] = err.Error()
+		}
+		return gbps, whys
+	}
 	lctx, cancel := context.WithTimeout(ctx, pairTimeout)
 	defer cancel()
-	// The server's step ends when its client is served, or is ended
-	// when the client's step failed: nothing will come to it.
-	sctx, stopServer := context.WithCancel(lctx)
-	defer stopServer()
-	port := fmt.Sprint(p.Port)
-	var srv pairResult
+	sctx, stopServers := context.WithCancel(lctx)
+	defer stopServers()
+	args := []string{"bench", "-engine-node", bundle, "-engine-pair", spec}
+	var srv stepOut
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		srv = e.pairStep(sctx, job, sn, bin, bundle, "-engine-pair", "server", "-engine-pair-nic", p.ServerNIC, "-engine-pair-port", port)
+		srv.reports, srv.problems, srv.stderr, _ = e.step(sctx, sctx, job, strings.Join(servers, ","), len(servers), bin, args...)
 	}()
-	cli := e.pairStep(lctx, job, cn, bin, bundle, "-engine-pair", "client", "-engine-pair-nic", p.ClientNIC, "-engine-pair-port", port, "-engine-pair-server", sn)
-	if cli.err != nil {
-		stopServer()
-	}
+	var cli stepOut
+	cli.reports, cli.problems, cli.stderr, _ = e.step(lctx, lctx, job, strings.Join(clients, ","), len(clients), bin, args...)
+	stop := time.AfterFunc(serverGrace, stopServers)
 	<-done
-	name := fmt.Sprintf("%s %s → %s %s", sn, p.ServerNIC, cn, p.ClientNIC)
-	switch {
-	case ctx.Err() != nil && cli.err != nil:
-		return 0, name + ": the -deadline ended the pair before it finished; not measured"
-	case cli.err != nil:
-		return 0, name + ": " + cli.err.Error()
-	case srv.err != nil && !errors.Is(sctx.Err(), context.Canceled):
-		return 0, name + ": " + srv.err.Error()
+	stop.Stop()
+	for i, p := range round {
+		sn, cn := node[p.Server.Host.Name], node[p.Client.Host.Name]
+		name := fmt.Sprintf("%s %s → %s %s", sn, p.ServerNIC, cn, p.ClientNIC)
+		end, err := cli.end(job, cn, len(clients))
+		switch {
+		case err != nil && ctx.Err() != nil:
+			whys[i] = name + ": the -deadline ended the pair before it finished; not measured"
+		case err != nil:
+			whys[i] = name + ": " + err.Error()
+		default:
+			gbps[i] = end.GBps
+		}
 	}
-	return cli.end.GBps, ""
+	return gbps, whys
 }
 
-// pairResult is what one end's step brought back.
-type pairResult struct {
-	end PairEnd
-	err error
+// serverGrace is how long a round's server step may go on after every
+// client has ended (a served server exits at once).
+const serverGrace = 5 * time.Second
+
+// stepOut is what a round's step brought back.
+type stepOut struct {
+	reports  map[string]NodeReport
+	problems map[string]string
+	stderr   string
 }
 
-// pairStep runs bench -engine-node … args on the Slurm node n as a step
-// of one task and reads its end back; err names the node and what srun
-// said when it sent no usable result.
-func (e *Engine) pairStep(ctx context.Context, job, n, bin, bundle string, args ...string) pairResult {
-	reports, problems, stepErr, _ := e.step(ctx, ctx, job, n, 1, bin, append([]string{"bench", "-engine-node", bundle}, args...)...)
-	rep, ok := reports[n]
+// end is node n's end of the round, or why it sent none, naming the node
+// and what srun said of it.
+func (o stepOut) end(job, n string, tasks int) (PairEnd, error) {
+	rep, ok := o.reports[n]
 	switch {
 	case ok && rep.Pair != nil && rep.Pair.Why == "":
-		return pairResult{end: *rep.Pair}
+		return *rep.Pair, nil
 	case ok && rep.Pair != nil:
-		return pairResult{err: fmt.Errorf("%s", rep.Pair.Why)}
+		return PairEnd{}, errors.New(rep.Pair.Why)
 	case ok && rep.Error != "":
-		return pairResult{err: fmt.Errorf("the Slurm node %s could not run its end: %s", n, rep.Error)}
+		return PairEnd{}, fmt.Errorf("the Slurm node %s could not run its end: %s", n, rep.Error)
 	}
-	why := problems[n]
+	why := o.problems[n]
 	if why == "" {
 		why = "it sent no result"
 	}
-	if l := lastLines(stepErr, 3); l != "" {
-		why += " (" + l + ")"
+	named := linesNaming(o.stderr, n)
+	if named == "" && tasks == 1 {
+		named = lastLines(o.stderr, 3)
 	}
-	return pairResult{err: fmt.Errorf("the Slurm node %s (job %s): %s", n, job, why)}
+	if named != "" {
+		why += " (" + named + ")"
+	}
+	return PairEnd{}, fmt.Errorf("the Slurm node %s (job %s): %s", n, job, why)
+}
+
+// RoundEnd is one node's end of a round's run: the server end on NIC at
+// Port (Server ""), or the client end dialling Server.
+type RoundEnd struct {
+	NIC    string
+	Port   int
+	Server string
+}
+
+// FormatPairRound is a round's ends as one argument of the steps
+// (-engine-pair): NODE:NIC:PORT for a server, NODE:NIC:PORT:SERVER for a
+// client, comma-separated in node order.
+func FormatPairRound(ends map[string]RoundEnd) (string, error) {
+	nodes := make([]string, 0, len(ends))
+	for n := range ends {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	parts := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		e := ends[n]
+		for _, f := range []string{n, e.NIC, e.Server} {
+			if strings.ContainsAny(f, ":, \t\n") {
+				return "", fmt.Errorf("%q cannot travel in a round of pairs", f)
+			}
+		}
+		p := fmt.Sprintf("%s:%s:%d", n, e.NIC, e.Port)
+		if e.Server != "" {
+			p += ":" + e.Server
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ","), nil
+}
+
+// ParsePairRound reads FormatPairRound's argument back, by node.
+func ParsePairRound(s string) (map[string]RoundEnd, error) {
+	out := map[string]RoundEnd{}
+	for _, p := range strings.Split(s, ",") {
+		f := strings.Split(p, ":")
+		if len(f) < 3 || len(f) > 4 || f[0] == "" || f[1] == "" {
+			return nil, fmt.Errorf("-engine-pair: %q is not NODE:NIC:PORT[:SERVER]", p)
+		}
+		port, err := strconv.Atoi(f[2])
+		if err != nil || port <= 0 || port > 65535 {
+			return nil, fmt.Errorf("-engine-pair: %q has no TCP port", p)
+		}
+		e := RoundEnd{NIC: f[1], Port: port}
+		if len(f) == 4 {
+			if f[3] == "" {
+				return nil, fmt.Errorf("-engine-pair: %q names no server", p)
+			}
+			e.Server = f[3]
+		}
+		out[f[0]] = e
+	}
+	return out, nil
 }

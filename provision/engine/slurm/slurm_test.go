@@ -767,7 +767,7 @@ func testNodeToNodePairs(t *testing.T, f *fixture, c *slurmtest.Cluster) {
 	}()
 	// The client's end of the mlx5_3 rail dies on its node.
 	wrapper := filepath.Join(t.TempDir(), "gpuform-wrapper")
-	script := "#!/bin/sh\ncase \" $* \" in *\" -engine-pair client -engine-pair-nic mlx5_3 \"*) kill -KILL $$ ;; esac\nexec " + f.binary + " \"$@\"\n"
+	script := "#!/bin/sh\ncase \"$SLURMD_NODENAME $*\" in \"gpu009 \"*\" -engine-pair \"*gpu009:mlx5_3:*) kill -KILL $$ ;; esac\nexec " + f.binary + " \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
