@@ -210,18 +210,31 @@ func PairServer(ctx context.Context, t transport.Transport, nic string, port int
 
 // PairClient runs the client end, a second after its server started, on
 // nic, connecting to server (a host name the client node resolves) at
-// port, and returns the bandwidth in GB/s, or why there is none.
+// port, and returns the bandwidth in GB/s, or why there is none. A
+// client that found no server listening tries again a second later, up
+// to pairConnectTries times: the server's end may start late (an srun
+// step of its own, a slow SSH login), and perftest's client does not wait
+// for it.
 func PairClient(ctx context.Context, t transport.Transport, nic string, port int, server string) (gbps float64, why string, err error) {
-	res, err := t.Run(ctx, transport.Command{Script: "sleep 1\nexec timeout -k 5 60 " + quoteAll(tool.IBWriteBWClientArgs(nic, port, server)) + "\n"})
-	if err != nil {
-		return 0, "", err
-	}
-	v, perr := tool.ParseIBWriteBW(bytes.NewReader(res.Stdout))
-	if perr != nil || v.AvgGbps <= 0 {
+	for try := 1; ; try++ {
+		res, err := t.Run(ctx, transport.Command{Script: "sleep 1\nexec timeout -k 5 60 " + quoteAll(tool.IBWriteBWClientArgs(nic, port, server)) + "\n"})
+		if err != nil {
+			return 0, "", err
+		}
+		v, perr := tool.ParseIBWriteBW(bytes.NewReader(res.Stdout))
+		if perr == nil && v.AvgGbps > 0 {
+			return v.AvgGbps / 8, "", nil
+		}
+		if try < pairConnectTries && bytes.Contains(res.Stderr, []byte("Couldn't connect to")) && ctx.Err() == nil {
+			continue
+		}
 		return 0, firstNonEmpty(errText(perr), lastLine(res.Stderr, res.Stdout)), nil
 	}
-	return v.AvgGbps / 8, "", nil
 }
+
+// pairConnectTries is how many times a node-to-node client dials a
+// server that is not listening yet.
+const pairConnectTries = 3
 
 // hostAddress is the name the client dials: the inventory host name.
 func hostAddress(h spec.Host) string { return h.Name }
