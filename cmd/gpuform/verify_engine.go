@@ -47,6 +47,13 @@ type engineFlags struct {
 	// within EngineTimeout (hidden, the slurm engine's fleet tier).
 	EngineCommand string
 	EngineTimeout time.Duration
+	// EngineNICs, with bench's EngineNode, lists this node's NICs for
+	// the node-to-node pairs instead of benching it (hidden).
+	EngineNICs bool
+	// EnginePair, with bench's EngineNode, is a round of node-to-node
+	// ib_write_bw runs (engineslurm.PairRound): this node runs its own
+	// end of its run (hidden).
+	EnginePair string
 }
 
 func (f *engineFlags) register(fs *pflag.FlagSet) {
@@ -61,6 +68,11 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("engine-command")
 	fs.DurationVar(&f.EngineTimeout, "engine-timeout", 0, "with -engine-command, its time limit")
 	_ = fs.MarkHidden("engine-timeout")
+	fs.BoolVar(&f.EngineNICs, "engine-nics", false, "with bench -engine-node, list this node's NICs for the node-to-node pairs")
+	fs.StringVar(&f.EnginePair, "engine-pair", "", "with bench -engine-node, run this node's end of its node-to-node ib_write_bw run in this round")
+	for _, name := range []string{"engine-nics", "engine-pair"} {
+		_ = fs.MarkHidden(name)
+	}
 }
 
 // finish checks what the engine flags alone can tell.
@@ -291,10 +303,50 @@ func runBenchEngineNode(ctx context.Context, s Streams, a *benchArguments) error
 		if g, ok := br.Groups[en.entry.Host]; ok {
 			o.Group = &g
 		}
+		o.Remote = br.Remote[en.entry.Host]
 	}
-	r := bench.RunNode(ctx, en.target, o)
-	rep.Bench = &r
+	switch {
+	case a.Engines.EngineNICs:
+		nics, _ := bench.NodeNICs(ctx, en.target, o)
+		if nics == nil {
+			nics = []bench.NIC{}
+		}
+		rep.NICs = &nics
+	case a.Engines.EnginePair != "":
+		end, err := benchPairEnd(ctx, a.Engines.EnginePair, node, en.target, o)
+		if err != nil {
+			end.Why = err.Error()
+		}
+		rep.Pair = &end
+	default:
+		r := bench.RunNode(ctx, en.target, o)
+		rep.Bench = &r
+	}
 	return engineslurm.WriteNodeReport(s.Out, rep)
+}
+
+// benchPairEnd runs this node's end of its node-to-node run in the
+// round (-engine-pair), as the SSH engine runs it over its connection.
+func benchPairEnd(ctx context.Context, round, node string, tg target.Host, o bench.Options) (engineslurm.PairEnd, error) {
+	ends, err := engineslurm.ParsePairRound(round)
+	if err != nil {
+		return engineslurm.PairEnd{}, err
+	}
+	e, ok := ends[node]
+	if !ok {
+		return engineslurm.PairEnd{}, fmt.Errorf("the round of pairs has no end for Slurm node %s", node)
+	}
+	t, err := o.Target.Connect(ctx, tg.Host)
+	if err != nil {
+		return engineslurm.PairEnd{}, err
+	}
+	defer t.Close()
+	if e.Server == "" {
+		why, err := bench.PairServer(ctx, t, e.NIC, e.Port)
+		return engineslurm.PairEnd{Why: why}, err
+	}
+	gbps, why, err := bench.PairClient(ctx, t, e.NIC, e.Port, e.Server)
+	return engineslurm.PairEnd{GBps: gbps, Why: why}, err
 }
 
 // benchEngine runs bench through Slurm (-engine slurm).

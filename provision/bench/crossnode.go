@@ -177,9 +177,9 @@ func sshPairRunner(connectTo target.Connector) pairRunner {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, serr = ts.Run(ctx, transport.Command{Script: "exec timeout -k 5 60 " + quoteAll(tool.IBWriteBWServerArgs(r.serverNIC.Name, r.port)) + " >/dev/null 2>&1\n"})
+			_, serr = PairServer(ctx, ts, r.serverNIC.Name, r.port)
 		}()
-		res, err := tc.Run(ctx, transport.Command{Script: "sleep 1\nexec timeout -k 5 60 " + quoteAll(tool.IBWriteBWClientArgs(r.clientNIC.Name, r.port, hostAddress(r.server.Host))) + "\n"})
+		gbps, why, err := PairClient(ctx, tc, r.clientNIC.Name, r.port, hostAddress(r.server.Host))
 		wg.Wait()
 		if err != nil {
 			return 0, "", err
@@ -187,13 +187,54 @@ func sshPairRunner(connectTo target.Connector) pairRunner {
 		if serr != nil {
 			return 0, "", serr
 		}
-		v, perr := tool.ParseIBWriteBW(bytes.NewReader(res.Stdout))
-		if perr != nil || v.AvgGbps <= 0 {
-			return 0, fmt.Sprintf("%s %s → %s %s: %s", r.server.Host.Name, r.serverNIC.Name, r.client.Host.Name, r.clientNIC.Name, firstNonEmpty(errText(perr), lastLine(res.Stderr, res.Stdout))), nil
+		if why != "" {
+			return 0, fmt.Sprintf("%s %s → %s %s: %s", r.server.Host.Name, r.serverNIC.Name, r.client.Host.Name, r.clientNIC.Name, why), nil
 		}
-		return v.AvgGbps / 8, "", nil
+		return gbps, "", nil
 	}
 }
+
+// PairServer runs the server end of a node-to-node ib_write_bw run over
+// t, on RDMA device nic at TCP port port, bounded to a minute; why says
+// why it failed ("" when it served its client).
+func PairServer(ctx context.Context, t transport.Transport, nic string, port int) (why string, err error) {
+	res, err := t.Run(ctx, transport.Command{Script: "exec timeout -k 5 60 " + quoteAll(tool.IBWriteBWServerArgs(nic, port)) + " >/dev/null 2>&1\n"})
+	if err != nil {
+		return "", err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Sprintf("the ib_write_bw server on %s exited with status %d", nic, res.ExitCode), nil
+	}
+	return "", nil
+}
+
+// PairClient runs the client end, a second after its server started, on
+// nic, connecting to server (a host name the client node resolves) at
+// port, and returns the bandwidth in GB/s, or why there is none. A
+// client that found no server listening tries again a second later, up
+// to pairConnectTries times: the server's end may start late (an srun
+// step of its own, a slow SSH login), and perftest's client does not wait
+// for it.
+func PairClient(ctx context.Context, t transport.Transport, nic string, port int, server string) (gbps float64, why string, err error) {
+	for try := 1; ; try++ {
+		res, err := t.Run(ctx, transport.Command{Script: "sleep 1\nexec timeout -k 5 60 " + quoteAll(tool.IBWriteBWClientArgs(nic, port, server)) + "\n"})
+		if err != nil {
+			return 0, "", err
+		}
+		v, perr := tool.ParseIBWriteBW(bytes.NewReader(res.Stdout))
+		if perr == nil && v.AvgGbps > 0 {
+			return v.AvgGbps / 8, "", nil
+		}
+		if try < pairConnectTries && bytes.Contains(res.Stderr, []byte("Couldn't connect to")) && ctx.Err() == nil {
+			continue
+		}
+		return 0, firstNonEmpty(errText(perr), lastLine(res.Stderr, res.Stdout)), nil
+	}
+}
+
+// pairConnectTries is how many times a node-to-node client dials a
+// server that is not listening yet.
+const pairConnectTries = 3
 
 // hostAddress is the name the client dials: the inventory host name.
 func hostAddress(h spec.Host) string { return h.Name }

@@ -176,3 +176,31 @@ func hostsNamed(names ...string) []spec.Host {
 	}
 	return hs
 }
+
+// NodeToNodeRounds pairs as Run pairs, and round k holds the k-th run of
+// every pair of hosts, so no host is in two runs of a round; a host with
+// no NICs listed, or alone in its block, is in none.
+func TestNodeToNodeRounds(t *testing.T) {
+	t.Parallel()
+	blk := &spec.Node{Name: "blk", Hosts: hostsNamed("a", "b", "c", "d", "e")}
+	other := &spec.Node{Name: "other", Hosts: hostsNamed("x", "y")}
+	tg := func(n *spec.Node, name string) target.Host { return target.Host{Host: spec.Host{Name: name}, Node: n} }
+	nics := map[string][]NIC{
+		"a": end("a", "mlx5_0", "mlx5_1").nics, "b": end("b", "mlx5_0", "mlx5_1").nics,
+		"c": end("c", "mlx5_0").nics, "d": end("d", "mlx5_0").nics,
+		"x": end("x", "mlx5_0").nics, // y has none listed
+	}
+	targets := []target.Host{tg(blk, "a"), tg(blk, "b"), tg(blk, "c"), tg(blk, "d"), tg(blk, "e"), tg(other, "x"), tg(other, "y")}
+	var got [][]string
+	for _, r := range NodeToNodeRounds(targets, nics) {
+		var rs []string
+		for _, p := range r {
+			rs = append(rs, fmt.Sprintf("%s %s <- %s %s", p.Server.Host.Name, p.ServerNIC, p.Client.Host.Name, p.ClientNIC))
+		}
+		got = append(got, rs)
+	}
+	want := [][]string{{"a mlx5_0 <- b mlx5_0", "c mlx5_0 <- d mlx5_0"}, {"a mlx5_1 <- b mlx5_1"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rounds (-want +got):\n%s", diff)
+	}
+}

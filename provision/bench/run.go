@@ -61,6 +61,10 @@ type Options struct {
 	// the engine before the host's own bench (RunMultiNode); nil when
 	// the host's group has none.
 	Group *GroupRun
+	// Remote, for RunNode, is the host's node-to-node NIC runs, made by
+	// the engine before the host's own bench (NodeToNodeRounds); nil
+	// when it has none.
+	Remote map[string]RemoteNIC
 }
 
 // Run benches every target and returns the report; a host that cannot be
@@ -110,14 +114,15 @@ type NodeResult struct {
 
 // RunNode benches tg alone — the node side of an engine that benches
 // every node at once: the group's multi-node run is the engine's
-// (o.Group), and there are no cross-node pairs (the network layer's NICs
-// are measured within the node, as for a host without peers).
+// (o.Group), and so are its node-to-node NIC runs (o.Remote; none: the
+// network layer's NICs are measured within the node, as for a host
+// without peers).
 func RunNode(ctx context.Context, tg target.Host, o Options) NodeResult {
 	layers := o.Layers
 	if len(layers) == 0 {
 		layers = Layers()
 	}
-	h, vals := benchOne(ctx, tg, o, layers, o.Group, nil)
+	h, vals := benchOne(ctx, tg, o, layers, o.Group, o.Remote)
 	return NodeResult{Host: h, Peers: vals}
 }
 

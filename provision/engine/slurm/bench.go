@@ -18,15 +18,15 @@ import (
 // each benching itself (bench.RunNode); the results are merged
 // (bench.Merge), peers compared across the run. Each group's multi-node
 // all_reduce runs first, as an srun step from its first node, and every
-// host of the group is judged on it. The cross-node NIC pairs are not run
-// this way yet: each NIC is measured within its node.
+// host of the group is judged on it. Then the node-to-node NIC pairs, as
+// srun steps (nodeToNode), each host judged on its runs as over SSH.
 func (e *Engine) Bench(ctx context.Context, targets []target.Host, bo bench.Options) (*bench.Report, error) {
 	if !e.o.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, e.o.Deadline)
 		defer cancel()
 	}
-	job, members, hostErr, release, err := e.place(ctx, targets, benchTimeLimit(targets, benchBudget(targets, bo)))
+	job, members, hostErr, release, err := e.place(ctx, targets, benchTimeLimit(targets, benchBudget(targets, bo), len(bo.Layers) == 0 || slices.Contains(bo.Layers, bench.LayerNetwork)))
 	if err != nil {
 		return nil, err
 	}
@@ -47,16 +47,19 @@ func (e *Engine) Bench(ctx context.Context, targets []target.Host, bo bench.Opti
 		}
 	}
 	if len(members) > 0 {
-		e.benchStep(ctx, job, members, bo, results, missing)
-	}
-	if len(bo.Layers) == 0 || slices.Contains(bo.Layers, bench.LayerNetwork) {
-		bench.NodeToNodeNotRun(runTargets, results, "node-to-node NIC pairs run only with -engine ssh so far; this bench measured each node's NICs among themselves")
+		// Hosts whose NICs the pairs' listing did not bring back, and
+		// whose bench measured them, are marked as not paired: a bench
+		// that did not measure the pairs must not read as one that had
+		// none to measure.
+		if unlisted, why := e.benchStep(ctx, job, members, bo, results, missing); len(unlisted) > 0 {
+			bench.NodeToNodeNotRun(unlisted, results, why)
+		}
 	}
 	return bench.Merge(runTargets, bo, results, missing), nil
 }
 
 // benchStep sends the binary and the bundle and runs the bench step.
-func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo bench.Options, results map[string]bench.NodeResult, missing map[string]error) {
+func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo bench.Options, results map[string]bench.NodeResult, missing map[string]error) (unlisted []target.Host, unlistedWhy string) {
 	failAll := func(err error) {
 		for _, m := range members {
 			missing[m.tg.Host.Name] = err
@@ -69,19 +72,19 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 	b, err := e.bundle(bnodes)
 	if err != nil {
 		failAll(fmt.Errorf("cannot bundle the spec for the nodes: %w", err))
-		return
+		return nil, ""
 	}
 	b.Bench = &BenchRun{Layers: bo.Layers, Budget: bo.Budget}
 	local, err := os.MkdirTemp("", "gpuform-slurm")
 	if err != nil {
 		failAll(err)
-		return
+		return nil, ""
 	}
 	defer os.RemoveAll(local)
 	bundlePath := filepath.Join(local, "bundle.json")
 	if err := b.Write(bundlePath); err != nil {
 		failAll(err)
-		return
+		return nil, ""
 	}
 	base, destBin, destBundle, sbcastErr := e.send(ctx, job, bundlePath)
 	nodes := strings.Join(nodeNames(members), ",")
@@ -115,13 +118,24 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 			for h, g := range groups {
 				b.Bench.Groups[h] = *g
 			}
+		}
+		// The node-to-node NIC pairs, after the groups' run as Run
+		// makes them.
+		if len(bo.Layers) == 0 || slices.Contains(bo.Layers, bench.LayerNetwork) {
+			var remote map[string]map[string]bench.RemoteNIC
+			remote, unlisted, unlistedWhy = e.nodeToNode(ctx, job, members, destBin, destBundle)
+			if len(remote) > 0 {
+				b.Bench.Remote = remote
+			}
+		}
+		if b.Bench.Groups != nil || b.Bench.Remote != nil {
 			destBundle = base + "-bundle-groups.json"
 			if err := b.Write(bundlePath); err != nil {
 				failAll(err)
-				return
+				return nil, ""
 			}
 			if err := e.sbcast(ctx, job, bundlePath, destBundle); err != nil {
-				sbcastErr = fmt.Errorf("sbcast of the bundle with the groups' multi-node runs failed: %w", err)
+				sbcastErr = fmt.Errorf("sbcast of the bundle with the groups' multi-node runs and the node-to-node pairs failed: %w", err)
 			}
 		}
 	}
@@ -158,4 +172,5 @@ func (e *Engine) benchStep(ctx context.Context, job string, members []member, bo
 			missing[name] = err
 		}
 	}
+	return unlisted, unlistedWhy
 }

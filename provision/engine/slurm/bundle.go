@@ -57,6 +57,9 @@ type BenchRun struct {
 	// Groups are, by spec host, its group's multi-node run
 	// (bench.RunMultiNode), made before the nodes bench themselves.
 	Groups map[string]bench.GroupRun `json:"groups,omitempty"`
+	// Remote are, by spec host, its node-to-node NIC runs (by its NIC),
+	// made as srun steps before the nodes bench themselves.
+	Remote map[string]map[string]bench.RemoteNIC `json:"remote,omitempty"`
 }
 
 // BundleNode is one Slurm node's place in the spec.

@@ -68,9 +68,22 @@ type NodeReport struct {
 	// Bench is the node's bench result (bench -engine-node); nil for
 	// verify.
 	Bench *bench.NodeResult `json:"bench,omitempty"`
+	// NICs are the node's active NICs for the node-to-node pairs (bench
+	// -engine-nics); nil otherwise, empty without ib_write_bw.
+	NICs *[]bench.NIC `json:"nics,omitempty"`
+	// Pair is one end of a node-to-node ib_write_bw run (bench
+	// -engine-pair); nil otherwise.
+	Pair *PairEnd `json:"pair,omitempty"`
 	// Error says why the node could not verify at all ("" when it did):
 	// the bundle unreadable, the spec not loading.
 	Error string `json:"error,omitempty"`
+}
+
+// PairEnd is what one end of a node-to-node run sends back: the
+// client's bandwidth, or why the end gave none.
+type PairEnd struct {
+	GBps float64 `json:"gbps,omitempty"`
+	Why  string  `json:"why,omitempty"`
 }
 
 // HostReports returns the node's hosts as the merged report holds them.

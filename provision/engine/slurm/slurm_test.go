@@ -642,8 +642,10 @@ func TestSlurmEngine(t *testing.T) {
 			}
 			// bench: three sbcasts of 5m, bench's 20m default budget and
 			// the step's minute, the group's all_reduce (no timeout: 10m)
-			// and its step's minute, the 30s cleanup, a minute's margin.
-			if diff := cmp.Diff([]string{"00:49:00"}, limit.seen); diff != "" {
+			// and its step's minute, the node-to-node pairs (the NIC
+			// listing's minute and its step's minute, the pairs' 15m),
+			// the 30s cleanup, a minute's margin.
+			if diff := cmp.Diff([]string{"01:06:00"}, limit.seen); diff != "" {
 				t.Errorf("the allocation's TimeLimit (-want +got):\n%s", diff)
 			}
 			if connects.Load() != 0 {
@@ -653,6 +655,10 @@ func TestSlurmEngine(t *testing.T) {
 			if diff := cmp.Diff(bwant, got, noTime, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("bench -engine slurm with the group's multi-node run differs from -engine ssh (-ssh +slurm):\n%s", diff)
 			}
+		})
+
+		t.Run("bench: node-to-node NIC pairs as srun steps, one failing", func(t *testing.T) {
+			testNodeToNodePairs(t, f, c)
 		})
 	})
 }
@@ -717,4 +723,126 @@ func waitRunning(t *testing.T, c *slurmtest.Cluster, job string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("job %s did not start", job)
+}
+
+// nodeToNodeSpec is two simulated HGX H100 in one node block, gpu009's
+// mlx5_5 trained at 200 Gb/s.
+const nodeToNodeSpec = `module "hgx" {
+  source = "gpuform/hgx-h100-8gpu"
+}
+
+node "train" {
+  hosts    = ["sim://hgx-h100-converged/gpu008", "sim://hgx-h100-slownic/gpu009"]
+  hardware = module.hgx.hardware
+}
+`
+
+// testNodeToNodePairs: bench -engine slurm runs the node-to-node NIC
+// pairs -engine ssh runs between two hosts of a node block, as srun
+// steps, and judges each host on them: one row per rail naming the
+// partner, at the figures the simulated nodes replay; the rail whose
+// client step is killed is not measured, saying why; no host is left
+// marked as not paired. Every other row is -engine ssh's for the same
+// nodes (over SSH the simulated nodes are not paired: their roots are on
+// this machine).
+func testNodeToNodePairs(t *testing.T, f *fixture, c *slurmtest.Cluster) {
+	dir := filepath.Join(t.TempDir(), "pairs")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.gpuform.hcl"), []byte(nodeToNodeSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := spec.Load(dir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: f.kb.GPUModelTable()})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	layers := []bench.Layer{bench.LayerNetwork}
+	sshState, state := t.TempDir(), t.TempDir()
+	ref := make(chan *bench.Report, 1)
+	go func() {
+		ref <- bench.Run(context.Background(), targetsOf(t, cfg), bench.Options{KB: f.kb, Layers: layers, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, connect.Options{SimStateDir: sshState})
+		}}})
+	}()
+	// The client's end of the mlx5_3 rail dies on its node.
+	wrapper := filepath.Join(t.TempDir(), "gpuform-wrapper")
+	script := "#!/bin/sh\ncase \"$SLURMD_NODENAME $*\" in \"gpu009 \"*\" -engine-pair \"*gpu009:mlx5_3:*) kill -KILL $$ ;; esac\nexec " + f.binary + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var connects atomic.Int64
+	e := slurm.New(slurm.Options{Binary: wrapper, Env: []string{c.Env(), "GPUFORM_SIM_STATE=" + state}, Bundle: func(nodes map[string]slurm.BundleNode) (*slurm.Bundle, error) {
+		return slurm.NewBundle(cfg, dir, nil, "", false, nodes)
+	}})
+	got, err := e.Bench(context.Background(), targetsOf(t, cfg), bench.Options{KB: f.kb, Layers: layers, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+		connects.Add(1)
+		return nil, errors.New("the slurm engine must not connect to hosts")
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if connects.Load() != 0 {
+		t.Error("the slurm engine connected to hosts")
+	}
+	want := <-ref
+
+	// The simulated nodes replay ib_write_bw's real report: 392.34 Gb/s
+	// average (provision/sim/bench/hgx-h100/ib_write_bw/report.txt), and
+	// 196.17 Gb/s on hgx-h100-slownic's mlx5_5, which limits its pair.
+	// Every active InfiniBand port of the HGX H100 meets its rail.
+	rails := []string{"mlx5_0", "mlx5_1", "mlx5_10", "mlx5_11", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_9"}
+	type row struct {
+		Verdict bench.Verdict
+		GBps    float64
+	}
+	names := map[string]string{"sim://hgx-h100-converged/gpu008": "sim://hgx-h100-slownic/gpu009", "sim://hgx-h100-slownic/gpu009": "sim://hgx-h100-converged/gpu008"}
+	for _, h := range got.Hosts {
+		peer, ok := names[h.Host]
+		if !ok || h.Error != "" {
+			t.Fatalf("host %s: %s", h.Host, h.Error)
+		}
+		wantRows := map[string]row{}
+		for _, r := range rails {
+			switch r {
+			case "mlx5_5":
+				wantRows[r+" <-> "+peer+" "+r] = row{bench.VerdictBelow, 196.17 / 8}
+			case "mlx5_3":
+				wantRows[r+" <-> "+peer+" "+r] = row{bench.VerdictNotMeasured, 0}
+			default:
+				wantRows[r+" <-> "+peer+" "+r] = row{bench.VerdictOK, 392.34 / 8}
+			}
+		}
+		gotRows := map[string]row{}
+		var others []bench.Measurement
+		for _, m := range h.Layers {
+			if m.Test != bench.TestNodeToNode {
+				others = append(others, m)
+				continue
+			}
+			r := row{Verdict: m.Verdict}
+			if m.MeasuredGBps != nil {
+				r.GBps = *m.MeasuredGBps
+			}
+			gotRows[m.Device] = r
+			if strings.HasPrefix(m.Device, "mlx5_3 ") && (!strings.Contains(m.Note, "ib_write_bw node to node failed: gpu008 mlx5_3 → gpu009 mlx5_3: the Slurm node gpu009") || !strings.Contains(m.Note, "it sent no result")) {
+				t.Errorf("%s: the rail whose client step died says %q", h.Host, m.Note)
+			}
+		}
+		if diff := cmp.Diff(wantRows, gotRows, cmpopts.EquateApprox(0, 0.01)); diff != "" {
+			t.Errorf("%s: node-to-node rows (-want +got):\n%s", h.Host, diff)
+		}
+		var ssh []bench.Measurement
+		for _, w := range want.Hosts {
+			if w.Host == h.Host {
+				ssh = w.Layers
+			}
+		}
+		if len(ssh) == 0 {
+			t.Fatalf("the SSH engine's bench has no rows for %s", h.Host)
+		}
+		if diff := cmp.Diff(ssh, others, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: the rows besides the pairs differ from -engine ssh (-ssh +slurm):\n%s", h.Host, diff)
+		}
+	}
 }

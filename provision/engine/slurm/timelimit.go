@@ -55,12 +55,19 @@ func verifyTimeLimit(targets []target.Host, ro runner.Options) time.Duration {
 // binary, the bundle, the bundle with the groups' runs), each node
 // block's multi-node all_reduce (its timeout plus stepMargin), the node
 // step (budget, the longest host's, plus stepMargin), the cleanup step
-// and limitMargin.
-func benchTimeLimit(targets []target.Host, budget time.Duration) time.Duration {
+// and limitMargin; with pairs (the network layer) and a node block of two
+// or more hosts, the node-to-node NIC pairs too: the step listing the
+// NICs and the pairs' budget.
+func benchTimeLimit(targets []target.Host, budget time.Duration, pairs bool) time.Duration {
 	d := 3*sbcastTimeout + budget + stepMargin + cleanupTimeout + limitMargin
+	paired := false
 	for _, n := range nodeBlocks(targets) {
 		if len(n.Hosts) < 2 {
 			continue
+		}
+		if pairs && !paired {
+			paired = true
+			d += nicsTimeout + stepMargin + pairsBudget
 		}
 		// bench runs one multi-node all_reduce a group at most.
 		var longest time.Duration
