@@ -440,6 +440,27 @@ for a in bios_version bios_date; do
 	resolve_path "/sys/class/dmi/id/$a" && [ -f "$_r" ] && read_value "/sys/class/dmi/id/$a"
 done
 [ -n "$R" ] || run_command detect-virt systemd-detect-virt --vm
+# The GPUs' NVLink fabric registration (cluster UUID and clique id), only
+# when the controller asks (GPUFORM_PROBE_FABRIC: a node block whose
+# nvlink_domain is read from the node): NVML has no file for it, so
+# nvidia-smi -q, of whose output only the Fabric sections (and the lines
+# that open each GPU's) are kept, at most 64 KiB. Under a root prefix only
+# a stand-in inside the root is asked, as for the container clients.
+if [ -n "${GPUFORM_PROBE_FABRIC:-}" ]; then
+	if on_path nvidia-smi && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+		_o=$("$_b" -q 2>&1)
+		_rc=$?
+		if [ "$_rc" = 0 ]; then
+			_o=$(printf '%s\n' "$_o" | awk '/^GPU / { print; next } /^[ \t]*Fabric[ \t]*$/ { f = 1; d = match($0, /[^ \t]/); print; next } f { if ($0 ~ /^[ \t]*$/) next; if (match($0, /[^ \t]/) <= d) f = 0; else print }' | head -c 65536)
+		else
+			_o=$(printf '%s\n' "$_o" | head -c 4096)
+		fi
+	else
+		_o="nvidia-smi: not found"
+		_rc=127
+	fi
+	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" nvidia-smi-fabric "$_rc" "$_o" "$mark"
+fi
 read_value /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! { resolve_path /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && resolve_dir /sys/devices/system/cpu; then

@@ -24,6 +24,7 @@ import (
 //	gpu 0000:61:00.0 idle                     idle: link at Gen1 to save power (not a fault)
 //	gpu 0000:9d:00.0 off_bus xid=79           fell off the bus; NVML no longer enumerates it
 //	gpu 0000:9d:00.0 nvlink_down              NVLink link 0 down: NV17 to every peer in topo -m
+//	gpu 0008:06:00.0 fabric_not_started       NVLink fabric registration Not Started (a tray the switch trays did not train)
 //	nic mlx5_3 rate="200 Gb/sec (4X HDR)"     port up at a lower rate
 //	nic mlx5_5 state="1: DOWN" phys_state="2: Polling"   rail down
 //	kernel dmesg=restricted                   dmesg refused (kernel.dmesg_restrict)
@@ -55,6 +56,9 @@ type DeviceFault struct {
 	// simulated NVML models it): NVML shows the link inactive, and
 	// nvidia-smi topo -m one bonded link fewer to every peer.
 	NVLinkDown bool
+	// FabricNotStarted says the GPU's NVLink fabric registration is Not
+	// Started (rack-scale trays): NVML, nvidia-smi -q and -q -x show it.
+	FabricNotStarted bool
 	// Port holds a NIC port's sysfs attributes that differ from the
 	// hardware layer (rate, state, phys_state, link_layer), as sysfs
 	// prints them.
@@ -69,7 +73,7 @@ type DeviceFault struct {
 // Fault reports whether the line describes something wrong with the
 // device (an idle GPU is described but not at fault).
 func (f DeviceFault) Fault() bool {
-	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0 && !f.NVLinkDown)
+	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0 && !f.NVLinkDown && !f.FabricNotStarted)
 }
 
 // ParseFaults reads a fault description, one device per line.
@@ -98,6 +102,8 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 					f.OffBus = true
 				case w == "nvlink_down":
 					f.NVLinkDown = true
+				case w == "fabric_not_started":
+					f.FabricNotStarted = true
 				case kv && (k == "width" || k == "xid"):
 					n, err := strconv.Atoi(v)
 					if err != nil || n <= 0 {
@@ -112,7 +118,7 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 						f.Width = n
 					}
 				default:
-					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, nvlink_down, xid=N)", w)
+					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, nvlink_down, fabric_not_started, xid=N)", w)
 				}
 			}
 		case "nic":
@@ -305,6 +311,9 @@ func applyGPUFault(dir string, f DeviceFault) ([]string, error) {
 		// The bench replays keep their numbers: one link of 18 (or 12)
 		// is within the spread of peer copies (modelled, not captured).
 		nvml = append(nvml, "nvlink_down@"+bus)
+	}
+	if f.FabricNotStarted {
+		nvml = append(nvml, "fabric_not_started@"+bus)
 	}
 	return nvml, nil
 }

@@ -197,6 +197,8 @@ func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), 
 		}
 		defer t.Close()
 		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node), Reads: resource.Reads()}
+		// A host whose NVLink domain is read from the node: its fabric.
+		opts.Fabric = h.Node != nil && h.Node.FabricDomainBlock(h.Host.Name) != nil
 		if o.Packages != nil && h.Node != nil {
 			opts.Packages = o.Packages(h.Node)
 		}

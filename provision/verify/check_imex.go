@@ -23,6 +23,9 @@ type IMEXDomain struct {
 	Name  string
 	Hosts []string
 	Peers []string
+	// FromFabric: the block is read from the NVLink fabric, so gpuform
+	// writes no node list and has no peer list to judge.
+	FromFabric bool
 }
 
 // imexExpectation reads the IMEX expectation of node n; nil when the node
@@ -33,7 +36,7 @@ func imexExpectation(n *spec.Node) *IMEXExpectation {
 	}
 	e := &IMEXExpectation{}
 	for _, d := range n.NVLinkDomains {
-		dom := IMEXDomain{Name: d.Name, Hosts: d.Hosts}
+		dom := IMEXDomain{Name: d.Name, Hosts: d.Hosts, FromFabric: d.FromFabric}
 		for _, h := range d.Hosts {
 			dom.Peers = append(dom.Peers, resource.IMEXPeerOf(h))
 		}
@@ -65,6 +68,10 @@ func checkIMEX(exp Expectation, extra HostFacts) []CheckResult {
 	}
 	if dom == nil {
 		r.Status, r.Message = StatusSkip, "the host is in no nvlink_domain block: no peers to judge"
+		return []CheckResult{r}
+	}
+	if dom.FromFabric {
+		r.Status, r.Message = StatusSkip, fmt.Sprintf("nvlink_domain %q is read from the NVLink fabric: gpuform writes no IMEX node list there and has none to judge", dom.Name)
 		return []CheckResult{r}
 	}
 	r.Expected = fmt.Sprintf("nvidia-imex running with the %d hosts of NVLink domain %q: %s", len(dom.Peers), dom.Name, strings.Join(dom.Peers, ","))
