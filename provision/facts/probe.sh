@@ -451,9 +451,9 @@ if [ -n "${GPUFORM_PROBE_FABRIC:-}" ]; then
 		_o=$("$_b" -q 2>&1)
 		_rc=$?
 		if [ "$_rc" = 0 ]; then
-			_o=$(printf '%s\n' "$_o" | awk '/^GPU / { print; next } /^[ \t]*Fabric[ \t]*$/ { f = 1; d = match($0, /[^ \t]/); print; next } f { if ($0 ~ /^[ \t]*$/) next; if (match($0, /[^ \t]/) <= d) f = 0; else print }' | head -c 65536)
+			_o=$(printf '%s\n' "$_o" | awk 'function out(l) { n += length(l) + 1; if (n > 65536) exit; print l } /^GPU / { out($0); next } /^[ \t]*Fabric[ \t]*$/ { f = 1; d = match($0, /[^ \t]/); out($0); next } f { if ($0 ~ /^[ \t]*$/) next; if (match($0, /[^ \t]/) <= d) f = 0; else out($0) }')
 		else
-			_o=$(printf '%s\n' "$_o" | head -c 4096)
+			_o=$(printf '%s\n' "$_o" | sed -n '1,5p')
 		fi
 	else
 		_o="nvidia-smi: not found"
