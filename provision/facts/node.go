@@ -48,6 +48,9 @@ type Node struct {
 	// (Options.Fabric: a node block whose nvlink_domain is read from the
 	// node).
 	Fabric *NVLinkFabric `json:"nvlink_fabric,omitempty"`
+	// IMEXStatus is IMEX's own view of its domain (nvidia-imex-ctl -N);
+	// nil when the probe was not asked for it (Options.IMEXStatus).
+	IMEXStatus *IMEXStatus `json:"imex_status,omitempty"`
 	// Kernel is the running kernel.
 	Kernel Kernel `json:"kernel"`
 	// Driver is the loaded NVIDIA kernel driver, nil when none is loaded.

@@ -438,6 +438,7 @@ func interpret(raw *rawFacts) *Node {
 	p.hypervisor()
 	p.bios()
 	p.fabric()
+	p.imexStatus()
 	p.numa()
 	p.units()
 	p.pci()

@@ -62,6 +62,10 @@ type Options struct {
 	// through nvidia-smi -q: for a node block whose nvlink_domain is read
 	// from the node. Off, the probe runs no nvidia-smi.
 	Fabric bool
+	// IMEXStatus asks for IMEX's own view of its domain (Node.IMEXStatus),
+	// nvidia-imex-ctl -N bounded to 20 s: for verify of a node that runs
+	// IMEX. Off, the probe runs no nvidia-imex-ctl.
+	IMEXStatus bool
 	// Packages are the packages the host's spec installs: the probe asks
 	// the package manager which versions of them its repositories offer
 	// (Node.Offers), from the metadata the host has, in the same command.
@@ -91,6 +95,9 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 	}
 	if opts.Fabric {
 		env["GPUFORM_PROBE_FABRIC"] = "1"
+	}
+	if opts.IMEXStatus {
+		env["GPUFORM_PROBE_IMEX_STATUS"] = "1"
 	}
 	if len(opts.Packages) > 0 {
 		if err := checkPackageNames(opts.Packages); err != nil {

@@ -461,6 +461,27 @@ if [ -n "${GPUFORM_PROBE_FABRIC:-}" ]; then
 	fi
 	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" nvidia-smi-fabric "$_rc" "$_o" "$mark"
 fi
+# IMEX's own view of its domain, only when the controller asks
+# (GPUFORM_PROBE_IMEX_STATUS: verify of a node that runs IMEX):
+# nvidia-imex-ctl -N asks the local daemon, which asks every peer, so it
+# runs under timeout(1) (20 s; exit 124 when cut), its output cut at 256 KiB.
+if [ -n "${GPUFORM_PROBE_IMEX_STATUS:-}" ]; then
+	if on_path nvidia-imex-ctl && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+		_c=$_b
+		if on_path timeout; then
+			_o=$("$_b" 20 "$_c" -N 2>&1)
+			_rc=$?
+			_o=$(printf '%s\n' "$_o" | awk '{ n += length($0) + 1; if (n > 262144) exit; print }')
+		else
+			_o="timeout(1) not found: nvidia-imex-ctl -N is not run unbounded"
+			_rc=127
+		fi
+	else
+		_o="nvidia-imex-ctl: not found"
+		_rc=127
+	fi
+	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" nvidia-imex-ctl-N "$_rc" "$_o" "$mark"
+fi
 read_value /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! { resolve_path /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && resolve_dir /sys/devices/system/cpu; then

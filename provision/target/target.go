@@ -231,6 +231,15 @@ func ProbeOver(ctx context.Context, t transport.Transport, h spec.Host) (*facts.
 	return facts.Probe(ctx, t, facts.Options{Become: h.Become != "", Reads: resource.Reads()})
 }
 
+// VerifyProbeOver is ProbeOver for verify of a host of node n: it also
+// reads what only verify judges, IMEX's own view of its domain
+// (nvidia-imex-ctl -N) where n runs IMEX.
+func VerifyProbeOver(ctx context.Context, t transport.Transport, h spec.Host, n *spec.Node) (*facts.Node, error) {
+	opts := facts.Options{Become: h.Become != "", Reads: resource.Reads()}
+	opts.IMEXStatus = n != nil && n.Driver != nil && n.Driver.IMEX.V
+	return facts.Probe(ctx, t, opts)
+}
+
 // imageDirs are the image_dir directories n will pull into (enroot,
 // Apptainer), for the probe to report who may write to them, so that plan
 // refuses an untrusted one before apply pulls anything.
