@@ -21,6 +21,9 @@ type KB struct {
 	runtimes    []RuntimeConfig
 	dcgm        []DCGMRequirement
 	packages    []packageRow
+	// auxPackages are the packages.tsv rows of packages that travel
+	// with a component but are none themselves (IMEX, with the driver).
+	auxPackages []packageRow
 	facts       map[string]HostFact
 	nccltest    []NCCLThreshold
 	floors      []NCCLFloor
