@@ -266,11 +266,8 @@ func planProbed(k *kb.KB, reds *redactors, pr target.Probed) *HostPlan {
 	t := pr.Host
 	hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
 	if t.Node.FabricDomainBlock(t.Host.Name) != nil {
-		var err error
-		switch {
-		case pr.Facts == nil:
-			err = errors.New("the host was not probed")
-		default:
+		err := errors.New("the host was not probed")
+		if pr.Facts != nil {
 			hp.FabricDomain, err = pr.Facts.Fabric.Domain()
 		}
 		if err != nil {
