@@ -7,20 +7,23 @@ import "io/fs"
 // the answers it returns (Fact.Sources, build lists) share its storage and
 // must not be modified.
 type KB struct {
-	fsys        fs.FS // the data files the KB was loaded from
-	cuda        []CUDARelease
-	mvc         map[int]MVCRange
-	branches    map[int]Branch
-	archs       []Architecture
-	gpus        []GPUModel
-	aliases     map[string][]int // normalised alias → indexes into gpus
-	nccl        []NCCLRelease
-	ngc         map[string]NGCImage // image reference → image
-	toolkit     []ToolkitRelease
-	features    map[string]ToolkitFeature
-	runtimes    []RuntimeConfig
-	dcgm        []DCGMRequirement
-	packages    []packageRow
+	fsys     fs.FS // the data files the KB was loaded from
+	cuda     []CUDARelease
+	mvc      map[int]MVCRange
+	branches map[int]Branch
+	archs    []Architecture
+	gpus     []GPUModel
+	aliases  map[string][]int // normalised alias → indexes into gpus
+	nccl     []NCCLRelease
+	ngc      map[string]NGCImage // image reference → image
+	toolkit  []ToolkitRelease
+	features map[string]ToolkitFeature
+	runtimes []RuntimeConfig
+	dcgm     []DCGMRequirement
+	packages []packageRow
+	// auxPackages are the packages.tsv rows of packages that travel
+	// with a component but are none themselves (IMEX, with the driver).
+	auxPackages []packageRow
 	facts       map[string]HostFact
 	nccltest    []NCCLThreshold
 	floors      []NCCLFloor

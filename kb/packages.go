@@ -2,6 +2,7 @@ package kb
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,13 +13,24 @@ import (
 // (spec.Component.PackageTable: "cuda-toolkit", "container-toolkit").
 func tableComponent(r row, column string) (spec.Component, error) {
 	name := r.get(column)
+	names := append([]string(nil), AuxPackages...)
 	for _, c := range spec.Components() {
 		if c.PackageTable() == name {
 			return c, nil
 		}
+		names = append(names, c.PackageTable())
 	}
-	return "", r.errorf("%s %q is not a component", column, name)
+	return "", r.errorf("%s %q is not a component or a package that travels with one.%s", column, name, spec.DidYouMean(name, names))
 }
+
+// AuxPackages are the kb_component names of packages.tsv that are no
+// spec component (no lock-file pin of their own) but a package that
+// travels with one: "imex", the IMEX service, installed at the driver's
+// release.
+var AuxPackages = []string{AuxIMEX}
+
+// AuxIMEX is packages.tsv's kb_component of NVIDIA IMEX.
+const AuxIMEX = "imex"
 
 // DistroFamily is a family of Linux distributions that share NVIDIA's
 // package names.
@@ -105,11 +117,17 @@ func (kb *KB) loadPackages() error {
 		if r.get("kb_component") == "" {
 			continue
 		}
-		comp, err := tableComponent(r, "kb_component")
-		if err != nil {
+		var comp spec.Component
+		aux := slices.Contains(AuxPackages, r.get("kb_component"))
+		if aux {
+			comp = spec.Component(r.get("kb_component"))
+		} else if comp, err = tableComponent(r, "kb_component"); err != nil {
 			return err
 		}
 		p := packageRow{component: comp, family: DistroFamily(r.get("kb_family")), flavour: r.get("kb_flavour")}
+		if p.family != Debian && p.family != RHEL {
+			return r.errorf("kb_family %q is not debian or rhel", p.family)
+		}
 		f := r.fact(StatusUnknown, "sources", "version_format_notes")
 		var st Status
 		if p.name, st, err = parseAt(r.get("kb_name")); err != nil || p.name == "" {
@@ -133,10 +151,14 @@ func (kb *KB) loadPackages() error {
 		if !strings.Contains(r.get("package_name_pattern"), stem) {
 			return r.errorf("kb_name %q does not restate package_name_pattern %q", p.name, r.get("package_name_pattern"))
 		}
-		for _, o := range kb.packages {
+		for _, o := range append(kb.packages, kb.auxPackages...) {
 			if o.component == p.component && o.family == p.family && o.flavour == p.flavour {
 				return r.errorf("package %s/%s/%s defined twice", p.component, p.family, p.flavour)
 			}
+		}
+		if aux {
+			kb.auxPackages = append(kb.auxPackages, p)
+			continue
 		}
 		kb.packages = append(kb.packages, p)
 	}
@@ -173,6 +195,28 @@ func (kb *KB) Package(q PackageQuery) (Package, bool) {
 		return out, true
 	}
 	return Package{}, false
+}
+
+// AuxPackage resolves a package that travels with a component (aux, one
+// of AuxPackages: "imex") on a distro family, at version v (the driver's
+// release for IMEX). An aux name the table does not know is an error with
+// the names it does; no row for the family is ok false: the caller must
+// not guess a name.
+func (kb *KB) AuxPackage(aux string, family DistroFamily, v Version) (Package, bool, error) {
+	if !slices.Contains(AuxPackages, aux) {
+		return Package{}, false, fmt.Errorf("the knowledge base has no package %q.%s", aux, spec.DidYouMean(aux, AuxPackages))
+	}
+	for _, p := range kb.auxPackages {
+		if string(p.component) != aux || p.family != family {
+			continue
+		}
+		name, err := expand(p.name, PackageQuery{Family: family, Version: v})
+		if err != nil {
+			return Package{}, false, nil
+		}
+		return Package{Name: name, NameFact: p.nameFact}, true, nil
+	}
+	return Package{}, false, nil
 }
 
 // PackageName is Package for callers that need only the name:

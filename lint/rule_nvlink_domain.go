@@ -155,6 +155,12 @@ func checkNVLinkDomainSize(ctx *Context) {
 		reach := 0
 		known := true
 		for _, m := range by[name] {
+			if m.domain.FromFabric {
+				// Read from the fabric: the block holds as many racks
+				// as its hosts' cliques, which plan reads and splits.
+				known = false
+				break
+			}
 			g := gpuCount(m.node.Hardware)
 			if g == 0 || m.node.Hardware.NVLinkDomain == 0 {
 				known = false

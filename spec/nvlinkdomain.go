@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuform/gpuform/internal/lazyre"
 )
@@ -27,7 +28,19 @@ type NVLinkDomain struct {
 	HostsRange hcl.Range
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
+	// FromFabric is true for from = "fabric": the block's hosts are not
+	// one domain but are grouped by the NVLink fabric each reports (the
+	// GPUs' cluster UUID and clique id), read by plan from the node; a
+	// host whose fabric is not up or cannot be read is in no domain, and
+	// a rollout in domains refuses it.
+	FromFabric bool
+	// FromRange is where from is written.
+	FromRange hcl.Range
 }
+
+// NVLinkDomainFromFabric is the from word that reads a domain from the
+// node's NVLink fabric.
+const NVLinkDomainFromFabric = "fabric"
 
 // RolloutUnit is what a rollout's batch and failure budget count, as the
 // rollout block's unit spells it.
@@ -42,7 +55,7 @@ const (
 	RolloutUnitNVLinkDomain RolloutUnit = "nvlink_domain"
 )
 
-var nvlinkDomainSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "hosts"}}}
+var nvlinkDomainSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "hosts"}, {Name: "from"}}}
 
 // nvlinkDomainNamePattern keeps a domain's name a word plans and reports
 // can print without quoting.
@@ -61,6 +74,23 @@ func decodeNVLinkDomain(blk *hcl.Block, ctx *hcl.EvalContext, nodeHosts []Host) 
 	}
 	content, cd := blk.Body.Content(nvlinkDomainSchema)
 	diags = append(diags, cd...)
+	if a, ok := content.Attributes["from"]; ok {
+		d.FromRange = a.Expr.Range()
+		v, vd := a.Expr.Value(ctx)
+		diags = append(diags, vd...)
+		switch {
+		case vd.HasErrors():
+		case v.IsNull() || !v.IsKnown() || v.Type() != cty.String || v.AsString() != NVLinkDomainFromFabric:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid NVLink domain source",
+				Detail:   fmt.Sprintf("nvlink_domain %q: from takes \"fabric\" (group the hosts by the NVLink fabric cluster and clique their GPUs report); leave it out to make the hosts one domain.", d.Name),
+				Subject:  a.Expr.Range().Ptr(),
+			})
+		default:
+			d.FromFabric = true
+		}
+	}
 	all := make([]string, len(nodeHosts))
 	for i, h := range nodeHosts {
 		all[i] = h.Name
@@ -140,6 +170,17 @@ func checkNVLinkDomains(n *Node) hcl.Diagnostics {
 		})
 	}
 	return diags
+}
+
+// FabricDomainBlock returns the nvlink_domain block read from the fabric
+// (from = "fabric") that holds host, nil when none does.
+func (n *Node) FabricDomainBlock(host string) *NVLinkDomain {
+	for _, d := range n.NVLinkDomains {
+		if d.FromFabric && slices.Contains(d.Hosts, host) {
+			return d
+		}
+	}
+	return nil
 }
 
 // NVLinkDomainOf returns the name of the node's NVLink domain host

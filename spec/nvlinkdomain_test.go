@@ -3,6 +3,7 @@ package spec_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,5 +84,39 @@ node "one" {
 	}
 	if got := cfg.Nodes[1].NVLinkDomainOf("c"); got != "" {
 		t.Errorf("NVLinkDomainOf(c) = %q, want none", got)
+	}
+}
+
+// TestNVLinkDomainFromFabric: from = "fabric" marks a block whose domains
+// plan reads from the nodes; any other word is an error at the value.
+func TestNVLinkDomainFromFabric(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		from, err string
+	}{
+		{`"fabric"`, ""},
+		{`"clique"`, `from takes "fabric"`},
+		{`1`, `from takes "fabric"`},
+	} {
+		src := `
+node "racks" {
+  hosts = ["a", "b", "c"]
+  nvlink_domain "nvl72" { from = ` + tt.from + ` }
+}
+`
+		cfg, diags := spec.LoadFiles(map[string][]byte{"main.gpuform.hcl": []byte(src)}, spec.LoadOptions{})
+		if tt.err != "" {
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.err) || diags[0].Subject == nil || diags[0].Subject.Start.Line != 4 {
+				t.Errorf("from = %s: %v, want %q at line 4", tt.from, diags, tt.err)
+			}
+			continue
+		}
+		if diags.HasErrors() {
+			t.Fatalf("from = %s: %v", tt.from, diags)
+		}
+		n := cfg.Nodes[0]
+		if d := n.FabricDomainBlock("b"); d == nil || !d.FromFabric || len(d.Hosts) != 3 {
+			t.Errorf("from = %s: block %+v", tt.from, d)
+		}
 	}
 }

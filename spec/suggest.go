@@ -57,6 +57,12 @@ func didYouMeanNames(name string, candidates []string) string {
 	return didYouMean(nearestNames(name, candidates))
 }
 
+// DidYouMean is didYouMeanNames for the packages above spec (the
+// knowledge base's tables): the one spelling of a suggestion.
+func DidYouMean(name string, candidates []string) string {
+	return didYouMeanNames(name, candidates)
+}
+
 // didYouMean is " Did you mean "a" or "b"?", or "" for no names.
 func didYouMean(near []string) string {
 	if len(near) == 0 {

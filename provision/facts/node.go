@@ -43,6 +43,14 @@ type Node struct {
 	// (/sys/class/dmi/id/bios_version, bios_date); nil when the node has
 	// neither. The BMC's firmware has no sysfs file and is not read.
 	BIOS *BIOS `json:"bios,omitempty"`
+	// Fabric is the GPUs' NVLink fabric registration (nvidia-smi -q's
+	// "Fabric" sections); nil when the probe was not asked for it
+	// (Options.Fabric: a node block whose nvlink_domain is read from the
+	// node).
+	Fabric *NVLinkFabric `json:"nvlink_fabric,omitempty"`
+	// IMEXStatus is IMEX's own view of its domain (nvidia-imex-ctl -N);
+	// nil when the probe was not asked for it (Options.IMEXStatus).
+	IMEXStatus *IMEXStatus `json:"imex_status,omitempty"`
 	// Kernel is the running kernel.
 	Kernel Kernel `json:"kernel"`
 	// Driver is the loaded NVIDIA kernel driver, nil when none is loaded.

@@ -437,6 +437,8 @@ func interpret(raw *rawFacts) *Node {
 	p.cpu()
 	p.hypervisor()
 	p.bios()
+	p.fabric()
+	p.imexStatus()
 	p.numa()
 	p.units()
 	p.pci()

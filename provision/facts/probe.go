@@ -58,6 +58,14 @@ type Options struct {
 	// may write to before apply pulls anything. Each must be a clean
 	// absolute path of [A-Za-z0-9._/-]; the probe skips any other.
 	ImageDirs []string
+	// Fabric asks for the GPUs' NVLink fabric registration (Node.Fabric),
+	// through nvidia-smi -q: for a node block whose nvlink_domain is read
+	// from the node. Off, the probe runs no nvidia-smi.
+	Fabric bool
+	// IMEXStatus asks for IMEX's own view of its domain (Node.IMEXStatus),
+	// nvidia-imex-ctl -N bounded to 20 s: for verify of a node that runs
+	// IMEX. Off, the probe runs no nvidia-imex-ctl.
+	IMEXStatus bool
 	// Packages are the packages the host's spec installs: the probe asks
 	// the package manager which versions of them its repositories offer
 	// (Node.Offers), from the metadata the host has, in the same command.
@@ -84,6 +92,12 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 	}
 	if len(opts.ImageDirs) > 0 {
 		env["GPUFORM_PROBE_IMAGE_DIRS"] = strings.Join(opts.ImageDirs, " ")
+	}
+	if opts.Fabric {
+		env["GPUFORM_PROBE_FABRIC"] = "1"
+	}
+	if opts.IMEXStatus {
+		env["GPUFORM_PROBE_IMEX_STATUS"] = "1"
 	}
 	if len(opts.Packages) > 0 {
 		if err := checkPackageNames(opts.Packages); err != nil {

@@ -500,6 +500,48 @@ for a in bios_version bios_date; do
 	resolve_path "/sys/class/dmi/id/$a" && [ -f "$_r" ] && read_value "/sys/class/dmi/id/$a"
 done
 [ -n "$R" ] || run_command detect-virt systemd-detect-virt --vm
+# The GPUs' NVLink fabric registration (cluster UUID and clique id), only
+# when the controller asks (GPUFORM_PROBE_FABRIC: a node block whose
+# nvlink_domain is read from the node): NVML has no file for it, so
+# nvidia-smi -q, of whose output only the Fabric sections (and the lines
+# that open each GPU's) are kept, at most 64 KiB. Under a root prefix only
+# a stand-in inside the root is asked, as for the container clients.
+if [ -n "${GPUFORM_PROBE_FABRIC:-}" ]; then
+	if on_path nvidia-smi && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+		_o=$("$_b" -q 2>&1)
+		_rc=$?
+		if [ "$_rc" = 0 ]; then
+			_o=$(printf '%s\n' "$_o" | awk 'function out(l) { n += length(l) + 1; if (n > 65536) exit; print l } /^GPU / { out($0); next } /^[ \t]*Fabric[ \t]*$/ { f = 1; d = match($0, /[^ \t]/); out($0); next } f { if ($0 ~ /^[ \t]*$/) next; if (match($0, /[^ \t]/) <= d) f = 0; else out($0) }')
+		else
+			_o=$(printf '%s\n' "$_o" | sed -n '1,5p')
+		fi
+	else
+		_o="nvidia-smi: not found"
+		_rc=127
+	fi
+	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" nvidia-smi-fabric "$_rc" "$_o" "$mark"
+fi
+# IMEX's own view of its domain, only when the controller asks
+# (GPUFORM_PROBE_IMEX_STATUS: verify of a node that runs IMEX):
+# nvidia-imex-ctl -N asks the local daemon, which asks every peer, so it
+# runs under timeout(1) (20 s; exit 124 when cut), its output cut at 256 KiB.
+if [ -n "${GPUFORM_PROBE_IMEX_STATUS:-}" ]; then
+	if on_path nvidia-imex-ctl && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+		_c=$_b
+		if on_path timeout; then
+			_o=$("$_b" 20 "$_c" -N 2>&1)
+			_rc=$?
+			_o=$(printf '%s\n' "$_o" | awk '{ n += length($0) + 1; if (n > 262144) exit; print }')
+		else
+			_o="timeout(1) not found: nvidia-imex-ctl -N is not run unbounded"
+			_rc=127
+		fi
+	else
+		_o="nvidia-imex-ctl: not found"
+		_rc=127
+	fi
+	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" nvidia-imex-ctl-N "$_rc" "$_o" "$mark"
+fi
 read_value /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! { resolve_path /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && resolve_dir /sys/devices/system/cpu; then

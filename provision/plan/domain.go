@@ -48,10 +48,11 @@ func domainGuard(p *Plan, targets []target.Host) {
 		node   *spec.Node
 		domain *spec.NVLinkDomain
 	}
+	resolved, unread := fabricDomains(p, nodes, order)
 	var names []string
 	by := map[string][]member{}
 	for _, name := range order {
-		for _, d := range nodes[name].NVLinkDomains {
+		for _, d := range resolved[name] {
 			if _, ok := by[d.Name]; !ok {
 				names = append(names, d.Name)
 			}
@@ -67,7 +68,7 @@ func domainGuard(p *Plan, targets []target.Host) {
 		if nr.Unit != spec.RolloutUnitNVLinkDomain {
 			continue
 		}
-		for _, d := range nodes[nr.Name].NVLinkDomains {
+		for _, d := range resolved[nr.Name] {
 			rd := RolloutDomain{Name: d.Name}
 			for _, h := range d.Hosts {
 				if targeted[h] {
@@ -76,6 +77,38 @@ func domainGuard(p *Plan, targets []target.Host) {
 			}
 			if len(rd.Hosts) > 0 {
 				nr.Domains = append(nr.Domains, rd)
+			}
+		}
+	}
+	// A domain read from the fabric whose hosts are not all known (a
+	// host's fabric is not up or not readable, or -target left it out) is
+	// refused whole in a rollout in domains: the unknown host may be in
+	// the same rack as any other, and which is not guessed.
+	for _, name := range order {
+		n := nodes[name]
+		if n.Rollout == nil || n.Rollout.Unit.V != spec.RolloutUnitNVLinkDomain {
+			continue
+		}
+		for _, d := range n.NVLinkDomains {
+			if !d.FromFabric {
+				continue
+			}
+			us := unreadOf(unread, name, d.Name)
+			var why []string
+			for _, u := range us {
+				why = append(why, u.host+": "+u.why)
+			}
+			var left []string
+			for _, h := range d.Hosts {
+				if p.Host(h) == nil {
+					left = append(left, h)
+				}
+			}
+			if len(left) > 0 {
+				why = append(why, fmt.Sprintf("the plan leaves out %s", shortList(left)))
+			}
+			if len(why) > 0 {
+				refuse(p, d.Hosts, true, fmt.Sprintf("nvlink_domain %q is read from the NVLink fabric, and the domain of %d of its %d hosts is not known (%s): a rollout in domains does not guess which rack a host is in; bring its fabric up, target all of the block's hosts, or list each rack's hosts in an nvlink_domain block", d.Name, len(us)+len(left), len(d.Hosts), strings.Join(why, "; ")))
 			}
 		}
 	}
@@ -189,4 +222,102 @@ func shortList(hosts []string) string {
 		return strings.Join(hosts, ", ")
 	}
 	return strings.Join(hosts[:3], ", ") + fmt.Sprintf(" and %d more", len(hosts)-3)
+}
+
+// unreadFabric is a host of a domain read from the fabric whose domain is
+// not known.
+type unreadFabric struct {
+	node, block, host, why string
+}
+
+// fabricDomains returns every node's NVLink domains with those read from
+// the fabric (from = "fabric") split by the domain each host's GPUs
+// registered in (HostPlan.FabricDomain): one domain per fabric cluster
+// and clique, named "BLOCK/CLUSTER.CLIQUE" after the first 8 hex digits
+// of the cluster UUID (the whole UUID where two clusters share them), in
+// the order their first hosts appear. Hosts of such a block whose fabric
+// is not known are in none, and listed in unread. Blocks of one name in
+// several node blocks share one naming, so a fabric domain spread over
+// node blocks is still one domain.
+func fabricDomains(p *Plan, nodes map[string]*spec.Node, order []string) (map[string][]*spec.NVLinkDomain, []unreadFabric) {
+	out := map[string][]*spec.NVLinkDomain{}
+	var unread []unreadFabric
+	// The short name of each fabric key of a block name, made unique.
+	short := map[string]map[string]string{}
+	for _, name := range order {
+		for _, d := range nodes[name].NVLinkDomains {
+			if !d.FromFabric {
+				continue
+			}
+			if short[d.Name] == nil {
+				short[d.Name] = map[string]string{}
+			}
+			for _, h := range d.Hosts {
+				if hp := p.Host(h); hp != nil && hp.FabricDomain != "" {
+					short[d.Name][hp.FabricDomain] = ""
+				}
+			}
+		}
+	}
+	for block, keys := range short {
+		count := map[string]int{}
+		for k := range keys {
+			count[shortFabric(k)]++
+		}
+		for k := range keys {
+			if s := shortFabric(k); count[s] == 1 {
+				keys[k] = block + "/" + s
+			} else {
+				keys[k] = block + "/" + strings.Replace(k, "/", ".", 1)
+			}
+		}
+	}
+	for _, name := range order {
+		for _, d := range nodes[name].NVLinkDomains {
+			if !d.FromFabric {
+				out[name] = append(out[name], d)
+				continue
+			}
+			groups := map[string]*spec.NVLinkDomain{}
+			for _, h := range d.Hosts {
+				hp := p.Host(h)
+				if hp == nil {
+					continue // not targeted
+				}
+				if hp.FabricDomain == "" {
+					unread = append(unread, unreadFabric{node: name, block: d.Name, host: h, why: hp.FabricError})
+					continue
+				}
+				dn := short[d.Name][hp.FabricDomain]
+				g, ok := groups[dn]
+				if !ok {
+					g = &spec.NVLinkDomain{Name: dn, HostsSet: true, HostsRange: d.HostsRange, DeclRange: d.DeclRange}
+					groups[dn] = g
+					out[name] = append(out[name], g)
+				}
+				g.Hosts = append(g.Hosts, h)
+			}
+		}
+	}
+	return out, unread
+}
+
+// shortFabric is "CLUSTER8.CLIQUE" of a "CLUSTER-UUID/CLIQUE" key.
+func shortFabric(key string) string {
+	cluster, clique, _ := strings.Cut(key, "/")
+	if len(cluster) > 8 {
+		cluster = cluster[:8]
+	}
+	return cluster + "." + clique
+}
+
+// unreadOf is the unread hosts of one block of one node.
+func unreadOf(unread []unreadFabric, node, block string) []unreadFabric {
+	var out []unreadFabric
+	for _, u := range unread {
+		if u.node == node && u.block == block {
+			out = append(out, u)
+		}
+	}
+	return out
 }

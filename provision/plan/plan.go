@@ -109,6 +109,12 @@ type HostPlan struct {
 	Slurm *SlurmPlan
 	// Summary counts the changes.
 	Summary Summary
+	// FabricDomain is the NVLink domain the host's GPUs registered in
+	// ("CLUSTER-UUID/CLIQUE", facts.NVLinkFabric.Domain), for a host of an
+	// nvlink_domain block read from the fabric; FabricError says why there
+	// is none (the fabric is not up, or could not be read).
+	FabricDomain string
+	FabricError  string
 
 	// redactor hides the node's sensitive values in text the host sends
 	// back (a failing step's output may quote a package version).
@@ -259,6 +265,15 @@ func assemble(hps []*HostPlan) *Plan {
 func planProbed(k *kb.KB, reds *redactors, pr target.Probed) *HostPlan {
 	t := pr.Host
 	hp := &HostPlan{Host: t.Host.Name, Node: t.Node.Name, Target: t, ResourceChanges: []ResourceChange{}}
+	if t.Node.FabricDomainBlock(t.Host.Name) != nil {
+		err := errors.New("the host was not probed")
+		if pr.Facts != nil {
+			hp.FabricDomain, err = pr.Facts.Fabric.Domain()
+		}
+		if err != nil {
+			hp.FabricError = err.Error()
+		}
+	}
 	switch {
 	case pr.Err != nil:
 		hp.Error = target.ErrorText(pr.Err)

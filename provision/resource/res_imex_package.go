@@ -1,9 +1,12 @@
 package resource
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // IMEX's files (NVIDIA IMEX guide, "Getting Started" and "IMEX Channels",
@@ -35,14 +38,16 @@ func buildIMEXPackage(in *buildInput) ([]Resource, []string, error) {
 		return nil, nil, nil
 	}
 	driver, _, _ := strings.Cut(in.driverVersion, "-")
-	// kb/data/packages.tsv's IMEX rows: the Ubuntu archive ships
-	// nvidia-imex-<branch> (confirmed); NVIDIA's own repositories' name is
-	// unconfirmed (the IMEX guide names no package) and assumed the same.
-	// The rows carry no kb_component: IMEX is no lock-file component, so
-	// the name is built here. The release is the driver's, as IMEX
-	// requires a compatible driver stack (IMEX guide, "Other NVIDIA
-	// Software Packages").
-	name := "nvidia-imex-" + branchOf(driver)
+	// The name is the knowledge base's (kb/data/packages.tsv's IMEX rows,
+	// kb_component imex): the Ubuntu archive's nvidia-imex-<branch>
+	// (confirmed); NVIDIA's RHEL repository's is unconfirmed (the IMEX
+	// guide names no package). IMEX is no lock-file component: it is
+	// installed at the driver's release, as IMEX requires a compatible
+	// driver stack (IMEX guide, "Other NVIDIA Software Packages").
+	name, err := imexPackageName(in.kb, in.family, driver)
+	if err != nil {
+		return nil, nil, err
+	}
 	set := pkgSet{names: []string{name}, want: driver, hold: true, pins: map[string]string{}}
 	if exactRelease(driver) {
 		if in.family == FamilyDebian {
@@ -58,6 +63,24 @@ func buildIMEXPackage(in *buildInput) ([]Resource, []string, error) {
 		services:    []string{imexService},
 		afterReboot: in.afterReboot,
 	}}, nil, nil
+}
+
+// imexPackageName is the knowledge base's IMEX package for the family at
+// the driver's release; a family it names none for is an error, not a
+// guess.
+func imexPackageName(k *kb.KB, family, driver string) (string, error) {
+	q, ok := kbQuery(spec.ComponentDriver, family, "", driver, "")
+	if !ok {
+		return "", fmt.Errorf("imex: driver version %q does not parse", driver)
+	}
+	p, found, err := k.AuxPackage(kb.AuxIMEX, q.Family, q.Version)
+	if err != nil {
+		return "", fmt.Errorf("imex: %w", err)
+	}
+	if !found {
+		return "", fmt.Errorf("imex: the knowledge base (kb/data/packages.tsv) names no IMEX package for the %s family", family)
+	}
+	return p.Name, nil
 }
 
 // imexWanted reports whether the node asks for IMEX with a driver.

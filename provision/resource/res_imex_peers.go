@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gpuform/gpuform/internal/lazyre"
@@ -50,6 +51,9 @@ func buildIMEXPeers(in *buildInput) ([]Resource, []string, error) {
 	for _, d := range in.n.NVLinkDomains {
 		if d.Name != domain {
 			continue
+		}
+		if d.FromFabric {
+			return nil, []string{fmt.Sprintf("imex: nvlink_domain %q is read from the NVLink fabric, whose peers one host's plan does not know, so gpuform leaves %s alone; list each rack's hosts in its own nvlink_domain block to have gpuform write it", d.Name, IMEXNodesConfig)}, nil
 		}
 		for _, h := range d.Hosts {
 			p := imexPeer(h)

@@ -26,6 +26,7 @@ import (
 //	gpu 0000:9d:00.0 nvlink_down              NVLink link 0 down: NV17 to every peer in topo -m
 //	gpu 0000:9d:00.0 remap_pending            a row remap waits for a GPU reset (NVML's remapped rows)
 //	gpu 0000:9d:00.0 thermal_slowdown         clocks held down by a hardware thermal slowdown (NVML's throttle reasons)
+//	gpu 0008:06:00.0 fabric_not_started       NVLink fabric registration Not Started (a tray the switch trays did not train)
 //	nic mlx5_3 rate="200 Gb/sec (4X HDR)"     port up at a lower rate
 //	nic mlx5_5 state="1: DOWN" phys_state="2: Polling"   rail down
 //	kernel dmesg=restricted                   dmesg refused (kernel.dmesg_restrict)
@@ -63,6 +64,9 @@ type DeviceFault struct {
 	// ThermalSlowdown says the GPU's clocks are held down by a hardware
 	// thermal slowdown: NVML's throttle reasons report it.
 	ThermalSlowdown bool
+	// FabricNotStarted says the GPU's NVLink fabric registration is Not
+	// Started (rack-scale trays): NVML, nvidia-smi -q and -q -x show it.
+	FabricNotStarted bool
 	// Port holds a NIC port's sysfs attributes that differ from the
 	// hardware layer (rate, state, phys_state, link_layer), as sysfs
 	// prints them.
@@ -77,7 +81,7 @@ type DeviceFault struct {
 // Fault reports whether the line describes something wrong with the
 // device (an idle GPU is described but not at fault).
 func (f DeviceFault) Fault() bool {
-	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0 && !f.NVLinkDown && !f.RemapPending && !f.ThermalSlowdown)
+	return !(f.Kind == "gpu" && f.Idle && f.Width == 0 && !f.OffBus && f.XID == 0 && !f.NVLinkDown && !f.RemapPending && !f.ThermalSlowdown && !f.FabricNotStarted)
 }
 
 // ParseFaults reads a fault description, one device per line.
@@ -110,6 +114,8 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 					f.RemapPending = true
 				case w == "thermal_slowdown":
 					f.ThermalSlowdown = true
+				case w == "fabric_not_started":
+					f.FabricNotStarted = true
 				case kv && (k == "width" || k == "xid"):
 					n, err := strconv.Atoi(v)
 					if err != nil || n <= 0 {
@@ -124,7 +130,7 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 						f.Width = n
 					}
 				default:
-					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, nvlink_down, remap_pending, thermal_slowdown, xid=N)", w)
+					return fmt.Errorf("unknown GPU fault %q (want width=8, idle, off_bus, nvlink_down, remap_pending, thermal_slowdown, fabric_not_started, xid=N)", w)
 				}
 			}
 		case "nic":
@@ -325,6 +331,9 @@ func applyGPUFault(dir string, f DeviceFault) ([]string, error) {
 	}
 	if f.ThermalSlowdown {
 		nvml = append(nvml, "thermal_slowdown@"+bus)
+	}
+	if f.FabricNotStarted {
+		nvml = append(nvml, "fabric_not_started@"+bus)
 	}
 	return nvml, nil
 }

@@ -134,6 +134,9 @@ func writeNvidiaSMI(dir, profile string) error {
 	if err := writeFile(filepath.Join(out, "q-x.xml"), renderSMIQuery(rep)); err != nil {
 		return err
 	}
+	if err := writeFile(filepath.Join(out, "q.txt"), renderSMIQueryText(rep)); err != nil {
+		return err
+	}
 	sys := nvmlfacts.SysfsTopology{Root: dir}
 	nicLevel := func(a, b string) string {
 		l, err := sys.CommonAncestor(a, b)
@@ -166,6 +169,41 @@ func sortNICs(nics []nvmlfacts.NIC) {
 		}
 		return ni < nj
 	})
+}
+
+// renderSMIQueryText writes the parts of `nvidia-smi -q` the simulated
+// NVML models: the GPU headers and each GPU's "Fabric" section, laid out
+// as the captures under provision/verify/smi/testdata/fabric/ print them
+// (names padded to 34 columns, "N/A" where the GPU has no NVLink fabric).
+// The rest of a real -q (clocks, memory, processes) is left out rather
+// than invented.
+func renderSMIQueryText(rep *nvmlfacts.Report) []byte {
+	var b strings.Builder
+	b.WriteString("\n==============NVSMI LOG==============\n\n")
+	b.WriteString("Timestamp                                 : @TIMESTAMP@\n")
+	b.WriteString("Driver Version                            : @DRIVER_VERSION@\n")
+	fmt.Fprintf(&b, "\nAttached GPUs                             : %d\n", len(rep.GPUs))
+	field := func(name, value string) { fmt.Fprintf(&b, "        %-34s: %s\n", name, value) }
+	for _, g := range rep.GPUs {
+		fmt.Fprintf(&b, "GPU %s\n", g.BusID)
+		b.WriteString("    Fabric\n")
+		if g.Fabric == nil {
+			field("State", "N/A")
+			field("Status", "N/A")
+			field("CliqueId", "N/A")
+			field("ClusterUUID", "N/A")
+			continue
+		}
+		status := g.Fabric.Status
+		if status == "" {
+			status = "N/A"
+		}
+		field("State", g.Fabric.State)
+		field("Status", status)
+		field("CliqueId", strconv.FormatUint(uint64(g.Fabric.CliqueID), 10))
+		field("ClusterUUID", g.Fabric.ClusterUUID)
+	}
+	return []byte(b.String())
 }
 
 // renderSMIQuery writes rep as `nvidia-smi -q -x` prints it.

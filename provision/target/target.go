@@ -197,6 +197,8 @@ func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), 
 		}
 		defer t.Close()
 		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node), Reads: resource.Reads()}
+		// A host whose NVLink domain is read from the node: its fabric.
+		opts.Fabric = h.Node != nil && h.Node.FabricDomainBlock(h.Host.Name) != nil
 		if o.Packages != nil && h.Node != nil {
 			opts.Packages = o.Packages(h.Node)
 		}
@@ -227,6 +229,15 @@ func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), 
 // what plan and apply see.
 func ProbeOver(ctx context.Context, t transport.Transport, h spec.Host) (*facts.Node, error) {
 	return facts.Probe(ctx, t, facts.Options{Become: h.Become != "", Reads: resource.Reads()})
+}
+
+// VerifyProbeOver is ProbeOver for verify of a host of node n: it also
+// reads what only verify judges, IMEX's own view of its domain
+// (nvidia-imex-ctl -N) where n runs IMEX.
+func VerifyProbeOver(ctx context.Context, t transport.Transport, h spec.Host, n *spec.Node) (*facts.Node, error) {
+	opts := facts.Options{Become: h.Become != "", Reads: resource.Reads()}
+	opts.IMEXStatus = n != nil && n.Driver != nil && n.Driver.IMEX.V
+	return facts.Probe(ctx, t, opts)
 }
 
 // imageDirs are the image_dir directories n will pull into (enroot,

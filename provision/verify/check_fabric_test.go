@@ -68,6 +68,9 @@ func TestFabricCaptures(t *testing.T) {
 		{"another clique", tray(ok, other), verdict{StatusFail, "the host's GPUs are in different fabric cliques: clique 2 cluster dc6e40c4-d722-4357-9ba6-5291dd461278 (gpu0,gpu2,gpu3); clique 3 cluster dc6e40c4-d722-4357-9ba6-5291dd461278 (gpu1)"}},
 		{"nvidia-smi fallback", smiRep, verdict{StatusError, "the NVML source (nvidia-smi) reports no fabric state"}},
 		{"simulated tray", collectMock(t, nvmlfacts.MockGB200Tray), verdict{StatusPass, ""}},
+		// The fault the simulated trays plant for a fabric the switch
+		// trays did not train (sim's fabric_not_started).
+		{"simulated tray, fabric not started", collectMock(t, nvmlfacts.MockGB200Tray, nvmlfacts.Fault{Kind: nvmlfacts.FaultFabricNotStarted, GPU: 1}), verdict{StatusFail, "gpu1 (00000009:01:00.0) fabric state Not Started"}},
 	}
 	for _, tt := range tests {
 		rs := checkFabric(Expectation{Fabric: true}, tt.rep)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -23,6 +24,9 @@ type IMEXDomain struct {
 	Name  string
 	Hosts []string
 	Peers []string
+	// FromFabric: the block is read from the NVLink fabric, so gpuform
+	// writes no node list and has no peer list to judge.
+	FromFabric bool
 }
 
 // imexExpectation reads the IMEX expectation of node n; nil when the node
@@ -33,7 +37,7 @@ func imexExpectation(n *spec.Node) *IMEXExpectation {
 	}
 	e := &IMEXExpectation{}
 	for _, d := range n.NVLinkDomains {
-		dom := IMEXDomain{Name: d.Name, Hosts: d.Hosts}
+		dom := IMEXDomain{Name: d.Name, Hosts: d.Hosts, FromFabric: d.FromFabric}
 		for _, h := range d.Hosts {
 			dom.Peers = append(dom.Peers, resource.IMEXPeerOf(h))
 		}
@@ -65,6 +69,10 @@ func checkIMEX(exp Expectation, extra HostFacts) []CheckResult {
 	}
 	if dom == nil {
 		r.Status, r.Message = StatusSkip, "the host is in no nvlink_domain block: no peers to judge"
+		return []CheckResult{r}
+	}
+	if dom.FromFabric {
+		r.Status, r.Message = StatusSkip, fmt.Sprintf("nvlink_domain %q is read from the NVLink fabric: gpuform writes no IMEX node list there and has none to judge", dom.Name)
 		return []CheckResult{r}
 	}
 	r.Expected = fmt.Sprintf("nvidia-imex running with the %d hosts of NVLink domain %q: %s", len(dom.Peers), dom.Name, strings.Join(dom.Peers, ","))
@@ -100,6 +108,14 @@ func checkIMEX(exp Expectation, extra HostFacts) []CheckResult {
 	}
 	if len(extraPeers) > 0 {
 		why = append(why, fmt.Sprintf("IMEX lists %s, not a host of NVLink domain %q", strings.Join(extraPeers, ", "), dom.Name))
+	}
+	if st := f.IMEXStatus; st != nil {
+		// IMEX's own view (nvidia-imex-ctl -N): a status, which a
+		// measured fabric may override as it does the service's.
+		said := imexStatusProblems(st, have)
+		why = append(why, said...)
+		service += len(said)
+		r.Observed += ", " + imexStatusObserved(st)
 	}
 	if len(why) > 0 {
 		r.Status, r.Message = StatusFail, strings.Join(why, "; ")
@@ -154,4 +170,75 @@ func confirmIMEX(exp Expectation, out []CheckResult) {
 		r.Status = StatusPass
 		r.Message = "IMEX status says " + strings.TrimSuffix(r.Message, imexStatusOnly) + ", but " + proof.ID + " measured the fabric across the domain (" + proof.Observed + "): the status is stale, the fabric works; confirm IMEX's state on the node"
 	}
+}
+
+// imexStatusProblems judges what nvidia-imex-ctl -N reported: the read
+// itself, each node READY, every pair of the connectivity matrix C
+// (connected), and the domain UP. Nodes are named by their number and
+// address, and by their line of nodes_config.cfg (peers) where the
+// counts agree (IMEX numbers the nodes in that file's order).
+func imexStatusProblems(st *facts.IMEXStatus, peers []string) []string {
+	if st.Error != "" {
+		return []string{"IMEX's own status could not be read: " + st.Error}
+	}
+	name := func(i int) string {
+		n := st.Nodes[i]
+		if len(peers) == len(st.Nodes) && peers[i] != n.Address {
+			return fmt.Sprintf("node #%d (%s, %s)", i, n.Address, peers[i])
+		}
+		return fmt.Sprintf("node #%d (%s)", i, n.Address)
+	}
+	var out []string
+	for i, n := range st.Nodes {
+		if n.Status != "READY" {
+			out = append(out, fmt.Sprintf("IMEX reports %s %s, not READY", name(i), n.Status))
+		}
+	}
+	var bad []string
+	for i, row := range st.Connectivity {
+		for j, c := range row {
+			if c == "C" {
+				continue
+			}
+			what := facts.IMEXConnectivityMeaning[c]
+			if what == "" {
+				what = "state " + c
+			}
+			bad = append(bad, fmt.Sprintf("%s to %s %s", name(i), name(j), what))
+		}
+	}
+	if len(bad) > 0 {
+		more := ""
+		if len(bad) > 3 {
+			more = fmt.Sprintf(" and %d more pairs", len(bad)-3)
+			bad = bad[:3]
+		}
+		out = append(out, "IMEX connectivity: "+strings.Join(bad, "; ")+more)
+	}
+	if st.DomainState != "UP" {
+		out = append(out, "IMEX domain state "+st.DomainState+", not UP")
+	}
+	return out
+}
+
+// imexStatusObserved sums up nvidia-imex-ctl -N for the check's Observed.
+func imexStatusObserved(st *facts.IMEXStatus) string {
+	if st.Error != "" {
+		return "nvidia-imex-ctl -N unreadable"
+	}
+	ready, connected, cells := 0, 0, 0
+	for _, n := range st.Nodes {
+		if n.Status == "READY" {
+			ready++
+		}
+	}
+	for _, row := range st.Connectivity {
+		for _, c := range row {
+			cells++
+			if c == "C" {
+				connected++
+			}
+		}
+	}
+	return fmt.Sprintf("nvidia-imex-ctl -N: %d of %d nodes READY, %d of %d pairs connected, domain %s", ready, len(st.Nodes), connected, cells, st.DomainState)
 }

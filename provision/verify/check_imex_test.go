@@ -144,3 +144,115 @@ func TestConfirmIMEX(t *testing.T) {
 		}
 	}
 }
+
+// TestIMEXStatusOnTheSimulatedTray: with IMEX's own view read
+// (facts.Options.IMEXStatus, the simulated nvidia-imex-ctl -N), a rack
+// whose every peer is READY and connected passes; a peer the tray cannot
+// reach fails naming its node number and its nodes_config line; a stopped
+// service fails on both the unit and the unreadable status.
+func TestIMEXStatusOnTheSimulatedTray(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"rack.gpuform.hcl": []byte(`
+node "rack1" {
+  hosts = ["sim://gb200-nvl72-tray/r1-t[01-18]"]
+  driver {
+    version = "580.159.03"
+    imex    = true
+  }
+  nvlink_domain "rack1" {}
+}
+`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	exp := ExpectationFor(cfg.Nodes[0])
+	host := "sim://gb200-nvl72-tray/r1-t05"
+	root, err := sim.MaterializeHost(host, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for i := 1; i <= 18; i++ {
+		lines = append(lines, fmt.Sprintf("r1-t%02d", i))
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/nvidia-imex/nodes_config.cfg"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := filepath.Join(root, "var/lib/gpuform-sim/imex-unreachable")
+	inv := filepath.Join(root, "run/systemd/units/invocation:nvidia-imex.service")
+	type verdict struct {
+		Status  Status
+		Message string
+	}
+	for _, tt := range []struct {
+		name, down string
+		stop       bool
+		want       verdict
+	}{
+		{"every peer connected", "", false, verdict{StatusPass, ""}},
+		{"a peer unreachable", "r1-t08\n", false, verdict{StatusFail, "IMEX reports node #7 (r1-t08) UNAVAILABLE, not READY; IMEX connectivity: node #0 (r1-t01) to node #7 (r1-t08) invalid (not reachable); node #1 (r1-t02) to node #7 (r1-t08) invalid (not reachable); node #2 (r1-t03) to node #7 (r1-t08) invalid (not reachable) and 32 more pairs; IMEX domain state DOWN, not UP (the node list is complete)"}},
+		{"service stopped", "", true, verdict{StatusFail, "nvidia-imex.service is inactive, not active; IMEX's own status could not be read: nvidia-imex-ctl -N exited 1: Connection to the IMEX command service failed: nvidia-imex.service is not running (gpuform-sim) (the node list is complete)"}},
+	} {
+		// Sequential: the cases share the root.
+		if err := os.WriteFile(unreachable, []byte(tt.down), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if tt.stop {
+			if err := os.Remove(inv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := facts.Probe(context.Background(), sim.New(host, root), facts.Options{Reads: resource.Reads(), IMEXStatus: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := checkIMEX(exp, HostFacts{Facts: f})
+		if len(rs) != 1 {
+			t.Fatalf("%s: %+v", tt.name, rs)
+		}
+		if d := cmp.Diff(tt.want, verdict{rs[0].Status, rs[0].Message}); d != "" {
+			t.Errorf("%s (-want +got):\n%s\nobserved %q", tt.name, d, rs[0].Observed)
+		}
+	}
+}
+
+// TestIMEXStatusOnCaptures judges the published 18-node capture
+// (provision/facts/testdata/imex) for a host whose nodes_config lists the
+// capture's addresses: it passes; the same capture with one pair
+// Disconnected (an edit: no degraded capture is published) fails naming
+// both nodes, and a passed MNNVL all_reduce then overrides it, both shown.
+func TestIMEXStatusOnCaptures(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../facts/testdata/imex/imex-ctl-N-p6e-gb200-18-nodes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := facts.ParseIMEXStatus(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, n := range st.Nodes {
+		addrs = append(addrs, n.Address)
+	}
+	if got := imexStatusProblems(st, addrs); len(got) != 0 {
+		t.Errorf("published healthy domain: %v", got)
+	}
+	broken, err := facts.ParseIMEXStatus(strings.Replace(string(b), "       3        C   C   C   C   C   C   C   C   C   C   C   C   C   C   C   C   C   C", "       3        C   C   C   C   C   C   C   C   C   C   C   D   C   C   C   C   C   C", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := imexStatusProblems(broken, addrs)
+	want := []string{"IMEX connectivity: node #3 (172.31.49.228) to node #11 (172.31.54.183) disconnected"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("one pair disconnected (-want +got):\n%s", d)
+	}
+	out := []CheckResult{
+		{ID: "imex.peers", Status: StatusFail, Message: strings.Join(got, "; ") + imexStatusOnly},
+		{ID: "nccl.rack", Status: StatusPass, Observed: "busbw 843.00 GB/s at 16G"},
+	}
+	confirmIMEX(Expectation{NCCL: []NCCLExpectation{{Name: "rack", MultiNode: true, Network: "mnnvl"}}}, out)
+	if out[0].Status != StatusPass || !strings.Contains(out[0].Message, "disconnected") || !strings.Contains(out[0].Message, "843.00 GB/s") {
+		t.Errorf("confirm before fail: %+v", out[0])
+	}
+}

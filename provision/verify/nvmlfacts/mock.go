@@ -512,6 +512,9 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 		if m.fabric == nil {
 			return nvml.GpuFabricInfo{}, nvml.ERROR_NOT_SUPPORTED
 		}
+		if _, down := s.has(i, FaultFabricNotStarted); down {
+			return nvml.GpuFabricInfo{State: nvml.GPU_FABRIC_STATE_NOT_STARTED, Status: uint32(nvml.ERROR_UNKNOWN)}, nvml.SUCCESS
+		}
 		return *m.fabric, nvml.SUCCESS
 	}
 	d.GetVirtualizationModeFunc = func() (nvml.GpuVirtualizationMode, nvml.Return) {

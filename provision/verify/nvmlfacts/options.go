@@ -125,6 +125,10 @@ const (
 	FaultThermalSlowdown FaultKind = "thermal_slowdown"
 	// FaultXID raises XID Value on a GPU during the listening window.
 	FaultXID FaultKind = "xid"
+	// FaultFabricNotStarted leaves a rack-scale GPU's NVLink fabric
+	// registration Not Started (clique 0, no cluster), as a tray whose
+	// NVLink Switch trays have not trained the fabric reports it.
+	FaultFabricNotStarted FaultKind = "fabric_not_started"
 )
 
 // Fault is one planted fault.
@@ -205,7 +209,7 @@ func knownFault(k FaultKind) bool {
 	switch k {
 	case FaultDropGPU, FaultECCOff, FaultUncorrectableECC, FaultRemapPending, FaultRemapFailure,
 		FaultPCIeX8, FaultPCIeGenDown, FaultPCIeIdle, FaultNVLinkDown, FaultWrongNUMA, FaultNICAcrossSYS,
-		FaultPersistenceOff, FaultHot, FaultThermalSlowdown, FaultXID:
+		FaultPersistenceOff, FaultHot, FaultThermalSlowdown, FaultXID, FaultFabricNotStarted:
 		return true
 	}
 	return false

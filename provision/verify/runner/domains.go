@@ -53,6 +53,24 @@ func addDomainChecks(targets []target.Host, hosts []report.Host) {
 		if name == "" {
 			continue
 		}
+		if n.FabricDomainBlock(tg.Host.Name) != nil {
+			// Read from the fabric: the host's domain is the clique
+			// its GPUs registered in, as NVML reports it now.
+			hi, verified := byName[tg.Host.Name]
+			if !verified {
+				continue
+			}
+			k := fabricKey(hosts[hi].NVML)
+			if k == "" {
+				hosts[hi].Checks = append(hosts[hi].Checks, verify.CheckResult{
+					ID: string(verify.CheckFabricDomain), Status: verify.StatusError, Observed: "none",
+					Expected: fmt.Sprintf("a fabric clique (nvlink_domain %q is read from the NVLink fabric)", name),
+					Message:  "the host reports no fabric registration, so its NVLink domain is not known (see nvml.fabric)",
+				})
+				continue
+			}
+			name = name + " (" + k + ")"
+		}
 		i, ok := seen[name]
 		if !ok {
 			i = len(domains)

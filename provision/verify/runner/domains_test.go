@@ -233,3 +233,50 @@ node "rack1" {
 		t.Errorf("no firmware reported anywhere: %+v, want one VBIOS skip", bare[0].Checks)
 	}
 }
+
+// TestFabricDomainReadFromFabric: a block read from the fabric (from =
+// "fabric") over two racks' trays is two domains, each the clique its
+// trays report, so every tray with a registration passes
+// nvml.fabric_domain; a tray with none is an error, in no domain.
+func TestFabricDomainReadFromFabric(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"racks.gpuform.hcl": []byte(`
+module "tray" { source = "gpuform/gb200-nvl72-tray" }
+node "racks" {
+  hosts    = ["sim://gb200-nvl72-tray/t[01-36]"]
+  hardware = module.tray.hardware
+  nvlink_domain "nvl72" { from = "fabric" }
+}
+`)}, spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	targets, d := target.Select(cfg, nil)
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	var hosts []report.Host
+	for i, tg := range targets {
+		f := nvmlfacts.Fabric{State: "Completed", Status: "Success", CliqueID: uint32(4026 + i/18), ClusterUUID: "9c6f5af3-53bf-49b5-a436-b66766c413c3"}
+		if i == 20 {
+			f = nvmlfacts.Fabric{State: "Not Started", Status: "NVML error 999", ClusterUUID: "00000000-0000-0000-0000-000000000000"}
+		}
+		hosts = append(hosts, report.Host{Host: tg.Host.Name, NVML: &nvmlfacts.Report{GPUs: []nvmlfacts.GPU{{Index: 0, Fabric: &f}}}})
+	}
+	addDomainChecks(targets, hosts)
+	for i, h := range hosts {
+		var c []verify.CheckResult
+		for _, r := range h.Checks {
+			if r.ID == "nvml.fabric_domain" {
+				c = append(c, r)
+			}
+		}
+		want := verify.StatusPass
+		if i == 20 {
+			want = verify.StatusError
+		}
+		if len(c) != 1 || c[0].Status != want {
+			t.Errorf("%s: %+v, want one nvml.fabric_domain %s", h.Host, c, want)
+		}
+	}
+}

@@ -266,7 +266,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	}
 	defer t.Close()
 
-	node, err := target.ProbeOver(ctx, t, tg.Host)
+	node, err := target.VerifyProbeOver(ctx, t, tg.Host, tg.Node)
 	if err != nil {
 		return report.Host{}, err
 	}
