@@ -167,7 +167,9 @@ func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 		verifyGroup = func(ctx context.Context, hosts []string, stateDir string) (*report.Document, error) {
 			opts := runner.Options{Tier: verify.TierFleet, KB: k, AllowLocal: true}
 			copts := connect.Options{SimStateDir: stateDir, SpecDir: a.Dir, Getenv: s.Getenv}
-			opts.Target = conn.targetOptionsFor(s, copts, false, "drilling")
+			// The group's nodes are probed at once, as verify does.
+			groupConn := connectFlags{parallelism: len(hosts)}
+			opts.Target = groupConn.targetOptionsFor(s, copts, false, "drilling")
 			if exe, err := os.Executable(); err == nil {
 				opts.AgentBinary = exe
 			}
