@@ -50,7 +50,7 @@ func (a *drillArguments) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.Disabled, "disable-check", nil, "do not count failures of the verify check `ID` (nvml.pcie_link): what else catches its faults")
 	fs.StringVar(&a.Format, "format", "text", "output format: text or json")
 	fs.BoolVar(&a.OnRealHosts, "on-real-hosts", false, "run the drills marked safe and reversible on the spec's real hosts (none are yet)")
-	fs.StringVar(&a.Node, "node", "", "the node block whose verify settings judge the drills")
+	fs.StringVar(&a.Node, "node", "", "the node block whose verify settings judge the single-node drills (the slow-node drill uses the first of several hosts with an nccl_test)")
 	fs.BoolVar(&a.List, "list", false, "list the drills and exit")
 }
 
