@@ -50,7 +50,7 @@ func (a *drillArguments) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.Disabled, "disable-check", nil, "do not count failures of the verify check `ID` (nvml.pcie_link): what else catches its faults")
 	fs.StringVar(&a.Format, "format", "text", "output format: text or json")
 	fs.BoolVar(&a.OnRealHosts, "on-real-hosts", false, "run the drills marked safe and reversible on the spec's real hosts (none are yet)")
-	fs.StringVar(&a.Node, "node", "", "the node block whose verify settings judge the drills")
+	fs.StringVar(&a.Node, "node", "", "the node block whose verify settings judge the single-node drills (the slow-node drill uses the first of several hosts with an nccl_test)")
 	fs.BoolVar(&a.List, "list", false, "list the drills and exit")
 }
 
@@ -76,13 +76,20 @@ func newDrillCommand(s Streams) *cobra.Command {
 catalogue (a GPU off the bus with Xid 79, an NVLink down, a rail NIC down
 or trained low, a PCIe link downgraded, a row remap pending, a thermal
 slowdown, the fabric manager stopped, a half driver upgrade, /dev/shm too
-small) it makes a fresh simulated HGX H100 node, injects the fault on
+small, a slow node in a multi-node group) it makes a fresh simulated HGX H100 node, injects the fault on
 every layer it shows on (sysfs, NVML, nvidia-smi, the kernel log, the
 bench replays, the node's files), runs verify with the settings of the
 spec's node block, and reports the check that caught it, the remedy,
 what health mode would do (drain, with its Slurm reason) and how long
 verify took to tell. A healthy node is verified alongside: a check that
 fails on it too tells no fault and is not counted.
+
+The slow node is verified with two healthy peers as one node group at
+the fleet tier, with the settings of the spec's first node block of
+several hosts with an nccl_test: the group's run, then pairwise
+isolation, which names the slow node. A check that fails on a healthy
+peer too (the group's run) tells the group, not the node, and is not
+counted.
 
 The drill's nodes live in a temporary directory and are removed after;
 the spec's own simulated nodes are not touched. -on-real-hosts is
@@ -152,13 +159,34 @@ func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 		tg := target.Host{Host: spec.Host{Name: host}, Node: node}
 		return runner.Run(ctx, []target.Host{tg}, opts), nil
 	}
+	// The drill's group is its own simulated nodes, all on this
+	// machine: the group's test may run here (what -allow-local grants
+	// verify), and never on the spec's hosts.
+	var verifyGroup drill.GroupVerifyFunc
+	if group := drillGroupNode(cfg); group != nil {
+		verifyGroup = func(ctx context.Context, hosts []string, stateDir string) (*report.Document, error) {
+			opts := runner.Options{Tier: verify.TierFleet, KB: k, AllowLocal: true}
+			copts := connect.Options{SimStateDir: stateDir, SpecDir: a.Dir, Getenv: s.Getenv}
+			// The group's nodes are probed at once, as verify does.
+			groupConn := connectFlags{parallelism: len(hosts)}
+			opts.Target = groupConn.targetOptionsFor(s, copts, false, "drilling")
+			if exe, err := os.Executable(); err == nil {
+				opts.AgentBinary = exe
+			}
+			var tgs []target.Host
+			for _, h := range hosts {
+				tgs = append(tgs, target.Host{Host: spec.Host{Name: h}, Node: group})
+			}
+			return runner.Run(ctx, tgs, opts), nil
+		}
+	}
 	promDir, err := os.MkdirTemp("", "gpuform-drill-alerts-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(promDir)
 	alertsOf, alertsBy := drillAlerts(cfg, node, promDir)
-	rep, err := drill.Run(ctx, drill.Options{Faults: faults, StateDir: state, Verify: verifyNode, Policy: policy, Disabled: a.Disabled, Alerts: alertsOf, AlertsBy: alertsBy})
+	rep, err := drill.Run(ctx, drill.Options{Faults: faults, StateDir: state, Verify: verifyNode, VerifyGroup: verifyGroup, Policy: policy, Disabled: a.Disabled, Alerts: alertsOf, AlertsBy: alertsBy})
 	if err != nil {
 		return err
 	}
@@ -172,6 +200,19 @@ func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 	}
 	if !rep.OK() {
 		return exitError{ExitReport}
+	}
+	return nil
+}
+
+// drillGroupNode is the node block whose verify settings judge the
+// drills of a node group: the first of several hosts with an nccl_test
+// (verify -tier fleet runs it on the group's hosts, then pairwise
+// isolation); nil when none.
+func drillGroupNode(cfg *spec.Config) *spec.Node {
+	for _, n := range cfg.Nodes {
+		if len(n.Hosts) > 1 && n.Verify != nil && len(n.Verify.NCCLTests) > 0 {
+			return n
+		}
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ type drillJSON struct {
 		Alerts       []string `json:"alerts"`
 		DrainReason  string   `json:"drain_reason"`
 		TimeToDetect int64    `json:"time_to_detect_ns"`
+		Group        []string `json:"group"`
+		GroupFails   []string `json:"group_failures"`
 	} `json:"faults"`
 }
 
@@ -64,6 +66,9 @@ func TestDrillCatchesEveryFault(t *testing.T) {
 		"fabric-manager-stopped":  {"host.fabric_manager", "drain", failing},
 		"driver-library-mismatch": {"nvml.driver_version", "drain", "GPUFormDriverNotPinned"},
 		"shm-too-small":           {"spec.shm", "drain", failing},
+		// The group's 3-node run is below its floor on every node, so it
+		// tells no node; pairwise isolation names the slow one.
+		"slow-node": {"nccl_isolation.group", "drain", failing},
 	}
 	for _, f := range drill.Catalogue() {
 		if _, ok := want[f.Name]; !ok {
@@ -98,6 +103,20 @@ func TestDrillCatchesEveryFault(t *testing.T) {
 			t.Errorf("%s: drain reason %q", f.Name, f.DrainReason)
 		}
 	}
+	// The slow node passes every single-node check (the group block
+	// names no rails), its group's run fails on the healthy peers too,
+	// and it is the group's last of three.
+	for _, f := range doc.Faults {
+		if f.Name != "slow-node" {
+			continue
+		}
+		if !slices.Equal(f.Checks, []string{"nccl_isolation.group"}) || !slices.Equal(f.GroupFails, []string{"nccl.group"}) {
+			t.Errorf("slow-node: counted %v, failing on a healthy peer too %v; want [nccl_isolation.group], [nccl.group]", f.Checks, f.GroupFails)
+		}
+		if len(f.Group) != 3 || f.Group[2] != "sim://hgx-h100-converged/drill-slow-node-3" {
+			t.Errorf("slow-node: group %v", f.Group)
+		}
+	}
 	// The lost GPU shows on the kernel log's layer too.
 	for _, f := range doc.Faults {
 		if f.Name == "gpu-off-bus" && !slices.Contains(f.Checks, "kernel.xid") {
@@ -107,16 +126,24 @@ func TestDrillCatchesEveryFault(t *testing.T) {
 }
 
 // TestDrillFailsWithACheckRemoved: with nvml.pcie_link not counted,
-// nothing else catches a GPU trained at x8, and the drill fails; the
-// same drill with the check counted passes (TestDrillCatchesEveryFault).
+// nothing else catches a GPU trained at x8; with nccl_isolation not
+// counted, nothing else tells the slow node of its group (the group's
+// run fails on its healthy peers too); the drill fails. The same drills
+// with the checks counted pass (TestDrillCatchesEveryFault).
 func TestDrillFailsWithACheckRemoved(t *testing.T) {
 	t.Parallel()
-	code, doc := runDrillJSON(t, "-fault", "pcie-downgraded", "-disable-check", "nvml.pcie_link", "../../examples/drill")
+	code, doc := runDrillJSON(t, "-fault", "pcie-downgraded", "-disable-check", "nvml.pcie_link",
+		"-fault", "slow-node", "-disable-check", "nccl_isolation", "../../examples/drill")
 	if code != ExitReport || doc.OK {
 		t.Errorf("exit %d, ok %v: want %d, false", code, doc.OK, ExitReport)
 	}
-	if len(doc.Faults) != 1 || doc.Faults[0].Detected || doc.Faults[0].Check != "" {
-		t.Errorf("faults %+v: want pcie-downgraded not detected", doc.Faults)
+	if len(doc.Faults) != 2 {
+		t.Fatalf("faults %+v: want pcie-downgraded and slow-node", doc.Faults)
+	}
+	for _, f := range doc.Faults {
+		if f.Detected || f.Check != "" {
+			t.Errorf("%s: detected by %q %v, want not detected", f.Name, f.Check, f.Checks)
+		}
 	}
 }
 
@@ -128,7 +155,7 @@ func TestDrillRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-on-real-hosts"}, "no drill is marked safe and reversible on a real node yet (0 safe of 10)"},
+		{[]string{"-on-real-hosts"}, "no drill is marked safe and reversible on a real node yet (0 safe of 11)"},
 		{[]string{"-fault", "gpu-on-fire"}, `unknown drill "gpu-on-fire" (known: gpu-off-bus, nvlink-down`},
 		{[]string{"-disable-check", "nvml.pcie"}, `-disable-check "nvml.pcie": not a verify check id`},
 	} {

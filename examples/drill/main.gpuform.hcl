@@ -40,3 +40,28 @@ node "gpu" {
     }
   }
 }
+
+# The slow-node drill's group: two healthy nodes and the slow one, verified
+# together at -tier fleet with this block's settings. Its rails are not
+# named to verify (no affinity), as in examples/fleet-isolation: every
+# single-node check passes the slow node, and only the group's run and
+# pairwise isolation tell it. The hosts here are for verify; the drill
+# makes its own.
+# gpuform-ignore: numa_balancing -- a drill example: the host setup is the quickstart's subject
+node "train" {
+  hosts = [
+    "sim://hgx-h100-converged/n1",
+    "sim://hgx-h100-converged/n2",
+    "sim://hgx-h100-converged/n3",
+  ]
+  hardware = module.hgx.hardware
+
+  verify {
+    optional  = ["dcgm"]     # the simulated nodes have no DCGM
+    isolation = "on_failure" # pairs only after a failed group run
+    nccl_test "group" {
+      command        = "mpirun -np 24 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
+      min_busbw_gbps = 120
+    }
+  }
+}

@@ -47,6 +47,13 @@ type Fault struct {
 	// Edit changes the node's root files (software state, and the
 	// kernel log a profile writes by hand); nil when none.
 	Edit func(root string) error
+	// Group, when above 0, is how many healthy peers the faulty node is
+	// verified with, as one node group at the fleet tier (the spec's
+	// group node block, its nccl_test and pairwise isolation): a fault
+	// only a multi-node run shows. The faulty node is the group's last,
+	// so that with two peers the first pair is healthy and isolation
+	// has a known-good node to re-pair it with.
+	Group int
 }
 
 // Catalogue is every drill, in the order the report lists them. The
@@ -118,6 +125,13 @@ func Catalogue() []Fault {
 			Layers:  []string{"mounts"},
 			Edit:    shmSize("65536k"),
 		},
+		{
+			Name:    "slow-node",
+			Summary: "one node of a group of 3 slow in multi-node runs: compute rail mlx5_5 up at 200 Gb/s of 400, rails not named to verify",
+			Layers:  []string{"sysfs", "bench", "mpirun (nccl-tests)"},
+			Plant:   "nic mlx5_5 rate=\"200 Gb/sec (4X HDR)\"\n",
+			Group:   2,
+		},
 	}
 }
 
@@ -150,6 +164,10 @@ func Select(names []string) ([]Fault, error) {
 // the state directory stateDir, as `gpuform verify` would.
 type VerifyFunc func(ctx context.Context, host, stateDir string) (*report.Document, error)
 
+// GroupVerifyFunc runs verify -tier fleet on the simulated hosts as one
+// node group (the spec's group node block), their roots in stateDir.
+type GroupVerifyFunc func(ctx context.Context, hosts []string, stateDir string) (*report.Document, error)
+
 // AlertsFunc returns the alerts the spec's rules fire over the metrics
 // of a node's verify report; name names the node's drill.
 type AlertsFunc func(ctx context.Context, name string, doc *report.Document) ([]string, error)
@@ -163,6 +181,9 @@ type Options struct {
 	StateDir string
 	// Verify runs verify on one node.
 	Verify VerifyFunc
+	// VerifyGroup runs verify on a node group, for the faults with a
+	// Group; nil fails those faults.
+	VerifyGroup GroupVerifyFunc
 	// Policy is health mode's, to say what it would do.
 	Policy health.Policy
 	// Disabled are check ids (without "[gpuN]") whose failures the drill
@@ -208,6 +229,12 @@ type Result struct {
 	// Alert is the first of them.
 	Alert  string   `json:"alert,omitempty"`
 	Alerts []string `json:"alerts,omitempty"`
+	// Group are the hosts verified together, the faulty one last, for a
+	// fault only a multi-node run shows; GroupFailures the checks that
+	// failed on a healthy peer too (the group's run: they tell the
+	// group, not the node, and are not counted).
+	Group         []string `json:"group,omitempty"`
+	GroupFailures []string `json:"group_failures,omitempty"`
 	// TimeToDetect is how long the verify run that caught it took.
 	TimeToDetect time.Duration `json:"time_to_detect_ns"`
 	// Error says why the drill could not run; it fails the drill.
@@ -259,12 +286,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	wg.Go(func() {
 		baseline, _, baseErr = inject(ctx, o, "baseline", nil, now)
 	})
-	docs := make([]*report.Document, len(o.Faults))
-	took := make([]time.Duration, len(o.Faults))
+	runs := make([]nodeRun, len(o.Faults))
 	errs := make([]error, len(o.Faults))
 	for i := range o.Faults {
 		wg.Go(func() {
-			docs[i], took[i], errs[i] = inject(ctx, o, o.Faults[i].Name, &o.Faults[i], now)
+			if o.Faults[i].Group > 0 {
+				runs[i], errs[i] = injectGroup(ctx, o, &o.Faults[i], now)
+				return
+			}
+			var r nodeRun
+			r.doc, r.took, errs[i] = inject(ctx, o, o.Faults[i].Name, &o.Faults[i], now)
+			runs[i] = r
 		})
 	}
 	wg.Wait()
@@ -298,9 +330,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Faults[i] = r
 			continue
 		}
-		r.TimeToDetect = took[i]
+		r.TimeToDetect = runs[i].took
+		r.Group, r.GroupFailures = runs[i].group, runs[i].peerFailing
 		if alertsOf != nil {
-			fired, err := alertsOf(f.Name, docs[i])
+			fired, err := alertsOf(f.Name, runs[i].doc)
 			if err != nil {
 				r.Error = "alerts: " + err.Error()
 			}
@@ -309,7 +342,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				r.Alert = fired[0]
 			}
 		}
-		doc := counted(docs[i], healthy, o.Disabled)
+		doc := counted(runs[i].doc, append(slices.Clone(healthy), runs[i].peerFailing...), o.Disabled)
 		r.Checks = failing(doc, nil)
 		if len(r.Checks) > 0 {
 			r.Detected = true
@@ -372,6 +405,78 @@ func inject(ctx context.Context, o Options, name string, f *Fault, now func() ti
 	return doc, now().Sub(start), nil
 }
 
+// nodeRun is the verify run of a fault's node.
+type nodeRun struct {
+	// doc reports the faulty node alone.
+	doc  *report.Document
+	took time.Duration
+	// group and peerFailing are a group fault's hosts and the blocking
+	// checks that failed on any healthy peer.
+	group       []string
+	peerFailing []string
+}
+
+// injectGroup makes f.Group healthy simulated nodes and one faulty node
+// in one state directory (the simulated mpirun finds each participant's
+// root there), plants the fault in the last and verifies them as one
+// node group.
+func injectGroup(ctx context.Context, o Options, f *Fault, now func() time.Time) (nodeRun, error) {
+	if o.VerifyGroup == nil {
+		return nodeRun{}, errors.New("this drill verifies a node group, and the drill was given no way to (no node block of several hosts with an nccl_test)")
+	}
+	dir := filepath.Join(o.StateDir, f.Name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nodeRun{}, err
+	}
+	var hosts []string
+	for i := 1; i <= f.Group+1; i++ {
+		host := fmt.Sprintf("%s%s/drill-%s-%d", sim.Scheme, BaseProfile, f.Name, i)
+		root, err := sim.MaterializeHost(host, dir)
+		if err != nil {
+			return nodeRun{}, err
+		}
+		if i == f.Group+1 && f.Plant != "" {
+			if err := sim.PlantFaults(root, []byte(f.Plant)); err != nil {
+				return nodeRun{}, fmt.Errorf("planting %s: %w", f.Name, err)
+			}
+		}
+		if i == f.Group+1 && f.Edit != nil {
+			if err := f.Edit(root); err != nil {
+				return nodeRun{}, fmt.Errorf("injecting %s: %w", f.Name, err)
+			}
+		}
+		hosts = append(hosts, host)
+	}
+	start := now()
+	doc, err := o.VerifyGroup(ctx, hosts, dir)
+	if err != nil {
+		return nodeRun{}, err
+	}
+	took := now().Sub(start)
+	if len(doc.Hosts) != len(hosts) {
+		return nodeRun{}, fmt.Errorf("verify reported %d hosts, want %d", len(doc.Hosts), len(hosts))
+	}
+	faulty := hosts[len(hosts)-1]
+	run := nodeRun{took: took, group: hosts}
+	for _, h := range doc.Hosts {
+		if h.Host == faulty {
+			one := *doc
+			one.Hosts = []report.Host{h}
+			run.doc = &one
+			continue
+		}
+		for _, c := range h.Checks {
+			if c.Blocks() && !slices.Contains(run.peerFailing, c.ID) {
+				run.peerFailing = append(run.peerFailing, c.ID)
+			}
+		}
+	}
+	if run.doc == nil {
+		return nodeRun{}, fmt.Errorf("verify did not report the faulty node %s", faulty)
+	}
+	return run, nil
+}
+
 // failing lists the blocking checks of the document's host.
 func failing(doc *report.Document, _ []string) []string {
 	var out []string
@@ -390,7 +495,10 @@ func counted(doc *report.Document, healthy, disabled []string) *report.Document 
 	var keep []verify.CheckResult
 	for _, c := range h.Checks {
 		base, _, _ := strings.Cut(c.ID, "[")
-		if slices.Contains(healthy, c.ID) || slices.Contains(disabled, base) || slices.Contains(disabled, c.ID) {
+		// A check named per test ("nccl_isolation.group") is disabled
+		// by its check id ("nccl_isolation").
+		named := slices.ContainsFunc(disabled, func(d string) bool { return strings.HasPrefix(c.ID, d+".") })
+		if slices.Contains(healthy, c.ID) || slices.Contains(disabled, base) || slices.Contains(disabled, c.ID) || named {
 			continue
 		}
 		keep = append(keep, c)

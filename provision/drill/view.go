@@ -59,6 +59,12 @@ func (r *Report) WriteHuman(w io.Writer) error {
 	for _, f := range r.Faults {
 		fmt.Fprintf(&b, "%s: %s\n", f.Name, f.Summary)
 		fmt.Fprintf(&b, "    injected on: %s\n", strings.Join(f.Layers, ", "))
+		if len(f.Group) > 0 {
+			fmt.Fprintf(&b, "    node group (verify -tier fleet, the faulty node last): %s\n", strings.Join(f.Group, ", "))
+		}
+		if len(f.GroupFailures) > 0 {
+			fmt.Fprintf(&b, "    failing on a healthy peer too, not counted: %s\n", strings.Join(f.GroupFailures, ", "))
+		}
 		switch {
 		case f.Error != "":
 			failed++
