@@ -144,6 +144,9 @@ func Start(t testing.TB, o Options) *Cluster {
 		"--endpoint-reconciler-type=none",
 		"--token-auth-file="+tokenFile,
 		"--authorization-mode=RBAC",
+		// As kubeadm and the managed clusters set it: privileged pods
+		// (health mode's DaemonSet) are allowed.
+		"--allow-privileged=true",
 		"--service-account-key-file="+pub,
 		"--service-account-signing-key-file="+key,
 		"--service-account-issuer=https://kubernetes.default.svc",
