@@ -75,6 +75,13 @@ func TestKubeHealthTaintAndLift(t *testing.T) {
 		n.Metadata.Annotations[kube.CordonedAnnotation] != "true" || !strings.Contains(out, "Kubernetes: node gpu007 cordoned and tainted") {
 		t.Fatalf("failing run: exit %d, node %+v %v\n%s%s", code, n.Spec, n.Metadata.Annotations, out, errOut)
 	}
+	// Still failing: the drain stands, with its first time.
+	time.Sleep(time.Second)
+	code, out, errOut = run("-mock-fault", "xid:4:79")
+	n = kubeNode(t, cl, "gpu007")
+	if again := gpuformTaint(n); code != ExitReport || again == nil || again.TimeAdded != tn.TimeAdded || !strings.Contains(out, "Kubernetes: node gpu007 stays drained") {
+		t.Fatalf("second failing run: exit %d, taint %+v (first %+v)\n%s%s", code, again, tn, out, errOut)
+	}
 	code, out, errOut = run()
 	n = kubeNode(t, cl, "gpu007")
 	if code != ExitOK || gpuformTaint(n) != nil || n.Spec.Unschedulable || !hasTaintKey(n, "example.com/maintenance") ||

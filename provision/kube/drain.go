@@ -175,8 +175,16 @@ func (c *Client) Drain(ctx context.Context, b Breaker, node, check, reason strin
 			ann[CordonedAnnotation] = &yes
 			res.Cordoned = true
 		}
+		// A drain that stands keeps its first time: it says how long
+		// the node has been out.
+		added := time.Now().UTC().Format(time.RFC3339)
+		for _, t := range n.Spec.Taints {
+			if t.Key == TaintKey && t.TimeAdded != "" {
+				added = t.TimeAdded
+			}
+		}
 		taints := slices.DeleteFunc(n.Spec.Taints, func(t Taint) bool { return t.Key == TaintKey })
-		n.Spec.Taints = append(taints, Taint{Key: TaintKey, Value: TaintValue(check), Effect: TaintEffect, TimeAdded: time.Now().UTC().Format(time.RFC3339)})
+		n.Spec.Taints = append(taints, Taint{Key: TaintKey, Value: TaintValue(check), Effect: TaintEffect, TimeAdded: added})
 		err = c.patchNode(ctx, n, ann)
 		if !IsConflict(err) {
 			break
