@@ -47,6 +47,11 @@ command -v busybox >/dev/null 2>&1 || want busybox-static
 # too, and through shellcheck (as .ci/run does every tracked shell script).
 command -v dash >/dev/null 2>&1 || want dash
 command -v shellcheck >/dev/null 2>&1 || want shellcheck
+# internal/kubetest runs a real Kubernetes API server: etcd from Debian's
+# etcd-server, kube-apiserver built by scripts/kube-apiserver.sh, service
+# account keys from openssl.
+command -v etcd >/dev/null 2>&1 || want etcd-server
+command -v openssl >/dev/null 2>&1 || want openssl
 
 if [ -n "$need" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

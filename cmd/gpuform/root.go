@@ -215,6 +215,7 @@ Flags may be written Terraform-style with one dash (-json) or with two (--json).
 		newApplyCommand(s),
 		newBindCommand(s),
 		newShowCommand(s),
+		newKubernetesCommand(s),
 	)
 	strictCompletion(s, root)
 	completeTargets(s, root)

@@ -54,6 +54,15 @@ type verifyArguments struct {
 	// SlurmDrain drains this node in Slurm on a failure and resumes a
 	// drain of gpuform's on success (with --local).
 	SlurmDrain bool
+	// KubeTaint is health mode on Kubernetes (with --local): cordon and
+	// taint this node (NODE_NAME) on a failure, lift gpuform's own on
+	// success (kubehealth.go).
+	KubeTaint bool
+	// Kubeconfig is -kubeconfig (else KUBECONFIG, else the pod's
+	// service account).
+	Kubeconfig string
+	// KubeNamespace is -namespace: the breaker Lease's namespace.
+	KubeNamespace string
 	// Processes judges the CPU and NIC binding of every GPU process.
 	Processes bool
 	// RequireBurnin fails a host without a valid burn-in record
@@ -101,6 +110,9 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	a.Engines.register(fs)
 	fs.BoolVar(&a.SlurmProlog, "slurm-prolog", false, "with --local, gate a job's start as Slurm's Prolog: the quick tier; when the node fails, drain it with the failed check as the reason and exit 2, so Slurm requeues the job; silent when it passes")
 	fs.BoolVar(&a.SlurmEpilog, "slurm-epilog", false, "with --local, as Slurm's Epilog: the probe tier, judging the Xids logged since the job started; when the node fails, drain it with the reason and exit 2")
+	fs.BoolVar(&a.KubeTaint, "kube-taint", false, "with --local, health mode on Kubernetes: cordon this node and add the gpuform.dev/unhealthy NoSchedule taint when a check fails, lift only gpuform's own when every check passes (node name from NODE_NAME; circuit breaker in the Lease gpuform-breaker)")
+	fs.StringVar(&a.Kubeconfig, "kubeconfig", "", "with -kube-taint, the kubeconfig file (default $KUBECONFIG, else the pod's service account)")
+	fs.StringVar(&a.KubeNamespace, "namespace", "", "with -kube-taint, the namespace of the circuit breaker's Lease (default gpuform-system)")
 	fs.BoolVar(&a.SlurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 }
 
@@ -128,7 +140,15 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("-mock-nvml works only with --local")
 		case a.SlurmDrain:
 			return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
+		case a.KubeTaint:
+			return fmt.Errorf("-kube-taint works only with --local (it cordons and taints the node it runs on, as a DaemonSet's pod)")
 		}
+	}
+	if a.KubeTaint && (a.SlurmDrain || a.SlurmProlog || a.SlurmEpilog) {
+		return fmt.Errorf("-kube-taint and the Slurm modes (-slurm-drain, -slurm-prolog, -slurm-epilog) are different modes: give one")
+	}
+	if !a.KubeTaint && (fs.Changed("kubeconfig") || fs.Changed("namespace")) {
+		return fmt.Errorf("-kubeconfig and -namespace work only with -kube-taint")
 	}
 	if err := a.finishGate(fs, &tier); err != nil {
 		return err
@@ -353,17 +373,22 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 	if err := v.Report(doc, time.Since(started)); err != nil {
 		return err
 	}
+	// Health mode's confirming run: the same checks again, its progress
+	// and report not printed.
+	rerun := func(ctx context.Context) *report.Document {
+		ropts := opts
+		rc := copts
+		rc.MockFaults = a.MockFaults
+		ropts.Target = a.Conn.targetOptionsFor(s, rc, false, "verifying")
+		return runner.Run(ctx, targets, ropts)
+	}
 	if a.SlurmDrain {
-		// Health mode's confirming run: the same checks again,
-		// its progress and report not printed.
-		rerun := func(ctx context.Context) *report.Document {
-			ropts := opts
-			rc := copts
-			rc.MockFaults = a.MockFaults
-			ropts.Target = a.Conn.targetOptionsFor(s, rc, false, "verifying")
-			return runner.Run(ctx, targets, ropts)
-		}
 		if err := slurmHealth(ctx, s, v.Messages(), doc, targets[0].Node, rerun); err != nil {
+			return err
+		}
+	}
+	if a.KubeTaint {
+		if err := kubeHealth(ctx, s, a, v.Messages(), doc, targets[0].Node, rerun); err != nil {
 			return err
 		}
 	}

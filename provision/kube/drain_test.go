@@ -1,0 +1,312 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpuform/gpuform/internal/kubetest"
+)
+
+const testNS = "gpuform-system"
+
+// testCluster is one real API server for the package's tests, with the
+// breaker's namespace and Lease and the nodes names.
+func testCluster(t *testing.T, o kubetest.Options, nodes ...string) (*Client, *kubetest.Cluster) {
+	t.Helper()
+	kc := kubetest.Start(t, o)
+	cfg, err := LoadKubeconfig(kc.Kubeconfig(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(cfg, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, c, "/api/v1/namespaces", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": testNS}})
+	create(t, c, "/apis/coordination.k8s.io/v1/namespaces/"+testNS+"/leases", map[string]any{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": map[string]any{"name": "gpuform-breaker"}})
+	for _, n := range nodes {
+		create(t, c, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": n}})
+	}
+
+	return c, kc
+}
+
+func create(t *testing.T, c *Client, path string, obj any) {
+	t.Helper()
+	if err := c.do(context.Background(), "create", http.MethodPost, path, path, "application/json", obj, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func breaker(fleet int) Breaker {
+	return Breaker{Namespace: testNS, Lease: "gpuform-breaker", Fleet: fleet, MaxDrainedShare: 0.1}
+}
+
+// TestKubernetes runs the package's cases against one real API server.
+func TestKubernetes(t *testing.T) {
+	t.Parallel()
+	var nodes []string
+	for i := 1; i <= 20; i++ {
+		nodes = append(nodes, fmt.Sprintf("gpu%03d", i))
+	}
+	nodes = append(nodes, "admin001", "plain001", "rbac001")
+	// The DaemonSet's service account, as the token file's user: RBAC
+	// judges it by this name and these groups.
+	sa := kubetest.User{Name: "system:serviceaccount:" + testNS + ":" + ServiceAccount, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + testNS, "system:authenticated"}, Token: kubetest.Token(t)}
+	c, kc := testCluster(t, kubetest.Options{Users: []kubetest.User{sa}}, nodes...)
+	ctx := context.Background()
+
+	// 20 nodes failing at the same instant through the Lease take at
+	// most max_drained_share (0.1 of 20: 2); the others are held back
+	// by the breaker, none drained. The API server itself refuses a Lease
+	// update without a resourceVersion (422: shown by dropping it, every
+	// drain then failed closed), so the count cannot be written blind.
+	t.Run("breaker", func(t *testing.T) {
+		fleet := nodes[:20]
+		b := breaker(len(fleet))
+		var wg sync.WaitGroup
+		errs := make([]error, len(fleet))
+		start := make(chan struct{})
+		for i, n := range fleet {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, errs[i] = c.Drain(ctx, b, n, "gpu.xid", "gpu.xid: reset_gpu: Xid 79")
+			}()
+		}
+		close(start)
+		wg.Wait()
+		var tainted, opened []string
+		for i, n := range fleet {
+			node, err := c.GetNode(ctx, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case errs[i] == nil:
+				if !hasTaint(node) || !node.Spec.Unschedulable {
+					t.Errorf("%s: Drain returned nil but node is not tainted and cordoned: %+v", n, node.Spec)
+				}
+				tainted = append(tainted, n)
+			case IsBreakerOpen(errs[i]):
+				if hasTaint(node) || node.Spec.Unschedulable {
+					t.Errorf("%s: breaker open yet node drained: %+v", n, node.Spec)
+				}
+				opened = append(opened, n)
+			default:
+				t.Errorf("%s: %v", n, errs[i])
+			}
+		}
+		if len(tainted) != 2 || len(opened) != 18 {
+			t.Errorf("20 nodes failing at once: %d drained (%v), %d held back; want 2 and 18", len(tainted), tainted, len(opened))
+		}
+		l, err := c.GetLease(ctx, testNS, "gpuform-breaker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, _ := drained(l)
+		slices.Sort(held)
+		if !slices.Equal(held, tainted) {
+			t.Errorf("Lease lists %v, drained nodes are %v", held, tainted)
+		}
+		// A passing run of a drained node gives its place back: another
+		// failing node may then drain.
+		if _, err := c.Lift(ctx, b, tainted[0]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Drain(ctx, b, opened[0], "gpu.xid", "x"); err != nil {
+			t.Errorf("after one lift, a new drain: %v", err)
+		}
+		for _, n := range append(tainted, opened[0]) {
+			if _, err := c.Lift(ctx, b, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	// An admin's cordon and taint survive gpuform's drain and lift;
+	// gpuform's own cordon is lifted.
+	t.Run("admin", func(t *testing.T) {
+		b := breaker(10) // limit 1: the Lease is empty after "breaker"
+		n, err := c.GetNode(ctx, "admin001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Spec.Unschedulable = true
+		n.Spec.Taints = []Taint{{Key: "example.com/maintenance", Value: "rack7", Effect: "NoExecute"}}
+		if err := c.patchNode(ctx, n, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Drain(ctx, b, "admin001", "gpu.ecc", "gpu.ecc: reset_gpu: uncorrectable")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Cordoned {
+			t.Errorf("Drain of an admin-cordoned node claimed the cordon")
+		}
+		n, _ = c.GetNode(ctx, "admin001")
+		if len(n.Spec.Taints) != 2 || n.Metadata.Annotations[ReasonAnnotation] != "gpu.ecc: reset_gpu: uncorrectable" {
+			t.Errorf("after drain: taints %+v, annotations %v", n.Spec.Taints, n.Metadata.Annotations)
+		}
+		if _, err := c.Lift(ctx, b, "admin001"); err != nil {
+			t.Fatal(err)
+		}
+		n, _ = c.GetNode(ctx, "admin001")
+		if !n.Spec.Unschedulable {
+			t.Errorf("a passing run uncordoned the admin's cordon")
+		}
+		if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != "example.com/maintenance" {
+			t.Errorf("after lift: taints %+v, want only the admin's", n.Spec.Taints)
+		}
+
+		// A node gpuform cordoned itself is uncordoned by a pass.
+		res, err = c.Drain(ctx, b, "plain001", "gpu.ecc", "gpu.ecc: reset_gpu: x")
+		if err != nil || !res.Cordoned {
+			t.Fatalf("drain plain001: %+v %v", res, err)
+		}
+		n, _ = c.GetNode(ctx, "plain001")
+		if !n.Spec.Unschedulable || taintValue(n) != "gpu.ecc" {
+			t.Errorf("plain001 after drain: %+v", n.Spec)
+		}
+		lr, err := c.Lift(ctx, b, "plain001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ = c.GetNode(ctx, "plain001")
+		if n.Spec.Unschedulable || hasTaint(n) || !lr.Uncordoned || n.Metadata.Annotations[CordonedAnnotation] != "" {
+			t.Errorf("plain001 after lift: %+v %v (%+v)", n.Spec, n.Metadata.Annotations, lr)
+		}
+	})
+
+	// Fail closed: with the Lease gone, no drain is made.
+	t.Run("no lease", func(t *testing.T) {
+		b := breaker(10)
+		b.Lease = "missing"
+		_, err := c.Drain(ctx, b, "rbac001", "gpu.ecc", "x")
+		if err == nil || IsBreakerOpen(err) {
+			t.Fatalf("drain without the Lease: %v, want an error", err)
+		}
+		n, _ := c.GetNode(ctx, "rbac001")
+		if n.Spec.Unschedulable || hasTaint(n) {
+			t.Errorf("drained without the breaker: %+v", n.Spec)
+		}
+	})
+
+	// Every object of gpuform kubernetes manifests passes the real API
+	// server's validation (server-side dry run: nothing created).
+	t.Run("manifests dry run", func(t *testing.T) {
+		objs, err := Manifests(ManifestOptions{Namespace: "gpuform-dryrun", Image: "registry.example.com/gpuform:1.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if objs[0]["kind"] != "Namespace" {
+			t.Fatalf("first object is %v, want the Namespace", objs[0]["kind"])
+		}
+		// The namespace for real: the namespaced objects' dry run needs it.
+		create(t, c, "/api/v1/namespaces", objs[0])
+		for _, o := range objs[1:] {
+			path := collection(t, o, "gpuform-dryrun") + "?dryRun=All&fieldValidation=Strict"
+			if err := c.do(ctx, "create", http.MethodPost, path, path, "application/json", o, nil); err != nil {
+				t.Errorf("%s %v: %v", o["kind"], o["metadata"], err)
+			}
+		}
+		// Not created: a dry run.
+		if _, err := c.GetLease(ctx, "gpuform-dryrun", BreakerLease); !IsNotFound(err) {
+			t.Errorf("dry run created the Lease: %v", err)
+		}
+	})
+
+	// Health mode works with exactly the manifests' permissions, and a
+	// verb they do not grant is refused with the verb and the resource
+	// named. Shown to fail with "patch" left out of the ClusterRole.
+	t.Run("least privilege", func(t *testing.T) {
+		objs, err := Manifests(ManifestOptions{Namespace: testNS, Image: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			switch o["kind"] {
+			case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+				create(t, c, collection(t, o, testNS), o)
+			}
+		}
+		cfg, err := LoadKubeconfig(kc.Kubeconfig(t, sa.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, _ := New(cfg, 10*time.Second)
+		b := breaker(10)
+		// RBAC takes effect within a moment of the bindings' creation.
+		var derr error
+		for range 50 {
+			if _, derr = sc.Drain(ctx, b, "rbac001", "gpu.ecc", "gpu.ecc: reset_gpu: x"); derr == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if derr != nil {
+			t.Fatalf("drain as the service account: %v", derr)
+		}
+		if _, err := sc.Lift(ctx, b, "rbac001"); err != nil {
+			t.Fatalf("lift as the service account: %v", err)
+		}
+		_, err = sc.GetLease(ctx, testNS, "another-lease")
+		if err == nil || !strings.Contains(err.Error(), "RBAC forbids get on leases/another-lease in namespace "+testNS) {
+			t.Errorf("a Lease the Role does not name: %v", err)
+		}
+		err = sc.do(ctx, "delete", http.MethodDelete, "/api/v1/nodes/rbac001", "nodes/rbac001", "", nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "RBAC forbids delete on nodes/rbac001") {
+			t.Errorf("delete node as the service account: %v", err)
+		}
+	})
+
+	// An API server that does not answer is an error naming the call.
+	t.Run("down", func(t *testing.T) {
+		cfg, _ := LoadKubeconfig(kc.Kubeconfig(t, ""))
+		cfg.Server = "https://127.0.0.1:1"
+		dc, _ := New(cfg, 2*time.Second)
+		_, err := dc.GetNode(ctx, "gpu001")
+		if err == nil || !strings.Contains(err.Error(), "get nodes/gpu001: no answer") {
+			t.Errorf("down server: %v", err)
+		}
+	})
+}
+
+// collection is the API path that creates o.
+func collection(t *testing.T, o map[string]any, ns string) string {
+	t.Helper()
+	av, _ := o["apiVersion"].(string)
+	kind, _ := o["kind"].(string)
+	base := "/apis/" + av
+	if av == "v1" {
+		base = "/api/v1"
+	}
+	plural := map[string]string{"Namespace": "namespaces", "ServiceAccount": "serviceaccounts", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
+		"Role": "roles", "RoleBinding": "rolebindings", "Lease": "leases", "DaemonSet": "daemonsets"}[kind]
+	if plural == "" {
+		t.Fatalf("no path for kind %q", kind)
+	}
+	switch kind {
+	case "Namespace", "ClusterRole", "ClusterRoleBinding":
+		return base + "/" + plural
+	}
+	return base + "/namespaces/" + ns + "/" + plural
+}
+
+// taintValue is the value of gpuform's taint on n, "" without one (the
+// API server adds node.kubernetes.io/not-ready to a new Node itself).
+func taintValue(n *Node) string {
+	for _, t := range n.Spec.Taints {
+		if t.Key == TaintKey {
+			return t.Value
+		}
+	}
+	return ""
+}
