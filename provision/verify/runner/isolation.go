@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -29,6 +30,9 @@ type groupIsolation struct {
 	// cut: the run's Options.Deadline (verify -deadline) ended the
 	// isolation before it decided: what it left is not run.
 	cut bool
+	// kb is the knowledge base whose remediation catalogue gives a failed
+	// isolation check its remedy, as every other check gets its own.
+	kb *kb.KB
 }
 
 // isolationMode reads verify { isolation }; unset is on_failure.
@@ -120,6 +124,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		Isolation:      report.Isolation{Node: first.Node.Name, Test: nt.Name, Mode: string(mode), Trigger: trigger, Hosts: hosts, Budget: budget},
 		groupFailed:    failed,
 		stragglersFail: stragglers == spec.OutliersFail,
+		kb:             o.KB,
 	}
 	isoStart := time.Now()
 	if len(group) < 3 {
@@ -272,6 +277,11 @@ func addIsolationChecks(hosts []report.Host, isolations []groupIsolation) {
 				// Undecided because the deadline came: not run, held
 				// against the host when its group's run failed.
 				c.Status, c.Needed = verify.StatusNotRun, iso.groupFailed
+			}
+			if c.Status == verify.StatusFail && iso.kb != nil {
+				// A node the pairs named is drained by health mode with
+				// this action, so it must be the catalogue's, not unknown.
+				c.Remedy = verify.RemedyForCheck(iso.kb, c.ID)
 			}
 			h.Checks = append(h.Checks, c)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/isolate"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/spec"
@@ -157,5 +158,36 @@ func TestGroupRunCutByDeadlineIsNotRun(t *testing.T) {
 	}
 	if h.NCCL["fleet64"].Failure == "" {
 		t.Errorf("the host's NCCL results lack the group's run: %+v", h.NCCL)
+	}
+}
+
+// A node the pairs named gets the remediation catalogue's remedy on its
+// nccl_isolation check, as every other failed check does: health mode
+// drains with that action, which must not read "unknown". The nodes it
+// cleared get none.
+func TestIsolationCulpritHasRemedy(t *testing.T) {
+	t.Parallel()
+	iso := groupIsolation{kb: testKB, groupFailed: true}
+	iso.Test = "fleet64"
+	iso.Hosts = []string{"a", "b", "c"}
+	iso.Result.Pairs = []isolate.Pair{
+		{Hosts: [2]string{"a", "b"}, Outcome: isolate.Outcome{Ran: true}},
+		{Hosts: [2]string{"a", "c"}, Outcome: isolate.Outcome{Ran: true}},
+		{Hosts: [2]string{"b", "c"}, Outcome: isolate.Outcome{Ran: true, Pass: true}},
+	}
+	iso.Result.Culprits = []isolate.Named{{Host: "a", Partners: []string{"b", "c"}, Reason: "failed with every partner"}}
+	hosts := []report.Host{{Host: "a"}, {Host: "b"}, {Host: "c"}}
+	addIsolationChecks(hosts, []groupIsolation{iso})
+	for _, h := range hosts {
+		if len(h.Checks) != 1 {
+			t.Fatalf("%s: %d checks", h.Host, len(h.Checks))
+		}
+		c := h.Checks[0]
+		switch {
+		case h.Host == "a" && (c.Status != verify.StatusFail || c.Remedy == nil || c.Remedy.Action != "inspect"):
+			t.Errorf("a: %s, remedy %+v; want fail with the catalogue's inspect", c.Status, c.Remedy)
+		case h.Host != "a" && (c.Status != verify.StatusPass || c.Remedy != nil):
+			t.Errorf("%s: %s, remedy %+v; want pass with none", h.Host, c.Status, c.Remedy)
+		}
 	}
 }
