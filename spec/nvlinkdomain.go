@@ -206,13 +206,19 @@ type Firmware struct {
 	// BIOS is the system BIOS version the host must report, as
 	// /sys/class/dmi/id/bios_version prints it (vendor-defined text).
 	BIOS Attr[string]
+	// BMC is the BMC firmware revision the host must report, as
+	// ipmitool mc info prints it ("3.10": major.minor only).
+	BMC Attr[string]
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
 
 var (
-	firmwareSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_vbios"}, {Name: "nic_firmware"}, {Name: "bios"}}}
+	firmwareSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_vbios"}, {Name: "nic_firmware"}, {Name: "bios"}, {Name: "bmc"}}}
 	vbiosVersionPattern = lazyre.New(`^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){3,5}$`)
+	// bmcRevisionPattern is the Firmware Revision ipmitool mc info
+	// prints: %u.%02x ("3.10", "0.00").
+	bmcRevisionPattern = lazyre.New(`^[0-9]+\.[0-9a-f]{2}$`)
 	// nicFirmwarePattern is ConnectX firmware as the mlx5 driver prints
 	// it: major.minor.subminor ("28.43.1014").
 	nicFirmwarePattern = lazyre.New(`^[0-9]+\.[0-9]+\.[0-9]+$`)
@@ -246,6 +252,15 @@ func decodeFirmware(blk *hcl.Block, ctx *hcl.EvalContext) (*Firmware, hcl.Diagno
 			Summary:  "Invalid BIOS version",
 			Detail:   fmt.Sprintf("bios = %s must be the one-line text /sys/class/dmi/id/bios_version prints, without leading or trailing spaces.", f.BIOS.Show()),
 			Subject:  f.BIOS.Range.Ptr(),
+		})
+	}
+	f.BMC = dec.string("bmc")
+	if f.BMC.Set && !bmcRevisionPattern.MatchString(f.BMC.V) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid BMC firmware revision",
+			Detail:   fmt.Sprintf("bmc = %s is not a Firmware Revision as ipmitool mc info prints it (\"3.10\": major.minor, ipmitool shows no third part).", f.BMC.Show()),
+			Subject:  f.BMC.Range.Ptr(),
 		})
 	}
 	return f, dec.diags

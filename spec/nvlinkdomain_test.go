@@ -38,6 +38,7 @@ node "racks" {
     gpu_vbios    = "97.00.0B.00.2F"
     nic_firmware = "28.43.2026"
     bios         = "1.3.5"
+    bmc          = "25.06"
   }
 }
 node "one" {
@@ -76,7 +77,7 @@ node "one" {
 	if n.Rollout.Unit.V != spec.RolloutUnitNVLinkDomain {
 		t.Errorf("rollout unit = %q", n.Rollout.Unit.V)
 	}
-	if n.Firmware == nil || n.Firmware.GPUVBIOS.V != "97.00.0B.00.2F" || n.Firmware.NICFirmware.V != "28.43.2026" || n.Firmware.BIOS.V != "1.3.5" {
+	if n.Firmware == nil || n.Firmware.GPUVBIOS.V != "97.00.0B.00.2F" || n.Firmware.NICFirmware.V != "28.43.2026" || n.Firmware.BIOS.V != "1.3.5" || n.Firmware.BMC.V != "25.06" {
 		t.Errorf("firmware = %+v", n.Firmware)
 	}
 	if got := n.NVLinkDomainOf("sim://gb200-nvl72-tray/r2-t02"); got != "rack2" {

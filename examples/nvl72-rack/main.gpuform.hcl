@@ -43,6 +43,7 @@ node "rack1" {
     gpu_vbios    = "97.00.0B.00.2F"
     nic_firmware = "28.43.2026"
     bios         = "1.3.5"
+    bmc          = "25.06" # as ipmitool mc info prints it
   }
 
   numa {

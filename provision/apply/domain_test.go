@@ -133,8 +133,10 @@ node "racks" {
 // TestIMEXApplied converges a rack of two simulated GB200 trays with
 // imex = true: nvidia-imex held at the driver's release and running,
 // nodes_config.cfg holding the domain's trays, the channel device's
-// tmpfiles line with the major the tray's /proc/devices gives; a second
-// plan changes nothing.
+// tmpfiles line with the major the tray's /proc/devices gives, and the
+// channel device created at once without a reboot (mknod with that major)
+// on the tray that lacks it, left alone on the tray that has one; a
+// second plan changes nothing.
 func TestIMEXApplied(t *testing.T) {
 	t.Parallel()
 	rack := []string{"sim://gb200-nvl72-tray/r1-t01", "sim://gb200-nvl72-tray/r1-t02"}
@@ -157,6 +159,10 @@ node "rack1" {
 			t.Fatal(err)
 		}
 		roots[h] = root
+	}
+	// r1-t02 already has the channel (created by hand before gpuform).
+	if err := os.WriteFile(filepath.Join(roots[rack[1]], "dev/nvidia-caps-imex-channels/channel0"), []byte("by hand\n"), 0o666); err != nil {
+		t.Fatal(err)
 	}
 	o := target.Options{Connect: func(_ context.Context, h spec.Host) (transport.Transport, error) {
 		return sim.New(h.Name, roots[h.Name]), nil
@@ -206,6 +212,16 @@ node "rack1" {
 			if !strings.Contains(calls, want) {
 				t.Errorf("%s: no %q in calls:\n%s", h, want, calls)
 			}
+		}
+		wantDev, wantMknod := "c 234:0\n", true
+		if h == rack[1] {
+			wantDev, wantMknod = "by hand\n", false
+		}
+		if got := read(h, "dev/nvidia-caps-imex-channels/channel0"); got != wantDev {
+			t.Errorf("%s: channel0 = %q, want %q", h, got, wantDev)
+		}
+		if got := strings.Contains(calls, "mknod -m 0666 "+roots[h]+"/dev/nvidia-caps-imex-channels/channel0 c 234 0"); got != wantMknod {
+			t.Errorf("%s: mknod called %v, want %v; calls:\n%s", h, got, wantMknod, calls)
 		}
 	}
 	again, err := plan.Run(context.Background(), testKB, hosts, o)

@@ -43,6 +43,10 @@ type Node struct {
 	// (/sys/class/dmi/id/bios_version, bios_date); nil when the node has
 	// neither. The BMC's firmware has no sysfs file and is not read.
 	BIOS *BIOS `json:"bios,omitempty"`
+	// BMC is the baseboard management controller's firmware revision as
+	// ipmitool mc info prints it; nil when the node has no ipmitool or
+	// no /dev/ipmi0 (not read).
+	BMC *BMC `json:"bmc,omitempty"`
 	// Fabric is the GPUs' NVLink fabric registration (nvidia-smi -q's
 	// "Fabric" sections); nil when the probe was not asked for it
 	// (Options.Fabric: a node block whose nvlink_domain is read from the
@@ -571,6 +575,17 @@ type BIOS struct {
 	Version string `json:"version,omitempty"`
 	// Date is /sys/class/dmi/id/bios_date ("03/14/2025").
 	Date string `json:"date,omitempty"`
+}
+
+// BMC is what the probe read of the node's BMC (ipmitool mc info).
+type BMC struct {
+	// Firmware is the "Firmware Revision" ipmitool prints: major.minor
+	// ("3.10"; ipmitool 1.8 shows no third part, ipmitool#323); "" when
+	// the read failed.
+	Firmware string `json:"firmware,omitempty"`
+	// Error says why the read failed (ipmitool's exit status and first
+	// line, or the timeout); "" on success.
+	Error string `json:"error,omitempty"`
 }
 
 // RDMAPort is one port of an RDMA device.

@@ -437,6 +437,7 @@ func interpret(raw *rawFacts) *Node {
 	p.cpu()
 	p.hypervisor()
 	p.bios()
+	p.bmc()
 	p.fabric()
 	p.imexStatus()
 	p.numa()

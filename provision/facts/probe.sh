@@ -542,6 +542,26 @@ if [ -n "${GPUFORM_PROBE_IMEX_STATUS:-}" ]; then
 	fi
 	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" nvidia-imex-ctl-N "$_rc" "$_o" "$mark"
 fi
+# The BMC's firmware revision (firmware { bmc }, firmware.domain_drift):
+# ipmitool mc info over the in-band interface, read-only, only where both
+# ipmitool and /dev/ipmi0 exist (a character device; under a root prefix
+# the root's stand-in file, and only a stand-in inside the root is asked).
+# It asks the BMC, so it runs under timeout(1) (10 s; exit 124 when cut),
+# its output cut at 16 KiB. Absent either, nothing is sent: the BMC is
+# not read.
+if resolve_path /dev/ipmi0 && { [ -c "$_r" ] || { [ -n "$R" ] && [ -f "$_r" ]; }; } &&
+	on_path ipmitool && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+	_c=$_b
+	if on_path timeout; then
+		_o=$("$_b" 10 "$_c" mc info 2>&1 </dev/null)
+		_rc=$?
+		_o=$(printf '%s\n' "$_o" | awk '{ n += length($0) + 1; if (n > 16384) exit; print }')
+	else
+		_o="timeout(1) not found: ipmitool mc info is not run unbounded"
+		_rc=127
+	fi
+	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" ipmitool-mc-info "$_rc" "$_o" "$mark"
+fi
 read_value /sys/devices/system/cpu/online
 # Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
 if ! { resolve_path /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && resolve_dir /sys/devices/system/cpu; then

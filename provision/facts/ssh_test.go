@@ -2,6 +2,7 @@ package facts_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,6 +56,21 @@ func TestProbeOverSSH(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := readGolden(t, name)
+			// The BMC is read only through an ipmitool inside the probed
+			// root, and these stand-ins all come from one root's bin
+			// directory: over SSH no root's BMC is read (the probe runs
+			// no tool from outside the root), so the golden's is left out.
+			if n.BMC != nil {
+				t.Errorf("BMC read through a stand-in outside the root: %+v", n.BMC)
+			}
+			var g facts.Node
+			if err := json.Unmarshal([]byte(want), &g); err != nil {
+				t.Fatal(err)
+			}
+			if g.BMC != nil {
+				g.BMC = nil
+				want = string(marshal(t, &g))
+			}
 			if diff := cmp.Diff(want, string(marshal(t, normalise(n, name)))); diff != "" {
 				t.Errorf("facts over SSH differ from testdata/golden/%s.json (-want +got):\n%s", name, diff)
 			}

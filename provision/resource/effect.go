@@ -23,6 +23,7 @@ const (
 	effectDaemonReload    = "daemon-reload"
 	effectMakeExecutable  = "make-executable"
 	effectUnlinkAndReload = "unlink-and-reload"
+	effectIMEXChannel     = "create-imex-channel"
 )
 
 // updateGrub regenerates GRUB's configuration from its drop-ins.
@@ -49,6 +50,12 @@ func makeExecutable(path string) effect {
 // unlinkAndReload removes path (a unit's enable link) and reloads systemd.
 func unlinkAndReload(path string) effect {
 	return effect{action: effectUnlinkAndReload, args: []string{path}}
+}
+
+// createIMEXChannel makes the default IMEX channel device now, with the
+// major the running driver registered, when it is missing.
+func createIMEXChannel(major string) effect {
+	return effect{action: effectIMEXChannel, args: []string{major}}
 }
 
 // none reports whether there is no effect to run.
@@ -93,6 +100,8 @@ func (e effect) String() string {
 		return "chmod 0755 " + `"$R"` + q(arg(0))
 	case effectUnlinkAndReload:
 		return `rm -f "$R"` + q(arg(0)) + ` && systemctl daemon-reload`
+	case effectIMEXChannel:
+		return "mknod -m 0666 /dev/nvidia-caps-imex-channels/channel0 c " + q(arg(0)) + " 0 (when missing)"
 	}
 	return e.action
 }

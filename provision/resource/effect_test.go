@@ -24,6 +24,7 @@ func TestEffectDescriptions(t *testing.T) {
 		{unlinkAndReload("/etc/systemd/system/multi-user.target.wants/gpuform-nic-irq.service"),
 			`rm -f "$R"/etc/systemd/system/multi-user.target.wants/gpuform-nic-irq.service && systemctl daemon-reload`,
 			[]string{"unlink-and-reload", "/etc/systemd/system/multi-user.target.wants/gpuform-nic-irq.service"}},
+		{createIMEXChannel("234"), "mknod -m 0666 /dev/nvidia-caps-imex-channels/channel0 c 234 0 (when missing)", []string{"create-imex-channel", "234"}},
 	} {
 		if got := tc.e.String(); got != tc.desc {
 			t.Errorf("%v described as %q, want %q", tc.e, got, tc.desc)

@@ -18,6 +18,8 @@ func imexChannelReads() facts.Reads {
 // example lists it) with the major number the running driver registered
 // in /proc/devices ("the major number can differ between nodes"). No
 // major before the driver runs: the channel waits for a plan after it.
+// Writing the file also creates the device at once where it is missing
+// (the guide's mknod with the same major), so no reboot is needed.
 func buildIMEXChannel(in *buildInput) ([]Resource, []string, error) {
 	if !in.imexWanted() {
 		return nil, nil, nil
@@ -42,6 +44,7 @@ func buildIMEXChannel(in *buildInput) ([]Resource, []string, error) {
 		path:    IMEXChannelFile,
 		content: content,
 		current: managedFile(IMEXChannelFile),
+		then:    createIMEXChannel(major),
 		attrs: func(_ *facts.Node, cur string, exists bool) Values {
 			return Values{"device": StringVal("/dev/" + imexChannelsName + "/channel0"), "created_at_boot": BoolVal(exists && cur == content)}
 		},

@@ -168,6 +168,7 @@ func Check(exp Expectation, rep *nvmlfacts.Report, extra HostFacts) []CheckResul
 	out = append(out, checkNICLinks(exp, extra.Facts)...)
 	out = append(out, checkNICFirmware(exp, extra.Facts)...)
 	out = append(out, checkBIOS(exp, extra.Facts)...)
+	out = append(out, checkBMC(exp, extra.Facts)...)
 	out = append(out, checkImages(exp, rep)...)
 	out = append(out, checkImageDigests(exp, extra.Facts, extra.ImageContent)...)
 	specChecks, pending := checkSpec(exp, extra)

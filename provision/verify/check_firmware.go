@@ -150,6 +150,38 @@ func checkBIOS(exp Expectation, f *facts.Node) []CheckResult {
 	return []CheckResult{r}
 }
 
+// checkBMC judges host.bmc when the spec pins firmware { bmc }. A BMC
+// not read (no ipmitool, no /dev/ipmi0, a failed read) is an error: the
+// pin is not verifiable, so never a pass.
+func checkBMC(exp Expectation, f *facts.Node) []CheckResult {
+	if exp.BMC == "" {
+		return nil
+	}
+	r := CheckResult{ID: string(CheckBMC), Expected: exp.BMC}
+	switch v := HostBMC(f); {
+	case f == nil:
+		r.Status, r.Message = StatusError, "no probe facts to read the BMC's firmware from"
+	case f.BMC == nil:
+		r.Status, r.Message = StatusError, "the BMC was not read: the node has no ipmitool or no /dev/ipmi0, so the pin cannot be verified"
+	case v == "":
+		r.Status, r.Message = StatusError, "the BMC was not read: "+f.BMC.Error
+	case v != exp.BMC:
+		r.Observed = v
+		r.Status, r.Message = StatusFail, "the host's BMC runs firmware "+v+", the spec pins "+exp.BMC
+	default:
+		r.Observed, r.Status = v, StatusPass
+	}
+	return []CheckResult{r}
+}
+
+// HostBMC is the host's BMC firmware revision, "" when not read.
+func HostBMC(f *facts.Node) string {
+	if f == nil || f.BMC == nil {
+		return ""
+	}
+	return f.BMC.Firmware
+}
+
 // HostBIOS is the host's BIOS version, "" when not read.
 func HostBIOS(f *facts.Node) string {
 	if f == nil || f.BIOS == nil {
@@ -181,6 +213,8 @@ type Firmware struct {
 	NICSeen bool
 	// BIOS is HostBIOS.
 	BIOS string
+	// BMC is HostBMC.
+	BMC string
 }
 
 // FirmwareOf returns the host's firmware facts; nil without probe facts.
@@ -188,5 +222,5 @@ func FirmwareOf(f *facts.Node) *Firmware {
 	if f == nil {
 		return nil
 	}
-	return &Firmware{NIC: HostNICFirmware(f), NICSeen: len(f.RDMA) > 0, BIOS: HostBIOS(f)}
+	return &Firmware{NIC: HostNICFirmware(f), NICSeen: len(f.RDMA) > 0, BIOS: HostBIOS(f), BMC: HostBMC(f)}
 }

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,5 +90,78 @@ node "tray" {
 				t.Errorf("verdicts (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestBMCPin judges firmware { bmc } on probed simulated GB200 trays
+// whose ipmitool stand-in answers mc info: the tray's modelled 25.06
+// passes; a tray rewritten to another revision fails naming both; a tray
+// without /dev/ipmi0 (the BMC not read) and one whose ipmitool fails are
+// errors, never passes.
+func TestBMCPin(t *testing.T) {
+	t.Parallel()
+	probe := func(edit func(root string)) *facts.Node {
+		root, err := sim.MaterializeHost("sim://gb200-nvl72-tray/t1", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(root)
+		f, err := facts.Probe(context.Background(), sim.New("sim://gb200-nvl72-tray/t1", root), facts.Options{Reads: resource.Reads()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	write := func(rel, text string) func(string) {
+		return func(root string) {
+			if err := os.WriteFile(filepath.Join(root, rel), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	type verdict struct {
+		Status   Status
+		Observed string
+		Message  string
+	}
+	exp := Expectation{BMC: "25.06"}
+	for _, tt := range []struct {
+		name string
+		edit func(root string)
+		want verdict
+	}{
+		{"modelled revision", func(string) {}, verdict{StatusPass, "25.06", ""}},
+		{"another BMC", write("var/lib/gpuform-sim/bmc-firmware-revision", "24.09\n"), verdict{StatusFail, "24.09", "the host's BMC runs firmware 24.09, the spec pins 25.06"}},
+		{"no /dev/ipmi0", func(root string) {
+			if err := os.Remove(filepath.Join(root, "dev/ipmi0")); err != nil {
+				t.Fatal(err)
+			}
+		}, verdict{StatusError, "", "the BMC was not read: the node has no ipmitool or no /dev/ipmi0, so the pin cannot be verified"}},
+		{"ipmitool fails", func(root string) {
+			if err := os.Remove(filepath.Join(root, "var/lib/gpuform-sim/bmc-firmware-revision")); err != nil {
+				t.Fatal(err)
+			}
+		}, verdict{StatusError, "", "the BMC was not read: ipmitool mc info exited 1: Could not open device at /dev/ipmi0 or /dev/ipmi/0 or /dev/ipmidev/0: No such file or directory"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := probe(tt.edit)
+			var got []verdict
+			for _, r := range checkBMC(exp, f) {
+				got = append(got, verdict{r.Status, r.Observed, r.Message})
+			}
+			if d := cmp.Diff([]verdict{tt.want}, got); d != "" {
+				t.Errorf("host.bmc (-want +got):\n%s", d)
+			}
+			if fw := FirmwareOf(f); fw.BMC != tt.want.Observed {
+				t.Errorf("FirmwareOf(...).BMC = %q, want %q", fw.BMC, tt.want.Observed)
+			}
+		})
+	}
+	if r := checkBMC(exp, nil); len(r) != 1 || r[0].Status != StatusError {
+		t.Errorf("no facts: %+v, want one error", r)
+	}
+	if r := checkBMC(Expectation{}, probe(func(string) {})); r != nil {
+		t.Errorf("no pin: %+v, want no result", r)
 	}
 }

@@ -46,6 +46,7 @@ const (
 	CheckVBIOS            CheckID = "nvml.vbios"
 	CheckNICFirmware      CheckID = "nic.firmware"
 	CheckBIOS             CheckID = "host.bios"
+	CheckBMC              CheckID = "host.bmc"
 	CheckFirmwareDomain   CheckID = "firmware.domain_drift"
 	CheckBindingFile      CheckID = "bind.file"
 	CheckBindingNCCLConf  CheckID = "bind.nccl_conf"
@@ -252,8 +253,12 @@ func Checks() []CheckDef {
 			Action: "burn the pinned firmware with the vendor's tool (mlxfwmanager, flint), then reset the adapter or reboot; or pin what the fleet runs"},
 		{ID: CheckBIOS, Needs: NeedProbe,
 			When:   "the node pins `firmware { bios }`",
-			Judges: "the BIOS version DMI reports (/sys/class/dmi/id/bios_version) is not the pinned one; `error` when the host reports none, or without the probe's facts. The BMC's firmware has no sysfs file and is not judged",
+			Judges: "the BIOS version DMI reports (/sys/class/dmi/id/bios_version) is not the pinned one; `error` when the host reports none, or without the probe's facts",
 			Action: "update the BIOS through the BMC or the vendor's tool, or pin what the fleet runs"},
+		{ID: CheckBMC, Needs: NeedProbe,
+			When:   "the node pins `firmware { bmc }`",
+			Judges: "the BMC's Firmware Revision `ipmitool mc info` prints is not the pinned one; `error` (never a pass) when it was not read: no ipmitool or no /dev/ipmi0 on the node, the read failed or timed out, or no probe facts",
+			Action: "update the BMC's firmware with the vendor's tool, or pin what the fleet runs; install ipmitool and load the ipmi_devintf and ipmi_si modules for /dev/ipmi0"},
 		{ID: CheckFirmwareDomain, Needs: NeedNVML,
 			When:   "a host in an `nvlink_domain`, judged by the runner after every host of the run was verified",
 			Judges: "the host's GPU VBIOS, ConnectX firmware or BIOS version differs from the one most hosts of its domain run (the others named with their counts; one result for each kind of firmware), or its GPUs (NICs) run different versions; `error` when it reports none while others of the domain do, `skip` for a kind no host of the domain reports",

@@ -61,9 +61,9 @@ func emittedChecks(t *testing.T) map[CheckID]bool {
 	add(Check(Expectation{KB: testKB, Fabric: true, VBIOS: "97.00.0B.00.2F"}, collectMock(t, nvmlfacts.MockGB200Tray), HostFacts{}))
 	// IMEX on a tray of an NVLink domain (TestIMEXPeers judges it on a
 	// probed simulated tray).
-	// Pinned NIC firmware and BIOS (TestNICFirmwareAndBIOSPins judges them
-	// on probed simulated trays).
-	add(Check(Expectation{KB: testKB, NICFirmware: "28.43.2026", BIOS: "1.3.5"}, nil, HostFacts{Facts: &facts.Node{Host: "t1"}}))
+	// Pinned NIC firmware, BIOS and BMC (TestNICFirmwareAndBIOSPins and
+	// TestBMCPin judge them on probed simulated trays).
+	add(Check(Expectation{KB: testKB, NICFirmware: "28.43.2026", BIOS: "1.3.5", BMC: "25.06"}, nil, HostFacts{Facts: &facts.Node{Host: "t1"}}))
 	add(Check(Expectation{KB: testKB, IMEX: &IMEXExpectation{Domains: []IMEXDomain{{Name: "rack1", Hosts: []string{"t1"}, Peers: []string{"t1"}}}}}, nil, HostFacts{Facts: &facts.Node{Host: "t1"}}))
 	return ids
 }

@@ -133,6 +133,9 @@ type Expectation struct {
 	// BIOS, when set, is the BIOS version the host must report
 	// (firmware { bios }).
 	BIOS string
+	// BMC, when set, is the BMC firmware revision the host must report
+	// (firmware { bmc }).
+	BMC string
 	// Fabric asks for nvml.fabric: the hardware is a rack-scale tray
 	// whose GPUs must be registered with the rack's NVLink fabric.
 	Fabric bool
@@ -245,6 +248,9 @@ func ExpectationFor(n *spec.Node) Expectation {
 	}
 	if n.Firmware != nil && n.Firmware.BIOS.Set {
 		exp.BIOS = n.Firmware.BIOS.V
+	}
+	if n.Firmware != nil && n.Firmware.BMC.Set {
+		exp.BMC = n.Firmware.BMC.V
 	}
 	exp.DCGM = n.DCGM != nil && n.DCGM.Version.Set
 	exp.UnknownXidFail = n.Health.DrainsUnknownXid()

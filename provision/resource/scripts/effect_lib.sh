@@ -15,6 +15,10 @@
 #   daemon-reload               systemctl daemon-reload
 #   make-executable PATH        chmod 0755 PATH
 #   unlink-and-reload PATH      rm -f PATH && systemctl daemon-reload
+#   create-imex-channel MAJOR   mknod /dev/nvidia-caps-imex-channels/channel0
+#                               (c MAJOR 0, mode 0666) when it is missing
+#                               and the running driver registered MAJOR for
+#                               nvidia-caps-imex-channels in /proc/devices
 apply_effect() {
 	case $1 in
 	update-grub) update-grub ;;
@@ -29,6 +33,21 @@ apply_effect() {
 	daemon-reload) systemctl daemon-reload ;;
 	make-executable) chmod 0755 "$R$2" ;;
 	unlink-and-reload) rm -f "$R$2" && systemctl daemon-reload ;;
+	create-imex-channel)
+		# The IMEX guide's own steps (mkdir, mknod from /proc/devices'
+		# major), so the channel need not wait for the boot that runs the
+		# tmpfiles line; a major that changed since the plan fails.
+		effect_major=$(awk '$2 == "nvidia-caps-imex-channels" { print $1; exit }' "$R/proc/devices" 2>/dev/null)
+		if [ "$effect_major" != "$2" ]; then
+			printf 'gpuform: /proc/devices gives nvidia-caps-imex-channels major %s, the plan read %s\n' "${effect_major:-none}" "$2" >&2
+			return 1
+		fi
+		if [ -e "$R/dev/nvidia-caps-imex-channels/channel0" ] || [ -h "$R/dev/nvidia-caps-imex-channels/channel0" ]; then
+			return 0
+		fi
+		mkdir -p "$R/dev/nvidia-caps-imex-channels" &&
+			mknod -m 0666 "$R/dev/nvidia-caps-imex-channels/channel0" c "$2" 0
+		;;
 	*)
 		printf 'gpuform: no such effect: %s\n' "$1" >&2
 		return 1

@@ -175,6 +175,12 @@ var firmwareKinds = []firmwareKind{
 		}
 		return h.Firmware.BIOS
 	}, missing: "the host reports no BIOS version (/sys/class/dmi/id/bios_version)"},
+	{label: "BMC firmware", of: func(h report.Host) string {
+		if h.Firmware == nil {
+			return ""
+		}
+		return h.Firmware.BMC
+	}, missing: "the host's BMC was not read (no ipmitool or /dev/ipmi0, or ipmitool mc info failed; see host.bmc)"},
 }
 
 // addFirmwareDrift judges firmware.domain_drift on the verified hosts of

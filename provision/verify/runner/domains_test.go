@@ -161,9 +161,10 @@ node "rack1" {
 }
 
 // TestFirmwareDriftNICAndBIOS judges firmware.domain_drift for the NICs'
-// firmware and the BIOS over an 18-tray rack: tray 05's NICs run an older
-// firmware, tray 12 a newer BIOS, tray 16's NICs disagree among
-// themselves; each kind gets its own result, and a kind no tray reports
+// firmware, the BIOS and the BMC over an 18-tray rack: tray 05's NICs run
+// an older firmware, tray 12 a newer BIOS, tray 16's NICs disagree among
+// themselves, tray 08's BMC runs another revision and tray 09's BMC was
+// not read; each kind gets its own result, and a kind no tray reports
 // gets none.
 func TestFirmwareDriftNICAndBIOS(t *testing.T) {
 	t.Parallel()
@@ -182,7 +183,7 @@ node "rack1" {
 	}
 	var hosts []report.Host
 	for i, tg := range targets {
-		fw := &verify.Firmware{NIC: "28.43.2026", NICSeen: true, BIOS: "1.3.5"}
+		fw := &verify.Firmware{NIC: "28.43.2026", NICSeen: true, BIOS: "1.3.5", BMC: "25.06"}
 		switch i {
 		case 4:
 			fw.NIC = "28.42.1000"
@@ -190,6 +191,10 @@ node "rack1" {
 			fw.BIOS = "1.4.0"
 		case 15:
 			fw.NIC = ""
+		case 7:
+			fw.BMC = "24.09"
+		case 8:
+			fw.BMC = ""
 		}
 		hosts = append(hosts, report.Host{Host: tg.Host.Name, Firmware: fw})
 	}
@@ -211,6 +216,7 @@ node "rack1" {
 		h := fmt.Sprintf("t%02d", i+1)
 		nic := verdict{"NIC firmware 28.43.2026", verify.StatusPass, ""}
 		bios := verdict{"BIOS 1.3.5", verify.StatusPass, ""}
+		bmc := verdict{"BMC firmware 25.06", verify.StatusPass, ""}
 		switch i {
 		case 4:
 			nic = verdict{"NIC firmware 28.42.1000", verify.StatusFail, `NIC firmware 28.42.1000 drifts from the rest of NVLink domain "rack1" (28.43.2026 on 16)`}
@@ -218,8 +224,12 @@ node "rack1" {
 			bios = verdict{"BIOS 1.4.0", verify.StatusFail, `BIOS 1.4.0 drifts from the rest of NVLink domain "rack1" (1.3.5 on 17)`}
 		case 15:
 			nic = verdict{"NIC firmware none", verify.StatusError, "the host's RDMA adapters report no firmware version, or differ among themselves (see nic.firmware)"}
+		case 7:
+			bmc = verdict{"BMC firmware 24.09", verify.StatusFail, `BMC firmware 24.09 drifts from the rest of NVLink domain "rack1" (25.06 on 16)`}
+		case 8:
+			bmc = verdict{"BMC firmware none", verify.StatusError, "the host's BMC was not read (no ipmitool or /dev/ipmi0, or ipmitool mc info failed; see host.bmc)"}
 		}
-		if d := cmp.Diff([]verdict{nic, bios}, got[h]); d != "" {
+		if d := cmp.Diff([]verdict{nic, bios, bmc}, got[h]); d != "" {
 			t.Errorf("%s (-want +got):\n%s", h, d)
 		}
 	}
