@@ -78,7 +78,7 @@ func NewSigner(ctx context.Context, tmp, bundleDir string) (*Signer, error) {
 	if _, err := exec.LookPath("gpg"); err != nil {
 		return nil, fmt.Errorf("signing the bundle's repositories needs gpg (GnuPG) on this machine: %w", err)
 	}
-	home, err := os.MkdirTemp(tmp, "gnupg-")
+	home, err := gnupgHome(tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +94,28 @@ func NewSigner(ctx context.Context, tmp, bundleDir string) (*Signer, error) {
 		return nil, err
 	}
 	return s, os.WriteFile(filepath.Join(bundleDir, KeyFile), key, 0o644)
+}
+
+// gnupgSocketRoom is the longest GnuPG home whose agent sockets
+// ("S.gpg-agent.browser", the longest name) still fit a Unix socket
+// address (108 bytes on Linux, the terminating NUL included). Without
+// /run/user/UID, as for root in a container, gpg-agent puts them in the
+// home, and a longer path makes it fail with "General error".
+const gnupgSocketRoom = 107 - len("/S.gpg-agent.browser")
+
+// gnupgHome makes a new GnuPG home under tmp, or under a shorter
+// temporary directory when tmp's path leaves no room for the agent's
+// sockets.
+func gnupgHome(tmp string) (string, error) {
+	const pattern = "gnupg-"
+	const suffix = len(pattern) + 12 // MkdirTemp's random part and "/"
+	for _, dir := range []string{tmp, os.TempDir(), "/tmp"} {
+		if dir == "" || len(dir)+suffix > gnupgSocketRoom {
+			continue
+		}
+		return os.MkdirTemp(dir, pattern)
+	}
+	return "", fmt.Errorf("no temporary directory with a path short enough for gpg-agent's sockets (%d bytes): set TMPDIR to a shorter one", gnupgSocketRoom-suffix)
 }
 
 // SignRelease writes dir's InRelease, the clear-signed Release.
