@@ -61,6 +61,11 @@ func TestReadManifestRefuses(t *testing.T) {
 	for name, tc := range map[string]struct{ from, to, want string }{
 		"path out":      {`"path": "repos/`, `"path": "../repos/`, "not a plain relative path"},
 		"absolute dir":  {`"dir": "repos/`, `"dir": "/repos/`, "not a plain relative path"},
+		"absolute path": {`"path": "repos/`, `"path": "/etc/../repos/`, "not a plain relative path"},
+		"dotdot inside": {`"path": "repos/`, `"path": "repos/../../../etc/`, "not a plain relative path"},
+		"dir out":       {`"dir": "repos/`, `"dir": "repos/../../`, "not a plain relative path"},
+		"dir dotdot":    {`"dir": "repos/n-debian-12-amd64"`, `"dir": ".."`, "not a plain relative path"},
+		"package out":   {`"file": "repos/`, `"file": "../repos/`, "does not list"},
 		"hash":          {`"sha256": "`, `"sha256": "zz`, "not 64 hex digits"},
 		"format":        {`"format_version": "2.`, `"format_version": "9.`, "format_version"},
 		"unlisted file": {`"file": "repos/n-debian-12-amd64/libnccl2`, `"file": "repos/n-debian-12-amd64/libnccl3`, "does not list"},

@@ -147,8 +147,12 @@ func (c *Client) Drain(ctx context.Context, b Breaker, node, check, reason strin
 	res.Already = hasTaint(n)
 	limit := health.Limit(b.Fleet, b.MaxDrainedShare)
 	res.Limit = limit
+	// took is whether this call took the node's place in the Lease (not
+	// when it was listed already: a drain that stands).
+	took := false
 	err = c.updateDrained(ctx, b, func(names []string) ([]string, bool, error) {
 		res.Count = len(names)
+		took = false
 		if slices.Contains(names, node) {
 			return nil, false, nil
 		}
@@ -156,6 +160,7 @@ func (c *Client) Drain(ctx context.Context, b Breaker, node, check, reason strin
 			return nil, false, &BreakerOpenError{Held: names, Limit: limit, Fleet: b.Fleet, Share: b.MaxDrainedShare}
 		}
 		res.Count = len(names) + 1
+		took = true
 		return append(names, node), true, nil
 	})
 	if err != nil {
@@ -191,11 +196,16 @@ func (c *Client) Drain(ctx context.Context, b Breaker, node, check, reason strin
 		}
 		n = nil
 	}
-	if err != nil {
+	if err != nil && took {
 		// The Lease counts a drain that was not made: take the place
 		// back (if that fails too, the Lease over-counts, which holds
-		// more drains back, never lets more through).
+		// more drains back, never lets more through). A place this call
+		// did not take stays: it is a drain that stands (the node still
+		// carries gpuform's taint), and giving it up would let one more
+		// drain through the breaker than max_drained_share allows.
 		_ = c.updateDrained(ctx, b, withoutNode(node))
+	}
+	if err != nil {
 		return res, err
 	}
 	return res, nil

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -185,6 +186,37 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
+	// A repeat drain of a node that stands drained, whose node write
+	// fails, keeps the node's place in the Lease: the node still carries
+	// gpuform's taint, and a Lease that forgot it would let one drain more
+	// through the breaker. Shown to fail with the place given back
+	// whenever the node write fails (the Lease then lists nobody).
+	t.Run("failed repeat drain keeps the place", func(t *testing.T) {
+		b := breaker(10) // limit 1
+		if _, err := c.Drain(ctx, b, "plain001", "gpu.ecc", "gpu.ecc: reset_gpu: x"); err != nil {
+			t.Fatal(err)
+		}
+		fc := *c
+		fc.http = &http.Client{Timeout: c.http.Timeout, Transport: refusePatch{c.http.Transport}}
+		if _, err := fc.Drain(ctx, b, "plain001", "gpu.ecc", "gpu.ecc: reset_gpu: y"); err == nil {
+			t.Fatal("drain with the node write refused: nil error")
+		}
+		l, err := c.GetLease(ctx, testNS, "gpuform-breaker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held, _ := drained(l); !slices.Equal(held, []string{"plain001"}) {
+			t.Errorf("Lease lists %v after a failed repeat drain; want [plain001] (its taint stands)", held)
+		}
+		if _, err := c.Drain(ctx, b, "gpu020", "gpu.ecc", "x"); !IsBreakerOpen(err) {
+			t.Errorf("a second drain at limit 1: %v, want the breaker open", err)
+			_, _ = c.Lift(ctx, b, "gpu020")
+		}
+		if _, err := c.Lift(ctx, b, "plain001"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	// Fail closed: with the Lease gone, no drain is made.
 	t.Run("no lease", func(t *testing.T) {
 		b := breaker(10)
@@ -309,4 +341,16 @@ func taintValue(n *Node) string {
 		}
 	}
 	return ""
+}
+
+// refusePatch is a transport that refuses every PATCH (a node write that
+// fails: an API server timing out, a webhook refusing) and passes the
+// rest to the real API server.
+type refusePatch struct{ next http.RoundTripper }
+
+func (r refusePatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPatch {
+		return nil, errors.New("refused by the test")
+	}
+	return r.next.RoundTrip(req)
 }

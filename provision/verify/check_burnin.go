@@ -28,11 +28,13 @@ func BurninDuration(n *spec.Node) time.Duration {
 
 // BurninRecordCheck judges the node's burn-in record (verify
 // -require-burnin): data and found as burnin.ReadRecord returned them,
-// readErr its error, rep the NVML report the record must match. It never
-// passes what it could not judge: an unreadable record or no NVML report
-// is an error.
-func BurninRecordCheck(data []byte, found bool, readErr error, rep *nvmlfacts.Report, now time.Time, maxAge time.Duration) CheckResult {
-	r := CheckResult{ID: string(CheckBurninRecord), Expected: "a passed burn-in of these GPUs and driver, finished within " + maxAge.String()}
+// readErr its error, rep the NVML report the record must match, and
+// minDuration the spec's burn-in duration: a record of a shorter load
+// (a burn-in run under an older or another spec) did not run what the
+// spec asks and fails as too-short. It never passes what it could not
+// judge: an unreadable record or no NVML report is an error.
+func BurninRecordCheck(data []byte, found bool, readErr error, rep *nvmlfacts.Report, now time.Time, maxAge, minDuration time.Duration) CheckResult {
+	r := CheckResult{ID: string(CheckBurninRecord), Expected: "a passed burn-in of these GPUs and driver, finished within " + maxAge.String() + ", of at least " + minDuration.String() + " of load"}
 	switch {
 	case readErr != nil:
 		r.Status, r.Observed, r.Message = StatusError, "unreadable", readErr.Error()
@@ -43,7 +45,11 @@ func BurninRecordCheck(data []byte, found bool, readErr error, rep *nvmlfacts.Re
 	}
 	v := burnin.Judge(data, found, now, maxAge, burnin.IdentityOf(rep))
 	r.Observed, r.Message, r.Status = string(v.Reason), v.Message, StatusFail
-	if v.OK {
+	switch {
+	case v.OK && v.Duration < minDuration:
+		r.Observed = "too-short"
+		r.Message = "the burn-in recorded " + v.Duration.String() + " of load, the spec's verify { burnin { duration } } is " + minDuration.String() + ": run verify -tier burnin again"
+	case v.OK:
 		r.Status = StatusPass
 	}
 	return r

@@ -32,17 +32,21 @@ func TestBurninRecordCheck(t *testing.T) {
 		err      error
 		rep      *nvmlfacts.Report
 		now      time.Time
+		min      time.Duration
 		status   Status
 		observed string
 	}{
-		{"valid", rec, true, nil, rep, fin.Add(time.Hour), StatusPass, "valid"},
-		{"missing", nil, false, nil, rep, fin, StatusFail, "missing"},
-		{"expired", rec, true, nil, rep, fin.Add(49 * time.Hour), StatusFail, "expired"},
-		{"GPU swapped", rec, true, nil, &other, fin, StatusFail, "gpus-changed"},
-		{"unreadable", nil, false, errors.New("exit 1: permission denied"), rep, fin, StatusError, "unreadable"},
-		{"no NVML", rec, true, nil, nil, fin, StatusError, "no NVML facts"},
+		{"valid", rec, true, nil, rep, fin.Add(time.Hour), 4 * time.Hour, StatusPass, "valid"},
+		{"missing", nil, false, nil, rep, fin, 4 * time.Hour, StatusFail, "missing"},
+		{"expired", rec, true, nil, rep, fin.Add(49 * time.Hour), 4 * time.Hour, StatusFail, "expired"},
+		{"GPU swapped", rec, true, nil, &other, fin, 4 * time.Hour, StatusFail, "gpus-changed"},
+		{"unreadable", nil, false, errors.New("exit 1: permission denied"), rep, fin, 4 * time.Hour, StatusError, "unreadable"},
+		// A record of a 4h load does not qualify the node for a spec
+		// that asks 8h. Shown to fail without the duration check.
+		{"shorter than the spec's duration", rec, true, nil, rep, fin.Add(time.Hour), 8 * time.Hour, StatusFail, "too-short"},
+		{"no NVML", rec, true, nil, nil, fin, 4 * time.Hour, StatusError, "no NVML facts"},
 	} {
-		r := BurninRecordCheck(c.data, c.found, c.err, c.rep, c.now, 48*time.Hour)
+		r := BurninRecordCheck(c.data, c.found, c.err, c.rep, c.now, 48*time.Hour, c.min)
 		if r.ID != "burnin.record" || r.Status != c.status || r.Observed != c.observed || !strings.Contains(r.Expected, "48h0m0s") {
 			t.Errorf("%s: %+v, want %s %s", c.name, r, c.status, c.observed)
 		}

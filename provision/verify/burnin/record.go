@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -158,6 +159,9 @@ type Verdict struct {
 	Message string
 	// Expires is when a readable record stops qualifying the node.
 	Expires time.Time
+	// Duration is the sustained load's length the record says ran (zero
+	// for a record that could not be read).
+	Duration time.Duration
 }
 
 // Judge decides whether the record read from the node (data; found false
@@ -177,7 +181,7 @@ func Judge(data []byte, found bool, now time.Time, maxAge time.Duration, cur Ide
 	if err != nil {
 		return Verdict{Reason: ReasonCorrupt, Message: Path + ": " + err.Error() + ": run verify -tier burnin again"}
 	}
-	v := Verdict{Expires: r.Finished.Add(maxAge)}
+	v := Verdict{Expires: r.Finished.Add(maxAge), Duration: time.Duration(math.Round(r.DurationSeconds * float64(time.Second)))}
 	fin := r.Finished.Format(time.RFC3339)
 	switch {
 	case r.Finished.After(now.Add(MaxClockSkew)):

@@ -324,7 +324,7 @@ func burninRecordCheck(ctx context.Context, t transport.Transport, rep *nvmlfact
 		now = time.Now
 	}
 	data, found, err := burnin.ReadRecord(ctx, t)
-	return verify.BurninRecordCheck(data, found, err, rep, now(), verify.BurninMaxAge(n))
+	return verify.BurninRecordCheck(data, found, err, rep, now(), verify.BurninMaxAge(n), verify.BurninDuration(n))
 }
 
 // mockedNVML answers NVML from the mock system the transport offers. A
