@@ -23,8 +23,12 @@ const (
 	// the check, the catalogue's action and the message.
 	ReasonAnnotation = "gpuform.dev/unhealthy-reason"
 	// CordonedAnnotation marks a cordon gpuform made ("true"): a passing
-	// run uncordons only a node that carries it, so an admin's cordon —
-	// before or after gpuform's — is never lifted by gpuform.
+	// run uncordons only a node that carries it, so a cordon an admin
+	// made before gpuform's is never lifted. One made while gpuform's
+	// holds cannot be told from it (a node has one unschedulable field),
+	// so it is lifted with gpuform's: an admin keeps a node out across
+	// gpuform's runs with a taint of their own, which gpuform never
+	// touches (docs/guide/kubernetes.md).
 	CordonedAnnotation = "gpuform.dev/cordoned"
 	// DrainedAnnotation on the breaker's Lease lists, as a JSON array of
 	// node names, the nodes gpuform holds drained.
