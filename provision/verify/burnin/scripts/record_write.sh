@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # record_write.sh PATH: writes standard input as the burn-in record at PATH
 # (under the root), atomically: into a temporary file in the same
-# directory, flushed, then renamed over the old record, so a reader sees
+# directory, flushed, then renamed over the old record and the directory flushed, so a reader sees
 # the old record or the new one, never a part. The directory is made 0755
 # and the file 0644 (any user's verify -require-burnin reads it).
 set -eu
@@ -17,3 +17,6 @@ chmod 0644 "$tmp"
 sync "$tmp" 2>/dev/null || sync
 mv -f "$tmp" "$f"
 trap - EXIT
+# The rename reaches the disk with its directory: without this a crash
+# after a passed burn-in could bring back the old record (or none).
+sync "$dir" 2>/dev/null || sync
