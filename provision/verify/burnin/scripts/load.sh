@@ -1,7 +1,9 @@
 # shellcheck shell=sh
 # load.sh SECONDS EVERY_MS QUERY: the burn-in's sustained load. Runs DCGM's
-# load generator (dcgmproftester12, or dcgmproftester11 of CUDA 11) on
-# every GPU for SECONDS with tensor-core GEMMs (field 1004), and samples
+# load generator (dcgmproftester13, 12 or 11, for CUDA 13, 12 or 11) on
+# every GPU for SECONDS with tensor-core GEMMs (field 1004); the flags
+# are those of DCGM's reference page (dcgmproftester<cuda-major> [-t
+# FIELDS] [-d SECONDS] [--no-dcgm-validation]), and samples
 # every GPU with nvidia-smi --query-gpu=QUERY every EVERY_MS milliseconds
 # while it runs; the samples are standard output, the generator's own
 # output is discarded. Exits EXIT_NOT_FOUND without nvidia-smi or a load
@@ -10,7 +12,7 @@ set -eu
 seconds=$1 every=$2 query=$3
 command -v nvidia-smi >/dev/null 2>&1 || exit "$EXIT_NOT_FOUND"
 gen=
-for g in dcgmproftester12 dcgmproftester11; do
+for g in dcgmproftester13 dcgmproftester12 dcgmproftester11; do
 	if command -v "$g" >/dev/null 2>&1; then
 		gen=$g
 		break
