@@ -311,23 +311,13 @@ func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, ou
 	if err := signer.SignRelease(ctx, dir); err != nil {
 		return err
 	}
-	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
-	for _, r := range d.Records {
-		satisfies := g.wanted[r.Name+"="+r.Version]
-		if satisfies == "" {
-			satisfies = fmt.Sprintf("node %s: a dependency apt resolved on %s", g.node, g.host.Host.Name)
-		}
-		source := d.URIs[r.File]
-		if source == "" {
-			source = "apt on " + g.host.Host.Name
-		}
-		if err := m.AddFile(out, rel+"/"+r.File, source, satisfies); err != nil {
-			return err
-		}
-		repo.Packages = append(repo.Packages, bundle.Package{Name: r.Name, Version: r.Version, File: rel + "/" + r.File})
+	got := make([]bundle.Package, len(d.Records))
+	for i, r := range d.Records {
+		got[i] = bundle.Package{Name: r.Name, Version: r.Version, File: r.File}
 	}
-	if missing := repo.Missing(wanted); len(missing) > 0 {
-		return fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
+	repo, err := addDownloaded(out, rel, m, g, wanted, "apt", got, d.URIs)
+	if err != nil {
+		return err
 	}
 	if err := m.AddFile(out, rel+"/"+bundle.BaseStatus, "the dpkg status of "+g.host.Host.Name, ""); err != nil {
 		return err
@@ -339,6 +329,33 @@ func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, ou
 	}
 	m.Repos = append(m.Repos, repo)
 	return nil
+}
+
+// addDownloaded records in the manifest the package files tool (apt or
+// dnf) downloaded on the group's host into the repository at rel (got's
+// files are names in it), each with where the tool fetched it and the
+// lock entry it satisfies or the dependency it is, and returns the
+// repository; a wanted release that did not come is an error.
+func addDownloaded(out, rel string, m *bundle.Manifest, g *bundleGroup, wanted []string, tool string, got []bundle.Package, uris map[string]string) (bundle.Repo, error) {
+	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
+	for _, p := range got {
+		satisfies := g.wanted[p.Name+"="+p.Version]
+		if satisfies == "" {
+			satisfies = fmt.Sprintf("node %s: a dependency %s resolved on %s", g.node, tool, g.host.Host.Name)
+		}
+		source := uris[p.File]
+		if source == "" {
+			source = tool + " on " + g.host.Host.Name
+		}
+		if err := m.AddFile(out, rel+"/"+p.File, source, satisfies); err != nil {
+			return repo, err
+		}
+		repo.Packages = append(repo.Packages, bundle.Package{Name: p.Name, Version: p.Version, File: rel + "/" + p.File})
+	}
+	if missing := repo.Missing(wanted); len(missing) > 0 {
+		return repo, fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
+	}
+	return repo, nil
 }
 
 // bundleDnfRepo is bundleRepo for a dnf host: the packages dnf download
@@ -356,23 +373,9 @@ func bundleDnfRepo(ctx context.Context, tr transport.Transport, out, rel string,
 	if err != nil {
 		return err
 	}
-	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
-	for _, p := range d.Packages {
-		satisfies := g.wanted[p.Name+"="+p.Version]
-		if satisfies == "" {
-			satisfies = fmt.Sprintf("node %s: a dependency dnf resolved on %s", g.node, g.host.Host.Name)
-		}
-		source := d.URIs[p.File]
-		if source == "" {
-			source = "dnf on " + g.host.Host.Name
-		}
-		if err := m.AddFile(out, rel+"/"+p.File, source, satisfies); err != nil {
-			return err
-		}
-		repo.Packages = append(repo.Packages, bundle.Package{Name: p.Name, Version: p.Version, File: rel + "/" + p.File})
-	}
-	if missing := repo.Missing(wanted); len(missing) > 0 {
-		return fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
+	repo, err := addDownloaded(out, rel, m, g, wanted, "dnf", d.Packages, d.URIs)
+	if err != nil {
+		return err
 	}
 	for _, f := range d.Meta {
 		if err := m.AddFile(out, rel+"/"+f, "createrepo_c on "+g.host.Host.Name, ""); err != nil {
