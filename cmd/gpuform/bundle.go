@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -281,120 +280,18 @@ func bundleImages(ctx context.Context, out, lockPath string, m *bundle.Manifest,
 	})
 }
 
-// bundleRepo has g's host download g's releases and writes them as one
-// signed repository of the bundle.
+// bundleRepo connects to g's host and has it build g's repository of the
+// bundle (bundle.BuildRepo).
 func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, out string, m *bundle.Manifest, g *bundleGroup) error {
-	if g.platform.family != "debian" && g.platform.family != "rhel" {
-		return fmt.Errorf("host %s runs %s: gpuform bundle builds apt and dnf repositories, not %q ones", g.host.Host.Name, g.platform.os, g.platform.family)
-	}
-	rel := "repos/" + safeName(g.node+"-"+g.platform.os+"-"+g.platform.arch)
-	dir := filepath.Join(out, filepath.FromSlash(rel))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	tr, err := o.Connect(ctx, g.host.Host)
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
-	wanted := slices.Sorted(maps.Keys(g.wanted))
-	if g.platform.family == "rhel" {
-		return bundleDnfRepo(ctx, tr, out, rel, m, g, wanted)
-	}
-	d, err := bundle.DownloadApt(ctx, tr, g.host.Host.Become != "", wanted, dir)
-	if err != nil {
-		return err
-	}
-	if err := bundle.WriteAptIndex(dir, d.Records, time.Now()); err != nil {
-		return err
-	}
-	if err := signer.SignRelease(ctx, dir); err != nil {
-		return err
-	}
-	got := make([]bundle.Package, len(d.Records))
-	for i, r := range d.Records {
-		got[i] = bundle.Package{Name: r.Name, Version: r.Version, File: r.File}
-	}
-	repo, err := addDownloaded(out, rel, m, g, wanted, "apt", got, d.URIs)
-	if err != nil {
-		return err
-	}
-	if err := m.AddFile(out, rel+"/"+bundle.BaseStatus, "the dpkg status of "+g.host.Host.Name, ""); err != nil {
-		return err
-	}
-	for _, f := range []string{"Packages", "Release", "InRelease"} {
-		if err := m.AddFile(out, rel+"/"+f, "gpuform", ""); err != nil {
-			return err
-		}
-	}
-	m.Repos = append(m.Repos, repo)
-	return nil
-}
-
-// addDownloaded records in the manifest the package files tool (apt or
-// dnf) downloaded on the group's host into the repository at rel (got's
-// files are names in it), each with where the tool fetched it and the
-// lock entry it satisfies or the dependency it is, and returns the
-// repository; a wanted release that did not come is an error.
-func addDownloaded(out, rel string, m *bundle.Manifest, g *bundleGroup, wanted []string, tool string, got []bundle.Package, uris map[string]string) (bundle.Repo, error) {
-	repo := bundle.Repo{Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch, Dir: rel, Wanted: wanted}
-	for _, p := range got {
-		satisfies := g.wanted[p.Name+"="+p.Version]
-		if satisfies == "" {
-			satisfies = fmt.Sprintf("node %s: a dependency %s resolved on %s", g.node, tool, g.host.Host.Name)
-		}
-		source := uris[p.File]
-		if source == "" {
-			source = tool + " on " + g.host.Host.Name
-		}
-		if err := m.AddFile(out, rel+"/"+p.File, source, satisfies); err != nil {
-			return repo, err
-		}
-		repo.Packages = append(repo.Packages, bundle.Package{Name: p.Name, Version: p.Version, File: rel + "/" + p.File})
-	}
-	if missing := repo.Missing(wanted); len(missing) > 0 {
-		return repo, fmt.Errorf("host %s downloaded no %s", g.host.Host.Name, strings.Join(missing, ", "))
-	}
-	return repo, nil
-}
-
-// bundleDnfRepo is bundleRepo for a dnf host: the packages dnf download
-// --resolve fetched and the metadata createrepo_c wrote on the host. The
-// wanted releases are dnf's "name-version"; the repository's are recorded
-// as "name=version" like apt's, so that Missing and the plan's offers
-// read them alike.
-func bundleDnfRepo(ctx context.Context, tr transport.Transport, out, rel string, m *bundle.Manifest, g *bundleGroup, wanted []string) error {
-	specs := make([]string, len(wanted))
-	for i, w := range wanted {
-		name, v, _ := strings.Cut(w, "=")
-		specs[i] = name + "-" + v
-	}
-	d, err := bundle.DownloadDnf(ctx, tr, g.host.Host.Become != "", specs, filepath.Join(out, filepath.FromSlash(rel)))
-	if err != nil {
-		return err
-	}
-	repo, err := addDownloaded(out, rel, m, g, wanted, "dnf", d.Packages, d.URIs)
-	if err != nil {
-		return err
-	}
-	for _, f := range d.Meta {
-		if err := m.AddFile(out, rel+"/"+f, "createrepo_c on "+g.host.Host.Name, ""); err != nil {
-			return err
-		}
-	}
-	m.Repos = append(m.Repos, repo)
-	return nil
-}
-
-// safeName keeps a directory name to the characters a bundle path allows.
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			return r
-		}
-		return '-'
-	}, s)
+	return bundle.BuildRepo(ctx, tr, signer, out, m, bundle.Group{
+		Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch,
+		Host: g.host.Host.Name, Become: g.host.Host.Become != "", Wanted: g.wanted,
+	})
 }
 
 // renderBundle is the bundle's summary: each repository, its packages,
