@@ -185,7 +185,7 @@ func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 		return err
 	}
 	defer os.RemoveAll(promDir)
-	alertsOf, alertsBy := drillAlerts(cfg, node, promDir)
+	alertsOf, alertsBy := drill.PromtoolAlerts(cfg, node, promDir)
 	rep, err := drill.Run(ctx, drill.Options{Faults: faults, StateDir: state, Verify: verifyNode, VerifyGroup: verifyGroup, Policy: policy, Disabled: a.Disabled, Alerts: alertsOf, AlertsBy: alertsBy})
 	if err != nil {
 		return err

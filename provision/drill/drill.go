@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/health"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/verify"
@@ -546,8 +547,8 @@ func replaceIn(rel string, re *regexp.Regexp, with string) func(string) error {
 }
 
 var (
-	loadedVersion = regexp.MustCompile(`Kernel Module(?: for x86_64)?\s+[0-9.]+`)
-	shmMount      = regexp.MustCompile(`(tmpfs /dev/shm tmpfs [^\n]*size=)[0-9]+k`)
+	loadedVersion = lazyre.New(`Kernel Module(?: for x86_64)?\s+[0-9.]+`)
+	shmMount      = lazyre.New(`(tmpfs /dev/shm tmpfs [^\n]*size=)[0-9]+k`)
 )
 
 // loadedDriver makes /proc/driver/nvidia/version say the module of
@@ -559,7 +560,7 @@ func loadedDriver(v string) func(string) error {
 		if err != nil {
 			return err
 		}
-		m := loadedVersion.Find(b)
+		m := loadedVersion.Get().Find(b)
 		if m == nil {
 			return errors.New("proc/driver/nvidia/version names no kernel module version")
 		}
@@ -569,5 +570,5 @@ func loadedDriver(v string) func(string) error {
 }
 
 func shmSize(size string) func(string) error {
-	return replaceIn("proc/mounts", shmMount, "${1}"+size)
+	return replaceIn("proc/mounts", shmMount.Get(), "${1}"+size)
 }

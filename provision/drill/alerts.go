@@ -1,4 +1,4 @@
-package main
+package drill
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/gpuform/gpuform/provision/drill"
+	"github.com/gpuform/gpuform/internal/lazyre"
 	"github.com/gpuform/gpuform/provision/verify/alerts"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/spec"
@@ -28,15 +27,15 @@ const promtoolTimeout = time.Minute
 
 // failedAlert is how promtool test rules names an alert_rule_test whose
 // alerts differ from those expected.
-var failedAlert = regexp.MustCompile(`(?m)alertname: ([A-Za-z0-9_:]+), time:`)
+var failedAlert = lazyre.New(`(?m)alertname: ([A-Za-z0-9_:]+), time:`)
 
-// drillAlerts returns the drill's alert evaluation: the spec's rules for
+// PromtoolAlerts returns the drill's alert evaluation: the spec's rules for
 // node (gpuform alerts), over the metrics verify -format prometheus
 // writes for a drill node (named as the spec's host, which the rules
 // select), held for longer than any rule's for:, as promtool test rules
 // evaluates them. Each rule is tested expecting no alert; promtool
 // names those that fired. "" and nil when promtool is not installed.
-func drillAlerts(cfg *spec.Config, node *spec.Node, dir string) (drill.AlertsFunc, string) {
+func PromtoolAlerts(cfg *spec.Config, node *spec.Node, dir string) (AlertsFunc, string) {
 	bin, err := exec.LookPath("promtool")
 	if err != nil {
 		return nil, "not evaluated: promtool is not installed (Prometheus's promtool evaluates the rules of gpuform alerts)"
@@ -100,7 +99,7 @@ func drillAlerts(cfg *spec.Config, node *spec.Node, dir string) (drill.AlertsFun
 		defer cancel()
 		out, err := exec.CommandContext(ctx, bin, "test", "rules", unitFile).CombinedOutput()
 		var fired []string
-		for _, m := range failedAlert.FindAllSubmatch(out, -1) {
+		for _, m := range failedAlert.Get().FindAllSubmatch(out, -1) {
 			if a := string(m[1]); !slices.Contains(fired, a) {
 				fired = append(fired, a)
 			}
