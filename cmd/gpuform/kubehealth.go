@@ -59,13 +59,10 @@ func kubeHealth(ctx context.Context, s Streams, a *verifyArguments, w io.Writer,
 	}
 	if dec.Drain && len(dec.Confirm) > 0 && rerun != nil {
 		fmt.Fprintf(w, "Kubernetes: node %s: %s failed; running the checks again in %s before draining.\n", name, dec.Confirm[0].ID, p.ConfirmDelay)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("-kube-taint: %w", ctx.Err())
-		case <-time.After(p.ConfirmDelay):
-		}
 		var runs []string
-		dec, runs = health.Confirm(dec, rerun(ctx), p.ConfirmDelay)
+		if dec, runs, err = health.ConfirmAfter(ctx, dec, p, rerun); err != nil {
+			return fmt.Errorf("-kube-taint: %w", err)
+		}
 		for _, r := range runs {
 			fmt.Fprintf(w, "Kubernetes: node %s: %s.\n", name, r)
 		}

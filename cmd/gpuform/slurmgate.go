@@ -221,13 +221,11 @@ func (r *gateRun) act(ctx context.Context, s Streams, w io.Writer, doc *report.D
 			fmt.Fprintf(w, "Slurm: node %s: %s failed; no time left within PrologEpilogTimeout=%d to confirm it, so the failure stands.\n", r.node, dec.Confirm[0].ID, int(r.timeout/time.Second))
 		} else {
 			fmt.Fprintf(w, "Slurm: node %s: %s failed; running the checks again in %s before draining.\n", r.node, dec.Confirm[0].ID, p.ConfirmDelay)
-			select {
-			case <-ctx.Done():
-				return false, fmt.Errorf("%s: %w", flag, ctx.Err())
-			case <-time.After(p.ConfirmDelay):
-			}
 			var runs []string
-			dec, runs = health.Confirm(dec, rerun(ctx), p.ConfirmDelay)
+			var err error
+			if dec, runs, err = health.ConfirmAfter(ctx, dec, p, rerun); err != nil {
+				return false, fmt.Errorf("%s: %w", flag, err)
+			}
 			if !dec.Drain {
 				// Passing glitches are no reason to keep a job waiting
 				// or to fill the log: silent, as a pass.

@@ -72,13 +72,10 @@ func slurmHealth(ctx context.Context, s Streams, w io.Writer, doc *report.Docume
 	// again before the node leaves service.
 	if dec.Drain && len(dec.Confirm) > 0 && !n.OutOfService() && rerun != nil {
 		fmt.Fprintf(w, "Slurm: node %s: %s failed; running the checks again in %s before draining.\n", n.Name, dec.Confirm[0].ID, p.ConfirmDelay)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("-slurm-drain: %w", ctx.Err())
-		case <-time.After(p.ConfirmDelay):
-		}
 		var runs []string
-		dec, runs = health.Confirm(dec, rerun(ctx), p.ConfirmDelay)
+		if dec, runs, err = health.ConfirmAfter(ctx, dec, p, rerun); err != nil {
+			return fmt.Errorf("-slurm-drain: %w", err)
+		}
 		for _, r := range runs {
 			fmt.Fprintf(w, "Slurm: node %s: %s.\n", n.Name, r)
 		}

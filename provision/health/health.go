@@ -1,6 +1,7 @@
 package health
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -113,6 +114,20 @@ func Decide(doc *report.Document, st *State, now time.Time, p Policy) Decision {
 		d.Drain, d.Reason = true, reason(c, action(c))
 	}
 	return d
+}
+
+// ConfirmAfter waits p.ConfirmDelay, runs the checks again (rerun) and
+// judges that run with Confirm: the confirm-before-drain step of every
+// health mode. A context that ends during the wait is an error, with d
+// unchanged.
+func ConfirmAfter(ctx context.Context, d Decision, p Policy, rerun func(context.Context) *report.Document) (Decision, []string, error) {
+	select {
+	case <-ctx.Done():
+		return d, nil, ctx.Err()
+	case <-time.After(p.ConfirmDelay):
+	}
+	d, runs := Confirm(d, rerun(ctx), p.ConfirmDelay)
+	return d, runs, nil
 }
 
 // Confirm judges the second run of the checks a Decision's drain rests on
