@@ -10,17 +10,60 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/debroot"
 	"github.com/gpuform/gpuform/provision/bundle"
 )
+
+// startOfflineNode is startAptNode (or startRPMNode) on a root in a
+// network namespace of its own with only loopback: no route anywhere,
+// gpuform's SSH connection its only way in. The test checks that it is so
+// before it goes on, from the namespace's own route table.
+func startOfflineNode(t *testing.T, rpm bool) *aptNode {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a root and runs the real apt or dnf")
+	}
+	opts := debroot.Options{Packages: debroot.NVIDIARepo(), Offline: true}
+	if rpm {
+		opts = debroot.Options{RPM: true, RPMs: debroot.NVIDIARPMs(), Offline: true}
+	}
+	r := debroot.Start(t, opts)
+	if routes, ifaces := r.Routes(t); len(routes) != 0 || strings.Join(ifaces, " ") != "lo" {
+		t.Fatalf("the offline root has routes %q and interfaces %q, want none and lo", routes, ifaces)
+	}
+	return &aptNode{t: t, root: r, dir: t.TempDir()}
+}
+
+// removeSources takes the node's own package sources away: the file
+// naming the test repository, and the repository itself (a bind mount of
+// RepoDir, emptied from outside). Only the bundle is left to install from.
+func removeSources(t *testing.T, a *aptNode, script string) {
+	t.Helper()
+	a.root.Run(t, script)
+	ents, err := os.ReadDir(a.root.RepoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(a.root.RepoDir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := a.root.Run(t, "ls -A /srv/gpuform-repo"); strings.TrimSpace(out) != "" {
+		t.Fatalf("the node's repository is still there: %s", out)
+	}
+}
 
 // TestBundleFromTheTestRepository builds a bundle of NCCL from a Debian
 // root's repository: the host's apt resolves libnccl-dev with the
 // libnccl2 it depends on at exactly its version; the manifest lists both
 // with their source and the lock entry each satisfies, and the repository
-// is signed with the bundle's key (gpgv, as apt checks it).
+// is signed with the bundle's key (gpgv, as apt checks it). The root is
+// offline throughout (its network namespace has no route), and its own
+// sources go before plan and apply -bundle.
 func TestBundleFromTheTestRepository(t *testing.T) {
 	t.Parallel()
-	a := startAptNode(t, nil)
+	a := startOfflineNode(t, false)
 	a.spec(`  nccl { version = "2.21.5" }`)
 	out := filepath.Join(t.TempDir(), "bundle")
 	code, stdout, errOut := a.cli("", "bundle", "-out", out)
@@ -70,7 +113,7 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 
 	// The node loses its own sources and lists; plan -bundle resolves the
 	// release from the bundle.
-	a.root.Run(t, "rm -f /etc/apt/sources.list.d/gpuform-test.list && rm -rf /var/lib/apt/lists/* && mkdir -p /var/lib/apt/lists/partial")
+	removeSources(t, a, "rm -f /etc/apt/sources.list.d/gpuform-test.list && rm -rf /var/lib/apt/lists/* && mkdir -p /var/lib/apt/lists/partial")
 	code, stdout, errOut = a.cli("", "plan", "-bundle", out, "-detailed-exitcode")
 	if code != ExitReport || !strings.Contains(stdout, "nccl") || !strings.Contains(errOut, "Bundle: apply copies "+r.Dir+" to debroot:/var/lib/gpuform/bundle/ (6 files") {
 		t.Errorf("plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
@@ -200,9 +243,10 @@ func leaveOut(t *testing.T, dir, name string) string {
 // host's own repository file and dnf's cache removed, apply -bundle
 // installs libnccl-devel and the libnccl it requires from the bundle
 // alone, /etc/yum.repos.d stays empty and a second plan -bundle is empty.
+// The root is offline throughout, and its repository goes with its file.
 func TestBundleDnf(t *testing.T) {
 	t.Parallel()
-	a := startRPMNode(t)
+	a := startOfflineNode(t, true)
 	a.spec(`  nccl { version = "2.21.5-1+cuda12.4" }`)
 	out := filepath.Join(t.TempDir(), "bundle")
 	// dnf's cache was never filled: the releases cannot be resolved, and
@@ -223,7 +267,7 @@ func TestBundleDnf(t *testing.T) {
 	if len(m.Repos) != 1 || m.Repos[0].Family != "rhel" || m.Repos[0].OS != "rocky 9.4" || len(m.Repos[0].Packages) != 2 {
 		t.Fatalf("repos: %+v", m.Repos)
 	}
-	a.root.Run(t, "rm -f /etc/yum.repos.d/gpuform-test.repo && rm -rf /var/cache/dnf/*")
+	removeSources(t, a, "rm -f /etc/yum.repos.d/gpuform-test.repo && rm -rf /var/cache/dnf/*")
 	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
 	if code != ExitOK {
 		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
