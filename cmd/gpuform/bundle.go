@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -51,7 +50,7 @@ func (a *bundleArguments) register(fs *pflag.FlagSet) {
 	a.Conn.timeouts.registerProbe(fs)
 	fs.StringArrayVar(&a.Targets, "target", nil, "resolve the packages on these hosts only (repeatable; ranges allowed)")
 	fs.StringVar(&a.Out, "out", "", "the bundle directory to make (must not exist, or be empty)")
-	fs.StringVar(&a.Check, "check", "", "prove the bundle BUNDLE closed: install each repository, simulated by this machine's apt with the network disabled, onto the package set it was resolved against; exit 1 on a missing dependency")
+	fs.StringVar(&a.Check, "check", "", "prove the bundle BUNDLE closed: install each repository, simulated by this machine's apt or dnf with the network disabled, onto the package set it was resolved against; exit 1 on a missing dependency")
 }
 
 func (a *bundleArguments) finish(_ *pflag.FlagSet, args []string) error {
@@ -99,8 +98,13 @@ of the bundle is verified against the manifest, then this machine's apt,
 in a scratch root with the network disabled (unshare -n), whose only
 source is the repository and whose dpkg status is the one its packages were
 resolved against, simulates installing every release the bundle was built
-for. Exit 0: every repository is closed; 1: a dependency is missing (apt's
-words name it) or the check could not run.`,
+for. A dnf repository is checked alike by this machine's dnf (dnf and rpm
+must be installed here): in a scratch installroot holding the rpm
+database its packages were resolved against, with the bundle's
+repository as the only one and the network disabled, dnf resolves
+installing every release and answers no. Exit 0: every repository is
+closed; 1: a dependency is missing (apt's or dnf's words name it) or the
+check could not run.`,
 		Args: maxOneDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.finish(cmd.Flags(), args); err != nil {
@@ -413,10 +417,15 @@ func runBundleCheck(ctx context.Context, path string) ([]*bundle.CheckResult, er
 	var out []*bundle.CheckResult
 	for i := range m.Repos {
 		r := &m.Repos[i]
-		if r.Family != "debian" {
-			return nil, fmt.Errorf("the repository %s is a %s one: bundle -check checks apt repositories so far", r.Dir, r.Family)
+		var res *bundle.CheckResult
+		switch r.Family {
+		case "debian":
+			res, err = bundle.CheckApt(ctx, path, r, tmp)
+		case "rhel":
+			res, err = bundle.CheckDnf(ctx, path, r, tmp, bundle.Tools{})
+		default:
+			return nil, fmt.Errorf("the repository %s is a %s one: bundle -check checks apt and dnf repositories", r.Dir, r.Family)
 		}
-		res, err := bundle.CheckApt(ctx, path, r, tmp)
 		if err != nil {
 			return nil, err
 		}
@@ -465,7 +474,7 @@ func (b *bundleUse) copyNote(w io.Writer, p *plan.Plan) {
 		var n int
 		var size int64
 		for _, f := range b.m.Files {
-			if (strings.HasPrefix(f.Path, r.Dir+"/") && path.Base(f.Path) != bundle.BaseStatus) || f.Path == bundle.KeyFile {
+			if (strings.HasPrefix(f.Path, r.Dir+"/") && !bundle.CheckOnly(f.Path)) || f.Path == bundle.KeyFile {
 				n++
 				size += f.Size
 			}

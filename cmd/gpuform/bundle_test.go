@@ -279,4 +279,62 @@ func TestBundleDnf(t *testing.T) {
 	if code, stdout, errOut := a.cli("", "plan", "-bundle", out, "-detailed-exitcode"); code != ExitOK {
 		t.Errorf("second plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
 	}
+	checkDnfBundle(t, a, out)
+}
+
+// checkDnfBundle is bundle -check of TestBundleDnf's bundle, by the dnf
+// and rpm of the Rocky-like root (this machine may have none) with the
+// network disabled around them: closed as built, installing both
+// packages; with libnccl left out (its file gone, the metadata written
+// again by createrepo_c, so only dnf's solver can tell), dnf names the
+// dependency libnccl-devel lacks.
+func checkDnfBundle(t *testing.T, a *aptNode, out string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(out, "repos/n-rocky-9.4-x86_64", bundle.BaseRPMDB)); err != nil {
+		t.Fatalf("the bundle has no rpm database of the host: %v", err)
+	}
+	tools := bundle.Tools{Prefix: a.root.Enter(t), Path: func(p string) string { return a.root.RepoPath(t, p) }}
+	check := func(name string, edit func(dir string, r *bundle.Repo)) *bundle.CheckResult {
+		t.Helper()
+		dir := filepath.Join(a.root.RepoDir, name)
+		if b, err := exec.Command("cp", "-a", out, dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v\n%s", err, b)
+		}
+		m, err := bundle.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &m.Repos[0]
+		edit(dir, r)
+		tmp := filepath.Join(a.root.RepoDir, name+"-tmp")
+		if err := os.Mkdir(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res, err := bundle.CheckDnf(context.Background(), dir, r, tmp, tools)
+		if err != nil {
+			t.Fatalf("CheckDnf of %s: %v", name, err)
+		}
+		return res
+	}
+	if res := check("closed", func(string, *bundle.Repo) {}); len(res.Problems) != 0 || res.Installs != 2 {
+		t.Errorf("CheckDnf of the bundle as built: problems %q, %d installs, want none and 2", res.Problems, res.Installs)
+	}
+	res := check("open", func(dir string, r *bundle.Repo) {
+		a.root.Run(t, "cd "+a.root.RepoPath(t, filepath.Join(dir, r.Dir))+" && rm libnccl-2.21.5-1+cuda12.4.noarch.rpm && rm -r repodata && createrepo_c --quiet .")
+		r.Wanted = slices.DeleteFunc(r.Wanted, func(w string) bool { return strings.HasPrefix(w, "libnccl=") })
+	})
+	want := []string{"nothing provides libnccl = 2.21.5-1+cuda12.4 needed by libnccl-devel-2.21.5-1+cuda12.4.noarch"}
+	if !slices.Equal(res.Problems, want) {
+		t.Errorf("CheckDnf without libnccl: problems %q, want %q", res.Problems, want)
+	}
+	// The CLI checks with this machine's dnf: it runs it, or names what
+	// it lacks.
+	code, stdout, errOut := runCLI(t, "", "bundle", "-check", out)
+	if _, err := exec.LookPath("dnf"); err != nil {
+		if code != ExitFailed || !strings.Contains(errOut, "needs dnf and rpm on this machine") {
+			t.Errorf("bundle -check of a dnf bundle without dnf here: exit %d\n%s\n%s", code, stdout, errOut)
+		}
+	} else if code != ExitOK || !strings.Contains(stdout, "is closed") {
+		t.Errorf("bundle -check of a dnf bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
 }

@@ -374,3 +374,27 @@ func must(t testing.TB, err error) {
 		t.Fatalf("debroot: %v", err)
 	}
 }
+
+// Enter is the command line that runs a command inside the root (in its
+// mount and PID namespaces, chrooted), to put before the command; it
+// does not join the root's network namespace, so a caller that has made
+// a new one (unshare -n) keeps it. Paths are the root's: RepoDir is
+// /srv/gpuform-repo there (RepoPath).
+func (r *Root) Enter(t testing.TB) []string {
+	t.Helper()
+	pid, err := r.initPID()
+	if err != nil {
+		t.Fatalf("debroot: %v", err)
+	}
+	return []string{"nsenter", "-t", strconv.Itoa(pid), "-m", "-p", "--", "chroot", r.Dir}
+}
+
+// RepoPath is where a path under RepoDir is inside the root.
+func (r *Root) RepoPath(t testing.TB, p string) string {
+	t.Helper()
+	rel, err := filepath.Rel(r.RepoDir, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		t.Fatalf("debroot: %s is not under the repository %s", p, r.RepoDir)
+	}
+	return filepath.Join(repoMount, rel)
+}

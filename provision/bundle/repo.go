@@ -127,6 +127,11 @@ func buildDnfRepo(ctx context.Context, tr transport.Transport, out, rel string, 
 			return err
 		}
 	}
+	if d.Base != "" {
+		if err := m.AddFile(out, rel+"/"+d.Base, "the rpm database of "+g.Host, ""); err != nil {
+			return err
+		}
+	}
 	m.Repos = append(m.Repos, repo)
 	return nil
 }
