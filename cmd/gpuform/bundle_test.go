@@ -268,6 +268,25 @@ func TestBundleDnf(t *testing.T) {
 		t.Fatalf("repos: %+v", m.Repos)
 	}
 	removeSources(t, a, "rm -f /etc/yum.repos.d/gpuform-test.repo && rm -rf /var/cache/dnf/*")
+	if b, err := os.ReadFile(filepath.Join(out, m.Repos[0].Dir, bundle.RepomdSignature)); err != nil || !strings.Contains(string(b), "BEGIN PGP SIGNATURE") {
+		t.Errorf("the dnf repository's metadata signature: %v\n%s", err, b)
+	}
+	// A repository whose metadata is signed by another key than the
+	// bundle's (the manifest made to match, so only dnf's check of the
+	// signature can tell) is refused by the node's dnf: nothing is
+	// installed, and no repository file is left naming it.
+	forged := filepath.Join(t.TempDir(), "forged")
+	if b, err := exec.Command("cp", "-a", out, forged).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, b)
+	}
+	resignDnf(t, forged, m.Repos[0].Dir, false)
+	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", forged)
+	if code != ExitFailed || !strings.Contains(stdout+errOut, "GPG signature verification error") || !strings.Contains(stdout+errOut, "dnf cannot read the bundle's repository") {
+		t.Errorf("apply -bundle of a repository signed by another key: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if got := a.root.Run(t, "rpm -qa 'libnccl*'; ls /var/lib/gpuform/bundle/*/repos.d"); strings.TrimSpace(got) != "" {
+		t.Errorf("a refused repository left behind:\n%s", got)
+	}
 	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
 	if code != ExitOK {
 		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
@@ -321,11 +340,25 @@ func checkDnfBundle(t *testing.T, a *aptNode, out string) {
 	}
 	res := check("open", func(dir string, r *bundle.Repo) {
 		a.root.Run(t, "cd "+a.root.RepoPath(t, filepath.Join(dir, r.Dir))+" && rm libnccl-2.21.5-1+cuda12.4.noarch.rpm && rm -r repodata && createrepo_c --quiet .")
+		resignDnf(t, dir, r.Dir, true)
 		r.Wanted = slices.DeleteFunc(r.Wanted, func(w string) bool { return strings.HasPrefix(w, "libnccl=") })
 	})
 	want := []string{"nothing provides libnccl = 2.21.5-1+cuda12.4 needed by libnccl-devel-2.21.5-1+cuda12.4.noarch"}
 	if !slices.Equal(res.Problems, want) {
 		t.Errorf("CheckDnf without libnccl: problems %q, want %q", res.Problems, want)
+	}
+	// Metadata signed by another key than the bundle's does not check.
+	forged := filepath.Join(a.root.RepoDir, "forged")
+	if b, err := exec.Command("cp", "-a", out, forged).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, b)
+	}
+	m, err := bundle.ReadManifest(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resignDnf(t, forged, m.Repos[0].Dir, false)
+	if _, err := bundle.CheckDnf(context.Background(), forged, &m.Repos[0], a.root.RepoDir, tools); err == nil || !strings.Contains(err.Error(), "GPG signature verification error") {
+		t.Errorf("CheckDnf of metadata signed by another key: %v", err)
 	}
 	// The CLI checks with this machine's dnf: it runs it, or names what
 	// it lacks.
@@ -336,5 +369,37 @@ func checkDnfBundle(t *testing.T, a *aptNode, out string) {
 		}
 	} else if code != ExitOK || !strings.Contains(stdout, "is closed") {
 		t.Errorf("bundle -check of a dnf bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+}
+
+// resignDnf signs the dnf repository rel of the bundle at dir again with
+// a new key, which replaces the bundle's key when asKey (as a bundle tool
+// would have written it), else is a forger's, the bundle's key kept; the
+// manifest is made to match either way.
+func resignDnf(t *testing.T, dir, rel string, asKey bool) {
+	t.Helper()
+	keyDir := t.TempDir()
+	if asKey {
+		keyDir = dir
+	}
+	signer, err := bundle.NewSigner(context.Background(), t.TempDir(), keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signer.Close()
+	if err := signer.SignRepomd(context.Background(), filepath.Join(dir, rel)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{bundle.KeyFile, rel + "/" + bundle.RepomdSignature} {
+		if err := m.AddFile(dir, f, "gpuform", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bundle.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
 	}
 }

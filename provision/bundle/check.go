@@ -179,8 +179,9 @@ var dnfInstalls = lazyre.New(`(?m)^Install\s+(\d+) Packages?$`)
 // resolved against (BaseRPMDB, imported with rpmdb --importdb), with a
 // dnf configuration of its own whose only repository is the bundle's and
 // with the network disabled (unshare -n), dnf resolves installing every
-// wanted release and answers no. dnf's solver decides; a dependency the
-// bundle lacks is its "nothing provides".
+// wanted release and answers no. The repository's metadata must verify
+// with the bundle's key (repo_gpgcheck), as on a node. dnf's solver
+// decides; a dependency the bundle lacks is its "nothing provides".
 func CheckDnf(ctx context.Context, dir string, r *Repo, tmp string, tools Tools) (*CheckResult, error) {
 	if tools.Prefix == nil {
 		for _, tool := range []string{"dnf", "rpmdb"} {
@@ -218,8 +219,8 @@ func CheckDnf(ctx context.Context, dir string, r *Repo, tmp string, tools Tools)
 	}
 	files := map[string]string{
 		"dnf.conf": "[main]\ngpgcheck=0\ninstall_weak_deps=False\nbest=True\nskip_if_unavailable=False\nplugins=0\n",
-		"repos.d/gpuform-bundle.repo": fmt.Sprintf("[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nmetadata_expire=0\n",
-			tools.path(filepath.Join(abs, filepath.FromSlash(r.Dir)))),
+		"repos.d/gpuform-bundle.repo": fmt.Sprintf("[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nrepo_gpgcheck=1\ngpgkey=file://%s\nskip_if_unavailable=0\nmetadata_expire=0\n",
+			tools.path(filepath.Join(abs, filepath.FromSlash(r.Dir))), tools.path(filepath.Join(abs, KeyFile))),
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
@@ -228,7 +229,14 @@ func CheckDnf(ctx context.Context, dir string, r *Repo, tmp string, tools Tools)
 	}
 	argv := []string{"dnf", "--config", tools.path(filepath.Join(root, "dnf.conf")), "--installroot", inst,
 		"--setopt=reposdir=" + tools.path(filepath.Join(root, "repos.d")), "--setopt=cachedir=" + tools.path(filepath.Join(root, "cache")),
-		"--releasever", releaseMajor(r.OS), "--forcearch", r.Arch, "--noplugins", "--setopt=strict=False", "--assumeno", "install"}
+		"--releasever", releaseMajor(r.OS), "--forcearch", r.Arch, "--noplugins"}
+	// makecache -y reads the metadata, its signature checked with the
+	// bundle's key, which it imports (the install below answers no to
+	// every question, an import's too).
+	if out, err := run(nil, append(append([]string(nil), argv...), "-y", "makecache")...); err != nil {
+		return nil, fmt.Errorf("dnf cannot read the repository %s (its metadata signed with the bundle's key, offline): %s", r.Dir, lastLines(out, 3))
+	}
+	argv = append(argv, "--setopt=strict=False", "--assumeno", "install")
 	for _, w := range r.Wanted {
 		name, v, _ := strings.Cut(w, "=")
 		argv = append(argv, name+"-"+v)

@@ -56,9 +56,12 @@ func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest
 			files = append(files, want{strings.TrimPrefix(f.Path, r.Dir+"/"), f.Path})
 		}
 	}
-	if r.Family == "debian" {
-		files = append(files, want{"bundle.gpg", KeyFile})
+	if r.Family == "rhel" {
+		if _, ok := m.File(r.Dir + "/" + RepomdSignature); !ok {
+			return nil, fmt.Errorf("the bundle's dnf repository %s has no signed metadata (%s; built by an older gpuform?): build the bundle again", r.Dir, RepomdSignature)
+		}
 	}
+	files = append(files, want{"bundle.gpg", KeyFile})
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.name
