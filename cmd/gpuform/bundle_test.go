@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/tar"
 	"context"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/internal/debroot"
 	"github.com/gpuform/gpuform/provision/bundle"
@@ -111,6 +114,42 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 		t.Errorf("bundle -check of a bundle without libnccl2: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 
+	// The same bundle as a tarball: its manifest lists the same package
+	// files with the same hashes (the index and its signature are
+	// dated, and the key is new); it is checked closed and is what apply
+	// installs from below.
+	tarball := filepath.Join(t.TempDir(), "bundle.tar.gz")
+	if code, stdout, errOut := a.cli("", "bundle", "-out", tarball); code != ExitOK || !strings.Contains(stdout, "Wrote the bundle "+tarball) {
+		t.Fatalf("bundle -out %s: exit %d\n%s\n%s", tarball, code, stdout, errOut)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(tarball)); len(ents) != 1 {
+		t.Errorf("bundle -out a tarball left %d entries beside it", len(ents)-1)
+	}
+	ext := t.TempDir()
+	if err := bundle.ExtractArchive(tarball, ext); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := bundle.ReadManifest(ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(packageFiles(m), packageFiles(tm)); d != "" {
+		t.Errorf("the tarball's package files (-directory +tarball):\n%s", d)
+	}
+	if code, stdout, errOut := runCLI(t, "", "bundle", "-check", tarball); code != ExitOK || !strings.Contains(stdout, "is closed") {
+		t.Errorf("bundle -check of the tarball: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	// A tarball with an entry outside the bundle is refused before any
+	// host is asked.
+	evil := filepath.Join(t.TempDir(), "evil.tar")
+	writeEvilTar(t, evil, filepath.Join(out, bundle.ManifestName))
+	if code, stdout, errOut := a.cli("", "apply", "-auto-approve", "-bundle", evil); code == ExitOK || !strings.Contains(errOut, `"../escaped" is not a plain relative path`) {
+		t.Errorf("apply -bundle of a tarball with ../: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(os.TempDir(), "escaped")); err == nil {
+		t.Errorf("the tarball wrote outside its directory")
+	}
+
 	// The node loses its own sources and lists; plan -bundle resolves the
 	// release from the bundle.
 	removeSources(t, a, "rm -f /etc/apt/sources.list.d/gpuform-test.list && rm -rf /var/lib/apt/lists/* && mkdir -p /var/lib/apt/lists/partial")
@@ -150,9 +189,10 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if err := os.WriteFile(deb, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// apply -bundle converges from the bundle alone; the node's apt
-	// configuration names no source afterwards, and a second plan is empty.
-	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
+	// apply -bundle of the tarball converges from the bundle alone; the
+	// node's apt configuration names no source afterwards, and a second
+	// plan is empty.
+	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", tarball)
 	if code != ExitOK {
 		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
 	}
@@ -160,7 +200,7 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if got := a.root.Run(t, "ls /etc/apt/sources.list.d; cat /etc/apt/sources.list 2>/dev/null || true"); strings.TrimSpace(got) != "" {
 		t.Errorf("the node's apt sources after apply -bundle:\n%s", got)
 	}
-	if code, stdout, errOut := a.cli("", "plan", "-bundle", out, "-detailed-exitcode"); code != ExitOK || !strings.Contains(stdout, "No changes.") {
+	if code, stdout, errOut := a.cli("", "plan", "-bundle", tarball, "-detailed-exitcode"); code != ExitOK || !strings.Contains(stdout, "No changes.") {
 		t.Errorf("second plan -bundle: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 	// A second apply copies nothing: there is nothing to do.
@@ -400,6 +440,47 @@ func resignDnf(t *testing.T, dir, rel string, asKey bool) {
 		}
 	}
 	if err := bundle.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// packageFiles are a bundle's package files with their hashes.
+func packageFiles(m *bundle.Manifest) map[string]string {
+	out := map[string]string{}
+	for _, f := range m.Files {
+		if strings.HasSuffix(f.Path, ".deb") || strings.HasSuffix(f.Path, ".rpm") {
+			out[f.Path] = f.SHA256
+		}
+	}
+	return out
+}
+
+// writeEvilTar writes a tarball that starts as a bundle's (its real
+// manifest) and then holds ../escaped.
+func writeEvilTar(t *testing.T, dest, manifest string) {
+	t.Helper()
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	for _, e := range []struct {
+		name string
+		body []byte
+	}{{bundle.ManifestName, b}, {"../escaped", []byte("x")}} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: 0o644, Size: int64(len(e.body))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(e.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
