@@ -43,6 +43,9 @@ type bundleArguments struct {
 	Out string
 	// Check is -check: the bundle to prove closed, instead of making one.
 	Check string
+	// Format is -format: text or json (-json is -format json).
+	Format string
+	json   bool
 }
 
 func (a *bundleArguments) register(fs *pflag.FlagSet) {
@@ -51,11 +54,19 @@ func (a *bundleArguments) register(fs *pflag.FlagSet) {
 	a.Conn.timeouts.registerProbe(fs)
 	fs.StringArrayVar(&a.Targets, "target", nil, "resolve the packages on these hosts only (repeatable; ranges allowed)")
 	fs.StringVar(&a.Out, "out", "", "the bundle directory to make (must not exist, or be empty), or a tarball BUNDLE.tar or BUNDLE.tar.gz (must not exist)")
+	fs.StringVar(&a.Format, "format", "text", "output format: text or json")
+	fs.BoolVar(&a.json, "json", false, "print the result as JSON (-format json)")
 	fs.StringVar(&a.Check, "check", "", "prove the bundle BUNDLE closed: install each repository, simulated by this machine's apt or dnf with the network disabled, onto the package set it was resolved against; exit 1 on a missing dependency")
 }
 
 func (a *bundleArguments) finish(_ *pflag.FlagSet, args []string) error {
 	a.Dir = dirArg(args)
+	if a.json {
+		a.Format = "json"
+	}
+	if a.Format != "text" && a.Format != "json" {
+		return fmt.Errorf("-format must be text or json, not %q", a.Format)
+	}
 	if a.Check != "" {
 		if a.Out != "" {
 			return fmt.Errorf("-check and -out: check a bundle, or make one")
@@ -86,7 +97,8 @@ repository's Release is signed with a key made for the bundle
 file with its sha256, size, source and the lock entry it satisfies, and the
 sha256 of the lock file it was built for. Every image the lock file pins
 for a node block is saved, for each platform its hosts run, by digest into
-the bundle's OCI image layout (images/), named repository@digest. With
+the bundle's OCI image layout (images/), named repository@digest. A dnf
+repository's repomd.xml is signed with the same key. With
 -out BUNDLE.tar (or .tar.gz, .tgz) the bundle is written as one tarball
 instead, the same bytes for the same bundle: the manifest first, then
 every file it lists in order, each 0644, owned by 0:0, dated 1970-01-01.
@@ -102,15 +114,19 @@ of the bundle is verified against the manifest, then this machine's apt,
 in a scratch root with the network disabled (unshare -n), whose only
 source is the repository and whose dpkg status is the one its packages were
 resolved against, simulates installing every release the bundle was built
-for. A dnf repository is checked alike by this machine's dnf (dnf and rpm
-must be installed here): in a scratch installroot holding the rpm
+for. A dnf repository is checked alike by this machine's dnf (dnf and
+rpm must be installed here): in a scratch installroot holding the rpm
 database its packages were resolved against, with the bundle's
-repository as the only one and the network disabled, dnf resolves
-installing every release and answers no. Exit 0: every repository is
-closed; 1: a dependency is missing (apt's or dnf's words name it) or the
-check could not run.`,
+repository as the only one (its metadata's signature checked with the
+bundle's key) and the network disabled, dnf resolves installing every
+release and answers no. Exit 0: every repository is closed; 1: a
+dependency is missing (apt's or dnf's words name it) or the check could
+not run. BUNDLE may be a directory or a tarball.
+
+-format json (or -json) writes the result, of bundle or of -check, as
+one JSON document carrying the format_version of every gpuform document.`,
 		Args: maxOneDir,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: jsonErrors(s, func() bool { return a.Format == "json" || a.json }, func(cmd *cobra.Command, args []string) error {
 			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
@@ -119,18 +135,33 @@ check could not run.`,
 				if err != nil {
 					return err
 				}
-				if !renderBundleCheck(s.Out, a.Check, results) {
+				closed := true
+				if a.Format == "json" {
+					if closed, err = writeBundleCheckJSON(s.Out, a.Check, results); err != nil {
+						return err
+					}
+				} else {
+					closed = renderBundleCheck(s.Out, a.Check, results)
+				}
+				if !closed {
 					return exitError{ExitFailed}
 				}
 				return nil
 			}
-			m, err := runBundle(cmd.Context(), s, a, humanOperation{s})
+			var v operationView = humanOperation{s}
+			if a.Format == "json" {
+				v = jsonOperation{s}
+			}
+			m, err := runBundle(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
+			if a.Format == "json" {
+				return writeBundleJSON(s.Out, a.Out, m)
+			}
 			renderBundle(s.Out, a.Out, m)
 			return nil
-		},
+		}),
 	}
 	a.register(cmd.Flags())
 	return cmd

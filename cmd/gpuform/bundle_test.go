@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/internal/debroot"
+	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/provision/bundle"
 )
 
@@ -113,14 +115,31 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if code, stdout, errOut := runCLI(t, "", "bundle", "-check", open); code != ExitFailed || !strings.Contains(stdout, "libnccl-dev : Depends: libnccl2 (= 2.21.5-1+cuda12.4) but it is not installable") {
 		t.Errorf("bundle -check of a bundle without libnccl2: exit %d\n%s\n%s", code, stdout, errOut)
 	}
+	code, stdout, errOut = runCLI(t, "", "bundle", "-check", open, "-format", "json")
+	var check bundleCheckDocument
+	if code != ExitFailed || json.Unmarshal([]byte(stdout), &check) != nil {
+		t.Fatalf("bundle -check -format json of a bundle without libnccl2: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	wantCheck := bundleCheckDocument{FormatVersion: jsonformat.Version, Bundle: open, Closed: false, Repos: []bundleCheckRepoJSON{{
+		Node: "n", Family: "debian", OS: "debian 12", Arch: r.Arch, Dir: r.Dir, Closed: false, Releases: 1,
+		Problems: []string{"libnccl-dev : Depends: libnccl2 (= 2.21.5-1+cuda12.4) but it is not installable"},
+	}}}
+	if d := cmp.Diff(wantCheck, check); d != "" {
+		t.Errorf("bundle -check -format json (-want +got):\n%s", d)
+	}
 
 	// The same bundle as a tarball: its manifest lists the same package
 	// files with the same hashes (the index and its signature are
 	// dated, and the key is new); it is checked closed and is what apply
 	// installs from below.
 	tarball := filepath.Join(t.TempDir(), "bundle.tar.gz")
-	if code, stdout, errOut := a.cli("", "bundle", "-out", tarball); code != ExitOK || !strings.Contains(stdout, "Wrote the bundle "+tarball) {
-		t.Fatalf("bundle -out %s: exit %d\n%s\n%s", tarball, code, stdout, errOut)
+	code, stdout, errOut = a.cli("", "bundle", "-out", tarball, "-format", "json")
+	var doc bundleDocument
+	if code != ExitOK || json.Unmarshal([]byte(stdout), &doc) != nil {
+		t.Fatalf("bundle -out %s -format json: exit %d\n%s\n%s", tarball, code, stdout, errOut)
+	}
+	if doc.Bundle != tarball || len(doc.Repos) != 1 || doc.Repos[0].Packages != 2 || doc.Repos[0].Dir != r.Dir || doc.Bytes == 0 {
+		t.Errorf("bundle -format json: %+v", doc)
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(tarball)); len(ents) != 1 {
 		t.Errorf("bundle -out a tarball left %d entries beside it", len(ents)-1)
