@@ -135,7 +135,7 @@ one JSON document carrying the format_version of every gpuform document.`,
 				if err != nil {
 					return err
 				}
-				closed := true
+				var closed bool
 				if a.Format == "json" {
 					if closed, err = writeBundleCheckJSON(s.Out, a.Check, results); err != nil {
 						return err
@@ -164,6 +164,7 @@ one JSON document carrying the format_version of every gpuform document.`,
 		}),
 	}
 	a.register(cmd.Flags())
+	completeValues(cmd, "format", "text", "json")
 	return cmd
 }
 
