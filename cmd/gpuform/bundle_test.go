@@ -36,6 +36,11 @@ func startOfflineNode(t *testing.T, rpm bool) *aptNode {
 	if routes, ifaces := r.Routes(t); len(routes) != 0 || strings.Join(ifaces, " ") != "lo" {
 		t.Fatalf("the offline root has routes %q and interfaces %q, want none and lo", routes, ifaces)
 	}
+	// A connection out fails at once: no route (the kernel's word).
+	out, _ := r.Exec(`perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "192.0.2.1:80", Timeout => 3) or die "$!\n"' 2>&1`)
+	if !strings.Contains(out, "Network is unreachable") {
+		t.Fatalf("a connection out of the offline root: %q, want Network is unreachable", out)
+	}
 	return &aptNode{t: t, root: r, dir: t.TempDir()}
 }
 
