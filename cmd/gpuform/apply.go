@@ -100,6 +100,7 @@ func runApply(ctx context.Context, s Streams, a *applyArguments, v applyView) er
 	if err != nil {
 		return err
 	}
+	defer b.close()
 	p, err := makePlan(ctx, s, cfg, dir, targets, a.Conn, v, "apply would change the machine gpuform runs on", pins, b.hook())
 	if err != nil {
 		return err

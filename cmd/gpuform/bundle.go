@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -39,10 +38,14 @@ type bundleArguments struct {
 	Conn connectFlags
 	// Targets are the -target hosts the packages are resolved on.
 	Targets []string
-	// Out is -out: the bundle directory to make.
+	// Out is -out: the bundle directory to make, or a tarball (.tar,
+	// .tar.gz, .tgz).
 	Out string
 	// Check is -check: the bundle to prove closed, instead of making one.
 	Check string
+	// Format is -format: text or json (-json is -format json).
+	Format string
+	json   bool
 }
 
 func (a *bundleArguments) register(fs *pflag.FlagSet) {
@@ -50,12 +53,20 @@ func (a *bundleArguments) register(fs *pflag.FlagSet) {
 	a.Conn.register(fs)
 	a.Conn.timeouts.registerProbe(fs)
 	fs.StringArrayVar(&a.Targets, "target", nil, "resolve the packages on these hosts only (repeatable; ranges allowed)")
-	fs.StringVar(&a.Out, "out", "", "the bundle directory to make (must not exist, or be empty)")
-	fs.StringVar(&a.Check, "check", "", "prove the bundle BUNDLE closed: install each repository, simulated by this machine's apt with the network disabled, onto the package set it was resolved against; exit 1 on a missing dependency")
+	fs.StringVar(&a.Out, "out", "", "the bundle directory to make (must not exist, or be empty), or a tarball BUNDLE.tar or BUNDLE.tar.gz (must not exist)")
+	fs.StringVar(&a.Format, "format", "text", "output format: text or json")
+	fs.BoolVar(&a.json, "json", false, "print the result as JSON (-format json)")
+	fs.StringVar(&a.Check, "check", "", "prove the bundle BUNDLE closed: install each repository, simulated by this machine's apt or dnf with the network disabled, onto the package set it was resolved against; exit 1 on a missing dependency")
 }
 
 func (a *bundleArguments) finish(_ *pflag.FlagSet, args []string) error {
 	a.Dir = dirArg(args)
+	if a.json {
+		a.Format = "json"
+	}
+	if a.Format != "text" && a.Format != "json" {
+		return fmt.Errorf("-format must be text or json, not %q", a.Format)
+	}
 	if a.Check != "" {
 		if a.Out != "" {
 			return fmt.Errorf("-check and -out: check a bundle, or make one")
@@ -63,7 +74,7 @@ func (a *bundleArguments) finish(_ *pflag.FlagSet, args []string) error {
 		return nil
 	}
 	if a.Out == "" {
-		return fmt.Errorf("gpuform bundle needs -out BUNDLE, the directory to make")
+		return fmt.Errorf("gpuform bundle needs -out BUNDLE, the directory (or BUNDLE.tar, BUNDLE.tar.gz) to make")
 	}
 	return nil
 }
@@ -86,7 +97,11 @@ repository's Release is signed with a key made for the bundle
 file with its sha256, size, source and the lock entry it satisfies, and the
 sha256 of the lock file it was built for. Every image the lock file pins
 for a node block is saved, for each platform its hosts run, by digest into
-the bundle's OCI image layout (images/), named repository@digest.
+the bundle's OCI image layout (images/), named repository@digest. A dnf
+repository's repomd.xml is signed with the same key. With
+-out BUNDLE.tar (or .tar.gz, .tgz) the bundle is written as one tarball
+instead, the same bytes for the same bundle: the manifest first, then
+every file it lists in order, each 0644, owned by 0:0, dated 1970-01-01.
 
 Build it on a host that does not yet run the spec (the bundle holds what
 the plan installs there), of the same OS release as the air-gapped nodes.
@@ -99,10 +114,19 @@ of the bundle is verified against the manifest, then this machine's apt,
 in a scratch root with the network disabled (unshare -n), whose only
 source is the repository and whose dpkg status is the one its packages were
 resolved against, simulates installing every release the bundle was built
-for. Exit 0: every repository is closed; 1: a dependency is missing (apt's
-words name it) or the check could not run.`,
+for. A dnf repository is checked alike by this machine's dnf (dnf and
+rpm must be installed here): in a scratch installroot holding the rpm
+database its packages were resolved against, with the bundle's
+repository as the only one (its metadata's signature checked with the
+bundle's key) and the network disabled, dnf resolves installing every
+release and answers no. Exit 0: every repository is closed; 1: a
+dependency is missing (apt's or dnf's words name it) or the check could
+not run. BUNDLE may be a directory or a tarball.
+
+-format json (or -json) writes the result, of bundle or of -check, as
+one JSON document carrying the format_version of every gpuform document.`,
 		Args: maxOneDir,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: jsonErrors(s, func() bool { return a.Format == "json" || a.json }, func(cmd *cobra.Command, args []string) error {
 			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
@@ -111,20 +135,36 @@ words name it) or the check could not run.`,
 				if err != nil {
 					return err
 				}
-				if !renderBundleCheck(s.Out, a.Check, results) {
+				var closed bool
+				if a.Format == "json" {
+					if closed, err = writeBundleCheckJSON(s.Out, a.Check, results); err != nil {
+						return err
+					}
+				} else {
+					closed = renderBundleCheck(s.Out, a.Check, results)
+				}
+				if !closed {
 					return exitError{ExitFailed}
 				}
 				return nil
 			}
-			m, err := runBundle(cmd.Context(), s, a, humanOperation{s})
+			var v operationView = humanOperation{s}
+			if a.Format == "json" {
+				v = jsonOperation{s}
+			}
+			m, err := runBundle(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
+			if a.Format == "json" {
+				return writeBundleJSON(s.Out, a.Out, m)
+			}
 			renderBundle(s.Out, a.Out, m)
 			return nil
-		},
+		}),
 	}
 	a.register(cmd.Flags())
+	completeValues(cmd, "format", "text", "json")
 	return cmd
 }
 
@@ -149,7 +189,12 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return nil, err
 	}
-	if ents, err := os.ReadDir(a.Out); err == nil && len(ents) > 0 {
+	out := a.Out
+	if bundle.IsArchive(a.Out) {
+		if _, err := os.Lstat(a.Out); err == nil {
+			return nil, fmt.Errorf("-out %s: the file exists; a bundle tarball is written as a new file", a.Out)
+		}
+	} else if ents, err := os.ReadDir(a.Out); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("-out %s: the directory is not empty; a bundle is made in a new directory", a.Out)
 	}
 	hosts, err := selectHosts(cfg, a.Dir, a.Targets, v)
@@ -204,7 +249,16 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 			}
 		}
 	}
-	if err := os.MkdirAll(a.Out, 0o755); err != nil {
+	if bundle.IsArchive(a.Out) {
+		// Built next to the tarball (the same file system, room for
+		// both being the operator's to give), then written as one.
+		build, err := os.MkdirTemp(filepath.Dir(a.Out), "."+filepath.Base(a.Out)+".build-")
+		if err != nil {
+			return nil, fmt.Errorf("-out %s: %w", a.Out, err)
+		}
+		defer os.RemoveAll(build)
+		out = build
+	} else if err := os.MkdirAll(a.Out, 0o755); err != nil {
 		return nil, err
 	}
 	m := &bundle.Manifest{}
@@ -219,12 +273,12 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	signer, err := bundle.NewSigner(ctx, tmp, a.Out)
+	signer, err := bundle.NewSigner(ctx, tmp, out)
 	if err != nil {
 		return nil, err
 	}
 	defer signer.Close()
-	if err := m.AddFile(a.Out, bundle.KeyFile, "gpuform", ""); err != nil {
+	if err := m.AddFile(out, bundle.KeyFile, "gpuform", ""); err != nil {
 		return nil, err
 	}
 	for _, key := range order {
@@ -232,14 +286,20 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 		if len(g.wanted) == 0 {
 			continue
 		}
-		if err := bundleRepo(ctx, o, signer, a.Out, m, g); err != nil {
+		if err := bundleRepo(ctx, o, signer, out, m, g); err != nil {
 			return nil, err
 		}
 	}
-	if err := bundleImages(ctx, a.Out, lockPath, m, order, groups); err != nil {
+	if err := bundleImages(ctx, out, lockPath, m, order, groups); err != nil {
 		return nil, err
 	}
-	return m, bundle.WriteManifest(a.Out, m)
+	if err := bundle.WriteManifest(out, m); err != nil {
+		return nil, err
+	}
+	if out != a.Out {
+		return m, bundle.WriteArchive(out, a.Out)
+	}
+	return m, nil
 }
 
 // bundleImages saves every image the lock file pins for a node block, for
@@ -315,7 +375,11 @@ func renderBundle(w io.Writer, out string, m *bundle.Manifest) {
 // manifest, verified, and the repository each host's plan took its
 // releases from.
 type bundleUse struct {
+	// path is the bundle as given, dir its directory: path, or where
+	// the tarball path was extracted, which close removes.
 	path  string
+	dir   string
+	done  func()
 	m     *bundle.Manifest
 	mu    sync.Mutex
 	repos map[string]*bundle.Repo
@@ -324,11 +388,20 @@ type bundleUse struct {
 // openBundle reads and verifies the bundle at path ("" for none): a
 // bundle built for another lock file, or a file that does not match its
 // manifest, is refused before any host is asked.
-func openBundle(specDir, path string) (*bundleUse, error) {
+func openBundle(specDir, path string) (_ *bundleUse, err error) {
 	if path == "" {
 		return nil, nil
 	}
-	m, err := bundle.ReadManifest(path)
+	dir, done, err := bundleDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	m, err := bundle.ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -341,10 +414,36 @@ func openBundle(specDir, path string) (*bundleUse, error) {
 	if lock != m.Lock {
 		return nil, fmt.Errorf("-bundle %s was built for another lock file: the bundle's lock has sha256 %q, %s has %q; build the bundle again (gpuform bundle) after gpuform lock", path, m.Lock, filepath.Join(specDir, spec.LockFileName), lock)
 	}
-	if err := m.Verify(path, ""); err != nil {
-		return nil, fmt.Errorf("-bundle: %w; nothing was copied or installed", err)
+	if err := m.Verify(dir, ""); err != nil {
+		return nil, fmt.Errorf("-bundle %s: %w; nothing was copied or installed", path, err)
 	}
-	return &bundleUse{path: path, m: m, repos: map[string]*bundle.Repo{}}, nil
+	return &bundleUse{path: path, dir: dir, done: done, m: m, repos: map[string]*bundle.Repo{}}, nil
+}
+
+// close removes what openBundle extracted; nil-safe.
+func (b *bundleUse) close() {
+	if b != nil {
+		b.done()
+	}
+}
+
+// bundleDir returns the directory of the bundle at path: path itself, or
+// a new temporary directory (under TMPDIR) the tarball path is extracted
+// into, safely (bundle.ExtractArchive), which done removes.
+func bundleDir(path string) (dir string, done func(), err error) {
+	if !bundle.IsArchive(path) {
+		return path, func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "gpuform-bundle-")
+	if err != nil {
+		return "", nil, err
+	}
+	done = func() { os.RemoveAll(dir) }
+	if err := bundle.ExtractArchive(path, dir); err != nil {
+		done()
+		return "", nil, fmt.Errorf("-bundle %s: %w; nothing was copied or installed", path, err)
+	}
+	return dir, done, nil
 }
 
 // hook makes each host's offers its node block's repository for its OS
@@ -386,7 +485,7 @@ func (b *bundleUse) stage(progress func(apply.Event)) func(ctx context.Context, 
 		if r == nil {
 			return nil, fmt.Errorf("the bundle has no repository for host %s", hp.Host)
 		}
-		st, err := bundle.Stage(ctx, tr, hp.Target.Host.Become != "", b.m, b.path, r)
+		st, err := bundle.Stage(ctx, tr, hp.Target.Host.Become != "", b.m, b.dir, r)
 		if err != nil {
 			return nil, err
 		}
@@ -398,11 +497,16 @@ func (b *bundleUse) stage(progress func(apply.Event)) func(ctx context.Context, 
 // runBundleCheck is bundle -check's work: verify the bundle, then check
 // each repository closed.
 func runBundleCheck(ctx context.Context, path string) ([]*bundle.CheckResult, error) {
-	m, err := bundle.ReadManifest(path)
+	dir, done, err := bundleDir(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Verify(path, ""); err != nil {
+	defer done()
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Verify(dir, ""); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "gpuform-bundle-check-")
@@ -413,10 +517,15 @@ func runBundleCheck(ctx context.Context, path string) ([]*bundle.CheckResult, er
 	var out []*bundle.CheckResult
 	for i := range m.Repos {
 		r := &m.Repos[i]
-		if r.Family != "debian" {
-			return nil, fmt.Errorf("the repository %s is a %s one: bundle -check checks apt repositories so far", r.Dir, r.Family)
+		var res *bundle.CheckResult
+		switch r.Family {
+		case "debian":
+			res, err = bundle.CheckApt(ctx, dir, r, tmp)
+		case "rhel":
+			res, err = bundle.CheckDnf(ctx, dir, r, tmp, bundle.Tools{})
+		default:
+			return nil, fmt.Errorf("the repository %s is a %s one: bundle -check checks apt and dnf repositories", r.Dir, r.Family)
 		}
-		res, err := bundle.CheckApt(ctx, path, r, tmp)
 		if err != nil {
 			return nil, err
 		}
@@ -465,7 +574,7 @@ func (b *bundleUse) copyNote(w io.Writer, p *plan.Plan) {
 		var n int
 		var size int64
 		for _, f := range b.m.Files {
-			if (strings.HasPrefix(f.Path, r.Dir+"/") && path.Base(f.Path) != bundle.BaseStatus) || f.Path == bundle.KeyFile {
+			if (strings.HasPrefix(f.Path, r.Dir+"/") && !bundle.CheckOnly(f.Path)) || f.Path == bundle.KeyFile {
 				n++
 				size += f.Size
 			}

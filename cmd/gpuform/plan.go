@@ -99,6 +99,7 @@ func runPlan(ctx context.Context, s Streams, a *planArguments, v operationView) 
 	if err != nil {
 		return nil, err
 	}
+	defer b.close()
 	p, err := makePlan(ctx, s, cfg, a.Dir, a.Targets, a.Conn, v, "plan would run its probe on the machine gpuform runs on", nil, b.hook())
 	if err != nil {
 		return nil, err

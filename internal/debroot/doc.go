@@ -17,6 +17,13 @@
 //	// r.Publish(t, debs...)  adds packages to the repository later
 //	// r.Calls(t)  the recorded calls of the stubbed tools
 //
+// With Options.Offline the root runs in a network namespace of its own
+// with only loopback up, as an air-gapped node: gpuform reaches its sshd
+// through a forwarder in the test process, and r.Routes(t) reads the
+// namespace's routes (none) and interfaces (lo). r.Enter(t) is the
+// command line that runs a tool of the root's from outside (nsenter and
+// chroot), for a test that checks with the root's dnf.
+//
 // Everything that would touch the machine running the tests is a recording
 // stub inside the root: reboot, shutdown, sysctl, mount, umount, modprobe,
 // rmmod, update-grub, grub-mkconfig, grub2-mkconfig, grubby and

@@ -30,6 +30,12 @@ type Options struct {
 	// repository; Packages is ignored then.
 	RPM  bool
 	RPMs []RPM
+	// Offline runs the root (sshd and everything it starts) in a network
+	// namespace of its own, with only the loopback interface up: no route
+	// to anything, as on an air-gapped node. The test reaches sshd
+	// through a forwarder in this process (127.0.0.1:Port here to the
+	// namespace's 127.0.0.1:Port), which is the only way in or out.
+	Offline bool
 }
 
 // Root is a running Debian root reachable over sshd.
@@ -181,8 +187,16 @@ mkdir -p "$M/run/sshd" "$M/run/lock" "$M/srv/gpuform-repo"
 mount --bind "$REPO" "$M/srv/gpuform-repo"
 exec chroot "$M" /usr/sbin/sshd -D -e -f /etc/ssh/gpuform-test/sshd_config
 `
-	cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--kill-child", "--", "/bin/bash", "-c", script, "debroot",
-		base, r.Upper, filepath.Join(dir, "work"), r.Dir, r.RepoDir, seed)
+	ns := []string{"--mount", "--pid", "--fork", "--kill-child"}
+	if opts.Offline {
+		if _, err := exec.LookPath("ip"); err != nil {
+			unavailable(t, "ip not found (iproute2): an offline root brings its loopback up with it")
+		}
+		ns = append(ns, "--net")
+		script = "ip link set lo up\n" + script
+	}
+	cmd := exec.Command("unshare", append(ns, "--", "/bin/bash", "-c", script, "debroot",
+		base, r.Upper, filepath.Join(dir, "work"), r.Dir, r.RepoDir, seed)...)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -232,6 +246,9 @@ exec chroot "$M" /usr/sbin/sshd -D -e -f /etc/ssh/gpuform-test/sshd_config
 			t.Fatalf("debroot: sshd did not start within 30s:\n%s", r.Log())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if opts.Offline {
+		r.forward(t)
 	}
 	if opts.RPM {
 		r.PublishRPMs(t, opts.RPMs...)
@@ -287,7 +304,7 @@ func (r *Root) Command(ctx context.Context, script string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(pid), "-m", "-p", "--", "chroot", r.Dir, "/bin/sh", "-c", script)
+	cmd := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(pid), "-m", "-p", "-n", "--", "chroot", r.Dir, "/bin/sh", "-c", script)
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "HOME=/root", "DEBIAN_FRONTEND=noninteractive"}
 	return cmd, nil
 }
@@ -356,4 +373,28 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatalf("debroot: %v", err)
 	}
+}
+
+// Enter is the command line that runs a command inside the root (in its
+// mount and PID namespaces, chrooted), to put before the command; it
+// does not join the root's network namespace, so a caller that has made
+// a new one (unshare -n) keeps it. Paths are the root's: RepoDir is
+// /srv/gpuform-repo there (RepoPath).
+func (r *Root) Enter(t testing.TB) []string {
+	t.Helper()
+	pid, err := r.initPID()
+	if err != nil {
+		t.Fatalf("debroot: %v", err)
+	}
+	return []string{"nsenter", "-t", strconv.Itoa(pid), "-m", "-p", "--", "chroot", r.Dir}
+}
+
+// RepoPath is where a path under RepoDir is inside the root.
+func (r *Root) RepoPath(t testing.TB, p string) string {
+	t.Helper()
+	rel, err := filepath.Rel(r.RepoDir, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		t.Fatalf("debroot: %s is not under the repository %s", p, r.RepoDir)
+	}
+	return filepath.Join(repoMount, rel)
 }

@@ -67,7 +67,8 @@ func WriteAptIndex(dir string, records []AptRecord, now time.Time) error {
 
 // Signer signs repositories with a key made for one bundle, with GnuPG
 // (gpg) on this machine: the node's apt checks the signature with gpgv,
-// which apt itself depends on, so the node needs nothing new.
+// which apt itself depends on, and dnf with the gpgme its librepo links,
+// so the node needs nothing new.
 type Signer struct {
 	home string
 }
@@ -121,6 +122,19 @@ func gnupgHome(tmp string) (string, error) {
 // SignRelease writes dir's InRelease, the clear-signed Release.
 func (s *Signer) SignRelease(ctx context.Context, dir string) error {
 	_, err := s.gpg(ctx, "--yes", "--clearsign", "-o", filepath.Join(dir, "InRelease"), filepath.Join(dir, "Release"))
+	return err
+}
+
+// RepomdSignature is a dnf repository's detached, armored signature of
+// its repomd.xml, which dnf checks with repo_gpgcheck.
+const RepomdSignature = "repodata/repomd.xml.asc"
+
+// SignRepomd writes the dnf repository in dir's RepomdSignature: with
+// repo_gpgcheck=1 and the bundle's key as gpgkey, dnf reads no metadata
+// the signature does not cover, and the metadata holds every package's
+// sha256.
+func (s *Signer) SignRepomd(ctx context.Context, dir string) error {
+	_, err := s.gpg(ctx, "--yes", "--armor", "--detach-sign", "-o", filepath.Join(dir, filepath.FromSlash(RepomdSignature)), filepath.Join(dir, "repodata", "repomd.xml"))
 	return err
 }
 

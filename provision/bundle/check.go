@@ -2,11 +2,14 @@ package bundle
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,11 +95,11 @@ func CheckApt(ctx context.Context, dir string, r *Repo, tmp string) (*CheckResul
 		"-o", "APT::Sandbox::User=root",
 		"-o", "Debug::NoLocking=1",
 	}
-	if _, err := offline(ctx, append([]string{"apt-get", "update", "-q"}, opts...)); err != nil {
+	if _, err := offline(ctx, append([]string{"apt-get", "update", "-q"}, opts...), nil); err != nil {
 		return nil, fmt.Errorf("reading the repository %s with apt, offline: %w", r.Dir, err)
 	}
 	args := append([]string{"apt-get", "install", "-s", "-q", "--no-install-recommends", "--allow-downgrades"}, opts...)
-	out, err := offline(ctx, append(args, r.Wanted...))
+	out, err := offline(ctx, append(args, r.Wanted...), nil)
 	res := &CheckResult{Repo: r, Installs: len(instLine.FindAllString(out, -1))}
 	for _, m := range aptProblem.FindAllStringSubmatch(out, -1) {
 		res.Problems = append(res.Problems, strings.TrimSpace(m[1]))
@@ -110,7 +113,7 @@ func CheckApt(ctx context.Context, dir string, r *Repo, tmp string) (*CheckResul
 // offline runs argv with the network disabled: a new network namespace
 // (unshare -n as root, else in a new user namespace too), which has no
 // interface but a loopback that is down.
-func offline(ctx context.Context, argv []string) (string, error) {
+func offline(ctx context.Context, argv []string, stdin func() (io.Reader, error)) (string, error) {
 	if _, err := exec.LookPath("unshare"); err != nil {
 		return "", fmt.Errorf("disabling the network needs unshare (util-linux): %w", err)
 	}
@@ -122,7 +125,17 @@ func offline(ctx context.Context, argv []string) (string, error) {
 		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 		var b bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &b, &b
+		if stdin != nil {
+			in, err := stdin()
+			if err != nil {
+				return "", err
+			}
+			cmd.Stdin = in
+		}
 		err := cmd.Run()
+		if c, ok := cmd.Stdin.(io.Closer); ok {
+			c.Close()
+		}
 		if err == nil {
 			return b.String(), nil
 		}
@@ -133,4 +146,141 @@ func offline(ctx context.Context, argv []string) (string, error) {
 		return b.String(), fmt.Errorf("%v: %s", err, lastLines(b.String(), 5))
 	}
 	return "", fmt.Errorf("cannot disable the network for the check: %w", last)
+}
+
+// Tools says how CheckDnf runs dnf and rpmdb. The zero Tools runs this
+// machine's, on this machine's paths.
+type Tools struct {
+	// Prefix goes before each command: a way into a root that has the
+	// tools (nsenter … chroot DIR). The network is disabled around it.
+	Prefix []string
+	// Path maps a path of this machine to the one the tools see; nil
+	// for the same.
+	Path func(string) string
+}
+
+func (t Tools) path(p string) string {
+	if t.Path == nil {
+		return p
+	}
+	return t.Path(p)
+}
+
+// dnfProblem is a line of dnf's that names a release it cannot install:
+// an argument it has no match for, or a dependency problem of its
+// solver ("  - nothing provides libnccl = 2.21.5-1+cuda12.4 needed by …").
+var dnfProblem = lazyre.New(`(?m)^(?:\s*- ((?:nothing provides|package|cannot install|problem with installed package) .*)|(No match for argument: .*))$`)
+
+// dnfInstalls is dnf's transaction summary of what it would install.
+var dnfInstalls = lazyre.New(`(?m)^Install\s+(\d+) Packages?$`)
+
+// CheckDnf proves a dnf repository of the bundle closed: with dnf, in a
+// scratch installroot whose rpm database is the one the packages were
+// resolved against (BaseRPMDB, imported with rpmdb --importdb), with a
+// dnf configuration of its own whose only repository is the bundle's and
+// with the network disabled (unshare -n), dnf resolves installing every
+// wanted release and answers no. The repository's metadata must verify
+// with the bundle's key (repo_gpgcheck), as on a node. dnf's solver
+// decides; a dependency the bundle lacks is its "nothing provides".
+func CheckDnf(ctx context.Context, dir string, r *Repo, tmp string, tools Tools) (*CheckResult, error) {
+	if tools.Prefix == nil {
+		for _, tool := range []string{"dnf", "rpmdb"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				return nil, fmt.Errorf("bundle -check of a dnf repository needs dnf and rpm on this machine (a RHEL-family machine, or Debian's dnf and rpm packages): %w", err)
+			}
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(abs, filepath.FromSlash(r.Dir), BaseRPMDB)
+	if _, err := os.Stat(base); err != nil {
+		return nil, fmt.Errorf("the repository %s has no %s: the host that resolved it could not export its rpm database (rpmdb --exportdb, rpm 4.16 and later), so nothing says what the closure was resolved against: %w", r.Dir, BaseRPMDB, err)
+	}
+	root, err := os.MkdirTemp(tmp, "check-")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"inst", "repos.d", "cache"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	inst := tools.path(filepath.Join(root, "inst"))
+	run := func(stdin func() (io.Reader, error), argv ...string) (string, error) {
+		return offline(ctx, append(append([]string(nil), tools.Prefix...), argv...), stdin)
+	}
+	if _, err := run(nil, "rpmdb", "--root", inst, "--initdb"); err != nil {
+		return nil, fmt.Errorf("a scratch rpm database for %s: %w", r.Dir, err)
+	}
+	if _, err := run(func() (io.Reader, error) { return gunzip(base) }, "rpmdb", "--root", inst, "--importdb"); err != nil {
+		return nil, fmt.Errorf("importing the rpm database %s was resolved against: %w", r.Dir, err)
+	}
+	files := map[string]string{
+		"dnf.conf": "[main]\ngpgcheck=0\ninstall_weak_deps=False\nbest=True\nskip_if_unavailable=False\nplugins=0\n",
+		"repos.d/gpuform-bundle.repo": fmt.Sprintf("[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nrepo_gpgcheck=1\ngpgkey=file://%s\nskip_if_unavailable=0\nmetadata_expire=0\n",
+			tools.path(filepath.Join(abs, filepath.FromSlash(r.Dir))), tools.path(filepath.Join(abs, KeyFile))),
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	argv := []string{"dnf", "--config", tools.path(filepath.Join(root, "dnf.conf")), "--installroot", inst,
+		"--setopt=reposdir=" + tools.path(filepath.Join(root, "repos.d")), "--setopt=cachedir=" + tools.path(filepath.Join(root, "cache")),
+		"--releasever", releaseMajor(r.OS), "--forcearch", r.Arch, "--noplugins"}
+	// makecache -y reads the metadata, its signature checked with the
+	// bundle's key, which it imports (the install below answers no to
+	// every question, an import's too).
+	if out, err := run(nil, append(append([]string(nil), argv...), "-y", "makecache")...); err != nil {
+		return nil, fmt.Errorf("dnf cannot read the repository %s (its metadata signed with the bundle's key, offline): %s", r.Dir, lastLines(out, 3))
+	}
+	argv = append(argv, "--setopt=strict=False", "--assumeno", "install")
+	for _, w := range r.Wanted {
+		name, v, _ := strings.Cut(w, "=")
+		argv = append(argv, name+"-"+v)
+	}
+	out, err := run(nil, argv...)
+	res := &CheckResult{Repo: r}
+	if m := dnfInstalls.FindStringSubmatch(out); m != nil {
+		res.Installs, _ = strconv.Atoi(m[1])
+	}
+	for _, m := range dnfProblem.FindAllStringSubmatch(out, -1) {
+		res.Problems = append(res.Problems, strings.TrimSpace(m[1]+m[2]))
+	}
+	// dnf answers no to the transaction it resolved ("Operation
+	// aborted.", exit 1), or has nothing to do: a closed repository.
+	if len(res.Problems) == 0 && !strings.Contains(out, "Operation aborted.") && !strings.Contains(out, "Nothing to do.") {
+		return nil, fmt.Errorf("dnf's resolution of %s from %s alone: %v: %s", strings.Join(r.Wanted, " "), r.Dir, err, lastLines(out, 5))
+	}
+	return res, nil
+}
+
+// releaseMajor is dnf's releasever of an OS as facts read it: "9" of
+// "rocky 9.4".
+func releaseMajor(osName string) string {
+	_, v, _ := strings.Cut(osName, " ")
+	major, _, _ := strings.Cut(v, ".")
+	return major
+}
+
+// gunzip opens a gzipped file for reading, decompressed, at most MaxFile
+// bytes of it.
+func gunzip(name string) (io.Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return readCloser{io.LimitReader(z, MaxFile), f}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }

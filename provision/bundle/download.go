@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,6 +31,18 @@ var (
 // that resolved it: the installed packages its dependency closure was
 // resolved against.
 const BaseStatus = "base.status"
+
+// BaseRPMDB is, in a dnf repository's directory, the rpm database of the
+// host that resolved it (rpmdb --exportdb, gzipped): the installed
+// packages dnf download --resolve left out of the closure.
+const BaseRPMDB = "base.rpmdb.gz"
+
+// CheckOnly says whether a file of a repository is there for bundle
+// -check only (BaseStatus, BaseRPMDB): apply does not copy it to nodes.
+func CheckOnly(p string) bool {
+	b := path.Base(p)
+	return b == BaseStatus || b == BaseRPMDB
+}
 
 // chunk is what one fetch.sh returns: under transport.MaxStdout.
 const chunk = 32 << 20
@@ -59,6 +72,9 @@ type DnfDownloaded struct {
 	// URIs are the packages' locations in the node's repositories, by
 	// file name.
 	URIs map[string]string
+	// Base is BaseRPMDB when the node's rpm exported its database (rpm
+	// 4.16 and later), else "".
+	Base string
 }
 
 // DownloadDnf has the node's dnf download specs ("name-version") with the
@@ -92,6 +108,8 @@ func DownloadDnf(ctx context.Context, tr transport.Transport, become bool, specs
 			d.Packages = append(d.Packages, Package{Name: f[2], Version: f[3], File: f[1]})
 		case len(f) == 2 && f[0] == "@meta" && metaFile.MatchString(f[1]):
 			d.Meta = append(d.Meta, f[1])
+		case len(f) == 2 && f[0] == "@base" && f[1] == BaseRPMDB:
+			d.Base = f[1]
 		case strings.HasPrefix(line, "@record ") || strings.HasPrefix(line, "@meta "):
 			return nil, fmt.Errorf("%s: the download printed %q", tr.Host(), line)
 		}
@@ -99,7 +117,11 @@ func DownloadDnf(ctx context.Context, tr transport.Transport, become bool, specs
 	if err := os.MkdirAll(filepath.Join(dest, "repodata"), 0o755); err != nil {
 		return nil, err
 	}
-	for _, f := range append(packageFiles(d.Packages), d.Meta...) {
+	files := append(packageFiles(d.Packages), d.Meta...)
+	if d.Base != "" {
+		files = append(files, d.Base)
+	}
+	for _, f := range files {
 		if err := fetch(ctx, tr, become, dir+"/"+f, filepath.Join(dest, filepath.FromSlash(f))); err != nil {
 			return nil, err
 		}

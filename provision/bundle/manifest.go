@@ -5,11 +5,15 @@
 // size, where it came from and the lock entry it satisfies, and the lock
 // file it was built for. It reads a manifest with a size bound and checks
 // every file against it before anything uses the file; it writes the
-// signed apt repository a node installs from; it copies a repository to a
+// signed apt repository a node installs from and signs a dnf one's
+// metadata; it copies a repository to a
 // node and names it as the package manager's only source for apply's
-// steps (Stage); it proves an apt repository closed offline (CheckApt);
-// and it answers what the bundle offers a node (Repo.Offers) so that a
-// plan made with -bundle resolves releases from the bundle.
+// steps (Stage); it proves a repository closed offline with the
+// distribution's own solver (CheckApt, CheckDnf); it writes a bundle as
+// one deterministic tarball and extracts one safely (WriteArchive,
+// ExtractArchive); and it answers what the bundle offers a node
+// (Repo.Offers) so that a plan made with -bundle resolves releases from
+// the bundle.
 //
 // The packages are resolved by the node's own package manager in
 // download-only mode (DownloadApt, DownloadDnf, over the transport gpuform

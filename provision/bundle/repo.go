@@ -31,8 +31,9 @@ type Group struct {
 
 // BuildRepo has g's host (reached through tr) download g's releases with
 // their dependencies by its own apt or dnf, writes them under out as one
-// repository of the bundle (apt's signed by signer, dnf's with the
-// metadata createrepo_c wrote on the host), and records every file in m.
+// repository of the bundle (apt's signed by signer; dnf's with the
+// metadata createrepo_c wrote on the host, its repomd.xml signed by
+// signer), and records every file in m.
 func BuildRepo(ctx context.Context, tr transport.Transport, signer *Signer, out string, m *Manifest, g Group) error {
 	if g.Family != "debian" && g.Family != "rhel" {
 		return fmt.Errorf("host %s runs %s: gpuform bundle builds apt and dnf repositories, not %q ones", g.Host, g.OS, g.Family)
@@ -44,7 +45,7 @@ func BuildRepo(ctx context.Context, tr transport.Transport, signer *Signer, out 
 	}
 	wanted := slices.Sorted(maps.Keys(g.Wanted))
 	if g.Family == "rhel" {
-		return buildDnfRepo(ctx, tr, out, rel, m, g, wanted)
+		return buildDnfRepo(ctx, tr, signer, out, rel, m, g, wanted)
 	}
 	d, err := DownloadApt(ctx, tr, g.Become, wanted, dir)
 	if err != nil {
@@ -104,11 +105,12 @@ func addDownloaded(out, rel string, m *Manifest, g Group, wanted []string, tool 
 }
 
 // buildDnfRepo is BuildRepo for a dnf host: the packages dnf download
-// --resolve fetched and the metadata createrepo_c wrote on the host. The
+// --resolve fetched and the metadata createrepo_c wrote on the host, its
+// repomd.xml signed by signer. The
 // wanted releases are dnf's "name-version"; the repository's are recorded
 // as "name=version" like apt's, so that Missing and the plan's offers
 // read them alike.
-func buildDnfRepo(ctx context.Context, tr transport.Transport, out, rel string, m *Manifest, g Group, wanted []string) error {
+func buildDnfRepo(ctx context.Context, tr transport.Transport, signer *Signer, out, rel string, m *Manifest, g Group, wanted []string) error {
 	specs := make([]string, len(wanted))
 	for i, w := range wanted {
 		name, v, _ := strings.Cut(w, "=")
@@ -126,6 +128,17 @@ func buildDnfRepo(ctx context.Context, tr transport.Transport, out, rel string, 
 		if err := m.AddFile(out, rel+"/"+f, "createrepo_c on "+g.Host, ""); err != nil {
 			return err
 		}
+	}
+	if d.Base != "" {
+		if err := m.AddFile(out, rel+"/"+d.Base, "the rpm database of "+g.Host, ""); err != nil {
+			return err
+		}
+	}
+	if err := signer.SignRepomd(ctx, filepath.Join(out, filepath.FromSlash(rel))); err != nil {
+		return err
+	}
+	if err := m.AddFile(out, rel+"/"+RepomdSignature, "gpuform", ""); err != nil {
+		return err
 	}
 	m.Repos = append(m.Repos, repo)
 	return nil

@@ -42,8 +42,8 @@ type Staged struct {
 // copying again what did not finish), each verified by its sha256 on the
 // node before it is renamed into place, and then writes the apt
 // configuration that names it. A failure on the way leaves no apt
-// configuration naming the repository. BaseStatus stays behind: only
-// bundle -check reads it.
+// configuration naming the repository. BaseStatus and BaseRPMDB stay
+// behind: only bundle -check reads them.
 func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest, dir string, r *Repo) (*Staged, error) {
 	if r.Family != "debian" && r.Family != "rhel" {
 		return nil, fmt.Errorf("the bundle's %s repository cannot be installed: apply -bundle installs apt and dnf repositories", r.Family)
@@ -52,13 +52,16 @@ func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest
 	type want struct{ name, src string }
 	var files []want
 	for _, f := range m.Files {
-		if strings.HasPrefix(f.Path, r.Dir+"/") && path.Base(f.Path) != BaseStatus {
+		if strings.HasPrefix(f.Path, r.Dir+"/") && !CheckOnly(f.Path) {
 			files = append(files, want{strings.TrimPrefix(f.Path, r.Dir+"/"), f.Path})
 		}
 	}
-	if r.Family == "debian" {
-		files = append(files, want{"bundle.gpg", KeyFile})
+	if r.Family == "rhel" {
+		if _, ok := m.File(r.Dir + "/" + RepomdSignature); !ok {
+			return nil, fmt.Errorf("the bundle's dnf repository %s has no signed metadata (%s; built by an older gpuform?): build the bundle again", r.Dir, RepomdSignature)
+		}
 	}
+	files = append(files, want{"bundle.gpg", KeyFile})
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.name

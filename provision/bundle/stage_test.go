@@ -74,5 +74,6 @@ func TestNodeScriptsShellcheck(t *testing.T) {
 	nodeshtest.Shellcheck(t, map[string]string{
 		"apt_download.sh": aptDownloadScript, "fetch.sh": fetchScript, "cleanup.sh": cleanupScript,
 		"stage_have.sh": stageHaveScript, "stage_put.sh": stagePutScript, "stage_enable.sh": stageEnableScript,
+		"dnf_download.sh": dnfDownloadScript, "stage_enable_dnf.sh": stageEnableDnfScript,
 	})
 }

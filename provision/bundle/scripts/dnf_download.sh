@@ -7,7 +7,9 @@
 # and writes its repository metadata there with createrepo_c. Prints
 # "@dir DIR", "@uri URL" for each package's location in the node's
 # repositories, "@record FILE NAME VERSION" for each package file and
-# "@meta FILE" for each metadata file (relative to DIR).
+# "@meta FILE" for each metadata file (relative to DIR), and "@base
+# base.rpmdb.gz" when rpm exported this node's database there (rpm 4.16
+# and later): bundle -check installs the closure onto it.
 set -eu
 set -f
 d=$(mktemp -d "$R/var/tmp/gpuform-bundle.XXXXXX")
@@ -25,3 +27,6 @@ createrepo_c --quiet "$d" >&2
 for f in "$d"/repodata/*; do
 	[ -f "$f" ] && printf '@meta repodata/%s\n' "${f##*/}"
 done
+if rpmdb --exportdb >"$d/base.rpmdb" 2>/dev/null && gzip -n "$d/base.rpmdb"; then
+	printf '@base base.rpmdb.gz\n'
+fi

@@ -7,14 +7,17 @@
 # to its steps as GPUFORM_DNF_REPOS, which dnf_install.sh passes to dnf as
 # reposdir, so the node's own repositories are not used for the
 # transaction and /etc/yum.repos.d does not change. Every file's sha256
-# was checked as it was copied.
+# was checked as it was copied; dnf also checks the signature of the
+# repository's metadata with the bundle's key, DIR/bundle.gpg
+# (repo_gpgcheck), imported into this repository's cache by makecache
+# -y, and fails rather than skip a repository it cannot verify.
 set -eu
 dir=$1
 d="$R$dir"
 mkdir -p -- "$d/repos.d"
-printf '[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nmetadata_expire=0\n' "$dir" >"$d/repos.d/gpuform-bundle.repo.part"
+printf '[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nrepo_gpgcheck=1\ngpgkey=file://%s/bundle.gpg\nskip_if_unavailable=0\nmetadata_expire=0\n' "$dir" "$dir" >"$d/repos.d/gpuform-bundle.repo.part"
 mv -f -- "$d/repos.d/gpuform-bundle.repo.part" "$d/repos.d/gpuform-bundle.repo"
-if ! dnf -q --setopt=reposdir="$d/repos.d" makecache >&2; then
+if ! dnf -q -y --setopt=reposdir="$d/repos.d" makecache >&2; then
 	rm -f -- "$d/repos.d/gpuform-bundle.repo"
 	fail "dnf cannot read the bundle's repository in $dir"
 fi
