@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,17 +90,12 @@ invalid.`,
 				return err
 			}
 			v := newFactsView(a.ViewType, s)
-			results, err := runFacts(cmd.Context(), s, a, v)
+			failed, err := runFacts(cmd.Context(), s, a, v)
 			if err != nil {
 				return err
 			}
-			if err := v.Facts(results); err != nil {
-				return err
-			}
-			for _, r := range results {
-				if r.Error != "" {
-					return exitError{ExitFailed}
-				}
+			if failed {
+				return exitError{ExitFailed}
 			}
 			return nil
 		}),
@@ -108,49 +105,83 @@ invalid.`,
 }
 
 // runFacts is gpuform facts's work: it probes the spec's hosts, or the
-// --root directory, and returns what each host runs (a host's failure is
-// its own result).
-func runFacts(ctx context.Context, s Streams, a *factsArguments, v operationView) ([]facts.HostFacts, error) {
+// --root directory, and hands each host's result (a host's failure is its
+// own result) to v's report as the host is done. failed says whether some
+// host could not be probed.
+func runFacts(ctx context.Context, s Streams, a *factsArguments, v factsView) (failed bool, err error) {
 	if a.Root != "" {
 		if fi, err := os.Stat(a.Root); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("--root %s is not a directory", a.Root)
+			return false, fmt.Errorf("--root %s is not a directory", a.Root)
 		}
 		abs, err := filepath.Abs(a.Root)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if err := a.Conn.timeouts.check(); err != nil {
-			return nil, err
+			return false, err
 		}
 		o := a.Conn.targetOptionsFor(s, connect.Options{}, false, "probing")
 		pctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(spec.Host{}), "the probe", target.ProbeSetting)
 		n, err := facts.Probe(pctx, local.New("root:"+abs), facts.Options{Reads: resource.Reads(), Root: abs})
 		cancel()
-		results := []facts.HostFacts{{Host: a.Root, Facts: n}}
+		result := facts.HostFacts{Host: a.Root, Facts: n}
 		if err != nil {
-			results[0].Error = err.Error()
+			result.Error = err.Error()
 		}
-		return results, nil
+		r := v.Report(1)
+		r.Add(0, result)
+		return err != nil, r.Close()
 	}
 	cfg, diags := a.Spec.load(s, a.Dir)
 	if err := v.Diagnostics(diags, cfg); err != nil {
-		return nil, err
+		return false, err
 	}
 	hosts, err := selectHosts(cfg, a.Dir, a.Targets, v)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	if err := a.Conn.refuseLocal(hosts, "facts would run its probe on the machine gpuform runs on (--root PATH probes a directory here)"); err != nil {
-		return nil, err
+		return false, err
 	}
 	o, err := a.Conn.targetOptions(s, a.Dir, v.ShowsProbeProgress(), "probing")
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	// The listing on stdout says each host's error, once per
 	// group of hosts; progress only says which hosts failed.
 	o.Progress = errorsBelow{o.Progress}
-	return probeHosts(ctx, hosts, o), nil
+	return reportHosts(ctx, hosts, o, v)
+}
+
+// reportHosts probes every host the way every command does and hands each
+// result to v's report as soon as the host is done, from the goroutine
+// that probed it, keeping none of the facts: `facts` of a fleet holds a
+// host's facts no longer than it takes to render them, not every host's
+// until the last is probed. Each host's failure is its own, an
+// interruption included (the hosts not probed say so).
+func reportHosts(ctx context.Context, hosts []target.Host, o target.Options, v factsView) (failed bool, err error) {
+	var r factsReport
+	var anyFailed atomic.Bool
+	_ = target.ProbeEach(ctx, hosts, o, func(n int) { r = v.Report(n) }, func(i int, p target.Probed) {
+		res := hostFacts(p)
+		if res.Error != "" {
+			anyFailed.Store(true)
+		}
+		r.Add(i, res)
+	})
+	return anyFailed.Load(), r.Close()
+}
+
+// hostFacts is a probe's outcome as `facts` reports it.
+func hostFacts(p target.Probed) facts.HostFacts {
+	r := facts.HostFacts{Host: p.Host.Host.Name, Facts: p.Facts}
+	if p.Host.Node != nil {
+		r.Node = p.Host.Node.Name
+	}
+	if p.Err != nil {
+		r.Error = target.ErrorText(p.Err)
+	}
+	return r
 }
 
 // probeHosts probes every host the way every command does and lists
@@ -160,14 +191,7 @@ func probeHosts(ctx context.Context, hosts []target.Host, o target.Options) []fa
 	probed, _ := target.Probe(ctx, hosts, o)
 	out := make([]facts.HostFacts, 0, len(probed))
 	for _, p := range probed {
-		r := facts.HostFacts{Host: p.Host.Host.Name, Facts: p.Facts}
-		if p.Host.Node != nil {
-			r.Node = p.Host.Node.Name
-		}
-		if p.Err != nil {
-			r.Error = target.ErrorText(p.Err)
-		}
-		out = append(out, r)
+		out = append(out, hostFacts(p))
 	}
 	return out
 }
@@ -175,7 +199,17 @@ func probeHosts(ctx context.Context, hosts []target.Host, o target.Options) []fa
 // factsView renders what gpuform facts found.
 type factsView interface {
 	operationView
-	Facts(results []facts.HostFacts) error
+	// Report starts the report of n hosts.
+	Report(n int) factsReport
+}
+
+// factsReport takes each host's result as the host is done, in any order
+// and from any goroutine (i is the host's place among the n, in spec
+// order), and Close writes what is left: facts.JSONReport and the text
+// report.
+type factsReport interface {
+	Add(i int, h facts.HostFacts)
+	Close() error
 }
 
 func newFactsView(t viewType, s Streams) factsView {
@@ -187,14 +221,25 @@ func newFactsView(t viewType, s Streams) factsView {
 
 type factsHuman struct{ humanOperation }
 
-func (v factsHuman) Facts(results []facts.HostFacts) error {
-	facts.RenderText(v.s.Out, results)
+func (v factsHuman) Report(n int) factsReport {
+	return textReport{facts.NewTextReport(n), v.s.Out}
+}
+
+// textReport writes the text report once every host is in: its table
+// and groups need them all.
+type textReport struct {
+	*facts.TextReport
+	w io.Writer
+}
+
+func (r textReport) Close() error {
+	r.Render(r.w)
 	return nil
 }
 
 type factsJSON struct{ jsonOperation }
 
-func (v factsJSON) Facts(results []facts.HostFacts) error { return facts.RenderJSON(v.s.Out, results) }
+func (v factsJSON) Report(n int) factsReport { return facts.NewJSONReport(v.s.Out, n) }
 
 // errorsBelow is a progress view that names failed hosts without their
 // error, for commands whose report prints the error itself.

@@ -132,3 +132,37 @@ func TestFactsEndlessOutput(t *testing.T) {
 		t.Errorf("took %s to give up on endless output", took)
 	}
 }
+
+// TestFactsJSONInterruptedIsOneDocument: facts -json writes each host as
+// soon as the hosts before it are written, so an interruption while the
+// first host's probe hangs (the second one done, its entry waiting) must
+// still end with one whole document: every host in spec order, the hung
+// one with its error, exit 1.
+func TestFactsJSONInterruptedIsOneDocument(t *testing.T) {
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	args := []string{"facts", "-json", "-var", `hosts=["sim://hgx-h100-stale", "sim://hgx-h100-stale/2"]`, "testdata/planapply"}
+	if code, out, errOut := runCLIEnv(t, env, args...); code != ExitOK {
+		t.Fatalf("facts: exit %d\n%s\n%s", code, out, errOut)
+	}
+	hangProbe(t, filepath.Join(state, "hgx-h100-stale"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(5*time.Second, cancel)
+	var out, errb bytes.Buffer
+	code := Run(ctx, args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Environ: append([]string{"NO_COLOR=1"}, env...)})
+	var doc facts.Document
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	if code != ExitFailed || len(doc.Hosts) != 2 || doc.Hosts[0].Host != "sim://hgx-h100-stale" || doc.Hosts[1].Host != "sim://hgx-h100-stale/2" {
+		t.Fatalf("exit %d, hosts %+v\nstderr:\n%s", code, doc.Hosts, errb.String())
+	}
+	if doc.Hosts[0].Error == "" || doc.Hosts[0].Facts != nil {
+		t.Errorf("the hung host: error %q, facts %v; want its error and no facts", doc.Hosts[0].Error, doc.Hosts[0].Facts != nil)
+	}
+	if second := doc.Hosts[1]; (second.Facts == nil) == (second.Error == "") {
+		t.Errorf("the second host: error %q, facts %v; want one of them", second.Error, second.Facts != nil)
+	}
+	t.Logf("the second host: facts %v, error %q", doc.Hosts[1].Facts != nil, doc.Hosts[1].Error)
+}

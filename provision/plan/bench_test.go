@@ -25,7 +25,8 @@ const benchRoots = 8
 // machine, 32 at a time) and renders the text plan, as gpuform plan does.
 // cpu-ms/host is the controller's own CPU (getrusage of this process),
 // child-cpu-ms/host the simulated nodes' probe shells; peak-rss-MB is the
-// process's peak resident set during the loop.
+// process's peak resident set during the loop; retained-B/host is what the
+// plan holds a host once made (the live heap with it, less without).
 func BenchmarkPlanSim(b *testing.B) {
 	k, err := kb.Load()
 	if err != nil {
@@ -54,11 +55,14 @@ func BenchmarkPlanSim(b *testing.B) {
 			o := target.Options{Connect: func(_ context.Context, h spec.Host) (transport.Transport, error) {
 				return sim.New(h.Name, rootOf[h.Name]), nil
 			}}
+			var retained int64
 			run := func() {
+				h0 := liveHeap()
 				p, err := plan.Run(context.Background(), k, hosts, o)
 				if err != nil {
 					b.Fatal(err)
 				}
+				retained = liveHeap() - h0
 				if p.Errored || !p.HasChanges() || len(p.Hosts) != n {
 					b.Fatalf("plan of %d hosts: errored %v, changes %v, %d host plans", n, p.Errored, p.HasChanges(), len(p.Hosts))
 				}
@@ -72,6 +76,7 @@ func BenchmarkPlanSim(b *testing.B) {
 				run()
 			}
 			m.Stop().ReportPerHost(b, n)
+			b.ReportMetric(float64(retained)/float64(n), "retained-B/host")
 		})
 	}
 }

@@ -222,10 +222,11 @@ func (h *HostPlan) HasChanges() bool { return h.Summary.Total() > 0 }
 // identical. Package names, GPU models and image verdicts come from k.
 func Make(k *kb.KB, probed []target.Probed) *Plan {
 	hps := make([]*HostPlan, len(probed))
-	reds, scripts := newRedactors(), newSharedScripts()
+	reds, scripts, changes := newRedactors(), newSharedScripts(), newSharedChanges()
 	for i, pr := range probed {
 		hps[i] = planProbed(k, reds, pr)
 		scripts.share(hps[i])
+		changes.share(hps[i])
 	}
 	return assemble(hps)
 }
@@ -319,8 +320,10 @@ func planProbed(k *kb.KB, reds *redactors, pr target.Probed) *HostPlan {
 // text among the hosts of a plan: the hosts of a fleet mostly run the
 // same steps, and each step's script (the nodesh prelude, its libraries
 // and its body) is kilobytes, built anew for every host. A host's copies
-// are dropped as soon as it is planned, not when the last host is. Safe
-// for concurrent use.
+// are dropped as soon as it is planned, not when the last host is. The
+// hosts' warnings, verify notes and errors are held once the same way (a
+// driver advisory's warning is half a kilobyte a host). Safe for
+// concurrent use.
 type sharedScripts struct {
 	mu sync.Mutex
 	m  map[string]string
@@ -341,6 +344,13 @@ func (s *sharedScripts) share(hp *HostPlan) {
 			return
 		}
 		s.m[*t] = *t
+	}
+	one(&hp.Error)
+	for i := range hp.Warnings {
+		one(&hp.Warnings[i])
+	}
+	for i := range hp.VerifyNotes {
+		one(&hp.VerifyNotes[i])
 	}
 	for i := range hp.ResourceChanges {
 		steps := hp.ResourceChanges[i].Steps
@@ -584,7 +594,7 @@ func RunProbed(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Opti
 	// probed it, and its facts are dropped then: the plan of a thousand
 	// hosts never holds a thousand hosts' facts.
 	var hps []*HostPlan
-	reds, scripts := newRedactors(), newSharedScripts()
+	reds, scripts, changes := newRedactors(), newSharedScripts(), newSharedChanges()
 	err := target.ProbeEach(ctx, hosts, o, func(n int) { hps = make([]*HostPlan, n) }, func(i int, pr target.Probed) {
 		if pr.Facts != nil && pr.Facts.Offers != nil {
 			for name, v := range pins[pr.Host.Host.Name] {
@@ -600,6 +610,7 @@ func RunProbed(ctx context.Context, k *kb.KB, hosts []target.Host, o target.Opti
 		}
 		hps[i] = planProbed(k, reds, pr)
 		scripts.share(hps[i])
+		changes.share(hps[i])
 	})
 	if err != nil {
 		return nil, err
