@@ -317,3 +317,14 @@ func (r *Repo) Missing(wanted []string) []string {
 	}
 	return out
 }
+
+// HasRepos says whether the bundle holds packages for node, on any
+// platform.
+func (m *Manifest) HasRepos(node string) bool {
+	for _, r := range m.Repos {
+		if r.Node == node {
+			return true
+		}
+	}
+	return false
+}
