@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuform/gpuform/internal/registrytest"
 	"github.com/gpuform/gpuform/provision/bundle"
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/registry"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/spec"
@@ -61,7 +62,7 @@ func TestBundleImages(t *testing.T) {
 // a second plan, with or without the bundle, is empty.
 func TestApplyBundleLoadsImages(t *testing.T) {
 	t.Parallel()
-	for _, rt := range []string{"containerd", "docker"} {
+	for _, rt := range []string{"containerd", "docker", "apptainer"} {
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
 			reg := registrytest.Start(t)
@@ -75,7 +76,7 @@ func TestApplyBundleLoadsImages(t *testing.T) {
   hosts = ["sim://dgx-a100"]
   container {
     runtime = "`+rt+`"
-    images  = ["`+ref+`"]
+    images  = ["`+ref+`"]`+map[string]string{"apptainer": "\n    image_dir = \"/raid/containers\""}[rt]+`
   }
 }
 `)
@@ -95,7 +96,12 @@ func TestApplyBundleLoadsImages(t *testing.T) {
 				b, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
 				return string(b)
 			}
+			file := facts.ImageFileName(reg.Host+"/nvidia/cuda", d.String(), rt)
 			store := func() string {
+				if rt == "apptainer" {
+					b, _ := os.ReadFile(filepath.Join(root, "raid/containers", file))
+					return string(b)
+				}
 				b, _ := os.ReadFile(filepath.Join(root, "var/lib/gpuform-sim/images", rt))
 				return string(b)
 			}
@@ -116,7 +122,7 @@ func TestApplyBundleLoadsImages(t *testing.T) {
 			if code, stdout, errOut := runCLIEnv(t, env, "apply", "-auto-approve", "-bundle", out, dir); code == ExitOK || !strings.Contains(errOut, "does not match the bundle's manifest") {
 				t.Errorf("apply -bundle with a tampered blob: exit %d\n%s\n%s", code, stdout, errOut)
 			}
-			if s := store(); strings.TrimSpace(s) != "" || strings.Contains(calls(), "import") || strings.Contains(calls(), "load") {
+			if s := store(); strings.TrimSpace(s) != "" || strings.Contains(calls(), "import") || strings.Contains(calls(), "load") || strings.Contains(calls(), "build") {
 				t.Errorf("a refused bundle loaded:\n%s\n%s", s, calls())
 			}
 			writeFile(t, layer, string(good))
@@ -154,15 +160,29 @@ func TestApplyBundleLoadsImages(t *testing.T) {
 			wantCalls := map[string]string{
 				"containerd": "ctr images import --platform linux/amd64 /var/lib/gpuform/bundle/images/load.",
 				"docker":     "docker load -i /var/lib/gpuform/bundle/images/load.",
+				"apptainer":  "apptainer build /raid/containers/." + file + ".",
 			}[rt]
 			tag := map[string]string{
-				"containerd": "ctr images tag --force " + name + " " + ref,
-				"docker":     "docker tag " + name + " " + ref,
+				"containerd": "ctr images tag --force " + name + " " + ref + "\n",
+				"docker":     "docker tag " + name + " " + ref + "\n",
+				"apptainer":  ".gpuform-tmp oci-archive:/var/lib/gpuform/bundle/images/archives/" + d.Hex + ".tar\n",
 			}[rt]
-			if !strings.Contains(c, wantCalls) || !strings.Contains(c, tag+"\n") || strings.Contains(c, "pull") {
+			if !strings.Contains(c, wantCalls) || !strings.Contains(c, tag) || strings.Contains(c, "pull") {
 				t.Errorf("apply -bundle did not load by digest and tag, pulling nothing:\n%s", c)
 			}
-			if s := store(); !strings.Contains(s, d.String()) {
+			want := d.String()
+			if rt == "apptainer" {
+				// The image file is what the archive named: the index,
+				// which lists the platform's image.
+				want = imgs["linux/amd64"].Digest.String()
+				if got, err := os.Readlink(filepath.Join(root, "raid/containers", facts.ImageLinkName(reg.Host+"/nvidia/cuda", "12.8", rt))); err != nil || got != file {
+					t.Errorf("the tag's link leads to %q (%v), not %s", got, err, file)
+				}
+				if left, _ := filepath.Glob(filepath.Join(root, "var/lib/gpuform/bundle/images/archives/*")); len(left) != 0 {
+					t.Errorf("archives left on the node: %v", left)
+				}
+			}
+			if s := store(); !strings.Contains(s, want) {
 				t.Errorf("the %s store after apply -bundle:\n%s", rt, s)
 			}
 			if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, "-detailed-exitcode", dir); code != ExitOK || strings.Contains(errOut, "Bundle: apply copies the blobs") {
@@ -193,4 +213,27 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestPlanBundleEnrootRefused: enroot import reads no archive, so plan
+// -bundle of an enroot node that lacks an image fails before any change,
+// naming enroot, rather than plan a pull from a registry the site lacks.
+func TestPlanBundleEnrootRefused(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Start(t)
+	reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := t.TempDir()
+	imageFileSpec(t, dir, "enroot", ref)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	if code, stdout, errOut := runCLIEnv(t, env, "bundle", "-out", out, dir); code != ExitOK {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, dir); code == ExitOK || !strings.Contains(oneLine(stdout+errOut), "cannot load an image into enroot (enroot import reads only docker://, dockerd:// and podman://)") {
+		t.Errorf("plan -bundle of an enroot node: exit %d\n%s\n%s", code, stdout, errOut)
+	}
 }

@@ -122,10 +122,11 @@ func TestImageLoadRealContainerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &imagesResource{base: base{name: ContainerImages}, runtime: "containerd"}
-	st, err := r.load(im, b, "linux/amd64")
-	if err != nil {
-		t.Fatal(err)
+	steps, err := r.load(im, b, "linux/amd64")
+	if err != nil || len(steps) != 1 {
+		t.Fatal(steps, err)
 	}
+	st := steps[0]
 	run := func() (int, string) {
 		cmd := exec.Command("/bin/sh", "-c", st.Script)
 		cmd.Env = append(os.Environ(), "GPUFORM_ROOT=", "PATH="+wrap+":"+os.Getenv("PATH"))

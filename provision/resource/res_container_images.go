@@ -314,7 +314,7 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 			if err != nil {
 				return Change{}, fmt.Errorf("%s: %w", r.name, err)
 			}
-			c.Steps = append(c.Steps, st)
+			c.Steps = append(c.Steps, st...)
 		}
 	}
 	return c, nil
@@ -347,29 +347,38 @@ func (r *imagesResource) pull(im ImageRef, what string) Step {
 // own tool, by digest, then points the spec's tag at it, as a pull does.
 // No registry is asked, so the step has no reachability check. An image
 // the bundle cannot give, or a runtime it cannot load into, is the plan's
-// error, before anything changes. The step is scripts/image_load.sh.
-func (r *imagesResource) load(im ImageRef, b *facts.BundleImage, platform string) (Step, error) {
+// error, before anything changes. The step is scripts/image_load.sh; for
+// Apptainer it makes the OCI archive, and image_file_pull.sh's step
+// builds the image file in image_dir from it (apptainer build FILE
+// oci-archive:ARCHIVE), recorded in the ledger as a pull is.
+func (r *imagesResource) load(im ImageRef, b *facts.BundleImage, platform string) ([]Step, error) {
 	if b == nil {
-		return Step{}, fmt.Errorf("container image %s: the bundle has no record of it; build the bundle again with gpuform bundle", im.Ref)
+		return nil, fmt.Errorf("container image %s: the bundle has no record of it; build the bundle again with gpuform bundle", im.Ref)
 	}
 	if b.Missing != "" {
-		return Step{}, fmt.Errorf("container image %s is not on the node and the bundle cannot give it, so nothing is loaded or pulled: %s", im.Ref, b.Missing)
+		return nil, fmt.Errorf("container image %s is not on the node and the bundle cannot give it, so nothing is loaded or pulled: %s", im.Ref, b.Missing)
 	}
-	if fileRuntime(r.runtime) {
+	if r.runtime == facts.RuntimeEnroot {
 		// enroot import reads registries and daemons only (docker://,
 		// dockerd://, podman://: NVIDIA/enroot doc/cmd/import.md).
-		return Step{}, fmt.Errorf("container image %s: apply -bundle loads images into docker and containerd, not yet into %s's image_dir; copy the image files there from a node that could pull them (image_dir_shared), or apply without -bundle where the registry is reachable", im.Ref, r.runtime)
+		return nil, fmt.Errorf("container image %s: apply -bundle cannot load an image into enroot (enroot import reads only docker://, dockerd:// and podman://); copy the image file into image_dir from a node that could pull it (image_dir_shared), or apply without -bundle where the registry is reachable", im.Ref)
 	}
 	tagged := ""
-	if im.Tag != "" {
+	if im.Tag != "" && !fileRuntime(r.runtime) {
 		tagged = im.Repo + ":" + im.Tag
 	}
-	return Step{
+	st := Step{
 		Description: fmt.Sprintf("load %s at %s from the bundle %s with %s", im.Ref, im.Digest, b.Bundle, r.runtime),
 		Script:      nodesh.Script(imageLoadScript, append([]string{r.runtime, b.Dir, b.Name, tagged, platform}, b.Blobs...)),
 		Input:       b.Index,
 		Become:      true,
-	}, nil
+	}
+	if !fileRuntime(r.runtime) {
+		return []Step{st}, nil
+	}
+	st.Description = fmt.Sprintf("check and archive the bundle's blobs of %s at %s", im.Ref, im.Digest)
+	archive := b.Dir + "/archives/" + strings.TrimPrefix(im.Digest, "sha256:") + ".tar"
+	return []Step{st, r.fileStep(im, "oci-archive:"+archive, fmt.Sprintf("load %s at %s from the bundle %s with %s into %s", im.Ref, im.Digest, b.Bundle, r.runtime, r.dir))}, nil
 }
 
 // ImageSize writes a download size as Docker does, in decimal units.

@@ -11,6 +11,9 @@
 # archive, which the runtime's own tool loads: ctr images import for
 # PLATFORM's content into containerd's k8s.io namespace, docker load. When
 # TAGGED (repo:tag) is not empty it then points at NAME, as after a pull.
+# For RUNTIME "apptainer", whose images are files, the archive is only
+# made, as DIR/archives/HEX.tar (HEX: NAME's digest): the next step,
+# image_file_pull.sh, builds the image file from it.
 set -eu
 runtime=$1 dir=$2 name=$3 tagged=$4 platform=$5
 shift 5
@@ -33,6 +36,10 @@ printf '{"imageLayoutVersion":"1.0.0"}\n' >"$a/oci-layout"
 (cd "$a" && tar -cf "$a.tar" oci-layout index.json blobs)
 archive=${a#"$R"}.tar
 case $runtime in
+apptainer)
+	mkdir -p -- "$d/archives"
+	mv -f -- "$a.tar" "$d/archives/${name##*@sha256:}.tar"
+	;;
 containerd)
 	ctr -n k8s.io images import --platform "$platform" "$archive"
 	if [ -n "$tagged" ]; then ctr -n k8s.io images tag --force "$name" "$tagged"; fi
