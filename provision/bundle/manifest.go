@@ -9,7 +9,10 @@
 // node and names it as the package manager's only source for apply's
 // steps (Stage); it proves an apt repository closed offline (CheckApt);
 // and it answers what the bundle offers a node (Repo.Offers) so that a
-// plan made with -bundle resolves releases from the bundle.
+// plan made with -bundle resolves releases from the bundle, and what a
+// node loads of each pinned image (LoadImage: its blobs and the
+// index.json naming it repository@digest), whose blobs StageImages copies
+// to the node, so that the plan loads images instead of pulling them.
 //
 // The packages are resolved by the node's own package manager in
 // download-only mode (DownloadApt, DownloadDnf, over the transport gpuform
