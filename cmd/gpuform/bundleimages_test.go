@@ -158,8 +158,8 @@ func TestApplyBundleLoadsImages(t *testing.T) {
 			}
 			c := calls()
 			wantCalls := map[string]string{
-				"containerd": "ctr images import --platform linux/amd64 /var/lib/gpuform/bundle/images/load.",
-				"docker":     "docker load -i /var/lib/gpuform/bundle/images/load.",
+				"containerd": "ctr images import --platform linux/amd64 -\n",
+				"docker":     "docker load\n",
 				"apptainer":  "apptainer build /raid/containers/." + file + ".",
 			}[rt]
 			tag := map[string]string{

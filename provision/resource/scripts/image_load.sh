@@ -8,8 +8,9 @@
 # name refuses the load before anything is loaded. The blobs, standard
 # input as index.json (one descriptor, named NAME, repo@digest, by the
 # io.containerd.image.name annotation) and an oci-layout make an OCI
-# archive, which the runtime's own tool loads: ctr images import for
-# PLATFORM's content into containerd's k8s.io namespace, docker load. When
+# archive, which the runtime's own tool loads from standard input: ctr
+# images import for PLATFORM's content into containerd's k8s.io namespace,
+# docker load. When
 # TAGGED (repo:tag) is not empty it then points at NAME, as after a pull.
 # For RUNTIME "apptainer", whose images are files, the archive is only
 # made, as DIR/archives/HEX.tar (HEX: NAME's digest): the next step,
@@ -33,19 +34,22 @@ for b in "$@"; do
 done
 cat >"$a/index.json"
 printf '{"imageLayoutVersion":"1.0.0"}\n' >"$a/oci-layout"
-(cd "$a" && tar -cf "$a.tar" oci-layout index.json blobs)
-archive=${a#"$R"}.tar
+# containerd and Docker read the archive from a pipe: a GPU image of tens
+# of GB is not written to the disk a second time. A tar cut short is a
+# broken archive the runtime refuses.
+archive() { (cd "$a" && tar -cf - oci-layout index.json blobs); }
 case $runtime in
 apptainer)
 	mkdir -p -- "$d/archives"
+	archive >"$a.tar"
 	mv -f -- "$a.tar" "$d/archives/${name##*@sha256:}.tar"
 	;;
 containerd)
-	ctr -n k8s.io images import --platform "$platform" "$archive"
+	archive | ctr -n k8s.io images import --platform "$platform" -
 	if [ -n "$tagged" ]; then ctr -n k8s.io images tag --force "$name" "$tagged"; fi
 	;;
 *)
-	docker load -i "$archive"
+	archive | docker load
 	# Docker's containerd image store keeps the name the archive gives;
 	# its classic store keeps no digest, and a pull by it would follow.
 	docker image inspect "$name" >/dev/null 2>&1 ||

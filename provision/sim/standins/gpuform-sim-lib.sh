@@ -205,8 +205,8 @@ load_module() {
 	printf '%s 16384 0 - Live 0x0000000000000000\n' "$m" >>"$R/proc/modules"
 }
 
-# oci_archive FILE checks that FILE (a path in the root) is the OCI
-# archive a runtime loads: oci-layout, an index.json naming one image by
+# oci_archive FILE checks that FILE (a path in the root, or - for standard
+# input) is the OCI archive a runtime loads: oci-layout, an index.json naming one image by
 # the io.containerd.image.name annotation, and every blob that image
 # needs (an index's child of the node's platform present with its config
 # and layers), each under its own sha256. It sets archive_name and
@@ -214,7 +214,9 @@ load_module() {
 # fails.
 oci_archive() {
 	x=$(mktemp -d) || die 1 "mktemp failed"
-	tar -xf "$R$1" -C "$x" 2>/dev/null || {
+	f=$R$1
+	[ "$1" != - ] || f=-
+	tar -xf "$f" -C "$x" 2>/dev/null || {
 		rm -rf "$x"
 		die 1 "$TOOL: $1 is not a tar archive"
 	}
