@@ -64,7 +64,7 @@ type planArguments struct {
 }
 
 func (a *planArguments) register(fs *pflag.FlagSet) {
-	fs.StringVar(&a.Bundle, "bundle", "", "plan against the offline bundle BUNDLE (a directory or .tar/.tar.gz gpuform bundle wrote): the releases come from it, not from the hosts' repositories")
+	fs.StringVar(&a.Bundle, "bundle", "", "plan against the offline bundle BUNDLE (a directory or .tar/.tar.gz gpuform bundle wrote): the releases come from it, not from the hosts' repositories, and its images are loaded, not pulled")
 	a.Spec.register(fs)
 	a.Spec.registerTakeOver(fs)
 	a.Conn.register(fs)
@@ -114,7 +114,7 @@ type applyArguments struct {
 }
 
 func (a *applyArguments) register(fs *pflag.FlagSet) {
-	fs.StringVar(&a.Bundle, "bundle", "", "install from the offline bundle BUNDLE (a directory or .tar/.tar.gz gpuform bundle wrote), copied to each host, with the host's own sources unused")
+	fs.StringVar(&a.Bundle, "bundle", "", "install from the offline bundle BUNDLE (a directory or .tar/.tar.gz gpuform bundle wrote), copied to each host, with the host's own sources unused and its images loaded by digest, none pulled")
 	a.Spec.register(fs)
 	a.Spec.registerTakeOver(fs)
 	a.Conn.register(fs)

@@ -383,6 +383,9 @@ type bundleUse struct {
 	m     *bundle.Manifest
 	mu    sync.Mutex
 	repos map[string]*bundle.Repo
+	// images are, by host, what the bundle gives each image of its
+	// node block for its platform (facts.Node.BundleImages).
+	images map[string]map[string]*facts.BundleImage
 }
 
 // openBundle reads and verifies the bundle at path ("" for none): a
@@ -417,7 +420,7 @@ func openBundle(specDir, path string) (_ *bundleUse, err error) {
 	if err := m.Verify(dir, ""); err != nil {
 		return nil, fmt.Errorf("-bundle %s: %w; nothing was copied or installed", path, err)
 	}
-	return &bundleUse{path: path, dir: dir, done: done, m: m, repos: map[string]*bundle.Repo{}}, nil
+	return &bundleUse{path: path, dir: dir, done: done, m: m, repos: map[string]*bundle.Repo{}, images: map[string]map[string]*facts.BundleImage{}}, nil
 }
 
 // close removes what openBundle extracted; nil-safe.
@@ -455,17 +458,34 @@ func (b *bundleUse) hook() plan.ProbedHook {
 	}
 	return func(pr target.Probed) error {
 		f := pr.Facts
+		ims := map[string]*facts.BundleImage{}
+		pinned, _ := resource.PinnedImages(pr.Host.Node)
+		for _, im := range pinned {
+			ims[im.Ref] = b.m.LoadImage(b.dir, pr.Host.Node.Name, im.Ref, im.Repo, im.Digest, spec.Platform(f.Arch))
+		}
+		f.BundleImages = ims
 		r, err := b.m.RepoFor(pr.Host.Node.Name, f.OS.Family(), f.OS.ID+" "+f.OS.VersionID, f.Arch)
-		if err != nil {
+		switch {
+		case err != nil && b.m.HasRepos(pr.Host.Node.Name):
 			return err
+		case err != nil:
+			// A node block the bundle holds no packages for (its plan
+			// installed none when the bundle was built) is offered
+			// none: a release its plan needs now is missing, naming
+			// the bundle; its images still load from the bundle.
+			f.Offers = &facts.Offers{Manager: facts.Manager(f.OS.Family()), Versions: map[string][]string{}, Sources: []string{"bundle " + b.path + " (no packages for node " + pr.Host.Node.Name + ")"}, Lists: 1}
+		default:
+			offers := r.Offers()
+			for _, vs := range offers {
+				slices.SortStableFunc(vs, func(a, b string) int { return -facts.CompareVersions(a, b) })
+			}
+			f.Offers = &facts.Offers{Manager: facts.Manager(r.Family), Versions: offers, Sources: []string{"bundle " + b.path + " " + r.Dir}, Lists: 1}
 		}
-		offers := r.Offers()
-		for _, vs := range offers {
-			slices.SortStableFunc(vs, func(a, b string) int { return -facts.CompareVersions(a, b) })
-		}
-		f.Offers = &facts.Offers{Manager: facts.Manager(r.Family), Versions: offers, Sources: []string{"bundle " + b.path + " " + r.Dir}, Lists: 1}
 		b.mu.Lock()
-		b.repos[pr.Host.Host.Name] = r
+		if r != nil {
+			b.repos[pr.Host.Host.Name] = r
+		}
+		b.images[pr.Host.Host.Name] = ims
 		b.mu.Unlock()
 		return nil
 	}
@@ -481,17 +501,45 @@ func (b *bundleUse) stage(progress func(apply.Event)) func(ctx context.Context, 
 	return func(ctx context.Context, tr transport.Transport, hp *plan.HostPlan) (map[string]string, error) {
 		b.mu.Lock()
 		r := b.repos[hp.Host]
+		loads := b.loads(hp)
 		b.mu.Unlock()
-		if r == nil {
-			return nil, fmt.Errorf("the bundle has no repository for host %s", hp.Host)
+		become := hp.Target.Host.Become != ""
+		if len(loads) > 0 {
+			copied, kept, err := bundle.StageImages(ctx, tr, become, b.dir, loads)
+			if err != nil {
+				return nil, err
+			}
+			progress(apply.Event{Host: hp.Host, Message: fmt.Sprintf("bundle %s: %d image blobs copied, %d already there", bundle.ImagesDir, len(copied), len(kept))})
 		}
-		st, err := bundle.Stage(ctx, tr, hp.Target.Host.Become != "", b.m, b.dir, r)
+		if r == nil {
+			// Packages the plan installs resolve only against the
+			// bundle's repository: without one the plan installs none.
+			return map[string]string{}, nil
+		}
+		st, err := bundle.Stage(ctx, tr, become, b.m, b.dir, r)
 		if err != nil {
 			return nil, err
 		}
 		progress(apply.Event{Host: hp.Host, Message: fmt.Sprintf("bundle %s: %d files copied, %d already there", r.Dir, len(st.Copied), len(st.Kept))})
 		return st.Env, nil
 	}
+}
+
+// loads are the bundle's images hp's plan loads: those of its
+// container_images change whose value changes. b.mu is held.
+func (b *bundleUse) loads(hp *plan.HostPlan) []*facts.BundleImage {
+	var out []*facts.BundleImage
+	for _, rc := range hp.ResourceChanges {
+		if rc.Resource != resource.ContainerImages || rc.Action == resource.NoOp {
+			continue
+		}
+		for _, ref := range slices.Sorted(maps.Keys(rc.After)) {
+			if bi := b.images[hp.Host][ref]; bi != nil && bi.Missing == "" && rc.Before[ref] != rc.After[ref] {
+				out = append(out, bi)
+			}
+		}
+	}
+	return out
 }
 
 // runBundleCheck is bundle -check's work: verify the bundle, then check
@@ -567,6 +615,13 @@ func (b *bundleUse) copyNote(w io.Writer, p *plan.Plan) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, hp := range p.Hosts {
+		if loads := b.loads(hp); len(loads) > 0 {
+			var size int64
+			for _, l := range loads {
+				size += l.Size
+			}
+			fmt.Fprintf(w, "Bundle: apply copies the blobs of %d images to %s:%s/ (%s; only what the host lacks) and loads them by digest, pulling none.\n", len(loads), hp.Host, bundle.NodeImagesDir, readlimit.FormatSize(size))
+		}
 		r := b.repos[hp.Host]
 		if r == nil || !hp.HasChanges() {
 			continue

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/registrytest"
 	"github.com/gpuform/gpuform/provision/bundle"
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/registry"
+	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -46,5 +50,190 @@ func TestBundleImages(t *testing.T) {
 	}
 	if err := m.Verify(out, "images/"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestApplyBundleLoadsImages: with the registry the bundle was built from
+// stopped, plan -bundle shows each image loaded from the bundle at its
+// digest, with no registry check; a tampered blob is refused by its hash
+// and nothing is loaded; a bundle that lacks an image fails the plan;
+// apply -bundle copies the blobs the node lacks and loads them with the
+// runtime's own tool (the stand-ins check the OCI archive they get), and
+// a second plan, with or without the bundle, is empty.
+func TestApplyBundleLoadsImages(t *testing.T) {
+	t.Parallel()
+	for _, rt := range []string{"containerd", "docker", "apptainer"} {
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			reg := registrytest.Start(t)
+			d, imgs := reg.PushIndex(t, "nvidia/cuda:12.8")
+			ref := reg.Host + "/nvidia/cuda:12.8"
+			name := reg.Host + "/nvidia/cuda@" + d.String()
+			state := t.TempDir()
+			env := []string{"GPUFORM_SIM_STATE=" + state}
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `node "n" {
+  hosts = ["sim://dgx-a100"]
+  container {
+    runtime = "`+rt+`"
+    images  = ["`+ref+`"]`+map[string]string{"apptainer": "\n    image_dir = \"/raid/containers\""}[rt]+`
+  }
+}
+`)
+			if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+				t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+			}
+			out := filepath.Join(t.TempDir(), "bundle")
+			if code, stdout, errOut := runCLIEnv(t, env, "bundle", "-out", out, dir); code != ExitOK {
+				t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+			}
+			reg.Close()
+			root, err := sim.MaterializeHost("sim://dgx-a100", state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := func() string {
+				b, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+				return string(b)
+			}
+			file := facts.ImageFileName(reg.Host+"/nvidia/cuda", d.String(), rt)
+			store := func() string {
+				if rt == "apptainer" {
+					b, _ := os.ReadFile(filepath.Join(root, "raid/containers", file))
+					return string(b)
+				}
+				b, _ := os.ReadFile(filepath.Join(root, "var/lib/gpuform-sim/images", rt))
+				return string(b)
+			}
+
+			code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, "-detailed-exitcode", dir)
+			if code != ExitReport || !strings.Contains(stdout, "+ "+ref+` = "`+d.String()+" (load from bundle, ") ||
+				!strings.Contains(errOut, "Bundle: apply copies the blobs of 1 images to sim://dgx-a100:/var/lib/gpuform/bundle/images/") {
+				t.Fatalf("plan -bundle with the registry stopped: exit %d\n%s\n%s", code, stdout, errOut)
+			}
+
+			// A tampered layer: refused by its hash, nothing copied or loaded.
+			layer := filepath.Join(out, "images/blobs/sha256", layerHex(t, out, imgs["linux/amd64"].Digest.Hex))
+			good, err := os.ReadFile(layer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, layer, "not the layer")
+			if code, stdout, errOut := runCLIEnv(t, env, "apply", "-auto-approve", "-bundle", out, dir); code == ExitOK || !strings.Contains(errOut, "does not match the bundle's manifest") {
+				t.Errorf("apply -bundle with a tampered blob: exit %d\n%s\n%s", code, stdout, errOut)
+			}
+			if s := store(); strings.TrimSpace(s) != "" || strings.Contains(calls(), "import") || strings.Contains(calls(), "load") || strings.Contains(calls(), "build") {
+				t.Errorf("a refused bundle loaded:\n%s\n%s", s, calls())
+			}
+			writeFile(t, layer, string(good))
+
+			// A bundle that lacks the image fails the plan, naming it.
+			m, err := bundle.ReadManifest(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lacking := filepath.Join(t.TempDir(), "lacking")
+			if err := os.CopyFS(lacking, os.DirFS(out)); err != nil {
+				t.Fatal(err)
+			}
+			m.Images = nil
+			if err := bundle.WriteManifest(lacking, m); err != nil {
+				t.Fatal(err)
+			}
+			if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", lacking, dir); code == ExitOK || !strings.Contains(oneLine(stdout+errOut), "holds no linux/amd64 image of "+ref) {
+				t.Errorf("plan -bundle of a bundle without the image: exit %d\n%s\n%s", code, stdout, errOut)
+			}
+
+			// One blob already on the node, one cut short: only the rest
+			// is copied, the short one again.
+			blobs := filepath.Join(root, "var/lib/gpuform/bundle/images/blobs/sha256")
+			if err := os.MkdirAll(blobs, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(blobs, d.Hex), readFile(t, filepath.Join(out, "images/blobs/sha256", d.Hex)))
+			writeFile(t, filepath.Join(blobs, imgs["linux/amd64"].Digest.Hex), "{")
+			code, stdout, errOut = runCLIEnv(t, env, "apply", "-auto-approve", "-bundle", out, dir)
+			if code != ExitOK || !strings.Contains(stdout+errOut, "4 image blobs copied, 1 already there") {
+				t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+			}
+			c := calls()
+			wantCalls := map[string]string{
+				"containerd": "ctr images import --platform linux/amd64 -\n",
+				"docker":     "docker load\n",
+				"apptainer":  "apptainer build /raid/containers/." + file + ".",
+			}[rt]
+			tag := map[string]string{
+				"containerd": "ctr images tag --force " + name + " " + ref + "\n",
+				"docker":     "docker tag " + name + " " + ref + "\n",
+				"apptainer":  ".gpuform-tmp oci-archive:/var/lib/gpuform/bundle/images/archives/" + d.Hex + ".tar\n",
+			}[rt]
+			if !strings.Contains(c, wantCalls) || !strings.Contains(c, tag) || strings.Contains(c, "pull") {
+				t.Errorf("apply -bundle did not load by digest and tag, pulling nothing:\n%s", c)
+			}
+			want := d.String()
+			if rt == "apptainer" {
+				// The image file is what the archive named: the index,
+				// which lists the platform's image.
+				want = imgs["linux/amd64"].Digest.String()
+				if got, err := os.Readlink(filepath.Join(root, "raid/containers", facts.ImageLinkName(reg.Host+"/nvidia/cuda", "12.8", rt))); err != nil || got != file {
+					t.Errorf("the tag's link leads to %q (%v), not %s", got, err, file)
+				}
+				if left, _ := filepath.Glob(filepath.Join(root, "var/lib/gpuform/bundle/images/archives/*")); len(left) != 0 {
+					t.Errorf("archives left on the node: %v", left)
+				}
+			}
+			if s := store(); !strings.Contains(s, want) {
+				t.Errorf("the %s store after apply -bundle:\n%s", rt, s)
+			}
+			if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, "-detailed-exitcode", dir); code != ExitOK || strings.Contains(errOut, "Bundle: apply copies the blobs") {
+				t.Errorf("plan -bundle after apply: exit %d\n%s\n%s", code, stdout, errOut)
+			}
+			if code, stdout, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK {
+				t.Errorf("plan after apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+			}
+		})
+	}
+}
+
+// layerHex is the sha256 of the first layer of the image manifest hex in
+// the bundle at out.
+func layerHex(t *testing.T, out, hex string) string {
+	t.Helper()
+	var man struct{ Layers []struct{ Digest string } }
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "images/blobs/sha256", hex))), &man); err != nil || len(man.Layers) == 0 {
+		t.Fatalf("the manifest %s: %v", hex, err)
+	}
+	return strings.TrimPrefix(man.Layers[0].Digest, "sha256:")
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPlanBundleEnrootRefused: enroot import reads no archive, so plan
+// -bundle of an enroot node that lacks an image fails before any change,
+// naming enroot, rather than plan a pull from a registry the site lacks.
+func TestPlanBundleEnrootRefused(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Start(t)
+	reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	env := []string{"GPUFORM_SIM_STATE=" + t.TempDir()}
+	dir := t.TempDir()
+	imageFileSpec(t, dir, "enroot", ref)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	if code, stdout, errOut := runCLIEnv(t, env, "bundle", "-out", out, dir); code != ExitOK {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, dir); code == ExitOK || !strings.Contains(oneLine(stdout+errOut), "cannot load an image into enroot (enroot import reads only docker://, dockerd:// and podman://)") {
+		t.Errorf("plan -bundle of an enroot node: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 }

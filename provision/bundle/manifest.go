@@ -11,9 +11,12 @@
 // steps (Stage); it proves a repository closed offline with the
 // distribution's own solver (CheckApt, CheckDnf); it writes a bundle as
 // one deterministic tarball and extracts one safely (WriteArchive,
-// ExtractArchive); and it answers what the bundle offers a node
+// ExtractArchive); it answers what the bundle offers a node
 // (Repo.Offers) so that a plan made with -bundle resolves releases from
-// the bundle.
+// the bundle; and it answers what a node loads of each pinned image
+// (LoadImage: its blobs and the index.json naming it repository@digest),
+// whose blobs StageImages copies to the node, so that the plan loads
+// images instead of pulling them.
 //
 // The packages are resolved by the node's own package manager in
 // download-only mode (DownloadApt, DownloadDnf, over the transport gpuform
@@ -320,4 +323,15 @@ func (r *Repo) Missing(wanted []string) []string {
 		out = append(out, fmt.Sprintf("%s %s (the bundle has %s)", name, v, has))
 	}
 	return out
+}
+
+// HasRepos says whether the bundle holds packages for node, on any
+// platform.
+func (m *Manifest) HasRepos(node string) bool {
+	for _, r := range m.Repos {
+		if r.Node == node {
+			return true
+		}
+	}
+	return false
 }

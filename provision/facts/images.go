@@ -25,6 +25,30 @@ type ImageStore struct {
 	NotLinks []string `json:"not_links,omitempty"`
 }
 
+// BundleImage is one image of an offline bundle, as a node loads it: its
+// blobs, copied to Dir on the node before the steps, and the index.json
+// that names it repository@digest for the runtime's import.
+type BundleImage struct {
+	// Missing, when not empty, says why the bundle cannot give the node
+	// this image (it holds no such image for the node's platform); the
+	// other fields are then empty.
+	Missing string `json:"missing,omitempty"`
+	// Bundle is the bundle's path where gpuform runs, for messages.
+	Bundle string `json:"bundle"`
+	// Dir is the OCI image layout's directory on the node.
+	Dir string `json:"dir"`
+	// Name is repository@digest, the digest the lock pins.
+	Name string `json:"name"`
+	// Index is the image's index.json: one descriptor, of Name's digest.
+	Index string `json:"index"`
+	// Blobs are the sha256 (hex) of every blob the image needs on the
+	// node: the pinned manifest (an index), the platform's manifest, its
+	// config and layers.
+	Blobs []string `json:"blobs"`
+	// Size is the blobs' bytes.
+	Size int64 `json:"size"`
+}
+
 // LocalImage is one image in a runtime's store.
 type LocalImage struct {
 	// ID identifies the image in the store: Docker's image ID, or for

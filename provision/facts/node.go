@@ -67,6 +67,12 @@ type Node struct {
 	// installs (QueryOffers); nil when nobody asked (the probe does not:
 	// plan asks after it, knowing the spec's packages).
 	Offers *Offers `json:"offers,omitempty"`
+	// BundleImages are what an offline bundle (plan and apply -bundle)
+	// holds of the spec's images for the node's platform, by the spec's
+	// reference; nil without a bundle (the probe does not read them:
+	// plan sets them). The node then loads its images from the bundle
+	// and pulls none.
+	BundleImages map[string]*BundleImage `json:"bundle_images,omitempty"`
 	// CUDAToolkits are the toolkits found under /usr/local/cuda*, sorted by path.
 	CUDAToolkits []CUDAToolkit `json:"cuda_toolkits"`
 	// Docker is /etc/docker/daemon.json.

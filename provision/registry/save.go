@@ -1,8 +1,12 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -27,7 +31,11 @@ const SaveTimeout = time.Hour
 // the OCI image layout at dir (created when missing; blobs shared across
 // images), by its platform digest, and names it in the layout's index
 // with ref@digest (org.opencontainers.image.ref.name), as a runtime's
-// import reads it. The image's digest is checked against the pin.
+// import reads it. The image's digest is checked against the pin. Where
+// the lock pins an index (pin.Digest, not the platform's), the index's
+// manifest is saved as a blob too, checked against pin.Digest: a node
+// loads the image under the digest the lock pins, with its platform's
+// content, as a pull by that digest stores it.
 func SaveLayout(ctx context.Context, ref string, pin spec.ImagePin, platform, dir string, o Options) (string, error) {
 	pp, ok := pin.Platforms[platform]
 	if !ok {
@@ -60,6 +68,20 @@ func SaveLayout(ctx context.Context, ref string, pin spec.ImagePin, platform, di
 	if err != nil {
 		return "", explain(ctx, r, SaveTimeout, err)
 	}
+	var index *remote.Descriptor
+	if pin.Digest != "" && pin.Digest != pp.Digest {
+		id, err := name.NewDigest(r.Context().Name() + "@" + pin.Digest)
+		if err != nil {
+			return "", err
+		}
+		if index, err = remote.Get(id, remote.WithContext(ctx), remote.WithAuthFromKeychain(keys), remote.WithUserAgent("gpuform"),
+			remote.WithTransport(&limitTransport{base: base, registry: r.Context().RegistryStr(), limits: limits})); err != nil {
+			return "", explain(ctx, r, SaveTimeout, err)
+		}
+		if sum := sha256.Sum256(index.Manifest); "sha256:"+hex.EncodeToString(sum[:]) != pin.Digest {
+			return "", fmt.Errorf("%s: the registry answered another manifest for %s", ref, pin.Digest)
+		}
+	}
 	got, err := img.Digest()
 	if err != nil {
 		return "", err
@@ -78,6 +100,11 @@ func SaveLayout(ctx context.Context, ref string, pin spec.ImagePin, platform, di
 		return desc.Annotations["org.opencontainers.image.ref.name"] == named
 	}, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": named})); err != nil {
 		return "", fmt.Errorf("saving %s: %w", named, err)
+	}
+	if index != nil {
+		if err := p.WriteBlob(index.Digest, io.NopCloser(bytes.NewReader(index.Manifest))); err != nil {
+			return "", fmt.Errorf("saving the index %s of %s: %w", pin.Digest, ref, err)
+		}
 	}
 	return named, nil
 }

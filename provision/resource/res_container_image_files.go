@@ -25,20 +25,26 @@ import (
 // `apptainer registry login` and `docker login` write). gpuform sends none.
 // The step is scripts/image_file_pull.sh.
 func (r *imagesResource) pullFile(im ImageRef, what string) Step {
-	link := ""
-	if im.Tag != "" {
-		link = facts.ImageLinkName(im.Repo, im.Tag, r.runtime)
-	}
 	ref := "docker://" + im.Repo + "@" + im.Digest
 	if r.runtime == facts.RuntimeEnroot {
 		ref = enrootURI(im)
 	}
+	st := r.fileStep(im, ref, fmt.Sprintf("pull %s at %s with %s into %s", im.Ref, what, r.runtime, r.dir))
+	st.Check = imageReachableCheck(im, r.runtime)
+	return st
+}
+
+// fileStep is image_file_pull.sh's step for im, from ref.
+func (r *imagesResource) fileStep(im ImageRef, ref, description string) Step {
+	link := ""
+	if im.Tag != "" {
+		link = facts.ImageLinkName(im.Repo, im.Tag, r.runtime)
+	}
 	return Step{
-		Description: fmt.Sprintf("pull %s at %s with %s into %s", im.Ref, what, r.runtime, r.dir),
+		Description: description,
 		Script: resolvingScript(imageFilePullScript, r.dir, facts.ImageFileName(im.Repo, im.Digest, r.runtime), link,
 			strconv.FormatBool(r.shared), facts.ImageFilesLedger, facts.ImageDirsFile, r.runtime, ref),
 		Become: true,
-		Check:  imageReachableCheck(im, r.runtime),
 	}
 }
 

@@ -279,12 +279,17 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 			}
 		}
 		after[im.Ref] = StringVal(value(im, im.Digest))
+		if b := f.BundleImages[im.Ref]; b != nil && b.Missing == "" {
+			after[im.Ref] = StringVal(fmt.Sprintf("%s (load from bundle, %s)", im.Digest, ImageSize(b.Size)))
+		}
 		// A file an older gpuform recorded without its content hash is
 		// pulled again, so that verify -tier full can check its content.
 		if fileRuntime(r.runtime) && !r.shared && NodeFileUnhashed(r.spec, store, im) {
 			continue
 		}
-		if d := NodeDigest(store, im); d != "" {
+		if d := NodeDigest(store, im); d == im.Digest {
+			before[im.Ref] = after[im.Ref]
+		} else if d != "" {
 			before[im.Ref] = StringVal(value(im, d))
 		}
 	}
@@ -298,9 +303,18 @@ func (r *imagesResource) Diff(f *facts.Node) (Change, error) {
 			continue
 		}
 		for _, im := range r.images {
-			if im.Ref == ref {
-				c.Steps = append(c.Steps, r.pull(im, after[ref].Text))
+			if im.Ref != ref {
+				continue
 			}
+			if f.BundleImages == nil {
+				c.Steps = append(c.Steps, r.pull(im, after[ref].Text))
+				continue
+			}
+			st, err := r.load(im, f.BundleImages[ref], platform)
+			if err != nil {
+				return Change{}, fmt.Errorf("%s: %w", r.name, err)
+			}
+			c.Steps = append(c.Steps, st...)
 		}
 	}
 	return c, nil
@@ -325,6 +339,46 @@ func (r *imagesResource) pull(im ImageRef, what string) Step {
 		Become:      true,
 		Check:       imageReachableCheck(im, r.runtime),
 	}
+}
+
+// load is one image's step with an offline bundle (plan and apply
+// -bundle): apply has copied its blobs to the node (b.Dir) before the
+// steps; the step hashes each again and loads them with the runtime's
+// own tool, by digest, then points the spec's tag at it, as a pull does.
+// No registry is asked, so the step has no reachability check. An image
+// the bundle cannot give, or a runtime it cannot load into, is the plan's
+// error, before anything changes. The step is scripts/image_load.sh; for
+// Apptainer it makes the OCI archive, and image_file_pull.sh's step
+// builds the image file in image_dir from it (apptainer build FILE
+// oci-archive:ARCHIVE), recorded in the ledger as a pull is.
+func (r *imagesResource) load(im ImageRef, b *facts.BundleImage, platform string) ([]Step, error) {
+	if b == nil {
+		return nil, fmt.Errorf("container image %s: the bundle has no record of it; build the bundle again with gpuform bundle", im.Ref)
+	}
+	if b.Missing != "" {
+		return nil, fmt.Errorf("container image %s is not on the node and the bundle cannot give it, so nothing is loaded or pulled: %s", im.Ref, b.Missing)
+	}
+	if r.runtime == facts.RuntimeEnroot {
+		// enroot import reads registries and daemons only (docker://,
+		// dockerd://, podman://: NVIDIA/enroot doc/cmd/import.md).
+		return nil, fmt.Errorf("container image %s: apply -bundle cannot load an image into enroot (enroot import reads only docker://, dockerd:// and podman://); copy the image file into image_dir from a node that could pull it (image_dir_shared), or apply without -bundle where the registry is reachable", im.Ref)
+	}
+	tagged := ""
+	if im.Tag != "" && !fileRuntime(r.runtime) {
+		tagged = im.Repo + ":" + im.Tag
+	}
+	st := Step{
+		Description: fmt.Sprintf("load %s at %s from the bundle %s with %s", im.Ref, im.Digest, b.Bundle, r.runtime),
+		Script:      nodesh.Script(imageLoadScript, append([]string{r.runtime, b.Dir, b.Name, tagged, platform}, b.Blobs...)),
+		Input:       b.Index,
+		Become:      true,
+	}
+	if !fileRuntime(r.runtime) {
+		return []Step{st}, nil
+	}
+	st.Description = fmt.Sprintf("check and archive the bundle's blobs of %s at %s", im.Ref, im.Digest)
+	archive := b.Dir + "/archives/" + strings.TrimPrefix(im.Digest, "sha256:") + ".tar"
+	return []Step{st, r.fileStep(im, "oci-archive:"+archive, fmt.Sprintf("load %s at %s from the bundle %s with %s into %s", im.Ref, im.Digest, b.Bundle, r.runtime, r.dir))}, nil
 }
 
 // ImageSize writes a download size as Docker does, in decimal units.

@@ -56,6 +56,8 @@ var (
 	imageFilePullScript string
 	//go:embed scripts/image_reachable.sh
 	imageReachableScript string
+	//go:embed scripts/image_load.sh
+	imageLoadScript string
 )
 
 // scriptStep is a step (with become) that runs script with args.

@@ -70,8 +70,29 @@ func sampleSteps(t *testing.T) map[string]Step {
 		"image_pull.sh":      pull,
 		"image_file_pull.sh": files.pullFile(im, "25.02-py3"),
 		"image_reachable.sh": {Description: "check", Script: pull.Check},
+		"image_load.sh":      sampleLoad(t),
 	}
 }
+
+// sampleLoad is an image's load step from an offline bundle's blobs a and
+// b (sampleBlobs), into containerd.
+func sampleLoad(t *testing.T) Step {
+	t.Helper()
+	im := ImageRef{Ref: "nvcr.io/nvidia/pytorch:25.02-py3", Repo: "nvcr.io/nvidia/pytorch", Tag: "25.02-py3", Digest: "sha256:" + strings.Repeat("a", 64)}
+	b := &facts.BundleImage{Bundle: "/media/bundle", Dir: "/var/lib/gpuform/bundle/images", Name: im.Repo + "@" + im.Digest, Index: "{}\n"}
+	for _, c := range sampleBlobs {
+		sum := sha256.Sum256([]byte(c))
+		b.Blobs = append(b.Blobs, hex.EncodeToString(sum[:]))
+	}
+	steps, err := (&imagesResource{runtime: facts.RuntimeContainerd}).load(im, b, "linux/amd64")
+	if err != nil || len(steps) != 1 {
+		t.Fatal(steps, err)
+	}
+	return steps[0]
+}
+
+// sampleBlobs are the content of sampleLoad's blobs.
+var sampleBlobs = []string{"a\n", "b\n"}
 
 // TestStepScriptsShellcheck runs shellcheck over scripts/*.sh as they are
 // and over a step of each as it is sent: the prelude, the libraries, the
@@ -444,6 +465,23 @@ esac`,
 				return Step{Script: imageReachableCheck(sampleImage, facts.RuntimeDocker)}
 			},
 			calls: "curl [-sS] [-o] [/dev/null] [--max-time] [20] [--max-filesize] [1048576] [https://nvcr.io/v2/]\n",
+		},
+		"containerd load of a bundle's blobs": {
+			tools: map[string]string{"ctr": ""},
+			setup: func(t *testing.T, root string) {
+				for _, c := range sampleBlobs {
+					sum := sha256.Sum256([]byte(c))
+					write(t, root, "/var/lib/gpuform/bundle/images/blobs/sha256/"+hex.EncodeToString(sum[:]), c)
+				}
+			},
+			step: func(t *testing.T, root string) Step { return sampleLoad(t) },
+			calls: "ctr [-n] [k8s.io] [images] [import] [--platform] [linux/amd64] [-]\n" +
+				"ctr [-n] [k8s.io] [images] [tag] [--force] [nvcr.io/nvidia/pytorch@sha256:" + strings.Repeat("a", 64) + "] [nvcr.io/nvidia/pytorch:25.02-py3]\n",
+			check: func(t *testing.T, root string) {
+				if ents, _ := os.ReadDir(filepath.Join(root, "var/lib/gpuform/bundle/images")); len(ents) != 1 || ents[0].Name() != "blobs" {
+					t.Errorf("the load left files beside the blobs: %v", ents)
+				}
+			},
 		},
 		"docker pull by digest, no tag": {
 			tools: map[string]string{"docker": ""},

@@ -3,6 +3,8 @@
 #
 # Pulls one image for enroot or Apptainer (RUNTIME "enroot"; anything else
 # is Apptainer), whose images are files: the runtime pulls REF by digest
+# (Apptainer builds it from an OCI archive when REF is oci-archive:PATH,
+# what an offline bundle's load step made, removed afterwards)
 # into a temporary name in the image_dir DIR, renamed to FILE once the
 # pull succeeded (so a file under that name is always a finished pull);
 # LINK, the tag's symlink when not empty, then moves to it, so a job that
@@ -83,7 +85,12 @@ else
 	trap 'exit 1' HUP INT TERM
 	case $runtime in
 	enroot) enroot import --output "${D#"$R"}/$tmp" "$ref" ;;
-	*) apptainer pull "${D#"$R"}/$tmp" "$ref" ;;
+	*)
+		case $ref in
+		oci-archive:*) apptainer build "${D#"$R"}/$tmp" "$ref" ;;
+		*) apptainer pull "${D#"$R"}/$tmp" "$ref" ;;
+		esac
+		;;
 	esac
 	h=$(sha256sum <"$D/$tmp") || { echo "$d/$tmp: sha256sum failed" >&2; exit 1; }
 	h=${h%% *}
@@ -97,6 +104,11 @@ if [ -n "$l" ]; then
 	mv -f "$D/.$l.$u" "$D/$l"
 	echo "$d/$l -> $f"
 fi
+# An archive an offline bundle's load step made (image_load.sh) has
+# served its turn.
+case $ref in
+oci-archive:*) rm -f -- "$R${ref#oci-archive:}" ;;
+esac
 resolve_in_root "$dirs_file" || { echo "$dirs_file: $_e" >&2; exit 1; }
 if ! grep -qxF "$d" "$_r" 2>/dev/null; then
 	mkdir -p "${_r%/*}"

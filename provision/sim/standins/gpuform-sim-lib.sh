@@ -204,3 +204,58 @@ load_module() {
 	esac
 	printf '%s 16384 0 - Live 0x0000000000000000\n' "$m" >>"$R/proc/modules"
 }
+
+# oci_archive FILE checks that FILE (a path in the root, or - for standard
+# input) is the OCI archive a runtime loads: oci-layout, an index.json naming one image by
+# the io.containerd.image.name annotation, and every blob that image
+# needs (an index's child of the node's platform present with its config
+# and layers), each under its own sha256. It sets archive_name and
+# archive_digest (the descriptor's), or dies as a load of a broken archive
+# fails.
+oci_archive() {
+	x=$(mktemp -d) || die 1 "mktemp failed"
+	f=$R$1
+	[ "$1" != - ] || f=-
+	tar -xf "$f" -C "$x" 2>/dev/null || {
+		rm -rf "$x"
+		die 1 "$TOOL: $1 is not a tar archive"
+	}
+	if [ ! -f "$x/oci-layout" ] || [ ! -f "$x/index.json" ]; then
+		rm -rf "$x"
+		die 1 "$TOOL: $1 is not an OCI archive (no oci-layout or index.json)"
+	fi
+	for b in "$x"/blobs/sha256/*; do
+		[ -f "$b" ] || continue
+		[ "$(sha256sum <"$b" | cut -c1-64)" = "${b##*/}" ] || {
+			rm -rf "$x"
+			die 1 "$TOOL: $1: blob ${b##*/} does not match its digest"
+		}
+	done
+	archive_name=$(sed -n 's/.*"io.containerd.image.name":"\([^"]*\)".*/\1/p' "$x/index.json")
+	archive_digest=$(grep -o '"digest":"sha256:[0-9a-f]*"' "$x/index.json" | head -n 1 | cut -d'"' -f4)
+	if [ -z "$archive_name" ] || [ -z "$archive_digest" ] || [ ! -f "$x/blobs/sha256/${archive_digest#sha256:}" ]; then
+		rm -rf "$x"
+		die 1 "$TOOL: $1: index.json names no image whose manifest is in the archive"
+	fi
+	m=$x/blobs/sha256/${archive_digest#sha256:}
+	if grep -q '"manifests"' "$m"; then
+		child=
+		# shellcheck disable=SC2013 # a digest is one word
+		for c in $(grep -o '"digest":"sha256:[0-9a-f]*"' "$m" | cut -d'"' -f4); do
+			if [ -f "$x/blobs/sha256/${c#sha256:}" ]; then child=$c; fi
+		done
+		[ -n "$child" ] || {
+			rm -rf "$x"
+			die 1 "$TOOL: $1: none of the index's images is in the archive"
+		}
+		m=$x/blobs/sha256/${child#sha256:}
+	fi
+	# shellcheck disable=SC2013 # a digest is one word
+	for c in $(grep -o '"digest":"sha256:[0-9a-f]*"' "$m" | cut -d'"' -f4); do
+		[ -f "$x/blobs/sha256/${c#sha256:}" ] || {
+			rm -rf "$x"
+			die 1 "$TOOL: $1: the image's blob $c is not in the archive"
+		}
+	done
+	rm -rf "$x"
+}
