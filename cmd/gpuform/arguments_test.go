@@ -172,7 +172,7 @@ func TestParseVerifyArguments(t *testing.T) {
 			base(func(a *verifyArguments) {
 				a.Engines = engineFlags{Engine: "slurm", SlurmJob: "4711", SlurmPartition: "gpu", SlurmStartTimeout: time.Minute, Deadline: 20 * time.Minute}
 			}), ""},
-		{"unknown engine", []string{"-engine", "k8s"}, nil, `-engine must be ssh or slurm, not "k8s"`},
+		{"unknown engine", []string{"-engine", "k8s"}, nil, `-engine must be ssh, slurm or kubernetes, not "k8s"`},
 		{"slurm-job needs engine slurm", []string{"-slurm-job", "4711"}, nil, "-slurm-job works only with -engine slurm"},
 		{"deadline needs engine slurm", []string{"-deadline", "5m"}, nil, "-deadline works only with -engine slurm"},
 		{"local runs no engine", []string{"--local", "-engine", "slurm"}, nil, "--local verifies this machine; -engine slurm runs verify --local on every node itself"},
