@@ -108,6 +108,7 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("mock-fault-once")
 	fs.BoolVar(&a.RequireBurnin, "require-burnin", false, "fail a host whose burn-in record (/var/lib/gpuform/burnin.json) is missing, failed, older than verify { burnin { max_age } } (default 720h), or of another driver or other GPUs")
 	a.Engines.register(fs)
+	a.Engines.registerKube(fs)
 	fs.BoolVar(&a.SlurmProlog, "slurm-prolog", false, "with --local, gate a job's start as Slurm's Prolog: the quick tier; when the node fails, drain it with the failed check as the reason and exit 2, so Slurm requeues the job; silent when it passes")
 	fs.BoolVar(&a.SlurmEpilog, "slurm-epilog", false, "with --local, as Slurm's Epilog: the probe tier, judging the Xids logged since the job started; when the node fails, drain it with the reason and exit 2")
 	fs.BoolVar(&a.KubeTaint, "kube-taint", false, "with --local, health mode on Kubernetes: cordon this node and add the gpuform.dev/unhealthy NoSchedule taint when a check fails, lift only gpuform's own when every check passes (node name from NODE_NAME; circuit breaker in the Lease gpuform-breaker)")

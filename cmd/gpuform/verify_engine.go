@@ -70,10 +70,6 @@ type engineFlags struct {
 
 func (f *engineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Engine, "engine", engine.SSH, "how the hosts are reached: ssh (from this machine, one connection per host), slurm (the spec's hosts as Slurm nodes: sbcast, one srun step, verify --local on each) or kubernetes (a Job per node from verify { kubernetes { image } }, reports back in ConfigMaps)")
-	fs.StringVar(&f.Selector, "selector", "", "with -engine kubernetes, verify only the hosts on nodes this label selector matches (e.g. a training job's node pool)")
-	fs.DurationVar(&f.KubeStartTimeout, "kube-start-timeout", enginekube.DefaultStartTimeout, "with -engine kubernetes, how long a node's Job may take to start its pod")
-	fs.StringVar(&f.EngineKubeReport, "engine-kube-report", "", "with -engine-node, write the report to this ConfigMap (the node side of -engine kubernetes)")
-	_ = fs.MarkHidden("engine-kube-report")
 	fs.StringVar(&f.SlurmJob, "slurm-job", "", "with -engine slurm, verify only the nodes of this running job (default: SLURM_JOB_ID when set, else allocate the spec's hosts)")
 	fs.StringVar(&f.SlurmPartition, "slurm-partition", "", "with -engine slurm, the partition to allocate the hosts in")
 	fs.DurationVar(&f.SlurmStartTimeout, "slurm-start-timeout", engineslurm.DefaultStartTimeout, "with -engine slurm, how long the allocation may wait to start")
@@ -89,6 +85,15 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 	for _, name := range []string{"engine-nics", "engine-pair"} {
 		_ = fs.MarkHidden(name)
 	}
+}
+
+// registerKube adds -engine kubernetes's own flags (verify only; bench
+// has no kubernetes engine yet).
+func (f *engineFlags) registerKube(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Selector, "selector", "", "with -engine kubernetes, verify only the hosts on nodes this label selector matches (e.g. a training job's node pool)")
+	fs.DurationVar(&f.KubeStartTimeout, "kube-start-timeout", enginekube.DefaultStartTimeout, "with -engine kubernetes, how long a node's Job may take to start its pod")
+	fs.StringVar(&f.EngineKubeReport, "engine-kube-report", "", "with -engine-node, write the report to this ConfigMap (the node side of -engine kubernetes)")
+	_ = fs.MarkHidden("engine-kube-report")
 }
 
 // finish checks what the engine flags alone can tell.

@@ -109,6 +109,10 @@ type Secret struct {
 	Immutable  bool              `json:"immutable,omitempty"`
 }
 
+// strict makes the API server refuse an object with a field it does not
+// know, rather than drop the field with a warning.
+const strict = "?fieldValidation=Strict"
+
 func nsPath(group, ns, resource string) string {
 	base := "/api/v1"
 	if group != "" {
@@ -168,7 +172,7 @@ func (c *Client) NodeNames(ctx context.Context, selector string) ([]string, erro
 // Job as created (its uid).
 func (c *Client) CreateJob(ctx context.Context, ns string, job any) (*Job, error) {
 	var j Job
-	if err := c.do(ctx, "create", http.MethodPost, nsPath("batch/v1", ns, "jobs"), inNS("jobs", ns), "application/json", job, &j); err != nil {
+	if err := c.do(ctx, "create", http.MethodPost, nsPath("batch/v1", ns, "jobs")+strict, inNS("jobs", ns), "application/json", job, &j); err != nil {
 		return nil, err
 	}
 	return &j, nil
@@ -192,14 +196,14 @@ func (c *Client) ListPods(ctx context.Context, ns, selector string) ([]Pod, erro
 func (c *Client) CreateSecret(ctx context.Context, s *Secret) error {
 	s.APIVersion, s.Kind = "v1", "Secret"
 	ns := s.Metadata.Namespace
-	return c.do(ctx, "create", http.MethodPost, nsPath("", ns, "secrets"), inNS("secrets", ns), "application/json", s, nil)
+	return c.do(ctx, "create", http.MethodPost, nsPath("", ns, "secrets")+strict, inNS("secrets", ns), "application/json", s, nil)
 }
 
 // CreateConfigMap creates cm in its namespace.
 func (c *Client) CreateConfigMap(ctx context.Context, cm *ConfigMap) error {
 	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 	ns := cm.Metadata.Namespace
-	return c.do(ctx, "create", http.MethodPost, nsPath("", ns, "configmaps"), inNS("configmaps", ns), "application/json", cm, nil)
+	return c.do(ctx, "create", http.MethodPost, nsPath("", ns, "configmaps")+strict, inNS("configmaps", ns), "application/json", cm, nil)
 }
 
 // GetConfigMap reads the ConfigMap ns/name.
