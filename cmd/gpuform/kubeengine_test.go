@@ -471,7 +471,9 @@ func TestKubeEngine(t *testing.T) {
 	t.Run("a Job that never starts, and -selector", func(t *testing.T) {
 		dir, cfg := kubeEngineSpec(t, "sim://hgx-h100-converged/gpu011", "sim://hgx-h100-degraded/gpu012", "sim://hgx-h100-converged/gpu013")
 		var msgs strings.Builder
-		e, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, Deadline: time.Now().Add(8 * time.Second), Selector: "pool=a", RunID: "nostart"})
+		// The pod's start timeout (-kube-start-timeout) gives up on it
+		// within the -deadline; the rest of the run goes on.
+		e, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, StartTimeout: 2 * time.Second, Deadline: time.Now().Add(time.Minute), Selector: "pool=a", RunID: "nostart"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
 		if err != nil {
 			t.Fatal(err)
@@ -481,7 +483,7 @@ func TestKubeEngine(t *testing.T) {
 			t.Errorf("gpu011 (-want +got):\n%s", diff)
 		}
 		c := gc["sim://hgx-h100-converged/gpu013"]
-		if len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "Kubernetes node gpu013") || !strings.Contains(c[0].Message, "ErrImagePull") {
+		if len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "Kubernetes node gpu013: Job gpuform-verify-nostart-1's pod did not start within 2s: pod gpuform-verify-nostart-1-pod is pending: ErrImagePull: failed to pull image") {
 			t.Errorf("the node whose pod never starts: %+v", c)
 		}
 		if got.OK() {
@@ -514,7 +516,9 @@ func TestKubeEngine(t *testing.T) {
 		cfg2.Server = "https://127.0.0.1:1"
 		down, _ := kube.New(cfg2, 2*time.Second)
 		_, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{})
-		e := enginekube.New(enginekube.Options{Client: down, Namespace: kubeEngineNS, Bundle: func(map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) { return nil, errors.New("not reached") }})
+		e := enginekube.New(enginekube.Options{Client: down, Namespace: kubeEngineNS, Bundle: func(map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+			return nil, errors.New("not reached")
+		}})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
 		if err != nil {
 			t.Fatal(err)

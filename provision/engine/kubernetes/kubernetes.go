@@ -345,7 +345,7 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 		j, err := e.o.Client.CreateJob(cctx, e.o.Namespace, e.job(run, m, ro.Tier, active))
 		cancel()
 		if err != nil {
-			fail(m, fmt.Errorf("Kubernetes node %s: %w", m.node, err))
+			fail(m, nodeError(m.node, ": %w", err))
 			continue
 		}
 		m.job, m.uid = j.Metadata.Name, j.Metadata.UID
@@ -365,7 +365,7 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 	if err != nil {
 		for _, m := range members {
 			if m.out == nil {
-				fail(m, fmt.Errorf("Kubernetes node %s: the run's spec bundle: %w", m.node, err))
+				fail(m, nodeError(m.node, ": the run's spec bundle: %w", err))
 			}
 		}
 		return
@@ -607,13 +607,13 @@ func (e *Engine) wait(ctx context.Context, run string, members []*member, starte
 		var h report.Host
 		switch {
 		case lastErr != nil:
-			h = report.UnreachableHost(name, fmt.Errorf("Kubernetes node %s (Job %s): no word of its Job: %w", m.node, m.job, lastErr), took)
+			h = report.UnreachableHost(name, nodeError(m.node, " (Job %s): no word of its Job: %w", m.job, lastErr), took)
 		case cut && (m.seen.started || !m.seen.stuck):
 			h = notFinished(name, m.node, m.job, m.seen, took)
 		case !m.seen.started:
-			h = report.UnreachableHost(name, fmt.Errorf("Kubernetes node %s: Job %s's pod did not start in %s: %s", m.node, m.job, took.Round(time.Second), m.seen.why), took)
+			h = report.UnreachableHost(name, nodeError(m.node, ": Job %s's pod did not start in %s: %s", m.job, took.Round(time.Second), m.seen.why), took)
 		default:
-			h = report.UnreachableHost(name, fmt.Errorf("Kubernetes node %s: Job %s sent no report within the tier's budget and the start timeout (%s): %s", m.node, m.job, took.Round(time.Second), m.seen.why), took)
+			h = report.UnreachableHost(name, nodeError(m.node, ": Job %s sent no report within the tier's budget and the start timeout (%s): %s", m.job, took.Round(time.Second), m.seen.why), took)
 		}
 		m.out = &h
 	}
@@ -650,7 +650,7 @@ func (e *Engine) observe(ctx context.Context, run string, members []*member, job
 		failed := jobFailed(j)
 		if !m.seen.ended && failed == "" && j != nil && j.Status.Succeeded == 0 {
 			if !m.seen.started && time.Since(started) > e.o.StartTimeout {
-				h := report.UnreachableHost(m.tg.Host.Name, fmt.Errorf("Kubernetes node %s: Job %s's pod did not start within %s: %s", m.node, m.job, e.o.StartTimeout, m.seen.why), time.Since(started))
+				h := report.UnreachableHost(m.tg.Host.Name, nodeError(m.node, ": Job %s's pod did not start within %s: %s", m.job, e.o.StartTimeout, m.seen.why), time.Since(started))
 				m.out = &h
 			}
 			continue
@@ -689,8 +689,14 @@ func (e *Engine) collect(ctx context.Context, run string, m *member, jobFailed s
 	if kube.IsNotFound(err) {
 		err = errors.New("it wrote no report ConfigMap")
 	}
-	h := report.UnreachableHost(name, fmt.Errorf("Kubernetes node %s (Job %s): %v (%s)", m.node, m.job, err, why), took)
+	h := report.UnreachableHost(name, nodeError(m.node, " (Job %s): %v (%s)", m.job, err, why), took)
 	return &h
+}
+
+// nodeError is an error about a member's node: "Kubernetes node N"
+// and format.
+func nodeError(node, format string, args ...any) error {
+	return fmt.Errorf("%s"+format, append([]any{"Kubernetes node " + node}, args...)...)
 }
 
 // notFinished is a host whose checks the -deadline cut: not run, and held

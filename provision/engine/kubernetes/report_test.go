@@ -6,7 +6,10 @@ import (
 
 	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
 	"github.com/gpuform/gpuform/provision/kube"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // A report ConfigMap is taken for a node's report only when it is of the
@@ -84,5 +87,27 @@ func TestLook(t *testing.T) {
 		if s.started != c.started || s.ended != c.ended || s.stuck != c.stuck || s.why != c.why {
 			t.Errorf("%s: %+v", c.name, s)
 		}
+	}
+}
+
+// At the fleet tier a host's multi-node tests, which its node's Job
+// cannot run, stay not run (and needed) with the engine's reason; its
+// other checks are untouched.
+func TestMultiNodeNotRun(t *testing.T) {
+	t.Parallel()
+	tg := target.Host{Node: &spec.Node{Verify: &spec.Verify{NCCLTests: []*spec.NCCLTest{
+		{Name: "fleet", MultiNode: spec.Attr[bool]{V: true, Set: true}},
+		{Name: "local"},
+	}}}}
+	h := report.Host{Checks: []verify.CheckResult{
+		{ID: verify.CheckNCCL.Named("fleet"), Status: verify.StatusNotRun, Needed: true, Message: "not run: no run of it was made for this host"},
+		{ID: verify.CheckNCCL.Named("local"), Status: verify.StatusNotRun, Message: "left to a deeper tier"},
+	}}
+	multiNodeNotRun(tg, &h)
+	if c := h.Checks[0]; c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "-engine kubernetes runs a Job per node and no multi-node tests") {
+		t.Errorf("the multi-node test: %+v", c)
+	}
+	if c := h.Checks[1]; c.Message != "left to a deeper tier" {
+		t.Errorf("the single-node test was changed: %+v", c)
 	}
 }
