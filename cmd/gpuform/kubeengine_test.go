@@ -44,12 +44,18 @@ const kubeEngineNS = kube.DefaultNamespace
 // its own named as quickstart is (a spec is named after it).
 func kubeEngineSpec(t *testing.T, hosts ...string) (string, *spec.Config) {
 	t.Helper()
+	return kubeEngineSpecWith(t, "", hosts...)
+}
+
+// kubeEngineSpecWith is kubeEngineSpec with more of verify { kubernetes }.
+func kubeEngineSpecWith(t *testing.T, more string, hosts ...string) (string, *spec.Config) {
+	t.Helper()
 	b, err := os.ReadFile("../../examples/quickstart/main.gpuform.hcl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(b), `hosts    = ["sim://hgx-h100-stale"]`, `hosts    = ["`+strings.Join(hosts, `", "`)+`"]`, 1)
-	text = strings.Replace(text, "  verify {\n    nvml {", "  verify {\n    kubernetes {\n      image = \"registry.example.com/gpuform:test\"\n    }\n    nvml {", 1)
+	text = strings.Replace(text, "  verify {\n    nvml {", "  verify {\n    kubernetes {\n      image = \"registry.example.com/gpuform:test\"\n"+more+"    }\n    nvml {", 1)
 	dir := filepath.Join(t.TempDir(), "quickstart")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -142,7 +148,7 @@ type jobObject struct {
 type kubelet struct {
 	t          *testing.T
 	a          *admin
-	kubeconfig string // the node side's identity
+	kubeconfig map[string]string // each service account's credentials
 	state      string // GPUFORM_SIM_STATE
 	neverStart map[string]bool
 	seen       map[string]bool
@@ -153,7 +159,7 @@ type kubelet struct {
 	errs       []error
 }
 
-func startKubelet(t *testing.T, a *admin, kubeconfig, state string, neverStart ...string) *kubelet {
+func startKubelet(t *testing.T, a *admin, kubeconfig map[string]string, state string, neverStart ...string) *kubelet {
 	k := &kubelet{t: t, a: a, kubeconfig: kubeconfig, state: state, neverStart: map[string]bool{}, seen: map[string]bool{}, stop: make(chan struct{})}
 	for _, n := range neverStart {
 		k.neverStart[n] = true
@@ -274,7 +280,8 @@ func (k *kubelet) runPod(j jobObject) error {
 		s := a.(string)
 		args = append(args, strings.Replace(s, "/etc/gpuform/bundle", dir, 1))
 	}
-	env := []string{"KUBECONFIG=" + k.kubeconfig, "GPUFORM_SIM_STATE=" + k.state, "PATH=" + os.Getenv("PATH")}
+	sa, _ := tmpl.Spec["serviceAccountName"].(string)
+	env := []string{"KUBECONFIG=" + k.kubeconfig[sa], "GPUFORM_SIM_STATE=" + k.state, "PATH=" + os.Getenv("PATH")}
 	for _, e := range c["env"].([]any) {
 		e := e.(map[string]any)
 		v, _ := e["value"].(string)
@@ -352,8 +359,8 @@ func TestKubeEngine(t *testing.T) {
 	saUser := func(name string) kubetest.User {
 		return kubetest.User{Name: "system:serviceaccount:" + kubeEngineNS + ":" + name, Groups: []string{"system:serviceaccounts", "system:authenticated"}, Token: kubetest.Token(t)}
 	}
-	ctl, node, nojobs := saUser(kube.EngineController), saUser(kube.EngineNode), saUser("gpuform-verify-nojobs")
-	kc := kubetest.Start(t, kubetest.Options{Users: []kubetest.User{ctl, node, nojobs}})
+	ctl, node, nojobs, nowrite := saUser(kube.EngineController), saUser(kube.EngineNode), saUser("gpuform-verify-nojobs"), saUser("gpuform-verify-nowrite")
+	kc := kubetest.Start(t, kubetest.Options{Users: []kubetest.User{ctl, node, nojobs, nowrite}})
 	a := newAdmin(t, kc)
 	for _, o := range kube.EngineManifests(kubeEngineNS) {
 		kc.Create(t, mustJSON(t, o))
@@ -364,7 +371,9 @@ func TestKubeEngine(t *testing.T) {
 		kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+n+`","labels":{"pool":"`+pool+`"}}}`)
 	}
 	state := t.TempDir()
-	startKubelet(t, a, kc.Kubeconfig(t, node.Token), state, "gpu013")
+	// The kubelet mounts the token of the pod's service account:
+	// gpuform-verify-nowrite has no RBAC at all.
+	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, "gpu013")
 	k, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -495,6 +504,22 @@ func TestKubeEngine(t *testing.T) {
 		}
 		if left := runLeft(t, a, "nostart"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// The node side cannot write its report: its pod fails, and the end
+	// of its standard error, the termination message, names why.
+	t.Run("RBAC forbids the node its report", func(t *testing.T) {
+		dir, cfg := kubeEngineSpecWith(t, "      service_account = \"gpuform-verify-nowrite\"\n", hosts[0])
+		e, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{RunID: "nowrite"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := hostChecks(got)[hosts[0]]
+		if len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "Kubernetes node gpu011 (Job gpuform-verify-nowrite-0): it wrote no report ConfigMap (pod gpuform-verify-nowrite-0-pod is failed: exit 1: Error: ") ||
+			!strings.Contains(c[0].Message, "RBAC forbids create on configmaps in namespace "+kubeEngineNS) {
+			t.Errorf("the node that could not write its report: %+v", c)
 		}
 	})
 

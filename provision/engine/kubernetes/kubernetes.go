@@ -61,7 +61,8 @@ type Options struct {
 	// StartTimeout bounds how long a Job's pod may take to start;
 	// DefaultStartTimeout when 0.
 	StartTimeout time.Duration
-	// Poll is the wait between looks at the Jobs (DefaultPoll when 0).
+	// Poll is the longest wait between looks at the Jobs (DefaultPoll
+	// when 0); the first looks come sooner.
 	Poll time.Duration
 	// Bundle makes the spec bundle for the nodes the run verifies.
 	Bundle func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error)
@@ -562,6 +563,9 @@ func jobFailed(j *kube.Job) string {
 // cannot have one.
 func (e *Engine) wait(ctx context.Context, run string, members []*member, started time.Time, budget time.Duration) {
 	finishBy := started.Add(e.o.StartTimeout + budget + finishMargin)
+	// Quick looks first (a probe-tier node reports in seconds), then
+	// every Poll: a long run costs the API server little.
+	interval := min(250*time.Millisecond, e.o.Poll)
 	var lastErr error
 	pending := func() int {
 		n := 0
@@ -594,8 +598,9 @@ func (e *Engine) wait(ctx context.Context, run string, members []*member, starte
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(e.o.Poll):
+		case <-time.After(interval):
 		}
+		interval = min(2*interval, e.o.Poll)
 	}
 	cut := !e.o.Deadline.IsZero() && ctx.Err() != nil
 	took := time.Since(started)
