@@ -149,7 +149,7 @@ type kubelet struct {
 	t          *testing.T
 	a          *admin
 	kubeconfig map[string]string // each service account's credentials
-	state      string // GPUFORM_SIM_STATE
+	state      string            // GPUFORM_SIM_STATE
 	neverStart map[string]bool
 	seen       map[string]bool
 	ran        atomic.Int64
