@@ -144,13 +144,14 @@ type jobObject struct {
 // node identity's credentials, then writes the pod's status as the
 // kubelet does: the exit code and, the container failing, the end of
 // its standard error as the termination message (FallbackToLogsOnError).
-// A node in neverStart gets a pod stuck in ErrImagePull instead.
+// A node in neverStart gets a pod that does not start instead: stuck in
+// ErrImagePull ("no image") or still being created ("slow").
 type kubelet struct {
 	t          *testing.T
 	a          *admin
 	kubeconfig map[string]string // each service account's credentials
 	state      string            // GPUFORM_SIM_STATE
-	neverStart map[string]bool
+	neverStart map[string]string
 	seen       map[string]bool
 	ran        atomic.Int64
 	stop       chan struct{}
@@ -159,11 +160,8 @@ type kubelet struct {
 	errs       []error
 }
 
-func startKubelet(t *testing.T, a *admin, kubeconfig map[string]string, state string, neverStart ...string) *kubelet {
-	k := &kubelet{t: t, a: a, kubeconfig: kubeconfig, state: state, neverStart: map[string]bool{}, seen: map[string]bool{}, stop: make(chan struct{})}
-	for _, n := range neverStart {
-		k.neverStart[n] = true
-	}
+func startKubelet(t *testing.T, a *admin, kubeconfig map[string]string, state string, neverStart map[string]string) *kubelet {
+	k := &kubelet{t: t, a: a, kubeconfig: kubeconfig, state: state, neverStart: neverStart, seen: map[string]bool{}, stop: make(chan struct{})}
 	k.done.Add(1)
 	go k.loop()
 	t.Cleanup(func() {
@@ -238,8 +236,11 @@ func (k *kubelet) runPod(j jobObject) error {
 		}}}}
 		return k.a.call(http.MethodPatch, podPath+"/"+name+"/status", "application/merge-patch+json", st, nil)
 	}
-	if k.neverStart[node] {
+	switch k.neverStart[node] {
+	case "no image":
 		return status("Pending", map[string]any{"waiting": map[string]any{"reason": "ErrImagePull", "message": `failed to pull image "registry.example.com/gpuform:test": not found`}})
+	case "slow":
+		return status("Pending", map[string]any{"waiting": map[string]any{"reason": "ContainerCreating"}})
 	}
 	// The bundle Secret's volume (created just after the Job: the
 	// kubelet waits for it, as it waits to mount it).
@@ -367,13 +368,13 @@ func TestKubeEngine(t *testing.T) {
 	}
 	// An identity that may list nodes but create no Job.
 	kc.Create(t, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"nojobs"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"gpuform-verify"},"subjects":[{"kind":"ServiceAccount","name":"gpuform-verify-nojobs","namespace":"`+kubeEngineNS+`"}]}`)
-	for n, pool := range map[string]string{"gpu011": "a", "gpu012": "b", "gpu013": "a"} {
+	for n, pool := range map[string]string{"gpu011": "a", "gpu012": "b", "gpu013": "a", "gpu014": "c"} {
 		kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+n+`","labels":{"pool":"`+pool+`"}}}`)
 	}
 	state := t.TempDir()
 	// The kubelet mounts the token of the pod's service account:
 	// gpuform-verify-nowrite has no RBAC at all.
-	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, "gpu013")
+	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, map[string]string{"gpu013": "no image", "gpu014": "slow"})
 	k, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -504,6 +505,24 @@ func TestKubeEngine(t *testing.T) {
 		}
 		if left := runLeft(t, a, "nostart"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// The -deadline ends the run while a pod is still being created: its
+	// host is not run (and needed), not failed and never passed.
+	t.Run("the -deadline cuts a pod that is slow to start", func(t *testing.T) {
+		dir, cfg := kubeEngineSpec(t, "sim://hgx-h100-converged/gpu014")
+		e, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{Deadline: time.Now().Add(1500 * time.Millisecond), RunID: "cut"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := hostChecks(got)["sim://hgx-h100-converged/gpu014"]
+		if len(c) != 1 || c[0].Status != verify.StatusNotRun || !c[0].Needed || !strings.Contains(c[0].Message, "the -deadline ended before Kubernetes node gpu014's checks finished (Job gpuform-verify-cut-0: pod gpuform-verify-cut-0-pod is pending: ContainerCreating)") {
+			t.Errorf("the node the deadline cut: %+v", c)
+		}
+		if got.OK() {
+			t.Error("a run the deadline cut passed")
 		}
 	})
 
