@@ -45,7 +45,9 @@ node "gpu" {
     kubernetes {
       image           = "ghcr.io/example/gpuform:0.1.0"
       service_account = "gpuform-verify-node"
-      tolerations     = ["nvidia.com/gpu:NoSchedule", "gpuform.dev/unhealthy:NoSchedule"]
+      # The Job's pod names its node (nodeName): NoSchedule taints and
+      # cordons do not hold it back, a NoExecute taint would evict it.
+      tolerations = ["example.com/maintenance:NoExecute"]
     }
   }
 
