@@ -267,7 +267,7 @@ func loadEngineNode(s Streams, sf *specFlags, conn *connectFlags, path, node str
 	}
 	entry, ok := b.Nodes[node]
 	if !ok {
-		return nil, fmt.Errorf("the bundle has no entry for Slurm node %s", node)
+		return nil, fmt.Errorf("the bundle has no entry for node %s (the node the scheduler ran this on)", node)
 	}
 	dir, err := os.MkdirTemp("", "gpuform-spec")
 	if err != nil {
