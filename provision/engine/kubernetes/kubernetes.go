@@ -32,6 +32,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpuform/gpuform/provision/bench"
@@ -87,6 +88,8 @@ const (
 	// finishMargin is how much longer than the tier's budget a started
 	// pod may run: the binary's start and the report's trip back.
 	finishMargin = time.Minute
+	// createParallel is how many Jobs are created at once.
+	createParallel = 16
 	// callTimeout bounds each API call.
 	callTimeout = 30 * time.Second
 	// bundleMount is where the Job mounts the run's bundle Secret.
@@ -340,16 +343,34 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 	if !e.o.Deadline.IsZero() {
 		active = min(active, time.Until(e.o.Deadline)+finishMargin)
 	}
+	// The Jobs, createParallel at a time: a fleet of thousands is not
+	// thousands of round trips end to end.
+	errs := make([]error, len(members))
+	sem := make(chan struct{}, createParallel)
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			j, err := e.o.Client.CreateJob(cctx, e.o.Namespace, e.job(run, m, ro.Tier, active))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			m.job, m.uid = j.Metadata.Name, j.Metadata.UID
+		}()
+	}
+	wg.Wait()
 	var owners []kube.OwnerReference
-	for _, m := range members {
-		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		j, err := e.o.Client.CreateJob(cctx, e.o.Namespace, e.job(run, m, ro.Tier, active))
-		cancel()
-		if err != nil {
-			fail(m, nodeError(m.node, ": %w", err))
+	for i, m := range members {
+		if errs[i] != nil {
+			fail(m, nodeError(m.node, ": %w", errs[i]))
 			continue
 		}
-		m.job, m.uid = j.Metadata.Name, j.Metadata.UID
 		owners = append(owners, kube.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: m.job, UID: m.uid})
 	}
 	if len(owners) == 0 {
