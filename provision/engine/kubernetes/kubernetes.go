@@ -409,8 +409,8 @@ func (e *Engine) labels(run string) map[string]string {
 
 type obj = map[string]any
 
-// JobObject is the Job the engine makes for member m (exported for the
-// docs' and the tests' sake through Job).
+// job is the Job the engine makes for member m, its pod's time bounded
+// by active.
 func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Duration) obj {
 	k := kubeBlock(m.tg)
 	labels := obj{}

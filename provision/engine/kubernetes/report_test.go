@@ -1,14 +1,17 @@
 package kubernetes
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
 	"github.com/gpuform/gpuform/provision/kube"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/provision/verify/runner"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -109,5 +112,20 @@ func TestMultiNodeNotRun(t *testing.T) {
 	}
 	if c := h.Checks[1]; c.Message != "left to a deeper tier" {
 		t.Errorf("the single-node test was changed: %+v", c)
+	}
+}
+
+// A node block without verify { kubernetes { image } } is an error before
+// anything is asked of the API server: there is nothing to run.
+func TestNoImage(t *testing.T) {
+	t.Parallel()
+	c, err := kube.New(kube.Config{Server: "https://127.0.0.1:1"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := target.Host{Host: spec.Host{Name: "gpu001"}, Node: &spec.Node{Name: "train"}}
+	_, err = New(Options{Client: c, Namespace: "ns"}).Verify(context.Background(), []target.Host{tg}, runner.Options{})
+	if err == nil || !strings.Contains(err.Error(), `node block "train" names none: add verify { kubernetes { image = "…" } }`) {
+		t.Errorf("err = %v", err)
 	}
 }
