@@ -57,7 +57,7 @@ var (
 	numaBindSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpus", Required: true}, {Name: "node", Required: true}}}
 	affinitySchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "gpu_nic"}, {Name: "nccl_env"}, {Name: "nccl_ib_hca"}, {Name: "nccl_socket_ifname"}, {Name: "nccl_topo_file"}, {Name: "nic_irq_affinity"}, {Name: "mtu"}}}
 	hugepagesSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "size", Required: true}, {Name: "count", Required: true}}}
-	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}, {Name: "isolation"}, {Name: "outliers"}, {Name: "outlier_margin_percent"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}, {Type: "burnin"}}}
+	verifySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "optional"}, {Name: "isolation"}, {Name: "outliers"}, {Name: "outlier_margin_percent"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "nvml"}, {Type: "nccl_test", LabelNames: []string{"name"}}, {Type: "burnin"}, {Type: "kubernetes"}}}
 	burninSchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "duration"}, {Name: "max_age"}}}
 	nvmlSchema      = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "gpus"}, {Name: "ecc"}, {Name: "min_pcie_gen"}, {Name: "min_pcie_width"}, {Name: "nvlink"}, {Name: "max_temperature_c"}, {Name: "mig"},
@@ -652,6 +652,14 @@ func decodeVerify(blk *hcl.Block, ctx *hcl.EvalContext) (*Verify, hcl.Diagnostic
 			}
 			var diags hcl.Diagnostics
 			v.Burnin, diags = decodeBurnin(bb, ctx)
+			dec.diags = append(dec.diags, diags...)
+		case "kubernetes":
+			if v.Kubernetes != nil {
+				dec.diags = append(dec.diags, duplicateDiag("kubernetes", "", bb.DefRange, v.Kubernetes.DeclRange))
+				continue
+			}
+			var diags hcl.Diagnostics
+			v.Kubernetes, diags = decodeKubernetes(bb, ctx)
 			dec.diags = append(dec.diags, diags...)
 		case "nccl_test":
 			name := bb.Labels[0]

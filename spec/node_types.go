@@ -262,6 +262,9 @@ type Verify struct {
 	// its record qualifies a node; nil when not written (the defaults of
 	// provision/verify/burnin).
 	Burnin *VerifyBurnin
+	// Kubernetes is verify { kubernetes }: the Job verify -engine
+	// kubernetes runs on each node; nil when not written.
+	Kubernetes *VerifyKubernetes
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

@@ -118,7 +118,7 @@ func TestParseVerifyArguments(t *testing.T) {
 	conn := connectFlags{parallelism: fleet.DefaultParallelism}
 	base := func(f func(a *verifyArguments)) *verifyArguments {
 		a := &verifyArguments{Dir: ".", Conn: conn, Tier: verify.TierProbe, Format: "text", tier: "probe",
-			Engines: engineFlags{Engine: "ssh", SlurmStartTimeout: 5 * time.Minute}}
+			Engines: engineFlags{Engine: "ssh", SlurmStartTimeout: 5 * time.Minute, KubeStartTimeout: 5 * time.Minute}}
 		f(a)
 		return a
 	}
@@ -170,14 +170,24 @@ func TestParseVerifyArguments(t *testing.T) {
 		// The engines (issue 33).
 		{"engine slurm scoped and bounded", []string{"-engine", "slurm", "-slurm-job", "4711", "-slurm-partition", "gpu", "-slurm-start-timeout", "1m", "-deadline", "20m"},
 			base(func(a *verifyArguments) {
-				a.Engines = engineFlags{Engine: "slurm", SlurmJob: "4711", SlurmPartition: "gpu", SlurmStartTimeout: time.Minute, Deadline: 20 * time.Minute}
+				a.Engines = engineFlags{Engine: "slurm", SlurmJob: "4711", SlurmPartition: "gpu", SlurmStartTimeout: time.Minute, Deadline: 20 * time.Minute, KubeStartTimeout: 5 * time.Minute}
 			}), ""},
-		{"unknown engine", []string{"-engine", "k8s"}, nil, `-engine must be ssh or slurm, not "k8s"`},
+		{"engine kubernetes scoped and bounded", []string{"-engine", "kubernetes", "-kubeconfig", "/k", "-namespace", "gpu", "-selector", "pool=a", "-kube-start-timeout", "2m", "-deadline", "20m"},
+			base(func(a *verifyArguments) {
+				a.Kubeconfig, a.KubeNamespace = "/k", "gpu"
+				a.Engines = engineFlags{Engine: "kubernetes", SlurmStartTimeout: 5 * time.Minute, Selector: "pool=a", KubeStartTimeout: 2 * time.Minute, Deadline: 20 * time.Minute}
+			}), ""},
+		{"selector needs engine kubernetes", []string{"-selector", "pool=a"}, nil, "-selector works only with -engine kubernetes"},
+		{"kube-start-timeout needs engine kubernetes", []string{"-engine", "slurm", "-kube-start-timeout", "1m"}, nil, "-kube-start-timeout works only with -engine kubernetes"},
+		{"burnin tier not with engine kubernetes", []string{"-engine", "kubernetes", "-tier", "burnin"}, nil, "-tier burnin works only with -engine ssh so far: -engine kubernetes does not size its job"},
+		{"require-burnin not with engine kubernetes", []string{"-engine", "kubernetes", "-require-burnin"}, nil, "-require-burnin works only with -engine ssh so far: -engine kubernetes does not carry it"},
+		{"engine-kube-report needs engine-node", []string{"--local", "-engine-kube-report", "r"}, nil, "-engine-kube-report works only with -engine-node"},
+		{"unknown engine", []string{"-engine", "k8s"}, nil, `-engine must be ssh, slurm or kubernetes, not "k8s"`},
 		{"slurm-job needs engine slurm", []string{"-slurm-job", "4711"}, nil, "-slurm-job works only with -engine slurm"},
-		{"deadline needs engine slurm", []string{"-deadline", "5m"}, nil, "-deadline works only with -engine slurm"},
+		{"deadline needs engine slurm or kubernetes", []string{"-deadline", "5m"}, nil, "-deadline works only with -engine slurm or kubernetes"},
 		{"local runs no engine", []string{"--local", "-engine", "slurm"}, nil, "--local verifies this machine; -engine slurm runs verify --local on every node itself"},
 		{"engine-node needs local", []string{"-engine-node", "/tmp/b.json"}, nil, "-engine-node works only with --local"},
-		{"negative deadline", []string{"-engine", "slurm", "-deadline", "-1m"}, nil, "-deadline and -slurm-start-timeout must be positive"},
+		{"negative deadline", []string{"-engine", "slurm", "-deadline", "-1m"}, nil, "-deadline, -slurm-start-timeout and -kube-start-timeout must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseVerifyArguments(tc.args)

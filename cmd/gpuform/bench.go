@@ -89,6 +89,9 @@ func (a *benchArguments) finish(fs *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("-plot %w", err)
 		}
 	}
+	if a.Engines.Engine == engine.Kubernetes {
+		return fmt.Errorf("bench -engine kubernetes is not there yet: bench over SSH (-engine ssh) or Slurm (-engine slurm)")
+	}
 	return a.Engines.finishFor(fs, false, true)
 }
 

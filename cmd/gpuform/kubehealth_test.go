@@ -133,10 +133,22 @@ func TestKubernetesManifestsAndFlags(t *testing.T) {
 	if code != ExitOK || out != string(want) {
 		t.Errorf("kubernetes manifests: exit %d, output differs from examples/kubernetes-health/gpuform-health.yaml (regenerate it)\n%s%s", code, out, errOut)
 	}
+	// -engine: verify -engine kubernetes's RBAC, as the example ships it
+	// (validated by the API server in provision/kube's TestKubernetes and
+	// used as the only rights in TestKubeEngine).
+	want, err = os.ReadFile(filepath.Join("..", "..", "examples", "kubernetes-health", "gpuform-verify-rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "", "kubernetes", "manifests", "-engine")
+	if code != ExitOK || out != string(want) {
+		t.Errorf("kubernetes manifests -engine: exit %d, output differs from examples/kubernetes-health/gpuform-verify-rbac.yaml (regenerate it)\n%s%s", code, out, errOut)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"kubernetes", "manifests", "-engine", "-image", "x"}, "-image is health mode's; -engine writes RBAC only"},
 		{[]string{"kubernetes", "manifests"}, "-image is required"},
 		{[]string{"kubernetes", "manifests", "-image", "x", "-interval", "1s"}, "-interval must be at least 10s"},
 		{[]string{"verify", "-kube-taint"}, "-kube-taint works only with --local"},

@@ -108,11 +108,12 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("mock-fault-once")
 	fs.BoolVar(&a.RequireBurnin, "require-burnin", false, "fail a host whose burn-in record (/var/lib/gpuform/burnin.json) is missing, failed, older than verify { burnin { max_age } } (default 720h), or of another driver or other GPUs")
 	a.Engines.register(fs)
+	a.Engines.registerKube(fs)
 	fs.BoolVar(&a.SlurmProlog, "slurm-prolog", false, "with --local, gate a job's start as Slurm's Prolog: the quick tier; when the node fails, drain it with the failed check as the reason and exit 2, so Slurm requeues the job; silent when it passes")
 	fs.BoolVar(&a.SlurmEpilog, "slurm-epilog", false, "with --local, as Slurm's Epilog: the probe tier, judging the Xids logged since the job started; when the node fails, drain it with the reason and exit 2")
 	fs.BoolVar(&a.KubeTaint, "kube-taint", false, "with --local, health mode on Kubernetes: cordon this node and add the gpuform.dev/unhealthy NoSchedule taint when a check fails, lift only gpuform's own when every check passes (node name from NODE_NAME; circuit breaker in the Lease gpuform-breaker)")
-	fs.StringVar(&a.Kubeconfig, "kubeconfig", "", "with -kube-taint, the kubeconfig file (default $KUBECONFIG, else the pod's service account)")
-	fs.StringVar(&a.KubeNamespace, "namespace", "", "with -kube-taint, the namespace of the circuit breaker's Lease (default gpuform-system)")
+	fs.StringVar(&a.Kubeconfig, "kubeconfig", "", "with -kube-taint or -engine kubernetes, the kubeconfig file (default $KUBECONFIG, else the pod's service account)")
+	fs.StringVar(&a.KubeNamespace, "namespace", "", "with -kube-taint, the namespace of the circuit breaker's Lease; with -engine kubernetes, of the run's Jobs (default gpuform-system)")
 	fs.BoolVar(&a.SlurmDrain, "slurm-drain", false, "with --local, drain this node in Slurm when a check fails and resume it when gpuform drained it and every check passes (HealthCheckProgram mode; node name from SLURMD_NODENAME)")
 }
 
@@ -147,8 +148,8 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 	if a.KubeTaint && (a.SlurmDrain || a.SlurmProlog || a.SlurmEpilog) {
 		return fmt.Errorf("-kube-taint and the Slurm modes (-slurm-drain, -slurm-prolog, -slurm-epilog) are different modes: give one")
 	}
-	if !a.KubeTaint && (fs.Changed("kubeconfig") || fs.Changed("namespace")) {
-		return fmt.Errorf("-kubeconfig and -namespace work only with -kube-taint")
+	if !a.KubeTaint && a.Engines.Engine != "kubernetes" && (fs.Changed("kubeconfig") || fs.Changed("namespace")) {
+		return fmt.Errorf("-kubeconfig and -namespace work only with -kube-taint or -engine kubernetes")
 	}
 	if err := a.finishGate(fs, &tier); err != nil {
 		return err
@@ -162,16 +163,17 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 	if err := a.Engines.finish(fs, a.Local); err != nil {
 		return err
 	}
-	if tier == verify.TierBurnin && a.Engines.Engine == "slurm" {
-		// The slurm engine sizes its job's time limit from the
-		// tier's default budget, not the spec's burn-in duration.
-		return fmt.Errorf("-tier burnin works only with -engine ssh so far: -engine slurm does not size its job for the spec's burn-in duration")
+	if e := a.Engines.Engine; tier == verify.TierBurnin && e != "ssh" {
+		// The slurm and kubernetes engines size their jobs' time
+		// limits from the tier's default budget, not the spec's
+		// burn-in duration.
+		return fmt.Errorf("-tier burnin works only with -engine ssh so far: -engine %s does not size its job for the spec's burn-in duration", e)
 	}
-	if a.RequireBurnin && a.Engines.Engine == "slurm" {
-		// Refused, not ignored: the slurm engine's bundle does not
-		// carry it to the nodes, and a gate must not pass what it
-		// did not check.
-		return fmt.Errorf("-require-burnin works only with -engine ssh so far: -engine slurm does not carry it to the nodes")
+	if e := a.Engines.Engine; a.RequireBurnin && e != "ssh" {
+		// Refused, not ignored: the engines' bundle does not carry it
+		// to the nodes, and a gate must not pass what it did not
+		// check.
+		return fmt.Errorf("-require-burnin works only with -engine ssh so far: -engine %s does not carry it to the nodes", e)
 	}
 	if a.Local && a.NCCL && !tier.Includes(verify.TierFull) {
 		tier = verify.TierFull

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuform/gpuform/provision/bench"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/engine"
+	enginekube "github.com/gpuform/gpuform/provision/engine/kubernetes"
 	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
 	enginessh "github.com/gpuform/gpuform/provision/engine/ssh"
 	"github.com/gpuform/gpuform/provision/target"
@@ -23,11 +24,22 @@ import (
 )
 
 // engineFlags choose how verify reaches the spec's hosts (issue 33):
-// -engine ssh (the default, one SSH connection per host from here) or
-// -engine slurm (salloc or a job's nodes, sbcast, one srun step).
+// -engine ssh (the default, one SSH connection per host from here),
+// -engine slurm (salloc or a job's nodes, sbcast, one srun step) or
+// -engine kubernetes (a Job per node, issue 39; its -kubeconfig and
+// -namespace are verify's, shared with -kube-taint).
 type engineFlags struct {
-	// Engine is -engine: ssh or slurm.
+	// Engine is -engine: ssh, slurm or kubernetes.
 	Engine string
+	// Selector is -selector: with -engine kubernetes, only the nodes
+	// this label selector matches.
+	Selector string
+	// KubeStartTimeout is -kube-start-timeout: how long a Job's pod may
+	// take to start.
+	KubeStartTimeout time.Duration
+	// EngineKubeReport, with EngineNode, is the ConfigMap the node side
+	// of -engine kubernetes writes its report to (hidden).
+	EngineKubeReport string
 	// SlurmJob is -slurm-job; "" is SLURM_JOB_ID when set, else a new
 	// allocation.
 	SlurmJob string
@@ -57,11 +69,11 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Engine, "engine", engine.SSH, "how the hosts are reached: ssh (from this machine, one connection per host) or slurm (the spec's hosts as Slurm nodes: sbcast, one srun step, verify --local on each)")
+	fs.StringVar(&f.Engine, "engine", engine.SSH, "how the hosts are reached: ssh (from this machine, one connection per host), slurm (the spec's hosts as Slurm nodes: sbcast, one srun step, verify --local on each) or kubernetes (a Job per node from verify { kubernetes { image } }, reports back in ConfigMaps)")
 	fs.StringVar(&f.SlurmJob, "slurm-job", "", "with -engine slurm, verify only the nodes of this running job (default: SLURM_JOB_ID when set, else allocate the spec's hosts)")
 	fs.StringVar(&f.SlurmPartition, "slurm-partition", "", "with -engine slurm, the partition to allocate the hosts in")
 	fs.DurationVar(&f.SlurmStartTimeout, "slurm-start-timeout", engineslurm.DefaultStartTimeout, "with -engine slurm, how long the allocation may wait to start")
-	fs.DurationVar(&f.Deadline, "deadline", 0, "with -engine slurm, end the whole run after D; what did not finish is reported not run")
+	fs.DurationVar(&f.Deadline, "deadline", 0, "with -engine slurm or kubernetes, end the whole run after D; what did not finish is reported not run")
 	fs.StringVar(&f.EngineNode, "engine-node", "", "with --local, verify this node as the -engine slurm bundle FILE says (run by the slurm engine's srun step)")
 	_ = fs.MarkHidden("engine-node")
 	fs.StringVar(&f.EngineCommand, "engine-command", "", "with -engine-node, launch this multi-node nccl-tests command from this node and report its result")
@@ -73,6 +85,15 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 	for _, name := range []string{"engine-nics", "engine-pair"} {
 		_ = fs.MarkHidden(name)
 	}
+}
+
+// registerKube adds -engine kubernetes's own flags (verify only; bench
+// has no kubernetes engine yet).
+func (f *engineFlags) registerKube(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Selector, "selector", "", "with -engine kubernetes, verify only the hosts on nodes this label selector matches (e.g. a training job's node pool)")
+	fs.DurationVar(&f.KubeStartTimeout, "kube-start-timeout", enginekube.DefaultStartTimeout, "with -engine kubernetes, how long a node's Job may take to start its pod")
+	fs.StringVar(&f.EngineKubeReport, "engine-kube-report", "", "with -engine-node, write the report to this ConfigMap (the node side of -engine kubernetes)")
+	_ = fs.MarkHidden("engine-kube-report")
 }
 
 // finish checks what the engine flags alone can tell.
@@ -87,11 +108,24 @@ func (f *engineFlags) finishFor(fs *pflag.FlagSet, local, nodeSide bool) error {
 		return err
 	}
 	if f.Engine != engine.Slurm {
-		for _, name := range []string{"slurm-job", "slurm-partition", "slurm-start-timeout", "deadline"} {
+		for _, name := range []string{"slurm-job", "slurm-partition", "slurm-start-timeout"} {
 			if fs.Changed(name) {
 				return fmt.Errorf("-%s works only with -engine slurm", name)
 			}
 		}
+	}
+	if f.Engine != engine.Kubernetes {
+		for _, name := range []string{"selector", "kube-start-timeout"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("-%s works only with -engine kubernetes", name)
+			}
+		}
+	}
+	if f.Engine == engine.SSH && fs.Changed("deadline") {
+		return fmt.Errorf("-deadline works only with -engine slurm or kubernetes")
+	}
+	if f.EngineKubeReport != "" && f.EngineNode == "" {
+		return fmt.Errorf("-engine-kube-report works only with -engine-node")
 	}
 	if local && f.Engine != engine.SSH {
 		return fmt.Errorf("--local verifies this machine; -engine %s runs verify --local on every node itself", f.Engine)
@@ -99,14 +133,17 @@ func (f *engineFlags) finishFor(fs *pflag.FlagSet, local, nodeSide bool) error {
 	if f.EngineNode != "" && !nodeSide {
 		return fmt.Errorf("-engine-node works only with --local")
 	}
-	if f.Deadline < 0 || fs.Changed("slurm-start-timeout") && f.SlurmStartTimeout <= 0 {
-		return fmt.Errorf("-deadline and -slurm-start-timeout must be positive")
+	if f.Deadline < 0 || fs.Changed("slurm-start-timeout") && f.SlurmStartTimeout <= 0 || fs.Changed("kube-start-timeout") && f.KubeStartTimeout <= 0 {
+		return fmt.Errorf("-deadline, -slurm-start-timeout and -kube-start-timeout must be positive")
 	}
 	return nil
 }
 
 // verifyEngine is the engine the arguments ask for.
 func verifyEngine(s Streams, a *verifyArguments, cfg *spec.Config, v *verifyView) (engine.Engine, error) {
+	if a.Engines.Engine == engine.Kubernetes {
+		return kubeVerifyEngine(s, a, cfg, v)
+	}
 	if a.Engines.Engine != engine.Slurm {
 		return enginessh.Engine{}, nil
 	}
@@ -155,6 +192,9 @@ func slurmEngineOptions(s Streams, f engineFlags, messages io.Writer) (engineslu
 // from verifying is in the report, so the controller names it; the exit
 // status is 0 whenever the report was written.
 func runEngineNode(ctx context.Context, s Streams, a *verifyArguments) error {
+	if a.Engines.EngineKubeReport != "" {
+		return runKubeEngineNode(ctx, s, a)
+	}
 	node := slurmNodeName(s)
 	rep := engineslurm.NodeReport{Node: node}
 	hosts, res, err := verifyEngineNode(ctx, s, a, node)
@@ -227,7 +267,7 @@ func loadEngineNode(s Streams, sf *specFlags, conn *connectFlags, path, node str
 	}
 	entry, ok := b.Nodes[node]
 	if !ok {
-		return nil, fmt.Errorf("the bundle has no entry for Slurm node %s", node)
+		return nil, fmt.Errorf("the bundle has no entry for node %s (the node the scheduler ran this on)", node)
 	}
 	dir, err := os.MkdirTemp("", "gpuform-spec")
 	if err != nil {

@@ -39,6 +39,16 @@ node "gpu" {
       nvlink            = "all_active"
       max_temperature_c = 85
     }
+
+    # gpuform verify -engine kubernetes: a Job per node, from this image,
+    # as the service account gpuform kubernetes manifests -engine makes.
+    kubernetes {
+      image           = "ghcr.io/example/gpuform:0.1.0"
+      service_account = "gpuform-verify-node"
+      # The Job's pod names its node (nodeName): NoSchedule taints and
+      # cordons do not hold it back, a NoExecute taint would evict it.
+      tolerations = ["example.com/maintenance:NoExecute"]
+    }
   }
 
   health {

@@ -10,6 +10,9 @@
 //     allocates the hosts as Slurm nodes (or uses a job's), sends gpuform
 //     and the spec to them with sbcast, runs verify --local on every node
 //     at once as one srun step and merges the reports the step prints.
+//   - kubernetes (provision/engine/kubernetes) runs a Job per node,
+//     pinned with nodeName, from the image the spec names; each node's
+//     report comes back in a ConfigMap its pod writes.
 //
 // What an engine must provide (ARCHITECTURE.md, "Engines: what an engine
 // must provide", says it for a reader adding one, such as a Kubernetes
@@ -51,17 +54,19 @@ type Engine interface {
 
 // Names of the engines, SSH first: the default.
 const (
-	SSH   = "ssh"
-	Slurm = "slurm"
+	SSH        = "ssh"
+	Slurm      = "slurm"
+	Kubernetes = "kubernetes"
 )
 
 // Names lists the engines -engine takes.
-func Names() []string { return []string{SSH, Slurm} }
+func Names() []string { return []string{SSH, Slurm, Kubernetes} }
 
 // Check returns an error naming the engines when name is not one.
 func Check(name string) error {
 	if slices.Contains(Names(), name) {
 		return nil
 	}
-	return fmt.Errorf("-engine must be %s, not %q", strings.Join(Names(), " or "), name)
+	n := Names()
+	return fmt.Errorf("-engine must be %s or %s, not %q", strings.Join(n[:len(n)-1], ", "), n[len(n)-1], name)
 }

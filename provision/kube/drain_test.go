@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpuform/gpuform/internal/kubetest"
 )
 
@@ -252,6 +254,18 @@ func TestKubernetes(t *testing.T) {
 		// Not created: a dry run.
 		if _, err := c.GetLease(ctx, "gpuform-dryrun", BreakerLease); !IsNotFound(err) {
 			t.Errorf("dry run created the Lease: %v", err)
+		}
+		// verify -engine kubernetes's RBAC (kubernetes manifests -engine),
+		// in the same namespace.
+		eng := EngineManifests("gpuform-dryrun")
+		if diff := cmp.Diff(objs[0], eng[0]); diff != "" {
+			t.Errorf("the engine's Namespace differs from health mode's, so applying both would fight over it (-health +engine):\n%s", diff)
+		}
+		for _, o := range eng[1:] {
+			path := collection(t, o, "gpuform-dryrun") + "?dryRun=All&fieldValidation=Strict"
+			if err := c.do(ctx, "create", http.MethodPost, path, path, "application/json", o, nil); err != nil {
+				t.Errorf("engine %s %v: %v", o["kind"], o["metadata"], err)
+			}
 		}
 	})
 

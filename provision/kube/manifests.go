@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -171,4 +172,91 @@ func ManifestsYAML(o ManifestOptions) ([]byte, error) {
 func (o ManifestOptions) SpecConfigMapOrDefault() string {
 	o.defaults()
 	return o.SpecConfigMap
+}
+
+// Names of verify -engine kubernetes's identities.
+const (
+	// EngineController is the identity that runs verify -engine
+	// kubernetes when it runs in the cluster (a CI pod); bind the Role
+	// and ClusterRole to a user of yours otherwise.
+	EngineController = "gpuform-verify"
+	// EngineNode is the identity of each node's Job: it writes the
+	// node's report.
+	EngineNode = "gpuform-verify-node"
+)
+
+// EngineManifests returns the RBAC of verify -engine kubernetes in ns,
+// in the order to create them, least privilege for each side:
+//
+//   - the controller (ServiceAccount gpuform-verify): nodes list (a
+//     ClusterRole: nodes are not namespaced; one call finds every spec
+//     host's node), and in ns jobs create, list and deletecollection,
+//     pods list (why a Job's pod has not started), secrets create and
+//     deletecollection (the run's spec bundle), configmaps get and
+//     deletecollection (the reports). Lists and deletecollection by the
+//     run's label keep the calls a fixed number whatever the fleet's size.
+//   - the node side (ServiceAccount gpuform-verify-node): configmaps
+//     create in ns, nothing else (its report; RBAC cannot narrow create
+//     to a name).
+func EngineManifests(ns string) []map[string]any {
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	meta := func(name string, namespaced bool) obj {
+		m := obj{"name": name, "labels": obj{"app.kubernetes.io/name": "gpuform-verify", "app.kubernetes.io/part-of": "gpuform"}}
+		if namespaced {
+			m["namespace"] = ns
+		}
+		return m
+	}
+	sa := func(name string) []any { return []any{obj{"kind": "ServiceAccount", "name": name, "namespace": ns}} }
+	rule := func(group, resource string, verbs ...string) obj {
+		vs := make([]any, len(verbs))
+		for i, v := range verbs {
+			vs[i] = v
+		}
+		return obj{"apiGroups": []any{group}, "resources": []any{resource}, "verbs": vs}
+	}
+	binding := func(kind, name, role string, subjects []any, namespaced bool) obj {
+		return obj{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta(name, namespaced),
+			"roleRef": obj{"apiGroup": "rbac.authorization.k8s.io", "kind": strings.TrimSuffix(kind, "Binding"), "name": role}, "subjects": subjects}
+	}
+	return []map[string]any{
+		// The same Namespace object as health mode's manifests, so
+		// applying both sets never fights over it.
+		{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": ns, "labels": obj{"app.kubernetes.io/name": "gpuform-health", "app.kubernetes.io/part-of": "gpuform"}}},
+		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(EngineController, true)},
+		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(EngineNode, true)},
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta(EngineController, false),
+			"rules": []any{rule("", "nodes", "list")}},
+		binding("ClusterRoleBinding", EngineController, EngineController, sa(EngineController), false),
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(EngineController, true),
+			"rules": []any{
+				rule("batch", "jobs", "create", "list", "deletecollection"),
+				rule("", "pods", "list"),
+				rule("", "secrets", "create", "deletecollection"),
+				rule("", "configmaps", "get", "deletecollection"),
+			}},
+		binding("RoleBinding", EngineController, EngineController, sa(EngineController), true),
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(EngineNode, true),
+			"rules": []any{rule("", "configmaps", "create")}},
+		binding("RoleBinding", EngineNode, EngineNode, sa(EngineNode), true),
+	}
+}
+
+// EngineManifestsYAML is EngineManifests as one YAML stream.
+func EngineManifestsYAML(ns string) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("# gpuform verify -engine kubernetes: the controller's and the node side's RBAC.\n")
+	b.WriteString("# Written by gpuform kubernetes manifests -engine; the image is the spec's verify { kubernetes { image } }.\n")
+	for _, x := range EngineManifests(ns) {
+		b.WriteString("---\n")
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(x); err != nil {
+			return nil, err
+		}
+		_ = enc.Close()
+	}
+	return b.Bytes(), nil
 }

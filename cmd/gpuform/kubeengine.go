@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gpuform/gpuform/provision/engine"
+	enginekube "github.com/gpuform/gpuform/provision/engine/kubernetes"
+	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
+	"github.com/gpuform/gpuform/provision/kube"
+	"github.com/gpuform/gpuform/spec"
+)
+
+// kubeClient is the API client of -kubeconfig, else $KUBECONFIG's first
+// file, else the pod's service account; each call bounded by
+// kubeHealthTimeout.
+func kubeClient(s Streams, flag string) (*kube.Client, error) {
+	var cfg kube.Config
+	var err error
+	if path := kube.KubeconfigFromEnv(flag, s.Getenv); path != "" {
+		cfg, err = kube.LoadKubeconfig(path)
+	} else {
+		cfg, err = kube.InCluster(s.Getenv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return kube.New(cfg, kubeHealthTimeout)
+}
+
+// kubeVerifyEngine is -engine kubernetes: a Job per node in -namespace,
+// scoped by -selector and -deadline.
+func kubeVerifyEngine(s Streams, a *verifyArguments, cfg *spec.Config, v *verifyView) (engine.Engine, error) {
+	cl, err := kubeClient(s, a.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("-engine kubernetes: %w", err)
+	}
+	ns := a.KubeNamespace
+	if ns == "" {
+		ns = kube.DefaultNamespace
+	}
+	o := enginekube.Options{
+		Client: cl, Namespace: ns, Selector: a.Engines.Selector,
+		StartTimeout: a.Engines.KubeStartTimeout, Messages: v.Messages(),
+		Bundle: func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+			return engineslurm.NewBundle(cfg, a.Dir, a.Spec.vars, a.Tier, a.Processes, nodes)
+		},
+	}
+	if a.Engines.Deadline > 0 {
+		o.Deadline = time.Now().Add(a.Engines.Deadline)
+	}
+	return enginekube.New(o), nil
+}
+
+// runKubeEngineNode is the node side of -engine kubernetes, run by the
+// node's Job: verify this node (NODE_NAME) as the bundle says and write
+// the report to the ConfigMap -engine-kube-report names, with the pod's
+// service account. What keeps the node from verifying is in the report;
+// a report that cannot be written is an error on standard error and a
+// non-zero exit, which the pod's termination message carries back
+// (terminationMessagePolicy FallbackToLogsOnError).
+func runKubeEngineNode(ctx context.Context, s Streams, a *verifyArguments) error {
+	side, err := enginekube.NodeSideFromEnv(s.Getenv, a.Engines.EngineKubeReport)
+	if err != nil {
+		return err
+	}
+	rep := engineslurm.NodeReport{Node: side.Node}
+	hosts, _, err := verifyEngineNode(ctx, s, a, side.Node)
+	if err != nil {
+		rep.Error = err.Error()
+	} else {
+		rep = engineslurm.NewNodeReport(side.Node, hosts)
+	}
+	cl, err := kubeClient(s, "")
+	if err != nil {
+		return fmt.Errorf("-engine-kube-report: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, kubeHealthTimeout)
+	defer cancel()
+	if err := enginekube.WriteReport(wctx, cl, side, rep); err != nil {
+		return fmt.Errorf("-engine-kube-report: the report of node %s was not written: %w", side.Node, err)
+	}
+	return nil
+}

@@ -1,0 +1,585 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/internal/kubetest"
+	"github.com/gpuform/gpuform/kb"
+	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/connect"
+	enginekube "github.com/gpuform/gpuform/provision/engine/kubernetes"
+	engineslurm "github.com/gpuform/gpuform/provision/engine/slurm"
+	enginessh "github.com/gpuform/gpuform/provision/engine/ssh"
+	"github.com/gpuform/gpuform/provision/kube"
+	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
+	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/report"
+	"github.com/gpuform/gpuform/provision/verify/runner"
+	"github.com/gpuform/gpuform/spec"
+)
+
+const kubeEngineNS = kube.DefaultNamespace
+
+// kubeEngineSpec is examples/quickstart with hosts in place of its one
+// simulated host and verify { kubernetes { image } }, in a directory of
+// its own named as quickstart is (a spec is named after it).
+func kubeEngineSpec(t *testing.T, hosts ...string) (string, *spec.Config) {
+	t.Helper()
+	return kubeEngineSpecWith(t, "", hosts...)
+}
+
+// kubeEngineSpecWith is kubeEngineSpec with more of verify { kubernetes }.
+func kubeEngineSpecWith(t *testing.T, more string, hosts ...string) (string, *spec.Config) {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/quickstart/main.gpuform.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), `hosts    = ["sim://hgx-h100-stale"]`, `hosts    = ["`+strings.Join(hosts, `", "`)+`"]`, 1)
+	text = strings.Replace(text, "  verify {\n    nvml {", "  verify {\n    kubernetes {\n      image = \"registry.example.com/gpuform:test\"\n"+more+"    }\n    nvml {", 1)
+	dir := filepath.Join(t.TempDir(), "quickstart")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), text)
+	k, err := kb.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := spec.Load(dir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return dir, cfg
+}
+
+// admin is the test's own plain client of the API server (the kubelet's
+// and the job controller's part), usable from any goroutine.
+type admin struct {
+	url, token string
+	http       *http.Client
+}
+
+func newAdmin(t *testing.T, kc *kubetest.Cluster) *admin {
+	t.Helper()
+	pem, err := os.ReadFile(kc.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return &admin{url: kc.URL, token: kc.Token, http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}}
+}
+
+func (a *admin) call(method, path, contentType string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, a.url+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// jobObject is the part of a Job the kubelet stand-in reads.
+type jobObject struct {
+	Metadata struct {
+		Name   string            `json:"name"`
+		UID    string            `json:"uid"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Template struct {
+			Metadata map[string]any `json:"metadata"`
+			Spec     map[string]any `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+// kubelet plays the job controller and the kubelet of the cluster's
+// nodes, which the test API server has none of: for every Job of the
+// namespace it creates the Job's pod, and, as the pod would, runs the
+// container's command (this test binary standing in for gpuform, the
+// bundle Secret's volume as a file) with the container's environment
+// (its fieldRefs resolved as the downward API resolves them) and the
+// node identity's credentials, then writes the pod's status as the
+// kubelet does: the exit code and, the container failing, the end of
+// its standard error as the termination message (FallbackToLogsOnError).
+// A node in neverStart gets a pod that does not start instead: stuck in
+// ErrImagePull ("no image") or still being created ("slow").
+type kubelet struct {
+	t          *testing.T
+	a          *admin
+	kubeconfig map[string]string // each service account's credentials
+	state      string            // GPUFORM_SIM_STATE
+	neverStart map[string]string
+	seen       map[string]bool
+	ran        atomic.Int64
+	stop       chan struct{}
+	done       sync.WaitGroup
+	mu         sync.Mutex
+	errs       []error
+}
+
+func startKubelet(t *testing.T, a *admin, kubeconfig map[string]string, state string, neverStart map[string]string) *kubelet {
+	k := &kubelet{t: t, a: a, kubeconfig: kubeconfig, state: state, neverStart: neverStart, seen: map[string]bool{}, stop: make(chan struct{})}
+	k.done.Add(1)
+	go k.loop()
+	t.Cleanup(func() {
+		close(k.stop)
+		k.done.Wait()
+		for _, err := range k.errs {
+			t.Errorf("kubelet stand-in: %v", err)
+		}
+	})
+	return k
+}
+
+func (k *kubelet) fail(err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.errs = append(k.errs, err)
+}
+
+func (k *kubelet) loop() {
+	defer k.done.Done()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		var jobs struct {
+			Items []jobObject `json:"items"`
+		}
+		if err := k.a.call(http.MethodGet, "/apis/batch/v1/namespaces/"+kubeEngineNS+"/jobs", "", nil, &jobs); err != nil {
+			k.fail(err)
+			return
+		}
+		for _, j := range jobs.Items {
+			if k.seen[j.Metadata.UID] {
+				continue
+			}
+			k.seen[j.Metadata.UID] = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := k.runPod(j); err != nil {
+					k.fail(fmt.Errorf("job %s: %w", j.Metadata.Name, err))
+				}
+			}()
+		}
+	}
+}
+
+// runPod is the job controller's pod of j and the kubelet's run of it.
+func (k *kubelet) runPod(j jobObject) error {
+	tmpl := j.Spec.Template
+	labels := map[string]any{"batch.kubernetes.io/controller-uid": j.Metadata.UID, "batch.kubernetes.io/job-name": j.Metadata.Name}
+	if l, ok := tmpl.Metadata["labels"].(map[string]any); ok {
+		for key, v := range l {
+			labels[key] = v
+		}
+	}
+	name := j.Metadata.Name + "-pod"
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": name, "labels": labels}, "spec": tmpl.Spec}
+	podPath := "/api/v1/namespaces/" + kubeEngineNS + "/pods"
+	if err := k.a.call(http.MethodPost, podPath, "application/json", pod, nil); err != nil {
+		return err
+	}
+	node, _ := tmpl.Spec["nodeName"].(string)
+	c := tmpl.Spec["containers"].([]any)[0].(map[string]any)
+	status := func(phase string, state map[string]any) error {
+		st := map[string]any{"status": map[string]any{"phase": phase, "containerStatuses": []any{map[string]any{
+			"name": c["name"], "image": c["image"], "imageID": "", "ready": phase == "Running", "restartCount": 0, "state": state,
+		}}}}
+		return k.a.call(http.MethodPatch, podPath+"/"+name+"/status", "application/merge-patch+json", st, nil)
+	}
+	switch k.neverStart[node] {
+	case "no image":
+		return status("Pending", map[string]any{"waiting": map[string]any{"reason": "ErrImagePull", "message": `failed to pull image "registry.example.com/gpuform:test": not found`}})
+	case "slow":
+		return status("Pending", map[string]any{"waiting": map[string]any{"reason": "ContainerCreating"}})
+	}
+	// The bundle Secret's volume (created just after the Job: the
+	// kubelet waits for it, as it waits to mount it).
+	var secret struct {
+		Data map[string][]byte `json:"data"`
+	}
+	secretName := ""
+	for _, v := range tmpl.Spec["volumes"].([]any) {
+		if s, ok := v.(map[string]any)["secret"].(map[string]any); ok {
+			secretName, _ = s["secretName"].(string)
+		}
+	}
+	var err error
+	for range 100 {
+		if err = k.a.call(http.MethodGet, "/api/v1/namespaces/"+kubeEngineNS+"/secrets/"+secretName, "", nil, &secret); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "kubelet-volume")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for key, v := range secret.Data {
+		if err := os.WriteFile(filepath.Join(dir, key), v, 0o400); err != nil {
+			return err
+		}
+	}
+	if err := status("Running", map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}); err != nil {
+		return err
+	}
+	var args []string
+	for _, a := range c["command"].([]any)[1:] {
+		s := a.(string)
+		args = append(args, strings.Replace(s, "/etc/gpuform/bundle", dir, 1))
+	}
+	sa, _ := tmpl.Spec["serviceAccountName"].(string)
+	env := []string{"KUBECONFIG=" + k.kubeconfig[sa], "GPUFORM_SIM_STATE=" + k.state, "PATH=" + os.Getenv("PATH")}
+	for _, e := range c["env"].([]any) {
+		e := e.(map[string]any)
+		v, _ := e["value"].(string)
+		if from, ok := e["valueFrom"].(map[string]any); ok {
+			switch from["fieldRef"].(map[string]any)["fieldPath"] {
+			case "spec.nodeName":
+				v = node
+			case "metadata.namespace":
+				v = kubeEngineNS
+			case "metadata.labels['batch.kubernetes.io/controller-uid']":
+				v = j.Metadata.UID
+			default:
+				return fmt.Errorf("env %v: a fieldRef the stand-in does not know", e)
+			}
+		}
+		env = append(env, e["name"].(string)+"="+v)
+	}
+	cmd := exec.Command(os.Args[0], append([]string{"gpuform-cli"}, args...)...)
+	cmd.Env, cmd.Dir = env, "/"
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	runErr := cmd.Run()
+	k.ran.Add(1)
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+		return status("Succeeded", map[string]any{"terminated": map[string]any{"exitCode": 0, "reason": "Completed"}})
+	case errors.As(runErr, &ee):
+		msg := stderr.String()
+		if len(msg) > 2048 {
+			msg = msg[len(msg)-2048:]
+		}
+		return status("Failed", map[string]any{"terminated": map[string]any{"exitCode": ee.ExitCode(), "reason": "Error", "message": msg}})
+	}
+	return runErr
+}
+
+// runLeft lists what of run is left in the namespace.
+func runLeft(t *testing.T, a *admin, run string) []string {
+	t.Helper()
+	var left []string
+	for _, res := range []string{"apis/batch/v1/namespaces/" + kubeEngineNS + "/jobs", "api/v1/namespaces/" + kubeEngineNS + "/configmaps", "api/v1/namespaces/" + kubeEngineNS + "/secrets"} {
+		var l struct {
+			Items []struct {
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			} `json:"items"`
+		}
+		if err := a.call(http.MethodGet, "/"+res+"?labelSelector="+enginekube.RunLabel+"%3D"+run, "", nil, &l); err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range l.Items {
+			left = append(left, i.Metadata.Name)
+		}
+	}
+	return left
+}
+
+// hostChecks is a report's checks per host.
+func hostChecks(doc *report.Document) map[string][]verify.CheckResult {
+	out := map[string][]verify.CheckResult{}
+	for _, h := range doc.Hosts {
+		out[h.Host] = h.Checks
+	}
+	return out
+}
+
+// TestKubeEngine runs verify -engine kubernetes against a real API server
+// with exactly the RBAC of gpuform kubernetes manifests -engine, the test
+// playing the job controller and the kubelets (it runs each Job's command
+// as its pod would, against a simulated node).
+func TestKubeEngine(t *testing.T) {
+	t.Parallel()
+	saUser := func(name string) kubetest.User {
+		return kubetest.User{Name: "system:serviceaccount:" + kubeEngineNS + ":" + name, Groups: []string{"system:serviceaccounts", "system:authenticated"}, Token: kubetest.Token(t)}
+	}
+	ctl, node, nojobs, nowrite := saUser(kube.EngineController), saUser(kube.EngineNode), saUser("gpuform-verify-nojobs"), saUser("gpuform-verify-nowrite")
+	kc := kubetest.Start(t, kubetest.Options{Users: []kubetest.User{ctl, node, nojobs, nowrite}})
+	a := newAdmin(t, kc)
+	for _, o := range kube.EngineManifests(kubeEngineNS) {
+		kc.Create(t, mustJSON(t, o))
+	}
+	// An identity that may list nodes but create no Job.
+	kc.Create(t, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"nojobs"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"gpuform-verify"},"subjects":[{"kind":"ServiceAccount","name":"gpuform-verify-nojobs","namespace":"`+kubeEngineNS+`"}]}`)
+	for n, pool := range map[string]string{"gpu011": "a", "gpu012": "b", "gpu013": "a", "gpu014": "c"} {
+		kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+n+`","labels":{"pool":"`+pool+`"}}}`)
+	}
+	state := t.TempDir()
+	// The kubelet mounts the token of the pod's service account:
+	// gpuform-verify-nowrite has no RBAC at all.
+	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, map[string]string{"gpu013": "no image", "gpu014": "slow"})
+	k, err := kb.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := func(token string) *kube.Client {
+		cfg, err := kube.LoadKubeconfig(kc.Kubeconfig(t, token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := kube.New(cfg, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// RBAC takes effect a moment after the bindings are created.
+	for range 50 {
+		if _, err = client(ctl.Token).NodeNames(context.Background(), ""); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := func(t *testing.T, token, dir string, cfg *spec.Config, o enginekube.Options) (*enginekube.Engine, runner.Options, *atomic.Int64) {
+		o.Client, o.Namespace, o.Poll = client(token), kubeEngineNS, 100*time.Millisecond
+		o.Bundle = func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+			return engineslurm.NewBundle(cfg, dir, nil, verify.TierProbe, false, nodes)
+		}
+		var connects atomic.Int64
+		ro := runner.Options{Tier: verify.TierProbe, KB: k, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+			connects.Add(1)
+			return nil, errors.New("the kubernetes engine must not connect to hosts")
+		}}}
+		return enginekube.New(o), ro, &connects
+	}
+	targets := func(t *testing.T, cfg *spec.Config) []target.Host {
+		hosts, diags := target.Select(cfg, nil)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		return hosts
+	}
+	hosts := []string{"sim://hgx-h100-converged/gpu011", "sim://hgx-h100-degraded/gpu012"}
+	dir, cfg := kubeEngineSpec(t, hosts...)
+	// The SSH engine's report of the same simulated nodes: the one the
+	// kubernetes engine must equal, check for check.
+	want, err := enginessh.Engine{}.Verify(context.Background(), targets(t, cfg), runner.Options{Tier: verify.TierProbe, KB: k, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Summary.Failed == 0 || want.Summary.Passed == 0 {
+		t.Fatalf("the reference run should pass some checks and fail others (a degraded node): %+v", want.Summary)
+	}
+
+	t.Run("parity with ssh, and a host that is no node", func(t *testing.T) {
+		dir, cfg := kubeEngineSpec(t, append(hosts, "sim://hgx-h100-converged/gpu099")...)
+		var msgs strings.Builder
+		e, ro, connects := engine(t, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, RunID: "parity"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := connects.Load(); n != 0 {
+			t.Errorf("the kubernetes engine connected to hosts %d time(s)", n)
+		}
+		gc := hostChecks(got)
+		bad := gc["sim://hgx-h100-converged/gpu099"]
+		delete(gc, "sim://hgx-h100-converged/gpu099")
+		if diff := cmp.Diff(hostChecks(want), gc); diff != "" {
+			t.Errorf("-engine kubernetes differs from -engine ssh (-ssh +kubernetes):\n%s", diff)
+		}
+		if len(bad) != 1 || bad[0].ID != string(verify.CheckReachable) || bad[0].Status != verify.StatusFail || !strings.Contains(bad[0].Message, "the cluster has no node gpu099") {
+			t.Errorf("the host that is no node: %+v", bad)
+		}
+		if got.Summary.Hosts != 3 {
+			t.Errorf("report holds %d hosts, want 3", got.Summary.Hosts)
+		}
+		if left := runLeft(t, a, "parity"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+		if !strings.Contains(msgs.String(), "Kubernetes: run parity: a Job per node") {
+			t.Errorf("messages do not name the run:\n%s", msgs.String())
+		}
+	})
+
+	t.Run("the CLI: gpuform verify -engine kubernetes -format json", func(t *testing.T) {
+		code, out, errOut := runCLIEnv(t, []string{"GPUFORM_SIM_STATE=" + state}, "verify", "-engine", "kubernetes", "-format", "json", "-kubeconfig", kc.Kubeconfig(t, ctl.Token), "-namespace", kubeEngineNS, dir)
+		if code != ExitReport {
+			t.Fatalf("exit %d, want 2 (a degraded node fails)\n%s", code, errOut)
+		}
+		var doc report.Document
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if diff := cmp.Diff(hostChecks(want), hostChecks(&doc)); diff != "" {
+			t.Errorf("gpuform verify -engine kubernetes differs from -engine ssh (-ssh +cli):\n%s", diff)
+		}
+	})
+
+	t.Run("a Job that never starts, and -selector", func(t *testing.T) {
+		dir, cfg := kubeEngineSpec(t, "sim://hgx-h100-converged/gpu011", "sim://hgx-h100-degraded/gpu012", "sim://hgx-h100-converged/gpu013")
+		var msgs strings.Builder
+		// The pod's start timeout (-kube-start-timeout) gives up on it
+		// within the -deadline; the rest of the run goes on.
+		e, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, StartTimeout: 2 * time.Second, Deadline: time.Now().Add(time.Minute), Selector: "pool=a", RunID: "nostart"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gc := hostChecks(got)
+		if diff := cmp.Diff(hostChecks(want)[hosts[0]], gc[hosts[0]]); diff != "" {
+			t.Errorf("gpu011 (-want +got):\n%s", diff)
+		}
+		c := gc["sim://hgx-h100-converged/gpu013"]
+		if len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "Kubernetes node gpu013: Job gpuform-verify-nostart-1's pod did not start within 2s: pod gpuform-verify-nostart-1-pod is pending: ErrImagePull: failed to pull image") {
+			t.Errorf("the node whose pod never starts: %+v", c)
+		}
+		if got.OK() {
+			t.Error("a run with a node that never started passed")
+		}
+		// gpu012 is outside the selector: left out, not failed, and said.
+		if _, in := gc["sim://hgx-h100-degraded/gpu012"]; in || got.Summary.Hosts != 2 || !strings.Contains(msgs.String(), "gpu012 are outside -selector pool=a") {
+			t.Errorf("the host outside -selector: report holds %d hosts\n%s", got.Summary.Hosts, msgs.String())
+		}
+		if left := runLeft(t, a, "nostart"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// The -deadline ends the run while a pod is still being created: its
+	// host is not run (and needed), not failed and never passed.
+	t.Run("the -deadline cuts a pod that is slow to start", func(t *testing.T) {
+		dir, cfg := kubeEngineSpec(t, "sim://hgx-h100-converged/gpu014")
+		e, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{Deadline: time.Now().Add(1500 * time.Millisecond), RunID: "cut"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := hostChecks(got)["sim://hgx-h100-converged/gpu014"]
+		if len(c) != 1 || c[0].Status != verify.StatusNotRun || !c[0].Needed || !strings.Contains(c[0].Message, "the -deadline ended before Kubernetes node gpu014's checks finished (Job gpuform-verify-cut-0: pod gpuform-verify-cut-0-pod is pending: ContainerCreating)") {
+			t.Errorf("the node the deadline cut: %+v", c)
+		}
+		if got.OK() {
+			t.Error("a run the deadline cut passed")
+		}
+	})
+
+	// The node side cannot write its report: its pod fails, and the end
+	// of its standard error, the termination message, names why.
+	t.Run("RBAC forbids the node its report", func(t *testing.T) {
+		dir, cfg := kubeEngineSpecWith(t, "      service_account = \"gpuform-verify-nowrite\"\n", hosts[0])
+		e, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{RunID: "nowrite"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := hostChecks(got)[hosts[0]]
+		if len(c) != 1 || c[0].Status != verify.StatusFail || !strings.Contains(c[0].Message, "Kubernetes node gpu011 (Job gpuform-verify-nowrite-0): it wrote no report ConfigMap (pod gpuform-verify-nowrite-0-pod is failed: exit 1: Error: ") ||
+			!strings.Contains(c[0].Message, "RBAC forbids create on configmaps in namespace "+kubeEngineNS) {
+			t.Errorf("the node that could not write its report: %+v", c)
+		}
+	})
+
+	t.Run("RBAC forbids create on jobs", func(t *testing.T) {
+		e, ro, _ := engine(t, nojobs.Token, dir, cfg, enginekube.Options{})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range got.Hosts {
+			if len(h.Checks) != 1 || h.Checks[0].Status != verify.StatusFail || !strings.Contains(h.Checks[0].Message, "RBAC forbids create on jobs in namespace "+kubeEngineNS) {
+				t.Errorf("%s: %+v", h.Host, h.Checks)
+			}
+		}
+	})
+
+	t.Run("the API server down", func(t *testing.T) {
+		cfg2, _ := kube.LoadKubeconfig(kc.Kubeconfig(t, ctl.Token))
+		cfg2.Server = "https://127.0.0.1:1"
+		down, _ := kube.New(cfg2, 2*time.Second)
+		_, ro, _ := engine(t, ctl.Token, dir, cfg, enginekube.Options{})
+		e := enginekube.New(enginekube.Options{Client: down, Namespace: kubeEngineNS, Bundle: func(map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
+			return nil, errors.New("not reached")
+		}})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range got.Hosts {
+			if len(h.Checks) != 1 || h.Checks[0].Status != verify.StatusFail || !strings.Contains(h.Checks[0].Message, "list nodes: no answer from the API server") {
+				t.Errorf("%s: %+v", h.Host, h.Checks)
+			}
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
