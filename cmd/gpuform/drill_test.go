@@ -30,6 +30,22 @@ type drillJSON struct {
 		Group        []string `json:"group"`
 		GroupFails   []string `json:"group_failures"`
 	} `json:"faults"`
+	Checkpoints []struct {
+		Node              string  `json:"node"`
+		Host              string  `json:"host"`
+		Simulated         bool    `json:"simulated"`
+		GPUs              int     `json:"gpus"`
+		KilledAfter       int64   `json:"killed_after_ns"`
+		CheckpointWritten bool    `json:"checkpoint_written"`
+		Detected          bool    `json:"detected"`
+		ResumedStep       int64   `json:"resumed_step"`
+		ThroughputBefore  float64 `json:"throughput_before"`
+		ThroughputAfter   float64 `json:"throughput_after"`
+		MaxThroughputLoss float64 `json:"max_throughput_loss"`
+		Passed            bool    `json:"passed"`
+		Why               string  `json:"why"`
+		Error             string  `json:"error"`
+	} `json:"checkpoints"`
 }
 
 func runDrillJSON(t *testing.T, args ...string) (int, drillJSON) {
@@ -155,13 +171,78 @@ func TestDrillRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-on-real-hosts"}, "no drill is marked safe and reversible on a real node yet (0 safe of 11)"},
+		// The one drill safe on a real node needs a node block of real
+		// hosts whose workload says how it resumes; the example has none.
+		{[]string{"-on-real-hosts"}, "checkpoint-restore: no node block of real hosts has a workload that says how it resumes"},
+		{[]string{"-on-real-hosts", "-fault", "gpu-off-bus"}, "-on-real-hosts: gpu-off-bus is not safe on a real node: of 12 drills only checkpoint-restore is"},
+		{[]string{"-fault", "checkpoint-restore"}, "checkpoint-restore: no node block of simulated hosts has a workload that says how it resumes"},
 		{[]string{"-fault", "gpu-on-fire"}, `unknown drill "gpu-on-fire" (known: gpu-off-bus, nvlink-down`},
+		{[]string{"-fault", "gpu-on-fire"}, `slow-node, checkpoint-restore)`},
 		{[]string{"-disable-check", "nvml.pcie"}, `-disable-check "nvml.pcie": not a verify check id`},
 	} {
 		code, out, errOut := runCLIEnv(t, nil, append(append([]string{"drill"}, tc.args...), "../../examples/drill")...)
 		if code != ExitFailed || !strings.Contains(errOut, tc.want) {
 			t.Errorf("drill %v: exit %d, want %d and %q\n%s%s", tc.args, code, ExitFailed, tc.want, out, errOut)
 		}
+	}
+}
+
+// TestDrillCheckpointRestore (issue 38): the checkpoint-restore drill
+// kills the example's simulated workload after kill_after and resumes it
+// from the checkpoint it wrote, at the same throughput (8 GPUs × 400
+// samples/s, the stand-in's model); exit 0.
+func TestDrillCheckpointRestore(t *testing.T) {
+	t.Parallel()
+	code, doc := runDrillJSON(t, "-fault", "checkpoint-restore", "../../examples/checkpoint-drill")
+	if code != ExitOK || !doc.OK || len(doc.Faults) != 0 || len(doc.Checkpoints) != 1 {
+		t.Fatalf("exit %d, ok %v, %d faults, checkpoints %+v: want 0, true, 0, one", code, doc.OK, len(doc.Faults), doc.Checkpoints)
+	}
+	c := doc.Checkpoints[0]
+	if !c.Passed || !c.Detected || !c.CheckpointWritten || c.Why != "" || c.Error != "" {
+		t.Errorf("%+v: want passed, detected, checkpoint written", c)
+	}
+	// Killed after 2 s with a checkpoint every 5 steps of 0.1 s: the
+	// resume starts from a checkpoint of the killed run, below step 30.
+	if c.ResumedStep < 5 || c.ResumedStep >= 30 || c.ResumedStep%5 != 0 {
+		t.Errorf("resumed from step %d, want a multiple of 5 from 5 to 25", c.ResumedStep)
+	}
+	if c.Node != "train" || c.Host != "sim://hgx-h100-converged/drill-checkpoint-train" || !c.Simulated || c.GPUs != 8 {
+		t.Errorf("node %q host %q simulated %v gpus %d", c.Node, c.Host, c.Simulated, c.GPUs)
+	}
+	if c.ThroughputBefore != 3200 || c.ThroughputAfter != 3200 || c.MaxThroughputLoss != 0.1 || c.KilledAfter < 2e9 {
+		t.Errorf("throughput %g -> %g (max loss %g), killed after %dns", c.ThroughputBefore, c.ThroughputAfter, c.MaxThroughputLoss, c.KilledAfter)
+	}
+}
+
+// TestDrillCheckpointBrokenResume: of two node blocks, the one whose
+// resume command starts over fails the drill (exit 2), the one that
+// resumes passes; each is reported per node, and the table says so.
+func TestDrillCheckpointBrokenResume(t *testing.T) {
+	t.Parallel()
+	code, doc := runDrillJSON(t, "-fault", "checkpoint-restore", "testdata/drill-checkpoint-broken")
+	if code != ExitReport || doc.OK || len(doc.Checkpoints) != 2 {
+		t.Fatalf("exit %d, ok %v, checkpoints %+v: want %d, false, two", code, doc.OK, doc.Checkpoints, ExitReport)
+	}
+	good, bad := doc.Checkpoints[0], doc.Checkpoints[1]
+	if good.Node != "resumes" || !good.Passed || good.ResumedStep < 3 || good.GPUs != 4 || good.ThroughputAfter != 1600 {
+		t.Errorf("resumes: %+v; want passed from a checkpoint at 4 GPUs (bench's largest), 1600 samples/s", good)
+	}
+	if bad.Node != "starts-over" || bad.Passed || bad.Detected || !strings.HasPrefix(bad.Why, `the resumed run printed no line matching resumed "resumed from step ([0-9]+)"`) {
+		t.Errorf("starts-over: %+v; want not resumed, not passed", bad)
+	}
+	if bad.GPUs != 8 {
+		t.Errorf("starts-over: %d GPUs, want the hardware's 8", bad.GPUs)
+	}
+}
+
+// TestDrillCheckpointRefusesLocalWorkload: a simulated node runs its
+// commands on this machine, so a bench workload other than the simulated
+// one is refused without -allow-local, before anything runs.
+func TestDrillCheckpointRefusesLocalWorkload(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLIEnv(t, nil, "drill", "-fault", "checkpoint-restore", "testdata/drill-checkpoint-local")
+	want := `host sim://hgx-h100-converged is this machine: the checkpoint drill would run the spec's command "torchrun --nproc_per_node={gpus} train.py" on the machine gpuform runs on`
+	if code != ExitFailed || !strings.Contains(errOut, want) || !strings.Contains(errOut, "pass -allow-local") {
+		t.Errorf("exit %d, want %d and %q\n%s%s", code, ExitFailed, want, out, errOut)
 	}
 }

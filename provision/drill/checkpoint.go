@@ -21,6 +21,11 @@ import (
 // max_throughput_loss.
 const CheckpointDrill = "checkpoint-restore"
 
+// SimulatedWorkload is the simulated nodes' toy training workload
+// (provision/sim's standins/gpuform-sim-train): it writes its checkpoint
+// under the simulated root and nowhere else.
+const SimulatedWorkload = "gpuform-sim-train"
+
 // CheckpointSummary says what the checkpoint-restore drill does, for -list.
 const CheckpointSummary = "the spec's workload (bench { command }) killed mid-run with SIGKILL, resumed from its checkpoint (bench { checkpoint }), its throughput compared"
 
@@ -137,8 +142,12 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 		r.Error = "the workload's run: " + err.Error()
 		return r
 	}
-	if res.ExitCode == 0 || r.KilledAfter < killAfter-killedSlack {
-		r.Why = fmt.Sprintf("the workload ended (exit status %d) after %s, before kill_after (%s) killed it: make kill_after shorter or the run longer", res.ExitCode, round(r.KilledAfter), killAfter)
+	switch {
+	case res.ExitCode == 0:
+		r.Why = fmt.Sprintf("the workload ended (exit status 0) after %s, before kill_after (%s) killed it: make kill_after shorter or the run longer", round(r.KilledAfter), killAfter)
+		return r
+	case r.KilledAfter < killAfter-killedSlack:
+		r.Why = fmt.Sprintf("the workload failed (exit status %d) after %s, before kill_after (%s): %s", res.ExitCode, round(r.KilledAfter), killAfter, lastLine(nil, res))
 		return r
 	}
 	before, ok := lastNumber(b, output(res))

@@ -137,7 +137,9 @@ func Catalogue() []Fault {
 }
 
 // Select returns the catalogue's faults named, in catalogue order; none
-// named is every fault. An unknown name is an error listing the known.
+// named is every fault. CheckpointDrill is known and selects no fault
+// (the checkpoint-restore drill runs the spec's workload, not a fault of
+// the catalogue). An unknown name is an error listing the known.
 func Select(names []string) ([]Fault, error) {
 	all := Catalogue()
 	if len(names) == 0 {
@@ -150,11 +152,15 @@ func Select(names []string) ([]Fault, error) {
 		}
 	}
 	for _, n := range names {
+		if n == CheckpointDrill {
+			continue
+		}
 		if !slices.ContainsFunc(all, func(f Fault) bool { return f.Name == n }) {
-			known := make([]string, len(all))
+			known := make([]string, len(all), len(all)+1)
 			for i, f := range all {
 				known[i] = f.Name
 			}
+			known = append(known, CheckpointDrill)
 			return nil, fmt.Errorf("unknown drill %q (known: %s)", n, strings.Join(known, ", "))
 		}
 	}
@@ -202,6 +208,9 @@ type Options struct {
 	// spec's workload on (CheckpointDrill); Open opens them.
 	Checkpoints []CheckpointTarget
 	Open        OpenFunc
+	// Parallelism bounds how many checkpoint targets run at once; 0 or
+	// less is all of them.
+	Parallelism int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -264,6 +273,9 @@ type Report struct {
 	// Checkpoints are the checkpoint-restore drill's results, one per
 	// host, in the spec's order.
 	Checkpoints []CheckpointResult `json:"checkpoints,omitempty"`
+	// CheckpointsNotRun names the node blocks with a checkpoint block
+	// the checkpoint drill did not run on, and why: not run, not passed.
+	CheckpointsNotRun []string `json:"checkpoints_not_run,omitempty"`
 }
 
 // OK is true when every fault was caught and every checkpoint restore
@@ -296,8 +308,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{Base: BaseProfile, Disabled: o.Disabled, AlertsBy: o.AlertsBy, Faults: make([]Result, len(o.Faults))}
 	var wg sync.WaitGroup
 	rep.Checkpoints = make([]CheckpointResult, len(o.Checkpoints))
+	slots := o.Parallelism
+	if slots <= 0 {
+		slots = max(1, len(o.Checkpoints))
+	}
+	sem := make(chan struct{}, slots)
 	for i := range o.Checkpoints {
-		wg.Go(func() { rep.Checkpoints[i] = checkpointOn(ctx, o, i, now) })
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rep.Checkpoints[i] = checkpointOn(ctx, o, i, now)
+		})
 	}
 	if len(o.Faults) == 0 {
 		wg.Wait()

@@ -95,6 +95,8 @@ func (r *Report) WriteHuman(w io.Writer) error {
 	b.WriteString("\n")
 	if len(r.Checkpoints) > 0 {
 		r.writeCheckpoints(&b)
+	} else {
+		r.writeNotRun(&b)
 	}
 	if failed == 0 && len(r.Faults) > 0 {
 		fmt.Fprintf(&b, "Drill passed: %d of %d faults caught.\n", len(r.Faults), len(r.Faults))
@@ -122,7 +124,7 @@ func dash(s string) string {
 // writeCheckpoints writes the checkpoint-restore drill's table, each
 // host's verdict in words, and its summary line.
 func (r *Report) writeCheckpoints(b *strings.Builder) {
-	fmt.Fprintf(b, "Checkpoint restore: the spec's workload killed (SIGKILL) and resumed on %d hosts\n\n", len(r.Checkpoints))
+	fmt.Fprintf(b, "Checkpoint restore: the spec's workload killed (SIGKILL) and resumed on %s\n\n", hosts(len(r.Checkpoints)))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  \tNODE\tHOST\tKILLED AFTER\tRESUMED FROM\tTHROUGHPUT BEFORE\tAFTER\tLOSS")
 	passed := 0
@@ -165,9 +167,27 @@ func (r *Report) writeCheckpoints(b *strings.Builder) {
 		}
 	}
 	b.WriteString("\n")
+	r.writeNotRun(b)
 	if passed == len(r.Checkpoints) && passed > 0 {
-		fmt.Fprintf(b, "Checkpoint restore passed: %d of %d hosts resumed.\n", passed, len(r.Checkpoints))
+		fmt.Fprintf(b, "Checkpoint restore passed: %d of %s resumed.\n", passed, hosts(len(r.Checkpoints)))
 	} else {
-		fmt.Fprintf(b, "Checkpoint restore failed: %d of %d hosts did not resume as the spec says.\n", len(r.Checkpoints)-passed, len(r.Checkpoints))
+		fmt.Fprintf(b, "Checkpoint restore failed: %d of %s did not resume as the spec says.\n", len(r.Checkpoints)-passed, hosts(len(r.Checkpoints)))
 	}
+}
+
+// writeNotRun names the node blocks the checkpoint drill left out.
+func (r *Report) writeNotRun(b *strings.Builder) {
+	for _, n := range r.CheckpointsNotRun {
+		fmt.Fprintf(b, "Checkpoint restore not run on %s\n", n)
+	}
+	if len(r.CheckpointsNotRun) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+func hosts(n int) string {
+	if n == 1 {
+		return "1 host"
+	}
+	return fmt.Sprintf("%d hosts", n)
 }
