@@ -2,13 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/promtool"
+	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/drill"
+	"github.com/gpuform/gpuform/provision/sim"
 )
 
 type drillJSON struct {
@@ -244,5 +249,66 @@ func TestDrillCheckpointRefusesLocalWorkload(t *testing.T) {
 	want := `host sim://hgx-h100-converged is this machine: the checkpoint drill would run the spec's command "torchrun --nproc_per_node={gpus} train.py" on the machine gpuform runs on`
 	if code != ExitFailed || !strings.Contains(errOut, want) || !strings.Contains(errOut, "pass -allow-local") {
 		t.Errorf("exit %d, want %d and %q\n%s%s", code, ExitFailed, want, out, errOut)
+	}
+}
+
+// TestDrillCheckpointOnRealHosts: -on-real-hosts runs the checkpoint
+// drill over SSH (a real sshd) on the spec's real host, killing the
+// workload there with the node's timeout(1) and resuming it; the host's
+// workload is the training stand-in against a simulated root the sshd's
+// sessions point at, so the test can read what ran.
+func TestDrillCheckpointOnRealHosts(t *testing.T) {
+	t.Parallel()
+	root, err := sim.MaterializeHost(sim.Scheme+"hgx-h100-converged/ssh", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.Start(t, sshtest.Options{Env: map[string]string{
+		"GPUFORM_ROOT": root,
+		"PATH":         filepath.Join(root, filepath.FromSlash(sim.BinDir)) + ":/usr/bin:/bin",
+	}})
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `inventory "lab" {
+  hosts = ["127.0.0.1"]
+  user  = "`+srv.User+`"
+  port  = `+strconv.Itoa(srv.Port)+`
+}
+node "train" {
+  hosts = inventory.lab
+  bench {
+    command    = "gpuform-sim-train --gpus={gpus} --ckpt-dir=/scratch/ckpt --steps=20 --save-every=3 --step-time=0.1"
+    throughput = "samples/s: ([0-9.]+)"
+    checkpoint {
+      resume_command = "gpuform-sim-train --gpus={gpus} --ckpt-dir=/scratch/ckpt --steps=20 --save-every=3 --step-time=0.1 --resume"
+      resumed        = "resumed from step ([0-9]+)"
+      dir            = "/scratch/ckpt"
+      kill_after     = "1s"
+      gpus           = 2
+    }
+  }
+}
+`)
+	code, doc := runDrillJSON(t, "-on-real-hosts", "-ssh-config", "none", "-identity", srv.UserKeyFile, "-known-hosts", srv.KnownHostsFile, dir)
+	if code != ExitOK || !doc.OK || len(doc.Faults) != 0 || len(doc.Checkpoints) != 1 {
+		t.Fatalf("exit %d, ok %v, %d faults, checkpoints %+v: want 0, true, none, one", code, doc.OK, len(doc.Faults), doc.Checkpoints)
+	}
+	c := doc.Checkpoints[0]
+	if c.Host != "127.0.0.1" || c.Simulated || !c.Passed || !c.CheckpointWritten || c.ResumedStep < 3 || c.ThroughputBefore != 800 || c.ThroughputAfter != 800 {
+		t.Errorf("%+v: want 127.0.0.1, not simulated, passed, resumed from a checkpoint at 800 samples/s", c)
+	}
+	// The host ran the workload twice, the second time resuming: the
+	// first was killed mid-run, or the resume would have had nothing to do.
+	calls, err := os.ReadFile(filepath.Join(root, "var", "log", "gpuform-sim", "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(calls)), "\n") {
+		if strings.HasPrefix(l, "gpuform-sim-train ") {
+			runs = append(runs, l)
+		}
+	}
+	if len(runs) != 2 || strings.HasSuffix(runs[0], "--resume") || !strings.HasSuffix(runs[1], "--resume") {
+		t.Errorf("workload runs on the host: %q", runs)
 	}
 }

@@ -131,6 +131,13 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 			r.Error = fmt.Sprintf("mktemp printed %q, not a plain path", transport.HostText(marker))
 			return r
 		}
+		// The marker goes whatever happens; a failure to remove it
+		// leaves an empty file in the node's temporary directory.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			_, _ = t.Run(ctx, transport.Command{Script: "exec rm -f " + transport.Quote(marker) + "\n"})
+		}()
 	}
 
 	// The first run: killed by the node's timeout, with SIGKILL, process
@@ -158,7 +165,7 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 	r.ThroughputBefore = before
 
 	if c.Dir.Set {
-		script := "find \"${GPUFORM_ROOT:-}\"" + transport.Quote(c.Dir.V) + " -type f -newer " + transport.Quote(marker) + " 2>/dev/null | head -n 1\nrm -f " + transport.Quote(marker) + "\n"
+		script := "find \"${GPUFORM_ROOT:-}\"" + transport.Quote(c.Dir.V) + " -type f -newer " + transport.Quote(marker) + " 2>/dev/null | head -n 1\n"
 		res, err := t.Run(ctx, transport.Command{Script: script})
 		if err != nil {
 			r.Error = "looking for the checkpoint: " + err.Error()
