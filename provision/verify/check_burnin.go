@@ -85,7 +85,7 @@ var burninExpected = map[string]string{
 	"burnin.thermal":  "no thermal, hardware or power-brake slowdown under load",
 	"burnin.clocks":   "SM clock under load within the margin of its peers",
 	"burnin.nccl":     "#wrong 0 and busbw steady across iterations",
-	"burnin.counters": "no PCIe AER counter rises during the load",
+	"burnin.counters": "no PCIe AER, ECC or NVLink error counter rises during the load",
 }
 
 // BurninWriteCheck is burnin.write: the burn-in's record written on the

@@ -77,6 +77,10 @@ type Run struct {
 	// Before and After are the error counters read around the load
 	// (Counters); nil when they could not be read.
 	Before, After map[string]uint64
+	// CountersError says why NVML's counters could not be read after the
+	// load and the NCCL runs (the GPUs stopped answering); it fails the
+	// counters.
+	CountersError string
 }
 
 // Limits are what a burn-in is judged by.
@@ -114,7 +118,11 @@ func Evaluate(r Run, lim Limits) []Finding {
 	out = append(out, judgeThermal(r.Samples, lim)...)
 	out = append(out, judgeClocks(r.Samples, lim)...)
 	out = append(out, judgeNCCL(r.NCCL, lim)...)
-	out = append(out, judgeCounters(r.Before, r.After)...)
+	if r.CountersError != "" {
+		out = append(out, Finding{Check: "burnin.counters", Status: StatusFail, Message: "NVML's error counters could not be read after the load: " + r.CountersError})
+	} else {
+		out = append(out, judgeCounters(r.Before, r.After)...)
+	}
 	return out
 }
 
@@ -348,10 +356,10 @@ func variation(v []float64) (mean, cv float64) {
 // failure too: its errors can no longer be told.
 func judgeCounters(before, after map[string]uint64) []Finding {
 	if before == nil || after == nil {
-		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "PCIe AER counters were not read before and after the load"}}
+		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "the error counters were not read before and after the load"}}
 	}
 	if len(before) == 0 && len(after) == 0 {
-		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "no PCIe AER counter of a GPU was readable (aer_dev_* under /sys/bus/pci/devices): errors during the load could not be counted"}}
+		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "no PCIe AER, ECC or NVLink error counter of a GPU was readable (aer_dev_* under /sys/bus/pci/devices, NVML): errors during the load could not be counted"}}
 	}
 	var rose []string
 	for _, k := range sortedKeysU(before) {
@@ -373,7 +381,7 @@ func judgeCounters(before, after map[string]uint64) []Finding {
 	if len(rose) > 0 {
 		return []Finding{{Check: "burnin.counters", Status: StatusFail, Message: "error counters rose during the load: " + strings.Join(rose, "; ")}}
 	}
-	return []Finding{{Check: "burnin.counters", Status: StatusPass, Message: fmt.Sprintf("%d PCIe AER and ECC error counters unchanged", len(before))}}
+	return []Finding{{Check: "burnin.counters", Status: StatusPass, Message: fmt.Sprintf("%d PCIe AER, ECC and NVLink error counters unchanged", len(before))}}
 }
 
 func sortedKeysU(m map[string]uint64) []string {
@@ -387,8 +395,10 @@ func sortedKeysU(m map[string]uint64) []string {
 
 // Counters names the error counters of an NVML report that a burn-in
 // compares before and after: each GPU's volatile uncorrectable ECC count,
-// keyed "bus/ecc_volatile_uncorrected". AER counters are added by
-// AddAER from the node's sysfs.
+// keyed "bus/ecc_volatile_uncorrected", and each active NVLink link's
+// data-link error counters, keyed "bus/nvlinkN_replay", "_recovery",
+// "_crc_flit" and "_crc_data". AER counters are added by AddAER from the
+// node's sysfs.
 func Counters(rep *nvmlfacts.Report) map[string]uint64 {
 	if rep == nil {
 		return nil
@@ -398,6 +408,26 @@ func Counters(rep *nvmlfacts.Report) map[string]uint64 {
 		if g.ECC != nil && g.ECC.VolatileUncorrected != nil {
 			m[g.BusID+"/ecc_volatile_uncorrected"] = *g.ECC.VolatileUncorrected
 		}
+		for _, l := range g.NVLinks {
+			if l.Errors == nil {
+				continue
+			}
+			k := fmt.Sprintf("%s/nvlink%d_", g.BusID, l.Link)
+			m[k+"replay"], m[k+"recovery"] = l.Errors.Replay, l.Errors.Recovery
+			m[k+"crc_flit"], m[k+"crc_data"] = l.Errors.CRCFlit, l.Errors.CRCData
+		}
+	}
+	return m
+}
+
+// AddCounters adds the NVML counters of rep (Counters) to m, the AER
+// counters read at the same time; nil stays nil (not read).
+func AddCounters(m map[string]uint64, rep *nvmlfacts.Report) map[string]uint64 {
+	if m == nil {
+		return nil
+	}
+	for k, v := range Counters(rep) {
+		m[k] = v
 	}
 	return m
 }

@@ -29,7 +29,11 @@ func hostBudget(o Options, tg target.Host) time.Duration {
 // into burnin.* checks, and the record written on the node, passed or
 // failed, for -require-burnin. A host whose NVML facts are missing gets
 // no record: it could not name the GPUs it would qualify.
-func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, o Options) []verify.CheckResult {
+//
+// rep is the NVML report read before the burn-in; readNVML reads it again
+// after the load and the NCCL runs, so the ECC and NVLink error counters
+// are compared around both, with the PCIe AER counters.
+func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, readNVML func(context.Context) (*nvmlfacts.Report, error), o Options) []verify.CheckResult {
 	now := o.Now
 	if now == nil {
 		now = time.Now
@@ -41,6 +45,15 @@ func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp v
 		return []verify.CheckResult{verify.BurninWriteCheck(err, "the burn-in did not finish: "+err.Error())}
 	}
 	run.NCCL = repeatNCCL(ctx, t, exp)
+	if rep != nil {
+		after, err := readNVML(ctx)
+		switch {
+		case err != nil:
+			run.CountersError = err.Error()
+		default:
+			run.Before, run.After = burnin.AddCounters(run.Before, rep), burnin.AddCounters(run.After, after)
+		}
+	}
 	lim := burnin.Limits{MaxTempC: exp.MaxTemperatureC}
 	findings := burnin.Evaluate(run, lim)
 	checks := verify.BurninChecks(findings)

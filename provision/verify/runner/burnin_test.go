@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +124,82 @@ node "n" {
 	}
 	if rec == nil || rec.Status != verify.StatusFail || rec.Observed != "failed" || !strings.Contains(rec.Message, "burnin.load") {
 		t.Errorf("burnin.record after a failed burn-in: %+v", rec)
+	}
+}
+
+// replaysDuringLoad is a simulated node whose NVML reads NVLink link 0 of
+// GPU 4 with 120 replayed flits from its second read on: flits replayed
+// while the burn-in loaded the node (the first read is verify's, before
+// the burn-in).
+type replaysDuringLoad struct {
+	*sim.Transport
+	mu    sync.Mutex
+	reads int
+}
+
+func (r *replaysDuringLoad) NVMLMock() (transport.NVMLMock, error) {
+	m, err := r.Transport.NVMLMock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads++
+	if r.reads > 1 {
+		m.Faults = append(m.Faults, "nvlink_errors:4:120")
+	}
+	return m, err
+}
+
+// TestBurninNVLinkCounters: the burn-in reads NVML again after its load
+// and NCCL runs and compares each active NVLink link's error counters:
+// unchanged on the simulated node, they pass burnin.counters; a replay
+// counter that grew fails it, naming the GPU's link and how much.
+func TestBurninNVLinkCounters(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
+node "n" {
+  hosts  = ["sim://hgx-h100-converged"]
+  verify {
+    burnin {
+      duration = "1m"
+    }
+  }
+}`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	for _, tc := range []struct {
+		name   string
+		grows  bool
+		status verify.Status
+		want   string
+	}{
+		// 8 GPUs' ECC counts and 18 links × 4 counters each; the
+		// simulated node has no AER files.
+		{"still", false, verify.StatusPass, "584 PCIe AER, ECC and NVLink error counters unchanged"},
+		{"grows", true, verify.StatusFail, "error counters rose during the load: 00000000:9D:00.0/nvlink0_replay +120"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root, err := sim.MaterializeHost("sim://hgx-h100-converged", t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			connect := func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+				if tc.grows {
+					return &replaysDuringLoad{Transport: sim.New(h.Name, root)}, nil
+				}
+				return sim.New(h.Name, root), nil
+			}
+			o := Options{KB: testKB, Tier: verify.TierBurnin, XIDWindow: 10 * time.Millisecond, Target: target.Options{Connect: connect}}
+			doc := Run(context.Background(), []target.Host{{Host: cfg.Nodes[0].Hosts[0], Node: cfg.Nodes[0]}}, o)
+			var got *verify.CheckResult
+			for _, c := range doc.Hosts[0].Checks {
+				if c.ID == "burnin.counters" {
+					got = &c
+				}
+			}
+			if got == nil || got.Status != tc.status || got.Observed != tc.want {
+				t.Errorf("burnin.counters: %+v; want %s with %q", got, tc.status, tc.want)
+			}
+		})
 	}
 }

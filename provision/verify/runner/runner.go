@@ -307,7 +307,13 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 		return report.Host{}, err
 	}
 	if o.Tier == verify.TierBurnin {
-		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, o)...)
+		readNVML := func(ctx context.Context) (*nvmlfacts.Report, error) {
+			if m, ok := t.(transport.NVMLMocker); ok && hopts.Report != nil {
+				return mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: xidWindow, NICs: hopts.Fetch.Agent.Collect.NICs})
+			}
+			return verify.FetchNVML(ctx, t, hopts.Fetch)
+		}
+		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, readNVML, o)...)
 	}
 	if o.RequireBurnin {
 		checks = append(checks, burninRecordCheck(ctx, t, seen.NVML, tg.Node, o.Now))
