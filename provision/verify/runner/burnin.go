@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gpuform/gpuform/provision/target"
@@ -10,6 +11,7 @@ import (
 	"github.com/gpuform/gpuform/provision/verify/burnin"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/spec"
 )
 
 // hostBudget is the hard limit of one host: the burn-in tier's follows
@@ -33,7 +35,10 @@ func hostBudget(o Options, tg target.Host) time.Duration {
 // rep is the NVML report read before the burn-in; readNVML reads it again
 // after the load and the NCCL runs, so the ECC and NVLink error counters
 // are compared around both, with the PCIe AER counters.
-func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, readNVML func(context.Context) (*nvmlfacts.Report, error), o Options) []verify.CheckResult {
+//
+// peer are the iterations of the group's multi-node runs the host took
+// part in (burninGroupRuns): judged as its single-node runs are.
+func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, readNVML func(context.Context) (*nvmlfacts.Report, error), peer map[string][]nccltest.Result, o Options) []verify.CheckResult {
 	now := o.Now
 	if now == nil {
 		now = time.Now
@@ -45,6 +50,11 @@ func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp v
 		return []verify.CheckResult{verify.BurninWriteCheck(err, "the burn-in did not finish: "+err.Error())}
 	}
 	run.NCCL = repeatNCCL(ctx, t, exp)
+	for _, n := range exp.NCCL {
+		if its, ok := peer[n.Name]; ok && n.MultiNode {
+			run.NCCL = append(run.NCCL, burnin.NCCLFrom(n.Name, its))
+		}
+	}
 	if rep != nil {
 		after, err := readNVML(ctx)
 		switch {
@@ -99,6 +109,67 @@ func repeatNCCL(ctx context.Context, t transport.Transport, exp verify.Expectati
 			its = append(its, res)
 		}
 		out = append(out, burnin.NCCLFrom(n.Name, its))
+	}
+	return out
+}
+
+// burninGroupRuns repeats, at the burn-in tier, each node group's
+// multi-node nccl_test that the fleet tier ran to its end (that run is
+// the first iteration) until it has run burnin.NCCLIterations times,
+// from the group's first host with the same command, within
+// burnin.NCCLBudget shared by the group's tests: the long run with
+// peers whose #wrong and busbw variance each host's burn-in judges. A
+// group whose run did not finish gets none: its nccl.NAME check already
+// fails or is not run. The runs go before the hosts' own burn-ins, with
+// the fleet tier's group run.
+func burninGroupRuns(ctx context.Context, targets []target.Host, o Options, multi map[*spec.Node]map[string]nccltest.Result) map[*spec.Node]map[string][]nccltest.Result {
+	out := map[*spec.Node]map[string][]nccltest.Result{}
+	if o.Tier != verify.TierBurnin || o.Local || o.Launch != nil {
+		return out
+	}
+	first := map[*spec.Node]target.Host{}
+	var order []*spec.Node
+	for _, tg := range targets {
+		if _, ok := first[tg.Node]; !ok {
+			first[tg.Node] = tg
+			order = append(order, tg.Node)
+		}
+	}
+	for _, n := range order {
+		var tests []verify.NCCLExpectation
+		for _, nt := range verify.ExpectationFor(n).NCCL {
+			if res, ok := multi[n][nt.Name]; ok && nt.MultiNode && res.Failure == "" && res.NotRun == "" && res.Command != "" {
+				tests = append(tests, nt)
+			}
+		}
+		if len(tests) == 0 {
+			continue
+		}
+		share := burnin.NCCLBudget / time.Duration(burnin.NCCLIterations*len(tests))
+		out[n] = map[string][]nccltest.Result{}
+		for _, nt := range tests {
+			timeout := nt.Timeout
+			if timeout <= 0 || timeout > share {
+				timeout = share
+			}
+			its := []nccltest.Result{multi[n][nt.Name]}
+			t, err := o.Target.Connect(ctx, first[n].Host)
+			for len(its) < burnin.NCCLIterations {
+				if err != nil {
+					its = append(its, nccltest.Result{Failure: fmt.Sprintf("cannot reach %s to launch the multi-node test: %v", first[n].Host.Name, err)})
+					continue
+				}
+				res, rerr := nccltest.RunTest(ctx, t, multi[n][nt.Name].Command, timeout)
+				if rerr != nil && res.Failure == "" {
+					res.Failure = rerr.Error()
+				}
+				its = append(its, res)
+			}
+			if err == nil {
+				t.Close()
+			}
+			out[n][nt.Name] = its
+		}
 	}
 	return out
 }

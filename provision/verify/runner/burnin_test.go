@@ -2,11 +2,14 @@ package runner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -201,5 +204,67 @@ node "n" {
 				t.Errorf("burnin.counters: %+v; want %s with %q", got, tc.status, tc.want)
 			}
 		})
+	}
+}
+
+// TestBurninNCCLWithPeers: at the burn-in tier a node group's multi-node
+// nccl_test runs burnin.NCCLIterations times from the group's first host
+// (the fleet tier's run is the first), and each host's burn-in judges
+// those iterations as burnin.nccl[NAME], the long run with a peer. A
+// group of two simulated nodes replays the published 2-node capture every
+// time, and that capture ran with validation off (-c 0): no #wrong to
+// count, so every iteration fails the burn-in (fail closed), each host
+// judging all five.
+func TestBurninNCCLWithPeers(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	cfg, diags := spec.LoadFiles(map[string][]byte{"n.gpuform.hcl": []byte(`
+node "train" {
+  hosts  = ["sim://hgx-h100-converged/p1", "sim://hgx-h100-converged/p2"]
+  verify {
+    optional = ["dcgm"]
+    burnin {
+      duration = "1m"
+    }
+    nccl_test "pair" {
+      command        = "mpirun -np 16 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
+      min_busbw_gbps = 100
+    }
+  }
+}`)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	var targets []target.Host
+	var roots []string
+	for _, h := range cfg.Nodes[0].Hosts {
+		root, err := sim.MaterializeHost(h.Name, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, root)
+		targets = append(targets, target.Host{Host: h, Node: cfg.Nodes[0]})
+	}
+	o := Options{KB: testKB, Tier: verify.TierBurnin, AllowLocal: true, XIDWindow: 10 * time.Millisecond, Target: target.Options{Parallelism: 2, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return connect.Open(ctx, h, connect.Options{SimStateDir: state, AllowLocal: true})
+	}}}
+	doc := Run(context.Background(), targets, o)
+	for _, h := range doc.Hosts {
+		var got *verify.CheckResult
+		for _, c := range h.Checks {
+			if c.ID == "burnin.nccl[pair]" {
+				got = &c
+			}
+		}
+		if got == nil || got.Status != verify.StatusFail || got.Observed != "5 of 5 iterations failed: iteration 1: ran with -c 0, no #wrong counted" {
+			t.Errorf("%s: burnin.nccl[pair] %+v; want 5 iterations judged, failed for want of #wrong", h.Host, got)
+		}
+	}
+	calls, err := os.ReadFile(filepath.Join(roots[0], "var", "log", "gpuform-sim", "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(calls), "\nmpirun ") + map[bool]int{true: 1}[strings.HasPrefix(string(calls), "mpirun ")]; n != burnin.NCCLIterations {
+		t.Errorf("the group's first host ran mpirun %d times, want %d:\n%s", n, burnin.NCCLIterations, calls)
 	}
 }

@@ -174,6 +174,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		}
 	}
 	multi, absent, isolations := runMultiNode(ctx, targets, o)
+	peerRuns := burninGroupRuns(ctx, targets, o, multi)
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
@@ -193,7 +194,16 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 			if o.MultiNodeResults != nil {
 				results = o.MultiNodeResults
 			}
-			h, err = verifyHost(hctx, tg, o, results)
+			var peer map[string][]nccltest.Result
+			for name, its := range peerRuns[tg.Node] {
+				if _, out := absent[tg.Host.Name][name]; !out {
+					if peer == nil {
+						peer = map[string][]nccltest.Result{}
+					}
+					peer[name] = its
+				}
+			}
+			h, err = verifyHost(hctx, tg, o, results, peer)
 		}
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -258,7 +268,10 @@ func failedChecks(h report.Host) int {
 
 // verifyHost runs one host. An error means the host could not be reached
 // or probed at all; everything after that is a check result.
-func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result) (report.Host, error) {
+//
+// peer are, at the burn-in tier, the iterations of each multi-node
+// nccl_test of the host's group it took part in (burninGroupRuns).
+func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result, peer map[string][]nccltest.Result) (report.Host, error) {
 	start := time.Now()
 	t, err := o.Target.Connect(ctx, tg.Host)
 	if err != nil {
@@ -313,7 +326,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 			}
 			return verify.FetchNVML(ctx, t, hopts.Fetch)
 		}
-		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, readNVML, o)...)
+		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, readNVML, peer, o)...)
 	}
 	if o.RequireBurnin {
 		checks = append(checks, burninRecordCheck(ctx, t, seen.NVML, tg.Node, o.Now))
