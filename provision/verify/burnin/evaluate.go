@@ -251,18 +251,60 @@ func sortedKeys(m map[string]bool) []string {
 
 // judgeClocks compares each GPU's median SM clock under load with its
 // peers' (provision/outlier, the same comparison verify makes at rest).
-func judgeClocks(samples []Sample, lim Limits) []Finding {
+// ClockValues are each GPU's median SM clock under the sustained load,
+// as the burn-in compares them with the GPU's peers, for host.
+func ClockValues(host string, samples []Sample) []outlier.Value {
 	m, keys := byGPU(samples)
-	if len(keys) == 0 {
-		return nil
-	}
 	var values []outlier.Value
 	for _, bus := range keys {
 		c := make([]float64, 0, len(m[bus]))
 		for _, s := range m[bus] {
 			c = append(c, float64(s.SMClockMHz))
 		}
-		values = append(values, outlier.Value{Host: "node", Device: bus, Model: m[bus][0].Model, Metric: "sm_clock_mhz_under_load", V: medianOf(c), HigherIsBetter: true})
+		values = append(values, outlier.Value{Host: host, Device: bus, Model: m[bus][0].Model, Metric: "sm_clock_mhz_under_load", V: medianOf(c), HigherIsBetter: true})
+	}
+	return values
+}
+
+// FleetClocks judges the GPUs' clocks under load across the hosts burnt
+// in together (ClockValues of each): a GPU whose median SM clock is more
+// than margin (0: outlier.DefaultMargin) below the median of its model's
+// GPUs on every host fails burnin.fleet_clocks, a node slow as a whole
+// that its own GPUs cannot tell. Each host gets its findings: one per
+// slow GPU, else one that passes. Fewer than two hosts is no comparison:
+// no findings.
+func FleetClocks(values []outlier.Value, margin float64) map[string][]Finding {
+	hosts := map[string]bool{}
+	for _, v := range values {
+		hosts[v.Host] = true
+	}
+	if len(hosts) < 2 {
+		return nil
+	}
+	if margin <= 0 {
+		margin = outlier.DefaultMargin
+	}
+	out := map[string][]Finding{}
+	for _, f := range outlier.Flag(values, margin) {
+		if f.Scope != outlier.ScopeFleet {
+			continue
+		}
+		out[f.Host] = append(out[f.Host], Finding{Check: "burnin.fleet_clocks", Subject: f.Device, Status: StatusFail,
+			Message: fmt.Sprintf("median SM clock under load %.0f MHz, %.0f%% below the median %.0f MHz of %d GPUs of its model on %d hosts", f.V, f.Worse*100, f.Median, f.Peers, len(hosts))})
+	}
+	for h := range hosts {
+		if len(out[h]) == 0 {
+			out[h] = []Finding{{Check: "burnin.fleet_clocks", Status: StatusPass,
+				Message: fmt.Sprintf("no GPU's SM clock under load more than %.0f%% below its model's median across %d hosts", margin*100, len(hosts))}}
+		}
+	}
+	return out
+}
+
+func judgeClocks(samples []Sample, lim Limits) []Finding {
+	values := ClockValues("node", samples)
+	if len(values) == 0 {
+		return nil
 	}
 	if len(values) < outlier.MinPeers {
 		return []Finding{{Check: "burnin.clocks", Status: StatusPass, Message: fmt.Sprintf("%d GPUs: too few peers to compare clocks under load (%d needed)", len(values), outlier.MinPeers)}}

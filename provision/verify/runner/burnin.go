@@ -3,14 +3,17 @@ package runner
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/outlier"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/burnin"
 	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/nvmlfacts"
+	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -28,9 +31,11 @@ func hostBudget(o Options, tg target.Host) time.Duration {
 
 // runBurnin runs the burn-in tier's own part on a host after the fleet
 // tier's checks: the node side (burnin.RunNode), judged (burnin.Evaluate)
-// into burnin.* checks, and the record written on the node, passed or
-// failed, for -require-burnin. A host whose NVML facts are missing gets
-// no record: it could not name the GPUs it would qualify.
+// into burnin.* checks, and the record for -require-burnin, passed or
+// failed, left in pending: finishBurnin adds the comparison of clocks
+// across the hosts and writes it on the node. A host whose NVML facts
+// are missing gets no record: it could not name the GPUs it would
+// qualify.
 //
 // rep is the NVML report read before the burn-in; readNVML reads it again
 // after the load and the NCCL runs, so the ECC and NVLink error counters
@@ -38,7 +43,7 @@ func hostBudget(o Options, tg target.Host) time.Duration {
 //
 // peer are the iterations of the group's multi-node runs the host took
 // part in (burninGroupRuns): judged as its single-node runs are.
-func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, readNVML func(context.Context) (*nvmlfacts.Report, error), peer map[string][]nccltest.Result, o Options) []verify.CheckResult {
+func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, readNVML func(context.Context) (*nvmlfacts.Report, error), peer map[string][]nccltest.Result, pending *burninPending, o Options) []verify.CheckResult {
 	now := o.Now
 	if now == nil {
 		now = time.Now
@@ -72,8 +77,8 @@ func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp v
 	}
 	rec := burnin.NewRecord(burnin.IdentityOf(rep), started, now(), d, findings)
 	rec.Modelled = isMockNVML(rep)
-	werr := burnin.WriteRecord(ctx, t, rec, tg.Host.Become != "")
-	return append(checks, verify.BurninWriteCheck(werr, ""))
+	*pending = burninPending{tg: tg, rec: &rec, clocks: burnin.ClockValues(tg.Host.Name, run.Samples)}
+	return checks
 }
 
 // isMockNVML: a simulated node's NVML report names its mock system; its
@@ -172,4 +177,61 @@ func burninGroupRuns(ctx context.Context, targets []target.Host, o Options, mult
 		}
 	}
 	return out
+}
+
+// burninPending is a host's burn-in record waiting for finishBurnin, and
+// its GPUs' clocks under load for the comparison across hosts; rec is nil
+// when the host has no record to write.
+type burninPending struct {
+	tg     target.Host
+	rec    *burnin.Record
+	clocks []outlier.Value
+}
+
+// finishBurnin compares the clocks under load of the hosts burnt in
+// together (burnin.FleetClocks), adds each host's finding to its checks
+// and its record, and writes each record on its node (burnin.write), so
+// a record never says passed of a node the comparison failed.
+func finishBurnin(ctx context.Context, hosts []report.Host, pending map[string]*burninPending, o Options) {
+	var values []outlier.Value
+	var write []target.Host
+	for _, h := range hosts {
+		if p := pending[h.Host]; p != nil && p.rec != nil {
+			values = append(values, p.clocks...)
+			write = append(write, p.tg)
+		}
+	}
+	if len(write) == 0 {
+		return
+	}
+	fleet := burnin.FleetClocks(values, 0)
+	at := map[string]int{}
+	for i, h := range hosts {
+		at[h.Host] = i
+	}
+	var mu sync.Mutex
+	target.Each(ctx, write, o.Target, func(ctx context.Context, tg target.Host) error {
+		p := pending[tg.Host.Name]
+		fs := fleet[tg.Host.Name]
+		for _, f := range fs {
+			p.rec.Findings = append(p.rec.Findings, f)
+			if f.Status != burnin.StatusPass {
+				p.rec.Passed = false
+			}
+		}
+		werr := func() error {
+			t, err := o.Target.Connect(ctx, tg.Host)
+			if err != nil {
+				return err
+			}
+			defer t.Close()
+			return burnin.WriteRecord(ctx, t, *p.rec, tg.Host.Become != "")
+		}()
+		mu.Lock()
+		defer mu.Unlock()
+		h := &hosts[at[tg.Host.Name]]
+		h.Checks = append(h.Checks, verify.BurninChecks(fs)...)
+		h.Checks = append(h.Checks, verify.BurninWriteCheck(werr, ""))
+		return werr
+	})
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/burnin"
+	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -266,5 +268,65 @@ node "train" {
 	}
 	if n := strings.Count(string(calls), "\nmpirun ") + map[bool]int{true: 1}[strings.HasPrefix(string(calls), "mpirun ")]; n != burnin.NCCLIterations {
 		t.Errorf("the group's first host ran mpirun %d times, want %d:\n%s", n, burnin.NCCLIterations, calls)
+	}
+}
+
+// TestFinishBurninFleetClocks: the records of hosts burnt in together
+// are written after their clocks under load are compared across the
+// hosts: the host whose GPUs all run 20 % slow gets burnin.fleet_clocks
+// failures and a failed record on its node, though its own burn-in
+// passed; the others' records pass with the comparison in them.
+func TestFinishBurninFleetClocks(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	var hosts []report.Host
+	pending := map[string]*burninPending{}
+	roots := map[string]string{}
+	for i, mhz := range []int{1980, 1980, 1584} {
+		name := fmt.Sprintf("sim://hgx-h100-converged/f%d", i+1)
+		root, err := sim.MaterializeHost(name, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots[name] = root
+		var samples []burnin.Sample
+		for g := range 4 {
+			samples = append(samples, burnin.Sample{Seconds: 5, BusID: fmt.Sprintf("0000:%02x:00.0", 0x18+g), Model: "NVIDIA H100 80GB HBM3", SMClockMHz: mhz})
+		}
+		passed := []burnin.Finding{{Check: "burnin.clocks", Status: burnin.StatusPass, Message: "own peers"}}
+		rec := burnin.NewRecord(burnin.Identity{Driver: "550.127.08"}, time.Unix(0, 0), time.Unix(60, 0), time.Minute, passed)
+		pending[name] = &burninPending{tg: target.Host{Host: spec.Host{Name: name}}, rec: &rec, clocks: burnin.ClockValues(name, samples)}
+		hosts = append(hosts, report.Host{Host: name})
+	}
+	o := Options{Target: target.Options{Parallelism: 3, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return sim.New(h.Name, roots[h.Name]), nil
+	}}}
+	finishBurnin(context.Background(), hosts, pending, o)
+	for i, h := range hosts {
+		slow := i == 2
+		ids := map[string]verify.Status{}
+		for _, c := range h.Checks {
+			ids[c.ID] = c.Status
+		}
+		if ids["burnin.write"] != verify.StatusPass {
+			t.Errorf("%s: checks %v, want burnin.write passed", h.Host, ids)
+		}
+		if slow && (ids["burnin.fleet_clocks[0000:18:00.0]"] != verify.StatusFail || len(ids) != 5) {
+			t.Errorf("%s: checks %v, want its 4 GPUs failing burnin.fleet_clocks", h.Host, ids)
+		}
+		if !slow && (ids["burnin.fleet_clocks"] != verify.StatusPass || len(ids) != 2) {
+			t.Errorf("%s: checks %v, want burnin.fleet_clocks passed", h.Host, ids)
+		}
+		data, found, err := burnin.ReadRecord(context.Background(), sim.New(h.Host, roots[h.Host]))
+		if err != nil || !found {
+			t.Fatalf("%s: record found %v, %v", h.Host, found, err)
+		}
+		rec, err := burnin.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Passed == slow || len(rec.Findings) < 2 || rec.Findings[1].Check != "burnin.fleet_clocks" {
+			t.Errorf("%s: record passed %v with %+v; want passed %v with the comparison", h.Host, rec.Passed, rec.Findings, !slow)
+		}
 	}
 }

@@ -175,6 +175,12 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 	}
 	multi, absent, isolations := runMultiNode(ctx, targets, o)
 	peerRuns := burninGroupRuns(ctx, targets, o, multi)
+	// Each target's burn-in record waits here for finishBurnin; made
+	// before the hosts run, so each run writes only its own.
+	pending := map[string]*burninPending{}
+	for _, tg := range targets {
+		pending[tg.Host.Name] = &burninPending{}
+	}
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
@@ -203,7 +209,7 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 					peer[name] = its
 				}
 			}
-			h, err = verifyHost(hctx, tg, o, results, peer)
+			h, err = verifyHost(hctx, tg, o, results, peer, pending[name])
 		}
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -227,6 +233,9 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 			h = report.UnreachableHost(name, errs[name], 0)
 		}
 		hosts = append(hosts, h)
+	}
+	if o.Tier == verify.TierBurnin {
+		finishBurnin(ctx, hosts, pending, o)
 	}
 	addIsolationChecks(hosts, isolations)
 	doc := Merge(targets, hosts, o, checkedAt)
@@ -271,7 +280,7 @@ func failedChecks(h report.Host) int {
 //
 // peer are, at the burn-in tier, the iterations of each multi-node
 // nccl_test of the host's group it took part in (burninGroupRuns).
-func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result, peer map[string][]nccltest.Result) (report.Host, error) {
+func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result, peer map[string][]nccltest.Result, pending *burninPending) (report.Host, error) {
 	start := time.Now()
 	t, err := o.Target.Connect(ctx, tg.Host)
 	if err != nil {
@@ -326,7 +335,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 			}
 			return verify.FetchNVML(ctx, t, hopts.Fetch)
 		}
-		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, readNVML, peer, o)...)
+		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, readNVML, peer, pending, o)...)
 	}
 	if o.RequireBurnin {
 		checks = append(checks, burninRecordCheck(ctx, t, seen.NVML, tg.Node, o.Now))
