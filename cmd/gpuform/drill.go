@@ -314,10 +314,20 @@ func checkpointTargets(cfg *spec.Config, a *drillArguments) (targets []drill.Che
 				notRun = append(notRun, fmt.Sprintf("node %q: its simulated hosts (gpuform drill without -on-real-hosts runs it there)", n.Name))
 			}
 		case simulated != "":
+			refused := ""
 			for _, c := range []string{n.Bench.Command.V, n.Bench.Checkpoint.ResumeCommand.V} {
-				if !simulatedWorkload(c) && !a.Conn.allowLocal {
-					return nil, nil, connect.LocalRefusal(sim.Scheme+simulated, fmt.Sprintf("the checkpoint drill would run the spec's command %q on the machine gpuform runs on (a simulated node runs its commands here; only %s, the simulated workload, runs without it)", c, drill.SimulatedWorkload))
+				if !simulatedWorkload(c) && !a.Conn.allowLocal && refused == "" {
+					refused = c
 				}
+			}
+			if refused != "" {
+				err := connect.LocalRefusal(sim.Scheme+simulated, fmt.Sprintf("the checkpoint drill would run the spec's command %q on the machine gpuform runs on (a simulated node runs its commands here; only %s, the simulated workload, runs without it)", refused, drill.SimulatedWorkload))
+				if slices.Contains(a.Faults, drill.CheckpointDrill) {
+					return nil, nil, err
+				}
+				// Asked for every drill: the catalogue still runs.
+				notRun = append(notRun, fmt.Sprintf("node %q: %v", n.Name, err))
+				continue
 			}
 			tg.Host = spec.Host{Name: sim.Scheme + simulated + "/drill-checkpoint-" + n.Name}
 			tg.Profile = simulated

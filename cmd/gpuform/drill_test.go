@@ -12,8 +12,10 @@ import (
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/promtool"
 	"github.com/gpuform/gpuform/internal/sshtest"
+	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/drill"
 	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/spec"
 )
 
 type drillJSON struct {
@@ -310,5 +312,29 @@ node "train" {
 	}
 	if len(runs) != 2 || strings.HasSuffix(runs[0], "--resume") || !strings.HasSuffix(runs[1], "--resume") {
 		t.Errorf("workload runs on the host: %q", runs)
+	}
+}
+
+// TestDrillCheckpointLocalWorkloadNotRunWithCatalogue: asked for every
+// drill, a simulated node block whose workload would run on this machine
+// is listed as not run (with what would allow it) rather than stopping
+// the catalogue's drills; asked for by name, it is refused.
+func TestDrillCheckpointLocalWorkloadNotRunWithCatalogue(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.Load("testdata/drill-checkpoint-local", spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	targets, notRun, err := checkpointTargets(cfg, &drillArguments{})
+	if err != nil || len(targets) != 0 || len(notRun) != 1 || !strings.Contains(notRun[0], `node "train": host sim://hgx-h100-converged is this machine`) || !strings.Contains(notRun[0], "pass -allow-local") {
+		t.Errorf("every drill: targets %v, not run %q, %v", targets, notRun, err)
+	}
+	if _, _, err := checkpointTargets(cfg, &drillArguments{Faults: []string{drill.CheckpointDrill}}); err == nil {
+		t.Error("-fault checkpoint-restore: not refused")
+	}
+	a := &drillArguments{}
+	a.Conn.allowLocal = true
+	if targets, _, err := checkpointTargets(cfg, a); err != nil || len(targets) != 1 || targets[0].GPUs != 1 {
+		t.Errorf("-allow-local: targets %+v, %v; want one at 1 GPU (nothing declares more)", targets, err)
 	}
 }
