@@ -36,9 +36,55 @@ type Bench struct {
 	// Tools are the measurement tools apply installs as packages
 	// (BenchTools names them), each once, in the spec's order.
 	Tools []Attr[string]
+	// Checkpoint is how the workload checkpoints and resumes, for
+	// gpuform drill's checkpoint-restore drill; nil when the spec does
+	// not say.
+	Checkpoint *BenchCheckpoint
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
+
+// BenchCheckpoint is bench's checkpoint block: the drill runs the bench
+// command, kills it (SIGKILL, as a node loss does) after KillAfter, runs
+// ResumeCommand and judges that it resumed from a checkpoint at a step
+// above 0 and that its throughput is within MaxThroughputLoss of the
+// throughput before the kill.
+type BenchCheckpoint struct {
+	// ResumeCommand restarts the workload from its checkpoint; the same
+	// characters as the bench command, "{gpus}" replaced by GPUs.
+	ResumeCommand Attr[string]
+	// Resumed is a regular expression with one capture group: the step
+	// the resumed run says it resumed from (its first match).
+	Resumed Attr[string]
+	// ResumedRE is Resumed compiled; nil when unset or invalid.
+	ResumedRE *regexp.Regexp
+	// Dir, when set, is the absolute directory the workload writes its
+	// checkpoint in: the drill checks a file there was written by the
+	// killed run.
+	Dir Attr[string]
+	// KillAfter is how long the first run runs before it is killed;
+	// DefaultKillAfter when unset.
+	KillAfter Attr[time.Duration]
+	// MaxThroughputLoss is the fraction of the throughput before the kill
+	// the resumed run may lose (0.1: at least 90 %);
+	// DefaultMaxThroughputLoss when unset.
+	MaxThroughputLoss Attr[float64]
+	// GPUs is the GPU count both runs use for {gpus}; unset is the
+	// largest of bench's gpus, else the node's.
+	GPUs Attr[int]
+	// Timeout bounds the resumed run, which is killed past it and judged
+	// by its output so far; DefaultResumeTimeout when unset.
+	Timeout Attr[time.Duration]
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// The checkpoint drill's defaults.
+const (
+	DefaultKillAfter         = 30 * time.Second
+	DefaultMaxThroughputLoss = 0.1
+	DefaultResumeTimeout     = 10 * time.Minute
+)
 
 // BenchStorage is a storage block of bench: a path (a dataset or
 // checkpoint directory) and the floors its fio throughput is judged by.
@@ -58,8 +104,12 @@ type BenchStorage struct {
 var (
 	benchSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "command"}, {Name: "throughput"}, {Name: "gpus"}, {Name: "timeout"}, {Name: "tools"}},
-		Blocks:     []hcl.BlockHeaderSchema{{Type: "storage", LabelNames: []string{"name"}}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "storage", LabelNames: []string{"name"}}, {Type: "checkpoint"}},
 	}
+	benchCheckpointSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "resume_command", Required: true}, {Name: "resumed", Required: true}, {Name: "dir"},
+		{Name: "kill_after"}, {Name: "max_throughput_loss"}, {Name: "gpus"}, {Name: "timeout"},
+	}}
 	benchStorageSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "path", Required: true}, {Name: "min_read_gbps"}, {Name: "min_write_gbps"},
 	}}
@@ -205,6 +255,16 @@ func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics)
 	}
 	names := map[string]hcl.Range{}
 	for _, sb := range content.Blocks {
+		if sb.Type == "checkpoint" {
+			if b.Checkpoint != nil {
+				dec.diags = append(dec.diags, duplicateDiag("checkpoint", "", sb.DefRange, b.Checkpoint.DeclRange))
+				continue
+			}
+			c, cd := decodeBenchCheckpoint(sb, ctx)
+			dec.diags = append(dec.diags, cd...)
+			b.Checkpoint = c
+			continue
+		}
 		name := sb.Labels[0]
 		if prev, dup := names[name]; dup {
 			dec.diags = append(dec.diags, duplicateDiag("storage", name, sb.LabelRanges[0], prev))
@@ -228,5 +288,83 @@ func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics)
 		dec.diags = append(dec.diags, sd.diags...)
 		b.Storage = append(b.Storage, s)
 	}
+	if b.Checkpoint != nil && !b.Command.Set && !dec.diags.HasErrors() {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Checkpoint without a workload",
+			Detail:   "The checkpoint drill runs the bench command, kills it and resumes it; add command = \"...\" and throughput = \"REGEX\" to bench.",
+			Subject:  b.Checkpoint.DeclRange.Ptr(),
+		})
+	}
 	return b, dec.diags
+}
+
+// decodeBenchCheckpoint decodes bench's checkpoint block.
+func decodeBenchCheckpoint(blk *hcl.Block, ctx *hcl.EvalContext) (*BenchCheckpoint, hcl.Diagnostics) {
+	dec, _ := blockDecoder(blk, benchCheckpointSchema, ctx)
+	c := &BenchCheckpoint{DeclRange: blk.DefRange}
+	c.ResumeCommand = dec.string("resume_command")
+	if c.ResumeCommand.Set && !benchCommandPattern.MatchString(c.ResumeCommand.V) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid resume command",
+			Detail:   "The resume command may contain only the program name, its arguments (letters, digits, spaces and - _ . / = , :) and {gpus}, as the bench command; shell syntax such as ; | $ or quotes is refused because the command runs on the node.",
+			Subject:  c.ResumeCommand.Range.Ptr(),
+		})
+		c.ResumeCommand.Set = false
+	}
+	c.Resumed = dec.string("resumed")
+	if c.Resumed.Set {
+		re, err := regexp.Compile(c.Resumed.V)
+		switch {
+		case err != nil:
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid resumed pattern",
+				Detail:   fmt.Sprintf("%s is not a regular expression (Go RE2 syntax): %v.", c.Resumed.Show(), err),
+				Subject:  c.Resumed.Range.Ptr(),
+			})
+		case re.NumSubexp() != 1:
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid resumed pattern",
+				Detail:   fmt.Sprintf("%s has %d capture groups; write exactly one around the step, as in \"resumed from step ([0-9]+)\".", c.Resumed.Show(), re.NumSubexp()),
+				Subject:  c.Resumed.Range.Ptr(),
+			})
+		default:
+			c.ResumedRE = re
+		}
+	}
+	c.Dir = dec.string("dir")
+	if c.Dir.Set && (!benchPathPattern.MatchString(c.Dir.V) || slices.Contains(strings.Split(c.Dir.V, "/"), "..")) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid checkpoint directory",
+			Detail:   fmt.Sprintf("%s is not an absolute directory path of letters, digits and - _ . / (the directory the workload writes its checkpoint in).", c.Dir.Show()),
+			Subject:  c.Dir.Range.Ptr(),
+		})
+		c.Dir.Set = false
+	}
+	duration := func(name, example string) Attr[time.Duration] {
+		t := dec.string(name)
+		if !t.Set {
+			return Attr[time.Duration]{Range: t.Range}
+		}
+		d, ok := parseDuration(t.V, time.Second, 24*time.Hour)
+		if !ok {
+			dec.diags = append(dec.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("Invalid %s", name),
+				Detail:   fmt.Sprintf("%s is not a duration from 1s to 24h, like %q.", t.Show(), example),
+				Subject:  t.Range.Ptr(),
+			})
+			return Attr[time.Duration]{Range: t.Range}
+		}
+		return Attr[time.Duration]{V: d.D, Set: true, Range: t.Range}
+	}
+	c.KillAfter = duration("kill_after", "30s")
+	c.MaxThroughputLoss = dec.float("max_throughput_loss", 0, 0.99)
+	c.GPUs = dec.int("gpus", 1, 1024)
+	c.Timeout = duration("timeout", "10m")
+	return c, dec.diags
 }

@@ -52,6 +52,61 @@ func TestBenchBlock(t *testing.T) {
 	}
 }
 
+// TestBenchCheckpointBlock decodes bench's checkpoint block, set and
+// left to its defaults; the invalid forms are in
+// testdata/error-files/bench-checkpoint.gpuform.hcl.
+func TestBenchCheckpointBlock(t *testing.T) {
+	src := `node "a" {
+  hosts = ["gpu1"]
+  bench {
+    command    = "train --gpus={gpus} --ckpt-dir=/scratch/ckpt"
+    throughput = "samples/s: ([0-9.]+)"
+    checkpoint {
+      resume_command      = "train --gpus={gpus} --ckpt-dir=/scratch/ckpt --resume"
+      resumed             = "resumed from step ([0-9]+)"
+      dir                 = "/scratch/ckpt"
+      kill_after          = "45s"
+      max_throughput_loss = 0.05
+      gpus                = 4
+      timeout             = "5m"
+    }
+  }
+}
+node "b" {
+  hosts = ["gpu2"]
+  bench {
+    command    = "train --gpus={gpus}"
+    throughput = "samples/s: ([0-9.]+)"
+    checkpoint {
+      resume_command = "train --gpus={gpus} --resume"
+      resumed        = "from step ([0-9]+)"
+    }
+  }
+}
+`
+	cfg, diags := spec.LoadFiles(map[string][]byte{"main.gpuform.hcl": []byte(src)}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	c := cfg.Nodes[0].Bench.Checkpoint
+	if c == nil {
+		t.Fatal("no checkpoint block decoded")
+	}
+	if c.ResumeCommand.V != "train --gpus={gpus} --ckpt-dir=/scratch/ckpt --resume" || c.Dir.V != "/scratch/ckpt" {
+		t.Errorf("resume_command %q dir %q", c.ResumeCommand.V, c.Dir.V)
+	}
+	if c.ResumedRE == nil || c.ResumedRE.FindStringSubmatch("resumed from step 120")[1] != "120" {
+		t.Errorf("resumed pattern: %v", c.ResumedRE)
+	}
+	if c.KillAfter.V != 45*time.Second || c.MaxThroughputLoss.V != 0.05 || c.GPUs.V != 4 || c.Timeout.V != 5*time.Minute {
+		t.Errorf("kill_after %v loss %v gpus %v timeout %v", c.KillAfter.V, c.MaxThroughputLoss.V, c.GPUs.V, c.Timeout.V)
+	}
+	d := cfg.Nodes[1].Bench.Checkpoint
+	if d == nil || d.KillAfter.Set || d.MaxThroughputLoss.Set || d.GPUs.Set || d.Timeout.Set || d.Dir.Set {
+		t.Errorf("defaults: %+v", d)
+	}
+}
+
 // TestBenchCommandWithoutPlaceholder warns: the command would run the same
 // way at every GPU count.
 func TestBenchCommandWithoutPlaceholder(t *testing.T) {

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/internal/cmdline"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/drill"
 	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/target"
+	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/provision/verify/runner"
@@ -34,9 +37,13 @@ type drillArguments struct {
 	Disabled []string
 	// Format is -format (text, json).
 	Format string
-	// OnRealHosts is -on-real-hosts: asked for, refused, since no drill
-	// is marked safe on a real node yet.
+	// OnRealHosts is -on-real-hosts: run the drills safe on a real node
+	// (the checkpoint-restore drill alone) on the spec's real hosts.
 	OnRealHosts bool
+	// Conn are the connection flags, for -on-real-hosts, and
+	// -allow-local, which lets the checkpoint drill run a workload other
+	// than the simulated one on a simulated node (on this machine).
+	Conn connectFlags
 	// Node is -node: the node block whose verify settings judge the
 	// drills; "" is the first with a simulated HGX H100 host.
 	Node string
@@ -49,9 +56,10 @@ func (a *drillArguments) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.Faults, "fault", nil, "run only the drill `NAME` (repeatable; -list shows them)")
 	fs.StringArrayVar(&a.Disabled, "disable-check", nil, "do not count failures of the verify check `ID` (nvml.pcie_link): what else catches its faults")
 	fs.StringVar(&a.Format, "format", "text", "output format: text or json")
-	fs.BoolVar(&a.OnRealHosts, "on-real-hosts", false, "run the drills marked safe and reversible on the spec's real hosts (none are yet)")
+	fs.BoolVar(&a.OnRealHosts, "on-real-hosts", false, "run the drills safe and reversible on a real node on the spec's real hosts: checkpoint-restore alone, which kills and resumes the spec's own declared workload")
 	fs.StringVar(&a.Node, "node", "", "the node block whose verify settings judge the single-node drills (the slow-node drill uses the first of several hosts with an nccl_test)")
 	fs.BoolVar(&a.List, "list", false, "list the drills and exit")
+	a.Conn.register(fs)
 }
 
 func (a *drillArguments) finish(_ *pflag.FlagSet, args []string) error {
@@ -91,9 +99,22 @@ isolation, which names the slow node. A check that fails on a healthy
 peer too (the group's run) tells the group, not the node, and is not
 counted.
 
+Where a node block's bench gives a workload and says how it resumes
+(bench { command, throughput, checkpoint { resume_command, resumed } }),
+the checkpoint-restore drill starts the workload, kills it with SIGKILL
+after kill_after as a node loss would, runs the resume command, and
+passes when the resumed run says it resumed from a step above 0 and its
+throughput is within max_throughput_loss of before the kill. It runs on
+a fresh simulated node for a node block of simulated hosts; the spec's
+workload runs there on this machine, so a command other than the
+simulated workload, gpuform-sim-train, needs -allow-local.
+
 The drill's nodes live in a temporary directory and are removed after;
-the spec's own simulated nodes are not touched. -on-real-hosts is
-refused: no drill is marked safe and reversible on a real node yet.
+the spec's own simulated nodes are not touched. -on-real-hosts runs the
+one drill safe on a real node, checkpoint-restore, on the real hosts of
+the node blocks with a checkpoint block: it kills the spec's declared
+workload, which the spec says how to resume. The fault catalogue is
+simulated only.
 
 Exit status: 0 every fault caught, 2 a fault not caught (or not run),
 1 invalid spec or bad flag.`,
@@ -110,28 +131,97 @@ Exit status: 0 every fault caught, 2 a fault not caught (or not run),
 }
 
 // safeOnRealHosts are the drills that may run on a real node: reversible
-// and marked safe. None yet: every drill rewrites a simulated root.
-var safeOnRealHosts = []string{}
+// and safe. The checkpoint drill kills the spec's own declared workload,
+// which the spec says how to resume; every fault of the catalogue
+// rewrites a simulated root.
+var safeOnRealHosts = []string{drill.CheckpointDrill}
 
 func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 	faults, err := drill.Select(a.Faults)
 	if err != nil {
 		return err
 	}
+	checkpoint := len(a.Faults) == 0 || slices.Contains(a.Faults, drill.CheckpointDrill)
 	if a.List {
 		for _, f := range faults {
 			fmt.Fprintf(s.Out, "%-24s %s\n", f.Name, f.Summary)
 		}
+		if checkpoint {
+			fmt.Fprintf(s.Out, "%-24s %s\n", drill.CheckpointDrill, drill.CheckpointSummary)
+		}
 		return nil
 	}
 	if a.OnRealHosts {
-		return fmt.Errorf("-on-real-hosts: no drill is marked safe and reversible on a real node yet (%d safe of %d); every drill injects its fault by rewriting a simulated node's root. Run gpuform drill without it",
-			len(safeOnRealHosts), len(drill.Catalogue()))
+		if len(a.Faults) > 0 && len(faults) > 0 {
+			var names []string
+			for _, f := range faults {
+				names = append(names, f.Name)
+			}
+			return fmt.Errorf("-on-real-hosts: %s not safe on a real node: of %d drills only %s is (it kills and resumes the spec's own declared workload); every other drill injects its fault by rewriting a simulated node's root",
+				strings.Join(names, ", ")+map[bool]string{true: " is", false: " are"}[len(names) == 1], len(drill.Catalogue())+1, strings.Join(safeOnRealHosts, ", "))
+		}
+		faults = nil
 	}
 	cfg, diags := a.Spec.loadPinned(s, a.Dir)
 	if err := reportLoad(s, diags, cfg, a.Format == "json"); err != nil {
 		return err
 	}
+	targets, notRun, err := checkpointTargets(cfg, a)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 && (slices.Contains(a.Faults, drill.CheckpointDrill) || a.OnRealHosts) {
+		where := "simulated hosts"
+		if a.OnRealHosts {
+			where = "real hosts"
+		}
+		return fmt.Errorf("%s: no node block of %s has a workload that says how it resumes (bench { command, throughput, checkpoint { resume_command, resumed } }); see docs/guide/drills.md#checkpoint-restore-drill", drill.CheckpointDrill, where)
+	}
+	state, err := os.MkdirTemp("", "gpuform-drill-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	opts := drill.Options{Faults: faults, StateDir: state, Checkpoints: targets, Parallelism: a.Conn.parallelism}
+	if len(targets) > 0 {
+		copts, err := a.Conn.options(s, a.Dir)
+		if err != nil {
+			return err
+		}
+		opts.Open = func(ctx context.Context, tg drill.CheckpointTarget, stateDir string) (transport.Transport, error) {
+			o := copts
+			o.SimStateDir = stateDir
+			return a.Conn.targetOptionsFor(s, o, false, "drilling").Connect(ctx, tg.Host)
+		}
+	}
+	if len(faults) > 0 {
+		if err := faultOptions(s, a, cfg, &opts); err != nil {
+			return err
+		}
+	}
+	rep, err := drill.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	rep.CheckpointsNotRun = notRun
+	if a.Format == "json" {
+		err = rep.WriteJSON(s.Out)
+	} else {
+		err = rep.WriteHuman(s.Out)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return exitError{ExitReport}
+	}
+	return nil
+}
+
+// faultOptions fills in what the fault catalogue's drills need: the node
+// block that judges them, health mode's policy, verify on one simulated
+// node and on a node group, and the spec's alerts.
+func faultOptions(s Streams, a *drillArguments, cfg *spec.Config, opts *drill.Options) error {
 	node, err := drillNode(cfg, a.Node)
 	if err != nil {
 		return err
@@ -144,11 +234,6 @@ func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 	if err != nil {
 		return err
 	}
-	state, err := os.MkdirTemp("", "gpuform-drill-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(state)
 	conn := connectFlags{parallelism: 1}
 	verifyNode := func(ctx context.Context, host, stateDir string) (*report.Document, error) {
 		opts := runner.Options{Tier: verify.TierProbe, KB: k}
@@ -180,28 +265,116 @@ func runDrill(ctx context.Context, s Streams, a *drillArguments) error {
 			return runner.Run(ctx, tgs, opts), nil
 		}
 	}
-	promDir, err := os.MkdirTemp("", "gpuform-drill-alerts-")
-	if err != nil {
+	// The alert rules' tests are written under the drill's state
+	// directory, removed with it.
+	promDir := filepath.Join(opts.StateDir, "alerts")
+	if err := os.Mkdir(promDir, 0o700); err != nil {
 		return err
 	}
-	defer os.RemoveAll(promDir)
-	alertsOf, alertsBy := drill.PromtoolAlerts(cfg, node, promDir)
-	rep, err := drill.Run(ctx, drill.Options{Faults: faults, StateDir: state, Verify: verifyNode, VerifyGroup: verifyGroup, Policy: policy, Disabled: a.Disabled, Alerts: alertsOf, AlertsBy: alertsBy})
-	if err != nil {
-		return err
-	}
-	if a.Format == "json" {
-		err = rep.WriteJSON(s.Out)
-	} else {
-		err = rep.WriteHuman(s.Out)
-	}
-	if err != nil {
-		return err
-	}
-	if !rep.OK() {
-		return exitError{ExitReport}
-	}
+	opts.Alerts, opts.AlertsBy = drill.PromtoolAlerts(cfg, node, promDir)
+	opts.Verify, opts.VerifyGroup, opts.Policy, opts.Disabled = verifyNode, verifyGroup, policy, a.Disabled
 	return nil
+}
+
+// checkpointTargets are the hosts the checkpoint-restore drill runs the
+// spec's workload on: for each node block whose bench says how its
+// workload resumes, a fresh simulated node of its first simulated host's
+// profile, or with -on-real-hosts each of its real hosts. notRun names
+// the node blocks left out, and why.
+func checkpointTargets(cfg *spec.Config, a *drillArguments) (targets []drill.CheckpointTarget, notRun []string, err error) {
+	if len(a.Faults) > 0 && !slices.Contains(a.Faults, drill.CheckpointDrill) {
+		return nil, nil, nil
+	}
+	for _, n := range cfg.Nodes {
+		if n.Bench == nil || n.Bench.Checkpoint == nil || n.Bench.ThroughputRE == nil || n.Bench.Checkpoint.ResumedRE == nil {
+			continue
+		}
+		tg := drill.CheckpointTarget{Node: n.Name, Bench: n.Bench, GPUs: checkpointGPUs(n)}
+		var real []spec.Host
+		simulated := ""
+		for _, h := range n.Hosts {
+			if p, _, ok := sim.ParseHost(h.Name); ok {
+				if simulated == "" {
+					simulated = p
+				}
+				continue
+			}
+			real = append(real, h)
+		}
+		switch {
+		case a.OnRealHosts:
+			for _, h := range real {
+				if connect.IsLocal(h.Name) && !a.Conn.allowLocal {
+					return nil, nil, connect.LocalRefusal(h.Name, fmt.Sprintf("the checkpoint drill would run and kill the spec's bench command %q on the machine gpuform runs on", n.Bench.Command.V))
+				}
+				tg.Host = h
+				targets = append(targets, tg)
+			}
+			if simulated != "" {
+				notRun = append(notRun, fmt.Sprintf("node %q: its simulated hosts (gpuform drill without -on-real-hosts runs it there)", n.Name))
+			}
+		case simulated != "":
+			refused := ""
+			for _, c := range []string{n.Bench.Command.V, n.Bench.Checkpoint.ResumeCommand.V} {
+				if !simulatedWorkload(c) && !a.Conn.allowLocal && refused == "" {
+					refused = c
+				}
+			}
+			if refused != "" {
+				err := connect.LocalRefusal(sim.Scheme+simulated, fmt.Sprintf("the checkpoint drill would run the spec's command %q on the machine gpuform runs on (a simulated node runs its commands here; only %s, the simulated workload, runs without it)", refused, drill.SimulatedWorkload))
+				if slices.Contains(a.Faults, drill.CheckpointDrill) {
+					return nil, nil, err
+				}
+				// Asked for every drill: the catalogue still runs.
+				notRun = append(notRun, fmt.Sprintf("node %q: %v", n.Name, err))
+				continue
+			}
+			tg.Host = spec.Host{Name: sim.Scheme + simulated + "/drill-checkpoint-" + n.Name}
+			tg.Profile = simulated
+			targets = append(targets, tg)
+			if len(real) > 0 {
+				notRun = append(notRun, fmt.Sprintf("node %q: its real hosts (-on-real-hosts runs it there)", n.Name))
+			}
+		default:
+			notRun = append(notRun, fmt.Sprintf("node %q: real hosts (-on-real-hosts runs it there)", n.Name))
+		}
+	}
+	return targets, notRun, nil
+}
+
+// simulatedWorkload reports whether command runs the simulated node's
+// training stand-in, which changes nothing outside the simulated root:
+// the program is the stand-in, found on the node's PATH, with no
+// variables set before it (PATH=… would find another).
+func simulatedWorkload(command string) bool {
+	words, err := cmdline.Split(strings.ReplaceAll(command, spec.BenchPlaceholder, "1"))
+	if err != nil || len(words) == 0 {
+		return false
+	}
+	env, argv := cmdline.SplitEnv(words)
+	return len(env) == 0 && len(argv) > 0 && argv[0] == drill.SimulatedWorkload
+}
+
+// checkpointGPUs is the {gpus} of the checkpoint drill: the checkpoint's
+// gpus, else the largest of bench's, else the node's declared GPU count
+// (hardware, else verify's nvml gpus), else 1.
+func checkpointGPUs(n *spec.Node) int {
+	b := n.Bench
+	switch {
+	case b.Checkpoint.GPUs.Set:
+		return b.Checkpoint.GPUs.V
+	case len(b.GPUs) > 0:
+		m := 0
+		for _, g := range b.GPUs {
+			m = max(m, g.V)
+		}
+		return m
+	case n.Hardware != nil && n.Hardware.GPUCount > 0:
+		return n.Hardware.GPUCount
+	case n.Verify != nil && n.Verify.NVML != nil && n.Verify.NVML.GPUs.Set:
+		return n.Verify.NVML.GPUs.V
+	}
+	return 1
 }
 
 // drillGroupNode is the node block whose verify settings judge the

@@ -2,13 +2,20 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/promtool"
+	"github.com/gpuform/gpuform/internal/sshtest"
+	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/provision/drill"
+	"github.com/gpuform/gpuform/provision/sim"
+	"github.com/gpuform/gpuform/spec"
 )
 
 type drillJSON struct {
@@ -30,6 +37,22 @@ type drillJSON struct {
 		Group        []string `json:"group"`
 		GroupFails   []string `json:"group_failures"`
 	} `json:"faults"`
+	Checkpoints []struct {
+		Node              string  `json:"node"`
+		Host              string  `json:"host"`
+		Simulated         bool    `json:"simulated"`
+		GPUs              int     `json:"gpus"`
+		KilledAfter       int64   `json:"killed_after_ns"`
+		CheckpointWritten bool    `json:"checkpoint_written"`
+		Detected          bool    `json:"detected"`
+		ResumedStep       int64   `json:"resumed_step"`
+		ThroughputBefore  float64 `json:"throughput_before"`
+		ThroughputAfter   float64 `json:"throughput_after"`
+		MaxThroughputLoss float64 `json:"max_throughput_loss"`
+		Passed            bool    `json:"passed"`
+		Why               string  `json:"why"`
+		Error             string  `json:"error"`
+	} `json:"checkpoints"`
 }
 
 func runDrillJSON(t *testing.T, args ...string) (int, drillJSON) {
@@ -155,13 +178,163 @@ func TestDrillRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-on-real-hosts"}, "no drill is marked safe and reversible on a real node yet (0 safe of 11)"},
+		// The one drill safe on a real node needs a node block of real
+		// hosts whose workload says how it resumes; the example has none.
+		{[]string{"-on-real-hosts"}, "checkpoint-restore: no node block of real hosts has a workload that says how it resumes"},
+		{[]string{"-on-real-hosts", "-fault", "gpu-off-bus"}, "-on-real-hosts: gpu-off-bus is not safe on a real node: of 12 drills only checkpoint-restore is"},
+		{[]string{"-fault", "checkpoint-restore"}, "checkpoint-restore: no node block of simulated hosts has a workload that says how it resumes"},
 		{[]string{"-fault", "gpu-on-fire"}, `unknown drill "gpu-on-fire" (known: gpu-off-bus, nvlink-down`},
+		{[]string{"-fault", "gpu-on-fire"}, `slow-node, checkpoint-restore)`},
 		{[]string{"-disable-check", "nvml.pcie"}, `-disable-check "nvml.pcie": not a verify check id`},
 	} {
 		code, out, errOut := runCLIEnv(t, nil, append(append([]string{"drill"}, tc.args...), "../../examples/drill")...)
 		if code != ExitFailed || !strings.Contains(errOut, tc.want) {
 			t.Errorf("drill %v: exit %d, want %d and %q\n%s%s", tc.args, code, ExitFailed, tc.want, out, errOut)
 		}
+	}
+}
+
+// TestDrillCheckpointRestore (issue 38): the checkpoint-restore drill
+// kills the example's simulated workload after kill_after and resumes it
+// from the checkpoint it wrote, at the same throughput (8 GPUs × 400
+// samples/s, the stand-in's model); exit 0.
+func TestDrillCheckpointRestore(t *testing.T) {
+	t.Parallel()
+	code, doc := runDrillJSON(t, "-fault", "checkpoint-restore", "../../examples/checkpoint-drill")
+	if code != ExitOK || !doc.OK || len(doc.Faults) != 0 || len(doc.Checkpoints) != 1 {
+		t.Fatalf("exit %d, ok %v, %d faults, checkpoints %+v: want 0, true, 0, one", code, doc.OK, len(doc.Faults), doc.Checkpoints)
+	}
+	c := doc.Checkpoints[0]
+	if !c.Passed || !c.Detected || !c.CheckpointWritten || c.Why != "" || c.Error != "" {
+		t.Errorf("%+v: want passed, detected, checkpoint written", c)
+	}
+	// Killed after 2 s with a checkpoint every 5 steps of 0.1 s: the
+	// resume starts from a checkpoint of the killed run, below step 30.
+	if c.ResumedStep < 5 || c.ResumedStep >= 30 || c.ResumedStep%5 != 0 {
+		t.Errorf("resumed from step %d, want a multiple of 5 from 5 to 25", c.ResumedStep)
+	}
+	if c.Node != "train" || c.Host != "sim://hgx-h100-converged/drill-checkpoint-train" || !c.Simulated || c.GPUs != 8 {
+		t.Errorf("node %q host %q simulated %v gpus %d", c.Node, c.Host, c.Simulated, c.GPUs)
+	}
+	if c.ThroughputBefore != 3200 || c.ThroughputAfter != 3200 || c.MaxThroughputLoss != 0.1 || c.KilledAfter < 2e9 {
+		t.Errorf("throughput %g -> %g (max loss %g), killed after %dns", c.ThroughputBefore, c.ThroughputAfter, c.MaxThroughputLoss, c.KilledAfter)
+	}
+}
+
+// TestDrillCheckpointBrokenResume: of two node blocks, the one whose
+// resume command starts over fails the drill (exit 2), the one that
+// resumes passes; each is reported per node, and the table says so.
+func TestDrillCheckpointBrokenResume(t *testing.T) {
+	t.Parallel()
+	code, doc := runDrillJSON(t, "-fault", "checkpoint-restore", "testdata/drill-checkpoint-broken")
+	if code != ExitReport || doc.OK || len(doc.Checkpoints) != 2 {
+		t.Fatalf("exit %d, ok %v, checkpoints %+v: want %d, false, two", code, doc.OK, doc.Checkpoints, ExitReport)
+	}
+	good, bad := doc.Checkpoints[0], doc.Checkpoints[1]
+	if good.Node != "resumes" || !good.Passed || good.ResumedStep < 3 || good.GPUs != 4 || good.ThroughputAfter != 1600 {
+		t.Errorf("resumes: %+v; want passed from a checkpoint at 4 GPUs (bench's largest), 1600 samples/s", good)
+	}
+	if bad.Node != "starts-over" || bad.Passed || bad.Detected || !strings.HasPrefix(bad.Why, `the resumed run printed no line matching resumed "resumed from step ([0-9]+)"`) {
+		t.Errorf("starts-over: %+v; want not resumed, not passed", bad)
+	}
+	if bad.GPUs != 8 {
+		t.Errorf("starts-over: %d GPUs, want the hardware's 8", bad.GPUs)
+	}
+}
+
+// TestDrillCheckpointRefusesLocalWorkload: a simulated node runs its
+// commands on this machine, so a bench workload other than the simulated
+// one is refused without -allow-local, before anything runs.
+func TestDrillCheckpointRefusesLocalWorkload(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLIEnv(t, nil, "drill", "-fault", "checkpoint-restore", "testdata/drill-checkpoint-local")
+	want := `host sim://hgx-h100-converged is this machine: the checkpoint drill would run the spec's command "torchrun --nproc_per_node={gpus} train.py" on the machine gpuform runs on`
+	if code != ExitFailed || !strings.Contains(errOut, want) || !strings.Contains(errOut, "pass -allow-local") {
+		t.Errorf("exit %d, want %d and %q\n%s%s", code, ExitFailed, want, out, errOut)
+	}
+}
+
+// TestDrillCheckpointOnRealHosts: -on-real-hosts runs the checkpoint
+// drill over SSH (a real sshd) on the spec's real host, killing the
+// workload there with the node's timeout(1) and resuming it; the host's
+// workload is the training stand-in against a simulated root the sshd's
+// sessions point at, so the test can read what ran.
+func TestDrillCheckpointOnRealHosts(t *testing.T) {
+	t.Parallel()
+	root, err := sim.MaterializeHost(sim.Scheme+"hgx-h100-converged/ssh", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.Start(t, sshtest.Options{Env: map[string]string{
+		"GPUFORM_ROOT": root,
+		"PATH":         filepath.Join(root, filepath.FromSlash(sim.BinDir)) + ":/usr/bin:/bin",
+	}})
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `inventory "lab" {
+  hosts = ["127.0.0.1"]
+  user  = "`+srv.User+`"
+  port  = `+strconv.Itoa(srv.Port)+`
+}
+node "train" {
+  hosts = inventory.lab
+  bench {
+    command    = "gpuform-sim-train --gpus={gpus} --ckpt-dir=/scratch/ckpt --steps=20 --save-every=3 --step-time=0.1"
+    throughput = "samples/s: ([0-9.]+)"
+    checkpoint {
+      resume_command = "gpuform-sim-train --gpus={gpus} --ckpt-dir=/scratch/ckpt --steps=20 --save-every=3 --step-time=0.1 --resume"
+      resumed        = "resumed from step ([0-9]+)"
+      dir            = "/scratch/ckpt"
+      kill_after     = "1s"
+      gpus           = 2
+    }
+  }
+}
+`)
+	code, doc := runDrillJSON(t, "-on-real-hosts", "-ssh-config", "none", "-identity", srv.UserKeyFile, "-known-hosts", srv.KnownHostsFile, dir)
+	if code != ExitOK || !doc.OK || len(doc.Faults) != 0 || len(doc.Checkpoints) != 1 {
+		t.Fatalf("exit %d, ok %v, %d faults, checkpoints %+v: want 0, true, none, one", code, doc.OK, len(doc.Faults), doc.Checkpoints)
+	}
+	c := doc.Checkpoints[0]
+	if c.Host != "127.0.0.1" || c.Simulated || !c.Passed || !c.CheckpointWritten || c.ResumedStep < 3 || c.ThroughputBefore != 800 || c.ThroughputAfter != 800 {
+		t.Errorf("%+v: want 127.0.0.1, not simulated, passed, resumed from a checkpoint at 800 samples/s", c)
+	}
+	// The host ran the workload twice, the second time resuming: the
+	// first was killed mid-run, or the resume would have had nothing to do.
+	calls, err := os.ReadFile(filepath.Join(root, "var", "log", "gpuform-sim", "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(calls)), "\n") {
+		if strings.HasPrefix(l, "gpuform-sim-train ") {
+			runs = append(runs, l)
+		}
+	}
+	if len(runs) != 2 || strings.HasSuffix(runs[0], "--resume") || !strings.HasSuffix(runs[1], "--resume") {
+		t.Errorf("workload runs on the host: %q", runs)
+	}
+}
+
+// TestDrillCheckpointLocalWorkloadNotRunWithCatalogue: asked for every
+// drill, a simulated node block whose workload would run on this machine
+// is listed as not run (with what would allow it) rather than stopping
+// the catalogue's drills; asked for by name, it is refused.
+func TestDrillCheckpointLocalWorkloadNotRunWithCatalogue(t *testing.T) {
+	t.Parallel()
+	cfg, diags := spec.Load("testdata/drill-checkpoint-local", spec.LoadOptions{BuiltinModules: modules.FS()})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	targets, notRun, err := checkpointTargets(cfg, &drillArguments{})
+	if err != nil || len(targets) != 0 || len(notRun) != 1 || !strings.Contains(notRun[0], `node "train": host sim://hgx-h100-converged is this machine`) || !strings.Contains(notRun[0], "pass -allow-local") {
+		t.Errorf("every drill: targets %v, not run %q, %v", targets, notRun, err)
+	}
+	if _, _, err := checkpointTargets(cfg, &drillArguments{Faults: []string{drill.CheckpointDrill}}); err == nil {
+		t.Error("-fault checkpoint-restore: not refused")
+	}
+	a := &drillArguments{}
+	a.Conn.allowLocal = true
+	if targets, _, err := checkpointTargets(cfg, a); err != nil || len(targets) != 1 || targets[0].GPUs != 1 {
+		t.Errorf("-allow-local: targets %+v, %v; want one at 1 GPU (nothing declares more)", targets, err)
 	}
 }

@@ -137,7 +137,9 @@ func Catalogue() []Fault {
 }
 
 // Select returns the catalogue's faults named, in catalogue order; none
-// named is every fault. An unknown name is an error listing the known.
+// named is every fault. CheckpointDrill is known and selects no fault
+// (the checkpoint-restore drill runs the spec's workload, not a fault of
+// the catalogue). An unknown name is an error listing the known.
 func Select(names []string) ([]Fault, error) {
 	all := Catalogue()
 	if len(names) == 0 {
@@ -150,11 +152,15 @@ func Select(names []string) ([]Fault, error) {
 		}
 	}
 	for _, n := range names {
+		if n == CheckpointDrill {
+			continue
+		}
 		if !slices.ContainsFunc(all, func(f Fault) bool { return f.Name == n }) {
-			known := make([]string, len(all))
+			known := make([]string, len(all), len(all)+1)
 			for i, f := range all {
 				known[i] = f.Name
 			}
+			known = append(known, CheckpointDrill)
 			return nil, fmt.Errorf("unknown drill %q (known: %s)", n, strings.Join(known, ", "))
 		}
 	}
@@ -198,6 +204,13 @@ type Options struct {
 	// AlertsBy says how alerts were evaluated ("promtool test rules"),
 	// or why not.
 	AlertsBy string
+	// Checkpoints are the hosts the checkpoint-restore drill runs the
+	// spec's workload on (CheckpointDrill); Open opens them.
+	Checkpoints []CheckpointTarget
+	Open        OpenFunc
+	// Parallelism bounds how many checkpoint targets run at once; 0 or
+	// less is all of them.
+	Parallelism int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -257,33 +270,62 @@ type Report struct {
 	BaselineAlerts []string `json:"baseline_alerts,omitempty"`
 	// Faults are the results, in catalogue order.
 	Faults []Result `json:"faults"`
+	// Checkpoints are the checkpoint-restore drill's results, one per
+	// host, in the spec's order.
+	Checkpoints []CheckpointResult `json:"checkpoints,omitempty"`
+	// CheckpointsNotRun names the node blocks with a checkpoint block
+	// the checkpoint drill did not run on, and why: not run, not passed.
+	CheckpointsNotRun []string `json:"checkpoints_not_run,omitempty"`
 }
 
-// OK is true when every fault was caught.
+// OK is true when every fault was caught and every checkpoint restore
+// passed, and the drill ran something.
 func (r *Report) OK() bool {
 	for _, f := range r.Faults {
 		if !f.Detected || f.Error != "" {
 			return false
 		}
 	}
-	return len(r.Faults) > 0
+	for _, c := range r.Checkpoints {
+		if !c.Passed || c.Error != "" {
+			return false
+		}
+	}
+	return len(r.Faults)+len(r.Checkpoints) > 0
 }
 
 // Run verifies a healthy node, then one node per fault, all at once, and
 // judges each fault by the checks its node failed that the healthy one
 // passed.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if o.Verify == nil || o.StateDir == "" {
-		return nil, errors.New("drill: Verify and StateDir are required")
+	if (o.Verify == nil && len(o.Faults) > 0) || o.StateDir == "" || (o.Open == nil && len(o.Checkpoints) > 0) {
+		return nil, errors.New("drill: StateDir, Verify for faults and Open for checkpoints are required")
 	}
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
 	rep := &Report{Base: BaseProfile, Disabled: o.Disabled, AlertsBy: o.AlertsBy, Faults: make([]Result, len(o.Faults))}
+	var wg sync.WaitGroup
+	rep.Checkpoints = make([]CheckpointResult, len(o.Checkpoints))
+	slots := o.Parallelism
+	if slots <= 0 {
+		slots = max(1, len(o.Checkpoints))
+	}
+	sem := make(chan struct{}, slots)
+	for i := range o.Checkpoints {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rep.Checkpoints[i] = checkpointOn(ctx, o, i, now)
+		})
+	}
+	if len(o.Faults) == 0 {
+		wg.Wait()
+		return rep, nil
+	}
 	var baseline *report.Document
 	var baseErr error
-	var wg sync.WaitGroup
 	wg.Go(func() {
 		baseline, _, baseErr = inject(ctx, o, "baseline", nil, now)
 	})
@@ -369,6 +411,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.Faults[i] = r
 	}
 	return rep, nil
+}
+
+// checkpointOn runs the checkpoint drill on the i-th target: made first
+// when it is simulated, in a directory of its own.
+func checkpointOn(ctx context.Context, o Options, i int, now func() time.Time) CheckpointResult {
+	tg := o.Checkpoints[i]
+	fail := func(err error) CheckpointResult {
+		return CheckpointResult{Node: tg.Node, Host: tg.Host.Name, Simulated: tg.Profile != "", GPUs: tg.GPUs, Error: err.Error()}
+	}
+	dir := ""
+	if tg.Profile != "" {
+		dir = filepath.Join(o.StateDir, fmt.Sprintf("checkpoint-%d", i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return fail(err)
+		}
+		if _, err := sim.MaterializeHost(tg.Host.Name, dir); err != nil {
+			return fail(err)
+		}
+	}
+	t, err := o.Open(ctx, tg, dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer t.Close()
+	return runCheckpoint(ctx, t, tg, now)
 }
 
 // inject makes a fresh simulated node for the fault (nil: a healthy

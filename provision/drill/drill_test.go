@@ -19,6 +19,11 @@ func TestSelect(t *testing.T) {
 	if _, err := Select([]string{"gpu-on-fire"}); err == nil || !strings.Contains(err.Error(), "known: gpu-off-bus") {
 		t.Errorf("unknown drill: %v", err)
 	}
+	// The checkpoint-restore drill is known and selects no fault of the
+	// catalogue: it runs the spec's workload.
+	if got, err := Select([]string{CheckpointDrill}); err != nil || len(got) != 0 {
+		t.Errorf("Select(checkpoint-restore): %v, %v", got, err)
+	}
 	seen := map[string]bool{}
 	for _, f := range Catalogue() {
 		if seen[f.Name] || (f.Plant == "" && f.Edit == nil) || len(f.Layers) == 0 {
@@ -57,5 +62,35 @@ func TestReportNotCaught(t *testing.T) {
 	}
 	if (&Report{}).OK() {
 		t.Error("a drill of no faults is OK")
+	}
+}
+
+// TestReportCheckpoints: a checkpoint restore that did not resume fails
+// the report, faults caught or none; its table row and words say why,
+// and a node block left out is named as not run.
+func TestReportCheckpoints(t *testing.T) {
+	r := &Report{Base: BaseProfile, Checkpoints: []CheckpointResult{
+		{Node: "good", Host: "gpu1", Detected: true, Passed: true, ResumedStep: 120, ThroughputBefore: 3200, ThroughputAfter: 3100, ThroughputLoss: 0.03125, MaxThroughputLoss: 0.1, KilledAfter: 30 * time.Second},
+		{Node: "bad", Host: "gpu2", ThroughputBefore: 3200, Why: "the resumed run started over from step 0, not from the killed run's checkpoint", KilledAfter: 30 * time.Second},
+	}, CheckpointsNotRun: []string{`node "real": real hosts (-on-real-hosts runs it there)`}}
+	if r.OK() {
+		t.Error("a report with a failed restore is OK")
+	}
+	var b strings.Builder
+	if err := r.WriteHuman(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"resumed on 2 hosts", "✓  good  gpu1  30s", "step 120", "3.1%", "✗  bad   gpu2  30s", "NOT RESUMED",
+		"gpu2: the resumed run started over from step 0", "Checkpoint restore not run on node \"real\"",
+		"Checkpoint restore failed: 1 of 2 hosts did not resume as the spec says.",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	r.Checkpoints = r.Checkpoints[:1]
+	if !r.OK() {
+		t.Error("every restore passed, no fault run: not OK")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,9 @@ import (
 //	nic mlx5_5 state="1: DOWN" phys_state="2: Polling"   rail down
 //	kernel dmesg=restricted                   dmesg refused (kernel.dmesg_restrict)
 //	kernel dmesg=flood                        the log's Xid lines repeated past 64 MiB
+//	workload checkpoint=lost                  the training stand-in never writes its checkpoint
+//	workload resume=from_zero                 its resume ignores the checkpoint, starts at step 0
+//	workload resumed_throughput=half          its resumed run goes at half the speed
 
 // FaultsSection is the archive section holding a profile's fault
 // description.
@@ -38,7 +42,7 @@ const FaultsSection = "@faults"
 
 // DeviceFault is one line of a profile's fault description.
 type DeviceFault struct {
-	// Kind is "gpu" or "nic".
+	// Kind is "gpu", "nic", "kernel" or "workload".
 	Kind string
 	// Device is the GPU's PCI address ("0000:c3:00.0") or the NIC's RDMA
 	// device name ("mlx5_3").
@@ -76,6 +80,9 @@ type DeviceFault struct {
 	// kernel.dmesg_restrict) or "flood" (the log's lines printed over and
 	// over, more than gpuform reads of a command's output).
 	Dmesg string
+	// Workload, for the training stand-in ("workload" lines, no device),
+	// are its faults as "key=value" words (WorkloadFaults lists them).
+	Workload []string
 }
 
 // Fault reports whether the line describes something wrong with the
@@ -162,8 +169,18 @@ func ParseFaults(data []byte) ([]DeviceFault, error) {
 				return fmt.Errorf("want kernel dmesg=%s or dmesg=%s", DmesgRestricted, DmesgFlood)
 			}
 			f.Dmesg = attrs["dmesg"]
+		case "workload":
+			for _, w := range strings.Fields(rest) {
+				if !slices.Contains(WorkloadFaults(), w) {
+					return fmt.Errorf("unknown workload fault %q (want %s)", w, strings.Join(WorkloadFaults(), ", "))
+				}
+				f.Workload = append(f.Workload, w)
+			}
+			if len(f.Workload) == 0 {
+				return fmt.Errorf("want workload %s", strings.Join(WorkloadFaults(), " or "))
+			}
 		default:
-			return fmt.Errorf("unknown device kind %q (want gpu, nic or kernel)", kind)
+			return fmt.Errorf("unknown device kind %q (want gpu, nic, kernel or workload)", kind)
 		}
 		out = append(out, f)
 		return nil
@@ -273,6 +290,8 @@ func applyFaults(dir string, faults []DeviceFault) error {
 			err = applyNICFault(dir, f)
 		case "kernel":
 			err = applyKernelFault(dir, f)
+		case "workload":
+			err = appendLines(filepath.Join(dir, filepath.FromSlash(WorkloadFaultsFile)), f.Workload)
 		}
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", f.Kind, f.Device, err)
@@ -359,6 +378,34 @@ func applyNICFault(dir string, f DeviceFault) error {
 		return err
 	}
 	return scaleRDMAWrites(dir, f.Device, gbps)
+}
+
+// WorkloadFaults are the faults a "workload" line gives the training
+// stand-in (standins/gpuform-sim-train), for the checkpoint-restore
+// drill: its checkpoint never written, its resume starting from step 0,
+// its resumed run at half the speed.
+func WorkloadFaults() []string {
+	return []string{"checkpoint=lost", "resume=from_zero", "resumed_throughput=half"}
+}
+
+// WorkloadFaultsFile, in a root, lists the training stand-in's faults,
+// one a line.
+const WorkloadFaultsFile = "var/lib/gpuform-sim/workload-faults"
+
+// appendLines appends lines to the file at p, made when missing.
+func appendLines(p string, lines []string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // The ways a "kernel" fault line makes dmesg fail.

@@ -95,6 +95,7 @@ gpu 0000:C3:00.0 width=8
 gpu 0000:9d:00.0 off_bus xid=79
 gpu 0000:61:00.0 idle
 nic mlx5_5 state="1: DOWN" phys_state="2: Polling"
+workload checkpoint=lost resume=from_zero
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +105,7 @@ nic mlx5_5 state="1: DOWN" phys_state="2: Polling"
 		{Kind: "gpu", Device: "0000:9d:00.0", OffBus: true, XID: 79},
 		{Kind: "gpu", Device: "0000:61:00.0", Idle: true},
 		{Kind: "nic", Device: "mlx5_5", Port: map[string]string{"state": "1: DOWN", "phys_state": "2: Polling"}},
+		{Kind: "workload", Workload: []string{"checkpoint=lost", "resume=from_zero"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -111,7 +113,7 @@ nic mlx5_5 state="1: DOWN" phys_state="2: Polling"
 	if got[2].Fault() || !got[0].Fault() || !got[3].Fault() {
 		t.Error("an idle GPU is described, not at fault; the others are faults")
 	}
-	for _, bad := range []string{"gpu 1b width=8", "gpu 0000:c3:00.0 width=4", "gpu 0000:c3:00.0 melted", "nic mlx5_3", "nic mlx5_3 speed=1", "switch sw0 down", "nic ../x rate=1"} {
+	for _, bad := range []string{"gpu 1b width=8", "gpu 0000:c3:00.0 width=4", "gpu 0000:c3:00.0 melted", "nic mlx5_3", "nic mlx5_3 speed=1", "switch sw0 down", "nic ../x rate=1", "workload", "workload resume=later"} {
 		if _, err := sim.ParseFaults([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -80,12 +80,13 @@ func BurninChecks(fs []burnin.Finding) []CheckResult {
 }
 
 var burninExpected = map[string]string{
-	"burnin.dcgm":     "dcgmi diag -r 3/4 passes its hardware and stress tests",
-	"burnin.load":     "the sustained load runs for the burn-in's duration",
-	"burnin.thermal":  "no thermal, hardware or power-brake slowdown under load",
-	"burnin.clocks":   "SM clock under load within the margin of its peers",
-	"burnin.nccl":     "#wrong 0 and busbw steady across iterations",
-	"burnin.counters": "no PCIe AER counter rises during the load",
+	"burnin.dcgm":         "dcgmi diag -r 3/4 passes its hardware and stress tests",
+	"burnin.load":         "the sustained load runs for the burn-in's duration",
+	"burnin.thermal":      "no thermal, hardware or power-brake slowdown under load",
+	"burnin.clocks":       "SM clock under load within the margin of its peers",
+	"burnin.fleet_clocks": "SM clock under load within the margin of its model's GPUs on every host burnt in together",
+	"burnin.nccl":         "#wrong 0 and busbw steady across iterations",
+	"burnin.counters":     "no PCIe AER, ECC or NVLink error counter rises during the load",
 }
 
 // BurninWriteCheck is burnin.write: the burn-in's record written on the

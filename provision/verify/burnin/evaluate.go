@@ -77,6 +77,10 @@ type Run struct {
 	// Before and After are the error counters read around the load
 	// (Counters); nil when they could not be read.
 	Before, After map[string]uint64
+	// CountersError says why NVML's counters could not be read after the
+	// load and the NCCL runs (the GPUs stopped answering); it fails the
+	// counters.
+	CountersError string
 }
 
 // Limits are what a burn-in is judged by.
@@ -114,7 +118,11 @@ func Evaluate(r Run, lim Limits) []Finding {
 	out = append(out, judgeThermal(r.Samples, lim)...)
 	out = append(out, judgeClocks(r.Samples, lim)...)
 	out = append(out, judgeNCCL(r.NCCL, lim)...)
-	out = append(out, judgeCounters(r.Before, r.After)...)
+	if r.CountersError != "" {
+		out = append(out, Finding{Check: "burnin.counters", Status: StatusFail, Message: "NVML's error counters could not be read after the load: " + r.CountersError})
+	} else {
+		out = append(out, judgeCounters(r.Before, r.After)...)
+	}
 	return out
 }
 
@@ -243,18 +251,60 @@ func sortedKeys(m map[string]bool) []string {
 
 // judgeClocks compares each GPU's median SM clock under load with its
 // peers' (provision/outlier, the same comparison verify makes at rest).
-func judgeClocks(samples []Sample, lim Limits) []Finding {
+// ClockValues are each GPU's median SM clock under the sustained load,
+// as the burn-in compares them with the GPU's peers, for host.
+func ClockValues(host string, samples []Sample) []outlier.Value {
 	m, keys := byGPU(samples)
-	if len(keys) == 0 {
-		return nil
-	}
 	var values []outlier.Value
 	for _, bus := range keys {
 		c := make([]float64, 0, len(m[bus]))
 		for _, s := range m[bus] {
 			c = append(c, float64(s.SMClockMHz))
 		}
-		values = append(values, outlier.Value{Host: "node", Device: bus, Model: m[bus][0].Model, Metric: "sm_clock_mhz_under_load", V: medianOf(c), HigherIsBetter: true})
+		values = append(values, outlier.Value{Host: host, Device: bus, Model: m[bus][0].Model, Metric: "sm_clock_mhz_under_load", V: medianOf(c), HigherIsBetter: true})
+	}
+	return values
+}
+
+// FleetClocks judges the GPUs' clocks under load across the hosts burnt
+// in together (ClockValues of each): a GPU whose median SM clock is more
+// than margin (0: outlier.DefaultMargin) below the median of its model's
+// GPUs on every host fails burnin.fleet_clocks, a node slow as a whole
+// that its own GPUs cannot tell. Each host gets its findings: one per
+// slow GPU, else one that passes. Fewer than two hosts is no comparison:
+// no findings.
+func FleetClocks(values []outlier.Value, margin float64) map[string][]Finding {
+	hosts := map[string]bool{}
+	for _, v := range values {
+		hosts[v.Host] = true
+	}
+	if len(hosts) < 2 {
+		return nil
+	}
+	if margin <= 0 {
+		margin = outlier.DefaultMargin
+	}
+	out := map[string][]Finding{}
+	for _, f := range outlier.Flag(values, margin) {
+		if f.Scope != outlier.ScopeFleet {
+			continue
+		}
+		out[f.Host] = append(out[f.Host], Finding{Check: "burnin.fleet_clocks", Subject: f.Device, Status: StatusFail,
+			Message: fmt.Sprintf("median SM clock under load %.0f MHz, %.0f%% below the median %.0f MHz of %d GPUs of its model on %d hosts", f.V, f.Worse*100, f.Median, f.Peers, len(hosts))})
+	}
+	for h := range hosts {
+		if len(out[h]) == 0 {
+			out[h] = []Finding{{Check: "burnin.fleet_clocks", Status: StatusPass,
+				Message: fmt.Sprintf("no GPU's SM clock under load more than %.0f%% below its model's median across %d hosts", margin*100, len(hosts))}}
+		}
+	}
+	return out
+}
+
+func judgeClocks(samples []Sample, lim Limits) []Finding {
+	values := ClockValues("node", samples)
+	if len(values) == 0 {
+		return nil
 	}
 	if len(values) < outlier.MinPeers {
 		return []Finding{{Check: "burnin.clocks", Status: StatusPass, Message: fmt.Sprintf("%d GPUs: too few peers to compare clocks under load (%d needed)", len(values), outlier.MinPeers)}}
@@ -348,10 +398,10 @@ func variation(v []float64) (mean, cv float64) {
 // failure too: its errors can no longer be told.
 func judgeCounters(before, after map[string]uint64) []Finding {
 	if before == nil || after == nil {
-		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "PCIe AER counters were not read before and after the load"}}
+		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "the error counters were not read before and after the load"}}
 	}
 	if len(before) == 0 && len(after) == 0 {
-		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "no PCIe AER counter of a GPU was readable (aer_dev_* under /sys/bus/pci/devices): errors during the load could not be counted"}}
+		return []Finding{{Check: "burnin.counters", Status: StatusNotRun, Message: "no PCIe AER, ECC or NVLink error counter of a GPU was readable (aer_dev_* under /sys/bus/pci/devices, NVML): errors during the load could not be counted"}}
 	}
 	var rose []string
 	for _, k := range sortedKeysU(before) {
@@ -373,7 +423,7 @@ func judgeCounters(before, after map[string]uint64) []Finding {
 	if len(rose) > 0 {
 		return []Finding{{Check: "burnin.counters", Status: StatusFail, Message: "error counters rose during the load: " + strings.Join(rose, "; ")}}
 	}
-	return []Finding{{Check: "burnin.counters", Status: StatusPass, Message: fmt.Sprintf("%d PCIe AER and ECC error counters unchanged", len(before))}}
+	return []Finding{{Check: "burnin.counters", Status: StatusPass, Message: fmt.Sprintf("%d PCIe AER, ECC and NVLink error counters unchanged", len(before))}}
 }
 
 func sortedKeysU(m map[string]uint64) []string {
@@ -387,8 +437,10 @@ func sortedKeysU(m map[string]uint64) []string {
 
 // Counters names the error counters of an NVML report that a burn-in
 // compares before and after: each GPU's volatile uncorrectable ECC count,
-// keyed "bus/ecc_volatile_uncorrected". AER counters are added by
-// AddAER from the node's sysfs.
+// keyed "bus/ecc_volatile_uncorrected", and each active NVLink link's
+// data-link error counters, keyed "bus/nvlinkN_replay", "_recovery",
+// "_crc_flit" and "_crc_data". AER counters are added by AddAER from the
+// node's sysfs.
 func Counters(rep *nvmlfacts.Report) map[string]uint64 {
 	if rep == nil {
 		return nil
@@ -398,6 +450,26 @@ func Counters(rep *nvmlfacts.Report) map[string]uint64 {
 		if g.ECC != nil && g.ECC.VolatileUncorrected != nil {
 			m[g.BusID+"/ecc_volatile_uncorrected"] = *g.ECC.VolatileUncorrected
 		}
+		for _, l := range g.NVLinks {
+			if l.Errors == nil {
+				continue
+			}
+			k := fmt.Sprintf("%s/nvlink%d_", g.BusID, l.Link)
+			m[k+"replay"], m[k+"recovery"] = l.Errors.Replay, l.Errors.Recovery
+			m[k+"crc_flit"], m[k+"crc_data"] = l.Errors.CRCFlit, l.Errors.CRCData
+		}
+	}
+	return m
+}
+
+// AddCounters adds the NVML counters of rep (Counters) to m, the AER
+// counters read at the same time; nil stays nil (not read).
+func AddCounters(m map[string]uint64, rep *nvmlfacts.Report) map[string]uint64 {
+	if m == nil {
+		return nil
+	}
+	for k, v := range Counters(rep) {
+		m[k] = v
 	}
 	return m
 }

@@ -1,11 +1,15 @@
 package burnin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpuform/gpuform/provision/outlier"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
 )
 
@@ -169,5 +173,43 @@ func TestAddAER(t *testing.T) {
 	}
 	if err := AddAER(m, "0000:18:00.0", "fatal", []byte("Undefined 0\n")); err == nil {
 		t.Error("a file without its total was read as a count")
+	}
+}
+
+// TestFleetClocks: a node whose every GPU runs 20 % below the others'
+// clocks under load looks healthy to its own peers (burnin.clocks
+// compares a GPU with its node's GPUs); across hosts it fails
+// burnin.fleet_clocks, each of its GPUs named, and the other hosts pass.
+// A single host is no comparison.
+func TestFleetClocks(t *testing.T) {
+	var values []outlier.Value
+	for _, host := range []string{"a", "b", "c"} {
+		mhz := 1980.0
+		if host == "c" {
+			mhz = 1584
+		}
+		var samples []Sample
+		for g := range 4 {
+			samples = append(samples, Sample{Seconds: 5, BusID: fmt.Sprintf("0000:%02x:00.0", 0x18+g), Model: "NVIDIA H100 80GB HBM3", SMClockMHz: int(mhz)})
+		}
+		if got := judgeClocks(samples, Limits{}); len(got) != 4 || got[0].Status != StatusPass {
+			t.Errorf("host %s: its own GPUs' comparison %+v, want 4 passes", host, got)
+		}
+		values = append(values, ClockValues(host, samples)...)
+	}
+	got := FleetClocks(values, 0)
+	if len(got["a"]) != 1 || got["a"][0].Status != StatusPass || len(got["b"]) != 1 || got["b"][0].Status != StatusPass {
+		t.Errorf("a, b: %+v %+v; want one pass each", got["a"], got["b"])
+	}
+	if len(got["c"]) != 4 {
+		t.Fatalf("c: %+v; want its 4 GPUs failed", got["c"])
+	}
+	want := Finding{Check: "burnin.fleet_clocks", Subject: "0000:18:00.0", Status: StatusFail,
+		Message: "median SM clock under load 1584 MHz, 20% below the median 1980 MHz of 12 GPUs of its model on 3 hosts"}
+	if diff := cmp.Diff(want, got["c"][0]); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if one := FleetClocks(values[:4], 0); one != nil {
+		t.Errorf("one host: %+v, want no comparison", one)
 	}
 }

@@ -324,10 +324,33 @@ func (c *collector) nvlinks(where string, d nvml.Device) []NVLink {
 			if t, ret := d.GetNvLinkRemoteDeviceType(l); c.ok(ret, where, fmt.Sprintf("GetNvLinkRemoteDeviceType(%d)", l)) {
 				link.RemoteType = remoteType(t)
 			}
+			link.Errors = c.nvlinkErrors(where, d, l)
 		}
 		links = append(links, link)
 	}
 	return links
+}
+
+// nvlinkErrors reads an active link's error counters; nil unless every
+// one was read (a counter half read cannot be compared).
+func (c *collector) nvlinkErrors(where string, d nvml.Device, l int) *NVLinkErrors {
+	var e NVLinkErrors
+	for _, k := range []struct {
+		counter nvml.NvLinkErrorCounter
+		into    *uint64
+	}{
+		{nvml.NVLINK_ERROR_DL_REPLAY, &e.Replay},
+		{nvml.NVLINK_ERROR_DL_RECOVERY, &e.Recovery},
+		{nvml.NVLINK_ERROR_DL_CRC_FLIT, &e.CRCFlit},
+		{nvml.NVLINK_ERROR_DL_CRC_DATA, &e.CRCData},
+	} {
+		v, ret := d.GetNvLinkErrorCounter(l, k.counter)
+		if !c.ok(ret, where, fmt.Sprintf("GetNvLinkErrorCounter(%d, %d)", l, k.counter)) {
+			return nil
+		}
+		*k.into = v
+	}
+	return &e
 }
 
 func remoteType(t nvml.IntNvLinkDeviceType) string {

@@ -389,3 +389,32 @@ func TestDecodeAfterNoise(t *testing.T) {
 		t.Error("noise without a report decoded")
 	}
 }
+
+// TestNVLinkErrorCounters: each active link reports its four data-link
+// error counters (zero on the healthy mock); nvlink_errors gives link 0
+// of one GPU replayed flits, and a link that is down reports none.
+func TestNVLinkErrorCounters(t *testing.T) {
+	rep, err := CollectAgent(context.Background(), AgentOptions{Mock: MockDGXH100, Faults: []Fault{
+		{Kind: FaultNVLinkErrors, GPU: 4, Value: 120}, {Kind: FaultNVLinkDown, GPU: 2},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range rep.GPUs {
+		if len(g.NVLinks) != 18 {
+			t.Fatalf("GPU %d: %d links, want 18", i, len(g.NVLinks))
+		}
+		for _, l := range g.NVLinks {
+			want := &NVLinkErrors{}
+			switch {
+			case i == 2 && l.Link == 0:
+				want = nil
+			case i == 4 && l.Link == 0:
+				want = &NVLinkErrors{Replay: 120}
+			}
+			if diff := cmp.Diff(want, l.Errors); diff != "" {
+				t.Errorf("GPU %d link %d errors (-want +got):\n%s", i, l.Link, diff)
+			}
+		}
+	}
+}

@@ -628,6 +628,19 @@ func (s *MockSystem) wire(i int, d *server.Device, events *xidQueue) {
 		}
 		return nvml.FEATURE_ENABLED, nvml.SUCCESS
 	}
+	replays, linkErrors := s.has(i, FaultNVLinkErrors)
+	if replays.Value == 0 {
+		replays.Value = 100
+	}
+	d.GetNvLinkErrorCounterFunc = func(l int, counter nvml.NvLinkErrorCounter) (uint64, nvml.Return) {
+		switch {
+		case l < 0 || l >= m.nvlinks || counter < 0 || counter >= nvml.NVLINK_ERROR_COUNT:
+			return 0, nvml.ERROR_INVALID_ARGUMENT
+		case linkErrors && l == 0 && counter == nvml.NVLINK_ERROR_DL_REPLAY:
+			return replays.Value, nvml.SUCCESS
+		}
+		return 0, nvml.SUCCESS
+	}
 	d.GetNvLinkRemotePciInfoFunc = func(l int) (nvml.PciInfo, nvml.Return) {
 		var p nvml.PciInfo
 		if l < 0 || l >= m.nvlinks {

@@ -113,6 +113,11 @@ const (
 	FaultPCIeIdle FaultKind = "pcie_idle"
 	// FaultNVLinkDown takes NVLink link 0 of a GPU down.
 	FaultNVLinkDown FaultKind = "nvlink_down"
+	// FaultNVLinkErrors gives NVLink link 0 of a GPU replayed flits:
+	// its replay error counter reads Value (nvlink_errors:4:120), 100
+	// when none is given. A counter that does not move is no fault by
+	// itself; a burn-in fails a counter that grew during its load.
+	FaultNVLinkErrors FaultKind = "nvlink_errors"
 	// FaultWrongNUMA moves a GPU to the other socket's NUMA node.
 	FaultWrongNUMA FaultKind = "wrong_numa"
 	// FaultNICAcrossSYS puts a GPU's paired NIC across the socket interconnect.
@@ -208,7 +213,7 @@ func parseBusFault(s, kind, rest string) (Fault, error) {
 func knownFault(k FaultKind) bool {
 	switch k {
 	case FaultDropGPU, FaultECCOff, FaultUncorrectableECC, FaultRemapPending, FaultRemapFailure,
-		FaultPCIeX8, FaultPCIeGenDown, FaultPCIeIdle, FaultNVLinkDown, FaultWrongNUMA, FaultNICAcrossSYS,
+		FaultPCIeX8, FaultPCIeGenDown, FaultPCIeIdle, FaultNVLinkDown, FaultNVLinkErrors, FaultWrongNUMA, FaultNICAcrossSYS,
 		FaultPersistenceOff, FaultHot, FaultThermalSlowdown, FaultXID, FaultFabricNotStarted:
 		return true
 	}

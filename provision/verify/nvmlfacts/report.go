@@ -211,6 +211,21 @@ type NVLink struct {
 	RemoteBusID string `json:"remote_pci_bus_id,omitempty"`
 	// RemoteType is "gpu", "switch", "ibmnpu" or "unknown".
 	RemoteType string `json:"remote_type,omitempty"`
+	// Errors are an active link's data-link error counters
+	// (nvmlDeviceGetNvLinkErrorCounter); nil when NVML does not report
+	// them for the link, so a burn-in cannot count them.
+	Errors *NVLinkErrors `json:"errors,omitempty"`
+}
+
+// NVLinkErrors are one NVLink link's error counters since the driver
+// loaded (or nvmlDeviceResetNvLinkErrorCounters): flits replayed, link
+// recoveries, flits and data with a CRC error. A healthy link under load
+// keeps them still; a burn-in compares them before and after.
+type NVLinkErrors struct {
+	Replay   uint64 `json:"replay"`
+	Recovery uint64 `json:"recovery"`
+	CRCFlit  uint64 `json:"crc_flit"`
+	CRCData  uint64 `json:"crc_data"`
 }
 
 // Throttle is the clocks event reason bitmask and its decoded names.

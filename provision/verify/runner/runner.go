@@ -174,6 +174,13 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 		}
 	}
 	multi, absent, isolations := runMultiNode(ctx, targets, o)
+	peerRuns := burninGroupRuns(ctx, targets, o, multi)
+	// Each target's burn-in record waits here for finishBurnin; made
+	// before the hosts run, so each run writes only its own.
+	pending := map[string]*burninPending{}
+	for _, tg := range targets {
+		pending[tg.Host.Name] = &burninPending{}
+	}
 
 	var mu sync.Mutex
 	results := map[string]report.Host{}
@@ -193,7 +200,16 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 			if o.MultiNodeResults != nil {
 				results = o.MultiNodeResults
 			}
-			h, err = verifyHost(hctx, tg, o, results)
+			var peer map[string][]nccltest.Result
+			for name, its := range peerRuns[tg.Node] {
+				if _, out := absent[tg.Host.Name][name]; !out {
+					if peer == nil {
+						peer = map[string][]nccltest.Result{}
+					}
+					peer[name] = its
+				}
+			}
+			h, err = verifyHost(hctx, tg, o, results, peer, pending[name])
 		}
 		if err != nil {
 			if errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -217,6 +233,9 @@ func Run(ctx context.Context, targets []target.Host, o Options) *report.Document
 			h = report.UnreachableHost(name, errs[name], 0)
 		}
 		hosts = append(hosts, h)
+	}
+	if o.Tier == verify.TierBurnin {
+		finishBurnin(ctx, hosts, pending, o)
 	}
 	addIsolationChecks(hosts, isolations)
 	doc := Merge(targets, hosts, o, checkedAt)
@@ -258,7 +277,10 @@ func failedChecks(h report.Host) int {
 
 // verifyHost runs one host. An error means the host could not be reached
 // or probed at all; everything after that is a check result.
-func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result) (report.Host, error) {
+//
+// peer are, at the burn-in tier, the iterations of each multi-node
+// nccl_test of the host's group it took part in (burninGroupRuns).
+func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string]nccltest.Result, peer map[string][]nccltest.Result, pending *burninPending) (report.Host, error) {
 	start := time.Now()
 	t, err := o.Target.Connect(ctx, tg.Host)
 	if err != nil {
@@ -307,7 +329,13 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 		return report.Host{}, err
 	}
 	if o.Tier == verify.TierBurnin {
-		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, o)...)
+		readNVML := func(ctx context.Context) (*nvmlfacts.Report, error) {
+			if m, ok := t.(transport.NVMLMocker); ok && hopts.Report != nil {
+				return mockedNVML(ctx, tg.Host.Name, m, node, nvmlfacts.Options{XIDWindow: xidWindow, NICs: hopts.Fetch.Agent.Collect.NICs})
+			}
+			return verify.FetchNVML(ctx, t, hopts.Fetch)
+		}
+		checks = append(checks, runBurnin(ctx, t, tg, exp, seen.NVML, readNVML, peer, pending, o)...)
 	}
 	if o.RequireBurnin {
 		checks = append(checks, burninRecordCheck(ctx, t, seen.NVML, tg.Node, o.Now))
