@@ -136,6 +136,13 @@ type File struct {
 // set of characters (every path the bundle writes itself).
 var safePath = lazyre.New(`^[A-Za-z0-9_.+~-]+(/[A-Za-z0-9_.+~%-]+)*$`)
 
+// releaseName is a release as a repository's Wanted and Packages name
+// it ("name=version"): the characters apt's and dnf's package names and
+// versions use, a name starting with a letter or digit. It is what
+// bundle -check hands the package manager as arguments, so a manifest's
+// release can never be read as one of its options ("-o…", "--setopt…").
+var releaseName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._+-]*=[A-Za-z0-9.+~:_-]+$`)
+
 // CheckPath refuses a path that could leave the bundle's directory.
 func CheckPath(p string) error {
 	if !safePath.MatchString(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || slices.Contains(strings.Split(p, "/"), "..") {
@@ -175,7 +182,15 @@ func ReadManifest(dir string) (*Manifest, error) {
 		if err := CheckPath(r.Dir); err != nil {
 			return nil, err
 		}
+		for _, w := range r.Wanted {
+			if !releaseName.MatchString(w) {
+				return nil, fmt.Errorf("the bundle's repository %s wants %q, which is not a package=version release", r.Dir, w)
+			}
+		}
 		for _, p := range r.Packages {
+			if !releaseName.MatchString(p.Name + "=" + p.Version) {
+				return nil, fmt.Errorf("the bundle's repository %s holds a package %q version %q: not a package name and version", r.Dir, p.Name, p.Version)
+			}
 			if !files[p.File] {
 				return nil, fmt.Errorf("the bundle's repository %s names %s, which its manifest does not list", r.Dir, p.File)
 			}

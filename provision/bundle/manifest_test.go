@@ -56,7 +56,8 @@ func TestManifestRoundTripAndTamper(t *testing.T) {
 }
 
 // TestReadManifestRefuses: a path leaving the bundle, a bad hash, another
-// major format and a package no file backs are refused.
+// major format, a package no file backs and a release that is not
+// name=version (an option to the package manager) are refused.
 func TestReadManifestRefuses(t *testing.T) {
 	for name, tc := range map[string]struct{ from, to, want string }{
 		"path out":      {`"path": "repos/`, `"path": "../repos/`, "not a plain relative path"},
@@ -70,6 +71,10 @@ func TestReadManifestRefuses(t *testing.T) {
 		"format":        {`"format_version": "2.`, `"format_version": "9.`, "format_version"},
 		"unlisted file": {`"file": "repos/n-debian-12-amd64/libnccl2`, `"file": "repos/n-debian-12-amd64/libnccl3`, "does not list"},
 		"negative size": {`"size": `, `"size": -`, "out of bounds"},
+		"wanted option": {`"libnccl2=2.21.5-1+cuda12.4"
+`, `"--setopt=reposdir=/etc/yum.repos.d"
+`, "not a package=version release"},
+		"package name": {`"name": "libnccl2"`, `"name": "-oAPT::Get::Simulate=0"`, "not a package name and version"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, _ := writeBundle(t)
