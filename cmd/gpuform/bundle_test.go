@@ -351,9 +351,21 @@ func TestBundleDnf(t *testing.T) {
 	if got := a.root.Run(t, "rpm -qa 'libnccl*'; ls /var/lib/gpuform/bundle/*/repos.d"); strings.TrimSpace(got) != "" {
 		t.Errorf("a refused repository left behind:\n%s", got)
 	}
+	// dnf.conf may define repositories of its own besides [main] (a
+	// site mirror, unreachable here): the bundle's transaction reads none
+	// of them, nor any a plugin adds, and the node's dnf.conf stays as
+	// it was.
+	mirror := "\n[site-mirror]\nname=a site mirror out of reach\nbaseurl=file:///srv/no-such-mirror\nenabled=1\ngpgcheck=0\nskip_if_unavailable=0\n"
+	a.root.Run(t, "cp /etc/dnf/dnf.conf /etc/dnf/dnf.conf.orig && printf '"+strings.ReplaceAll(mirror, "\n", `\n`)+"' >>/etc/dnf/dnf.conf")
+	if out, err := a.root.Exec("dnf -q makecache 2>&1"); err == nil {
+		t.Fatalf("the node's dnf read a mirror that is not there: %s", out)
+	}
 	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
 	if code != ExitOK {
 		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if got, want := a.root.Run(t, "cat /etc/dnf/dnf.conf"), a.root.Run(t, "cat /etc/dnf/dnf.conf.orig")+mirror; got != want {
+		t.Errorf("the node's dnf.conf after apply -bundle (-want +got):\n%s", cmp.Diff(want, got))
 	}
 	a.rpmConverged([]string{"libnccl 2.21.5-1+cuda12.4", "libnccl-devel 2.21.5-1+cuda12.4"}, []string{"libnccl", "libnccl-devel"})
 	if got := a.root.Run(t, "ls /etc/yum.repos.d"); strings.TrimSpace(got) != "" {
