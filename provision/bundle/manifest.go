@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/lazyre"
@@ -214,14 +215,20 @@ func WriteManifest(dir string, m *Manifest) error {
 	return os.Rename(tmp, filepath.Join(dir, ManifestName))
 }
 
-// HashFile returns the sha256 (hex) and size of a file, reading at most
-// MaxFile bytes.
+// HashFile returns the sha256 (hex) and size of a regular file, reading
+// at most MaxFile bytes; a FIFO, device or directory is refused at once
+// (O_NONBLOCK: opening a FIFO would wait for a writer).
 func HashFile(name string) (string, int64, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return "", 0, err
+	} else if !st.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s is not a regular file but %s", name, kindOf(st.Mode()))
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(f, MaxFile+1))
 	if err != nil {
@@ -231,6 +238,21 @@ func HashFile(name string) (string, int64, error) {
 		return "", 0, fmt.Errorf("%s is larger than %s", name, readlimit.FormatSize(MaxFile))
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// kindOf names what a file that is not a regular one is.
+func kindOf(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "of mode " + m.String()
 }
 
 // AddFile hashes dir/rel and records it in m.
