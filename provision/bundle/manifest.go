@@ -152,6 +152,21 @@ func CheckPath(p string) error {
 	return nil
 }
 
+// stageOwns says whether a path in a repository's directory is one Stage
+// writes there itself on the node: the apt configuration and lists that
+// name the repository, dnf's repository file, the key, or a copy's
+// temporary file. A bundle file there would add a source (an apt
+// sources.list.d entry, a dnf .repo) to the transaction, or be
+// overwritten.
+func stageOwns(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	switch first {
+	case "apt.conf", "apt.conf.part", "sources.list", "sources.list.d", "lists", "repos.d", "bundle.gpg":
+		return true
+	}
+	return strings.HasSuffix(rel, ".part")
+}
+
 // ReadManifest reads and checks dir's manifest: the format version, every
 // path, and that every repository's packages are files it lists.
 func ReadManifest(dir string) (*Manifest, error) {
@@ -179,9 +194,19 @@ func ReadManifest(dir string) (*Manifest, error) {
 		}
 		files[f.Path] = true
 	}
+	nodeDirs := map[string]string{}
 	for _, r := range m.Repos {
 		if err := CheckPath(r.Dir); err != nil {
 			return nil, err
+		}
+		if other, ok := nodeDirs[path.Base(r.Dir)]; ok {
+			return nil, fmt.Errorf("the bundle's repositories %s and %s would be copied to the same directory of a node", other, r.Dir)
+		}
+		nodeDirs[path.Base(r.Dir)] = r.Dir
+		for _, f := range m.Files {
+			if rel, ok := strings.CutPrefix(f.Path, r.Dir+"/"); ok && stageOwns(rel) {
+				return nil, fmt.Errorf("the bundle's repository %s holds %s, a name apply -bundle keeps for its own configuration of the node's package manager", r.Dir, f.Path)
+			}
 		}
 		for _, w := range r.Wanted {
 			if !releaseName.MatchString(w) {

@@ -59,7 +59,9 @@ func TestManifestRoundTripAndTamper(t *testing.T) {
 
 // TestReadManifestRefuses: a path leaving the bundle, a bad hash, another
 // major format, a package no file backs and a release that is not
-// name=version (an option to the package manager) are refused.
+// name=version (an option to the package manager) are refused, and so
+// are a repository file where Stage writes the node's configuration (it
+// would add a source) and two repositories for one node directory.
 func TestReadManifestRefuses(t *testing.T) {
 	for name, tc := range map[string]struct{ from, to, want string }{
 		"path out":      {`"path": "repos/`, `"path": "../repos/`, "not a plain relative path"},
@@ -76,6 +78,12 @@ func TestReadManifestRefuses(t *testing.T) {
 		"wanted option": {`"libnccl2=2.21.5-1+cuda12.4"
 `, `"--setopt=reposdir=/etc/yum.repos.d"
 `, "not a package=version release"},
+		"apt source":    {`"files": [`, `"files": [{"path": "repos/n-debian-12-amd64/sources.list.d/mirror.list", "sha256": "abababababababababababababababababababababababababababababababab", "size": 1},`, "a name apply -bundle keeps"},
+		"dnf repo file": {`"files": [`, `"files": [{"path": "repos/n-debian-12-amd64/repos.d/mirror.repo", "sha256": "abababababababababababababababababababababababababababababababab", "size": 1},`, "a name apply -bundle keeps"},
+		"same node dir": {`"repos": [
+    {`, `"repos": [
+    {"dir": "other/n-debian-12-amd64"},
+    {`, "the same directory of a node"},
 		"package name": {`"name": "libnccl2"`, `"name": "-oAPT::Get::Simulate=0"`, "not a package name and version"},
 	} {
 		t.Run(name, func(t *testing.T) {
