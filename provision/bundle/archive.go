@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gpuform/gpuform/internal/readlimit"
 )
 
@@ -172,8 +174,18 @@ func ExtractArchive(archive, dir string) error {
 				return err
 			}
 			sizes = map[string]int64{}
+			var total int64
 			for _, fe := range m.Files {
 				sizes[fe.Path] = fe.Size
+				total += fe.Size
+			}
+			// The manifest bounds what the tarball may write (a gzip
+			// of zeros expands only to the sizes it lists); that bound
+			// is checked against the room there is before any of it is
+			// written, so a bundle too large for dir is refused at once
+			// instead of filling the disk.
+			if free, ok := freeSpace(dir); ok && total > free {
+				return fmt.Errorf("the bundle %s needs %.1f GiB to extract, and %s has %.1f GiB free", archive, gib(total), dir, gib(free))
 			}
 			continue
 		}
@@ -197,6 +209,18 @@ func ExtractArchive(archive, dir string) error {
 	}
 	return nil
 }
+
+// freeSpace is the room left to an unprivileged user in dir's file system,
+// when the system says.
+func freeSpace(dir string) (int64, bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * int64(st.Bsize), true //nolint:gosec // block counts and sizes are far below 2^63 bytes together
+}
+
+func gib(n int64) float64 { return float64(n) / (1 << 30) }
 
 // extractFile writes the tar entry's size bytes as dir/p, a new file in
 // directories it makes (never through a link: every path is checked, and
