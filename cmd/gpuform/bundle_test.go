@@ -213,6 +213,14 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if err := os.WriteFile(deb, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The node's apt.conf.d names sources of its own (a site mirror, out
+	// of reach), which apt reads after APT_CONFIG: the bundle's
+	// transaction still reads only the bundle, and the node's files stay.
+	site := `Dir::Etc::SourceParts "/etc/apt/site.d";`
+	a.root.Run(t, "mkdir -p /etc/apt/site.d && echo 'deb [trusted=yes] file:/srv/no-such-mirror ./' >/etc/apt/site.d/mirror.list && echo '"+site+"' >/etc/apt/apt.conf.d/99site-mirror")
+	if out, err := a.root.Exec("apt-get update -q 2>&1"); err == nil {
+		t.Fatalf("the node's apt read a mirror that is not there: %s", out)
+	}
 	// apply -bundle of the tarball converges from the bundle alone; the
 	// node's apt configuration names no source afterwards, and a second
 	// plan is empty.
@@ -220,6 +228,10 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
 	}
+	if got := a.root.Run(t, "cat /etc/apt/apt.conf.d/99site-mirror"); strings.TrimSpace(got) != site {
+		t.Errorf("the node's apt.conf.d/99site-mirror after apply -bundle: %q", got)
+	}
+	a.root.Run(t, "rm -r /etc/apt/site.d /etc/apt/apt.conf.d/99site-mirror")
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl-dev", "libnccl2"})
 	if got := a.root.Run(t, "ls /etc/apt/sources.list.d; cat /etc/apt/sources.list 2>/dev/null || true"); strings.TrimSpace(got) != "" {
 		t.Errorf("the node's apt sources after apply -bundle:\n%s", got)
