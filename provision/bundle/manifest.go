@@ -309,8 +309,11 @@ func (m *Manifest) File(p string) (File, bool) {
 var ErrTampered = errors.New("does not match the bundle's manifest")
 
 // Verify checks every file the manifest lists under prefix ("" for all)
-// against its size and sha256, and that nothing else is there: the whole
-// bundle is refused for one bad file, before any of it is used.
+// against its size and sha256: the whole bundle is refused for one bad
+// file, before any of it is used. A file of a directory bundle the
+// manifest does not list is not looked at, and nothing uses it: Stage
+// copies listed files only (a tarball's unlisted entry is refused by
+// ExtractArchive).
 func (m *Manifest) Verify(dir, prefix string) error {
 	var bad []string
 	for _, f := range m.Files {
