@@ -111,3 +111,43 @@ func TestCheckRunsNoOptionFromTheManifest(t *testing.T) {
 		t.Fatalf("CheckApt of the plain bundle = %+v, %v; want closed with 1 install", res, err)
 	}
 }
+
+// TestCheckAptFailsClosedOnSignature: bundle -check's apt reads no
+// repository whose index is unsigned or signed by another key than the
+// bundle's: the check fails, it does not report the repository closed.
+func TestCheckAptFailsClosedOnSignature(t *testing.T) {
+	t.Parallel()
+	for name, edit := range map[string]func(t *testing.T, dir, repo string){
+		"unsigned": func(t *testing.T, _, repo string) {
+			if err := os.Remove(filepath.Join(repo, "InRelease")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"another key": func(t *testing.T, _, repo string) {
+			signer, err := NewSigner(context.Background(), t.TempDir(), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer signer.Close()
+			if err := signer.SignRelease(context.Background(), repo); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := aptCheckBundle(t, []string{"gpuform-x=1.0"})
+			m, err := ReadManifest(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit(t, dir, filepath.Join(dir, m.Repos[0].Dir))
+			res, err := CheckApt(context.Background(), dir, &m.Repos[0], t.TempDir())
+			if err == nil {
+				t.Fatalf("CheckApt of a repository %s = %+v, want an error", name, res)
+			}
+			if !strings.Contains(err.Error(), "reading the repository") {
+				t.Errorf("CheckApt = %v, want apt's reading of the repository to fail", err)
+			}
+		})
+	}
+}
