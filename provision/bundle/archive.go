@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gpuform/gpuform/internal/readlimit"
 )
 
@@ -208,16 +206,6 @@ func ExtractArchive(archive, dir string) error {
 		return bad("it ends without %s, which its manifest lists (truncated?)", p)
 	}
 	return nil
-}
-
-// freeSpace is the room left to an unprivileged user in dir's file system,
-// when the system says.
-func freeSpace(dir string) (int64, bool) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, false
-	}
-	return int64(st.Bavail) * int64(st.Bsize), true //nolint:gosec // block counts and sizes are far below 2^63 bytes together
 }
 
 func gib(n int64) float64 { return float64(n) / (1 << 30) }
