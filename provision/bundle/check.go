@@ -73,8 +73,18 @@ func CheckApt(ctx context.Context, dir string, r *Repo, tmp string) (*CheckResul
 	if err != nil {
 		return nil, fmt.Errorf("the repository %s has no %s (built by an older gpuform?): %w", r.Dir, BaseStatus, err)
 	}
+	// A sources.list line cannot name a path with a space (the bundle
+	// in "My bundles/"): apt reads the bundle through a link in the
+	// scratch root.
+	if strings.ContainsAny(root, " \t\n") {
+		return nil, fmt.Errorf("the temporary directory %s has a space, which apt's sources.list cannot name: set TMPDIR to another", root)
+	}
+	link := filepath.Join(root, "bundle")
+	if err := os.Symlink(abs, link); err != nil {
+		return nil, err
+	}
 	files := map[string]string{
-		"etc/sources.list": fmt.Sprintf("deb [signed-by=%s] file:%s ./\n", filepath.Join(abs, KeyFile), filepath.Join(abs, filepath.FromSlash(r.Dir))),
+		"etc/sources.list": fmt.Sprintf("deb [signed-by=%s] file:%s ./\n", filepath.Join(link, KeyFile), filepath.Join(link, filepath.FromSlash(r.Dir))),
 		"status":           string(status),
 	}
 	for name, content := range files {

@@ -151,3 +151,23 @@ func TestCheckAptFailsClosedOnSignature(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckAptBundleInAPathWithASpace: a bundle kept in "my bundles/"
+// checks closed; its path went into the scratch root's sources.list as it
+// was, and apt refused the line ("Malformed entry 1 ... [option] not
+// assignment").
+func TestCheckAptBundleInAPathWithASpace(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "my bundles")
+	if err := os.Rename(aptCheckBundle(t, []string{"gpuform-x=1.0"}), dir); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := CheckApt(context.Background(), dir, &m.Repos[0], t.TempDir())
+	if err != nil || len(res.Problems) != 0 || res.Installs != 1 {
+		t.Fatalf("CheckApt of a bundle in %q = %+v, %v; want closed with 1 install", dir, res, err)
+	}
+}
