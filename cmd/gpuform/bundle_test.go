@@ -221,6 +221,11 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if out, err := a.root.Exec("apt-get update -q 2>&1"); err == nil {
 		t.Fatalf("the node's apt read a mirror that is not there: %s", out)
 	}
+	// apt's binary caches of the node's own lists are not rewritten
+	// from the bundle's.
+	caches := "sha256sum /var/cache/apt/pkgcache.bin /var/cache/apt/srcpkgcache.bin 2>/dev/null || true"
+	a.root.Run(t, "apt-cache policy >/dev/null 2>&1 || true")
+	cachesBefore := a.root.Run(t, caches)
 	// apply -bundle of the tarball converges from the bundle alone; the
 	// node's apt configuration names no source afterwards, and a second
 	// plan is empty.
@@ -232,6 +237,9 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 		t.Errorf("the node's apt.conf.d/99site-mirror after apply -bundle: %q", got)
 	}
 	a.root.Run(t, "rm -r /etc/apt/site.d /etc/apt/apt.conf.d/99site-mirror")
+	if got := a.root.Run(t, caches); got != cachesBefore {
+		t.Errorf("apply -bundle rewrote the node's apt caches:\n%s\nwas\n%s", got, cachesBefore)
+	}
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl-dev", "libnccl2"})
 	if got := a.root.Run(t, "ls /etc/apt/sources.list.d; cat /etc/apt/sources.list 2>/dev/null || true"); strings.TrimSpace(got) != "" {
 		t.Errorf("the node's apt sources after apply -bundle:\n%s", got)

@@ -161,7 +161,7 @@ func CheckPath(p string) error {
 func stageOwns(rel string) bool {
 	first, _, _ := strings.Cut(rel, "/")
 	switch first {
-	case "apt.conf", "apt.conf.part", "apt.main.conf", "sources.list", "sources.list.d", "lists", "repos.d", "bundle.gpg":
+	case "apt.conf", "apt.conf.part", "apt.main.conf", "pkgcache.bin", "srcpkgcache.bin", "sources.list", "sources.list.d", "lists", "repos.d", "bundle.gpg":
 		return true
 	}
 	return strings.HasSuffix(rel, ".part")

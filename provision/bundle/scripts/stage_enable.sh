@@ -3,8 +3,8 @@
 #
 # Writes DIR/apt.conf (under the root), an apt configuration naming the
 # bundle's repository in DIR as its only source (signed by DIR/bundle.gpg)
-# with package lists of its own, and reads the repository's lists with it:
-# apply gives it to its steps as APT_CONFIG, so the node's own sources
+# with package lists and binary caches of its own, and reads the
+# repository's lists with it: apply gives it to its steps as APT_CONFIG, so the node's own sources
 # are not used for the transaction, and nothing of the node's apt
 # configuration changes. The lists are read from the local files only.
 #
@@ -22,6 +22,8 @@ sources() {
 	printf 'Dir::Etc::SourceList "%s/sources.list";\n' "$dir"
 	printf 'Dir::Etc::SourceParts "%s/sources.list.d";\n' "$dir"
 	printf 'Dir::State::Lists "%s/lists";\n' "$dir"
+	printf 'Dir::Cache::pkgcache "%s/pkgcache.bin";\n' "$dir"
+	printf 'Dir::Cache::srcpkgcache "%s/srcpkgcache.bin";\n' "$dir"
 }
 {
 	if [ -f "$R/etc/apt/apt.conf" ]; then
