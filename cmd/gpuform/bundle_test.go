@@ -421,7 +421,7 @@ func checkDnfBundle(t *testing.T, a *aptNode, out string) {
 		}
 		r := &m.Repos[0]
 		edit(dir, r)
-		tmp := filepath.Join(a.root.RepoDir, name+"-tmp")
+		tmp := filepath.Join(a.root.RepoDir, strings.ReplaceAll(name, " ", "-")+"-tmp")
 		if err := os.Mkdir(tmp, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -433,6 +433,9 @@ func checkDnfBundle(t *testing.T, a *aptNode, out string) {
 	}
 	if res := check("closed", func(string, *bundle.Repo) {}); len(res.Problems) != 0 || res.Installs != 2 {
 		t.Errorf("CheckDnf of the bundle as built: problems %q, %d installs, want none and 2", res.Problems, res.Installs)
+	}
+	if res := check("my bundles", func(string, *bundle.Repo) {}); len(res.Problems) != 0 || res.Installs != 2 {
+		t.Errorf("CheckDnf of the bundle in a path with a space: problems %q, %d installs, want none and 2", res.Problems, res.Installs)
 	}
 	res := check("open", func(dir string, r *bundle.Repo) {
 		a.root.Run(t, "cd "+a.root.RepoPath(t, filepath.Join(dir, r.Dir))+" && rm libnccl-2.21.5-1+cuda12.4.noarch.rpm && rm -r repodata && createrepo_c --quiet .")
