@@ -395,7 +395,7 @@ func openBundle(specDir, path string) (_ *bundleUse, err error) {
 	if path == "" {
 		return nil, nil
 	}
-	dir, done, err := bundleDir(path)
+	dir, done, err := bundleDir("-bundle", path)
 	if err != nil {
 		return nil, err
 	}
@@ -430,10 +430,11 @@ func (b *bundleUse) close() {
 	}
 }
 
-// bundleDir returns the directory of the bundle at path: path itself, or
-// a new temporary directory (under TMPDIR) the tarball path is extracted
-// into, safely (bundle.ExtractArchive), which done removes.
-func bundleDir(path string) (dir string, done func(), err error) {
+// bundleDir returns the directory of the bundle at path, given as flag
+// (-bundle, -check): path itself, or a new temporary directory (under
+// TMPDIR) the tarball path is extracted into, safely
+// (bundle.ExtractArchive), which done removes.
+func bundleDir(flag, path string) (dir string, done func(), err error) {
 	if !bundle.IsArchive(path) {
 		return path, func() {}, nil
 	}
@@ -444,7 +445,10 @@ func bundleDir(path string) (dir string, done func(), err error) {
 	done = func() { os.RemoveAll(dir) }
 	if err := bundle.ExtractArchive(path, dir); err != nil {
 		done()
-		return "", nil, fmt.Errorf("-bundle %s: %w; nothing was copied or installed", path, err)
+		if flag == "-bundle" {
+			return "", nil, fmt.Errorf("-bundle %s: %w; nothing was copied or installed", path, err)
+		}
+		return "", nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	return dir, done, nil
 }
@@ -545,7 +549,7 @@ func (b *bundleUse) loads(hp *plan.HostPlan) []*facts.BundleImage {
 // runBundleCheck is bundle -check's work: verify the bundle, then check
 // each repository closed.
 func runBundleCheck(ctx context.Context, path string) ([]*bundle.CheckResult, error) {
-	dir, done, err := bundleDir(path)
+	dir, done, err := bundleDir("-check", path)
 	if err != nil {
 		return nil, err
 	}
@@ -553,6 +557,10 @@ func runBundleCheck(ctx context.Context, path string) ([]*bundle.CheckResult, er
 	m, err := bundle.ReadManifest(dir)
 	if err != nil {
 		return nil, err
+	}
+	// A check of nothing is not a pass.
+	if len(m.Repos) == 0 {
+		return nil, fmt.Errorf("-check %s: the bundle holds no package repository, so there is nothing to prove closed", path)
 	}
 	if err := m.Verify(dir, ""); err != nil {
 		return nil, err

@@ -213,12 +213,32 @@ func TestBundleFromTheTestRepository(t *testing.T) {
 	if err := os.WriteFile(deb, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The node's apt.conf.d names sources of its own (a site mirror, out
+	// of reach), which apt reads after APT_CONFIG: the bundle's
+	// transaction still reads only the bundle, and the node's files stay.
+	site := `Dir::Etc::SourceParts "/etc/apt/site.d";`
+	a.root.Run(t, "mkdir -p /etc/apt/site.d && echo 'deb [trusted=yes] file:/srv/no-such-mirror ./' >/etc/apt/site.d/mirror.list && echo '"+site+"' >/etc/apt/apt.conf.d/99site-mirror")
+	if out, err := a.root.Exec("apt-get update -q 2>&1"); err == nil {
+		t.Fatalf("the node's apt read a mirror that is not there: %s", out)
+	}
+	// apt's binary caches of the node's own lists are not rewritten
+	// from the bundle's.
+	caches := "sha256sum /var/cache/apt/pkgcache.bin /var/cache/apt/srcpkgcache.bin 2>/dev/null || true"
+	a.root.Run(t, "apt-cache policy >/dev/null 2>&1 || true")
+	cachesBefore := a.root.Run(t, caches)
 	// apply -bundle of the tarball converges from the bundle alone; the
 	// node's apt configuration names no source afterwards, and a second
 	// plan is empty.
 	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", tarball)
 	if code != ExitOK {
 		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if got := a.root.Run(t, "cat /etc/apt/apt.conf.d/99site-mirror"); strings.TrimSpace(got) != site {
+		t.Errorf("the node's apt.conf.d/99site-mirror after apply -bundle: %q", got)
+	}
+	a.root.Run(t, "rm -r /etc/apt/site.d /etc/apt/apt.conf.d/99site-mirror")
+	if got := a.root.Run(t, caches); got != cachesBefore {
+		t.Errorf("apply -bundle rewrote the node's apt caches:\n%s\nwas\n%s", got, cachesBefore)
 	}
 	a.converged([]string{"libnccl2 2.21.5-1+cuda12.4", "libnccl-dev 2.21.5-1+cuda12.4"}, []string{"libnccl-dev", "libnccl2"})
 	if got := a.root.Run(t, "ls /etc/apt/sources.list.d; cat /etc/apt/sources.list 2>/dev/null || true"); strings.TrimSpace(got) != "" {
@@ -351,9 +371,21 @@ func TestBundleDnf(t *testing.T) {
 	if got := a.root.Run(t, "rpm -qa 'libnccl*'; ls /var/lib/gpuform/bundle/*/repos.d"); strings.TrimSpace(got) != "" {
 		t.Errorf("a refused repository left behind:\n%s", got)
 	}
+	// dnf.conf may define repositories of its own besides [main] (a
+	// site mirror, unreachable here): the bundle's transaction reads none
+	// of them, nor any a plugin adds, and the node's dnf.conf stays as
+	// it was.
+	mirror := "\n[site-mirror]\nname=a site mirror out of reach\nbaseurl=file:///srv/no-such-mirror\nenabled=1\ngpgcheck=0\nskip_if_unavailable=0\n"
+	a.root.Run(t, "cp /etc/dnf/dnf.conf /etc/dnf/dnf.conf.orig && printf '"+strings.ReplaceAll(mirror, "\n", `\n`)+"' >>/etc/dnf/dnf.conf")
+	if out, err := a.root.Exec("dnf -q makecache 2>&1"); err == nil {
+		t.Fatalf("the node's dnf read a mirror that is not there: %s", out)
+	}
 	code, stdout, errOut = a.cli("", "apply", "-auto-approve", "-bundle", out)
 	if code != ExitOK {
 		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if got, want := a.root.Run(t, "cat /etc/dnf/dnf.conf"), a.root.Run(t, "cat /etc/dnf/dnf.conf.orig")+mirror; got != want {
+		t.Errorf("the node's dnf.conf after apply -bundle (-want +got):\n%s", cmp.Diff(want, got))
 	}
 	a.rpmConverged([]string{"libnccl 2.21.5-1+cuda12.4", "libnccl-devel 2.21.5-1+cuda12.4"}, []string{"libnccl", "libnccl-devel"})
 	if got := a.root.Run(t, "ls /etc/yum.repos.d"); strings.TrimSpace(got) != "" {
@@ -389,7 +421,7 @@ func checkDnfBundle(t *testing.T, a *aptNode, out string) {
 		}
 		r := &m.Repos[0]
 		edit(dir, r)
-		tmp := filepath.Join(a.root.RepoDir, name+"-tmp")
+		tmp := filepath.Join(a.root.RepoDir, strings.ReplaceAll(name, " ", "-")+"-tmp")
 		if err := os.Mkdir(tmp, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -401,6 +433,9 @@ func checkDnfBundle(t *testing.T, a *aptNode, out string) {
 	}
 	if res := check("closed", func(string, *bundle.Repo) {}); len(res.Problems) != 0 || res.Installs != 2 {
 		t.Errorf("CheckDnf of the bundle as built: problems %q, %d installs, want none and 2", res.Problems, res.Installs)
+	}
+	if res := check("my bundles", func(string, *bundle.Repo) {}); len(res.Problems) != 0 || res.Installs != 2 {
+		t.Errorf("CheckDnf of the bundle in a path with a space: problems %q, %d installs, want none and 2", res.Problems, res.Installs)
 	}
 	res := check("open", func(dir string, r *bundle.Repo) {
 		a.root.Run(t, "cd "+a.root.RepoPath(t, filepath.Join(dir, r.Dir))+" && rm libnccl-2.21.5-1+cuda12.4.noarch.rpm && rm -r repodata && createrepo_c --quiet .")

@@ -86,3 +86,34 @@ func compareJSONGolden(t *testing.T, golden string, got []byte) {
 		t.Errorf("%s (-golden +got):\n%s", golden, d)
 	}
 }
+
+// TestBundleCheckBadInput: bundle -check of what is not a closed bundle
+// fails, naming what is wrong and the flag it came from: a missing
+// tarball is -check's (not -bundle's), and a bundle with no package
+// repository has nothing to prove closed, so it is not reported closed.
+func TestBundleCheckBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteManifest(empty, &bundle.Manifest{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"bundle", "-check", filepath.Join(dir, "none.tar")}, []string{"-check " + filepath.Join(dir, "none.tar") + ": ", "no such file"}},
+		{[]string{"bundle", "-check", empty}, []string{"holds no package repository"}},
+		{[]string{"bundle", "-check", empty, "-format", "json"}, []string{"holds no package repository"}},
+	} {
+		code, stdout, errOut := runCLI(t, "", tc.args...)
+		for _, w := range tc.want {
+			if code != ExitFailed || !bytes.Contains([]byte(stdout+errOut), []byte(w)) {
+				t.Errorf("%v: exit %d, want %d naming %q\n%s\n%s", tc.args, code, ExitFailed, w, stdout, errOut)
+			}
+		}
+		if bytes.Contains([]byte(stdout+errOut), []byte("-bundle")) || bytes.Contains([]byte(stdout), []byte("is closed")) {
+			t.Errorf("%v: names -bundle or says closed:\n%s\n%s", tc.args, stdout, errOut)
+		}
+	}
+}

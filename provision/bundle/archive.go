@@ -172,8 +172,18 @@ func ExtractArchive(archive, dir string) error {
 				return err
 			}
 			sizes = map[string]int64{}
+			var total int64
 			for _, fe := range m.Files {
 				sizes[fe.Path] = fe.Size
+				total += fe.Size
+			}
+			// The manifest bounds what the tarball may write (a gzip
+			// of zeros expands only to the sizes it lists); that bound
+			// is checked against the room there is before any of it is
+			// written, so a bundle too large for dir is refused at once
+			// instead of filling the disk.
+			if free, ok := freeSpace(dir); ok && total > free {
+				return fmt.Errorf("the bundle %s needs %.1f GiB to extract, and %s has %.1f GiB free", archive, gib(total), dir, gib(free))
 			}
 			continue
 		}
@@ -197,6 +207,8 @@ func ExtractArchive(archive, dir string) error {
 	}
 	return nil
 }
+
+func gib(n int64) float64 { return float64(n) / (1 << 30) }
 
 // extractFile writes the tar entry's size bytes as dir/p, a new file in
 // directories it makes (never through a link: every path is checked, and

@@ -4,11 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuform/gpuform/internal/jsonformat"
 )
 
 // TestArchiveDeterministicAndRoundTrip: the same bundle makes the same
@@ -175,5 +179,60 @@ func TestExtractArchiveRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExtractArchiveRefusesWhatDoesNotFit: a tarball whose manifest lists
+// more than the extraction directory's file system has free (here 4,096
+// files of MaxFile, 32 TiB: a gzip of zeros would expand to that) is
+// refused before any listed file is written, naming what it needs and
+// what is free, instead of filling the disk entry by entry.
+func TestExtractArchiveRefusesWhatDoesNotFit(t *testing.T) {
+	t.Parallel()
+	m := &Manifest{FormatVersion: jsonformat.Version}
+	for i := range 4096 {
+		m.Files = append(m.Files, File{Path: fmt.Sprintf("images/blobs/sha256/%064x", i), SHA256: strings.Repeat("0", 64), Size: MaxFile})
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(z)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: ManifestName, Mode: 0o644, Size: int64(len(b))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	// The first listed file, of zeros, which the check must stop before.
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.Files[0].Path, Mode: 0o644, Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(make([]byte, 64<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	top := t.TempDir()
+	archive := filepath.Join(top, "bomb.tar.gz")
+	if err := os.WriteFile(archive, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ext := filepath.Join(top, "x")
+	if err := os.Mkdir(ext, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = ExtractArchive(archive, ext)
+	if err == nil || !strings.Contains(err.Error(), "needs 32768.0 GiB to extract") || !strings.Contains(err.Error(), ext+" has ") {
+		t.Errorf("ExtractArchive = %v, want the room it needs and the room there is", err)
+	}
+	if _, err := os.Stat(filepath.Join(ext, "images")); err == nil {
+		t.Errorf("ExtractArchive wrote a listed file before refusing")
 	}
 }

@@ -73,8 +73,18 @@ func CheckApt(ctx context.Context, dir string, r *Repo, tmp string) (*CheckResul
 	if err != nil {
 		return nil, fmt.Errorf("the repository %s has no %s (built by an older gpuform?): %w", r.Dir, BaseStatus, err)
 	}
+	// A sources.list line cannot name a path with a space (the bundle
+	// in "My bundles/"): apt reads the bundle through a link in the
+	// scratch root.
+	if strings.ContainsAny(root, " \t\n") {
+		return nil, fmt.Errorf("the temporary directory %s has a space, which apt's sources.list cannot name: set TMPDIR to another", root)
+	}
+	link := filepath.Join(root, "bundle")
+	if err := os.Symlink(abs, link); err != nil {
+		return nil, err
+	}
 	files := map[string]string{
-		"etc/sources.list": fmt.Sprintf("deb [signed-by=%s] file:%s ./\n", filepath.Join(abs, KeyFile), filepath.Join(abs, filepath.FromSlash(r.Dir))),
+		"etc/sources.list": fmt.Sprintf("deb [signed-by=%s] file:%s ./\n", filepath.Join(link, KeyFile), filepath.Join(link, filepath.FromSlash(r.Dir))),
 		"status":           string(status),
 	}
 	for name, content := range files {
@@ -207,6 +217,23 @@ func CheckDnf(ctx context.Context, dir string, r *Repo, tmp string, tools Tools)
 			return nil, err
 		}
 	}
+	// dnf splits a repository's baseurl and gpgkey, and the reposdir, at
+	// spaces: the bundle (in "My bundles/") is read through a link in the
+	// scratch root, relative when the tools see other paths, so that it
+	// resolves in their root too.
+	if strings.ContainsAny(root, " \t\n") {
+		return nil, fmt.Errorf("the temporary directory %s has a space, which dnf's configuration cannot name: set TMPDIR to another", root)
+	}
+	target := abs
+	if tools.Path != nil {
+		if rel, err := filepath.Rel(root, abs); err == nil {
+			target = rel
+		}
+	}
+	link := filepath.Join(root, "bundle")
+	if err := os.Symlink(target, link); err != nil {
+		return nil, err
+	}
 	inst := tools.path(filepath.Join(root, "inst"))
 	run := func(stdin func() (io.Reader, error), argv ...string) (string, error) {
 		return offline(ctx, append(append([]string(nil), tools.Prefix...), argv...), stdin)
@@ -220,7 +247,7 @@ func CheckDnf(ctx context.Context, dir string, r *Repo, tmp string, tools Tools)
 	files := map[string]string{
 		"dnf.conf": "[main]\ngpgcheck=0\ninstall_weak_deps=False\nbest=True\nskip_if_unavailable=False\nplugins=0\n",
 		"repos.d/gpuform-bundle.repo": fmt.Sprintf("[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nrepo_gpgcheck=1\ngpgkey=file://%s\nskip_if_unavailable=0\nmetadata_expire=0\n",
-			tools.path(filepath.Join(abs, filepath.FromSlash(r.Dir))), tools.path(filepath.Join(abs, KeyFile))),
+			tools.path(filepath.Join(link, filepath.FromSlash(r.Dir))), tools.path(filepath.Join(link, KeyFile))),
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {

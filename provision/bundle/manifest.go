@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/gpuform/gpuform/internal/jsonformat"
 	"github.com/gpuform/gpuform/internal/lazyre"
@@ -139,12 +140,34 @@ type File struct {
 // set of characters (every path the bundle writes itself).
 var safePath = lazyre.New(`^[A-Za-z0-9_.+~-]+(/[A-Za-z0-9_.+~%-]+)*$`)
 
+// releaseName is a release as a repository's Wanted and Packages name
+// it ("name=version"): the characters apt's and dnf's package names and
+// versions use, a name starting with a letter or digit. It is what
+// bundle -check hands the package manager as arguments, so a manifest's
+// release can never be read as one of its options ("-o…", "--setopt…").
+var releaseName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._+-]*=[A-Za-z0-9.+~:_-]+$`)
+
 // CheckPath refuses a path that could leave the bundle's directory.
 func CheckPath(p string) error {
 	if !safePath.MatchString(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || slices.Contains(strings.Split(p, "/"), "..") {
 		return fmt.Errorf("the bundle path %q is not a plain relative path", p)
 	}
 	return nil
+}
+
+// stageOwns says whether a path in a repository's directory is one Stage
+// writes there itself on the node: the apt configuration and lists that
+// name the repository, dnf's repository file, the key, or a copy's
+// temporary file. A bundle file there would add a source (an apt
+// sources.list.d entry, a dnf .repo) to the transaction, or be
+// overwritten.
+func stageOwns(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	switch first {
+	case "apt.conf", "apt.conf.part", "apt.main.conf", "pkgcache.bin", "srcpkgcache.bin", "sources.list", "sources.list.d", "lists", "repos.d", "bundle.gpg":
+		return true
+	}
+	return strings.HasSuffix(rel, ".part")
 }
 
 // ReadManifest reads and checks dir's manifest: the format version, every
@@ -174,11 +197,29 @@ func ReadManifest(dir string) (*Manifest, error) {
 		}
 		files[f.Path] = true
 	}
+	nodeDirs := map[string]string{}
 	for _, r := range m.Repos {
 		if err := CheckPath(r.Dir); err != nil {
 			return nil, err
 		}
+		if other, ok := nodeDirs[path.Base(r.Dir)]; ok {
+			return nil, fmt.Errorf("the bundle's repositories %s and %s would be copied to the same directory of a node", other, r.Dir)
+		}
+		nodeDirs[path.Base(r.Dir)] = r.Dir
+		for _, f := range m.Files {
+			if rel, ok := strings.CutPrefix(f.Path, r.Dir+"/"); ok && stageOwns(rel) {
+				return nil, fmt.Errorf("the bundle's repository %s holds %s, a name apply -bundle keeps for its own configuration of the node's package manager", r.Dir, f.Path)
+			}
+		}
+		for _, w := range r.Wanted {
+			if !releaseName.MatchString(w) {
+				return nil, fmt.Errorf("the bundle's repository %s wants %q, which is not a package=version release", r.Dir, w)
+			}
+		}
 		for _, p := range r.Packages {
+			if !releaseName.MatchString(p.Name + "=" + p.Version) {
+				return nil, fmt.Errorf("the bundle's repository %s holds a package %q version %q: not a package name and version", r.Dir, p.Name, p.Version)
+			}
 			if !files[p.File] {
 				return nil, fmt.Errorf("the bundle's repository %s names %s, which its manifest does not list", r.Dir, p.File)
 			}
@@ -202,14 +243,20 @@ func WriteManifest(dir string, m *Manifest) error {
 	return os.Rename(tmp, filepath.Join(dir, ManifestName))
 }
 
-// HashFile returns the sha256 (hex) and size of a file, reading at most
-// MaxFile bytes.
+// HashFile returns the sha256 (hex) and size of a regular file, reading
+// at most MaxFile bytes; a FIFO, device or directory is refused at once
+// (O_NONBLOCK: opening a FIFO would wait for a writer).
 func HashFile(name string) (string, int64, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return "", 0, err
+	} else if !st.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s is not a regular file but %s", name, kindOf(st.Mode()))
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(f, MaxFile+1))
 	if err != nil {
@@ -219,6 +266,21 @@ func HashFile(name string) (string, int64, error) {
 		return "", 0, fmt.Errorf("%s is larger than %s", name, readlimit.FormatSize(MaxFile))
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// kindOf names what a file that is not a regular one is.
+func kindOf(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "of mode " + m.String()
 }
 
 // AddFile hashes dir/rel and records it in m.
@@ -250,8 +312,11 @@ func (m *Manifest) File(p string) (File, bool) {
 var ErrTampered = errors.New("does not match the bundle's manifest")
 
 // Verify checks every file the manifest lists under prefix ("" for all)
-// against its size and sha256, and that nothing else is there: the whole
-// bundle is refused for one bad file, before any of it is used.
+// against its size and sha256: the whole bundle is refused for one bad
+// file, before any of it is used. A file of a directory bundle the
+// manifest does not list is not looked at, and nothing uses it: Stage
+// copies listed files only (a tarball's unlisted entry is refused by
+// ExtractArchive).
 func (m *Manifest) Verify(dir, prefix string) error {
 	var bad []string
 	for _, f := range m.Files {

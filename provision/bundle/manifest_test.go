@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func writeBundle(t *testing.T) (string, *Manifest) {
@@ -56,7 +58,10 @@ func TestManifestRoundTripAndTamper(t *testing.T) {
 }
 
 // TestReadManifestRefuses: a path leaving the bundle, a bad hash, another
-// major format and a package no file backs are refused.
+// major format, a package no file backs and a release that is not
+// name=version (an option to the package manager) are refused, and so
+// are a repository file where Stage writes the node's configuration (it
+// would add a source) and two repositories for one node directory.
 func TestReadManifestRefuses(t *testing.T) {
 	for name, tc := range map[string]struct{ from, to, want string }{
 		"path out":      {`"path": "repos/`, `"path": "../repos/`, "not a plain relative path"},
@@ -70,6 +75,16 @@ func TestReadManifestRefuses(t *testing.T) {
 		"format":        {`"format_version": "2.`, `"format_version": "9.`, "format_version"},
 		"unlisted file": {`"file": "repos/n-debian-12-amd64/libnccl2`, `"file": "repos/n-debian-12-amd64/libnccl3`, "does not list"},
 		"negative size": {`"size": `, `"size": -`, "out of bounds"},
+		"wanted option": {`"libnccl2=2.21.5-1+cuda12.4"
+`, `"--setopt=reposdir=/etc/yum.repos.d"
+`, "not a package=version release"},
+		"apt source":    {`"files": [`, `"files": [{"path": "repos/n-debian-12-amd64/sources.list.d/mirror.list", "sha256": "abababababababababababababababababababababababababababababababab", "size": 1},`, "a name apply -bundle keeps"},
+		"dnf repo file": {`"files": [`, `"files": [{"path": "repos/n-debian-12-amd64/repos.d/mirror.repo", "sha256": "abababababababababababababababababababababababababababababababab", "size": 1},`, "a name apply -bundle keeps"},
+		"same node dir": {`"repos": [
+    {`, `"repos": [
+    {"dir": "other/n-debian-12-amd64"},
+    {`, "the same directory of a node"},
+		"package name": {`"name": "libnccl2"`, `"name": "-oAPT::Get::Simulate=0"`, "not a package name and version"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, _ := writeBundle(t)
@@ -110,5 +125,43 @@ func TestRepoForAndMissing(t *testing.T) {
 	want := []string{"libnccl2 2.20.5-1+cuda12.4 (the bundle has 2.21.5-1+cuda12.4)", "libnccl-dev 2.21.5-1+cuda12.4 (the bundle has nothing of it)"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Missing = %q, want %q", got, want)
+	}
+}
+
+// TestVerifyRefusesWhatIsNotAFile: a directory bundle's listed file that
+// is a FIFO or a device is refused at once, naming it, rather than
+// waiting forever for a FIFO's writer (plan, apply and bundle -check hung)
+// or reading a device up to MaxFile.
+func TestVerifyRefusesWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	for name, mk := range map[string]func(p string) error{
+		"fifo":   func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"device": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, m := writeBundle(t)
+			f := filepath.Join(dir, filepath.FromSlash(m.Files[0].Path))
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+			if err := mk(f); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- m.Verify(dir, "") }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), m.Files[0].Path+": ") || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("Verify = %v, want ErrTampered naming %s as not a regular file", err, m.Files[0].Path)
+				}
+			case <-time.After(5 * time.Second):
+				if name == "fifo" {
+					if w, err := os.OpenFile(f, os.O_WRONLY, 0); err == nil {
+						w.Close() // lets the blocked open return
+					}
+				}
+				t.Fatalf("Verify of a %s was still running after 5 s", name)
+			}
+		})
 	}
 }

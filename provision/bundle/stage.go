@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -66,15 +67,9 @@ func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest
 	for i, f := range files {
 		names[i] = f.name
 	}
-	res, err := run(ctx, tr, become, stageHaveScript, append([]string{nodeDir}, names...), nil, "look at the bundle's repository")
+	have, err := nodeHas(ctx, tr, become, nodeDir, names)
 	if err != nil {
 		return nil, err
-	}
-	have := map[string]string{}
-	for _, l := range strings.Split(string(res), "\n") {
-		if sum, name, ok := strings.Cut(l, " "); ok {
-			have[name] = sum
-		}
 	}
 	st := &Staged{}
 	for _, f := range files {
@@ -111,11 +106,28 @@ func Stage(ctx context.Context, tr transport.Transport, become bool, m *Manifest
 	return st, nil
 }
 
-func run(ctx context.Context, tr transport.Transport, become bool, script string, args []string, stdin *os.File, op string) ([]byte, error) {
-	cmd := transport.Command{Script: nodesh.Script(script, args), Become: become}
-	if stdin != nil {
-		cmd.Stdin = stdin
+// nodeHas makes nodeDir the repository's directory on the node, disabling
+// what a stage before enabled there, and returns the sha256 of each of
+// names (paths under it) the node holds. The names go on standard input:
+// as arguments, a repository of a few thousand files passed the kernel's
+// bound on one argument (128 KiB: the script is sh -c's), and the stage
+// failed with "argument list too long".
+func nodeHas(ctx context.Context, tr transport.Transport, become bool, nodeDir string, names []string) (map[string]string, error) {
+	res, err := run(ctx, tr, become, stageHaveScript, []string{nodeDir}, strings.NewReader(strings.Join(names, "\n")+"\n"), "look at the bundle's repository")
+	if err != nil {
+		return nil, err
 	}
+	have := map[string]string{}
+	for _, l := range strings.Split(string(res), "\n") {
+		if sum, name, ok := strings.Cut(l, " "); ok {
+			have[name] = sum
+		}
+	}
+	return have, nil
+}
+
+func run(ctx context.Context, tr transport.Transport, become bool, script string, args []string, stdin io.Reader, op string) ([]byte, error) {
+	cmd := transport.Command{Script: nodesh.Script(script, args), Become: become, Stdin: stdin}
 	res, err := tr.Run(ctx, cmd)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,9 @@ d="$R$dir"
 mkdir -p -- "$d/repos.d"
 printf '[gpuform-bundle]\nname=gpuform offline bundle\nbaseurl=file://%s\nenabled=1\ngpgcheck=0\nrepo_gpgcheck=1\ngpgkey=file://%s/bundle.gpg\nskip_if_unavailable=0\nmetadata_expire=0\n' "$dir" "$dir" >"$d/repos.d/gpuform-bundle.repo.part"
 mv -f -- "$d/repos.d/gpuform-bundle.repo.part" "$d/repos.d/gpuform-bundle.repo"
-if ! dnf -q -y --setopt=reposdir="$d/repos.d" makecache >&2; then
+# reposdir alone leaves the repositories dnf.conf defines, and those a
+# plugin adds, enabled: every one but the bundle's is disabled.
+if ! dnf -q -y --setopt=reposdir="$d/repos.d" --disablerepo='*' --enablerepo=gpuform-bundle makecache >&2; then
 	rm -f -- "$d/repos.d/gpuform-bundle.repo"
 	fail "dnf cannot read the bundle's repository in $dir"
 fi

@@ -11,9 +11,11 @@ set -eu
 not_offered=$1
 shift
 # GPUFORM_DNF_REPOS, when set (apply -bundle), is the only directory of
-# repository files dnf reads for this transaction: the bundle's.
+# repository files dnf reads for this transaction, and the bundle's
+# repository the only one enabled: dnf.conf may define repositories of its
+# own, and a plugin may add some, which reposdir does not remove.
 if [ -n "${GPUFORM_DNF_REPOS:-}" ]; then
-	dnf() { command dnf --setopt=reposdir="$GPUFORM_DNF_REPOS" "$@"; }
+	dnf() { command dnf --setopt=reposdir="$GPUFORM_DNF_REPOS" --disablerepo='*' --enablerepo=gpuform-bundle "$@"; }
 fi
 
 # lift_locks SPEC... -- NAME...: lifts the version locks on the NAMEs.
