@@ -186,15 +186,11 @@ func StageImages(ctx context.Context, tr transport.Transport, become bool, dir s
 	if len(names) == 0 {
 		return nil, nil, nil
 	}
-	res, err := run(ctx, tr, become, stageHaveScript, append([]string{NodeImagesDir}, names...), nil, "look at the bundle's image blobs")
+	// The blobs' names go on standard input, as the repository's do: an
+	// image of many layers must not meet the bound on one command line.
+	have, err := nodeHas(ctx, tr, become, NodeImagesDir, names)
 	if err != nil {
 		return nil, nil, err
-	}
-	have := map[string]string{}
-	for _, l := range strings.Split(string(res), "\n") {
-		if sum, n, ok := strings.Cut(l, " "); ok {
-			have[n] = sum
-		}
 	}
 	for _, n := range names {
 		sum := strings.TrimPrefix(n, "blobs/sha256/")
