@@ -43,12 +43,20 @@ func hostBudget(o Options, tg target.Host) time.Duration {
 //
 // peer are the iterations of the group's multi-node runs the host took
 // part in (burninGroupRuns): judged as its single-node runs are.
+//
+// The node's last record is removed before the burn-in starts, so one
+// that does not finish leaves no record that qualifies the node.
 func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, readNVML func(context.Context) (*nvmlfacts.Report, error), peer map[string][]nccltest.Result, pending *burninPending, o Options) []verify.CheckResult {
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
 	d := verify.BurninDuration(tg.Node)
+	// The last record goes first: a burn-in that does not finish leaves
+	// none, never the one from before it.
+	if err := burnin.RemoveRecord(ctx, t, tg.Host.Become != ""); err != nil {
+		return []verify.CheckResult{verify.BurninWriteCheck(err, "the burn-in did not start: the last record could not be removed, and it would outlive this burn-in: "+err.Error())}
+	}
 	started := now()
 	run, err := burnin.RunNode(ctx, t, burnin.NodeOptions{Duration: d, DCGMOptional: exp.DCGMOptional || (exp.DCGMNotInstalled && !exp.DCGM)})
 	if err != nil {
