@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/provision/verify"
 	"github.com/gpuform/gpuform/provision/verify/burnin"
+	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/spec"
 )
 
@@ -86,5 +88,62 @@ node "n" {
 	o.Tier, o.Target.Connect = verify.TierProbe, plain
 	if c := recordCheck(); c.Status == verify.StatusPass {
 		t.Errorf("after a burn-in that did not finish, the old record still qualifies the node: %+v", c)
+	}
+}
+
+// TestFinishBurninOtherChecksFail: -tier burnin is everything -tier
+// fleet runs, then the burn-in; a host whose burn-in parts all passed
+// but whose other checks of the run failed (a PCIe link trained low, its
+// group's NCCL run) is not burnt in, and its record must not say passed:
+// -require-burnin would qualify it for a month on that record. The
+// healthy host beside it keeps its passed record.
+func TestFinishBurninOtherChecksFail(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	var hosts []report.Host
+	pending := map[string]*burninPending{}
+	roots := map[string]string{}
+	for i, failing := range []bool{false, true} {
+		name := fmt.Sprintf("sim://hgx-h100-converged/o%d", i+1)
+		root, err := sim.MaterializeHost(name, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots[name] = root
+		passed := []burnin.Finding{{Check: "burnin.thermal", Status: burnin.StatusPass, Message: "ok"}}
+		rec := burnin.NewRecord(burnin.Identity{Driver: "550.127.08"}, time.Unix(0, 0), time.Unix(60, 0), time.Minute, passed)
+		pending[name] = &burninPending{tg: target.Host{Host: spec.Host{Name: name}}, rec: &rec}
+		checks := []verify.CheckResult{
+			{ID: "nvml.gpus", Status: verify.StatusPass},
+			{ID: "burnin.thermal", Status: verify.StatusPass},
+		}
+		if failing {
+			checks = append(checks, verify.CheckResult{ID: "nvml.pcie_link[gpu5]", Status: verify.StatusFail})
+		}
+		hosts = append(hosts, report.Host{Host: name, Checks: checks})
+	}
+	o := Options{Target: target.Options{Parallelism: 2, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return sim.New(h.Name, roots[h.Name]), nil
+	}}}
+	finishBurnin(context.Background(), hosts, pending, o)
+	for i, h := range hosts {
+		failing := i == 1
+		data, found, err := burnin.ReadRecord(context.Background(), sim.New(h.Host, roots[h.Host]))
+		if err != nil || !found {
+			t.Fatalf("%s: record found %v, %v", h.Host, found, err)
+		}
+		rec, err := burnin.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Passed == failing {
+			t.Errorf("%s: record passed %v with %+v; want passed %v", h.Host, rec.Passed, rec.Findings, !failing)
+		}
+		if failing {
+			v := burnin.Judge(data, true, time.Unix(120, 0), 0, burnin.Identity{Driver: "550.127.08"})
+			if v.OK || !strings.Contains(v.Message, "nvml.pcie_link[gpu5]") {
+				t.Errorf("%s: -require-burnin's verdict %v %q; want failed, naming nvml.pcie_link[gpu5]", h.Host, v.OK, v.Message)
+			}
+		}
 	}
 }
