@@ -265,14 +265,18 @@ func output(res transport.Result) []byte {
 	return append(append([]byte(nil), res.Stdout...), res.Stderr...)
 }
 
-// lastNumber reads the throughput: the last match of bench's pattern.
+// lastNumber reads the throughput: the last match of bench's pattern, a
+// finite number above 0.
 func lastNumber(b *spec.Bench, out []byte) (float64, bool) {
 	ms := b.ThroughputRE.FindAllSubmatch(out, -1)
 	if len(ms) == 0 {
 		return 0, false
 	}
+	// ParseFloat reads "inf" and "NaN" too, which a workload prints
+	// after a step of no measured time; neither is a throughput, and an
+	// infinite one after the resume would pass any bound.
 	v, err := strconv.ParseFloat(string(ms[len(ms)-1][1]), 64)
-	return v, err == nil && v > 0
+	return v, err == nil && v > 0 && !math.IsInf(v, 0)
 }
 
 func visible(n int) string {
