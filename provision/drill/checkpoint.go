@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -156,6 +157,11 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 	case r.KilledAfter < killAfter-killedSlack:
 		r.Why = fmt.Sprintf("the workload failed (exit status %d) after %s, before kill_after (%s): %s", res.ExitCode, round(r.KilledAfter), killAfter, lastLine(nil, res))
 		return r
+	case !killedBySignal(res):
+		// gpuform's clock includes the connection's latency: a run
+		// that ended on its own just before kill_after looks as long.
+		r.Why = fmt.Sprintf("the workload exited with status %d after %s, not killed by kill_after's SIGKILL (%s): %s", res.ExitCode, round(r.KilledAfter), killAfter, lastLine(nil, res))
+		return r
 	}
 	before, ok := lastNumber(b, output(res))
 	if !ok {
@@ -186,7 +192,7 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 		return r
 	}
 	out := output(res)
-	killed := res.ExitCode != 0 && r.ResumeTook >= resumeFor-killedSlack
+	killed := killedBySignal(res) && r.ResumeTook >= resumeFor-killedSlack
 	if res.ExitCode != 0 && !killed {
 		r.Why = fmt.Sprintf("the resumed run failed, exit status %d: %s", res.ExitCode, lastLine(nil, res))
 		return r
@@ -220,6 +226,13 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 	}
 	r.Passed = true
 	return r
+}
+
+// killedBySignal reports whether a run ended as timeout -s KILL ends
+// it: killed by a signal (a transport's -1; timeout(1) signals its own
+// process group, itself included) or 128+SIGKILL as a shell reports it.
+func killedBySignal(res transport.Result) bool {
+	return res.ExitCode == -1 || res.ExitCode == nodesh.ExitTimedOutKilled
 }
 
 // DefaultLoss is the checkpoint's max_throughput_loss, else the default.

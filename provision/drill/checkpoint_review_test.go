@@ -88,6 +88,8 @@ func TestCheckpointVerdicts(t *testing.T) {
 			why:    "the resumed run printed no throughput"},
 		{name: "infinite throughput before the kill", first: transport.Result{Stdout: []byte("step 9 samples/s: +Inf\n"), ExitCode: -1}, firstTook: 30 * time.Second, resume: resumed,
 			why: "the workload printed no throughput"},
+		{name: "exited 1 on its own at kill_after, not killed", first: transport.Result{Stdout: killed.Stdout, Stderr: []byte("NCCL error: unhandled system error\n"), ExitCode: 1}, firstTook: 30*time.Second + 400*time.Millisecond, resume: resumed,
+			why: "the workload exited with status 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
