@@ -90,6 +90,11 @@ type CheckpointResult struct {
 	Error string `json:"error,omitempty"`
 }
 
+// checkpointFindLimit bounds the look for the killed run's checkpoint
+// file (runBounded adds its minute): a checkpoint directory of many
+// files on a parallel file system takes a while, a hung mount for ever.
+const checkpointFindLimit = time.Minute
+
 // killedSlack is how much sooner than kill_after the node's timeout may
 // end a run that it killed: clocks of the node and of gpuform differ.
 const killedSlack = 200 * time.Millisecond
@@ -122,7 +127,7 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 
 	var marker string
 	if c.Dir.Set {
-		res, err := t.Run(ctx, transport.Command{Script: "exec mktemp \"${TMPDIR:-/tmp}/gpuform-drill.XXXXXX\"\n"})
+		res, err := runBounded(ctx, t, 0, transport.Command{Script: "exec mktemp \"${TMPDIR:-/tmp}/gpuform-drill.XXXXXX\"\n"})
 		if err != nil || res.ExitCode != 0 {
 			r.Error = fmt.Sprintf("marking the start time (mktemp): %s", lastLine(err, res))
 			return r
@@ -172,7 +177,7 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 
 	if c.Dir.Set {
 		script := "find \"${GPUFORM_ROOT:-}\"" + transport.Quote(c.Dir.V) + " -type f -newer " + transport.Quote(marker) + " 2>/dev/null | head -n 1\n"
-		res, err := t.Run(ctx, transport.Command{Script: script})
+		res, err := runBounded(ctx, t, checkpointFindLimit, transport.Command{Script: script})
 		if err != nil {
 			r.Error = "looking for the checkpoint: " + err.Error()
 			return r
@@ -265,9 +270,10 @@ func nodeCommand(command string, gpus int, limit time.Duration) (string, error) 
 	return "exec timeout -s KILL " + secs + "s env " + strings.Join(q, " ") + "\n", nil
 }
 
-// runBounded runs cmd, whose node-side timeout(1) is limit, with a local
-// limit a minute past it, in case the node's does not end the run (a
-// transport that hangs).
+// runBounded runs cmd, whose node-side timeout(1) is limit (0 for a
+// command of the drill's own, such as mktemp or find), with a local limit
+// a minute past it, in case the node's does not end the run (a transport
+// that hangs, a hung mount).
 func runBounded(ctx context.Context, t transport.Transport, limit time.Duration, cmd transport.Command) (transport.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit+time.Minute)
 	defer cancel()

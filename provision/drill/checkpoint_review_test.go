@@ -16,7 +16,9 @@ import (
 // rm answer as a node with a fresh checkpoint would. Its clock advances
 // by each run's length.
 type scripted struct {
-	mu            sync.Mutex
+	mu sync.Mutex
+	// unbounded lists the commands run without a deadline.
+	unbounded     []string
 	clock         time.Time
 	first, resume transport.Result
 	firstTook     time.Duration
@@ -31,9 +33,12 @@ func (s *scripted) now() time.Time {
 	return s.clock
 }
 
-func (s *scripted) Run(_ context.Context, cmd transport.Command) (transport.Result, error) {
+func (s *scripted) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := ctx.Deadline(); !ok {
+		s.unbounded = append(s.unbounded, strings.Fields(cmd.Script)[1])
+	}
 	switch {
 	case strings.Contains(cmd.Script, "mktemp"):
 		return transport.Result{Stdout: []byte("/tmp/gpuform-drill.Ab12Cd\n")}, nil
@@ -100,6 +105,11 @@ func TestCheckpointVerdicts(t *testing.T) {
 			}
 			if want := tc.why == ""; r.Passed != want || !strings.HasPrefix(r.Why, tc.why) {
 				t.Errorf("passed %v why %q; want %v, %q", r.Passed, r.Why, want, tc.why)
+			}
+			// A node's mktemp or a find in a checkpoint directory on a
+			// hung file system must not hold the drill for ever.
+			if len(tr.unbounded) > 0 {
+				t.Errorf("commands run on the node without a time bound: %q", tr.unbounded)
 			}
 		})
 	}
