@@ -176,7 +176,9 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 	r.ThroughputBefore = before
 
 	if c.Dir.Set {
-		script := "find \"${GPUFORM_ROOT:-}\"" + transport.Quote(c.Dir.V) + " -type f -newer " + transport.Quote(marker) + " 2>/dev/null | head -n 1\n"
+		// -H: a checkpoint directory that is a link (to the parallel
+		// file system it lives on) is looked in, not taken for the link.
+		script := "find -H \"${GPUFORM_ROOT:-}\"" + transport.Quote(c.Dir.V) + " -type f -newer " + transport.Quote(marker) + " 2>/dev/null | head -n 1\n"
 		res, err := runBounded(ctx, t, checkpointFindLimit, transport.Command{Script: script})
 		if err != nil {
 			r.Error = "looking for the checkpoint: " + err.Error()

@@ -2,11 +2,14 @@ package drill
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -112,5 +115,33 @@ func TestCheckpointVerdicts(t *testing.T) {
 				t.Errorf("commands run on the node without a time bound: %q", tr.unbounded)
 			}
 		})
+	}
+}
+
+// TestCheckpointDirSymlink: a checkpoint directory that is a symbolic
+// link to the storage it lives on (/scratch/ckpt -> a parallel file
+// system's directory, as sites lay it out) is looked in, not taken for
+// the link itself: find without -H saw no file under it, and the drill
+// failed a workload that had written its checkpoint.
+func TestCheckpointDirSymlink(t *testing.T) {
+	t.Parallel()
+	host := sim.Scheme + BaseProfile + "/ckpt-symlink"
+	root, err := sim.MaterializeHost(host, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "lustre", "job7"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "scratch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../lustre/job7", filepath.Join(root, "scratch", "ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	tg := CheckpointTarget{Node: "a", Host: spec.Host{Name: host}, Profile: BaseProfile, Bench: checkpointBench(t, 14, true), GPUs: 8}
+	r := runCheckpoint(context.Background(), sim.New(host, root), tg, time.Now)
+	if r.Error != "" || !r.Passed || !r.CheckpointWritten {
+		t.Errorf("error %q passed %v checkpoint written %v why %q; want passed with the checkpoint seen", r.Error, r.Passed, r.CheckpointWritten, r.Why)
 	}
 }
