@@ -140,7 +140,7 @@ func Budget(d time.Duration) time.Duration { return DCGMTimeout + d + NCCLBudget
 // counters again. An error is a transport failure; a missing tool is
 // recorded in the Run, whose Evaluate then does not pass.
 func RunNode(ctx context.Context, t transport.Transport, o NodeOptions) (Run, error) {
-	r := Run{DCGMOptional: o.DCGMOptional}
+	r := Run{DCGMOptional: o.DCGMOptional, Duration: o.Duration, SampleEvery: o.SampleEvery}
 	var err error
 	if r.Before, err = readAER(ctx, t); err != nil {
 		return r, err
