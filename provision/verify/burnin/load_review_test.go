@@ -49,3 +49,28 @@ func TestLoadShorterThanAsked(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeInconsistentRecord: a record whose passed flag its findings
+// contradict (passed with a failed or not-run finding, or with none) is
+// no record of a passed burn-in, whoever wrote it: NewRecord never
+// writes one, so it is corrupt, and never valid.
+func TestJudgeInconsistentRecord(t *testing.T) {
+	t.Parallel()
+	fin := t0.Add(4 * time.Hour)
+	for name, findings := range map[string][]Finding{
+		"a failed finding":  {{Check: "burnin.thermal", Status: StatusPass}, {Check: "burnin.nccl", Status: StatusFail}},
+		"a not-run part":    {{Check: "burnin.counters", Status: StatusNotRun}},
+		"no findings":       nil,
+		"an unknown status": {{Check: "burnin.dcgm", Status: "skipped"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := NewRecord(node, t0, fin, 4*time.Hour, findings)
+			r.Passed = true // as a hand-edited or foreign record says
+			v := Judge(encode(t, r), true, fin.Add(time.Hour), 0, node)
+			if v.OK || v.Reason != ReasonCorrupt {
+				t.Errorf("Judge = %v %s %q; want corrupt", v.OK, v.Reason, v.Message)
+			}
+		})
+	}
+}
