@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuform/gpuform/internal/cmdline"
+	"github.com/gpuform/gpuform/provision/nodesh"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -89,6 +90,11 @@ type CheckpointResult struct {
 	Error string `json:"error,omitempty"`
 }
 
+// checkpointFindLimit bounds the look for the killed run's checkpoint
+// file (runBounded adds its minute): a checkpoint directory of many
+// files on a parallel file system takes a while, a hung mount for ever.
+const checkpointFindLimit = time.Minute
+
 // killedSlack is how much sooner than kill_after the node's timeout may
 // end a run that it killed: clocks of the node and of gpuform differ.
 const killedSlack = 200 * time.Millisecond
@@ -121,7 +127,7 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 
 	var marker string
 	if c.Dir.Set {
-		res, err := t.Run(ctx, transport.Command{Script: "exec mktemp \"${TMPDIR:-/tmp}/gpuform-drill.XXXXXX\"\n"})
+		res, err := runBounded(ctx, t, 0, transport.Command{Script: "exec mktemp \"${TMPDIR:-/tmp}/gpuform-drill.XXXXXX\"\n"})
 		if err != nil || res.ExitCode != 0 {
 			r.Error = fmt.Sprintf("marking the start time (mktemp): %s", lastLine(err, res))
 			return r
@@ -156,6 +162,11 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 	case r.KilledAfter < killAfter-killedSlack:
 		r.Why = fmt.Sprintf("the workload failed (exit status %d) after %s, before kill_after (%s): %s", res.ExitCode, round(r.KilledAfter), killAfter, lastLine(nil, res))
 		return r
+	case !killedBySignal(res):
+		// gpuform's clock includes the connection's latency: a run
+		// that ended on its own just before kill_after looks as long.
+		r.Why = fmt.Sprintf("the workload exited with status %d after %s, not killed by kill_after's SIGKILL (%s): %s", res.ExitCode, round(r.KilledAfter), killAfter, lastLine(nil, res))
+		return r
 	}
 	before, ok := lastNumber(b, output(res))
 	if !ok {
@@ -165,8 +176,10 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 	r.ThroughputBefore = before
 
 	if c.Dir.Set {
-		script := "find \"${GPUFORM_ROOT:-}\"" + transport.Quote(c.Dir.V) + " -type f -newer " + transport.Quote(marker) + " 2>/dev/null | head -n 1\n"
-		res, err := t.Run(ctx, transport.Command{Script: script})
+		// -H: a checkpoint directory that is a link (to the parallel
+		// file system it lives on) is looked in, not taken for the link.
+		script := "find -H \"${GPUFORM_ROOT:-}\"" + transport.Quote(c.Dir.V) + " -type f -newer " + transport.Quote(marker) + " 2>/dev/null | head -n 1\n"
+		res, err := runBounded(ctx, t, checkpointFindLimit, transport.Command{Script: script})
 		if err != nil {
 			r.Error = "looking for the checkpoint: " + err.Error()
 			return r
@@ -186,7 +199,7 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 		return r
 	}
 	out := output(res)
-	killed := res.ExitCode != 0 && r.ResumeTook >= resumeFor-killedSlack
+	killed := killedBySignal(res) && r.ResumeTook >= resumeFor-killedSlack
 	if res.ExitCode != 0 && !killed {
 		r.Why = fmt.Sprintf("the resumed run failed, exit status %d: %s", res.ExitCode, lastLine(nil, res))
 		return r
@@ -222,6 +235,13 @@ func runCheckpoint(ctx context.Context, t transport.Transport, tg CheckpointTarg
 	return r
 }
 
+// killedBySignal reports whether a run ended as timeout -s KILL ends
+// it: killed by a signal (a transport's -1; timeout(1) signals its own
+// process group, itself included) or 128+SIGKILL as a shell reports it.
+func killedBySignal(res transport.Result) bool {
+	return res.ExitCode == -1 || res.ExitCode == nodesh.ExitTimedOutKilled
+}
+
 // DefaultLoss is the checkpoint's max_throughput_loss, else the default.
 func DefaultLoss(c *spec.BenchCheckpoint) float64 {
 	if c.MaxThroughputLoss.Set {
@@ -252,9 +272,10 @@ func nodeCommand(command string, gpus int, limit time.Duration) (string, error) 
 	return "exec timeout -s KILL " + secs + "s env " + strings.Join(q, " ") + "\n", nil
 }
 
-// runBounded runs cmd, whose node-side timeout(1) is limit, with a local
-// limit a minute past it, in case the node's does not end the run (a
-// transport that hangs).
+// runBounded runs cmd, whose node-side timeout(1) is limit (0 for a
+// command of the drill's own, such as mktemp or find), with a local limit
+// a minute past it, in case the node's does not end the run (a transport
+// that hangs, a hung mount).
 func runBounded(ctx context.Context, t transport.Transport, limit time.Duration, cmd transport.Command) (transport.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit+time.Minute)
 	defer cancel()
@@ -265,14 +286,18 @@ func output(res transport.Result) []byte {
 	return append(append([]byte(nil), res.Stdout...), res.Stderr...)
 }
 
-// lastNumber reads the throughput: the last match of bench's pattern.
+// lastNumber reads the throughput: the last match of bench's pattern, a
+// finite number above 0.
 func lastNumber(b *spec.Bench, out []byte) (float64, bool) {
 	ms := b.ThroughputRE.FindAllSubmatch(out, -1)
 	if len(ms) == 0 {
 		return 0, false
 	}
+	// ParseFloat reads "inf" and "NaN" too, which a workload prints
+	// after a step of no measured time; neither is a throughput, and an
+	// infinite one after the resume would pass any bound.
 	v, err := strconv.ParseFloat(string(ms[len(ms)-1][1]), 64)
-	return v, err == nil && v > 0
+	return v, err == nil && v > 0 && !math.IsInf(v, 0)
 }
 
 func visible(n int) string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gpuform/gpuform/provision/outlier"
 	"github.com/gpuform/gpuform/provision/verify/dcgm"
@@ -72,6 +73,9 @@ type Run struct {
 	// LoadError says why the sustained load did not run or finish (no
 	// load generator, one that failed); "" when it ran.
 	LoadError string
+	// Duration is the sustained load's length asked for; the samples
+	// must span it (zero: not judged). SampleEvery is their period.
+	Duration, SampleEvery time.Duration
 	// NCCL are the long nccl-tests runs (single node, and with a peer).
 	NCCL []NCCLRun
 	// Before and After are the error counters read around the load
@@ -114,6 +118,8 @@ func Evaluate(r Run, lim Limits) []Finding {
 	out = append(out, judgeDCGM(r)...)
 	if r.LoadError != "" {
 		out = append(out, Finding{Check: "burnin.load", Status: StatusFail, Message: r.LoadError})
+	} else if f, short := judgeLoadSpan(r); short {
+		out = append(out, f)
 	}
 	out = append(out, judgeThermal(r.Samples, lim)...)
 	out = append(out, judgeClocks(r.Samples, lim)...)
@@ -124,6 +130,30 @@ func Evaluate(r Run, lim Limits) []Finding {
 		out = append(out, judgeCounters(r.Before, r.After)...)
 	}
 	return out
+}
+
+// judgeLoadSpan fails a load whose samples end before the duration
+// asked: the sampler runs as long as the load generator does, so a
+// generator that stopped early (status 0, or a sampler that died) shows
+// as samples that span less. Within two sample periods or 2 % of the
+// duration, whichever is more, is the load asked.
+func judgeLoadSpan(r Run) (Finding, bool) {
+	if r.Duration <= 0 || len(r.Samples) == 0 {
+		return Finding{}, false
+	}
+	every := r.SampleEvery
+	if every <= 0 {
+		every = SampleEvery
+	}
+	var span float64
+	for _, s := range r.Samples {
+		span = max(span, s.Seconds)
+	}
+	got := time.Duration(span * float64(time.Second))
+	if got+max(2*every, r.Duration/50) >= r.Duration {
+		return Finding{}, false
+	}
+	return Finding{Check: "burnin.load", Status: StatusFail, Message: fmt.Sprintf("the sustained load's samples span %s of the %s asked: the load generator or its sampler stopped early, and the rest of the burn-in was not run", got.Round(time.Second), r.Duration)}, true
 }
 
 func judgeDCGM(r Run) []Finding {

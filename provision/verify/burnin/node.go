@@ -19,6 +19,8 @@ var (
 	readScript string
 	//go:embed scripts/record_write.sh
 	writeScript string
+	//go:embed scripts/record_remove.sh
+	removeScript string
 )
 
 // NodeTimeout bounds one read or write of the record on the node.
@@ -61,6 +63,25 @@ func WriteRecord(ctx context.Context, t transport.Transport, r Record, become bo
 	}
 	if out.ExitCode != 0 {
 		return fmt.Errorf("write %s: exit %d: %s", Path, out.ExitCode, firstLine(out.Stderr))
+	}
+	return nil
+}
+
+// RemoveRecord removes the node's record before a new burn-in starts (as
+// root where the host has a become method), so that a burn-in that does
+// not finish (the node lost mid-load, the budget spent, an interrupt)
+// leaves the node with no record, refused by -require-burnin, rather
+// than with the last one, which qualified the node before whatever made
+// it need a new burn-in.
+func RemoveRecord(ctx context.Context, t transport.Transport, become bool) error {
+	ctx, cancel := context.WithTimeout(ctx, NodeTimeout)
+	defer cancel()
+	out, err := t.Run(ctx, transport.Command{Script: nodesh.Script(removeScript, []string{Path}), Become: become})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", Path, err)
+	}
+	if out.ExitCode != 0 {
+		return fmt.Errorf("remove %s: exit %d: %s", Path, out.ExitCode, firstLine(out.Stderr))
 	}
 	return nil
 }
@@ -119,7 +140,7 @@ func Budget(d time.Duration) time.Duration { return DCGMTimeout + d + NCCLBudget
 // counters again. An error is a transport failure; a missing tool is
 // recorded in the Run, whose Evaluate then does not pass.
 func RunNode(ctx context.Context, t transport.Transport, o NodeOptions) (Run, error) {
-	r := Run{DCGMOptional: o.DCGMOptional}
+	r := Run{DCGMOptional: o.DCGMOptional, Duration: o.Duration, SampleEvery: o.SampleEvery}
 	var err error
 	if r.Before, err = readAER(ctx, t); err != nil {
 		return r, err

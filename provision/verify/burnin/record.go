@@ -112,7 +112,7 @@ var ErrCorrupt = errors.New("corrupt burn-in record")
 
 // Parse reads a record: one JSON object of a known format version, no
 // larger than MaxRecordBytes (a read that hit the bound is refused, not
-// read as a shorter record).
+// read as a shorter record), whose passed flag its findings bear out.
 func Parse(b []byte) (Record, error) {
 	if len(b) > MaxRecordBytes {
 		return Record{}, fmt.Errorf("%w: over %d bytes", ErrCorrupt, MaxRecordBytes)
@@ -132,8 +132,20 @@ func Parse(b []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%w: format_version %d is newer than this gpuform reads (%d)", ErrCorrupt, r.FormatVersion, FormatVersion)
 	case r.Finished.IsZero() || r.Started.IsZero() || r.Finished.Before(r.Started):
 		return Record{}, fmt.Errorf("%w: started %s and finished %s are not a run", ErrCorrupt, r.Started.Format(time.RFC3339), r.Finished.Format(time.RFC3339))
+	case r.Passed && !allPassed(r.Findings):
+		// NewRecord never writes this: passed is every finding passing.
+		return Record{}, fmt.Errorf("%w: it says passed, and its findings do not (none, or one not passed)", ErrCorrupt)
 	}
 	return r, nil
+}
+
+func allPassed(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Status != StatusPass {
+			return false
+		}
+	}
+	return len(fs) > 0
 }
 
 // Reason says why a record does or does not qualify the node.

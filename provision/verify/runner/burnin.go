@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,12 +45,20 @@ func hostBudget(o Options, tg target.Host) time.Duration {
 //
 // peer are the iterations of the group's multi-node runs the host took
 // part in (burninGroupRuns): judged as its single-node runs are.
+//
+// The node's last record is removed before the burn-in starts, so one
+// that does not finish leaves no record that qualifies the node.
 func runBurnin(ctx context.Context, t transport.Transport, tg target.Host, exp verify.Expectation, rep *nvmlfacts.Report, readNVML func(context.Context) (*nvmlfacts.Report, error), peer map[string][]nccltest.Result, pending *burninPending, o Options) []verify.CheckResult {
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
 	d := verify.BurninDuration(tg.Node)
+	// The last record goes first: a burn-in that does not finish leaves
+	// none, never the one from before it.
+	if err := burnin.RemoveRecord(ctx, t, tg.Host.Become != ""); err != nil {
+		return []verify.CheckResult{verify.BurninWriteCheck(err, "the burn-in did not start: the last record could not be removed, and it would outlive this burn-in: "+err.Error())}
+	}
 	started := now()
 	run, err := burnin.RunNode(ctx, t, burnin.NodeOptions{Duration: d, DCGMOptional: exp.DCGMOptional || (exp.DCGMNotInstalled && !exp.DCGM)})
 	if err != nil {
@@ -188,10 +198,20 @@ type burninPending struct {
 	clocks []outlier.Value
 }
 
+// orObserved is a check's message, else what it observed.
+func orObserved(c verify.CheckResult) string {
+	if c.Message != "" {
+		return c.Message
+	}
+	return c.Observed
+}
+
 // finishBurnin compares the clocks under load of the hosts burnt in
 // together (burnin.FleetClocks), adds each host's finding to its checks
 // and its record, and writes each record on its node (burnin.write), so
-// a record never says passed of a node the comparison failed.
+// a record never says passed of a node the comparison failed, nor of one
+// that failed another check of the run (each is a failed finding of the
+// record).
 func finishBurnin(ctx context.Context, hosts []report.Host, pending map[string]*burninPending, o Options) {
 	var values []outlier.Value
 	var write []target.Host
@@ -206,14 +226,24 @@ func finishBurnin(ctx context.Context, hosts []report.Host, pending map[string]*
 	}
 	fleet := burnin.FleetClocks(values, 0)
 	at := map[string]int{}
+	// The tier is the fleet tier's checks, then the burn-in: a host that
+	// failed any of the others is not burnt in, whatever its burn-in's
+	// own parts found, and its record says so, naming them.
+	others := map[string][]burnin.Finding{}
 	for i, h := range hosts {
 		at[h.Host] = i
+		for _, c := range h.Checks {
+			if c.Blocks() && !strings.HasPrefix(c.ID, "burnin.") {
+				others[h.Host] = append(others[h.Host], burnin.Finding{Check: c.ID, Status: burnin.StatusFail,
+					Message: "failed in the burn-in tier's run (" + string(c.Status) + "): " + orObserved(c)})
+			}
+		}
 	}
 	var mu sync.Mutex
 	target.Each(ctx, write, o.Target, func(ctx context.Context, tg target.Host) error {
 		p := pending[tg.Host.Name]
 		fs := fleet[tg.Host.Name]
-		for _, f := range fs {
+		for _, f := range append(slices.Clone(fs), others[tg.Host.Name]...) {
 			p.rec.Findings = append(p.rec.Findings, f)
 			if f.Status != burnin.StatusPass {
 				p.rec.Passed = false
