@@ -28,6 +28,23 @@ func Script(r Reads) string {
 		"gpuform_probe() {\n" + probeBody + "}\n" + streamScript
 }
 
+// ProbeScript is the probe for one set of declared reads, checked and
+// built once (about 33 kB of shell), so that the hosts of one command share
+// its text instead of each building its own: a command probes every host
+// with the same reads. Its zero value is not usable; make one with
+// NewProbeScript.
+type ProbeScript struct {
+	text string
+}
+
+// NewProbeScript checks r as Probe does and builds Script(r) once.
+func NewProbeScript(r Reads) (*ProbeScript, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return &ProbeScript{text: Script(r)}, nil
+}
+
 //go:embed probe.sh
 var probeBody string
 
@@ -76,6 +93,10 @@ type Options struct {
 	// reads exactly these besides the node facts it always reads; a
 	// declaration that is not a clean path or unit name is refused.
 	Reads Reads
+	// Script, when set, is the probe already built for the reads
+	// (NewProbeScript), shared by every host of a command; Reads is then
+	// not used. Nil builds the probe from Reads for this probe alone.
+	Script *ProbeScript
 }
 
 // Probe runs the facts probe on the node behind t in exactly one command and
@@ -105,10 +126,14 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 		}
 		env["GPUFORM_PROBE_PACKAGES"] = strings.Join(opts.Packages, " ")
 	}
-	if err := opts.Reads.check(); err != nil {
-		return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
+	script := opts.Script
+	if script == nil {
+		var err error
+		if script, err = NewProbeScript(opts.Reads); err != nil {
+			return nil, &transport.HostError{Host: t.Host(), Op: "probe", Err: err}
+		}
 	}
-	res, err := t.Run(ctx, transport.Command{Script: Script(opts.Reads), Become: opts.Become, Env: env})
+	res, err := t.Run(ctx, transport.Command{Script: script.text, Become: opts.Become, Env: env})
 	if err != nil {
 		if he := (*transport.HostError)(nil); errors.As(err, &he) {
 			return nil, err

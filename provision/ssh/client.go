@@ -391,7 +391,10 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 	}
 	startCh := make(chan started, 1)
 	waitCh := make(chan error, 1)
-	go func() {
+	// The script is the goroutine's argument, not a variable it shares
+	// with Run: it is no longer reachable once sent, rather than held for
+	// as long as the command runs (a probe's is tens of kilobytes a host).
+	go func(script string) {
 		sess, err := c.client.NewSession()
 		if err != nil {
 			startCh <- started{err: fmt.Errorf("open session: %w", err)}
@@ -410,7 +413,7 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 		}
 		startCh <- started{sess: sess}
 		waitCh <- sess.Wait()
-	}()
+	}(script)
 
 	var sess *gossh.Session
 	select {
@@ -570,7 +573,6 @@ var envName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // SSH "env" request (AcceptEnv). With become, the script runs under
 // `sudo -n -- /bin/sh -c`, so sudo never waits for a password.
 func buildScript(cmd transport.Command, become string) (string, error) {
-	var inner strings.Builder
 	keys := make([]string, 0, len(cmd.Env))
 	for k := range cmd.Env {
 		if !envName.MatchString(k) {
@@ -579,53 +581,91 @@ func buildScript(cmd transport.Command, become string) (string, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var exports strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&inner, "export %s=%s\n", k, transport.Quote(cmd.Env[k]))
+		exports.WriteString("export " + k + "=" + transport.Quote(cmd.Env[k]) + "\n")
 	}
-	inner.WriteString(cmd.Script)
-	script := inner.String()
+	// The script is tens of kilobytes (the probe) and the same for every
+	// host: the line is written in one buffer of its exact size, piece by
+	// piece, not built as copies of the script (exports + script, its sudo
+	// quoting, the supervisor around it, the escaped line).
+	pieces := []string{supervisorHead, exports.String(), cmd.Script, supervisorTail}
 	if cmd.Become && become == BecomeSudo {
-		script = "sudo -n -- /bin/sh -c " + transport.Quote(script)
-	}
-	supervisor := "trap 'trap - TERM HUP; kill -TERM 0' TERM HUP\n" +
-		"echo " + pidMarker + "$$ >&2\n" +
-		"exec 3<&0\n" +
-		"(\n" + script + "\n) <&3 3<&- &\n" +
-		"wait $!\n"
-	return loginShellLine(supervisor), nil
-}
-
-// loginShellLine turns a POSIX sh script into one command line that every
-// login shell sshd may start (sh, bash, zsh, fish, tcsh/csh) parses the same
-// way. Quoting the script is not enough: fish reads \\ and \' inside single
-// quotes as escapes, and csh refuses a newline inside quotes ("Unmatched
-// '"). So the line holds one single-quoted string in which newlines,
-// quotes, backslashes, $, ` and ! (csh history), control bytes and
-// non-ASCII bytes are written as printf octal escapes: /bin/sh's builtin printf rebuilds the script and eval runs it.
-// A backslash is never followed by another backslash or a quote, so fish
-// keeps it literal; nothing outside the shell's builtins is needed, so an
-// odd PATH cannot turn the script into a silent no-op.
-func loginShellLine(script string) string {
-	var b strings.Builder
-	// Most bytes are written as they are; the escaped ones take four.
-	b.Grow(len(script) + len(script)/4 + 64)
-	b.WriteString(`exec /bin/sh -c 'eval "$(printf "`)
-	for i := 0; i < len(script); i++ {
-		switch c := script[i]; {
-		case c == '\n', c == '\'', c == '"', c == '\\', c == '$', c == '`', c == '!',
-			// Control bytes and non-ASCII too: old csh uses the high bit
-			// internally for quoting.
-			c < ' ' && c != '\t', c >= 0x7f:
-			// \ooo, written without fmt: a probe is tens of kilobytes.
-			b.Write([]byte{'\\', '0' + c>>6, '0' + c>>3&7, '0' + c&7})
-		case c == '%':
-			b.WriteString("%%")
-		default:
-			b.WriteByte(c)
+		if transport.Bare(pieces[1]) && transport.Bare(pieces[2]) {
+			// Quote leaves a word bare ("id", or "" as ''): small, built as it is.
+			pieces = []string{supervisorHead + "sudo -n -- /bin/sh -c " + transport.Quote(pieces[1]+pieces[2]), supervisorTail}
+		} else {
+			// Quote's form, "'" + each ' as '\'' + "'", written piece by piece.
+			pieces = []string{supervisorHead + "sudo -n -- /bin/sh -c '", quoteInner(pieces[1]), quoteInner(pieces[2]), "'" + supervisorTail}
 		}
 	}
-	b.WriteString(`")"'`)
+	return loginShellLine(pieces...), nil
+}
+
+// The supervisor around the script (see buildScript).
+const (
+	supervisorHead = "trap 'trap - TERM HUP; kill -TERM 0' TERM HUP\n" +
+		"echo " + pidMarker + "$$ >&2\n" +
+		"exec 3<&0\n" +
+		"(\n"
+	supervisorTail = "\n) <&3 3<&- &\n" +
+		"wait $!\n"
+)
+
+// quoteInner is s as it reads inside transport.Quote's single quotes.
+func quoteInner(s string) string { return strings.ReplaceAll(s, "'", `'\''`) }
+
+// loginShellLine turns a POSIX sh script, the concatenation of pieces,
+// into one command line that every login shell sshd may start (sh, bash,
+// zsh, fish, tcsh/csh) parses the same way. Quoting the script is not
+// enough: fish reads \\ and \' inside single quotes as escapes, and csh
+// refuses a newline inside quotes ("Unmatched '"). So the line holds one
+// single-quoted string in which newlines, quotes, backslashes, $, ` and !
+// (csh history), control bytes and non-ASCII bytes are written as printf
+// octal escapes: /bin/sh's builtin printf rebuilds the script and eval runs
+// it. A backslash is never followed by another backslash or a quote, so
+// fish keeps it literal; nothing outside the shell's builtins is needed, so
+// an odd PATH cannot turn the script into a silent no-op.
+func loginShellLine(pieces ...string) string {
+	const head, tail = `exec /bin/sh -c 'eval "$(printf "`, `")"'`
+	size := len(head) + len(tail)
+	for _, p := range pieces {
+		for i := 0; i < len(p); i++ {
+			size += escapedLen(p[i])
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(head)
+	for _, p := range pieces {
+		for i := 0; i < len(p); i++ {
+			switch c := p[i]; escapedLen(c) {
+			case 4:
+				// \ooo, written without fmt: a probe is tens of kilobytes.
+				b.Write([]byte{'\\', '0' + c>>6, '0' + c>>3&7, '0' + c&7})
+			case 2:
+				b.WriteString("%%")
+			default:
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteString(tail)
 	return b.String()
+}
+
+// escapedLen is how many bytes c takes in loginShellLine's printf format.
+func escapedLen(c byte) int {
+	switch {
+	case c == '\n', c == '\'', c == '"', c == '\\', c == '$', c == '`', c == '!',
+		// Control bytes and non-ASCII too: old csh uses the high bit
+		// internally for quoting.
+		c < ' ' && c != '\t', c >= 0x7f:
+		return 4
+	case c == '%':
+		return 2
+	}
+	return 1
 }
 
 // SudoPasswordError says that sudo wanted a password. gpuform runs sudo

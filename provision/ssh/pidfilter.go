@@ -2,6 +2,7 @@ package ssh
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 	"sync"
@@ -102,6 +103,37 @@ func (f *pidFilter) Write(p []byte) (int, error) {
 		f.head = nil
 	}
 	return n, nil
+}
+
+// ReadFrom implements io.ReaderFrom, so that the session's copy of
+// stderr needs no 32 kB buffer of its own: the marker comes first, read
+// through a small buffer, and once it is found (or given up) the rest is
+// read by w itself where w can (an OutputBuffer reads into what it keeps).
+func (f *pidFilter) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	buf := make([]byte, 512)
+	for {
+		f.mu.Lock()
+		done := f.done
+		f.mu.Unlock()
+		if rf, ok := f.w.(io.ReaderFrom); ok && done {
+			n, err := rf.ReadFrom(r)
+			return total + n, err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			total += int64(n)
+			if _, werr := f.Write(buf[:n]); werr != nil {
+				return total, werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (f *pidFilter) finish() {

@@ -3,9 +3,13 @@ package ssh
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +18,8 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/gpuform/gpuform/provision/facts"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/transport"
 )
 
@@ -193,7 +199,37 @@ func TestPIDFilter(t *testing.T) {
 				t.Errorf("output %q, pid %d; want %q, %d", buf.String(), f.wait(0), tt.wantOut, tt.wantPID)
 			}
 		})
+		// As an SSH session copies stderr in (io.Copy, so ReadFrom), into
+		// a writer that reads for itself once the marker is past
+		// (bytes.Buffer and OutputBuffer are io.ReaderFrom).
+		t.Run(name+"/ReadFrom", func(t *testing.T) {
+			var buf bytes.Buffer
+			f := newPIDFilter(&buf)
+			want := strings.Join(tt.writes, "")
+			if n, err := io.Copy(f, &readPieces{pieces: append([]string(nil), tt.writes...)}); n != int64(len(want)) || err != nil {
+				t.Fatalf("io.Copy = %d, %v; want %d bytes", n, err, len(want))
+			}
+			f.flush()
+			if buf.String() != tt.wantOut || f.wait(0) != tt.wantPID {
+				t.Errorf("output %q, pid %d; want %q, %d", buf.String(), f.wait(0), tt.wantOut, tt.wantPID)
+			}
+		})
 	}
+}
+
+// readPieces reads its pieces one a Read (at most len(p) of one); it is no
+// io.WriterTo, as an SSH channel is not.
+type readPieces struct{ pieces []string }
+
+func (r *readPieces) Read(p []byte) (int, error) {
+	if len(r.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.pieces[0])
+	if r.pieces[0] = r.pieces[0][n:]; r.pieces[0] == "" {
+		r.pieces = r.pieces[1:]
+	}
+	return n, nil
 }
 
 // FuzzPIDFilter feeds the filter what a remote host may write on stderr:
@@ -345,5 +381,97 @@ func TestSudoFailure(t *testing.T) {
 				t.Errorf("got %q, %v; want %q with %q", op, err, tt.op, tt.want)
 			}
 		})
+	}
+}
+
+// oldBuildScript is how buildScript built the line before it wrote it in
+// one buffer (copies of the script: exports + script, its sudo quoting,
+// the supervisor around it, then the escaped line): the reference the line
+// must stay byte-identical to.
+func oldBuildScript(cmd transport.Command, become string) string {
+	var inner strings.Builder
+	keys := make([]string, 0, len(cmd.Env))
+	for k := range cmd.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&inner, "export %s=%s\n", k, transport.Quote(cmd.Env[k]))
+	}
+	inner.WriteString(cmd.Script)
+	script := inner.String()
+	if cmd.Become && become == BecomeSudo {
+		script = "sudo -n -- /bin/sh -c " + transport.Quote(script)
+	}
+	supervisor := "trap 'trap - TERM HUP; kill -TERM 0' TERM HUP\n" +
+		"echo " + pidMarker + "$$ >&2\n" +
+		"exec 3<&0\n" +
+		"(\n" + script + "\n) <&3 3<&- &\n" +
+		"wait $!\n"
+	var b strings.Builder
+	b.WriteString(`exec /bin/sh -c 'eval "$(printf "`)
+	for i := 0; i < len(supervisor); i++ {
+		switch c := supervisor[i]; {
+		case c == '\n', c == '\'', c == '"', c == '\\', c == '$', c == '`', c == '!',
+			c < ' ' && c != '\t', c >= 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		case c == '%':
+			b.WriteString("%%")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString(`")"'`)
+	return b.String()
+}
+
+// TestBuildScriptUnchanged: the line written piece by piece is byte for
+// byte the one built from copies, with and without sudo, for a bare word,
+// an empty script, quotes, %, control and non-ASCII bytes, and the probe.
+func TestBuildScriptUnchanged(t *testing.T) {
+	probe := facts.Script(resource.Reads())
+	env := map[string]string{"GPUFORM_PROBE_NONCE": "0123abcd", "GPUFORM_ROOT": "/tmp/it's root", "B": ""}
+	for _, cmd := range []transport.Command{
+		{Script: "id"},
+		{Script: ""},
+		{Script: "printf '%s\\n' \"$x\" `date` !! \x01\xc3\xa9\t%"},
+		{Script: "id", Env: map[string]string{"A": "1"}},
+		{Script: probe, Env: env},
+	} {
+		for _, become := range []string{"", BecomeSudo} {
+			for _, b := range []bool{false, true} {
+				cmd.Become = b
+				got, err := buildScript(cmd, become)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := oldBuildScript(cmd, become); got != want {
+					t.Errorf("script %.20q, env %v, become %v/%q: the line differs from the reference\ngot  %.200q\nwant %.200q", cmd.Script, cmd.Env, b, become, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestBuildScriptAllocatesTheLineOnce: a probe's line (about 45 kB) is
+// the one allocation of its size buildScript makes; building it from
+// copies of the script allocated about three times as much.
+func TestBuildScriptAllocatesTheLineOnce(t *testing.T) {
+	cmd := transport.Command{Script: facts.Script(resource.Reads()), Env: map[string]string{"GPUFORM_PROBE_NONCE": "0123abcd"}}
+	line, err := buildScript(cmd, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if _, err := buildScript(cmd, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per, most := (after.TotalAlloc-before.TotalAlloc)/runs, uint64(len(line))+uint64(len(line))/8; per > most {
+		t.Errorf("buildScript of a %d-byte line allocated %d bytes; want at most %d", len(line), per, most)
 	}
 }

@@ -187,6 +187,11 @@ func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), 
 		}
 	}
 	start(len(order))
+	// Every host is probed for the same reads: the probe script (about
+	// 33 kB) is built once and shared, not once a host. Reads that do not
+	// pass the probe's check fail each host as its own probe would.
+	reads := resource.Reads()
+	script, _ := facts.NewProbeScript(reads)
 	done := make([]bool, len(order))
 	errs := Each(ctx, order, o, func(ctx context.Context, h Host) error {
 		ctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(h.Host), "the probe", ProbeSetting)
@@ -196,7 +201,7 @@ func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), 
 			return err
 		}
 		defer t.Close()
-		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node), Reads: resource.Reads()}
+		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node), Reads: reads, Script: script}
 		// A host whose NVLink domain is read from the node: its fabric.
 		opts.Fabric = h.Node != nil && h.Node.FabricDomainBlock(h.Host.Name) != nil
 		if o.Packages != nil && h.Node != nil {

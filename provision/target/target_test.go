@@ -8,11 +8,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpuform/gpuform/modules"
+	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/fleet"
+	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -78,9 +81,10 @@ node "b" {
 // recorder is a transport that records whether each command asked for
 // the host's privilege escalation, and answers nothing.
 type recorder struct {
-	host   string
-	mu     *sync.Mutex
-	become map[string]bool
+	host    string
+	mu      *sync.Mutex
+	become  map[string]bool
+	scripts *[]string // each command's script, when not nil
 }
 
 func (r recorder) Host() string { return r.host }
@@ -88,6 +92,9 @@ func (r recorder) Close() error { return nil }
 func (r recorder) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
 	r.mu.Lock()
 	r.become[r.host] = cmd.Become
+	if r.scripts != nil {
+		*r.scripts = append(*r.scripts, cmd.Script)
+	}
 	r.mu.Unlock()
 	return transport.Result{}, fmt.Errorf("recorded")
 }
@@ -113,6 +120,35 @@ func TestProbeUsesBecome(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]bool{"hardened": true, "plain": false}, become); diff != "" {
 		t.Errorf("become per host (-want +got):\n%s", diff)
+	}
+}
+
+// TestProbeSharesTheScript: every host of one Probe is sent the same
+// probe script text, built once (about 33 kB), not a copy built for each
+// host, and it is the probe for resource.Reads().
+func TestProbeSharesTheScript(t *testing.T) {
+	var hosts []target.Host
+	for i := range 5 {
+		hosts = append(hosts, target.Host{Host: spec.Host{Name: fmt.Sprintf("n%d", i)}})
+	}
+	var mu sync.Mutex
+	var scripts []string
+	o := target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		return recorder{host: h.Name, mu: &mu, become: map[string]bool{}, scripts: &scripts}, nil
+	}}
+	if _, err := target.Probe(context.Background(), hosts, o); err != nil {
+		t.Fatal(err)
+	}
+	if len(scripts) != len(hosts) {
+		t.Fatalf("%d probes ran, want %d", len(scripts), len(hosts))
+	}
+	if want := facts.Script(resource.Reads()); scripts[0] != want {
+		t.Fatalf("the probe sent is not facts.Script(resource.Reads()) (%d bytes, want %d)", len(scripts[0]), len(want))
+	}
+	for i, s := range scripts[1:] {
+		if unsafe.StringData(s) != unsafe.StringData(scripts[0]) || len(s) != len(scripts[0]) {
+			t.Errorf("probe %d: its own copy of the script, not the one shared", i+1)
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package transport
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 )
@@ -52,7 +54,8 @@ type OutputBuffer struct {
 	limit      int64
 	headMax    int
 	tailMax    int
-	mu         sync.Mutex
+	wmu        sync.Mutex // one writer at a time: Write or ReadFrom
+	mu         sync.Mutex // the fields below
 	head, tail []byte
 	total      int64
 	over       chan struct{}
@@ -75,6 +78,103 @@ func newOutputBuffer(stream string, limit int64, head, tail int) *OutputBuffer {
 
 // Write implements io.Writer; it always accepts all of p.
 func (b *OutputBuffer) Write(p []byte) (int, error) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	return b.write(p), nil
+}
+
+// ReadFrom grows what it reads into when less than minRoom is left, by
+// at least minGrow (and doubling it at most).
+const (
+	minRoom = 512
+	minGrow = 4 << 10
+)
+
+// ReadFrom implements io.ReaderFrom: it reads r until EOF straight into
+// what it keeps, as Write would keep it, so that a copy into the buffer
+// (an SSH session's io.Copy of each stream) needs no buffer of its own,
+// 32 kB a stream. Past the limit what is read is dropped, as by Write.
+// EOF is not an error.
+func (b *OutputBuffer) ReadFrom(r io.Reader) (int64, error) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	var total int64
+	var drop []byte
+	for {
+		// Only this writer appends, so the room past len is its own
+		// while it reads; Bytes sees no more than len.
+		b.mu.Lock()
+		var room []byte
+		to := toDrop
+		switch left := b.limit - b.total; {
+		case left <= 0:
+			if drop == nil {
+				drop = make([]byte, 512)
+			}
+			room = drop
+		case len(b.head) < b.headMax:
+			b.head, room = grow(b.head, min(int64(b.headMax-len(b.head)), left))
+			to = toHead
+		case b.tailMax > 0:
+			b.tail, room = grow(b.tail, min(int64(2*b.tailMax-len(b.tail)), left))
+			to = toTail
+		default:
+			// Nothing more is kept before the limit: read to count.
+			if drop == nil {
+				drop = make([]byte, 512)
+			}
+			room = drop[:min(int64(len(drop)), left)]
+		}
+		b.mu.Unlock()
+		n, err := r.Read(room)
+		if n > 0 {
+			total += int64(n)
+			b.mu.Lock()
+			switch {
+			case b.total >= b.limit:
+				b.overOnce.Do(func() { close(b.over) })
+			case to == toHead:
+				b.head = b.head[:len(b.head)+n]
+				b.total += int64(n)
+			case to == toDrop:
+				b.total += int64(n)
+			default:
+				b.tail = b.tail[:len(b.tail)+n]
+				b.total += int64(n)
+				if len(b.tail) >= 2*b.tailMax {
+					b.tail = append(b.tail[:0], b.tail[len(b.tail)-b.tailMax:]...)
+				}
+			}
+			b.mu.Unlock()
+		}
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// Where ReadFrom reads to.
+const (
+	toDrop = iota // counted, not kept
+	toHead
+	toTail
+)
+
+// grow returns s with room for at least min(want, minRoom) more bytes
+// (growing it by at most want), and that room, at most want bytes long.
+func grow(s []byte, want int64) ([]byte, []byte) {
+	if int64(cap(s)-len(s)) < min(want, minRoom) {
+		t := make([]byte, len(s), int64(len(s))+min(want, max(int64(len(s)), minGrow)))
+		copy(t, s)
+		s = t
+	}
+	return s, s[len(s) : len(s)+int(min(int64(cap(s)-len(s)), want))]
+}
+
+func (b *OutputBuffer) write(p []byte) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := len(p)
@@ -96,7 +196,7 @@ func (b *OutputBuffer) Write(p []byte) (int, error) {
 			b.tail = append(b.tail[:0], b.tail[len(b.tail)-b.tailMax:]...)
 		}
 	}
-	return n, nil
+	return n
 }
 
 // Overflow is closed once the stream went past its limit.

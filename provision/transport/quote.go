@@ -9,16 +9,20 @@ func Quote(s string) string {
 	if s == "" {
 		return "''"
 	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			strings.ContainsRune("-_./:=+@%,", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
+	if Bare(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Bare is whether every character of s is one Quote leaves unquoted
+// (letters, digits and -_./:=+@%,); true for "" (which Quote writes as two single quotes).
+func Bare(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			strings.ContainsRune("-_./:=+@%,", r)) {
+			return false
+		}
+	}
+	return true
 }
