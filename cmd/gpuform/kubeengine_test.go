@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -276,10 +277,45 @@ func (k *kubelet) runPod(j jobObject) error {
 	if err := status("Running", map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}); err != nil {
 		return err
 	}
+	// A Job the stand-in refuses fails its pod too, so the run ends
+	// (and the test with it) instead of waiting for the pod.
+	refuse := func(err error) error {
+		if serr := status("Failed", map[string]any{"terminated": map[string]any{"exitCode": 1, "reason": "Error", "message": err.Error()}}); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return err
+	}
+	// The node's root filesystem: a hostPath / volume, mounted
+	// read-only, and -host-root naming where. The simulated node's / is
+	// its simulated root, which its node side addresses as "/": the
+	// mount path in the command becomes that.
+	hostRoot := ""
+	for _, v := range tmpl.Spec["volumes"].([]any) {
+		if hp, ok := v.(map[string]any)["hostPath"].(map[string]any); ok && hp["path"] == "/" {
+			for _, m := range c["volumeMounts"].([]any) {
+				m := m.(map[string]any)
+				if m["name"] == v.(map[string]any)["name"] {
+					if m["readOnly"] != true || m["recursiveReadOnly"] != "IfPossible" || m["mountPropagation"] != nil {
+						return refuse(fmt.Errorf("the node's / is mounted %v, want read-only, recursively where possible, no propagation", m))
+					}
+					hostRoot, _ = m["mountPath"].(string)
+				}
+			}
+		}
+	}
 	var args []string
-	for _, a := range c["command"].([]any)[1:] {
+	for i, a := range c["command"].([]any)[1:] {
 		s := a.(string)
+		if i > 0 && args[i-1] == "-host-root" {
+			if s != hostRoot || s == "" {
+				return refuse(fmt.Errorf("-host-root %s, but the node's / is mounted at %q", s, hostRoot))
+			}
+			s = "/"
+		}
 		args = append(args, strings.Replace(s, "/etc/gpuform/bundle", dir, 1))
+	}
+	if !slices.Contains(args, "-host-root") {
+		return refuse(fmt.Errorf("the Job's command %v reads no -host-root: the spec.* checks would judge the image", c["command"]))
 	}
 	sa, _ := tmpl.Spec["serviceAccountName"].(string)
 	env := []string{"KUBECONFIG=" + k.kubeconfig[sa], "GPUFORM_SIM_STATE=" + k.state, "PATH=" + os.Getenv("PATH")}

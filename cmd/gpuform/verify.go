@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,10 @@ type verifyArguments struct {
 	Local bool
 	NCCL  bool
 	Node  string
+	// HostRoot is -host-root (with --local): where the node's root
+	// filesystem is mounted in this machine (a pod's read-only hostPath
+	// /): the probe reads the node's files there (runner.Options.HostRoot).
+	HostRoot string
 	// MockNVML answers NVML from a simulated system (tests).
 	MockNVML string
 	// MockFaults are planted in the -mock-nvml system (tests).
@@ -99,6 +104,7 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.Local, "local", false, "verify this machine, without SSH")
 	fs.BoolVar(&a.NCCL, "nccl", false, "with --local, also run the spec's nccl-tests (full tier)")
 	fs.StringVar(&a.Node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
+	fs.StringVar(&a.HostRoot, "host-root", "", "with --local, read this node's files (packages, /etc) under DIR, where its / is mounted (a pod's read-only hostPath /): the spec.* checks judge the node, not the container image; commands still run from this machine's own PATH")
 	fs.StringVar(&a.MockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
 	_ = fs.MarkHidden("mock-nvml")
 	fs.BoolVar(&a.Processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")
@@ -139,6 +145,8 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("-node works only with --local; to verify some hosts use -target")
 		case a.MockNVML != "":
 			return fmt.Errorf("-mock-nvml works only with --local")
+		case a.HostRoot != "":
+			return fmt.Errorf("-host-root works only with --local (it is where the node's / is mounted in the pod that verifies it)")
 		case a.SlurmDrain:
 			return fmt.Errorf("-slurm-drain works only with --local (it drains the node it runs on, as Slurm's HealthCheckProgram)")
 		case a.KubeTaint:
@@ -156,6 +164,9 @@ func (a *verifyArguments) finish(fs *pflag.FlagSet, args []string) error {
 	}
 	if (len(a.MockFaults) > 0 || len(a.MockFaultsOnce) > 0) && a.MockNVML == "" {
 		return fmt.Errorf("-mock-fault works only with -mock-nvml")
+	}
+	if a.HostRoot != "" && !filepath.IsAbs(a.HostRoot) {
+		return fmt.Errorf("-host-root %s: not an absolute path (where the node's / is mounted, e.g. /host)", a.HostRoot)
 	}
 	if a.MockNVML != "" && !slices.Contains(nvmlMockNames(), a.MockNVML) {
 		return fmt.Errorf("-mock-nvml: unknown simulated system %q (known: %s)", a.MockNVML, strings.Join(nvmlMockNames(), ", "))
@@ -312,6 +323,9 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 		return err
 	}
 	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: a.Conn.allowLocal, Local: a.Local, Processes: a.Processes, RequireBurnin: a.RequireBurnin}
+	if opts.HostRoot, err = hostRoot(a.HostRoot); err != nil {
+		return err
+	}
 	if exe, err := os.Executable(); err == nil {
 		opts.AgentBinary = exe
 	}
@@ -530,4 +544,23 @@ func validFor(targets []target.Host) time.Duration {
 		}
 	}
 	return d
+}
+
+// hostRoot is -host-root as the probe takes it: "" for none (and for
+// "/", the live system itself), else the clean path, which must be a
+// directory: a mount that is missing fails the run, rather than every
+// spec check failing on a node that reads as empty.
+func hostRoot(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	dir = filepath.Clean(dir)
+	if dir == "/" {
+		return "", nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("-host-root %s: no such directory: mount the node's / there (hostPath /, read-only)", dir)
+	}
+	return dir, nil
 }

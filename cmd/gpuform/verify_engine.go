@@ -220,6 +220,9 @@ func verifyEngineNode(ctx context.Context, s Streams, a *verifyArguments, node s
 	b, entry, tg, k, copts := en.bundle, en.entry, en.target, en.kb, en.copts
 	a.Dir, a.Tier, a.Processes = en.dir, b.Tier, b.Processes
 	opts := runner.Options{Tier: a.Tier, KB: k, AllowLocal: true, Local: true, Processes: a.Processes}
+	if opts.HostRoot, err = hostRoot(a.HostRoot); err != nil {
+		return nil, nil, err
+	}
 	if exe, err := os.Executable(); err == nil {
 		opts.AgentBinary = exe
 	}

@@ -64,6 +64,13 @@ type Options struct {
 	// Root is the root prefix to probe under; "" probes the node itself
 	// (or, on a sim transport, the simulated root it was created with).
 	Root string
+	// HostRoot says Root is the node's own root filesystem mounted into
+	// the machine the probe runs on (a pod's read-only hostPath /, as
+	// verify --local -host-root reads it), not a simulated node: the
+	// node's files are read under Root, and the commands the probe asks
+	// (nvidia-smi, ipmitool, rpm --root) are this machine's own, never a
+	// binary under Root.
+	HostRoot bool
 	// Become runs the probe with the transport's privilege escalation.
 	// Everything the probe reads is world-readable on stock distributions;
 	// Become is for hardened nodes (e.g. /etc/docker mode 0700).
@@ -110,6 +117,9 @@ func Probe(ctx context.Context, t transport.Transport, opts Options) (*Node, err
 	env := map[string]string{"GPUFORM_PROBE_NONCE": nonce}
 	if opts.Root != "" {
 		env["GPUFORM_ROOT"] = opts.Root
+		if opts.HostRoot {
+			env["GPUFORM_PROBE_HOST_ROOT"] = "1"
+		}
 	}
 	if len(opts.ImageDirs) > 0 {
 		env["GPUFORM_PROBE_IMAGE_DIRS"] = strings.Join(opts.ImageDirs, " ")

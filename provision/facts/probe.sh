@@ -326,6 +326,22 @@ on_path() {
 	[ -n "$_b" ]
 }
 
+# may_run: whether the binary on_path found (_b) may be run for the node.
+# On the live system, any. Under a simulated root, only a stand-in inside
+# the root: the controller's own tools say nothing of it. Under a host root
+# (GPUFORM_PROBE_HOST_ROOT: the node's / mounted read-only into a pod, as
+# verify --local -host-root reads it), only this machine's own, never one
+# of the root's: the node's files are read there, nothing there is run.
+may_run() {
+	[ -n "$R" ] || return 0
+	if [ -n "${GPUFORM_PROBE_HOST_ROOT:-}" ]; then
+		case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) return 1 ;; esac
+		return 0
+	fi
+	case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) return 0 ;; esac
+	return 1
+}
+
 # Identity and kernel.
 read_file /etc/os-release
 resolve_path /etc/os-release
@@ -372,7 +388,7 @@ fi
 # The apt holds gpuform set itself (a hold someone else set is theirs).
 read_file /var/lib/gpuform/apt-holds
 read_file /etc/dnf/plugins/versionlock.list
-if on_path rpm && { { resolve_path /var/lib/rpm && [ -e "$_r" ]; } || { resolve_path /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
+if on_path rpm && { [ -z "${GPUFORM_PROBE_HOST_ROOT:-}" ] || may_run; } && { { resolve_path /var/lib/rpm && [ -e "$_r" ]; } || { resolve_path /usr/lib/sysimage/rpm && [ -e "$_r" ]; }; }; then
 	run_command rpm "$_b" --root "${R:-/}" -qa --qf '%{NAME}\t%{EPOCH}:%{VERSION}-%{RELEASE}\t%{ARCH}\n'
 fi
 
@@ -507,7 +523,7 @@ done
 # that open each GPU's) are kept, at most 64 KiB. Under a root prefix only
 # a stand-in inside the root is asked, as for the container clients.
 if [ -n "${GPUFORM_PROBE_FABRIC:-}" ]; then
-	if on_path nvidia-smi && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+	if on_path nvidia-smi && may_run; then
 		_o=$("$_b" -q 2>&1)
 		_rc=$?
 		if [ "$_rc" = 0 ]; then
@@ -526,7 +542,7 @@ fi
 # nvidia-imex-ctl -N asks the local daemon, which asks every peer, so it
 # runs under timeout(1) (20 s; exit 124 when cut), its output cut at 256 KiB.
 if [ -n "${GPUFORM_PROBE_IMEX_STATUS:-}" ]; then
-	if on_path nvidia-imex-ctl && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+	if on_path nvidia-imex-ctl && may_run; then
 		_c=$_b
 		if on_path timeout; then
 			_o=$("$_b" 20 "$_c" -N 2>&1)
@@ -550,7 +566,7 @@ fi
 # its output cut at 16 KiB. Absent either, nothing is sent: the BMC is
 # not read.
 if resolve_path /dev/ipmi0 && { [ -c "$_r" ] || { [ -n "$R" ] && [ -f "$_r" ]; }; } &&
-	on_path ipmitool && { [ -z "$R" ] || case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) true ;; *) false ;; esac; }; then
+	on_path ipmitool && may_run; then
 	_c=$_b
 	if on_path timeout; then
 		_o=$("$_b" 10 "$_c" mc info 2>&1 </dev/null)
@@ -717,8 +733,11 @@ fi
 # Container images, for the digests gpuform pulls (container_images): only
 # where the runtime's daemon socket exists, so that a client without a
 # daemon is never asked. Under a root prefix only a client inside the root
-# is asked (a simulated node's): the controller's own says nothing.
+# is asked (a simulated node's): the controller's own says nothing. Under a
+# host root none is: this machine's client would ask its own socket, not
+# the node's, and the root's is not run.
 for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
+	[ -z "${GPUFORM_PROBE_HOST_ROOT:-}" ] || break
 	_s=${_t#*:}
 	_t=${_t%%:*}
 	{ resolve_path "$_s" && [ -e "$_r" ]; } || continue

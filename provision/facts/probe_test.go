@@ -436,3 +436,50 @@ func TestProbeLinkListingCannotBeForged(t *testing.T) {
 		t.Errorf("PCI devices (-want +got):\n%s", diff)
 	}
 }
+
+// Under a host root (Options.HostRoot: the node's / mounted into a pod)
+// the probe reads the root's files but runs only this machine's own
+// tools, never a binary under the root; under a simulated root it is
+// the other way round (only the root's stand-ins). Each tool here leaves
+// a mark of which one ran.
+func TestProbeHostRootRunsNoBinaryOfTheRoot(t *testing.T) {
+	t.Parallel()
+	root, own, marks := t.TempDir(), t.TempDir(), t.TempDir()
+	tool := func(dir, mark string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		script := "#!/bin/sh\n: >\"$GPUFORM_TEST_MARKS/" + mark + "\"\necho ran\n"
+		if err := os.WriteFile(filepath.Join(dir, "nvidia-imex-ctl"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool(filepath.Join(root, "usr/local/bin"), "root")
+	tool(own, "own")
+	for _, c := range []struct {
+		name     string
+		hostRoot bool
+		path     string
+		want     string // the mark left, "" for none
+	}{
+		{"host root, the root's tool first on PATH", true, filepath.Join(root, "usr/local/bin") + ":" + own + ":/usr/bin:/bin", ""},
+		{"host root, this machine's tool", true, own + ":/usr/bin:/bin", "own"},
+		{"simulated root, its stand-in", false, filepath.Join(root, "usr/local/bin") + ":" + own + ":/usr/bin:/bin", "root"},
+		{"simulated root, this machine's tool", false, own + ":/usr/bin:/bin", ""},
+	} {
+		for _, m := range []string{"root", "own"} {
+			os.Remove(filepath.Join(marks, m))
+		}
+		lt := local.New("node", local.WithEnv(map[string]string{"PATH": c.path, "GPUFORM_TEST_MARKS": marks}))
+		if _, err := facts.Probe(context.Background(), lt, facts.Options{Reads: resource.Reads(), Root: root, HostRoot: c.hostRoot, IMEXStatus: true}); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, m := range []string{"root", "own"} {
+			_, err := os.Stat(filepath.Join(marks, m))
+			if ran := err == nil; ran != (m == c.want) {
+				t.Errorf("%s: the %s tool ran: %v, want %v", c.name, m, ran, m == c.want)
+			}
+		}
+	}
+}

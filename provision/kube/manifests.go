@@ -34,7 +34,25 @@ const (
 	BreakerLease     = "gpuform-breaker"
 	// SpecMount is where the DaemonSet mounts the spec's ConfigMap.
 	SpecMount = "/etc/gpuform/spec"
+	// HostRootMount is where health mode's DaemonSet and verify -engine
+	// kubernetes's Jobs mount the node's root filesystem, read-only:
+	// verify --local -host-root reads the node's packages and /etc
+	// there, not the image's.
+	HostRootMount = "/host"
 )
+
+// HostRootVolume is the node's / as a hostPath volume named host-root.
+func HostRootVolume() map[string]any {
+	return map[string]any{"name": "host-root", "hostPath": map[string]any{"path": "/", "type": "Directory"}}
+}
+
+// HostRootVolumeMount mounts HostRootVolume at HostRootMount, read-only
+// and, where the container runtime can, recursively so (the node's /proc,
+// /sys and /run under it too). No mount propagation: mounts the node makes
+// later are not needed, a read of the node's files is.
+func HostRootVolumeMount() map[string]any {
+	return map[string]any{"name": "host-root", "mountPath": HostRootMount, "readOnly": true, "recursiveReadOnly": "IfPossible"}
+}
 
 func (o *ManifestOptions) defaults() {
 	if o.Namespace == "" {
@@ -78,7 +96,7 @@ func Manifests(o ManifestOptions) ([]map[string]any, error) {
 	for k, v := range o.NodeSelector {
 		sel[k] = v
 	}
-	script := fmt.Sprintf(`while :; do gpuform verify --local -kube-taint -namespace %s %s; sleep %d; done`, ns, SpecMount, int(o.Interval.Seconds()))
+	script := fmt.Sprintf(`while :; do gpuform verify --local -kube-taint -namespace %s -host-root %s %s; sleep %d; done`, ns, HostRootMount, SpecMount, int(o.Interval.Seconds()))
 	ds := obj{
 		"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta("gpuform-health", true),
 		"spec": obj{
@@ -118,12 +136,16 @@ func Manifests(o ManifestOptions) ([]map[string]any, error) {
 							obj{"name": "spec", "mountPath": SpecMount, "readOnly": true},
 							obj{"name": "kmsg", "mountPath": "/dev/kmsg", "readOnly": true},
 							obj{"name": "state", "mountPath": "/var/lib/gpuform"},
+							// The node's files (packages, /etc), read-only:
+							// the spec.* checks judge the node, not the image.
+							HostRootVolumeMount(),
 						},
 					}},
 					"volumes": []any{
 						obj{"name": "spec", "configMap": obj{"name": o.SpecConfigMap}},
 						obj{"name": "kmsg", "hostPath": obj{"path": "/dev/kmsg", "type": "CharDevice"}},
 						obj{"name": "state", "hostPath": obj{"path": "/var/lib/gpuform", "type": "DirectoryOrCreate"}},
+						HostRootVolume(),
 					},
 				},
 			},

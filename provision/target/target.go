@@ -238,9 +238,12 @@ func ProbeOver(ctx context.Context, t transport.Transport, h spec.Host) (*facts.
 
 // VerifyProbeOver is ProbeOver for verify of a host of node n: it also
 // reads what only verify judges, IMEX's own view of its domain
-// (nvidia-imex-ctl -N) where n runs IMEX.
-func VerifyProbeOver(ctx context.Context, t transport.Transport, h spec.Host, n *spec.Node) (*facts.Node, error) {
-	opts := facts.Options{Become: h.Become != "", Reads: resource.Reads()}
+// (nvidia-imex-ctl -N) where n runs IMEX. A hostRoot other than "" is
+// the node's root filesystem mounted on the machine t runs on (verify
+// --local -host-root): the probe reads the node's files there
+// (facts.Options.HostRoot).
+func VerifyProbeOver(ctx context.Context, t transport.Transport, h spec.Host, n *spec.Node, hostRoot string) (*facts.Node, error) {
+	opts := facts.Options{Become: h.Become != "", Reads: resource.Reads(), Root: hostRoot, HostRoot: hostRoot != ""}
 	opts.IMEXStatus = n != nil && n.Driver != nil && n.Driver.IMEX.V
 	return facts.Probe(ctx, t, opts)
 }

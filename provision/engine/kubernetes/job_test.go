@@ -39,7 +39,8 @@ func TestJobPassesTheAPIServer(t *testing.T) {
 	}
 	// What the operator relies on, before the server judges it.
 	for _, want := range []string{`"nodeName":"gpu007"`, `"nvidia.com/gpu":"8"`, `"backoffLimit":0`, `"ttlSecondsAfterFinished":600`, `"activeDeadlineSeconds":420`,
-		`"gpuform.dev/run":"ab12cd34"`, `"-engine-kube-report","gpuform-report-ab12cd34-3"`, `"secretName":"gpuform-bundle-ab12cd34"`, `"operator":"Equal"`} {
+		`"gpuform.dev/run":"ab12cd34"`, `"-engine-kube-report","gpuform-report-ab12cd34-3"`, `"secretName":"gpuform-bundle-ab12cd34"`, `"operator":"Equal"`,
+		`"-host-root","/host"`, `{"hostPath":{"path":"/","type":"Directory"},"name":"host-root"}`, `{"mountPath":"/host","name":"host-root","readOnly":true,"recursiveReadOnly":"IfPossible"}`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the Job lacks %s:\n%s", want, b)
 		}

@@ -440,7 +440,10 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 		"name":  "verify",
 		"image": k.Image.V,
 		"command": []any{"gpuform", "verify", "--local",
-			"-engine-node", bundleMount + "/" + bundleKey, "-engine-kube-report", reportName(run, m.index)},
+			"-engine-node", bundleMount + "/" + bundleKey, "-engine-kube-report", reportName(run, m.index),
+			// The node's packages and /etc, not the image's, for the
+			// spec.* checks.
+			"-host-root", kube.HostRootMount},
 		"env": []any{
 			fieldEnv(EnvNode, "spec.nodeName"),
 			fieldEnv(EnvNamespace, "metadata.namespace"),
@@ -460,6 +463,7 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 		"volumeMounts": []any{
 			obj{"name": "bundle", "mountPath": bundleMount, "readOnly": true},
 			obj{"name": "kmsg", "mountPath": "/dev/kmsg", "readOnly": true},
+			kube.HostRootVolumeMount(),
 		},
 	}
 	res := obj{"requests": obj{"cpu": "100m", "memory": "128Mi"}, "limits": obj{"memory": "1Gi"}}
@@ -481,6 +485,7 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 		"volumes": []any{
 			obj{"name": "bundle", "secret": obj{"secretName": bundleName(run), "defaultMode": 0o400}},
 			obj{"name": "kmsg", "hostPath": obj{"path": "/dev/kmsg", "type": "CharDevice"}},
+			kube.HostRootVolume(),
 		},
 	}
 	if len(tolerations) > 0 {

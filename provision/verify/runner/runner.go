@@ -55,6 +55,12 @@ type Options struct {
 	// through Target.Connect like any host (a local:// transport), but
 	// runs no multi-node tests and needs no -allow-local for nccl-tests.
 	Local bool
+	// HostRoot, with Local, is where the node's root filesystem is
+	// mounted on this machine (a pod's read-only hostPath /, verify
+	// --local -host-root): the probe reads the node's files there, so
+	// the spec.* checks judge the node's packages and configuration
+	// rather than the container image's. "" reads this machine's own.
+	HostRoot string
 	// Budget is the hard wall-clock limit per host, connecting and
 	// probing included; zero means the tier's Budget.
 	Budget time.Duration
@@ -288,7 +294,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	}
 	defer t.Close()
 
-	node, err := target.VerifyProbeOver(ctx, t, tg.Host, tg.Node)
+	node, err := target.VerifyProbeOver(ctx, t, tg.Host, tg.Node, o.HostRoot)
 	if err != nil {
 		return report.Host{}, err
 	}
