@@ -65,7 +65,7 @@ func TestPlanApplyPlan(t *testing.T) {
 			} `json:"resource_changes"`
 		} `json:"hosts"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || doc.FormatVersion != "2.3" || len(doc.Hosts) != 1 || len(doc.Hosts[0].ResourceChanges) == 0 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || doc.FormatVersion != "2.4" || len(doc.Hosts) != 1 || len(doc.Hosts[0].ResourceChanges) == 0 {
 		t.Fatalf("plan -json: exit %d, %v\n%s", code, err, out)
 	}
 

@@ -60,7 +60,7 @@ func planChanges(t *testing.T, env []string, dir string) map[string]planChange {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || len(doc.Hosts) != 1 || doc.Hosts[0].Error != "" {
 		t.Fatalf("plan -json: exit %d, %v\n%s\n%s", code, err, out, errOut)
 	}
-	if doc.FormatVersion != "2.3" {
+	if doc.FormatVersion != "2.4" {
 		t.Errorf("format_version %q, want 2.3 (version_from, releases and version_unresolved were added)", doc.FormatVersion)
 	}
 	m := map[string]planChange{}

@@ -54,12 +54,12 @@ func TestShowRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := `"format_version": "2.3"`
+	version := `"format_version": "2.4"`
 	if !strings.Contains(string(saved), version) {
 		t.Fatalf("plan file has no %s:\n%.300s", version, saved)
 	}
 	writeFile(t, filepath.Join(dir, "old.plan"), strings.Replace(string(saved), version, `"format_version": "1.0"`, 1))
-	writeFile(t, filepath.Join(dir, "other.json"), `{"format_version": "2.3", "hosts": []}`)
+	writeFile(t, filepath.Join(dir, "other.json"), `{"format_version": "2.4", "hosts": []}`)
 	writeFile(t, filepath.Join(dir, "spec.gpuform.hcl"), "node \"n\" {}\n")
 	for _, tc := range []struct {
 		name string

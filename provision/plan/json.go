@@ -16,7 +16,7 @@ import (
 // The JSON plan, as written by RenderJSON:
 //
 //	{
-//	  "format_version": "2.3",
+//	  "format_version": "2.4",
 //	  "applyable": bool,        // some host changes and none failed to plan
 //	  "errored": bool,          // some host could not be probed or planned
 //	  "hosts": [{
