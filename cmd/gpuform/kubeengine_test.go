@@ -287,6 +287,29 @@ func (k *kubelet) runPod(j jobObject) error {
 		e := e.(map[string]any)
 		v, _ := e["value"].(string)
 		if from, ok := e["valueFrom"].(map[string]any); ok {
+			if ref, ok := from["secretKeyRef"].(map[string]any); ok {
+				// The kubelet waits for the Secret (the run creates
+				// it after the Jobs), the container not created
+				// meanwhile.
+				var keys struct {
+					Data map[string][]byte `json:"data"`
+				}
+				for range 100 {
+					if err = k.a.call(http.MethodGet, "/api/v1/namespaces/"+kubeEngineNS+"/secrets/"+ref["name"].(string), "", nil, &keys); err == nil {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if err != nil {
+					return err
+				}
+				key, ok := keys.Data[ref["key"].(string)]
+				if !ok {
+					return fmt.Errorf("env %v: Secret %s has no key %s", e, ref["name"], ref["key"])
+				}
+				env = append(env, e["name"].(string)+"="+string(key))
+				continue
+			}
 			switch from["fieldRef"].(map[string]any)["fieldPath"] {
 			case "spec.nodeName":
 				v = node
