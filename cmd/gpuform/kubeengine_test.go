@@ -606,3 +606,24 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A kubeconfig with insecure-skip-tls-verify still makes a client (an
+// operator may need it), but never silently: standard error says the
+// server's certificate is not verified.
+func TestKubeClientWarnsInsecure(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "config")
+	kc := "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n" +
+		"clusters:\n- name: k\n  cluster:\n    server: https://k.example:6443\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t0ken\n"
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	if _, err := kubeClient(Streams{Err: &errb}, p); err != nil {
+		t.Fatal(err)
+	}
+	want := "gpuform: warning: the kubeconfig says insecure-skip-tls-verify: the API server https://k.example:6443's certificate is not verified, so anyone on the path can read this run's credentials and answers.\n"
+	if diff := cmp.Diff(want, errb.String()); diff != "" {
+		t.Errorf("standard error (-want +got):\n%s", diff)
+	}
+}
