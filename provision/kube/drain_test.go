@@ -219,6 +219,41 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
+	// A node write whose answer is lost (the API server applied it, the
+	// connection dropped before the answer) leaves a drain that stands:
+	// its place in the Lease stays, or the breaker would count one drain
+	// fewer than there are and let one more through.
+	t.Run("lost answer keeps the place", func(t *testing.T) {
+		b := breaker(10) // limit 1
+		create(t, c, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "lost001"}})
+		fc := *c
+		fc.http = &http.Client{Timeout: c.http.Timeout, Transport: losePatchAnswer{c.http.Transport}}
+		if _, err := fc.Drain(ctx, b, "lost001", "gpu.ecc", "gpu.ecc: reset_gpu: x"); err == nil {
+			t.Fatal("drain with the node write's answer lost: nil error")
+		}
+		n, err := c.GetNode(ctx, "lost001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasTaint(n) || !n.Spec.Unschedulable {
+			t.Fatalf("the node write did not land: %+v", n.Spec)
+		}
+		l, err := c.GetLease(ctx, testNS, "gpuform-breaker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held, _ := drained(l); !slices.Equal(held, []string{"lost001"}) {
+			t.Errorf("Lease lists %v with lost001 drained; want [lost001]", held)
+		}
+		if _, err := c.Drain(ctx, b, "gpu020", "gpu.ecc", "x"); !IsBreakerOpen(err) {
+			t.Errorf("a second drain at limit 1: %v, want the breaker open", err)
+			_, _ = c.Lift(ctx, b, "gpu020")
+		}
+		if _, err := c.Lift(ctx, b, "lost001"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	// Fail closed: with the Lease gone, no drain is made.
 	t.Run("no lease", func(t *testing.T) {
 		b := breaker(10)
@@ -367,4 +402,18 @@ func (r refusePatch) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("refused by the test")
 	}
 	return r.next.RoundTrip(req)
+}
+
+// losePatchAnswer is a transport that sends every PATCH to the real API
+// server and then loses its answer (a connection dropped, a proxy timing
+// out): the write landed, the client hears an error.
+type losePatchAnswer struct{ next http.RoundTripper }
+
+func (r losePatchAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if req.Method != http.MethodPatch || err != nil {
+		return resp, err
+	}
+	_ = resp.Body.Close()
+	return nil, errors.New("answer lost by the test")
 }
