@@ -254,6 +254,40 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
+	// An admin's taint added between gpuform's read of the node and its
+	// write is kept: the write carries the resourceVersion read, the
+	// real API server refuses it (409) and Drain reads again, rather
+	// than a merge patch of the whole taints list dropping the admin's.
+	t.Run("admin edit races the drain", func(t *testing.T) {
+		b := breaker(10) // limit 1
+		create(t, c, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "race001"}})
+		fc := *c
+		var once sync.Once
+		fc.http = &http.Client{Timeout: c.http.Timeout, Transport: beforePatch{c.http.Transport, func() {
+			once.Do(func() {
+				kc.MergePatch(t, "/api/v1/nodes/race001", `{"spec":{"taints":[{"key":"example.com/admin","value":"hold","effect":"NoExecute"}]}}`)
+			})
+		}}}
+		if _, err := fc.Drain(ctx, b, "race001", "gpu.ecc", "gpu.ecc: reset_gpu: x"); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.GetNode(ctx, "race001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, tn := range n.Spec.Taints {
+			keys = append(keys, tn.Key)
+		}
+		slices.Sort(keys)
+		if diff := cmp.Diff([]string{"example.com/admin", TaintKey}, keys); diff != "" {
+			t.Errorf("taints after a drain raced by an admin's edit (-want +got):\n%s", diff)
+		}
+		if _, err := c.Lift(ctx, b, "race001"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	// Fail closed: with the Lease gone, no drain is made.
 	t.Run("no lease", func(t *testing.T) {
 		b := breaker(10)
@@ -416,4 +450,18 @@ func (r losePatchAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	_ = resp.Body.Close()
 	return nil, errors.New("answer lost by the test")
+}
+
+// beforePatch is a transport that calls edit before it sends a PATCH (an
+// admin's edit landing between gpuform's read and write).
+type beforePatch struct {
+	next http.RoundTripper
+	edit func()
+}
+
+func (r beforePatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPatch {
+		r.edit()
+	}
+	return r.next.RoundTrip(req)
 }
