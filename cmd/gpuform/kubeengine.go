@@ -26,6 +26,10 @@ func kubeClient(s Streams, flag string) (*kube.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Insecure {
+		// Never silently: every run says the server is not verified.
+		fmt.Fprintf(s.Err, "gpuform: warning: the kubeconfig says insecure-skip-tls-verify: the API server %s's certificate is not verified, so anyone on the path can read this run's credentials and answers.\n", cfg.Server)
+	}
 	return kube.New(cfg, kubeHealthTimeout)
 }
 

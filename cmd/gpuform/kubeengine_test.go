@@ -323,6 +323,29 @@ func (k *kubelet) runPod(j jobObject) error {
 		e := e.(map[string]any)
 		v, _ := e["value"].(string)
 		if from, ok := e["valueFrom"].(map[string]any); ok {
+			if ref, ok := from["secretKeyRef"].(map[string]any); ok {
+				// The kubelet waits for the Secret (the run creates
+				// it after the Jobs), the container not created
+				// meanwhile.
+				var keys struct {
+					Data map[string][]byte `json:"data"`
+				}
+				for range 100 {
+					if err = k.a.call(http.MethodGet, "/api/v1/namespaces/"+kubeEngineNS+"/secrets/"+ref["name"].(string), "", nil, &keys); err == nil {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if err != nil {
+					return err
+				}
+				key, ok := keys.Data[ref["key"].(string)]
+				if !ok {
+					return fmt.Errorf("env %v: Secret %s has no key %s", e, ref["name"], ref["key"])
+				}
+				env = append(env, e["name"].(string)+"="+string(key))
+				continue
+			}
 			switch from["fieldRef"].(map[string]any)["fieldPath"] {
 			case "spec.nodeName":
 				v = node
@@ -618,4 +641,25 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A kubeconfig with insecure-skip-tls-verify still makes a client (an
+// operator may need it), but never silently: standard error says the
+// server's certificate is not verified.
+func TestKubeClientWarnsInsecure(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "config")
+	kc := "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n" +
+		"clusters:\n- name: k\n  cluster:\n    server: https://k.example:6443\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t0ken\n"
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	if _, err := kubeClient(Streams{Err: &errb}, p); err != nil {
+		t.Fatal(err)
+	}
+	want := "gpuform: warning: the kubeconfig says insecure-skip-tls-verify: the API server https://k.example:6443's certificate is not verified, so anyone on the path can read this run's credentials and answers.\n"
+	if diff := cmp.Diff(want, errb.String()); diff != "" {
+		t.Errorf("standard error (-want +got):\n%s", diff)
+	}
 }

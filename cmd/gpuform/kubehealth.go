@@ -32,17 +32,7 @@ func kubeHealth(ctx context.Context, s Streams, a *verifyArguments, w io.Writer,
 	if name == "" {
 		return fmt.Errorf("-kube-taint: NODE_NAME is not set: give the pod env NODE_NAME from fieldRef spec.nodeName (gpuform kubernetes manifests does)")
 	}
-	var cfg kube.Config
-	var err error
-	if path := kube.KubeconfigFromEnv(a.Kubeconfig, s.Getenv); path != "" {
-		cfg, err = kube.LoadKubeconfig(path)
-	} else {
-		cfg, err = kube.InCluster(s.Getenv)
-	}
-	if err != nil {
-		return fmt.Errorf("-kube-taint: %w", err)
-	}
-	cl, err := kube.New(cfg, kubeHealthTimeout)
+	cl, err := kubeClient(s, a.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("-kube-taint: %w", err)
 	}

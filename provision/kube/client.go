@@ -100,6 +100,9 @@ type kubeconfig struct {
 			ClientKey             string `yaml:"client-key"`
 			ClientKeyData         string `yaml:"client-key-data"`
 			Exec                  any    `yaml:"exec"`
+			AuthProvider          *struct {
+				Name string `yaml:"name"`
+			} `yaml:"auth-provider"`
 		} `yaml:"user"`
 	} `yaml:"users"`
 	Contexts []struct {
@@ -169,6 +172,11 @@ func LoadKubeconfig(path string) (Config, error) {
 			if cfg.CA, err = data(cl.Cluster.CertificateAuthorityData, cl.Cluster.CertificateAuthority, "certificate-authority"); err != nil {
 				return Config{}, err
 			}
+			if cfg.Insecure && len(cfg.CA) > 0 {
+				// The CA would be ignored without a word (kubectl
+				// refuses this too).
+				return Config{}, fmt.Errorf("kubeconfig %s: cluster %q gives both a certificate authority and insecure-skip-tls-verify: drop one", path, cl.Name)
+			}
 		}
 		for _, u := range kc.Users {
 			if u.Name != c.Context.User {
@@ -177,6 +185,9 @@ func LoadKubeconfig(path string) (Config, error) {
 			userFound = true
 			if u.User.Exec != nil {
 				return Config{}, fmt.Errorf("kubeconfig %s: context %q's user %q authenticates with an exec plugin, which gpuform does not run: give a token or a client certificate", path, c.Name, u.Name)
+			}
+			if u.User.AuthProvider != nil {
+				return Config{}, fmt.Errorf("kubeconfig %s: context %q's user %q authenticates with an auth-provider plugin (%s), which gpuform does not run: give a token or a client certificate", path, c.Name, u.Name, u.User.AuthProvider.Name)
 			}
 			cfg.Token = u.User.Token
 			if cfg.Token == "" && u.User.TokenFile != "" {
@@ -198,6 +209,11 @@ func LoadKubeconfig(path string) (Config, error) {
 		}
 		if !userFound {
 			return Config{}, fmt.Errorf("kubeconfig %s: context %q names user %q, which is not in users", path, c.Name, c.Context.User)
+		}
+		if strings.HasPrefix(cfg.Server, "http://") && (cfg.Token != "" || len(cfg.Cert) > 0) {
+			// A bearer token over plain http crosses the network in
+			// clear; the API server serves no plain port anyway.
+			return Config{}, fmt.Errorf("kubeconfig %s: cluster %q's server %s is not https, and user %q has credentials that would travel in clear: use the https URL", path, c.Context.Cluster, cfg.Server, c.Context.User)
 		}
 	}
 	if !found {

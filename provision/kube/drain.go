@@ -201,13 +201,19 @@ func (c *Client) Drain(ctx context.Context, b Breaker, node, check, reason strin
 		n = nil
 	}
 	if err != nil && took {
-		// The Lease counts a drain that was not made: take the place
-		// back (if that fails too, the Lease over-counts, which holds
-		// more drains back, never lets more through). A place this call
-		// did not take stays: it is a drain that stands (the node still
-		// carries gpuform's taint), and giving it up would let one more
-		// drain through the breaker than max_drained_share allows.
-		_ = c.updateDrained(ctx, b, withoutNode(node))
+		// The Lease counts a drain that may not have been made: take
+		// the place back only when the node is seen without gpuform's
+		// taint. A write whose answer was lost may have landed, and a
+		// node that cannot be read may be drained: either keeps its
+		// place (the Lease over-counts, which holds more drains back,
+		// never lets more through). If the give-back fails too, the
+		// same. A place this call did not take stays: it is a drain
+		// that stands (the node still carries gpuform's taint), and
+		// giving it up would let one more drain through the breaker
+		// than max_drained_share allows.
+		if now, gerr := c.GetNode(ctx, node); gerr == nil && !hasTaint(now) {
+			_ = c.updateDrained(ctx, b, withoutNode(node))
+		}
 	}
 	if err != nil {
 		return res, err

@@ -219,6 +219,75 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
+	// A node write whose answer is lost (the API server applied it, the
+	// connection dropped before the answer) leaves a drain that stands:
+	// its place in the Lease stays, or the breaker would count one drain
+	// fewer than there are and let one more through.
+	t.Run("lost answer keeps the place", func(t *testing.T) {
+		b := breaker(10) // limit 1
+		create(t, c, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "lost001"}})
+		fc := *c
+		fc.http = &http.Client{Timeout: c.http.Timeout, Transport: losePatchAnswer{c.http.Transport}}
+		if _, err := fc.Drain(ctx, b, "lost001", "gpu.ecc", "gpu.ecc: reset_gpu: x"); err == nil {
+			t.Fatal("drain with the node write's answer lost: nil error")
+		}
+		n, err := c.GetNode(ctx, "lost001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasTaint(n) || !n.Spec.Unschedulable {
+			t.Fatalf("the node write did not land: %+v", n.Spec)
+		}
+		l, err := c.GetLease(ctx, testNS, "gpuform-breaker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held, _ := drained(l); !slices.Equal(held, []string{"lost001"}) {
+			t.Errorf("Lease lists %v with lost001 drained; want [lost001]", held)
+		}
+		if _, err := c.Drain(ctx, b, "gpu020", "gpu.ecc", "x"); !IsBreakerOpen(err) {
+			t.Errorf("a second drain at limit 1: %v, want the breaker open", err)
+			_, _ = c.Lift(ctx, b, "gpu020")
+		}
+		if _, err := c.Lift(ctx, b, "lost001"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	// An admin's taint added between gpuform's read of the node and its
+	// write is kept: the write carries the resourceVersion read, the
+	// real API server refuses it (409) and Drain reads again, rather
+	// than a merge patch of the whole taints list dropping the admin's.
+	t.Run("admin edit races the drain", func(t *testing.T) {
+		b := breaker(10) // limit 1
+		create(t, c, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "race001"}})
+		fc := *c
+		var once sync.Once
+		fc.http = &http.Client{Timeout: c.http.Timeout, Transport: beforePatch{c.http.Transport, func() {
+			once.Do(func() {
+				kc.MergePatch(t, "/api/v1/nodes/race001", `{"spec":{"taints":[{"key":"example.com/admin","value":"hold","effect":"NoExecute"}]}}`)
+			})
+		}}}
+		if _, err := fc.Drain(ctx, b, "race001", "gpu.ecc", "gpu.ecc: reset_gpu: x"); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.GetNode(ctx, "race001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, tn := range n.Spec.Taints {
+			keys = append(keys, tn.Key)
+		}
+		slices.Sort(keys)
+		if diff := cmp.Diff([]string{"example.com/admin", TaintKey}, keys); diff != "" {
+			t.Errorf("taints after a drain raced by an admin's edit (-want +got):\n%s", diff)
+		}
+		if _, err := c.Lift(ctx, b, "race001"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	// Fail closed: with the Lease gone, no drain is made.
 	t.Run("no lease", func(t *testing.T) {
 		b := breaker(10)
@@ -365,6 +434,34 @@ type refusePatch struct{ next http.RoundTripper }
 func (r refusePatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPatch {
 		return nil, errors.New("refused by the test")
+	}
+	return r.next.RoundTrip(req)
+}
+
+// losePatchAnswer is a transport that sends every PATCH to the real API
+// server and then loses its answer (a connection dropped, a proxy timing
+// out): the write landed, the client hears an error.
+type losePatchAnswer struct{ next http.RoundTripper }
+
+func (r losePatchAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if req.Method != http.MethodPatch || err != nil {
+		return resp, err
+	}
+	_ = resp.Body.Close()
+	return nil, errors.New("answer lost by the test")
+}
+
+// beforePatch is a transport that calls edit before it sends a PATCH (an
+// admin's edit landing between gpuform's read and write).
+type beforePatch struct {
+	next http.RoundTripper
+	edit func()
+}
+
+func (r beforePatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPatch {
+		r.edit()
 	}
 	return r.next.RoundTrip(req)
 }

@@ -142,6 +142,10 @@ type member struct {
 	index int
 	job   string
 	uid   string
+	// key is the node's report key (hex): only its pod gets it (the
+	// run's keys Secret, through a secretKeyRef), and only a report
+	// signed with it is the node's.
+	key string
 	// out is its report once known.
 	out  *report.Host
 	seen podSeen
@@ -306,6 +310,8 @@ func runSelector(run string) string { return RunLabel + "=" + run }
 func jobName(run string, i int) string    { return fmt.Sprintf("gpuform-verify-%s-%d", run, i) }
 func reportName(run string, i int) string { return fmt.Sprintf("gpuform-report-%s-%d", run, i) }
 func bundleName(run string) string        { return "gpuform-bundle-" + run }
+func keysName(run string) string          { return "gpuform-keys-" + run }
+func keyName(i int) string                { return "key-" + strconv.Itoa(i) }
 
 // runJobs creates the Jobs and the bundle, waits for the reports and sets
 // every member's out.
@@ -345,10 +351,21 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 	}
 	// The Jobs, createParallel at a time: a fleet of thousands is not
 	// thousands of round trips end to end.
+	for _, m := range members {
+		k := make([]byte, 32)
+		if _, err := rand.Read(k); err != nil {
+			fail(m, fmt.Errorf("no report key for the node: %w", err))
+			continue
+		}
+		m.key = hex.EncodeToString(k)
+	}
 	errs := make([]error, len(members))
 	sem := make(chan struct{}, createParallel)
 	var wg sync.WaitGroup
 	for i, m := range members {
+		if m.out != nil {
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -366,12 +383,17 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 	}
 	wg.Wait()
 	var owners []kube.OwnerReference
+	keys := map[string][]byte{}
 	for i, m := range members {
+		if m.out != nil {
+			continue
+		}
 		if errs[i] != nil {
 			fail(m, nodeError(m.node, ": %w", errs[i]))
 			continue
 		}
 		owners = append(owners, kube.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: m.job, UID: m.uid})
+		keys[keyName(m.index)] = []byte(m.key)
 	}
 	if len(owners) == 0 {
 		return
@@ -384,10 +406,20 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 		Type:     "Opaque", Immutable: true, Data: map[string][]byte{bundleKey: bundle},
 	})
 	cancel()
+	if err == nil {
+		// The nodes' report keys in a Secret of their own, which no
+		// pod mounts: each pod's env takes its own key from it.
+		cctx, cancel = context.WithTimeout(ctx, callTimeout)
+		err = e.o.Client.CreateSecret(cctx, &kube.Secret{
+			Metadata: kube.Meta{Name: keysName(run), Namespace: e.o.Namespace, Labels: e.labels(run), OwnerReferences: owners},
+			Type:     "Opaque", Immutable: true, Data: keys,
+		})
+		cancel()
+	}
 	if err != nil {
 		for _, m := range members {
 			if m.out == nil {
-				fail(m, nodeError(m.node, ": the run's spec bundle: %w", err))
+				fail(m, nodeError(m.node, ": the run's spec bundle and report keys Secrets: %w", err))
 			}
 		}
 		return
@@ -450,6 +482,7 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 			fieldEnv(EnvJobUID, "metadata.labels['batch.kubernetes.io/controller-uid']"),
 			obj{"name": EnvRun, "value": run},
 			obj{"name": EnvJob, "value": jobName(run, m.index)},
+			obj{"name": EnvReportKey, "valueFrom": obj{"secretKeyRef": obj{"name": keysName(run), "key": keyName(m.index)}}},
 			// The NVIDIA container runtime mounts the GPUs and the
 			// driver's libraries (NVML, DCGM, NCCL's).
 			obj{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
@@ -702,7 +735,7 @@ func (e *Engine) collect(ctx context.Context, run string, m *member, jobFailed s
 	cancel()
 	var rep engineslurm.NodeReport
 	if err == nil {
-		rep, err = readReport(cm, run, m.uid, m.node)
+		rep, err = readReport(cm, run, m.uid, m.node, m.key)
 	}
 	if err == nil && rep.Error != "" {
 		h := report.UnreachableHost(name, fmt.Errorf("verify --local could not run on Kubernetes node %s: %s", m.node, rep.Error), took)

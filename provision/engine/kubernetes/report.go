@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +32,13 @@ const (
 	maxReportConfigMap = 900 << 10
 	// maxReportJSON bounds a report as it is decoded.
 	maxReportJSON = 8 << 20
+	// MACAnnotation on a report ConfigMap is the HMAC-SHA256 of the
+	// report under its node's report key (reportMAC). The run id, the
+	// Job's uid and the node name are no secrets (anyone who may list
+	// pods in the namespace reads them), so they tell the controller
+	// which report is meant, not who wrote it: the key, which only the
+	// node's pod gets, does.
+	MACAnnotation = "gpuform.dev/report-mac"
 )
 
 // Labels and annotations of the run's objects.
@@ -59,6 +69,8 @@ type NodeSide struct {
 	Job, JobUID string
 	// ConfigMap is the report's name (-engine-kube-report).
 	ConfigMap string
+	// Key is the node's report key (GPUFORM_REPORT_KEY).
+	Key string
 }
 
 // Environment of the node side, as the Job sets it.
@@ -68,13 +80,17 @@ const (
 	EnvRun       = "GPUFORM_RUN"
 	EnvJob       = "GPUFORM_JOB"
 	EnvJobUID    = "GPUFORM_JOB_UID"
+	// EnvReportKey is the node's report key (hex), from the run's keys
+	// Secret through a secretKeyRef: in no object a pod list shows, and
+	// each pod gets its own node's key only.
+	EnvReportKey = "GPUFORM_REPORT_KEY"
 )
 
 // NodeSideFromEnv reads the node side's place from the pod's environment;
 // configMap is -engine-kube-report.
 func NodeSideFromEnv(getenv func(string) string, configMap string) (NodeSide, error) {
-	ns := NodeSide{Node: getenv(EnvNode), Namespace: getenv(EnvNamespace), Run: getenv(EnvRun), Job: getenv(EnvJob), JobUID: getenv(EnvJobUID), ConfigMap: configMap}
-	for _, v := range []struct{ name, value string }{{EnvNode, ns.Node}, {EnvNamespace, ns.Namespace}, {EnvRun, ns.Run}, {EnvJob, ns.Job}, {EnvJobUID, ns.JobUID}} {
+	ns := NodeSide{Node: getenv(EnvNode), Namespace: getenv(EnvNamespace), Run: getenv(EnvRun), Job: getenv(EnvJob), JobUID: getenv(EnvJobUID), ConfigMap: configMap, Key: getenv(EnvReportKey)}
+	for _, v := range []struct{ name, value string }{{EnvNode, ns.Node}, {EnvNamespace, ns.Namespace}, {EnvRun, ns.Run}, {EnvJob, ns.Job}, {EnvJobUID, ns.JobUID}, {EnvReportKey, ns.Key}} {
 		if v.value == "" {
 			return ns, fmt.Errorf("-engine-kube-report: %s is not set (the Job verify -engine kubernetes makes sets it)", v.name)
 		}
@@ -100,12 +116,24 @@ func WriteReport(ctx context.Context, c *kube.Client, ns NodeSide, rep engineslu
 		Metadata: kube.Meta{
 			Name: ns.ConfigMap, Namespace: ns.Namespace,
 			Labels:          map[string]string{RunLabel: ns.Run, appLabel: appName, "app.kubernetes.io/part-of": "gpuform"},
-			Annotations:     map[string]string{NodeAnnotation: ns.Node},
+			Annotations:     map[string]string{NodeAnnotation: ns.Node, MACAnnotation: reportMAC(ns.Key, ns.Run, ns.Node, z)},
 			OwnerReferences: []kube.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: ns.Job, UID: ns.JobUID}},
 		},
 		BinaryData: map[string][]byte{reportKey: z},
 	}
 	return c.CreateConfigMap(ctx, cm)
+}
+
+// reportMAC is the HMAC-SHA256, under key, of node's gzipped report z in
+// run, in hex.
+func reportMAC(key, run, node string, z []byte) string {
+	m := hmac.New(sha256.New, []byte(key))
+	for _, part := range [][]byte{[]byte("gpuform-report"), []byte(run), []byte(node)} {
+		m.Write(part)
+		m.Write([]byte{0})
+	}
+	m.Write(z)
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func encodeReport(rep engineslurm.NodeReport) ([]byte, error) {
@@ -121,9 +149,10 @@ func encodeReport(rep engineslurm.NodeReport) ([]byte, error) {
 }
 
 // readReport checks and decodes the report ConfigMap of node's Job
-// (run, jobUID): a ConfigMap of another run, or not owned by the Job,
-// or naming another node, is never taken for its report.
-func readReport(cm *kube.ConfigMap, run, jobUID, node string) (engineslurm.NodeReport, error) {
+// (run, jobUID, the node's report key): a ConfigMap of another run, or
+// not owned by the Job, or not signed with the node's key, or naming
+// another node, is never taken for its report.
+func readReport(cm *kube.ConfigMap, run, jobUID, node, key string) (engineslurm.NodeReport, error) {
 	var rep engineslurm.NodeReport
 	if cm.Metadata.Labels[RunLabel] != run {
 		return rep, fmt.Errorf("its report ConfigMap %s is labelled run %q, not %q", cm.Metadata.Name, cm.Metadata.Labels[RunLabel], run)
@@ -138,6 +167,11 @@ func readReport(cm *kube.ConfigMap, run, jobUID, node string) (engineslurm.NodeR
 	z, ok := cm.BinaryData[reportKey]
 	if !ok {
 		return rep, fmt.Errorf("its report ConfigMap %s has no %s", cm.Metadata.Name, reportKey)
+	}
+	// Before anything of it is decoded: a report that is not the node
+	// pod's own is not read at all.
+	if mac := cm.Metadata.Annotations[MACAnnotation]; key == "" || !hmac.Equal([]byte(mac), []byte(reportMAC(key, run, node, z))) {
+		return rep, fmt.Errorf("its report ConfigMap %s is not signed with the node's report key (%s): not written by the node's pod", cm.Metadata.Name, MACAnnotation)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(z))
 	if err != nil {

@@ -16,20 +16,23 @@ import (
 )
 
 // A report ConfigMap is taken for a node's report only when it is of the
-// run, owned by the node's Job and names the node; anything else is a
-// failure naming why, never another run's report.
+// run, owned by the node's Job, signed with the node's report key and
+// names the node; anything else is a failure naming why, never another
+// run's report nor one another pod wrote.
 func TestReadReport(t *testing.T) {
 	t.Parallel()
 	z, err := encodeReport(engineslurm.NewNodeReport("gpu011", []report.Host{{Host: "local://gpu011"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	const key = "k-gpu011"
 	good := func() *kube.ConfigMap {
 		return &kube.ConfigMap{Metadata: kube.Meta{Name: "gpuform-report-r1-0", Labels: map[string]string{RunLabel: "r1"},
+			Annotations:     map[string]string{MACAnnotation: reportMAC(key, "r1", "gpu011", z)},
 			OwnerReferences: []kube.OwnerReference{{Kind: "Job", Name: "gpuform-verify-r1-0", UID: "uid-1"}}},
 			BinaryData: map[string][]byte{reportKey: z}}
 	}
-	if rep, err := readReport(good(), "r1", "uid-1", "gpu011"); err != nil || len(rep.HostReports()) != 1 {
+	if rep, err := readReport(good(), "r1", "uid-1", "gpu011", key); err != nil || len(rep.HostReports()) != 1 {
 		t.Fatalf("the good report: %+v, %v", rep, err)
 	}
 	for _, c := range []struct {
@@ -41,13 +44,36 @@ func TestReadReport(t *testing.T) {
 	}{
 		{"an earlier run's", func(*kube.ConfigMap) {}, "r2", "gpu011", `labelled run "r1", not "r2"`},
 		{"not the Job's", func(cm *kube.ConfigMap) { cm.Metadata.OwnerReferences[0].UID = "uid-other" }, "r1", "gpu011", "not owned by the run's Job"},
-		{"another node's", func(*kube.ConfigMap) {}, "r1", "gpu012", `names node "gpu011"`},
+		{"another node's", func(cm *kube.ConfigMap) {
+			cm.Metadata.Annotations[MACAnnotation] = reportMAC(key, "r1", "gpu012", z)
+		}, "r1", "gpu012", `names node "gpu011"`},
 		{"no report", func(cm *kube.ConfigMap) { delete(cm.BinaryData, reportKey) }, "r1", "gpu011", "has no report.json.gz"},
-		{"not gzip", func(cm *kube.ConfigMap) { cm.BinaryData[reportKey] = []byte("{}") }, "r1", "gpu011", "not gzip"},
+		{"not gzip", func(cm *kube.ConfigMap) {
+			cm.BinaryData[reportKey] = []byte("{}")
+			cm.Metadata.Annotations[MACAnnotation] = reportMAC(key, "r1", "gpu011", cm.BinaryData[reportKey])
+		}, "r1", "gpu011", "not gzip"},
+		// What a pod on another node can write, knowing all a pod list
+		// shows (the run, the Job's uid, the node's name), but not
+		// the node's key: a passing report for a node it is not.
+		{"unsigned", func(cm *kube.ConfigMap) { delete(cm.Metadata.Annotations, MACAnnotation) }, "r1", "gpu011", "not signed with the node's report key"},
+		{"signed with another node's key", func(cm *kube.ConfigMap) {
+			cm.Metadata.Annotations[MACAnnotation] = reportMAC("k-gpu012", "r1", "gpu011", z)
+		}, "r1", "gpu011", "not signed with the node's report key"},
+		{"changed after signing", func(cm *kube.ConfigMap) {
+			other, err := encodeReport(engineslurm.NewNodeReport("gpu011", []report.Host{{Host: "local://gpu011", Checks: []verify.CheckResult{{ID: "gpu.count", Status: verify.StatusPass}}}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm.BinaryData[reportKey] = other
+		}, "r1", "gpu011", "not signed with the node's report key"},
+		{"another run's signature", func(cm *kube.ConfigMap) {
+			cm.Metadata.Labels[RunLabel] = "r2"
+			cm.Metadata.Annotations[MACAnnotation] = reportMAC(key, "r1", "gpu011", z)
+		}, "r2", "gpu011", "not signed with the node's report key"},
 	} {
 		cm := good()
 		c.change(cm)
-		if _, err := readReport(cm, c.run, "uid-1", c.node); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := readReport(cm, c.run, "uid-1", c.node, key); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
