@@ -142,37 +142,9 @@ func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics)
 	dec, content := blockDecoder(blk, benchSchema, ctx)
 	b := &Bench{DeclRange: blk.DefRange}
 	b.Command = dec.string("command")
-	if b.Command.Set && !benchCommandPattern.MatchString(b.Command.V) {
-		dec.diags = append(dec.diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid bench command",
-			Detail:   "The command may contain only the program name, its arguments (letters, digits, spaces and - _ . / = , :) and {gpus}; shell syntax such as ; | $ or quotes is refused because the command runs on the node.",
-			Subject:  b.Command.Range.Ptr(),
-		})
-		b.Command.Set = false
-	}
+	safeBenchCommand(dec, &b.Command, "Invalid bench command", "The command may contain only the program name, its arguments (letters, digits, spaces and - _ . / = , :) and {gpus}; shell syntax such as ; | $ or quotes is refused because the command runs on the node.")
 	b.Throughput = dec.string("throughput")
-	if b.Throughput.Set {
-		re, err := regexp.Compile(b.Throughput.V)
-		switch {
-		case err != nil:
-			dec.diags = append(dec.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid throughput pattern",
-				Detail:   fmt.Sprintf("%s is not a regular expression (Go RE2 syntax): %v.", b.Throughput.Show(), err),
-				Subject:  b.Throughput.Range.Ptr(),
-			})
-		case re.NumSubexp() != 1:
-			dec.diags = append(dec.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid throughput pattern",
-				Detail:   fmt.Sprintf("%s has %d capture groups; write exactly one around the number, as in \"samples/s: ([0-9.]+)\".", b.Throughput.Show(), re.NumSubexp()),
-				Subject:  b.Throughput.Range.Ptr(),
-			})
-		default:
-			b.ThroughputRE = re
-		}
-	}
+	b.ThroughputRE = oneGroupPattern(dec, b.Throughput, "Invalid throughput pattern", "the number", "samples/s: ([0-9.]+)")
 	switch {
 	case b.Command.Set && !b.Throughput.Set && !dec.diags.HasErrors():
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
@@ -304,37 +276,9 @@ func decodeBenchCheckpoint(blk *hcl.Block, ctx *hcl.EvalContext) (*BenchCheckpoi
 	dec, _ := blockDecoder(blk, benchCheckpointSchema, ctx)
 	c := &BenchCheckpoint{DeclRange: blk.DefRange}
 	c.ResumeCommand = dec.string("resume_command")
-	if c.ResumeCommand.Set && !benchCommandPattern.MatchString(c.ResumeCommand.V) {
-		dec.diags = append(dec.diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid resume command",
-			Detail:   "The resume command may contain only the program name, its arguments (letters, digits, spaces and - _ . / = , :) and {gpus}, as the bench command; shell syntax such as ; | $ or quotes is refused because the command runs on the node.",
-			Subject:  c.ResumeCommand.Range.Ptr(),
-		})
-		c.ResumeCommand.Set = false
-	}
+	safeBenchCommand(dec, &c.ResumeCommand, "Invalid resume command", "The resume command may contain only the program name, its arguments (letters, digits, spaces and - _ . / = , :) and {gpus}, as the bench command; shell syntax such as ; | $ or quotes is refused because the command runs on the node.")
 	c.Resumed = dec.string("resumed")
-	if c.Resumed.Set {
-		re, err := regexp.Compile(c.Resumed.V)
-		switch {
-		case err != nil:
-			dec.diags = append(dec.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid resumed pattern",
-				Detail:   fmt.Sprintf("%s is not a regular expression (Go RE2 syntax): %v.", c.Resumed.Show(), err),
-				Subject:  c.Resumed.Range.Ptr(),
-			})
-		case re.NumSubexp() != 1:
-			dec.diags = append(dec.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid resumed pattern",
-				Detail:   fmt.Sprintf("%s has %d capture groups; write exactly one around the step, as in \"resumed from step ([0-9]+)\".", c.Resumed.Show(), re.NumSubexp()),
-				Subject:  c.Resumed.Range.Ptr(),
-			})
-		default:
-			c.ResumedRE = re
-		}
-	}
+	c.ResumedRE = oneGroupPattern(dec, c.Resumed, "Invalid resumed pattern", "the step", "resumed from step ([0-9]+)")
 	c.Dir = dec.string("dir")
 	if c.Dir.Set && (!benchPathPattern.MatchString(c.Dir.V) || slices.Contains(strings.Split(c.Dir.V, "/"), "..")) {
 		dec.diags = append(dec.diags, &hcl.Diagnostic{
@@ -367,4 +311,43 @@ func decodeBenchCheckpoint(blk *hcl.Block, ctx *hcl.EvalContext) (*BenchCheckpoi
 	c.GPUs = dec.int("gpus", 1, 1024)
 	c.Timeout = duration("timeout", "10m")
 	return c, dec.diags
+}
+
+// safeBenchCommand refuses a command (bench's, or its checkpoint's resume
+// command) that holds more than benchCommandPattern allows, with summary
+// and detail, at the attribute; a refused command is left unset.
+func safeBenchCommand(dec *attrDecoder, cmd *Attr[string], summary, detail string) {
+	if cmd.Set && !benchCommandPattern.MatchString(cmd.V) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: cmd.Range.Ptr()})
+		cmd.Set = false
+	}
+}
+
+// oneGroupPattern compiles a pattern that reads one value (what, as in
+// example) out of a workload's output: a regular expression with exactly
+// one capture group. nil, with the error at the attribute, otherwise.
+func oneGroupPattern(dec *attrDecoder, pat Attr[string], summary, what, example string) *regexp.Regexp {
+	if !pat.Set {
+		return nil
+	}
+	re, err := regexp.Compile(pat.V)
+	switch {
+	case err != nil:
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  summary,
+			Detail:   fmt.Sprintf("%s is not a regular expression (Go RE2 syntax): %v.", pat.Show(), err),
+			Subject:  pat.Range.Ptr(),
+		})
+	case re.NumSubexp() != 1:
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  summary,
+			Detail:   fmt.Sprintf("%s has %d capture groups; write exactly one around %s, as in %q.", pat.Show(), re.NumSubexp(), what, example),
+			Subject:  pat.Range.Ptr(),
+		})
+	default:
+		return re
+	}
+	return nil
 }
