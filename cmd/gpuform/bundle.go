@@ -97,7 +97,11 @@ repository's Release is signed with a key made for the bundle
 file with its sha256, size, source and the lock entry it satisfies, and the
 sha256 of the lock file it was built for. Every image the lock file pins
 for a node block is saved, for each platform its hosts run, by digest into
-the bundle's OCI image layout (images/), named repository@digest. A dnf
+the bundle's OCI image layout (images/), named repository@digest; for a
+node block whose runtime is enroot, whose import reads no OCI layout, a
+host of the block also imports each with its own enroot (by digest, as
+apply pulls it) and its image file is copied into images/enroot/ (that
+host must have enroot). A dnf
 repository's repomd.xml is signed with the same key. With
 -out BUNDLE.tar (or .tar.gz, .tgz) the bundle is written as one tarball
 instead, the same bytes for the same bundle: the manifest first, then
@@ -293,6 +297,11 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 	if err := bundleImages(ctx, out, lockPath, m, order, groups); err != nil {
 		return nil, err
 	}
+	for _, key := range order {
+		if err := bundleEnroot(ctx, o, out, m, groups[key]); err != nil {
+			return nil, err
+		}
+	}
 	if err := bundle.WriteManifest(out, m); err != nil {
 		return nil, err
 	}
@@ -338,6 +347,32 @@ func bundleImages(ctx context.Context, out, lockPath string, m *bundle.Manifest,
 		}
 		return m.AddFile(out, filepath.ToSlash(rel), "the lock's images, saved from their registries by digest", "")
 	})
+}
+
+// bundleEnroot has g's host, for a node block whose runtime is enroot,
+// import each image the block pins with its own enroot, as the image
+// resource pulls it (by the lock's digest), and copies the image files
+// into the bundle: enroot import reads no OCI layout, so an enroot node
+// is given the file (bundle.ImportEnroot).
+func bundleEnroot(ctx context.Context, o target.Options, out string, m *bundle.Manifest, g *bundleGroup) error {
+	n := g.host.Node
+	if n == nil || resource.ImageRuntime(n) != facts.RuntimeEnroot {
+		return nil
+	}
+	pinned, _ := resource.PinnedImages(n)
+	var ims []bundle.EnrootImage
+	for _, im := range pinned {
+		ims = append(ims, bundle.EnrootImage{Ref: im.Ref, URI: resource.EnrootURI(im)})
+	}
+	if len(ims) == 0 {
+		return nil
+	}
+	tr, err := o.Connect(ctx, g.host.Host)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	return bundle.ImportEnroot(ctx, tr, g.host.Host.Become != "", out, m, g.node, bundle.Platform(g.platform.arch), ims)
 }
 
 // bundleRepo connects to g's host and has it build g's repository of the
@@ -464,7 +499,12 @@ func (b *bundleUse) hook() plan.ProbedHook {
 		f := pr.Facts
 		ims := map[string]*facts.BundleImage{}
 		pinned, _ := resource.PinnedImages(pr.Host.Node)
+		enroot := resource.ImageRuntime(pr.Host.Node) == facts.RuntimeEnroot
 		for _, im := range pinned {
+			if enroot {
+				ims[im.Ref] = b.m.LoadEnroot(b.dir, pr.Host.Node.Name, im.Ref, im.Repo, im.Digest, spec.Platform(f.Arch))
+				continue
+			}
 			ims[im.Ref] = b.m.LoadImage(b.dir, pr.Host.Node.Name, im.Ref, im.Repo, im.Digest, spec.Platform(f.Arch))
 		}
 		f.BundleImages = ims

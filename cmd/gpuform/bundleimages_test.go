@@ -215,9 +215,110 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// TestPlanBundleEnrootRefused: enroot import reads no archive, so plan
-// -bundle of an enroot node that lacks an image fails before any change,
-// naming enroot, rather than plan a pull from a registry the site lacks.
+// TestApplyBundleEnroot: enroot import reads no archive, so gpuform
+// bundle has the node block's host import each image with its own enroot
+// (the stand-in asks the test's registry) and keeps the image file, named
+// by its sha256, in the bundle. With the registry then stopped, plan
+// -bundle shows the image loaded from the bundle; a tampered image file
+// is refused by its hash with nothing installed; apply -bundle copies the
+// file into image_dir under the name a pull gives it, recorded in the
+// ledger as a pull, calling no enroot; a second plan, with or without
+// the bundle, is empty.
+func TestApplyBundleEnroot(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Start(t)
+	d, _ := reg.PushIndex(t, "nvidia/cuda:12.8")
+	ref := reg.Host + "/nvidia/cuda:12.8"
+	state := t.TempDir()
+	env := []string{"GPUFORM_SIM_STATE=" + state}
+	dir := t.TempDir()
+	imageFileSpec(t, dir, "enroot", ref)
+	if code, out, errOut := runCLIEnv(t, env, "lock", dir); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	if code, stdout, errOut := runCLIEnv(t, env, "bundle", "-out", out, dir); code != ExitOK {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	reg.Close()
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Images) != 1 || m.Images[0].EnrootFile == "" {
+		t.Fatalf("the bundle names no enroot image file: %+v", m.Images)
+	}
+	sqsh := m.Images[0].EnrootFile
+	f, ok := m.File(sqsh)
+	uri := "docker://" + reg.Host + "#nvidia/cuda:" + d.String()
+	if !ok || f.Source != "sim://dgx-a100: enroot import "+uri || f.Satisfies != "node n: container image "+ref+" (linux/amd64, enroot)" || sqsh != "images/enroot/"+f.SHA256+".sqsh" {
+		t.Fatalf("the manifest's entry of %s: %+v (%v)", sqsh, f, ok)
+	}
+	root, err := sim.MaterializeHost("sim://dgx-a100", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := func() string {
+		b, _ := os.ReadFile(filepath.Join(root, "var/log/gpuform-sim/calls.log"))
+		return string(b)
+	}
+	bundled := len(calls())
+	if !strings.Contains(calls(), "enroot import --output /var/tmp/gpuform-bundle.") {
+		t.Errorf("the bundling host's enroot imported nothing:\n%s", calls())
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "var/tmp/gpuform-bundle.*")); len(left) != 0 {
+		t.Errorf("import directories left on the bundling host: %v", left)
+	}
+	file := filepath.Join(root, "raid/containers", facts.ImageFileName(reg.Host+"/nvidia/cuda", d.String(), "enroot"))
+
+	code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, "-detailed-exitcode", dir)
+	if code != ExitReport || !strings.Contains(stdout, "+ "+ref+` = "`+d.String()+" (load from bundle, ") {
+		t.Fatalf("plan -bundle with the registry stopped: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+
+	// A tampered image file: refused by its hash, nothing installed.
+	good := readFile(t, filepath.Join(out, sqsh))
+	writeFile(t, filepath.Join(out, sqsh), "not the image")
+	if code, stdout, errOut := runCLIEnv(t, env, "apply", "-auto-approve", "-bundle", out, dir); code == ExitOK || !strings.Contains(errOut, "does not match the bundle's manifest") {
+		t.Errorf("apply -bundle with a tampered image file: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if _, err := os.Stat(file); err == nil || strings.Contains(calls()[bundled:], "enroot") {
+		t.Errorf("a refused bundle installed %s (%v):\n%s", file, err, calls()[bundled:])
+	}
+	writeFile(t, filepath.Join(out, sqsh), good)
+
+	code, stdout, errOut = runCLIEnv(t, env, "apply", "-auto-approve", "-bundle", out, dir)
+	if code != ExitOK || !strings.Contains(stdout+errOut, "1 image blobs copied, 0 already there") {
+		t.Fatalf("apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if c := calls()[bundled:]; strings.Contains(c, "enroot") || strings.Contains(c, "curl") {
+		t.Errorf("apply -bundle ran enroot:\n%s", c)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != good {
+		t.Errorf("the image file after apply -bundle: %q (%v), want the bundle's", got, err)
+	}
+	ledger := readFile(t, filepath.Join(root, facts.ImageFilesLedger))
+	if !strings.Contains(ledger, " /raid/containers/"+filepath.Base(file)+" sha256:"+f.SHA256+"\n") {
+		t.Errorf("the ledger does not record the image file as a pull:\n%s", ledger)
+	}
+	if got, err := os.Readlink(filepath.Join(root, "raid/containers", facts.ImageLinkName(reg.Host+"/nvidia/cuda", "12.8", "enroot"))); err != nil || got != filepath.Base(file) {
+		t.Errorf("the tag's link leads to %q (%v), not %s", got, err, filepath.Base(file))
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "var/lib/gpuform/bundle/images/enroot/*")); len(left) != 0 {
+		t.Errorf("the bundle's image file left on the node: %v", left)
+	}
+	if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, "-detailed-exitcode", dir); code != ExitOK {
+		t.Errorf("plan -bundle after apply: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if code, stdout, errOut := runCLIEnv(t, env, "plan", "-detailed-exitcode", dir); code != ExitOK {
+		t.Errorf("plan after apply -bundle: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+}
+
+// TestPlanBundleEnrootRefused: a bundle without the enroot image file of
+// an image an enroot node lacks (enroot import reads no archive, so the
+// OCI layout cannot serve) fails plan -bundle before any change, naming
+// the image, rather than plan a pull from a registry the site lacks.
 func TestPlanBundleEnrootRefused(t *testing.T) {
 	t.Parallel()
 	reg := registrytest.Start(t)
@@ -233,7 +334,17 @@ func TestPlanBundleEnrootRefused(t *testing.T) {
 	if code, stdout, errOut := runCLIEnv(t, env, "bundle", "-out", out, dir); code != ExitOK {
 		t.Fatalf("bundle: exit %d\n%s\n%s", code, stdout, errOut)
 	}
-	if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, dir); code == ExitOK || !strings.Contains(oneLine(stdout+errOut), "cannot load an image into enroot (enroot import reads only docker://, dockerd:// and podman://)") {
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Images {
+		m.Images[i].EnrootFile = ""
+	}
+	if err := bundle.WriteManifest(out, m); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, errOut := runCLIEnv(t, env, "plan", "-bundle", out, dir); code == ExitOK || !strings.Contains(oneLine(stdout+errOut), "holds no enroot image file of "+ref+" (linux/amd64) for node \"n\"") {
 		t.Errorf("plan -bundle of an enroot node: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 }

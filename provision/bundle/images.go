@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -168,19 +169,27 @@ func layerDigests(ls []digested) []string {
 	return out
 }
 
-// StageImages copies the blobs of ims to the node's NodeImagesDir, only
+// StageImages copies the blobs of ims (and enroot's image files) to the
+// node's NodeImagesDir, only
 // those it lacks (or holds with another sha256: a copy cut short is
 // copied again), each verified by its sha256 on the node before it is
 // renamed into place. It returns the blobs copied and those kept.
 func StageImages(ctx context.Context, tr transport.Transport, become bool, dir string, ims []*facts.BundleImage) (copied, kept []string, err error) {
-	seen := map[string]bool{}
+	sums := map[string]string{}
 	var names []string
+	add := func(name, sum string) {
+		if _, ok := sums[name]; !ok {
+			sums[name] = sum
+			names = append(names, name)
+		}
+	}
 	for _, im := range ims {
 		for _, b := range im.Blobs {
-			if !seen[b] {
-				seen[b] = true
-				names = append(names, "blobs/sha256/"+b)
-			}
+			add("blobs/sha256/"+b, b)
+		}
+		// An enroot image file is named by its sha256 (LoadEnroot).
+		if im.File != "" {
+			add(im.File, strings.TrimSuffix(path.Base(im.File), ".sqsh"))
 		}
 	}
 	if len(names) == 0 {
@@ -193,7 +202,7 @@ func StageImages(ctx context.Context, tr transport.Transport, become bool, dir s
 		return nil, nil, err
 	}
 	for _, n := range names {
-		sum := strings.TrimPrefix(n, "blobs/sha256/")
+		sum := sums[n]
 		if have[n] == sum {
 			kept = append(kept, n)
 			continue

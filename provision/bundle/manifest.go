@@ -84,6 +84,10 @@ type Image struct {
 	// Name is the layout's name of it: the repository @ the platform's
 	// image digest, as the lock pins it.
 	Name string `json:"name"`
+	// EnrootFile is, for a node block whose runtime is enroot, the image
+	// file (EnrootDir/SHA256.sqsh) a host of the block imported with its
+	// own enroot (ImportEnroot); "" for other runtimes.
+	EnrootFile string `json:"enroot_file,omitempty"`
 }
 
 // Platform is the OCI platform of a host's uname -m.

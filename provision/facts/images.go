@@ -45,8 +45,12 @@ type BundleImage struct {
 	// node: the pinned manifest (an index), the platform's manifest, its
 	// config and layers.
 	Blobs []string `json:"blobs"`
-	// Size is the blobs' bytes.
+	// Size is the blobs' bytes (the image file's, for enroot).
 	Size int64 `json:"size"`
+	// File is, for enroot, the image file under Dir
+	// ("enroot/SHA256.sqsh", named by its sha256) the node copies into
+	// image_dir; Index and Blobs are then empty.
+	File string `json:"file,omitempty"`
 }
 
 // LocalImage is one image in a runtime's store.

@@ -27,7 +27,7 @@ import (
 func (r *imagesResource) pullFile(im ImageRef, what string) Step {
 	ref := "docker://" + im.Repo + "@" + im.Digest
 	if r.runtime == facts.RuntimeEnroot {
-		ref = enrootURI(im)
+		ref = EnrootURI(im)
 	}
 	st := r.fileStep(im, ref, fmt.Sprintf("pull %s at %s with %s into %s", im.Ref, what, r.runtime, r.dir))
 	st.Check = imageReachableCheck(im, r.runtime)
@@ -75,7 +75,8 @@ func judgeImageDir(dir string, t *facts.ImageDirTrust) error {
 	return nil
 }
 
-// enrootURI is the reference enroot imports: docker://REGISTRY#IMAGE with
+// EnrootURI is the reference enroot imports (what container_images pulls,
+// and what gpuform bundle has an enroot host import): docker://REGISTRY#IMAGE with
 // the digest in the tag's place (Docker Hub's images without a registry,
 // enroot's default). enroot 3.x reads a reference as
 // docker://[USER@][REGISTRY#]IMAGE[:TAG] with ":" allowed in TAG and asks
@@ -85,7 +86,7 @@ func judgeImageDir(dir string, t *facts.ImageDirTrust) error {
 // docker::_parse_uri) and adds IMAGE@DIGEST, which 3.x refuses. A digest
 // is a manifest reference wherever a tag is, so both versions fetch the
 // pinned manifest.
-func enrootURI(im ImageRef) string {
+func EnrootURI(im ImageRef) string {
 	repo, err := name.NewRepository(im.Repo)
 	if err != nil {
 		return "docker://" + im.Repo + ":" + im.Digest

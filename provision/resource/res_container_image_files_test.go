@@ -19,8 +19,8 @@ func TestEnrootURI(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := enrootURI(ImageRef{Repo: tc.repo, Digest: d}); got != tc.want {
-				t.Errorf("enrootURI(%s) = %s, want %s", tc.repo, got, tc.want)
+			if got := EnrootURI(ImageRef{Repo: tc.repo, Digest: d}); got != tc.want {
+				t.Errorf("EnrootURI(%s) = %s, want %s", tc.repo, got, tc.want)
 			}
 		})
 	}

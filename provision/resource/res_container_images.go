@@ -350,7 +350,9 @@ func (r *imagesResource) pull(im ImageRef, what string) Step {
 // error, before anything changes. The step is scripts/image_load.sh; for
 // Apptainer it makes the OCI archive, and image_file_pull.sh's step
 // builds the image file in image_dir from it (apptainer build FILE
-// oci-archive:ARCHIVE), recorded in the ledger as a pull is.
+// oci-archive:ARCHIVE), recorded in the ledger as a pull is. For enroot,
+// whose import reads no archive, the bundle gives the image file itself
+// (bundle.LoadEnroot), which that step copies in (squashfs:FILE).
 func (r *imagesResource) load(im ImageRef, b *facts.BundleImage, platform string) ([]Step, error) {
 	if b == nil {
 		return nil, fmt.Errorf("container image %s: the bundle has no record of it; build the bundle again with gpuform bundle", im.Ref)
@@ -360,8 +362,15 @@ func (r *imagesResource) load(im ImageRef, b *facts.BundleImage, platform string
 	}
 	if r.runtime == facts.RuntimeEnroot {
 		// enroot import reads registries and daemons only (docker://,
-		// dockerd://, podman://: NVIDIA/enroot doc/cmd/import.md).
-		return nil, fmt.Errorf("container image %s: apply -bundle cannot load an image into enroot (enroot import reads only docker://, dockerd:// and podman://); copy the image file into image_dir from a node that could pull it (image_dir_shared), or apply without -bundle where the registry is reachable", im.Ref)
+		// dockerd://, podman://: NVIDIA/enroot doc/cmd/import.md), so
+		// the bundle holds the image file an enroot host of the block
+		// imported; apply copies it to b.Dir and image_file_pull.sh
+		// hashes it again, copies it into image_dir and records it in
+		// the ledger as a pull.
+		if b.File == "" {
+			return nil, fmt.Errorf("container image %s: the bundle %s holds no enroot image file of it; build the bundle again with gpuform bundle on a host of the node block that runs enroot", im.Ref, b.Bundle)
+		}
+		return []Step{r.fileStep(im, "squashfs:"+b.Dir+"/"+b.File, fmt.Sprintf("copy %s at %s from the bundle %s into %s (enroot)", im.Ref, im.Digest, b.Bundle, r.dir))}, nil
 	}
 	tagged := ""
 	if im.Tag != "" && !fileRuntime(r.runtime) {

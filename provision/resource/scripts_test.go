@@ -20,6 +20,13 @@ import (
 )
 
 // sampleImage is an image pinned by digest under a tag.
+// sampleSquashFS is a bundle's enroot image file of "image\n", named by
+// its sha256 as gpuform bundle names it.
+var sampleSquashFS = func() string {
+	sum := sha256.Sum256([]byte("image\n"))
+	return "enroot/" + hex.EncodeToString(sum[:]) + ".sqsh"
+}()
+
 var sampleImage = ImageRef{Ref: "nvcr.io/nvidia/pytorch:25.02-py3", Repo: "nvcr.io/nvidia/pytorch", Tag: "25.02-py3", Digest: "sha256:" + strings.Repeat("a", 64)}
 
 // hostname is uname -n, which image_file_pull.sh puts in its temporary
@@ -439,7 +446,7 @@ esac`,
 			step: func(t *testing.T, root string) Step {
 				return (&imagesResource{runtime: facts.RuntimeEnroot, dir: "/var/lib/enroot/images"}).pullFile(sampleImage, "25.02-py3")
 			},
-			calls: "enroot [import] [--output] [/var/lib/enroot/images/." + facts.ImageFileName(sampleImage.Repo, sampleImage.Digest, facts.RuntimeEnroot) + "." + hostname(t) + ".PID.gpuform-tmp] [" + enrootURI(sampleImage) + "]\n",
+			calls: "enroot [import] [--output] [/var/lib/enroot/images/." + facts.ImageFileName(sampleImage.Repo, sampleImage.Digest, facts.RuntimeEnroot) + "." + hostname(t) + ".PID.gpuform-tmp] [" + EnrootURI(sampleImage) + "]\n",
 			check: func(t *testing.T, root string) {
 				file := facts.ImageFileName(sampleImage.Repo, sampleImage.Digest, facts.RuntimeEnroot)
 				dir := filepath.Join(root, "var/lib/enroot/images")
@@ -456,6 +463,45 @@ esac`,
 				}
 				if got := read(t, root, facts.ImageDirsFile); got != "/var/lib/enroot/images\n" {
 					t.Errorf("image dirs: %q", got)
+				}
+			},
+		},
+		"enroot copy of a bundle's image file into image_dir, recorded in the ledger": {
+			tools: map[string]string{"enroot": ""},
+			setup: func(t *testing.T, root string) {
+				write(t, root, "/var/lib/gpuform/bundle/images/"+sampleSquashFS, "image\n")
+			},
+			step: func(t *testing.T, root string) Step {
+				return (&imagesResource{runtime: facts.RuntimeEnroot, dir: "/var/lib/enroot/images"}).fileStep(sampleImage, "squashfs:/var/lib/gpuform/bundle/images/"+sampleSquashFS, "")
+			},
+			check: func(t *testing.T, root string) {
+				file := facts.ImageFileName(sampleImage.Repo, sampleImage.Digest, facts.RuntimeEnroot)
+				if got := read(t, root, "/var/lib/enroot/images/"+file); got != "image\n" {
+					t.Errorf("image file: %q", got)
+				}
+				sum := sha256.Sum256([]byte("image\n"))
+				if ledger := read(t, root, facts.ImageFilesLedger); !strings.HasSuffix(ledger, " /var/lib/enroot/images/"+file+" sha256:"+hex.EncodeToString(sum[:])+"\n") {
+					t.Errorf("ledger: %q", ledger)
+				}
+				if _, err := os.Stat(filepath.Join(root, "var/lib/gpuform/bundle/images", sampleSquashFS)); !os.IsNotExist(err) {
+					t.Errorf("the bundle's copy is left on the node: %v", err)
+				}
+			},
+		},
+		"enroot copy of a bundle's image file that is not its sha256 is refused": {
+			tools: map[string]string{"enroot": ""},
+			setup: func(t *testing.T, root string) {
+				write(t, root, "/var/lib/gpuform/bundle/images/"+sampleSquashFS, "tampered\n")
+			},
+			step: func(t *testing.T, root string) Step {
+				return (&imagesResource{runtime: facts.RuntimeEnroot, dir: "/var/lib/enroot/images"}).fileStep(sampleImage, "squashfs:/var/lib/gpuform/bundle/images/"+sampleSquashFS, "")
+			},
+			check: func(t *testing.T, root string) {
+				if ents, err := os.ReadDir(filepath.Join(root, "var/lib/enroot/images")); err != nil || len(ents) != 0 {
+					t.Errorf("image_dir after a refused copy: %v (%v)", ents, err)
+				}
+				if _, err := os.Stat(filepath.Join(root, facts.ImageFilesLedger)); !os.IsNotExist(err) {
+					t.Errorf("a refused copy was recorded in the ledger: %v", err)
 				}
 			},
 		},
@@ -524,6 +570,10 @@ esac`,
 				} else if name == "dnf install that fails puts the version locks back" {
 					if err == nil || !strings.Contains(string(out), "If the release is missing from this node's repositories: add NVIDIA's CUDA repository.") {
 						t.Errorf("exit %v, want a failure with the set's hint:\n%s", err, out)
+					}
+				} else if name == "enroot copy of a bundle's image file that is not its sha256 is refused" {
+					if err == nil || !strings.Contains(string(out), "refused by its hash, nothing was installed") {
+						t.Errorf("exit %v, want the copy refused by its hash:\n%s", err, out)
 					}
 				} else if err != nil {
 					t.Fatalf("%v\n%s", err, out)

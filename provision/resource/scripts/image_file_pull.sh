@@ -4,7 +4,10 @@
 # Pulls one image for enroot or Apptainer (RUNTIME "enroot"; anything else
 # is Apptainer), whose images are files: the runtime pulls REF by digest
 # (Apptainer builds it from an OCI archive when REF is oci-archive:PATH,
-# what an offline bundle's load step made, removed afterwards)
+# what an offline bundle's load step made, removed afterwards; enroot
+# copies the file when REF is squashfs:PATH, a bundle's image file named
+# SHA256.sqsh, refused unless the copy's sha256 is that name, and removed
+# afterwards)
 # into a temporary name in the image_dir DIR, renamed to FILE once the
 # pull succeeded (so a file under that name is always a finished pull);
 # LINK, the tag's symlink when not empty, then moves to it, so a job that
@@ -84,7 +87,16 @@ else
 	trap 'rm -f "$D/$tmp"' EXIT
 	trap 'exit 1' HUP INT TERM
 	case $runtime in
-	enroot) enroot import --output "${D#"$R"}/$tmp" "$ref" ;;
+	enroot)
+		case $ref in
+		squashfs:*)
+			src=$R${ref#squashfs:}
+			[ -f "$src" ] || { echo "${ref#squashfs:} is missing: the bundle's copy did not finish; nothing was installed" >&2; exit 1; }
+			cp -- "$src" "$D/$tmp"
+			;;
+		*) enroot import --output "${D#"$R"}/$tmp" "$ref" ;;
+		esac
+		;;
 	*)
 		case $ref in
 		oci-archive:*) apptainer build "${D#"$R"}/$tmp" "$ref" ;;
@@ -94,6 +106,18 @@ else
 	esac
 	h=$(sha256sum <"$D/$tmp") || { echo "$d/$tmp: sha256sum failed" >&2; exit 1; }
 	h=${h%% *}
+	# A bundle's image file is named by its sha256: a copy that is not
+	# that file is refused before it is moved in.
+	case $ref in
+	squashfs:*)
+		want=${ref##*/}
+		want=${want%.sqsh}
+		if [ "$h" != "$want" ]; then
+			echo "${ref#squashfs:} has sha256 $h, not the $want it is named by: refused by its hash, nothing was installed" >&2
+			exit 1
+		fi
+		;;
+	esac
 	mv -f "$D/$tmp" "$D/$f"
 	mkdir -p "${L%/*}"
 	{ [ -f "$L" ] && awk -v p="$d/$f" '$4 != p' "$L"; echo "$(ident "$D/$f") $d/$f sha256:$h"; } >"$L.$u"
@@ -104,10 +128,11 @@ if [ -n "$l" ]; then
 	mv -f "$D/.$l.$u" "$D/$l"
 	echo "$d/$l -> $f"
 fi
-# An archive an offline bundle's load step made (image_load.sh) has
-# served its turn.
+# An archive an offline bundle's load step made (image_load.sh), or the
+# bundle's enroot image file apply copied, has served its turn.
 case $ref in
 oci-archive:*) rm -f -- "$R${ref#oci-archive:}" ;;
+squashfs:*) rm -f -- "$R${ref#squashfs:}" ;;
 esac
 resolve_in_root "$dirs_file" || { echo "$dirs_file: $_e" >&2; exit 1; }
 if ! grep -qxF "$d" "$_r" 2>/dev/null; then
