@@ -28,8 +28,9 @@ import "strings"
 // steps of a plan file carry their check, resource.Step.Check; plan's
 // resource_changes[].version_from, releases and version_unresolved; facts'
 // offers); 2.4 added documents and fields only (the bundle and bundle
-// -check documents, the drill's checkpoints and checkpoints_not_run, the
-// NVML agent's nvlinks[].errors, the burn-in's new checks).
+// -check documents, a bundle manifest's enroot_file, the drill's
+// checkpoints and checkpoints_not_run, the NVML agent's nvlinks[].errors,
+// the burn-in's new checks).
 const Version = "2.4"
 
 // Compatible reports whether a document written with format version v can be
