@@ -70,3 +70,42 @@ func Check(name string) error {
 	n := Names()
 	return fmt.Errorf("-engine must be %s or %s, not %q", strings.Join(n[:len(n)-1], ", "), n[len(n)-1], name)
 }
+
+// Naming is how a scheduler names the spec's hosts: NodeName gives a
+// host's node (or why it has none); Scheduler ("Slurm"), Attr (the
+// attribute NodeName reads, "slurm_node_name") and Fix (where a spec sets
+// it, "rollout { slurm_node_name }") word the errors.
+type Naming struct {
+	NodeName  func(target.Host) (string, error)
+	Scheduler string
+	Attr      string
+	Fix       string
+}
+
+// Placed is a target that takes part, under its scheduler node's name.
+type Placed struct {
+	Target target.Host
+	Node   string
+}
+
+// Place names every target's node. A target without a name, or whose
+// node another target already has (two spec hosts cannot be one node's
+// run), does not take part: its error is in hostErr, by host name, for
+// the report to show as that host's failed reachable check.
+func Place(targets []target.Host, n Naming) (placed []Placed, hostErr map[string]error) {
+	hostErr = map[string]error{}
+	byNode := map[string]string{}
+	for _, tg := range targets {
+		name, err := n.NodeName(tg)
+		switch {
+		case err != nil:
+			hostErr[tg.Host.Name] = fmt.Errorf("no %s node name for %s: %s %w", n.Scheduler, tg.Host.Name, n.Attr, err)
+		case byNode[name] != "":
+			hostErr[tg.Host.Name] = fmt.Errorf("spec hosts %s and %s are both %s node %s; set %s so each host has its own", byNode[name], tg.Host.Name, n.Scheduler, name, n.Fix)
+		default:
+			byNode[name] = tg.Host.Name
+			placed = append(placed, Placed{Target: tg, Node: name})
+		}
+	}
+	return placed, hostErr
+}

@@ -250,20 +250,10 @@ func multiNodeNotRun(tg target.Host, h *report.Host) {
 // place names the targets' nodes and keeps those of the cluster (of the
 // selector's scope); hosts that cannot take part have their error.
 func (e *Engine) place(ctx context.Context, targets []target.Host) ([]*member, map[string]error, error) {
-	hostErr := map[string]error{}
-	byNode := map[string]string{}
-	var members []*member
-	for _, tg := range targets {
-		name, err := NodeName(tg)
-		switch {
-		case err != nil:
-			hostErr[tg.Host.Name] = fmt.Errorf("no Kubernetes node name for %s: node_name %w", tg.Host.Name, err)
-		case byNode[name] != "":
-			hostErr[tg.Host.Name] = fmt.Errorf("spec hosts %s and %s are both Kubernetes node %s; set verify { kubernetes { node_name } } so each host has its own", byNode[name], tg.Host.Name, name)
-		default:
-			byNode[name] = tg.Host.Name
-			members = append(members, &member{tg: tg, node: name})
-		}
+	placed, hostErr := engine.Place(targets, engine.Naming{NodeName: NodeName, Scheduler: "Kubernetes", Attr: "node_name", Fix: "verify { kubernetes { node_name } }"})
+	members := make([]*member, 0, len(placed))
+	for _, p := range placed {
+		members = append(members, &member{tg: p.Target, node: p.Node})
 	}
 	lctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()

@@ -171,19 +171,10 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 // Hosts that cannot take part have their error in hostErr.
 func (e *Engine) place(ctx context.Context, targets []target.Host, limit time.Duration) (job string, members []member, hostErr map[string]error, release func(), err error) {
 	release = func() {}
-	hostErr = map[string]error{}
-	byNode := map[string]string{}
-	for _, tg := range targets {
-		name, err := NodeName(tg)
-		switch {
-		case err != nil:
-			hostErr[tg.Host.Name] = fmt.Errorf("no Slurm node name for %s: slurm_node_name %w", tg.Host.Name, err)
-		case byNode[name] != "":
-			hostErr[tg.Host.Name] = fmt.Errorf("spec hosts %s and %s are both Slurm node %s; set rollout { slurm_node_name } so each host has its own", byNode[name], tg.Host.Name, name)
-		default:
-			byNode[name] = tg.Host.Name
-			members = append(members, member{tg: tg, node: name})
-		}
+	var placed []engine.Placed
+	placed, hostErr = engine.Place(targets, engine.Naming{NodeName: NodeName, Scheduler: "Slurm", Attr: "slurm_node_name", Fix: "rollout { slurm_node_name }"})
+	for _, p := range placed {
+		members = append(members, member{tg: p.Target, node: p.Node})
 	}
 
 	job = e.o.Job
