@@ -184,7 +184,7 @@ func TestExtractArchiveRefuses(t *testing.T) {
 
 // TestExtractArchiveRefusesWhatDoesNotFit: a tarball whose manifest lists
 // more than the extraction directory's file system has free (here 4,096
-// files of MaxFile, 32 TiB: a gzip of zeros would expand to that) is
+// files of MaxFile, 256 TiB: a gzip of zeros would expand to that) is
 // refused before any listed file is written, naming what it needs and
 // what is free, instead of filling the disk entry by entry.
 func TestExtractArchiveRefusesWhatDoesNotFit(t *testing.T) {
@@ -229,7 +229,7 @@ func TestExtractArchiveRefusesWhatDoesNotFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = ExtractArchive(archive, ext)
-	if err == nil || !strings.Contains(err.Error(), "needs 32768.0 GiB to extract") || !strings.Contains(err.Error(), ext+" has ") {
+	if err == nil || !strings.Contains(err.Error(), "needs 262144.0 GiB to extract") || !strings.Contains(err.Error(), ext+" has ") {
 		t.Errorf("ExtractArchive = %v, want the room it needs and the room there is", err)
 	}
 	if _, err := os.Stat(filepath.Join(ext, "images")); err == nil {

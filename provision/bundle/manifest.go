@@ -49,9 +49,12 @@ const ManifestName = "manifest.json"
 // packages is well under a megabyte.
 const MaxManifest = 16 << 20
 
-// MaxFile bounds one file of a bundle (the largest NVIDIA packages, the
-// CUDA toolkit's, are a few GiB).
-const MaxFile = 8 << 30
+// MaxFile bounds one file of a bundle. The largest NVIDIA packages (the
+// CUDA toolkit's) are a few GiB, but an image layer or an enroot .sqsh of
+// an NGC framework image is ten or more: 64 GiB keeps a host that sends
+// without end bounded without refusing the images sites run. A tarball's
+// listed sizes are checked against the free space before it is extracted.
+const MaxFile = 64 << 30
 
 // Manifest is what a bundle holds and what it was built for.
 type Manifest struct {
