@@ -437,6 +437,75 @@ func TestProbeLinkListingCannotBeForged(t *testing.T) {
 	}
 }
 
+// Under a root prefix the devices' driver links are read with one ls -lnd
+// (link_table in probe.sh); a link's target may hold anything, so a
+// target that reads like the line of another device's driver link must
+// not stand for it, and one holding a newline must not shift the lines.
+func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
+	t.Parallel()
+	for name, nicDriver := range map[string]func(root, gpuDriver string) string{
+		"forged line": func(root, gpuDriver string) string {
+			return "x " + root + "/" + gpuDriver + " -> ../../../../bus/pci/drivers/evil"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			write := func(p, s string) {
+				t.Helper()
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := func(target, p string) {
+				t.Helper()
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, filepath.Join(root, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("proc/sys/kernel/arch", "x86_64\n")
+			// The NIC's driver link sorts before the GPU's.
+			nic := "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0"
+			gpu := "sys/devices/pci0000:15/0000:15:01.0/0000:17:00.0"
+			for dir, class := range map[string]string{nic: "0x020700", gpu: "0x030200"} {
+				write(dir+"/class", class+"\n")
+				write(dir+"/vendor", map[string]string{nic: "0x15b3", gpu: "0x10de"}[dir]+"\n")
+				link("../../../devices/pci0000:15/0000:15:01.0/"+filepath.Base(dir), "sys/bus/pci/devices/"+filepath.Base(dir))
+			}
+			for _, d := range []string{"nvidia", "mlx5_core", "evil"} {
+				if err := os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers", d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link("../../../../bus/pci/drivers/nvidia", gpu+"/driver")
+			link(nicDriver(root, gpu+"/driver"), nic+"/driver")
+			n, err := facts.Probe(context.Background(), local.New("forged"), facts.Options{Reads: resource.Reads(), Root: root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, d := range n.PCI {
+				got[d.Address] = d.Driver
+			}
+			if _, ok := got["0000:16:00.0"]; !ok {
+				t.Errorf("the NIC 0000:16:00.0 is not in the facts: %v", got)
+			}
+			if got["0000:17:00.0"] != "nvidia" {
+				t.Errorf("the GPU's driver is %q, want nvidia (its link's target); all: %v", got["0000:17:00.0"], got)
+			}
+		})
+	}
+}
+
 // Under a host root (Options.HostRoot: the node's / mounted into a pod)
 // the probe reads the root's files but runs only this machine's own
 // tools, never a binary under the root; under a simulated root it is
