@@ -323,7 +323,10 @@ link_table() {
 # seed_link PATH: when the table of link_table has the line of the
 # symlink PATH ("l... PATH -> TARGET", the part before the first " -> "
 # ending in " PATH"; PATH has no spaces), resolve_in_root finds TARGET as
-# the last link it read. Otherwise nothing: PATH costs its readlink.
+# the last link it read. Otherwise nothing: PATH costs its readlink. So
+# does a TARGET with a character outside that set: busybox ls prints a
+# newline or any other control byte in it as "?", and another ls might
+# quote or escape it.
 seed_link() {
 	[ -n "$_lt" ] || return 0
 	_lz=$_lt$_nl
@@ -333,7 +336,9 @@ seed_link() {
 		case $_lx in l*" $1 -> "*) ;; *) continue ;; esac
 		_ly=${_lx%% -> *}
 		[ "${_ly##* }" = "$1" ] || continue
-		_l2=$_l1 _t2=$_t1 _l1=${1#"$R"} _t1=${_lx#*" $1 -> "}
+		_ly=${_lx#*" $1 -> "}
+		case $_ly in '' | *[!A-Za-z0-9/._:+,=@%~-]*) return 0 ;; esac
+		_l2=$_l1 _t2=$_t1 _l1=${1#"$R"} _t1=$_ly
 		return 0
 	done
 }

@@ -443,13 +443,38 @@ func TestProbeLinkListingCannotBeForged(t *testing.T) {
 // not stand for it, and one holding a newline must not shift the lines.
 func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
 	t.Parallel()
-	for name, nicDriver := range map[string]func(root, gpuDriver string) string{
-		"forged line": func(root, gpuDriver string) string {
-			return "x " + root + "/" + gpuDriver + " -> ../../../../bus/pci/drivers/evil"
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		// shell runs the script; none: facts.Probe over the local transport.
+		shell []string
+		// nic is the NIC's driver link's target, given the GPU's link's physical path.
+		nic func(gpuLink string) string
+		gpu string
+	}{{
+		name: "forged line",
+		nic: func(gpuLink string) string {
+			return "x " + gpuLink + " -> ../../../../bus/pci/drivers/evil"
 		},
-	} {
-		t.Run(name, func(t *testing.T) {
+		gpu: "../../../../bus/pci/drivers/nvidia",
+	}, {
+		// busybox ls prints a control byte of a target as "?": the
+		// table's line is one line, but not the target.
+		name:  "control byte under busybox",
+		shell: []string{"busybox", "sh"},
+		nic:   func(string) string { return "../../../../bus/pci/drivers/mlx5_core" },
+		gpu:   "../../../../bus/pci/drivers/nv\tidia",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			if len(tc.shell) > 0 {
+				if _, err := exec.LookPath(tc.shell[0]); err != nil {
+					sshtest.Missing(t, tc.shell[0]+" is not installed (apt-get install busybox-static)")
+				}
+			}
 			root, err := filepath.EvalSymlinks(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
@@ -486,9 +511,19 @@ func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			link("../../../../bus/pci/drivers/nvidia", gpu+"/driver")
-			link(nicDriver(root, gpu+"/driver"), nic+"/driver")
-			n, err := facts.Probe(context.Background(), local.New("forged"), facts.Options{Reads: resource.Reads(), Root: root})
+			link(tc.gpu, gpu+"/driver")
+			link(tc.nic(root+"/"+gpu+"/driver"), nic+"/driver")
+			var n *facts.Node
+			if len(tc.shell) == 0 {
+				n, err = facts.Probe(context.Background(), local.New("forged"), facts.Options{Reads: resource.Reads(), Root: root})
+			} else {
+				cmd := exec.Command(tc.shell[0], append(tc.shell[1:], script)...)
+				cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=sh1")
+				var out []byte
+				if out, err = cmd.Output(); err == nil {
+					n, err = facts.Parse(out)
+				}
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -499,8 +534,8 @@ func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
 			if _, ok := got["0000:16:00.0"]; !ok {
 				t.Errorf("the NIC 0000:16:00.0 is not in the facts: %v", got)
 			}
-			if got["0000:17:00.0"] != "nvidia" {
-				t.Errorf("the GPU's driver is %q, want nvidia (its link's target); all: %v", got["0000:17:00.0"], got)
+			if want := filepath.Base(tc.gpu); got["0000:17:00.0"] != want {
+				t.Errorf("the GPU's driver is %q, want %q (its link's target); all: %v", got["0000:17:00.0"], want, got)
 			}
 		})
 	}
