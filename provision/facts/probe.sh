@@ -290,7 +290,10 @@ next_link() {
 	case $_x in l*" $1 -> "*) ;; *) return 0 ;; esac
 	_y=${_x%% -> *}
 	[ "${_y##* }" = "$1" ] || return 0
-	_l2=$_l1 _t2=$_t1 _l1=$_ld/$1 _t1=${_x#*" $1 -> "}
+	_y=${_x#*" $1 -> "}
+	# busybox ls prints a control byte of a target as "?" (seed_link).
+	case $_y in '' | *[!A-Za-z0-9/._:+,=@%~-]*) return 0 ;; esac
+	_l2=$_l1 _t2=$_t1 _l1=$_ld/$1 _t1=$_y
 }
 
 # link_table PATH...: under a root prefix, the targets of the symlinks

@@ -454,6 +454,8 @@ func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
 		// nic is the NIC's driver link's target, given the GPU's link's physical path.
 		nic func(gpuLink string) string
 		gpu string
+		// gpuSuffix ends the name of the GPU's directory under /sys/devices.
+		gpuSuffix string
 	}{{
 		name: "forged line",
 		nic: func(gpuLink string) string {
@@ -467,6 +469,14 @@ func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
 		shell: []string{"busybox", "sh"},
 		nic:   func(string) string { return "../../../../bus/pci/drivers/mlx5_core" },
 		gpu:   "../../../../bus/pci/drivers/nv\tidia",
+	}, {
+		// The same for the listing of /sys/bus/pci/devices (list_links):
+		// the GPU's directory there ends in a tab.
+		name:      "control byte in a device link under busybox",
+		shell:     []string{"busybox", "sh"},
+		nic:       func(string) string { return "../../../../bus/pci/drivers/mlx5_core" },
+		gpu:       "../../../../bus/pci/drivers/nvidia",
+		gpuSuffix: "\t",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -500,11 +510,11 @@ func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
 			write("proc/sys/kernel/arch", "x86_64\n")
 			// The NIC's driver link sorts before the GPU's.
 			nic := "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0"
-			gpu := "sys/devices/pci0000:15/0000:15:01.0/0000:17:00.0"
+			gpu := "sys/devices/pci0000:15/0000:15:01.0/0000:17:00.0" + tc.gpuSuffix
 			for dir, class := range map[string]string{nic: "0x020700", gpu: "0x030200"} {
 				write(dir+"/class", class+"\n")
 				write(dir+"/vendor", map[string]string{nic: "0x15b3", gpu: "0x10de"}[dir]+"\n")
-				link("../../../devices/pci0000:15/0000:15:01.0/"+filepath.Base(dir), "sys/bus/pci/devices/"+filepath.Base(dir))
+				link("../../../devices/pci0000:15/0000:15:01.0/"+filepath.Base(dir), "sys/bus/pci/devices/"+strings.TrimSuffix(filepath.Base(dir), tc.gpuSuffix))
 			}
 			for _, d := range []string{"nvidia", "mlx5_core", "evil"} {
 				if err := os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers", d), 0o755); err != nil {
