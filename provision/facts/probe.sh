@@ -290,7 +290,82 @@ next_link() {
 	case $_x in l*" $1 -> "*) ;; *) return 0 ;; esac
 	_y=${_x%% -> *}
 	[ "${_y##* }" = "$1" ] || return 0
-	_l2=$_l1 _t2=$_t1 _l1=$_ld/$1 _t1=${_x#*" $1 -> "}
+	_y=${_x#*" $1 -> "}
+	# busybox ls prints a control byte of a target as "?" (seed_link).
+	case $_y in '' | *[!A-Za-z0-9/._:+,=@%~-]*) return 0 ;; esac
+	_l2=$_l1 _t2=$_t1 _l1=$_ld/$1 _t1=$_y
+}
+
+# link_table PATH...: under a root prefix, the targets of the symlinks
+# PATH... (physical paths) read with one ls instead of one readlink each
+# (a node's PCI drivers and RDMA devices: one link each); seed_link puts
+# one into resolve_in_root's last two links just before it is read. _lt
+# is the listing, one line a PATH, or empty when it is not used: on a live
+# root, when a PATH holds a character outside [A-Za-z0-9/._:+,=@%~-] (ls
+# might quote or escape it, and a space could make one line stand for
+# another), when ls fails, or when the lines are not one per PATH (a
+# target holding a newline). A PATH it does not have costs its readlink.
+_lt=
+link_table() {
+	_lt=
+	[ -n "$R" ] && [ -n "$_lon" ] && [ "$#" -gt 0 ] || return 0
+	for _lp in "$@"; do
+		case $_lp in /*) ;; *) return 0 ;; esac
+		case $_lp in *[!A-Za-z0-9/._:+,=@%~-]*) return 0 ;; esac
+	done
+	_lt=$(QUOTING_STYLE=literal ls -lnd -- "$@" 2>/dev/null) || _lt=
+	_lz=$_lt$_nl
+	_lc=0
+	while [ -n "$_lz" ]; do
+		_lz=${_lz#*"$_nl"}
+		_lc=$((_lc + 1))
+	done
+	[ "$_lc" -eq "$#" ] || _lt=
+}
+
+# seed_link PATH: when the table of link_table has the line of the
+# symlink PATH ("l... PATH -> TARGET", the part before the first " -> "
+# ending in " PATH"; PATH has no spaces), resolve_in_root finds TARGET as
+# the last link it read. Otherwise nothing: PATH costs its readlink. So
+# does a TARGET with a character outside that set: busybox ls prints a
+# newline or any other control byte in it as "?", and another ls might
+# quote or escape it.
+seed_link() {
+	[ -n "$_lt" ] || return 0
+	_lz=$_lt$_nl
+	while [ -n "$_lz" ]; do
+		_lx=${_lz%%"$_nl"*}
+		_lz=${_lz#*"$_nl"}
+		case $_lx in l*" $1 -> "*) ;; *) continue ;; esac
+		_ly=${_lx%% -> *}
+		[ "${_ly##* }" = "$1" ] || continue
+		_ly=${_lx#*" $1 -> "}
+		case $_ly in '' | *[!A-Za-z0-9/._:+,=@%~-]*) return 0 ;; esac
+		_l2=$_l1 _t2=$_t1 _l1=${1#"$R"} _t1=$_ly
+		return 0
+	done
+}
+
+# device_links VDIR PDIR LINK: link_table of the link LINK of each entry
+# of VDIR (PDIR its physical path, from resolve_dir VDIR), before the loop
+# over VDIR; the listing of list_links PDIR is used here and put back for
+# that loop.
+device_links() {
+	_lt=
+	[ -n "$R" ] && [ -n "$_lon" ] || return 0
+	_lw=$_ll
+	_lv=$1
+	_ls=$2
+	_lk=$3
+	set --
+	for _lp in "$_ls"/*; do
+		next_link "${_lp##*/}"
+		if resolve_path "$_lv/${_lp##*/}" && [ -h "$_r/$_lk" ]; then
+			set -- "$@" "$_r/$_lk"
+		fi
+	done
+	_ll=$_lw
+	link_table "$@"
 }
 
 # run_command NAME COMMAND...: COMMAND's output and exit status, as the
@@ -638,11 +713,14 @@ done
 # PCI devices of the classes gpuform cares about. Under a root each
 # device's directory is resolved once (resolve_dir), its attributes from there.
 if resolve_dir /sys/bus/pci/devices; then
-	list_links "$_r"
-	for p in "$_r"/*; do
+	_pd=$_r
+	list_links "$_pd"
+	device_links /sys/bus/pci/devices "$_pd" driver
+	for p in "$_pd"/*; do
 		next_link "${p##*/}"
 		q=/sys/bus/pci/devices/${p##*/}
 		{ resolve_dir "$q" && [ -d "$_r" ]; } || continue
+		_qd=$_r
 		{ resolve_path "$q/class" && [ -f "$_r" ] && read -r cls 2>/dev/null <"$_r"; } || continue
 		case $cls in
 		0x0300* | 0x0302* | 0x0207* | 0x0200* | 0x0108*) ;;
@@ -652,6 +730,7 @@ if resolve_dir /sys/bus/pci/devices; then
 			;;
 		*) continue ;;
 		esac
+		seed_link "$_qd/driver"
 		read_dir_link "$q" "$q/driver"
 		for a in class vendor device subsystem_vendor subsystem_device numa_node \
 			current_link_speed max_link_speed current_link_width max_link_width; do
@@ -695,12 +774,15 @@ fi
 
 # RDMA devices, their ports and network interfaces.
 if resolve_dir /sys/class/infiniband; then
-	list_links "$_r"
-	for p in "$_r"/*; do
+	_pd=$_r
+	list_links "$_pd"
+	device_links /sys/class/infiniband "$_pd" device
+	for p in "$_pd"/*; do
 		next_link "${p##*/}"
 		[ -e "$p" ] || [ -h "$p" ] || continue
 		q=/sys/class/infiniband/${p##*/}
 		resolve_dir "$q" || continue
+		seed_link "$_r/device"
 		read_dir_link "$q" "$q/device"
 		# The adapter's firmware (firmware { nic_firmware }).
 		resolve_path "$q/fw_ver" && [ -f "$_r" ] && read_value "$q/fw_ver"

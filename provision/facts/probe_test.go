@@ -437,6 +437,120 @@ func TestProbeLinkListingCannotBeForged(t *testing.T) {
 	}
 }
 
+// Under a root prefix the devices' driver links are read with one ls -lnd
+// (link_table in probe.sh); a link's target may hold anything, so a
+// target that reads like the line of another device's driver link must
+// not stand for it, and one holding a newline must not shift the lines.
+func TestProbeDriverLinkTableCannotBeForged(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		// shell runs the script; none: facts.Probe over the local transport.
+		shell []string
+		// nic is the NIC's driver link's target, given the GPU's link's physical path.
+		nic func(gpuLink string) string
+		gpu string
+		// gpuSuffix ends the name of the GPU's directory under /sys/devices.
+		gpuSuffix string
+	}{{
+		name: "forged line",
+		nic: func(gpuLink string) string {
+			return "x " + gpuLink + " -> ../../../../bus/pci/drivers/evil"
+		},
+		gpu: "../../../../bus/pci/drivers/nvidia",
+	}, {
+		// busybox ls prints a control byte of a target as "?": the
+		// table's line is one line, but not the target.
+		name:  "control byte under busybox",
+		shell: []string{"busybox", "sh"},
+		nic:   func(string) string { return "../../../../bus/pci/drivers/mlx5_core" },
+		gpu:   "../../../../bus/pci/drivers/nv\tidia",
+	}, {
+		// The same for the listing of /sys/bus/pci/devices (list_links):
+		// the GPU's directory there ends in a tab.
+		name:      "control byte in a device link under busybox",
+		shell:     []string{"busybox", "sh"},
+		nic:       func(string) string { return "../../../../bus/pci/drivers/mlx5_core" },
+		gpu:       "../../../../bus/pci/drivers/nvidia",
+		gpuSuffix: "\t",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if len(tc.shell) > 0 {
+				if _, err := exec.LookPath(tc.shell[0]); err != nil {
+					sshtest.Missing(t, tc.shell[0]+" is not installed (apt-get install busybox-static)")
+				}
+			}
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			write := func(p, s string) {
+				t.Helper()
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := func(target, p string) {
+				t.Helper()
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, filepath.Join(root, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("proc/sys/kernel/arch", "x86_64\n")
+			// The NIC's driver link sorts before the GPU's.
+			nic := "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0"
+			gpu := "sys/devices/pci0000:15/0000:15:01.0/0000:17:00.0" + tc.gpuSuffix
+			for dir, class := range map[string]string{nic: "0x020700", gpu: "0x030200"} {
+				write(dir+"/class", class+"\n")
+				write(dir+"/vendor", map[string]string{nic: "0x15b3", gpu: "0x10de"}[dir]+"\n")
+				link("../../../devices/pci0000:15/0000:15:01.0/"+filepath.Base(dir), "sys/bus/pci/devices/"+strings.TrimSuffix(filepath.Base(dir), tc.gpuSuffix))
+			}
+			for _, d := range []string{"nvidia", "mlx5_core", "evil"} {
+				if err := os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers", d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link(tc.gpu, gpu+"/driver")
+			link(tc.nic(root+"/"+gpu+"/driver"), nic+"/driver")
+			var n *facts.Node
+			if len(tc.shell) == 0 {
+				n, err = facts.Probe(context.Background(), local.New("forged"), facts.Options{Reads: resource.Reads(), Root: root})
+			} else {
+				cmd := exec.Command(tc.shell[0], append(tc.shell[1:], script)...)
+				cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=sh1")
+				var out []byte
+				if out, err = cmd.Output(); err == nil {
+					n, err = facts.Parse(out)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, d := range n.PCI {
+				got[d.Address] = d.Driver
+			}
+			if _, ok := got["0000:16:00.0"]; !ok {
+				t.Errorf("the NIC 0000:16:00.0 is not in the facts: %v", got)
+			}
+			if want := filepath.Base(tc.gpu); got["0000:17:00.0"] != want {
+				t.Errorf("the GPU's driver is %q, want %q (its link's target); all: %v", got["0000:17:00.0"], want, got)
+			}
+		})
+	}
+}
+
 // Under a host root (Options.HostRoot: the node's / mounted into a pod)
 // the probe reads the root's files but runs only this machine's own
 // tools, never a binary under the root; under a simulated root it is
