@@ -246,15 +246,7 @@ func decodeBench(blk *hcl.Block, ctx *hcl.EvalContext) (*Bench, hcl.Diagnostics)
 		sd, _ := blockDecoder(sb, benchStorageSchema, ctx)
 		s := &BenchStorage{Name: name, DeclRange: sb.DefRange}
 		s.Path = sd.string("path")
-		if s.Path.Set && (!benchPathPattern.MatchString(s.Path.V) || slices.Contains(strings.Split(s.Path.V, "/"), "..")) {
-			sd.diags = append(sd.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid storage path",
-				Detail:   fmt.Sprintf("%s is not an absolute directory path of letters, digits and - _ . / (fio writes its test file there).", s.Path.Show()),
-				Subject:  s.Path.Range.Ptr(),
-			})
-			s.Path.Set = false
-		}
+		safeBenchDir(sd, &s.Path, "Invalid storage path", "fio writes its test file there")
 		s.MinReadGBps = sd.float("min_read_gbps", 0, 10000)
 		s.MinWriteGBps = sd.float("min_write_gbps", 0, 10000)
 		dec.diags = append(dec.diags, sd.diags...)
@@ -280,15 +272,7 @@ func decodeBenchCheckpoint(blk *hcl.Block, ctx *hcl.EvalContext) (*BenchCheckpoi
 	c.Resumed = dec.string("resumed")
 	c.ResumedRE = oneGroupPattern(dec, c.Resumed, "Invalid resumed pattern", "the step", "resumed from step ([0-9]+)")
 	c.Dir = dec.string("dir")
-	if c.Dir.Set && (!benchPathPattern.MatchString(c.Dir.V) || slices.Contains(strings.Split(c.Dir.V, "/"), "..")) {
-		dec.diags = append(dec.diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid checkpoint directory",
-			Detail:   fmt.Sprintf("%s is not an absolute directory path of letters, digits and - _ . / (the directory the workload writes its checkpoint in).", c.Dir.Show()),
-			Subject:  c.Dir.Range.Ptr(),
-		})
-		c.Dir.Set = false
-	}
+	safeBenchDir(dec, &c.Dir, "Invalid checkpoint directory", "the directory the workload writes its checkpoint in")
 	duration := func(name, example string) Attr[time.Duration] {
 		t := dec.string(name)
 		if !t.Set {
@@ -350,4 +334,20 @@ func oneGroupPattern(dec *attrDecoder, pat Attr[string], summary, what, example 
 		return re
 	}
 	return nil
+}
+
+// safeBenchDir refuses a directory a bench part works in (storage's
+// path, the checkpoint's dir) that is not an absolute path of
+// benchPathPattern's characters without a ".." step, naming why the
+// directory matters (why); a refused one is left unset.
+func safeBenchDir(dec *attrDecoder, dir *Attr[string], summary, why string) {
+	if dir.Set && (!benchPathPattern.MatchString(dir.V) || slices.Contains(strings.Split(dir.V, "/"), "..")) {
+		dec.diags = append(dec.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  summary,
+			Detail:   fmt.Sprintf("%s is not an absolute directory path of letters, digits and - _ . / (%s).", dir.Show(), why),
+			Subject:  dir.Range.Ptr(),
+		})
+		dir.Set = false
+	}
 }

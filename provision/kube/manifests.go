@@ -178,16 +178,7 @@ func ManifestsYAML(o ManifestOptions) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("# gpuform health mode on Kubernetes: verify --local -kube-taint on every GPU node.\n")
 	b.WriteString("# Written by gpuform kubernetes manifests; the spec goes in ConfigMap " + strconv.Quote(o.SpecConfigMapOrDefault()) + ".\n")
-	for _, x := range objs {
-		b.WriteString("---\n")
-		enc := yaml.NewEncoder(&b)
-		enc.SetIndent(2)
-		if err := enc.Encode(x); err != nil {
-			return nil, err
-		}
-		_ = enc.Close()
-	}
-	return b.Bytes(), nil
+	return yamlDocuments(&b, objs)
 }
 
 // SpecConfigMapOrDefault is the spec ConfigMap's name.
@@ -271,9 +262,15 @@ func EngineManifestsYAML(ns string) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("# gpuform verify -engine kubernetes: the controller's and the node side's RBAC.\n")
 	b.WriteString("# Written by gpuform kubernetes manifests -engine; the image is the spec's verify { kubernetes { image } }.\n")
-	for _, x := range EngineManifests(ns) {
+	return yamlDocuments(&b, EngineManifests(ns))
+}
+
+// yamlDocuments appends objs to b as YAML documents, each after "---",
+// indented by two as kubectl writes them, and returns b's bytes.
+func yamlDocuments[T any](b *bytes.Buffer, objs []T) ([]byte, error) {
+	for _, x := range objs {
 		b.WriteString("---\n")
-		enc := yaml.NewEncoder(&b)
+		enc := yaml.NewEncoder(b)
 		enc.SetIndent(2)
 		if err := enc.Encode(x); err != nil {
 			return nil, err
