@@ -26,13 +26,22 @@ type aptNode struct {
 
 func startAptNode(t *testing.T, debs []debroot.Deb) *aptNode {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a Debian root and runs the real apt")
-	}
 	if debs == nil {
 		debs = debroot.NVIDIARepo()
 	}
-	r := debroot.Start(t, debroot.Options{Packages: debs})
+	return startRootNode(t, debroot.Options{Packages: debs})
+}
+
+// startRootNode starts a debroot root (Debian with apt, or Rocky-like with
+// dnf) as a node the CLI reaches over SSH. These tests build a root and
+// run the real package manager, so go test -short (a quick local loop)
+// leaves them out; the suite and CI run them all.
+func startRootNode(t *testing.T, opts debroot.Options) *aptNode {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds a root and runs the real apt or dnf")
+	}
+	r := debroot.Start(t, opts)
 	return &aptNode{t: t, root: r, dir: t.TempDir()}
 }
 
@@ -552,11 +561,7 @@ func TestAptKilledApplyFollowedByAnother(t *testing.T) {
 // rpmNode is aptNode on the Rocky-like root with Debian's dnf and rpm.
 func startRPMNode(t *testing.T) *aptNode {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a root and runs the real dnf")
-	}
-	r := debroot.Start(t, debroot.Options{RPM: true, RPMs: debroot.NVIDIARPMs()})
-	return &aptNode{t: t, root: r, dir: t.TempDir()}
+	return startRootNode(t, debroot.Options{RPM: true, RPMs: debroot.NVIDIARPMs()})
 }
 
 // rpmConverged checks rpm -qa (the test packages), the version locks and a

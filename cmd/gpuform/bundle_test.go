@@ -25,14 +25,12 @@ import (
 // before it goes on, from the namespace's own route table.
 func startOfflineNode(t *testing.T, rpm bool) *aptNode {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a root and runs the real apt or dnf")
-	}
 	opts := debroot.Options{Packages: debroot.NVIDIARepo(), Offline: true}
 	if rpm {
 		opts = debroot.Options{RPM: true, RPMs: debroot.NVIDIARPMs(), Offline: true}
 	}
-	r := debroot.Start(t, opts)
+	a := startRootNode(t, opts)
+	r := a.root
 	if routes, ifaces := r.Routes(t); len(routes) != 0 || strings.Join(ifaces, " ") != "lo" {
 		t.Fatalf("the offline root has routes %q and interfaces %q, want none and lo", routes, ifaces)
 	}
@@ -41,7 +39,7 @@ func startOfflineNode(t *testing.T, rpm bool) *aptNode {
 	if !strings.Contains(out, "Network is unreachable") {
 		t.Fatalf("a connection out of the offline root: %q, want Network is unreachable", out)
 	}
-	return &aptNode{t: t, root: r, dir: t.TempDir()}
+	return a
 }
 
 // removeSources takes the node's own package sources away: the file

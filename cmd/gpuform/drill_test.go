@@ -325,16 +325,14 @@ func TestDrillCheckpointLocalWorkloadNotRunWithCatalogue(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	targets, notRun, err := checkpointTargets(cfg, &drillArguments{})
+	targets, notRun, err := drill.CheckpointTargets(cfg, drill.TargetOptions{})
 	if err != nil || len(targets) != 0 || len(notRun) != 1 || !strings.Contains(notRun[0], `node "train": host sim://hgx-h100-converged is this machine`) || !strings.Contains(notRun[0], "pass -allow-local") {
 		t.Errorf("every drill: targets %v, not run %q, %v", targets, notRun, err)
 	}
-	if _, _, err := checkpointTargets(cfg, &drillArguments{Faults: []string{drill.CheckpointDrill}}); err == nil {
+	if _, _, err := drill.CheckpointTargets(cfg, drill.TargetOptions{Faults: []string{drill.CheckpointDrill}}); err == nil {
 		t.Error("-fault checkpoint-restore: not refused")
 	}
-	a := &drillArguments{}
-	a.Conn.allowLocal = true
-	if targets, _, err := checkpointTargets(cfg, a); err != nil || len(targets) != 1 || targets[0].GPUs != 1 {
+	if targets, _, err := drill.CheckpointTargets(cfg, drill.TargetOptions{AllowLocal: true}); err != nil || len(targets) != 1 || targets[0].GPUs != 1 {
 		t.Errorf("-allow-local: targets %+v, %v; want one at 1 GPU (nothing declares more)", targets, err)
 	}
 }
