@@ -285,20 +285,14 @@ func runBundle(ctx context.Context, s Streams, a *bundleArguments, v operationVi
 	if err := m.AddFile(out, bundle.KeyFile, "gpuform", ""); err != nil {
 		return nil, err
 	}
-	for _, key := range order {
-		g := groups[key]
-		if len(g.wanted) == 0 {
-			continue
-		}
-		if err := bundleRepo(ctx, o, signer, out, m, g); err != nil {
-			return nil, err
-		}
-	}
+	// The images come from the registries first: an enroot node block's
+	// .sqsh is recorded on its image's entry. Then each node block's host
+	// is reached once, for its repository and its enroot imports alike.
 	if err := bundleImages(ctx, out, lockPath, m, order, groups); err != nil {
 		return nil, err
 	}
 	for _, key := range order {
-		if err := bundleEnroot(ctx, o, out, m, groups[key]); err != nil {
+		if err := bundleFromHost(ctx, o, signer, out, m, groups[key]); err != nil {
 			return nil, err
 		}
 	}
@@ -349,44 +343,39 @@ func bundleImages(ctx context.Context, out, lockPath string, m *bundle.Manifest,
 	})
 }
 
-// bundleEnroot has g's host, for a node block whose runtime is enroot,
-// import each image the block pins with its own enroot, as the image
-// resource pulls it (by the lock's digest), and copies the image files
-// into the bundle: enroot import reads no OCI layout, so an enroot node
-// is given the file (bundle.ImportEnroot).
-func bundleEnroot(ctx context.Context, o target.Options, out string, m *bundle.Manifest, g *bundleGroup) error {
-	n := g.host.Node
-	if n == nil || resource.ImageRuntime(n) != facts.RuntimeEnroot {
+// bundleFromHost has the node block's host (one SSH connection) build
+// its repository of the releases the plan installs and, for an enroot
+// node block, import each pinned image as a .sqsh; nothing to do, no
+// connection.
+func bundleFromHost(ctx context.Context, o target.Options, signer *bundle.Signer, out string, m *bundle.Manifest, g *bundleGroup) error {
+	var ims []bundle.EnrootImage
+	if n := g.host.Node; n != nil && resource.ImageRuntime(n) == facts.RuntimeEnroot {
+		pinned, _ := resource.PinnedImages(n)
+		for _, im := range pinned {
+			ims = append(ims, bundle.EnrootImage{Ref: im.Ref, URI: resource.EnrootURI(im)})
+		}
+	}
+	if len(g.wanted) == 0 && len(ims) == 0 {
 		return nil
 	}
-	pinned, _ := resource.PinnedImages(n)
-	var ims []bundle.EnrootImage
-	for _, im := range pinned {
-		ims = append(ims, bundle.EnrootImage{Ref: im.Ref, URI: resource.EnrootURI(im)})
+	tr, err := o.Connect(ctx, g.host.Host)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	become := g.host.Host.Become != ""
+	if len(g.wanted) > 0 {
+		if err := bundle.BuildRepo(ctx, tr, signer, out, m, bundle.Group{
+			Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch,
+			Host: g.host.Host.Name, Become: become, Wanted: g.wanted,
+		}); err != nil {
+			return err
+		}
 	}
 	if len(ims) == 0 {
 		return nil
 	}
-	tr, err := o.Connect(ctx, g.host.Host)
-	if err != nil {
-		return err
-	}
-	defer tr.Close()
-	return bundle.ImportEnroot(ctx, tr, g.host.Host.Become != "", out, m, g.node, bundle.Platform(g.platform.arch), ims)
-}
-
-// bundleRepo connects to g's host and has it build g's repository of the
-// bundle (bundle.BuildRepo).
-func bundleRepo(ctx context.Context, o target.Options, signer *bundle.Signer, out string, m *bundle.Manifest, g *bundleGroup) error {
-	tr, err := o.Connect(ctx, g.host.Host)
-	if err != nil {
-		return err
-	}
-	defer tr.Close()
-	return bundle.BuildRepo(ctx, tr, signer, out, m, bundle.Group{
-		Node: g.node, Family: g.platform.family, OS: g.platform.os, Arch: g.platform.arch,
-		Host: g.host.Host.Name, Become: g.host.Host.Become != "", Wanted: g.wanted,
-	})
+	return bundle.ImportEnroot(ctx, tr, become, out, m, g.node, bundle.Platform(g.platform.arch), ims)
 }
 
 // renderBundle is the bundle's summary: each repository, its packages,
