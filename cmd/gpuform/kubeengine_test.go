@@ -801,6 +801,9 @@ func TestKubeEngine(t *testing.T) {
 		if left := runLeft(t, a, "fleet"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
 		}
+		if !strings.Contains(msgs.String(), "Kubernetes: run fleet: the fleet tier's multi-node tests and isolation pairs as launches") {
+			t.Errorf("messages do not say the launches:\n%s", msgs.String())
+		}
 		if strings.Contains(msgs.String(), "not all deleted") {
 			t.Errorf("a launch was not cleaned up:\n%s", msgs.String())
 		}

@@ -64,7 +64,7 @@ func TestJobPassesTheAPIServer(t *testing.T) {
 		want, not []string
 	}{
 		{"worker", worker, []string{`"nodeName":"gpu008"`, `"nvidia.com/gpu":"8"`, `"-engine-hold","10m0s"`, `"automountServiceAccountToken":false`, `"allowPrivilegeEscalation":false`, `"runAsNonRoot":true`,
-			`"gpuform.dev/launch":"2"`, `"gpuform.dev/role":"worker"`, `"operator":"Equal"`, `"priorityClassName":"system-node-critical"`, `"activeDeadlineSeconds":660`},
+			`"gpuform.dev/launch":"2"`, `"gpuform.dev/role":"worker"`, `"operator":"Equal"`, `"priorityClassName":"system-node-critical"`, `"activeDeadlineSeconds":960`},
 			[]string{`"privileged":true`, `"hostNetwork"`, `"secretName"`, `"-engine-node"`}},
 		{"launcher", launcher, []string{`"nodeName":"gpu007"`, `"nvidia.com/gpu":"8"`, `"privileged":true`, `"hostNetwork":true`, `"dnsPolicy":"ClusterFirstWithHostNet"`,
 			`"-engine-command","mpirun -np 16 -H gpu007:8,gpu008:8 all_reduce_perf -b 8M -e 8G -f 2 -g 1","-engine-timeout","9m0s"`,

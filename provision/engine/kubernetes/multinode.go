@@ -116,6 +116,9 @@ func (e *Engine) multiNode(ctx context.Context, run string, members []*member, b
 		return out
 	}
 	ro.Launch = l.launch
+	if e.o.Messages != nil {
+		fmt.Fprintf(e.o.Messages, "Kubernetes: run %s: the fleet tier's multi-node tests and isolation pairs as launches (a worker Job on each peer node, then a launcher Job on the group's first node).\n", run)
+	}
 	if !e.o.Deadline.IsZero() {
 		ro.Deadline = e.o.Deadline
 	}
@@ -173,10 +176,11 @@ func (l *launches) launch(ctx context.Context, from target.Host, command string,
 	defer l.e.deleteLaunch(l.run, id)
 	peers := l.peers(fm, command)
 	started := time.Now()
-	// The workers hold their GPUs until the launcher has had its start
-	// timeout and the command its time (their SIGTERM comes sooner,
-	// when the launch is deleted).
-	hold := l.e.o.StartTimeout + timeout + finishMargin
+	// A worker holds its GPUs, from its own start, while the other
+	// workers start, the launcher starts and the command has its time
+	// (each start within the start timeout); its SIGTERM comes sooner,
+	// when the launch is deleted.
+	hold := 2*l.e.o.StartTimeout + timeout + finishMargin
 	if err := l.createWorkers(ctx, id, peers, fm, hold); err != nil {
 		return res, runner.NotLaunched(err)
 	}
@@ -391,6 +395,11 @@ func (e *Engine) launchJob(run, id, role, name, node string, pod obj, active tim
 	for key, v := range e.launchLabels(run, id, role) {
 		labels[key] = v
 	}
+	// As a per-node Job, it ends itself by the -deadline even if
+	// gpuform does not live to delete it.
+	if !e.o.Deadline.IsZero() {
+		active = min(active, time.Until(e.o.Deadline)+finishMargin)
+	}
 	secs := int64(active / time.Second)
 	return obj{
 		"apiVersion": "batch/v1", "kind": "Job",
@@ -436,7 +445,7 @@ func (e *Engine) workerJob(run, id string, i int, p, from *member, hold time.Dur
 	}
 	pod := e.launchPod(p, container)
 	pod["automountServiceAccountToken"] = false
-	return e.launchJob(run, id, roleWorker, workerName(run, id, i), p.node, pod, hold+finishMargin)
+	return e.launchJob(run, id, roleWorker, workerName(run, id, i), p.node, pod, e.o.StartTimeout+hold+finishMargin)
 }
 
 // launcherJob is launch id's launcher on from's node: it runs command
