@@ -15,10 +15,14 @@
 // ttlSecondsAfterFinished and ownerReferences clean up after a
 // controller that did not live to.
 //
+// At the fleet tier, after the nodes' own Jobs, each node group's
+// multi-node tests and the isolation pairs of a failing one run as
+// launches (multinode.go): a worker Job holding each peer node's GPUs,
+// then a launcher Job running the command from the group's first node,
+// its result back as a node's report comes; runner.RunMultiNode decides
+// what to launch and MultiNode.JudgeHost judges each host on it.
+//
 // It talks to the API server with provision/kube (no client-go).
-// Multi-node tests and isolation pairs are not run yet (they would need
-// indexed Jobs across nodes): at the fleet tier they are reported not
-// run, with the reason.
 package kubernetes
 
 import (
