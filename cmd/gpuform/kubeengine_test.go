@@ -149,7 +149,7 @@ type jobObject struct {
 // its standard error as the termination message (FallbackToLogsOnError).
 // A node in neverStart gets a pod that does not start instead: stuck in
 // ErrImagePull ("no image") or still being created ("slow"); "NODE/worker"
-// does that to the node's launch workers only.
+// does that to the node's launch workers only, a Job's name to that Job.
 //
 // For a launch (multinode.go) it checks what the engine promises before
 // it runs the pod: a launcher only once every worker of its launch runs,
@@ -252,6 +252,9 @@ func (k *kubelet) runPod(j jobObject) error {
 	why := k.neverStart[node]
 	if role == "worker" && k.neverStart[node+"/worker"] != "" {
 		why = k.neverStart[node+"/worker"]
+	}
+	if w := k.neverStart[j.Metadata.Name]; w != "" {
+		why = w
 	}
 	switch why {
 	case "no image":
@@ -576,7 +579,13 @@ func TestKubeEngine(t *testing.T) {
 	state := t.TempDir()
 	// The kubelet mounts the token of the pod's service account:
 	// gpuform-verify-nowrite has no RBAC at all.
-	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, map[string]string{"gpu013": "no image", "gpu014": "slow", "gpu033/worker": "no image"})
+	neverStart := map[string]string{"gpu013": "no image", "gpu014": "slow", "gpu033/worker": "no image"}
+	// The run "nopairs"'s launches after its group's (0): its isolation
+	// pairs' launchers.
+	for i := 1; i <= 20; i++ {
+		neverStart[fmt.Sprintf("gpuform-launch-nopairs-%d", i)] = "slow"
+	}
+	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, neverStart)
 	k, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -852,6 +861,55 @@ func TestKubeEngine(t *testing.T) {
 			}
 		}
 		if left := runLeft(t, a, "noworker"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// The group's run fails (a slow NIC) and none of its isolation
+	// pairs' launchers starts: no pair ran, none is passed, no node is
+	// named, and every host's isolation check says so (an error, needed,
+	// as when the pairs cannot tell), never a pass.
+	t.Run("fleet tier: isolation pairs that cannot be launched", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu041", "sim://hgx-h100-converged/gpu042", "sim://hgx-h100-slownic/gpu043", "sim://hgx-h100-converged/gpu044"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"nopairs"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{StartTimeout: 2 * time.Second, RunID: "nopairs"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Isolation) != 1 || len(got.Isolation[0].Pairs) == 0 || len(got.Isolation[0].Culprits) != 0 {
+			t.Fatalf("the isolation: %+v", got.Isolation)
+		}
+		for _, p := range got.Isolation[0].Pairs {
+			if p.Ran || p.Pass || !strings.Contains(p.Message, "the launch's launcher pod did not start within 2s") {
+				t.Errorf("a pair whose launcher never started: %+v", p)
+			}
+		}
+		group, iso := verify.CheckNCCL.Named("fleet"), verify.CheckIsolation.Named("fleet")
+		for _, h := range hosts {
+			seen := 0
+			for _, c := range hostChecks(got)[h] {
+				switch {
+				case c.ID == group:
+					seen++
+					if c.Status != verify.StatusFail {
+						t.Errorf("%s: the group's run below its floor is %s: %s", h, c.Status, c.Message)
+					}
+				case c.ID == iso:
+					seen++
+					if c.Status != verify.StatusError || !strings.Contains(c.Message, "isolation incomplete") {
+						t.Errorf("%s: the isolation no pair of which ran is %s: %s", h, c.Status, c.Message)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Errorf("%s: %d of its group and isolation checks", h, seen)
+			}
+		}
+		if left := runLeft(t, a, "nopairs"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
 		}
 	})
