@@ -892,13 +892,13 @@ func TestKubeEngine(t *testing.T) {
 		for _, h := range hosts {
 			seen := 0
 			for _, c := range hostChecks(got)[h] {
-				switch {
-				case c.ID == group:
+				switch c.ID {
+				case group:
 					seen++
 					if c.Status != verify.StatusFail {
 						t.Errorf("%s: the group's run below its floor is %s: %s", h, c.Status, c.Message)
 					}
-				case c.ID == iso:
+				case iso:
 					seen++
 					if c.Status != verify.StatusError || !strings.Contains(c.Message, "isolation incomplete") {
 						t.Errorf("%s: the isolation no pair of which ran is %s: %s", h, c.Status, c.Message)

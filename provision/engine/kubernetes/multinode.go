@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,11 +155,7 @@ func (l *launches) peers(from *member, command string) []*member {
 		}
 	}
 	// A stable order: the workers' names follow it.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].index < out[j-1].index; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortFunc(out, func(a, b *member) int { return a.index - b.index })
 	return out
 }
 
