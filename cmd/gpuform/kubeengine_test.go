@@ -580,10 +580,11 @@ func TestKubeEngine(t *testing.T) {
 	// The kubelet mounts the token of the pod's service account:
 	// gpuform-verify-nowrite has no RBAC at all.
 	neverStart := map[string]string{"gpu013": "no image", "gpu014": "slow", "gpu033/worker": "no image"}
-	// The run "nopairs"'s launches after its group's (0): its isolation
-	// pairs' launchers.
+	// The runs "nopairs"'s and "cutpairs"'s launches after their
+	// group's (0): their isolation pairs' launchers.
 	for i := 1; i <= 20; i++ {
 		neverStart[fmt.Sprintf("gpuform-launch-nopairs-%d", i)] = "slow"
+		neverStart[fmt.Sprintf("gpuform-launch-cutpairs-%d", i)] = "slow"
 	}
 	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, neverStart)
 	k, err := kb.Load()
@@ -910,6 +911,64 @@ func TestKubeEngine(t *testing.T) {
 			}
 		}
 		if left := runLeft(t, a, "nopairs"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// The -deadline comes while the isolation pairs' launchers wait to
+	// start: the nodes' own checks and the group's run are reported, the
+	// isolation is not run (needed), never passed, and the run ends
+	// soon after its deadline with nothing left behind.
+	t.Run("fleet tier: the -deadline cuts the isolation's launches", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu051", "sim://hgx-h100-converged/gpu052", "sim://hgx-h100-slownic/gpu053", "sim://hgx-h100-converged/gpu054"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"cutpairs"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		// Long enough for the nodes' own Jobs and the group's run (a
+		// few seconds here), which the pairs' launchers then outwait.
+		deadline := time.Now().Add(30 * time.Second)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{Deadline: deadline, RunID: "cutpairs"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if over := time.Since(deadline); over > 15*time.Second {
+			t.Errorf("the run ended %s after its deadline", over)
+		}
+		if got.OK() {
+			t.Error("a run the deadline cut passed")
+		}
+		if len(got.Isolation) != 1 || !strings.HasPrefix(got.Isolation[0].Incomplete, "the run's -deadline ended it") || len(got.Isolation[0].Culprits) != 0 {
+			t.Errorf("the isolation the deadline cut: %+v", got.Isolation)
+		}
+		for _, p := range isolationPairs(got) {
+			if strings.Contains(p, "ran=true") || strings.Contains(p, "pass=true") {
+				t.Errorf("a pair the deadline cut: %s", p)
+			}
+		}
+		group, iso := verify.CheckNCCL.Named("fleet"), verify.CheckIsolation.Named("fleet")
+		for _, h := range hosts {
+			seen := 0
+			for _, c := range hostChecks(got)[h] {
+				switch c.ID {
+				case group:
+					seen++
+					if c.Status != verify.StatusFail {
+						t.Errorf("%s: the group's run, finished below its floor before the deadline, is %s: %s", h, c.Status, c.Message)
+					}
+				case iso:
+					seen++
+					if c.Status != verify.StatusNotRun || !c.Needed {
+						t.Errorf("%s: the isolation the deadline cut is %s (needed %v): %s", h, c.Status, c.Needed, c.Message)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Errorf("%s: %d of its group and isolation checks", h, seen)
+			}
+		}
+		if left := runLeft(t, a, "cutpairs"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
 		}
 	})
