@@ -149,7 +149,9 @@ type jobObject struct {
 // its standard error as the termination message (FallbackToLogsOnError).
 // A node in neverStart gets a pod that does not start instead: stuck in
 // ErrImagePull ("no image") or still being created ("slow"); "NODE/worker"
-// does that to the node's launch workers only, a Job's name to that Job.
+// does that to the node's launch workers only, a Job's name to that Job;
+// a worker Job's name marked "dies" has its pod fail as its launcher
+// starts.
 //
 // For a launch (multinode.go) it checks what the engine promises before
 // it runs the pod: a launcher only once every worker of its launch runs,
@@ -456,6 +458,9 @@ func (k *kubelet) checkLaunch(j jobObject, role string, pod, c map[string]any) e
 	sel := enginekube.RunLabel + "=" + j.Metadata.Labels[enginekube.RunLabel] + "," + enginekube.LaunchLabel + "=" + j.Metadata.Labels[enginekube.LaunchLabel] + "," + enginekube.RoleLabel + "=worker"
 	var jobs, pods struct {
 		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
 			Status struct {
 				Phase string `json:"phase"`
 			} `json:"status"`
@@ -476,6 +481,21 @@ func (k *kubelet) checkLaunch(j jobObject, role string, pod, c map[string]any) e
 	}
 	if running != len(jobs.Items) || len(pods.Items) != len(jobs.Items) {
 		return fmt.Errorf("the launcher was made with %d of its launch's %d workers running", running, len(jobs.Items))
+	}
+	// A worker marked "dies" is killed as its launcher starts (the
+	// kernel's OOM killer, an eviction): its pod fails while the test
+	// runs.
+	for _, w := range jobs.Items {
+		if k.neverStart[w.Metadata.Name] != "dies" {
+			continue
+		}
+		st := map[string]any{"status": map[string]any{"phase": "Failed", "containerStatuses": []any{map[string]any{
+			"name": "hold", "image": c["image"], "imageID": "", "ready": false, "restartCount": 0,
+			"state": map[string]any{"terminated": map[string]any{"exitCode": 137, "reason": "OOMKilled"}},
+		}}}}
+		if err := k.a.call(http.MethodPatch, "/api/v1/namespaces/"+kubeEngineNS+"/pods/"+w.Metadata.Name+"-pod/status", "application/merge-patch+json", st, nil); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -586,6 +606,8 @@ func TestKubeEngine(t *testing.T) {
 		neverStart[fmt.Sprintf("gpuform-launch-nopairs-%d", i)] = "slow"
 		neverStart[fmt.Sprintf("gpuform-launch-cutpairs-%d", i)] = "slow"
 	}
+	// The run "workerdies"'s group launch loses its second worker.
+	neverStart["gpuform-launch-workerdies-0-w1"] = "dies"
 	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, neverStart)
 	k, err := kb.Load()
 	if err != nil {
@@ -853,7 +875,7 @@ func TestKubeEngine(t *testing.T) {
 					continue
 				}
 				found = true
-				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "could not be launched: Kubernetes node gpu033: the launch's worker pod did not start within 3s: pod gpuform-launch-noworker-0-w1-pod is pending: ErrImagePull") {
+				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "the engine did not run the group's test: Kubernetes node gpu033: the launch's worker pod did not start within 3s: pod gpuform-launch-noworker-0-w1-pod is pending: ErrImagePull") {
 					t.Errorf("%s: %+v", h, c)
 				}
 			}
@@ -911,6 +933,44 @@ func TestKubeEngine(t *testing.T) {
 			}
 		}
 		if left := runLeft(t, a, "nopairs"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// A worker's pod fails while the group's test runs: the node's GPUs
+	// were not held, so the result is not taken: not run, naming the
+	// node, never failed nor passed, and nothing isolated.
+	t.Run("fleet tier: a launch worker that dies while the test runs", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu061", "sim://hgx-h100-converged/gpu062", "sim://hgx-h100-converged/gpu063", "sim://hgx-h100-converged/gpu064"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"workerdies"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "workerdies"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.OK() || len(got.Isolation) != 0 {
+			t.Errorf("ok %v, isolation %+v; want a run not passed, nothing isolated", got.OK(), got.Isolation)
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			found := false
+			for _, c := range hostChecks(got)[h] {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "Kubernetes node gpu063: the launch's worker pod gpuform-launch-workerdies-0-w1-pod ended while the test ran: pod gpuform-launch-workerdies-0-w1-pod is failed: exit 137: OOMKilled; its result is not taken") {
+					t.Errorf("%s: %+v", h, c)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check", h, group)
+			}
+		}
+		if left := runLeft(t, a, "workerdies"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
 		}
 	})

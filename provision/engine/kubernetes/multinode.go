@@ -213,9 +213,15 @@ func (l *launches) launch(ctx context.Context, from target.Host, command string,
 	if err := l.waitStarted(ctx, id, roleLauncher, 1, lstart); err != nil {
 		return res, runner.NotLaunched(err)
 	}
-	seen, failed, err := l.waitEnded(ctx, id, lstart.Add(l.e.o.StartTimeout+timeout+finishMargin))
+	seen, failed, lost, err := l.waitEnded(ctx, id, lstart.Add(l.e.o.StartTimeout+timeout+finishMargin))
 	if err != nil {
 		return res, err
+	}
+	if lost != "" {
+		// The command ran, but not as a launch must: a node's GPUs
+		// were no longer held, so a workload may have shared them.
+		// What it measured is not taken, either way.
+		return res, runner.NotLaunched(fmt.Errorf("%s; its result is not taken: that node's GPUs were not held for the test", lost))
 	}
 	gctx, cancel := context.WithTimeout(ctx, callTimeout)
 	cm, err := l.e.o.Client.GetConfigMap(gctx, l.e.o.Namespace, launchReportName(l.run, id))
@@ -312,35 +318,43 @@ func (l *launches) waitStarted(ctx context.Context, id, role string, n int, sinc
 }
 
 // waitEnded waits for launch id's launcher pod to end (by finishBy), and
-// returns what it last showed and its Job's Failed condition.
-func (l *launches) waitEnded(ctx context.Context, id string, finishBy time.Time) (podSeen, string, error) {
+// returns what it last showed, its Job's Failed condition, and, when a
+// worker's pod ended meanwhile (evicted, its node lost), what it showed.
+func (l *launches) waitEnded(ctx context.Context, id string, finishBy time.Time) (seen podSeen, failed, lost string, err error) {
 	interval := min(250*time.Millisecond, l.e.o.Poll)
-	var seen podSeen
 	for {
 		lctx, cancel := context.WithTimeout(ctx, callTimeout)
-		jobs, err := l.e.o.Client.ListJobs(lctx, l.e.o.Namespace, roleSelector(l.run, id, roleLauncher))
+		jobs, lerr := l.e.o.Client.ListJobs(lctx, l.e.o.Namespace, roleSelector(l.run, id, roleLauncher))
 		var pods []kube.Pod
-		if err == nil {
-			pods, err = l.e.o.Client.ListPods(lctx, l.e.o.Namespace, roleSelector(l.run, id, roleLauncher))
+		if lerr == nil {
+			// The launch's pods, both roles, in one list.
+			pods, lerr = l.e.o.Client.ListPods(lctx, l.e.o.Namespace, launchSelector(l.run, id))
 		}
 		cancel()
-		failed := ""
-		if err == nil {
+		if lerr == nil {
 			for _, p := range latestPods(pods) {
-				seen = look(p)
+				s := look(p)
+				switch p.Metadata.Labels[RoleLabel] {
+				case roleLauncher:
+					seen = s
+				case roleWorker:
+					if s.ended && lost == "" {
+						lost = nodeError(p.Spec.NodeName, ": the launch's worker pod %s ended while the test ran: %s", p.Metadata.Name, s.why).Error()
+					}
+				}
 			}
 			for i := range jobs {
 				failed = jobFailed(&jobs[i])
 			}
 			if seen.ended || failed != "" || len(jobs) == 1 && jobs[0].Status.Succeeded > 0 {
-				return seen, failed, nil
+				return seen, failed, lost, nil
 			}
 		}
 		switch {
 		case ctx.Err() != nil:
-			return seen, "", fmt.Errorf("the launcher had not finished: %w", ctx.Err())
+			return seen, "", lost, fmt.Errorf("the launcher had not finished: %w", ctx.Err())
 		case time.Now().After(finishBy):
-			return seen, "", fmt.Errorf("the launcher Job %s sent no result within the test's time and the start timeout: %s", launchName(l.run, id), seen.why)
+			return seen, "", lost, fmt.Errorf("the launcher Job %s sent no result within the test's time and the start timeout: %s", launchName(l.run, id), seen.why)
 		}
 		select {
 		case <-ctx.Done():

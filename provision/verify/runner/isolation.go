@@ -96,7 +96,7 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		// The engine could not start the command at all: the run says
 		// nothing about the nodes, so it is not run, not failed (and
 		// nothing to isolate), never passed.
-		return nccltest.Result{Command: cmd, NotRun: "the group's run could not be launched: " + nl.Error()}, nil, nil
+		return nccltest.Result{Command: cmd, NotRun: "the engine did not run the group's test: " + nl.Error()}, nil, nil
 	}
 	if err != nil && res.Failure == "" {
 		res.Failure = err.Error()
@@ -155,10 +155,12 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 }
 
 // NotLaunchedError is an error of Options.Launch that says the command
-// never started: the engine could not place it (a pod that did not
-// start, a refusal of the cluster's). The group's test is then not run,
-// not failed, and an isolation pair's outcome is not run either: neither
-// says anything about the nodes.
+// did not run as the engine must run it: it never started (a pod that
+// did not start, a refusal of the cluster's), or it ran without what the
+// engine holds for it (a node's GPUs, lost mid-run), so its result is
+// not taken. The group's test is then not run, not failed, and an
+// isolation pair's outcome is not run either: neither says anything
+// about the nodes.
 type NotLaunchedError struct{ Err error }
 
 func (e *NotLaunchedError) Error() string { return e.Err.Error() }

@@ -229,7 +229,7 @@ func TestGroupRunNotLaunchedIsNotRun(t *testing.T) {
 	for _, tg := range targets {
 		h := report.Host{Host: tg.Host.Name, Checks: []verify.CheckResult{{ID: verify.CheckNCCL.Named("fleet64"), Status: verify.StatusNotRun, Needed: true}}}
 		mn.JudgeHost(tg, &h, o)
-		if c := h.Checks[0]; c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "could not be launched: Kubernetes node n3: worker pod did not start within 2s") {
+		if c := h.Checks[0]; c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "the engine did not run the group's test: Kubernetes node n3: worker pod did not start within 2s") {
 			t.Errorf("%s: %+v", tg.Host.Name, c)
 		}
 	}
