@@ -70,10 +70,14 @@ func runKubeEngineNode(ctx context.Context, s Streams, a *verifyArguments) error
 		return err
 	}
 	rep := engineslurm.NodeReport{Node: side.Node}
-	hosts, _, err := verifyEngineNode(ctx, s, a, side.Node)
-	if err != nil {
+	hosts, res, err := verifyEngineNode(ctx, s, a, side.Node)
+	switch {
+	case err != nil:
 		rep.Error = err.Error()
-	} else {
+	case res != nil:
+		// A launcher's: the result of the command it launched.
+		rep.NCCL = res
+	default:
 		rep = engineslurm.NewNodeReport(side.Node, hosts)
 	}
 	cl, err := kubeClient(s, "")
@@ -84,6 +88,20 @@ func runKubeEngineNode(ctx context.Context, s Streams, a *verifyArguments) error
 	defer cancel()
 	if err := enginekube.WriteReport(wctx, cl, side, rep); err != nil {
 		return fmt.Errorf("-engine-kube-report: the report of node %s was not written: %w", side.Node, err)
+	}
+	return nil
+}
+
+// holdEngineNode is a worker of an -engine kubernetes launch (verify
+// --local -engine-hold D): it does nothing but keep its pod, and so the
+// GPUs the kubelet gave it, until D has passed or its SIGTERM (the
+// launch deleted) cancels ctx; either is its success.
+func holdEngineNode(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 	return nil
 }

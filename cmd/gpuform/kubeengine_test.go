@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,7 +148,16 @@ type jobObject struct {
 // kubelet does: the exit code and, the container failing, the end of
 // its standard error as the termination message (FallbackToLogsOnError).
 // A node in neverStart gets a pod that does not start instead: stuck in
-// ErrImagePull ("no image") or still being created ("slow").
+// ErrImagePull ("no image") or still being created ("slow"); "NODE/worker"
+// does that to the node's launch workers only, a Job's name to that Job;
+// a worker Job's name marked "dies" has its pod fail as its launcher
+// starts.
+//
+// For a launch (multinode.go) it checks what the engine promises before
+// it runs the pod: a launcher only once every worker of its launch runs,
+// on the host's network, privileged; a worker unprivileged and without
+// the API's token. A worker holds until its Job is deleted, when the
+// stand-in sends it SIGTERM as the kubelet does a deleted pod's.
 type kubelet struct {
 	t          *testing.T
 	a          *admin
@@ -230,14 +241,24 @@ func (k *kubelet) runPod(j jobObject) error {
 		return err
 	}
 	node, _ := tmpl.Spec["nodeName"].(string)
+	role, _ := labels[enginekube.RoleLabel].(string)
 	c := tmpl.Spec["containers"].([]any)[0].(map[string]any)
+	volumes, _ := tmpl.Spec["volumes"].([]any)
+	envs, _ := c["env"].([]any)
 	status := func(phase string, state map[string]any) error {
 		st := map[string]any{"status": map[string]any{"phase": phase, "containerStatuses": []any{map[string]any{
 			"name": c["name"], "image": c["image"], "imageID": "", "ready": phase == "Running", "restartCount": 0, "state": state,
 		}}}}
 		return k.a.call(http.MethodPatch, podPath+"/"+name+"/status", "application/merge-patch+json", st, nil)
 	}
-	switch k.neverStart[node] {
+	why := k.neverStart[node]
+	if role == "worker" && k.neverStart[node+"/worker"] != "" {
+		why = k.neverStart[node+"/worker"]
+	}
+	if w := k.neverStart[j.Metadata.Name]; w != "" {
+		why = w
+	}
+	switch why {
 	case "no image":
 		return status("Pending", map[string]any{"waiting": map[string]any{"reason": "ErrImagePull", "message": `failed to pull image "registry.example.com/gpuform:test": not found`}})
 	case "slow":
@@ -249,13 +270,16 @@ func (k *kubelet) runPod(j jobObject) error {
 		Data map[string][]byte `json:"data"`
 	}
 	secretName := ""
-	for _, v := range tmpl.Spec["volumes"].([]any) {
+	for _, v := range volumes {
 		if s, ok := v.(map[string]any)["secret"].(map[string]any); ok {
 			secretName, _ = s["secretName"].(string)
 		}
 	}
 	var err error
 	for range 100 {
+		if secretName == "" {
+			break
+		}
 		if err = k.a.call(http.MethodGet, "/api/v1/namespaces/"+kubeEngineNS+"/secrets/"+secretName, "", nil, &secret); err == nil {
 			break
 		}
@@ -274,6 +298,12 @@ func (k *kubelet) runPod(j jobObject) error {
 			return err
 		}
 	}
+	if role == "worker" {
+		// A worker's container takes a moment to start (an image
+		// pulled, the GPUs allocated): a launcher made before it
+		// runs is caught by checkLaunch.
+		time.Sleep(700 * time.Millisecond)
+	}
 	if err := status("Running", map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}); err != nil {
 		return err
 	}
@@ -290,7 +320,7 @@ func (k *kubelet) runPod(j jobObject) error {
 	// its simulated root, which its node side addresses as "/": the
 	// mount path in the command becomes that.
 	hostRoot := ""
-	for _, v := range tmpl.Spec["volumes"].([]any) {
+	for _, v := range volumes {
 		if hp, ok := v.(map[string]any)["hostPath"].(map[string]any); ok && hp["path"] == "/" {
 			for _, m := range c["volumeMounts"].([]any) {
 				m := m.(map[string]any)
@@ -314,12 +344,18 @@ func (k *kubelet) runPod(j jobObject) error {
 		}
 		args = append(args, strings.Replace(s, "/etc/gpuform/bundle", dir, 1))
 	}
-	if !slices.Contains(args, "-host-root") {
+	if role == "" && !slices.Contains(args, "-host-root") {
 		return refuse(fmt.Errorf("the Job's command %v reads no -host-root: the spec.* checks would judge the image", c["command"]))
 	}
+	if err := k.checkLaunch(j, role, tmpl.Spec, c); err != nil {
+		return refuse(err)
+	}
 	sa, _ := tmpl.Spec["serviceAccountName"].(string)
-	env := []string{"KUBECONFIG=" + k.kubeconfig[sa], "GPUFORM_SIM_STATE=" + k.state, "PATH=" + os.Getenv("PATH")}
-	for _, e := range c["env"].([]any) {
+	env := []string{"GPUFORM_SIM_STATE=" + k.state, "PATH=" + os.Getenv("PATH")}
+	if tmpl.Spec["automountServiceAccountToken"] != false {
+		env = append(env, "KUBECONFIG="+k.kubeconfig[sa])
+	}
+	for _, e := range envs {
 		e := e.(map[string]any)
 		v, _ := e["value"].(string)
 		if from, ok := e["valueFrom"].(map[string]any); ok {
@@ -363,7 +399,26 @@ func (k *kubelet) runPod(j jobObject) error {
 	cmd.Env, cmd.Dir = env, "/"
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	runErr := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// The Job deleted, its pod goes: SIGTERM, as the kubelet sends it.
+	exited := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-exited:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if err := k.a.call(http.MethodGet, "/apis/batch/v1/namespaces/"+kubeEngineNS+"/jobs/"+j.Metadata.Name, "", nil, nil); err != nil && strings.Contains(err.Error(), "404 Not Found") {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				return
+			}
+		}
+	}()
+	runErr := cmd.Wait()
+	close(exited)
 	k.ran.Add(1)
 	var ee *exec.ExitError
 	switch {
@@ -377,6 +432,72 @@ func (k *kubelet) runPod(j jobObject) error {
 		return status("Failed", map[string]any{"terminated": map[string]any{"exitCode": ee.ExitCode(), "reason": "Error", "message": msg}})
 	}
 	return runErr
+}
+
+// checkLaunch checks a launch's Job as the engine promises it: a
+// launcher made only once every worker of its launch runs, on the
+// host's network and privileged, pinned to its node; a worker
+// unprivileged, without the API's token.
+func (k *kubelet) checkLaunch(j jobObject, role string, pod, c map[string]any) error {
+	sc, _ := c["securityContext"].(map[string]any)
+	switch role {
+	case "":
+		return nil
+	case "worker":
+		if sc["privileged"] == true || pod["hostNetwork"] == true || pod["automountServiceAccountToken"] != false || sc["allowPrivilegeEscalation"] != false {
+			return fmt.Errorf("a launch worker must be unprivileged, off the host's network, without the API's token: %v, %v", pod, sc)
+		}
+		return nil
+	case "launcher":
+	default:
+		return fmt.Errorf("unknown launch role %q", role)
+	}
+	if sc["privileged"] != true || pod["hostNetwork"] != true || pod["dnsPolicy"] != "ClusterFirstWithHostNet" {
+		return fmt.Errorf("a launcher must be privileged on the host's network (dnsPolicy ClusterFirstWithHostNet): %v, %v", pod, sc)
+	}
+	sel := enginekube.RunLabel + "=" + j.Metadata.Labels[enginekube.RunLabel] + "," + enginekube.LaunchLabel + "=" + j.Metadata.Labels[enginekube.LaunchLabel] + "," + enginekube.RoleLabel + "=worker"
+	var jobs, pods struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	q := "?labelSelector=" + url.QueryEscape(sel)
+	if err := k.a.call(http.MethodGet, "/apis/batch/v1/namespaces/"+kubeEngineNS+"/jobs"+q, "", nil, &jobs); err != nil {
+		return err
+	}
+	if err := k.a.call(http.MethodGet, "/api/v1/namespaces/"+kubeEngineNS+"/pods"+q, "", nil, &pods); err != nil {
+		return err
+	}
+	running := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == "Running" {
+			running++
+		}
+	}
+	if running != len(jobs.Items) || len(pods.Items) != len(jobs.Items) {
+		return fmt.Errorf("the launcher was made with %d of its launch's %d workers running", running, len(jobs.Items))
+	}
+	// A worker marked "dies" is killed as its launcher starts (the
+	// kernel's OOM killer, an eviction): its pod fails while the test
+	// runs.
+	for _, w := range jobs.Items {
+		if k.neverStart[w.Metadata.Name] != "dies" {
+			continue
+		}
+		st := map[string]any{"status": map[string]any{"phase": "Failed", "containerStatuses": []any{map[string]any{
+			"name": "hold", "image": c["image"], "imageID": "", "ready": false, "restartCount": 0,
+			"state": map[string]any{"terminated": map[string]any{"exitCode": 137, "reason": "OOMKilled"}},
+		}}}}
+		if err := k.a.call(http.MethodPatch, "/api/v1/namespaces/"+kubeEngineNS+"/pods/"+w.Metadata.Name+"-pod/status", "application/merge-patch+json", st, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runLeft lists what of run is left in the namespace.
@@ -399,6 +520,51 @@ func runLeft(t *testing.T, a *admin, run string) []string {
 		}
 	}
 	return left
+}
+
+// kubeFleetSpec is a spec of one node group of simulated HGX H100 on
+// hosts, with one multi-node nccl_test and verify { kubernetes { image } }.
+func kubeFleetSpec(t *testing.T, k *kb.KB, hosts ...string) (string, *spec.Config) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "fleet")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "main.gpuform.hcl"), `module "hgx" {
+  source = "gpuform/hgx-h100-8gpu"
+}
+
+node "train" {
+  hosts    = ["`+strings.Join(hosts, `", "`)+`"]
+  hardware = module.hgx.hardware
+  verify {
+    optional = ["dcgm"]
+    kubernetes {
+      image = "registry.example.com/gpuform:test"
+    }
+    nccl_test "fleet" {
+      command        = "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
+      min_busbw_gbps = 120
+    }
+  }
+}
+`)
+	cfg, diags := spec.Load(dir, spec.LoadOptions{BuiltinModules: modules.FS(), GPUModels: k.GPUModelTable()})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return dir, cfg
+}
+
+// isolationPairs is a report's isolation pairs, as they ran.
+func isolationPairs(d *report.Document) []string {
+	var out []string
+	for _, iso := range d.Isolation {
+		for _, p := range iso.Pairs {
+			out = append(out, fmt.Sprintf("round %d %s+%s ran=%v pass=%v", p.Round, p.Hosts[0], p.Hosts[1], p.Ran, p.Pass))
+		}
+	}
+	return out
 }
 
 // hostChecks is a report's checks per host.
@@ -433,7 +599,16 @@ func TestKubeEngine(t *testing.T) {
 	state := t.TempDir()
 	// The kubelet mounts the token of the pod's service account:
 	// gpuform-verify-nowrite has no RBAC at all.
-	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, map[string]string{"gpu013": "no image", "gpu014": "slow"})
+	neverStart := map[string]string{"gpu013": "no image", "gpu014": "slow", "gpu033/worker": "no image"}
+	// The runs "nopairs"'s and "cutpairs"'s launches after their
+	// group's (0): their isolation pairs' launchers.
+	for i := 1; i <= 20; i++ {
+		neverStart[fmt.Sprintf("gpuform-launch-nopairs-%d", i)] = "slow"
+		neverStart[fmt.Sprintf("gpuform-launch-cutpairs-%d", i)] = "slow"
+	}
+	// The run "workerdies"'s group launch loses its second worker.
+	neverStart["gpuform-launch-workerdies-0-w1"] = "dies"
+	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, neverStart)
 	k, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -459,17 +634,20 @@ func TestKubeEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := func(t *testing.T, token, dir string, cfg *spec.Config, o enginekube.Options) (*enginekube.Engine, runner.Options, *atomic.Int64) {
+	engineAt := func(t *testing.T, tier verify.Tier, token, dir string, cfg *spec.Config, o enginekube.Options) (*enginekube.Engine, runner.Options, *atomic.Int64) {
 		o.Client, o.Namespace, o.Poll = client(token), kubeEngineNS, 100*time.Millisecond
 		o.Bundle = func(nodes map[string]engineslurm.BundleNode) (*engineslurm.Bundle, error) {
-			return engineslurm.NewBundle(cfg, dir, nil, verify.TierProbe, false, nodes)
+			return engineslurm.NewBundle(cfg, dir, nil, tier, false, nodes)
 		}
 		var connects atomic.Int64
-		ro := runner.Options{Tier: verify.TierProbe, KB: k, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+		ro := runner.Options{Tier: tier, KB: k, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
 			connects.Add(1)
 			return nil, errors.New("the kubernetes engine must not connect to hosts")
 		}}}
 		return enginekube.New(o), ro, &connects
+	}
+	engine := func(t *testing.T, token, dir string, cfg *spec.Config, o enginekube.Options) (*enginekube.Engine, runner.Options, *atomic.Int64) {
+		return engineAt(t, verify.TierProbe, token, dir, cfg, o)
 	}
 	targets := func(t *testing.T, cfg *spec.Config) []target.Host {
 		hosts, diags := target.Select(cfg, nil)
@@ -611,6 +789,247 @@ func TestKubeEngine(t *testing.T) {
 			if len(h.Checks) != 1 || h.Checks[0].Status != verify.StatusFail || !strings.Contains(h.Checks[0].Message, "RBAC forbids create on jobs in namespace "+kubeEngineNS) {
 				t.Errorf("%s: %+v", h.Host, h.Checks)
 			}
+		}
+	})
+
+	// The fleet tier: the group's multi-node test and the isolation
+	// of its failing run, each a launch (a worker Job holding each
+	// peer's GPUs, then a launcher Job running the command from the
+	// group's first node), equal -engine ssh's check for check and pair
+	// for pair, with no SSH connection made.
+	t.Run("fleet tier: the multi-node test and its isolation as launches", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu021", "sim://hgx-h100-converged/gpu022", "sim://hgx-h100-slownic/gpu023", "sim://hgx-h100-converged/gpu024"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"fleet"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		want, err := enginessh.Engine{}.Verify(context.Background(), targets(t, cfg), runner.Options{Tier: verify.TierFleet, KB: k, AllowLocal: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+			return connect.Open(ctx, h, connect.Options{SimStateDir: state})
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Isolation) != 1 || len(want.Isolation[0].Culprits) != 1 || want.Isolation[0].Culprits[0].Host != hosts[2] {
+			t.Fatalf("the SSH engine's isolation should name gpu023: %+v", want.Isolation)
+		}
+		var msgs strings.Builder
+		e, ro, connects := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, RunID: "fleet"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := connects.Load(); n != 0 {
+			t.Errorf("the kubernetes engine connected to hosts %d time(s)", n)
+		}
+		if diff := cmp.Diff(hostChecks(want), hostChecks(got)); diff != "" {
+			t.Errorf("-engine kubernetes -tier fleet differs from -engine ssh (-ssh +kubernetes):\n%s", diff)
+		}
+		if diff := cmp.Diff(isolationPairs(want), isolationPairs(got)); diff != "" {
+			t.Errorf("isolation pairs (-ssh +kubernetes):\n%s", diff)
+		}
+		if len(isolationPairs(got)) == 0 {
+			t.Error("no isolation pair ran")
+		}
+		if left := runLeft(t, a, "fleet"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+		if !strings.Contains(msgs.String(), "Kubernetes: run fleet: the fleet tier's multi-node tests and isolation pairs as launches") {
+			t.Errorf("messages do not say the launches:\n%s", msgs.String())
+		}
+		if strings.Contains(msgs.String(), "not all deleted") {
+			t.Errorf("a launch was not cleaned up:\n%s", msgs.String())
+		}
+	})
+
+	// A worker that never starts: the group's test is not run (needed)
+	// on every host, with the reason naming the node, never failed nor
+	// passed; the hosts' own checks are still reported, and nothing is
+	// isolated on a run that never happened.
+	t.Run("fleet tier: a launch worker that never starts", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu031", "sim://hgx-h100-converged/gpu032", "sim://hgx-h100-converged/gpu033", "sim://hgx-h100-converged/gpu034"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"noworker"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{StartTimeout: 3 * time.Second, RunID: "noworker"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.OK() {
+			t.Error("a run whose multi-node test was not run passed")
+		}
+		if len(got.Isolation) != 0 {
+			t.Errorf("a run that never happened was isolated: %+v", got.Isolation)
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			cs := hostChecks(got)[h]
+			if len(cs) < 2 {
+				t.Errorf("%s: its own checks are not reported: %+v", h, cs)
+				continue
+			}
+			found := false
+			for _, c := range cs {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "the engine did not run the group's test: Kubernetes node gpu033: the launch's worker pod did not start within 3s: pod gpuform-launch-noworker-0-w1-pod is pending: ErrImagePull") {
+					t.Errorf("%s: %+v", h, c)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check: %+v", h, group, cs)
+			}
+		}
+		if left := runLeft(t, a, "noworker"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// The group's run fails (a slow NIC) and none of its isolation
+	// pairs' launchers starts: no pair ran, none is passed, no node is
+	// named, and every host's isolation check says so (an error, needed,
+	// as when the pairs cannot tell), never a pass.
+	t.Run("fleet tier: isolation pairs that cannot be launched", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu041", "sim://hgx-h100-converged/gpu042", "sim://hgx-h100-slownic/gpu043", "sim://hgx-h100-converged/gpu044"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"nopairs"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{StartTimeout: 2 * time.Second, RunID: "nopairs"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Isolation) != 1 || len(got.Isolation[0].Pairs) == 0 || len(got.Isolation[0].Culprits) != 0 {
+			t.Fatalf("the isolation: %+v", got.Isolation)
+		}
+		for _, p := range got.Isolation[0].Pairs {
+			if p.Ran || p.Pass || !strings.Contains(p.Message, "the launch's launcher pod did not start within 2s") {
+				t.Errorf("a pair whose launcher never started: %+v", p)
+			}
+		}
+		group, iso := verify.CheckNCCL.Named("fleet"), verify.CheckIsolation.Named("fleet")
+		for _, h := range hosts {
+			seen := 0
+			for _, c := range hostChecks(got)[h] {
+				switch c.ID {
+				case group:
+					seen++
+					if c.Status != verify.StatusFail {
+						t.Errorf("%s: the group's run below its floor is %s: %s", h, c.Status, c.Message)
+					}
+				case iso:
+					seen++
+					if c.Status != verify.StatusError || !strings.Contains(c.Message, "isolation incomplete") {
+						t.Errorf("%s: the isolation no pair of which ran is %s: %s", h, c.Status, c.Message)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Errorf("%s: %d of its group and isolation checks", h, seen)
+			}
+		}
+		if left := runLeft(t, a, "nopairs"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// A worker's pod fails while the group's test runs: the node's GPUs
+	// were not held, so the result is not taken: not run, naming the
+	// node, never failed nor passed, and nothing isolated.
+	t.Run("fleet tier: a launch worker that dies while the test runs", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu061", "sim://hgx-h100-converged/gpu062", "sim://hgx-h100-converged/gpu063", "sim://hgx-h100-converged/gpu064"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"workerdies"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "workerdies"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.OK() || len(got.Isolation) != 0 {
+			t.Errorf("ok %v, isolation %+v; want a run not passed, nothing isolated", got.OK(), got.Isolation)
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			found := false
+			for _, c := range hostChecks(got)[h] {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "Kubernetes node gpu063: the launch's worker pod gpuform-launch-workerdies-0-w1-pod ended while the test ran: pod gpuform-launch-workerdies-0-w1-pod is failed: exit 137: OOMKilled; its result is not taken") {
+					t.Errorf("%s: %+v", h, c)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check", h, group)
+			}
+		}
+		if left := runLeft(t, a, "workerdies"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// The -deadline comes while the isolation pairs' launchers wait to
+	// start: the nodes' own checks and the group's run are reported, the
+	// isolation is not run (needed), never passed, and the run ends
+	// soon after its deadline with nothing left behind.
+	t.Run("fleet tier: the -deadline cuts the isolation's launches", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu051", "sim://hgx-h100-converged/gpu052", "sim://hgx-h100-slownic/gpu053", "sim://hgx-h100-converged/gpu054"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"cutpairs"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		// Long enough for the nodes' own Jobs and the group's run (a
+		// few seconds here), which the pairs' launchers then outwait.
+		deadline := time.Now().Add(30 * time.Second)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{Deadline: deadline, RunID: "cutpairs"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if over := time.Since(deadline); over > 15*time.Second {
+			t.Errorf("the run ended %s after its deadline", over)
+		}
+		if got.OK() {
+			t.Error("a run the deadline cut passed")
+		}
+		if len(got.Isolation) != 1 || !strings.HasPrefix(got.Isolation[0].Incomplete, "the run's -deadline ended it") || len(got.Isolation[0].Culprits) != 0 {
+			t.Errorf("the isolation the deadline cut: %+v", got.Isolation)
+		}
+		for _, p := range isolationPairs(got) {
+			if strings.Contains(p, "ran=true") || strings.Contains(p, "pass=true") {
+				t.Errorf("a pair the deadline cut: %s", p)
+			}
+		}
+		group, iso := verify.CheckNCCL.Named("fleet"), verify.CheckIsolation.Named("fleet")
+		for _, h := range hosts {
+			seen := 0
+			for _, c := range hostChecks(got)[h] {
+				switch c.ID {
+				case group:
+					seen++
+					if c.Status != verify.StatusFail {
+						t.Errorf("%s: the group's run, finished below its floor before the deadline, is %s: %s", h, c.Status, c.Message)
+					}
+				case iso:
+					seen++
+					if c.Status != verify.StatusNotRun || !c.Needed {
+						t.Errorf("%s: the isolation the deadline cut is %s (needed %v): %s", h, c.Status, c.Needed, c.Message)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Errorf("%s: %d of its group and isolation checks", h, seen)
+			}
+		}
+		if left := runLeft(t, a, "cutpairs"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
 		}
 	})
 

@@ -306,6 +306,9 @@ func runVerify(ctx context.Context, s Streams, a *verifyArguments, v *verifyView
 	if a.Engines.EngineNode != "" {
 		return runEngineNode(ctx, s, a)
 	}
+	if a.Engines.EngineHold > 0 {
+		return holdEngineNode(ctx, a.Engines.EngineHold)
+	}
 	var gate *gateRun
 	if g := a.gate(); g != "" {
 		// What slurmd gives a gate is checked before anything runs.

@@ -40,6 +40,11 @@ type engineFlags struct {
 	// EngineKubeReport, with EngineNode, is the ConfigMap the node side
 	// of -engine kubernetes writes its report to (hidden).
 	EngineKubeReport string
+	// EngineHold, with --local, is a launch worker of -engine
+	// kubernetes (hidden): it holds its pod, and so the node's GPUs
+	// the pod was given, for the duration or until its SIGTERM, while
+	// a multi-node test runs from another node, and does nothing else.
+	EngineHold time.Duration
 	// SlurmJob is -slurm-job; "" is SLURM_JOB_ID when set, else a new
 	// allocation.
 	SlurmJob string
@@ -94,6 +99,8 @@ func (f *engineFlags) registerKube(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.KubeStartTimeout, "kube-start-timeout", enginekube.DefaultStartTimeout, "with -engine kubernetes, how long a node's Job may take to start its pod")
 	fs.StringVar(&f.EngineKubeReport, "engine-kube-report", "", "with -engine-node, write the report to this ConfigMap (the node side of -engine kubernetes)")
 	_ = fs.MarkHidden("engine-kube-report")
+	fs.DurationVar(&f.EngineHold, "engine-hold", 0, "with --local, hold this pod (and its GPUs) for D or until SIGTERM: a worker of an -engine kubernetes launch")
+	_ = fs.MarkHidden("engine-hold")
 }
 
 // finish checks what the engine flags alone can tell.
@@ -126,6 +133,9 @@ func (f *engineFlags) finishFor(fs *pflag.FlagSet, local, nodeSide bool) error {
 	}
 	if f.EngineKubeReport != "" && f.EngineNode == "" {
 		return fmt.Errorf("-engine-kube-report works only with -engine-node")
+	}
+	if fs.Changed("engine-hold") && (!nodeSide || f.EngineNode != "" || f.EngineHold <= 0) {
+		return fmt.Errorf("-engine-hold works only with --local, without -engine-node, and must be positive")
 	}
 	if local && f.Engine != engine.SSH {
 		return fmt.Errorf("--local verifies this machine; -engine %s runs verify --local on every node itself", f.Engine)

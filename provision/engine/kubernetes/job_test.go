@@ -53,4 +53,35 @@ func TestJobPassesTheAPIServer(t *testing.T) {
 	}
 	kc := kubetest.Start(t, kubetest.Options{})
 	kc.Request(t, http.MethodPost, "/apis/batch/v1/namespaces/default/jobs?dryRun=All&fieldValidation=Strict", "application/json", string(b))
+
+	// A launch's two roles (multinode.go), with the same settings.
+	peer := &member{tg: m.tg, node: "gpu008", index: 4}
+	worker, _ := json.Marshal(e.workerJob("ab12cd34", "2", 0, peer, m, 10*time.Minute))
+	launcher, _ := json.Marshal(e.launcherJob("ab12cd34", "2", m, "mpirun -np 16 -H gpu007:8,gpu008:8 all_reduce_perf -b 8M -e 8G -f 2 -g 1", 9*time.Minute))
+	for _, c := range []struct {
+		name      string
+		job       []byte
+		want, not []string
+	}{
+		{"worker", worker, []string{`"nodeName":"gpu008"`, `"nvidia.com/gpu":"8"`, `"-engine-hold","10m0s"`, `"automountServiceAccountToken":false`, `"allowPrivilegeEscalation":false`, `"runAsNonRoot":true`,
+			`"gpuform.dev/launch":"2"`, `"gpuform.dev/role":"worker"`, `"operator":"Equal"`, `"priorityClassName":"system-node-critical"`, `"activeDeadlineSeconds":960`},
+			[]string{`"privileged":true`, `"hostNetwork"`, `"secretName"`, `"-engine-node"`}},
+		{"launcher", launcher, []string{`"nodeName":"gpu007"`, `"nvidia.com/gpu":"8"`, `"privileged":true`, `"hostNetwork":true`, `"dnsPolicy":"ClusterFirstWithHostNet"`,
+			`"-engine-command","mpirun -np 16 -H gpu007:8,gpu008:8 all_reduce_perf -b 8M -e 8G -f 2 -g 1","-engine-timeout","9m0s"`,
+			`"-engine-kube-report","gpuform-report-ab12cd34-l2"`, `"secretName":"gpuform-bundle-ab12cd34-l2"`, `"name":"gpuform-keys-ab12cd34-l2"`,
+			`"gpuform.dev/role":"launcher"`, `{"emptyDir":{"medium":"Memory"},"name":"shm"}`, `"operator":"Equal"`},
+			[]string{`"-host-root"`, `"hostPath"`}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(string(c.job), w) {
+				t.Errorf("the %s Job lacks %s:\n%s", c.name, w, c.job)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(string(c.job), w) {
+				t.Errorf("the %s Job has %s:\n%s", c.name, w, c.job)
+			}
+		}
+		kc.Request(t, http.MethodPost, "/apis/batch/v1/namespaces/default/jobs?dryRun=All&fieldValidation=Strict", "application/json", string(c.job))
+	}
 }

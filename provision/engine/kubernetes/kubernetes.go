@@ -15,10 +15,14 @@
 // ttlSecondsAfterFinished and ownerReferences clean up after a
 // controller that did not live to.
 //
+// At the fleet tier, after the nodes' own Jobs, each node group's
+// multi-node tests and the isolation pairs of a failing one run as
+// launches (multinode.go): a worker Job holding each peer node's GPUs,
+// then a launcher Job running the command from the group's first node,
+// its result back as a node's report comes; runner.RunMultiNode decides
+// what to launch and MultiNode.JudgeHost judges each host on it.
+//
 // It talks to the API server with provision/kube (no client-go).
-// Multi-node tests and isolation pairs are not run yet (they would need
-// indexed Jobs across nodes): at the fleet tier they are reported not
-// run, with the reason.
 package kubernetes
 
 import (
@@ -193,12 +197,22 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 	if err != nil {
 		return nil, err
 	}
+	var mn runner.MultiNode
+	ranMulti := false
 	if len(members) > 0 {
 		if e.o.Messages != nil {
 			fmt.Fprintf(e.o.Messages, "Kubernetes: run %s: a Job per node in namespace %s (label %s=%s).\n", run, e.o.Namespace, RunLabel, run)
 		}
 		defer e.cleanup(run)
-		e.runJobs(ctx, run, members, ro)
+		bundle := e.runJobs(ctx, run, members, ro)
+		// The fleet tier: each group's multi-node tests, and the
+		// isolation of a failing one, as launches (multinode.go),
+		// after the nodes' own Jobs, so a -deadline that ends them
+		// leaves those checks reported.
+		if ro.Tier.Includes(verify.TierFleet) && bundle != nil && ctx.Err() == nil {
+			mn = e.multiNode(ctx, run, members, bundle, ro)
+			ranMulti = true
+		}
 	}
 
 	inRun := map[string]*member{}
@@ -219,17 +233,24 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 			continue
 		}
 		h := *m.out
-		if ro.Tier.Includes(verify.TierFleet) {
+		switch {
+		case ranMulti:
+			mn.JudgeHost(tg, &h, ro)
+		case ro.Tier.Includes(verify.TierFleet):
 			multiNodeNotRun(tg, &h)
 		}
 		runTargets = append(runTargets, tg)
 		hosts = append(hosts, h)
 	}
-	return runner.Merge(runTargets, hosts, ro, checkedAt), nil
+	mn.AddChecks(hosts)
+	doc := runner.Merge(runTargets, hosts, ro, checkedAt)
+	mn.AddIsolation(doc)
+	return doc, nil
 }
 
 // multiNodeNotRun gives a host's multi-node checks, which its node's
-// Job leaves not run, the reason.
+// Job leaves not run, the reason when the run ended (its -deadline, an
+// interrupt) before the group's tests were launched.
 func multiNodeNotRun(tg target.Host, h *report.Host) {
 	if tg.Node == nil || tg.Node.Verify == nil {
 		return
@@ -241,7 +262,7 @@ func multiNodeNotRun(tg target.Host, h *report.Host) {
 		id := verify.CheckNCCL.Named(t.Name)
 		for i, c := range h.Checks {
 			if c.ID == id && c.Status == verify.StatusNotRun {
-				h.Checks[i].Message = "not run: -engine kubernetes runs a Job per node and no multi-node tests or isolation pairs yet; run -tier fleet with -engine ssh or -engine slurm"
+				h.Checks[i].Message = "not run: the run ended (its -deadline) before the node group's multi-node tests were launched; not run, not passed"
 			}
 		}
 	}
@@ -304,8 +325,9 @@ func keysName(run string) string          { return "gpuform-keys-" + run }
 func keyName(i int) string                { return "key-" + strconv.Itoa(i) }
 
 // runJobs creates the Jobs and the bundle, waits for the reports and sets
-// every member's out.
-func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro runner.Options) {
+// every member's out. It returns the bundle, for the run's launches (nil
+// when there is none).
+func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro runner.Options) []byte {
 	started := time.Now()
 	fail := func(m *member, err error) {
 		h := report.UnreachableHost(m.tg.Host.Name, err, time.Since(started))
@@ -327,7 +349,7 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 		for _, m := range members {
 			fail(m, fmt.Errorf("cannot bundle the spec for the nodes: %w", err))
 		}
-		return
+		return nil
 	}
 	budget := ro.Budget
 	if budget == 0 {
@@ -386,7 +408,7 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 		keys[keyName(m.index)] = []byte(m.key)
 	}
 	if len(owners) == 0 {
-		return
+		return nil
 	}
 	// The bundle after the Jobs, owned by them all: it goes with the last
 	// of them. A pod created first waits for its volume a moment.
@@ -412,9 +434,10 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 				fail(m, nodeError(m.node, ": the run's spec bundle and report keys Secrets: %w", err))
 			}
 		}
-		return
+		return nil
 	}
 	e.wait(ctx, run, members, started, budget)
+	return bundle
 }
 
 // bundle is the CLI's bundle of the spec for nodes.
@@ -440,21 +463,6 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 		labels[key] = v
 	}
 	labels[IndexLabel] = strconv.Itoa(m.index)
-	sa := DefaultServiceAccount
-	if k.ServiceAccount.Set {
-		sa = k.ServiceAccount.V
-	}
-	var tolerations []any
-	for _, t := range k.Tolerations {
-		to := obj{"key": t.Key, "operator": t.Operator}
-		if t.Value != "" {
-			to["value"] = t.Value
-		}
-		if t.Effect != "" {
-			to["effect"] = t.Effect
-		}
-		tolerations = append(tolerations, to)
-	}
 	fieldEnv := func(name, path string) obj {
 		return obj{"name": name, "valueFrom": obj{"fieldRef": obj{"fieldPath": path}}}
 	}
@@ -501,7 +509,7 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 	pod := obj{
 		"nodeName":                      m.node,
 		"restartPolicy":                 "Never",
-		"serviceAccountName":            sa,
+		"serviceAccountName":            serviceAccount(k),
 		"automountServiceAccountToken":  true,
 		"terminationGracePeriodSeconds": 10,
 		"containers":                    []any{container},
@@ -511,12 +519,7 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 			kube.HostRootVolume(),
 		},
 	}
-	if len(tolerations) > 0 {
-		pod["tolerations"] = tolerations
-	}
-	if k.PriorityClass.Set {
-		pod["priorityClassName"] = k.PriorityClass.V
-	}
+	schedule(pod, k)
 	secs := int64(active / time.Second)
 	return obj{
 		"apiVersion": "batch/v1", "kind": "Job",
@@ -532,6 +535,36 @@ func (e *Engine) job(run string, m *member, tier verify.Tier, active time.Durati
 				"spec":     pod,
 			},
 		},
+	}
+}
+
+// serviceAccount is the node side's service account: verify {
+// kubernetes { service_account } }, else DefaultServiceAccount.
+func serviceAccount(k *spec.VerifyKubernetes) string {
+	if k.ServiceAccount.Set {
+		return k.ServiceAccount.V
+	}
+	return DefaultServiceAccount
+}
+
+// schedule gives pod the node block's tolerations and priority class.
+func schedule(pod obj, k *spec.VerifyKubernetes) {
+	var tolerations []any
+	for _, t := range k.Tolerations {
+		to := obj{"key": t.Key, "operator": t.Operator}
+		if t.Value != "" {
+			to["value"] = t.Value
+		}
+		if t.Effect != "" {
+			to["effect"] = t.Effect
+		}
+		tolerations = append(tolerations, to)
+	}
+	if len(tolerations) > 0 {
+		pod["tolerations"] = tolerations
+	}
+	if k.PriorityClass.Set {
+		pod["priorityClassName"] = k.PriorityClass.V
 	}
 }
 
@@ -725,7 +758,7 @@ func (e *Engine) collect(ctx context.Context, run string, m *member, jobFailed s
 	cancel()
 	var rep engineslurm.NodeReport
 	if err == nil {
-		rep, err = readReport(cm, run, m.uid, m.node, m.key)
+		rep, err = readReport(cm, run, m.uid, m.node, m.key, false)
 	}
 	if err == nil && rep.Error != "" {
 		h := report.UnreachableHost(name, fmt.Errorf("verify --local could not run on Kubernetes node %s: %s", m.node, rep.Error), took)

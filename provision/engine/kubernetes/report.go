@@ -151,8 +151,9 @@ func encodeReport(rep engineslurm.NodeReport) ([]byte, error) {
 // readReport checks and decodes the report ConfigMap of node's Job
 // (run, jobUID, the node's report key): a ConfigMap of another run, or
 // not owned by the Job, or not signed with the node's key, or naming
-// another node, is never taken for its report.
-func readReport(cm *kube.ConfigMap, run, jobUID, node, key string) (engineslurm.NodeReport, error) {
+// another node, is never taken for its report. A launch's report
+// (launch) holds the result of its command, a node's its host.
+func readReport(cm *kube.ConfigMap, run, jobUID, node, key string, launch bool) (engineslurm.NodeReport, error) {
 	var rep engineslurm.NodeReport
 	if cm.Metadata.Labels[RunLabel] != run {
 		return rep, fmt.Errorf("its report ConfigMap %s is labelled run %q, not %q", cm.Metadata.Name, cm.Metadata.Labels[RunLabel], run)
@@ -187,7 +188,11 @@ func readReport(cm *kube.ConfigMap, run, jobUID, node, key string) (engineslurm.
 	if rep.Node != node {
 		return rep, fmt.Errorf("its report names node %q", rep.Node)
 	}
-	if rep.Error == "" && len(rep.Hosts) != 1 {
+	switch {
+	case rep.Error != "":
+	case launch && (rep.NCCL == nil || len(rep.Hosts) != 0):
+		return rep, errors.New("its report holds no result of the launch's command")
+	case !launch && (len(rep.Hosts) != 1 || rep.NCCL != nil):
 		return rep, errors.New("its report holds no host")
 	}
 	return rep, nil

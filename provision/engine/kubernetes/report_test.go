@@ -10,6 +10,7 @@ import (
 	"github.com/gpuform/gpuform/provision/kube"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/verify"
+	"github.com/gpuform/gpuform/provision/verify/nccltest"
 	"github.com/gpuform/gpuform/provision/verify/report"
 	"github.com/gpuform/gpuform/provision/verify/runner"
 	"github.com/gpuform/gpuform/spec"
@@ -32,7 +33,7 @@ func TestReadReport(t *testing.T) {
 			OwnerReferences: []kube.OwnerReference{{Kind: "Job", Name: "gpuform-verify-r1-0", UID: "uid-1"}}},
 			BinaryData: map[string][]byte{reportKey: z}}
 	}
-	if rep, err := readReport(good(), "r1", "uid-1", "gpu011", key); err != nil || len(rep.HostReports()) != 1 {
+	if rep, err := readReport(good(), "r1", "uid-1", "gpu011", key, false); err != nil || len(rep.HostReports()) != 1 {
 		t.Fatalf("the good report: %+v, %v", rep, err)
 	}
 	for _, c := range []struct {
@@ -73,9 +74,27 @@ func TestReadReport(t *testing.T) {
 	} {
 		cm := good()
 		c.change(cm)
-		if _, err := readReport(cm, c.run, "uid-1", c.node, key); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := readReport(cm, c.run, "uid-1", c.node, key, false); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// A launch's report holds its command's result and a node's its host:
+	// neither is taken for the other, however well signed.
+	if _, err := readReport(good(), "r1", "uid-1", "gpu011", key, true); err == nil || !strings.Contains(err.Error(), "holds no result of the launch's command") {
+		t.Errorf("a node's report read as a launch's: %v", err)
+	}
+	lz, err := encodeReport(engineslurm.NodeReport{Node: "gpu011", NCCL: &nccltest.Result{Command: "mpirun all_reduce_perf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch := good()
+	launch.BinaryData[reportKey] = lz
+	launch.Metadata.Annotations[MACAnnotation] = reportMAC(key, "r1", "gpu011", lz)
+	if rep, err := readReport(launch, "r1", "uid-1", "gpu011", key, true); err != nil || rep.NCCL == nil || rep.NCCL.Command != "mpirun all_reduce_perf" {
+		t.Errorf("the launch's report: %+v, %v", rep, err)
+	}
+	if _, err := readReport(launch, "r1", "uid-1", "gpu011", key, false); err == nil || !strings.Contains(err.Error(), "holds no host") {
+		t.Errorf("a launch's report read as a node's: %v", err)
 	}
 }
 
@@ -120,8 +139,8 @@ func TestLook(t *testing.T) {
 }
 
 // At the fleet tier a host's multi-node tests, which its node's Job
-// cannot run, stay not run (and needed) with the engine's reason; its
-// other checks are untouched.
+// cannot run, stay not run (and needed) with the engine's reason when the
+// run ended before they were launched; its other checks are untouched.
 func TestMultiNodeNotRun(t *testing.T) {
 	t.Parallel()
 	tg := target.Host{Node: &spec.Node{Verify: &spec.Verify{NCCLTests: []*spec.NCCLTest{
@@ -133,7 +152,7 @@ func TestMultiNodeNotRun(t *testing.T) {
 		{ID: verify.CheckNCCL.Named("local"), Status: verify.StatusNotRun, Message: "left to a deeper tier"},
 	}}
 	multiNodeNotRun(tg, &h)
-	if c := h.Checks[0]; c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "-engine kubernetes runs a Job per node and no multi-node tests") {
+	if c := h.Checks[0]; c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "before the node group's multi-node tests were launched") {
 		t.Errorf("the multi-node test: %+v", c)
 	}
 	if c := h.Checks[1]; c.Message != "left to a deeper tier" {

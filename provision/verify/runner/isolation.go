@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -90,6 +91,13 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 		// finish is not run, never failed on a cut run nor passed.
 		return nccltest.Result{Command: res.Command, NotRun: "the run's -deadline ended the group's run before it finished"}, nil, nil
 	}
+	var nl *NotLaunchedError
+	if errors.As(err, &nl) {
+		// The engine could not start the command at all: the run says
+		// nothing about the nodes, so it is not run, not failed (and
+		// nothing to isolate), never passed.
+		return nccltest.Result{Command: cmd, NotRun: "the engine did not run the group's test: " + nl.Error()}, nil, nil
+	}
 	if err != nil && res.Failure == "" {
 		res.Failure = err.Error()
 	}
@@ -145,6 +153,21 @@ func runGroup(ctx context.Context, o Options, group []target.Host, exp verify.Ex
 	}
 	return res, iso, absent
 }
+
+// NotLaunchedError is an error of Options.Launch that says the command
+// did not run as the engine must run it: it never started (a pod that
+// did not start, a refusal of the cluster's), or it ran without what the
+// engine holds for it (a node's GPUs, lost mid-run), so its result is
+// not taken. The group's test is then not run, not failed, and an
+// isolation pair's outcome is not run either: neither says anything
+// about the nodes.
+type NotLaunchedError struct{ Err error }
+
+func (e *NotLaunchedError) Error() string { return e.Err.Error() }
+func (e *NotLaunchedError) Unwrap() error { return e.Err }
+
+// NotLaunched marks err as a launch that never started (NotLaunchedError).
+func NotLaunched(err error) error { return &NotLaunchedError{Err: err} }
 
 // runPair runs the group's test on two of its hosts, launched from the
 // first, and judges it against the floor for two nodes.

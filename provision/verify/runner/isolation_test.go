@@ -191,3 +191,49 @@ func TestIsolationCulpritHasRemedy(t *testing.T) {
 		}
 	}
 }
+
+// A launch the engine could not start (runner.NotLaunched: a pod that
+// never started) leaves the group's test not run, needed, on every host,
+// with the engine's reason: never failed, never passed, and nothing is
+// isolated on a run that never happened, even with isolation "always".
+func TestGroupRunNotLaunchedIsNotRun(t *testing.T) {
+	t.Parallel()
+	n := &spec.Node{Name: "train", Verify: &spec.Verify{
+		Isolation: spec.Attr[spec.Isolation]{V: spec.IsolationAlways, Set: true},
+		NCCLTests: []*spec.NCCLTest{{
+			Name:         "fleet64",
+			Command:      spec.Attr[string]{V: "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1", Set: true},
+			MinBusBWGbps: spec.Attr[float64]{V: 120, Set: true},
+		}},
+	}}
+	var targets []target.Host
+	for i := 1; i <= 4; i++ {
+		targets = append(targets, target.Host{Host: spec.Host{Name: fmt.Sprintf("n%d", i)}, Node: n})
+	}
+	o := Options{KB: testKB, Tier: verify.TierFleet, Target: target.Options{Connect: func(context.Context, spec.Host) (transport.Transport, error) {
+		return nil, fmt.Errorf("no host is reached")
+	}}}
+	o.LaunchNames = func(_ context.Context, group []target.Host) map[string]string {
+		out := map[string]string{}
+		for _, h := range group {
+			out[h.Host.Name] = h.Host.Name
+		}
+		return out
+	}
+	launches := 0
+	o.Launch = func(_ context.Context, _ target.Host, command string, _ time.Duration) (nccltest.Result, error) {
+		launches++
+		return nccltest.Result{Command: command}, NotLaunched(fmt.Errorf("Kubernetes node n3: worker pod did not start within 2s"))
+	}
+	mn := RunMultiNode(context.Background(), targets, o)
+	for _, tg := range targets {
+		h := report.Host{Host: tg.Host.Name, Checks: []verify.CheckResult{{ID: verify.CheckNCCL.Named("fleet64"), Status: verify.StatusNotRun, Needed: true}}}
+		mn.JudgeHost(tg, &h, o)
+		if c := h.Checks[0]; c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "the engine did not run the group's test: Kubernetes node n3: worker pod did not start within 2s") {
+			t.Errorf("%s: %+v", tg.Host.Name, c)
+		}
+	}
+	if launches != 1 || len(mn.isolations) != 0 {
+		t.Errorf("%d launch(es), isolations %+v; want the group's one launch and no isolation", launches, mn.isolations)
+	}
+}
