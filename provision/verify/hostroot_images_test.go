@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
 	"github.com/gpuform/gpuform/provision/resource"
@@ -234,5 +236,76 @@ func TestHashImageFilesUnderHostRoot(t *testing.T) {
 	got = HashImageFiles(context.Background(), lt, exp, f, "", false, 10*time.Second)
 	if c := got[file]; c.SHA256 != "" || c.Error == "" {
 		t.Errorf("without a host root, this machine has no %s, yet: %+v", file, c)
+	}
+}
+
+// The real containerd and ctr (Debian's package), the daemon's socket in
+// a node's root: under -host-root the probe's ctr --address asks that
+// daemon, which lists its (empty) k8s.io store, so the pinned image is
+// judged absent from the node's store, not from a daemon that is not
+// running, and not as not run.
+func TestImageDigestUnderHostRootRealContainerd(t *testing.T) {
+	bin, err := exec.LookPath("containerd")
+	if err != nil {
+		sshtest.Missing(t, "containerd is not installed (apt-get install containerd)")
+	}
+	ctrBin, err := exec.LookPath("ctr")
+	if err != nil {
+		sshtest.Missing(t, "ctr is not installed (apt-get install containerd)")
+	}
+	if os.Geteuid() != 0 {
+		sshtest.Missing(t, "containerd runs as root only")
+	}
+	t.Parallel()
+	root, state := shortTempDir(t), t.TempDir()
+	sock := filepath.Join(root, "run/containerd/containerd.sock")
+	if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(state, "config.toml")
+	if err := os.WriteFile(cfg, []byte("version = 2\nroot = \""+state+"/root\"\nstate = \""+state+"/state\"\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \""+sock+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	daemon := exec.Command(bin, "--config", cfg)
+	log, err := os.Create(filepath.Join(state, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon.Stdout, daemon.Stderr = log, log
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = daemon.Process.Kill()
+		_ = daemon.Wait()
+		log.Close()
+	})
+	for i := 0; ; i++ {
+		if _, err := exec.Command(ctrBin, "--address", sock, "version").CombinedOutput(); err == nil {
+			break
+		}
+		if i == 100 {
+			b, _ := os.ReadFile(filepath.Join(state, "log"))
+			t.Fatalf("containerd did not start:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	lt := local.New("node", local.WithEnv(map[string]string{"PATH": filepath.Dir(ctrBin) + ":/usr/bin:/bin"}))
+	f, err := facts.Probe(context.Background(), lt, facts.Options{Reads: resource.Reads(), Root: root, HostRoot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Images[facts.RuntimeContainerd]; s == nil || s.Error != "" || s.NotRun != "" {
+		t.Fatalf("the node's containerd store: %+v", s)
+	}
+	const ref = "nvcr.io/nvidia/pytorch:25.02-py3"
+	n := &spec.Node{Name: "n", Container: &spec.Container{
+		Runtime: spec.Attr[string]{V: "containerd", Set: true},
+		Images:  []spec.Attr[string]{{V: ref, Set: true}},
+		Pins:    map[string]spec.ImagePin{ref: {Digest: "sha256:" + strings.Repeat("a", 64)}},
+	}}
+	got := checkImageDigests(Expectation{KB: testKB, Spec: n}, f, nil)
+	if len(got) != 1 || got[0].Status != StatusFail || got[0].Observed != "absent" || !strings.Contains(got[0].Message, "containerd holds no "+ref) {
+		t.Errorf("%+v", got)
 	}
 }
