@@ -861,9 +861,15 @@ if [ -n "${GPUFORM_PROBE_HOST_ROOT:-}" ] && [ -n "$R" ]; then
 				"the node has $_s, but this machine has no $_t client on PATH to ask it with (nothing under the host root is run): add $_t to the image" "$mark"
 			continue
 		fi
+		# The node's daemon may hang: asked under timeout(1), 30 s.
+		_c=$_b
+		if ! { on_path timeout && may_run; }; then
+			printf '%s cmd %s-images 127\n%s\n%s eof\n' "$mark" "$_t" "timeout(1) not found: the node's $_t is not asked unbounded" "$mark"
+			continue
+		fi
 		case $_t in
-		docker) run_command docker-images "$_b" -H "unix://$_r" image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
-		ctr) run_command ctr-images "$_b" --address "$_r" -n k8s.io images ls ;;
+		docker) run_command docker-images "$_b" 30 "$_c" -H "unix://$_r" image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
+		ctr) run_command ctr-images "$_b" 30 "$_c" --address "$_r" -n k8s.io images ls ;;
 		esac
 	done
 fi

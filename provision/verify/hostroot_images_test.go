@@ -60,9 +60,10 @@ func shortTempDir(t *testing.T) string {
 // Under -host-root (the node's / mounted into a pod), container.image_digest
 // judges the node's runtime: this machine's own client asks the daemon
 // through the node's socket under the root (docker -H, ctr --address),
-// never its own socket and never a client under the root. Where the pod
-// cannot ask (no client on its PATH, or the root's /run not visible), the
-// check is not run and needed, never passed nor failed as absent.
+// never its own socket and never a client under the root; a daemon that
+// refuses it is an error. Where the pod cannot ask (no client on its
+// PATH, or the root's /run not visible), the check is not run and
+// needed, never passed nor failed as absent.
 //
 // Each fake root holds the node's sockets; the stand-in clients on this
 // machine's PATH answer with what the daemon behind the socket they are
@@ -78,6 +79,7 @@ func TestImageDigestUnderHostRoot(t *testing.T) {
 	own := t.TempDir()
 	writeExec(t, filepath.Join(own, "ctr"), `[ "$1" = --address ] && [ "$3 $4 $5 $6" = "-n k8s.io images ls" ] || { echo "ctr: unexpected arguments $*" >&2; exit 2; }
 echo "$2" >>"$GPUFORM_TEST_ASKED"
+[ -s "$2.images" ] || { echo "ctr: failed to dial \"$2\": connection error: permission denied" >&2; exit 1; }
 echo "REF TYPE DIGEST SIZE PLATFORMS LABELS"
 cat "$2.images"
 `)
@@ -110,6 +112,8 @@ cat "${2#unix://}.images"
 		{"containerd: the node's daemon holds the pin", "containerd", layout{sockets: map[string]string{ctrSock: ctrHolds(pinned)}, ownPATH: true}, StatusPass, pinned, "", ctrSock},
 		{"containerd: the node's tag moved", "containerd", layout{sockets: map[string]string{ctrSock: ctrHolds(other)}, ownPATH: true}, StatusFail, other, "the tag now points elsewhere", ctrSock},
 		{"docker: the node's daemon holds the pin", "docker", layout{sockets: map[string]string{dockerSock: dockerHolds(pinned)}, ownPATH: true}, StatusPass, pinned, "", dockerSock},
+		{"containerd: the node's daemon refuses the pod", "containerd", layout{sockets: map[string]string{ctrSock: ""}, ownPATH: true}, StatusError, "",
+			"the containerd images cannot be listed: ctr: failed to dial", ctrSock},
 		{"containerd: no daemon on the node", "containerd", layout{files: []string{"run/systemd/units/invocation:ssh.service"}, ownPATH: true}, StatusFail, "absent", "not running on the node", ""},
 		{"containerd: no ctr in the pod, only the node's", "containerd", layout{sockets: map[string]string{ctrSock: ctrHolds(pinned)}, rootCtr: true}, StatusNotRun, "not asked",
 			"the node has /run/containerd/containerd.sock, but this machine has no ctr client on PATH to ask it with (nothing under the host root is run)", ""},

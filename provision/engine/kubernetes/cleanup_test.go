@@ -105,7 +105,7 @@ func TestKubeCleanupBoundedByDeadline(t *testing.T) {
 		t.Errorf("the host the deadline cut: %+v", doc.Hosts)
 	}
 	for _, want := range []string{
-		"Kubernetes: warning: run hung's cleanup did not finish by the -deadline and its 5s grace (kubernetes: deletecollection jobs in namespace default: no answer from the API server",
+		"Kubernetes: warning: run hung's objects were not all deleted (its cleanup ends by the -deadline and its 5s grace): kubernetes: deletecollection jobs in namespace default: no answer from the API server",
 		"It may have left behind: Job gpuform-verify-hung-0 in namespace default, ConfigMap gpuform-report-hung-0 in namespace default, Secret gpuform-bundle-hung in namespace default, Secret gpuform-keys-hung in namespace default.",
 		"Each carries the label gpuform.dev/run=hung; the Jobs' ttlSecondsAfterFinished (600 s) deletes them",
 		"kubectl delete jobs,pods,configmaps,secrets -n default -l gpuform.dev/run=hung\n",

@@ -817,7 +817,7 @@ func (e *Engine) cleanup(run string, members []*member) {
 		within = fmt.Sprintf("by the -deadline and its %s grace", CleanupGrace)
 	}
 	left := e.leftBehind(run, members, failed)
-	fmt.Fprintf(e.o.Messages, "Kubernetes: warning: run %s's cleanup did not finish %s (%s). It may have left behind: %s. "+
+	fmt.Fprintf(e.o.Messages, "Kubernetes: warning: run %s's objects were not all deleted (its cleanup ends %s): %s. It may have left behind: %s. "+
 		"Each carries the label %s=%s; the Jobs' ttlSecondsAfterFinished (%d s) deletes them once finished, and their ownerReferences take the pods, the report ConfigMaps and the Secrets with them. "+
 		"To remove them now: kubectl delete jobs,pods,configmaps,secrets -n %s -l %s=%s\n",
 		run, within, strings.Join(why, "; "), left, RunLabel, run, ttlAfterFinished, e.o.Namespace, RunLabel, run)
