@@ -104,7 +104,7 @@ func (a *verifyArguments) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.Local, "local", false, "verify this machine, without SSH")
 	fs.BoolVar(&a.NCCL, "nccl", false, "with --local, also run the spec's nccl-tests (full tier)")
 	fs.StringVar(&a.Node, "node", "", "with --local, the node block this machine belongs to (default: the one listing this host name, or the only one)")
-	fs.StringVar(&a.HostRoot, "host-root", "", "with --local, read this node's files (packages, /etc) under DIR, where its / is mounted (a pod's read-only hostPath /): the spec.* checks judge the node, not the container image; commands still run from this machine's own PATH")
+	fs.StringVar(&a.HostRoot, "host-root", "", "with --local, read this node's files (packages, /etc, image files) under DIR, where its / is mounted (a pod's read-only hostPath /), and ask its Docker or containerd through its socket there: the spec.* and container.* checks judge the node, not the container image; commands still run from this machine's own PATH, never from DIR")
 	fs.StringVar(&a.MockNVML, "mock-nvml", "", "with --local, answer NVML from a simulated system ("+strings.Join(nvmlMockNames(), ", ")+")")
 	_ = fs.MarkHidden("mock-nvml")
 	fs.BoolVar(&a.Processes, "processes", false, "also check every process running on a GPU: its allowed CPUs within the GPU's NUMA node, its NCCL_IB_HCA/UCX_NET_DEVICES naming the paired NIC")

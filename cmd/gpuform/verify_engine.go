@@ -78,7 +78,7 @@ func (f *engineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.SlurmJob, "slurm-job", "", "with -engine slurm, verify only the nodes of this running job (default: SLURM_JOB_ID when set, else allocate the spec's hosts)")
 	fs.StringVar(&f.SlurmPartition, "slurm-partition", "", "with -engine slurm, the partition to allocate the hosts in")
 	fs.DurationVar(&f.SlurmStartTimeout, "slurm-start-timeout", engineslurm.DefaultStartTimeout, "with -engine slurm, how long the allocation may wait to start")
-	fs.DurationVar(&f.Deadline, "deadline", 0, "with -engine slurm or kubernetes, end the whole run after D; what did not finish is reported not run")
+	fs.DurationVar(&f.Deadline, "deadline", 0, "with -engine slurm or kubernetes, end the whole run after D; what did not finish is reported not run (kubernetes: deleting the run's objects takes at most "+enginekube.CleanupGrace.String()+" more)")
 	fs.StringVar(&f.EngineNode, "engine-node", "", "with --local, verify this node as the -engine slurm bundle FILE says (run by the slurm engine's srun step)")
 	_ = fs.MarkHidden("engine-node")
 	fs.StringVar(&f.EngineCommand, "engine-command", "", "with -engine-node, launch this multi-node nccl-tests command from this node and report its result")

@@ -17,6 +17,11 @@ type ImageStore struct {
 	// Error says why the store could not be listed (the daemon is down,
 	// the probe's user may not talk to it); Images is then empty.
 	Error string `json:"error,omitempty"`
+	// NotRun says why the store was not asked from where the probe ran
+	// (under a host root: no client of the runtime on this machine, or
+	// the node's /run not visible there): it is not known, neither
+	// absent nor empty. Images is then empty.
+	NotRun string `json:"not_run,omitempty"`
 	// Images are the images the store holds, sorted by ID.
 	Images []LocalImage `json:"images"`
 	// NotLinks are the paths, sorted, in an image directory that carry a
@@ -79,6 +84,11 @@ type LocalImage struct {
 // (ID REPOSITORY TAG DIGEST, "<none>" for a missing part) and "ctr images
 // ls" rows (REF TYPE DIGEST …, after a header).
 func (p *interpreter) images() {
+	for client, runtime := range map[string]string{"docker": RuntimeDocker, "ctr": RuntimeContainerd} {
+		if c, ok := p.raw.cmds[client+"-images-notrun"]; ok {
+			p.setStore(runtime, &ImageStore{Images: []LocalImage{}, NotRun: firstLineOr(c.out, "the "+runtime+" images were not asked")})
+		}
+	}
 	if c, ok := p.raw.cmds["docker-images"]; ok {
 		s := &ImageStore{Images: []LocalImage{}}
 		if c.rc != 0 {

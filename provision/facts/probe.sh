@@ -816,8 +816,7 @@ fi
 # where the runtime's daemon socket exists, so that a client without a
 # daemon is never asked. Under a root prefix only a client inside the root
 # is asked (a simulated node's): the controller's own says nothing. Under a
-# host root none is: this machine's client would ask its own socket, not
-# the node's, and the root's is not run.
+# host root, below.
 for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
 	[ -z "${GPUFORM_PROBE_HOST_ROOT:-}" ] || break
 	_s=${_t#*:}
@@ -832,6 +831,48 @@ for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
 	ctr) run_command ctr-images ctr -n k8s.io images ls ;;
 	esac
 done
+# Under a host root (the node's / mounted into a pod), this machine's own
+# client asks the node's daemon through the node's socket under the root
+# (docker -H, ctr --address): a unix socket is connected to, not written,
+# so the read-only mount serves, and nothing under the root is run. Where
+# the node's store cannot be asked from here, an images-notrun record says
+# why, so that the store is not run rather than absent: no client on this
+# machine's PATH (none outside the root), or a root whose /run is empty
+# (the container runtime bound / without its submounts), where a missing
+# socket says nothing of the node.
+if [ -n "${GPUFORM_PROBE_HOST_ROOT:-}" ] && [ -n "$R" ]; then
+	_rs=
+	if resolve_path /run && [ -d "$_r" ]; then
+		for _y in "$_r"/*; do
+			{ [ -e "$_y" ] || [ -h "$_y" ]; } && _rs=1
+			break
+		done
+	fi
+	for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
+		_s=${_t#*:}
+		_t=${_t%%:*}
+		if ! { resolve_path "$_s" && [ -S "$_r" ]; }; then
+			[ -n "$_rs" ] || printf '%s cmd %s-images-notrun 0\n%s\n%s eof\n' "$mark" "$_t" \
+				"the node's /run is not visible under the host root $R (empty: the container runtime bound the node's / without its submounts), so whether the node has $_s is not known" "$mark"
+			continue
+		fi
+		if ! { on_path "$_t" && may_run; }; then
+			printf '%s cmd %s-images-notrun 0\n%s\n%s eof\n' "$mark" "$_t" \
+				"the node has $_s, but this machine has no $_t client on PATH to ask it with (nothing under the host root is run): add $_t to the image" "$mark"
+			continue
+		fi
+		# The node's daemon may hang: asked under timeout(1), 30 s.
+		_c=$_b
+		if ! { on_path timeout && may_run; }; then
+			printf '%s cmd %s-images 127\n%s\n%s eof\n' "$mark" "$_t" "timeout(1) not found: the node's $_t is not asked unbounded" "$mark"
+			continue
+		fi
+		case $_t in
+		docker) run_command docker-images "$_b" 30 "$_c" -H "unix://$_r" image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
+		ctr) run_command ctr-images "$_b" 30 "$_c" --address "$_r" -n k8s.io images ls ;;
+		esac
+	done
+fi
 
 # Image files gpuform pulled for enroot and Apptainer (container_images),
 # in the directories /etc/gpuform/image-dirs lists (the file itself is read

@@ -107,6 +107,11 @@ func checkImageDigests(exp Expectation, f *facts.Node, content map[string]ImageC
 		case store == nil:
 			r.Status, r.Observed = StatusFail, "absent"
 			r.Message = fmt.Sprintf("%s is not running on the node (no daemon socket), so it holds no image; gpuform apply pulls %s", runtime, im.Ref)
+		case store.NotRun != "":
+			// Not known is neither absent nor held: the gate does not
+			// pass it.
+			r.Status, r.Needed, r.Observed = StatusNotRun, true, "not asked"
+			r.Message = fmt.Sprintf("not run: the node's %s images could not be asked from here: %s", runtime, store.NotRun)
 		case store.Error != "":
 			r.Status, r.Message = StatusError, fmt.Sprintf("the %s images cannot be listed: %s", runtime, store.Error)
 		default:

@@ -38,9 +38,27 @@ func checkSpec(exp Expectation, extra HostFacts) (out []CheckResult, pending map
 	reboot, pending := rebootPending(changes, extra)
 	out = append(out, reboot)
 	for _, rc := range changes {
-		out = append(out, resourceCheck(rc))
+		r := resourceCheck(rc)
+		if rc.Resource == resource.ContainerImages {
+			if why := imagesNotAsked(exp, extra); why != "" {
+				r = CheckResult{ID: r.ID, Status: StatusNotRun, Needed: true, Expected: r.Expected, Observed: "not asked",
+					Message: "not run: the node's images could not be asked from here: " + why}
+			}
+		}
+		out = append(out, r)
 	}
 	return out, pending
+}
+
+// imagesNotAsked is why the store of the spec's container runtime was
+// not asked (facts.ImageStore.NotRun: under a host root, no client of
+// the runtime in the pod), "" when it was: plan's comparison would read
+// such a store as holding no image, and the check is not run instead.
+func imagesNotAsked(exp Expectation, extra HostFacts) string {
+	if s := resource.NodeImages(exp.Spec, extra.Facts); s != nil {
+		return s.NotRun
+	}
+	return ""
 }
 
 // resourceCheck turns one resource's planned change into its check: no-op

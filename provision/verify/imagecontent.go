@@ -34,8 +34,11 @@ type ImageContent struct {
 // of each pinned image of exp's spec that the facts show (enroot and
 // Apptainer): the content, not the name, is what the full tier judges.
 // The result is keyed by the file's path as the node sees it. Each file
-// gets timeout; the run stops at ctx's end.
-func HashImageFiles(ctx context.Context, t transport.Transport, exp Expectation, f *facts.Node, become bool, timeout time.Duration) map[string]ImageContent {
+// gets timeout; the run stops at ctx's end. A hostRoot other than "" is
+// where the node's / is mounted on the machine t runs on (verify --local
+// -host-root): the files are read there, resolved inside it as the probe
+// resolves them, by this machine's own sha256sum.
+func HashImageFiles(ctx context.Context, t transport.Transport, exp Expectation, f *facts.Node, hostRoot string, become bool, timeout time.Duration) map[string]ImageContent {
 	out := map[string]ImageContent{}
 	if exp.Spec == nil || f == nil {
 		return out
@@ -52,7 +55,7 @@ func HashImageFiles(ctx context.Context, t transport.Transport, exp Expectation,
 			continue
 		}
 		if _, done := out[li.ID]; !done {
-			out[li.ID] = hashFile(ctx, t, li.ID, become, timeout)
+			out[li.ID] = hashFile(ctx, t, li.ID, hostRoot, become, timeout)
 		}
 	}
 	return out
@@ -66,7 +69,7 @@ var hashFileScript string
 // hashOut is sha256sum's line: the digest, two spaces, the name.
 var hashOut = lazyre.New(`^([0-9a-f]{64}) `)
 
-func hashFile(ctx context.Context, t transport.Transport, file string, become bool, timeout time.Duration) ImageContent {
+func hashFile(ctx context.Context, t transport.Transport, file, hostRoot string, become bool, timeout time.Duration) ImageContent {
 	if strings.ContainsAny(file, "'\n") || !strings.HasPrefix(file, "/") {
 		return ImageContent{Error: fmt.Sprintf("%q is no path gpuform hashes", file)}
 	}
@@ -76,7 +79,12 @@ func hashFile(ctx context.Context, t transport.Transport, file string, become bo
 	script := nodesh.Script(hashFileScript, []string{file, strconv.FormatInt(secs, 10)}, facts.Resolver)
 	rctx, cancel := context.WithTimeout(ctx, timeout+15*time.Second)
 	defer cancel()
-	res, err := t.Run(rctx, transport.Command{Script: script, Become: become})
+	cmd := transport.Command{Script: script, Become: become}
+	if hostRoot != "" {
+		// resolve.sh's root prefix: the file as the node sees it.
+		cmd.Env = map[string]string{"GPUFORM_ROOT": hostRoot}
+	}
+	res, err := t.Run(rctx, cmd)
 	switch {
 	case err != nil && rctx.Err() != nil:
 		return ImageContent{Error: fmt.Sprintf("sha256sum of %s did not finish within %s", file, timeout)}

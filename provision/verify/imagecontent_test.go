@@ -104,7 +104,7 @@ func TestHashFileBounded(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
-			if got := hashFile(ctx, tc.tr, file, false, time.Second); got != tc.want {
+			if got := hashFile(ctx, tc.tr, file, "", false, time.Second); got != tc.want {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 			// scripts/hash_file.sh, which runs sha256sum under timeout -k 5

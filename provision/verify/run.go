@@ -41,6 +41,11 @@ type HostOptions struct {
 	// Become runs the commands that read root's files (the image files'
 	// hashes) with the host's become method.
 	Become bool
+	// HostRoot is where the node's root filesystem is mounted on the
+	// machine the checks run on (verify --local -host-root, a pod's
+	// read-only hostPath /), "" for none: the image files' hashes read
+	// the node's files there, never the pod's own.
+	HostRoot string
 	// KernelSince, when set, judges only the kernel log's events from
 	// then on (kmsg.Log.From): an epilog gate's job start. Zero judges
 	// the log since boot.
@@ -116,7 +121,7 @@ func RunHost(ctx context.Context, t transport.Transport, exp Expectation, tier T
 		extra.Kernel = &lg
 	}
 	if plan.Tier.Includes(TierFull) {
-		extra.ImageContent = HashImageFiles(ctx, t, exp, opts.Node, opts.Become, ImageHashTimeout)
+		extra.ImageContent = HashImageFiles(ctx, t, exp, opts.Node, opts.HostRoot, opts.Become, ImageHashTimeout)
 	}
 	if plan.DCGMDiag > 0 {
 		// DCGM's quick diagnostic gets the quick tier's share of the budget.

@@ -11,9 +11,11 @@
 // -deadline; and the reports are merged (runner.Merge) into the report
 // every view renders. Every object of a run carries its run id (a label),
 // so a rerun never reads an earlier run's report, and the run deletes
-// its Jobs, pods, Secret and ConfigMaps when it ends; the Jobs'
-// ttlSecondsAfterFinished and ownerReferences clean up after a
-// controller that did not live to.
+// its Jobs, pods, Secret and ConfigMaps when it ends, within -deadline
+// and CleanupGrace; the Jobs' ttlSecondsAfterFinished and
+// ownerReferences clean up after a controller that did not live to, or
+// an API server that did not answer the deletes in time (the run then
+// names what it may have left behind).
 //
 // At the fleet tier, after the nodes' own Jobs, each node group's
 // multi-node tests and the isolation pairs of a failing one run as
@@ -96,6 +98,14 @@ const (
 	createParallel = 16
 	// callTimeout bounds each API call.
 	callTimeout = 30 * time.Second
+	// CleanupGrace is how long past -deadline the run may spend deleting
+	// its objects: with a deadline, the whole run, cleanup included,
+	// ends by the deadline and this grace, however the API server
+	// answers. Without a deadline, cleanup takes at most callTimeout.
+	CleanupGrace = 5 * time.Second
+	// maxLeftNamed bounds how many objects a warning about a cleanup that
+	// did not finish names one by one (the run's label covers them all).
+	maxLeftNamed = 20
 	// bundleMount is where the Job mounts the run's bundle Secret.
 	bundleMount = "/etc/gpuform/bundle"
 	bundleKey   = "bundle.json"
@@ -153,6 +163,8 @@ type member struct {
 	// out is its report once known.
 	out  *report.Host
 	seen podSeen
+	// pod is the name of the member's pod the run last saw ("" before).
+	pod string
 }
 
 // podSeen is what the run last saw of a member's pod.
@@ -203,7 +215,7 @@ func (e *Engine) Verify(ctx context.Context, targets []target.Host, ro runner.Op
 		if e.o.Messages != nil {
 			fmt.Fprintf(e.o.Messages, "Kubernetes: run %s: a Job per node in namespace %s (label %s=%s).\n", run, e.o.Namespace, RunLabel, run)
 		}
-		defer e.cleanup(run)
+		defer e.cleanup(run, members)
 		bundle := e.runJobs(ctx, run, members, ro)
 		// The fleet tier: each group's multi-node tests, and the
 		// isolation of a failing one, as launches (multinode.go),
@@ -734,6 +746,9 @@ func (e *Engine) observe(ctx context.Context, run string, members []*member, job
 			p = nil // not the pod the Job pinned
 		}
 		m.seen = look(p)
+		if p != nil {
+			m.pod = p.Metadata.Name
+		}
 		failed := jobFailed(j)
 		if !m.seen.ended && failed == "" && j != nil && j.Status.Succeeded == 0 {
 			if !m.seen.started && time.Since(started) > e.o.StartTimeout {
@@ -796,17 +811,105 @@ func notFinished(host, node, job string, seen podSeen, took time.Duration) repor
 }
 
 // cleanup deletes the run's Jobs (their pods with them), its report
-// ConfigMaps and its bundle Secret: one call each, by the run's label.
-func (e *Engine) cleanup(run string) {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	var errs []string
-	for _, res := range []string{"jobs", "configmaps", "secrets"} {
-		if err := e.o.Client.DeleteCollection(ctx, e.o.Namespace, res, runSelector(run)); err != nil {
-			errs = append(errs, err.Error())
+// ConfigMaps and its Secrets: one call each, by the run's label, the
+// three at once, so that one the API server does not answer keeps none
+// of the others from being asked. With a -deadline they end by the
+// deadline and CleanupGrace (a run cut by the deadline still gets the
+// grace, and one that ended early no more than callTimeout); without
+// one, by callTimeout. What could not be deleted is named in a warning,
+// with how it goes away by itself and how to remove it now.
+func (e *Engine) cleanup(run string, members []*member) {
+	kinds, errs := e.deleteObjects(runSelector(run))
+	var why []string
+	failed := map[string]bool{}
+	for i, err := range errs {
+		if err != nil {
+			failed[kinds[i]] = true
+			why = append(why, err.Error())
 		}
 	}
-	if len(errs) > 0 && e.o.Messages != nil {
-		fmt.Fprintf(e.o.Messages, "Kubernetes: run %s's objects were not all deleted (their Jobs' ttlSecondsAfterFinished and ownerReferences remove them later): %s.\n", run, strings.Join(errs, "; "))
+	if len(why) == 0 || e.o.Messages == nil {
+		return
 	}
+	within := fmt.Sprintf("within %s", callTimeout)
+	if !e.o.Deadline.IsZero() {
+		within = fmt.Sprintf("by the -deadline and its %s grace", CleanupGrace)
+	}
+	left := e.leftBehind(run, members, failed)
+	fmt.Fprintf(e.o.Messages, "Kubernetes: warning: run %s's objects were not all deleted (its cleanup ends %s): %s. It may have left behind: %s. "+
+		"Each carries the label %s=%s; the Jobs' ttlSecondsAfterFinished (%d s) deletes them once finished, and their ownerReferences take the pods, the report ConfigMaps and the Secrets with them. "+
+		"To remove them now: kubectl delete jobs,pods,configmaps,secrets -n %s -l %s=%s\n",
+		run, within, strings.Join(why, "; "), left, RunLabel, run, ttlAfterFinished, e.o.Namespace, RunLabel, run)
+}
+
+// deleteObjects deletes the Jobs (their pods with them), ConfigMaps and
+// Secrets that selector matches, the three asked at once so one that
+// hangs keeps none of the others from being asked, and all of it ended
+// within callTimeout and, with a -deadline, by the deadline and
+// CleanupGrace: the run's cleanup and a launch's alike, so neither holds
+// the run past its deadline on an API server that stopped answering. It
+// returns the kinds and, index for index, each delete's error.
+func (e *Engine) deleteObjects(selector string) ([]string, []error) {
+	by := time.Now().Add(callTimeout)
+	if !e.o.Deadline.IsZero() {
+		by = minTime(by, e.o.Deadline.Add(CleanupGrace))
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), by)
+	defer cancel()
+	kinds := []string{"jobs", "configmaps", "secrets"}
+	errs := make([]error, len(kinds))
+	var wg sync.WaitGroup
+	for i, res := range kinds {
+		wg.Go(func() {
+			errs[i] = e.o.Client.DeleteCollection(ctx, e.o.Namespace, res, selector)
+		})
+	}
+	wg.Wait()
+	return kinds, errs
+}
+
+// leftBehind names (kind name in namespace) the objects of the run of
+// the kinds whose delete failed: the Jobs the run created and the pods
+// it saw of them, the members' report ConfigMaps (a pod may have written
+// its own) and the run's two Secrets; at most maxLeftNamed of them, then
+// how many more.
+func (e *Engine) leftBehind(run string, members []*member, failed map[string]bool) string {
+	var names []string
+	add := func(kind, name string) {
+		names = append(names, kind+" "+name+" in namespace "+e.o.Namespace)
+	}
+	jobs := false
+	for _, m := range members {
+		if m.job == "" {
+			continue
+		}
+		jobs = true
+		if failed["jobs"] {
+			add("Job", m.job)
+			if m.pod != "" {
+				add("Pod", m.pod)
+			}
+		}
+		if failed["configmaps"] {
+			add("ConfigMap", reportName(run, m.index))
+		}
+	}
+	if jobs && failed["secrets"] {
+		add("Secret", bundleName(run))
+		add("Secret", keysName(run))
+	}
+	if len(names) == 0 {
+		return "no object the run knows of (the run's label finds any)"
+	}
+	if len(names) > maxLeftNamed {
+		return strings.Join(names[:maxLeftNamed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxLeftNamed)
+	}
+	return strings.Join(names, ", ")
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

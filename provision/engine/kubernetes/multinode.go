@@ -379,13 +379,13 @@ func latestPods(pods []kube.Pod) map[string]*kube.Pod {
 }
 
 // deleteLaunch deletes launch id's Jobs (their pods with them: the
-// workers' SIGTERM), Secrets and report, one call each by its label.
+// workers' SIGTERM), Secrets and report, one call each by its label,
+// bounded as the run's cleanup is (deleteObjects).
 func (e *Engine) deleteLaunch(run, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
+	_, failed := e.deleteObjects(launchSelector(run, id))
 	var errs []string
-	for _, res := range []string{"jobs", "configmaps", "secrets"} {
-		if err := e.o.Client.DeleteCollection(ctx, e.o.Namespace, res, launchSelector(run, id)); err != nil {
+	for _, err := range failed {
+		if err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

@@ -302,7 +302,7 @@ func verifyHost(ctx context.Context, tg target.Host, o Options, multi map[string
 	exp.Processes = o.Processes
 	exp.KB = o.KB
 
-	hopts := verify.HostOptions{Node: node, NCCL: multi, Become: tg.Host.Become != "", KernelSince: o.KernelSince}
+	hopts := verify.HostOptions{Node: node, NCCL: multi, Become: tg.Host.Become != "", KernelSince: o.KernelSince, HostRoot: o.HostRoot}
 	xidWindow := o.Tier.XIDWindow()
 	if o.XIDWindow > 0 {
 		xidWindow = o.XIDWindow
