@@ -132,7 +132,7 @@ func runFacts(ctx context.Context, s Streams, a *factsArguments, v factsView) (f
 		r.Add(0, result)
 		return err != nil, r.Close()
 	}
-	cfg, diags := a.Spec.load(s, a.Dir)
+	cfg, diags := a.Spec.loadModelsOnly(s, a.Dir)
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return false, err
 	}
