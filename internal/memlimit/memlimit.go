@@ -36,10 +36,10 @@ type Policy struct {
 }
 
 // FleetProbe is the policy of gpuform facts: it holds the runtime's memory
-// near 18 MiB while the live heap stays under 9 MiB (a fleet of tens of
+// near 17 MiB while the live heap stays under 8 MiB (a fleet of tens of
 // hosts probed 32 at a time), and lets a larger heap grow as Go's default
 // does.
-func FleetProbe() Policy { return Policy{Limit: 18 << 20, LiftAbove: 9 << 20} }
+func FleetProbe() Policy { return Policy{Limit: 17 << 20, LiftAbove: 8 << 20} }
 
 // Lifts reports whether a live heap of live bytes lifts the limit.
 func (p Policy) Lifts(live uint64) bool { return live > p.LiftAbove }
