@@ -113,3 +113,79 @@ func inPackage(rel, pattern string) bool {
 	}
 	return rel == pattern
 }
+
+// testOnlyPackages are packages made for tests: the gpuform binary links
+// none of them (issue 35: every package linked is initialised, and its
+// code and tables paged in, by every command). A package of the module
+// listed here is one of its test helpers; the others are the standard
+// library's and third parties' testing packages.
+var testOnlyPackages = []string{
+	module + "internal/sshtest", module + "internal/kubetest", module + "internal/slurmtest",
+	module + "internal/registrytest", module + "internal/procmeter", module + "internal/debroot",
+	module + "internal/promtool",
+	"testing", "testing/fstest", "testing/iotest", "testing/quick", "net/http/httptest",
+	"github.com/google/go-cmp/cmp", "github.com/stretchr/testify",
+}
+
+// knownTestImporters are the third-party packages of the binary that
+// import a testing package themselves, and which: it is theirs to drop.
+// hclwrite (spec's formatter and writer) compares nodes with go-cmp, and
+// prometheus/common's expfmt pulls go-abnf, whose fuzz helpers are not
+// in _test files.
+var knownTestImporters = map[string]string{
+	"github.com/hashicorp/hcl/v2/hclwrite": "github.com/google/go-cmp/cmp",
+	"github.com/pandatix/go-abnf":          "testing",
+}
+
+// TestBinaryDeps holds what the gpuform binary links: no package of
+// gpuform imports a test-only package, none of gpuform's test helpers is
+// linked, and a third-party package that imports one is a known one.
+func TestBinaryDeps(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports", "./cmd/gpuform")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	testOnly := func(p string) bool {
+		for _, q := range testOnlyPackages {
+			if p == q || strings.HasPrefix(p, q+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	linked := 0
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		linked++
+		ours := strings.HasPrefix(p.ImportPath, module)
+		if ours && testOnly(p.ImportPath) {
+			t.Errorf("the binary links %s, a test helper", p.ImportPath)
+		}
+		for _, imp := range p.Imports {
+			if !testOnly(imp) || testOnly(p.ImportPath) {
+				continue
+			}
+			switch {
+			case ours:
+				t.Errorf("%s imports %s outside its tests: the binary then links it", p.ImportPath, imp)
+			case knownTestImporters[p.ImportPath] != imp:
+				t.Errorf("the binary links %s through %s: a new dependency's test package (add it to knownTestImporters only if it cannot be avoided)", imp, p.ImportPath)
+			}
+		}
+	}
+	if linked < 100 {
+		t.Fatalf("go list named %d packages for ./cmd/gpuform", linked)
+	}
+}

@@ -31,3 +31,33 @@ func TestGPUModelTable(t *testing.T) {
 		t.Errorf("Names lacks \"H100 SXM5 80GB\": %q", table.Names)
 	}
 }
+
+// TestLoadGPUModelTableIsLoads: the table facts loads alone is the whole
+// knowledge base's: the same names in the same order, and every name
+// and alias of the model tables known alike (unknown ones too).
+func TestLoadGPUModelTableIsLoads(t *testing.T) {
+	k := mustKB(t)
+	want := k.GPUModelTable()
+	got, err := LoadGPUModelTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Names, "\n") != strings.Join(want.Names, "\n") || got.Source != want.Source {
+		t.Errorf("names or source differ:\n got %q %q\nwant %q %q", got.Names, got.Source, want.Names, want.Source)
+	}
+	if len(got.Names) < 20 {
+		t.Errorf("only %d model names", len(got.Names))
+	}
+	probe := []string{"H100 SXM6 80GB", "RTX 9090", "", "h100", "NVIDIA H100 80GB HBM3"}
+	for _, g := range k.gpus {
+		probe = append(probe, g.Name, modelKey(g.Name))
+	}
+	for alias := range k.aliases {
+		probe = append(probe, alias)
+	}
+	for _, name := range probe {
+		if got.Known(name) != want.Known(name) {
+			t.Errorf("Known(%q) = %v, the whole knowledge base's %v", name, got.Known(name), want.Known(name))
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuform/gpuform/internal/memlimit"
 	"github.com/gpuform/gpuform/provision/connect"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/fleet"
@@ -89,6 +90,7 @@ invalid.`,
 			if err := a.finish(cmd.Flags(), args); err != nil {
 				return err
 			}
+			defer memlimit.FleetProbe().Apply(s.Getenv)()
 			v := newFactsView(a.ViewType, s)
 			failed, err := runFacts(cmd.Context(), s, a, v)
 			if err != nil {
@@ -132,7 +134,7 @@ func runFacts(ctx context.Context, s Streams, a *factsArguments, v factsView) (f
 		r.Add(0, result)
 		return err != nil, r.Close()
 	}
-	cfg, diags := a.Spec.load(s, a.Dir)
+	cfg, diags := a.Spec.loadModelsOnly(s, a.Dir)
 	if err := v.Diagnostics(diags, cfg); err != nil {
 		return false, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuform/gpuform/diagview"
+	"github.com/gpuform/gpuform/kb"
 	"github.com/gpuform/gpuform/modules"
 	"github.com/gpuform/gpuform/spec"
 )
@@ -54,13 +56,29 @@ func (f *specFlags) load(s Streams, dir string) (*spec.Config, hcl.Diagnostics) 
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Knowledge base", Detail: err.Error()}}
 	}
+	return f.loadWith(s, dir, k.GPUModelTable())
+}
+
+// loadModelsOnly is load for a command that reads nothing else of the
+// knowledge base (facts): only its GPU model tables are parsed.
+func (f *specFlags) loadModelsOnly(s Streams, dir string) (*spec.Config, hcl.Diagnostics) {
+	defer s.interrupts.ungraceful()()
+	models, err := kb.LoadGPUModelTable()
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Knowledge base",
+			Detail: fmt.Sprintf("gpuform's embedded knowledge base does not parse (a bug in this build): %v", err)}}
+	}
+	return f.loadWith(s, dir, models)
+}
+
+func (f *specFlags) loadWith(s Streams, dir string, models *spec.GPUModelTable) (*spec.Config, hcl.Diagnostics) {
 	return spec.Load(dir, spec.LoadOptions{
 		VarArgs:        f.vars,
 		Environ:        s.Environ,
 		BuiltinModules: modules.FS(),
 		BinaryVersion:  Version,
 		Origin:         specOrigin(s, dir, f.takeOver),
-		GPUModels:      k.GPUModelTable(),
+		GPUModels:      models,
 	})
 }
 

@@ -1217,6 +1217,7 @@ func (p *interpreter) numa() {
 }
 
 func (p *interpreter) units() {
+	active := p.activeStates()
 	for _, u := range p.raw.units {
 		if c, ok := p.raw.cmds["is-enabled:"+u]; ok {
 			st := UnitState{Enabled: text.FirstLine(c.out), Active: "inactive"}
@@ -1225,13 +1226,8 @@ func (p *interpreter) units() {
 			if st.Enabled == "" || strings.Contains(st.Enabled, " ") {
 				st.Enabled = "not-found"
 			}
-			// Without a running systemd (a container) systemctl prints an
-			// error sentence instead of a state.
-			if a, ok := p.raw.cmds["is-active:"+u]; ok && text.FirstLine(a.out) != "" {
-				st.Active = text.FirstLine(a.out)
-				if strings.Contains(st.Active, " ") {
-					st.Active = "unknown"
-				}
+			if a, ok := active[u]; ok {
+				st.Active = a
 			}
 			p.n.Units[u] = st
 			continue
@@ -1255,6 +1251,32 @@ func (p *interpreter) units() {
 		}
 		p.n.Units[u] = st
 	}
+}
+
+// activeStates maps each unit to what the probe's one `systemctl
+// is-active -- UNIT...` printed for it: systemctl prints one line a
+// unit, in the order asked, which is the order of the unit records.
+// Without a running systemd (a container) it prints an error sentence
+// instead, once: every unit is then "unknown", as a state holding a space
+// is. Output that is not one line a unit cannot be told apart, so every
+// unit is "unknown" too. No output, or an empty line, leaves the unit
+// inactive.
+func (p *interpreter) activeStates() map[string]string {
+	c, ok := p.raw.cmds["is-active"]
+	if !ok || c.out == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(c.out, "\n"), "\n")
+	out := make(map[string]string, len(p.raw.units))
+	for i, u := range p.raw.units {
+		switch {
+		case len(lines) != len(p.raw.units), strings.Contains(lines[i], " "):
+			out[u] = "unknown"
+		case lines[i] != "":
+			out[u] = lines[i]
+		}
+	}
+	return out
 }
 
 // pciAddress reports whether s looks like a PCI address "0000:1b:00.0".

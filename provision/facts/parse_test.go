@@ -414,12 +414,12 @@ func TestParseUnits(t *testing.T) {
 		"@@n1 unit docker.service\n@@n1 unit nvidia-dcgm.service\n@@n1 unit nvidia-persistenced.service\n",
 		"@@n1 unit nvidia-fabricmanager.service\n@@n1 unit containerd.service\n@@n1 unit irqbalance.service\n",
 		"@@n1 unit gpuform-nic-irq.service\n@@n1 unit slurmd.service\n",
-		// Live root: systemctl output.
+		// Live root: systemctl output (TestParseLiveUnits has more).
 		"@@n1 cmd is-enabled:docker.service 0\nenabled\n@@n1 eof\n",
-		"@@n1 cmd is-active:docker.service 3\ninactive\n@@n1 eof\n",
 		"@@n1 cmd is-enabled:nvidia-dcgm.service 1\nFailed to get unit file state for nvidia-dcgm.service: No such file or directory\n@@n1 eof\n",
-		// In a container without systemd, is-active prints a sentence.
-		"@@n1 cmd is-active:nvidia-dcgm.service 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@n1 eof\n",
+		// One line for each unit announced, in order: the probe asks
+		// is-active once for all of them.
+		"@@n1 cmd is-active 3\ninactive\nfailed\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\n@@n1 eof\n",
 		// Root prefix: files.
 		"@@n1 exists /lib/systemd/system/nvidia-persistenced.service\n",
 		"@@n1 exists /etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service\n",
@@ -429,7 +429,7 @@ func TestParseUnits(t *testing.T) {
 	)
 	want := map[string]UnitState{
 		"docker.service":               {Enabled: "enabled", Active: "inactive"},
-		"nvidia-dcgm.service":          {Enabled: "not-found", Active: "unknown"},
+		"nvidia-dcgm.service":          {Enabled: "not-found", Active: "failed"},
 		"nvidia-persistenced.service":  {Enabled: "enabled", Active: "active"},
 		"nvidia-fabricmanager.service": {Enabled: "disabled", Active: "inactive"},
 		"containerd.service":           {Enabled: "masked", Active: "inactive"},
@@ -442,6 +442,44 @@ func TestParseUnits(t *testing.T) {
 	}
 	if n.Unit("nvidia-persistenced").Active != "active" || n.Unit("nope").Enabled != "not-found" {
 		t.Errorf("Unit helper wrong")
+	}
+}
+
+// TestParseLiveUnits: on a live root the probe asks systemctl is-enabled
+// once a unit and is-active once for all of them, which prints one line
+// a unit in the order asked; output that cannot be mapped a line a unit
+// (no systemd running prints an error sentence once) reads as unknown.
+func TestParseLiveUnits(t *testing.T) {
+	announce := "@@n1 unit docker.service\n@@n1 unit nvidia-dcgm.service\n@@n1 unit slurmd.service\n"
+	enabled := "@@n1 cmd is-enabled:docker.service 0\nenabled\n@@n1 eof\n" +
+		"@@n1 cmd is-enabled:nvidia-dcgm.service 1\nFailed to get unit file state for nvidia-dcgm.service: No such file or directory\n@@n1 eof\n" +
+		"@@n1 cmd is-enabled:slurmd.service 0\nstatic\n@@n1 eof\n"
+	states := func(docker, dcgm, slurmd string) map[string]UnitState {
+		return map[string]UnitState{
+			"docker.service":      {Enabled: "enabled", Active: docker},
+			"nvidia-dcgm.service": {Enabled: "not-found", Active: dcgm},
+			"slurmd.service":      {Enabled: "static", Active: slurmd},
+		}
+	}
+	for _, c := range []struct {
+		name, active string
+		want         map[string]UnitState
+	}{
+		{"a line a unit", "@@n1 cmd is-active 3\nactive\ninactive\nactivating\n@@n1 eof\n", states("active", "inactive", "activating")},
+		{"no systemd running", "@@n1 cmd is-active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\nFailed to connect to bus: Host is down\n@@n1 eof\n",
+			states("unknown", "unknown", "unknown")},
+		{"fewer lines than units", "@@n1 cmd is-active 0\nactive\ninactive\n@@n1 eof\n", states("unknown", "unknown", "unknown")},
+		{"more lines than units", "@@n1 cmd is-active 0\nactive\nactive\nactive\nactive\n@@n1 eof\n", states("unknown", "unknown", "unknown")},
+		{"an error among the lines", "@@n1 cmd is-active 1\nactive\nFailed to get unit: Access denied\ninactive\n@@n1 eof\n", states("active", "unknown", "inactive")},
+		{"no output", "@@n1 cmd is-active 0\n\n@@n1 eof\n", states("inactive", "inactive", "inactive")},
+		{"not asked", "", states("inactive", "inactive", "inactive")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := parseOne(t, announce, enabled, c.active)
+			if diff := cmp.Diff(c.want, n.Units); diff != "" {
+				t.Errorf("units (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

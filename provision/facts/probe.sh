@@ -692,12 +692,17 @@ fi
 # knows a unit that has no records. On a live root ask systemctl; under a
 # root prefix read the unit files, the .wants symlinks that "enable"
 # creates, and the invocation records systemd keeps in /run/systemd/units
-# for started units.
+# for started units. is-enabled stops at the first unit it does not know,
+# so it is asked once a unit; is-active prints one line for every unit, in
+# order, so it is asked once for all of them (the parser maps the lines).
+_live_units=
+if [ -z "$R" ] && command -v systemctl >/dev/null 2>&1; then
+	_live_units=1
+fi
 for u in $gpuform_units; do
 	printf '%s unit %s\n' "$mark" "$u"
-	if [ -z "$R" ] && command -v systemctl >/dev/null 2>&1; then
+	if [ -n "$_live_units" ]; then
 		run_command "is-enabled:$u" systemctl is-enabled "$u"
-		run_command "is-active:$u" systemctl is-active "$u"
 	else
 		record_exists "/etc/systemd/system/$u" "/lib/systemd/system/$u" "/usr/lib/systemd/system/$u" \
 			"/run/systemd/units/invocation:$u"
@@ -709,6 +714,10 @@ for u in $gpuform_units; do
 		read_link "/etc/systemd/system/$u"
 	fi
 done
+if [ -n "$_live_units" ] && [ -n "$gpuform_units" ]; then
+	# shellcheck disable=SC2086 # one argument per unit, as in the loop above
+	run_command is-active systemctl is-active -- $gpuform_units
+fi
 
 # PCI devices of the classes gpuform cares about. Under a root each
 # device's directory is resolved once (resolve_dir), its attributes from there.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -193,14 +194,22 @@ func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), 
 	reads := resource.Reads()
 	script, _ := facts.NewProbeScript(reads)
 	done := make([]bool, len(order))
+	// Up to o.Parallelism hosts are connected and probed at once, but
+	// only GOMAXPROCS of them are parsed and handed to fn at once: the
+	// outputs of a fleet's hosts tend to arrive together, and parsing
+	// them all at once held every host's parse (and fn's rendering) in
+	// the heap together, on no more CPUs than this.
+	parsing := make(chan struct{}, runtime.GOMAXPROCS(0))
 	errs := Each(ctx, order, o, func(ctx context.Context, h Host) error {
 		ctx, cancel := transport.WithTimeout(ctx, o.ProbeLimit(h.Host), "the probe", ProbeSetting)
 		defer cancel()
-		t, err := o.Connect(ctx, h.Host)
+		conn, err := o.Connect(ctx, h.Host)
 		if err != nil {
 			return err
 		}
-		defer t.Close()
+		defer conn.Close()
+		t := &probeOnce{Transport: conn, parsing: parsing}
+		defer t.release()
 		opts := facts.Options{Become: h.Host.Become != "", ImageDirs: imageDirs(h.Node), Reads: reads, Script: script}
 		// A host whose NVLink domain is read from the node: its fabric.
 		opts.Fabric = h.Node != nil && h.Node.FabricDomainBlock(h.Host.Name) != nil
@@ -226,6 +235,40 @@ func ProbeEach(ctx context.Context, hosts []Host, o Options, start func(n int), 
 		return fmt.Errorf("interrupted while probing hosts")
 	}
 	return nil
+}
+
+// probeOnce is a host's transport for its probe, which is one command
+// (facts.Probe): once the command's output is in, it closes the
+// connection, whose buffers (x/crypto's packet buffers grow to the
+// largest packet) are not needed to parse the output, and waits for one
+// of the parsing slots, held until release, so that the hosts whose
+// output is in wait for a slot holding their output alone.
+type probeOnce struct {
+	transport.Transport
+	parsing chan struct{}
+	held    bool
+}
+
+func (p *probeOnce) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	res, err := p.Transport.Run(ctx, cmd)
+	_ = p.Transport.Close()
+	if !p.held {
+		select {
+		case p.parsing <- struct{}{}:
+			p.held = true
+		case <-ctx.Done():
+			// Parsed without a slot: the probe is over either way.
+		}
+	}
+	return res, err
+}
+
+// release frees the parsing slot, if the probe took one.
+func (p *probeOnce) release() {
+	if p.held {
+		p.held = false
+		<-p.parsing
+	}
 }
 
 // ProbeOver runs the facts probe of h over an open transport, with h's

@@ -3,6 +3,7 @@ package target_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/fleet"
 	"github.com/gpuform/gpuform/provision/resource"
+	"github.com/gpuform/gpuform/provision/sim"
 	"github.com/gpuform/gpuform/provision/target"
 	"github.com/gpuform/gpuform/provision/transport"
 	"github.com/gpuform/gpuform/spec"
@@ -193,5 +195,87 @@ func TestProbeLimit(t *testing.T) {
 				t.Errorf("ProbeLimit = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// together holds each probe's output until every host's probe is done, so
+// that all the outputs are in at once, as a fleet's tend to be; it
+// records when its connection is closed.
+type together struct {
+	transport.Transport
+	all    *sync.WaitGroup
+	closed atomic.Bool
+}
+
+func (t *together) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	res, err := t.Transport.Run(ctx, cmd)
+	t.all.Done()
+	t.all.Wait()
+	return res, err
+}
+
+func (t *together) Close() error {
+	t.closed.Store(true)
+	return t.Transport.Close()
+}
+
+// TestProbeParsesAFewAtOnce: every host is probed at once (parallelism
+// 8), but when all the outputs are in together only GOMAXPROCS hosts are
+// parsed and handed over at once, each with its connection already
+// closed: the rest wait holding their output alone.
+func TestProbeParsesAFewAtOnce(t *testing.T) {
+	const procs, n = 2, 8
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	root, err := sim.Materialize("hgx-h100-stale", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []target.Host
+	for i := range n {
+		hosts = append(hosts, target.Host{Host: spec.Host{Name: fmt.Sprintf("n%d", i)}})
+	}
+	var all sync.WaitGroup
+	all.Add(n)
+	var mu sync.Mutex
+	conns := map[string]*together{}
+	o := target.Options{Parallelism: n, Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
+		c := &together{Transport: sim.New(h.Name, root), all: &all}
+		mu.Lock()
+		conns[h.Name] = c
+		mu.Unlock()
+		return c, nil
+	}}
+	var active, peak atomic.Int32
+	var handed atomic.Int32
+	err = target.ProbeEach(context.Background(), hosts, o, func(int) {}, func(i int, p target.Probed) {
+		if p.Err != nil {
+			t.Errorf("%s: %v", p.Host.Host.Name, p.Err)
+			return
+		}
+		handed.Add(1)
+		mu.Lock()
+		c := conns[p.Host.Host.Name]
+		mu.Unlock()
+		if !c.closed.Load() {
+			t.Errorf("%s handed over with its connection open", p.Host.Host.Name)
+		}
+		a := active.Add(1)
+		for {
+			p := peak.Load()
+			if a <= p || peak.CompareAndSwap(p, a) {
+				break
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+		active.Add(-1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if handed.Load() != n {
+		t.Fatalf("%d hosts handed over, want %d", handed.Load(), n)
+	}
+	if got := peak.Load(); got > procs {
+		t.Errorf("%d hosts handed over at once, want at most GOMAXPROCS = %d", got, procs)
 	}
 }
