@@ -131,21 +131,29 @@ func (e *Engine) multiNode(ctx context.Context, run string, members []*member, b
 }
 
 // peers are the nodes other than from's that command runs on: those its
-// host list names, else (a list of names the run does not know, a host
-// file) every other node of from's group.
+// host list names, and where it names a host the run does not know as a
+// node (an address, another name of a node), or has no list of its own
+// (none, a host file), every other node of from's group as well: a
+// node the command reaches under another name holds its GPUs too.
 func (l *launches) peers(from *member, command string) []*member {
 	var out []*member
 	seen := map[string]bool{from.node: true}
+	unknown := true
 	if opt, v, ok := cmdline.HostList(command); ok && !cmdline.IsHostFile(opt) {
+		unknown = false
 		for _, h := range strings.Split(v, ",") {
 			name, _, _ := strings.Cut(strings.TrimSpace(h), ":")
-			if m := l.byNode[name]; m != nil && !seen[name] {
+			m := l.byNode[name]
+			switch {
+			case m == nil:
+				unknown = unknown || name != ""
+			case !seen[name]:
 				seen[name] = true
 				out = append(out, m)
 			}
 		}
 	}
-	if len(out) > 0 {
+	if !unknown && len(out) > 0 {
 		return out
 	}
 	for _, m := range l.byHost {
