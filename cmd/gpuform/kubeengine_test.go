@@ -421,6 +421,10 @@ func (k *kubelet) runPod(j jobObject) error {
 	close(exited)
 	k.ran.Add(1)
 	var ee *exec.ExitError
+	if k.neverStart[j.Metadata.Name] == "vanishes" {
+		// Its pod was deleted (checkLaunch): no status to write.
+		return nil
+	}
 	switch {
 	case runErr == nil:
 		return status("Succeeded", map[string]any{"terminated": map[string]any{"exitCode": 0, "reason": "Completed"}})
@@ -486,6 +490,14 @@ func (k *kubelet) checkLaunch(j jobObject, role string, pod, c map[string]any) e
 	// kernel's OOM killer, an eviction): its pod fails while the test
 	// runs.
 	for _, w := range jobs.Items {
+		if k.neverStart[w.Metadata.Name] == "vanishes" {
+			// Deleted outright, as a preemption, a forced delete or
+			// the pod GC of a lost node does it: no last status.
+			if err := k.a.call(http.MethodDelete, "/api/v1/namespaces/"+kubeEngineNS+"/pods/"+w.Metadata.Name+"-pod?gracePeriodSeconds=0", "application/json", nil, nil); err != nil {
+				return err
+			}
+			continue
+		}
 		if k.neverStart[w.Metadata.Name] != "dies" {
 			continue
 		}
@@ -606,8 +618,10 @@ func TestKubeEngine(t *testing.T) {
 		neverStart[fmt.Sprintf("gpuform-launch-nopairs-%d", i)] = "slow"
 		neverStart[fmt.Sprintf("gpuform-launch-cutpairs-%d", i)] = "slow"
 	}
-	// The run "workerdies"'s group launch loses its second worker.
+	// The run "workerdies"'s group launch loses its second worker; the
+	// run "workergone"'s has its second worker's pod deleted outright.
 	neverStart["gpuform-launch-workerdies-0-w1"] = "dies"
+	neverStart["gpuform-launch-workergone-0-w1"] = "vanishes"
 	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, neverStart)
 	k, err := kb.Load()
 	if err != nil {
@@ -971,6 +985,45 @@ func TestKubeEngine(t *testing.T) {
 			}
 		}
 		if left := runLeft(t, a, "workerdies"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// A worker's pod is deleted outright while the group's test runs
+	// (preempted, force-deleted, its node gone): no pod says it ended,
+	// but the node's GPUs were not held, so the result is not taken
+	// either: not run, naming the node, never passed.
+	t.Run("fleet tier: a launch worker whose pod is deleted while the test runs", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu071", "sim://hgx-h100-converged/gpu072", "sim://hgx-h100-converged/gpu073", "sim://hgx-h100-converged/gpu074"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"workergone"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "workergone"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.OK() || len(got.Isolation) != 0 {
+			t.Errorf("ok %v, isolation %+v; want a run not passed, nothing isolated", got.OK(), got.Isolation)
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			found := false
+			for _, c := range hostChecks(got)[h] {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "Kubernetes node gpu073: the launch's worker Job gpuform-launch-workergone-0-w1 has no pod running any more while the test ran") || !strings.Contains(c.Message, "its result is not taken") {
+					t.Errorf("%s: %+v", h, c)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check", h, group)
+			}
+		}
+		if left := runLeft(t, a, "workergone"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
 		}
 	})

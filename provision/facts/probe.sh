@@ -825,17 +825,18 @@ fi
 # where the runtime's daemon socket exists, so that a client without a
 # daemon is never asked. Under a root prefix only a client inside the root
 # is asked (a simulated node's): the controller's own says nothing. Under a
-# host root, below.
-for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
+# host root, below. (The loops' names are their own: resolve_path sets
+# _t, _c and more of its own.)
+for _it in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
 	[ -z "${GPUFORM_PROBE_HOST_ROOT:-}" ] || break
-	_s=${_t#*:}
-	_t=${_t%%:*}
-	{ resolve_path "$_s" && [ -e "$_r" ]; } || continue
-	_b=$(command -v "$_t" 2>/dev/null) || continue
+	_is=${_it#*:}
+	_it=${_it%%:*}
+	{ resolve_path "$_is" && [ -e "$_r" ]; } || continue
+	_b=$(command -v "$_it" 2>/dev/null) || continue
 	if [ -n "$R" ]; then
 		case $_b in "$R"/* | "${GPUFORM_ROOT:-/nonexistent}"/*) ;; *) continue ;; esac
 	fi
-	case $_t in
+	case $_it in
 	docker) run_command docker-images docker image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
 	ctr) run_command ctr-images ctr -n k8s.io images ls ;;
 	esac
@@ -857,28 +858,28 @@ if [ -n "${GPUFORM_PROBE_HOST_ROOT:-}" ] && [ -n "$R" ]; then
 			break
 		done
 	fi
-	for _t in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
-		_s=${_t#*:}
-		_t=${_t%%:*}
-		if ! { resolve_path "$_s" && [ -S "$_r" ]; }; then
-			[ -n "$_rs" ] || printf '%s cmd %s-images-notrun 0\n%s\n%s eof\n' "$mark" "$_t" \
-				"the node's /run is not visible under the host root $R (empty: the container runtime bound the node's / without its submounts), so whether the node has $_s is not known" "$mark"
+	for _it in docker:/run/docker.sock ctr:/run/containerd/containerd.sock; do
+		_is=${_it#*:}
+		_it=${_it%%:*}
+		if ! { resolve_path "$_is" && [ -S "$_r" ]; }; then
+			[ -n "$_rs" ] || printf '%s cmd %s-images-notrun 0\n%s\n%s eof\n' "$mark" "$_it" \
+				"the node's /run is not visible under the host root $R (empty: the container runtime bound the node's / without its submounts), so whether the node has $_is is not known" "$mark"
 			continue
 		fi
-		if ! { on_path "$_t" && may_run; }; then
-			printf '%s cmd %s-images-notrun 0\n%s\n%s eof\n' "$mark" "$_t" \
-				"the node has $_s, but this machine has no $_t client on PATH to ask it with (nothing under the host root is run): add $_t to the image" "$mark"
+		if ! { on_path "$_it" && may_run; }; then
+			printf '%s cmd %s-images-notrun 0\n%s\n%s eof\n' "$mark" "$_it" \
+				"the node has $_is, but this machine has no $_it client on PATH to ask it with (nothing under the host root is run): add $_it to the image" "$mark"
 			continue
 		fi
 		# The node's daemon may hang: asked under timeout(1), 30 s.
-		_c=$_b
+		_ib=$_b
 		if ! { on_path timeout && may_run; }; then
-			printf '%s cmd %s-images 127\n%s\n%s eof\n' "$mark" "$_t" "timeout(1) not found: the node's $_t is not asked unbounded" "$mark"
+			printf '%s cmd %s-images 127\n%s\n%s eof\n' "$mark" "$_it" "timeout(1) not found: the node's $_it is not asked unbounded" "$mark"
 			continue
 		fi
-		case $_t in
-		docker) run_command docker-images "$_b" 30 "$_c" -H "unix://$_r" image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
-		ctr) run_command ctr-images "$_b" 30 "$_c" --address "$_r" -n k8s.io images ls ;;
+		case $_it in
+		docker) run_command docker-images "$_b" 30 "$_ib" -H "unix://$_r" image ls --digests --no-trunc --format '{{.ID}} {{.Repository}} {{.Tag}} {{.Digest}}' ;;
+		ctr) run_command ctr-images "$_b" 30 "$_ib" --address "$_r" -n k8s.io images ls ;;
 		esac
 	done
 fi

@@ -34,6 +34,10 @@ type Meta struct {
 	Annotations       map[string]string `json:"annotations,omitempty"`
 	OwnerReferences   []OwnerReference  `json:"ownerReferences,omitempty"`
 	CreationTimestamp string            `json:"creationTimestamp,omitempty"`
+	// DeletionTimestamp is set once the object is being deleted (a pod
+	// then ends within its grace period); the API server sets it, a
+	// create never does.
+	DeletionTimestamp string `json:"deletionTimestamp,omitempty"`
 }
 
 // Condition is a Job's or a Pod's condition.

@@ -91,6 +91,7 @@ cat "${2#unix://}.images"
 	type layout struct {
 		sockets map[string]string // socket under the root: what its daemon holds
 		files   []string          // other files under the root
+		links   map[string]string // symlinks under the root: their targets ("OUT" is a directory outside the root)
 		rootCtr bool              // a ctr under the root, first on PATH
 		ownPATH bool              // this machine's clients on PATH
 	}
@@ -117,6 +118,14 @@ cat "${2#unix://}.images"
 		{"containerd: no daemon on the node", "containerd", layout{files: []string{"run/systemd/units/invocation:ssh.service"}, ownPATH: true}, StatusFail, "absent", "not running on the node", ""},
 		{"containerd: no ctr in the pod, only the node's", "containerd", layout{sockets: map[string]string{ctrSock: ctrHolds(pinned)}, rootCtr: true}, StatusNotRun, "not asked",
 			"the node has /run/containerd/containerd.sock, but this machine has no ctr client on PATH to ask it with (nothing under the host root is run)", ""},
+		// The node's socket a link to an absolute path: the path as the
+		// node sees it, under the root, never this machine's.
+		{"containerd: the node's socket a link inside the root", "containerd", layout{sockets: map[string]string{"run/k3s/containerd/containerd.sock": ctrHolds(pinned)},
+			links: map[string]string{ctrSock: "/run/k3s/containerd/containerd.sock"}, ownPATH: true}, StatusPass, pinned, "", "run/k3s/containerd/containerd.sock"},
+		{"containerd: the node's socket a link out of the root", "containerd", layout{links: map[string]string{ctrSock: "/OUT/containerd.sock"}, ownPATH: true},
+			StatusFail, "absent", "not running on the node", ""},
+		{"containerd: the node's socket a relative link climbing out of the root", "containerd", layout{links: map[string]string{ctrSock: "../../../../../../../../OUT/containerd.sock"}, ownPATH: true},
+			StatusFail, "absent", "not running on the node", ""},
 		{"docker: the node's /run not visible", "docker", layout{files: []string{"etc/hostname"}, ownPATH: true}, StatusNotRun, "not asked",
 			"the node's /run is not visible under the host root", ""},
 	}
@@ -130,6 +139,21 @@ cat "${2#unix://}.images"
 			for sock, holds := range tc.root.sockets {
 				listenUnix(t, filepath.Join(root, sock))
 				if err := os.WriteFile(filepath.Join(root, sock+".images"), []byte(holds), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A daemon outside the root that says the pin is there:
+			// asked only by a probe that follows a link out of the root.
+			out := shortTempDir(t)
+			listenUnix(t, filepath.Join(out, "containerd.sock"))
+			if err := os.WriteFile(filepath.Join(out, "containerd.sock.images"), []byte(ctrHolds(pinned)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for l, target := range tc.root.links {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(root, l)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(strings.Replace(target, "OUT", strings.TrimPrefix(out, "/"), 1), filepath.Join(root, l)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -204,6 +228,44 @@ cat "${2#unix://}.images"
 				}
 			}
 		})
+	}
+}
+
+// Under a simulated root (a root prefix, no host root), a node whose
+// containerd socket is a link (to /run/k3s/..., as k3s and RKE2 place
+// it) is asked through the root's own ctr, as one whose socket is the
+// file itself: the link is the node's, resolved inside the root, and
+// never makes the store read as absent.
+func TestImageDigestUnderRootSocketLink(t *testing.T) {
+	t.Parallel()
+	const ref = "nvcr.io/nvidia/pytorch:25.02-py3"
+	pinned := "sha256:" + strings.Repeat("a", 64)
+	root := shortTempDir(t)
+	for _, d := range []string{"run/containerd", "run/k3s/containerd", "usr/local/bin"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "run/k3s/containerd/containerd.sock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/run/k3s/containerd/containerd.sock", filepath.Join(root, "run/containerd/containerd.sock")); err != nil {
+		t.Fatal(err)
+	}
+	writeExec(t, filepath.Join(root, "usr/local/bin/ctr"), "echo REF TYPE DIGEST SIZE PLATFORMS LABELS\necho '"+ref+" application/vnd.oci.image.index.v1+json "+pinned+" 10.0 GiB linux/amd64 -'\n")
+	lt := local.New("node", local.WithEnv(map[string]string{"PATH": filepath.Join(root, "usr/local/bin") + ":/usr/bin:/bin"}))
+	f, err := facts.Probe(context.Background(), lt, facts.Options{Reads: resource.Reads(), Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &spec.Node{Name: "n", Container: &spec.Container{
+		Runtime: spec.Attr[string]{V: "containerd", Set: true},
+		Images:  []spec.Attr[string]{{V: ref, Set: true}},
+		Pins:    map[string]spec.ImagePin{ref: {Digest: pinned}},
+	}}
+	got := checkImageDigests(Expectation{KB: testKB, Spec: n}, f, nil)
+	if len(got) != 1 || got[0].Status != StatusPass || got[0].Observed != pinned {
+		t.Errorf("%+v", got)
 	}
 }
 

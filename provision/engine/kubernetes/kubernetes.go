@@ -126,7 +126,24 @@ func New(o Options) *Engine {
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
 	}
+	if o.Messages != nil {
+		// The launches of a round of isolation pairs run at once and
+		// each may warn: one message at a time, whatever the writer.
+		o.Messages = &lockedWriter{w: o.Messages}
+	}
 	return &Engine{o: o}
+}
+
+// lockedWriter serializes Writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Name is "kubernetes".

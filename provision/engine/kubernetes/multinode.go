@@ -131,21 +131,29 @@ func (e *Engine) multiNode(ctx context.Context, run string, members []*member, b
 }
 
 // peers are the nodes other than from's that command runs on: those its
-// host list names, else (a list of names the run does not know, a host
-// file) every other node of from's group.
+// host list names, and where it names a host the run does not know as a
+// node (an address, another name of a node), or has no list of its own
+// (none, a host file), every other node of from's group as well: a
+// node the command reaches under another name holds its GPUs too.
 func (l *launches) peers(from *member, command string) []*member {
 	var out []*member
 	seen := map[string]bool{from.node: true}
+	unknown := true
 	if opt, v, ok := cmdline.HostList(command); ok && !cmdline.IsHostFile(opt) {
+		unknown = false
 		for _, h := range strings.Split(v, ",") {
 			name, _, _ := strings.Cut(strings.TrimSpace(h), ":")
-			if m := l.byNode[name]; m != nil && !seen[name] {
+			m := l.byNode[name]
+			switch {
+			case m == nil:
+				unknown = unknown || name != ""
+			case !seen[name]:
 				seen[name] = true
 				out = append(out, m)
 			}
 		}
 	}
-	if len(out) > 0 {
+	if !unknown && len(out) > 0 {
 		return out
 	}
 	for _, m := range l.byHost {
@@ -213,7 +221,7 @@ func (l *launches) launch(ctx context.Context, from target.Host, command string,
 	if err := l.waitStarted(ctx, id, roleLauncher, 1, lstart); err != nil {
 		return res, runner.NotLaunched(err)
 	}
-	seen, failed, lost, err := l.waitEnded(ctx, id, lstart.Add(l.e.o.StartTimeout+timeout+finishMargin))
+	seen, failed, lost, err := l.waitEnded(ctx, id, peers, lstart.Add(l.e.o.StartTimeout+timeout+finishMargin))
 	if err != nil {
 		return res, err
 	}
@@ -318,9 +326,11 @@ func (l *launches) waitStarted(ctx context.Context, id, role string, n int, sinc
 }
 
 // waitEnded waits for launch id's launcher pod to end (by finishBy), and
-// returns what it last showed, its Job's Failed condition, and, when a
-// worker's pod ended meanwhile (evicted, its node lost), what it showed.
-func (l *launches) waitEnded(ctx context.Context, id string, finishBy time.Time) (seen podSeen, failed, lost string, err error) {
+// returns what it last showed, its Job's Failed condition, and, when the
+// pod of a worker on peers ended meanwhile (OOM-killed, evicted), or is
+// gone or going (deleted: preempted, force-deleted, its node lost, which
+// leaves no last status to see), what was seen of it.
+func (l *launches) waitEnded(ctx context.Context, id string, peers []*member, finishBy time.Time) (seen podSeen, failed, lost string, err error) {
 	interval := min(250*time.Millisecond, l.e.o.Poll)
 	for {
 		lctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -332,15 +342,27 @@ func (l *launches) waitEnded(ctx context.Context, id string, finishBy time.Time)
 		}
 		cancel()
 		if lerr == nil {
-			for _, p := range latestPods(pods) {
-				s := look(p)
-				switch p.Metadata.Labels[RoleLabel] {
-				case roleLauncher:
-					seen = s
-				case roleWorker:
-					if s.ended && lost == "" {
-						lost = nodeError(p.Spec.NodeName, ": the launch's worker pod %s ended while the test ran: %s", p.Metadata.Name, s.why).Error()
-					}
+			byJob := latestPods(pods)
+			for _, p := range byJob {
+				if p.Metadata.Labels[RoleLabel] == roleLauncher {
+					seen = look(p)
+				}
+			}
+			// Each worker by its Job's name: a pod that is not
+			// listed holds no GPU, whatever it last said.
+			for i, w := range peers {
+				if lost != "" {
+					break
+				}
+				name := workerName(l.run, id, i)
+				p := byJob[name]
+				switch s := look(p); {
+				case p == nil:
+					lost = nodeError(w.node, ": the launch's worker Job %s has no pod running any more while the test ran (deleted: preempted, evicted or its node lost)", name).Error()
+				case p.Metadata.DeletionTimestamp != "":
+					lost = nodeError(w.node, ": the launch's worker pod %s was being deleted while the test ran: %s", p.Metadata.Name, s.why).Error()
+				case s.ended:
+					lost = nodeError(w.node, ": the launch's worker pod %s ended while the test ran: %s", p.Metadata.Name, s.why).Error()
 				}
 			}
 			for i := range jobs {
