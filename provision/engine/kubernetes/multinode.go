@@ -51,8 +51,9 @@ import (
 // Each launch has its own number (LaunchLabel), its own copy of the
 // bundle (the per-node Jobs' Secret goes with the last of them, which
 // may be before a long fleet run ends) and its own report key, and is
-// deleted when it ends, whatever happened, so a round of isolation pairs
-// finds the nodes' GPUs free. A worker or launcher that does not start
+// deleted when it ends, whatever happened, its end waiting (bounded)
+// for its pods to be gone or ended, so a round of isolation pairs finds
+// the nodes' GPUs free. A worker or launcher that does not start
 // within the start timeout, a refusal of the API server's, or the
 // -deadline, leave the test not run (runner.NotLaunched), never failed
 // nor passed.
