@@ -377,8 +377,12 @@ func (k *kubelet) runPod(j jobObject) error {
 		// runs is caught by checkLaunch.
 		time.Sleep(700 * time.Millisecond)
 	}
-	if err := status("Running", map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}); err != nil {
-		return err
+	// A Job marked "quick" has its pod end before any look sees it run
+	// (no Running status): a command that ends at once.
+	if k.neverStart[j.Metadata.Name] != "quick" {
+		if err := status("Running", map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}); err != nil {
+			return err
+		}
 	}
 	// A Job the stand-in refuses fails its pod too, so the run ends
 	// (and the test with it) instead of waiting for the pod.
@@ -716,6 +720,8 @@ func TestKubeEngine(t *testing.T) {
 	// deleted; the run "stays"'s, one whose pod never ends.
 	neverStart["gpuform-launch-linger-0-w0"] = "lingers"
 	neverStart["gpuform-launch-stays-0-w0"] = "stays"
+	// The run "quick"'s group launcher ends before it is seen running.
+	neverStart["gpuform-launch-quick-0"] = "quick"
 	// The image's programs: the system's, but a nohup(1) that runs its
 	// command only where GPUFORM_REPORT_KEY is not in its environment (a
 	// wrapper the runner looks past to give mpirun its host list).
@@ -1053,6 +1059,38 @@ func TestKubeEngine(t *testing.T) {
 		}
 		dir, cfg := kubeFleetSpecCommand(t, k, "nohup mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1", hosts...)
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "nokey"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			found := false
+			for _, c := range hostChecks(got)[h] {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusPass {
+					t.Errorf("%s: the group's test is %s: %s", h, c.Status, c.Message)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check", h, group)
+			}
+		}
+	})
+
+	// The launcher's pod ends before the engine sees it run (its
+	// command over at once): it ran, and its result is taken, where it
+	// was "ended before the test ran", not run.
+	t.Run("fleet tier: a launcher that ends before it is seen running", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu111", "sim://hgx-h100-converged/gpu112", "sim://hgx-h100-converged/gpu113", "sim://hgx-h100-converged/gpu114"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"quick"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "quick"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
 		if err != nil {
 			t.Fatal(err)

@@ -298,8 +298,13 @@ func (l *launches) waitStarted(ctx context.Context, id, role string, n int, sinc
 		for _, p := range byJob {
 			s := look(p)
 			switch {
-			case s.ended:
+			case s.ended && role == roleWorker:
 				return nodeError(p.Spec.NodeName, ": the launch's %s pod %s ended before the test ran: %s", role, p.Metadata.Name, s.why)
+			case s.ended:
+				// A launcher whose command ended at once (a program
+				// not found) may end before a look sees it run: it
+				// ran, and its report says how (waitEnded).
+				running++
 			case s.started:
 				running++
 			default:
