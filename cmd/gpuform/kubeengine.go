@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/gpuform/gpuform/provision/engine"
@@ -69,6 +71,14 @@ func runKubeEngineNode(ctx context.Context, s Streams, a *verifyArguments) error
 	if err != nil {
 		return err
 	}
+	// The key signs this node's report and nothing else needs it: the
+	// commands the node side runs (a launch's, the spec's checks) and
+	// theirs must not read it, so it leaves the environment they inherit,
+	// the process's (os.Environ) and the one passed on (s.Environ).
+	if err := os.Unsetenv(enginekube.EnvReportKey); err != nil {
+		return fmt.Errorf("-engine-kube-report: %w", err)
+	}
+	s.Environ = withoutEnv(s.Environ, enginekube.EnvReportKey)
 	rep := engineslurm.NodeReport{Node: side.Node}
 	hosts, res, err := verifyEngineNode(ctx, s, a, side.Node)
 	switch {
@@ -104,4 +114,15 @@ func holdEngineNode(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 	}
 	return nil
+}
+
+// withoutEnv is environ without the variable name.
+func withoutEnv(environ []string, name string) []string {
+	var out []string
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

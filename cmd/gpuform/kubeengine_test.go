@@ -158,13 +158,25 @@ type jobObject struct {
 // on the host's network, privileged; a worker unprivileged and without
 // the API's token. A worker holds until its Job is deleted, when the
 // stand-in sends it SIGTERM as the kubelet does a deleted pod's.
+//
+// It plays the garbage collector too, which the test API server has
+// none of (it is kube-controller-manager's): a pod whose Job is gone is
+// deleted, once the stand-in has stopped its container. A Job's name
+// marked "lingers" has a container slow to stop: its SIGTERM comes 2 s
+// after its Job is deleted, the pod running until then; one marked
+// "stays" has its pod stuck terminating (its node's kubelet gone): it
+// never ends nor goes. What it saw, in order, is in events: "job NAME"
+// when it first sees a Job, "ended POD" when a lingering pod ends.
 type kubelet struct {
 	t          *testing.T
 	a          *admin
 	kubeconfig map[string]string // each service account's credentials
 	state      string            // GPUFORM_SIM_STATE
+	path       string            // the containers' PATH
 	neverStart map[string]string
 	seen       map[string]bool
+	live       map[string]bool // pods the stand-in still plays
+	events     []string
 	ran        atomic.Int64
 	stop       chan struct{}
 	done       sync.WaitGroup
@@ -172,8 +184,8 @@ type kubelet struct {
 	errs       []error
 }
 
-func startKubelet(t *testing.T, a *admin, kubeconfig map[string]string, state string, neverStart map[string]string) *kubelet {
-	k := &kubelet{t: t, a: a, kubeconfig: kubeconfig, state: state, neverStart: neverStart, seen: map[string]bool{}, stop: make(chan struct{})}
+func startKubelet(t *testing.T, a *admin, kubeconfig map[string]string, state, path string, neverStart map[string]string) *kubelet {
+	k := &kubelet{t: t, a: a, kubeconfig: kubeconfig, state: state, path: path, neverStart: neverStart, seen: map[string]bool{}, live: map[string]bool{}, stop: make(chan struct{})}
 	k.done.Add(1)
 	go k.loop()
 	t.Cleanup(func() {
@@ -184,6 +196,19 @@ func startKubelet(t *testing.T, a *admin, kubeconfig map[string]string, state st
 		}
 	})
 	return k
+}
+
+func (k *kubelet) event(e string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.events = append(k.events, e)
+}
+
+// Events is what the stand-in saw, in order.
+func (k *kubelet) Events() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.events)
 }
 
 func (k *kubelet) fail(err error) {
@@ -209,20 +234,68 @@ func (k *kubelet) loop() {
 			k.fail(err)
 			return
 		}
+		jobUIDs := map[string]bool{}
 		for _, j := range jobs.Items {
+			jobUIDs[j.Metadata.UID] = true
 			if k.seen[j.Metadata.UID] {
 				continue
 			}
 			k.seen[j.Metadata.UID] = true
+			k.event("job " + j.Metadata.Name)
+			pod := j.Metadata.Name + "-pod"
+			k.mu.Lock()
+			k.live[pod] = true
+			k.mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() {
+					k.mu.Lock()
+					delete(k.live, pod)
+					k.mu.Unlock()
+				}()
 				if err := k.runPod(j); err != nil {
 					k.fail(fmt.Errorf("job %s: %w", j.Metadata.Name, err))
 				}
 			}()
 		}
+		if err := k.collectGarbage(jobUIDs); err != nil {
+			k.fail(err)
+			return
+		}
 	}
+}
+
+// collectGarbage deletes the pods whose Job is not among jobUIDs, as the
+// garbage collector does a deleted Job's (background propagation), once
+// the stand-in no longer plays them (their container stopped); a pod
+// whose Job is marked "stays" is left, stuck terminating.
+func (k *kubelet) collectGarbage(jobUIDs map[string]bool) error {
+	podPath := "/api/v1/namespaces/" + kubeEngineNS + "/pods"
+	var pods struct {
+		Items []struct {
+			Metadata struct {
+				Name   string            `json:"name"`
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := k.a.call(http.MethodGet, podPath, "", nil, &pods); err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		k.mu.Lock()
+		live := k.live[p.Metadata.Name]
+		k.mu.Unlock()
+		job := p.Metadata.Labels["batch.kubernetes.io/job-name"]
+		if live || jobUIDs[p.Metadata.Labels["batch.kubernetes.io/controller-uid"]] || k.neverStart[job] == "stays" {
+			continue
+		}
+		if err := k.a.call(http.MethodDelete, podPath+"/"+p.Metadata.Name+"?gracePeriodSeconds=0", "application/json", nil, nil); err != nil && !strings.Contains(err.Error(), "404 Not Found") {
+			return err
+		}
+	}
+	return nil
 }
 
 // runPod is the job controller's pod of j and the kubelet's run of it.
@@ -304,8 +377,12 @@ func (k *kubelet) runPod(j jobObject) error {
 		// runs is caught by checkLaunch.
 		time.Sleep(700 * time.Millisecond)
 	}
-	if err := status("Running", map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}); err != nil {
-		return err
+	// A Job marked "quick" has its pod end before any look sees it run
+	// (no Running status): a command that ends at once.
+	if k.neverStart[j.Metadata.Name] != "quick" {
+		if err := status("Running", map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}); err != nil {
+			return err
+		}
 	}
 	// A Job the stand-in refuses fails its pod too, so the run ends
 	// (and the test with it) instead of waiting for the pod.
@@ -351,7 +428,7 @@ func (k *kubelet) runPod(j jobObject) error {
 		return refuse(err)
 	}
 	sa, _ := tmpl.Spec["serviceAccountName"].(string)
-	env := []string{"GPUFORM_SIM_STATE=" + k.state, "PATH=" + os.Getenv("PATH")}
+	env := []string{"GPUFORM_SIM_STATE=" + k.state, "PATH=" + k.path}
 	if tmpl.Spec["automountServiceAccountToken"] != false {
 		env = append(env, "KUBECONFIG="+k.kubeconfig[sa])
 	}
@@ -412,6 +489,10 @@ func (k *kubelet) runPod(j jobObject) error {
 			case <-time.After(200 * time.Millisecond):
 			}
 			if err := k.a.call(http.MethodGet, "/apis/batch/v1/namespaces/"+kubeEngineNS+"/jobs/"+j.Metadata.Name, "", nil, nil); err != nil && strings.Contains(err.Error(), "404 Not Found") {
+				if k.neverStart[j.Metadata.Name] == "lingers" {
+					// A container slow to stop: its pod runs on.
+					time.Sleep(2 * time.Second)
+				}
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 				return
 			}
@@ -421,9 +502,15 @@ func (k *kubelet) runPod(j jobObject) error {
 	close(exited)
 	k.ran.Add(1)
 	var ee *exec.ExitError
-	if k.neverStart[j.Metadata.Name] == "vanishes" {
+	switch k.neverStart[j.Metadata.Name] {
+	case "vanishes":
 		// Its pod was deleted (checkLaunch): no status to write.
 		return nil
+	case "stays":
+		// Its node's kubelet gone: no status comes, the pod stays.
+		return nil
+	case "lingers":
+		k.event("ended " + name)
 	}
 	switch {
 	case runErr == nil:
@@ -538,6 +625,13 @@ func runLeft(t *testing.T, a *admin, run string) []string {
 // hosts, with one multi-node nccl_test and verify { kubernetes { image } }.
 func kubeFleetSpec(t *testing.T, k *kb.KB, hosts ...string) (string, *spec.Config) {
 	t.Helper()
+	return kubeFleetSpecCommand(t, k, "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1", hosts...)
+}
+
+// kubeFleetSpecCommand is kubeFleetSpec with the nccl_test's command
+// (an HCL string's contents).
+func kubeFleetSpecCommand(t *testing.T, k *kb.KB, command string, hosts ...string) (string, *spec.Config) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "fleet")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -555,7 +649,7 @@ node "train" {
       image = "registry.example.com/gpuform:test"
     }
     nccl_test "fleet" {
-      command        = "mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1"
+      command        = "`+command+`"
       min_busbw_gbps = 120
     }
   }
@@ -622,7 +716,21 @@ func TestKubeEngine(t *testing.T) {
 	// run "workergone"'s has its second worker's pod deleted outright.
 	neverStart["gpuform-launch-workerdies-0-w1"] = "dies"
 	neverStart["gpuform-launch-workergone-0-w1"] = "vanishes"
-	startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, neverStart)
+	// The run "linger"'s group launch has a worker slow to stop once
+	// deleted; the run "stays"'s, one whose pod never ends.
+	neverStart["gpuform-launch-linger-0-w0"] = "lingers"
+	neverStart["gpuform-launch-stays-0-w0"] = "stays"
+	// The run "quick"'s group launcher ends before it is seen running.
+	neverStart["gpuform-launch-quick-0"] = "quick"
+	// The image's programs: the system's, but a nohup(1) that runs its
+	// command only where GPUFORM_REPORT_KEY is not in its environment (a
+	// wrapper the runner looks past to give mpirun its host list).
+	bin := t.TempDir()
+	writeFile(t, filepath.Join(bin, "nohup"), "#!/bin/sh\nif env | grep -q '^"+enginekube.EnvReportKey+"='; then echo 'nohup: the report key is in the environment' >&2; exit 3; fi\nexec \"$@\"\n")
+	if err := os.Chmod(filepath.Join(bin, "nohup"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kl := startKubelet(t, a, map[string]string{kube.EngineNode: kc.Kubeconfig(t, node.Token), "gpuform-verify-nowrite": kc.Kubeconfig(t, nowrite.Token)}, state, bin+string(os.PathListSeparator)+os.Getenv("PATH"), neverStart)
 	k, err := kb.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -852,6 +960,156 @@ func TestKubeEngine(t *testing.T) {
 		}
 		if strings.Contains(msgs.String(), "not all deleted") {
 			t.Errorf("a launch was not cleaned up:\n%s", msgs.String())
+		}
+	})
+
+	// The group's launch ends with a worker pod slow to stop (its GPUs
+	// held until it does): the isolation pairs' launches, which may
+	// want that node's GPUs, are made only once it has ended.
+	t.Run("fleet tier: the next launches wait for the last one's pods to end", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu081", "sim://hgx-h100-converged/gpu082", "sim://hgx-h100-slownic/gpu083", "sim://hgx-h100-converged/gpu084"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"linger"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		var msgs strings.Builder
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, RunID: "linger"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(isolationPairs(got)) == 0 {
+			t.Fatalf("no isolation pair ran: %+v", got.Isolation)
+		}
+		ended, later := -1, 0
+		for i, ev := range kl.Events() {
+			switch {
+			case ev == "ended gpuform-launch-linger-0-w0-pod":
+				ended = i
+			case strings.HasPrefix(ev, "job gpuform-launch-linger-") && !strings.HasPrefix(ev, "job gpuform-launch-linger-0"):
+				later++
+				if ended < 0 {
+					t.Errorf("%s was made while the group launch's worker pod gpuform-launch-linger-0-w0-pod had not ended", strings.TrimPrefix(ev, "job "))
+				}
+			}
+		}
+		if ended < 0 || later == 0 {
+			t.Errorf("the lingering pod ended at event %d, %d later launch Jobs: want both", ended, later)
+		}
+		if strings.Contains(msgs.String(), "had not ended") {
+			t.Errorf("a launch's pods were reported not ended:\n%s", msgs.String())
+		}
+		if left := runLeft(t, a, "linger"); len(left) != 0 {
+			t.Errorf("the run left %v behind", left)
+		}
+	})
+
+	// A launch's worker pod never goes (stuck terminating, its node's
+	// kubelet gone): the launch's end waits for it no longer than the
+	// start timeout, then the run goes on and says so; the launch's
+	// result stands.
+	t.Run("fleet tier: a launch's pod that never ends", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu091", "sim://hgx-h100-converged/gpu092", "sim://hgx-h100-converged/gpu093", "sim://hgx-h100-converged/gpu094"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"stays"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		var msgs strings.Builder
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, StartTimeout: 3 * time.Second, RunID: "stays"})
+		started := time.Now()
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Generous for a loaded machine: an unbounded wait never ends.
+		if took := time.Since(started); took > time.Minute {
+			t.Errorf("the run took %s", took.Round(time.Second))
+		}
+		want := "Kubernetes: warning: run stays's launch 0: its pod(s) gpuform-launch-stays-0-w0-pod had not ended within the start timeout (3s) after its Jobs were deleted; the next launches on those nodes may find their GPUs still held"
+		if !strings.Contains(msgs.String(), want) {
+			t.Errorf("the messages lack %q:\n%s", want, msgs.String())
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			found := false
+			for _, c := range hostChecks(got)[h] {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusPass {
+					t.Errorf("%s: the group's test, which ran, is %s: %s", h, c.Status, c.Message)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check", h, group)
+			}
+		}
+	})
+
+	// The launcher's node side reads its report key from the pod's
+	// environment; the command it launches must not see it (it could
+	// sign a report of its own): here a command that fails where it
+	// does (the stand-in's nohup), so the group's test passes only
+	// without it.
+	t.Run("fleet tier: the launched command does not see the report key", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu101", "sim://hgx-h100-converged/gpu102", "sim://hgx-h100-converged/gpu103", "sim://hgx-h100-converged/gpu104"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"nokey"}}}`)
+		}
+		dir, cfg := kubeFleetSpecCommand(t, k, "nohup mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1", hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "nokey"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			found := false
+			for _, c := range hostChecks(got)[h] {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusPass {
+					t.Errorf("%s: the group's test is %s: %s", h, c.Status, c.Message)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check", h, group)
+			}
+		}
+	})
+
+	// The launcher's pod ends before the engine sees it run (its
+	// command over at once): it ran, and its result is taken, where it
+	// was "ended before the test ran", not run.
+	t.Run("fleet tier: a launcher that ends before it is seen running", func(t *testing.T) {
+		hosts := []string{"sim://hgx-h100-converged/gpu111", "sim://hgx-h100-converged/gpu112", "sim://hgx-h100-converged/gpu113", "sim://hgx-h100-converged/gpu114"}
+		for _, h := range hosts {
+			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"quick"}}}`)
+		}
+		dir, cfg := kubeFleetSpec(t, k, hosts...)
+		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "quick"})
+		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		group := verify.CheckNCCL.Named("fleet")
+		for _, h := range hosts {
+			found := false
+			for _, c := range hostChecks(got)[h] {
+				if c.ID != group {
+					continue
+				}
+				found = true
+				if c.Status != verify.StatusPass {
+					t.Errorf("%s: the group's test is %s: %s", h, c.Status, c.Message)
+				}
+			}
+			if !found {
+				t.Errorf("%s has no %s check", h, group)
+			}
 		}
 	})
 

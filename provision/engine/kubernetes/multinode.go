@@ -51,8 +51,9 @@ import (
 // Each launch has its own number (LaunchLabel), its own copy of the
 // bundle (the per-node Jobs' Secret goes with the last of them, which
 // may be before a long fleet run ends) and its own report key, and is
-// deleted when it ends, whatever happened, so a round of isolation pairs
-// finds the nodes' GPUs free. A worker or launcher that does not start
+// deleted when it ends, whatever happened, its end waiting (bounded)
+// for its pods to be gone or ended, so a round of isolation pairs finds
+// the nodes' GPUs free. A worker or launcher that does not start
 // within the start timeout, a refusal of the API server's, or the
 // -deadline, leave the test not run (runner.NotLaunched), never failed
 // nor passed.
@@ -297,8 +298,13 @@ func (l *launches) waitStarted(ctx context.Context, id, role string, n int, sinc
 		for _, p := range byJob {
 			s := look(p)
 			switch {
-			case s.ended:
+			case s.ended && role == roleWorker:
 				return nodeError(p.Spec.NodeName, ": the launch's %s pod %s ended before the test ran: %s", role, p.Metadata.Name, s.why)
+			case s.ended:
+				// A launcher whose command ended at once (a program
+				// not found) may end before a look sees it run: it
+				// ran, and its report says how (waitEnded).
+				running++
 			case s.started:
 				running++
 			default:
@@ -402,17 +408,77 @@ func latestPods(pods []kube.Pod) map[string]*kube.Pod {
 
 // deleteLaunch deletes launch id's Jobs (their pods with them: the
 // workers' SIGTERM), Secrets and report, one call each by its label,
-// bounded as the run's cleanup is (deleteObjects).
+// bounded as the run's cleanup is (deleteObjects), and then waits for
+// the launch's pods to be gone or ended (waitLaunchGone): the Jobs'
+// delete is only accepted, and a pod the kubelet is still stopping
+// holds its node's GPUs, so the next round of isolation pairs would
+// have its worker there refused (the pair not run).
 func (e *Engine) deleteLaunch(run, id string) {
-	_, failed := e.deleteObjects(launchSelector(run, id))
+	kinds, failed := e.deleteObjects(launchSelector(run, id))
 	var errs []string
-	for _, err := range failed {
+	jobsDeleted := true
+	for i, err := range failed {
 		if err != nil {
 			errs = append(errs, err.Error())
+			jobsDeleted = jobsDeleted && kinds[i] != "jobs"
 		}
 	}
 	if len(errs) > 0 && e.o.Messages != nil {
 		fmt.Fprintf(e.o.Messages, "Kubernetes: run %s's launch %s was not all deleted (the run's cleanup and its Jobs' ttlSecondsAfterFinished try again): %s.\n", run, id, strings.Join(errs, "; "))
+	}
+	if !jobsDeleted {
+		// Its pods do not go with Jobs that are still there: the
+		// message above says so, and waiting would not change it.
+		return
+	}
+	left, within, err := e.waitLaunchGone(run, id)
+	if e.o.Messages == nil || left == nil && err == nil {
+		return
+	}
+	what := "its pod(s) " + strings.Join(left, ", ") + " had not ended"
+	if left == nil {
+		what = "no list of its pods came back (" + err.Error() + ")"
+	}
+	fmt.Fprintf(e.o.Messages, "Kubernetes: warning: run %s's launch %s: %s %s after its Jobs were deleted; the next launches on those nodes may find their GPUs still held (a worker the kubelet refuses leaves its pair not run, never passed).\n", run, id, what, within)
+}
+
+// waitLaunchGone waits until no pod of launch id is left that has not
+// ended (gone, or Succeeded or Failed: a pod that ended holds no
+// GPU), within the start timeout (a pod as slow to stop as one may be
+// to start) and, with a -deadline, by the deadline and CleanupGrace,
+// whichever comes first. It returns, when it gave up, the pods still
+// there and not ended as last listed (nil when none was listed) and the
+// last list's error; and the bound it waited within.
+func (e *Engine) waitLaunchGone(run, id string) ([]string, string, error) {
+	by, within := time.Now().Add(e.o.StartTimeout), fmt.Sprintf("within the start timeout (%s)", e.o.StartTimeout)
+	if !e.o.Deadline.IsZero() && e.o.Deadline.Add(CleanupGrace).Before(by) {
+		by, within = e.o.Deadline.Add(CleanupGrace), fmt.Sprintf("by the -deadline and its %s grace", CleanupGrace)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), by)
+	defer cancel()
+	interval := min(250*time.Millisecond, e.o.Poll)
+	var left []string
+	for {
+		lctx, lcancel := context.WithTimeout(ctx, callTimeout)
+		pods, err := e.o.Client.ListPods(lctx, e.o.Namespace, launchSelector(run, id))
+		lcancel()
+		if err == nil {
+			left = nil
+			for _, p := range pods {
+				if p.Status.Phase != "Succeeded" && p.Status.Phase != "Failed" {
+					left = append(left, p.Metadata.Name)
+				}
+			}
+			if len(left) == 0 {
+				return nil, within, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return left, within, err
+		case <-time.After(interval):
+		}
+		interval = min(2*interval, e.o.Poll)
 	}
 }
 

@@ -82,7 +82,8 @@ const (
 	EnvJobUID    = "GPUFORM_JOB_UID"
 	// EnvReportKey is the node's report key (hex), from the run's keys
 	// Secret through a secretKeyRef: in no object a pod list shows, and
-	// each pod gets its own node's key only.
+	// each pod gets its own node's key only. The node side takes it out
+	// of its environment once read, so no command it runs inherits it.
 	EnvReportKey = "GPUFORM_REPORT_KEY"
 )
 
