@@ -400,29 +400,14 @@ func (e *Engine) runJobs(ctx context.Context, run string, members []*member, ro 
 		}
 		m.key = hex.EncodeToString(k)
 	}
-	errs := make([]error, len(members))
-	sem := make(chan struct{}, createParallel)
-	var wg sync.WaitGroup
-	for i, m := range members {
-		if m.out != nil {
-			continue
+	errs := e.createJobs(ctx, len(members), func(i int) obj {
+		if members[i].out != nil {
+			return nil
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			cctx, cancel := context.WithTimeout(ctx, callTimeout)
-			defer cancel()
-			j, err := e.o.Client.CreateJob(cctx, e.o.Namespace, e.job(run, m, ro.Tier, active))
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			m.job, m.uid = j.Metadata.Name, j.Metadata.UID
-		}()
-	}
-	wg.Wait()
+		return e.job(run, members[i], ro.Tier, active)
+	}, func(i int, j *kube.Job) {
+		members[i].job, members[i].uid = j.Metadata.Name, j.Metadata.UID
+	})
 	var owners []kube.OwnerReference
 	keys := map[string][]byte{}
 	for i, m := range members {
@@ -857,6 +842,40 @@ func (e *Engine) cleanup(run string, members []*member) {
 		"Each carries the label %s=%s; the Jobs' ttlSecondsAfterFinished (%d s) deletes them once finished, and their ownerReferences take the pods, the report ConfigMaps and the Secrets with them. "+
 		"To remove them now: kubectl delete jobs,pods,configmaps,secrets -n %s -l %s=%s\n",
 		run, within, strings.Join(why, "; "), left, RunLabel, run, ttlAfterFinished, e.o.Namespace, RunLabel, run)
+}
+
+// createJobs creates job(i) for each i below n (none where job returns
+// nil), createParallel at a time, each call bounded by callTimeout, and
+// hands each created Job to created; it returns each create's error,
+// index for index. The per-node Jobs and a launch's workers alike.
+func (e *Engine) createJobs(ctx context.Context, n int, job func(i int) obj, created func(i int, j *kube.Job)) []error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, createParallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		spec := job(i)
+		if spec == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			j, err := e.o.Client.CreateJob(cctx, e.o.Namespace, spec)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if created != nil {
+				created(i, j)
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 // deleteObjects deletes the Jobs (their pods with them), ConfigMaps and

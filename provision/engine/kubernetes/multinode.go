@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -257,23 +256,14 @@ func (l *launches) launch(ctx context.Context, from target.Host, command string,
 // createWorkers creates the workers of launch id on peers, createParallel
 // at a time.
 func (l *launches) createWorkers(ctx context.Context, id string, peers []*member, from *member, hold time.Duration) error {
-	errs := make([]error, len(peers))
-	sem := make(chan struct{}, createParallel)
-	var wg sync.WaitGroup
-	for i, p := range peers {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			cctx, cancel := context.WithTimeout(ctx, callTimeout)
-			defer cancel()
-			if _, err := l.e.o.Client.CreateJob(cctx, l.e.o.Namespace, l.e.workerJob(l.run, id, i, p, from, hold)); err != nil {
-				errs[i] = nodeError(p.node, ": the worker Job %s of the launch from %s: %w", workerName(l.run, id, i), from.node, err)
-			}
-		}()
+	errs := l.e.createJobs(ctx, len(peers), func(i int) obj {
+		return l.e.workerJob(l.run, id, i, peers[i], from, hold)
+	}, nil)
+	for i, err := range errs {
+		if err != nil {
+			errs[i] = nodeError(peers[i].node, ": the worker Job %s of the launch from %s: %w", workerName(l.run, id, i), from.node, err)
+		}
 	}
-	wg.Wait()
 	return errors.Join(errs...)
 }
 
