@@ -673,6 +673,34 @@ func isolationPairs(d *report.Document) []string {
 	return out
 }
 
+// simNodes makes a Node, labelled pool, for each sim:// host, named as
+// its last path element.
+func simNodes(t *testing.T, kc *kubetest.Cluster, pool string, hosts []string) {
+	t.Helper()
+	for _, h := range hosts {
+		kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"`+pool+`"}}}`)
+	}
+}
+
+// eachGroupCheck calls check with each host's check id of got, and
+// fails a host that has none.
+func eachGroupCheck(t *testing.T, got *report.Document, hosts []string, id string, check func(host string, c verify.CheckResult)) {
+	t.Helper()
+	checks := hostChecks(got)
+	for _, h := range hosts {
+		found := false
+		for _, c := range checks[h] {
+			if c.ID == id {
+				found = true
+				check(h, c)
+			}
+		}
+		if !found {
+			t.Errorf("%s has no %s check", h, id)
+		}
+	}
+}
+
 // hostChecks is a report's checks per host.
 func hostChecks(doc *report.Document) map[string][]verify.CheckResult {
 	out := map[string][]verify.CheckResult{}
@@ -921,9 +949,7 @@ func TestKubeEngine(t *testing.T) {
 	// for pair, with no SSH connection made.
 	t.Run("fleet tier: the multi-node test and its isolation as launches", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu021", "sim://hgx-h100-converged/gpu022", "sim://hgx-h100-slownic/gpu023", "sim://hgx-h100-converged/gpu024"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"fleet"}}}`)
-		}
+		simNodes(t, kc, "fleet", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		want, err := enginessh.Engine{}.Verify(context.Background(), targets(t, cfg), runner.Options{Tier: verify.TierFleet, KB: k, AllowLocal: true, Target: target.Options{Connect: func(ctx context.Context, h spec.Host) (transport.Transport, error) {
 			return connect.Open(ctx, h, connect.Options{SimStateDir: state})
@@ -968,9 +994,7 @@ func TestKubeEngine(t *testing.T) {
 	// want that node's GPUs, are made only once it has ended.
 	t.Run("fleet tier: the next launches wait for the last one's pods to end", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu081", "sim://hgx-h100-converged/gpu082", "sim://hgx-h100-slownic/gpu083", "sim://hgx-h100-converged/gpu084"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"linger"}}}`)
-		}
+		simNodes(t, kc, "linger", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		var msgs strings.Builder
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, RunID: "linger"})
@@ -1010,9 +1034,7 @@ func TestKubeEngine(t *testing.T) {
 	// result stands.
 	t.Run("fleet tier: a launch's pod that never ends", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu091", "sim://hgx-h100-converged/gpu092", "sim://hgx-h100-converged/gpu093", "sim://hgx-h100-converged/gpu094"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"stays"}}}`)
-		}
+		simNodes(t, kc, "stays", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		var msgs strings.Builder
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{Messages: &msgs, StartTimeout: 3 * time.Second, RunID: "stays"})
@@ -1030,21 +1052,11 @@ func TestKubeEngine(t *testing.T) {
 			t.Errorf("the messages lack %q:\n%s", want, msgs.String())
 		}
 		group := verify.CheckNCCL.Named("fleet")
-		for _, h := range hosts {
-			found := false
-			for _, c := range hostChecks(got)[h] {
-				if c.ID != group {
-					continue
-				}
-				found = true
-				if c.Status != verify.StatusPass {
-					t.Errorf("%s: the group's test, which ran, is %s: %s", h, c.Status, c.Message)
-				}
+		eachGroupCheck(t, got, hosts, group, func(h string, c verify.CheckResult) {
+			if c.Status != verify.StatusPass {
+				t.Errorf("%s: the group's test, which ran, is %s: %s", h, c.Status, c.Message)
 			}
-			if !found {
-				t.Errorf("%s has no %s check", h, group)
-			}
-		}
+		})
 	})
 
 	// The launcher's node side reads its report key from the pod's
@@ -1054,9 +1066,7 @@ func TestKubeEngine(t *testing.T) {
 	// without it.
 	t.Run("fleet tier: the launched command does not see the report key", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu101", "sim://hgx-h100-converged/gpu102", "sim://hgx-h100-converged/gpu103", "sim://hgx-h100-converged/gpu104"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"nokey"}}}`)
-		}
+		simNodes(t, kc, "nokey", hosts)
 		dir, cfg := kubeFleetSpecCommand(t, k, "nohup mpirun -np 32 all_reduce_perf -b 8M -e 8G -f 2 -g 1", hosts...)
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "nokey"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
@@ -1064,21 +1074,11 @@ func TestKubeEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		group := verify.CheckNCCL.Named("fleet")
-		for _, h := range hosts {
-			found := false
-			for _, c := range hostChecks(got)[h] {
-				if c.ID != group {
-					continue
-				}
-				found = true
-				if c.Status != verify.StatusPass {
-					t.Errorf("%s: the group's test is %s: %s", h, c.Status, c.Message)
-				}
+		eachGroupCheck(t, got, hosts, group, func(h string, c verify.CheckResult) {
+			if c.Status != verify.StatusPass {
+				t.Errorf("%s: the group's test is %s: %s", h, c.Status, c.Message)
 			}
-			if !found {
-				t.Errorf("%s has no %s check", h, group)
-			}
-		}
+		})
 	})
 
 	// The launcher's pod ends before the engine sees it run (its
@@ -1086,9 +1086,7 @@ func TestKubeEngine(t *testing.T) {
 	// was "ended before the test ran", not run.
 	t.Run("fleet tier: a launcher that ends before it is seen running", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu111", "sim://hgx-h100-converged/gpu112", "sim://hgx-h100-converged/gpu113", "sim://hgx-h100-converged/gpu114"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"quick"}}}`)
-		}
+		simNodes(t, kc, "quick", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "quick"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
@@ -1096,21 +1094,11 @@ func TestKubeEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		group := verify.CheckNCCL.Named("fleet")
-		for _, h := range hosts {
-			found := false
-			for _, c := range hostChecks(got)[h] {
-				if c.ID != group {
-					continue
-				}
-				found = true
-				if c.Status != verify.StatusPass {
-					t.Errorf("%s: the group's test is %s: %s", h, c.Status, c.Message)
-				}
+		eachGroupCheck(t, got, hosts, group, func(h string, c verify.CheckResult) {
+			if c.Status != verify.StatusPass {
+				t.Errorf("%s: the group's test is %s: %s", h, c.Status, c.Message)
 			}
-			if !found {
-				t.Errorf("%s has no %s check", h, group)
-			}
-		}
+		})
 	})
 
 	// A worker that never starts: the group's test is not run (needed)
@@ -1119,9 +1107,7 @@ func TestKubeEngine(t *testing.T) {
 	// isolated on a run that never happened.
 	t.Run("fleet tier: a launch worker that never starts", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu031", "sim://hgx-h100-converged/gpu032", "sim://hgx-h100-converged/gpu033", "sim://hgx-h100-converged/gpu034"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"noworker"}}}`)
-		}
+		simNodes(t, kc, "noworker", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{StartTimeout: 3 * time.Second, RunID: "noworker"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
@@ -1166,9 +1152,7 @@ func TestKubeEngine(t *testing.T) {
 	// as when the pairs cannot tell), never a pass.
 	t.Run("fleet tier: isolation pairs that cannot be launched", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu041", "sim://hgx-h100-converged/gpu042", "sim://hgx-h100-slownic/gpu043", "sim://hgx-h100-converged/gpu044"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"nopairs"}}}`)
-		}
+		simNodes(t, kc, "nopairs", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{StartTimeout: 2 * time.Second, RunID: "nopairs"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
@@ -1214,9 +1198,7 @@ func TestKubeEngine(t *testing.T) {
 	// node, never failed nor passed, and nothing isolated.
 	t.Run("fleet tier: a launch worker that dies while the test runs", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu061", "sim://hgx-h100-converged/gpu062", "sim://hgx-h100-converged/gpu063", "sim://hgx-h100-converged/gpu064"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"workerdies"}}}`)
-		}
+		simNodes(t, kc, "workerdies", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "workerdies"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
@@ -1227,21 +1209,11 @@ func TestKubeEngine(t *testing.T) {
 			t.Errorf("ok %v, isolation %+v; want a run not passed, nothing isolated", got.OK(), got.Isolation)
 		}
 		group := verify.CheckNCCL.Named("fleet")
-		for _, h := range hosts {
-			found := false
-			for _, c := range hostChecks(got)[h] {
-				if c.ID != group {
-					continue
-				}
-				found = true
-				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "Kubernetes node gpu063: the launch's worker pod gpuform-launch-workerdies-0-w1-pod ended while the test ran: pod gpuform-launch-workerdies-0-w1-pod is failed: exit 137: OOMKilled; its result is not taken") {
-					t.Errorf("%s: %+v", h, c)
-				}
+		eachGroupCheck(t, got, hosts, group, func(h string, c verify.CheckResult) {
+			if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "Kubernetes node gpu063: the launch's worker pod gpuform-launch-workerdies-0-w1-pod ended while the test ran: pod gpuform-launch-workerdies-0-w1-pod is failed: exit 137: OOMKilled; its result is not taken") {
+				t.Errorf("%s: %+v", h, c)
 			}
-			if !found {
-				t.Errorf("%s has no %s check", h, group)
-			}
-		}
+		})
 		if left := runLeft(t, a, "workerdies"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
 		}
@@ -1253,9 +1225,7 @@ func TestKubeEngine(t *testing.T) {
 	// either: not run, naming the node, never passed.
 	t.Run("fleet tier: a launch worker whose pod is deleted while the test runs", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu071", "sim://hgx-h100-converged/gpu072", "sim://hgx-h100-converged/gpu073", "sim://hgx-h100-converged/gpu074"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"workergone"}}}`)
-		}
+		simNodes(t, kc, "workergone", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		e, ro, _ := engineAt(t, verify.TierFleet, ctl.Token, dir, cfg, enginekube.Options{RunID: "workergone"})
 		got, err := e.Verify(context.Background(), targets(t, cfg), ro)
@@ -1266,21 +1236,11 @@ func TestKubeEngine(t *testing.T) {
 			t.Errorf("ok %v, isolation %+v; want a run not passed, nothing isolated", got.OK(), got.Isolation)
 		}
 		group := verify.CheckNCCL.Named("fleet")
-		for _, h := range hosts {
-			found := false
-			for _, c := range hostChecks(got)[h] {
-				if c.ID != group {
-					continue
-				}
-				found = true
-				if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "Kubernetes node gpu073: the launch's worker Job gpuform-launch-workergone-0-w1 has no pod running any more while the test ran") || !strings.Contains(c.Message, "its result is not taken") {
-					t.Errorf("%s: %+v", h, c)
-				}
+		eachGroupCheck(t, got, hosts, group, func(h string, c verify.CheckResult) {
+			if c.Status != verify.StatusNotRun || !c.Needed || !strings.Contains(c.Message, "Kubernetes node gpu073: the launch's worker Job gpuform-launch-workergone-0-w1 has no pod running any more while the test ran") || !strings.Contains(c.Message, "its result is not taken") {
+				t.Errorf("%s: %+v", h, c)
 			}
-			if !found {
-				t.Errorf("%s has no %s check", h, group)
-			}
-		}
+		})
 		if left := runLeft(t, a, "workergone"); len(left) != 0 {
 			t.Errorf("the run left %v behind", left)
 		}
@@ -1292,9 +1252,7 @@ func TestKubeEngine(t *testing.T) {
 	// soon after its deadline with nothing left behind.
 	t.Run("fleet tier: the -deadline cuts the isolation's launches", func(t *testing.T) {
 		hosts := []string{"sim://hgx-h100-converged/gpu051", "sim://hgx-h100-converged/gpu052", "sim://hgx-h100-slownic/gpu053", "sim://hgx-h100-converged/gpu054"}
-		for _, h := range hosts {
-			kc.Create(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+h[strings.LastIndex(h, "/")+1:]+`","labels":{"pool":"cutpairs"}}}`)
-		}
+		simNodes(t, kc, "cutpairs", hosts)
 		dir, cfg := kubeFleetSpec(t, k, hosts...)
 		// Long enough for the nodes' own Jobs and the group's run (a
 		// few seconds here), which the pairs' launchers then outwait.
