@@ -101,8 +101,9 @@ read_value() {
 	done
 }
 
-# grep_file PATTERN PATH: only the lines of PATH matching the extended regexp,
-# for files that are large on real nodes (dpkg status, cpuinfo, mounts).
+# grep_file PATTERN PATH [keep]: only the lines of PATH matching the
+# extended regexp, for files that are large on real nodes (dpkg status,
+# cpuinfo, mounts); with keep, also in _g (empty when PATH is unreadable).
 grep_file() {
 	if ! resolve_path "$2"; then
 		record_error "$2"
@@ -110,7 +111,14 @@ grep_file() {
 	fi
 	if [ -f "$_r" ] && [ -r "$_r" ]; then
 		printf '%s file %s\n' "$mark" "$2"
-		grep -E "$1" "$_r" 2>/dev/null
+		if [ -n "${3:-}" ]; then
+			# Kept in _g for the caller; the lines end in a newline, which
+			# the command substitution drops.
+			_g=$(grep -E "$1" "$_r" 2>/dev/null)
+			[ -z "$_g" ] || printf '%s\n' "$_g"
+		else
+			grep -E "$1" "$_r" 2>/dev/null
+		fi
 		printf '\n%s eof\n' "$mark"
 	else
 		record_unreadable "$2"
@@ -581,7 +589,9 @@ if resolve_dir /etc/security/limits.d; then
 fi
 
 # CPU and NUMA.
-grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
+_g=
+grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo keep
+_cpuinfo=$_g
 # Whether this is a virtual machine: systemd-detect-virt on a live node
 # (CPUID and DMI), the DMI vendor and product under a root prefix. An NCCL
 # topology file is written for VMs only.
@@ -654,8 +664,14 @@ if resolve_path /dev/ipmi0 && { [ -c "$_r" ] || { [ -n "$R" ] && [ -f "$_r" ]; }
 	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" ipmitool-mc-info "$_rc" "$_o" "$mark"
 fi
 read_value /sys/devices/system/cpu/online
-# Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
-if ! { resolve_path /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && resolve_dir /sys/devices/system/cpu; then
+# Arm cpuinfo has no "physical id"; count packages from sysfs topology there
+# (the cpuinfo lines read above tell, with no second grep).
+case $_cpuinfo in
+"physical id"* | *"
+physical id"*) _packages=1 ;;
+*) _packages= ;;
+esac
+if [ -z "$_packages" ] && resolve_dir /sys/devices/system/cpu; then
 	# Only the distinct package ids matter (the parser counts sockets).
 	_seen=" "
 	for p in "$_r"/cpu[0-9]*; do
