@@ -432,7 +432,9 @@ type CPU struct {
 // UnitState is the state of one systemd unit.
 type UnitState struct {
 	// Enabled is what systemctl is-enabled prints: "enabled", "disabled",
-	// "masked", "static", or "not-found" when there is no unit file.
+	// "masked", "static", or "not-found" when there is no unit file; the
+	// probe reads it from one list-unit-files, which prints the same
+	// states. "unknown" when systemctl failed and could not be asked again.
 	Enabled string `json:"enabled"`
 	// Active is what systemctl is-active prints: "active", "inactive",
 	// "failed", … On a root prefix it is "active" when systemd recorded an

@@ -1218,13 +1218,22 @@ func (p *interpreter) numa() {
 
 func (p *interpreter) units() {
 	active := p.activeStates()
+	listed, listing := p.unitFileStates()
 	for _, u := range p.raw.units {
-		if c, ok := p.raw.cmds["is-enabled:"+u]; ok {
-			st := UnitState{Enabled: text.FirstLine(c.out), Active: "inactive"}
-			// systemctl is-enabled prints an error, not a state, for a unit
-			// it does not know.
-			if st.Enabled == "" || strings.Contains(st.Enabled, " ") {
-				st.Enabled = "not-found"
+		c, asked := p.raw.cmds["is-enabled:"+u]
+		if asked || listing != listingAbsent {
+			st := UnitState{Enabled: "not-found", Active: "inactive"}
+			switch {
+			case asked:
+				// systemctl is-enabled prints an error, not a state, for
+				// a unit it does not know.
+				if e := text.FirstLine(c.out); e != "" && !strings.Contains(e, " ") {
+					st.Enabled = e
+				}
+			case listing == listingUnusable:
+				st.Enabled = "unknown"
+			case listed[u] != "":
+				st.Enabled = listed[u]
 			}
 			if a, ok := active[u]; ok {
 				st.Active = a
@@ -1251,6 +1260,58 @@ func (p *interpreter) units() {
 		}
 		p.n.Units[u] = st
 	}
+}
+
+// What the probe's `systemctl list-unit-files` record says.
+const (
+	listingAbsent   = iota // not asked: a root prefix, or no plain names
+	listingRead            // the states of the names it lists
+	listingUnusable        // a failure the probe could not fall back from
+)
+
+// unitFileStates maps each unit that the probe's one `systemctl
+// list-unit-files --no-legend -- UNIT...` listed to its state, the second
+// field of its line "NAME STATE [PRESET]": the states is-enabled prints.
+// A name it does not list has no unit file. Exit 1 with no output is
+// systemctl saying that none of the names has one. A listing that failed
+// with a message made the probe ask is-enabled for each unit, whose
+// records win; without them its units read as unknown. Lines that are
+// not a watched unit and a one-word state (a warning) are skipped.
+func (p *interpreter) unitFileStates() (map[string]string, int) {
+	c, ok := p.raw.cmds["unit-files"]
+	switch {
+	case !ok:
+		return nil, listingAbsent
+	case c.rc == 1 && strings.TrimSpace(c.out) == "":
+		return nil, listingRead
+	case c.rc != 0:
+		return nil, listingUnusable
+	}
+	watched := make(map[string]bool, len(p.raw.units))
+	for _, u := range p.raw.units {
+		watched[u] = true
+	}
+	out := make(map[string]string, len(p.raw.units))
+	for line := range strings.Lines(c.out) {
+		f := strings.Fields(line)
+		if len(f) < 2 || !watched[f[0]] || !unitFileState(f[1]) {
+			continue
+		}
+		out[f[0]] = f[1]
+	}
+	return out, listingRead
+}
+
+// unitFileState reports whether s can be a state systemctl prints:
+// "enabled", "enabled-runtime", "masked", "static", … one word of
+// lower-case letters and dashes.
+func unitFileState(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r == '-') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // activeStates maps each unit to what the probe's one `systemctl

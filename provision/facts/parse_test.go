@@ -445,15 +445,15 @@ func TestParseUnits(t *testing.T) {
 	}
 }
 
-// TestParseLiveUnits: on a live root the probe asks systemctl is-enabled
-// once a unit and is-active once for all of them, which prints one line
-// a unit in the order asked; output that cannot be mapped a line a unit
-// (no systemd running prints an error sentence once) reads as unknown.
+// TestParseLiveUnits: on a live root the probe asks systemctl
+// list-unit-files once for all the units, and is-active once for all of
+// them, which prints one line a unit in the order asked; output that
+// cannot be mapped a line a unit (no systemd running prints an error
+// sentence once) reads as unknown.
 func TestParseLiveUnits(t *testing.T) {
 	announce := "@@n1 unit docker.service\n@@n1 unit nvidia-dcgm.service\n@@n1 unit slurmd.service\n"
-	enabled := "@@n1 cmd is-enabled:docker.service 0\nenabled\n@@n1 eof\n" +
-		"@@n1 cmd is-enabled:nvidia-dcgm.service 1\nFailed to get unit file state for nvidia-dcgm.service: No such file or directory\n@@n1 eof\n" +
-		"@@n1 cmd is-enabled:slurmd.service 0\nstatic\n@@n1 eof\n"
+	// systemd 252's columns; nvidia-dcgm has no unit file, so no line.
+	enabled := "@@n1 cmd unit-files 0\ndocker.service enabled enabled\nslurmd.service static  -\n@@n1 eof\n"
 	states := func(docker, dcgm, slurmd string) map[string]UnitState {
 		return map[string]UnitState{
 			"docker.service":      {Enabled: "enabled", Active: docker},
@@ -477,6 +477,48 @@ func TestParseLiveUnits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			n := parseOne(t, announce, enabled, c.active)
 			if diff := cmp.Diff(c.want, n.Units); diff != "" {
+				t.Errorf("units (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestParseUnitFiles: what systemctl list-unit-files printed, and the
+// is-enabled records the probe sends for a name it cannot list (a glob
+// pattern) and for every unit when the listing failed with a message.
+func TestParseUnitFiles(t *testing.T) {
+	announce := "@@n1 unit docker.service\n@@n1 unit nvidia-dcgm.service\n@@n1 unit getty@tty1.service\n"
+	cmd := func(name string, rc int, out string) string {
+		return fmt.Sprintf("@@n1 cmd %s %d\n%s\n@@n1 eof\n", name, rc, out)
+	}
+	getty := cmd("is-enabled:getty@tty1.service", 0, "enabled")
+	failed := cmd("unit-files", 1, "Failed to list unit files: Access denied")
+	each := cmd("is-enabled:docker.service", 1, "masked") +
+		cmd("is-enabled:nvidia-dcgm.service", 1, "Failed to get unit file state for nvidia-dcgm.service: No such file or directory")
+	for _, c := range []struct {
+		name, records          string
+		docker, dcgm, gettySet string
+	}{
+		{"listed and asked", cmd("unit-files", 0, "docker.service enabled-runtime enabled") + getty, "enabled-runtime", "not-found", "enabled"},
+		// systemd 219 (RHEL 7) prints no PRESET column.
+		{"two columns", cmd("unit-files", 0, "nvidia-dcgm.service disabled") + getty, "not-found", "disabled", "enabled"},
+		{"none has a unit file", cmd("unit-files", 1, "") + getty, "not-found", "not-found", "enabled"},
+		// A line that is not a watched unit with a one-word state is
+		// not a state: a warning, another unit, a header.
+		{"other lines", cmd("unit-files", 0, "Warning: the unit file changed on disk.\nssh.service enabled enabled\nUNIT FILE STATE\ndocker.service Enabled\nnvidia-dcgm.service static -") + getty,
+			"not-found", "static", "enabled"},
+		{"failed, each asked", failed + each + getty, "masked", "not-found", "enabled"},
+		{"failed, not asked again", failed, "unknown", "unknown", "unknown"},
+		{"only is-enabled", each + getty, "masked", "not-found", "enabled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := parseOne(t, announce, c.records)
+			want := map[string]UnitState{
+				"docker.service":      {Enabled: c.docker, Active: "inactive"},
+				"nvidia-dcgm.service": {Enabled: c.dcgm, Active: "inactive"},
+				"getty@tty1.service":  {Enabled: c.gettySet, Active: "inactive"},
+			}
+			if diff := cmp.Diff(want, n.Units); diff != "" {
 				t.Errorf("units (-want +got):\n%s", diff)
 			}
 		})

@@ -101,8 +101,9 @@ read_value() {
 	done
 }
 
-# grep_file PATTERN PATH: only the lines of PATH matching the extended regexp,
-# for files that are large on real nodes (dpkg status, cpuinfo, mounts).
+# grep_file PATTERN PATH [keep]: only the lines of PATH matching the
+# extended regexp, for files that are large on real nodes (dpkg status,
+# cpuinfo, mounts); with keep, also in _g (empty when PATH is unreadable).
 grep_file() {
 	if ! resolve_path "$2"; then
 		record_error "$2"
@@ -110,7 +111,14 @@ grep_file() {
 	fi
 	if [ -f "$_r" ] && [ -r "$_r" ]; then
 		printf '%s file %s\n' "$mark" "$2"
-		grep -E "$1" "$_r" 2>/dev/null
+		if [ -n "${3:-}" ]; then
+			# Kept in _g for the caller; the lines end in a newline, which
+			# the command substitution drops.
+			_g=$(grep -E "$1" "$_r" 2>/dev/null)
+			[ -z "$_g" ] || printf '%s\n' "$_g"
+		else
+			grep -E "$1" "$_r" 2>/dev/null
+		fi
 		printf '\n%s eof\n' "$mark"
 	else
 		record_unreadable "$2"
@@ -581,7 +589,9 @@ if resolve_dir /etc/security/limits.d; then
 fi
 
 # CPU and NUMA.
-grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo
+_g=
+grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo keep
+_cpuinfo=$_g
 # Whether this is a virtual machine: systemd-detect-virt on a live node
 # (CPUID and DMI), the DMI vendor and product under a root prefix. An NCCL
 # topology file is written for VMs only.
@@ -654,8 +664,14 @@ if resolve_path /dev/ipmi0 && { [ -c "$_r" ] || { [ -n "$R" ] && [ -f "$_r" ]; }
 	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" ipmitool-mc-info "$_rc" "$_o" "$mark"
 fi
 read_value /sys/devices/system/cpu/online
-# Arm cpuinfo has no "physical id"; count packages from sysfs topology there.
-if ! { resolve_path /proc/cpuinfo && grep -q '^physical id' "$_r" 2>/dev/null; } && resolve_dir /sys/devices/system/cpu; then
+# Arm cpuinfo has no "physical id"; count packages from sysfs topology there
+# (the cpuinfo lines read above tell, with no second grep).
+case $_cpuinfo in
+"physical id"* | *"
+physical id"*) _packages=1 ;;
+*) _packages= ;;
+esac
+if [ -z "$_packages" ] && resolve_dir /sys/devices/system/cpu; then
 	# Only the distinct package ids matter (the parser counts sockets).
 	_seen=" "
 	for p in "$_r"/cpu[0-9]*; do
@@ -692,17 +708,31 @@ fi
 # knows a unit that has no records. On a live root ask systemctl; under a
 # root prefix read the unit files, the .wants symlinks that "enable"
 # creates, and the invocation records systemd keeps in /run/systemd/units
-# for started units. is-enabled stops at the first unit it does not know,
-# so it is asked once a unit; is-active prints one line for every unit, in
-# order, so it is asked once for all of them (the parser maps the lines).
+# for started units.
+#
+# Each systemctl costs about 2 ms of CPU to start, so on a live root it
+# runs twice for all the units, not once a unit. list-unit-files prints
+# "NAME STATE [PRESET]" for each unit file it finds among the names, the
+# states is-enabled prints, and nothing for a name without a unit file
+# (exit 1 when none has one); is-active prints one line a unit, in the
+# order asked. The parser maps both. Its arguments are glob patterns, so
+# a name that is not plain (an instance "a@b.service", an escape "\x2d")
+# is asked with is-enabled on its own, and so is every unit when the
+# listing fails with a message: is-enabled stops at the first unit it does
+# not know, so it is asked once a unit.
 _live_units=
 if [ -z "$R" ] && command -v systemctl >/dev/null 2>&1; then
 	_live_units=1
 fi
+_listed=
+_asked=
 for u in $gpuform_units; do
 	printf '%s unit %s\n' "$mark" "$u"
 	if [ -n "$_live_units" ]; then
-		run_command "is-enabled:$u" systemctl is-enabled "$u"
+		case $u in
+		*[!A-Za-z0-9:_.-]*) _asked="$_asked $u" ;;
+		*) _listed="$_listed $u" ;;
+		esac
 	else
 		record_exists "/etc/systemd/system/$u" "/lib/systemd/system/$u" "/usr/lib/systemd/system/$u" \
 			"/run/systemd/units/invocation:$u"
@@ -714,8 +744,18 @@ for u in $gpuform_units; do
 		read_link "/etc/systemd/system/$u"
 	fi
 done
+if [ -n "$_listed" ]; then
+	# shellcheck disable=SC2086 # one argument per unit
+	run_command unit-files systemctl list-unit-files --no-legend --no-pager --full -- $_listed
+	if [ "$_rc" != 0 ] && [ -n "$_o" ]; then
+		_asked="$_listed$_asked"
+	fi
+fi
+for u in $_asked; do
+	run_command "is-enabled:$u" systemctl is-enabled "$u"
+done
 if [ -n "$_live_units" ] && [ -n "$gpuform_units" ]; then
-	# shellcheck disable=SC2086 # one argument per unit, as in the loop above
+	# shellcheck disable=SC2086 # one argument per unit, as announced
 	run_command is-active systemctl is-active -- $gpuform_units
 fi
 

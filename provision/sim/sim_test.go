@@ -281,6 +281,17 @@ systemctl disable --now docker.service
 	if string(res.Stdout) != "active\ndisabled\ninactive\n" || res.ExitCode != 3 {
 		t.Errorf("is-active/is-enabled: %q exit %d", res.Stdout, res.ExitCode)
 	}
+	// list-unit-files, as the facts probe asks it on a live root: the
+	// is-enabled state of each name that has a unit file, silent for one
+	// without, exit 1 when none has.
+	res = run(t, tr, "systemctl list-unit-files --no-legend --no-pager --full -- nvidia-fabricmanager.service nope.service docker.service")
+	if string(res.Stdout) != "nvidia-fabricmanager.service enabled\ndocker.service disabled\n" || res.ExitCode != 0 {
+		t.Errorf("list-unit-files: %q exit %d", res.Stdout, res.ExitCode)
+	}
+	res = run(t, tr, "systemctl list-unit-files --no-legend -- nope.service")
+	if len(res.Stdout) != 0 || res.ExitCode != 1 {
+		t.Errorf("list-unit-files of a unit with no file: %q exit %d", res.Stdout, res.ExitCode)
+	}
 }
 
 func TestRPMAndDnf(t *testing.T) {
