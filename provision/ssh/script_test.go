@@ -71,6 +71,155 @@ func TestBuildScript(t *testing.T) {
 	}
 }
 
+// runCommand runs what buildCommand built as sshd would: the line under
+// /bin/sh -c in a new session, its input on a pipe, a socket (an sshd
+// built without USE_PIPES) or a regular file.
+func runCommand(t *testing.T, cmd transport.Command, become, stdinKind string) (string, int) {
+	t.Helper()
+	line, stdin, err := buildCommand(cmd, become)
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, err := io.ReadAll(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command("/bin/sh", "-c", line)
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	switch stdinKind {
+	case "pipe":
+		c.Stdin = bytes.NewReader(input)
+	case "socket":
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+		defer theirs.Close()
+		go func() {
+			ours.Write(input)
+			ours.Close()
+		}()
+		c.Stdin = theirs
+	case "file":
+		f := filepath.Join(t.TempDir(), "stdin")
+		if err := os.WriteFile(f, input, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		in, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		c.Stdin = in
+	default:
+		t.Fatalf("stdin kind %q", stdinKind)
+	}
+	var stdout bytes.Buffer
+	c.Stdout = &stdout
+	c.Stderr = newPIDFilter(&bytes.Buffer{})
+	err = c.Run()
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), code
+}
+
+// TestBuildCommand: a command without input of its own reaches the shell
+// on standard input, whatever that is, and what it runs reads /dev/null,
+// not the rest of the script; a command with input keeps the input and
+// goes in the line.
+func TestBuildCommand(t *testing.T) {
+	// Past the shell's read-ahead (dash reads 8 kB at a time), so that a
+	// cat reading the script's input would print what follows it.
+	padding := strings.Repeat("# padding past the read-ahead\n", 4096)
+	tests := map[string]struct {
+		cmd      transport.Command
+		wantOut  string
+		wantExit int
+	}{
+		"multi-line":                      {cmd: transport.Command{Script: "echo a\necho b"}, wantOut: "a\nb\n"},
+		"exit status":                     {cmd: transport.Command{Script: "echo x; exit 42\necho not reached"}, wantOut: "x\n", wantExit: 42},
+		"last status":                     {cmd: transport.Command{Script: "false"}, wantExit: 1},
+		"env quoting":                     {cmd: transport.Command{Script: `printf '[%s]' "$V"`, Env: map[string]string{"V": "a\nb 'c' * $(x)"}}, wantOut: "[a\nb 'c' * $(x)]"},
+		"no last newline":                 {cmd: transport.Command{Script: "echo end"}, wantOut: "end\n"},
+		"heredoc":                         {cmd: transport.Command{Script: "cat <<'EOF'\nx $y\nEOF\n"}, wantOut: "x $y\n"},
+		"reads /dev/null, not the script": {cmd: transport.Command{Script: "cat\n" + padding + "echo after\n"}, wantOut: "after\n"},
+		"own input in the line":           {cmd: transport.Command{Script: "cat; echo done", Stdin: strings.NewReader("abc\n")}, wantOut: "abc\ndone\n"},
+		"positional parameters unset":     {cmd: transport.Command{Script: `echo "[${1:-}]"`}, wantOut: "[]\n"},
+	}
+	for name, tt := range tests {
+		for _, kind := range []string{"pipe", "socket", "file"} {
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				if tt.cmd.Stdin != nil {
+					if kind != "pipe" {
+						t.Skip("the command's own input is what it is")
+					}
+					tt.cmd.Stdin = strings.NewReader("abc\n")
+				}
+				out, code := runCommand(t, tt.cmd, "", kind)
+				if code != tt.wantExit || out != tt.wantOut {
+					t.Errorf("got exit %d, stdout %q; want %d, %q", code, out, tt.wantExit, tt.wantOut)
+				}
+			})
+		}
+	}
+}
+
+// TestBuildCommandLine: the line of a command on standard input is the
+// loader only, however long the script, and passes the login-shell rules
+// (no newline, escaped backslash or quote, two quotes); with sudo the
+// loader runs under sudo -n.
+func TestBuildCommandLine(t *testing.T) {
+	probe := transport.Command{Script: facts.Script(resource.Reads()), Env: map[string]string{"GPUFORM_PROBE_NONCE": "0123abcd"}}
+	line, _, err := buildCommand(probe, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) > 512 || strings.Contains(line, "gpuform_probe") {
+		t.Errorf("the probe's line is %d bytes and holds the script: %.200q", len(line), line)
+	}
+	if strings.Contains(line, "\n") || strings.Contains(line, `\\`) || strings.Contains(line, `\'`) || strings.Count(line, "'") != 2 {
+		t.Errorf("the line %q holds a newline, an escaped backslash or quote, or inner quotes, which fish or csh read differently", line)
+	}
+	if got := decodeLine(t, line); !strings.Contains(got, "\n"+stdinLoader+"\n") {
+		t.Errorf("decoded line %q does not run the loader", got)
+	}
+	probe.Become = true
+	sudoLine, _, err := buildCommand(probe, BecomeSudo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeLine(t, sudoLine); !strings.Contains(got, "sudo -n -- /bin/sh -c "+transport.Quote(stdinLoader)) {
+		t.Errorf("decoded line %q does not run the loader under sudo -n", got)
+	}
+	if _, _, err := buildCommand(transport.Command{Script: "id", Env: map[string]string{"A-B": "1"}}, ""); err == nil {
+		t.Error("an environment name that is no shell identifier was accepted")
+	}
+}
+
+// TestBuildCommandAllocatesNoCopy: the probe's script is read from the
+// caller's string, not copied for each host.
+func TestBuildCommandAllocatesNoCopy(t *testing.T) {
+	cmd := transport.Command{Script: facts.Script(resource.Reads()), Env: map[string]string{"GPUFORM_PROBE_NONCE": "0123abcd"}}
+	const runs = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if _, _, err := buildCommand(cmd, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 4<<10 {
+		t.Errorf("buildCommand of a %d-byte probe allocated %d bytes; want at most 4 KiB", len(cmd.Script), per)
+	}
+}
+
 // TestBuildScriptLoginShells runs built scripts under every login shell a
 // user may have (sshd runs the command with the user's shell -c): fish reads
 // \\ and \' inside single quotes as escapes and csh refuses newlines inside
@@ -130,13 +279,37 @@ func TestBuildScriptBecome(t *testing.T) {
 
 // TestSupervisorKillsProcessGroup checks what stop relies on: SIGTERM to
 // the pid the supervisor reports ends the command and its children.
+// Both forms: the script in the line, and on standard input.
 func TestSupervisorKillsProcessGroup(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "survived")
-	script, err := buildScript(transport.Command{Script: "sh -c 'sleep 2; touch " + marker + "' & sleep 2; touch " + marker}, "")
-	if err != nil {
-		t.Fatal(err)
+	for _, onStdin := range []bool{false, true} {
+		t.Run(fmt.Sprintf("on stdin %v", onStdin), func(t *testing.T) {
+			t.Parallel()
+			testSupervisorKillsProcessGroup(t, onStdin)
+		})
 	}
-	cmd, _, _ := runLocally(t, script, "")
+}
+
+func testSupervisorKillsProcessGroup(t *testing.T, onStdin bool) {
+	marker := filepath.Join(t.TempDir(), "survived")
+	command := transport.Command{Script: "sh -c 'sleep 2; touch " + marker + "' & sleep 2; touch " + marker}
+	var script, stdin string
+	if onStdin {
+		line, in, err := buildCommand(command, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script, stdin = line, string(b)
+	} else {
+		var err error
+		if script, err = buildScript(command, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd, _, _ := runLocally(t, script, stdin)
 	filter := cmd.Stderr.(*pidFilter)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
