@@ -35,9 +35,66 @@ const (
 // past MaxOutput, which the parser then refuses; the two must agree.
 func TestStreamCutsAtMaxOutput(t *testing.T) {
 	t.Parallel()
-	want := fmt.Sprintf("| head -c %d |", facts.MaxOutput+1)
+	want := fmt.Sprintf("| { head -c %d 2>/dev/null || cat; } |", facts.MaxOutput+1)
 	if !strings.Contains(facts.Script(resource.Reads()), want) {
 		t.Errorf("the probe script does not cut its stream with %q", want)
+	}
+}
+
+// TestStreamWithoutHeadC: on a node whose head has no -c (a busybox built
+// without its fancy options) the stream goes compressed and uncut, and
+// reads the same facts as where head cuts it.
+func TestStreamWithoutHeadC(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("gzip"); err != nil {
+		sshtest.Missing(t, "gzip is not installed")
+	}
+	root, err := sim.Materialize("hgx-h100-converged", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	realHead, err := exec.LookPath("head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A head that refuses -c as busybox's does, and says it was asked.
+	bin, asked := t.TempDir(), filepath.Join(t.TempDir(), "asked")
+	fake := "#!/bin/sh\nfor a; do case $a in -c*) : >" + asked + "; echo \"head: invalid option -- 'c'\" >&2; exit 1 ;; esac; done\nexec " + realHead + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "head"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(path string) *facts.Node {
+		t.Helper()
+		cmd := exec.Command("dash", script)
+		cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=hc1",
+			"PATH="+path+filepath.Join(root, sim.BinDir)+":"+os.Getenv("PATH"))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(out, []byte("@@gpuform-probe v1 gzip hc1\n")) {
+			t.Fatalf("the stream is not compressed: starts %q", out[:min(len(out), 60)])
+		}
+		n, err := facts.Parse(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := exec.LookPath("dash"); err != nil {
+		sshtest.Missing(t, "dash is not installed")
+	}
+	want := run("")
+	got := run(bin + ":")
+	if _, err := os.Stat(asked); err != nil {
+		t.Fatal("the probe never asked the head without -c")
+	}
+	if diff := cmp.Diff(string(marshal(t, want)), string(marshal(t, got))); diff != "" {
+		t.Errorf("facts without head -c differ (-with +without):\n%s", diff)
 	}
 }
 
@@ -85,8 +142,10 @@ func TestProbePayloadBudget(t *testing.T) {
 
 // TestProbeConfigBytesRoundTrip is a property test of the byte-exact read:
 // files of random bytes (NUL, 0xff, CR, no final newline, empty, larger
-// than a pipe's buffer) come back from the probe exactly, with their mode,
-// under dash, bash and busybox ash, compressed and plain.
+// than a pipe's buffer) come back from the probe exactly, each with its
+// own mode, under dash, bash and busybox ash (whose ls has no -Z),
+// compressed and plain, and under a root prefix whose path ls might quote
+// (a space), where each file is listed alone rather than with the others.
 func TestProbeConfigBytesRoundTrip(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(35, 1))
@@ -98,65 +157,71 @@ func TestProbeConfigBytesRoundTrip(t *testing.T) {
 		}
 		contents = append(contents, b)
 	}
-	root := t.TempDir()
-	reads := facts.Reads{ConfigFiles: []string{"/etc/docker/daemon.json"}}
-	want := map[string][]byte{}
-	for i, c := range contents {
-		p := fmt.Sprintf("/etc/roundtrip/f%02d.conf", i)
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+	modes := []os.FileMode{0o640, 0o600, 0o644, 0o604}
+	for _, rootName := range []string{"root", "a root"} {
+		root := filepath.Join(t.TempDir(), rootName)
+		reads := facts.Reads{ConfigFiles: []string{"/etc/docker/daemon.json"}}
+		want := map[string][]byte{}
+		wantMode := map[string]string{}
+		for i, c := range contents {
+			p := fmt.Sprintf("/etc/roundtrip/f%02d.conf", i)
+			full := filepath.Join(root, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, c, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// WriteFile's mode passes through the umask.
+			mode := modes[i%len(modes)]
+			if err := os.Chmod(full, mode); err != nil {
+				t.Fatal(err)
+			}
+			reads.ConfigFiles = append(reads.ConfigFiles, p)
+			want[p] = c
+			wantMode[p] = mode.String()
+		}
+		script := filepath.Join(t.TempDir(), "probe.sh")
+		if err := os.WriteFile(script, []byte(facts.Script(reads)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(full, c, 0o640); err != nil {
-			t.Fatal(err)
-		}
-		// WriteFile's mode passes through the umask.
-		if err := os.Chmod(full, 0o640); err != nil {
-			t.Fatal(err)
-		}
-		reads.ConfigFiles = append(reads.ConfigFiles, p)
-		want[p] = c
-	}
-	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script(reads)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	shells := map[string][]string{"dash": {"dash"}, "bash-posix": {"bash", "--posix"}, "busybox-ash": {"busybox", "sh"}}
-	for name, argv := range shells {
-		for _, plain := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/plain=%v", name, plain), func(t *testing.T) {
-				if _, err := exec.LookPath(argv[0]); err != nil {
-					sshtest.Missing(t, argv[0]+" is not installed")
-				}
-				cmd := exec.Command(argv[0], append(argv[1:], script)...)
-				cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=rt1")
-				if plain {
-					cmd.Env = append(cmd.Env, "GPUFORM_PROBE_PLAIN=1")
-				}
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := bytes.HasPrefix(out, []byte("@@gpuform-probe v1 gzip ")); got == plain {
-					t.Fatalf("compressed stream = %v, want %v", got, !plain)
-				}
-				n, err := facts.Parse(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for p, w := range want {
-					cf, ok := n.ConfigFile(p)
-					if !ok || !cf.Exists {
-						t.Fatalf("%s: no config record", p)
+		shells := map[string][]string{"dash": {"dash"}, "bash-posix": {"bash", "--posix"}, "busybox-ash": {"busybox", "sh"}}
+		for name, argv := range shells {
+			for _, plain := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/plain=%v", rootName, name, plain), func(t *testing.T) {
+					if _, err := exec.LookPath(argv[0]); err != nil {
+						sshtest.Missing(t, argv[0]+" is not installed")
 					}
-					if !bytes.Equal(cf.Data, w) {
-						t.Errorf("%s: %d bytes came back, want the %d written (first difference at %d)", p, len(cf.Data), len(w), firstDiff(cf.Data, w))
+					cmd := exec.Command(argv[0], append(argv[1:], script)...)
+					cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=rt1")
+					if plain {
+						cmd.Env = append(cmd.Env, "GPUFORM_PROBE_PLAIN=1")
 					}
-					if cf.Mode != "-rw-r-----" {
-						t.Errorf("%s: mode %q, want -rw-r-----", p, cf.Mode)
+					out, err := cmd.Output()
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-			})
+					if got := bytes.HasPrefix(out, []byte("@@gpuform-probe v1 gzip ")); got == plain {
+						t.Fatalf("compressed stream = %v, want %v", got, !plain)
+					}
+					n, err := facts.Parse(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for p, w := range want {
+						cf, ok := n.ConfigFile(p)
+						if !ok || !cf.Exists {
+							t.Fatalf("%s: no config record", p)
+						}
+						if !bytes.Equal(cf.Data, w) {
+							t.Errorf("%s: %d bytes came back, want the %d written (first difference at %d)", p, len(cf.Data), len(w), firstDiff(cf.Data, w))
+						}
+						if cf.Mode != wantMode[p] {
+							t.Errorf("%s: mode %q, want %s", p, cf.Mode, wantMode[p])
+						}
+					}
+				})
+			}
 		}
 	}
 }

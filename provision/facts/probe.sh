@@ -125,12 +125,110 @@ grep_file() {
 	fi
 }
 
+# grep_later PATTERN PATH: grep_file's record for PATH, filtered with the
+# others when grep_now runs: one awk for dpkg status, meminfo, mounts and
+# each NUMA node's meminfo, not a grep each (an exec costs a node about a
+# millisecond of CPU, and a node of eight NUMA nodes has eight meminfos).
+# The queue _gq holds PATTERN, PATH and the resolved path a line each; a
+# resolved path with a newline (a root prefix that has one) cannot be
+# queued and is grepped at once. Without awk, grep_now greps each.
+_gq=
+grep_later() {
+	case $2 in *"
+"*) grep_file "$@"; return ;; esac
+	if ! resolve_path "$2"; then
+		record_error "$2"
+		return
+	fi
+	case $_r in *"
+"*) grep_file "$@"; return ;; esac
+	if [ -f "$_r" ] && [ -r "$_r" ]; then
+		_gq="$_gq$1
+$2
+$_r
+"
+	else
+		record_unreadable "$2"
+	fi
+}
+
+# grep_now: the records of the queued files, in the order queued, each
+# as grep_file prints it (the file's matching lines as they are, then
+# "\n@@<nonce> eof"); patterns are passed as arguments, which awk takes
+# as they are (a -v value would have its backslashes read as escapes).
+# With _euid set, also the probe's effective uid as the cmd record euid,
+# read from the Uid line of /proc/self/status (awk runs as the probe
+# does) instead of by running id -u.
+grep_now() {
+	if ! command -v awk >/dev/null 2>&1; then
+		_o=$IFS
+		IFS='
+'
+		set -f
+		# shellcheck disable=SC2086 # split into lines on purpose
+		set -- $_gq
+		set +f
+		IFS=$_o
+		while [ $# -ge 3 ]; do
+			grep_file "$1" "$2"
+			shift 3
+		done
+		_gq=
+		[ -z "${_euid:-}" ] || run_command euid id -u
+		return
+	fi
+	_o=$IFS
+	IFS='
+'
+	set -f
+	# shellcheck disable=SC2086 # split into lines on purpose
+	set -- $_gq
+	set +f
+	IFS=$_o
+	_gq=
+	# shellcheck disable=SC2016 # $0 and the fields are awk's
+	awk 'BEGIN {
+		m = ARGV[1]
+		for (i = 3; i + 2 < ARGC; i += 3) {
+			print m " file " ARGV[i + 1]
+			while ((getline l < ARGV[i + 2]) > 0)
+				if (l ~ ARGV[i])
+					print l
+			close(ARGV[i + 2])
+			print ""
+			print m " eof"
+		}
+		if (ARGV[2] == "euid") {
+			u = ""
+			while ((getline l < "/proc/self/status") > 0)
+				if (l ~ /^Uid:/) {
+					split(l, f)
+					u = f[3]
+				}
+			if (u != "") {
+				print m " cmd euid 0"
+				print u
+				print m " eof"
+			}
+		}
+		exit
+	}' "$mark" "${_euid:--}" "$@"
+}
+
 # read_config PATH...: the files gpuform rewrites, byte for byte (od's hex,
 # which no byte can upset: the shell's read drops NUL bytes), with mode,
 # owner, group and SELinux context, and where the path leads. Resolved on a
 # live root too: a write goes through a symlink to its target, and plan shows
-# where that is.
+# where that is. Every PATH's config record and where it leads come first,
+# then the mode and bytes of those that are readable files: the modes are
+# listed by one ls for all of them (an exec costs a node about a
+# millisecond of CPU), unless a path holds a character outside
+# [A-Za-z0-9/._:+,=@%~-] (ls might quote it, and a space could make one
+# line stand for another); a path without its line is listed alone.
 read_config() {
+	_cq=
+	_cr=
+	_cb=1
 	for _p in "$@"; do
 		printf '%s config %s\n' "$mark" "$_p"
 		if ! resolve_in_root "$_p"; then
@@ -151,30 +249,85 @@ read_config() {
 			printf '%s unreadable %s\n' "$mark" "$_p"
 			continue
 		fi
-		# GNU ls prints "?" as the context without SELinux; ls without -Z
-		# support (busybox) fails and is asked again without it.
-		if _s=$(ls -lndZ "$_r" 2>/dev/null); then _z=1; else
-			_s=$(ls -lnd "$_r" 2>/dev/null)
-			_z=
-		fi
-		set -f
-		# shellcheck disable=SC2086 # split into fields on purpose
-		set -- $_s
-		set +f
-		if [ $# -ge 5 ]; then
-			_x=-
-			[ -z "$_z" ] || _x=$5
-			printf '%s meta %s\n%s %s %s %s\n' "$mark" "$_p" "$1" "$3" "$4" "$_x"
-		fi
-		printf '%s data %s\n' "$mark" "$_p"
-		if od -An -v -tx1 <"$_r"; then
-			printf '%s eof\n' "$mark"
-		else
-			printf '%s eof\n' "$mark"
-			_e="read failed"
-			record_error "$_p"
-		fi
+		case $_p$_r in *"$_nl"*)
+			# Cannot be queued a line each: read now, listed alone.
+			config_ls "$_r"
+			config_data
+			continue
+			;;
+		esac
+		_cq="$_cq$_p$_nl$_r$_nl"
+		_cr="$_cr$_r$_nl"
+		case $_r in *[!A-Za-z0-9/._:+,=@%~-]*) _cb= ;; esac
 	done
+	[ -n "$_cq" ] || return 0
+	_s=
+	_z=
+	_co=$IFS
+	IFS=$_nl
+	set -f
+	# shellcheck disable=SC2086 # split into lines on purpose
+	[ -z "$_cb" ] || config_ls $_cr
+	# shellcheck disable=SC2086 # split into lines on purpose
+	set -- $_cq
+	set +f
+	IFS=$_co
+	_ca=$_s
+	_cz=$_z
+	while [ $# -ge 2 ]; do
+		_p=$1
+		_r=$2
+		shift 2
+		# The line of _r in the listing: its last field is _r.
+		_s=
+		_z=$_cz
+		_lz=$_ca$_nl
+		while [ -n "$_ca" ] && [ -n "$_lz" ]; do
+			_lx=${_lz%%"$_nl"*}
+			_lz=${_lz#*"$_nl"}
+			if [ "${_lx##* }" = "$_r" ]; then
+				_s=$_lx
+				break
+			fi
+		done
+		[ -n "$_s" ] || config_ls "$_r"
+		config_data
+	done
+}
+
+# config_ls PATH...: _s, what ls -lnd prints for PATH..., a line each,
+# with the SELinux context (_z set) where ls has -Z. GNU ls prints "?" as
+# the context without SELinux; ls without -Z support (busybox) fails
+# before it lists anything and is asked again without it. A PATH that
+# went away meanwhile has no line.
+config_ls() {
+	_z=1
+	if ! _s=$(QUOTING_STYLE=literal ls -lndZ "$@" 2>/dev/null) && [ -z "$_s" ]; then
+		_s=$(QUOTING_STYLE=literal ls -lnd "$@" 2>/dev/null)
+		_z=
+	fi
+}
+
+# config_data: the meta record of _p from its ls line _s (with its
+# context when _z is set), then its bytes from the file _r.
+config_data() {
+	set -f
+	# shellcheck disable=SC2086 # split into fields on purpose
+	set -- $_s
+	set +f
+	if [ $# -ge 5 ]; then
+		_x=-
+		[ -z "$_z" ] || _x=$5
+		printf '%s meta %s\n%s %s %s %s\n' "$mark" "$_p" "$1" "$3" "$4" "$_x"
+	fi
+	printf '%s data %s\n' "$mark" "$_p"
+	if od -An -v -tx1 <"$_r"; then
+		printf '%s eof\n' "$mark"
+	else
+		printf '%s eof\n' "$mark"
+		_e="read failed"
+		record_error "$_p"
+	fi
 }
 
 # is_managed_file PATH: whether PATH is one of the files the resources
@@ -444,14 +597,19 @@ read_file /var/run/reboot-required
 # Who the probe runs as (after become), so that plan can say before apply
 # that it lacks root. Under a root prefix what counts is whether the root
 # is writable, not the uid, so it is not asked there.
-[ -n "$R" ] || run_command euid id -u
+# Read with the queued files (grep_now), from /proc/self/status where the
+# node has one, else by id -u.
+_euid=
+if [ -z "$R" ]; then
+	if [ -r /proc/self/status ]; then _euid=euid; else run_command euid id -u; fi
+fi
 
 # Packages: dpkg status is large on real nodes, keep the fields parsed.
-grep_file '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
+grep_later '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
 # dpkg journals state changes in updates/ and folds them into status only
 # later: a killed dpkg leaves the packages' last states there.
 for _u in "$R"/var/lib/dpkg/updates/[0-9]*; do
-	[ -f "$_u" ] && grep_file '^(Package|Status|Version|Architecture):|^$' "${_u#"$R"}"
+	[ -f "$_u" ] && grep_later '^(Package|Status|Version|Architecture):|^$' "${_u#"$R"}"
 done
 # NVIDIA's driver packages in apt's lists (the repository candidates), so
 # that a floating branch ("580") resolves to an exact release in the plan.
@@ -492,9 +650,8 @@ read_link /etc/alternatives/cuda
 # they declare them (facts.Reads.ConfigFiles, in $gpuform_config_files):
 # daemon.json, nccl.conf, containerd's config.toml, apptainer.conf,
 # gres.conf, fstab, irqbalance's settings and others.
-for _p in $gpuform_config_files; do
-	read_config "$_p"
-done
+# shellcheck disable=SC2086 # the list is split into paths on purpose
+read_config $gpuform_config_files
 
 # containerd merges the files named by config.toml's top-level imports over
 # it, in order (nvidia-ctk 1.18 and later writes its runtime to such a
@@ -548,12 +705,11 @@ if resolve_path /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; the
 	IFS='
 '
 	set -f
-	for _i in $_cf; do
-		IFS=$_o
-		read_config "$_i"
-	done
+	# shellcheck disable=SC2086 # split into lines on purpose
+	set -- $_cf
 	set +f
 	IFS=$_o
+	read_config "$@"
 fi
 read_file /etc/nvidia-container-runtime/config.toml
 read_file /etc/cdi/nvidia.yaml /var/run/cdi/nvidia.yaml
@@ -563,8 +719,8 @@ record_exists /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so /usr/lib/aarch64-li
 	/usr/lib64/slurm/spank_pyxis.so /usr/local/lib/slurm/spank_pyxis.so
 
 # Memory, /dev/shm, sysctls, limits, hugepages.
-grep_file '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo
-grep_file '^[^ ]+ /dev/shm ' /proc/mounts
+grep_later '^(MemTotal|HugePages_Total|HugePages_Free|Hugepagesize):' /proc/meminfo
+grep_later '^[^ ]+ /dev/shm ' /proc/mounts
 read_value /sys/kernel/mm/transparent_hugepage/enabled
 for s in kernel/numa_balancing vm/swappiness vm/overcommit_memory vm/max_map_count \
 	vm/zone_reclaim_mode vm/nr_hugepages kernel/shmmax kernel/shmall kernel/pid_max \
@@ -699,9 +855,10 @@ if resolve_dir /sys/devices/system/node; then
 		p=/sys/devices/system/node/${p##*/}
 		{ resolve_path "$p" && [ -d "$_r" ]; } || continue
 		read_value "$p/cpulist" "$p/distance"
-		grep_file 'MemTotal' "$p/meminfo"
+		grep_later 'MemTotal' "$p/meminfo"
 	done
 fi
+grep_now
 
 # The systemd units the resources watch (facts.Reads.Units, in
 # $gpuform_units), each announced by a unit record so that the parser
@@ -993,8 +1150,9 @@ fi
 # directories (facts.Reads.ManagedDirs), and everything in /etc/gpuform.
 for p in $gpuform_managed_files; do
 	printf '%s managed %s\n' "$mark" "$p"
-	read_config "$p"
 done
+# shellcheck disable=SC2086 # the list is split into paths on purpose
+read_config $gpuform_managed_files
 for d in $gpuform_managed_dirs; do
 	resolve_dir "$d" || continue
 	_dr=$_r

@@ -116,6 +116,125 @@ func TestProbeLiveRoot(t *testing.T) {
 	if n.Root != "/" {
 		t.Errorf("Root = %q, want /", n.Root)
 	}
+	// Read from the Uid line of /proc/self/status, not by id -u.
+	if n.EUID == nil || *n.EUID != os.Geteuid() {
+		t.Errorf("EUID = %v, want %d", n.EUID, os.Geteuid())
+	}
+}
+
+// TestProbeLiveEUID: the effective uid is the probe's own, not the
+// invoking user's: run as nobody (from root, setpriv drops to 65534), the
+// probe reads 65534.
+func TestProbeLiveEUID(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("not Linux")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the probe as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		sshtest.Missing(t, "setpriv (util-linux) is not installed")
+	}
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The script's directory and the test's one above it are made
+	// searchable for nobody; the temp dir's parents must be already.
+	for _, d := range []string{filepath.Dir(script), filepath.Dir(filepath.Dir(script))} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d := filepath.Dir(filepath.Dir(filepath.Dir(script))); d != "/"; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is not searchable by nobody", d)
+		}
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", script)
+	cmd.Env = append(os.Environ(), "GPUFORM_PROBE_NONCE=eu1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := facts.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.EUID == nil || *n.EUID != 65534 {
+		t.Errorf("EUID = %v, want 65534", n.EUID)
+	}
+}
+
+// TestProbeWithoutAwk: a node without awk still gets the files grep_later
+// queued, each by its own grep, and the effective uid by id -u. The
+// queued reads are checked on a simulated node against the run with awk
+// (the probe's other uses of awk differ without it), the uid live.
+func TestProbeWithoutAwk(t *testing.T) {
+	// A PATH of everything this machine's /usr/bin and /bin have but awk.
+	bin := t.TempDir()
+	for _, dir := range []string{"/usr/bin", "/bin"} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if strings.Contains(name, "awk") {
+				continue
+			}
+			if err := os.Symlink(filepath.Join(dir, name), filepath.Join(bin, name)); err != nil && !os.IsExist(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := sim.Materialize("hgx-h100-converged", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, env ...string) *facts.Node {
+		t.Helper()
+		cmd := exec.Command("/bin/sh", script)
+		cmd.Env = append(os.Environ(), append([]string{"GPUFORM_PROBE_NONCE=na1"}, env...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := facts.Parse(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	simBin := filepath.Join(root, sim.BinDir)
+	want := run(t, "GPUFORM_ROOT="+root, "PATH="+simBin+":"+os.Getenv("PATH"))
+	got := run(t, "GPUFORM_ROOT="+root, "PATH="+simBin+":"+bin)
+	type queued struct {
+		Packages    facts.Packages
+		MemoryBytes uint64
+		HugePages   facts.HugePages
+		Shm         facts.Shm
+		NUMA        []facts.NUMANode
+	}
+	w := queued{want.Packages, want.MemoryBytes, want.HugePages, want.Shm, want.NUMA}
+	g := queued{got.Packages, got.MemoryBytes, got.HugePages, got.Shm, got.NUMA}
+	if len(w.Packages.Installed) == 0 || w.MemoryBytes == 0 || len(w.NUMA) == 0 {
+		t.Fatalf("the simulated node reads no packages, memory or NUMA nodes: %+v", w)
+	}
+	if diff := cmp.Diff(w, g); diff != "" {
+		t.Errorf("the queued reads without awk differ (-with +without):\n%s", diff)
+	}
+	if _, err := os.Stat("/proc/self/status"); err == nil {
+		live := run(t, "PATH="+bin)
+		if live.EUID == nil || *live.EUID != os.Geteuid() {
+			t.Errorf("without awk, EUID = %v, want %d", live.EUID, os.Geteuid())
+		}
+	}
 }
 
 // fakeTransport answers every command with a fixed result.
