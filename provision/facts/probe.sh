@@ -126,7 +126,7 @@ grep_file() {
 }
 
 # grep_later PATTERN PATH: grep_file's record for PATH, filtered with the
-# others when grep_now runs: one awk for dpkg status, meminfo, mounts and
+# others when grep_now runs: one awk for meminfo, mounts, dpkg's journal and
 # each NUMA node's meminfo, not a grep each (an exec costs a node about a
 # millisecond of CPU, and a node of eight NUMA nodes has eight meminfos).
 # The queue _gq holds PATTERN, PATH and the resolved path a line each; a
@@ -605,7 +605,9 @@ if [ -z "$R" ]; then
 fi
 
 # Packages: dpkg status is large on real nodes, keep the fields parsed.
-grep_later '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
+# grep, not grep_later: grep filters a status of 700 kB in a third of
+# the CPU awk takes, more than the exec it costs.
+grep_file '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
 # dpkg journals state changes in updates/ and folds them into status only
 # later: a killed dpkg leaves the packages' last states there.
 for _u in "$R"/var/lib/dpkg/updates/[0-9]*; do
