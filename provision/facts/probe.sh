@@ -61,20 +61,25 @@ read_file() {
 		fi
 		# shellcheck disable=SC2154 # _r and _e are set by resolve_path (resolve.sh)
 		if [ -f "$_r" ] && [ -r "$_r" ]; then
-			printf '%s file %s\n' "$mark" "$_p"
-			# cat without the fork: every line as read, and a last line
-			# without its newline printed without one, as cat would.
-			_l=
-			while IFS= read -r _l; do
-				printf '%s\n' "$_l"
-				_l=
-			done <"$_r" 2>/dev/null
-			[ -n "$_l" ] && printf '%s' "$_l"
-			printf '\n%s eof\n' "$mark"
+			print_text
 		else
 			record_unreadable "$_p"
 		fi
 	done
+}
+
+# print_text: the file record of _p, the text of the file _r. cat without
+# the fork: every line as read, and a last line without its newline
+# printed without one, as cat would.
+print_text() {
+	printf '%s file %s\n' "$mark" "$_p"
+	_l=
+	while IFS= read -r _l; do
+		printf '%s\n' "$_l"
+		_l=
+	done <"$_r" 2>/dev/null
+	[ -n "$_l" ] && printf '%s' "$_l"
+	printf '\n%s eof\n' "$mark"
 }
 
 # record_unreadable PATH: the record for a file read_file or grep_file could
@@ -309,7 +314,10 @@ config_ls() {
 }
 
 # config_data: the meta record of _p from its ls line _s (with its
-# context when _z is set), then its bytes from the file _r.
+# context when _z is set), then its bytes from the file _r. A file the
+# kernel writes (/proc, /sys: /proc/devices, for a driver's major) is
+# text without NUL bytes that nothing rewrites: its file record, read by
+# the shell, holds the same bytes as od's hex, for no exec.
 config_data() {
 	set -f
 	# shellcheck disable=SC2086 # split into fields on purpose
@@ -320,6 +328,11 @@ config_data() {
 		[ -z "$_z" ] || _x=$5
 		printf '%s meta %s\n%s %s %s %s\n' "$mark" "$_p" "$1" "$3" "$4" "$_x"
 	fi
+	case $_p in /proc/* | /sys/*)
+		print_text
+		return
+		;;
+	esac
 	printf '%s data %s\n' "$mark" "$_p"
 	if od -An -v -tx1 <"$_r"; then
 		printf '%s eof\n' "$mark"
