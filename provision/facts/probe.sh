@@ -163,7 +163,9 @@ $_r
 # as they are (a -v value would have its backslashes read as escapes).
 # With _euid set, also the probe's effective uid as the cmd record euid,
 # read from the Uid line of /proc/self/status (awk runs as the probe
-# does) instead of by running id -u.
+# does) instead of by running id -u. Its status is 0 when /proc/cpuinfo
+# was queued and has "physical id" lines (x86), anything else when not
+# (Arm, or a failure: the caller then reads the packages from sysfs).
 grep_now() {
 	if ! command -v awk >/dev/null 2>&1; then
 		_o=$IFS
@@ -174,13 +176,19 @@ grep_now() {
 		set -- $_gq
 		set +f
 		IFS=$_o
+		_gp=1
 		while [ $# -ge 3 ]; do
-			grep_file "$1" "$2"
+			if [ "$2" = /proc/cpuinfo ]; then
+				grep_file "$1" "$2" keep
+				case $_nl$_g in *"${_nl}physical id"*) _gp=0 ;; esac
+			else
+				grep_file "$1" "$2"
+			fi
 			shift 3
 		done
 		_gq=
 		[ -z "${_euid:-}" ] || run_command euid id -u
-		return
+		return $_gp
 	fi
 	_o=$IFS
 	IFS='
@@ -197,8 +205,11 @@ grep_now() {
 		for (i = 3; i + 2 < ARGC; i += 3) {
 			print m " file " ARGV[i + 1]
 			while ((getline l < ARGV[i + 2]) > 0)
-				if (l ~ ARGV[i])
+				if (l ~ ARGV[i]) {
 					print l
+					if (ARGV[i + 1] == "/proc/cpuinfo" && l ~ /^physical id/)
+						phys = 1
+				}
 			close(ARGV[i + 2])
 			print ""
 			print m " eof"
@@ -216,7 +227,7 @@ grep_now() {
 				print m " eof"
 			}
 		}
-		exit
+		exit phys ? 0 : 1
 	}' "$mark" "${_euid:--}" "$@"
 }
 
@@ -673,20 +684,62 @@ read_config $gpuform_config_files
 # drop-in). One line per pattern (joined to /etc/containerd when relative,
 # as containerd does): the pattern, then the files its last component
 # matches inside the root, or "?" for a wildcard in a directory; then each
-# file byte-exact. awk only lists the array's strings: plan compares them
-# with its own TOML reading of config.toml and trusts neither if they differ.
+# file byte-exact. The shell only lists the array's strings ("..." or
+# '...', as awk's match of either found them before): plan compares them
+# with its own TOML reading of config.toml and trusts neither if they
+# differ. It reads the file only up to the first table ([plugins]) or the
+# array's end, a line at a time, where awk cost an exec.
 if resolve_path /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
-	_ip=$(awk -v q="'" '
-		/^[ \t]*\[/ { exit }
-		!on && /^[ \t]*imports[ \t]*=/ { on = 1; sub(/^[^=]*=/, "") }
-		on {
-			s = $0
-			while (match(s, "\"[^\"]*\"|" q "[^" q "]*" q)) {
-				print substr(s, RSTART + 1, RLENGTH - 2)
-				s = substr(s, RSTART + RLENGTH)
-			}
-			if (s ~ /\]/) exit
-		}' "$_r" 2>/dev/null)
+	_ip=
+	_on=
+	_dq='"'
+	_sq="'"
+	_l=
+	while IFS= read -r _l || [ -n "$_l" ]; do
+		_t=${_l#"${_l%%[! 	]*}"}
+		case $_t in "["*) break ;; esac
+		if [ -z "$_on" ]; then
+			_u=${_t#imports}
+			_u=${_u#"${_u%%[! 	]*}"}
+			case $_t in imports*) ;; *) _u= ;; esac
+			case $_u in =*) ;; *)
+				_l=
+				continue
+				;;
+			esac
+			_on=1
+			_l=${_l#*=}
+		fi
+		# Each string, at the earlier of the next " and '; a quote
+		# without its closing one is passed over. _m is what follows
+		# the last string: a ] there ends the array.
+		_s=$_l
+		_m=$_l
+		while :; do
+			_a=${_s%%"$_dq"*}
+			_b=${_s%%"$_sq"*}
+			if [ ${#_a} -lt ${#_b} ]; then
+				_c=$_dq
+				_a=${_s#"$_a"}
+			elif [ ${#_b} -lt ${#_a} ]; then
+				_c=$_sq
+				_a=${_s#"$_b"}
+			else
+				break
+			fi
+			_a=${_a#?}
+			case $_a in
+			*"$_c"*)
+				_ip="$_ip${_a%%"$_c"*}$_nl"
+				_s=${_a#*"$_c"}
+				_m=$_s
+				;;
+			*) _s=$_a ;;
+			esac
+		done
+		case $_m in *"]"*) break ;; esac
+		_l=
+	done <"$_r" 2>/dev/null
 	_ci=
 	_cf=
 	_o=$IFS
@@ -759,10 +812,9 @@ if resolve_dir /etc/security/limits.d; then
 	done
 fi
 
-# CPU and NUMA.
-_g=
-grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo keep
-_cpuinfo=$_g
+# CPU and NUMA. cpuinfo separates its keys from the colon with tabs (and
+# spaces): [ \t] written out, as an old mawk (1.3.3) has no [[:space:]].
+grep_later '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[ 	]*:' /proc/cpuinfo
 # Whether this is a virtual machine: systemd-detect-virt on a live node
 # (CPUID and DMI), the DMI vendor and product under a root prefix. An NCCL
 # topology file is written for VMs only.
@@ -835,13 +887,19 @@ if resolve_path /dev/ipmi0 && { [ -c "$_r" ] || { [ -n "$R" ] && [ -f "$_r" ]; }
 	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" ipmitool-mc-info "$_rc" "$_o" "$mark"
 fi
 read_value /sys/devices/system/cpu/online
-# Arm cpuinfo has no "physical id"; count packages from sysfs topology there
-# (the cpuinfo lines read above tell, with no second grep).
-case $_cpuinfo in
-"physical id"* | *"
-physical id"*) _packages=1 ;;
-*) _packages= ;;
-esac
+if resolve_dir /sys/devices/system/node; then
+	for p in "$_r"/node[0-9]*; do
+		p=/sys/devices/system/node/${p##*/}
+		{ resolve_path "$p" && [ -d "$_r" ]; } || continue
+		read_value "$p/cpulist" "$p/distance"
+		grep_later 'MemTotal' "$p/meminfo"
+	done
+fi
+# The queued files (grep_later), read now. Arm cpuinfo has no "physical
+# id"; count packages from sysfs topology there (grep_now says, with no
+# second read of cpuinfo).
+_packages=
+if { [ -n "$_gq" ] || [ -n "$_euid" ]; } && grep_now; then _packages=1; fi
 if [ -z "$_packages" ] && resolve_dir /sys/devices/system/cpu; then
 	# Only the distinct package ids matter (the parser counts sockets).
 	_seen=" "
@@ -865,15 +923,6 @@ if resolve_dir /sys/devices/system/cpu; then
 		read_value "$p"
 	done
 fi
-if resolve_dir /sys/devices/system/node; then
-	for p in "$_r"/node[0-9]*; do
-		p=/sys/devices/system/node/${p##*/}
-		{ resolve_path "$p" && [ -d "$_r" ]; } || continue
-		read_value "$p/cpulist" "$p/distance"
-		grep_later 'MemTotal' "$p/meminfo"
-	done
-fi
-grep_now
 
 # The systemd units the resources watch (facts.Reads.Units, in
 # $gpuform_units), each announced by a unit record so that the parser

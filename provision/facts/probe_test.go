@@ -220,11 +220,12 @@ func TestProbeWithoutAwk(t *testing.T) {
 		HugePages   facts.HugePages
 		Shm         facts.Shm
 		NUMA        []facts.NUMANode
+		CPU         facts.CPU
 	}
-	w := queued{want.Packages, want.MemoryBytes, want.HugePages, want.Shm, want.NUMA}
-	g := queued{got.Packages, got.MemoryBytes, got.HugePages, got.Shm, got.NUMA}
-	if len(w.Packages.Installed) == 0 || w.MemoryBytes == 0 || len(w.NUMA) == 0 {
-		t.Fatalf("the simulated node reads no packages, memory or NUMA nodes: %+v", w)
+	w := queued{want.Packages, want.MemoryBytes, want.HugePages, want.Shm, want.NUMA, want.CPU}
+	g := queued{got.Packages, got.MemoryBytes, got.HugePages, got.Shm, got.NUMA, got.CPU}
+	if len(w.Packages.Installed) == 0 || w.MemoryBytes == 0 || len(w.NUMA) == 0 || w.CPU.Sockets < 2 || w.CPU.Model == "" {
+		t.Fatalf("the simulated node reads no packages, memory, NUMA nodes or two sockets: %+v", w)
 	}
 	if diff := cmp.Diff(w, g); diff != "" {
 		t.Errorf("the queued reads without awk differ (-with +without):\n%s", diff)
