@@ -225,6 +225,30 @@ func splitStream(out []byte, compressed bool) (*rawFacts, error) {
 					return nil, fmt.Errorf("%w at byte %d: %s: %v", ErrGarbled, consumed, arg, err)
 				}
 			}
+		case "pair":
+			// Two config files' bytes in one od (probe.sh config_pair):
+			// the first's, the line "@@<nonce> next", the second's. The
+			// nonce is in no file, so the line is there exactly once.
+			first, second, named := strings.Cut(arg, " ")
+			body, next, ok := cutBody(after, eof)
+			if !ok {
+				return nil, fmt.Errorf("%w after %d bytes: pair %s has no eof marker", ErrTruncated, consumed, arg)
+			}
+			after = next
+			if !named || first == "" || second == "" || strings.Contains(second, " ") {
+				return nil, fmt.Errorf("%w at byte %d: pair record names no two paths: %s", ErrGarbled, consumed, preview(line))
+			}
+			data, err := decodeHex(body)
+			if err != nil {
+				return nil, fmt.Errorf("%w at byte %d: data of %s and %s: %v", ErrGarbled, consumed, first, second, err)
+			}
+			sep := []byte(marker[:len(marker)-1] + " next\n")
+			a, b, found := bytes.Cut(data, sep)
+			if !found || bytes.Contains(b, sep) {
+				return nil, fmt.Errorf("%w at byte %d: the data of %s and %s is not cut once by its separator line", ErrGarbled, consumed, first, second)
+			}
+			raw.files[first] = string(a)
+			raw.files[second] = string(b)
 		case "data", "names":
 			body, next, ok := cutBody(after, eof)
 			if !ok {

@@ -28,6 +28,9 @@
 #                  them ("-" for no SELinux context)
 #   data PATH      lines of hex bytes (od -An -v -tx1) follow, then
 #                  "@@<nonce> eof"
+#   pair PATH PATH the data of two config files in one: the hex of the
+#                  first's bytes, of the line "@@<nonce> next", of the
+#                  second's, then "@@<nonce> eof" (paths without spaces)
 #   names PATH     the paths of the regular files under PATH follow, one a
 #                  line, then "@@<nonce> eof"
 #   root PATH      the root prefix in use
@@ -277,6 +280,7 @@ read_config() {
 		case $_r in *[!A-Za-z0-9/._:+,=@%~-]*) _cb= ;; esac
 	done
 	[ -n "$_cq" ] || return 0
+	_pp=
 	_s=
 	_z=
 	_co=$IFS
@@ -307,8 +311,34 @@ read_config() {
 			fi
 		done
 		[ -n "$_s" ] || config_ls "$_r"
-		config_data
+		config_meta
+		case $_p in /proc/* | /sys/*)
+			print_text
+			continue
+			;;
+		esac
+		# Two files to an od where both paths are plain (the pair
+		# record names them, a space between); a path that is not
+		# is read alone.
+		case $_p$_r in *[!A-Za-z0-9/._:+,=@%~-]*)
+			config_od
+			continue
+			;;
+		esac
+		if [ -z "$_pp" ]; then
+			_pp=$_p
+			_pr=$_r
+			continue
+		fi
+		config_pair
+		_pp=
 	done
+	if [ -n "$_pp" ]; then
+		_p=$_pp
+		_r=$_pr
+		_pp=
+		config_od
+	fi
 }
 
 # config_ls PATH...: _s, what ls -lnd prints for PATH..., a line each,
@@ -324,12 +354,24 @@ config_ls() {
 	fi
 }
 
-# config_data: the meta record of _p from its ls line _s (with its
-# context when _z is set), then its bytes from the file _r. A file the
-# kernel writes (/proc, /sys: /proc/devices, for a driver's major) is
-# text without NUL bytes that nothing rewrites: its file record, read by
-# the shell, holds the same bytes as od's hex, for no exec.
+# config_data: the meta record of _p (config_meta), then its bytes from
+# the file _r. A file the kernel writes (/proc, /sys: /proc/devices, for a
+# driver's major) is text without NUL bytes that nothing rewrites: its
+# file record, read by the shell, holds the same bytes as od's hex, for
+# no exec.
 config_data() {
+	config_meta
+	case $_p in /proc/* | /sys/*)
+		print_text
+		return
+		;;
+	esac
+	config_od
+}
+
+# config_meta: the meta record of _p from its ls line _s (with its
+# context when _z is set).
+config_meta() {
 	set -f
 	# shellcheck disable=SC2086 # split into fields on purpose
 	set -- $_s
@@ -339,11 +381,10 @@ config_data() {
 		[ -z "$_z" ] || _x=$5
 		printf '%s meta %s\n%s %s %s %s\n' "$mark" "$_p" "$1" "$3" "$4" "$_x"
 	fi
-	case $_p in /proc/* | /sys/*)
-		print_text
-		return
-		;;
-	esac
+}
+
+# config_od: the data record of _p, the bytes of the file _r as od's hex.
+config_od() {
 	printf '%s data %s\n' "$mark" "$_p"
 	if od -An -v -tx1 <"$_r"; then
 		printf '%s eof\n' "$mark"
@@ -352,6 +393,29 @@ config_data() {
 		_e="read failed"
 		record_error "$_p"
 	fi
+}
+
+# config_pair: the files _pr (of _pp) and _r (of _p) read by one od, each
+# exec costing a node about a millisecond: the pair record holds the hex
+# of the bytes of the first, the line "@@<nonce> next" that od reads from
+# standard input (no file holds the nonce), then the bytes of the second.
+# When od fails (a file went away), each is read alone after, and those
+# records replace the pair's.
+config_pair() {
+	printf '%s pair %s %s\n' "$mark" "$_pp" "$_p"
+	if printf '%s next\n' "$mark" | od -An -v -tx1 "$_pr" - "$_r"; then
+		printf '%s eof\n' "$mark"
+		return
+	fi
+	printf '%s eof\n' "$mark"
+	_x=$_p
+	_y=$_r
+	_p=$_pp
+	_r=$_pr
+	config_od
+	_p=$_x
+	_r=$_y
+	config_od
 }
 
 # is_managed_file PATH: whether PATH is one of the files the resources
