@@ -134,9 +134,10 @@ grep_file() {
 }
 
 # grep_later PATTERN PATH: grep_file's record for PATH, filtered with the
-# others when grep_now runs: one awk for meminfo, mounts, dpkg's journal and
-# each NUMA node's meminfo, not a grep each (an exec costs a node about a
-# millisecond of CPU, and a node of eight NUMA nodes has eight meminfos).
+# others when grep_now runs: one awk for kernel text (meminfo, mounts,
+# cpuinfo, modules, each NUMA node's meminfo), the limits files and dpkg's
+# journal, not a grep each (an exec costs a node about a millisecond of
+# CPU, and a node of eight NUMA nodes has eight meminfos).
 # The queue _gq holds PATTERN, PATH and the resolved path a line each; a
 # resolved path with a newline (a root prefix that has one) cannot be
 # queued and is grepped at once. Without awk, grep_now greps each.
@@ -670,12 +671,16 @@ may_run() {
 read_file /etc/os-release
 resolve_path /etc/os-release
 [ -f "$_r" ] || read_file /usr/lib/os-release
-read_value /proc/sys/kernel/osrelease /proc/cmdline
+read_value /proc/sys/kernel/osrelease
+# Kernel text, every line and each ending in a newline: read with the
+# queued files (grep_later), as the shell's read takes a syscall a byte.
+grep_later '^' /proc/cmdline
 # The node's own name and identity: the kernel's host name (an unpacked
 # image has none, so /etc/hostname too) and the systemd machine id, which
 # tells two hosts apart that an inventory gave the same address.
 read_value /proc/sys/kernel/hostname /etc/hostname /etc/machine-id
-read_file /proc/driver/nvidia/version /proc/modules
+grep_later '^' /proc/driver/nvidia/version
+grep_later '^' /proc/modules
 if resolve_path /proc/sys/kernel/arch && [ -f "$_r" ]; then
 	read_value /proc/sys/kernel/arch
 elif [ -z "$R" ]; then
@@ -867,12 +872,15 @@ if resolve_path /proc/sys && [ -d "$_r" ]; then
 	(cd "$_r" && find . -type f 2>/dev/null)
 	printf '%s eof\n' "$mark"
 fi
-read_file /etc/security/limits.conf
+# The limits files' entries: the lines with something before any comment
+# (limits.conf is mostly comments, which the shell would read a byte a
+# syscall).
+grep_later '^[ 	]*[^# 	]' /etc/security/limits.conf
 if resolve_dir /etc/security/limits.d; then
 	for p in "$_r"/*.conf; do
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=/etc/security/limits.d/${p##*/}
-		is_managed_file "$p" || read_file "$p"
+		is_managed_file "$p" || grep_later '^[ 	]*[^# 	]' "$p"
 	done
 fi
 
