@@ -142,7 +142,13 @@ grep_file() {
 # resolved path with a newline (a root prefix that has one) cannot be
 # queued and is grepped at once. Without awk, grep_now greps each.
 _gq=
+_gdone=
 grep_later() {
+	if [ -n "$_gdone" ]; then
+		# Queued after grep_now ran: read now.
+		grep_file "$@"
+		return
+	fi
 	case $2 in *"
 "*) grep_file "$@"; return ;; esac
 	if ! resolve_path "$2"; then
@@ -171,6 +177,7 @@ $_r
 # was queued and has "physical id" lines (x86), anything else when not
 # (Arm, or a failure: the caller then reads the packages from sysfs).
 grep_now() {
+	_gdone=1
 	if ! command -v awk >/dev/null 2>&1; then
 		_o=$IFS
 		IFS='
@@ -314,7 +321,7 @@ read_config() {
 		[ -n "$_s" ] || config_ls "$_r"
 		config_meta
 		case $_p in /proc/* | /sys/*)
-			print_text
+			grep_later '^' "$_p"
 			continue
 			;;
 		esac
@@ -357,13 +364,13 @@ config_ls() {
 
 # config_data: the meta record of _p (config_meta), then its bytes from
 # the file _r. A file the kernel writes (/proc, /sys: /proc/devices, for a
-# driver's major) is text without NUL bytes that nothing rewrites: its
-# file record, read by the shell, holds the same bytes as od's hex, for
-# no exec.
+# driver's major) is text without NUL bytes that nothing rewrites, every
+# line ending in a newline: its file record, read with the queued files
+# (grep_later), holds the same bytes as od's hex, for no exec.
 config_data() {
 	config_meta
 	case $_p in /proc/* | /sys/*)
-		print_text
+		grep_later '^' "$_p"
 		return
 		;;
 	esac
@@ -668,9 +675,10 @@ may_run() {
 }
 
 # Identity and kernel.
-read_file /etc/os-release
+# KEY=value lines, read with the queued files.
+grep_later '^' /etc/os-release
 resolve_path /etc/os-release
-[ -f "$_r" ] || read_file /usr/lib/os-release
+[ -f "$_r" ] || grep_later '^' /usr/lib/os-release
 read_value /proc/sys/kernel/osrelease
 # Kernel text, every line and each ending in a newline: read with the
 # queued files (grep_later), as the shell's read takes a syscall a byte.
