@@ -1286,6 +1286,10 @@ func (p *interpreter) units() {
 	}
 }
 
+// systemdRunDir exists while systemd runs as PID 1 (sd_booted(3)); the
+// probe records it missing instead of asking systemctl is-active.
+const systemdRunDir = "/run/systemd/system"
+
 // What the probe's `systemctl list-unit-files` record says.
 const (
 	listingAbsent   = iota // not asked: a root prefix, or no plain names
@@ -1343,11 +1347,20 @@ func unitFileState(s string) bool {
 // unit, in the order asked, which is the order of the unit records.
 // Without a running systemd (a container) it prints an error sentence
 // instead, once: every unit is then "unknown", as a state holding a space
-// is. Output that is not one line a unit cannot be told apart, so every
-// unit is "unknown" too. No output, or an empty line, leaves the unit
-// inactive.
+// is. The probe does not ask where /run/systemd/system is missing, the
+// test systemctl makes for a running systemd, and records that instead:
+// every unit is "unknown" then too. Output that is not one line a unit
+// cannot be told apart, so every unit is "unknown" too. No output, or an
+// empty line, leaves the unit inactive.
 func (p *interpreter) activeStates() map[string]string {
 	c, ok := p.raw.cmds["is-active"]
+	if !ok && p.raw.missing[systemdRunDir] {
+		out := make(map[string]string, len(p.raw.units))
+		for _, u := range p.raw.units {
+			out[u] = "unknown"
+		}
+		return out
+	}
 	if !ok || c.out == "" {
 		return nil
 	}

@@ -480,6 +480,9 @@ func TestParseLiveUnits(t *testing.T) {
 		{"an error among the lines", "@@n1 cmd is-active 1\nactive\nFailed to get unit: Access denied\ninactive\n@@n1 eof\n", states("active", "unknown", "inactive")},
 		{"no output", "@@n1 cmd is-active 0\n\n@@n1 eof\n", states("inactive", "inactive", "inactive")},
 		{"not asked", "", states("inactive", "inactive", "inactive")},
+		// The probe does not ask where systemd does not run, and says so.
+		{"not asked, no systemd running", "@@n1 missing /run/systemd/system\n", states("unknown", "unknown", "unknown")},
+		{"asked, systemd running", "@@n1 exists /run/systemd/system\n@@n1 cmd is-active 3\nactive\ninactive\nactivating\n@@n1 eof\n", states("active", "inactive", "activating")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := parseOne(t, announce, enabled, c.active)

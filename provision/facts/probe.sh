@@ -1055,9 +1055,19 @@ fi
 for u in $_asked; do
 	run_command "is-enabled:$u" systemctl is-enabled "$u"
 done
+# is-active asks the running systemd. Where none runs (no
+# /run/systemd/system, the test systemctl makes itself: a container, a
+# chroot) it can only say that it cannot operate; the probe records the
+# missing directory instead, from which the parser reads every unit's
+# state as unknown, as it read systemctl's sentence, for no exec.
 if [ -n "$_live_units" ] && [ -n "$gpuform_units" ]; then
-	# shellcheck disable=SC2086 # one argument per unit, as announced
-	run_command is-active systemctl is-active -- $gpuform_units
+	if [ -d /run/systemd/system ]; then
+		printf '%s exists /run/systemd/system\n' "$mark"
+		# shellcheck disable=SC2086 # one argument per unit, as announced
+		run_command is-active systemctl is-active -- $gpuform_units
+	else
+		printf '%s missing /run/systemd/system\n' "$mark"
+	fi
 fi
 
 # PCI devices of the classes gpuform cares about. Under a root each

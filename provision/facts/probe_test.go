@@ -120,6 +120,15 @@ func TestProbeLiveRoot(t *testing.T) {
 	if n.EUID == nil || *n.EUID != os.Geteuid() {
 		t.Errorf("EUID = %v, want %d", n.EUID, os.Geteuid())
 	}
+	// Where systemd does not run, is-active is not asked and every unit
+	// reads unknown, as systemctl's refusal read.
+	if _, err := os.Stat("/run/systemd/system"); os.IsNotExist(err) && len(n.Units) > 0 {
+		for u, st := range n.Units {
+			if st.Active != "unknown" {
+				t.Errorf("unit %s: active %q without a running systemd, want unknown", u, st.Active)
+			}
+		}
+	}
 }
 
 // TestProbeLiveEUID: the effective uid is the probe's own, not the
