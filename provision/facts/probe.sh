@@ -101,6 +101,16 @@ record_unreadable() {
 # goes through read_file.
 read_value() {
 	for _p in "$@"; do
+		# Kernel text, a line ending in a newline: read with the queued
+		# files (grep_later) while they are queued, without the open,
+		# the dup and the syscall a byte that read takes here.
+		if [ -z "$_gdone" ]; then
+			case $_p in /proc/* | /sys/*)
+				grep_later '^' "$_p"
+				continue
+				;;
+			esac
+		fi
 		if resolve_path "$_p" && [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
 			printf '%s file %s\n%s\n\n%s eof\n' "$mark" "$_p" "$_v" "$mark"
 		else
@@ -134,21 +144,29 @@ grep_file() {
 }
 
 # grep_later PATTERN PATH: grep_file's record for PATH, filtered with the
-# others when grep_now runs: one awk for kernel text (meminfo, mounts,
-# cpuinfo, modules, each NUMA node's meminfo), the limits files and dpkg's
-# journal, not a grep each (an exec costs a node about a millisecond of
-# CPU, and a node of eight NUMA nodes has eight meminfos).
-# The queue _gq holds PATTERN, PATH and the resolved path a line each; a
-# resolved path with a newline (a root prefix that has one) cannot be
-# queued and is grepped at once. Without awk, grep_now greps each.
+# others by one awk (grep_batch) instead of a grep each, or of the shell's
+# read: kernel text (meminfo, mounts, cpuinfo, modules, each NUMA node's
+# meminfo, the sysfs and procfs values read_value reads), the limits files
+# and dpkg's journal. An exec costs a node about a millisecond of CPU, and
+# the shell's read a syscall a byte. The queue _gq holds PATTERN, PATH and
+# the resolved path a line each; a path with a newline (a root prefix that
+# has one) cannot be queued and is grepped at once, as is a file queued
+# after grep_now. Without awk, grep_batch greps each.
 _gq=
+_gn=0
 _gdone=
+_phys=
 grep_later() {
 	if [ -n "$_gdone" ]; then
 		# Queued after grep_now ran: read now.
 		grep_file "$@"
 		return
 	fi
+	# dash copies the queue at every append: a node with a thousand
+	# interrupts to read would pay a square; every 200 files are
+	# filtered on their own.
+	_gn=$((_gn + 1))
+	[ "$_gn" -lt 200 ] || grep_flush
 	case $2 in *"
 "*) grep_file "$@"; return ;; esac
 	if ! resolve_path "$2"; then
@@ -167,7 +185,21 @@ $_r
 	fi
 }
 
-# grep_now: the records of the queued files, in the order queued, each
+# grep_now: what is queued, read now; later files are read at once.
+grep_now() {
+	if [ -n "$_gq" ] || [ -n "$_euid" ]; then grep_flush; fi
+	_gdone=1
+}
+
+# grep_flush: the queue so far, read by grep_batch and emptied; _phys is
+# set once a cpuinfo it read has "physical id" lines.
+grep_flush() {
+	_gn=0
+	if grep_batch; then _phys=1; fi
+	_euid=
+}
+
+# grep_batch: the records of the queued files, in the order queued, each
 # as grep_file prints it (the file's matching lines as they are, then
 # "\n@@<nonce> eof"); patterns are passed as arguments, which awk takes
 # as they are (a -v value would have its backslashes read as escapes).
@@ -176,8 +208,7 @@ $_r
 # does) instead of by running id -u. Its status is 0 when /proc/cpuinfo
 # was queued and has "physical id" lines (x86), anything else when not
 # (Arm, or a failure: the caller then reads the packages from sysfs).
-grep_now() {
-	_gdone=1
+grep_batch() {
 	if ! command -v awk >/dev/null 2>&1; then
 		_o=$IFS
 		IFS='
@@ -975,22 +1006,6 @@ if resolve_dir /sys/devices/system/node; then
 		grep_later 'MemTotal' "$p/meminfo"
 	done
 fi
-# The queued files (grep_later), read now. Arm cpuinfo has no "physical
-# id"; count packages from sysfs topology there (grep_now says, with no
-# second read of cpuinfo).
-_packages=
-if { [ -n "$_gq" ] || [ -n "$_euid" ]; } && grep_now; then _packages=1; fi
-if [ -z "$_packages" ] && resolve_dir /sys/devices/system/cpu; then
-	# Only the distinct package ids matter (the parser counts sockets).
-	_seen=" "
-	for p in "$_r"/cpu[0-9]*; do
-		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
-		{ resolve_path "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
-		case $_seen in *" $_x "*) continue ;; esac
-		_seen="$_seen$_x "
-		read_value "$p"
-	done
-fi
 # Only the distinct governors matter: a 224-CPU node would otherwise send
 # 224 identical records.
 _seen=" "
@@ -1339,6 +1354,22 @@ if [ -n "${GPUFORM_PROBE_PACKAGES:-}" ]; then
 	# shellcheck disable=SC2034 # read by gpuform_offers (offers.sh)
 	GPUFORM_PACKAGES=$GPUFORM_PROBE_PACKAGES
 	[ -z "$GPUFORM_FAMILY" ] || run_command offers gpuform_offers
+fi
+
+# The queued files (grep_later), read now. Arm cpuinfo has no "physical
+# id"; count packages from sysfs topology there (grep_now says, with no
+# second read of cpuinfo).
+grep_now
+if [ -z "$_phys" ] && resolve_dir /sys/devices/system/cpu; then
+	# Only the distinct package ids matter (the parser counts sockets).
+	_seen=" "
+	for p in "$_r"/cpu[0-9]*; do
+		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
+		{ resolve_path "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
+		case $_seen in *" $_x "*) continue ;; esac
+		_seen="$_seen$_x "
+		read_value "$p"
+	done
 fi
 
 printf '%s end\n' "$mark"
