@@ -210,14 +210,14 @@ grep_flush() {
 # (Arm, or a failure: the caller then reads the packages from sysfs).
 grep_batch() {
 	if ! command -v awk >/dev/null 2>&1; then
-		_o=$IFS
+		_go=$IFS
 		IFS='
 '
 		set -f
 		# shellcheck disable=SC2086 # split into lines on purpose
 		set -- $_gq
 		set +f
-		IFS=$_o
+		IFS=$_go
 		_gp=1
 		while [ $# -ge 3 ]; do
 			if [ "$2" = /proc/cpuinfo ]; then
@@ -232,14 +232,14 @@ grep_batch() {
 		[ -z "${_euid:-}" ] || run_command euid id -u
 		return $_gp
 	fi
-	_o=$IFS
+	_go=$IFS
 	IFS='
 '
 	set -f
 	# shellcheck disable=SC2086 # split into lines on purpose
 	set -- $_gq
 	set +f
-	IFS=$_o
+	IFS=$_go
 	_gq=
 	# shellcheck disable=SC2016 # $0 and the fields are awk's
 	awk 'BEGIN {
