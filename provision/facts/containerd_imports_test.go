@@ -39,6 +39,17 @@ func TestProbeContainerdImports(t *testing.T) {
 				{Pattern: "/etc/x/*/y.toml", Unread: true}},
 		},
 		"no imports": {config: "version = 2\n", want: []facts.ContainerdImport{}},
+		// A quote without its closing one is passed over; the array
+		// ends at the ] after its last string.
+		"no spaces, tab, unclosed quote": {
+			config: "imports=[\t\"/etc/a/*.toml\", 'x,\n  '/etc/b/*.toml']\nimports = [\"/nope\"]\n",
+			want:   []facts.ContainerdImport{{Pattern: "/etc/a/*.toml"}, {Pattern: "/etc/b/*.toml"}},
+		},
+		"last line without its newline": {
+			config: "imports = [\"conf.d/*.toml\"]",
+			files:  map[string]string{"etc/containerd/conf.d/99-nvidia.toml": "version = 2\n"},
+			want:   []facts.ContainerdImport{{Pattern: "/etc/containerd/conf.d/*.toml", Files: []string{"/etc/containerd/conf.d/99-nvidia.toml"}}},
+		},
 		// conf.d is an absolute symlink to /etc: under a root it leads to
 		// the root's /etc, never to this machine's (whose *.conf files
 		// would otherwise match).

@@ -225,6 +225,30 @@ func splitStream(out []byte, compressed bool) (*rawFacts, error) {
 					return nil, fmt.Errorf("%w at byte %d: %s: %v", ErrGarbled, consumed, arg, err)
 				}
 			}
+		case "pair":
+			// Two config files' bytes in one od (probe.sh config_pair):
+			// the first's, the line "@@<nonce> next", the second's. The
+			// nonce is in no file, so the line is there exactly once.
+			first, second, named := strings.Cut(arg, " ")
+			body, next, ok := cutBody(after, eof)
+			if !ok {
+				return nil, fmt.Errorf("%w after %d bytes: pair %s has no eof marker", ErrTruncated, consumed, arg)
+			}
+			after = next
+			if !named || first == "" || second == "" || strings.Contains(second, " ") {
+				return nil, fmt.Errorf("%w at byte %d: pair record names no two paths: %s", ErrGarbled, consumed, preview(line))
+			}
+			data, err := decodeHex(body)
+			if err != nil {
+				return nil, fmt.Errorf("%w at byte %d: data of %s and %s: %v", ErrGarbled, consumed, first, second, err)
+			}
+			sep := []byte(marker[:len(marker)-1] + " next\n")
+			a, b, found := bytes.Cut(data, sep)
+			if !found || bytes.Contains(b, sep) {
+				return nil, fmt.Errorf("%w at byte %d: the data of %s and %s is not cut once by its separator line", ErrGarbled, consumed, first, second)
+			}
+			raw.files[first] = string(a)
+			raw.files[second] = string(b)
 		case "data", "names":
 			body, next, ok := cutBody(after, eof)
 			if !ok {
@@ -1262,6 +1286,10 @@ func (p *interpreter) units() {
 	}
 }
 
+// systemdRunDir exists while systemd runs as PID 1 (sd_booted(3)); the
+// probe records it missing instead of asking systemctl is-active.
+const systemdRunDir = "/run/systemd/system"
+
 // What the probe's `systemctl list-unit-files` record says.
 const (
 	listingAbsent   = iota // not asked: a root prefix, or no plain names
@@ -1319,11 +1347,20 @@ func unitFileState(s string) bool {
 // unit, in the order asked, which is the order of the unit records.
 // Without a running systemd (a container) it prints an error sentence
 // instead, once: every unit is then "unknown", as a state holding a space
-// is. Output that is not one line a unit cannot be told apart, so every
-// unit is "unknown" too. No output, or an empty line, leaves the unit
-// inactive.
+// is. The probe does not ask where /run/systemd/system is missing, the
+// test systemctl makes for a running systemd, and records that instead:
+// every unit is "unknown" then too. Output that is not one line a unit
+// cannot be told apart, so every unit is "unknown" too. No output, or an
+// empty line, leaves the unit inactive.
 func (p *interpreter) activeStates() map[string]string {
 	c, ok := p.raw.cmds["is-active"]
+	if !ok && p.raw.missing[systemdRunDir] {
+		out := make(map[string]string, len(p.raw.units))
+		for _, u := range p.raw.units {
+			out[u] = "unknown"
+		}
+		return out
+	}
 	if !ok || c.out == "" {
 		return nil
 	}

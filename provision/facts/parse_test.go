@@ -64,6 +64,13 @@ func TestParseErrors(t *testing.T) {
 		"unknown record":   {out: probeOutput("@@n1 frobnicate /x\n", end), want: ErrGarbled, msg: "unknown record"},
 		"bad exit status":  {out: probeOutput("@@n1 cmd rpm x\n\n@@n1 eof\n", end), want: ErrGarbled, msg: "bad exit status"},
 		"missing sections": {out: probeOutput(missing("/etc/os-release"), end), want: ErrGarbled, msg: "no record for /proc/sys/kernel/osrelease"},
+		// "@@n1 next\n" is 40 40 6e 31 20 6e 65 78 74 0a.
+		"pair without separator":  {out: probeOutput("@@n1 pair /a /b\n 61 62\n@@n1 eof\n", end), want: ErrGarbled, msg: "not cut once"},
+		"pair, two separators":    {out: probeOutput("@@n1 pair /a /b\n 40 40 6e 31 20 6e 65 78 74 0a 40 40 6e 31 20 6e 65 78 74 0a\n@@n1 eof\n", end), want: ErrGarbled, msg: "not cut once"},
+		"pair, other nonce's cut": {out: probeOutput("@@n1 pair /a /b\n 40 40 6e 32 20 6e 65 78 74 0a\n@@n1 eof\n", end), want: ErrGarbled, msg: "not cut once"},
+		"pair of one path":        {out: probeOutput("@@n1 pair /a\n 40 40 6e 31 20 6e 65 78 74 0a\n@@n1 eof\n", end), want: ErrGarbled, msg: "names no two paths"},
+		"pair, bad hex":           {out: probeOutput("@@n1 pair /a /b\n 4g\n@@n1 eof\n", end), want: ErrGarbled, msg: "not a hex byte"},
+		"pair cut short":          {out: probeOutput("@@n1 pair /a /b\n 40 40"), want: ErrTruncated, msg: "pair /a /b has no eof marker"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -473,6 +480,9 @@ func TestParseLiveUnits(t *testing.T) {
 		{"an error among the lines", "@@n1 cmd is-active 1\nactive\nFailed to get unit: Access denied\ninactive\n@@n1 eof\n", states("active", "unknown", "inactive")},
 		{"no output", "@@n1 cmd is-active 0\n\n@@n1 eof\n", states("inactive", "inactive", "inactive")},
 		{"not asked", "", states("inactive", "inactive", "inactive")},
+		// The probe does not ask where systemd does not run, and says so.
+		{"not asked, no systemd running", "@@n1 missing /run/systemd/system\n", states("unknown", "unknown", "unknown")},
+		{"asked, systemd running", "@@n1 exists /run/systemd/system\n@@n1 cmd is-active 3\nactive\ninactive\nactivating\n@@n1 eof\n", states("active", "inactive", "activating")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := parseOne(t, announce, enabled, c.active)
@@ -673,5 +683,45 @@ func TestParseNICIRQsAndMTU(t *testing.T) {
 	r, _ := n.RDMADevice("mlx5_0")
 	if diff := cmp.Diff(map[string]int{"ibp24s0": 4092}, r.MTU); diff != "" {
 		t.Errorf("mtu (-want +got):\n%s", diff)
+	}
+}
+
+// TestParsePair: a pair record gives each of its two files the bytes on
+// its side of the separator line, empty ones and newlines included; the
+// per-file records that follow a failed od replace them.
+func TestParsePair(t *testing.T) {
+	hexOf := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			fmt.Fprintf(&b, " %02x", s[i])
+			if i%16 == 15 {
+				b.WriteString("\n")
+			}
+		}
+		return b.String() + "\n"
+	}
+	pair := func(a, b string) string { return "@@n1 pair /a /b\n" + hexOf(a+"@@n1 next\n"+b) + "@@n1 eof\n" }
+	for name, tc := range map[string]struct {
+		records []string
+		a, b    string
+	}{
+		"both":           {records: []string{pair("x = 1\n", "\x00\xff no newline")}, a: "x = 1\n", b: "\x00\xff no newline"},
+		"first empty":    {records: []string{pair("", "y\n")}, a: "", b: "y\n"},
+		"both empty":     {records: []string{pair("", "")}, a: "", b: ""},
+		"marker inside":  {records: []string{pair("@@n2 next\n@@n1 nex", "t\n")}, a: "@@n2 next\n@@n1 nex", b: "t\n"},
+		"replaced after": {records: []string{pair("partial", "z\n"), "@@n1 data /a\n 61 0a\n@@n1 eof\n"}, a: "a\n", b: "z\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw, err := split([]byte(probeOutput(append(minimal(), append(tc.records, end)...)...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := raw.files["/a"]; !ok || got != tc.a {
+				t.Errorf("/a = %q (%v), want %q", got, ok, tc.a)
+			}
+			if got, ok := raw.files["/b"]; !ok || got != tc.b {
+				t.Errorf("/b = %q (%v), want %q", got, ok, tc.b)
+			}
+		})
 	}
 }

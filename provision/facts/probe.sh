@@ -28,6 +28,9 @@
 #                  them ("-" for no SELinux context)
 #   data PATH      lines of hex bytes (od -An -v -tx1) follow, then
 #                  "@@<nonce> eof"
+#   pair PATH PATH the data of two config files in one: the hex of the
+#                  first's bytes, of the line "@@<nonce> next", of the
+#                  second's, then "@@<nonce> eof" (paths without spaces)
 #   names PATH     the paths of the regular files under PATH follow, one a
 #                  line, then "@@<nonce> eof"
 #   root PATH      the root prefix in use
@@ -61,20 +64,25 @@ read_file() {
 		fi
 		# shellcheck disable=SC2154 # _r and _e are set by resolve_path (resolve.sh)
 		if [ -f "$_r" ] && [ -r "$_r" ]; then
-			printf '%s file %s\n' "$mark" "$_p"
-			# cat without the fork: every line as read, and a last line
-			# without its newline printed without one, as cat would.
-			_l=
-			while IFS= read -r _l; do
-				printf '%s\n' "$_l"
-				_l=
-			done <"$_r" 2>/dev/null
-			[ -n "$_l" ] && printf '%s' "$_l"
-			printf '\n%s eof\n' "$mark"
+			print_text
 		else
 			record_unreadable "$_p"
 		fi
 	done
+}
+
+# print_text: the file record of _p, the text of the file _r. cat without
+# the fork: every line as read, and a last line without its newline
+# printed without one, as cat would.
+print_text() {
+	printf '%s file %s\n' "$mark" "$_p"
+	_l=
+	while IFS= read -r _l; do
+		printf '%s\n' "$_l"
+		_l=
+	done <"$_r" 2>/dev/null
+	[ -n "$_l" ] && printf '%s' "$_l"
+	printf '\n%s eof\n' "$mark"
 }
 
 # record_unreadable PATH: the record for a file read_file or grep_file could
@@ -93,6 +101,16 @@ record_unreadable() {
 # goes through read_file.
 read_value() {
 	for _p in "$@"; do
+		# Kernel text, a line ending in a newline: read with the queued
+		# files (grep_later) while they are queued, without the open,
+		# the dup and the syscall a byte that read takes here.
+		if [ -z "$_gdone" ]; then
+			case $_p in /proc/* | /sys/*)
+				grep_later '^' "$_p"
+				continue
+				;;
+			esac
+		fi
 		if resolve_path "$_p" && [ -f "$_r" ] && IFS= read -r _v 2>/dev/null <"$_r"; then
 			printf '%s file %s\n%s\n\n%s eof\n' "$mark" "$_p" "$_v" "$mark"
 		else
@@ -126,14 +144,29 @@ grep_file() {
 }
 
 # grep_later PATTERN PATH: grep_file's record for PATH, filtered with the
-# others when grep_now runs: one awk for dpkg status, meminfo, mounts and
-# each NUMA node's meminfo, not a grep each (an exec costs a node about a
-# millisecond of CPU, and a node of eight NUMA nodes has eight meminfos).
-# The queue _gq holds PATTERN, PATH and the resolved path a line each; a
-# resolved path with a newline (a root prefix that has one) cannot be
-# queued and is grepped at once. Without awk, grep_now greps each.
+# others by one awk (grep_batch) instead of a grep each, or of the shell's
+# read: kernel text (meminfo, mounts, cpuinfo, modules, each NUMA node's
+# meminfo, the sysfs and procfs values read_value reads), the limits files
+# and dpkg's journal. An exec costs a node about a millisecond of CPU, and
+# the shell's read a syscall a byte. The queue _gq holds PATTERN, PATH and
+# the resolved path a line each; a path with a newline (a root prefix that
+# has one) cannot be queued and is grepped at once, as is a file queued
+# after grep_now. Without awk, grep_batch greps each.
 _gq=
+_gn=0
+_gdone=
+_phys=
 grep_later() {
+	if [ -n "$_gdone" ]; then
+		# Queued after grep_now ran: read now.
+		grep_file "$@"
+		return
+	fi
+	# dash copies the queue at every append: a node with a thousand
+	# interrupts to read would pay a square; every 200 files are
+	# filtered on their own.
+	_gn=$((_gn + 1))
+	[ "$_gn" -lt 200 ] || grep_flush
 	case $2 in *"
 "*) grep_file "$@"; return ;; esac
 	if ! resolve_path "$2"; then
@@ -152,39 +185,61 @@ $_r
 	fi
 }
 
-# grep_now: the records of the queued files, in the order queued, each
+# grep_now: what is queued, read now; later files are read at once.
+grep_now() {
+	if [ -n "$_gq" ] || [ -n "$_euid" ]; then grep_flush; fi
+	_gdone=1
+}
+
+# grep_flush: the queue so far, read by grep_batch and emptied; _phys is
+# set once a cpuinfo it read has "physical id" lines.
+grep_flush() {
+	_gn=0
+	if grep_batch; then _phys=1; fi
+	_euid=
+}
+
+# grep_batch: the records of the queued files, in the order queued, each
 # as grep_file prints it (the file's matching lines as they are, then
 # "\n@@<nonce> eof"); patterns are passed as arguments, which awk takes
 # as they are (a -v value would have its backslashes read as escapes).
 # With _euid set, also the probe's effective uid as the cmd record euid,
 # read from the Uid line of /proc/self/status (awk runs as the probe
-# does) instead of by running id -u.
-grep_now() {
+# does) instead of by running id -u. Its status is 0 when /proc/cpuinfo
+# was queued and has "physical id" lines (x86), anything else when not
+# (Arm, or a failure: the caller then reads the packages from sysfs).
+grep_batch() {
 	if ! command -v awk >/dev/null 2>&1; then
-		_o=$IFS
+		_go=$IFS
 		IFS='
 '
 		set -f
 		# shellcheck disable=SC2086 # split into lines on purpose
 		set -- $_gq
 		set +f
-		IFS=$_o
+		IFS=$_go
+		_gp=1
 		while [ $# -ge 3 ]; do
-			grep_file "$1" "$2"
+			if [ "$2" = /proc/cpuinfo ]; then
+				grep_file "$1" "$2" keep
+				case $_nl$_g in *"${_nl}physical id"*) _gp=0 ;; esac
+			else
+				grep_file "$1" "$2"
+			fi
 			shift 3
 		done
 		_gq=
 		[ -z "${_euid:-}" ] || run_command euid id -u
-		return
+		return $_gp
 	fi
-	_o=$IFS
+	_go=$IFS
 	IFS='
 '
 	set -f
 	# shellcheck disable=SC2086 # split into lines on purpose
 	set -- $_gq
 	set +f
-	IFS=$_o
+	IFS=$_go
 	_gq=
 	# shellcheck disable=SC2016 # $0 and the fields are awk's
 	awk 'BEGIN {
@@ -192,8 +247,11 @@ grep_now() {
 		for (i = 3; i + 2 < ARGC; i += 3) {
 			print m " file " ARGV[i + 1]
 			while ((getline l < ARGV[i + 2]) > 0)
-				if (l ~ ARGV[i])
+				if (l ~ ARGV[i]) {
 					print l
+					if (ARGV[i + 1] == "/proc/cpuinfo" && l ~ /^physical id/)
+						phys = 1
+				}
 			close(ARGV[i + 2])
 			print ""
 			print m " eof"
@@ -211,7 +269,7 @@ grep_now() {
 				print m " eof"
 			}
 		}
-		exit
+		exit phys ? 0 : 1
 	}' "$mark" "${_euid:--}" "$@"
 }
 
@@ -261,6 +319,7 @@ read_config() {
 		case $_r in *[!A-Za-z0-9/._:+,=@%~-]*) _cb= ;; esac
 	done
 	[ -n "$_cq" ] || return 0
+	_pp=
 	_s=
 	_z=
 	_co=$IFS
@@ -291,8 +350,34 @@ read_config() {
 			fi
 		done
 		[ -n "$_s" ] || config_ls "$_r"
-		config_data
+		config_meta
+		case $_p in /proc/* | /sys/*)
+			grep_later '^' "$_p"
+			continue
+			;;
+		esac
+		# Two files to an od where both paths are plain (the pair
+		# record names them, a space between); a path that is not
+		# is read alone.
+		case $_p$_r in *[!A-Za-z0-9/._:+,=@%~-]*)
+			config_od
+			continue
+			;;
+		esac
+		if [ -z "$_pp" ]; then
+			_pp=$_p
+			_pr=$_r
+			continue
+		fi
+		config_pair
+		_pp=
 	done
+	if [ -n "$_pp" ]; then
+		_p=$_pp
+		_r=$_pr
+		_pp=
+		config_od
+	fi
 }
 
 # config_ls PATH...: _s, what ls -lnd prints for PATH..., a line each,
@@ -308,9 +393,24 @@ config_ls() {
 	fi
 }
 
-# config_data: the meta record of _p from its ls line _s (with its
-# context when _z is set), then its bytes from the file _r.
+# config_data: the meta record of _p (config_meta), then its bytes from
+# the file _r. A file the kernel writes (/proc, /sys: /proc/devices, for a
+# driver's major) is text without NUL bytes that nothing rewrites, every
+# line ending in a newline: its file record, read with the queued files
+# (grep_later), holds the same bytes as od's hex, for no exec.
 config_data() {
+	config_meta
+	case $_p in /proc/* | /sys/*)
+		grep_later '^' "$_p"
+		return
+		;;
+	esac
+	config_od
+}
+
+# config_meta: the meta record of _p from its ls line _s (with its
+# context when _z is set).
+config_meta() {
 	set -f
 	# shellcheck disable=SC2086 # split into fields on purpose
 	set -- $_s
@@ -320,6 +420,10 @@ config_data() {
 		[ -z "$_z" ] || _x=$5
 		printf '%s meta %s\n%s %s %s %s\n' "$mark" "$_p" "$1" "$3" "$4" "$_x"
 	fi
+}
+
+# config_od: the data record of _p, the bytes of the file _r as od's hex.
+config_od() {
 	printf '%s data %s\n' "$mark" "$_p"
 	if od -An -v -tx1 <"$_r"; then
 		printf '%s eof\n' "$mark"
@@ -328,6 +432,29 @@ config_data() {
 		_e="read failed"
 		record_error "$_p"
 	fi
+}
+
+# config_pair: the files _pr (of _pp) and _r (of _p) read by one od, each
+# exec costing a node about a millisecond: the pair record holds the hex
+# of the bytes of the first, the line "@@<nonce> next" that od reads from
+# standard input (no file holds the nonce), then the bytes of the second.
+# When od fails (a file went away), each is read alone after, and those
+# records replace the pair's.
+config_pair() {
+	printf '%s pair %s %s\n' "$mark" "$_pp" "$_p"
+	if printf '%s next\n' "$mark" | od -An -v -tx1 "$_pr" - "$_r"; then
+		printf '%s eof\n' "$mark"
+		return
+	fi
+	printf '%s eof\n' "$mark"
+	_x=$_p
+	_y=$_r
+	_p=$_pp
+	_r=$_pr
+	config_od
+	_p=$_x
+	_r=$_y
+	config_od
 }
 
 # is_managed_file PATH: whether PATH is one of the files the resources
@@ -579,15 +706,20 @@ may_run() {
 }
 
 # Identity and kernel.
-read_file /etc/os-release
+# KEY=value lines, read with the queued files.
+grep_later '^' /etc/os-release
 resolve_path /etc/os-release
-[ -f "$_r" ] || read_file /usr/lib/os-release
-read_value /proc/sys/kernel/osrelease /proc/cmdline
+[ -f "$_r" ] || grep_later '^' /usr/lib/os-release
+read_value /proc/sys/kernel/osrelease
+# Kernel text, every line and each ending in a newline: read with the
+# queued files (grep_later), as the shell's read takes a syscall a byte.
+grep_later '^' /proc/cmdline
 # The node's own name and identity: the kernel's host name (an unpacked
 # image has none, so /etc/hostname too) and the systemd machine id, which
 # tells two hosts apart that an inventory gave the same address.
 read_value /proc/sys/kernel/hostname /etc/hostname /etc/machine-id
-read_file /proc/driver/nvidia/version /proc/modules
+grep_later '^' /proc/driver/nvidia/version
+grep_later '^' /proc/modules
 if resolve_path /proc/sys/kernel/arch && [ -f "$_r" ]; then
 	read_value /proc/sys/kernel/arch
 elif [ -z "$R" ]; then
@@ -605,7 +737,9 @@ if [ -z "$R" ]; then
 fi
 
 # Packages: dpkg status is large on real nodes, keep the fields parsed.
-grep_later '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
+# grep, not grep_later: grep filters a status of 700 kB in a third of
+# the CPU awk takes, more than the exec it costs.
+grep_file '^(Package|Status|Version|Architecture):|^$' /var/lib/dpkg/status
 # dpkg journals state changes in updates/ and folds them into status only
 # later: a killed dpkg leaves the packages' last states there.
 for _u in "$R"/var/lib/dpkg/updates/[0-9]*; do
@@ -658,20 +792,62 @@ read_config $gpuform_config_files
 # drop-in). One line per pattern (joined to /etc/containerd when relative,
 # as containerd does): the pattern, then the files its last component
 # matches inside the root, or "?" for a wildcard in a directory; then each
-# file byte-exact. awk only lists the array's strings: plan compares them
-# with its own TOML reading of config.toml and trusts neither if they differ.
+# file byte-exact. The shell only lists the array's strings ("..." or
+# '...', as awk's match of either found them before): plan compares them
+# with its own TOML reading of config.toml and trusts neither if they
+# differ. It reads the file only up to the first table ([plugins]) or the
+# array's end, a line at a time, where awk cost an exec.
 if resolve_path /etc/containerd/config.toml && [ -f "$_r" ] && [ -r "$_r" ]; then
-	_ip=$(awk -v q="'" '
-		/^[ \t]*\[/ { exit }
-		!on && /^[ \t]*imports[ \t]*=/ { on = 1; sub(/^[^=]*=/, "") }
-		on {
-			s = $0
-			while (match(s, "\"[^\"]*\"|" q "[^" q "]*" q)) {
-				print substr(s, RSTART + 1, RLENGTH - 2)
-				s = substr(s, RSTART + RLENGTH)
-			}
-			if (s ~ /\]/) exit
-		}' "$_r" 2>/dev/null)
+	_ip=
+	_on=
+	_dq='"'
+	_sq="'"
+	_l=
+	while IFS= read -r _l || [ -n "$_l" ]; do
+		_t=${_l#"${_l%%[! 	]*}"}
+		case $_t in "["*) break ;; esac
+		if [ -z "$_on" ]; then
+			_u=${_t#imports}
+			_u=${_u#"${_u%%[! 	]*}"}
+			case $_t in imports*) ;; *) _u= ;; esac
+			case $_u in =*) ;; *)
+				_l=
+				continue
+				;;
+			esac
+			_on=1
+			_l=${_l#*=}
+		fi
+		# Each string, at the earlier of the next " and '; a quote
+		# without its closing one is passed over. _m is what follows
+		# the last string: a ] there ends the array.
+		_s=$_l
+		_m=$_l
+		while :; do
+			_a=${_s%%"$_dq"*}
+			_b=${_s%%"$_sq"*}
+			if [ ${#_a} -lt ${#_b} ]; then
+				_c=$_dq
+				_a=${_s#"$_a"}
+			elif [ ${#_b} -lt ${#_a} ]; then
+				_c=$_sq
+				_a=${_s#"$_b"}
+			else
+				break
+			fi
+			_a=${_a#?}
+			case $_a in
+			*"$_c"*)
+				_ip="$_ip${_a%%"$_c"*}$_nl"
+				_s=${_a#*"$_c"}
+				_m=$_s
+				;;
+			*) _s=$_a ;;
+			esac
+		done
+		case $_m in *"]"*) break ;; esac
+		_l=
+	done <"$_r" 2>/dev/null
 	_ci=
 	_cf=
 	_o=$IFS
@@ -735,19 +911,21 @@ if resolve_path /proc/sys && [ -d "$_r" ]; then
 	(cd "$_r" && find . -type f 2>/dev/null)
 	printf '%s eof\n' "$mark"
 fi
-read_file /etc/security/limits.conf
+# The limits files' entries: the lines with something before any comment
+# (limits.conf is mostly comments, which the shell would read a byte a
+# syscall).
+grep_later '^[ 	]*[^# 	]' /etc/security/limits.conf
 if resolve_dir /etc/security/limits.d; then
 	for p in "$_r"/*.conf; do
 		[ -h "$p" ] || [ -f "$p" ] || continue
 		p=/etc/security/limits.d/${p##*/}
-		is_managed_file "$p" || read_file "$p"
+		is_managed_file "$p" || grep_later '^[ 	]*[^# 	]' "$p"
 	done
 fi
 
-# CPU and NUMA.
-_g=
-grep_file '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[[:space:]]*:' /proc/cpuinfo keep
-_cpuinfo=$_g
+# CPU and NUMA. cpuinfo separates its keys from the colon with tabs (and
+# spaces): [ \t] written out, as an old mawk (1.3.3) has no [[:space:]].
+grep_later '^(processor|vendor_id|cpu family|model|model name|physical id|CPU implementer|CPU part)[ 	]*:' /proc/cpuinfo
 # Whether this is a virtual machine: systemd-detect-virt on a live node
 # (CPUID and DMI), the DMI vendor and product under a root prefix. An NCCL
 # topology file is written for VMs only.
@@ -820,22 +998,12 @@ if resolve_path /dev/ipmi0 && { [ -c "$_r" ] || { [ -n "$R" ] && [ -f "$_r" ]; }
 	printf '%s cmd %s %s\n%s\n%s eof\n' "$mark" ipmitool-mc-info "$_rc" "$_o" "$mark"
 fi
 read_value /sys/devices/system/cpu/online
-# Arm cpuinfo has no "physical id"; count packages from sysfs topology there
-# (the cpuinfo lines read above tell, with no second grep).
-case $_cpuinfo in
-"physical id"* | *"
-physical id"*) _packages=1 ;;
-*) _packages= ;;
-esac
-if [ -z "$_packages" ] && resolve_dir /sys/devices/system/cpu; then
-	# Only the distinct package ids matter (the parser counts sockets).
-	_seen=" "
-	for p in "$_r"/cpu[0-9]*; do
-		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
-		{ resolve_path "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
-		case $_seen in *" $_x "*) continue ;; esac
-		_seen="$_seen$_x "
-		read_value "$p"
+if resolve_dir /sys/devices/system/node; then
+	for p in "$_r"/node[0-9]*; do
+		p=/sys/devices/system/node/${p##*/}
+		{ resolve_path "$p" && [ -d "$_r" ]; } || continue
+		read_value "$p/cpulist" "$p/distance"
+		grep_later 'MemTotal' "$p/meminfo"
 	done
 fi
 # Only the distinct governors matter: a 224-CPU node would otherwise send
@@ -850,15 +1018,6 @@ if resolve_dir /sys/devices/system/cpu; then
 		read_value "$p"
 	done
 fi
-if resolve_dir /sys/devices/system/node; then
-	for p in "$_r"/node[0-9]*; do
-		p=/sys/devices/system/node/${p##*/}
-		{ resolve_path "$p" && [ -d "$_r" ]; } || continue
-		read_value "$p/cpulist" "$p/distance"
-		grep_later 'MemTotal' "$p/meminfo"
-	done
-fi
-grep_now
 
 # The systemd units the resources watch (facts.Reads.Units, in
 # $gpuform_units), each announced by a unit record so that the parser
@@ -911,9 +1070,19 @@ fi
 for u in $_asked; do
 	run_command "is-enabled:$u" systemctl is-enabled "$u"
 done
+# is-active asks the running systemd. Where none runs (no
+# /run/systemd/system, the test systemctl makes itself: a container, a
+# chroot) it can only say that it cannot operate; the probe records the
+# missing directory instead, from which the parser reads every unit's
+# state as unknown, as it read systemctl's sentence, for no exec.
 if [ -n "$_live_units" ] && [ -n "$gpuform_units" ]; then
-	# shellcheck disable=SC2086 # one argument per unit, as announced
-	run_command is-active systemctl is-active -- $gpuform_units
+	if [ -d /run/systemd/system ]; then
+		printf '%s exists /run/systemd/system\n' "$mark"
+		# shellcheck disable=SC2086 # one argument per unit, as announced
+		run_command is-active systemctl is-active -- $gpuform_units
+	else
+		printf '%s missing /run/systemd/system\n' "$mark"
+	fi
 fi
 
 # PCI devices of the classes gpuform cares about. Under a root each
@@ -1185,6 +1354,22 @@ if [ -n "${GPUFORM_PROBE_PACKAGES:-}" ]; then
 	# shellcheck disable=SC2034 # read by gpuform_offers (offers.sh)
 	GPUFORM_PACKAGES=$GPUFORM_PROBE_PACKAGES
 	[ -z "$GPUFORM_FAMILY" ] || run_command offers gpuform_offers
+fi
+
+# The queued files (grep_later), read now. Arm cpuinfo has no "physical
+# id"; count packages from sysfs topology there (grep_now says, with no
+# second read of cpuinfo).
+grep_now
+if [ -z "$_phys" ] && resolve_dir /sys/devices/system/cpu; then
+	# Only the distinct package ids matter (the parser counts sockets).
+	_seen=" "
+	for p in "$_r"/cpu[0-9]*; do
+		p=/sys/devices/system/cpu/${p##*/}/topology/physical_package_id
+		{ resolve_path "$p" && [ -f "$_r" ] && IFS= read -r _x 2>/dev/null <"$_r"; } || continue
+		case $_seen in *" $_x "*) continue ;; esac
+		_seen="$_seen$_x "
+		read_value "$p"
+	done
 fi
 
 printf '%s end\n' "$mark"

@@ -120,6 +120,71 @@ func TestProbeLiveRoot(t *testing.T) {
 	if n.EUID == nil || *n.EUID != os.Geteuid() {
 		t.Errorf("EUID = %v, want %d", n.EUID, os.Geteuid())
 	}
+	// Where systemd does not run, is-active is not asked and every unit
+	// reads unknown, as systemctl's refusal read.
+	if _, err := os.Stat("/run/systemd/system"); os.IsNotExist(err) && len(n.Units) > 0 {
+		for u, st := range n.Units {
+			if st.Active != "unknown" {
+				t.Errorf("unit %s: active %q without a running systemd, want unknown", u, st.Active)
+			}
+		}
+	}
+}
+
+// TestProbeLiveKernelValues: on a live root the probe reads the kernel's
+// values whole under every shell. dash's and busybox's read take a byte a
+// syscall, and an integer sysctl returns nothing at an offset past 0, so
+// vm.swappiness read "6" for 60 and fs.file-max its first digit; a NUMA
+// node's cpulist read empty. Each is compared with the file read here.
+func TestProbeLiveKernelValues(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/vm/swappiness"); err != nil {
+		t.Skip("not Linux")
+	}
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(p string) string {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	sysctls := map[string]string{}
+	for _, k := range []string{"vm.swappiness", "fs.file-max", "kernel.pid_max", "net.core.rmem_max", "net.ipv4.tcp_rmem"} {
+		sysctls[k] = read("/proc/sys/" + strings.ReplaceAll(k, ".", "/"))
+	}
+	cpulist := ""
+	if _, err := os.Stat("/sys/devices/system/node/node0/cpulist"); err == nil {
+		cpulist = read("/sys/devices/system/node/node0/cpulist")
+	}
+	for name, argv := range map[string][]string{"dash": {"dash"}, "bash-posix": {"bash", "--posix"}, "busybox-ash": {"busybox", "sh"}} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := exec.LookPath(argv[0]); err != nil {
+				sshtest.Missing(t, argv[0]+" is not installed")
+			}
+			cmd := exec.Command(argv[0], append(argv[1:], script)...)
+			cmd.Env = append(os.Environ(), "GPUFORM_PROBE_NONCE=kv1")
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := facts.Parse(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range sysctls {
+				if got := n.Sysctls[k]; got != want {
+					t.Errorf("sysctl %s = %q, want %q", k, got, want)
+				}
+			}
+			if cpulist != "" && (len(n.NUMA) == 0 || n.NUMA[0].CPUs != cpulist) {
+				t.Errorf("NUMA nodes %+v, want node 0 with CPUs %q", n.NUMA, cpulist)
+			}
+		})
+	}
 }
 
 // TestProbeLiveEUID: the effective uid is the probe's own, not the
@@ -220,11 +285,12 @@ func TestProbeWithoutAwk(t *testing.T) {
 		HugePages   facts.HugePages
 		Shm         facts.Shm
 		NUMA        []facts.NUMANode
+		CPU         facts.CPU
 	}
-	w := queued{want.Packages, want.MemoryBytes, want.HugePages, want.Shm, want.NUMA}
-	g := queued{got.Packages, got.MemoryBytes, got.HugePages, got.Shm, got.NUMA}
-	if len(w.Packages.Installed) == 0 || w.MemoryBytes == 0 || len(w.NUMA) == 0 {
-		t.Fatalf("the simulated node reads no packages, memory or NUMA nodes: %+v", w)
+	w := queued{want.Packages, want.MemoryBytes, want.HugePages, want.Shm, want.NUMA, want.CPU}
+	g := queued{got.Packages, got.MemoryBytes, got.HugePages, got.Shm, got.NUMA, got.CPU}
+	if len(w.Packages.Installed) == 0 || w.MemoryBytes == 0 || len(w.NUMA) == 0 || w.CPU.Sockets < 2 || w.CPU.Model == "" {
+		t.Fatalf("the simulated node reads no packages, memory, NUMA nodes or two sockets: %+v", w)
 	}
 	if diff := cmp.Diff(w, g); diff != "" {
 		t.Errorf("the queued reads without awk differ (-with +without):\n%s", diff)

@@ -6,6 +6,9 @@
 # are each becomes its own SSH packet, which the controller decrypts and
 # copies one by one. Without gzip, or with GPUFORM_PROBE_PLAIN set, the
 # records go as they are. Either way the parser reads the same records.
+# gzip's fastest level: on a node's live root it costs about 0.8 ms of CPU
+# less than the default for a stream a sixth larger (23 kB against 20 kB
+# of 133 kB), which the controller inflates as quickly.
 # The plain stream is cut one byte past facts.MaxOutput (64 MiB) before it
 # is compressed: the controller refuses anything longer once inflated,
 # and a node with a file of a terabyte of zeros, which compresses a
@@ -18,7 +21,7 @@
 _lon=1
 if [ -z "${GPUFORM_PROBE_PLAIN:-}" ] && command -v gzip >/dev/null 2>&1; then
 	printf '@@gpuform-probe v1 gzip %s\n' "${GPUFORM_PROBE_NONCE:-0}"
-	gpuform_probe "$@" | { head -c 67108865 2>/dev/null || cat; } | gzip -c
+	gpuform_probe "$@" | { head -c 67108865 2>/dev/null || cat; } | gzip -1 -c
 else
 	gpuform_probe "$@"
 fi
