@@ -592,11 +592,15 @@ func buildCommand(cmd transport.Command, become string) (string, io.Reader, erro
 }
 
 // stdinLoader runs the script that follows on standard input (see
-// buildCommand). "." reads it in blocks as the shell parses it; a
-// standard input that is no pipe (a socket: an sshd built without
-// USE_PIPES) cannot be opened as /dev/stdin on Linux, and is read whole
-// by cat instead.
-const stdinLoader = `if [ -p /dev/stdin ]; then . /dev/stdin; else eval "$(cat)"; fi`
+// buildCommand). "." reads it in blocks as the shell parses it, through
+// /dev/stdin opened anew. Where that cannot be opened it is read whole by
+// cat instead: a socket (an sshd built without USE_PIPES) cannot be
+// opened through /proc on Linux, nor a pipe of another user (a
+// ForceCommand that drops to an unprivileged account, as
+// TestPlanPreflightOverSSH's does: the pipe is sshd's, mode 0600). The
+// test opens it with the regular builtin true, whose failed redirection
+// the shell survives, its message sent to /dev/null first.
+const stdinLoader = `if true 2>/dev/null </dev/stdin; then . /dev/stdin; else eval "$(cat)"; fi`
 
 // exportLines are the shell's export lines for env, sorted by name.
 func exportLines(env map[string]string) (string, error) {

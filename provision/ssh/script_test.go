@@ -89,6 +89,17 @@ func runCommand(t *testing.T, cmd transport.Command, become, stdinKind string) (
 	switch stdinKind {
 	case "pipe":
 		c.Stdin = bytes.NewReader(input)
+	case "pipe of root, as nobody":
+		// The pipe is this process's (root's, mode 0600); the command
+		// runs as nobody, as under a ForceCommand that drops privileges.
+		setpriv, err := exec.LookPath("setpriv")
+		if os.Geteuid() != 0 || err != nil {
+			t.Skip("needs root and setpriv (util-linux)")
+		}
+		c = exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", line)
+		c.Dir = "/"
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		c.Stdin = bytes.NewReader(input)
 	case "socket":
 		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 		if err != nil {
@@ -153,7 +164,7 @@ func TestBuildCommand(t *testing.T) {
 		"positional parameters unset":     {cmd: transport.Command{Script: `echo "[${1:-}]"`}, wantOut: "[]\n"},
 	}
 	for name, tt := range tests {
-		for _, kind := range []string{"pipe", "socket", "file"} {
+		for _, kind := range []string{"pipe", "socket", "file", "pipe of root, as nobody"} {
 			t.Run(name+"/"+kind, func(t *testing.T) {
 				if tt.cmd.Stdin != nil {
 					if kind != "pipe" {
