@@ -403,14 +403,34 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 		}
 		// x/crypto's Session.Wait closes its side of a Stdin copy once the
 		// command exits, so a stdin that never ends (a terminal, an open
-		// pipe) does not hold Run; TestRun checks it.
-		sess.Stdin = stdin
+		// pipe) does not hold Run; TestRun checks it. A script on standard
+		// input is written to the channel as it is, without the pipe and
+		// the 32 kB buffer of that copy.
+		in, own := stdin.(*scriptInput)
+		var w io.WriteCloser
+		if own {
+			if w, err = sess.StdinPipe(); err != nil {
+				sess.Close()
+				startCh <- started{err: fmt.Errorf("open session: %w", err)}
+				return
+			}
+		} else {
+			sess.Stdin = stdin
+		}
 		sess.Stdout = stdout
 		sess.Stderr = pids
 		if err := sess.Start(script); err != nil {
 			sess.Close()
 			startCh <- started{err: fmt.Errorf("start command: %w", err)}
 			return
+		}
+		if own {
+			// The node's window (2 MB from OpenSSH) takes a script at
+			// once; a session that ends first fails the write.
+			go func() {
+				_, _ = in.WriteTo(w)
+				w.Close()
+			}()
 		}
 		startCh <- started{sess: sess}
 		waitCh <- sess.Wait()
@@ -586,9 +606,40 @@ func buildCommand(cmd transport.Command, become string) (string, io.Reader, erro
 		loader = "sudo -n -- /bin/sh -c " + transport.Quote(stdinLoader)
 	}
 	line := loginShellLine(supervisorHead, loader, supervisorTail)
-	// The script is the caller's string, read from where it is: a probe's
-	// is shared by every host of a command.
-	return line, io.MultiReader(strings.NewReader("exec 0</dev/null\n"+exports), strings.NewReader(cmd.Script)), nil
+	return line, &scriptInput{pieces: []string{"exec 0</dev/null\n" + exports, cmd.Script}}, nil
+}
+
+// scriptInput is a script sent on standard input (buildCommand), its
+// pieces read from where they are: a probe's script is the caller's
+// string, shared by every host of a command.
+type scriptInput struct{ pieces []string }
+
+// Read reads the pieces in turn.
+func (s *scriptInput) Read(p []byte) (int, error) {
+	for len(s.pieces) > 0 && s.pieces[0] == "" {
+		s.pieces = s.pieces[1:]
+	}
+	if len(s.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.pieces[0])
+	s.pieces[0] = s.pieces[0][n:]
+	return n, nil
+}
+
+// WriteTo writes what is left of the pieces to w, each in one Write.
+func (s *scriptInput) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for len(s.pieces) > 0 {
+		n, err := io.WriteString(w, s.pieces[0])
+		total += int64(n)
+		s.pieces[0] = s.pieces[0][n:]
+		if err != nil {
+			return total, err
+		}
+		s.pieces = s.pieces[1:]
+	}
+	return total, nil
 }
 
 // stdinLoader runs the script that follows on standard input (see
