@@ -411,7 +411,7 @@ func (c *Client) Run(ctx context.Context, cmd transport.Command) (transport.Resu
 		if own {
 			if w, err = sess.StdinPipe(); err != nil {
 				sess.Close()
-				startCh <- started{err: fmt.Errorf("open session: %w", err)}
+				startCh <- started{err: fmt.Errorf("open standard input: %w", err)}
 				return
 			}
 		} else {
@@ -586,8 +586,8 @@ var envName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // (stdinLoader), instead of inside the line. sshd hands the line to the
 // login shell, which parses all of it, and buildScript's line must then
 // be decoded by printf in a subshell and parsed again by eval: for the
-// probe's 46 kB that costs about 4 ms of the node's CPU a host, as much as
-// several of the commands the probe runs. The script's first line points
+// probe's 50-odd kB that cost about 4 ms of the node's CPU a host, as much
+// as several of the commands the probe runs. The script's first line points
 // standard input at /dev/null, so that nothing it runs reads the rest of
 // the script as its input; the shell reads the script through its own
 // descriptor. The line is no longer the whole command, so a node's audit
