@@ -46,17 +46,8 @@ func TestStreamCutsAtMaxOutput(t *testing.T) {
 // reads the same facts as where head cuts it.
 func TestStreamWithoutHeadC(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("gzip"); err != nil {
-		sshtest.Missing(t, "gzip is not installed")
-	}
-	root, err := sim.Materialize("hgx-h100-converged", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := compressedConverged(t)
+	script := writeProbeFile(t, nil)
 	realHead, err := exec.LookPath("head")
 	if err != nil {
 		t.Fatal(err)
@@ -69,19 +60,10 @@ func TestStreamWithoutHeadC(t *testing.T) {
 	}
 	run := func(path string) *facts.Node {
 		t.Helper()
-		cmd := exec.Command("dash", script)
-		cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=hc1",
+		n, out := runProbeFile(t, script, []string{"dash"}, "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=hc1",
 			"PATH="+path+filepath.Join(root, sim.BinDir)+":"+os.Getenv("PATH"))
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatal(err)
-		}
 		if !bytes.HasPrefix(out, []byte("@@gpuform-probe v1 gzip hc1\n")) {
 			t.Fatalf("the stream is not compressed: starts %q", out[:min(len(out), 60)])
-		}
-		n, err := facts.Parse(out)
-		if err != nil {
-			t.Fatal(err)
 		}
 		return n
 	}
@@ -102,13 +84,7 @@ func TestStreamWithoutHeadC(t *testing.T) {
 // and checks that the compressed and the plain stream say the same.
 func TestProbePayloadBudget(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("gzip"); err != nil {
-		sshtest.Missing(t, "gzip is not installed")
-	}
-	root, err := sim.Materialize("hgx-h100-converged", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := compressedConverged(t)
 	nonce := strings.Repeat("n", 24) // Probe's nonce: 12 random bytes in hex
 	run := func(env map[string]string) ([]byte, *facts.Node) {
 		t.Helper()
@@ -181,10 +157,7 @@ func TestProbeConfigBytesRoundTrip(t *testing.T) {
 			want[p] = c
 			wantMode[p] = mode.String()
 		}
-		script := filepath.Join(t.TempDir(), "probe.sh")
-		if err := os.WriteFile(script, []byte(facts.Script(reads)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		script := writeProbeFile(t, &reads)
 		shells := map[string][]string{"dash": {"dash"}, "bash-posix": {"bash", "--posix"}, "busybox-ash": {"busybox", "sh"}}
 		for name, argv := range shells {
 			for _, plain := range []bool{false, true} {
@@ -192,21 +165,13 @@ func TestProbeConfigBytesRoundTrip(t *testing.T) {
 					if _, err := exec.LookPath(argv[0]); err != nil {
 						sshtest.Missing(t, argv[0]+" is not installed")
 					}
-					cmd := exec.Command(argv[0], append(argv[1:], script)...)
-					cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=rt1")
+					env := []string{"GPUFORM_ROOT=" + root, "GPUFORM_PROBE_NONCE=rt1"}
 					if plain {
-						cmd.Env = append(cmd.Env, "GPUFORM_PROBE_PLAIN=1")
+						env = append(env, "GPUFORM_PROBE_PLAIN=1")
 					}
-					out, err := cmd.Output()
-					if err != nil {
-						t.Fatal(err)
-					}
+					n, out := runProbeFile(t, script, argv, env...)
 					if got := bytes.HasPrefix(out, []byte("@@gpuform-probe v1 gzip ")); got == plain {
 						t.Fatalf("compressed stream = %v, want %v", got, !plain)
-					}
-					n, err := facts.Parse(out)
-					if err != nil {
-						t.Fatal(err)
 					}
 					for p, w := range want {
 						cf, ok := n.ConfigFile(p)
@@ -233,4 +198,19 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// compressedConverged is the largest simulated node, the converged HGX
+// H100, materialised for a probe whose stream is compressed (gzip must be
+// installed).
+func compressedConverged(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gzip"); err != nil {
+		sshtest.Missing(t, "gzip is not installed")
+	}
+	root, err := sim.Materialize("hgx-h100-converged", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

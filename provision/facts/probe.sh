@@ -209,15 +209,16 @@ grep_flush() {
 # was queued and has "physical id" lines (x86), anything else when not
 # (Arm, or a failure: the caller then reads the packages from sysfs).
 grep_batch() {
-	if ! command -v awk >/dev/null 2>&1; then
-		_go=$IFS
-		IFS='
+	_go=$IFS
+	IFS='
 '
-		set -f
-		# shellcheck disable=SC2086 # split into lines on purpose
-		set -- $_gq
-		set +f
-		IFS=$_go
+	set -f
+	# shellcheck disable=SC2086 # split into lines on purpose
+	set -- $_gq
+	set +f
+	IFS=$_go
+	_gq=
+	if ! command -v awk >/dev/null 2>&1; then
 		_gp=1
 		while [ $# -ge 3 ]; do
 			if [ "$2" = /proc/cpuinfo ]; then
@@ -228,19 +229,9 @@ grep_batch() {
 			fi
 			shift 3
 		done
-		_gq=
 		[ -z "${_euid:-}" ] || run_command euid id -u
 		return $_gp
 	fi
-	_go=$IFS
-	IFS='
-'
-	set -f
-	# shellcheck disable=SC2086 # split into lines on purpose
-	set -- $_gq
-	set +f
-	IFS=$_go
-	_gq=
 	# shellcheck disable=SC2016 # $0 and the fields are awk's
 	awk 'BEGIN {
 		m = ARGV[1]

@@ -140,10 +140,7 @@ func TestProbeLiveKernelValues(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/vm/swappiness"); err != nil {
 		t.Skip("not Linux")
 	}
-	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeProbeFile(t, nil)
 	read := func(p string) string {
 		t.Helper()
 		b, err := os.ReadFile(p)
@@ -165,16 +162,7 @@ func TestProbeLiveKernelValues(t *testing.T) {
 			if _, err := exec.LookPath(argv[0]); err != nil {
 				sshtest.Missing(t, argv[0]+" is not installed")
 			}
-			cmd := exec.Command(argv[0], append(argv[1:], script)...)
-			cmd.Env = append(os.Environ(), "GPUFORM_PROBE_NONCE=kv1")
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := facts.Parse(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			n, _ := runProbeFile(t, script, argv, "GPUFORM_PROBE_NONCE=kv1")
 			for k, want := range sysctls {
 				if got := n.Sysctls[k]; got != want {
 					t.Errorf("sysctl %s = %q, want %q", k, got, want)
@@ -201,10 +189,7 @@ func TestProbeLiveEUID(t *testing.T) {
 	if err != nil {
 		sshtest.Missing(t, "setpriv (util-linux) is not installed")
 	}
-	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeProbeFile(t, nil)
 	// The script's directory and the test's one above it are made
 	// searchable for nobody; the temp dir's parents must be already.
 	for _, d := range []string{filepath.Dir(script), filepath.Dir(filepath.Dir(script))} {
@@ -217,16 +202,7 @@ func TestProbeLiveEUID(t *testing.T) {
 			t.Skipf("%s is not searchable by nobody", d)
 		}
 	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", script)
-	cmd.Env = append(os.Environ(), "GPUFORM_PROBE_NONCE=eu1")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := facts.Parse(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, _ := runProbeFile(t, script, []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh"}, "GPUFORM_PROBE_NONCE=eu1")
 	if n.EUID == nil || *n.EUID != 65534 {
 		t.Errorf("EUID = %v, want 65534", n.EUID)
 	}
@@ -254,26 +230,14 @@ func TestProbeWithoutAwk(t *testing.T) {
 			}
 		}
 	}
-	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeProbeFile(t, nil)
 	root, err := sim.Materialize("hgx-h100-converged", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := func(t *testing.T, env ...string) *facts.Node {
 		t.Helper()
-		cmd := exec.Command("/bin/sh", script)
-		cmd.Env = append(os.Environ(), append([]string{"GPUFORM_PROBE_NONCE=na1"}, env...)...)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := facts.Parse(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n, _ := runProbeFile(t, script, []string{"/bin/sh"}, append([]string{"GPUFORM_PROBE_NONCE=na1"}, env...)...)
 		return n
 	}
 	simBin := filepath.Join(root, sim.BinDir)
@@ -376,10 +340,7 @@ func TestProbeShells(t *testing.T) {
 		"bash-posix":  {[]string{"bash", "--posix"}, "bash"},
 		"busybox-ash": {[]string{"busybox", "sh"}, "busybox-static"},
 	}
-	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeProbeFile(t, nil)
 	state := t.TempDir()
 	for _, profile := range []string{"hgx-h100-converged", "l40s-rocky9"} {
 		root, err := sim.Materialize(profile, state)
@@ -396,17 +357,8 @@ func TestProbeShells(t *testing.T) {
 				if _, err := exec.LookPath(argv[0]); err != nil {
 					sshtest.Missing(t, argv[0]+" is not installed (apt-get install "+sh.pkg+")")
 				}
-				cmd := exec.Command(argv[0], append(argv[1:], script)...)
-				cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=sh1",
+				n, _ := runProbeFile(t, script, argv, "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=sh1",
 					"PATH="+filepath.Join(root, sim.BinDir)+":"+os.Getenv("PATH"))
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatal(err)
-				}
-				n, err := facts.Parse(out)
-				if err != nil {
-					t.Fatal(err)
-				}
 				if diff := cmp.Diff(string(want), string(marshal(t, normalise(n, profile)))); diff != "" {
 					t.Errorf("facts under %s differ from golden (-want +got):\n%s", name, diff)
 				}
@@ -485,7 +437,7 @@ func TestProbeUnreadableFile(t *testing.T) {
 	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{"/bin/sh", script}
+	argv := []string{"/bin/sh"}
 	if os.Geteuid() == 0 {
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil {
@@ -499,16 +451,7 @@ func TestProbeUnreadableFile(t *testing.T) {
 		}
 		argv = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}, argv...)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=un1")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := facts.Parse(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, _ := runProbeFile(t, script, argv, "GPUFORM_ROOT="+root, "GPUFORM_PROBE_NONCE=un1")
 	if !n.Docker.Present || n.Docker.Error == "" {
 		t.Errorf("docker %+v: an unreadable daemon.json read as absent", n.Docker)
 	}
@@ -781,4 +724,36 @@ func TestProbeHostRootRunsNoBinaryOfTheRoot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeProbeFile writes the probe of r (the resources' reads when nil) to
+// a file of its own temp dir, for a shell to run.
+func writeProbeFile(t *testing.T, r *facts.Reads) string {
+	t.Helper()
+	reads := resource.Reads()
+	if r != nil {
+		reads = *r
+	}
+	script := filepath.Join(t.TempDir(), "probe.sh")
+	if err := os.WriteFile(script, []byte(facts.Script(reads)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// runProbeFile runs the probe file under argv (a shell and its flags),
+// with env added to this process's, and parses what it printed.
+func runProbeFile(t *testing.T, script string, argv []string, env ...string) (*facts.Node, []byte) {
+	t.Helper()
+	cmd := exec.Command(argv[0], append(argv[1:], script)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := facts.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, out
 }
