@@ -29,7 +29,7 @@ func Script(r Reads) string {
 }
 
 // ProbeScript is the probe for one set of declared reads, checked and
-// built once (about 33 kB of shell), so that the hosts of one command share
+// built once (about 56 kB of shell), so that the hosts of one command share
 // its text instead of each building its own: a command probes every host
 // with the same reads. Its zero value is not usable; make one with
 // NewProbeScript.

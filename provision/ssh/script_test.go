@@ -18,6 +18,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/gpuform/gpuform/internal/sshtest"
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/resource"
 	"github.com/gpuform/gpuform/provision/transport"
@@ -92,9 +93,13 @@ func runCommand(t *testing.T, cmd transport.Command, become, stdinKind string) (
 	case "pipe of root, as nobody":
 		// The pipe is this process's (root's, mode 0600); the command
 		// runs as nobody, as under a ForceCommand that drops privileges.
+		if os.Geteuid() != 0 {
+			// Only root's pipe can be another user's for the command.
+			t.Skip("needs root to run the command as another user")
+		}
 		setpriv, err := exec.LookPath("setpriv")
-		if os.Geteuid() != 0 || err != nil {
-			t.Skip("needs root and setpriv (util-linux)")
+		if err != nil {
+			sshtest.Missing(t, "setpriv (util-linux) is not installed")
 		}
 		c = exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", line)
 		c.Dir = "/"
@@ -164,14 +169,14 @@ func TestBuildCommand(t *testing.T) {
 		"positional parameters unset":     {cmd: transport.Command{Script: `echo "[${1:-}]"`}, wantOut: "[]\n"},
 	}
 	for name, tt := range tests {
-		for _, kind := range []string{"pipe", "socket", "file", "pipe of root, as nobody"} {
+		kinds := []string{"pipe", "socket", "file", "pipe of root, as nobody"}
+		if tt.cmd.Stdin != nil {
+			// A command's own input is what it is: only the pipe it
+			// arrives on.
+			kinds = kinds[:1]
+		}
+		for _, kind := range kinds {
 			t.Run(name+"/"+kind, func(t *testing.T) {
-				if tt.cmd.Stdin != nil {
-					if kind != "pipe" {
-						t.Skip("the command's own input is what it is")
-					}
-					tt.cmd.Stdin = strings.NewReader("abc\n")
-				}
 				out, code := runCommand(t, tt.cmd, "", kind)
 				if code != tt.wantExit || out != tt.wantOut {
 					t.Errorf("got exit %d, stdout %q; want %d, %q", code, out, tt.wantExit, tt.wantOut)
