@@ -220,18 +220,26 @@ RebootProgram=/bin/true
 	}
 	c.daemon("slurmctld", "/usr/sbin/slurmctld", "-D", "-i", "-f", c.Conf)
 	c.waitFor("slurmctld to answer", func() bool { _, err := c.run("scontrol", "ping"); return err == nil })
+	slurmds := make([]<-chan struct{}, len(c.Served))
 	for i, n := range c.Served {
-		name := "slurmd"
-		if i > 0 {
-			name = "slurmd-" + n
-		}
 		if err := os.MkdirAll(filepath.Join(dir, "spool", n), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		c.daemon(name, "/usr/sbin/slurmd", "-D", "-N", n, "-f", c.Conf)
+		slurmds[i] = c.daemon(slurmdName(i, n), "/usr/sbin/slurmd", "-D", "-N", n, "-f", c.Conf)
 	}
-	for _, n := range c.Served {
-		c.waitFor(n+" to register as IDLE", func() bool { s, _ := c.NodeState(n); return s == "IDLE" })
+	for i, n := range c.Served {
+		c.waitFor(n+" to register as IDLE", func() bool {
+			select {
+			case <-slurmds[i]:
+				// A slurmd that exits (a port taken, a bad line in
+				// slurm.conf) never registers: say why at once.
+				log, _ := os.ReadFile(filepath.Join(c.Dir, slurmdName(i, n)+".out"))
+				c.t.Fatalf("slurmtest: %s's slurmd exited before it registered:\n%s", n, lastLines(string(log), 20))
+			default:
+			}
+			s, _ := c.NodeState(n)
+			return s == "IDLE"
+		})
 	}
 	// Nodes no slurmd serves start UNKNOWN, which Slurm will not drain
 	// and resume like a node in service.
@@ -276,9 +284,17 @@ func prologLines(t testing.TB, dir string, o Options) string {
 	return lines
 }
 
+// slurmdName names the i-th served node's slurmd, its log and output.
+func slurmdName(i int, node string) string {
+	if i == 0 {
+		return "slurmd"
+	}
+	return "slurmd-" + node
+}
+
 // daemon starts a foreground daemon and stops it (and waits for it) when
-// the test ends.
-func (c *Cluster) daemon(name, path string, args ...string) {
+// the test ends. The channel is closed when the daemon has exited.
+func (c *Cluster) daemon(name, path string, args ...string) <-chan struct{} {
 	c.t.Helper()
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf)
@@ -306,6 +322,7 @@ func (c *Cluster) daemon(name, path string, args ...string) {
 			c.t.Logf("%s output:\n%s", name, lastLines(string(log), 20))
 		}
 	})
+	return done
 }
 
 func lastLines(s string, n int) string {

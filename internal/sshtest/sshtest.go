@@ -558,19 +558,6 @@ func currentUser(t testing.TB) string {
 	return ""
 }
 
-// FreePort asks the kernel for a free port on 127.0.0.1. The port is free
-// again when sshd binds it a moment later; another process grabbing it in
-// between makes Start fail loudly rather than talk to the wrong server.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("sshtest: find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // processTree returns the sshd processes in the tree rooted at root (root
 // included) and the other processes in it (the commands sshd runs). sshd's
 // connection processes call setsid(), so a process group does not hold
