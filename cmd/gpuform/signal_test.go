@@ -194,7 +194,7 @@ func TestSignals(t *testing.T) {
 		if err := os.WriteFile(sleep, []byte(secs+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { killOrphanStep(root) })
+		t.Cleanup(func() { killOrphanStep(t, root) })
 		return env, sleep
 	}
 
@@ -236,18 +236,43 @@ func TestSignals(t *testing.T) {
 }
 
 // killOrphanStep ends a step a test left running in a simulated root: the
-// step lock names the step's shell, the leader of its process group.
-func killOrphanStep(root string) {
-	b, err := os.ReadFile(filepath.Join(root, "run/gpuform.step.lock"))
+// step lock names the step's shell, the leader of its process group. It
+// then waits until no process holds the apply lock or the step lock: the
+// apply lock's holder, seeing its gpuform gone, truncates the lock file
+// as it exits, which recreates it under run/ if the test's TempDir
+// cleanup has just removed it (and that cleanup then fails, "directory
+// not empty").
+func killOrphanStep(t *testing.T, root string) {
+	if b, err := os.ReadFile(filepath.Join(root, "run/gpuform.step.lock")); err == nil {
+		pid, err := strconv.Atoi(strings.SplitN(string(b), "\t", 2)[0])
+		if err == nil && pid > 1 {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	for _, lock := range []string{"run/gpuform.step.lock", "run/gpuform.lock"} {
+		awaitUnlocked(t, filepath.Join(root, lock), 30*time.Second)
+	}
+}
+
+// awaitUnlocked waits until no process holds an flock on path (one that
+// does not exist is not held).
+func awaitUnlocked(t *testing.T, path string, d time.Duration) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		return
 	}
-	pid, err := strconv.Atoi(strings.SplitN(string(b), "\t", 2)[0])
-	if err != nil || pid <= 1 {
-		return
+	defer f.Close()
+	for deadline := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s is still locked %s after the test's gpuform ended", path, d)
+			return
+		}
 	}
-	syscall.Kill(-pid, syscall.SIGKILL)
-	syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // TestCrashExitStatus: a runtime fatal error or an unrecovered panic ends
