@@ -138,7 +138,7 @@ func TestProbeLiveRoot(t *testing.T) {
 // node's cpulist read empty. Each is compared with the file read here.
 func TestProbeLiveKernelValues(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/vm/swappiness"); err != nil {
-		t.Skip("not Linux")
+		sshtest.Missing(t, "no /proc/sys/vm/swappiness: the live kernel values need Linux")
 	}
 	script := writeProbeFile(t, nil)
 	read := func(p string) string {
@@ -180,10 +180,10 @@ func TestProbeLiveKernelValues(t *testing.T) {
 // probe reads 65534.
 func TestProbeLiveEUID(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("not Linux")
+		sshtest.Missing(t, "no /proc/self/status: the live euid needs Linux")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the probe as another user")
+		sshtest.Missing(t, "needs root to run the probe as another user")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
@@ -199,7 +199,7 @@ func TestProbeLiveEUID(t *testing.T) {
 	}
 	for d := filepath.Dir(filepath.Dir(filepath.Dir(script))); d != "/"; d = filepath.Dir(d) {
 		if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o001 == 0 {
-			t.Skipf("%s is not searchable by nobody", d)
+			sshtest.Missing(t, d+" is not searchable by nobody")
 		}
 	}
 	n, _ := runProbeFile(t, script, []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh"}, "GPUFORM_PROBE_NONCE=eu1")

@@ -95,7 +95,7 @@ func runCommand(t *testing.T, cmd transport.Command, become, stdinKind string) (
 		// runs as nobody, as under a ForceCommand that drops privileges.
 		if os.Geteuid() != 0 {
 			// Only root's pipe can be another user's for the command.
-			t.Skip("needs root to run the command as another user")
+			sshtest.Missing(t, "needs root to run the command as another user")
 		}
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil {
