@@ -745,8 +745,14 @@ func writeProbeFile(t *testing.T, r *facts.Reads) string {
 // with env added to this process's, and parses what it printed.
 func runProbeFile(t *testing.T, script string, argv []string, env ...string) (*facts.Node, []byte) {
 	t.Helper()
+	return runProbeFileIn(t, script, argv, append(os.Environ(), env...))
+}
+
+// runProbeFileIn is runProbeFile with env as the whole environment.
+func runProbeFileIn(t *testing.T, script string, argv, env []string) (*facts.Node, []byte) {
+	t.Helper()
 	cmd := exec.Command(argv[0], append(argv[1:], script)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)

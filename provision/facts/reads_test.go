@@ -3,7 +3,6 @@ package facts_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/gpuform/gpuform/provision/facts"
 	"github.com/gpuform/gpuform/provision/local"
-	"github.com/gpuform/gpuform/provision/resource"
 )
 
 // TestProbeReadsDeclared: the probe reads what a declaration names and
@@ -138,20 +136,9 @@ func TestProbeAsksRuntimeClients(t *testing.T) {
 	write("run/containerd/containerd.sock", "", 0o644)
 	write("bin/docker", "#!/bin/sh\necho 'sha256:aa nvcr.io/nvidia/pytorch 25.01 sha256:bb'\n", 0o755)
 	write("bin/ctr", "#!/bin/sh\necho 'REF TYPE DIGEST SIZE PLATFORMS LABELS'\n", 0o755)
-	script := filepath.Join(t.TempDir(), "probe.sh")
-	if err := os.WriteFile(script, []byte(facts.Script(resource.Reads())), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("sh", script)
-	cmd.Env = []string{"GPUFORM_ROOT=" + root, "GPUFORM_PROBE_NONCE=i1", "PATH=" + filepath.Join(root, "bin") + ":/usr/bin:/bin"}
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := facts.Parse(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A clean environment: only the root's bin and the system's on PATH.
+	n, _ := runProbeFileIn(t, writeProbeFile(t, nil), []string{"sh"},
+		[]string{"GPUFORM_ROOT=" + root, "GPUFORM_PROBE_NONCE=i1", "PATH=" + filepath.Join(root, "bin") + ":/usr/bin:/bin"})
 	for _, rt := range []string{facts.RuntimeDocker, facts.RuntimeContainerd} {
 		if s := n.Images[rt]; s == nil || s.Error != "" {
 			t.Errorf("%s image store %+v: want one listed without error", rt, s)
